@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"topicgate/executor"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// config is everything `topicgate serve` can be told.
+type config struct {
+	Listen    string
+	DataDir   string
+	TLSCert   string
+	TLSKey    string
+	Auth      string
+	Users     map[string]string
+	Clock     func() time.Time
+	LogLevel  slog.Level
+	MaxTxnMiB int64
+}
+
+// app is a running server: the store, the engine and the listener.
+type app struct {
+	store  *topicstore.PebbleStore
+	server *wire.Server
+	ln     net.Listener
+	done   chan error
+}
+
+// start opens the store and starts serving; the listener is bound before
+// it returns, so Addr is valid.
+func start(cfg config) (*app, error) {
+	if cfg.Auth == "" {
+		cfg.Auth = "trust"
+		if len(cfg.Users) > 0 {
+			cfg.Auth = "scram-sha-256"
+		}
+	}
+	if err := wire.CheckListenSafety(cfg.Listen, cfg.Auth); err != nil {
+		return nil, err
+	}
+	if cfg.Auth != "trust" && len(cfg.Users) == 0 {
+		return nil, fmt.Errorf("--auth %s needs at least one user (--user name:password or --users-file)", cfg.Auth)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+	}
+	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20})
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	srv, err := wire.NewServer(wire.Config{
+		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
+		Auth: cfg.Auth, Users: cfg.Users, Logger: logger,
+	}, eng)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a := &app{store: st, server: srv, ln: ln, done: make(chan error, 1)}
+	go func() { a.done <- srv.Serve(ln) }()
+	return a, nil
+}
+
+// Addr is the address the server listens on.
+func (a *app) Addr() string { return a.ln.Addr().String() }
+
+// Close stops accepting, closes connections and closes the store.
+func (a *app) Close() error {
+	a.server.Close()
+	<-a.done
+	return a.store.Close()
+}
+
+// readUsers parses a users file: one `name:password` per line, # comments.
+func readUsers(path string, into map[string]string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := addUser(line, into); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+	}
+	return sc.Err()
+}
+
+func addUser(spec string, into map[string]string) error {
+	name, pass, ok := strings.Cut(spec, ":")
+	if !ok || name == "" {
+		return fmt.Errorf("user %q must be name:password", spec)
+	}
+	into[name] = pass
+	return nil
+}

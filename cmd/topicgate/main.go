@@ -1,0 +1,99 @@
+// Command topicgate is the topicgate server: PostgreSQL's wire protocol in
+// front of a Pebble topic store.
+//
+//	topicgate serve [--listen 127.0.0.1:5433] [--data-dir ./data] [--auth trust|password|md5|scram-sha-256]
+//	                [--user name:password]... [--users-file FILE] [--tls-cert FILE --tls-key FILE]
+//
+// Every flag may also be given as an environment variable: TOPICGATE_LISTEN,
+// TOPICGATE_DATA_DIR, TOPICGATE_AUTH, TOPICGATE_USERS_FILE,
+// TOPICGATE_TLS_CERT, TOPICGATE_TLS_KEY.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+type userFlags map[string]string
+
+func (u userFlags) String() string { return fmt.Sprint(len(u), " users") }
+func (u userFlags) Set(v string) error {
+	return addUser(v, u)
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "serve" {
+		fmt.Fprintln(os.Stderr, "usage: topicgate serve [flags]   (topicgate serve -h lists the flags)")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	cfg := config{Users: map[string]string{}}
+	fs.StringVar(&cfg.Listen, "listen", env("TOPICGATE_LISTEN", "127.0.0.1:5433"), "address to listen on")
+	fs.StringVar(&cfg.DataDir, "data-dir", env("TOPICGATE_DATA_DIR", "./data"), "directory of the embedded store")
+	fs.StringVar(&cfg.Auth, "auth", env("TOPICGATE_AUTH", ""), "trust, password, md5 or scram-sha-256 (default: trust without users, scram-sha-256 with)")
+	usersFile := fs.String("users-file", env("TOPICGATE_USERS_FILE", ""), "file of name:password lines")
+	fs.Var(userFlags(cfg.Users), "user", "a user as name:password (repeatable)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", env("TOPICGATE_TLS_CERT", ""), "TLS certificate (PEM)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
+	verbose := fs.Bool("v", false, "log connection-level events")
+	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 256, "the most one transaction or COPY may stage, in MiB")
+	_ = fs.Parse(os.Args[2:])
+	if *usersFile != "" {
+		if err := readUsers(*usersFile, cfg.Users); err != nil {
+			fatal(err)
+		}
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		fatal(fmt.Errorf("--tls-cert and --tls-key go together"))
+	}
+	cfg.LogLevel = slog.LevelWarn
+	if *verbose {
+		cfg.LogLevel = slog.LevelDebug
+	}
+	a, err := start(cfg)
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "topicgate listening on %s (data in %s, auth %s)\n", a.Addr(), cfg.DataDir, strings.ToLower(authName(cfg)))
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case s := <-sig:
+		fmt.Fprintf(os.Stderr, "topicgate: %v, shutting down\n", s)
+	case err := <-a.done:
+		a.done <- err
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "topicgate:", err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		fatal(err)
+	}
+}
+
+func authName(cfg config) string {
+	if cfg.Auth != "" {
+		return cfg.Auth
+	}
+	if len(cfg.Users) > 0 {
+		return "scram-sha-256"
+	}
+	return "trust"
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "topicgate:", err)
+	os.Exit(1)
+}

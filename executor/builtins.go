@@ -1,0 +1,363 @@
+package executor
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+)
+
+type builtin func(ec *evalCtx, args []any) (any, error)
+
+// builtins implements planner.Builtins (same names; a test checks it).
+// Arguments arrive already converted to the planner's declared types;
+// a NULL argument makes the result NULL unless the function is listed in
+// nullAware.
+var builtins map[string]builtin
+
+var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true}
+
+func init() {
+	builtins = map[string]builtin{
+		"length":       fnLength,
+		"char_length":  fnLength,
+		"octet_length": func(_ *evalCtx, a []any) (any, error) { return int64(len(asBytes(a[0]))), nil },
+		"convert_from": func(_ *evalCtx, a []any) (any, error) {
+			b := a[0].([]byte)
+			if enc := strings.ToUpper(a[1].(string)); enc != "UTF8" && enc != "UTF-8" && enc != "SQL_ASCII" && enc != "LATIN1" {
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid source encoding name \"%s\"", a[1])
+			}
+			if !utf8.Valid(b) {
+				return nil, pgerror.New("22021", "invalid byte sequence for encoding \"UTF8\"")
+			}
+			return string(b), nil
+		},
+		"convert_to": func(_ *evalCtx, a []any) (any, error) { return []byte(a[0].(string)), nil },
+		"encode":     fnEncode,
+		"decode":     fnDecode,
+		"lower":      func(_ *evalCtx, a []any) (any, error) { return strings.ToLower(a[0].(string)), nil },
+		"upper":      func(_ *evalCtx, a []any) (any, error) { return strings.ToUpper(a[0].(string)), nil },
+		"substr":     fnSubstr,
+		"substring":  fnSubstr,
+		"concat": func(_ *evalCtx, a []any) (any, error) {
+			var b strings.Builder
+			for _, v := range a {
+				if v != nil {
+					b.WriteString(planner.FormatText(v))
+				}
+			}
+			return b.String(), nil
+		},
+		"md5": func(_ *evalCtx, a []any) (any, error) {
+			s := md5.Sum(asBytes(a[0]))
+			return hex.EncodeToString(s[:]), nil
+		},
+		"now":                   fnNow,
+		"current_timestamp":     fnNow,
+		"statement_timestamp":   fnNow,
+		"transaction_timestamp": fnNow,
+		"clock_timestamp":       func(*evalCtx, []any) (any, error) { return time.Now().UTC(), nil },
+		"to_timestamp": func(_ *evalCtx, a []any) (any, error) {
+			f := a[0].(float64)
+			return time.Unix(0, int64(f*1e9)).UTC(), nil
+		},
+		"date_part": fnDatePart,
+		"extract":   fnDatePart,
+		"abs": func(_ *evalCtx, a []any) (any, error) {
+			switch v := a[0].(type) {
+			case int64:
+				if v < 0 {
+					return -v, nil
+				}
+				return v, nil
+			case float64:
+				return math.Abs(v), nil
+			}
+			return a[0], nil
+		},
+		"round": func(_ *evalCtx, a []any) (any, error) {
+			p := 1.0
+			if len(a) > 1 {
+				p = math.Pow(10, float64(a[1].(int64)))
+			}
+			return math.Round(a[0].(float64)*p) / p, nil
+		},
+		"floor":          func(_ *evalCtx, a []any) (any, error) { return math.Floor(a[0].(float64)), nil },
+		"ceil":           func(_ *evalCtx, a []any) (any, error) { return math.Ceil(a[0].(float64)), nil },
+		"to_hex":         func(_ *evalCtx, a []any) (any, error) { return fmt.Sprintf("%x", a[0].(int64)), nil },
+		"pg_size_pretty": fnSizePretty,
+		"version": func(*evalCtx, []any) (any, error) {
+			return "PostgreSQL 15.0 (topicgate " + Version + ") on x86_64-pc-linux-gnu", nil
+		},
+		"current_database": func(ec *evalCtx, _ []any) (any, error) { return ec.sess.info.Database, nil },
+		"current_schema":   func(*evalCtx, []any) (any, error) { return "public", nil },
+		"current_user":     func(ec *evalCtx, _ []any) (any, error) { return ec.sess.info.User, nil },
+		"session_user":     func(ec *evalCtx, _ []any) (any, error) { return ec.sess.info.User, nil },
+		"current_setting": func(ec *evalCtx, a []any) (any, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			v, ok := ec.sess.settings.get(a[0].(string))
+			if !ok {
+				if len(a) > 1 && a[1] == true {
+					return nil, nil
+				}
+				return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", a[0])
+			}
+			return v, nil
+		},
+		"set_config": func(ec *evalCtx, a []any) (any, error) {
+			ec.sess.settings.set(a[0].(string), a[1].(string))
+			return a[1], nil
+		},
+		"pg_backend_pid": func(ec *evalCtx, _ []any) (any, error) { return int64(ec.sess.info.ProcessID), nil },
+		"jsonb_typeof": func(_ *evalCtx, a []any) (any, error) {
+			s := strings.TrimSpace(a[0].(string))
+			switch {
+			case strings.HasPrefix(s, "{"):
+				return "object", nil
+			case strings.HasPrefix(s, "["):
+				return "array", nil
+			case strings.HasPrefix(s, "\""):
+				return "string", nil
+			case s == "true" || s == "false":
+				return "boolean", nil
+			case s == "null":
+				return "null", nil
+			}
+			return "number", nil
+		},
+		"jsonb_pretty": func(_ *evalCtx, a []any) (any, error) {
+			var v any
+			if err := json.Unmarshal([]byte(a[0].(string)), &v); err != nil {
+				return nil, err
+			}
+			b, _ := json.MarshalIndent(v, "", "    ")
+			return string(b), nil
+		},
+		"to_jsonb": func(_ *evalCtx, a []any) (any, error) {
+			var v any = a[0]
+			if b, ok := v.([]byte); ok {
+				v = planner.FormatText(b)
+			}
+			b, _ := json.Marshal(v)
+			return string(b), nil
+		},
+		"array_length": func(_ *evalCtx, a []any) (any, error) { return arrayLen(a[0]), nil },
+		"cardinality":  func(_ *evalCtx, a []any) (any, error) { return arrayLen(a[0]), nil },
+		"greatest":     func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
+		"least":        func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
+	}
+}
+
+func asBytes(v any) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string:
+		return []byte(x)
+	}
+	return []byte(planner.FormatText(v))
+}
+
+func fnLength(_ *evalCtx, a []any) (any, error) {
+	switch x := a[0].(type) {
+	case []byte:
+		return int64(len(x)), nil
+	case string:
+		return int64(utf8.RuneCountInString(x)), nil
+	}
+	return int64(len(planner.FormatText(a[0]))), nil
+}
+
+func fnEncode(_ *evalCtx, a []any) (any, error) {
+	b := a[0].([]byte)
+	switch strings.ToLower(a[1].(string)) {
+	case "hex":
+		return hex.EncodeToString(b), nil
+	case "base64":
+		return base64.StdEncoding.EncodeToString(b), nil
+	case "escape":
+		var sb strings.Builder
+		for _, c := range b {
+			switch {
+			case c == '\\':
+				sb.WriteString(`\\`)
+			case c < 32 || c > 126:
+				fmt.Fprintf(&sb, `\%03o`, c)
+			default:
+				sb.WriteByte(c)
+			}
+		}
+		return sb.String(), nil
+	}
+	return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized encoding: \"%s\"", a[1])
+}
+
+func fnDecode(_ *evalCtx, a []any) (any, error) {
+	s := a[0].(string)
+	var b []byte
+	var err error
+	switch strings.ToLower(a[1].(string)) {
+	case "hex":
+		b, err = hex.DecodeString(s)
+	case "base64":
+		b, err = base64.StdEncoding.DecodeString(s)
+	case "escape":
+		return planner.ParseBytea(s)
+	default:
+		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized encoding: \"%s\"", a[1])
+	}
+	if err != nil {
+		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid %s data: %v", a[1], err)
+	}
+	return b, nil
+}
+
+func fnSubstr(_ *evalCtx, a []any) (any, error) {
+	start := a[1].(int64)
+	n := int64(math.MaxInt64)
+	if len(a) > 2 {
+		n = a[2].(int64)
+		if n < 0 {
+			return nil, pgerror.New("22011", "negative substring length not allowed")
+		}
+	}
+	cut := func(l int64) (int64, int64) {
+		from := start - 1
+		to := l
+		if n != math.MaxInt64 {
+			to = from + n
+		}
+		from = max(from, 0)
+		to = min(to, l)
+		if to < from {
+			to = from
+		}
+		return from, to
+	}
+	switch x := a[0].(type) {
+	case []byte:
+		f, t := cut(int64(len(x)))
+		return x[f:t], nil
+	case string:
+		r := []rune(x)
+		f, t := cut(int64(len(r)))
+		return string(r[f:t]), nil
+	}
+	return nil, pgerror.AssertionFailed("substr of %T", a[0])
+}
+
+func fnNow(ec *evalCtx, _ []any) (any, error) { return ec.now, nil }
+
+func fnDatePart(_ *evalCtx, a []any) (any, error) {
+	field := strings.ToLower(a[0].(string))
+	switch v := a[1].(type) {
+	case time.Time:
+		v = v.UTC()
+		switch field {
+		case "epoch":
+			return float64(v.UnixMicro()) / 1e6, nil
+		case "year":
+			return float64(v.Year()), nil
+		case "month":
+			return float64(v.Month()), nil
+		case "day":
+			return float64(v.Day()), nil
+		case "hour":
+			return float64(v.Hour()), nil
+		case "minute":
+			return float64(v.Minute()), nil
+		case "second":
+			return float64(v.Second()) + float64(v.Nanosecond())/1e9, nil
+		case "dow":
+			return float64(v.Weekday()), nil
+		case "doy":
+			return float64(v.YearDay()), nil
+		}
+	case time.Duration:
+		if field == "epoch" {
+			return v.Seconds(), nil
+		}
+	case string:
+		t, err := planner.ParseTimestamp(v)
+		if err != nil {
+			return nil, err
+		}
+		return fnDatePart(nil, []any{a[0], t})
+	}
+	return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unit \"%s\" not supported", field)
+}
+
+func fnSizePretty(_ *evalCtx, a []any) (any, error) {
+	n := a[0].(int64)
+	units := []string{"bytes", "kB", "MB", "GB", "TB"}
+	v := n
+	i := 0
+	for i < len(units)-1 && (v >= 10240 || v <= -10240) {
+		v = (v + 512) / 1024
+		i++
+	}
+	return fmt.Sprintf("%d %s", v, units[i]), nil
+}
+
+func arrayLen(v any) any {
+	switch x := v.(type) {
+	case []int64:
+		return int64(len(x))
+	case []string:
+		return int64(len(x))
+	case []bool:
+		return int64(len(x))
+	}
+	return nil
+}
+
+func extreme(a []any, sign int) (any, error) {
+	var best any
+	for _, v := range a {
+		if v == nil {
+			continue
+		}
+		if best == nil {
+			best = v
+			continue
+		}
+		c, err := compare(v, best)
+		if err != nil {
+			return nil, err
+		}
+		if c*sign > 0 {
+			best = v
+		}
+	}
+	return best, nil
+}
+
+func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
+	fn, ok := builtins[x.Name]
+	if !ok {
+		return nil, pgerror.AssertionFailed("builtin %s has no implementation", x.Name)
+	}
+	var buf [4]any
+	args := buf[:0]
+	for _, a := range x.Args {
+		v, err := ec.eval(a, r)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil && !nullAware[x.Name] {
+			return nil, nil
+		}
+		args = append(args, v)
+	}
+	return fn(ec, args)
+}

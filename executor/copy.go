@@ -1,0 +1,423 @@
+package executor
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// copyReader adapts wire.CopyReader to io.Reader.
+type copyReader struct {
+	src wire.CopyReader
+	buf []byte
+}
+
+func (r *copyReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		b, err := r.src.Next()
+		if err != nil {
+			return 0, err
+		}
+		r.buf = b
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+var pgcopySig = []byte("PGCOPY\n\xff\r\n\x00")
+
+// execCopy runs COPY topic FROM STDIN: it reads every row, then publishes
+// them all in one commit (or stages them in the open transaction), so a
+// COPY is all or nothing.
+func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Output) (int, error) {
+	format := p.Opts.Format
+	if format == "" {
+		format = "text"
+	}
+	var fc int16
+	if format == "binary" {
+		fc = 1
+	}
+	cr, err := out.CopyIn(fc, len(p.Cols))
+	if err != nil {
+		return 0, err
+	}
+	r := bufio.NewReaderSize(&copyReader{src: cr}, 64<<10)
+	b := &msgBuilder{topic: p.Topic, cols: p.Cols, now: s.eng.opts.Clock().UTC()}
+	limit := s.eng.opts.MaxTxnBytes
+	if limit <= 0 {
+		limit = 256 << 20
+	}
+	var msgs []topicstore.Message
+	var size int64
+	add := func(vals []any) error {
+		msgs = append(msgs, topicstore.Message{})
+		if err := b.build(&msgs[len(msgs)-1], vals, nil); err != nil {
+			return pgerror.Newf(pgerror.Code(err), "COPY %s, line %d: %v", p.Topic, len(msgs), err)
+		}
+		size += int64(len(msgs[len(msgs)-1].Body)) + 64
+		if size > limit {
+			return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "COPY %s exceeds the limit of %d bytes per COPY; split it", p.Topic, limit)
+		}
+		return nil
+	}
+	switch format {
+	case "binary":
+		err = copyBinary(r, p.Cols, add)
+	case "csv":
+		err = copyCSV(r, p, add)
+	default:
+		err = copyText(r, p, add)
+	}
+	if err != nil {
+		// Drain the rest so the connection stays in sync with the client.
+		_, _ = io.Copy(io.Discard, r)
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+	}
+	return s.write(ctx, p.Topic, msgs, out)
+}
+
+func copyBinary(r *bufio.Reader, cols []planner.MsgCol, add func([]any) error) error {
+	bad := func(what string) error {
+		return pgerror.Newf(pgerror.CodeInvalidBinaryRepresentation, "COPY binary: %s", what)
+	}
+	hdr := make([]byte, len(pgcopySig)+8)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return eofErr(err, bad("missing header"))
+	}
+	if string(hdr[:len(pgcopySig)]) != string(pgcopySig) {
+		return bad("invalid file signature")
+	}
+	ext := binary.BigEndian.Uint32(hdr[len(pgcopySig)+4:])
+	if _, err := r.Discard(int(ext)); err != nil {
+		return bad("truncated header extension")
+	}
+	vals := make([]any, len(cols))
+	var b4 [4]byte
+	for {
+		var b2 [2]byte
+		if _, err := io.ReadFull(r, b2[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return eofErr(err, bad("truncated tuple"))
+		}
+		n := int16(binary.BigEndian.Uint16(b2[:]))
+		if n == -1 {
+			return nil
+		}
+		if int(n) != len(cols) {
+			return bad("row has " + itoa(int(n)) + " fields, expected " + itoa(len(cols)))
+		}
+		for i, c := range cols {
+			if _, err := io.ReadFull(r, b4[:]); err != nil {
+				return eofErr(err, bad("truncated field"))
+			}
+			l := int32(binary.BigEndian.Uint32(b4[:]))
+			if l == -1 {
+				vals[i] = nil
+				continue
+			}
+			if l < 0 || l > topicstore.MaxMessageSize+1<<20 {
+				return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "COPY binary: field of %d bytes is too large", l)
+			}
+			buf := make([]byte, l)
+			if _, err := io.ReadFull(r, buf); err != nil {
+				return eofErr(err, bad("truncated field"))
+			}
+			v, err := decodeBinaryField(buf, planner.MsgColumns[c].Type)
+			if err != nil {
+				return err
+			}
+			vals[i] = v
+		}
+		if err := add(vals); err != nil {
+			return err
+		}
+	}
+}
+
+func eofErr(err error, def error) error {
+	var pe interface{ SQLState() string }
+	if errors.As(err, &pe) {
+		return err
+	}
+	return def
+}
+
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func decodeBinaryField(b []byte, t planner.Type) (any, error) {
+	bad := pgerror.Newf(pgerror.CodeInvalidBinaryRepresentation, "COPY binary: invalid %s field of %d bytes", t, len(b))
+	switch t {
+	case planner.TInt8:
+		switch len(b) {
+		case 8:
+			return int64(binary.BigEndian.Uint64(b)), nil
+		case 4:
+			return int64(int32(binary.BigEndian.Uint32(b))), nil
+		case 2:
+			return int64(int16(binary.BigEndian.Uint16(b))), nil
+		}
+		return nil, bad
+	case planner.TText:
+		return string(b), nil
+	case planner.TBytea:
+		return b, nil
+	case planner.TJSONB:
+		if len(b) > 0 && b[0] == 1 {
+			b = b[1:]
+		}
+		return planner.ParseText(string(b), planner.TJSONB)
+	case planner.TTimestamptz:
+		if len(b) != 8 {
+			return nil, bad
+		}
+		return pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(b))) * time.Microsecond), nil
+	case planner.TInterval:
+		if len(b) != 16 {
+			return nil, bad
+		}
+		us := int64(binary.BigEndian.Uint64(b))
+		days := int32(binary.BigEndian.Uint32(b[8:]))
+		months := int32(binary.BigEndian.Uint32(b[12:]))
+		return time.Duration(us)*time.Microsecond + time.Duration(days)*24*time.Hour + time.Duration(months)*30*24*time.Hour, nil
+	}
+	return nil, bad
+}
+
+func copyText(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error {
+	delim := p.Opts.Delimiter
+	if delim == "" {
+		delim = "\t"
+	}
+	null := `\N`
+	if p.Opts.NullSet {
+		null = p.Opts.Null
+	}
+	vals := make([]any, len(p.Cols))
+	first := true
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if line == "" && err != nil {
+			return nil
+		}
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if line == `\.` {
+			return nil
+		}
+		if first && p.Opts.Header {
+			first = false
+			continue
+		}
+		first = false
+		fields := strings.Split(line, delim)
+		if len(fields) != len(p.Cols) {
+			return pgerror.Newf(pgerror.CodeDataException, "COPY %s: line has %d fields, expected %d", p.Topic, len(fields), len(p.Cols))
+		}
+		for i, f := range fields {
+			if f == null {
+				vals[i] = nil
+				continue
+			}
+			v, perr := planner.ParseText(unescapeCopy(f), planner.MsgColumns[p.Cols[i]].Type)
+			if perr != nil {
+				return perr
+			}
+			vals[i] = v
+		}
+		if aerr := add(vals); aerr != nil {
+			return aerr
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// unescapeCopy undoes COPY text format backslash escapes.
+func unescapeCopy(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case 'x':
+			v, n := 0, 0
+			for n < 2 && i+1 < len(s) && isHex(s[i+1]) {
+				i++
+				v = v*16 + hexVal(s[i])
+				n++
+			}
+			b.WriteByte(byte(v))
+		default:
+			if s[i] >= '0' && s[i] <= '7' {
+				v, n := 0, 0
+				for n < 3 && i < len(s) && s[i] >= '0' && s[i] <= '7' {
+					v = v*8 + int(s[i]-'0')
+					i++
+					n++
+				}
+				i--
+				b.WriteByte(byte(v))
+			} else {
+				b.WriteByte(s[i])
+			}
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return int(c-'A') + 10
+}
+
+func copyCSV(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error {
+	delim := byte(',')
+	if p.Opts.Delimiter != "" {
+		delim = p.Opts.Delimiter[0]
+	}
+	quote := byte('"')
+	if p.Opts.Quote != "" {
+		quote = p.Opts.Quote[0]
+	}
+	escape := quote
+	if p.Opts.Escape != "" {
+		escape = p.Opts.Escape[0]
+	}
+	null := ""
+	if p.Opts.NullSet {
+		null = p.Opts.Null
+	}
+	vals := make([]any, len(p.Cols))
+	first := true
+	for {
+		fields, quoted, err := readCSVRecord(r, delim, quote, escape)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if len(fields) == 1 && fields[0] == `\.` && !quoted[0] {
+			return nil
+		}
+		if first && p.Opts.Header {
+			first = false
+			continue
+		}
+		first = false
+		if len(fields) != len(p.Cols) {
+			return pgerror.Newf(pgerror.CodeDataException, "COPY %s: CSV line has %d fields, expected %d", p.Topic, len(fields), len(p.Cols))
+		}
+		for i, f := range fields {
+			if f == null && !quoted[i] {
+				vals[i] = nil
+				continue
+			}
+			v, perr := planner.ParseText(f, planner.MsgColumns[p.Cols[i]].Type)
+			if perr != nil {
+				return perr
+			}
+			vals[i] = v
+		}
+		if err := add(vals); err != nil {
+			return err
+		}
+	}
+}
+
+// readCSVRecord reads one CSV record; quoted fields may span lines.
+func readCSVRecord(r *bufio.Reader, delim, quote, escape byte) ([]string, []bool, error) {
+	var fields []string
+	var quoted []bool
+	var cur strings.Builder
+	inQuotes, wasQuoted, any := false, false, false
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) && any {
+				if inQuotes {
+					return nil, nil, pgerror.New(pgerror.CodeDataException, "COPY CSV: unterminated quoted field")
+				}
+				return append(fields, cur.String()), append(quoted, wasQuoted), nil
+			}
+			return nil, nil, err
+		}
+		any = true
+		switch {
+		case inQuotes && c == escape && escape != quote:
+			n, err := r.ReadByte()
+			if err != nil {
+				return nil, nil, pgerror.New(pgerror.CodeDataException, "COPY CSV: unterminated quoted field")
+			}
+			cur.WriteByte(n)
+		case inQuotes && c == quote:
+			if nb, err := r.Peek(1); err == nil && nb[0] == quote && escape == quote {
+				_, _ = r.ReadByte()
+				cur.WriteByte(quote)
+			} else {
+				inQuotes = false
+			}
+		case inQuotes:
+			cur.WriteByte(c)
+		case c == quote:
+			inQuotes, wasQuoted = true, true
+		case c == delim:
+			fields = append(fields, cur.String())
+			quoted = append(quoted, wasQuoted)
+			cur.Reset()
+			wasQuoted = false
+		case c == '\n':
+			s := strings.TrimSuffix(cur.String(), "\r")
+			return append(fields, s), append(quoted, wasQuoted), nil
+		default:
+			cur.WriteByte(c)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package executor
+
+import (
+	"context"
+	"errors"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+func (s *Session) noDDLInTxn(what string) error {
+	if s.tx != nil {
+		return pgerror.Newf(pgerror.CodeActiveSQLTransaction, "%s cannot run inside a transaction block", what)
+	}
+	return nil
+}
+
+func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPlan, out wire.Output) error {
+	if err := s.noDDLInTxn("CREATE TOPIC"); err != nil {
+		return err
+	}
+	err := s.eng.store.CreateTopic(ctx, p.Config)
+	if errors.Is(err, topicstore.ErrTopicExists) && p.IfNotExists {
+		out.Notice(pgerror.CodeDuplicateTable, "topic \""+p.Config.Name+"\" already exists, skipping")
+		return nil
+	}
+	if err != nil {
+		return mapStoreErr(err, p.Config.Name)
+	}
+	return nil
+}
+
+func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan, out wire.Output) error {
+	if err := s.noDDLInTxn("ALTER TOPIC"); err != nil {
+		return err
+	}
+	err := s.eng.store.AlterTopic(ctx, p.Name, p.Apply)
+	if errors.Is(err, topicstore.ErrTopicNotFound) && p.IfExists {
+		out.Notice(pgerror.CodeUndefinedTable, "topic \""+p.Name+"\" does not exist, skipping")
+		return nil
+	}
+	if err != nil {
+		return mapStoreErr(err, p.Name)
+	}
+	return nil
+}
+
+func (s *Session) execDropTopic(ctx context.Context, p *planner.DropTopicPlan, out wire.Output) error {
+	if err := s.noDDLInTxn("DROP TOPIC"); err != nil {
+		return err
+	}
+	// Check all names first so a failing DROP drops nothing.
+	var drop []string
+	for _, n := range p.Names {
+		if _, err := s.eng.store.Topic(n); err != nil {
+			if errors.Is(err, topicstore.ErrTopicNotFound) && p.IfExists {
+				out.Notice(pgerror.CodeUndefinedTable, "topic \""+n+"\" does not exist, skipping")
+				continue
+			}
+			return mapStoreErr(err, n)
+		}
+		drop = append(drop, n)
+	}
+	for _, n := range drop {
+		if err := s.eng.store.DropTopic(ctx, n); err != nil {
+			return mapStoreErr(err, n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+// Package executor runs plans. It implements wire.Handler (Engine) and
+// wire.Session (Session): the wire layer hands it query text and bind
+// values, it parses (sql), plans (planner) and runs the plan against the
+// store (topicstore) as row iterators, with transaction state kept in txn.
+//
+// Layers inside the package:
+//   - engine.go, session.go, portal.go: the wire.Handler/Session/Statement/
+//     Portal implementations; statement lifecycle and transaction state.
+//   - select.go, agg.go, msgrow.go: row iterators. A query over a topic
+//     streams partition by partition in offset order, with the pushed-down
+//     bounds as scan ranges and LIMIT applied while scanning, so reading a
+//     few rows from a huge topic touches few messages. Sorting and
+//     aggregation materialize.
+//   - eval.go, builtins.go: expression evaluation over planner.Expr.
+//   - insert.go, copy.go: turning rows into messages and publishing them in
+//     one commit (or staging them in the open transaction).
+//   - ddl.go, sys.go, explain.go: topic DDL, system views, EXPLAIN.
+//
+// Invariants: every user error carries a SQLSTATE (pgerror); a panic while
+// executing a statement becomes an internal error for that statement only;
+// a statement either publishes all its messages or none; the package never
+// touches Pebble keys.
+package executor

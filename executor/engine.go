@@ -1,0 +1,83 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"topicgate/sql"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// Version is topicgate's version, reported by version() and server_version.
+const Version = "0.1.0"
+
+// Options configure an Engine.
+type Options struct {
+	// Clock is the time source (default time.Now).
+	Clock func() time.Time
+	// MaxTxnBytes bounds what one transaction may stage.
+	MaxTxnBytes int64
+}
+
+// Engine runs statements against a store. It implements wire.Handler: one
+// Session per connection.
+type Engine struct {
+	store    topicstore.Store
+	opts     Options
+	nextTxn  atomic.Uint64
+	cache    parseCache
+	sessions sync.Map // processID -> *Session
+}
+
+// New returns an engine over st.
+func New(st topicstore.Store, opts Options) *Engine {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	return &Engine{store: st, opts: opts}
+}
+
+// NewSession implements wire.Handler.
+func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Session, error) {
+	s := &Session{eng: e, info: info, settings: newSettings(info)}
+	e.sessions.Store(info.ProcessID, s)
+	return s, nil
+}
+
+// parseCache keeps parsed statements by query text: drivers send the same
+// text over and over (BEGIN, COMMIT, simple-protocol INSERTs), and parsed
+// ASTs are immutable.
+type parseCache struct {
+	mu sync.Mutex
+	m  map[string][]sql.Stmt
+}
+
+const parseCacheSize = 4096
+
+func (c *parseCache) parse(q string) ([]sql.Stmt, error) {
+	c.mu.Lock()
+	stmts, ok := c.m[q]
+	c.mu.Unlock()
+	if ok {
+		return stmts, nil
+	}
+	stmts, err := sql.Parse(q)
+	if err != nil {
+		return nil, err
+	}
+	if len(q) <= 4096 {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= parseCacheSize {
+			c.m = make(map[string][]sql.Stmt)
+		}
+		c.m[q] = stmts
+		c.mu.Unlock()
+	}
+	return stmts, nil
+}
+
+// Topic implements planner.Catalog.
+func (e *Engine) Topic(name string) (topicstore.TopicInfo, error) { return e.store.Topic(name) }

@@ -1,0 +1,567 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+)
+
+// row gives expression evaluation access to the current input row.
+type row interface {
+	col(i int) (any, error)
+}
+
+// valuesRow is a row of already computed values.
+type valuesRow []any
+
+func (r valuesRow) col(i int) (any, error) { return r[i], nil }
+
+// evalCtx holds what an expression may read besides the row: bound
+// parameters, the statement time and the session.
+type evalCtx struct {
+	params []any
+	now    time.Time
+	sess   *Session
+}
+
+func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
+	switch x := e.(type) {
+	case *planner.ColExpr:
+		return r.col(x.Idx)
+	case *planner.ConstExpr:
+		return x.V, nil
+	case *planner.ParamExpr:
+		if x.Idx >= len(ec.params) {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", x.Idx+1)
+		}
+		return ec.params[x.Idx], nil
+	case *planner.CmpExpr:
+		l, err := ec.eval(x.L, r)
+		if err != nil || l == nil {
+			return nil, err
+		}
+		rv, err := ec.eval(x.R, r)
+		if err != nil || rv == nil {
+			return nil, err
+		}
+		return compareOp(x.Op, l, rv)
+	case *planner.LogicExpr:
+		return ec.evalLogic(x, r)
+	case *planner.NotExpr:
+		v, err := ec.eval(x.X, r)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return !v.(bool), nil
+	case *planner.ArithExpr:
+		l, err := ec.eval(x.L, r)
+		if err != nil || l == nil {
+			return nil, err
+		}
+		rv, err := ec.eval(x.R, r)
+		if err != nil || rv == nil {
+			return nil, err
+		}
+		return arith(x.Op, l, rv, x.T)
+	case *planner.NegExpr:
+		v, err := ec.eval(x.X, r)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		switch n := v.(type) {
+		case int64:
+			return -n, nil
+		case float64:
+			return -n, nil
+		case time.Duration:
+			return -n, nil
+		}
+		return nil, pgerror.AssertionFailed("negation of %T", v)
+	case *planner.JSONGetExpr:
+		return ec.evalJSONGet(x, r)
+	case *planner.FuncExpr:
+		return ec.evalFunc(x, r)
+	case *planner.CastExpr:
+		v, err := ec.eval(x.X, r)
+		if err != nil {
+			return nil, err
+		}
+		return planner.Convert(v, x.X.Type(), x.T)
+	case *planner.InExpr:
+		v, err := ec.eval(x.X, r)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		sawNull := false
+		for _, it := range x.List {
+			w, err := ec.eval(it, r)
+			if err != nil {
+				return nil, err
+			}
+			if w == nil {
+				sawNull = true
+				continue
+			}
+			c, err := compare(v, w)
+			if err != nil {
+				return nil, err
+			}
+			if c == 0 {
+				return !x.Not, nil
+			}
+		}
+		if sawNull {
+			return nil, nil
+		}
+		return x.Not, nil
+	case *planner.AnyExpr:
+		return ec.evalAny(x, r)
+	case *planner.IsNullExpr:
+		v, err := ec.eval(x.X, r)
+		if err != nil {
+			return nil, err
+		}
+		return (v == nil) != x.Not, nil
+	case *planner.IsBoolExpr:
+		v, err := ec.eval(x.X, r)
+		if err != nil {
+			return nil, err
+		}
+		is := v != nil && v.(bool) == x.Value
+		return is != x.Not, nil
+	case *planner.CaseExpr:
+		for _, w := range x.Whens {
+			c, err := ec.eval(w.Cond, r)
+			if err != nil {
+				return nil, err
+			}
+			if c == true {
+				return ec.eval(w.Result, r)
+			}
+		}
+		if x.Else == nil {
+			return nil, nil
+		}
+		return ec.eval(x.Else, r)
+	case *planner.CoalesceExpr:
+		for _, a := range x.Args {
+			v, err := ec.eval(a, r)
+			if err != nil || v != nil {
+				return v, err
+			}
+		}
+		return nil, nil
+	case *planner.ArrayExpr:
+		vals := make([]any, len(x.Elems))
+		for i, el := range x.Elems {
+			v, err := ec.eval(el, r)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v
+		}
+		return planner.NormalizeParam(vals, x.T)
+	}
+	return nil, pgerror.AssertionFailed("cannot evaluate %T", e)
+}
+
+func (ec *evalCtx) evalLogic(x *planner.LogicExpr, r row) (any, error) {
+	sawNull := false
+	for _, a := range x.Args {
+		v, err := ec.eval(a, r)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			sawNull = true
+			continue
+		}
+		if v.(bool) != x.And {
+			return !x.And, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return x.And, nil
+}
+
+func (ec *evalCtx) evalAny(x *planner.AnyExpr, r row) (any, error) {
+	v, err := ec.eval(x.X, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	arr, err := ec.eval(x.Array, r)
+	if err != nil || arr == nil {
+		return nil, err
+	}
+	var elems []any
+	switch a := arr.(type) {
+	case []int64:
+		if n, ok := v.(int64); ok && x.Op == "=" && !x.All {
+			for _, e := range a {
+				if e == n {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		for _, e := range a {
+			elems = append(elems, e)
+		}
+	case []string:
+		for _, e := range a {
+			elems = append(elems, e)
+		}
+	case []bool:
+		for _, e := range a {
+			elems = append(elems, e)
+		}
+	default:
+		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "op ANY/ALL (array) requires array on right side")
+	}
+	for _, e := range elems {
+		res, err := compareOp(x.Op, v, e)
+		if err != nil {
+			return nil, err
+		}
+		if res.(bool) != x.All {
+			return !x.All, nil
+		}
+	}
+	return x.All, nil
+}
+
+func (ec *evalCtx) evalJSONGet(x *planner.JSONGetExpr, r row) (any, error) {
+	key, err := ec.eval(x.Key, r)
+	if err != nil || key == nil {
+		return nil, err
+	}
+	// Fast path: attrs ->> 'k' reads the message's attribute directly.
+	if c, ok := x.X.(*planner.ColExpr); ok && planner.MsgCol(c.Idx) == planner.ColAttrs {
+		if mr, ok := r.(*msgRow); ok {
+			k, _ := key.(string)
+			for _, a := range mr.m.Attrs {
+				if a.Key == k {
+					if x.Text {
+						return a.Value, nil
+					}
+					b, _ := json.Marshal(a.Value)
+					return string(b), nil
+				}
+			}
+			return nil, nil
+		}
+	}
+	v, err := ec.eval(x.X, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(v.(string)))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, pgerror.Newf(pgerror.CodeInvalidTextRepresentation, "invalid json: %v", err)
+	}
+	var got any
+	switch d := doc.(type) {
+	case map[string]any:
+		k, ok := key.(string)
+		if !ok {
+			return nil, nil
+		}
+		val, ok := d[k]
+		if !ok {
+			return nil, nil
+		}
+		got = val
+	case []any:
+		idx, ok := key.(int64)
+		if !ok || idx < 0 || int(idx) >= len(d) {
+			return nil, nil
+		}
+		got = d[idx]
+	default:
+		return nil, nil
+	}
+	if x.Text {
+		switch g := got.(type) {
+		case nil:
+			return nil, nil
+		case string:
+			return g, nil
+		case json.Number:
+			return g.String(), nil
+		}
+	}
+	b, _ := json.Marshal(got)
+	return planner.NormalizeJSONB(string(b))
+}
+
+func compareOp(op string, l, r any) (any, error) {
+	switch op {
+	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
+		return match(op, l, r)
+	}
+	c, err := compare(l, r)
+	if err != nil {
+		return nil, err
+	}
+	switch op {
+	case "=":
+		return c == 0, nil
+	case "<>":
+		return c != 0, nil
+	case "<":
+		return c < 0, nil
+	case "<=":
+		return c <= 0, nil
+	case ">":
+		return c > 0, nil
+	case ">=":
+		return c >= 0, nil
+	}
+	return nil, pgerror.AssertionFailed("unknown comparison %s", op)
+}
+
+// compare orders two non-NULL values of comparable types.
+func compare(a, b any) (int, error) {
+	switch x := a.(type) {
+	case int64:
+		switch y := b.(type) {
+		case int64:
+			return cmp3(x < y, x > y), nil
+		case float64:
+			return cmp3(float64(x) < y, float64(x) > y), nil
+		case string:
+			f, err := planner.ParseText(y, planner.TFloat8)
+			if err != nil {
+				return 0, err
+			}
+			return compare(float64(x), f)
+		}
+	case float64:
+		switch y := b.(type) {
+		case float64:
+			return cmp3(x < y, x > y), nil
+		case int64:
+			return cmp3(x < float64(y), x > float64(y)), nil
+		case string:
+			f, err := planner.ParseText(y, planner.TFloat8)
+			if err != nil {
+				return 0, err
+			}
+			return compare(x, f)
+		}
+	case string:
+		switch y := b.(type) {
+		case string:
+			return strings.Compare(x, y), nil
+		case int64, float64:
+			c, err := compare(b, a)
+			return -c, err
+		}
+	case []byte:
+		if y, ok := b.([]byte); ok {
+			return bytes.Compare(x, y), nil
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return cmp3(!x && y, x && !y), nil
+		}
+	case time.Time:
+		if y, ok := b.(time.Time); ok {
+			return x.Compare(y), nil
+		}
+	case time.Duration:
+		if y, ok := b.(time.Duration); ok {
+			return cmp3(x < y, x > y), nil
+		}
+	}
+	return 0, pgerror.Newf(pgerror.CodeDatatypeMismatch, "cannot compare %T with %T", a, b)
+}
+
+func cmp3(less, greater bool) int {
+	switch {
+	case less:
+		return -1
+	case greater:
+		return 1
+	}
+	return 0
+}
+
+var regexCache sync.Map // pattern key -> *regexp.Regexp
+
+func match(op string, l, r any) (any, error) {
+	s, ok1 := l.(string)
+	p, ok2 := r.(string)
+	if !ok1 || !ok2 {
+		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator %s needs text operands", op)
+	}
+	key := op + "\x00" + p
+	re, ok := regexCache.Load(key)
+	if !ok {
+		var src string
+		switch op {
+		case "~~", "!~~", "~~*", "!~~*":
+			src = likeToRegexp(p)
+		default:
+			src = p
+		}
+		if strings.Contains(op, "*") {
+			src = "(?i)" + src
+		}
+		c, err := regexp.Compile(src)
+		if err != nil {
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid regular expression: %v", err)
+		}
+		re, _ = regexCache.LoadOrStore(key, c)
+	}
+	m := re.(*regexp.Regexp).MatchString(s)
+	if strings.HasPrefix(op, "!") {
+		return !m, nil
+	}
+	return m, nil
+}
+
+func likeToRegexp(p string) string {
+	var b strings.Builder
+	b.WriteString("(?s)^")
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		case '\\':
+			if i+1 < len(p) {
+				i++
+				b.WriteString(regexp.QuoteMeta(string(p[i])))
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return b.String()
+}
+
+func arith(op string, l, r any, t planner.Type) (any, error) {
+	if op == "||" {
+		if lb, ok := l.([]byte); ok {
+			if rb, ok := r.([]byte); ok {
+				return append(append([]byte{}, lb...), rb...), nil
+			}
+		}
+		return planner.FormatText(l) + planner.FormatText(r), nil
+	}
+	switch x := l.(type) {
+	case int64:
+		switch y := r.(type) {
+		case int64:
+			return intArith(op, x, y)
+		case float64:
+			return floatArith(op, float64(x), y)
+		}
+	case float64:
+		switch y := r.(type) {
+		case int64:
+			return floatArith(op, x, float64(y))
+		case float64:
+			return floatArith(op, x, y)
+		}
+	case time.Time:
+		switch y := r.(type) {
+		case time.Duration:
+			if op == "-" {
+				return x.Add(-y), nil
+			}
+			return x.Add(y), nil
+		case time.Time:
+			return x.Sub(y), nil
+		}
+	case time.Duration:
+		switch y := r.(type) {
+		case time.Duration:
+			if op == "-" {
+				return x - y, nil
+			}
+			return x + y, nil
+		case time.Time:
+			return y.Add(x), nil
+		case int64:
+			if op == "/" {
+				if y == 0 {
+					return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
+				}
+				return x / time.Duration(y), nil
+			}
+			return x * time.Duration(y), nil
+		case float64:
+			if op == "/" {
+				return time.Duration(float64(x) / y), nil
+			}
+			return time.Duration(float64(x) * y), nil
+		}
+	}
+	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %T %s %T", l, op, r)
+}
+
+func intArith(op string, x, y int64) (any, error) {
+	overflow := pgerror.New(pgerror.CodeNumericValueOutOfRange, "bigint out of range")
+	switch op {
+	case "+":
+		s := x + y
+		if (s > x) != (y > 0) {
+			return nil, overflow
+		}
+		return s, nil
+	case "-":
+		s := x - y
+		if (s < x) != (y > 0) {
+			return nil, overflow
+		}
+		return s, nil
+	case "*":
+		if x != 0 && (x*y/x != y || (x == -1 && y == math.MinInt64)) {
+			return nil, overflow
+		}
+		return x * y, nil
+	case "/", "%":
+		if y == 0 {
+			return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
+		}
+		if op == "/" {
+			return x / y, nil
+		}
+		return x % y, nil
+	}
+	return nil, pgerror.AssertionFailed("int op %s", op)
+}
+
+func floatArith(op string, x, y float64) (any, error) {
+	switch op {
+	case "+":
+		return x + y, nil
+	case "-":
+		return x - y, nil
+	case "*":
+		return x * y, nil
+	case "/":
+		if y == 0 {
+			return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
+		}
+		return x / y, nil
+	case "%":
+		return math.Mod(x, y), nil
+	}
+	return nil, pgerror.AssertionFailed("float op %s", op)
+}

@@ -1,0 +1,133 @@
+package executor
+
+import (
+	"fmt"
+	"strings"
+
+	"topicgate/planner"
+)
+
+// explain renders a plan as indented lines.
+func explain(p planner.Plan) []string {
+	var lines []string
+	add := func(depth int, format string, args ...any) {
+		lines = append(lines, strings.Repeat("  ", depth)+fmt.Sprintf(format, args...))
+	}
+	switch x := p.(type) {
+	case *planner.SelectPlan:
+		explainSelect(x, 0, add)
+	case *planner.InsertPlan:
+		add(0, "Insert on topic %s (%s)", x.Topic, colNames(x.Cols))
+		if x.Select != nil {
+			explainSelect(x.Select, 1, add)
+		} else {
+			add(1, "Values: %d row(s)", len(x.Rows))
+		}
+	case *planner.CopyPlan:
+		add(0, "Copy into topic %s (%s) format %s", x.Topic, colNames(x.Cols), orText(x.Opts.Format))
+	case *planner.CreateTopicPlan:
+		add(0, "Create topic %s with %d partition(s), %d consumer(s)", x.Config.Name, x.Config.MinActivePartitions, len(x.Config.Consumers))
+	case *planner.AlterTopicPlan:
+		add(0, "Alter topic %s", x.Name)
+	case *planner.DropTopicPlan:
+		add(0, "Drop topic %s", strings.Join(x.Names, ", "))
+	case *planner.UtilityPlan:
+		add(0, "Utility %T", x.Stmt)
+	}
+	return lines
+}
+
+func orText(f string) string {
+	if f == "" {
+		return "text"
+	}
+	return f
+}
+
+func colNames(cols []planner.MsgCol) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = planner.MsgColumns[c].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) {
+	if p.Limit != nil || p.Offset != nil {
+		add(d, "Limit: %v offset %v", exprOr(p.Limit, "all"), exprOr(p.Offset, "0"))
+		d++
+	}
+	if len(p.Sort) > 0 {
+		keys := make([]string, len(p.Sort))
+		for i, k := range p.Sort {
+			keys[i] = p.Project[k.Idx].String()
+			if k.Desc {
+				keys[i] += " DESC"
+			}
+		}
+		add(d, "Sort: %s", strings.Join(keys, ", "))
+		d++
+	}
+	proj := make([]string, len(p.Cols))
+	for i := range p.Cols {
+		proj[i] = p.Project[i].String()
+	}
+	add(d, "Project: %s", strings.Join(proj, ", "))
+	d++
+	if p.Agg != nil {
+		add(d, "Aggregate: group by %d key(s), %d aggregate(s)", len(p.Agg.GroupBy), len(p.Agg.Aggs))
+		d++
+	}
+	if p.Filter != nil {
+		add(d, "Filter: %s", p.Filter)
+		d++
+	}
+	switch {
+	case p.Scan != nil:
+		s := p.Scan
+		parts := "all"
+		if s.Partitions != nil {
+			ps := make([]string, len(s.Partitions))
+			for i, e := range s.Partitions {
+				ps[i] = e.String()
+			}
+			parts = strings.Join(ps, ", ")
+		} else if s.PartArray != nil {
+			parts = "ANY(" + s.PartArray.String() + ")"
+		}
+		add(d, "Scan topic %s: partitions %s, offsets %s, decode data: %v", s.Topic, parts, bounds(s.Lo, s.Hi), s.NeedData)
+	case p.Sys != nil:
+		add(d, "System view sys.%s", p.Sys.View)
+	default:
+		add(d, "Result: one row")
+	}
+}
+
+func exprOr(e planner.Expr, def string) string {
+	if e == nil {
+		return def
+	}
+	return e.String()
+}
+
+func bounds(lo, hi []planner.Bound) string {
+	var parts []string
+	for _, b := range lo {
+		op := ">"
+		if b.Inclusive {
+			op = ">="
+		}
+		parts = append(parts, op+" "+b.X.String())
+	}
+	for _, b := range hi {
+		op := "<"
+		if b.Inclusive {
+			op = "<="
+		}
+		parts = append(parts, op+" "+b.X.String())
+	}
+	if len(parts) == 0 {
+		return "all"
+	}
+	return strings.Join(parts, " and ")
+}

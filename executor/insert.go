@@ -1,0 +1,230 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// msgBuilder turns column values into a topicstore.Message.
+type msgBuilder struct {
+	topic string
+	cols  []planner.MsgCol
+	now   time.Time
+}
+
+// build fills m from vals (one per column, already of the column's type or
+// convertible to it).
+func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []planner.Type) error {
+	*m = topicstore.Message{Partition: -1, Codec: topicstore.CodecRaw, CreatedAt: b.now}
+	for i, c := range b.cols {
+		v := vals[i]
+		col := planner.MsgColumns[c]
+		if v != nil && types != nil && types[i] != col.Type {
+			cv, err := planner.Convert(v, types[i], col.Type)
+			if err != nil {
+				return err
+			}
+			v = cv
+		}
+		if v == nil {
+			if c == planner.ColData {
+				return pgerror.Newf(pgerror.CodeNotNullViolation, "null value in column \"data\" of topic \"%s\" violates not-null constraint", b.topic)
+			}
+			continue
+		}
+		if err := setMsgCol(m, c, v); err != nil {
+			return err
+		}
+	}
+	if m.HasSeqNo && m.ProducerID == "" {
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "seqno %d given without producer_id: deduplication needs both", m.SeqNo)
+	}
+	if len(m.Body) > topicstore.MaxMessageSize {
+		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "message of %d bytes is larger than the limit of %d bytes (topic \"%s\")", len(m.Body), topicstore.MaxMessageSize, b.topic)
+	}
+	return nil
+}
+
+func setMsgCol(m *topicstore.Message, c planner.MsgCol, v any) error {
+	switch c {
+	case planner.ColPartition:
+		n := v.(int64)
+		if n < 0 || n > math.MaxInt32 {
+			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "partition %d is out of range", n)
+		}
+		m.Partition = int32(n)
+	case planner.ColSeqNo:
+		n := v.(int64)
+		if n < 0 {
+			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "seqno %d must not be negative", n)
+		}
+		m.SeqNo, m.HasSeqNo = n, true
+	case planner.ColProducerID:
+		m.ProducerID = v.(string)
+		if len(m.ProducerID) > 2048 {
+			return pgerror.New(pgerror.CodeProgramLimitExceeded, "producer_id is longer than 2048 bytes")
+		}
+	case planner.ColMessageGroupID:
+		m.MessageGroupID = v.(string)
+	case planner.ColCreatedAt:
+		m.CreatedAt = v.(time.Time)
+	case planner.ColCodec:
+		codec, err := topicstore.ParseCodec(strings.ToLower(v.(string)))
+		if err != nil {
+			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "unknown codec \"%s\" (known: raw, gzip, lzop, zstd)", v)
+		}
+		m.Codec = codec
+	case planner.ColAttrs:
+		attrs, err := parseAttrs(v.(string))
+		if err != nil {
+			return err
+		}
+		m.Attrs = attrs
+	case planner.ColData:
+		m.Body = v.([]byte)
+	case planner.ColDelay:
+		d := v.(time.Duration)
+		if d < 0 {
+			return pgerror.New(pgerror.CodeInvalidParameterValue, "delay must not be negative")
+		}
+		m.Delay = d
+	}
+	return nil
+}
+
+// parseAttrs accepts a JSON object whose values are strings (numbers and
+// booleans are kept as their text).
+func parseAttrs(s string) ([]topicstore.Attr, error) {
+	var obj map[string]any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "attrs must be a JSON object of string values, got %s", truncate(s, 64))
+	}
+	if len(obj) == 0 {
+		return nil, nil
+	}
+	out := make([]topicstore.Attr, 0, len(obj))
+	for k, v := range obj {
+		var val string
+		switch x := v.(type) {
+		case string:
+			val = x
+		case json.Number:
+			val = x.String()
+		case bool:
+			val = fmt.Sprint(x)
+		default:
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "attribute \"%s\" must be a string, not %s", k, truncate(fmt.Sprint(v), 32))
+		}
+		out = append(out, topicstore.Attr{Key: k, Value: val})
+	}
+	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (int, error) {
+	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
+	var msgs []topicstore.Message
+	if plan.Select != nil {
+		it, err := s.runSelect(ctx, ec, plan.Select)
+		if err != nil {
+			return 0, err
+		}
+		types := make([]planner.Type, len(plan.Select.Cols))
+		for i, c := range plan.Select.Cols {
+			types[i] = c.T
+		}
+		for {
+			r, err := it.next(ctx)
+			if err != nil {
+				return 0, err
+			}
+			if r == nil {
+				break
+			}
+			msgs = append(msgs, topicstore.Message{})
+			if err := b.build(&msgs[len(msgs)-1], r[:len(plan.Cols)], types); err != nil {
+				return 0, err
+			}
+		}
+	} else {
+		msgs = make([]topicstore.Message, len(plan.Rows))
+		vals := make([]any, len(plan.Cols))
+		types := make([]planner.Type, len(plan.Cols))
+		for i, row := range plan.Rows {
+			for j, e := range row {
+				v, err := ec.eval(e, nil)
+				if err != nil {
+					return 0, err
+				}
+				vals[j], types[j] = v, e.Type()
+			}
+			if err := b.build(&msgs[i], vals, types); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return s.write(ctx, plan.Topic, msgs, out)
+}
+
+// write publishes msgs (autocommit) or stages them (transaction block).
+func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Message, out wire.Output) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	if s.tx != nil {
+		if _, err := s.eng.store.Topic(topic); err != nil {
+			return 0, planner.TopicError(err, topic)
+		}
+		if err := s.tx.Stage(topic, msgs); err != nil {
+			return 0, err
+		}
+		return len(msgs), nil
+	}
+	res, err := s.eng.store.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: topic, Messages: msgs}}})
+	if err != nil {
+		return 0, mapStoreErr(err, topic)
+	}
+	reportDuplicates(out, res.Writes)
+	return res.Writes[0].Written, nil
+}
+
+func reportDuplicates(out wire.Output, res []topicstore.WriteResult) {
+	dups := 0
+	for _, w := range res {
+		dups += w.Duplicates
+	}
+	if dups > 0 {
+		out.Notice(pgerror.CodeSuccessfulCompletion, fmt.Sprintf("skipped %d duplicate message(s): seqno not above the producer's last stored seqno", dups))
+	}
+}
+
+// mapStoreErr turns store errors into user errors; anything unknown stays
+// internal.
+func mapStoreErr(err error, topic string) error {
+	var pe *pgerror.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+	}
+	return planner.TopicError(err, topic)
+}

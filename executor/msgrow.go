@@ -1,0 +1,151 @@
+package executor
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"topicgate/planner"
+	"topicgate/topicstore"
+)
+
+// msgRow exposes a stored message as a row of message columns. Columns are
+// computed on demand, so a query that never reads data never decompresses
+// a body. m and its slices are only valid during the store's Scan callback;
+// values returned by col are copies that outlive it.
+type msgRow struct {
+	m       *topicstore.Message
+	data    []byte
+	decoded bool
+}
+
+func (r *msgRow) reset(m *topicstore.Message) {
+	r.m = m
+	r.data = nil
+	r.decoded = false
+}
+
+func (r *msgRow) col(i int) (any, error) {
+	m := r.m
+	switch planner.MsgCol(i) {
+	case planner.ColPartition:
+		return int64(m.Partition), nil
+	case planner.ColOffset:
+		return m.Offset, nil
+	case planner.ColSeqNo:
+		if !m.HasSeqNo {
+			return nil, nil
+		}
+		return m.SeqNo, nil
+	case planner.ColProducerID:
+		if m.ProducerID == "" {
+			return nil, nil
+		}
+		return m.ProducerID, nil
+	case planner.ColMessageGroupID:
+		if m.MessageGroupID == "" {
+			return nil, nil
+		}
+		return m.MessageGroupID, nil
+	case planner.ColCreatedAt:
+		return m.CreatedAt, nil
+	case planner.ColWrittenAt:
+		return m.WrittenAt, nil
+	case planner.ColCodec:
+		return m.Codec.String(), nil
+	case planner.ColAttrs:
+		return attrsJSON(m.Attrs), nil
+	case planner.ColData:
+		if !r.decoded {
+			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
+				r.data = append([]byte(nil), m.Body...)
+			} else {
+				d, err := m.Decode()
+				if err != nil {
+					return nil, err
+				}
+				r.data = d
+			}
+			r.decoded = true
+		}
+		return r.data, nil
+	case planner.ColDelay:
+		if m.Delay == 0 {
+			return nil, nil
+		}
+		return m.Delay, nil
+	}
+	return nil, nil
+}
+
+// attrsJSON renders attributes as jsonb text: keys ordered shorter first,
+// then bytewise, as PostgreSQL prints jsonb.
+func attrsJSON(attrs []topicstore.Attr) string {
+	if len(attrs) == 0 {
+		return "{}"
+	}
+	idx := make([]int, len(attrs))
+	for i := range idx {
+		idx[i] = i
+	}
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0; j-- {
+			a, b := attrs[idx[j]].Key, attrs[idx[j-1]].Key
+			if len(a) < len(b) || (len(a) == len(b) && a < b) {
+				idx[j], idx[j-1] = idx[j-1], idx[j]
+			} else {
+				break
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for n, i := range idx {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		writeJSONString(&b, attrs[i].Key)
+		b.WriteString(": ")
+		writeJSONString(&b, attrs[i].Value)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func writeJSONString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteString(strconv.FormatInt(int64(c)>>4, 16))
+				b.WriteString(strconv.FormatInt(int64(c)&15, 16))
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteRune(r)
+			i += size
+			continue
+		}
+		i++
+	}
+	b.WriteByte('"')
+}

@@ -1,0 +1,206 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"topicgate/planner"
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/txn"
+	"topicgate/wire"
+)
+
+// portal is a bound statement (wire.Portal). A row-returning portal keeps
+// its iterator between Execute calls so row-limited fetches resume.
+type portal struct {
+	st     *statement
+	params []any
+	ec     *evalCtx
+	it     rowIter
+	sent   int64
+	done   bool
+}
+
+// Columns implements wire.Portal.
+func (p *portal) Columns() []wire.Column { return p.st.cols }
+
+// Close implements wire.Portal.
+func (p *portal) Close() { p.it = nil }
+
+// Execute implements wire.Portal.
+func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag string, done bool, err error) {
+	s := p.st.s
+	defer func() {
+		if r := recover(); r != nil {
+			err = pgerror.AssertionFailed("panic executing statement: %v", r)
+		}
+		if err != nil {
+			err = s.onError(err)
+		}
+	}()
+	if s.tx != nil && s.tx.State() == txn.Failed && !endsTxn(p.st.ast) {
+		return "", true, errAborted
+	}
+	if p.ec == nil {
+		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), sess: s}
+	}
+	switch plan := p.st.plan.(type) {
+	case *planner.SelectPlan:
+		if p.it == nil {
+			if p.it, err = s.runSelect(ctx, p.ec, plan); err != nil {
+				return "", true, err
+			}
+		}
+		return p.stream(ctx, out, maxRows)
+	case *planner.InsertPlan:
+		n, err := s.execInsert(ctx, p.ec, plan, out)
+		if err != nil {
+			return "", true, err
+		}
+		return fmt.Sprintf("INSERT 0 %d", n), true, nil
+	case *planner.CopyPlan:
+		n, err := s.execCopy(ctx, plan, out)
+		if err != nil {
+			return "", true, err
+		}
+		return fmt.Sprintf("COPY %d", n), true, nil
+	case *planner.CreateTopicPlan:
+		return "CREATE TOPIC", true, s.execCreateTopic(ctx, plan, out)
+	case *planner.AlterTopicPlan:
+		return "ALTER TOPIC", true, s.execAlterTopic(ctx, plan, out)
+	case *planner.DropTopicPlan:
+		return "DROP TOPIC", true, s.execDropTopic(ctx, plan, out)
+	case *planner.ExplainPlan:
+		if p.it == nil {
+			var rows [][]any
+			for _, line := range explain(plan.Inner) {
+				rows = append(rows, []any{line})
+			}
+			p.it = &sliceIter{rows: rows}
+		}
+		t, d, err := p.stream(ctx, out, maxRows)
+		if d && err == nil {
+			t = "EXPLAIN"
+		}
+		return t, d, err
+	case *planner.UtilityPlan:
+		if p.it != nil {
+			return p.stream(ctx, out, maxRows)
+		}
+		tag, rows, err := s.execUtility(ctx, plan, out)
+		if err != nil || rows == nil {
+			return tag, true, err
+		}
+		p.it = &sliceIter{rows: rows}
+		t, d, err := p.stream(ctx, out, maxRows)
+		if d && err == nil {
+			t = tag
+		}
+		return t, d, err
+	}
+	return "", true, pgerror.AssertionFailed("no executor for plan %T", p.st.plan)
+}
+
+// stream writes up to maxRows rows from the portal's iterator.
+func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (string, bool, error) {
+	n := 0
+	for {
+		if maxRows > 0 && n >= maxRows {
+			return "", false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return "", true, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+		}
+		r, err := p.it.next(ctx)
+		if err != nil {
+			return "", true, err
+		}
+		if r == nil {
+			p.done = true
+			return fmt.Sprintf("SELECT %d", p.sent), true, nil
+		}
+		if len(r) > len(p.st.cols) {
+			r = r[:len(p.st.cols)]
+		}
+		if err := out.WriteRow(r); err != nil {
+			return "", true, err
+		}
+		p.sent++
+		n++
+	}
+}
+
+// execUtility runs transaction control, SET, SHOW and friends. rows is
+// non-nil for statements that return rows (SHOW).
+func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, out wire.Output) (string, [][]any, error) {
+	switch st := plan.Stmt.(type) {
+	case *sql.Begin:
+		if s.tx != nil {
+			out.Notice(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
+			return "BEGIN", nil, nil
+		}
+		s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
+		return "BEGIN", nil, nil
+	case *sql.Commit:
+		if s.tx == nil {
+			out.Notice(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
+			return "COMMIT", nil, nil
+		}
+		tx := s.tx
+		s.tx = nil
+		if tx.State() == txn.Failed {
+			tx.Rollback()
+			return "ROLLBACK", nil, nil
+		}
+		res, err := tx.Commit(ctx, s.eng.store)
+		if err != nil {
+			return "", nil, mapStoreErr(err, strings.Join(tx.Topics(), ", "))
+		}
+		reportDuplicates(out, res.Writes)
+		return "COMMIT", nil, nil
+	case *sql.Rollback:
+		if s.tx == nil {
+			out.Notice(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
+			return "ROLLBACK", nil, nil
+		}
+		s.tx.Rollback()
+		s.tx = nil
+		return "ROLLBACK", nil, nil
+	case *sql.SetVar:
+		switch {
+		case st.All:
+			for k := range s.settings.vals {
+				s.settings.reset(k)
+			}
+		case st.Reset:
+			s.settings.reset(st.Name)
+		default:
+			if st.Name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(st.Value, "-", ""), "utf8") {
+				return "", nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "client_encoding %s is not supported; topicgate speaks UTF8", st.Value)
+			}
+			s.settings.set(st.Name, st.Value)
+		}
+		if st.Reset {
+			return "RESET", nil, nil
+		}
+		return "SET", nil, nil
+	case *sql.Show:
+		if strings.EqualFold(st.Name, "all") {
+			return "", nil, pgerror.New(pgerror.CodeFeatureNotSupported, "SHOW ALL is not supported")
+		}
+		v, ok := s.settings.get(st.Name)
+		if !ok {
+			return "", nil, pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
+		}
+		return "SHOW", [][]any{{v}}, nil
+	case *sql.Discard:
+		return "DISCARD " + strings.ToUpper(st.What), nil, nil
+	case *sql.Deallocate:
+		return "DEALLOCATE", nil, nil
+	case *sql.Empty:
+		return "", nil, nil
+	}
+	return "", nil, pgerror.AssertionFailed("utility %T", plan.Stmt)
+}

@@ -1,0 +1,405 @@
+package executor
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+)
+
+// rowIter yields result rows. next returns nil at the end.
+type rowIter interface {
+	next(ctx context.Context) ([]any, error)
+}
+
+// sliceIter yields materialized rows.
+type sliceIter struct {
+	rows [][]any
+	pos  int
+}
+
+func (it *sliceIter) next(context.Context) ([]any, error) {
+	if it.pos >= len(it.rows) {
+		return nil, nil
+	}
+	r := it.rows[it.pos]
+	it.rows[it.pos] = nil
+	it.pos++
+	return r, nil
+}
+
+// scanChunk is how many output rows one store Scan call produces before the
+// streaming iterator yields them; the next chunk re-seeks after the last
+// offset seen.
+const scanChunk = 512
+
+// partRange is one partition's offset range to read.
+type partRange struct {
+	id     int32
+	lo, hi int64 // hi exclusive; -1 = visible end
+}
+
+// scanIter streams a topic's messages through filter and projection,
+// partition by partition, with limit and offset applied as it goes so a
+// small LIMIT touches few messages.
+type scanIter struct {
+	ec       *evalCtx
+	store    topicstore.Store
+	plan     *planner.SelectPlan
+	ranges   []partRange
+	minWrite time.Time
+	skip     int64
+	limit    int64 // -1 = none
+	buf      [][]any
+	pos      int
+	mr       msgRow
+	err      error
+}
+
+func (it *scanIter) next(ctx context.Context) ([]any, error) {
+	for it.pos >= len(it.buf) {
+		if it.limit == 0 || len(it.ranges) == 0 {
+			return nil, nil
+		}
+		it.buf = it.buf[:0]
+		it.pos = 0
+		if err := it.fill(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r := it.buf[it.pos]
+	it.pos++
+	return r, nil
+}
+
+// fill reads the next chunk from the current partition range.
+func (it *scanIter) fill(ctx context.Context) error {
+	pr := &it.ranges[0]
+	exhausted := true
+	var cbErr error
+	sr := topicstore.ScanRange{Partition: pr.id, Start: pr.lo, End: pr.hi, MinWrittenAt: it.minWrite}
+	err := it.store.Scan(ctx, it.plan.Scan.Topic, sr, func(m *topicstore.Message) bool {
+		pr.lo = m.Offset + 1
+		it.mr.reset(m)
+		if it.plan.Filter != nil {
+			ok, err := it.ec.eval(it.plan.Filter, &it.mr)
+			if err != nil {
+				cbErr = err
+				return false
+			}
+			if ok != true {
+				return true
+			}
+		}
+		if it.skip > 0 {
+			it.skip--
+			return true
+		}
+		out := make([]any, len(it.plan.Project))
+		for i, e := range it.plan.Project {
+			v, err := it.ec.eval(e, &it.mr)
+			if err != nil {
+				cbErr = err
+				return false
+			}
+			out[i] = v
+		}
+		it.buf = append(it.buf, out)
+		if it.limit > 0 {
+			it.limit--
+		}
+		if it.limit == 0 || len(it.buf) >= scanChunk {
+			exhausted = false
+			return false
+		}
+		return true
+	})
+	if cbErr != nil {
+		return cbErr
+	}
+	if err != nil {
+		return planner.TopicError(err, it.plan.Scan.Topic)
+	}
+	if exhausted {
+		it.ranges = it.ranges[1:]
+	}
+	return nil
+}
+
+// scanRanges evaluates the pushed-down bounds against the topic's
+// partitions.
+func scanRanges(ec *evalCtx, s *planner.MsgScan, ti topicstore.TopicInfo) ([]partRange, time.Time, error) {
+	var want map[int64]bool
+	if s.Partitions != nil || s.PartArray != nil {
+		want = map[int64]bool{}
+		for _, e := range s.Partitions {
+			v, err := ec.eval(e, nil)
+			if err != nil {
+				return nil, time.Time{}, err
+			}
+			if n, ok := toInt(v); ok {
+				want[n] = true
+			}
+		}
+		if s.PartArray != nil {
+			v, err := ec.eval(s.PartArray, nil)
+			if err != nil {
+				return nil, time.Time{}, err
+			}
+			if arr, ok := v.([]int64); ok {
+				for _, n := range arr {
+					want[n] = true
+				}
+			}
+		}
+	}
+	lo, hi := int64(0), int64(math.MaxInt64)
+	for _, b := range s.Lo {
+		v, err := ec.eval(b.X, nil)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		n, ok := toInt(v)
+		if !ok {
+			if v == nil {
+				return nil, time.Time{}, nil
+			}
+			continue
+		}
+		if !b.Inclusive {
+			n++
+		}
+		lo = max(lo, n)
+	}
+	for _, b := range s.Hi {
+		v, err := ec.eval(b.X, nil)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		n, ok := toInt(v)
+		if !ok {
+			if v == nil {
+				return nil, time.Time{}, nil
+			}
+			continue
+		}
+		if b.Inclusive && n < math.MaxInt64 {
+			n++
+		}
+		hi = min(hi, n)
+	}
+	var minWrite time.Time
+	for _, b := range s.MinWrittenAt {
+		v, err := ec.eval(b.X, nil)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if t, ok := v.(time.Time); ok && t.After(minWrite) {
+			minWrite = t
+		}
+	}
+	if hi <= lo {
+		return nil, minWrite, nil
+	}
+	var out []partRange
+	for _, p := range ti.Partitions {
+		if want != nil && !want[int64(p.ID)] {
+			continue
+		}
+		end := hi
+		if end == math.MaxInt64 {
+			end = -1
+		}
+		out = append(out, partRange{id: p.ID, lo: max(lo, 0), hi: end})
+	}
+	return out, minWrite, nil
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case float64:
+		return int64(math.Ceil(x)), true
+	}
+	return 0, false
+}
+
+// evalCount evaluates a LIMIT/OFFSET expression; -1 when absent.
+func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
+	if e == nil {
+		return -1, nil
+	}
+	v, err := ec.eval(e, nil)
+	if err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return -1, nil
+	}
+	n, _ := toInt(v)
+	if n < 0 {
+		return 0, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s must not be negative", what)
+	}
+	return n, nil
+}
+
+// runSelect builds the iterator for a query.
+func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+	limit, err := evalCount(ec, p.Limit, "LIMIT")
+	if err != nil {
+		return nil, err
+	}
+	skip, err := evalCount(ec, p.Offset, "OFFSET")
+	if err != nil {
+		return nil, err
+	}
+	skip = max(skip, 0)
+	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0
+	if streaming {
+		ti, err := s.eng.store.Topic(p.Scan.Topic)
+		if err != nil {
+			return nil, planner.TopicError(err, p.Scan.Topic)
+		}
+		ranges, minWrite, err := scanRanges(ec, p.Scan, ti)
+		if err != nil {
+			return nil, err
+		}
+		return &scanIter{ec: ec, store: s.eng.store, plan: p, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
+	}
+	// Materializing path: collect input rows, aggregate, sort, cut.
+	var input rowIter
+	switch {
+	case p.Scan != nil:
+		inner := *p
+		inner.Project = nil
+		inner.Limit, inner.Offset = nil, nil
+		ti, err := s.eng.store.Topic(p.Scan.Topic)
+		if err != nil {
+			return nil, planner.TopicError(err, p.Scan.Topic)
+		}
+		ranges, minWrite, err := scanRanges(ec, p.Scan, ti)
+		if err != nil {
+			return nil, err
+		}
+		input = &rawScanIter{scanIter{ec: ec, store: s.eng.store, plan: &inner, ranges: ranges, minWrite: minWrite, limit: -1}, p}
+	case p.Sys != nil:
+		rows, err := s.sysRows(p.Sys.View)
+		if err != nil {
+			return nil, err
+		}
+		input = &filterIter{ec: ec, in: &sliceIter{rows: rows}, filter: p.Filter}
+	default:
+		input = &sliceIter{rows: [][]any{{}}}
+		if p.Filter != nil {
+			input = &filterIter{ec: ec, in: input, filter: p.Filter}
+		}
+	}
+	if p.Agg != nil {
+		if input, err = aggregate(ctx, ec, p, input); err != nil {
+			return nil, err
+		}
+	}
+	var rows [][]any
+	for {
+		r, err := input.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			break
+		}
+		out := make([]any, len(p.Project))
+		for i, e := range p.Project {
+			if out[i], err = ec.eval(e, valuesRow(r)); err != nil {
+				return nil, err
+			}
+		}
+		rows = append(rows, out)
+	}
+	if len(p.Sort) > 0 {
+		sortRows(rows, p.Sort)
+	}
+	if skip > 0 {
+		rows = rows[min(int64(len(rows)), skip):]
+	}
+	if limit >= 0 && int64(len(rows)) > limit {
+		rows = rows[:limit]
+	}
+	return &sliceIter{rows: rows}, nil
+}
+
+// rawScanIter yields message rows with every stateless column (for the
+// materializing path): the projection happens above aggregation/sort.
+type rawScanIter struct {
+	scanIter
+	outer *planner.SelectPlan
+}
+
+func (it *rawScanIter) next(ctx context.Context) ([]any, error) {
+	if it.plan.Project == nil {
+		n := int(planner.ColDelay) + 1
+		it.plan.Project = make([]planner.Expr, n)
+		for i := 0; i < n; i++ {
+			if i == int(planner.ColData) && !it.outer.Scan.NeedData {
+				it.plan.Project[i] = &planner.ConstExpr{}
+				continue
+			}
+			it.plan.Project[i] = &planner.ColExpr{Idx: i, T: planner.MsgColumns[i].Type}
+		}
+	}
+	return it.scanIter.next(ctx)
+}
+
+// filterIter applies a filter to materialized rows.
+type filterIter struct {
+	ec     *evalCtx
+	in     rowIter
+	filter planner.Expr
+}
+
+func (it *filterIter) next(ctx context.Context) ([]any, error) {
+	for {
+		r, err := it.in.next(ctx)
+		if err != nil || r == nil {
+			return r, err
+		}
+		if it.filter == nil {
+			return r, nil
+		}
+		ok, err := it.ec.eval(it.filter, valuesRow(r))
+		if err != nil {
+			return nil, err
+		}
+		if ok == true {
+			return r, nil
+		}
+	}
+}
+
+func sortRows(rows [][]any, keys []planner.SortKey) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		for _, k := range keys {
+			a, b := rows[i][k.Idx], rows[j][k.Idx]
+			if a == nil || b == nil {
+				if a == nil && b == nil {
+					continue
+				}
+				return (a == nil) == k.NullsFirst
+			}
+			c, err := compare(a, b)
+			if err != nil || c == 0 {
+				continue
+			}
+			if k.Desc {
+				return c > 0
+			}
+			return c < 0
+		}
+		return false
+	})
+}

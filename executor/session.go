@@ -1,0 +1,176 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/txn"
+	"topicgate/wire"
+)
+
+// Session is one connection's state: settings, the open transaction, and
+// the statements it prepared. It is used by one goroutine at a time (the
+// connection's), as wire promises.
+type Session struct {
+	eng      *Engine
+	info     wire.SessionInfo
+	settings *settings
+	tx       *txn.Txn // nil when idle
+	started  time.Time
+}
+
+// ParameterStatus implements wire.Session.
+func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
+
+// TxStatus implements wire.Session.
+func (s *Session) TxStatus() byte {
+	if s.tx == nil {
+		return byte(txn.Idle)
+	}
+	return byte(s.tx.State())
+}
+
+// Sync implements wire.Session. Every statement outside a transaction block
+// commits on its own, so there is no implicit transaction to end here.
+func (s *Session) Sync(ctx context.Context) error { return nil }
+
+// Close implements wire.Session: an open transaction rolls back.
+func (s *Session) Close() {
+	if s.tx != nil {
+		s.tx.Rollback()
+		s.tx = nil
+	}
+	s.eng.sessions.Delete(s.info.ProcessID)
+}
+
+// Parse implements wire.Session. A single statement is planned at once (so
+// Describe can report parameter and column types); statements of a
+// multi-statement query are planned when they run, since an earlier one may
+// create the topic a later one uses.
+func (s *Session) Parse(ctx context.Context, query string, paramOIDs []uint32) ([]wire.Statement, error) {
+	stmts, err := s.eng.cache.parse(query)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Statement, 0, len(stmts))
+	for _, st := range stmts {
+		if _, ok := st.(*sql.Empty); ok && len(stmts) == 1 {
+			return nil, nil
+		}
+		ps := &statement{s: s, ast: st, declared: make([]planner.Type, len(paramOIDs))}
+		for i, o := range paramOIDs {
+			ps.declared[i] = planner.TypeFromOID(o)
+		}
+		out = append(out, ps)
+	}
+	if len(out) == 1 {
+		if err := out[0].(*statement).prepare(); err != nil {
+			return nil, s.onError(err)
+		}
+	}
+	return out, nil
+}
+
+// onError records a statement failure in the transaction state.
+func (s *Session) onError(err error) error {
+	if s.tx != nil {
+		s.tx.Fail()
+	}
+	return err
+}
+
+// statement is a parsed, planned statement (wire.Statement).
+type statement struct {
+	s        *Session
+	ast      sql.Stmt
+	declared []planner.Type
+	plan     planner.Plan
+	params   []planner.Type
+	cols     []wire.Column
+}
+
+func (st *statement) prepare() error {
+	if st.plan != nil {
+		return nil
+	}
+	if st.s.tx != nil && st.s.tx.State() == txn.Failed && !endsTxn(st.ast) {
+		return errAborted
+	}
+	plan, params, err := planner.Build(st.s.eng, st.ast, st.declared)
+	if err != nil {
+		return err
+	}
+	st.plan, st.params = plan, params
+	st.cols = wireColumns(plan.Columns())
+	return nil
+}
+
+var errAborted = pgerror.New(pgerror.CodeInFailedSQLTransaction,
+	"current transaction is aborted, commands ignored until end of transaction block")
+
+func endsTxn(s sql.Stmt) bool {
+	switch s.(type) {
+	case *sql.Commit, *sql.Rollback:
+		return true
+	}
+	return false
+}
+
+func wireColumns(cols []planner.Column) []wire.Column {
+	if cols == nil {
+		return nil
+	}
+	out := make([]wire.Column, len(cols))
+	for i, c := range cols {
+		out[i] = wire.Column{Name: c.Name, TypeOID: c.T.OID()}
+	}
+	return out
+}
+
+// ParamTypes implements wire.Statement.
+func (st *statement) ParamTypes() []uint32 {
+	out := make([]uint32, len(st.params))
+	for i, t := range st.params {
+		out[i] = t.OID()
+	}
+	return out
+}
+
+// Columns implements wire.Statement.
+func (st *statement) Columns() []wire.Column { return st.cols }
+
+// Bind implements wire.Statement.
+func (st *statement) Bind(ctx context.Context, params []any) (wire.Portal, error) {
+	if err := st.prepare(); err != nil {
+		return nil, st.s.onError(err)
+	}
+	if len(params) != len(st.params) {
+		return nil, st.s.onError(pgerror.Newf(pgerror.CodeProtocolViolation,
+			"bind message supplies %d parameters, but prepared statement requires %d", len(params), len(st.params)))
+	}
+	vals := make([]any, len(params))
+	for i, v := range params {
+		if iv, ok := v.(wire.Interval); ok {
+			v = time.Duration(iv.Microseconds)*time.Microsecond + time.Duration(iv.Days)*24*time.Hour +
+				time.Duration(iv.Months)*30*24*time.Hour
+		}
+		nv, err := planner.NormalizeParam(v, st.params[i])
+		if err != nil {
+			var pe *pgerror.Error
+			if errors.As(err, &pe) {
+				pe.Message = "parameter $" + itoa(i+1) + ": " + pe.Message
+			}
+			return nil, st.s.onError(err)
+		}
+		vals[i] = nv
+	}
+	return &portal{st: st, params: vals}, nil
+}
+
+func itoa(i int) string {
+	return planner.FormatText(int64(i))
+}

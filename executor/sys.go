@@ -1,0 +1,97 @@
+package executor
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+)
+
+func codecNames(cs []topicstore.Codec) string {
+	if len(cs) == 0 {
+		cs = topicstore.AllCodecs
+	}
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.String()
+	}
+	return strings.Join(names, ",")
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// sysRows materializes a system view from the store's current state.
+func (s *Session) sysRows(view string) ([][]any, error) {
+	topics := s.eng.store.Topics()
+	sort.Slice(topics, func(i, j int) bool { return topics[i].Config.Name < topics[j].Config.Name })
+	var rows [][]any
+	switch view {
+	case "topics":
+		for _, t := range topics {
+			c := t.Config
+			var msgs, bytes, active int64
+			for _, p := range t.Partitions {
+				msgs += p.Messages
+				bytes += p.Bytes
+				if p.Active {
+					active++
+				}
+			}
+			consumers := make([]string, len(c.Consumers))
+			for i, cc := range c.Consumers {
+				consumers[i] = cc.Name
+			}
+			ret := c.RetentionPeriod
+			if ret == 0 {
+				ret = topicstore.DefaultRetention
+			}
+			speed := c.PartitionWriteSpeedBytes
+			if speed == 0 {
+				speed = topicstore.DefaultWriteSpeedBytesPerSec
+			}
+			strategy := c.AutoPartitioningStrategy
+			if strategy == "" {
+				strategy = "disabled"
+			}
+			rows = append(rows, []any{c.Name, int64(len(t.Partitions)), active, int64(c.MinActivePartitions),
+				int64(c.MaxActivePartitions), ret, c.RetentionStorageMB, codecNames(c.SupportedCodecs), speed,
+				strategy, strings.Join(consumers, ","), msgs, bytes, nullTime(t.CreatedAt)})
+		}
+	case "partitions":
+		for _, t := range topics {
+			for _, p := range t.Partitions {
+				rows = append(rows, []any{t.Config.Name, int64(p.ID), p.Active, p.StartOffset, p.EndOffset,
+					p.Messages, p.Bytes, nullTime(p.LastWrite)})
+			}
+		}
+	case "producers":
+		for _, t := range topics {
+			ps, err := s.eng.store.Producers(t.Config.Name)
+			if err != nil {
+				continue
+			}
+			sort.Slice(ps, func(i, j int) bool { return ps[i].ProducerID < ps[j].ProducerID })
+			for _, p := range ps {
+				rows = append(rows, []any{t.Config.Name, p.ProducerID, int64(p.Partition), p.MaxSeqNo, nullTime(p.LastWrite)})
+			}
+		}
+	default:
+		return nil, pgerror.AssertionFailed("unknown system view %s", view)
+	}
+	if v, ok := planner.SysViews[view]; ok {
+		for _, r := range rows {
+			if len(r) != len(v.Names) {
+				return nil, pgerror.AssertionFailed("sys.%s row has %d values, want %d", view, len(r), len(v.Names))
+			}
+		}
+	}
+	return rows, nil
+}

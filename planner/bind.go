@@ -1,0 +1,502 @@
+package planner
+
+import (
+	"strings"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// Scope resolves column names for the binder.
+type Scope struct {
+	Names []string
+	Types []Type
+	// Lookup, when set, resolves names not in Names (e.g. YDB aliases); it
+	// returns an index into Names.
+	Lookup func(name string) (int, bool)
+	// Source names the relation for error messages.
+	Source string
+}
+
+func (s *Scope) resolve(name string) (int, Type, bool) {
+	if s == nil {
+		return 0, 0, false
+	}
+	for i, n := range s.Names {
+		if n == name {
+			return i, s.Types[i], true
+		}
+	}
+	if s.Lookup != nil {
+		if i, ok := s.Lookup(name); ok {
+			return i, s.Types[i], true
+		}
+	}
+	return 0, 0, false
+}
+
+// binder type-checks AST expressions into planner expressions.
+type binder struct {
+	params   *[]Type
+	scope    *Scope
+	allowAgg bool
+	aggs     []*AggExpr
+}
+
+func newBinder(params *[]Type, scope *Scope) *binder { return &binder{params: params, scope: scope} }
+
+func (b *binder) param(n int) *ParamExpr {
+	for len(*b.params) < n {
+		*b.params = append(*b.params, TUnknown)
+	}
+	return &ParamExpr{Idx: n - 1, types: b.params}
+}
+
+// bind binds e; want (may be TUnknown) is the type the context expects,
+// used to type parameters and untyped literals.
+func (b *binder) bind(e sql.Expr, want Type) (Expr, error) {
+	x, err := b.bind0(e, want)
+	if err != nil {
+		return nil, err
+	}
+	if want != TUnknown && isUntyped(x) {
+		return coerce(x, want)
+	}
+	return x, nil
+}
+
+func isUntyped(e Expr) bool {
+	switch x := e.(type) {
+	case *ParamExpr:
+		return x.Type() == TUnknown
+	case *ConstExpr:
+		return x.T == TUnknown || x.T == TNull
+	}
+	return false
+}
+
+// coerce gives an untyped expression type t.
+func coerce(e Expr, t Type) (Expr, error) {
+	switch x := e.(type) {
+	case *ParamExpr:
+		if x.Type() == TUnknown {
+			(*x.types)[x.Idx] = t
+		}
+		return x, nil
+	case *ConstExpr:
+		if x.V == nil {
+			return &ConstExpr{V: nil, T: t}, nil
+		}
+		if x.T == TUnknown {
+			v, err := ParseText(x.V.(string), t)
+			if err != nil {
+				return nil, err
+			}
+			return &ConstExpr{V: v, T: t}, nil
+		}
+	}
+	return e, nil
+}
+
+func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
+	switch x := e.(type) {
+	case *sql.ColumnRef:
+		i, t, ok := b.scope.resolve(x.Name)
+		if !ok {
+			if b.scope == nil || b.scope.Source == "" {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist", x.Name)
+			}
+			return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist in %s", x.Name, b.scope.Source)
+		}
+		return &ColExpr{Idx: i, T: t, Name: b.scope.Names[i]}, nil
+	case *sql.Const:
+		return constExpr(x.Lit)
+	case *sql.ParamRef:
+		return b.param(x.N), nil
+	case *sql.Cast:
+		t, ok := TypeFromName(x.Type)
+		if !ok {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type)
+		}
+		inner, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := inner.(*ConstExpr); ok && c.T == TUnknown {
+			return coerce(c, t)
+		}
+		if p, ok := inner.(*ParamExpr); ok && p.Type() == TUnknown {
+			return coerce(p, t)
+		}
+		return &CastExpr{X: inner, T: t}, nil
+	case *sql.BinOp:
+		return b.bindBinOp(x)
+	case *sql.UnaryOp:
+		switch x.Op {
+		case "NOT":
+			inner, err := b.bind(x.X, TBool)
+			if err != nil {
+				return nil, err
+			}
+			if err := wantType(inner, TBool, "argument of NOT"); err != nil {
+				return nil, err
+			}
+			return &NotExpr{X: inner}, nil
+		case "-":
+			inner, err := b.bind(x.X, TInt8)
+			if err != nil {
+				return nil, err
+			}
+			if c, ok := inner.(*ConstExpr); ok {
+				switch v := c.V.(type) {
+				case int64:
+					return &ConstExpr{V: -v, T: c.T}, nil
+				case float64:
+					return &ConstExpr{V: -v, T: c.T}, nil
+				}
+			}
+			if !inner.Type().IsNumeric() && inner.Type() != TInterval {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: - %s", inner.Type())
+			}
+			return &NegExpr{X: inner}, nil
+		case "+":
+			return b.bind(x.X, want)
+		}
+	case *sql.FuncCall:
+		return b.bindFunc(x)
+	case *sql.InList:
+		l, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		list := make([]Expr, len(x.List))
+		for i, it := range x.List {
+			if list[i], err = b.bind(it, l.Type()); err != nil {
+				return nil, err
+			}
+			if err := comparable(l, list[i], "IN"); err != nil {
+				return nil, err
+			}
+		}
+		if isUntyped(l) && len(list) > 0 {
+			if l, err = coerce(l, list[0].Type()); err != nil {
+				return nil, err
+			}
+		}
+		return &InExpr{X: l, List: list, Not: x.Not}, nil
+	case *sql.Between:
+		l, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := b.bind(x.Lo, l.Type())
+		if err != nil {
+			return nil, err
+		}
+		hi, err := b.bind(x.Hi, l.Type())
+		if err != nil {
+			return nil, err
+		}
+		var out Expr = &LogicExpr{And: true, Args: []Expr{&CmpExpr{Op: ">=", L: l, R: lo}, &CmpExpr{Op: "<=", L: l, R: hi}}}
+		if x.Not {
+			out = &NotExpr{X: out}
+		}
+		return out, nil
+	case *sql.IsNull:
+		inner, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		return &IsNullExpr{X: inner, Not: x.Not}, nil
+	case *sql.IsBool:
+		inner, err := b.bind(x.X, TBool)
+		if err != nil {
+			return nil, err
+		}
+		return &IsBoolExpr{X: inner, Value: x.Value, Not: x.Not}, nil
+	case *sql.AnyAll:
+		l, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		arrWant := TUnknown
+		if l.Type() != TUnknown {
+			arrWant = ArrayOf(l.Type())
+		}
+		var arr Expr
+		if lit, ok := x.Array.(*sql.ArrayLit); ok {
+			arr, err = b.bindArray(lit, l.Type())
+		} else {
+			arr, err = b.bind(x.Array, arrWant)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(l) && arr.Type() != TUnknown {
+			if l, err = coerce(l, arr.Type().ElemType()); err != nil {
+				return nil, err
+			}
+		}
+		return &AnyExpr{Op: x.Op, X: l, Array: arr, All: x.All}, nil
+	case *sql.ArrayLit:
+		return b.bindArray(x, want.ElemType())
+	case *sql.Case:
+		return b.bindCase(x, want)
+	case *sql.Coalesce:
+		args, t, err := b.bindCommon(x.Args, want)
+		if err != nil {
+			return nil, err
+		}
+		return &CoalesceExpr{Args: args, T: t}, nil
+	case *sql.NullIf:
+		args, t, err := b.bindCommon([]sql.Expr{x.A, x.B}, want)
+		if err != nil {
+			return nil, err
+		}
+		return &CaseExpr{Whens: []CaseWhen{{Cond: &CmpExpr{Op: "=", L: args[0], R: args[1]}, Result: &ConstExpr{T: t}}}, Else: args[0], T: t}, nil
+	case *sql.Star:
+		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
+	case *sql.SubLink:
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "subqueries are not supported")
+	}
+	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", e)
+}
+
+func constExpr(l sql.Literal) (Expr, error) {
+	switch l.Kind {
+	case sql.LitNull:
+		return &ConstExpr{V: nil, T: TNull}, nil
+	case sql.LitInt:
+		return &ConstExpr{V: l.Int, T: TInt8}, nil
+	case sql.LitFloat:
+		return &ConstExpr{V: l.Float, T: TFloat8}, nil
+	case sql.LitString:
+		return &ConstExpr{V: l.Str, T: TUnknown}, nil
+	case sql.LitBool:
+		return &ConstExpr{V: l.Bool, T: TBool}, nil
+	case sql.LitInterval:
+		return &ConstExpr{V: l.Dur, T: TInterval}, nil
+	case sql.LitTime:
+		return &ConstExpr{V: l.Time, T: TTimestamptz}, nil
+	case sql.LitIdent:
+		return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist", l.Str)
+	}
+	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "literal kind %d is not supported here", l.Kind)
+}
+
+func wantType(e Expr, t Type, what string) error {
+	if e.Type() == t || e.Type() == TNull || e.Type() == TUnknown {
+		return nil
+	}
+	return pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s must be type %s, not type %s", what, t, e.Type())
+}
+
+// comparable reports whether values of l's and r's types can be compared.
+func comparable(l, r Expr, op string) error {
+	lt, rt := l.Type(), r.Type()
+	if lt == rt || lt == TUnknown || rt == TUnknown || lt == TNull || rt == TNull {
+		return nil
+	}
+	if lt.IsNumeric() && rt.IsNumeric() || lt.IsText() && rt.IsText() {
+		return nil
+	}
+	if (lt == TJSONB || lt == TJSON) && (rt == TJSONB || rt == TJSON) {
+		return nil
+	}
+	return pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
+		WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
+	op := strings.ToUpper(x.Op)
+	switch op {
+	case "AND", "OR":
+		l, err := b.bind(x.L, TBool)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bind(x.R, TBool)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range []Expr{l, r} {
+			if err := wantType(e, TBool, "argument of "+op); err != nil {
+				return nil, err
+			}
+		}
+		return &LogicExpr{And: op == "AND", Args: []Expr{l, r}}, nil
+	case "->", "->>":
+		l, err := b.bind(x.L, TJSONB)
+		if err != nil {
+			return nil, err
+		}
+		if t := l.Type(); t != TJSONB && t != TJSON {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s unknown", t, op)
+		}
+		k, err := b.bind(x.R, TText)
+		if err != nil {
+			return nil, err
+		}
+		return &JSONGetExpr{X: l, Key: k, Text: op == "->>"}, nil
+	}
+	l, err := b.bind(x.L, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bind(x.R, l.Type())
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(l) && !isUntyped(r) {
+		if l, err = coerce(l, r.Type()); err != nil {
+			return nil, err
+		}
+	}
+	if isUntyped(l) && isUntyped(r) {
+		if l, err = coerce(l, TText); err != nil {
+			return nil, err
+		}
+		if r, err = coerce(r, TText); err != nil {
+			return nil, err
+		}
+	}
+	switch op {
+	case "=", "<>", "!=", "<", "<=", ">", ">=":
+		if op == "!=" {
+			op = "<>"
+		}
+		if err := comparable(l, r, op); err != nil {
+			return nil, err
+		}
+		return &CmpExpr{Op: op, L: l, R: r}, nil
+	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
+		return &CmpExpr{Op: normLikeOp(op), L: l, R: r}, nil
+	case "||":
+		t := TText
+		if l.Type() == TBytea && r.Type() == TBytea {
+			t = TBytea
+		}
+		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
+	case "+", "-", "*", "/", "%":
+		t, err := arithType(l.Type(), r.Type(), op)
+		if err != nil {
+			return nil, err
+		}
+		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
+	}
+	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.Type(), x.Op, r.Type())
+}
+
+func normLikeOp(op string) string {
+	switch op {
+	case "LIKE":
+		return "~~"
+	case "ILIKE":
+		return "~~*"
+	case "NOT LIKE":
+		return "!~~"
+	case "NOT ILIKE":
+		return "!~~*"
+	}
+	return op
+}
+
+func arithType(l, r Type, op string) (Type, error) {
+	switch {
+	case l.IsInt() && r.IsInt():
+		return TInt8, nil
+	case l.IsNumeric() && r.IsNumeric():
+		return TFloat8, nil
+	case l == TTimestamptz && r == TInterval && (op == "+" || op == "-"):
+		return TTimestamptz, nil
+	case l == TInterval && r == TTimestamptz && op == "+":
+		return TTimestamptz, nil
+	case l == TTimestamptz && r == TTimestamptz && op == "-":
+		return TInterval, nil
+	case l == TInterval && r == TInterval && (op == "+" || op == "-"):
+		return TInterval, nil
+	case l == TInterval && r.IsNumeric() && (op == "*" || op == "/"):
+		return TInterval, nil
+	}
+	return 0, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l, op, r)
+}
+
+func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
+	elems := make([]Expr, len(x.Elems))
+	for i, e := range x.Elems {
+		var err error
+		if elems[i], err = b.bind(e, elem); err != nil {
+			return nil, err
+		}
+		if elem == TUnknown {
+			elem = elems[i].Type()
+		}
+	}
+	if elem == TUnknown || elem == TNull {
+		elem = TText
+	}
+	return &ArrayExpr{Elems: elems, T: ArrayOf(elem)}, nil
+}
+
+func (b *binder) bindCommon(args []sql.Expr, want Type) ([]Expr, Type, error) {
+	out := make([]Expr, len(args))
+	t := want
+	for i, a := range args {
+		var err error
+		if out[i], err = b.bind(a, t); err != nil {
+			return nil, 0, err
+		}
+		if t == TUnknown && !isUntyped(out[i]) {
+			t = out[i].Type()
+		}
+	}
+	if t == TUnknown {
+		t = TText
+	}
+	for i := range out {
+		var err error
+		if out[i], err = coerce(out[i], t); err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, t, nil
+}
+
+func (b *binder) bindCase(x *sql.Case, want Type) (Expr, error) {
+	var arg Expr
+	var err error
+	if x.Arg != nil {
+		if arg, err = b.bind(x.Arg, TUnknown); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]sql.Expr, 0, len(x.Whens)+1)
+	for _, w := range x.Whens {
+		results = append(results, w.Result)
+	}
+	if x.Else != nil {
+		results = append(results, x.Else)
+	}
+	bound, t, err := b.bindCommon(results, want)
+	if err != nil {
+		return nil, err
+	}
+	out := &CaseExpr{T: t}
+	for i, w := range x.Whens {
+		var cond Expr
+		if arg != nil {
+			v, err := b.bind(w.Cond, arg.Type())
+			if err != nil {
+				return nil, err
+			}
+			cond = &CmpExpr{Op: "=", L: arg, R: v}
+		} else if cond, err = b.bind(w.Cond, TBool); err != nil {
+			return nil, err
+		}
+		out.Whens = append(out.Whens, CaseWhen{Cond: cond, Result: bound[i]})
+	}
+	if x.Else != nil {
+		out.Else = bound[len(bound)-1]
+	}
+	return out, nil
+}

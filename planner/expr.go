@@ -1,0 +1,240 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Expr is a type-checked scalar expression. The executor evaluates it.
+type Expr interface {
+	Type() Type
+	String() string
+}
+
+// ColExpr reads column Idx of the input row.
+type ColExpr struct {
+	Idx  int
+	T    Type
+	Name string
+}
+
+// ConstExpr is a constant value (see the executor's value representation).
+type ConstExpr struct {
+	V any
+	T Type
+}
+
+// ParamExpr is bind parameter Idx (0-based, $1 is 0).
+type ParamExpr struct {
+	Idx   int
+	T     Type
+	types *[]Type // shared inference slot
+}
+
+// CmpExpr compares L and R (= <> < <= > >= LIKE ILIKE ~ and negations).
+type CmpExpr struct {
+	Op   string
+	L, R Expr
+}
+
+// LogicExpr is AND (And=true) or OR over Args.
+type LogicExpr struct {
+	And  bool
+	Args []Expr
+}
+
+// NotExpr is NOT X.
+type NotExpr struct{ X Expr }
+
+// ArithExpr is L op R for + - * / % and ||.
+type ArithExpr struct {
+	Op   string
+	L, R Expr
+	T    Type
+}
+
+// NegExpr is -X.
+type NegExpr struct{ X Expr }
+
+// JSONGetExpr is X -> Key or X ->> Key (Text).
+type JSONGetExpr struct {
+	X, Key Expr
+	Text   bool
+}
+
+// FuncExpr calls the builtin Name.
+type FuncExpr struct {
+	Name string
+	Args []Expr
+	T    Type
+}
+
+// CastExpr converts X to T.
+type CastExpr struct {
+	X Expr
+	T Type
+}
+
+// InExpr is X [NOT] IN (List).
+type InExpr struct {
+	X    Expr
+	List []Expr
+	Not  bool
+}
+
+// AnyExpr is X op ANY(Array) (or ALL).
+type AnyExpr struct {
+	Op    string
+	X     Expr
+	Array Expr
+	All   bool
+}
+
+// IsNullExpr is X IS [NOT] NULL.
+type IsNullExpr struct {
+	X   Expr
+	Not bool
+}
+
+// IsBoolExpr is X IS [NOT] TRUE/FALSE.
+type IsBoolExpr struct {
+	X     Expr
+	Value bool
+	Not   bool
+}
+
+// CaseExpr is a searched CASE (simple CASE is rewritten into it).
+type CaseExpr struct {
+	Whens []CaseWhen
+	Else  Expr
+	T     Type
+}
+
+// CaseWhen is one arm of a CaseExpr.
+type CaseWhen struct{ Cond, Result Expr }
+
+// CoalesceExpr is COALESCE(Args).
+type CoalesceExpr struct {
+	Args []Expr
+	T    Type
+}
+
+// ArrayExpr is ARRAY[Elems].
+type ArrayExpr struct {
+	Elems []Expr
+	T     Type
+}
+
+// AggExpr is an aggregate call; it is evaluated by the aggregation operator
+// and replaced by a ColExpr over the aggregate's output above it.
+type AggExpr struct {
+	Name     string // count, sum, min, max, avg
+	Arg      Expr   // nil for count(*)
+	Distinct bool
+	T        Type
+}
+
+func (e *ColExpr) Type() Type   { return e.T }
+func (e *ConstExpr) Type() Type { return e.T }
+func (e *ParamExpr) Type() Type { return (*e.types)[e.Idx] }
+func (e *CmpExpr) Type() Type   { return TBool }
+func (e *LogicExpr) Type() Type { return TBool }
+func (e *NotExpr) Type() Type   { return TBool }
+func (e *ArithExpr) Type() Type { return e.T }
+func (e *NegExpr) Type() Type   { return e.X.Type() }
+func (e *JSONGetExpr) Type() Type {
+	if e.Text {
+		return TText
+	}
+	return TJSONB
+}
+func (e *FuncExpr) Type() Type     { return e.T }
+func (e *CastExpr) Type() Type     { return e.T }
+func (e *InExpr) Type() Type       { return TBool }
+func (e *AnyExpr) Type() Type      { return TBool }
+func (e *IsNullExpr) Type() Type   { return TBool }
+func (e *IsBoolExpr) Type() Type   { return TBool }
+func (e *CaseExpr) Type() Type     { return e.T }
+func (e *CoalesceExpr) Type() Type { return e.T }
+func (e *ArrayExpr) Type() Type    { return e.T }
+func (e *AggExpr) Type() Type      { return e.T }
+
+func (e *ColExpr) String() string { return e.Name }
+func (e *ConstExpr) String() string {
+	switch v := e.V.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	case []byte:
+		return fmt.Sprintf("'\\x%x'", v)
+	}
+	return fmt.Sprint(e.V)
+}
+func (e *ParamExpr) String() string { return fmt.Sprintf("$%d", e.Idx+1) }
+func (e *CmpExpr) String() string   { return "(" + e.L.String() + " " + e.Op + " " + e.R.String() + ")" }
+func (e *LogicExpr) String() string {
+	op := " OR "
+	if e.And {
+		op = " AND "
+	}
+	parts := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		parts[i] = a.String()
+	}
+	return "(" + strings.Join(parts, op) + ")"
+}
+func (e *NotExpr) String() string { return "NOT " + e.X.String() }
+func (e *ArithExpr) String() string {
+	return "(" + e.L.String() + " " + e.Op + " " + e.R.String() + ")"
+}
+func (e *NegExpr) String() string { return "-" + e.X.String() }
+func (e *JSONGetExpr) String() string {
+	op := "->"
+	if e.Text {
+		op = "->>"
+	}
+	return "(" + e.X.String() + op + e.Key.String() + ")"
+}
+func (e *FuncExpr) String() string { return e.Name + "(" + joinExprs(e.Args) + ")" }
+func (e *CastExpr) String() string { return e.X.String() + "::" + e.T.String() }
+func (e *InExpr) String() string {
+	not := ""
+	if e.Not {
+		not = "NOT "
+	}
+	return e.X.String() + " " + not + "IN (" + joinExprs(e.List) + ")"
+}
+func (e *AnyExpr) String() string {
+	q := "ANY"
+	if e.All {
+		q = "ALL"
+	}
+	return e.X.String() + " " + e.Op + " " + q + "(" + e.Array.String() + ")"
+}
+func (e *IsNullExpr) String() string {
+	if e.Not {
+		return e.X.String() + " IS NOT NULL"
+	}
+	return e.X.String() + " IS NULL"
+}
+func (e *IsBoolExpr) String() string { return fmt.Sprintf("%s IS %v", e.X, e.Value) }
+func (e *CaseExpr) String() string   { return "CASE ... END" }
+func (e *CoalesceExpr) String() string {
+	return "coalesce(" + joinExprs(e.Args) + ")"
+}
+func (e *ArrayExpr) String() string { return "ARRAY[" + joinExprs(e.Elems) + "]" }
+func (e *AggExpr) String() string {
+	if e.Arg == nil {
+		return e.Name + "(*)"
+	}
+	return e.Name + "(" + e.Arg.String() + ")"
+}
+
+func joinExprs(es []Expr) string {
+	parts := make([]string, len(es))
+	for i, a := range es {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, ", ")
+}

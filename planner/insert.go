@@ -1,0 +1,136 @@
+package planner
+
+import (
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// resolveWriteCols resolves an INSERT/COPY column list. Without a list the
+// only column is data.
+func resolveWriteCols(topic string, names []string) ([]MsgCol, error) {
+	if len(names) == 0 {
+		return []MsgCol{ColData}, nil
+	}
+	cols := make([]MsgCol, 0, len(names))
+	seen := map[MsgCol]bool{}
+	for _, n := range names {
+		c, ok := LookupMsgCol(n)
+		if !ok {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" of topic \"%s\" does not exist", n, topic)
+		}
+		if !MsgColumns[c].Writable {
+			return nil, pgerror.Newf("428C9", "cannot insert a value into column \"%s\": it is assigned by the server", MsgColumns[c].Name)
+		}
+		if seen[c] {
+			return nil, pgerror.Newf(pgerror.CodeDuplicateColumn, "column \"%s\" specified more than once", MsgColumns[c].Name)
+		}
+		seen[c] = true
+		cols = append(cols, c)
+	}
+	if !seen[ColData] {
+		return nil, pgerror.Newf(pgerror.CodeNotNullViolation, "null value in column \"data\" of topic \"%s\" violates not-null constraint", topic).
+			WithHint("Every message needs a body: add data to the column list.")
+	}
+	return cols, nil
+}
+
+func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (Plan, error) {
+	topic := s.Table.Name
+	if s.Table.Schema != "" && s.Table.Schema != "public" {
+		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "cannot insert into \"%s.%s\"", s.Table.Schema, topic)
+	}
+	if _, err := lookupTopic(cat, topic); err != nil {
+		return nil, err
+	}
+	if len(s.Table.Hints) > 0 {
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "write hint \"%s\" is not supported", s.Table.Hints[0].Name)
+	}
+	if len(s.Returning) > 0 {
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "INSERT ... RETURNING is not supported on topics")
+	}
+	cols, err := resolveWriteCols(topic, s.Columns)
+	if err != nil {
+		return nil, err
+	}
+	p := &InsertPlan{Topic: topic, Cols: cols}
+	if s.Select != nil {
+		sp, err := planSelect(cat, s.Select, params)
+		if err != nil {
+			return nil, err
+		}
+		if len(sp.Cols) != len(cols) {
+			return nil, pgerror.Newf(pgerror.CodeSyntaxError, "INSERT has %d target columns but the SELECT returns %d", len(cols), len(sp.Cols))
+		}
+		for i, c := range cols {
+			if err := assignable(sp.Cols[i].T, MsgColumns[c]); err != nil {
+				return nil, err
+			}
+		}
+		p.Select = sp
+		return p, nil
+	}
+	b := newBinder(params, nil)
+	for _, row := range s.Values {
+		if len(row) != len(cols) {
+			if len(row) > len(cols) {
+				return nil, pgerror.New(pgerror.CodeSyntaxError, "INSERT has more expressions than target columns")
+			}
+			return nil, pgerror.New(pgerror.CodeSyntaxError, "INSERT has more target columns than expressions")
+		}
+		out := make([]Expr, len(row))
+		for i, e := range row {
+			mc := MsgColumns[cols[i]]
+			x, err := b.bind(e, mc.Type)
+			if err != nil {
+				return nil, err
+			}
+			if err := assignable(x.Type(), mc); err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		p.Rows = append(p.Rows, out)
+	}
+	return p, nil
+}
+
+// assignable checks a value of type t may be stored in column c (with the
+// assignment casts PostgreSQL would apply).
+func assignable(t Type, c MsgColumn) error {
+	ct := c.Type
+	switch {
+	case t == ct || t == TNull || t == TUnknown:
+		return nil
+	case ct.IsNumeric() && t.IsNumeric():
+		return nil
+	case ct.IsText() && (t.IsText() || t.IsNumeric() || t == TJSONB || t == TJSON):
+		return nil
+	case ct == TBytea && t.IsText():
+		return nil
+	case ct == TJSONB && (t == TJSON || t.IsText()):
+		return nil
+	case ct == TInterval && t.IsText():
+		return nil
+	case ct == TTimestamptz && t.IsText():
+		return nil
+	}
+	return pgerror.Newf(pgerror.CodeDatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", c.Name, ct, t).
+		WithHint("You will need to rewrite or cast the expression.")
+}
+
+func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
+	topic := s.Table.Name
+	if _, err := lookupTopic(cat, topic); err != nil {
+		return nil, err
+	}
+	cols, err := resolveWriteCols(topic, s.Columns)
+	if err != nil {
+		return nil, err
+	}
+	switch s.Format {
+	case "", "text", "csv", "binary":
+	default:
+		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "COPY format \"%s\" not recognized", s.Format)
+	}
+	return &CopyPlan{Topic: topic, Cols: cols, Opts: *s}, nil
+}

@@ -1,0 +1,144 @@
+package planner
+
+import (
+	"topicgate/sql"
+	"topicgate/topicstore"
+)
+
+// Catalog is what the planner may ask about topics. It never writes.
+type Catalog interface {
+	Topic(name string) (topicstore.TopicInfo, error)
+}
+
+// Column is a result column.
+type Column struct {
+	Name string
+	T    Type
+}
+
+// Plan is a planned statement. Params holds the inferred parameter types
+// (one per $n, exactly as many as the statement uses).
+type Plan interface {
+	Columns() []Column
+}
+
+// Bound is one side of an offset range pushed into a scan.
+type Bound struct {
+	X         Expr
+	Inclusive bool
+}
+
+// MsgScan reads a topic's messages, partition by partition in offset order.
+// The bounds are evaluated once per execution (they may hold parameters);
+// the Filter above the scan is still applied, so bounds only narrow.
+type MsgScan struct {
+	Topic        string
+	Partitions   []Expr // partition = / IN values; nil = all partitions
+	PartArray    Expr   // partition = ANY($n)
+	Lo, Hi       []Bound
+	MinWrittenAt []Bound
+	// NeedData is set when the data column is used (bodies are decoded only
+	// then).
+	NeedData bool
+}
+
+// SysScan produces the rows of a system view (sys.topics, ...).
+type SysScan struct {
+	View  string
+	Names []string
+	Types []Type
+}
+
+// SortKey orders by output column Idx (visible or hidden).
+type SortKey struct {
+	Idx        int
+	Desc       bool
+	NullsFirst bool
+}
+
+// AggSpec groups the filtered input rows. The aggregated row layout is
+// GroupBy values followed by one value per Aggs element.
+type AggSpec struct {
+	GroupBy []Expr
+	Aggs    []*AggExpr
+}
+
+// SelectPlan is a query: source -> filter -> [aggregate -> having] ->
+// project -> sort -> offset/limit. Project has len(Cols) visible
+// expressions followed by hidden sort-only expressions.
+type SelectPlan struct {
+	Scan    *MsgScan // nil unless reading a topic
+	Sys     *SysScan // nil unless reading a system view
+	Filter  Expr
+	Agg     *AggSpec
+	Having  Expr
+	Project []Expr
+	Cols    []Column
+	Sort    []SortKey
+	Limit   Expr
+	Offset  Expr
+	// Hints are the WITH (...) options of the FROM item.
+	Hints []sql.Option
+}
+
+// Columns implements Plan.
+func (p *SelectPlan) Columns() []Column { return p.Cols }
+
+// InsertPlan writes messages to a topic. Rows (VALUES) or Select (INSERT
+// ... SELECT) provide one value per element of Cols.
+type InsertPlan struct {
+	Topic  string
+	Cols   []MsgCol
+	Rows   [][]Expr
+	Select *SelectPlan
+}
+
+// Columns implements Plan.
+func (p *InsertPlan) Columns() []Column { return nil }
+
+// CopyPlan is COPY topic (cols) FROM STDIN.
+type CopyPlan struct {
+	Topic string
+	Cols  []MsgCol
+	Opts  sql.CopyFrom
+}
+
+// Columns implements Plan.
+func (p *CopyPlan) Columns() []Column { return nil }
+
+// CreateTopicPlan creates a topic.
+type CreateTopicPlan struct {
+	Config      topicstore.TopicConfig
+	IfNotExists bool
+}
+
+// AlterTopicPlan alters a topic: Apply edits a copy of its config.
+type AlterTopicPlan struct {
+	Name     string
+	IfExists bool
+	Apply    func(*topicstore.TopicConfig) error
+}
+
+// DropTopicPlan drops topics.
+type DropTopicPlan struct {
+	Names    []string
+	IfExists bool
+}
+
+// UtilityPlan is a statement the session handles itself (transaction
+// control, SET, SHOW, DISCARD, empty query).
+type UtilityPlan struct {
+	Stmt sql.Stmt
+	Cols []Column
+}
+
+// ExplainPlan describes Inner.
+type ExplainPlan struct {
+	Inner Plan
+}
+
+func (p *CreateTopicPlan) Columns() []Column { return nil }
+func (p *AlterTopicPlan) Columns() []Column  { return nil }
+func (p *DropTopicPlan) Columns() []Column   { return nil }
+func (p *UtilityPlan) Columns() []Column     { return p.Cols }
+func (p *ExplainPlan) Columns() []Column     { return []Column{{Name: "QUERY PLAN", T: TText}} }

@@ -1,0 +1,95 @@
+package planner
+
+import (
+	"errors"
+	"strings"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+)
+
+// Build plans stmt. declared holds the parameter types the client declared
+// (TUnknown where it did not); the returned slice has one inferred type per
+// parameter the statement uses. Unresolved parameters default to text.
+func Build(cat Catalog, stmt sql.Stmt, declared []Type) (Plan, []Type, error) {
+	params := append([]Type(nil), declared...)
+	if n := sql.NumParams(stmt); n > len(params) {
+		params = append(params, make([]Type, n-len(params))...)
+	}
+	p, err := build(cat, stmt, &params)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, t := range params {
+		if t == TUnknown {
+			params[i] = TText
+		}
+	}
+	return p, params, nil
+}
+
+func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
+	switch s := stmt.(type) {
+	case *sql.Select:
+		return planSelect(cat, s, params)
+	case *sql.Insert:
+		return planInsert(cat, s, params)
+	case *sql.CopyFrom:
+		return planCopy(cat, s)
+	case *sql.CreateTopic:
+		return planCreateTopic(s)
+	case *sql.AlterTopic:
+		return planAlterTopic(s)
+	case *sql.DropTopic:
+		return &DropTopicPlan{Names: s.Names, IfExists: s.IfExists}, nil
+	case *sql.Explain:
+		inner, err := build(cat, s.Stmt, params)
+		if err != nil {
+			return nil, err
+		}
+		return &ExplainPlan{Inner: inner}, nil
+	case *sql.Show:
+		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: strings.ToLower(s.Name), T: TText}}}, nil
+	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
+		return &UtilityPlan{Stmt: s}, nil
+	case *sql.Update:
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "UPDATE of topic \"%s\" is not supported: messages are immutable (shared-consumer UPDATE comes with shared consumers)", s.Table.Name)
+	case *sql.Delete:
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "DELETE from topic \"%s\" is not supported: messages are removed by retention (shared-consumer DELETE comes with shared consumers)", s.Table.Name)
+	case *sql.CopyTo:
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "COPY TO is not supported; use SELECT")
+	}
+	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "statement %T is not supported", stmt)
+}
+
+// TopicError maps a store error about a topic to a user error.
+func TopicError(err error, topic string) error {
+	switch {
+	case errors.Is(err, topicstore.ErrTopicNotFound):
+		return pgerror.Newf(pgerror.CodeUndefinedTable, "topic \"%s\" does not exist", topic)
+	case errors.Is(err, topicstore.ErrTopicExists):
+		return pgerror.Newf(pgerror.CodeDuplicateTable, "topic \"%s\" already exists", topic)
+	case errors.Is(err, topicstore.ErrCodecNotSupported):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
+	case errors.Is(err, topicstore.ErrMessageTooLarge):
+		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "%v: the limit is %d bytes (topic \"%s\")", err, topicstore.MaxMessageSize, topic)
+	case errors.Is(err, topicstore.ErrPartitionNotFound):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
+	case errors.Is(err, topicstore.ErrPartitionsDecrease):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "topic \"%s\": min_active_partitions cannot decrease", topic)
+	case errors.Is(err, topicstore.ErrConsumerExists):
+		return pgerror.Newf(pgerror.CodeDuplicateObject, "%v (topic \"%s\")", err, topic)
+	case errors.Is(err, topicstore.ErrConsumerNotFound):
+		return pgerror.Newf(pgerror.CodeUndefinedObject, "%v (topic \"%s\")", err, topic)
+	}
+	return err
+}
+
+func lookupTopic(cat Catalog, name string) (topicstore.TopicInfo, error) {
+	ti, err := cat.Topic(name)
+	if err != nil {
+		return ti, TopicError(err, name)
+	}
+	return ti, nil
+}

@@ -1,0 +1,159 @@
+package planner
+
+// walk calls fn for e and every sub-expression.
+func walk(e Expr, fn func(Expr)) {
+	if e == nil {
+		return
+	}
+	fn(e)
+	switch x := e.(type) {
+	case *CmpExpr:
+		walk(x.L, fn)
+		walk(x.R, fn)
+	case *LogicExpr:
+		for _, a := range x.Args {
+			walk(a, fn)
+		}
+	case *NotExpr:
+		walk(x.X, fn)
+	case *ArithExpr:
+		walk(x.L, fn)
+		walk(x.R, fn)
+	case *NegExpr:
+		walk(x.X, fn)
+	case *JSONGetExpr:
+		walk(x.X, fn)
+		walk(x.Key, fn)
+	case *FuncExpr:
+		for _, a := range x.Args {
+			walk(a, fn)
+		}
+	case *CastExpr:
+		walk(x.X, fn)
+	case *InExpr:
+		walk(x.X, fn)
+		for _, a := range x.List {
+			walk(a, fn)
+		}
+	case *AnyExpr:
+		walk(x.X, fn)
+		walk(x.Array, fn)
+	case *IsNullExpr:
+		walk(x.X, fn)
+	case *IsBoolExpr:
+		walk(x.X, fn)
+	case *CaseExpr:
+		for _, w := range x.Whens {
+			walk(w.Cond, fn)
+			walk(w.Result, fn)
+		}
+		walk(x.Else, fn)
+	case *CoalesceExpr:
+		for _, a := range x.Args {
+			walk(a, fn)
+		}
+	case *ArrayExpr:
+		for _, a := range x.Elems {
+			walk(a, fn)
+		}
+	case *AggExpr:
+		walk(x.Arg, fn)
+	}
+}
+
+// conjuncts splits a filter into its top-level AND terms.
+func conjuncts(e Expr, out []Expr) []Expr {
+	if l, ok := e.(*LogicExpr); ok && l.And {
+		for _, a := range l.Args {
+			out = conjuncts(a, out)
+		}
+		return out
+	}
+	if e != nil {
+		out = append(out, e)
+	}
+	return out
+}
+
+// isConstant reports whether e has no column references (constants and
+// parameters only), so the executor can evaluate it once per execution.
+func isConstant(e Expr) bool {
+	ok := true
+	walk(e, func(x Expr) {
+		switch x.(type) {
+		case *ColExpr, *AggExpr:
+			ok = false
+		case *FuncExpr:
+			if f := x.(*FuncExpr); f.Name == "clock_timestamp" {
+				ok = false
+			}
+		}
+	})
+	return ok
+}
+
+var flipOp = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+// pushDown is the rule that moves partition, offset and written_at
+// predicates of the filter into the scan, so a read of a few messages from a
+// huge topic seeks instead of scanning. The filter itself is kept.
+func pushDown(s *MsgScan, filter Expr) {
+	for _, c := range conjuncts(filter, nil) {
+		switch x := c.(type) {
+		case *CmpExpr:
+			col, ok := x.L.(*ColExpr)
+			val, op := x.R, x.Op
+			if !ok {
+				col, ok = x.R.(*ColExpr)
+				val, op = x.L, flipOp[x.Op]
+			}
+			if !ok || op == "" || !isConstant(val) {
+				continue
+			}
+			switch MsgCol(col.Idx) {
+			case ColPartition:
+				if op == "=" && s.Partitions == nil && s.PartArray == nil {
+					s.Partitions = []Expr{val}
+				}
+			case ColOffset:
+				addBound(&s.Lo, &s.Hi, op, val)
+			case ColWrittenAt:
+				var hi []Bound
+				addBound(&s.MinWrittenAt, &hi, op, val)
+			}
+		case *InExpr:
+			col, ok := x.X.(*ColExpr)
+			if !ok || x.Not || MsgCol(col.Idx) != ColPartition || s.Partitions != nil {
+				continue
+			}
+			all := true
+			for _, v := range x.List {
+				all = all && isConstant(v)
+			}
+			if all {
+				s.Partitions = x.List
+			}
+		case *AnyExpr:
+			col, ok := x.X.(*ColExpr)
+			if ok && !x.All && x.Op == "=" && MsgCol(col.Idx) == ColPartition && isConstant(x.Array) && s.Partitions == nil {
+				s.PartArray = x.Array
+			}
+		}
+	}
+}
+
+func addBound(lo, hi *[]Bound, op string, val Expr) {
+	switch op {
+	case "=":
+		*lo = append(*lo, Bound{X: val, Inclusive: true})
+		*hi = append(*hi, Bound{X: val, Inclusive: true})
+	case ">":
+		*lo = append(*lo, Bound{X: val})
+	case ">=":
+		*lo = append(*lo, Bound{X: val, Inclusive: true})
+	case "<":
+		*hi = append(*hi, Bound{X: val})
+	case "<=":
+		*hi = append(*hi, Bound{X: val, Inclusive: true})
+	}
+}

@@ -1,0 +1,270 @@
+package planner
+
+import (
+	"strconv"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// msgScope is the scope of a topic's message columns for stateless reads.
+func msgScope(topic string) *Scope {
+	n := int(ColDelay) + 1
+	s := &Scope{Names: make([]string, n), Types: make([]Type, n), Source: "topic \"" + topic + "\""}
+	for i := 0; i < n; i++ {
+		s.Names[i] = MsgColumns[i].Name
+		s.Types[i] = MsgColumns[i].Type
+	}
+	s.Lookup = func(name string) (int, bool) {
+		c, ok := ydbAliases[name]
+		if ok && int(c) < n {
+			return int(c), true
+		}
+		return 0, false
+	}
+	return s
+}
+
+func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error) {
+	p := &SelectPlan{}
+	var scope *Scope
+	var star []int
+	if s.From != nil {
+		switch s.From.Schema {
+		case "", "public":
+			if _, err := lookupTopic(cat, s.From.Name); err != nil {
+				return nil, err
+			}
+			if len(s.From.Hints) > 0 {
+				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "read hint \"%s\" on topic \"%s\" is not supported yet", s.From.Hints[0].Name, s.From.Name)
+			}
+			scope = msgScope(s.From.Name)
+			p.Scan = &MsgScan{Topic: s.From.Name}
+			p.Hints = s.From.Hints
+			for _, c := range StarColumns {
+				star = append(star, int(c))
+			}
+		case "sys":
+			view, ok := SysViews[s.From.Name]
+			if !ok {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"sys.%s\" does not exist", s.From.Name)
+			}
+			p.Sys = &SysScan{View: s.From.Name, Names: view.Names, Types: view.Types}
+			scope = &Scope{Names: view.Names, Types: view.Types, Source: "sys." + s.From.Name}
+			for i := range view.Names {
+				star = append(star, i)
+			}
+		default:
+			return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", s.From.Schema, s.From.Name)
+		}
+	}
+	b := newBinder(params, scope)
+	if s.Where != nil {
+		f, err := b.bind(s.Where, TBool)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(f, TBool, "argument of WHERE"); err != nil {
+			return nil, err
+		}
+		p.Filter = f
+	}
+	// Select list.
+	b.allowAgg = true
+	for _, t := range s.Targets {
+		if st, ok := t.Expr.(*sql.Star); ok {
+			if scope == nil {
+				return nil, pgerror.New(pgerror.CodeSyntaxError, "SELECT * with no tables specified is not valid")
+			}
+			_ = st
+			for _, i := range star {
+				p.Project = append(p.Project, &ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
+				p.Cols = append(p.Cols, Column{Name: scope.Names[i], T: scope.Types[i]})
+			}
+			continue
+		}
+		e, err := b.bind(t.Expr, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(e) {
+			if e, err = coerce(e, TText); err != nil {
+				return nil, err
+			}
+		}
+		p.Project = append(p.Project, e)
+		p.Cols = append(p.Cols, Column{Name: targetName(t), T: e.Type()})
+	}
+	var groupBy []Expr
+	for _, g := range s.GroupBy {
+		e, err := b.bindOrderRef(g, p)
+		if err != nil {
+			return nil, err
+		}
+		groupBy = append(groupBy, e)
+	}
+	if s.Having != nil {
+		h, err := b.bind(s.Having, TBool)
+		if err != nil {
+			return nil, err
+		}
+		p.Having = h
+	}
+	// ORDER BY: output position, output alias, or an expression.
+	sortExprs := make([]Expr, len(s.OrderBy))
+	for i, o := range s.OrderBy {
+		e, err := b.bindOrderRef(o.Expr, p)
+		if err != nil {
+			return nil, err
+		}
+		sortExprs[i] = e
+	}
+	b.allowAgg = false
+	if len(b.aggs) > 0 || len(groupBy) > 0 {
+		if err := p.rewriteAgg(groupBy, b.aggs, sortExprs); err != nil {
+			return nil, err
+		}
+	}
+	for i, o := range s.OrderBy {
+		idx := -1
+		for j := range p.Cols {
+			if p.Project[j].String() == sortExprs[i].String() {
+				idx = j
+				break
+			}
+		}
+		if idx < 0 {
+			idx = len(p.Project)
+			p.Project = append(p.Project, sortExprs[i])
+		}
+		nf := o.Desc
+		if o.NullsFirst != nil {
+			nf = *o.NullsFirst
+		}
+		p.Sort = append(p.Sort, SortKey{Idx: idx, Desc: o.Desc, NullsFirst: nf})
+	}
+	if p.Scan != nil && naturalOrder(p) {
+		p.Sort = nil
+	}
+	var err error
+	if s.Limit != nil {
+		if p.Limit, err = bindCount(b, s.Limit, "LIMIT"); err != nil {
+			return nil, err
+		}
+	}
+	if s.Offset != nil {
+		if p.Offset, err = bindCount(b, s.Offset, "OFFSET"); err != nil {
+			return nil, err
+		}
+	}
+	if p.Scan != nil {
+		pushDown(p.Scan, p.Filter)
+		p.Scan.NeedData = usesCol(p, int(ColData))
+	}
+	return p, nil
+}
+
+func bindCount(b *binder, e sql.Expr, what string) (Expr, error) {
+	x, err := b.bind(e, TInt8)
+	if err != nil {
+		return nil, err
+	}
+	if !x.Type().IsInt() && x.Type() != TNull {
+		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "argument of %s must be type bigint, not type %s", what, x.Type())
+	}
+	return x, nil
+}
+
+// bindOrderRef binds an ORDER BY / GROUP BY item: an integer constant is an
+// output position, a bare name matching an output alias is that column.
+func (b *binder) bindOrderRef(e sql.Expr, p *SelectPlan) (Expr, error) {
+	if c, ok := e.(*sql.Const); ok && c.Lit.Kind == sql.LitInt {
+		n := int(c.Lit.Int)
+		if n < 1 || n > len(p.Cols) {
+			return nil, pgerror.Newf(pgerror.CodeInvalidColumnReference, "ORDER BY position %d is not in select list", n)
+		}
+		return p.Project[n-1], nil
+	}
+	if cr, ok := e.(*sql.ColumnRef); ok && cr.Table == "" {
+		if _, _, inScope := b.scope.resolve(cr.Name); !inScope {
+			for i, col := range p.Cols {
+				if col.Name == cr.Name {
+					return p.Project[i], nil
+				}
+			}
+		}
+	}
+	return b.bind(e, TUnknown)
+}
+
+func targetName(t sql.Target) string {
+	if t.Alias != "" {
+		return t.Alias
+	}
+	switch x := t.Expr.(type) {
+	case *sql.ColumnRef:
+		if c, ok := ydbAliases[x.Name]; ok {
+			_ = c
+			return x.Name
+		}
+		return x.Name
+	case *sql.FuncCall:
+		return x.Name
+	case *sql.Cast:
+		return targetName(sql.Target{Expr: x.X})
+	case *sql.BinOp:
+		if x.Op == "->" || x.Op == "->>" {
+			return "?column?"
+		}
+	case *sql.Coalesce:
+		return "coalesce"
+	case *sql.Case:
+		return "case"
+	}
+	return "?column?"
+}
+
+// naturalOrder reports whether the sort keys ask for (partition, offset)
+// ascending, the order a scan produces anyway.
+func naturalOrder(p *SelectPlan) bool {
+	if len(p.Sort) == 0 || len(p.Sort) > 2 || p.Agg != nil {
+		return len(p.Sort) == 0
+	}
+	want := []MsgCol{ColPartition, ColOffset}
+	for i, k := range p.Sort {
+		c, ok := p.Project[k.Idx].(*ColExpr)
+		if !ok || k.Desc || MsgCol(c.Idx) != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func usesCol(p *SelectPlan, idx int) bool {
+	found := false
+	visit := func(e Expr) {
+		walk(e, func(x Expr) {
+			if c, ok := x.(*ColExpr); ok && c.Idx == idx {
+				found = true
+			}
+		})
+	}
+	visit(p.Filter)
+	if p.Agg != nil {
+		for _, g := range p.Agg.GroupBy {
+			visit(g)
+		}
+		for _, a := range p.Agg.Aggs {
+			if a.Arg != nil {
+				visit(a.Arg)
+			}
+		}
+	} else {
+		for _, e := range p.Project {
+			visit(e)
+		}
+	}
+	return found
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

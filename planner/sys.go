@@ -1,0 +1,25 @@
+package planner
+
+// SysView describes a system view's columns; the executor produces rows.
+type SysView struct {
+	Names []string
+	Types []Type
+}
+
+// SysViews are the views under the sys schema.
+var SysViews = map[string]SysView{
+	"topics": {
+		Names: []string{"topic", "partitions", "active_partitions", "min_active_partitions", "max_active_partitions",
+			"retention_period", "retention_storage_mb", "supported_codecs", "partition_write_speed_bytes_per_second",
+			"auto_partitioning_strategy", "consumers", "messages", "bytes", "created_at"},
+		Types: []Type{TText, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TText, TInt8, TText, TText, TInt8, TInt8, TTimestamptz},
+	},
+	"partitions": {
+		Names: []string{"topic", "partition", "active", "start_offset", "end_offset", "messages", "bytes", "last_write_at"},
+		Types: []Type{TText, TInt8, TBool, TInt8, TInt8, TInt8, TInt8, TTimestamptz},
+	},
+	"producers": {
+		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},
+		Types: []Type{TText, TText, TInt8, TInt8, TTimestamptz},
+	},
+}

@@ -1,0 +1,381 @@
+package sql
+
+import "time"
+
+// Stmt is one parsed statement. Both front ends (pg_query for PostgreSQL
+// statements, our own parser for topic DDL and hints) produce these types.
+type Stmt interface{ stmtNode() }
+
+// Expr is a scalar expression.
+type Expr interface{ exprNode() }
+
+// LitKind is the kind of a Literal.
+type LitKind int
+
+const (
+	LitNull LitKind = iota
+	LitInt
+	LitFloat // Str holds the exact text too, for numeric
+	LitString
+	LitBool
+	LitIdent    // a bare identifier used as a value in WITH (...) options: CONSUMER = analytics
+	LitInterval // Interval('PT30S') or INTERVAL '30 seconds'
+	LitTime     // Datetime('...') / Timestamp('...') / TIMESTAMPTZ '...'
+	LitParam    // $n in an option value
+)
+
+// Literal is a constant value, in expressions and in WITH (...) options.
+type Literal struct {
+	Kind  LitKind
+	Int   int64
+	Float float64
+	Str   string // LitString, LitIdent, LitFloat (text form)
+	Bool  bool
+	Dur   time.Duration
+	Time  time.Time
+	Param int // 1-based, LitParam
+}
+
+// Option is one `name = value` item of a WITH (...) list: topic options,
+// consumer options and read hints. Name is lower-cased.
+type Option struct {
+	Name  string
+	Value Literal
+	Pos   int // 1-based position in the query text, 0 if unknown
+}
+
+// TableRef names a topic (or a system view such as sys.topics) with the
+// optional WITH (...) hints that follow the name.
+type TableRef struct {
+	Schema string // "" or "sys" / "pg_catalog" / "information_schema"
+	Name   string // topic path, e.g. "orders/eu"
+	Alias  string
+	Hints  []Option
+	Pos    int // 1-based character position of the name in the query, 0 if unknown
+}
+
+// ---- expressions ----
+
+// ColumnRef is a column name, optionally qualified.
+type ColumnRef struct {
+	Table string
+	Name  string // lower-cased unless quoted; YDB aliases are kept as written
+}
+
+// Const is a literal in an expression. Untyped string literals keep
+// LitString; the planner gives them a type from context, as PostgreSQL does.
+type Const struct{ Lit Literal }
+
+// ParamRef is a $n placeholder (1-based).
+type ParamRef struct{ N int }
+
+// BinOp is a binary operator: = <> < <= > >= + - * / % || AND OR -> ->>
+// LIKE ILIKE NOT LIKE NOT ILIKE ~ (and @> ? for jsonb), IS DISTINCT FROM,
+// IS NOT DISTINCT FROM.
+type BinOp struct {
+	Op   string
+	L, R Expr
+}
+
+// UnaryOp is NOT or unary minus.
+type UnaryOp struct {
+	Op string // "NOT", "-", "+"
+	X  Expr
+}
+
+// FuncCall is a function call; Name is lower-cased and unqualified.
+type FuncCall struct {
+	Name     string
+	Args     []Expr
+	Star     bool // count(*)
+	Distinct bool
+}
+
+// Cast is X::Type or CAST(X AS Type). Type is a normalized PostgreSQL type
+// name: int2 int4 int8 float4 float8 numeric bool text varchar bytea json
+// jsonb timestamptz timestamp interval date uuid, with "[]" suffix for arrays.
+type Cast struct {
+	X    Expr
+	Type string
+}
+
+// InList is X [NOT] IN (list).
+type InList struct {
+	X    Expr
+	List []Expr
+	Not  bool
+}
+
+// Between is X [NOT] BETWEEN Lo AND Hi.
+type Between struct {
+	X, Lo, Hi Expr
+	Not       bool
+}
+
+// IsNull is X IS [NOT] NULL.
+type IsNull struct {
+	X   Expr
+	Not bool
+}
+
+// IsBool is X IS [NOT] TRUE/FALSE.
+type IsBool struct {
+	X     Expr
+	Value bool
+	Not   bool
+}
+
+// AnyAll is X op ANY(array) or X op ALL(array).
+type AnyAll struct {
+	Op    string
+	X     Expr
+	Array Expr
+	All   bool
+}
+
+// ArrayLit is ARRAY[...] .
+type ArrayLit struct{ Elems []Expr }
+
+// Case is CASE [Arg] WHEN ... THEN ... [ELSE ...] END.
+type Case struct {
+	Arg   Expr // nil for searched CASE
+	Whens []When
+	Else  Expr
+}
+
+// When is one WHEN of a Case.
+type When struct{ Cond, Result Expr }
+
+// Coalesce is COALESCE(args...); NullIf is NULLIF(a, b).
+type Coalesce struct{ Args []Expr }
+
+// NullIf is NULLIF(A, B).
+type NullIf struct{ A, B Expr }
+
+// Star is * in a select list (Table set for t.*).
+type Star struct{ Table string }
+
+// SubLink is a scalar subquery; only accepted where documented.
+type SubLink struct{ Select *Select }
+
+// Default is the DEFAULT keyword in an INSERT ... VALUES row or UPDATE SET.
+type Default struct{}
+
+func (*ColumnRef) exprNode() {}
+func (*Const) exprNode()     {}
+func (*ParamRef) exprNode()  {}
+func (*BinOp) exprNode()     {}
+func (*UnaryOp) exprNode()   {}
+func (*FuncCall) exprNode()  {}
+func (*Cast) exprNode()      {}
+func (*InList) exprNode()    {}
+func (*Between) exprNode()   {}
+func (*IsNull) exprNode()    {}
+func (*IsBool) exprNode()    {}
+func (*AnyAll) exprNode()    {}
+func (*ArrayLit) exprNode()  {}
+func (*Case) exprNode()      {}
+func (*Coalesce) exprNode()  {}
+func (*NullIf) exprNode()    {}
+func (*Star) exprNode()      {}
+func (*SubLink) exprNode()   {}
+func (*Default) exprNode()   {}
+
+// ---- statements ----
+
+// Target is one select-list item.
+type Target struct {
+	Expr  Expr
+	Alias string // "" if none
+}
+
+// OrderBy is one ORDER BY item.
+type OrderBy struct {
+	Expr       Expr
+	Desc       bool
+	NullsFirst *bool // nil = default
+}
+
+// Select is SELECT targets [FROM table [WITH (hints)]] [WHERE] [GROUP BY]
+// [ORDER BY] [LIMIT] [OFFSET]. From is nil for SELECT without FROM.
+// Joins and subqueries in FROM are rejected with 0A000 by the front end.
+type Select struct {
+	Distinct bool
+	Targets  []Target
+	From     *TableRef
+	Where    Expr
+	GroupBy  []Expr
+	Having   Expr
+	OrderBy  []OrderBy
+	Limit    Expr // nil = none
+	Offset   Expr // nil = none
+}
+
+// Insert is INSERT INTO table [(cols)] VALUES (...), ... or INSERT ... SELECT.
+type Insert struct {
+	Table     TableRef
+	Columns   []string // nil = all writable columns in default order
+	Values    [][]Expr
+	Select    *Select
+	Returning []Target
+}
+
+// SetClause is one col = expr of UPDATE ... SET.
+type SetClause struct {
+	Column string
+	Value  Expr
+}
+
+// Update is UPDATE table [WITH (hints)] SET ... [WHERE ...].
+type Update struct {
+	Table     TableRef
+	Set       []SetClause
+	Where     Expr
+	Returning []Target
+}
+
+// Delete is DELETE FROM table [WITH (hints)] [WHERE ...].
+type Delete struct {
+	Table     TableRef
+	Where     Expr
+	Returning []Target
+}
+
+// CopyFrom is COPY table [(cols)] FROM STDIN [WITH (...)].
+type CopyFrom struct {
+	Table     TableRef
+	Columns   []string
+	Format    string // "text", "csv", "binary"
+	Delimiter string // "" = format default
+	Null      string // NULL marker; Format default when NullSet is false
+	NullSet   bool
+	Header    bool
+	Quote     string
+	Escape    string
+}
+
+// CopyTo is COPY table|(query) TO STDOUT; accepted for completeness.
+type CopyTo struct {
+	Query  *Select
+	Format string
+}
+
+// CreateTopic is CREATE TOPIC [IF NOT EXISTS] name [(CONSUMER ...)] [WITH (...)].
+type CreateTopic struct {
+	Name        string
+	IfNotExists bool
+	Consumers   []ConsumerDef
+	Options     []Option
+}
+
+// ConsumerDef is CONSUMER name [WITH (options)].
+type ConsumerDef struct {
+	Name    string
+	Options []Option
+	Pos     int
+}
+
+// AlterAction is one comma-separated action of ALTER TOPIC.
+type AlterAction interface{ alterAction() }
+
+// AddConsumer is ADD CONSUMER name [WITH (...)].
+type AddConsumer struct{ Consumer ConsumerDef }
+
+// DropConsumer is DROP CONSUMER name.
+type DropConsumer struct{ Name string }
+
+// AlterConsumer is ALTER CONSUMER name SET (...) | RESET (names).
+type AlterConsumer struct {
+	Name  string
+	Set   []Option
+	Reset []string
+}
+
+// SetOptions is SET (options) on the topic.
+type SetOptions struct{ Options []Option }
+
+// ResetOptions is RESET (names) on the topic.
+type ResetOptions struct{ Names []string }
+
+func (*AddConsumer) alterAction()   {}
+func (*DropConsumer) alterAction()  {}
+func (*AlterConsumer) alterAction() {}
+func (*SetOptions) alterAction()    {}
+func (*ResetOptions) alterAction()  {}
+
+// AlterTopic is ALTER TOPIC [IF EXISTS] name action, action, ...
+type AlterTopic struct {
+	Name     string
+	IfExists bool
+	Actions  []AlterAction
+}
+
+// DropTopic is DROP TOPIC [IF EXISTS] name[, name...].
+type DropTopic struct {
+	Names    []string
+	IfExists bool
+}
+
+// Begin is BEGIN / START TRANSACTION.
+type Begin struct {
+	ReadOnly  bool
+	Isolation string // "" or lower-case level, e.g. "serializable", "read committed"
+}
+
+// Commit is COMMIT / END.
+type Commit struct{}
+
+// Rollback is ROLLBACK / ABORT.
+type Rollback struct{}
+
+// SetVar is SET [SESSION|LOCAL] name = value / TO value / RESET name.
+type SetVar struct {
+	Name  string // lower-cased
+	Value string // "" with Reset
+	Local bool
+	Reset bool
+	All   bool // RESET ALL
+}
+
+// Show is SHOW name / SHOW ALL.
+type Show struct{ Name string }
+
+// Explain is EXPLAIN [ANALYZE] stmt.
+type Explain struct {
+	Stmt    Stmt
+	Analyze bool
+}
+
+// Empty is an empty query string (only comments or whitespace).
+type Empty struct{}
+
+// Discard is DISCARD ALL and friends (a no-op for topicgate).
+type Discard struct{ What string }
+
+// Deallocate is DEALLOCATE [PREPARE] name|ALL.
+type Deallocate struct {
+	Name string
+	All  bool
+}
+
+// Listen-style and other statements PostgreSQL has but topicgate does not
+// are reported as 0A000 by the front end, naming the statement.
+
+func (*Select) stmtNode()      {}
+func (*Insert) stmtNode()      {}
+func (*Update) stmtNode()      {}
+func (*Delete) stmtNode()      {}
+func (*CopyFrom) stmtNode()    {}
+func (*CopyTo) stmtNode()      {}
+func (*CreateTopic) stmtNode() {}
+func (*AlterTopic) stmtNode()  {}
+func (*DropTopic) stmtNode()   {}
+func (*Begin) stmtNode()       {}
+func (*Commit) stmtNode()      {}
+func (*Rollback) stmtNode()    {}
+func (*SetVar) stmtNode()      {}
+func (*Show) stmtNode()        {}
+func (*Explain) stmtNode()     {}
+func (*Empty) stmtNode()       {}
+func (*Discard) stmtNode()     {}
+func (*Deallocate) stmtNode()  {}

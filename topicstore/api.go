@@ -1,0 +1,199 @@
+package topicstore
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// This file is the narrow interface the rest of topicgate uses (DESIGN.md
+// §6). It speaks of topics, partitions, offsets, messages and producers,
+// never of SQL and never of Pebble keys.
+
+// Codec is a message body compression codec.
+type Codec uint8
+
+// Codecs, numbered as YDB numbers them.
+const (
+	CodecRaw  Codec = 1
+	CodecGzip Codec = 2
+	CodecLzop Codec = 3
+	CodecZstd Codec = 4
+)
+
+// AllCodecs lists every codec, the default of supported_codecs.
+var AllCodecs = []Codec{CodecRaw, CodecGzip, CodecLzop, CodecZstd}
+
+// MaxMessageSize is the largest message body accepted (uncompressed), 12 MiB.
+const MaxMessageSize = 12 << 20
+
+// Default values, as YDB's.
+const (
+	DefaultRetention              = 18 * time.Hour
+	DefaultWriteSpeedBytesPerSec  = 1 << 20
+	DefaultUpUtilizationPercent   = 90
+	DefaultDownUtilizationPercent = 30
+	DefaultStabilizationWindow    = 5 * time.Minute
+	DefaultProducerExpiry         = 14 * 24 * time.Hour
+	DefaultProcessingTimeout      = 30 * time.Second
+	MaxConsumersPerTopic          = 3000
+)
+
+// Errors the store returns. Callers map them to SQLSTATEs.
+var (
+	ErrTopicExists        = errors.New("topic already exists")
+	ErrTopicNotFound      = errors.New("topic does not exist")
+	ErrConsumerExists     = errors.New("consumer already exists")
+	ErrConsumerNotFound   = errors.New("consumer does not exist")
+	ErrPartitionNotFound  = errors.New("partition does not exist")
+	ErrCodecNotSupported  = errors.New("codec not supported by topic")
+	ErrMessageTooLarge    = errors.New("message too large")
+	ErrPartitionsDecrease = errors.New("min_active_partitions cannot decrease")
+	ErrClosed             = errors.New("store closed")
+	ErrCorrupt            = errors.New("corrupt data")
+)
+
+// ConsumerConfig is a consumer's definition.
+type ConsumerConfig struct {
+	Name               string
+	Shared             bool // type = 'shared'; else streaming
+	Important          bool
+	ReadFrom           time.Time // zero = from the beginning
+	SupportedCodecs    []Codec   // nil = all
+	AvailabilityPeriod time.Duration
+	// Shared consumers only.
+	ProcessingTimeout     time.Duration // default_processing_timeout
+	MaxProcessingAttempts int           // 0 = unlimited
+	DeadLetterPolicy      string        // "none", "delete", "move"
+	DeadLetterQueue       string
+	KeepMessagesOrder     bool
+	ReceiveMessageDelay   time.Duration
+}
+
+// TopicConfig is a topic's definition. Zero values mean "default".
+type TopicConfig struct {
+	Name                        string
+	MinActivePartitions         int
+	MaxActivePartitions         int
+	RetentionPeriod             time.Duration
+	RetentionStorageMB          int64
+	SupportedCodecs             []Codec // nil = AllCodecs
+	PartitionWriteSpeedBytes    int64   // 0 = default, not throttled
+	PartitionWriteBurstBytes    int64
+	MeteringMode                string
+	AutoPartitioningStrategy    string // "disabled", "scale_up", "paused"
+	AutoPartitioningUpPercent   int
+	AutoPartitioningDownPercent int
+	AutoPartitioningWindow      time.Duration
+	Consumers                   []ConsumerConfig
+}
+
+// PartitionInfo describes one partition's state.
+type PartitionInfo struct {
+	ID          int32
+	Active      bool
+	StartOffset int64 // first retained offset
+	EndOffset   int64 // next offset to be assigned (visible end)
+	Bytes       int64 // stored bytes of retained messages
+	Messages    int64 // EndOffset - StartOffset
+	LastWrite   time.Time
+}
+
+// TopicInfo is a topic's definition and state.
+type TopicInfo struct {
+	Config     TopicConfig
+	ID         uint64
+	CreatedAt  time.Time
+	Partitions []PartitionInfo
+}
+
+// Attr is one user attribute.
+type Attr struct{ Key, Value string }
+
+// Message is one message. On write, Partition < 0 means "chosen by the
+// store" (producer binding or round robin), Body holds the uncompressed data
+// and the store compresses it with Codec. On read, Body holds the stored
+// (compressed) bytes: call Decode to get the data.
+type Message struct {
+	Partition      int32
+	Offset         int64
+	ProducerID     string // "" = write without dedup
+	SeqNo          int64
+	HasSeqNo       bool
+	MessageGroupID string // "" = none
+	CreatedAt      time.Time
+	WrittenAt      time.Time
+	Codec          Codec
+	Attrs          []Attr
+	Body           []byte
+	Delay          time.Duration
+}
+
+// Decode returns the message's uncompressed data.
+func (m *Message) Decode() ([]byte, error) { return Decompress(m.Codec, m.Body) }
+
+// TopicWrite is a set of messages for one topic in a commit.
+type TopicWrite struct {
+	Topic    string
+	Messages []Message
+}
+
+// CommitRequest is everything one atomic, synced commit does.
+type CommitRequest struct {
+	Writes []TopicWrite
+}
+
+// WriteResult reports a topic write's outcome.
+type WriteResult struct {
+	Written    int // messages appended
+	Duplicates int // messages skipped by seqno dedup
+}
+
+// CommitResult has one WriteResult per TopicWrite, in order.
+type CommitResult struct {
+	Writes []WriteResult
+}
+
+// ScanRange bounds a partition scan. End < 0 means "to the visible end".
+type ScanRange struct {
+	Partition int32
+	Start     int64 // first offset (clamped up to the partition's start)
+	End       int64 // exclusive; -1 = visible end
+	// MinWrittenAt skips batches written before it (optional pushdown).
+	MinWrittenAt time.Time
+}
+
+// Store is the storage interface. Implementations are safe for concurrent
+// use.
+type Store interface {
+	CreateTopic(ctx context.Context, cfg TopicConfig) error
+	// AlterTopic applies fn to a copy of the config and stores the result
+	// atomically; adding partitions is done by raising MinActivePartitions.
+	AlterTopic(ctx context.Context, name string, fn func(*TopicConfig) error) error
+	DropTopic(ctx context.Context, name string) error
+	Topic(name string) (TopicInfo, error)
+	Topics() []TopicInfo
+
+	// Commit validates every message (codec supported, size, partition
+	// exists), assigns offsets, applies dedup and writes everything in one
+	// synced batch. Nothing is written if validation fails.
+	Commit(ctx context.Context, req *CommitRequest) (CommitResult, error)
+
+	// Scan calls fn for each visible message of the range in offset order.
+	// m and its slices are only valid during the call. fn returns false to
+	// stop.
+	Scan(ctx context.Context, topic string, r ScanRange, fn func(m *Message) bool) error
+
+	// Producers lists the producers of a topic.
+	Producers(topic string) ([]ProducerInfo, error)
+
+	Close() error
+}
+
+// ProducerInfo is a producer's dedup state.
+type ProducerInfo struct {
+	ProducerID string
+	Partition  int32
+	MaxSeqNo   int64
+	LastWrite  time.Time
+}

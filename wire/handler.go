@@ -1,0 +1,177 @@
+package wire
+
+import (
+	"context"
+	"time"
+)
+
+// This file is the contract between the protocol layer and the engine that
+// runs statements (the executor). The wire package implements the
+// PostgreSQL v3 protocol and calls these interfaces; it knows nothing of
+// topics, SQL or storage.
+
+// Well-known type OIDs the wire layer can encode and decode.
+const (
+	OIDBool        uint32 = 16
+	OIDBytea       uint32 = 17
+	OIDName        uint32 = 19
+	OIDInt8        uint32 = 20
+	OIDInt2        uint32 = 21
+	OIDInt4        uint32 = 23
+	OIDText        uint32 = 25
+	OIDOid         uint32 = 26
+	OIDJSON        uint32 = 114
+	OIDFloat4      uint32 = 700
+	OIDFloat8      uint32 = 701
+	OIDUnknown     uint32 = 705
+	OIDBoolArray   uint32 = 1000
+	OIDInt2Array   uint32 = 1005
+	OIDInt4Array   uint32 = 1007
+	OIDTextArray   uint32 = 1009
+	OIDInt8Array   uint32 = 1016
+	OIDBpchar      uint32 = 1042
+	OIDVarchar     uint32 = 1043
+	OIDTimestamp   uint32 = 1114
+	OIDTimestamptz uint32 = 1184
+	OIDInterval    uint32 = 1186
+	OIDNumeric     uint32 = 1700
+	OIDUUID        uint32 = 2950
+	OIDJSONB       uint32 = 3802
+	OIDChar        uint32 = 18
+)
+
+// Column describes one result column (RowDescription field).
+type Column struct {
+	Name    string
+	TypeOID uint32
+	// TypeSize and TypeMod follow PostgreSQL's conventions; 0 means "derive
+	// from the OID" (the wire layer fills the usual sizes).
+	TypeSize int16
+	TypeMod  int32
+}
+
+// Value representations the wire layer encodes, by column type OID. A row
+// is a []any with one of these per column, or nil for NULL:
+//
+//	bool                 bool
+//	int2/int4/int8/oid   int64 (int32 and int also accepted)
+//	float4/float8        float64
+//	numeric              string (decimal text) or int64 / float64
+//	text/varchar/name    string or []byte
+//	bytea                []byte
+//	json/jsonb           []byte or string holding JSON text
+//	timestamptz          time.Time
+//	timestamp            time.Time (wall clock, no zone)
+//	interval             time.Duration or wire.Interval
+//	arrays (int8[], text[], int4[], bool[])  []int64, []string, []bool, []any
+//
+// Decoded Bind parameters use the same representations: the wire layer
+// decodes each parameter by the statement's parameter OID (text or binary
+// format); a parameter of OID 0/unknown arrives as string (text format) or
+// []byte (binary format), untouched.
+
+// Interval is a PostgreSQL interval with months and days kept apart.
+type Interval struct {
+	Months       int32
+	Days         int32
+	Microseconds int64
+}
+
+// SessionInfo is what the client sent at startup, after authentication.
+type SessionInfo struct {
+	User       string
+	Database   string
+	Params     map[string]string // every startup parameter, e.g. application_name, TimeZone
+	RemoteAddr string
+	// ProcessID is the BackendKeyData process id of this connection.
+	ProcessID uint32
+}
+
+// Handler creates one Session per client connection.
+type Handler interface {
+	// NewSession is called after successful authentication. Params returned by
+	// the session's ParameterStatus are sent to the client.
+	NewSession(ctx context.Context, info SessionInfo) (Session, error)
+}
+
+// Session is one client connection's engine state. The wire layer calls it
+// from a single goroutine (the connection's), never concurrently, except for
+// nothing: cancellation comes through the ctx passed to Execute.
+type Session interface {
+	// ParameterStatus returns the ParameterStatus values to send at startup.
+	ParameterStatus() map[string]string
+
+	// Parse parses query text into statements. The simple query protocol
+	// executes every statement returned; the extended protocol requires at
+	// most one (zero for an empty query). paramOIDs are the types the client
+	// declared in Parse (0 = unspecified); the Statement reports the final
+	// ones.
+	Parse(ctx context.Context, query string, paramOIDs []uint32) ([]Statement, error)
+
+	// TxStatus returns the ReadyForQuery status: 'I' idle, 'T' in a
+	// transaction block, 'E' in a failed transaction block.
+	TxStatus() byte
+
+	// SimpleQueryDone is called after the last statement of a simple Query
+	// message (and at Sync in the extended protocol): implicit transactions
+	// end here.
+	Sync(ctx context.Context) error
+
+	// Close releases the session (connection closed). An open transaction
+	// rolls back.
+	Close()
+}
+
+// Statement is a prepared statement.
+type Statement interface {
+	// ParamTypes returns one OID per $n parameter, counting exactly the $n
+	// the statement uses (the highest n).
+	ParamTypes() []uint32
+	// Columns describes the result rows; nil for statements that return no
+	// rows (NoData).
+	Columns() []Column
+	// Bind creates a portal with decoded parameter values.
+	Bind(ctx context.Context, params []any) (Portal, error)
+}
+
+// Portal is a bound statement ready to run. Execute may be called several
+// times when the client asks for a row limit: each call continues where the
+// previous one stopped.
+type Portal interface {
+	// Columns describes the result rows (as Statement.Columns).
+	Columns() []Column
+	// Execute runs or resumes the portal, writing rows to out. maxRows 0
+	// means no limit. It returns done=false when it stopped because maxRows
+	// rows were written and more remain (PortalSuspended); otherwise it
+	// returns the command tag ("SELECT 3", "INSERT 0 5", "CREATE TOPIC").
+	Execute(ctx context.Context, out Output, maxRows int) (tag string, done bool, err error)
+	// Close releases the portal's resources. It may be called before the
+	// portal is finished.
+	Close()
+}
+
+// Output receives what a portal produces.
+type Output interface {
+	// WriteRow sends one DataRow. vals has one element per column; the slice
+	// may be reused by the caller after WriteRow returns.
+	WriteRow(vals []any) error
+	// Notice sends a NoticeResponse (severity NOTICE) now.
+	Notice(code, msg string)
+	// CopyIn switches the connection into COPY FROM STDIN mode: it sends
+	// CopyInResponse with the given column count and format (0 text, 1
+	// binary) and returns a reader of the CopyData payload. The reader
+	// returns io.EOF at CopyDone; at CopyFail it returns an error carrying
+	// SQLSTATE 57014 and the client's message. The portal must read until
+	// an error or io.EOF.
+	CopyIn(format int16, columns int) (CopyReader, error)
+}
+
+// CopyReader yields the bytes of a COPY FROM STDIN stream.
+type CopyReader interface {
+	// Next returns the payload of the next CopyData message (valid until the
+	// next call), or io.EOF after CopyDone.
+	Next() ([]byte, error)
+}
+
+// Clock is the time source; tests inject a fake.
+type Clock func() time.Time
