@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"topicgate/planner"
 	"topicgate/sql"
@@ -124,6 +125,11 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		if len(r) > len(p.st.cols) {
 			r = r[:len(p.st.cols)]
 		}
+		for i, c := range p.st.cols {
+			if d, ok := r[i].(time.Duration); ok && c.TypeOID == wire.OIDInterval {
+				r[i] = durationInterval(d)
+			}
+		}
 		if err := out.WriteRow(r); err != nil {
 			return "", true, err
 		}
@@ -203,4 +209,11 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		return "", nil, nil
 	}
 	return "", nil, pgerror.AssertionFailed("utility %T", plan.Stmt)
+}
+
+// durationInterval splits d into days and time, as PostgreSQL prints
+// intervals ("1 day 02:00:00").
+func durationInterval(d time.Duration) wire.Interval {
+	day := 24 * time.Hour
+	return wire.Interval{Days: int32(d / day), Microseconds: int64(d%day) / 1000}
 }

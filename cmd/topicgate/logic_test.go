@@ -1,0 +1,250 @@
+package main
+
+// The logic-test runner: testdata/*.test files hold statements and queries
+// with their expected results, run through a real pgx connection to an
+// in-process server (one fresh server and data directory per file).
+//
+// File format (blank lines separate records, # starts a comment):
+//
+//	statement ok
+//	CREATE TOPIC t
+//
+//	statement error 42P07 topic "t" already exists
+//	CREATE TOPIC t
+//
+//	query
+//	SELECT partition, offset FROM t
+//	----
+//	0|0
+//
+//	connection other     (switch to, or open, a named connection)
+//	mode extended        (send with the extended protocol; default: simple)
+//
+// The text after an error code must be a substring of the server's message.
+// Query rows print values in PostgreSQL's text format joined by '|', NULL as
+// NULL, and NOTICE messages as lines starting with "NOTICE: ". Run with
+// -rewrite to regenerate expected results and error lines.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite expected results of logic tests")
+
+type logicRecord struct {
+	kind     string // statement, query, connection, mode
+	arg      string // rest of the header line
+	sql      string
+	expected []string
+	line     int
+	comments []string // comment lines before the record, kept by -rewrite
+}
+
+func parseLogicFile(t *testing.T, path string) []logicRecord {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []logicRecord
+	var comments []string
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "#") {
+			comments = append(comments, lines[i])
+			continue
+		}
+		if l == "" {
+			continue
+		}
+		kind, arg, _ := strings.Cut(l, " ")
+		rec := logicRecord{kind: kind, arg: strings.TrimSpace(arg), line: i + 1, comments: comments}
+		comments = nil
+		switch kind {
+		case "connection", "mode":
+			recs = append(recs, rec)
+			continue
+		case "statement", "query":
+		default:
+			t.Fatalf("%s:%d: unknown directive %q", path, i+1, kind)
+		}
+		var sqlLines []string
+		i++
+		for ; i < len(lines) && strings.TrimSpace(lines[i]) != "" && lines[i] != "----"; i++ {
+			sqlLines = append(sqlLines, lines[i])
+		}
+		rec.sql = strings.Join(sqlLines, "\n")
+		if i < len(lines) && lines[i] == "----" {
+			for i++; i < len(lines) && lines[i] != ""; i++ {
+				rec.expected = append(rec.expected, lines[i])
+			}
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// logicConn runs statements and renders results.
+type logicConn struct {
+	c       *pgconn.PgConn
+	notices []string
+}
+
+func (lc *logicConn) run(ctx context.Context, sql string, extended bool) ([]string, error) {
+	lc.notices = nil
+	var out []string
+	render := func(rows [][][]byte) {
+		for _, r := range rows {
+			vals := make([]string, len(r))
+			for i, v := range r {
+				if v == nil {
+					vals[i] = "NULL"
+				} else {
+					vals[i] = string(v)
+				}
+			}
+			out = append(out, strings.Join(vals, "|"))
+		}
+	}
+	if extended {
+		res := lc.c.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		render(res.Rows)
+	} else {
+		results, err := lc.c.Exec(ctx, sql).ReadAll()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range results {
+			render(r.Rows)
+		}
+	}
+	for _, n := range lc.notices {
+		out = append(out, "NOTICE: "+n)
+	}
+	return out, nil
+}
+
+func TestLogic(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/*.test")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no logic test files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".test"), func(t *testing.T) { runLogicFile(t, f) })
+	}
+}
+
+func runLogicFile(t *testing.T, path string) {
+	a := startTestServer(t)
+	ctx := context.Background()
+	conns := map[string]*logicConn{}
+	connect := func(name string) *logicConn {
+		if lc, ok := conns[name]; ok {
+			return lc
+		}
+		cfg, err := pgconn.ParseConfig(a.dsn())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc := &logicConn{}
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { lc.notices = append(lc.notices, n.Message) }
+		c, err := pgconn.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc.c = c
+		t.Cleanup(func() { c.Close(context.Background()) })
+		conns[name] = lc
+		return lc
+	}
+	cur := connect("default")
+	extended := false
+	recs := parseLogicFile(t, path)
+	var out strings.Builder
+	for _, rec := range recs {
+		for _, c := range rec.comments {
+			fmt.Fprintln(&out, c)
+		}
+		switch rec.kind {
+		case "connection":
+			cur = connect(rec.arg)
+			fmt.Fprintf(&out, "connection %s\n\n", rec.arg)
+			continue
+		case "mode":
+			extended = rec.arg == "extended"
+			fmt.Fprintf(&out, "mode %s\n\n", rec.arg)
+			continue
+		}
+		rows, err := cur.run(ctx, rec.sql, extended)
+		var pgErr *pgconn.PgError
+		switch {
+		case err != nil && !errors.As(err, &pgErr):
+			t.Fatalf("%s:%d: %v", path, rec.line, err)
+		case rec.kind == "statement":
+			header := "statement ok"
+			if err != nil {
+				header = "statement error " + pgErr.Code + " " + pgErr.Message
+			}
+			if !*rewrite {
+				checkStatement(t, path, rec, pgErr)
+			}
+			fmt.Fprintf(&out, "%s\n%s\n\n", header, rec.sql)
+		default:
+			if err != nil {
+				if !*rewrite {
+					t.Errorf("%s:%d: query failed: %v\n%s", path, rec.line, err, rec.sql)
+				}
+				fmt.Fprintf(&out, "statement error %s %s\n%s\n\n", pgErr.Code, pgErr.Message, rec.sql)
+				continue
+			}
+			if !*rewrite && strings.Join(rows, "\n") != strings.Join(rec.expected, "\n") {
+				t.Errorf("%s:%d: %s\nexpected:\n%s\ngot:\n%s", path, rec.line, rec.sql,
+					strings.Join(rec.expected, "\n"), strings.Join(rows, "\n"))
+			}
+			fmt.Fprintf(&out, "query\n%s\n----\n", rec.sql)
+			for _, r := range rows {
+				fmt.Fprintln(&out, r)
+			}
+			fmt.Fprintln(&out)
+		}
+	}
+	if *rewrite {
+		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkStatement(t *testing.T, path string, rec logicRecord, pgErr *pgconn.PgError) {
+	want := rec.arg
+	if want == "ok" {
+		if pgErr != nil {
+			t.Errorf("%s:%d: expected ok, got %s %s\n%s", path, rec.line, pgErr.Code, pgErr.Message, rec.sql)
+		}
+		return
+	}
+	rest, ok := strings.CutPrefix(want, "error ")
+	if !ok {
+		t.Fatalf("%s:%d: bad statement header %q", path, rec.line, want)
+	}
+	code, msg, _ := strings.Cut(rest, " ")
+	if pgErr == nil {
+		t.Errorf("%s:%d: expected error %s, got ok\n%s", path, rec.line, code, rec.sql)
+		return
+	}
+	if pgErr.Code != code || !strings.Contains(pgErr.Message, msg) {
+		t.Errorf("%s:%d: expected error %s %q, got %s %q\n%s", path, rec.line, code, msg, pgErr.Code, pgErr.Message, rec.sql)
+	}
+}
