@@ -13,6 +13,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -48,6 +50,7 @@ func main() {
 	fs.StringVar(&cfg.TLSCert, "tls-cert", env("TOPICGATE_TLS_CERT", ""), "TLS certificate (PEM)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
 	verbose := fs.Bool("v", false, "log connection-level events")
+	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/debug/pprof); off when empty")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 256, "the most one transaction or COPY may stage, in MiB")
 	_ = fs.Parse(os.Args[2:])
 	if *usersFile != "" {
@@ -65,6 +68,13 @@ func main() {
 	a, err := start(cfg)
 	if err != nil {
 		fatal(err)
+	}
+	if *httpAddr != "" {
+		go func() {
+			if err := http.ListenAndServe(*httpAddr, nil); err != nil {
+				fmt.Fprintln(os.Stderr, "topicgate: http:", err)
+			}
+		}()
 	}
 	fmt.Fprintf(os.Stderr, "topicgate listening on %s (data in %s, auth %s)\n", a.Addr(), cfg.DataDir, strings.ToLower(authName(cfg)))
 	sig := make(chan os.Signal, 1)

@@ -1,0 +1,75 @@
+package executor
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"topicgate/planner"
+	"topicgate/sql"
+	"topicgate/topicstore"
+)
+
+func TestBuiltinsMatchPlanner(t *testing.T) {
+	for name := range planner.Builtins {
+		_, ok := builtins[name]
+		require.True(t, ok, "builtin %s is planned but not implemented", name)
+	}
+	for name := range builtins {
+		_, ok := planner.Builtins[name]
+		require.True(t, ok, "builtin %s is implemented but not planned", name)
+	}
+}
+
+func TestAttrsJSON(t *testing.T) {
+	require.Equal(t, "{}", attrsJSON(nil))
+	require.Equal(t, `{"a": "1", "bb": "x\"y", "ccc": "\n"}`,
+		attrsJSON([]topicstore.Attr{{Key: "ccc", Value: "\n"}, {Key: "a", Value: "1"}, {Key: "bb", Value: `x"y`}}))
+}
+
+func TestUnescapeCopy(t *testing.T) {
+	require.Equal(t, "a\tb\\c\x01A", unescapeCopy(`a\tb\\c\001\x41`))
+	require.Equal(t, "plain", unescapeCopy("plain"))
+}
+
+func TestReadCSVRecord(t *testing.T) {
+	r := bufio.NewReader(strings.NewReader("a,\"b,c\",,\"\"\n\"x\"\"y\",\"multi\nline\"\n"))
+	f, q, err := readCSVRecord(r, ',', '"', '"')
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b,c", "", ""}, f)
+	require.Equal(t, []bool{false, true, false, true}, q)
+	f, _, err = readCSVRecord(r, ',', '"', '"')
+	require.NoError(t, err)
+	require.Equal(t, []string{`x"y`, "multi\nline"}, f)
+}
+
+func TestCompareAndLike(t *testing.T) {
+	c, err := compare(int64(2), 2.5)
+	require.NoError(t, err)
+	require.Equal(t, -1, c)
+	m, err := match("~~", "hello", "h%l_o")
+	require.NoError(t, err)
+	require.Equal(t, true, m)
+	m, err = match("!~~*", "HELLO", "h%")
+	require.NoError(t, err)
+	require.Equal(t, false, m)
+	_, err = intArith("+", 1<<62, 1<<62)
+	require.Error(t, err)
+}
+
+func TestEvalThreeValuedLogic(t *testing.T) {
+	stmts, err := sql.Parse("SELECT NULL AND false, NULL OR true, NULL AND true, 1 IN (2, NULL), NOT (NULL::bool)")
+	require.NoError(t, err)
+	p, _, err := planner.Build(nil, stmts[0], nil)
+	require.NoError(t, err)
+	ec := &evalCtx{}
+	var got []any
+	for _, e := range p.(*planner.SelectPlan).Project {
+		v, err := ec.eval(e, valuesRow(nil))
+		require.NoError(t, err)
+		got = append(got, v)
+	}
+	require.Equal(t, []any{false, true, nil, nil, nil}, got)
+}

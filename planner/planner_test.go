@@ -1,0 +1,149 @@
+package planner
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"topicgate/sql"
+	"topicgate/topicstore"
+)
+
+type fakeCatalog map[string]topicstore.TopicInfo
+
+func (c fakeCatalog) Topic(name string) (topicstore.TopicInfo, error) {
+	t, ok := c[name]
+	if !ok {
+		return t, topicstore.ErrTopicNotFound
+	}
+	return t, nil
+}
+
+var cat = fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActivePartitions: 4}}}
+
+func plan(t *testing.T, q string, declared ...Type) (Plan, []Type) {
+	t.Helper()
+	stmts, err := sql.Parse(q)
+	require.NoError(t, err)
+	require.Len(t, stmts, 1)
+	p, params, err := Build(cat, stmts[0], declared)
+	require.NoError(t, err, q)
+	return p, params
+}
+
+func TestParamInference(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want []Type
+	}{
+		{"INSERT INTO t (data) VALUES ($1)", []Type{TBytea}},
+		{"INSERT INTO t (producer_id, seqno, data) VALUES ($1, $2, $3)", []Type{TText, TInt8, TBytea}},
+		{"SELECT data FROM t WHERE partition = $1 AND offset = ANY($2)", []Type{TInt8, TInt8Array}},
+		{"SELECT data FROM t WHERE attrs->>'k' = $1 LIMIT $2", []Type{TText, TInt8}},
+		{"SELECT data FROM t WHERE written_at >= $1", []Type{TTimestamptz}},
+		{"INSERT INTO t (data, delay, attrs) VALUES ($1, $2, $3)", []Type{TBytea, TInterval, TJSONB}},
+		{"SELECT $1::int4", []Type{TInt4}},
+		{"SELECT $1", []Type{TText}},
+	} {
+		_, params := plan(t, tc.q)
+		require.Equal(t, tc.want, params, tc.q)
+	}
+	// A declared type wins over inference.
+	_, params := plan(t, "INSERT INTO t (data) VALUES ($1)", TText)
+	require.Equal(t, []Type{TText}, params)
+}
+
+func TestPushDown(t *testing.T) {
+	p, _ := plan(t, "SELECT data FROM t WHERE partition = 2 AND offset >= 10 AND offset < $1 AND written_at >= now() LIMIT 5")
+	s := p.(*SelectPlan).Scan
+	require.Len(t, s.Partitions, 1)
+	require.Equal(t, "2", s.Partitions[0].String())
+	require.Len(t, s.Lo, 1)
+	require.True(t, s.Lo[0].Inclusive)
+	require.Len(t, s.Hi, 1)
+	require.False(t, s.Hi[0].Inclusive)
+	require.Len(t, s.MinWrittenAt, 1)
+	require.True(t, s.NeedData)
+
+	// Flipped comparisons and BETWEEN.
+	p, _ = plan(t, "SELECT offset FROM t WHERE 5 < offset AND partition IN (1, 3) AND offset BETWEEN 0 AND 100")
+	s = p.(*SelectPlan).Scan
+	require.Len(t, s.Partitions, 2)
+	require.Len(t, s.Lo, 2)
+	require.False(t, s.Lo[0].Inclusive)
+	require.False(t, s.NeedData, "data is not read, so bodies are not decoded")
+
+	// OR is not pushed (the filter still applies).
+	p, _ = plan(t, "SELECT offset FROM t WHERE partition = 1 OR offset > 3")
+	s = p.(*SelectPlan).Scan
+	require.Nil(t, s.Partitions)
+	require.Nil(t, s.Lo)
+
+	// ORDER BY partition, offset is the scan's order: no sort.
+	p, _ = plan(t, "SELECT offset FROM t ORDER BY partition, offset")
+	require.Nil(t, p.(*SelectPlan).Sort)
+	p, _ = plan(t, "SELECT offset FROM t ORDER BY offset DESC")
+	require.Len(t, p.(*SelectPlan).Sort, 1)
+}
+
+func TestPlanErrors(t *testing.T) {
+	for q, code := range map[string]string{
+		"SELECT nosuch FROM t":                               "42703",
+		"SELECT * FROM nosuch":                               "42P01",
+		"INSERT INTO t (offset, data) VALUES (1, 'x')":       "428C9",
+		"INSERT INTO t (producer_id) VALUES ('p')":           "23502",
+		"INSERT INTO t (data, data) VALUES ('a', 'b')":       "42701",
+		"SELECT data + 1 FROM t":                             "42883",
+		"SELECT partition, count(*) FROM t":                  "42803",
+		"CREATE TOPIC x WITH (nosuch = 1)":                   "22023",
+		"CREATE TOPIC x WITH (retention_period = 'forever')": "22023",
+		"SELECT 'abc'::int8":                                 "22P02",
+		"SELECT * FROM sys.nosuch":                           "42P01",
+	} {
+		stmts, err := sql.Parse(q)
+		require.NoError(t, err, q)
+		_, _, err = Build(cat, stmts[0], nil)
+		require.Error(t, err, q)
+		require.Equal(t, code, errCode(err), "%s: %v", q, err)
+	}
+}
+
+func errCode(err error) string {
+	if s, ok := err.(interface{ SQLState() string }); ok {
+		return s.SQLState()
+	}
+	return ""
+}
+
+func TestParseInterval(t *testing.T) {
+	for in, want := range map[string]string{
+		"PT30S": "00:00:30", "P2D": "2 days", "PT1H30M": "01:30:00", "P1DT2H": "1 day 02:00:00",
+		"30 seconds": "00:00:30", "1 day 02:00:00": "1 day 02:00:00", "5m": "00:05:00", "-1 hour": "-01:00:00",
+		"1 week": "7 days", "00:00:01.5": "00:00:01.5",
+	} {
+		d, err := ParseInterval(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, FormatInterval(d), in)
+	}
+	for _, bad := range []string{"", "P", "PTXS", "forever", "1 fortnight"} {
+		_, err := ParseInterval(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestValues(t *testing.T) {
+	b, err := ParseBytea(`\x00ff`)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0, 0xff}, b)
+	b, err = ParseBytea(`a\\b\001`)
+	require.NoError(t, err)
+	require.Equal(t, []byte("a\\b\x01"), b)
+	j, err := NormalizeJSONB(`{"bb":1,"a":{"z":true,"y":[1,2]}}`)
+	require.NoError(t, err)
+	require.Equal(t, `{"a": {"y": [1, 2], "z": true}, "bb": 1}`, j)
+	_, err = ParseText("70000", TInt2)
+	require.Error(t, err)
+	ts, err := ParseTimestamp("2026-01-02 03:04:05+00")
+	require.NoError(t, err)
+	require.Equal(t, "2026-01-02 03:04:05+00", FormatText(ts))
+}

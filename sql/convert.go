@@ -1,0 +1,327 @@
+package sql
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v5"
+
+	"topicgate/sql/pgerror"
+)
+
+// converter turns one pg_query statement tree into our AST.
+type converter struct {
+	pp        *prepassResult
+	hintsUsed int
+}
+
+// unsupported returns a 0A000 error naming the feature, at loc (a byte
+// offset in the pre-passed text; -1 if unknown).
+func (c *converter) unsupported(loc int32, format string, args ...any) error {
+	pos := -1
+	if loc >= 0 {
+		pos = c.pp.orig(int(loc))
+	}
+	return errAt(pgerror.CodeFeatureNotSupported, pos, format+" is not supported", args...)
+}
+
+func (c *converter) stmt(n *pg.Node) (Stmt, error) {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_SelectStmt:
+		return c.selectStmt(x.SelectStmt)
+	case *pg.Node_InsertStmt:
+		return c.insertStmt(x.InsertStmt)
+	case *pg.Node_UpdateStmt:
+		return c.updateStmt(x.UpdateStmt)
+	case *pg.Node_DeleteStmt:
+		return c.deleteStmt(x.DeleteStmt)
+	case *pg.Node_CopyStmt:
+		return c.copyStmt(x.CopyStmt)
+	case *pg.Node_TransactionStmt:
+		return c.transactionStmt(x.TransactionStmt)
+	case *pg.Node_VariableSetStmt:
+		return c.setStmt(x.VariableSetStmt)
+	case *pg.Node_VariableShowStmt:
+		return &Show{Name: strings.ToLower(x.VariableShowStmt.Name)}, nil
+	case *pg.Node_ExplainStmt:
+		return c.explainStmt(x.ExplainStmt)
+	case *pg.Node_DiscardStmt:
+		what := strings.ToLower(strings.TrimPrefix(x.DiscardStmt.Target.String(), "DISCARD_"))
+		return &Discard{What: what}, nil
+	case *pg.Node_DeallocateStmt:
+		name := x.DeallocateStmt.Name
+		return &Deallocate{Name: name, All: name == ""}, nil
+	case *pg.Node_CreateStmt:
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "CREATE TABLE is not supported; use CREATE TOPIC")
+	case *pg.Node_AlterTableStmt:
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "ALTER TABLE is not supported; use ALTER TOPIC")
+	case *pg.Node_DropStmt:
+		if x.DropStmt.RemoveType == pg.ObjectType_OBJECT_TABLE {
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DROP TABLE is not supported; use DROP TOPIC")
+		}
+	}
+	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s is not supported", stmtName(c.pp.text))
+}
+
+// stmtName names a statement by its leading keywords, e.g. "CREATE INDEX".
+func stmtName(text string) string {
+	toks, err := lex(text)
+	if err != nil || len(toks) < 2 {
+		return "this statement"
+	}
+	var words []string
+	for _, t := range toks {
+		if t.Kind != tIdent || len(words) == 5 {
+			break
+		}
+		w := strings.ToUpper(t.Val)
+		words = append(words, w)
+		if len(words) == 1 && w != "CREATE" && w != "ALTER" && w != "DROP" {
+			break
+		}
+		if len(words) > 1 && w != "OR" && w != "REPLACE" && w != "UNIQUE" && w != "TEMP" && w != "TEMPORARY" {
+			break
+		}
+	}
+	if len(words) == 0 {
+		return "this statement"
+	}
+	return strings.Join(words, " ")
+}
+
+func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
+	switch {
+	case s.Op != pg.SetOperation_SETOP_NONE:
+		return nil, c.unsupported(-1, "%s", strings.TrimPrefix(s.Op.String(), "SETOP_"))
+	case s.WithClause != nil:
+		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
+	case len(s.ValuesLists) > 0:
+		return nil, c.unsupported(-1, "VALUES as a query")
+	case s.IntoClause != nil:
+		return nil, c.unsupported(-1, "SELECT INTO")
+	case len(s.WindowClause) > 0:
+		return nil, c.unsupported(-1, "WINDOW")
+	case len(s.LockingClause) > 0:
+		return nil, c.unsupported(-1, "FOR UPDATE/SHARE")
+	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
+		return nil, c.unsupported(-1, "FETCH ... WITH TIES")
+	case s.GroupDistinct:
+		return nil, c.unsupported(-1, "GROUP BY DISTINCT")
+	}
+	out := &Select{}
+	if len(s.DistinctClause) > 0 {
+		if len(s.DistinctClause) > 1 || s.DistinctClause[0].GetNode() != nil {
+			return nil, c.unsupported(-1, "DISTINCT ON")
+		}
+		out.Distinct = true
+	}
+	var err error
+	if out.Targets, err = c.targets(s.TargetList); err != nil {
+		return nil, err
+	}
+	if len(s.FromClause) > 1 {
+		return nil, c.unsupported(-1, "JOIN")
+	}
+	if len(s.FromClause) == 1 {
+		rv := s.FromClause[0].GetRangeVar()
+		if rv == nil {
+			return nil, c.fromItemErr(s.FromClause[0])
+		}
+		t, err := c.tableRef(rv)
+		if err != nil {
+			return nil, err
+		}
+		out.From = &t
+	}
+	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
+		return nil, err
+	}
+	if out.GroupBy, err = c.exprs(s.GroupClause); err != nil {
+		return nil, err
+	}
+	if out.Having, err = c.exprOpt(s.HavingClause); err != nil {
+		return nil, err
+	}
+	for _, n := range s.SortClause {
+		sb := n.GetSortBy()
+		if sb == nil || len(sb.UseOp) > 0 {
+			return nil, c.unsupported(-1, "ORDER BY USING")
+		}
+		e, err := c.expr(sb.Node)
+		if err != nil {
+			return nil, err
+		}
+		o := OrderBy{Expr: e, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
+		switch sb.SortbyNulls {
+		case pg.SortByNulls_SORTBY_NULLS_FIRST:
+			t := true
+			o.NullsFirst = &t
+		case pg.SortByNulls_SORTBY_NULLS_LAST:
+			f := false
+			o.NullsFirst = &f
+		}
+		out.OrderBy = append(out.OrderBy, o)
+	}
+	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
+		return nil, err
+	}
+	if k, ok := out.Limit.(*Const); ok && k.Lit.Kind == LitNull {
+		out.Limit = nil // LIMIT ALL
+	}
+	if out.Offset, err = c.exprOpt(s.LimitOffset); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *converter) fromItemErr(n *pg.Node) error {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_JoinExpr:
+		return c.unsupported(-1, "JOIN")
+	case *pg.Node_RangeSubselect:
+		return c.unsupported(-1, "a subquery in FROM")
+	case *pg.Node_RangeFunction:
+		return c.unsupported(-1, "a function in FROM")
+	default:
+		return c.unsupported(-1, "FROM item %s", nodeName(x))
+	}
+}
+
+// tableRef converts a RangeVar and attaches the pre-pass hints.
+func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
+	if rv.Catalogname != "" {
+		return TableRef{}, c.unsupported(rv.Location, "a catalog-qualified name")
+	}
+	t := TableRef{Schema: rv.Schemaname, Name: rv.Relname}
+	if rv.Alias != nil {
+		if len(rv.Alias.Colnames) > 0 {
+			return TableRef{}, c.unsupported(rv.Location, "a column alias list")
+		}
+		t.Alias = rv.Alias.Aliasname
+	}
+	if rv.Location >= 0 {
+		orig := c.pp.orig(int(rv.Location))
+		t.Pos = charPos(c.pp.query, orig)
+		if h, ok := c.pp.hints[int(rv.Location)]; ok && !h.used {
+			h.used = true
+			c.hintsUsed++
+			t.Hints = h.opts
+		}
+	}
+	return t, nil
+}
+
+func (c *converter) targets(list []*pg.Node) ([]Target, error) {
+	var out []Target
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil {
+			return nil, c.unsupported(-1, "target %s", nodeName(n.GetNode()))
+		}
+		e, err := c.expr(rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Target{Expr: e, Alias: rt.Name})
+	}
+	return out, nil
+}
+
+func (c *converter) insertStmt(s *pg.InsertStmt) (Stmt, error) {
+	switch {
+	case s.WithClause != nil:
+		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
+	case s.OnConflictClause != nil:
+		return nil, c.unsupported(s.OnConflictClause.Location, "ON CONFLICT")
+	case s.SelectStmt == nil:
+		return nil, c.unsupported(-1, "INSERT ... DEFAULT VALUES")
+	}
+	t, err := c.tableRef(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	out := &Insert{Table: t}
+	for _, n := range s.Cols {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, c.unsupported(-1, "INSERT into a subfield or array element")
+		}
+		out.Columns = append(out.Columns, rt.Name)
+	}
+	sel := s.SelectStmt.GetSelectStmt()
+	if sel == nil {
+		return nil, c.unsupported(-1, "this INSERT source")
+	}
+	if len(sel.ValuesLists) > 0 && sel.Op == pg.SetOperation_SETOP_NONE && sel.WithClause == nil &&
+		len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil {
+		for _, row := range sel.ValuesLists {
+			l := row.GetList()
+			if l == nil {
+				return nil, c.unsupported(-1, "this VALUES row")
+			}
+			vals, err := c.exprs(l.Items)
+			if err != nil {
+				return nil, err
+			}
+			out.Values = append(out.Values, vals)
+		}
+	} else if out.Select, err = c.selectStmt(sel); err != nil {
+		return nil, err
+	}
+	if out.Returning, err = c.targets(s.ReturningList); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *converter) updateStmt(s *pg.UpdateStmt) (Stmt, error) {
+	switch {
+	case s.WithClause != nil:
+		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
+	case len(s.FromClause) > 0:
+		return nil, c.unsupported(-1, "UPDATE ... FROM")
+	}
+	t, err := c.tableRef(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	out := &Update{Table: t}
+	for _, n := range s.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
+			return nil, c.unsupported(-1, "this SET clause")
+		}
+		e, err := c.expr(rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		out.Set = append(out.Set, SetClause{Column: rt.Name, Value: e})
+	}
+	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
+		return nil, err
+	}
+	if out.Returning, err = c.targets(s.ReturningList); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *converter) deleteStmt(s *pg.DeleteStmt) (Stmt, error) {
+	switch {
+	case s.WithClause != nil:
+		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
+	case len(s.UsingClause) > 0:
+		return nil, c.unsupported(-1, "DELETE ... USING")
+	}
+	t, err := c.tableRef(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	out := &Delete{Table: t}
+	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
+		return nil, err
+	}
+	if out.Returning, err = c.targets(s.ReturningList); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v5"
+
+	"topicgate/sql/pgerror"
+)
+
+// Conversion of transaction control, SET/SHOW and EXPLAIN statements.
+
+func (c *converter) transactionStmt(s *pg.TransactionStmt) (Stmt, error) {
+	if s.Chain {
+		return nil, c.unsupported(-1, "AND CHAIN")
+	}
+	switch s.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
+		b := &Begin{}
+		for _, o := range s.Options {
+			d := o.GetDefElem()
+			if d == nil {
+				continue
+			}
+			v := constText(d.Arg)
+			switch d.Defname {
+			case "transaction_read_only":
+				b.ReadOnly = v == "1" || v == "true"
+			case "transaction_isolation":
+				b.Isolation = strings.ToLower(v)
+			}
+		}
+		return b, nil
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
+		return &Commit{}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		return &Rollback{}, nil
+	}
+	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s is not supported",
+		strings.ReplaceAll(strings.TrimPrefix(s.Kind.String(), "TRANS_STMT_"), "_", " "))
+}
+
+func (c *converter) setStmt(s *pg.VariableSetStmt) (Stmt, error) {
+	name := strings.ToLower(s.Name)
+	switch s.Kind {
+	case pg.VariableSetKind_VAR_RESET:
+		return &SetVar{Name: name, Reset: true}, nil
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		return &SetVar{Reset: true, All: true}, nil
+	case pg.VariableSetKind_VAR_SET_DEFAULT:
+		return &SetVar{Name: name, Reset: true, Local: s.IsLocal}, nil
+	case pg.VariableSetKind_VAR_SET_VALUE:
+		vals := make([]string, 0, len(s.Args))
+		for _, a := range s.Args {
+			vals = append(vals, constText(a))
+		}
+		return &SetVar{Name: name, Value: strings.Join(vals, ", "), Local: s.IsLocal}, nil
+	case pg.VariableSetKind_VAR_SET_MULTI:
+		// SET TRANSACTION ... / SET SESSION CHARACTERISTICS AS TRANSACTION ...
+		if len(s.Args) == 1 && s.Args[0].GetDefElem() != nil {
+			d := s.Args[0].GetDefElem()
+			n := d.Defname
+			if name != "transaction" {
+				n = "default_" + n
+			}
+			return &SetVar{Name: n, Value: strings.ToLower(constText(d.Arg)), Local: name == "transaction"}, nil
+		}
+	}
+	return nil, c.unsupported(-1, "SET %s", s.Name)
+}
+
+// constText renders a constant (or a cast of one) as SET would see it.
+func constText(n *pg.Node) string {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_AConst:
+		switch v := x.AConst.Val.(type) {
+		case *pg.A_Const_Ival:
+			return strconv.Itoa(int(v.Ival.Ival))
+		case *pg.A_Const_Fval:
+			return v.Fval.Fval
+		case *pg.A_Const_Sval:
+			return v.Sval.Sval
+		case *pg.A_Const_Boolval:
+			return strconv.FormatBool(v.Boolval.Boolval)
+		}
+	case *pg.Node_TypeCast:
+		return constText(x.TypeCast.Arg)
+	case *pg.Node_String_:
+		return x.String_.Sval
+	case *pg.Node_Integer:
+		return strconv.Itoa(int(x.Integer.Ival))
+	case *pg.Node_Boolean:
+		return strconv.FormatBool(x.Boolean.Boolval)
+	}
+	return ""
+}
+
+func (c *converter) explainStmt(s *pg.ExplainStmt) (Stmt, error) {
+	out := &Explain{}
+	for _, o := range s.Options {
+		d := o.GetDefElem()
+		if d != nil && d.Defname == "analyze" {
+			v := constText(d.Arg)
+			out.Analyze = v == "" || v == "true" || v == "on" || v == "1"
+		}
+	}
+	inner, err := c.stmt(s.Query)
+	if err != nil {
+		return nil, err
+	}
+	out.Stmt = inner
+	return out, nil
+}

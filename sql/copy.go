@@ -1,0 +1,105 @@
+package sql
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v5"
+
+	"topicgate/sql/pgerror"
+)
+
+// copyStmt converts COPY ... FROM STDIN and COPY ... TO STDOUT.
+func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
+	switch {
+	case s.IsProgram:
+		return nil, c.unsupported(-1, "COPY ... PROGRAM")
+	case s.Filename != "" && s.IsFrom:
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported,
+			"COPY FROM a file is not supported; use COPY ... FROM STDIN")
+	case s.Filename != "":
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported,
+			"COPY TO a file is not supported; use COPY ... TO STDOUT")
+	case s.WhereClause != nil:
+		return nil, c.unsupported(-1, "COPY ... WHERE")
+	}
+	var cols []string
+	for _, n := range s.Attlist {
+		cols = append(cols, n.GetString_().GetSval())
+	}
+	format, delim, null, quote, escape := "text", "", "", "", ""
+	nullSet, header := false, false
+	for _, o := range s.Options {
+		d := o.GetDefElem()
+		if d == nil {
+			continue
+		}
+		v := constText(d.Arg)
+		pos := c.pp.orig(int(d.Location))
+		switch d.Defname {
+		case "format":
+			format = strings.ToLower(v)
+			if format != "text" && format != "csv" && format != "binary" {
+				return nil, errAt(pgerror.CodeInvalidParameterValue, pos, "COPY format %q not recognized", v)
+			}
+		case "delimiter":
+			delim = v
+		case "null":
+			null, nullSet = v, true
+		case "header":
+			switch strings.ToLower(v) {
+			case "", "true", "on", "1":
+				header = true
+			case "false", "off", "0":
+				header = false
+			default:
+				return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "HEADER %s is not supported", v)
+			}
+		case "quote":
+			quote = v
+		case "escape":
+			escape = v
+		case "encoding":
+			if e := strings.ToLower(strings.ReplaceAll(v, "-", "")); e != "utf8" {
+				return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "COPY ENCODING %s is not supported; use UTF8", v)
+			}
+		case "freeze":
+			// no-op
+		default:
+			return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "COPY option %s is not supported", strings.ToUpper(d.Defname))
+		}
+	}
+	if !s.IsFrom {
+		out := &CopyTo{Format: format}
+		if s.Query != nil {
+			sel := s.Query.GetSelectStmt()
+			if sel == nil {
+				return nil, c.unsupported(-1, "COPY of this query")
+			}
+			q, err := c.selectStmt(sel)
+			if err != nil {
+				return nil, err
+			}
+			out.Query = q
+		} else {
+			t, err := c.tableRef(s.Relation)
+			if err != nil {
+				return nil, err
+			}
+			q := &Select{From: &t}
+			for _, col := range cols {
+				q.Targets = append(q.Targets, Target{Expr: &ColumnRef{Name: col}})
+			}
+			if len(cols) == 0 {
+				q.Targets = []Target{{Expr: &Star{}}}
+			}
+			out.Query = q
+		}
+		return out, nil
+	}
+	t, err := c.tableRef(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	return &CopyFrom{Table: t, Columns: cols, Format: format, Delimiter: delim, Null: null,
+		NullSet: nullSet, Header: header, Quote: quote, Escape: escape}, nil
+}

@@ -1,0 +1,33 @@
+// Package sql turns query text into topicgate's typed AST (ast.go). It owns
+// parsing only: it executes nothing, knows no catalog and validates no
+// option names or values (the planner does); errors are *pgerror.Error with
+// PostgreSQL's SQLSTATE codes (42601 syntax, 0A000 unsupported, ...) and a
+// 1-based character Position where known.
+//
+// Two front ends produce the same AST:
+//
+//   - pg_query (github.com/pganalyze/pg_query_go, PostgreSQL's own grammar)
+//     parses every PostgreSQL statement (SELECT, INSERT, UPDATE, DELETE,
+//     COPY, BEGIN/COMMIT/ROLLBACK, SET/SHOW, EXPLAIN, ...), so clients get
+//     PostgreSQL's exact syntax and error messages; convert*.go map its
+//     protobuf tree onto ast.go and reject what topicgate does not support
+//     (JOIN, CTEs, UNION, ...) with 0A000 naming the feature.
+//   - a small hand-written lexer (lexer.go) and recursive-descent parser
+//     (ddl.go) handle the topic DDL PostgreSQL's grammar lacks: CREATE TOPIC,
+//     ALTER TOPIC, DROP TOPIC, with YQL-style WITH (name = value) options and
+//     YQL literals Interval('PT30S'), Datetime('...'), Timestamp('...').
+//
+// Parse first lexes the whole string (quotes, dollar quotes and comments
+// respected) and splits it at top-level semicolons; each statement goes to
+// the front end its leading keywords select.
+//
+// Topic extensions inside otherwise-PostgreSQL statements are handled by a
+// token pre-pass (prepass.go) before pg_query: WITH (...) read hints after a
+// table name are cut out and attached to the TableRef, unquoted `offset`
+// used as a column is quoted, `backquoted/names` become "quoted" ones, and
+// YQL literals become constants. Edits are recorded so error positions
+// still point into the original text.
+//
+// Parse is safe for concurrent use; callers may cache its results, which
+// must then be treated as immutable.
+package sql

@@ -1,0 +1,286 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Format prints s as deterministic, SQL-like text: binary operators are
+// fully parenthesized, literals are typed (Interval('PT30S'),
+// Timestamp('2026-01-01T00:00:00Z')), names are quoted when needed. Used by
+// tests and EXPLAIN.
+func Format(s Stmt) string {
+	var f formatter
+	f.stmt(s)
+	return f.b.String()
+}
+
+// FormatExpr prints one expression the way Format does.
+func FormatExpr(e Expr) string {
+	var f formatter
+	f.expr(e)
+	return f.b.String()
+}
+
+type formatter struct{ b strings.Builder }
+
+func (f *formatter) w(parts ...string) {
+	for _, p := range parts {
+		f.b.WriteString(p)
+	}
+}
+
+// ident quotes a name unless it is a plain lower-case identifier.
+func ident(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return quoteIdent(s)
+		}
+	}
+	if s == "offset" || exprKeywords[s] {
+		return quoteIdent(s)
+	}
+	return s
+}
+
+func (f *formatter) table(t TableRef) {
+	if t.Schema != "" {
+		f.w(ident(t.Schema), ".")
+	}
+	f.w(ident(t.Name))
+	if t.Alias != "" {
+		f.w(" AS ", ident(t.Alias))
+	}
+	if len(t.Hints) > 0 {
+		f.w(" WITH ")
+		f.options(t.Hints)
+	}
+}
+
+func (f *formatter) options(os []Option) {
+	f.w("(")
+	for i, o := range os {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.w(ident(o.Name), " = ", formatLit(o.Value))
+	}
+	f.w(")")
+}
+
+func (f *formatter) names(ns []string) {
+	f.w("(")
+	for i, n := range ns {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.w(ident(n))
+	}
+	f.w(")")
+}
+
+func formatLit(l Literal) string {
+	switch l.Kind {
+	case LitNull:
+		return "NULL"
+	case LitInt:
+		return strconv.FormatInt(l.Int, 10)
+	case LitFloat:
+		if l.Str != "" {
+			return l.Str
+		}
+		return strconv.FormatFloat(l.Float, 'g', -1, 64)
+	case LitString:
+		return quoteString(l.Str)
+	case LitBool:
+		if l.Bool {
+			return "true"
+		}
+		return "false"
+	case LitIdent:
+		return ident(l.Str)
+	case LitInterval:
+		return "Interval('" + isoDuration(l.Dur) + "')"
+	case LitTime:
+		return "Timestamp('" + l.Time.UTC().Format(time.RFC3339Nano) + "')"
+	case LitParam:
+		return "$" + strconv.Itoa(l.Param)
+	}
+	return fmt.Sprintf("<lit %d>", l.Kind)
+}
+
+// isoDuration prints d as an ISO 8601 duration with days, hours, minutes
+// and (fractional) seconds.
+func isoDuration(d time.Duration) string {
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	b.WriteByte('P')
+	if days := d / (24 * time.Hour); days > 0 {
+		fmt.Fprintf(&b, "%dD", days)
+		d -= days * 24 * time.Hour
+	}
+	if d > 0 || b.Len() <= 2 {
+		b.WriteByte('T')
+		if h := d / time.Hour; h > 0 {
+			fmt.Fprintf(&b, "%dH", h)
+			d -= h * time.Hour
+		}
+		if m := d / time.Minute; m > 0 {
+			fmt.Fprintf(&b, "%dM", m)
+			d -= m * time.Minute
+		}
+		if d > 0 || strings.HasSuffix(b.String(), "T") {
+			b.WriteString(strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "S")
+		}
+	}
+	return b.String()
+}
+
+func (f *formatter) exprList(es []Expr) {
+	for i, e := range es {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.expr(e)
+	}
+}
+
+func (f *formatter) targets(ts []Target) {
+	for i, t := range ts {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.expr(t.Expr)
+		if t.Alias != "" {
+			f.w(" AS ", ident(t.Alias))
+		}
+	}
+}
+
+func (f *formatter) expr(e Expr) {
+	switch x := e.(type) {
+	case nil:
+		f.w("<nil>")
+	case *ColumnRef:
+		if x.Table != "" {
+			f.w(ident(x.Table), ".")
+		}
+		f.w(ident(x.Name))
+	case *Const:
+		f.w(formatLit(x.Lit))
+	case *ParamRef:
+		f.w("$", strconv.Itoa(x.N))
+	case *BinOp:
+		f.w("(")
+		f.expr(x.L)
+		f.w(" ", x.Op, " ")
+		f.expr(x.R)
+		f.w(")")
+	case *UnaryOp:
+		f.w("(", x.Op)
+		if x.Op == "NOT" {
+			f.w(" ")
+		}
+		f.expr(x.X)
+		f.w(")")
+	case *FuncCall:
+		f.w(x.Name, "(")
+		if x.Distinct {
+			f.w("DISTINCT ")
+		}
+		if x.Star {
+			f.w("*")
+		}
+		f.exprList(x.Args)
+		f.w(")")
+	case *Cast:
+		f.w("CAST(")
+		f.expr(x.X)
+		f.w(" AS ", x.Type, ")")
+	case *InList:
+		f.w("(")
+		f.expr(x.X)
+		f.w(map[bool]string{false: " IN (", true: " NOT IN ("}[x.Not])
+		f.exprList(x.List)
+		f.w("))")
+	case *Between:
+		f.w("(")
+		f.expr(x.X)
+		f.w(map[bool]string{false: " BETWEEN ", true: " NOT BETWEEN "}[x.Not])
+		f.expr(x.Lo)
+		f.w(" AND ")
+		f.expr(x.Hi)
+		f.w(")")
+	case *IsNull:
+		f.w("(")
+		f.expr(x.X)
+		f.w(map[bool]string{false: " IS NULL)", true: " IS NOT NULL)"}[x.Not])
+	case *IsBool:
+		f.w("(")
+		f.expr(x.X)
+		f.w(" IS ")
+		if x.Not {
+			f.w("NOT ")
+		}
+		f.w(map[bool]string{false: "FALSE)", true: "TRUE)"}[x.Value])
+	case *AnyAll:
+		f.w("(")
+		f.expr(x.X)
+		f.w(" ", x.Op, map[bool]string{false: " ANY(", true: " ALL("}[x.All])
+		f.expr(x.Array)
+		f.w("))")
+	case *ArrayLit:
+		f.w("ARRAY[")
+		f.exprList(x.Elems)
+		f.w("]")
+	case *Case:
+		f.w("CASE")
+		if x.Arg != nil {
+			f.w(" ")
+			f.expr(x.Arg)
+		}
+		for _, wh := range x.Whens {
+			f.w(" WHEN ")
+			f.expr(wh.Cond)
+			f.w(" THEN ")
+			f.expr(wh.Result)
+		}
+		if x.Else != nil {
+			f.w(" ELSE ")
+			f.expr(x.Else)
+		}
+		f.w(" END")
+	case *Coalesce:
+		f.w("COALESCE(")
+		f.exprList(x.Args)
+		f.w(")")
+	case *NullIf:
+		f.w("NULLIF(")
+		f.expr(x.A)
+		f.w(", ")
+		f.expr(x.B)
+		f.w(")")
+	case *Star:
+		if x.Table != "" {
+			f.w(ident(x.Table), ".")
+		}
+		f.w("*")
+	case *SubLink:
+		f.w("(")
+		f.sel(x.Select)
+		f.w(")")
+	case *Default:
+		f.w("DEFAULT")
+	default:
+		f.w(fmt.Sprintf("<%T>", e))
+	}
+}

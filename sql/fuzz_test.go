@@ -1,0 +1,44 @@
+package sql
+
+import (
+	"errors"
+	"testing"
+
+	"topicgate/sql/pgerror"
+)
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"SELECT * FROM events WITH (CONSUMER = analytics, WAIT = '5s') LIMIT 10",
+		"SELECT partition, offset FROM t WHERE offset >= 10 ORDER BY offset LIMIT 1 OFFSET 2",
+		"DELETE FROM jobs WITH (CONSUMER = workers) WHERE partition = $1 AND offset = ANY($2)",
+		"INSERT INTO jobs (data, delay) VALUES ('x', Interval('PT10M'))",
+		"CREATE TOPIC `a/b` (CONSUMER c WITH (x = 1)) WITH (y = Datetime('2026-01-01T00:00:00Z'))",
+		"ALTER TOPIC t ADD CONSUMER a, DROP CONSUMER b, ALTER CONSUMER c RESET (x), SET (y = 'z')",
+		"DROP TOPIC IF EXISTS a, b; COPY t (a) FROM STDIN CSV HEADER; BEGIN; COMMIT",
+		"SELECT CASE WHEN a THEN b END, x::int8[], E'\\'', $$;$$ /* ; */ -- x",
+		"UPDATE t WITH (consumer = c) SET a = DEFAULT RETURNING *",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		stmts, err := Parse(q)
+		if err != nil {
+			var pe *pgerror.Error
+			if !errors.As(err, &pe) || len(pe.Code) != 5 {
+				t.Fatalf("Parse(%q): error %T %v is not a pgerror with a SQLSTATE", q, err, err)
+			}
+			if pe.Code == pgerror.CodeInternal {
+				t.Fatalf("Parse(%q): internal error %v", q, err)
+			}
+			return
+		}
+		for _, s := range stmts {
+			if s == nil {
+				t.Fatalf("Parse(%q): nil statement", q)
+			}
+			_ = Format(s)
+			_ = NumParams(s)
+		}
+	})
+}
