@@ -43,6 +43,9 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		}
 		return ec.params[x.Idx], nil
 	case *planner.CmpExpr:
+		if x.Op == "IS DISTINCT FROM" || x.Op == "IS NOT DISTINCT FROM" {
+			return ec.evalDistinct(x, r)
+		}
 		l, err := ec.eval(x.L, r)
 		if err != nil || l == nil {
 			return nil, err
@@ -564,4 +567,24 @@ func floatArith(op string, x, y float64) (any, error) {
 		return math.Mod(x, y), nil
 	}
 	return nil, pgerror.AssertionFailed("float op %s", op)
+}
+
+func (ec *evalCtx) evalDistinct(x *planner.CmpExpr, r row) (any, error) {
+	l, err := ec.eval(x.L, r)
+	if err != nil {
+		return nil, err
+	}
+	rv, err := ec.eval(x.R, r)
+	if err != nil {
+		return nil, err
+	}
+	same := l == nil && rv == nil
+	if l != nil && rv != nil {
+		c, err := compare(l, rv)
+		if err != nil {
+			return nil, err
+		}
+		same = c == 0
+	}
+	return same == (x.Op == "IS NOT DISTINCT FROM"), nil
 }

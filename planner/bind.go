@@ -254,6 +254,9 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 			return nil, err
 		}
 		return &CaseExpr{Whens: []CaseWhen{{Cond: &CmpExpr{Op: "=", L: args[0], R: args[1]}, Result: &ConstExpr{T: t}}}, Else: args[0], T: t}, nil
+	case *sql.Default:
+		// DEFAULT in VALUES: the column is absent for this row.
+		return &ConstExpr{V: nil, T: want}, nil
 	case *sql.Star:
 		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
 	case *sql.SubLink:
@@ -365,6 +368,11 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		if op == "!=" {
 			op = "<>"
 		}
+		if err := comparable(l, r, op); err != nil {
+			return nil, err
+		}
+		return &CmpExpr{Op: op, L: l, R: r}, nil
+	case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
 		if err := comparable(l, r, op); err != nil {
 			return nil, err
 		}
