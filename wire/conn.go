@@ -1,0 +1,287 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+const writeBufSize = 64 << 10
+
+// conn is one client connection. All its methods run on the connection's
+// goroutine except cancelRunning.
+type conn struct {
+	s  *Server
+	nc net.Conn
+	bw *bufio.Writer
+	be *pgproto3.Backend
+
+	wbuf    []byte // scratch for encoding one message
+	readErr error  // last error of the underlying reader (I/O, not protocol)
+
+	pid    uint32
+	secret [4]byte
+
+	cancelMu sync.Mutex
+	cancelFn context.CancelFunc
+
+	info    SessionInfo
+	sess    Session
+	stmts   map[string]*prepared
+	portals map[string]*portal
+
+	ignoreTillSync bool
+	fatal          bool // close after the current message
+	dead           bool // a FATAL error was sent: send nothing more
+	out            output
+}
+
+// connReader flushes pending output before every read of the socket, so a
+// client waiting for an answer is never left waiting on our buffer.
+type connReader struct{ c *conn }
+
+func (r connReader) Read(p []byte) (int, error) {
+	if r.c.bw.Buffered() > 0 {
+		if err := r.c.bw.Flush(); err != nil {
+			r.c.readErr = err
+			return 0, err
+		}
+	}
+	n, err := r.c.nc.Read(p)
+	if err != nil {
+		r.c.readErr = err
+	}
+	return n, err
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	c := &conn{s: s, nc: nc, bw: bufio.NewWriterSize(nc, writeBufSize),
+		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+	c.out.c = c
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("wire: panic in connection", "remote", nc.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
+		}
+		c.closeAll()
+		if c.pid != 0 {
+			s.unregister(c)
+		}
+		c.nc.Close()
+	}()
+	_ = nc.SetDeadline(time.Now().Add(authTimeout))
+	if !c.startup() {
+		_ = c.bw.Flush()
+		return
+	}
+	_ = c.nc.SetDeadline(time.Time{})
+	c.loop()
+	_ = c.bw.Flush()
+}
+
+// closeAll closes portals and the session, recovering from panics in them.
+func (c *conn) closeAll() {
+	for name, p := range c.portals {
+		c.closePortal(p)
+		delete(c.portals, name)
+	}
+	if c.sess != nil {
+		sess := c.sess
+		c.sess = nil
+		_ = c.call(func() error { sess.Close(); return nil })
+	}
+}
+
+// loop reads and dispatches messages until Terminate, EOF or a fatal error.
+func (c *conn) loop() {
+	for !c.fatal {
+		msg, err := c.be.Receive()
+		if err != nil {
+			c.receiveError(err)
+			return
+		}
+		if c.ignoreTillSync {
+			switch msg.(type) {
+			case *pgproto3.Sync:
+				c.ignoreTillSync = false
+				c.sync()
+			case *pgproto3.Terminate:
+				return
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			c.simpleQuery(m.String)
+		case *pgproto3.Parse:
+			c.extended(c.parse(m))
+		case *pgproto3.Bind:
+			c.extended(c.bind(m))
+		case *pgproto3.Describe:
+			c.extended(c.describe(m))
+		case *pgproto3.Execute:
+			c.extended(c.execute(m))
+		case *pgproto3.Close:
+			c.extended(c.closeMsg(m))
+		case *pgproto3.Sync:
+			c.sync()
+		case *pgproto3.Flush:
+			if err := c.bw.Flush(); err != nil {
+				return
+			}
+		case *pgproto3.Terminate:
+			return
+		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			// Outside COPY these are ignored, as PostgreSQL does.
+		case *pgproto3.FunctionCall:
+			c.sendError(newError("0A000", "function call protocol is not supported"))
+			c.readyForQuery()
+		default:
+			c.protocolViolation(fmt.Sprintf("unexpected message type %T", msg))
+			return
+		}
+	}
+}
+
+// extended reports err of an extended-protocol message and starts
+// discarding until Sync.
+func (c *conn) extended(err error) {
+	if err == nil {
+		return
+	}
+	c.sendError(err)
+	c.ignoreTillSync = true
+}
+
+// receiveError handles a failed Receive: I/O errors close quietly, protocol
+// errors are reported first.
+func (c *conn) receiveError(err error) {
+	if c.readErr != nil {
+		return
+	}
+	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) {
+		c.sendErrorSeverity("FATAL", newError("54000", fmt.Sprintf("message of %d bytes exceeds the maximum message size of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen)))
+		c.fatal = true
+		return
+	}
+	c.protocolViolation(err.Error())
+}
+
+func (c *conn) protocolViolation(msg string) {
+	c.sendErrorSeverity("FATAL", newError("08P01", "protocol violation: "+msg))
+	_ = c.bw.Flush()
+	c.fatal = true
+}
+
+// sync ends an extended-protocol cycle: Session.Sync, then ReadyForQuery.
+func (c *conn) sync() {
+	if c.sess != nil {
+		ctx, done := c.runCtx()
+		err := c.call(func() error { return c.sess.Sync(ctx) })
+		done()
+		if err != nil {
+			c.sendError(err)
+		}
+		if c.txStatus() == 'I' {
+			// Portals do not outlive their (implicit) transaction.
+			for name, p := range c.portals {
+				c.closePortal(p)
+				delete(c.portals, name)
+			}
+		}
+	}
+	c.readyForQuery()
+}
+
+func (c *conn) txStatus() byte {
+	st := byte('I')
+	_ = c.call(func() error { st = c.sess.TxStatus(); return nil })
+	switch st {
+	case 'I', 'T', 'E':
+		return st
+	}
+	return 'I'
+}
+
+func (c *conn) readyForQuery() {
+	if c.fatal {
+		return
+	}
+	if cap(c.wbuf) > 1<<20 {
+		c.wbuf = nil // do not keep a huge row's buffer around
+	}
+	c.send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus()})
+	if err := c.bw.Flush(); err != nil {
+		c.fatal = true
+	}
+}
+
+// send encodes msg into the output buffer.
+func (c *conn) send(msg pgproto3.BackendMessage) {
+	buf, err := msg.Encode(c.wbuf[:0])
+	if err != nil {
+		c.s.log.Error("wire: encoding message", "type", fmt.Sprintf("%T", msg), "err", err)
+		return
+	}
+	c.wbuf = buf
+	_, _ = c.bw.Write(buf)
+}
+
+func (c *conn) sendError(err error) { c.sendErrorSeverity("ERROR", err) }
+
+func (c *conn) sendErrorSeverity(sev string, err error) {
+	if c.dead {
+		return
+	}
+	if c.fatal {
+		sev = "FATAL" // the connection closes after this error
+	}
+	if sev == "FATAL" {
+		c.dead = true
+	}
+	er := toErrorResponse(err)
+	er.Severity, er.SeverityUnlocalized = sev, sev
+	c.send(er)
+}
+
+// runCtx returns a context for one engine call that CancelRequest cancels.
+func (c *conn) runCtx() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(c.s.ctx)
+	c.cancelMu.Lock()
+	c.cancelFn = cancel
+	c.cancelMu.Unlock()
+	return ctx, func() {
+		c.cancelMu.Lock()
+		c.cancelFn = nil
+		c.cancelMu.Unlock()
+		cancel()
+	}
+}
+
+func (c *conn) cancelRunning() {
+	c.cancelMu.Lock()
+	if c.cancelFn != nil {
+		c.cancelFn()
+	}
+	c.cancelMu.Unlock()
+}
+
+// call runs f, turning a panic into an internal error that closes the
+// connection after it is reported.
+func (c *conn) call(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("wire: panic in handler", "pid", c.pid, "panic", r, "stack", string(debug.Stack()))
+			err = newError("XX000", fmt.Sprintf("internal error: %v", r))
+			c.fatal = true
+		}
+	}()
+	return f()
+}

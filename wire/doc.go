@@ -1,0 +1,58 @@
+// Package wire implements the server side of the PostgreSQL v3 frontend/
+// backend protocol on top of github.com/jackc/pgx/v5/pgproto3, and runs
+// what clients send against the engine interfaces of handler.go (Handler,
+// Session, Statement, Portal, Output). It knows nothing of topics, SQL or
+// storage.
+//
+// # Layers
+//
+//   - server.go: Server accepts connections, keeps the process-id → conn
+//     registry used by CancelRequest, and Close tears everything down.
+//     CheckListenSafety refuses "trust" on a non-loopback address.
+//   - conn.go: one goroutine per connection. The loop receives a message,
+//     dispatches it, and repeats. Output goes through a 64 KiB bufio.Writer
+//     flushed at ReadyForQuery, Flush, CopyInResponse and before every
+//     blocking socket read (connReader), so nothing a client waits for is
+//     left in the buffer.
+//   - startup.go, auth.go, scram.go: startup packets are read straight from
+//     the socket (no read-ahead, so nothing can be smuggled in before a TLS
+//     handshake): SSLRequest ('S' + crypto/tls when configured, else 'N'),
+//     GSSENCRequest ('N'), CancelRequest (process id + random secret),
+//     StartupMessage (3.x; a newer minor version or _pq_ options get
+//     NegotiateProtocolVersion for 3.0). Authentication is trust, cleartext
+//     password, md5 or SCRAM-SHA-256 (RFC 5802/7677, no channel binding);
+//     failures are FATAL 28P01. Then Handler.NewSession, AuthenticationOk,
+//     ParameterStatus, BackendKeyData, ReadyForQuery.
+//   - simple.go: a Query message parses into statements; each is bound
+//     without parameters and executed to completion (RowDescription,
+//     DataRows, CommandComplete); the first error stops the rest; then
+//     Session.Sync and ReadyForQuery.
+//   - extended.go: Parse/Bind/Describe/Execute/Close keep named and unnamed
+//     prepared statements and portals per connection. Execute with a row
+//     limit answers PortalSuspended and resumes on the next Execute. Portals
+//     are closed at Sync when the session is idle (their implicit
+//     transaction ended).
+//   - output.go: the Output given to Portal.Execute: DataRows, notices and
+//     COPY FROM STDIN (CopyInResponse, then CopyData until CopyDone or
+//     CopyFail; Flush and Sync are ignored meanwhile). A COPY the portal
+//     abandons is drained before the error is reported.
+//   - encode*.go, decode*.go: values in text and binary formats by type OID
+//     (see the table in handler.go). The hot types (int8, bytea, text,
+//     timestamptz) are appended into one reused buffer without allocation.
+//   - errors.go: any error with SQLState() becomes an ErrorResponse with that
+//     code (and ErrorDetail/ErrorHint/ErrorPosition when present); others
+//     are XX000.
+//
+// # Invariants
+//
+//   - Exactly one ReadyForQuery per Query and per Sync.
+//   - After an error in an extended-protocol message every message up to
+//     Sync is discarded; then one ReadyForQuery.
+//   - A received message is only valid until the next Receive: Bind
+//     parameters are decoded into values that never alias it.
+//   - A panic in the engine is recovered, logged with its stack, reported as
+//     XX000 "internal error: ..." and the connection is closed; the server
+//     lives on. Protocol garbage gets FATAL 08P01 (oversized messages 54000)
+//     and the connection is closed.
+//   - Closing a connection closes its portals and calls Session.Close.
+package wire

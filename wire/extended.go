@@ -1,0 +1,265 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// prepared is a named or unnamed prepared statement. stmt is nil for an
+// empty query.
+type prepared struct {
+	stmt   Statement
+	params []uint32
+	cols   []Column
+}
+
+// portal is a bound statement. p is nil for an empty query.
+type portal struct {
+	p       Portal
+	cols    []Column
+	formats []int16
+	done    bool
+	tag     string
+}
+
+func (c *conn) closePortal(p *portal) {
+	if p.p != nil {
+		_ = c.call(func() error { p.p.Close(); return nil })
+	}
+}
+
+func (c *conn) parse(m *pgproto3.Parse) error {
+	if m.Name != "" && c.stmts[m.Name] != nil {
+		return newError("42P05", fmt.Sprintf("prepared statement %q already exists", m.Name))
+	}
+	oids := append([]uint32(nil), m.ParameterOIDs...)
+	ctx, done := c.runCtx()
+	defer done()
+	ps := &prepared{}
+	err := c.call(func() error {
+		stmts, err := c.sess.Parse(ctx, m.Query, oids)
+		if err != nil {
+			return err
+		}
+		if len(stmts) > 1 {
+			return newError("42601", "cannot insert multiple commands into a prepared statement")
+		}
+		if len(stmts) == 1 {
+			ps.stmt = stmts[0]
+			ps.params = append([]uint32(nil), ps.stmt.ParamTypes()...)
+			ps.cols = ps.stmt.Columns()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.stmts[m.Name] = ps
+	c.send(&pgproto3.ParseComplete{})
+	return nil
+}
+
+// formatCodes expands Bind format codes to one per value (nil = all text).
+func formatCodes(codes []int16, n int, what string) ([]int16, error) {
+	for _, f := range codes {
+		if f != 0 && f != 1 {
+			return nil, newError("08P01", fmt.Sprintf("unsupported format code: %d", f))
+		}
+	}
+	switch {
+	case len(codes) == 0:
+		return nil, nil
+	case len(codes) == 1:
+		out := make([]int16, n)
+		for i := range out {
+			out[i] = codes[0]
+		}
+		return out, nil
+	case len(codes) == n:
+		return append([]int16(nil), codes...), nil
+	}
+	return nil, newError("08P01", fmt.Sprintf("bind message has %d %s formats but %d %ss", len(codes), what, n, what))
+}
+
+func (c *conn) bind(m *pgproto3.Bind) error {
+	ps := c.stmts[m.PreparedStatement]
+	if ps == nil {
+		return newError("26000", fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement))
+	}
+	if m.DestinationPortal != "" && c.portals[m.DestinationPortal] != nil {
+		return newError("42P03", fmt.Sprintf("cursor %q already exists", m.DestinationPortal))
+	}
+	if len(m.Parameters) != len(ps.params) {
+		return newError("08P01", fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(ps.params)))
+	}
+	pf, err := formatCodes(m.ParameterFormatCodes, len(m.Parameters), "parameter")
+	if err != nil {
+		return err
+	}
+	params := make([]any, len(m.Parameters))
+	for i, raw := range m.Parameters {
+		var f int16
+		if pf != nil {
+			f = pf[i]
+		}
+		if params[i], err = decodeParam(i+1, ps.params[i], f, raw); err != nil {
+			return err
+		}
+	}
+	if old := c.portals[m.DestinationPortal]; old != nil {
+		c.closePortal(old)
+		delete(c.portals, m.DestinationPortal)
+	}
+	pt := &portal{}
+	if ps.stmt != nil {
+		ctx, done := c.runCtx()
+		err = c.call(func() error {
+			var err error
+			if pt.p, err = ps.stmt.Bind(ctx, params); err != nil {
+				return err
+			}
+			pt.cols = pt.p.Columns()
+			return nil
+		})
+		done()
+		if err != nil {
+			if pt.p != nil {
+				c.closePortal(pt)
+			}
+			return err
+		}
+	}
+	if pt.formats, err = formatCodes(m.ResultFormatCodes, len(pt.cols), "result"); err != nil {
+		c.closePortal(pt)
+		return err
+	}
+	for i, f := range pt.formats {
+		if f == 1 && !canBinary(pt.cols[i].TypeOID) {
+			c.closePortal(pt)
+			return newError("42883", fmt.Sprintf("no binary output function available for type OID %d", pt.cols[i].TypeOID))
+		}
+	}
+	c.portals[m.DestinationPortal] = pt
+	c.send(&pgproto3.BindComplete{})
+	return nil
+}
+
+func (c *conn) describe(m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		ps := c.stmts[m.Name]
+		if ps == nil {
+			return newError("26000", fmt.Sprintf("prepared statement %q does not exist", m.Name))
+		}
+		c.send(&pgproto3.ParameterDescription{ParameterOIDs: ps.params})
+		if ps.cols == nil {
+			c.send(&pgproto3.NoData{})
+		} else {
+			c.send(rowDescription(ps.cols, nil))
+		}
+	case 'P':
+		pt := c.portals[m.Name]
+		if pt == nil {
+			return newError("34000", fmt.Sprintf("portal %q does not exist", m.Name))
+		}
+		if pt.cols == nil {
+			c.send(&pgproto3.NoData{})
+		} else {
+			c.send(rowDescription(pt.cols, pt.formats))
+		}
+	default:
+		return newError("08P01", fmt.Sprintf("invalid DESCRIBE message subtype %d", m.ObjectType))
+	}
+	return nil
+}
+
+func (c *conn) execute(m *pgproto3.Execute) error {
+	pt := c.portals[m.Portal]
+	if pt == nil {
+		return newError("34000", fmt.Sprintf("portal %q does not exist", m.Portal))
+	}
+	if pt.p == nil {
+		c.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	}
+	if pt.done {
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		return nil
+	}
+	c.out.reset(pt.cols, pt.formats)
+	ctx, done := c.runCtx()
+	var tag string
+	var finished bool
+	err := c.call(func() error {
+		var err error
+		tag, finished, err = pt.p.Execute(ctx, &c.out, int(m.MaxRows))
+		return err
+	})
+	done()
+	c.drainCopy()
+	if err != nil {
+		return err
+	}
+	if !finished && m.MaxRows > 0 {
+		c.send(&pgproto3.PortalSuspended{})
+		return nil
+	}
+	pt.done, pt.tag = true, tag
+	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	return nil
+}
+
+func (c *conn) closeMsg(m *pgproto3.Close) error {
+	switch m.ObjectType {
+	case 'S':
+		delete(c.stmts, m.Name)
+	case 'P':
+		if pt := c.portals[m.Name]; pt != nil {
+			c.closePortal(pt)
+			delete(c.portals, m.Name)
+		}
+	default:
+		return newError("08P01", fmt.Sprintf("invalid CLOSE message subtype %d", m.ObjectType))
+	}
+	c.send(&pgproto3.CloseComplete{})
+	return nil
+}
+
+// rowDescription builds a RowDescription; formats nil means all text.
+func rowDescription(cols []Column, formats []int16) *pgproto3.RowDescription {
+	fields := make([]pgproto3.FieldDescription, len(cols))
+	for i, col := range cols {
+		size, mod := col.TypeSize, col.TypeMod
+		if size == 0 {
+			size = typeSize(col.TypeOID)
+		}
+		if mod == 0 {
+			mod = -1
+		}
+		var f int16
+		if formats != nil {
+			f = formats[i]
+		}
+		fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: col.TypeOID, DataTypeSize: size, TypeModifier: mod, Format: f}
+	}
+	return &pgproto3.RowDescription{Fields: fields}
+}
+
+func typeSize(oid uint32) int16 {
+	switch oid {
+	case OIDBool, OIDChar:
+		return 1
+	case OIDInt2:
+		return 2
+	case OIDInt4, OIDFloat4, OIDOid:
+		return 4
+	case OIDInt8, OIDFloat8, OIDTimestamp, OIDTimestamptz:
+		return 8
+	case OIDInterval, OIDUUID:
+		return 16
+	case OIDName:
+		return 64
+	}
+	return -1
+}

@@ -1,0 +1,126 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// output implements Output for the portal being executed. One per
+// connection, reset before every Execute.
+type output struct {
+	c       *conn
+	cols    []Column
+	formats []int16 // per column; nil means all text
+
+	copyActive bool // CopyInResponse sent, CopyDone/CopyFail not yet read
+}
+
+func (o *output) reset(cols []Column, formats []int16) {
+	o.cols, o.formats, o.copyActive = cols, formats, false
+}
+
+// WriteRow encodes one DataRow straight into the connection's buffer.
+func (o *output) WriteRow(vals []any) error {
+	if len(vals) != len(o.cols) {
+		return newError("XX000", fmt.Sprintf("internal error: row has %d values, but the result has %d columns", len(vals), len(o.cols)))
+	}
+	c := o.c
+	buf := append(c.wbuf[:0], 'D', 0, 0, 0, 0)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(vals)))
+	var err error
+	for i, v := range vals {
+		if v == nil {
+			buf = append(buf, 0xFF, 0xFF, 0xFF, 0xFF)
+			continue
+		}
+		var f int16
+		if o.formats != nil {
+			f = o.formats[i]
+		}
+		at := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		if buf, err = appendValue(buf, o.cols[i].TypeOID, f, v); err != nil {
+			c.wbuf = buf
+			return err
+		}
+		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	}
+	binary.BigEndian.PutUint32(buf[1:], uint32(len(buf)-1))
+	c.wbuf = buf
+	_, err = c.bw.Write(buf)
+	return err
+}
+
+// Notice sends a NoticeResponse.
+func (o *output) Notice(code, msg string) {
+	o.c.send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: code, Message: msg})
+}
+
+// CopyIn sends CopyInResponse and returns a reader of the client's data.
+func (o *output) CopyIn(format int16, columns int) (CopyReader, error) {
+	if o.copyActive {
+		return nil, newError("XX000", "internal error: COPY already in progress")
+	}
+	if format != 0 && format != 1 {
+		return nil, newError("XX000", fmt.Sprintf("internal error: invalid COPY format %d", format))
+	}
+	codes := make([]uint16, columns)
+	for i := range codes {
+		codes[i] = uint16(format)
+	}
+	o.c.send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
+	if err := o.c.bw.Flush(); err != nil {
+		return nil, err
+	}
+	o.copyActive = true
+	return copyReader{o}, nil
+}
+
+type copyReader struct{ o *output }
+
+// Next returns the next CopyData payload; io.EOF at CopyDone.
+func (r copyReader) Next() ([]byte, error) {
+	o := r.o
+	if !o.copyActive {
+		return nil, io.EOF
+	}
+	for {
+		msg, err := o.c.be.Receive()
+		if err != nil {
+			o.copyActive = false
+			o.c.receiveError(err)
+			o.c.fatal = true
+			return nil, newError("08006", "connection lost during COPY: "+err.Error())
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			return m.Data, nil
+		case *pgproto3.CopyDone:
+			o.copyActive = false
+			return nil, io.EOF
+		case *pgproto3.CopyFail:
+			o.copyActive = false
+			return nil, newError("57014", "COPY from stdin failed: "+m.Message)
+		case *pgproto3.Flush, *pgproto3.Sync:
+			// Ignored during COPY, as PostgreSQL does.
+		default:
+			o.copyActive = false
+			o.c.protocolViolation(fmt.Sprintf("unexpected message type %T during COPY from stdin", msg))
+			return nil, newError("08P01", "unexpected message during COPY from stdin")
+		}
+	}
+}
+
+// drainCopy discards the rest of a COPY stream the portal stopped reading
+// (for instance after an error), up to CopyDone or CopyFail.
+func (c *conn) drainCopy() {
+	r := copyReader{&c.out}
+	for c.out.copyActive {
+		if _, err := r.Next(); err != nil {
+			return
+		}
+	}
+}
