@@ -1,0 +1,283 @@
+package topicstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// op is one unit of work for the committer: a commit or a DDL step.
+type op struct {
+	writes []pendingWrite
+	size   int
+	ddl    func() error // run by the committer, alone
+	res    chan reqOutcome
+}
+
+// group is a committed batch waiting for its fsync.
+type group struct {
+	b   *pebble.Batch
+	ops []*op
+	out groupOutput
+	err error // set if the batch failed before the sync stage
+}
+
+// Commit validates and encodes req on the caller's goroutine, then hands it
+// to the committer and waits until it is synced and visible.
+func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitResult, error) {
+	if err := ctx.Err(); err != nil {
+		return CommitResult{}, err
+	}
+	if err := s.err(); err != nil {
+		return CommitResult{}, err
+	}
+	if req == nil {
+		req = &CommitRequest{}
+	}
+	o := &op{writes: make([]pendingWrite, len(req.Writes))}
+	now := s.opts.Clock()
+	total := 0
+	for i := range req.Writes {
+		w := &req.Writes[i]
+		t, err := s.lookup(w.Topic)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		size := 0
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			if m.Partition >= int32(len(t.parts)) {
+				return CommitResult{}, fmt.Errorf("%w: topic %q partition %d", ErrPartitionNotFound, w.Topic, m.Partition)
+			}
+			if c := codecOf(m); !c.Valid() || !t.codecs[c] {
+				return CommitResult{}, fmt.Errorf("%w: topic %q does not accept codec %s", ErrCodecNotSupported, w.Topic, c)
+			}
+			if len(m.Body) > MaxMessageSize {
+				return CommitResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrMessageTooLarge, len(m.Body), MaxMessageSize)
+			}
+			size += len(m.Body) + 64 + len(m.ProducerID) + len(m.MessageGroupID)
+			for _, a := range m.Attrs {
+				size += len(a.Key) + len(a.Value) + 4
+			}
+		}
+		// Encode all messages of the write into one buffer.
+		arena := make([]byte, 0, size)
+		ends := make([]int, len(w.Messages))
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			c := codecOf(m)
+			body, err := Compress(c, m.Body)
+			if err != nil {
+				return CommitResult{}, err
+			}
+			created := m.CreatedAt
+			if created.IsZero() {
+				created = now
+			}
+			arena = appendTail(arena, m, c, body, created)
+			ends[j] = len(arena)
+		}
+		msgs := make([]pendingMsg, len(w.Messages))
+		startAt := 0
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			msgs[j] = pendingMsg{Partition: m.Partition, ProducerID: m.ProducerID, SeqNo: m.SeqNo,
+				HasSeqNo: m.HasSeqNo, Tail: arena[startAt:ends[j]:ends[j]]}
+			startAt = ends[j]
+		}
+		o.writes[i] = pendingWrite{TopicID: t.id, Msgs: msgs}
+		total += len(arena)
+	}
+	o.size = total
+	out, err := s.submit(ctx, o)
+	return out.Result, err
+}
+
+// codecOf returns m's codec; 0 means raw.
+func codecOf(m *Message) Codec {
+	if m.Codec == 0 {
+		return CodecRaw
+	}
+	return m.Codec
+}
+
+// submit enqueues o and waits for its outcome.
+func (s *PebbleStore) submit(ctx context.Context, o *op) (reqOutcome, error) {
+	o.res = make(chan reqOutcome, 1)
+	select {
+	case s.ops <- o:
+	case <-s.done:
+		return reqOutcome{}, s.closedErr()
+	case <-ctx.Done():
+		return reqOutcome{}, ctx.Err()
+	}
+	// Once enqueued the outcome is decided by the committer; wait for it
+	// regardless of ctx so the caller learns whether it was written.
+	select {
+	case r := <-o.res:
+		return r, r.Err
+	case <-s.done:
+		select {
+		case r := <-o.res:
+			return r, r.Err
+		default:
+			return reqOutcome{}, s.closedErr()
+		}
+	}
+}
+
+func (s *PebbleStore) closedErr() error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+// committer is the single goroutine that owns the core state: it drains the
+// queue, applies a group, writes it to Pebble and hands it to the syncer.
+func (s *PebbleStore) committer() {
+	defer close(s.syncq)
+	var pending []*op
+	for {
+		pending = pending[:0]
+		select {
+		case o := <-s.ops:
+			pending = append(pending, o)
+		case <-s.quit:
+			s.drainClosed()
+			return
+		}
+		size := pending[0].size
+	drain:
+		for size < s.opts.MaxGroupBytes && len(pending) < 8192 {
+			select {
+			case o := <-s.ops:
+				pending = append(pending, o)
+				size += o.size
+			default:
+				break drain
+			}
+		}
+		// Commits between DDL ops form groups; a DDL op runs alone.
+		from := 0
+		for i, o := range pending {
+			if o.ddl == nil {
+				continue
+			}
+			s.commitGroup(pending[from:i])
+			from = i + 1
+			err := s.err()
+			if err == nil {
+				err = o.ddl()
+			}
+			o.res <- reqOutcome{Err: err}
+		}
+		s.commitGroup(pending[from:])
+	}
+}
+
+// drainClosed fails the ops left in the queue at Close.
+func (s *PebbleStore) drainClosed() {
+	for {
+		select {
+		case o := <-s.ops:
+			o.res <- reqOutcome{Err: s.closedErr()}
+		default:
+			return
+		}
+	}
+}
+
+func (s *PebbleStore) commitGroup(ops []*op) {
+	if len(ops) == 0 {
+		return
+	}
+	g := &group{ops: append([]*op(nil), ops...)}
+	if g.err = s.err(); g.err != nil {
+		s.syncq <- g
+		return
+	}
+	reqs := make([][]pendingWrite, len(ops))
+	for i, o := range ops {
+		reqs[i] = o.writes
+	}
+	now := s.opts.Clock()
+	s.coreMu.Lock()
+	g.out = s.core.apply(reqs, now)
+	s.coreMu.Unlock()
+	if len(g.out.Sets) == 0 { // only duplicates or rejected requests
+		s.syncq <- g
+		return
+	}
+	b := s.db.NewBatch()
+	for _, kv := range g.out.Sets {
+		if err := b.Set(kv.Key, kv.Value, nil); err != nil {
+			g.err = err
+		}
+	}
+	if g.err == nil {
+		if s.opts.PlainSync {
+			g.err = b.Commit(pebble.Sync)
+		} else {
+			g.err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+			if g.err == nil {
+				g.b = b // the syncer waits for the fsync and closes it
+			}
+		}
+	}
+	if g.b == nil {
+		b.Close()
+	}
+	if g.err != nil {
+		s.fail(g.err) // the core state is ahead of the disk: stop for good
+	}
+	s.syncq <- g
+}
+
+// syncer completes groups in commit order: waits for the fsync, publishes
+// the new partition ends and answers the callers.
+func (s *PebbleStore) syncer() {
+	defer close(s.done)
+	for g := range s.syncq {
+		err := g.err
+		if g.b != nil {
+			if err = g.b.SyncWait(); err != nil {
+				s.fail(err)
+			}
+			g.b.Close()
+		}
+		if err != nil {
+			err = s.closedErr()
+			for _, o := range g.ops {
+				o.res <- reqOutcome{Err: err}
+			}
+			continue
+		}
+		s.publish(g.out.Publish)
+		for i, o := range g.ops {
+			o.res <- g.out.Outcomes[i]
+		}
+	}
+}
+
+// publish advances the visible ends (in order: groups are published FIFO).
+func (s *PebbleStore) publish(ps []published) {
+	if len(ps) == 0 {
+		return
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, pb := range ps {
+		t := s.byID[pb.TopicID]
+		if t == nil || int(pb.Partition) >= len(t.parts) {
+			continue // dropped meanwhile
+		}
+		p := t.parts[pb.Partition]
+		p.mu.Lock()
+		p.endCum = pb.EndCum
+		p.lastWrite = pb.WrittenAt
+		p.visibleEnd.Store(pb.End)
+		p.mu.Unlock()
+	}
+}

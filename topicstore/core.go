@@ -1,0 +1,288 @@
+package topicstore
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"time"
+)
+
+// The deterministic core of the committer: given the sequencer state and a
+// group of pending requests, it assigns offsets, resolves producer bindings,
+// applies seqno dedup and produces the key/values to write and the results.
+// It does no I/O, starts no goroutines and reads no clock, so it is unit
+// tested directly (core_test.go). The committer goroutine is its only user
+// in the store; it mutates the state in place, which is safe because a
+// failed Pebble write is fatal for the store.
+
+// producerState is a producer's dedup state and partition binding.
+type producerState struct {
+	Partition int32
+	MaxSeqNo  int64
+	LastWrite time.Time
+	fresh     bool // created in this group and no seqno accepted yet
+}
+
+// corePartition is a partition's sequencer state.
+type corePartition struct {
+	End    int64 // next offset to assign
+	EndCum int64 // cumulative payload bytes up to End
+}
+
+// coreTopic is a topic's sequencer state.
+type coreTopic struct {
+	ID        uint64
+	Parts     []corePartition
+	Producers map[string]*producerState
+	RR        uint32 // round-robin cursor for new bindings and unbound writes
+}
+
+// coreState is everything the committer owns.
+type coreState struct {
+	Topics map[uint64]*coreTopic
+	Expiry time.Duration // producer binding expiry
+}
+
+// pendingMsg is a validated, encoded message waiting for the committer.
+type pendingMsg struct {
+	Partition  int32 // < 0: chosen by the store
+	ProducerID string
+	SeqNo      int64
+	HasSeqNo   bool
+	Tail       []byte // appendTail output
+}
+
+// pendingWrite is one TopicWrite, validated against topic TopicID.
+type pendingWrite struct {
+	TopicID uint64
+	Msgs    []pendingMsg
+}
+
+// kv is one Pebble write of a group.
+type kv struct{ Key, Value []byte }
+
+// published is a partition's new end, to make visible after the sync.
+type published struct {
+	TopicID   uint64
+	Partition int32
+	End       int64
+	EndCum    int64
+	WrittenAt time.Time
+}
+
+// reqOutcome is one request's result.
+type reqOutcome struct {
+	Result CommitResult
+	Err    error
+}
+
+// groupOutput is what apply returns for a group.
+type groupOutput struct {
+	Sets     []kv
+	Outcomes []reqOutcome // one per request, in order
+	Publish  []published
+	Messages int // messages appended
+}
+
+// batchTargetBytes splits what a group appends to one partition into
+// batches of about this size, so that reading at an offset inside a batch
+// (SeekLT clones the value; earlier messages are skipped) stays cheap.
+const batchTargetBytes = 32 << 10
+
+type partKey struct {
+	topic uint64
+	part  int32
+}
+
+type partBuf struct {
+	key   partKey
+	base  int64
+	count int
+	buf   []byte // header space + payload
+}
+
+// apply processes reqs (each a list of writes) in order at time now.
+func (s *coreState) apply(reqs [][]pendingWrite, now time.Time) groupOutput {
+	out := groupOutput{Outcomes: make([]reqOutcome, len(reqs))}
+	bufs := map[partKey]*partBuf{}
+	var order []*partBuf
+	type prodKey struct {
+		topic uint64
+		id    string
+	}
+	touched := map[prodKey]*producerState{}
+	var prodOrder []prodKey
+	// The previous message's producer (runs of one producer are common).
+	var (
+		lastT  *coreTopic
+		lastID string
+		lastPS *producerState
+	)
+
+	// Size new batch buffers for the whole group (bounded by the batch
+	// target) so appends rarely grow them.
+	groupBytes := 0
+	for _, writes := range reqs {
+		for _, w := range writes {
+			for _, m := range w.Msgs {
+				groupBytes += len(m.Tail) + 16
+			}
+		}
+	}
+	add := func(t *coreTopic, part int32, hasSeq bool, seq int64, tail []byte) {
+		k := partKey{t.ID, part}
+		b := bufs[k]
+		if b == nil || len(b.buf)-batchHeaderLen >= batchTargetBytes {
+			size := max(len(tail)+16, min(groupBytes, batchTargetBytes+len(tail)+16))
+			b = &partBuf{key: k, base: t.Parts[part].End, buf: make([]byte, batchHeaderLen, batchHeaderLen+size)}
+			bufs[k] = b
+			order = append(order, b)
+		}
+		b.buf = appendMessage(b.buf, hasSeq, seq, tail)
+		b.count++
+		t.Parts[part].End++
+	}
+	nextRR := func(t *coreTopic) int32 {
+		p := int32(t.RR % uint32(len(t.Parts)))
+		t.RR++
+		return p
+	}
+
+	for i, writes := range reqs {
+		if err := s.check(writes); err != nil {
+			out.Outcomes[i].Err = err
+			continue
+		}
+		res := make([]WriteResult, len(writes))
+		for j, w := range writes {
+			t := s.Topics[w.TopicID]
+			unbound := int32(-1) // partition for this write's messages without producer
+			for _, m := range w.Msgs {
+				if m.ProducerID == "" {
+					part := m.Partition
+					if part < 0 {
+						if unbound < 0 {
+							unbound = nextRR(t)
+						}
+						part = unbound
+					}
+					add(t, part, m.HasSeqNo, m.SeqNo, m.Tail)
+					res[j].Written++
+					continue
+				}
+				if t == lastT && m.ProducerID == lastID {
+					// Same producer as the previous message: skip the lookups.
+					if !lastPS.fresh && m.HasSeqNo && m.SeqNo <= lastPS.MaxSeqNo {
+						res[j].Duplicates++
+						continue
+					}
+					seq := lastPS.MaxSeqNo + 1
+					if m.HasSeqNo {
+						seq = m.SeqNo
+					}
+					lastPS.fresh, lastPS.MaxSeqNo = false, seq
+					part := lastPS.Partition
+					if m.Partition >= 0 {
+						part = m.Partition
+					}
+					add(t, part, true, seq, m.Tail)
+					res[j].Written++
+					continue
+				}
+				ps := t.Producers[m.ProducerID]
+				if ps != nil && s.Expiry > 0 && now.Sub(ps.LastWrite) > s.Expiry {
+					ps = nil // binding and dedup state expired
+				}
+				if ps == nil {
+					ps = &producerState{Partition: m.Partition, fresh: true}
+					if ps.Partition < 0 {
+						ps.Partition = nextRR(t)
+					}
+					if t.Producers == nil {
+						t.Producers = map[string]*producerState{}
+					}
+					t.Producers[m.ProducerID] = ps
+				}
+				seq := ps.MaxSeqNo + 1
+				if m.HasSeqNo {
+					seq = m.SeqNo
+					if !ps.fresh && seq <= ps.MaxSeqNo {
+						res[j].Duplicates++
+						continue
+					}
+				}
+				ps.fresh = false
+				ps.MaxSeqNo = seq
+				ps.LastWrite = now
+				part := ps.Partition
+				if m.Partition >= 0 {
+					part = m.Partition // explicit partition wins; dedup stays per producer
+				}
+				add(t, part, true, seq, m.Tail)
+				res[j].Written++
+				pk := prodKey{t.ID, m.ProducerID}
+				if touched[pk] != ps {
+					if touched[pk] == nil {
+						prodOrder = append(prodOrder, pk)
+					}
+					touched[pk] = ps
+				}
+				lastT, lastID, lastPS = t, m.ProducerID, ps
+			}
+		}
+		out.Outcomes[i].Result = CommitResult{Writes: res}
+	}
+
+	wa := now.UnixMicro()
+	for _, b := range order {
+		p := &s.Topics[b.key.topic].Parts[b.key.part]
+		payload := b.buf[batchHeaderLen:]
+		putBatchHeader(b.buf, batchHeader{
+			Base: b.base, Count: b.count, WrittenAt: wa, CumBefore: p.EndCum,
+			CRC: crc32.Checksum(payload, crcTable),
+		})
+		p.EndCum += int64(len(payload))
+		out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), b.buf})
+		out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, now})
+		out.Messages += b.count
+	}
+	for _, pk := range prodOrder {
+		out.Sets = append(out.Sets, kv{producerKey(pk.topic, pk.id), encodeProducer(touched[pk])})
+	}
+	return out
+}
+
+// check rejects a request whose topics were dropped (or partitions do not
+// exist) since the caller validated it; nothing of it is applied.
+func (s *coreState) check(writes []pendingWrite) error {
+	for _, w := range writes {
+		t := s.Topics[w.TopicID]
+		if t == nil || len(t.Parts) == 0 {
+			return ErrTopicNotFound
+		}
+		for _, m := range w.Msgs {
+			if int(m.Partition) >= len(t.Parts) {
+				return ErrPartitionNotFound
+			}
+		}
+	}
+	return nil
+}
+
+// Producer record: uvarint partition | varint max seqno | varint last write
+// (unix micros).
+func encodeProducer(ps *producerState) []byte {
+	b := make([]byte, 0, 24)
+	b = binary.AppendUvarint(b, uint64(ps.Partition))
+	b = binary.AppendVarint(b, ps.MaxSeqNo)
+	return binary.AppendVarint(b, ps.LastWrite.UnixMicro())
+}
+
+func decodeProducer(v []byte) (*producerState, error) {
+	r := byteReader{b: v}
+	ps := &producerState{Partition: int32(r.uvarint()), MaxSeqNo: r.varint()}
+	ps.LastWrite = time.UnixMicro(r.varint()).UTC()
+	if r.err {
+		return nil, ErrCorrupt
+	}
+	return ps, nil
+}

@@ -1,0 +1,214 @@
+package topicstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// MaxPartitions bounds a topic's partition count.
+const MaxPartitions = 10000
+
+// DDL runs on the committer goroutine (see op.ddl), so it is ordered with
+// commits and never races with offset assignment. Every DDL write is synced.
+
+// CreateTopic creates a topic with partitions 0..MinActivePartitions-1.
+func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
+	cfg = cloneConfig(cfg)
+	if err := normalizeConfig(&cfg); err != nil {
+		return err
+	}
+	_, err := s.submit(ctx, &op{ddl: func() error {
+		s.mu.RLock()
+		exists := s.topics[cfg.Name] != nil
+		s.mu.RUnlock()
+		if exists {
+			return fmt.Errorf("%w: %q", ErrTopicExists, cfg.Name)
+		}
+		rec := catalogRecord{Config: cfg, ID: s.nextID, CreatedAt: s.opts.Clock().UTC(), Partitions: cfg.MinActivePartitions}
+		b := s.db.NewBatch()
+		if err := putCatalog(b, rec); err != nil {
+			return err
+		}
+		_ = b.Set([]byte(keyNextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
+		if err := s.syncDDL(b); err != nil {
+			return err
+		}
+		s.nextID++
+		t := newTopic(rec)
+		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
+		for i := range t.parts {
+			t.parts[i] = &partition{}
+		}
+		s.install(t, ct)
+		return nil
+	}})
+	return err
+}
+
+// AlterTopic applies fn to a copy of the topic's config and stores the
+// result; raising MinActivePartitions adds partitions. fn runs on the
+// committer goroutine and must not call the store.
+func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*TopicConfig) error) error {
+	_, err := s.submit(ctx, &op{ddl: func() error {
+		s.mu.RLock()
+		old := s.topics[name]
+		s.mu.RUnlock()
+		if old == nil {
+			return fmt.Errorf("%w: %q", ErrTopicNotFound, name)
+		}
+		cfg := cloneConfig(old.cfg)
+		if err := fn(&cfg); err != nil {
+			return err
+		}
+		cfg.Name = name
+		if err := normalizeConfig(&cfg); err != nil {
+			return err
+		}
+		if cfg.MinActivePartitions < len(old.parts) {
+			return fmt.Errorf("%w: topic %q has %d partitions, asked for %d",
+				ErrPartitionsDecrease, name, len(old.parts), cfg.MinActivePartitions)
+		}
+		rec := catalogRecord{Config: cfg, ID: old.id, CreatedAt: old.createdAt, Partitions: cfg.MinActivePartitions}
+		b := s.db.NewBatch()
+		if err := putCatalog(b, rec); err != nil {
+			return err
+		}
+		if err := s.syncDDL(b); err != nil {
+			return err
+		}
+		t := newTopic(rec)
+		copy(t.parts, old.parts)
+		for i := len(old.parts); i < len(t.parts); i++ {
+			t.parts[i] = &partition{}
+		}
+		s.coreMu.Lock()
+		ct := s.core.Topics[old.id]
+		for len(ct.Parts) < len(t.parts) {
+			ct.Parts = append(ct.Parts, corePartition{})
+		}
+		s.coreMu.Unlock()
+		s.install(t, ct)
+		return nil
+	}})
+	return err
+}
+
+// DropTopic deletes a topic: its catalog entry, and its messages and
+// producers with range deletions over its ID. A topic re-created with the
+// same name gets a new ID and starts empty.
+func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
+	_, err := s.submit(ctx, &op{ddl: func() error {
+		s.mu.RLock()
+		t := s.topics[name]
+		s.mu.RUnlock()
+		if t == nil {
+			return fmt.Errorf("%w: %q", ErrTopicNotFound, name)
+		}
+		b := s.db.NewBatch()
+		for _, prefix := range []string{prefixMessages, prefixProducer} {
+			_ = b.DeleteRange(topicPrefix(prefix, t.id), topicPrefix(prefix, t.id+1), nil)
+		}
+		_ = b.Delete(catalogKey(name), nil)
+		if err := s.syncDDL(b); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		delete(s.topics, name)
+		delete(s.byID, t.id)
+		s.mu.Unlock()
+		s.coreMu.Lock()
+		delete(s.core.Topics, t.id)
+		s.coreMu.Unlock()
+		return nil
+	}})
+	return err
+}
+
+// syncDDL commits a DDL batch with sync; a failure is fatal for the store.
+func (s *PebbleStore) syncDDL(b *pebble.Batch) error {
+	defer b.Close()
+	if err := b.Commit(pebble.Sync); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	return nil
+}
+
+func (s *PebbleStore) install(t *topic, ct *coreTopic) {
+	s.coreMu.Lock()
+	s.core.Topics[t.id] = ct
+	s.coreMu.Unlock()
+	s.mu.Lock()
+	s.topics[t.cfg.Name] = t
+	s.byID[t.id] = t
+	s.mu.Unlock()
+}
+
+func putCatalog(b *pebble.Batch, rec catalogRecord) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return b.Set(catalogKey(rec.Config.Name), v, nil)
+}
+
+// normalizeConfig validates cfg and fills the partition count default.
+func normalizeConfig(cfg *TopicConfig) error {
+	if cfg.Name == "" {
+		return errors.New("topic name is empty")
+	}
+	if cfg.MinActivePartitions == 0 {
+		cfg.MinActivePartitions = 1
+	}
+	if cfg.MinActivePartitions < 0 || cfg.MinActivePartitions > MaxPartitions {
+		return fmt.Errorf("min_active_partitions must be between 1 and %d, got %d", MaxPartitions, cfg.MinActivePartitions)
+	}
+	if cfg.MaxActivePartitions != 0 && cfg.MaxActivePartitions < cfg.MinActivePartitions {
+		return fmt.Errorf("max_active_partitions (%d) is less than min_active_partitions (%d)",
+			cfg.MaxActivePartitions, cfg.MinActivePartitions)
+	}
+	for _, c := range cfg.SupportedCodecs {
+		if !c.Valid() {
+			return fmt.Errorf("unknown codec %d in supported_codecs", uint8(c))
+		}
+	}
+	if len(cfg.Consumers) > MaxConsumersPerTopic {
+		return fmt.Errorf("a topic has at most %d consumers", MaxConsumersPerTopic)
+	}
+	seen := map[string]bool{}
+	for _, c := range cfg.Consumers {
+		if c.Name == "" {
+			return errors.New("consumer name is empty")
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("%w: %q", ErrConsumerExists, c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+// cloneConfig deep-copies the slices of cfg.
+func cloneConfig(cfg TopicConfig) TopicConfig {
+	cfg.SupportedCodecs = slices.Clone(cfg.SupportedCodecs)
+	cfg.Consumers = slices.Clone(cfg.Consumers)
+	for i := range cfg.Consumers {
+		cfg.Consumers[i].SupportedCodecs = slices.Clone(cfg.Consumers[i].SupportedCodecs)
+	}
+	return cfg
+}
+
+func sortTopics(ts []*topic) {
+	slices.SortFunc(ts, func(a, b *topic) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
+}
+
+func sortProducers(ps []ProducerInfo) {
+	slices.SortFunc(ps, func(a, b ProducerInfo) int { return strings.Compare(a.ProducerID, b.ProducerID) })
+}

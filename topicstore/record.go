@@ -1,0 +1,243 @@
+package topicstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"time"
+)
+
+// Key layout (see doc.go). Integers are big-endian so that keys sort
+// numerically and a partition's batches form one contiguous range.
+const (
+	prefixCatalog  = "c/" // c/<topic name> -> catalogRecord (JSON)
+	prefixMessages = "m/" // m/<topicID u64><partition u32><baseOffset u64> -> record batch
+	prefixProducer = "p/" // p/<topicID u64><producer id> -> producer record
+	keyNextTopicID = "x/next_topic_id"
+)
+
+func catalogKey(name string) []byte { return append([]byte(prefixCatalog), name...) }
+
+func topicPrefix(prefix string, id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefix), id)
+}
+
+func partitionPrefix(id uint64, part int32) []byte {
+	return binary.BigEndian.AppendUint32(topicPrefix(prefixMessages, id), uint32(part))
+}
+
+func batchKey(id uint64, part int32, base int64) []byte {
+	return binary.BigEndian.AppendUint64(partitionPrefix(id, part), uint64(base))
+}
+
+func producerKey(id uint64, producer string) []byte {
+	return append(topicPrefix(prefixProducer, id), producer...)
+}
+
+// Record batch: the messages one group commit appends to one partition.
+//
+//	header (fixed, batchHeaderLen bytes):
+//	  version u8 | base offset u64 | count u32 | written_at unix micros i64 |
+//	  cumulative bytes before this batch u64 | crc32c(payload) u32
+//	payload: count messages, each uvarint(len) followed by len bytes:
+//	  flags u8 (bit 0: has seqno) | [varint seqno] | uvarint+producer_id |
+//	  uvarint+message_group_id | varint created_at unix micros | codec u8 |
+//	  uvarint n attrs, n × (uvarint+key, uvarint+value) | varint delay ns |
+//	  body (the rest: stored, compressed bytes)
+//
+// The part after the seqno ("tail") is built by the writer's goroutine; the
+// committer only adds flags and seqno.
+const (
+	batchVersion   = 1
+	batchHeaderLen = 1 + 8 + 4 + 8 + 8 + 4
+	flagHasSeqNo   = 1
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+type batchHeader struct {
+	Base      int64
+	Count     int
+	WrittenAt int64 // unix micros
+	CumBefore int64
+	CRC       uint32
+}
+
+func putBatchHeader(dst []byte, h batchHeader) {
+	dst[0] = batchVersion
+	binary.BigEndian.PutUint64(dst[1:], uint64(h.Base))
+	binary.BigEndian.PutUint32(dst[9:], uint32(h.Count))
+	binary.BigEndian.PutUint64(dst[13:], uint64(h.WrittenAt))
+	binary.BigEndian.PutUint64(dst[21:], uint64(h.CumBefore))
+	binary.BigEndian.PutUint32(dst[29:], h.CRC)
+}
+
+func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
+	if len(v) < batchHeaderLen || v[0] != batchVersion {
+		return batchHeader{}, nil, fmt.Errorf("%w: bad batch header", ErrCorrupt)
+	}
+	h := batchHeader{
+		Base:      int64(binary.BigEndian.Uint64(v[1:])),
+		Count:     int(binary.BigEndian.Uint32(v[9:])),
+		WrittenAt: int64(binary.BigEndian.Uint64(v[13:])),
+		CumBefore: int64(binary.BigEndian.Uint64(v[21:])),
+		CRC:       binary.BigEndian.Uint32(v[29:]),
+	}
+	return h, v[batchHeaderLen:], nil
+}
+
+// payloadBytes is what a batch adds to the partition's byte counter.
+func payloadBytes(v []byte) int64 { return int64(len(v) - batchHeaderLen) }
+
+func appendStr(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// appendTail encodes everything of m after the seqno; body is the stored
+// (compressed) body.
+func appendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Time) []byte {
+	dst = appendStr(dst, m.ProducerID)
+	dst = appendStr(dst, m.MessageGroupID)
+	dst = binary.AppendVarint(dst, createdAt.UnixMicro())
+	dst = append(dst, byte(c))
+	dst = binary.AppendUvarint(dst, uint64(len(m.Attrs)))
+	for _, a := range m.Attrs {
+		dst = appendStr(dst, a.Key)
+		dst = appendStr(dst, a.Value)
+	}
+	dst = binary.AppendVarint(dst, int64(m.Delay))
+	return append(dst, body...)
+}
+
+// appendMessage appends one message entry (length, flags, seqno, tail).
+func appendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
+	var head [1 + binary.MaxVarintLen64]byte
+	n := 1
+	if hasSeq {
+		head[0] = flagHasSeqNo
+		n += binary.PutVarint(head[1:], seq)
+	}
+	dst = binary.AppendUvarint(dst, uint64(n+len(tail)))
+	dst = append(dst, head[:n]...)
+	return append(dst, tail...)
+}
+
+// msgDecoder decodes messages of a batch payload into a reused Message.
+// Strings are allocated only when they differ from the previous message's
+// (producer ids, group ids and attributes usually repeat within a batch),
+// so they stay valid after the scan callback; byte slices (Body) point into
+// the payload.
+type msgDecoder struct {
+	m     Message
+	attrs []Attr
+}
+
+// nextEntry splits the first message entry off p.
+func nextEntry(p []byte) (entry, rest []byte, err error) {
+	n, k := binary.Uvarint(p)
+	if k <= 0 || uint64(len(p)-k) < n {
+		return nil, nil, fmt.Errorf("%w: bad message length", ErrCorrupt)
+	}
+	return p[k : k+int(n)], p[k+int(n):], nil
+}
+
+type byteReader struct {
+	b   []byte
+	err bool
+}
+
+func (r *byteReader) uvarint() uint64 {
+	v, k := binary.Uvarint(r.b)
+	if k <= 0 {
+		r.err, r.b = true, nil
+		return 0
+	}
+	r.b = r.b[k:]
+	return v
+}
+
+func (r *byteReader) varint() int64 {
+	v, k := binary.Varint(r.b)
+	if k <= 0 {
+		r.err, r.b = true, nil
+		return 0
+	}
+	r.b = r.b[k:]
+	return v
+}
+
+func (r *byteReader) bytes() []byte {
+	n := r.uvarint()
+	if r.err || uint64(len(r.b)) < n {
+		r.err, r.b = true, nil
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *byteReader) byte1() byte {
+	if len(r.b) == 0 {
+		r.err = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+// reuse returns prev if it equals b, else a new string.
+func reuse(prev string, b []byte) string {
+	if string(b) == prev {
+		return prev
+	}
+	return string(b)
+}
+
+// decode fills d.m from one message entry.
+func (d *msgDecoder) decode(entry []byte) (*Message, error) {
+	m := &d.m
+	r := byteReader{b: entry}
+	flags := r.byte1()
+	m.HasSeqNo = flags&flagHasSeqNo != 0
+	m.SeqNo = 0
+	if m.HasSeqNo {
+		m.SeqNo = r.varint()
+	}
+	m.ProducerID = reuse(m.ProducerID, r.bytes())
+	m.MessageGroupID = reuse(m.MessageGroupID, r.bytes())
+	m.CreatedAt = time.UnixMicro(r.varint()).UTC()
+	m.Codec = Codec(r.byte1())
+	n := r.uvarint()
+	if r.err || n > uint64(len(r.b)) {
+		return nil, fmt.Errorf("%w: bad message", ErrCorrupt)
+	}
+	prev := d.attrs
+	d.attrs = d.attrs[:0]
+	for i := 0; i < int(n); i++ {
+		var pk, pv string
+		if i < len(prev) {
+			pk, pv = prev[i].Key, prev[i].Value // read before append overwrites it
+		}
+		d.attrs = append(d.attrs, Attr{Key: reuse(pk, r.bytes()), Value: reuse(pv, r.bytes())})
+	}
+	m.Delay = time.Duration(r.varint())
+	if r.err {
+		return nil, fmt.Errorf("%w: bad message", ErrCorrupt)
+	}
+	m.Attrs = nil
+	if n > 0 {
+		m.Attrs = d.attrs
+	}
+	m.Body = r.b
+	return m, nil
+}
+
+func checkCRC(h batchHeader, payload []byte) error {
+	if crc32.Checksum(payload, crcTable) != h.CRC {
+		return fmt.Errorf("%w: batch at offset %d: checksum mismatch", ErrCorrupt, h.Base)
+	}
+	return nil
+}

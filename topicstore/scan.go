@@ -1,0 +1,98 @@
+package topicstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// Scan calls fn for each visible message of r in offset order. The range is
+// clamped to [partition start, visible end). m, its Body and its Attrs slice
+// are valid only during the call (Body points into Pebble's buffer); its
+// strings stay valid.
+func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn func(m *Message) bool) error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	t, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	if r.Partition < 0 || int(r.Partition) >= len(t.parts) {
+		return fmt.Errorf("%w: topic %q partition %d", ErrPartitionNotFound, name, r.Partition)
+	}
+	p := t.parts[r.Partition]
+	end := p.visibleEnd.Load()
+	if r.End >= 0 && r.End < end {
+		end = r.End
+	}
+	p.mu.Lock()
+	start := max(r.Start, p.start)
+	p.mu.Unlock()
+	if start >= end {
+		return nil
+	}
+	// Batches with a base offset below end hold everything visible we need;
+	// batches at or above it may be unsynced and are never read.
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: partitionPrefix(t.id, r.Partition),
+		UpperBound: batchKey(t.id, r.Partition, end),
+	})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var minWA int64
+	if !r.MinWrittenAt.IsZero() {
+		minWA = r.MinWrittenAt.UnixMicro()
+	}
+	var d msgDecoder
+	ok := it.SeekLT(batchKey(t.id, r.Partition, start+1)) // the batch holding start
+	if !ok {
+		ok = it.First()
+	}
+	for ; ok; ok = it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		h, payload, err := decodeBatchHeader(v)
+		if err != nil {
+			return err
+		}
+		if h.Base+int64(h.Count) <= start || (minWA != 0 && h.WrittenAt < minWA) {
+			continue
+		}
+		if err := checkCRC(h, payload); err != nil {
+			return err
+		}
+		wa := time.UnixMicro(h.WrittenAt).UTC()
+		off := h.Base
+		for i := 0; i < h.Count && off < end; i, off = i+1, off+1 {
+			var entry []byte
+			if entry, payload, err = nextEntry(payload); err != nil {
+				return err
+			}
+			if off < start {
+				continue
+			}
+			m, err := d.decode(entry)
+			if err != nil {
+				return err
+			}
+			m.Partition, m.Offset, m.WrittenAt = r.Partition, off, wa
+			if !fn(m) {
+				return nil
+			}
+		}
+		if off >= end {
+			break
+		}
+	}
+	return it.Error()
+}

@@ -1,0 +1,352 @@
+package topicstore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// Options configures a PebbleStore. Zero values mean defaults.
+type Options struct {
+	// Clock returns the current time; default time.Now. Tests inject one.
+	Clock func() time.Time
+	// ProducerExpiry is how long a producer's binding and dedup state
+	// survive without writes; default DefaultProducerExpiry (14 days).
+	ProducerExpiry time.Duration
+	// MemTableSize is Pebble's memtable size; default 32 MiB (at most two exist:
+	// with the 64 MiB cache, Pebble stays under ~200 MB).
+	MemTableSize uint64
+	// CacheSize is Pebble's block cache size; default 64 MiB.
+	CacheSize int64
+	// MaxGroupBytes bounds the encoded bytes one group commit gathers;
+	// default 16 MiB (a single larger request still commits alone).
+	MaxGroupBytes int
+	// PlainSync makes the committer wait for each group's fsync itself
+	// (batch.Commit(pebble.Sync)) instead of overlapping the next group's
+	// CPU work with the fsync (ApplyNoSyncWait + SyncWait on a second
+	// goroutine). For measurement.
+	PlainSync bool
+	// Logf receives Pebble's informational log lines; nil drops them.
+	// Pebble's errors are always logged with the standard log package.
+	Logf func(format string, args ...any)
+
+	fs vfs.FS // test hook: Pebble's file system
+}
+
+// pebbleLogger adapts Options.Logf to pebble.Logger.
+type pebbleLogger struct{ logf func(string, ...any) }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	if l.logf != nil {
+		l.logf(format, args...)
+	}
+}
+func (l pebbleLogger) Errorf(format string, args ...any) { log.Printf("pebble: "+format, args...) }
+func (l pebbleLogger) Fatalf(format string, args ...any) { log.Fatalf("pebble: "+format, args...) }
+
+func (o *Options) setDefaults() {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.ProducerExpiry == 0 {
+		o.ProducerExpiry = DefaultProducerExpiry
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 32 << 20
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 64 << 20
+	}
+	if o.MaxGroupBytes == 0 {
+		o.MaxGroupBytes = 16 << 20
+	}
+}
+
+// partition is a partition's published (visible) state.
+type partition struct {
+	visibleEnd atomic.Int64 // offsets below it are synced and readable
+	mu         sync.Mutex
+	start      int64 // first retained offset
+	startCum   int64 // cumulative bytes at start
+	endCum     int64 // cumulative bytes at visibleEnd
+	lastWrite  time.Time
+}
+
+// topic is a topic's catalog entry and partitions. Replaced, never mutated,
+// except parts' contents.
+type topic struct {
+	id        uint64
+	cfg       TopicConfig
+	createdAt time.Time
+	parts     []*partition
+	codecs    [8]bool // supported codecs
+}
+
+// catalogRecord is the value of a catalog key.
+type catalogRecord struct {
+	Config     TopicConfig
+	ID         uint64
+	CreatedAt  time.Time
+	Partitions int
+}
+
+// PebbleStore implements Store on Pebble. See doc.go.
+type PebbleStore struct {
+	db    *pebble.DB
+	cache *pebble.Cache
+	opts  Options
+
+	mu     sync.RWMutex // guards topics, byID
+	topics map[string]*topic
+	byID   map[uint64]*topic
+
+	coreMu sync.Mutex // guards core (the committer holds it while applying)
+	core   coreState
+	nextID uint64 // committer-owned after Open
+
+	ops       chan *op
+	syncq     chan *group
+	quit      chan struct{}
+	done      chan struct{} // closed when committer and syncer have exited
+	closeOnce sync.Once
+	failed    atomic.Pointer[error]
+}
+
+var _ Store = (*PebbleStore)(nil)
+
+// Open opens (creating if needed) a store in dir.
+func Open(dir string, opts Options) (*PebbleStore, error) {
+	opts.setDefaults()
+	cache := pebble.NewCache(opts.CacheSize)
+	popts := &pebble.Options{
+		Cache:                       cache,
+		MemTableSize:                opts.MemTableSize,
+		MemTableStopWritesThreshold: 2, // memtables: at most 2 × MemTableSize
+		L0CompactionThreshold:       4,
+		L0StopWritesThreshold:       24,
+		MaxConcurrentCompactions:    func() int { return 2 },
+		Logger:                      pebbleLogger{opts.Logf},
+		FS:                          opts.fs,
+	}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		cache.Unref()
+		return nil, err
+	}
+	s := &PebbleStore{
+		db: db, cache: cache, opts: opts,
+		topics: map[string]*topic{}, byID: map[uint64]*topic{},
+		core:   coreState{Topics: map[uint64]*coreTopic{}, Expiry: opts.ProducerExpiry},
+		nextID: 1,
+		ops:    make(chan *op, 4096),
+		syncq:  make(chan *group, 64),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	if err := s.recover(); err != nil {
+		db.Close()
+		cache.Unref()
+		return nil, err
+	}
+	go s.committer()
+	go s.syncer()
+	return s, nil
+}
+
+// recover rebuilds the in-memory state from the catalog, the first and last
+// batch of each partition and the producer records. No message is read.
+func (s *PebbleStore) recover() error {
+	if v, closer, err := s.db.Get([]byte(keyNextTopicID)); err == nil {
+		s.nextID = binary.BigEndian.Uint64(v)
+		closer.Close()
+	} else if err != pebble.ErrNotFound {
+		return err
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var recs []catalogRecord
+	for ok := it.SeekGE([]byte(prefixCatalog)); ok && hasPrefix(it.Key(), prefixCatalog); ok = it.Next() {
+		var rec catalogRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return fmt.Errorf("%w: catalog %q: %v", ErrCorrupt, it.Key(), err)
+		}
+		recs = append(recs, rec)
+	}
+	for _, rec := range recs {
+		t := newTopic(rec)
+		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}}
+		for i := range t.parts {
+			p := &partition{}
+			var cp corePartition
+			lo, hi := partitionPrefix(rec.ID, int32(i)), partitionPrefix(rec.ID, int32(i)+1)
+			if it.SeekGE(lo) && string(it.Key()) < string(hi) {
+				h, _, err := decodeBatchHeader(it.Value())
+				if err != nil {
+					return err
+				}
+				p.start, p.startCum = h.Base, h.CumBefore
+				it.SeekLT(hi)
+				h, _, err = decodeBatchHeader(it.Value())
+				if err != nil {
+					return err
+				}
+				cp.End = h.Base + int64(h.Count)
+				cp.EndCum = h.CumBefore + payloadBytes(it.Value())
+				p.lastWrite = time.UnixMicro(h.WrittenAt).UTC()
+			}
+			p.endCum = cp.EndCum
+			p.visibleEnd.Store(cp.End)
+			t.parts[i] = p
+			ct.Parts = append(ct.Parts, cp)
+		}
+		s.topics[t.cfg.Name] = t
+		s.byID[t.id] = t
+		s.core.Topics[t.id] = ct
+	}
+	now := s.opts.Clock()
+	for ok := it.SeekGE([]byte(prefixProducer)); ok && hasPrefix(it.Key(), prefixProducer); ok = it.Next() {
+		k := it.Key()[len(prefixProducer):]
+		if len(k) < 8 {
+			return fmt.Errorf("%w: producer key", ErrCorrupt)
+		}
+		ct := s.core.Topics[binary.BigEndian.Uint64(k)]
+		if ct == nil {
+			continue
+		}
+		ps, err := decodeProducer(it.Value())
+		if err != nil {
+			return err
+		}
+		if now.Sub(ps.LastWrite) > s.opts.ProducerExpiry || int(ps.Partition) >= len(ct.Parts) {
+			continue // expired: forgotten, as if never seen
+		}
+		ct.Producers[string(k[8:])] = ps
+	}
+	return it.Error()
+}
+
+func hasPrefix(k []byte, p string) bool { return len(k) >= len(p) && string(k[:len(p)]) == p }
+
+func newTopic(rec catalogRecord) *topic {
+	t := &topic{id: rec.ID, cfg: rec.Config, createdAt: rec.CreatedAt, parts: make([]*partition, rec.Partitions)}
+	codecs := rec.Config.SupportedCodecs
+	if len(codecs) == 0 {
+		codecs = AllCodecs
+	}
+	for _, c := range codecs {
+		if c.Valid() {
+			t.codecs[c] = true
+		}
+	}
+	return t
+}
+
+// err returns the store's fatal error, if any.
+func (s *PebbleStore) err() error {
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// fail records a fatal error: every later operation returns it.
+func (s *PebbleStore) fail(err error) {
+	err = fmt.Errorf("topicstore: fatal write error, store closed: %w", err)
+	s.failed.CompareAndSwap(nil, &err)
+}
+
+// Close stops the committer (waiting for in-flight commits) and closes
+// Pebble. Operations after Close return ErrClosed.
+func (s *PebbleStore) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		closed := ErrClosed
+		s.failed.CompareAndSwap(nil, &closed)
+		close(s.quit)
+		<-s.done
+		err = s.db.Close()
+		s.cache.Unref()
+	})
+	return err
+}
+
+func (s *PebbleStore) lookup(name string) (*topic, error) {
+	s.mu.RLock()
+	t := s.topics[name]
+	s.mu.RUnlock()
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrTopicNotFound, name)
+	}
+	return t, nil
+}
+
+// Topic returns a topic's definition and state.
+func (s *PebbleStore) Topic(name string) (TopicInfo, error) {
+	t, err := s.lookup(name)
+	if err != nil {
+		return TopicInfo{}, err
+	}
+	return t.info(), nil
+}
+
+// Topics lists all topics, sorted by name.
+func (s *PebbleStore) Topics() []TopicInfo {
+	s.mu.RLock()
+	ts := make([]*topic, 0, len(s.topics))
+	for _, t := range s.topics {
+		ts = append(ts, t)
+	}
+	s.mu.RUnlock()
+	sortTopics(ts)
+	out := make([]TopicInfo, len(ts))
+	for i, t := range ts {
+		out[i] = t.info()
+	}
+	return out
+}
+
+func (t *topic) info() TopicInfo {
+	ti := TopicInfo{Config: cloneConfig(t.cfg), ID: t.id, CreatedAt: t.createdAt}
+	for i, p := range t.parts {
+		p.mu.Lock()
+		end := p.visibleEnd.Load()
+		ti.Partitions = append(ti.Partitions, PartitionInfo{
+			ID: int32(i), Active: true, StartOffset: p.start, EndOffset: end,
+			Bytes: p.endCum - p.startCum, Messages: end - p.start, LastWrite: p.lastWrite,
+		})
+		p.mu.Unlock()
+	}
+	return ti
+}
+
+// Producers lists a topic's live (not expired) producers, sorted by id.
+// MaxSeqNo may include a group whose fsync is in progress.
+func (s *PebbleStore) Producers(name string) ([]ProducerInfo, error) {
+	t, err := s.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Clock()
+	var out []ProducerInfo
+	s.coreMu.Lock()
+	if ct := s.core.Topics[t.id]; ct != nil {
+		for id, ps := range ct.Producers {
+			if now.Sub(ps.LastWrite) <= s.opts.ProducerExpiry && !ps.fresh {
+				out = append(out, ProducerInfo{ProducerID: id, Partition: ps.Partition, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite})
+			}
+		}
+	}
+	s.coreMu.Unlock()
+	sortProducers(out)
+	return out, nil
+}
