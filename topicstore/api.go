@@ -138,9 +138,25 @@ type TopicWrite struct {
 	Messages []Message
 }
 
-// CommitRequest is everything one atomic, synced commit does.
+// PositionUpdate moves a consumer's committed offset in one partition. The
+// committed offset is the next offset the consumer will read (Kafka's
+// convention).
+type PositionUpdate struct {
+	Topic     string
+	Consumer  string
+	Partition int32
+	Offset    int64
+	// Expect, when >= 0, is the committed offset the update was based on:
+	// if the stored one differs at commit time the whole commit fails with
+	// ErrPositionConflict and writes nothing.
+	Expect int64
+}
+
+// CommitRequest is everything one atomic, synced commit does: its writes
+// and its position updates are applied together or not at all.
 type CommitRequest struct {
-	Writes []TopicWrite
+	Writes    []TopicWrite
+	Positions []PositionUpdate
 }
 
 // WriteResult reports a topic write's outcome.
@@ -186,6 +202,31 @@ type Store interface {
 
 	// Producers lists the producers of a topic.
 	Producers(topic string) ([]ProducerInfo, error)
+
+	// Positions returns a consumer's committed offset for every partition
+	// of the topic (partitions without a stored position report their
+	// initial one: from read_from at the time the consumer was created, else
+	// the partition's start offset). A position below the partition's start
+	// offset (retention deleted what it pointed at) reads as the start.
+	Positions(topic, consumer string) (map[int32]int64, error)
+
+	// SetPosition sets a committed offset explicitly (synced). The offset
+	// must lie in [start offset, end offset], else ErrOffsetOutOfRange.
+	SetPosition(ctx context.Context, topic, consumer string, partition int32, offset int64) error
+
+	// OffsetForTime returns, for each partition, the first offset whose
+	// batch was written at or after t (the end offset if none).
+	OffsetForTime(topic string, t time.Time) (map[int32]int64, error)
+
+	// Changed returns a channel that is closed the next time new messages
+	// become visible in any partition of the topic (or the topic is
+	// dropped). Long-polling readers check for data, then wait on it.
+	Changed(topic string) (<-chan struct{}, error)
+
+	// RunRetention applies retention to every topic once, as of now, and
+	// reports how many messages it deleted. A background loop calls it
+	// periodically; tests call it with an injected clock.
+	RunRetention(ctx context.Context, now time.Time) (deleted int64, err error)
 
 	Close() error
 }
