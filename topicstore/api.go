@@ -51,6 +51,12 @@ var (
 	ErrPartitionsDecrease = errors.New("min_active_partitions cannot decrease")
 	ErrClosed             = errors.New("store closed")
 	ErrCorrupt            = errors.New("corrupt data")
+	// ErrPositionConflict: a PositionUpdate's Expect did not match the
+	// committed offset (someone else moved the position). Callers map it
+	// to SQLSTATE 40001.
+	ErrPositionConflict = errors.New("consumer position was moved concurrently")
+	// ErrOffsetOutOfRange: an explicit position outside [start, end].
+	ErrOffsetOutOfRange = errors.New("offset out of range")
 )
 
 // ConsumerConfig is a consumer's definition.
