@@ -154,7 +154,10 @@ func benchMemTable() uint64 {
 	return uint64(mb) << 20
 }
 
-var scanDirs []string
+var (
+	scanDirs   []string
+	closeExtra []func() // more cleanups for TestMain
+)
 
 func tempDirNoCleanup() (string, error) {
 	dir, err := os.MkdirTemp("", "topicstore-bench-")
@@ -168,6 +171,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, s := range scanStores {
 		s.Close()
+	}
+	for _, f := range closeExtra {
+		f()
 	}
 	for _, d := range scanDirs {
 		os.RemoveAll(d)

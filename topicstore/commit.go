@@ -10,6 +10,7 @@ import (
 // op is one unit of work for the committer: a commit or a DDL step.
 type op struct {
 	writes []pendingWrite
+	pos    []pendingPos
 	size   int
 	ddl    func() error // run by the committer, alone
 	res    chan reqOutcome
@@ -38,6 +39,7 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 	o := &op{writes: make([]pendingWrite, len(req.Writes))}
 	now := s.opts.Clock()
 	total := 0
+	var err error
 	for i := range req.Writes {
 		w := &req.Writes[i]
 		t, err := s.lookup(w.Topic)
@@ -89,7 +91,10 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 		o.writes[i] = pendingWrite{TopicID: t.id, Msgs: msgs}
 		total += len(arena)
 	}
-	o.size = total
+	if o.pos, err = s.pendingPositions(req.Positions); err != nil {
+		return CommitResult{}, err
+	}
+	o.size = total + 32*len(o.pos)
 	out, err := s.submit(ctx, o)
 	return out.Result, err
 }
@@ -198,11 +203,17 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		s.syncq <- g
 		return
 	}
-	reqs := make([][]pendingWrite, len(ops))
+	reqs := make([]coreReq, len(ops))
 	for i, o := range ops {
-		reqs[i] = o.writes
+		reqs[i] = coreReq{Writes: o.writes, Positions: o.pos}
 	}
+	// written_at never goes backwards within a process, so that
+	// OffsetForTime and retention can binary-search a partition's batches.
 	now := s.opts.Clock()
+	if now.Before(s.lastNow) {
+		now = s.lastNow
+	}
+	s.lastNow = now
 	s.coreMu.Lock()
 	g.out = s.core.apply(reqs, now)
 	s.coreMu.Unlock()
@@ -280,4 +291,5 @@ func (s *PebbleStore) publish(ps []published) {
 		p.visibleEnd.Store(pb.End)
 		p.mu.Unlock()
 	}
+	s.notifyTopics(ps)
 }

@@ -24,6 +24,7 @@ type producerState struct {
 
 // corePartition is a partition's sequencer state.
 type corePartition struct {
+	Start  int64 // first retained offset (moved by retention)
 	End    int64 // next offset to assign
 	EndCum int64 // cumulative payload bytes up to End
 }
@@ -34,6 +35,9 @@ type coreTopic struct {
 	Parts     []corePartition
 	Producers map[string]*producerState
 	RR        uint32 // round-robin cursor for new bindings and unbound writes
+	// Consumers holds each consumer's committed offset per partition; 0
+	// means none stored (reads clamp up to the partition's Start).
+	Consumers map[string][]int64
 }
 
 // coreState is everything the committer owns.
@@ -100,8 +104,16 @@ type partBuf struct {
 	buf   []byte // header space + payload
 }
 
-// apply processes reqs (each a list of writes) in order at time now.
-func (s *coreState) apply(reqs [][]pendingWrite, now time.Time) groupOutput {
+// coreReq is one commit request: its writes and position updates.
+type coreReq struct {
+	Writes    []pendingWrite
+	Positions []pendingPos
+}
+
+// apply processes reqs in order at time now. A request whose checks fail
+// (topic or partition gone, position conflict or out of range) changes
+// nothing and writes nothing.
+func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	out := groupOutput{Outcomes: make([]reqOutcome, len(reqs))}
 	bufs := map[partKey]*partBuf{}
 	var order []*partBuf
@@ -121,8 +133,8 @@ func (s *coreState) apply(reqs [][]pendingWrite, now time.Time) groupOutput {
 	// Size new batch buffers for the whole group (bounded by the batch
 	// target) so appends rarely grow them.
 	groupBytes := 0
-	for _, writes := range reqs {
-		for _, w := range writes {
+	for _, r := range reqs {
+		for _, w := range r.Writes {
 			for _, m := range w.Msgs {
 				groupBytes += len(m.Tail) + 16
 			}
@@ -147,11 +159,19 @@ func (s *coreState) apply(reqs [][]pendingWrite, now time.Time) groupOutput {
 		return p
 	}
 
-	for i, writes := range reqs {
+	for i, r := range reqs {
+		writes := r.Writes
 		if err := s.check(writes); err != nil {
 			out.Outcomes[i].Err = err
 			continue
 		}
+		// Positions are checked against the state before this request's
+		// own writes, and applied before them (they never count them).
+		if err := s.checkPositions(r.Positions); err != nil {
+			out.Outcomes[i].Err = err
+			continue
+		}
+		out.Sets = s.applyPositions(out.Sets, r.Positions)
 		res := make([]WriteResult, len(writes))
 		for j, w := range writes {
 			t := s.Topics[w.TopicID]

@@ -80,6 +80,10 @@ func render(t *testing.T, out groupOutput) string {
 			ps, err := decodeProducer(kv.Value)
 			must(t, err)
 			fmt.Fprintf(&sb, "producer t%d/%s p%d max=%d", binary.BigEndian.Uint64(kv.Key[2:]), kv.Key[10:], ps.Partition, ps.MaxSeqNo)
+		case hasPrefix(kv.Key, prefixPositions):
+			id, p, c, off, err := parsePosition(kv.Key, kv.Value)
+			must(t, err)
+			fmt.Fprintf(&sb, "position t%d/p%d/%s=%d", id, p, c, off)
 		}
 		sb.WriteString("\n")
 	}
@@ -106,7 +110,7 @@ type step struct {
 func runSteps(t *testing.T, s *coreState, steps []step) {
 	t0 := time.Unix(1_700_000_000, 0)
 	for i, st := range steps {
-		got := render(t, s.apply(st.reqs, t0.Add(st.at)))
+		got := render(t, s.apply(writesOnly(st.reqs), t0.Add(st.at)))
 		want := strings.TrimLeft(st.want, "\n")
 		if got != want {
 			t.Fatalf("step %d:\ngot:\n%s\nwant:\n%s", i, got, want)
@@ -115,6 +119,14 @@ func runSteps(t *testing.T, s *coreState, steps []step) {
 }
 
 func req(ws ...pendingWrite) []pendingWrite { return ws }
+
+func writesOnly(reqs [][]pendingWrite) []coreReq {
+	out := make([]coreReq, len(reqs))
+	for i, ws := range reqs {
+		out[i] = coreReq{Writes: ws}
+	}
+	return out
+}
 
 func TestCoreContiguousOffsets(t *testing.T) {
 	runSteps(t, newCore(1), []step{
@@ -235,7 +247,7 @@ req0: partition does not exist
 func TestCoreSplitsLargeBatches(t *testing.T) {
 	s := newCore(1)
 	big := strings.Repeat("x", 12<<10)
-	out := s.apply([][]pendingWrite{req(write(1, big, big, big)), req(write(1, big, "small"))}, time.Unix(0, 0))
+	out := s.apply(writesOnly([][]pendingWrite{req(write(1, big, big, big)), req(write(1, big, "small"))}), time.Unix(0, 0))
 	var bases []int64
 	var cum int64
 	for _, kv := range out.Sets {

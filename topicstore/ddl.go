@@ -37,12 +37,18 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
 			return err
 		}
 		_ = b.Set([]byte(keyNextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
+		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
+		cons, err := s.consumerDDL(b, rec.ID, nil, &cfg, ct, rec.Partitions)
+		if err != nil {
+			b.Close()
+			return err
+		}
+		ct.Consumers = cons
 		if err := s.syncDDL(b); err != nil {
 			return err
 		}
 		s.nextID++
 		t := newTopic(rec)
-		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
 		for i := range t.parts {
 			t.parts[i] = &partition{}
 		}
@@ -54,7 +60,10 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
 
 // AlterTopic applies fn to a copy of the topic's config and stores the
 // result; raising MinActivePartitions adds partitions. fn runs on the
-// committer goroutine and must not call the store.
+// committer goroutine and must not call the store. Consumers are matched by
+// name: one absent from the new config is dropped (its positions deleted),
+// a new one starts at read_from (see consumerDDL), and changing an existing
+// consumer's read_from repositions it (ALTER CONSUMER SET (read_from = ...)).
 func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*TopicConfig) error) error {
 	_, err := s.submit(ctx, &op{ddl: func() error {
 		s.mu.RLock()
@@ -78,6 +87,13 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 		rec := catalogRecord{Config: cfg, ID: old.id, CreatedAt: old.createdAt, Partitions: cfg.MinActivePartitions}
 		b := s.db.NewBatch()
 		if err := putCatalog(b, rec); err != nil {
+			b.Close()
+			return err
+		}
+		ct := s.core.Topics[old.id] // the committer owns it: no lock to read
+		cons, err := s.consumerDDL(b, old.id, &old.cfg, &cfg, ct, rec.Partitions)
+		if err != nil {
+			b.Close()
 			return err
 		}
 		if err := s.syncDDL(b); err != nil {
@@ -89,10 +105,10 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 			t.parts[i] = &partition{}
 		}
 		s.coreMu.Lock()
-		ct := s.core.Topics[old.id]
 		for len(ct.Parts) < len(t.parts) {
 			ct.Parts = append(ct.Parts, corePartition{})
 		}
+		ct.Consumers = cons
 		s.coreMu.Unlock()
 		s.install(t, ct)
 		return nil
@@ -100,8 +116,9 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 	return err
 }
 
-// DropTopic deletes a topic: its catalog entry, and its messages and
-// producers with range deletions over its ID. A topic re-created with the
+// DropTopic deletes a topic: its catalog entry, and its messages,
+// producers and consumer positions with range deletions over its ID; it
+// wakes the topic's Changed waiters. A topic re-created with the
 // same name gets a new ID and starts empty.
 func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 	_, err := s.submit(ctx, &op{ddl: func() error {
@@ -112,7 +129,7 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 			return fmt.Errorf("%w: %q", ErrTopicNotFound, name)
 		}
 		b := s.db.NewBatch()
-		for _, prefix := range []string{prefixMessages, prefixProducer} {
+		for _, prefix := range []string{prefixMessages, prefixProducer, prefixPositions} {
 			_ = b.DeleteRange(topicPrefix(prefix, t.id), topicPrefix(prefix, t.id+1), nil)
 		}
 		_ = b.Delete(catalogKey(name), nil)
@@ -126,6 +143,7 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 		s.coreMu.Lock()
 		delete(s.core.Topics, t.id)
 		s.coreMu.Unlock()
+		s.wake(t.id)
 		return nil
 	}})
 	return err

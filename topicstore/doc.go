@@ -1,7 +1,7 @@
 // Package topicstore stores topics (partitioned, append-only message logs)
 // in Pebble. It owns the key layout, partitions and their offsets, producer
-// dedup state, codecs and, later, consumers, shared-consumer state,
-// retention and auto-partitioning. It knows nothing of SQL; the rest of
+// dedup state, codecs, consumer positions and retention and, later,
+// shared-consumer state and auto-partitioning. It knows nothing of SQL; the rest of
 // topicgate uses the Store interface of api.go and never sees a Pebble key.
 //
 // # Key layout
@@ -13,12 +13,12 @@
 //
 //	c/<topic name>                         catalog: JSON {Config, ID, CreatedAt, Partitions}
 //	m/<topicID u64><partition u32><base u64> record batch (see record.go)
+//	o/<topicID u64><partition u32><consumer> consumer committed offset (uvarint)
 //	p/<topicID u64><producer id>           producer: partition, max seqno, last write
 //	x/next_topic_id                        next topic ID (u64)
 //
 // Planned prefixes (not written yet):
 //
-//	o/<topicID><consumer name>\x00<partition u32>   consumer committed position
 //	s/<topicID><consumer>\x00<partition><offset>    shared-consumer per-message state
 //	                                                (lock deadline, delivery count)
 //	t/<txnID u64><seq u64>                          staged transaction record batches
@@ -26,7 +26,7 @@
 //	                                                parent/children, active flag)
 //
 // A partition's batches are one contiguous key range: a read is a range
-// scan and retention will be a DeleteRange of whole batches below an offset.
+// scan and retention is a DeleteRange of whole batches below an offset.
 //
 // # Record batches
 //
@@ -57,8 +57,43 @@
 //     answers the callers. Options.PlainSync waits for the fsync in the
 //     committer instead (simpler, slower).
 //
-// DDL (create, alter, drop) also runs on the committer goroutine, between
-// groups, as its own synced batch.
+// DDL (create, alter, drop) and retention deletions also run on the
+// committer goroutine, between groups, each as its own synced batch.
+//
+// # Consumer positions
+//
+// A consumer's committed offset per partition is the next offset it reads.
+// The committer keeps all of them in memory (loaded at startup) and a
+// CommitRequest's PositionUpdates are checked and applied by the core in
+// the same batch as the request's writes: an update whose Expect differs
+// from the current offset (counting earlier updates of the group) fails the
+// whole request with ErrPositionConflict; an offset beyond the partition's
+// end before the request's own writes fails with ErrOffsetOutOfRange.
+// Positions reads the committer's state (it may include a commit whose
+// fsync is in progress). A partition without a stored offset reads as its
+// start, and so does a stored offset below the start (retention deleted what
+// it pointed at). A consumer added with read_from starts at the first batch
+// written at or after it (OffsetForTime, stored in the DDL batch); changing
+// read_from repositions it the same way; dropping a consumer or the topic
+// deletes its records; partitions added later start at 0 for everyone.
+//
+// # Retention
+//
+// RunRetention (a background loop every Options.RetentionInterval) deletes
+// whole batches from a partition's start: see retention.go for the rules. A
+// deletion is one DeleteRange over the batch keys below the cut, applied on
+// the committer with sync; the start and byte counters then derive from the
+// first remaining batch header, and a fully emptied partition keeps a
+// count-0 batch at its start so that a reopen recovers offsets and bytes.
+// written_at never goes backwards within a process (the committer clamps its
+// clock), which lets OffsetForTime and retention binary-search batch
+// headers instead of reading a partition.
+//
+// # Notifications
+//
+// Changed hands out one lazily created channel per topic; the syncer closes
+// it when it publishes new messages of the topic (after the fsync), and
+// DropTopic closes it too.
 //
 // # Invariants
 //
@@ -73,6 +108,6 @@
 //   - Only this package knows Pebble keys.
 //
 // Startup reads the catalog, the first and last batch header of each
-// partition and the producer records (expired ones are skipped): its cost
-// does not depend on the amount of data.
+// partition, the producer records (expired ones are skipped) and the
+// consumer positions: its cost does not depend on the amount of data.
 package topicstore

@@ -10,10 +10,11 @@ import (
 // Key layout (see doc.go). Integers are big-endian so that keys sort
 // numerically and a partition's batches form one contiguous range.
 const (
-	prefixCatalog  = "c/" // c/<topic name> -> catalogRecord (JSON)
-	prefixMessages = "m/" // m/<topicID u64><partition u32><baseOffset u64> -> record batch
-	prefixProducer = "p/" // p/<topicID u64><producer id> -> producer record
-	keyNextTopicID = "x/next_topic_id"
+	prefixCatalog   = "c/" // c/<topic name> -> catalogRecord (JSON)
+	prefixMessages  = "m/" // m/<topicID u64><partition u32><baseOffset u64> -> record batch
+	prefixProducer  = "p/" // p/<topicID u64><producer id> -> producer record
+	prefixPositions = "o/" // o/<topicID u64><partition u32><consumer> -> uvarint committed offset
+	keyNextTopicID  = "x/next_topic_id"
 )
 
 func catalogKey(name string) []byte { return append([]byte(prefixCatalog), name...) }

@@ -20,10 +20,16 @@ type Options struct {
 	// ProducerExpiry is how long a producer's binding and dedup state
 	// survive without writes; default DefaultProducerExpiry (14 days).
 	ProducerExpiry time.Duration
-	// MemTableSize is Pebble's memtable size; default 32 MiB (at most two exist:
-	// with the 64 MiB cache, Pebble stays under ~200 MB).
+	// MemTableSize is Pebble's memtable size; default 32 MiB (at most two
+	// exist).
 	MemTableSize uint64
-	// CacheSize is Pebble's block cache size; default 64 MiB.
+	// CacheSize is Pebble's block cache size. Pebble charges memtables to
+	// the cache (Cache.Reserve), and after a busy write period two full
+	// memtables stay reserved (measured: the mutable one and a flushed
+	// "zombie" one), so the default is 64 MiB for blocks plus 2 × MemTableSize
+	// (128 MiB in all: memtables and blocks together stay under it). With
+	// less, blocks get little or no room: a read of a large topic then
+	// decompresses every block it touches.
 	CacheSize int64
 	// MaxGroupBytes bounds the encoded bytes one group commit gathers;
 	// default 16 MiB (a single larger request still commits alone).
@@ -33,6 +39,10 @@ type Options struct {
 	// CPU work with the fsync (ApplyNoSyncWait + SyncWait on a second
 	// goroutine). For measurement.
 	PlainSync bool
+	// RetentionInterval is how often a background goroutine applies
+	// retention (RunRetention with the Clock's time); default 30s, a
+	// negative value disables the loop (tests call RunRetention).
+	RetentionInterval time.Duration
 	// Logf receives Pebble's informational log lines; nil drops them.
 	// Pebble's errors are always logged with the standard log package.
 	Logf func(format string, args ...any)
@@ -62,7 +72,10 @@ func (o *Options) setDefaults() {
 		o.MemTableSize = 32 << 20
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = 64 << 20
+		o.CacheSize = 64<<20 + 2*int64(o.MemTableSize)
+	}
+	if o.RetentionInterval == 0 {
+		o.RetentionInterval = 30 * time.Second
 	}
 	if o.MaxGroupBytes == 0 {
 		o.MaxGroupBytes = 16 << 20
@@ -87,6 +100,7 @@ type topic struct {
 	createdAt time.Time
 	parts     []*partition
 	codecs    [8]bool // supported codecs
+	consumers map[string]bool
 }
 
 // catalogRecord is the value of a catalog key.
@@ -107,9 +121,16 @@ type PebbleStore struct {
 	topics map[string]*topic
 	byID   map[uint64]*topic
 
-	coreMu sync.Mutex // guards core (the committer holds it while applying)
-	core   coreState
-	nextID uint64 // committer-owned after Open
+	coreMu  sync.Mutex // guards core (the committer holds it while applying)
+	core    coreState
+	nextID  uint64    // committer-owned after Open
+	lastNow time.Time // committer-owned: the last group's time
+
+	notifyMu sync.Mutex // guards notify
+	notify   map[uint64]chan struct{}
+	waiters  atomic.Int32 // len(notify): publish skips the lock when 0
+
+	bg sync.WaitGroup // background goroutines that use db (retention)
 
 	ops       chan *op
 	syncq     chan *group
@@ -157,6 +178,10 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 	}
 	go s.committer()
 	go s.syncer()
+	if opts.RetentionInterval > 0 {
+		s.bg.Add(1)
+		go s.retentionLoop(opts.RetentionInterval)
+	}
 	return s, nil
 }
 
@@ -184,7 +209,7 @@ func (s *PebbleStore) recover() error {
 	}
 	for _, rec := range recs {
 		t := newTopic(rec)
-		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}}
+		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Consumers: map[string][]int64{}}
 		for i := range t.parts {
 			p := &partition{}
 			var cp corePartition
@@ -204,14 +229,29 @@ func (s *PebbleStore) recover() error {
 				cp.EndCum = h.CumBefore + payloadBytes(it.Value())
 				p.lastWrite = time.UnixMicro(h.WrittenAt).UTC()
 			}
+			cp.Start = p.start
 			p.endCum = cp.EndCum
 			p.visibleEnd.Store(cp.End)
 			t.parts[i] = p
 			ct.Parts = append(ct.Parts, cp)
 		}
+		for _, c := range rec.Config.Consumers {
+			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
+		}
 		s.topics[t.cfg.Name] = t
 		s.byID[t.id] = t
 		s.core.Topics[t.id] = ct
+	}
+	for ok := it.SeekGE([]byte(prefixPositions)); ok && hasPrefix(it.Key(), prefixPositions); ok = it.Next() {
+		id, part, consumer, off, err := parsePosition(it.Key(), it.Value())
+		if err != nil {
+			return err
+		}
+		if ct := s.core.Topics[id]; ct != nil {
+			if pos := ct.Consumers[consumer]; pos != nil && int(part) < len(pos) {
+				pos[part] = off
+			}
+		}
 	}
 	now := s.opts.Clock()
 	for ok := it.SeekGE([]byte(prefixProducer)); ok && hasPrefix(it.Key(), prefixProducer); ok = it.Next() {
@@ -238,7 +278,11 @@ func (s *PebbleStore) recover() error {
 func hasPrefix(k []byte, p string) bool { return len(k) >= len(p) && string(k[:len(p)]) == p }
 
 func newTopic(rec catalogRecord) *topic {
-	t := &topic{id: rec.ID, cfg: rec.Config, createdAt: rec.CreatedAt, parts: make([]*partition, rec.Partitions)}
+	t := &topic{id: rec.ID, cfg: rec.Config, createdAt: rec.CreatedAt, parts: make([]*partition, rec.Partitions),
+		consumers: make(map[string]bool, len(rec.Config.Consumers))}
+	for _, c := range rec.Config.Consumers {
+		t.consumers[c.Name] = true
+	}
 	codecs := rec.Config.SupportedCodecs
 	if len(codecs) == 0 {
 		codecs = AllCodecs
@@ -273,7 +317,9 @@ func (s *PebbleStore) Close() error {
 		closed := ErrClosed
 		s.failed.CompareAndSwap(nil, &closed)
 		close(s.quit)
+		s.bg.Wait()
 		<-s.done
+		s.wakeAll() // long-pollers return now rather than at their timeout
 		err = s.db.Close()
 		s.cache.Unref()
 	})

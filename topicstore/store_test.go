@@ -25,7 +25,7 @@ func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 func openTest(t testing.TB, dir string, clk *testClock) *PebbleStore {
 	t.Helper()
-	opts := Options{MemTableSize: 4 << 20, CacheSize: 8 << 20}
+	opts := Options{MemTableSize: 4 << 20, CacheSize: 8 << 20, RetentionInterval: -1}
 	if clk != nil {
 		opts.Clock = clk.Now
 	}
