@@ -20,6 +20,9 @@ type Options struct {
 	Clock func() time.Time
 	// MaxTxnBytes bounds what one transaction may stage.
 	MaxTxnBytes int64
+	// ReadSessionIdle is how long a read session keeps its partitions
+	// without reading (default DefaultReadSessionIdle).
+	ReadSessionIdle time.Duration
 }
 
 // Engine runs statements against a store. It implements wire.Handler: one
@@ -30,6 +33,14 @@ type Engine struct {
 	nextTxn  atomic.Uint64
 	cache    parseCache
 	sessions sync.Map // processID -> *Session
+	groups   readGroups
+}
+
+func (e *Engine) idle() time.Duration {
+	if e.opts.ReadSessionIdle > 0 {
+		return e.opts.ReadSessionIdle
+	}
+	return DefaultReadSessionIdle
 }
 
 // New returns an engine over st.

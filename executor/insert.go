@@ -12,6 +12,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
@@ -140,6 +141,9 @@ func truncate(s string, n int) string {
 }
 
 func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (int, error) {
+	if plan.Select != nil && plan.Select.Consumer != nil && s.tx == nil {
+		return s.implicitTxn(ctx, out, func() (int, error) { return s.execInsert(ctx, ec, plan, out) })
+	}
 	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
 	var msgs []topicstore.Message
 	if plan.Select != nil {
@@ -223,8 +227,43 @@ func mapStoreErr(err error, topic string) error {
 	if errors.As(err, &pe) {
 		return err
 	}
+	if errors.Is(err, topicstore.ErrPositionConflict) {
+		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
+	}
+	if errors.Is(err, topicstore.ErrOffsetOutOfRange) {
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v", err)
+	}
 	if errors.Is(err, context.Canceled) {
 		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	return planner.TopicError(err, topic)
+}
+
+// implicitTxn runs fn inside a one-statement transaction, so a
+// read-process-write INSERT ... SELECT ... WITH (CONSUMER = c) publishes its
+// writes and moves the consumer's position in one atomic commit.
+func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (int, error)) (int, error) {
+	s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
+	tx := s.tx
+	defer func() { s.tx = nil }()
+	n, err := fn()
+	if err != nil {
+		tx.Rollback()
+		return 0, err
+	}
+	if err := s.checkHeld(tx); err != nil {
+		tx.Rollback()
+		return 0, err
+	}
+	res, err := tx.Commit(ctx, s.eng.store)
+	if err != nil {
+		return 0, mapStoreErr(err, strings.Join(tx.Topics(), ", "))
+	}
+	reportDuplicates(out, res.Writes)
+	written := 0
+	for _, w := range res.Writes {
+		written += w.Written
+	}
+	_ = n
+	return written, nil
 }

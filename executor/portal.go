@@ -33,6 +33,9 @@ func (p *portal) Close() { p.it = nil }
 // Execute implements wire.Portal.
 func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag string, done bool, err error) {
 	s := p.st.s
+	s.active.Store(true)
+	defer s.active.Store(false)
+	defer s.publishStatus()
 	defer func() {
 		if r := recover(); r != nil {
 			err = pgerror.AssertionFailed("panic executing statement: %v", r)
@@ -67,6 +70,9 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
+	case *planner.SetPositionPlan:
+		tag, err := s.execSetPosition(ctx, p.ec, plan)
+		return tag, true, err
 	case *planner.CreateTopicPlan:
 		return "CREATE TOPIC", true, s.execCreateTopic(ctx, plan, out)
 	case *planner.AlterTopicPlan:
@@ -159,6 +165,10 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		if tx.State() == txn.Failed {
 			tx.Rollback()
 			return "ROLLBACK", nil, nil
+		}
+		if err := s.checkHeld(tx); err != nil {
+			tx.Rollback()
+			return "", nil, err
 		}
 		res, err := tx.Commit(ctx, s.eng.store)
 		if err != nil {

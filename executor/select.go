@@ -259,6 +259,9 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		return nil, err
 	}
 	skip = max(skip, 0)
+	if p.Consumer != nil {
+		return s.runConsumerRead(ctx, ec, p)
+	}
 	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0
 	if streaming {
 		ti, err := s.eng.store.Topic(p.Scan.Topic)

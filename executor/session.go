@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"topicgate/planner"
@@ -21,6 +22,33 @@ type Session struct {
 	settings *settings
 	tx       *txn.Txn // nil when idle
 	started  time.Time
+	groups   map[*readGroup]string // consumer groups this session reads in -> topic
+	active   atomic.Bool           // a statement is running (sys.sessions)
+	status   atomic.Pointer[txStatus]
+	appName  atomic.Pointer[string]
+}
+
+// txStatus is a snapshot of a session's transaction for other sessions'
+// sys.sessions reads (they must not touch s.tx).
+type txStatus struct {
+	id       uint64
+	started  time.Time
+	failed   bool
+	messages int
+	bytes    int64
+}
+
+// publishStatus refreshes the snapshot after a statement.
+func (s *Session) publishStatus() {
+	if app, _ := s.settings.get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
+		s.appName.Store(&app)
+	}
+	if s.tx == nil {
+		s.status.Store(nil)
+		return
+	}
+	m, b := s.tx.Staged()
+	s.status.Store(&txStatus{id: s.tx.ID, started: s.tx.Started, failed: s.tx.State() == txn.Failed, messages: m, bytes: b})
 }
 
 // ParameterStatus implements wire.Session.
@@ -43,6 +71,13 @@ func (s *Session) Close() {
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil
+	}
+	for g, topic := range s.groups {
+		var parts []int32
+		if ti, err := s.eng.store.Topic(topic); err == nil {
+			parts = activePartitions(ti)
+		}
+		g.leave(s.info.ProcessID, parts)
 	}
 	s.eng.sessions.Delete(s.info.ProcessID)
 }

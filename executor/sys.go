@@ -72,6 +72,10 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 					p.Messages, p.Bytes, nullTime(p.LastWrite)})
 			}
 		}
+	case "consumers":
+		rows = s.consumerRows(topics)
+	case "sessions":
+		rows = s.sessionRows()
 	case "producers":
 		for _, t := range topics {
 			ps, err := s.eng.store.Producers(t.Config.Name)

@@ -79,6 +79,8 @@ type SelectPlan struct {
 	Offset  Expr
 	// Hints are the WITH (...) options of the FROM item.
 	Hints []sql.Option
+	// Consumer is set for a read as a named consumer.
+	Consumer *ConsumerRead
 }
 
 // Columns implements Plan.

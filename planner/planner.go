@@ -54,6 +54,9 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
 		return &UtilityPlan{Stmt: s}, nil
 	case *sql.Update:
+		if s.Table.Schema == "sys" && s.Table.Name == "consumers" {
+			return planSetPosition(s, params)
+		}
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "UPDATE of topic \"%s\" is not supported: messages are immutable (shared-consumer UPDATE comes with shared consumers)", s.Table.Name)
 	case *sql.Delete:
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "DELETE from topic \"%s\" is not supported: messages are removed by retention (shared-consumer DELETE comes with shared consumers)", s.Table.Name)

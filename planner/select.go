@@ -7,6 +7,17 @@ import (
 	"topicgate/sql/pgerror"
 )
 
+// sharedScope adds delivery_count and locked_until for shared-consumer
+// reads.
+func sharedScope(topic string) *Scope {
+	s := msgScope(topic)
+	for _, c := range []MsgCol{ColDeliveryCount, ColLockedUntil} {
+		s.Names = append(s.Names, MsgColumns[c].Name)
+		s.Types = append(s.Types, MsgColumns[c].Type)
+	}
+	return s
+}
+
 // msgScope is the scope of a topic's message columns for stateless reads.
 func msgScope(topic string) *Scope {
 	n := int(ColDelay) + 1
@@ -32,13 +43,19 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	if s.From != nil {
 		switch s.From.Schema {
 		case "", "public":
-			if _, err := lookupTopic(cat, s.From.Name); err != nil {
+			ti, err := lookupTopic(cat, s.From.Name)
+			if err != nil {
 				return nil, err
 			}
 			if len(s.From.Hints) > 0 {
-				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "read hint \"%s\" on topic \"%s\" is not supported yet", s.From.Hints[0].Name, s.From.Name)
+				if p.Consumer, err = planConsumerRead(newBinder(params, nil), ti, s.From.Hints); err != nil {
+					return nil, err
+				}
 			}
 			scope = msgScope(s.From.Name)
+			if p.Consumer != nil && p.Consumer.Shared {
+				scope = sharedScope(s.From.Name)
+			}
 			p.Scan = &MsgScan{Topic: s.From.Name}
 			p.Hints = s.From.Hints
 			for _, c := range StarColumns {
@@ -155,6 +172,12 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	if s.Offset != nil {
 		if p.Offset, err = bindCount(b, s.Offset, "OFFSET"); err != nil {
 			return nil, err
+		}
+	}
+	if p.Consumer != nil {
+		if p.Agg != nil || len(p.Sort) > 0 || p.Offset != nil {
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+				"a read as consumer \"%s\" returns messages in offset order per partition: ORDER BY, GROUP BY, aggregates and OFFSET are not supported with it", p.Consumer.Consumer)
 		}
 	}
 	if p.Scan != nil {

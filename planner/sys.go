@@ -18,6 +18,16 @@ var SysViews = map[string]SysView{
 		Names: []string{"topic", "partition", "active", "start_offset", "end_offset", "messages", "bytes", "last_write_at"},
 		Types: []Type{TText, TInt8, TBool, TInt8, TInt8, TInt8, TInt8, TTimestamptz},
 	},
+	"consumers": {
+		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",
+			"lag_messages", "lag_time", "read_session"},
+		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8},
+	},
+	"sessions": {
+		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",
+			"staged_messages", "staged_bytes", "reading"},
+		Types: []Type{TInt8, TText, TText, TText, TText, TText, TInt8, TInterval, TInt8, TInt8, TText},
+	},
 	"producers": {
 		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},
 		Types: []Type{TText, TText, TInt8, TInt8, TTimestamptz},

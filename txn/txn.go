@@ -32,6 +32,20 @@ type Txn struct {
 	messages  int
 	bytes     int64
 	maxStaged int64
+	reads     map[ReadKey]*readState
+	readOrder []ReadKey
+}
+
+// ReadKey names a consumer's partition the transaction read from.
+type ReadKey struct {
+	Topic, Consumer string
+	Partition       int32
+}
+
+// readState is what the transaction read from one partition: the committed
+// offset it started from (checked again at commit) and the next offset.
+type readState struct {
+	expect, next, bytes int64
 }
 
 // Begin starts a transaction block.
@@ -84,17 +98,72 @@ func (t *Txn) Topics() []string {
 	return out
 }
 
-// Commit publishes the staged writes in one atomic store commit. It returns
-// the per-topic results in staging order.
+// ReadPos returns where the transaction's reads of k continue, if it read
+// from k.
+func (t *Txn) ReadPos(k ReadKey) (int64, bool) {
+	r, ok := t.reads[k]
+	if !ok {
+		return 0, false
+	}
+	return r.next, true
+}
+
+// InFlight returns the bytes read from k and not yet committed.
+func (t *Txn) InFlight(k ReadKey) int64 {
+	if r, ok := t.reads[k]; ok {
+		return r.bytes
+	}
+	return 0
+}
+
+// RecordRead notes that the transaction read k up to next (exclusive),
+// starting from the committed offset expect (only the first read's expect
+// is kept: the commit checks that nobody moved the position since).
+func (t *Txn) RecordRead(k ReadKey, expect, next, bytes int64) {
+	if t.reads == nil {
+		t.reads = map[ReadKey]*readState{}
+	}
+	r, ok := t.reads[k]
+	if !ok {
+		r = &readState{expect: expect, next: expect}
+		t.reads[k] = r
+		t.readOrder = append(t.readOrder, k)
+	}
+	r.next = next
+	r.bytes += bytes
+}
+
+// Reads lists the partitions the transaction read from.
+func (t *Txn) Reads() []ReadKey { return t.readOrder }
+
+// Request builds the commit request: staged writes and the positions of
+// everything read, each conditional on the position it started from.
+func (t *Txn) Request() *topicstore.CommitRequest {
+	req := &topicstore.CommitRequest{Writes: t.writes}
+	for _, k := range t.readOrder {
+		r := t.reads[k]
+		if r.next == r.expect {
+			continue
+		}
+		req.Positions = append(req.Positions, topicstore.PositionUpdate{
+			Topic: k.Topic, Consumer: k.Consumer, Partition: k.Partition, Offset: r.next, Expect: r.expect})
+	}
+	return req
+}
+
+// Commit publishes the staged writes and moves the read positions in one
+// atomic store commit. It returns the per-topic write results in staging
+// order.
 func (t *Txn) Commit(ctx context.Context, st topicstore.Store) (topicstore.CommitResult, error) {
 	defer t.discard()
 	if t.state == Failed {
 		return topicstore.CommitResult{}, nil
 	}
-	if len(t.writes) == 0 {
+	req := t.Request()
+	if len(req.Writes) == 0 && len(req.Positions) == 0 {
 		return topicstore.CommitResult{}, nil
 	}
-	return st.Commit(ctx, &topicstore.CommitRequest{Writes: t.writes})
+	return st.Commit(ctx, req)
 }
 
 // Rollback discards everything staged.
@@ -102,5 +171,6 @@ func (t *Txn) Rollback() { t.discard() }
 
 func (t *Txn) discard() {
 	t.writes, t.byTopic, t.messages, t.bytes = nil, nil, 0, 0
+	t.reads, t.readOrder = nil, nil
 	t.state = Idle
 }

@@ -1,0 +1,359 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/txn"
+)
+
+// readOpts are a consumer read's evaluated options.
+type readOpts struct {
+	wait        time.Duration
+	maxBytes    int64 // 0 = no cap
+	skipBefore  time.Time
+	partitions  map[int32]bool // nil = every held partition
+	maxInFlight int64          // 0 = no cap
+	limit       int64          // -1 = no limit
+}
+
+func (s *Session) readOptions(ec *evalCtx, p *planner.SelectPlan) (readOpts, error) {
+	cr := p.Consumer
+	o := readOpts{limit: -1}
+	var err error
+	if o.limit, err = evalCount(ec, p.Limit, "LIMIT"); err != nil {
+		return o, err
+	}
+	evalOpt := func(e planner.Expr) (any, error) {
+		if e == nil {
+			return nil, nil
+		}
+		return ec.eval(e, nil)
+	}
+	v, err := evalOpt(cr.Wait)
+	if err != nil {
+		return o, err
+	}
+	if d, ok := v.(time.Duration); ok {
+		if d < 0 {
+			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"wait\" must not be negative, got %s", planner.FormatInterval(d))
+		}
+		o.wait = d
+	}
+	if v, err = evalOpt(cr.MaxBytes); err != nil {
+		return o, err
+	}
+	if n, ok := v.(int64); ok {
+		if n <= 0 {
+			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"max_bytes\" must be positive, got %d", n)
+		}
+		o.maxBytes = n
+	}
+	if v, err = evalOpt(cr.MaxInFlight); err != nil {
+		return o, err
+	}
+	if n, ok := v.(int64); ok {
+		if n <= 0 {
+			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"partition_max_in_flight_bytes\" must be positive, got %d", n)
+		}
+		o.maxInFlight = n
+	}
+	if v, err = evalOpt(cr.ReadFrom); err != nil {
+		return o, err
+	}
+	if t, ok := v.(time.Time); ok {
+		o.skipBefore = t
+	}
+	if v, err = evalOpt(cr.MaxLag); err != nil {
+		return o, err
+	}
+	if d, ok := v.(time.Duration); ok {
+		if d < 0 {
+			return o, pgerror.New(pgerror.CodeInvalidParameterValue, "read option \"max_lag\" must not be negative")
+		}
+		if t := ec.now.Add(-d); t.After(o.skipBefore) {
+			o.skipBefore = t
+		}
+	}
+	if v, err = evalOpt(cr.Partitions); err != nil {
+		return o, err
+	}
+	if str, ok := v.(string); ok {
+		ids, err := planner.ParsePartitionList(str)
+		if err != nil {
+			return o, err
+		}
+		o.partitions = map[int32]bool{}
+		for _, id := range ids {
+			o.partitions[id] = true
+		}
+	}
+	return o, nil
+}
+
+// partRead is what one read took from one partition.
+type partRead struct {
+	key          txn.ReadKey
+	expect, next int64
+	bytes        int64
+}
+
+// runConsumerRead reads the next messages as a consumer from the
+// partitions this session holds, long-polling when asked, and moves the
+// consumer's position: at once in autocommit, at COMMIT in a transaction.
+func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+	cr := p.Consumer
+	if cr.Shared {
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "reading shared consumer \"%s\" is not supported yet", cr.Consumer)
+	}
+	o, err := s.readOptions(ec, p)
+	if err != nil {
+		return nil, err
+	}
+	st := s.eng.store
+	var deadline <-chan time.Time
+	if o.wait > 0 {
+		timer := time.NewTimer(o.wait)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	g := s.eng.groups.get(cr.Topic, cr.Consumer)
+	s.joined(g, cr.Topic)
+	for {
+		ti, err := st.Topic(cr.Topic)
+		if err != nil {
+			return nil, planner.TopicError(err, cr.Topic)
+		}
+		if !hasConsumer(ti, cr.Consumer) {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, cr.Topic)
+		}
+		held, regrouped := g.join(s.info.ProcessID, activePartitions(ti), s.eng.opts.Clock(), s.eng.idle())
+		changed, err := st.Changed(cr.Topic)
+		if err != nil {
+			return nil, planner.TopicError(err, cr.Topic)
+		}
+		rows, reads, err := s.readHeld(ctx, ec, p, held, o)
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 || deadline == nil {
+			if err := s.commitReads(ctx, reads); err != nil {
+				return nil, err
+			}
+			return &sliceIter{rows: rows}, nil
+		}
+		select {
+		case <-changed:
+		case <-regrouped:
+		case <-deadline:
+			deadline = nil // one last look, then return what there is
+		case <-ctx.Done():
+			return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+		}
+	}
+}
+
+func hasConsumer(ti topicstore.TopicInfo, name string) bool {
+	for _, c := range ti.Config.Consumers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func activePartitions(ti topicstore.TopicInfo) []int32 {
+	out := make([]int32, 0, len(ti.Partitions))
+	for _, p := range ti.Partitions {
+		out = append(out, p.ID)
+	}
+	return out
+}
+
+// readHeld reads from the held partitions with fair per-partition quotas:
+// first up to ceil(limit/P) from each, then what is left of the limit from
+// those that had more.
+func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, held []int32, o readOpts) ([][]any, []partRead, error) {
+	cr := p.Consumer
+	var parts []int32
+	for _, id := range held {
+		if o.partitions == nil || o.partitions[id] {
+			parts = append(parts, id)
+		}
+	}
+	if len(parts) == 0 || o.limit == 0 {
+		return nil, nil, nil
+	}
+	positions, err := s.eng.store.Positions(cr.Topic, cr.Consumer)
+	if err != nil {
+		return nil, nil, mapStoreErr(err, cr.Topic)
+	}
+	var skipTo map[int32]int64
+	if !o.skipBefore.IsZero() {
+		if skipTo, err = s.eng.store.OffsetForTime(cr.Topic, o.skipBefore); err != nil {
+			return nil, nil, mapStoreErr(err, cr.Topic)
+		}
+	}
+	reads := make([]partRead, len(parts))
+	for i, id := range parts {
+		k := txn.ReadKey{Topic: cr.Topic, Consumer: cr.Consumer, Partition: id}
+		committed := positions[id]
+		next := committed
+		if s.tx != nil {
+			if pos, ok := s.tx.ReadPos(k); ok {
+				next = pos
+			}
+		}
+		if t, ok := skipTo[id]; ok && t > next {
+			next = t
+		}
+		reads[i] = partRead{key: k, expect: committed, next: next}
+		if s.tx != nil {
+			reads[i].bytes = s.tx.InFlight(k)
+		}
+	}
+	var rows [][]any
+	var total int64
+	remaining := o.limit
+	more := make([]bool, len(parts))
+	for round := 0; round < 2 && remaining != 0; round++ {
+		quota := int64(-1)
+		if o.limit > 0 && round == 0 {
+			quota = (o.limit + int64(len(parts)) - 1) / int64(len(parts))
+		}
+		for i := range reads {
+			if remaining == 0 || (round == 1 && !more[i]) {
+				continue
+			}
+			q := quota
+			if q < 0 || (remaining > 0 && remaining < q) {
+				q = remaining
+			}
+			n, full, err := s.readPartition(ctx, ec, p, &reads[i], q, o, &total, &rows)
+			if err != nil {
+				return nil, nil, err
+			}
+			more[i] = full
+			if remaining > 0 {
+				remaining -= n
+			}
+			if o.maxBytes > 0 && total >= o.maxBytes {
+				return rows, reads, nil
+			}
+		}
+	}
+	return rows, reads, nil
+}
+
+// readPartition appends up to q (-1 = no limit) matching messages of one
+// partition to rows, advancing r.next past everything it looked at. full
+// reports that it stopped because of q (the partition may have more).
+func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *[][]any) (int64, bool, error) {
+	if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
+		return 0, false, nil
+	}
+	var n int64
+	full := false
+	var cbErr error
+	mr := &msgRow{}
+	sr := topicstore.ScanRange{Partition: r.key.Partition, Start: r.next, End: -1}
+	err := s.eng.store.Scan(ctx, r.key.Topic, sr, func(m *topicstore.Message) bool {
+		if q >= 0 && n >= q {
+			full = true
+			return false
+		}
+		if o.maxBytes > 0 && *total >= o.maxBytes && len(*rows) > 0 {
+			return false
+		}
+		if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
+			return false
+		}
+		r.next = m.Offset + 1
+		mr.reset(m)
+		if p.Filter != nil {
+			ok, err := ec.eval(p.Filter, mr)
+			if err != nil {
+				cbErr = err
+				return false
+			}
+			if ok != true {
+				return true
+			}
+		}
+		out := make([]any, len(p.Project))
+		for i, e := range p.Project {
+			v, err := ec.eval(e, mr)
+			if err != nil {
+				cbErr = err
+				return false
+			}
+			out[i] = v
+		}
+		*rows = append(*rows, out)
+		size := int64(len(m.Body))
+		*total += size
+		r.bytes += size
+		n++
+		return true
+	})
+	if cbErr != nil {
+		return 0, false, cbErr
+	}
+	if err != nil {
+		return 0, false, mapStoreErr(err, r.key.Topic)
+	}
+	return n, full, nil
+}
+
+// commitReads moves the positions: now in autocommit, at COMMIT inside a
+// transaction block.
+func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
+	if s.tx != nil {
+		for _, r := range reads {
+			s.tx.RecordRead(r.key, r.expect, r.next, r.bytes-s.tx.InFlight(r.key))
+		}
+		return nil
+	}
+	var req topicstore.CommitRequest
+	for _, r := range reads {
+		if r.next != r.expect {
+			req.Positions = append(req.Positions, topicstore.PositionUpdate{
+				Topic: r.key.Topic, Consumer: r.key.Consumer, Partition: r.key.Partition, Offset: r.next, Expect: r.expect})
+		}
+	}
+	if len(req.Positions) == 0 {
+		return nil
+	}
+	if _, err := s.eng.store.Commit(ctx, &req); err != nil {
+		return mapStoreErr(err, reads[0].key.Topic)
+	}
+	return nil
+}
+
+// checkHeld fails a commit whose transaction read a partition that was
+// reassigned to another read session since (SQLSTATE 40001).
+func (s *Session) checkHeld(tx *txn.Txn) error {
+	for _, k := range tx.Reads() {
+		if !s.eng.groups.get(k.Topic, k.Consumer).holds(s.info.ProcessID, k.Partition) {
+			return pgerror.Newf(pgerror.CodeSerializationFailure,
+				"could not commit: partition %d of topic \"%s\" was reassigned to another read session of consumer \"%s\"; retry the transaction",
+				k.Partition, k.Topic, k.Consumer)
+		}
+	}
+	return nil
+}
+
+// joined remembers which consumer groups this session reads in, so Close
+// can leave them.
+func (s *Session) joined(g *readGroup, topic string) {
+	if s.groups == nil {
+		s.groups = map[*readGroup]string{}
+	}
+	s.groups[g] = topic
+}
+
+func isConflict(err error) bool { return errors.Is(err, topicstore.ErrPositionConflict) }

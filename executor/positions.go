@@ -1,0 +1,47 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+)
+
+// execSetPosition runs UPDATE sys.consumers SET committed_offset = ...:
+// each selected row's position is set (synced) on its own.
+func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *planner.SetPositionPlan) (string, error) {
+	if s.tx != nil {
+		return "", pgerror.New(pgerror.CodeActiveSQLTransaction, "UPDATE sys.consumers cannot run inside a transaction block: positions set explicitly take effect at once")
+	}
+	rows, err := s.sysRows("consumers")
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	for _, r := range rows {
+		if p.Filter != nil {
+			ok, err := ec.eval(p.Filter, valuesRow(r))
+			if err != nil {
+				return "", err
+			}
+			if ok != true {
+				continue
+			}
+		}
+		v, err := ec.eval(p.Offset, valuesRow(r))
+		if err != nil {
+			return "", err
+		}
+		off, ok := v.(int64)
+		if !ok {
+			return "", pgerror.New(pgerror.CodeNullValueNotAllowed, "committed_offset must not be NULL")
+		}
+		topic, consumer, part := r[0].(string), r[1].(string), int32(r[4].(int64))
+		if err := s.eng.store.SetPosition(ctx, topic, consumer, part, off); err != nil {
+			return "", mapStoreErr(err, topic)
+		}
+		n++
+	}
+	return fmt.Sprintf("UPDATE %d", n), nil
+}

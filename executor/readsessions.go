@@ -1,0 +1,150 @@
+package executor
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// DefaultReadSessionIdle is how long a read session keeps its partitions
+// without reading before they are handed to the consumer's other sessions.
+const DefaultReadSessionIdle = 60 * time.Second
+
+// groupKey names a consumer of a topic.
+type groupKey struct{ topic, consumer string }
+
+// readGroup is one consumer's read sessions and partition assignment. A
+// session joins when it first reads as the consumer and leaves when its
+// connection closes or it stays idle too long; every change rebalances
+// (balance) at once, so a partition is held by one session at a time.
+type readGroup struct {
+	mu       sync.Mutex
+	sessions []uint32             // live sessions in join order
+	lastRead map[uint32]time.Time // session -> last read
+	owner    map[int32]uint32     // partition -> session
+	changed  chan struct{}        // closed and replaced on every reassignment
+}
+
+// readGroups is the engine's registry of consumer groups.
+type readGroups struct {
+	mu     sync.Mutex
+	groups map[groupKey]*readGroup
+	idle   time.Duration
+}
+
+func (r *readGroups) get(topic, consumer string) *readGroup {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groups == nil {
+		r.groups = map[groupKey]*readGroup{}
+	}
+	k := groupKey{topic, consumer}
+	g, ok := r.groups[k]
+	if !ok {
+		g = &readGroup{lastRead: map[uint32]time.Time{}, owner: map[int32]uint32{}, changed: make(chan struct{})}
+		r.groups[k] = g
+	}
+	return g
+}
+
+// leaveAll removes a session from every group (connection closed).
+func (r *readGroups) leaveAll(pid uint32, partitions func(topic string) []int32) {
+	r.mu.Lock()
+	var gs []struct {
+		k groupKey
+		g *readGroup
+	}
+	for k, g := range r.groups {
+		gs = append(gs, struct {
+			k groupKey
+			g *readGroup
+		}{k, g})
+	}
+	r.mu.Unlock()
+	for _, e := range gs {
+		e.g.leave(pid, partitions(e.k.topic))
+	}
+}
+
+// join registers pid as a reader (if it is not one yet), expires idle
+// sessions, rebalances, and returns the partitions pid holds and a channel
+// closed at the next reassignment.
+func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle time.Duration) ([]int32, <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	known := false
+	for _, s := range g.sessions {
+		known = known || s == pid
+	}
+	changed := !known
+	if !known {
+		g.sessions = append(g.sessions, pid)
+	}
+	g.lastRead[pid] = now
+	if idle > 0 {
+		live := g.sessions[:0]
+		for _, s := range g.sessions {
+			if s != pid && now.Sub(g.lastRead[s]) > idle {
+				delete(g.lastRead, s)
+				changed = true
+				continue
+			}
+			live = append(live, s)
+		}
+		g.sessions = live
+	}
+	if changed || len(g.owner) != len(partitions) {
+		g.reassign(partitions)
+	}
+	var held []int32
+	for p, s := range g.owner {
+		if s == pid {
+			held = append(held, p)
+		}
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
+	return held, g.changed
+}
+
+// leave removes pid and rebalances.
+func (g *readGroup) leave(pid uint32, partitions []int32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, s := range g.sessions {
+		if s == pid {
+			g.sessions = append(g.sessions[:i:i], g.sessions[i+1:]...)
+			delete(g.lastRead, pid)
+			g.reassign(partitions)
+			return
+		}
+	}
+}
+
+// holds reports whether pid holds partition p.
+func (g *readGroup) holds(pid uint32, p int32) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.owner[p] == pid && len(g.sessions) > 0
+}
+
+// holder returns the session holding p (0 if none).
+func (g *readGroup) holder(p int32) uint32 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.owner[p]
+}
+
+func (g *readGroup) reassign(partitions []int32) {
+	next := balance(partitions, g.sessions, g.owner)
+	moved := len(next) != len(g.owner)
+	for p, s := range next {
+		if g.owner[p] != s {
+			moved = true
+		}
+	}
+	g.owner = next
+	if moved {
+		close(g.changed)
+		g.changed = make(chan struct{})
+	}
+}

@@ -1,0 +1,137 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+)
+
+// ConsumerRead is a read as a named consumer: SELECT ... FROM t WITH
+// (CONSUMER = c, ...). Option values are expressions (constants or
+// parameters) evaluated once per execution; nil means not given.
+type ConsumerRead struct {
+	Topic    string
+	Consumer string
+	Shared   bool
+	// Wait long-polls up to this interval for at least one message.
+	Wait Expr
+	// MaxBytes caps the bytes of data returned (at least one message is
+	// always returned).
+	MaxBytes Expr
+	// ReadFrom skips messages written before this time.
+	ReadFrom Expr
+	// MaxLag skips messages written more than this interval ago.
+	MaxLag Expr
+	// Partitions restricts the read to these partitions (text '0,2').
+	Partitions Expr
+	// MaxInFlight is partition_max_in_flight_bytes.
+	MaxInFlight Expr
+	// ProcessingTimeout is the lock duration for shared consumers.
+	ProcessingTimeout Expr
+}
+
+func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
+	var e Expr
+	switch o.Value.Kind {
+	case sql.LitParam:
+		e = b.param(o.Value.Param)
+	case sql.LitIdent:
+		e = &ConstExpr{V: o.Value.Str, T: TUnknown}
+	default:
+		var err error
+		if e, err = constExpr(o.Value); err != nil {
+			return nil, err
+		}
+	}
+	if isUntyped(e) {
+		return coerceHint(e, t, o.Name)
+	}
+	if e.Type() != t && !(e.Type().IsInt() && t.IsInt()) {
+		if t == TText {
+			return &CastExpr{X: e, T: TText}, nil
+		}
+		return nil, badOption("read option \"%s\" must be of type %s, not %s", o.Name, t, e.Type())
+	}
+	return e, nil
+}
+
+func coerceHint(e Expr, t Type, name string) (Expr, error) {
+	x, err := coerce(e, t)
+	if err != nil {
+		return nil, badOption("read option \"%s\": %v", name, err)
+	}
+	return x, nil
+}
+
+// planConsumerRead validates the WITH (...) read options of a SELECT.
+func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*ConsumerRead, error) {
+	if err := checkDuplicates(hints); err != nil {
+		return nil, err
+	}
+	cr := &ConsumerRead{Topic: ti.Config.Name}
+	for _, o := range hints {
+		var err error
+		switch o.Name {
+		case "consumer":
+			if o.Value.Kind != sql.LitIdent && o.Value.Kind != sql.LitString {
+				return nil, badOption("read option \"consumer\" must be a consumer name")
+			}
+			cr.Consumer = o.Value.Str
+		case "wait":
+			cr.Wait, err = hintExpr(b, o, TInterval)
+		case "max_bytes":
+			cr.MaxBytes, err = hintExpr(b, o, TInt8)
+		case "read_from":
+			cr.ReadFrom, err = hintExpr(b, o, TTimestamptz)
+		case "max_lag":
+			cr.MaxLag, err = hintExpr(b, o, TInterval)
+		case "partitions":
+			cr.Partitions, err = hintExpr(b, o, TText)
+		case "partition_max_in_flight_bytes":
+			cr.MaxInFlight, err = hintExpr(b, o, TInt8)
+		case "processing_timeout":
+			cr.ProcessingTimeout, err = hintExpr(b, o, TInterval)
+		default:
+			return nil, badOption("unrecognized read option \"%s\" (known: consumer, wait, max_bytes, read_from, max_lag, partitions, partition_max_in_flight_bytes, processing_timeout)", o.Name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cr.Consumer == "" {
+		return nil, badOption("read options on topic \"%s\" need CONSUMER = name", ti.Config.Name)
+	}
+	found := false
+	for _, c := range ti.Config.Consumers {
+		if c.Name == cr.Consumer {
+			found, cr.Shared = true, c.Shared
+		}
+	}
+	if !found {
+		return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, ti.Config.Name)
+	}
+	if cr.ProcessingTimeout != nil && !cr.Shared {
+		return nil, badOption("read option \"processing_timeout\" is only valid for a shared consumer; \"%s\" is streaming", cr.Consumer)
+	}
+	return cr, nil
+}
+
+// ParsePartitionList parses '0,2,5'.
+func ParsePartitionList(s string) ([]int32, error) {
+	var out []int32
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil || n < 0 {
+			return nil, badOption("read option \"partitions\": \"%s\" is not a partition number", p)
+		}
+		out = append(out, int32(n))
+	}
+	return out, nil
+}
