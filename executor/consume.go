@@ -123,6 +123,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 	}
 	g := s.eng.groups.get(cr.Topic, cr.Consumer)
 	s.joined(g, cr.Topic)
+	conflicts := 0
 	for {
 		ti, err := st.Topic(cr.Topic)
 		if err != nil {
@@ -141,8 +142,16 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 			return nil, err
 		}
 		if len(rows) > 0 || deadline == nil {
-			if err := s.commitReads(ctx, reads); err != nil {
-				return nil, err
+			err := s.commitReads(ctx, reads)
+			if err != nil && s.tx == nil && isConflict(err) && conflicts < maxReadRetries {
+				// In autocommit nothing was sent yet: a rebalance moved a
+				// partition under this read, so read again from the new
+				// positions instead of failing the statement.
+				conflicts++
+				continue
+			}
+			if err != nil {
+				return nil, mapStoreErr(err, cr.Topic)
 			}
 			return &sliceIter{rows: rows}, nil
 		}
@@ -328,11 +337,13 @@ func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
 	if len(req.Positions) == 0 {
 		return nil
 	}
-	if _, err := s.eng.store.Commit(ctx, &req); err != nil {
-		return mapStoreErr(err, reads[0].key.Topic)
-	}
-	return nil
+	_, err := s.eng.store.Commit(ctx, &req)
+	return err
 }
+
+// maxReadRetries bounds how often an autocommit read re-reads after its
+// position commit conflicted with a rebalance.
+const maxReadRetries = 16
 
 // checkHeld fails a commit whose transaction read a partition that was
 // reassigned to another read session since (SQLSTATE 40001).
