@@ -368,3 +368,13 @@ func (s *Session) joined(g *readGroup, topic string) {
 }
 
 func isConflict(err error) bool { return errors.Is(err, topicstore.ErrPositionConflict) }
+
+// mapCommitErr maps a transaction commit's store error. A consumer (or its
+// topic) dropped while the transaction read from it is a conflict like any
+// other position change: 40001, nothing published.
+func mapCommitErr(err error, topics string) error {
+	if errors.Is(err, topicstore.ErrConsumerNotFound) || errors.Is(err, topicstore.ErrPartitionNotFound) {
+		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
+	}
+	return mapStoreErr(err, topics)
+}

@@ -34,6 +34,7 @@ type Engine struct {
 	cache    parseCache
 	sessions sync.Map // processID -> *Session
 	groups   readGroups
+	metrics  metrics
 }
 
 func (e *Engine) idle() time.Duration {

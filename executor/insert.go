@@ -255,10 +255,13 @@ func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (i
 		tx.Rollback()
 		return 0, err
 	}
+	topics := strings.Join(tx.Topics(), ", ")
 	res, err := tx.Commit(ctx, s.eng.store)
 	if err != nil {
-		return 0, mapStoreErr(err, strings.Join(tx.Topics(), ", "))
+		s.eng.metrics.commitFailed(err)
+		return 0, mapCommitErr(err, topics)
 	}
+	s.eng.metrics.commits.Add(1)
 	reportDuplicates(out, res.Writes)
 	written := 0
 	for _, w := range res.Writes {

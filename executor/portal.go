@@ -168,12 +168,16 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		}
 		if err := s.checkHeld(tx); err != nil {
 			tx.Rollback()
+			s.eng.metrics.conflicts.Add(1)
 			return "", nil, err
 		}
+		topics := strings.Join(tx.Topics(), ", ")
 		res, err := tx.Commit(ctx, s.eng.store)
 		if err != nil {
-			return "", nil, mapStoreErr(err, strings.Join(tx.Topics(), ", "))
+			s.eng.metrics.commitFailed(err)
+			return "", nil, mapCommitErr(err, topics)
 		}
+		s.eng.metrics.commits.Add(1)
 		reportDuplicates(out, res.Writes)
 		return "COMMIT", nil, nil
 	case *sql.Rollback:
@@ -183,6 +187,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		}
 		s.tx.Rollback()
 		s.tx = nil
+		s.eng.metrics.rollbacks.Add(1)
 		return "ROLLBACK", nil, nil
 	case *sql.SetVar:
 		switch {

@@ -36,6 +36,8 @@ type txStatus struct {
 	failed   bool
 	messages int
 	bytes    int64
+	topics   []string // written to
+	reads    []string // topic/consumer:partition read from
 }
 
 // publishStatus refreshes the snapshot after a statement.
@@ -48,7 +50,12 @@ func (s *Session) publishStatus() {
 		return
 	}
 	m, b := s.tx.Staged()
-	s.status.Store(&txStatus{id: s.tx.ID, started: s.tx.Started, failed: s.tx.State() == txn.Failed, messages: m, bytes: b})
+	st := &txStatus{id: s.tx.ID, started: s.tx.Started, failed: s.tx.State() == txn.Failed, messages: m, bytes: b,
+		topics: s.tx.Topics()}
+	for _, k := range s.tx.Reads() {
+		st.reads = append(st.reads, k.Topic+"/"+k.Consumer+":"+itoa(int(k.Partition)))
+	}
+	s.status.Store(st)
 }
 
 // ParameterStatus implements wire.Session.
@@ -71,6 +78,7 @@ func (s *Session) Close() {
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil
+		s.eng.metrics.rollbacks.Add(1)
 	}
 	for g, topic := range s.groups {
 		var parts []int32

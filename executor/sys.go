@@ -76,6 +76,8 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		rows = s.consumerRows(topics)
 	case "sessions":
 		rows = s.sessionRows()
+	case "transactions":
+		rows = s.transactionRows()
 	case "producers":
 		for _, t := range topics {
 			ps, err := s.eng.store.Producers(t.Config.Name)

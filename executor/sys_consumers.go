@@ -110,3 +110,27 @@ func (s *Session) sessionRows() [][]any {
 	sort.Slice(rows, func(i, j int) bool { return rows[i][0].(int64) < rows[j][0].(int64) })
 	return rows
 }
+
+// transactionRows builds sys.transactions: the open transaction blocks of
+// every session, from their published snapshots (the calling session's own
+// transaction included, as of its previous statement).
+func (s *Session) transactionRows() [][]any {
+	now := s.eng.opts.Clock()
+	var rows [][]any
+	s.eng.sessions.Range(func(_, v any) bool {
+		o := v.(*Session)
+		st := o.status.Load()
+		if st == nil {
+			return true
+		}
+		state := "open"
+		if st.failed {
+			state = "failed"
+		}
+		rows = append(rows, []any{int64(st.id), int64(o.info.ProcessID), state, max(now.Sub(st.started), 0),
+			int64(st.messages), st.bytes, strings.Join(st.topics, ","), strings.Join(st.reads, ",")})
+		return true
+	})
+	sort.Slice(rows, func(i, j int) bool { return rows[i][0].(int64) < rows[j][0].(int64) })
+	return rows
+}

@@ -28,6 +28,10 @@ var SysViews = map[string]SysView{
 			"staged_messages", "staged_bytes", "reading"},
 		Types: []Type{TInt8, TText, TText, TText, TText, TText, TInt8, TInterval, TInt8, TInt8, TText},
 	},
+	"transactions": {
+		Names: []string{"id", "pid", "state", "age", "staged_messages", "staged_bytes", "topics", "reads"},
+		Types: []Type{TInt8, TInt8, TText, TInterval, TInt8, TInt8, TText, TText},
+	},
 	"producers": {
 		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},
 		Types: []Type{TText, TText, TInt8, TInt8, TTimestamptz},

@@ -30,6 +30,7 @@ type config struct {
 // app is a running server: the store, the engine and the listener.
 type app struct {
 	store  *topicstore.PebbleStore
+	engine *executor.Engine
 	server *wire.Server
 	ln     net.Listener
 	done   chan error
@@ -72,7 +73,7 @@ func start(cfg config) (*app, error) {
 		st.Close()
 		return nil, err
 	}
-	a := &app{store: st, server: srv, ln: ln, done: make(chan error, 1)}
+	a := &app{store: st, engine: eng, server: srv, ln: ln, done: make(chan error, 1)}
 	go func() { a.done <- srv.Serve(ln) }()
 	return a, nil
 }

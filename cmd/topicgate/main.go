@@ -50,7 +50,7 @@ func main() {
 	fs.StringVar(&cfg.TLSCert, "tls-cert", env("TOPICGATE_TLS_CERT", ""), "TLS certificate (PEM)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
 	verbose := fs.Bool("v", false, "log connection-level events")
-	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/debug/pprof); off when empty")
+	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /debug/pprof); off when empty")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 256, "the most one transaction or COPY may stage, in MiB")
 	_ = fs.Parse(os.Args[2:])
 	if *usersFile != "" {
@@ -70,6 +70,10 @@ func main() {
 		fatal(err)
 	}
 	if *httpAddr != "" {
+		http.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			a.engine.WriteMetrics(w)
+		})
 		go func() {
 			if err := http.ListenAndServe(*httpAddr, nil); err != nil {
 				fmt.Fprintln(os.Stderr, "topicgate: http:", err)

@@ -1,0 +1,54 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"topicgate/topicstore"
+)
+
+// metrics are the engine's counters, exported in Prometheus text format.
+type metrics struct {
+	commits      atomic.Int64 // transaction commits (explicit and implicit)
+	rollbacks    atomic.Int64 // explicit ROLLBACKs and aborted transactions
+	conflicts    atomic.Int64 // commits failed with 40001
+	commitErrors atomic.Int64 // commits failed otherwise
+}
+
+func (m *metrics) commitFailed(err error) {
+	if errors.Is(err, topicstore.ErrPositionConflict) || errors.Is(err, topicstore.ErrConsumerNotFound) {
+		m.conflicts.Add(1)
+		return
+	}
+	m.commitErrors.Add(1)
+}
+
+// WriteMetrics writes the engine's metrics in Prometheus text exposition
+// format: transaction counters, sessions, and per-partition gauges.
+func (e *Engine) WriteMetrics(w io.Writer) {
+	counter := func(name, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	counter("topicgate_txn_commits_total", "Transactions committed.", e.metrics.commits.Load())
+	counter("topicgate_txn_rollbacks_total", "Transactions rolled back by ROLLBACK.", e.metrics.rollbacks.Load())
+	counter("topicgate_txn_conflicts_total", "Commits that failed with SQLSTATE 40001.", e.metrics.conflicts.Load())
+	counter("topicgate_txn_commit_errors_total", "Commits that failed with another error.", e.metrics.commitErrors.Load())
+	sessions := 0
+	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
+	fmt.Fprintf(w, "# HELP topicgate_sessions Open client sessions.\n# TYPE topicgate_sessions gauge\ntopicgate_sessions %d\n", sessions)
+	fmt.Fprintf(w, "# HELP topicgate_partition_end_offset Next offset to be assigned.\n# TYPE topicgate_partition_end_offset gauge\n")
+	topics := e.store.Topics()
+	for _, t := range topics {
+		for _, p := range t.Partitions {
+			fmt.Fprintf(w, "topicgate_partition_end_offset{topic=%q,partition=\"%d\"} %d\n", t.Config.Name, p.ID, p.EndOffset)
+		}
+	}
+	fmt.Fprintf(w, "# HELP topicgate_partition_bytes Stored bytes of retained messages.\n# TYPE topicgate_partition_bytes gauge\n")
+	for _, t := range topics {
+		for _, p := range t.Partitions {
+			fmt.Fprintf(w, "topicgate_partition_bytes{topic=%q,partition=\"%d\"} %d\n", t.Config.Name, p.ID, p.Bytes)
+		}
+	}
+}
