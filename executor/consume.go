@@ -268,7 +268,8 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 	var n int64
 	full := false
 	var cbErr error
-	mr := &msgRow{}
+	mr := &msgRow{arena: &s.readArena}
+	var slab []any
 	sr := topicstore.ScanRange{Partition: r.key.Partition, Start: r.next, End: -1}
 	err := s.eng.store.Scan(ctx, r.key.Topic, sr, func(m *topicstore.Message) bool {
 		if q >= 0 && n >= q {
@@ -293,7 +294,11 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 				return true
 			}
 		}
-		out := make([]any, len(p.Project))
+		if len(slab) < len(p.Project) {
+			slab = make([]any, len(p.Project)*128)
+		}
+		out := slab[:len(p.Project):len(p.Project)]
+		slab = slab[len(p.Project):]
 		for i, e := range p.Project {
 			v, err := ec.eval(e, mr)
 			if err != nil {

@@ -17,6 +17,25 @@ type msgRow struct {
 	m       *topicstore.Message
 	data    []byte
 	decoded bool
+	arena   *arena // optional: where copies of bodies go
+}
+
+// arena hands out byte slices carved from large chunks, so reading many
+// messages costs one allocation per chunk instead of one per body.
+type arena struct{ buf []byte }
+
+const arenaChunk = 64 << 10
+
+func (a *arena) copy(b []byte) []byte {
+	if len(b) > arenaChunk/4 {
+		return append([]byte(nil), b...)
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[n:len(a.buf):len(a.buf)]
 }
 
 func (r *msgRow) reset(m *topicstore.Message) {
@@ -58,7 +77,11 @@ func (r *msgRow) col(i int) (any, error) {
 	case planner.ColData:
 		if !r.decoded {
 			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
-				r.data = append([]byte(nil), m.Body...)
+				if r.arena != nil {
+					r.data = r.arena.copy(m.Body)
+				} else {
+					r.data = append([]byte(nil), m.Body...)
+				}
 			} else {
 				d, err := m.Decode()
 				if err != nil {

@@ -26,6 +26,9 @@ type Session struct {
 	active   atomic.Bool           // a statement is running (sys.sessions)
 	status   atomic.Pointer[txStatus]
 	appName  atomic.Pointer[string]
+	// readArena holds copies of message bodies for consumer reads; its
+	// chunks are handed to rows and never reused, only replaced.
+	readArena arena
 }
 
 // txStatus is a snapshot of a session's transaction for other sessions'
