@@ -55,6 +55,9 @@ var (
 	// committed offset (someone else moved the position). Callers map it
 	// to SQLSTATE 40001.
 	ErrPositionConflict = errors.New("consumer position was moved concurrently")
+	// ErrLockExpired: a commit acknowledges a shared-consumer message whose
+	// lock expired or is not held by the committing session (40001).
+	ErrLockExpired = errors.New("message lock expired or not held")
 	// ErrOffsetOutOfRange: an explicit position outside [start, end].
 	ErrOffsetOutOfRange = errors.New("offset out of range")
 )
@@ -138,10 +141,61 @@ type Message struct {
 // Decode returns the message's uncompressed data.
 func (m *Message) Decode() ([]byte, error) { return Decompress(m.Codec, m.Body) }
 
-// TopicWrite is a set of messages for one topic in a commit.
+// TopicWrite is a set of messages for one topic in a commit. Staged
+// batches (made by Stager.StageBatch) are committed with the same
+// atomicity as Messages and come before them: the staged batches in order,
+// then Messages.
 type TopicWrite struct {
 	Topic    string
 	Messages []Message
+	Staged   []StagedBatch
+}
+
+// Stager stages a large transaction's messages in the store before commit
+// (PebbleStore implements it). Staged data is invisible until a commit
+// names it in TopicWrite.Staged; it then joins the partitions by reference,
+// without being copied.
+type Stager interface {
+	// StageBatch validates msgs like Commit does (topic, explicit
+	// partition, codec, size), compresses and encodes them and stores them
+	// outside the partitions, unsynced (a crash before the commit loses
+	// them, which is fine: the transaction never committed). Messages are
+	// grouped by (explicit partition, producer id): each group keeps its
+	// order and lands in one partition at commit; the relative order of
+	// different groups that land in the same partition is not kept.
+	StageBatch(ctx context.Context, txnID uint64, topic string, msgs []Message) (StagedBatch, error)
+	// DiscardStaged deletes everything txnID staged and did not commit
+	// (rollback, failed commit). Discarding after a successful commit, or
+	// for an unknown transaction, does nothing.
+	DiscardStaged(txnID uint64) error
+}
+
+// StagedBatch describes the messages one StageBatch call stored. It is
+// small: no message data, one StagedChunk per ~32 KiB record batch.
+type StagedBatch struct {
+	Topic    string
+	TxnID    uint64
+	Messages int
+	Bytes    int64 // encoded bytes
+	Chunks   []StagedChunk
+	sid      uint64 // the store's staging ID (keys t/<sid><seq>)
+}
+
+// StagedChunk is one staged record batch: all its messages share one
+// explicit partition (or none) and one producer (or none), so the commit
+// places the chunk in one partition and decides dedup from the summary.
+type StagedChunk struct {
+	Seq        uint64 // staged key sequence number
+	Partition  int32  // explicit partition, or -1
+	ProducerID string // "" = no producer
+	Count      int
+	Bytes      int64  // payload bytes
+	CRC        uint32 // CRC32C of the payload
+	Codecs     uint8  // bit c set: some message uses codec c
+	// Producer seqno summary: SeqOK means every message has a seqno and
+	// they strictly increase, so dedup is decided by SeqMin alone.
+	SeqMin, SeqMax int64
+	SeqOK          bool
 }
 
 // PositionUpdate moves a consumer's committed offset in one partition. The
@@ -163,6 +217,17 @@ type PositionUpdate struct {
 type CommitRequest struct {
 	Writes    []TopicWrite
 	Positions []PositionUpdate
+	// Acks acknowledges shared-consumer messages the committing session
+	// holds, atomically with the writes and positions; a lock that expired
+	// (or is not held) fails the whole commit with ErrLockExpired.
+	Acks []SharedAck
+}
+
+// SharedAck acknowledges messages of one shared consumer in a commit.
+type SharedAck struct {
+	Topic, Consumer string
+	Session         uint32
+	Refs            []MsgRef
 }
 
 // WriteResult reports a topic write's outcome.
@@ -234,6 +299,8 @@ type Store interface {
 	// periodically; tests call it with an injected clock.
 	RunRetention(ctx context.Context, now time.Time) (deleted int64, err error)
 
+	SharedStore
+
 	Close() error
 }
 
@@ -243,4 +310,87 @@ type ProducerInfo struct {
 	Partition  int32
 	MaxSeqNo   int64
 	LastWrite  time.Time
+}
+
+// ---- Shared consumers (queue semantics) ----
+
+// MsgRef names one message of a partition.
+type MsgRef struct {
+	Partition int32
+	Offset    int64
+}
+
+// AcquireRequest asks a shared consumer for up to Max available messages.
+type AcquireRequest struct {
+	Topic, Consumer string
+	// Session identifies the lock holder (the connection's process id).
+	Session uint32
+	Max     int
+	// Timeout is the lock duration (0 = the consumer's
+	// default_processing_timeout, else DefaultProcessingTimeout).
+	Timeout time.Duration
+	// MaxBytes caps the returned body bytes (0 = none; at least one
+	// message is returned).
+	MaxBytes int64
+}
+
+// Acquired is a message handed out under a lock. Message's slices are
+// owned by the caller.
+type Acquired struct {
+	Message       Message
+	DeliveryCount int
+	LockedUntil   time.Time
+}
+
+// SharedAction is what a session does with messages it holds.
+type SharedAction uint8
+
+// Shared-consumer actions.
+const (
+	ActionAck     SharedAction = iota + 1 // finished: never delivered again
+	ActionRelease                         // available again at once (counts as a failed attempt)
+	ActionReject                          // archived, or the dead-letter policy applies
+	ActionExtend                          // lock deadline moved to Until
+)
+
+// SharedOutcome reports what happened to one referenced message.
+type SharedOutcome uint8
+
+// Outcomes of a SharedAction on one message.
+const (
+	OutcomeDone     SharedOutcome = iota + 1
+	OutcomeNotHeld                // not acquired by this session (never, or another session holds it)
+	OutcomeExpired                // the session's lock expired; the message went back to the queue
+	OutcomeFinished               // already acknowledged or archived
+	OutcomeUnknown                // no such message (offset outside the partition)
+)
+
+// SharedActionRequest applies Action to Refs held by Session.
+type SharedActionRequest struct {
+	Topic, Consumer string
+	Session         uint32
+	Action          SharedAction
+	Refs            []MsgRef
+	Until           time.Time // ActionExtend
+}
+
+// SharedPartitionStats is one partition's shared-consumer state.
+type SharedPartitionStats struct {
+	Partition                              int32
+	StartOffset                            int64 // first offset not yet finished (acked/archived)
+	Available, Acquired, Delayed, Archived int64
+	OldestUnacked                          time.Time // written_at of the oldest unfinished message; zero if none
+}
+
+// SharedStore is the shared-consumer part of the store. Acks, archives and
+// dead-letter moves are synced before they are confirmed; locks and delivery
+// counts live in memory (after a restart every unfinished message is
+// available again).
+type SharedStore interface {
+	Acquire(ctx context.Context, req AcquireRequest) ([]Acquired, error)
+	SharedAction(ctx context.Context, req SharedActionRequest) ([]SharedOutcome, error)
+	// ReleaseSession releases every lock Session holds (connection closed,
+	// transaction rolled back): the messages are available again.
+	ReleaseSession(topic, consumer string, session uint32, refs []MsgRef)
+	SharedStats(topic, consumer string) ([]SharedPartitionStats, error)
 }
