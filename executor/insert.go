@@ -244,6 +244,7 @@ func mapStoreErr(err error, topic string) error {
 // writes and moves the consumer's position in one atomic commit.
 func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (int, error)) (int, error) {
 	s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
+	s.tx.UseStore(s.eng.store) // large transactions spill to the store
 	tx := s.tx
 	defer func() { s.tx = nil }()
 	n, err := fn()

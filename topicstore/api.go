@@ -163,6 +163,8 @@ type Stager interface {
 	// grouped by (explicit partition, producer id): each group keeps its
 	// order and lands in one partition at commit; the relative order of
 	// different groups that land in the same partition is not kept.
+	// txnID must be unique among the transactions open on the store; a
+	// commit names the returned batches in TopicWrite.Staged (at most once).
 	StageBatch(ctx context.Context, txnID uint64, topic string, msgs []Message) (StagedBatch, error)
 	// DiscardStaged deletes everything txnID staged and did not commit
 	// (rollback, failed commit). Discarding after a successful commit, or

@@ -2,7 +2,6 @@ package topicstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/cockroachdb/pebble"
 )
@@ -49,14 +48,8 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 		size := 0
 		for j := range w.Messages {
 			m := &w.Messages[j]
-			if m.Partition >= int32(len(t.parts)) {
-				return CommitResult{}, fmt.Errorf("%w: topic %q partition %d", ErrPartitionNotFound, w.Topic, m.Partition)
-			}
-			if c := codecOf(m); !c.Valid() || !t.codecs[c] {
-				return CommitResult{}, fmt.Errorf("%w: topic %q does not accept codec %s", ErrCodecNotSupported, w.Topic, c)
-			}
-			if len(m.Body) > MaxMessageSize {
-				return CommitResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrMessageTooLarge, len(m.Body), MaxMessageSize)
+			if err := validateMessage(t, w.Topic, m); err != nil {
+				return CommitResult{}, err
 			}
 			size += len(m.Body) + 64 + len(m.ProducerID) + len(m.MessageGroupID)
 			for _, a := range m.Attrs {
@@ -88,14 +81,25 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 				HasSeqNo: m.HasSeqNo, Tail: arena[startAt:ends[j]:ends[j]]}
 			startAt = ends[j]
 		}
-		o.writes[i] = pendingWrite{TopicID: t.id, Msgs: msgs}
-		total += len(arena)
+		staged, err := pendingStagedOf(t, w)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		o.writes[i] = pendingWrite{TopicID: t.id, Msgs: msgs, Staged: staged}
+		total += len(arena) + 64*len(staged)
 	}
 	if o.pos, err = s.pendingPositions(req.Positions); err != nil {
 		return CommitResult{}, err
 	}
 	o.size = total + 32*len(o.pos)
+	claimed, err := s.claimStaged(req)
+	if err != nil {
+		return CommitResult{}, err
+	}
 	out, err := s.submit(ctx, o)
+	if claimed != nil {
+		s.settleStaged(claimed, err == nil)
+	}
 	return out.Result, err
 }
 
@@ -217,13 +221,24 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 	s.coreMu.Lock()
 	g.out = s.core.apply(reqs, now)
 	s.coreMu.Unlock()
-	if len(g.out.Sets) == 0 { // only duplicates or rejected requests
+	if g.out.Err != nil { // staged data unreadable: the core state is ahead
+		s.fail(g.out.Err)
+		g.err = s.err()
+		s.syncq <- g
+		return
+	}
+	if len(g.out.Sets) == 0 && len(g.out.Dels) == 0 { // only duplicates or rejected requests
 		s.syncq <- g
 		return
 	}
 	b := s.db.NewBatch()
 	for _, kv := range g.out.Sets {
 		if err := b.Set(kv.Key, kv.Value, nil); err != nil {
+			g.err = err
+		}
+	}
+	for _, k := range g.out.Dels {
+		if err := b.Delete(k, nil); err != nil {
 			g.err = err
 		}
 	}

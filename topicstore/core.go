@@ -27,6 +27,9 @@ type corePartition struct {
 	Start  int64 // first retained offset (moved by retention)
 	End    int64 // next offset to assign
 	EndCum int64 // cumulative payload bytes up to End
+	// Refs lists the staged data this partition references, by ascending
+	// end offset (see core_staged.go).
+	Refs []partRef
 }
 
 // coreTopic is a topic's sequencer state.
@@ -44,6 +47,11 @@ type coreTopic struct {
 type coreState struct {
 	Topics map[uint64]*coreTopic
 	Expiry time.Duration // producer binding expiry
+	// Refs: per committed staging ID, the partitions still referencing
+	// its staged data (mirrors the r/ records).
+	Refs map[uint64][]refEntry
+	// Load reads a staged batch's payload (the dedup fallback copies it).
+	Load func(sid, seq uint64) ([]byte, error)
 }
 
 // pendingMsg is a validated, encoded message waiting for the committer.
@@ -59,6 +67,7 @@ type pendingMsg struct {
 type pendingWrite struct {
 	TopicID uint64
 	Msgs    []pendingMsg
+	Staged  []pendingStaged // applied before Msgs
 }
 
 // kv is one Pebble write of a group.
@@ -84,7 +93,9 @@ type groupOutput struct {
 	Sets     []kv
 	Outcomes []reqOutcome // one per request, in order
 	Publish  []published
-	Messages int // messages appended
+	Messages int      // messages appended
+	Dels     [][]byte // keys to delete (staged batches copied by the dedup fallback)
+	Err      error    // fatal: a staged batch could not be read
 }
 
 // batchTargetBytes splits what a group appends to one partition into
@@ -101,7 +112,8 @@ type partBuf struct {
 	key   partKey
 	base  int64
 	count int
-	buf   []byte // header space + payload
+	buf   []byte         // header space + payload
+	ref   *pendingStaged // set: a reference record to this staged batch
 }
 
 // coreReq is one commit request: its writes and position updates.
@@ -123,6 +135,16 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	}
 	touched := map[prodKey]*producerState{}
 	var prodOrder []prodKey
+	touch := func(t *coreTopic, id string, ps *producerState) {
+		pk := prodKey{t.ID, id}
+		if touched[pk] != ps {
+			if touched[pk] == nil {
+				prodOrder = append(prodOrder, pk)
+			}
+			touched[pk] = ps
+		}
+	}
+	var refs []refAdd
 	// The previous message's producer (runs of one producer are common).
 	var (
 		lastT  *coreTopic
@@ -158,6 +180,74 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		t.RR++
 		return p
 	}
+	// ref places a staged batch at the partition's end by reference; the
+	// partition's open batch is closed so later messages follow it.
+	ref := func(t *coreTopic, part int32, c *pendingStaged) {
+		k := partKey{t.ID, part}
+		delete(bufs, k)
+		order = append(order, &partBuf{key: k, base: t.Parts[part].End, count: c.Count, ref: c})
+		t.Parts[part].End += int64(c.Count)
+		refs = append(refs, refAdd{c.SID, k, t.Parts[part].End})
+	}
+	// admit appends one write's messages: dedup, then partition choice.
+	admit := func(t *coreTopic, msgs []pendingMsg, r *WriteResult, unbound *int32) {
+		for _, m := range msgs {
+			if m.ProducerID == "" {
+				part := m.Partition
+				if part < 0 {
+					if *unbound < 0 {
+						*unbound = nextRR(t)
+					}
+					part = *unbound
+				}
+				add(t, part, m.HasSeqNo, m.SeqNo, m.Tail)
+				r.Written++
+				continue
+			}
+			if t == lastT && m.ProducerID == lastID {
+				// Same producer as the previous message: skip the lookups.
+				if !lastPS.fresh && m.HasSeqNo && m.SeqNo <= lastPS.MaxSeqNo {
+					r.Duplicates++
+					continue
+				}
+				seq := lastPS.MaxSeqNo + 1
+				if m.HasSeqNo {
+					seq = m.SeqNo
+				}
+				lastPS.fresh, lastPS.MaxSeqNo = false, seq
+				part := lastPS.Partition
+				if m.Partition >= 0 {
+					part = m.Partition
+				}
+				add(t, part, true, seq, m.Tail)
+				r.Written++
+				continue
+			}
+			ps := s.liveProducer(t, m.ProducerID, now)
+			if ps == nil {
+				ps = s.newProducer(t, m.ProducerID, m.Partition, nextRR)
+			}
+			seq := ps.MaxSeqNo + 1
+			if m.HasSeqNo {
+				seq = m.SeqNo
+				if !ps.fresh && seq <= ps.MaxSeqNo {
+					r.Duplicates++
+					continue
+				}
+			}
+			ps.fresh = false
+			ps.MaxSeqNo = seq
+			ps.LastWrite = now
+			part := ps.Partition
+			if m.Partition >= 0 {
+				part = m.Partition // explicit partition wins; dedup stays per producer
+			}
+			add(t, part, true, seq, m.Tail)
+			r.Written++
+			touch(t, m.ProducerID, ps)
+			lastT, lastID, lastPS = t, m.ProducerID, ps
+		}
+	}
 
 	for i, r := range reqs {
 		writes := r.Writes
@@ -176,78 +266,47 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		for j, w := range writes {
 			t := s.Topics[w.TopicID]
 			unbound := int32(-1) // partition for this write's messages without producer
-			for _, m := range w.Msgs {
-				if m.ProducerID == "" {
-					part := m.Partition
+			for k := range w.Staged {
+				c := &w.Staged[k]
+				if c.ProducerID == "" {
+					part := c.Partition
 					if part < 0 {
 						if unbound < 0 {
 							unbound = nextRR(t)
 						}
 						part = unbound
 					}
-					add(t, part, m.HasSeqNo, m.SeqNo, m.Tail)
-					res[j].Written++
+					ref(t, part, c)
+					res[j].Written += c.Count
 					continue
 				}
-				if t == lastT && m.ProducerID == lastID {
-					// Same producer as the previous message: skip the lookups.
-					if !lastPS.fresh && m.HasSeqNo && m.SeqNo <= lastPS.MaxSeqNo {
-						res[j].Duplicates++
-						continue
+				lastT = nil // the producer cache may go stale below
+				ps := s.liveProducer(t, c.ProducerID, now)
+				if c.SeqOK && (ps == nil || ps.fresh || c.SeqMin > ps.MaxSeqNo) {
+					if ps == nil {
+						ps = s.newProducer(t, c.ProducerID, c.Partition, nextRR)
 					}
-					seq := lastPS.MaxSeqNo + 1
-					if m.HasSeqNo {
-						seq = m.SeqNo
+					ps.fresh, ps.MaxSeqNo, ps.LastWrite = false, c.SeqMax, now
+					part := ps.Partition
+					if c.Partition >= 0 {
+						part = c.Partition
 					}
-					lastPS.fresh, lastPS.MaxSeqNo = false, seq
-					part := lastPS.Partition
-					if m.Partition >= 0 {
-						part = m.Partition
-					}
-					add(t, part, true, seq, m.Tail)
-					res[j].Written++
+					ref(t, part, c)
+					res[j].Written += c.Count
+					touch(t, c.ProducerID, ps)
 					continue
 				}
-				ps := t.Producers[m.ProducerID]
-				if ps != nil && s.Expiry > 0 && now.Sub(ps.LastWrite) > s.Expiry {
-					ps = nil // binding and dedup state expired
+				// Rare: duplicates (or seqnos the summary cannot decide):
+				// copy the batch message by message, with dedup.
+				msgs, err := s.loadStaged(c)
+				if err != nil {
+					out.Err = err
+					return out
 				}
-				if ps == nil {
-					ps = &producerState{Partition: m.Partition, fresh: true}
-					if ps.Partition < 0 {
-						ps.Partition = nextRR(t)
-					}
-					if t.Producers == nil {
-						t.Producers = map[string]*producerState{}
-					}
-					t.Producers[m.ProducerID] = ps
-				}
-				seq := ps.MaxSeqNo + 1
-				if m.HasSeqNo {
-					seq = m.SeqNo
-					if !ps.fresh && seq <= ps.MaxSeqNo {
-						res[j].Duplicates++
-						continue
-					}
-				}
-				ps.fresh = false
-				ps.MaxSeqNo = seq
-				ps.LastWrite = now
-				part := ps.Partition
-				if m.Partition >= 0 {
-					part = m.Partition // explicit partition wins; dedup stays per producer
-				}
-				add(t, part, true, seq, m.Tail)
-				res[j].Written++
-				pk := prodKey{t.ID, m.ProducerID}
-				if touched[pk] != ps {
-					if touched[pk] == nil {
-						prodOrder = append(prodOrder, pk)
-					}
-					touched[pk] = ps
-				}
-				lastT, lastID, lastPS = t, m.ProducerID, ps
+				admit(t, msgs, &res[j], &unbound)
+				out.Dels = append(out.Dels, stagedKey(c.SID, c.Seq))
 			}
+			admit(t, w.Msgs, &res[j], &unbound)
 		}
 		out.Outcomes[i].Result = CommitResult{Writes: res}
 	}
@@ -255,6 +314,15 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	wa := now.UnixMicro()
 	for _, b := range order {
 		p := &s.Topics[b.key.topic].Parts[b.key.part]
+		if c := b.ref; c != nil {
+			out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), putRefRecord(batchHeader{
+				Base: b.base, Count: c.Count, WrittenAt: wa, CumBefore: p.EndCum, CRC: c.CRC,
+				Bytes: c.Bytes, SID: c.SID, Seq: c.Seq})})
+			p.EndCum += c.Bytes
+			out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, now})
+			out.Messages += b.count
+			continue
+		}
 		payload := b.buf[batchHeaderLen:]
 		putBatchHeader(b.buf, batchHeader{
 			Base: b.base, Count: b.count, WrittenAt: wa, CumBefore: p.EndCum,
@@ -268,6 +336,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	for _, pk := range prodOrder {
 		out.Sets = append(out.Sets, kv{producerKey(pk.topic, pk.id), encodeProducer(touched[pk])})
 	}
+	out.Sets = s.addRefs(out.Sets, refs)
 	return out
 }
 
@@ -281,6 +350,11 @@ func (s *coreState) check(writes []pendingWrite) error {
 		}
 		for _, m := range w.Msgs {
 			if int(m.Partition) >= len(t.Parts) {
+				return ErrPartitionNotFound
+			}
+		}
+		for _, c := range w.Staged {
+			if int(c.Partition) >= len(t.Parts) {
 				return ErrPartitionNotFound
 			}
 		}

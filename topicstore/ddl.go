@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -96,6 +97,7 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 			b.Close()
 			return err
 		}
+		s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
 		if err := s.syncDDL(b); err != nil {
 			return err
 		}
@@ -129,10 +131,16 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 			return fmt.Errorf("%w: %q", ErrTopicNotFound, name)
 		}
 		b := s.db.NewBatch()
+		if ct := s.core.Topics[t.id]; ct != nil { // referenced staged data goes too
+			for i := range ct.Parts {
+				s.releaseRefs(b, ct, int32(i), math.MaxInt64)
+			}
+		}
 		for _, prefix := range []string{prefixMessages, prefixProducer, prefixPositions} {
 			_ = b.DeleteRange(topicPrefix(prefix, t.id), topicPrefix(prefix, t.id+1), nil)
 		}
 		_ = b.Delete(catalogKey(name), nil)
+		s.sharedDDL(b, t, nil) // shared-consumer state (shared.go)
 		if err := s.syncDDL(b); err != nil {
 			return err
 		}

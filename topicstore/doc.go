@@ -12,16 +12,18 @@
 // and a topic re-created with the same name starts empty.
 //
 //	c/<topic name>                         catalog: JSON {Config, ID, CreatedAt, Partitions}
-//	m/<topicID u64><partition u32><base u64> record batch (see record.go)
+//	k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] shared consumer: start offset (uvarint),
+//	                                       or a finished message (acked/archived); see shared.go
+//	m/<topicID u64><partition u32><base u64> record batch, or reference record (record.go)
 //	o/<topicID u64><partition u32><consumer> consumer committed offset (uvarint)
 //	p/<topicID u64><producer id>           producer: partition, max seqno, last write
+//	r/<stageID u64>                        committed staging still referenced: uvarint n,
+//	                                       n × (topic ID, partition, end offset) uvarints
+//	t/<stageID u64><seq u64>               staged record batch payload of a transaction
 //	x/next_topic_id                        next topic ID (u64)
 //
 // Planned prefixes (not written yet):
 //
-//	s/<topicID><consumer>\x00<partition><offset>    shared-consumer per-message state
-//	                                                (lock deadline, delivery count)
-//	t/<txnID u64><seq u64>                          staged transaction record batches
 //	a/<topicID><partition u32>                      partition metadata (auto-partitioning:
 //	                                                parent/children, active flag)
 //
@@ -40,6 +42,54 @@
 // the base offset) and iterates; decoding reuses one Message, Body points
 // into Pebble's buffer, and strings are allocated only when they differ from
 // the previous message's.
+//
+// # Large transactions: staging and commit by reference
+//
+// A transaction that stages more than a few MiB (txn.Txn spills past its
+// SpillBytes) calls StageBatch (stage.go): its messages are validated,
+// compressed and encoded on the caller's goroutine into record-batch
+// payloads of ~32 KiB, one per (explicit partition, producer id) group, and
+// written unsynced under t/<stageID><seq>. The stage ID is the store's, not
+// the caller's transaction ID (which restarts with the process): Open
+// starts numbering above every stage ID on disk. The caller keeps a small
+// StagedBatch descriptor: per chunk its seq, count, bytes, CRC, codecs,
+// explicit partition, producer and seqno summary (min, max, strictly
+// increasing).
+//
+// At commit (TopicWrite.Staged, applied before the write's Messages) the
+// core gives each chunk the next Count offsets of its partition — explicit
+// partition, else the producer's binding (a new one round robin or on the
+// explicit partition), else the write's single round-robin partition,
+// exactly as for in-memory messages — and writes a reference record at
+// m/<topic><partition><base>: the batch header (version byte 2: base,
+// count, written_at, cumulative bytes before, CRC of the staged payload)
+// followed by stage ID, seq and payload bytes. No data is copied: a commit
+// writes ~60 bytes per 32 KiB staged. The partition's open inline batch is
+// closed first, so offsets stay contiguous and a request's messages for a
+// partition stay one run (no other writer lands inside a transaction).
+// Dedup: a producer chunk whose seqnos strictly increase and start above
+// the producer's max seqno (or whose producer is new) joins by reference
+// and sets the max seqno to the chunk's max; otherwise (duplicates, or
+// messages without seqno) the committer reads that chunk and copies its
+// admitted messages inline like an ordinary write (memory: one chunk), and
+// deletes the staged key in the commit batch. The commit batch also sets
+// r/<stageID>: the (topic, partition, end offset) of every partition that
+// references the staging. Staged writes are unsynced, but the commit's
+// fsync of Pebble's sequential WAL makes them durable with it.
+//
+// Readers follow references transparently: Scan Gets the staged key (the
+// inline path is unchanged), and finding it gone means retention or DROP
+// TOPIC removed it since the scan began (skipped; anything else is
+// ErrCorrupt); startup, OffsetForTime and retention only read headers,
+// which reference records have too.
+//
+// Garbage: DiscardStaged (rollback, failed commit) deletes a transaction's
+// t/ range; at Open every t/ range without an r/ record (a transaction open
+// at a crash or close) is deleted. Committed staged data is deleted as a
+// whole, with its r/ record, in the batch where retention cuts the last
+// referencing partition past the transaction's end offset there, or where
+// DROP TOPIC drops the last referencing topic; until then a partly expired
+// transaction's staged data stays on disk in full.
 //
 // # Commit pipeline
 //
@@ -108,6 +158,8 @@
 //   - Only this package knows Pebble keys.
 //
 // Startup reads the catalog, the first and last batch header of each
-// partition, the producer records (expired ones are skipped) and the
-// consumer positions: its cost does not depend on the amount of data.
+// partition, the producer records (expired ones are skipped), the
+// consumer positions, the r/ records and one seek per staged transaction
+// (deleting the uncommitted ones): its cost does not depend on the amount
+// of data.
 package topicstore

@@ -14,6 +14,8 @@ const (
 	prefixMessages  = "m/" // m/<topicID u64><partition u32><baseOffset u64> -> record batch
 	prefixProducer  = "p/" // p/<topicID u64><producer id> -> producer record
 	prefixPositions = "o/" // o/<topicID u64><partition u32><consumer> -> uvarint committed offset
+	prefixStaged    = "t/" // t/<stageID u64><seq u64> -> staged batch payload (see stage.go)
+	prefixRefs      = "r/" // r/<stageID u64> -> partitions still referencing the staged data
 	keyNextTopicID  = "x/next_topic_id"
 )
 
@@ -48,10 +50,17 @@ func producerKey(id uint64, producer string) []byte {
 //
 // The part after the seqno ("tail") is built by the writer's goroutine; the
 // committer only adds flags and seqno.
+//
+// A reference record (version byte 2) has the same header, then
+// stage ID u64 | seq u64 | payload bytes u64: its payload is the value of
+// the staged key t/<stage ID><seq> (a transaction's staged batch joined by
+// reference), and the header's CRC is that payload's.
 const (
-	batchVersion   = 1
-	batchHeaderLen = 1 + 8 + 4 + 8 + 8 + 4
-	flagHasSeqNo   = 1
+	batchVersion    = 1
+	batchRefVersion = 2
+	batchHeaderLen  = 1 + 8 + 4 + 8 + 8 + 4
+	batchRefLen     = batchHeaderLen + 8 + 8 + 8
+	flagHasSeqNo    = 1
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -62,6 +71,10 @@ type batchHeader struct {
 	WrittenAt int64 // unix micros
 	CumBefore int64
 	CRC       uint32
+	Bytes     int64 // payload bytes (what the batch adds to the byte counter)
+	// Reference records: the staged key holding the payload.
+	Ref      bool
+	SID, Seq uint64
 }
 
 func putBatchHeader(dst []byte, h batchHeader) {
@@ -73,8 +86,21 @@ func putBatchHeader(dst []byte, h batchHeader) {
 	binary.BigEndian.PutUint32(dst[29:], h.CRC)
 }
 
+// putRefRecord encodes a reference record.
+func putRefRecord(h batchHeader) []byte {
+	v := make([]byte, batchRefLen)
+	putBatchHeader(v, h)
+	v[0] = batchRefVersion
+	binary.BigEndian.PutUint64(v[batchHeaderLen:], h.SID)
+	binary.BigEndian.PutUint64(v[batchHeaderLen+8:], h.Seq)
+	binary.BigEndian.PutUint64(v[batchHeaderLen+16:], uint64(h.Bytes))
+	return v
+}
+
+// decodeBatchHeader splits a batch record; for a reference record the
+// payload is nil (h.Ref is set: read the staged key).
 func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
-	if len(v) < batchHeaderLen || v[0] != batchVersion {
+	if len(v) < batchHeaderLen || (v[0] != batchVersion && (v[0] != batchRefVersion || len(v) < batchRefLen)) {
 		return batchHeader{}, nil, fmt.Errorf("%w: bad batch header", ErrCorrupt)
 	}
 	h := batchHeader{
@@ -84,11 +110,16 @@ func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
 		CumBefore: int64(binary.BigEndian.Uint64(v[21:])),
 		CRC:       binary.BigEndian.Uint32(v[29:]),
 	}
+	if v[0] == batchRefVersion {
+		h.Ref = true
+		h.SID = binary.BigEndian.Uint64(v[batchHeaderLen:])
+		h.Seq = binary.BigEndian.Uint64(v[batchHeaderLen+8:])
+		h.Bytes = int64(binary.BigEndian.Uint64(v[batchHeaderLen+16:]))
+		return h, nil, nil
+	}
+	h.Bytes = int64(len(v) - batchHeaderLen)
 	return h, v[batchHeaderLen:], nil
 }
-
-// payloadBytes is what a batch adds to the partition's byte counter.
-func payloadBytes(v []byte) int64 { return int64(len(v) - batchHeaderLen) }
 
 func appendStr(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))

@@ -224,6 +224,7 @@ func (s *PebbleStore) applyRetention(t *topic, cuts []partCut) (int64, error) {
 			putBatchHeader(v, batchHeader{Base: pc.cut, WrittenAt: pc.lastWA, CumBefore: pc.startCum, CRC: crc32.Checksum(nil, crcTable)})
 			_ = b.Set(batchKey(t.id, pc.part, pc.cut), v, nil)
 		}
+		s.releaseRefs(b, ct, pc.part, pc.cut)
 		deleted += pc.cut - cp.Start
 		done = append(done, pc)
 	}

@@ -3,6 +3,7 @@ package topicstore
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -49,6 +50,12 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 		minWA = r.MinWrittenAt.UnixMicro()
 	}
 	var d msgDecoder
+	var held io.Closer // a referenced staged payload, closed after its batch
+	defer func() {
+		if held != nil {
+			held.Close()
+		}
+	}()
 	ok := it.SeekLT(batchKey(t.id, r.Partition, start+1)) // the batch holding start
 	if !ok {
 		ok = it.First()
@@ -67,6 +74,18 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 		}
 		if h.Base+int64(h.Count) <= start || (minWA != 0 && h.WrittenAt < minWA) {
 			continue
+		}
+		if h.Ref {
+			if held != nil {
+				held.Close()
+				held = nil
+			}
+			if payload, held, err = s.stagedPayload(t, p, h); err != nil {
+				return err
+			}
+			if held == nil {
+				continue // retention deleted it since the scan began
+			}
 		}
 		if err := checkCRC(h, payload); err != nil {
 			return err
@@ -95,4 +114,27 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 		}
 	}
 	return it.Error()
+}
+
+// stagedPayload reads the payload a reference record points to. A nil
+// closer and no error: retention deleted it since the scan took its
+// iterator (Get does not read the iterator's snapshot).
+func (s *PebbleStore) stagedPayload(t *topic, p *partition, h batchHeader) ([]byte, io.Closer, error) {
+	v, closer, err := s.db.Get(stagedKey(h.SID, h.Seq))
+	if err == nil {
+		return v, closer, nil
+	}
+	if err != pebble.ErrNotFound {
+		return nil, nil, err
+	}
+	s.mu.RLock()
+	dropped := s.byID[t.id] != t
+	s.mu.RUnlock()
+	p.mu.Lock()
+	gone := p.start >= h.Base+int64(h.Count)
+	p.mu.Unlock()
+	if gone || dropped {
+		return nil, nil, nil
+	}
+	return nil, nil, fmt.Errorf("%w: batch at offset %d: staged data %d/%d is missing", ErrCorrupt, h.Base, h.SID, h.Seq)
 }

@@ -47,6 +47,9 @@ type Options struct {
 	// Pebble's errors are always logged with the standard log package.
 	Logf func(format string, args ...any)
 
+	// SharedWindow is the per-partition acquisition window of shared consumers (offsets from the first unfinished one); default DefaultSharedWindow (1000).
+	SharedWindow int
+
 	fs vfs.FS // test hook: Pebble's file system
 }
 
@@ -130,7 +133,11 @@ type PebbleStore struct {
 	notify   map[uint64]chan struct{}
 	waiters  atomic.Int32 // len(notify): publish skips the lock when 0
 
+	shared sharedRegistry // shared-consumer managers (shared.go)
+
 	bg sync.WaitGroup // background goroutines that use db (retention)
+
+	stage stageRegistry // open transactions' staged data (stage.go)
 
 	ops       chan *op
 	syncq     chan *group
@@ -226,7 +233,7 @@ func (s *PebbleStore) recover() error {
 					return err
 				}
 				cp.End = h.Base + int64(h.Count)
-				cp.EndCum = h.CumBefore + payloadBytes(it.Value())
+				cp.EndCum = h.CumBefore + h.Bytes
 				p.lastWrite = time.UnixMicro(h.WrittenAt).UTC()
 			}
 			cp.Start = p.start
@@ -272,7 +279,10 @@ func (s *PebbleStore) recover() error {
 		}
 		ct.Producers[string(k[8:])] = ps
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return s.recoverStaged()
 }
 
 func hasPrefix(k []byte, p string) bool { return len(k) >= len(p) && string(k[:len(p)]) == p }
@@ -320,7 +330,9 @@ func (s *PebbleStore) Close() error {
 		s.bg.Wait()
 		<-s.done
 		s.wakeAll() // long-pollers return now rather than at their timeout
+		s.stage.use.Lock() // no StageBatch or DiscardStaged in progress
 		err = s.db.Close()
+		s.stage.use.Unlock() // later ones see ErrClosed
 		s.cache.Unref()
 	})
 	return err

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"topicgate/sql/pgerror"
@@ -18,8 +19,13 @@ const (
 	Failed State = 'E' // a statement failed; waiting for ROLLBACK
 )
 
-// DefaultMaxStagedBytes bounds one transaction's staged message bytes.
-const DefaultMaxStagedBytes = 256 << 20
+// DefaultMaxStagedBytes bounds one transaction's staged message bytes
+// (body bytes + 64 per message), in memory and spilled together.
+const DefaultMaxStagedBytes = 1 << 30
+
+// DefaultSpillBytes is how many staged bytes a transaction keeps in memory
+// before it spills them to the store (see Txn.SpillBytes).
+const DefaultSpillBytes = 8 << 20
 
 // Txn is one transaction block's state. It is owned by one session and not
 // safe for concurrent use.
@@ -34,6 +40,12 @@ type Txn struct {
 	maxStaged int64
 	reads     map[ReadKey]*readState
 	readOrder []ReadKey
+	// SpillBytes: once the messages held in memory exceed it, Stage
+	// spills them to the Stager (default DefaultSpillBytes; < 0 never).
+	SpillBytes int64
+	stager     topicstore.Stager
+	memBytes   int64 // staged bytes held in memory
+	spilled    bool  // the stager holds data of this transaction
 }
 
 // ReadKey names a consumer's partition the transaction read from.
@@ -53,7 +65,18 @@ func Begin(id uint64, now time.Time, maxStaged int64) *Txn {
 	if maxStaged <= 0 {
 		maxStaged = DefaultMaxStagedBytes
 	}
-	return &Txn{ID: id, Started: now, state: Open, byTopic: map[string]int{}, maxStaged: maxStaged}
+	return &Txn{ID: id, Started: now, state: Open, byTopic: map[string]int{}, maxStaged: maxStaged, SpillBytes: DefaultSpillBytes}
+}
+
+// SetStager lets the transaction spill staged messages to st.
+func (t *Txn) SetStager(st topicstore.Stager) { t.stager = st }
+
+// UseStore sets the store as the Stager if it is one; a Store that is not
+// keeps every staged message in memory.
+func (t *Txn) UseStore(st topicstore.Store) {
+	if sg, ok := st.(topicstore.Stager); ok {
+		t.stager = sg
+	}
 }
 
 // State returns the transaction's state.
@@ -63,7 +86,11 @@ func (t *Txn) State() State { return t.state }
 func (t *Txn) Fail() { t.state = Failed }
 
 // Stage adds messages for topic. The messages are owned by the Txn from
-// now on.
+// now on. When the messages held in memory exceed SpillBytes they are
+// handed to the Stager (validated, encoded and stored outside the
+// partitions) and only small descriptors stay; an error then (a message
+// the topic refuses, a store failure) fails the statement, and the
+// transaction must roll back.
 func (t *Txn) Stage(topic string, msgs []topicstore.Message) error {
 	var size int64
 	for i := range msgs {
@@ -83,7 +110,47 @@ func (t *Txn) Stage(topic string, msgs []topicstore.Message) error {
 	t.writes[i].Messages = append(t.writes[i].Messages, msgs...)
 	t.messages += len(msgs)
 	t.bytes += size
+	t.memBytes += size
+	if t.stager != nil && t.SpillBytes >= 0 && t.memBytes > t.SpillBytes {
+		return t.spill()
+	}
 	return nil
+}
+
+// spill hands every in-memory message to the stager, topic by topic; the
+// staged batches come before later in-memory messages at commit, so the
+// order of each topic's messages is kept.
+func (t *Txn) spill() error {
+	for i := range t.writes {
+		w := &t.writes[i]
+		if len(w.Messages) == 0 {
+			continue
+		}
+		t.spilled = true
+		sb, err := t.stager.StageBatch(context.Background(), t.ID, w.Topic, w.Messages)
+		if err != nil {
+			return stageError(err, w.Topic)
+		}
+		w.Staged = append(w.Staged, sb)
+		clear(w.Messages) // drop the bodies now
+		w.Messages = nil
+	}
+	t.memBytes = 0
+	return nil
+}
+
+// stageError gives the store's validation errors, which a spill reports
+// before the commit would, the SQLSTATEs the commit path gives them.
+func stageError(err error, topic string) error {
+	switch {
+	case errors.Is(err, topicstore.ErrTopicNotFound):
+		return pgerror.Newf(pgerror.CodeUndefinedTable, "topic \"%s\" does not exist", topic)
+	case errors.Is(err, topicstore.ErrCodecNotSupported), errors.Is(err, topicstore.ErrPartitionNotFound):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
+	case errors.Is(err, topicstore.ErrMessageTooLarge):
+		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "%v (topic \"%s\")", err, topic)
+	}
+	return err
 }
 
 // Staged reports the staged message count and bytes.
@@ -163,13 +230,21 @@ func (t *Txn) Commit(ctx context.Context, st topicstore.Store) (topicstore.Commi
 	if len(req.Writes) == 0 && len(req.Positions) == 0 {
 		return topicstore.CommitResult{}, nil
 	}
-	return st.Commit(ctx, req)
+	res, err := st.Commit(ctx, req)
+	if err == nil {
+		t.spilled = false // the store owns the staged data now
+	}
+	return res, err
 }
 
 // Rollback discards everything staged.
 func (t *Txn) Rollback() { t.discard() }
 
 func (t *Txn) discard() {
+	if t.spilled && t.stager != nil {
+		_ = t.stager.DiscardStaged(t.ID) // on failure the store deletes it at its next start
+	}
+	t.spilled, t.memBytes = false, 0
 	t.writes, t.byTopic, t.messages, t.bytes = nil, nil, 0, 0
 	t.reads, t.readOrder = nil, nil
 	t.state = Idle

@@ -74,3 +74,95 @@ func TestStageLimit(t *testing.T) {
 	n, _ := tx.Staged()
 	require.Equal(t, 5, n, "a refused stage adds nothing")
 }
+
+// fakeStager records spills and discards.
+type fakeStager struct {
+	staged    [][]topicstore.Message
+	discarded []uint64
+}
+
+func (f *fakeStager) StageBatch(_ context.Context, id uint64, topic string, msgs []topicstore.Message) (topicstore.StagedBatch, error) {
+	f.staged = append(f.staged, append([]topicstore.Message(nil), msgs...))
+	return topicstore.StagedBatch{Topic: topic, TxnID: id, Messages: len(msgs)}, nil
+}
+
+func (f *fakeStager) DiscardStaged(id uint64) error {
+	f.discarded = append(f.discarded, id)
+	return nil
+}
+
+type failingStore struct{ recordingStore }
+
+func (f *failingStore) Commit(context.Context, *topicstore.CommitRequest) (topicstore.CommitResult, error) {
+	return topicstore.CommitResult{}, topicstore.ErrPositionConflict
+}
+
+func TestSpillThreshold(t *testing.T) {
+	fs := &fakeStager{}
+	tx := Begin(7, time.Unix(0, 0), 0)
+	tx.SetStager(fs)
+	tx.SpillBytes = 1000
+	require.NoError(t, tx.Stage("a", msgs(5, 100))) // 5 × 164 bytes: in memory
+	require.Empty(t, fs.staged)
+	require.NoError(t, tx.Stage("b", msgs(1, 100)))
+	require.NoError(t, tx.Stage("a", msgs(1, 100))) // 7 × 164 > 1000: spill
+	require.Len(t, fs.staged, 2, "one StageBatch per topic")
+	require.Len(t, fs.staged[0], 6)
+	require.Len(t, fs.staged[1], 1)
+	require.NoError(t, tx.Stage("a", msgs(2, 100))) // in memory again
+	require.Len(t, fs.staged, 2)
+	n, b := tx.Staged()
+	require.Equal(t, 9, n)
+	require.Equal(t, int64(9*164), b)
+	req := tx.Request()
+	require.Len(t, req.Writes, 2)
+	require.Len(t, req.Writes[0].Staged, 1)
+	require.Len(t, req.Writes[0].Messages, 2, "later messages stay in memory, after the staged ones")
+	require.Len(t, req.Writes[1].Staged, 1)
+	require.Empty(t, req.Writes[1].Messages)
+	st := &recordingStore{}
+	_, err := tx.Commit(context.Background(), st)
+	require.NoError(t, err)
+	require.Empty(t, fs.discarded, "committed data belongs to the store")
+
+	// Rollback and a failed commit discard what was spilled.
+	tx = Begin(8, time.Unix(0, 0), 0)
+	tx.SetStager(fs)
+	tx.SpillBytes = 100
+	require.NoError(t, tx.Stage("a", msgs(2, 100)))
+	tx.Rollback()
+	require.Equal(t, []uint64{8}, fs.discarded)
+	tx = Begin(9, time.Unix(0, 0), 0)
+	tx.SetStager(fs)
+	tx.SpillBytes = 100
+	require.NoError(t, tx.Stage("a", msgs(2, 100)))
+	_, err = tx.Commit(context.Background(), &failingStore{})
+	require.Error(t, err)
+	require.Equal(t, []uint64{8, 9}, fs.discarded)
+
+	// The total limit counts spilled bytes too.
+	tx = Begin(10, time.Unix(0, 0), 1000)
+	tx.SetStager(fs)
+	tx.SpillBytes = 100
+	require.NoError(t, tx.Stage("a", msgs(5, 100)))
+	err = tx.Stage("a", msgs(2, 100))
+	require.Equal(t, pgerror.CodeProgramLimitExceeded, pgerror.Code(err))
+	require.Equal(t, int64(DefaultSpillBytes), Begin(11, time.Unix(0, 0), 0).SpillBytes)
+}
+
+type refusingStager struct{ fakeStager }
+
+func (r *refusingStager) StageBatch(context.Context, uint64, string, []topicstore.Message) (topicstore.StagedBatch, error) {
+	return topicstore.StagedBatch{}, topicstore.ErrCodecNotSupported
+}
+
+func TestSpillErrorsHaveSQLSTATEs(t *testing.T) {
+	rs := &refusingStager{}
+	tx := Begin(1, time.Unix(0, 0), 0)
+	tx.SetStager(rs)
+	tx.SpillBytes = 10
+	err := tx.Stage("a", msgs(1, 100))
+	require.Equal(t, pgerror.CodeInvalidParameterValue, pgerror.Code(err))
+	tx.Rollback()
+	require.Equal(t, []uint64{1}, rs.discarded, "a failed spill may have written part: discard")
+}

@@ -1,0 +1,333 @@
+package topicstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Shared consumers: the SharedStore methods (see shared.go).
+
+// Acquire hands out up to req.Max available messages of a shared consumer,
+// each locked for the request's timeout, fair across partitions (round
+// robin) and, within a partition, across message groups. The result is
+// sorted by (partition, offset). A streaming consumer gives ErrNotShared.
+func (s *PebbleStore) Acquire(ctx context.Context, req AcquireRequest) ([]Acquired, error) {
+	if req.Max <= 0 {
+		return nil, nil
+	}
+	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Clock()
+	var eff shEffects
+	m.core.expire(now.UnixNano(), &eff)
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = m.core.cfg.timeout
+	}
+	until := now.Add(timeout)
+	var refs []MsgRef
+	var out []Acquired
+	if err = s.sharedFill(t, m); err == nil { // else: still persist eff, do the moves
+		refs = m.core.pick(now.UnixNano(), req.Max, req.Session, until.UnixNano())
+		out, err = s.sharedFetch(ctx, t, refs)
+	}
+	if err == nil && req.MaxBytes > 0 { // keep the pick order's prefix that fits
+		var n, size int64
+		for n < int64(len(out)) && (n == 0 || size+int64(len(out[n].Message.Body)) <= req.MaxBytes) {
+			size += int64(len(out[n].Message.Body))
+			n++
+		}
+		for _, a := range out[n:] {
+			m.core.unpick(MsgRef{a.Message.Partition, a.Message.Offset})
+		}
+		out = out[:n]
+	}
+	if err != nil {
+		for _, r := range refs {
+			m.core.unpick(r)
+		}
+		out = nil
+	}
+	for i := range out {
+		e := m.core.parts[out[i].Message.Partition].at(out[i].Message.Offset)
+		out[i].DeliveryCount, out[i].LockedUntil = int(e.deliveries), until
+	}
+	wait, perr := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if perr == nil {
+		perr = wait()
+	}
+	s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b Acquired) int {
+		if c := cmp.Compare(a.Message.Partition, b.Message.Partition); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Message.Offset, b.Message.Offset)
+	})
+	return out, nil
+}
+
+func (p *partition) startOffset() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.start
+}
+
+// sharedFetch reads the picked messages (copies, in pick order). A message
+// retention deleted meanwhile is left out (and unpicked by the caller's
+// next fill, which drops it).
+func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []MsgRef) ([]Acquired, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	byPart := map[int32][]int64{}
+	for _, r := range refs {
+		byPart[r.Partition] = append(byPart[r.Partition], r.Offset)
+	}
+	got := make(map[MsgRef]Message, len(refs))
+	for pi, offs := range byPart {
+		slices.Sort(offs)
+		i := 0
+		err := s.Scan(ctx, t.cfg.Name, ScanRange{Partition: pi, Start: offs[0], End: offs[len(offs)-1] + 1}, func(msg *Message) bool {
+			for i < len(offs) && offs[i] < msg.Offset {
+				i++
+			}
+			if i < len(offs) && offs[i] == msg.Offset {
+				c := *msg
+				c.Body = bytes.Clone(msg.Body)
+				c.Attrs = slices.Clone(msg.Attrs)
+				got[MsgRef{pi, msg.Offset}] = c
+			}
+			return i < len(offs)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Acquired, 0, len(refs))
+	for _, r := range refs {
+		if msg, ok := got[r]; ok {
+			out = append(out, Acquired{Message: msg})
+		}
+	}
+	return out, nil
+}
+
+// SharedAction applies an action to messages the session holds; one
+// outcome per ref, in order. Acks and archives are synced, and dead-letter
+// moves done, before it returns.
+func (s *PebbleStore) SharedAction(ctx context.Context, req SharedActionRequest) ([]SharedOutcome, error) {
+	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Clock().UnixNano()
+	var eff shEffects
+	m.core.expire(now, &eff)
+	until := req.Until
+	if until.IsZero() { // ActionExtend without Until: by the consumer's timeout
+		until = time.Unix(0, now).Add(m.core.cfg.timeout)
+	}
+	outs := make([]SharedOutcome, len(req.Refs))
+	for i, r := range req.Refs {
+		if r.Partition < 0 || int(r.Partition) >= len(t.parts) || r.Offset < t.parts[r.Partition].startOffset() ||
+			r.Offset >= t.parts[r.Partition].visibleEnd.Load() {
+			outs[i] = OutcomeUnknown
+			continue
+		}
+		outs[i] = m.core.act(now, req.Session, req.Action, r, until, &eff)
+	}
+	wait, err := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if err == nil {
+		err = wait()
+	}
+	s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+	if err != nil {
+		return nil, err
+	}
+	s.sharedSyncPositions(ctx, req.Topic, req.Consumer, m)
+	return outs, nil
+}
+
+// sharedSyncPositions stores each partition's start (first unfinished
+// offset) as the consumer's committed position once it moved by
+// sharedPositionStep or the partition is drained, so that retention's
+// important / availability_period rules and sys views see a shared
+// consumer's progress. One synced position write per step: cheap.
+func (s *PebbleStore) sharedSyncPositions(ctx context.Context, topic, consumer string, m *shMgr) {
+	const sharedPositionStep = 256
+	if !m.posMu.TryLock() {
+		return // another action is storing positions: it, or a later one, stores ours
+	}
+	defer m.posMu.Unlock()
+	m.mu.Lock()
+	var req CommitRequest
+	for pi, p := range m.core.parts {
+		for len(m.posSent) <= pi {
+			m.posSent = append(m.posSent, 0)
+		}
+		drained := len(p.ents) == 0 && p.start > m.posSent[pi]
+		if drained || p.start-m.posSent[pi] >= sharedPositionStep {
+			// Expect: a consumer dropped and re-created meanwhile is not moved.
+			req.Positions = append(req.Positions, PositionUpdate{Topic: topic, Consumer: consumer,
+				Partition: int32(pi), Offset: p.start, Expect: m.posSent[pi]})
+		}
+	}
+	dead := m.dead
+	m.mu.Unlock()
+	if dead || len(req.Positions) == 0 {
+		return
+	}
+	_, err := s.Commit(ctx, &req)
+	switch {
+	case err == nil:
+		for _, u := range req.Positions {
+			m.posSent[u.Partition] = u.Offset
+		}
+	case errors.Is(err, ErrPositionConflict): // moved by SetPosition: retried from there
+		if pos, err := s.Positions(topic, consumer); err == nil {
+			for p, off := range pos {
+				if int(p) < len(m.posSent) {
+					m.posSent[p] = off
+				}
+			}
+		}
+	}
+}
+
+// ReleaseSession releases the session's locks: those of refs, or all of
+// them if refs is nil. Each release counts as a failed attempt (the
+// dead-letter policy may apply).
+func (s *PebbleStore) ReleaseSession(topic, consumer string, session uint32, refs []MsgRef) {
+	_, m, err := s.sharedMgr(topic, consumer)
+	if err != nil {
+		return
+	}
+	var eff shEffects
+	m.core.expire(s.opts.Clock().UnixNano(), &eff)
+	m.core.releaseSession(session, refs, &eff)
+	wait, err := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if err == nil {
+		_ = wait()
+	}
+	s.sharedMoves(topic, consumer, eff.moves)
+}
+
+// SharedStats reports each partition's window.
+func (s *PebbleStore) SharedStats(topic, consumer string) ([]SharedPartitionStats, error) {
+	t, m, err := s.sharedMgr(topic, consumer)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Clock().UnixNano()
+	var eff shEffects
+	m.core.expire(now, &eff)
+	err = s.sharedFill(t, m)
+	out := make([]SharedPartitionStats, len(m.core.parts))
+	for i := range out {
+		out[i] = m.core.stats(i, now)
+	}
+	wait, perr := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if perr == nil {
+		perr = wait()
+	}
+	s.sharedMoves(topic, consumer, eff.moves)
+	if err == nil {
+		err = perr
+	}
+	if err == nil && len(eff.moves) > 0 {
+		return s.SharedStats(topic, consumer) // as of after the moves
+	}
+	return out, err
+}
+
+// sharedMoves performs dead-letter moves: each message is published to the
+// consumer's dead_letter_queue through Commit, then archived (synced). The
+// publish uses producer "dlq/<topic>/<consumer>/<partition>/<offset>" with
+// seqno 1, so a move retried after a crash between the publish and the
+// archive is deduplicated: effectively atomic. (One producer per message,
+// not per partition: moves of a partition happen out of offset order, and
+// a per-partition producer's seqno dedup would drop the later-moved lower
+// offsets.) If the publish fails (no such topic, ...) the message returns to
+// the queue with its delivery count, and the move is retried after its next
+// failure.
+func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
+	for _, mv := range moves {
+		ok := s.sharedPublishDLQ(topic, consumer, mv) == nil
+		_, m, err := s.sharedMgr(topic, consumer)
+		if err != nil {
+			return
+		}
+		var eff shEffects
+		if e := m.core.parts[mv.part].at(mv.off); e != nil && e.state == shPending {
+			if ok {
+				e.state = shArchived
+				eff.finished = append(eff.finished, shRef{part: mv.part, off: mv.off, state: shArchived})
+			} else {
+				e.state = shAvail
+			}
+		}
+		wait, err := s.sharedPersist(m, &eff)
+		m.mu.Unlock()
+		if err == nil {
+			_ = wait()
+		}
+	}
+}
+
+func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv shRef) error {
+	t, err := s.lookup(topic)
+	if err != nil {
+		return err
+	}
+	cc := findConsumer(t, consumer)
+	if cc == nil || cc.DeadLetterQueue == "" {
+		return fmt.Errorf("%w: no dead_letter_queue", ErrTopicNotFound)
+	}
+	var dm Message
+	found := false
+	err = s.Scan(bgCtx, topic, ScanRange{Partition: mv.part, Start: mv.off, End: mv.off + 1}, func(msg *Message) bool {
+		dm, found = *msg, true
+		return false
+	})
+	if err != nil || !found {
+		return fmt.Errorf("dead-letter move of %s/%d/%d: message not readable: %v", topic, mv.part, mv.off, err)
+	}
+	data, err := dm.Decode()
+	if err != nil {
+		return err
+	}
+	attrs := append(slices.Clone(dm.Attrs),
+		Attr{"dlq_source_topic", topic},
+		Attr{"dlq_source_partition", strconv.Itoa(int(mv.part))},
+		Attr{"dlq_source_offset", strconv.FormatInt(mv.off, 10)},
+		Attr{"dlq_attempts", strconv.Itoa(int(mv.deliv))})
+	out := Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, consumer, mv.part, mv.off),
+		SeqNo: 1, HasSeqNo: true, MessageGroupID: dm.MessageGroupID, CreatedAt: dm.CreatedAt,
+		Codec: dm.Codec, Attrs: attrs, Body: data}
+	for _, codec := range []Codec{dm.Codec, CodecRaw} {
+		out.Codec = codec
+		_, err = s.Commit(bgCtx, &CommitRequest{Writes: []TopicWrite{{Topic: cc.DeadLetterQueue, Messages: []Message{out}}}})
+		if !errors.Is(err, ErrCodecNotSupported) {
+			break
+		}
+	}
+	return err
+}
