@@ -108,7 +108,7 @@ type partRead struct {
 func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
 	cr := p.Consumer
 	if cr.Shared {
-		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "reading shared consumer \"%s\" is not supported yet", cr.Consumer)
+		return s.runSharedRead(ctx, ec, p)
 	}
 	o, err := s.readOptions(ec, p)
 	if err != nil {

@@ -17,7 +17,8 @@ type msgRow struct {
 	m       *topicstore.Message
 	data    []byte
 	decoded bool
-	arena   *arena // optional: where copies of bodies go
+	arena   *arena               // optional: where copies of bodies go
+	acq     *topicstore.Acquired // set for shared-consumer reads
 }
 
 // arena hands out byte slices carved from large chunks, so reading many
@@ -42,6 +43,7 @@ func (r *msgRow) reset(m *topicstore.Message) {
 	r.m = m
 	r.data = nil
 	r.decoded = false
+	r.acq = nil
 }
 
 func (r *msgRow) col(i int) (any, error) {
@@ -97,6 +99,16 @@ func (r *msgRow) col(i int) (any, error) {
 			return nil, nil
 		}
 		return m.Delay, nil
+	case planner.ColDeliveryCount:
+		if r.acq == nil {
+			return nil, nil
+		}
+		return int64(r.acq.DeliveryCount), nil
+	case planner.ColLockedUntil:
+		if r.acq == nil {
+			return nil, nil
+		}
+		return r.acq.LockedUntil, nil
 	}
 	return nil, nil
 }

@@ -70,6 +70,9 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
+	case *planner.SharedActionPlan:
+		tag, err := s.execSharedAction(ctx, p.ec, plan, out)
+		return tag, true, err
 	case *planner.SetPositionPlan:
 		tag, err := s.execSetPosition(ctx, p.ec, plan)
 		return tag, true, err
@@ -154,6 +157,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 			return "BEGIN", nil, nil
 		}
 		s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
+		s.tx.UseStore(s.eng.store) // large transactions spill to the store
 		return "BEGIN", nil, nil
 	case *sql.Commit:
 		if s.tx == nil {

@@ -29,6 +29,10 @@ type Session struct {
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
+	// sharedUsed are the shared consumers this session acquired from;
+	// sharedTx is what the open transaction did with them.
+	sharedUsed map[sharedKey]bool
+	sharedTx   sharedTxState
 }
 
 // txStatus is a snapshot of a session's transaction for other sessions'
@@ -82,6 +86,10 @@ func (s *Session) Close() {
 		s.tx.Rollback()
 		s.tx = nil
 		s.eng.metrics.rollbacks.Add(1)
+	}
+	s.sharedTx.held = nil
+	for k := range s.sharedUsed {
+		s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, nil)
 	}
 	for g, topic := range s.groups {
 		var parts []int32

@@ -18,6 +18,10 @@ func (s *Session) consumerRows(topics []topicstore.TopicInfo) [][]any {
 	var rows [][]any
 	for _, t := range topics {
 		for _, c := range t.Config.Consumers {
+			if c.Shared {
+				rows = append(rows, s.sharedConsumerRows(t, c.Name, now)...)
+				continue
+			}
 			pos, err := s.eng.store.Positions(t.Config.Name, c.Name)
 			if err != nil {
 				continue
@@ -43,7 +47,7 @@ func (s *Session) consumerRows(topics []topicstore.TopicInfo) [][]any {
 					holder = int64(h)
 				}
 				rows = append(rows, []any{t.Config.Name, c.Name, typ, c.Important, int64(p.ID), committed,
-					p.EndOffset, lag, lagTime, holder})
+					p.EndOffset, lag, lagTime, holder, nil, nil, nil, nil, nil})
 			}
 		}
 	}
@@ -132,5 +136,33 @@ func (s *Session) transactionRows() [][]any {
 		return true
 	})
 	sort.Slice(rows, func(i, j int) bool { return rows[i][0].(int64) < rows[j][0].(int64) })
+	return rows
+}
+
+// sharedConsumerRows builds the sys.consumers rows of a shared consumer:
+// the committed offset is the first unfinished message, and the counts
+// describe the acquisition window.
+func (s *Session) sharedConsumerRows(t topicstore.TopicInfo, consumer string, now time.Time) [][]any {
+	stats, err := s.eng.store.SharedStats(t.Config.Name, consumer)
+	if err != nil {
+		return nil
+	}
+	end := map[int32]int64{}
+	for _, p := range t.Partitions {
+		end[p.ID] = p.EndOffset
+	}
+	var rows [][]any
+	for _, st := range stats {
+		var oldest, lagTime any
+		if !st.OldestUnacked.IsZero() {
+			oldest = max(now.Sub(st.OldestUnacked), 0)
+			lagTime = oldest
+		} else {
+			lagTime = time.Duration(0)
+		}
+		rows = append(rows, []any{t.Config.Name, consumer, "shared", false, int64(st.Partition), st.StartOffset,
+			end[st.Partition], end[st.Partition] - st.StartOffset, lagTime, nil,
+			st.Available, st.Acquired, st.Delayed, st.Archived, oldest})
+	}
 	return rows
 }

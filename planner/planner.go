@@ -57,9 +57,9 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 		if s.Table.Schema == "sys" && s.Table.Name == "consumers" {
 			return planSetPosition(s, params)
 		}
-		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "UPDATE of topic \"%s\" is not supported: messages are immutable (shared-consumer UPDATE comes with shared consumers)", s.Table.Name)
+		return planSharedUpdate(cat, s, params)
 	case *sql.Delete:
-		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "DELETE from topic \"%s\" is not supported: messages are removed by retention (shared-consumer DELETE comes with shared consumers)", s.Table.Name)
+		return planSharedDelete(cat, s, params)
 	case *sql.CopyTo:
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "COPY TO is not supported; use SELECT")
 	}

@@ -61,6 +61,9 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 			for _, c := range StarColumns {
 				star = append(star, int(c))
 			}
+			if p.Consumer != nil && p.Consumer.Shared {
+				star = append(star, int(ColDeliveryCount), int(ColLockedUntil))
+			}
 		case "sys":
 			view, ok := SysViews[s.From.Name]
 			if !ok {
@@ -173,6 +176,10 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		if p.Offset, err = bindCount(b, s.Offset, "OFFSET"); err != nil {
 			return nil, err
 		}
+	}
+	if p.Consumer != nil && p.Consumer.Shared && p.Filter != nil {
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"a read as shared consumer \"%s\" locks the messages it returns: WHERE is not supported with it", p.Consumer.Consumer)
 	}
 	if p.Consumer != nil {
 		if p.Agg != nil || len(p.Sort) > 0 || p.Offset != nil {

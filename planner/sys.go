@@ -20,8 +20,9 @@ var SysViews = map[string]SysView{
 	},
 	"consumers": {
 		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",
-			"lag_messages", "lag_time", "read_session"},
-		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8},
+			"lag_messages", "lag_time", "read_session", "available", "acquired", "delayed", "archived", "oldest_unacked_age"},
+		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8,
+			TInt8, TInt8, TInt8, TInt8, TInterval},
 	},
 	"sessions": {
 		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",

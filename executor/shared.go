@@ -1,0 +1,323 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// sharedKey names a shared consumer of a topic.
+type sharedKey struct{ topic, consumer string }
+
+// sharedTxState is what the open transaction block did with shared
+// consumers: messages it acquired (acknowledged at COMMIT unless released
+// or rejected meanwhile; released at ROLLBACK) and messages it asked to
+// acknowledge with DELETE.
+type sharedTxState struct {
+	held map[sharedKey]map[topicstore.MsgRef]bool
+}
+
+func (st *sharedTxState) add(k sharedKey, refs []topicstore.MsgRef) {
+	if st.held == nil {
+		st.held = map[sharedKey]map[topicstore.MsgRef]bool{}
+	}
+	m := st.held[k]
+	if m == nil {
+		m = map[topicstore.MsgRef]bool{}
+		st.held[k] = m
+	}
+	for _, r := range refs {
+		m[r] = true
+	}
+}
+
+func (st *sharedTxState) remove(k sharedKey, refs []topicstore.MsgRef) {
+	for _, r := range refs {
+		delete(st.held[k], r)
+	}
+}
+
+// acks lists what COMMIT acknowledges.
+func (st *sharedTxState) acks(pid uint32) []topicstore.SharedAck {
+	var out []topicstore.SharedAck
+	for k, m := range st.held {
+		if len(m) == 0 {
+			continue
+		}
+		a := topicstore.SharedAck{Topic: k.topic, Consumer: k.consumer, Session: pid}
+		for r := range m {
+			a.Refs = append(a.Refs, r)
+		}
+		sort.Slice(a.Refs, func(i, j int) bool {
+			if a.Refs[i].Partition != a.Refs[j].Partition {
+				return a.Refs[i].Partition < a.Refs[j].Partition
+			}
+			return a.Refs[i].Offset < a.Refs[j].Offset
+		})
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Topic+"\x00"+out[i].Consumer < out[j].Topic+"\x00"+out[j].Consumer })
+	return out
+}
+
+// releaseAll hands back what the transaction acquired (ROLLBACK).
+func (st *sharedTxState) releaseAll(store topicstore.Store, pid uint32) {
+	for k, m := range st.held {
+		refs := make([]topicstore.MsgRef, 0, len(m))
+		for r := range m {
+			refs = append(refs, r)
+		}
+		if len(refs) > 0 {
+			store.ReleaseSession(k.topic, k.consumer, pid, refs)
+		}
+	}
+	st.held = nil
+}
+
+// sharedPoll is how often a waiting shared read re-checks for messages that
+// became available without a publish (an expired lock, a delay that ended,
+// a release by another session).
+const sharedPoll = 50 * time.Millisecond
+
+// defaultSharedLimit is how many messages a shared read without LIMIT
+// acquires.
+const defaultSharedLimit = 1000
+
+// runSharedRead acquires up to LIMIT available messages under a lock.
+func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+	cr := p.Consumer
+	o, err := s.readOptions(ec, p)
+	if err != nil {
+		return nil, err
+	}
+	if o.partitions != nil || !o.skipBefore.IsZero() || o.maxInFlight > 0 {
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "PARTITIONS, READ_FROM, MAX_LAG and PARTITION_MAX_IN_FLIGHT_BYTES apply to streaming consumers only")
+	}
+	var timeout time.Duration
+	if cr.ProcessingTimeout != nil {
+		v, err := ec.eval(cr.ProcessingTimeout, nil)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := v.(time.Duration); ok {
+			if d <= 0 {
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"processing_timeout\" must be positive, got %s", planner.FormatInterval(d))
+			}
+			timeout = d
+		}
+	}
+	max := o.limit
+	if max < 0 {
+		max = defaultSharedLimit
+	}
+	if max == 0 {
+		return &sliceIter{}, nil
+	}
+	k := sharedKey{cr.Topic, cr.Consumer}
+	s.useShared(k)
+	var deadline <-chan time.Time
+	if o.wait > 0 {
+		timer := time.NewTimer(o.wait)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	for {
+		changed, err := s.eng.store.Changed(cr.Topic)
+		if err != nil {
+			return nil, planner.TopicError(err, cr.Topic)
+		}
+		acq, err := s.eng.store.Acquire(ctx, topicstore.AcquireRequest{Topic: cr.Topic, Consumer: cr.Consumer,
+			Session: s.info.ProcessID, Max: int(max), Timeout: timeout, MaxBytes: o.maxBytes})
+		if err != nil {
+			return nil, mapStoreErr(err, cr.Topic)
+		}
+		if len(acq) > 0 || deadline == nil {
+			rows, err := s.sharedRows(ec, p, acq)
+			if err != nil {
+				refs := make([]topicstore.MsgRef, len(acq))
+				for i, a := range acq {
+					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
+				}
+				s.eng.store.ReleaseSession(cr.Topic, cr.Consumer, s.info.ProcessID, refs)
+				return nil, err
+			}
+			if s.tx != nil {
+				refs := make([]topicstore.MsgRef, len(acq))
+				for i, a := range acq {
+					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
+				}
+				s.sharedTx.add(k, refs)
+			}
+			return &sliceIter{rows: rows}, nil
+		}
+		poll := time.NewTimer(sharedPoll)
+		select {
+		case <-changed:
+		case <-poll.C:
+		case <-deadline:
+			deadline = nil
+		case <-ctx.Done():
+			poll.Stop()
+			return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+		}
+		poll.Stop()
+	}
+}
+
+func (s *Session) sharedRows(ec *evalCtx, p *planner.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
+	rows := make([][]any, 0, len(acq))
+	mr := &msgRow{}
+	for i := range acq {
+		mr.reset(&acq[i].Message)
+		mr.acq = &acq[i]
+		out := make([]any, len(p.Project))
+		for j, e := range p.Project {
+			v, err := ec.eval(e, mr)
+			if err != nil {
+				return nil, err
+			}
+			out[j] = v
+		}
+		rows = append(rows, out)
+	}
+	return rows, nil
+}
+
+// useShared remembers a shared consumer this session acquired from, so
+// Close releases its locks.
+func (s *Session) useShared(k sharedKey) {
+	if s.sharedUsed == nil {
+		s.sharedUsed = map[sharedKey]bool{}
+	}
+	s.sharedUsed[k] = true
+}
+
+// execSharedAction runs an ack (DELETE), release, reject or extend
+// (UPDATE) on messages this session holds.
+func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.SharedActionPlan, out wire.Output) (string, error) {
+	verb := "UPDATE"
+	if p.Action == topicstore.ActionAck {
+		verb = "DELETE"
+	}
+	ti, err := s.eng.store.Topic(p.Topic)
+	if err != nil {
+		return "", planner.TopicError(err, p.Topic)
+	}
+	refs, err := evalRefs(ec, p.Refs, ti)
+	if err != nil {
+		return "", err
+	}
+	k := sharedKey{p.Topic, p.Consumer}
+	if s.tx != nil && p.Action == topicstore.ActionAck {
+		// Acknowledged at COMMIT, atomically with the transaction.
+		s.sharedTx.add(k, refs)
+		return fmt.Sprintf("%s %d", verb, len(refs)), nil
+	}
+	req := topicstore.SharedActionRequest{Topic: p.Topic, Consumer: p.Consumer, Session: s.info.ProcessID, Action: p.Action, Refs: refs}
+	if p.Action == topicstore.ActionExtend {
+		v, err := ec.eval(p.Until, nil)
+		if err != nil {
+			return "", err
+		}
+		t, ok := v.(time.Time)
+		if !ok {
+			return "", pgerror.New(pgerror.CodeNullValueNotAllowed, "locked_until must not be NULL when extending")
+		}
+		req.Until = t
+	}
+	outcomes, err := s.eng.store.SharedAction(ctx, req)
+	if err != nil {
+		return "", mapStoreErr(err, p.Topic)
+	}
+	if s.tx != nil && p.Action != topicstore.ActionExtend {
+		s.sharedTx.remove(k, refs)
+	}
+	done := reportOutcomes(out, verb, refs, outcomes)
+	return fmt.Sprintf("%s %d", verb, done), nil
+}
+
+// reportOutcomes counts the messages acted on and sends one NOTICE per kind
+// of failure, naming the first few messages.
+func reportOutcomes(out wire.Output, verb string, refs []topicstore.MsgRef, outcomes []topicstore.SharedOutcome) int {
+	done := 0
+	failed := map[topicstore.SharedOutcome][]string{}
+	for i, o := range outcomes {
+		if o == topicstore.OutcomeDone {
+			done++
+			continue
+		}
+		failed[o] = append(failed[o], fmt.Sprintf("%d:%d", refs[i].Partition, refs[i].Offset))
+	}
+	why := map[topicstore.SharedOutcome]string{
+		topicstore.OutcomeNotHeld:  "not held by this session (never acquired, or held by another session)",
+		topicstore.OutcomeExpired:  "lock expired; the message went back to the queue",
+		topicstore.OutcomeFinished: "already acknowledged or archived",
+		topicstore.OutcomeUnknown:  "no such message",
+	}
+	for _, o := range []topicstore.SharedOutcome{topicstore.OutcomeExpired, topicstore.OutcomeNotHeld, topicstore.OutcomeFinished, topicstore.OutcomeUnknown} {
+		if ms := failed[o]; len(ms) > 0 {
+			shown := ms
+			if len(shown) > 10 {
+				shown = append(shown[:10:10], "...")
+			}
+			out.Notice(pgerror.CodeWarning, fmt.Sprintf("%s skipped %d message(s), %s: %s", verb, len(ms), why[o], strings.Join(shown, ", ")))
+		}
+	}
+	return done
+}
+
+func evalRefs(ec *evalCtx, groups []planner.RefGroup, ti topicstore.TopicInfo) ([]topicstore.MsgRef, error) {
+	var refs []topicstore.MsgRef
+	seen := map[topicstore.MsgRef]bool{}
+	add := func(part int64, v any) error {
+		off, ok := v.(int64)
+		if !ok {
+			return pgerror.New(pgerror.CodeNullValueNotAllowed, "offset must not be NULL")
+		}
+		r := topicstore.MsgRef{Partition: int32(part), Offset: off}
+		if !seen[r] {
+			seen[r] = true
+			refs = append(refs, r)
+		}
+		return nil
+	}
+	for _, g := range groups {
+		pv, err := ec.eval(g.Partition, nil)
+		if err != nil {
+			return nil, err
+		}
+		part, ok := pv.(int64)
+		if !ok || part < 0 || int(part) >= len(ti.Partitions) {
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "partition %v does not exist in topic \"%s\"", pv, ti.Config.Name)
+		}
+		for _, e := range g.Offsets {
+			v, err := ec.eval(e, nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(part, v); err != nil {
+				return nil, err
+			}
+		}
+		if g.OffsetArray != nil {
+			v, err := ec.eval(g.OffsetArray, nil)
+			if err != nil {
+				return nil, err
+			}
+			arr, _ := v.([]int64)
+			for _, off := range arr {
+				if err := add(part, off); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return refs, nil
+}
