@@ -378,7 +378,8 @@ func isConflict(err error) bool { return errors.Is(err, topicstore.ErrPositionCo
 // topic) dropped while the transaction read from it is a conflict like any
 // other position change: 40001, nothing published.
 func mapCommitErr(err error, topics string) error {
-	if errors.Is(err, topicstore.ErrConsumerNotFound) || errors.Is(err, topicstore.ErrPartitionNotFound) {
+	if errors.Is(err, topicstore.ErrConsumerNotFound) || errors.Is(err, topicstore.ErrPartitionNotFound) ||
+		errors.Is(err, topicstore.ErrLockExpired) {
 		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
 	}
 	return mapStoreErr(err, topics)

@@ -142,6 +142,7 @@ func truncate(s string, n int) string {
 
 func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (int, error) {
 	if plan.Select != nil && plan.Select.Consumer != nil && s.tx == nil {
+		// Streaming or shared: the read and the writes commit together.
 		return s.implicitTxn(ctx, out, func() (int, error) { return s.execInsert(ctx, ec, plan, out) })
 	}
 	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
@@ -250,19 +251,13 @@ func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (i
 	n, err := fn()
 	if err != nil {
 		tx.Rollback()
+		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 		return 0, err
 	}
-	if err := s.checkHeld(tx); err != nil {
-		tx.Rollback()
-		return 0, err
-	}
-	topics := strings.Join(tx.Topics(), ", ")
-	res, err := tx.Commit(ctx, s.eng.store)
+	res, err := s.commitTx(ctx, tx)
 	if err != nil {
-		s.eng.metrics.commitFailed(err)
-		return 0, mapCommitErr(err, topics)
+		return 0, err
 	}
-	s.eng.metrics.commits.Add(1)
 	reportDuplicates(out, res.Writes)
 	written := 0
 	for _, w := range res.Writes {

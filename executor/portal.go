@@ -9,6 +9,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -168,20 +169,13 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		s.tx = nil
 		if tx.State() == txn.Failed {
 			tx.Rollback()
+			s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 			return "ROLLBACK", nil, nil
 		}
-		if err := s.checkHeld(tx); err != nil {
-			tx.Rollback()
-			s.eng.metrics.conflicts.Add(1)
+		res, err := s.commitTx(ctx, tx)
+		if err != nil {
 			return "", nil, err
 		}
-		topics := strings.Join(tx.Topics(), ", ")
-		res, err := tx.Commit(ctx, s.eng.store)
-		if err != nil {
-			s.eng.metrics.commitFailed(err)
-			return "", nil, mapCommitErr(err, topics)
-		}
-		s.eng.metrics.commits.Add(1)
 		reportDuplicates(out, res.Writes)
 		return "COMMIT", nil, nil
 	case *sql.Rollback:
@@ -191,6 +185,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		}
 		s.tx.Rollback()
 		s.tx = nil
+		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 		s.eng.metrics.rollbacks.Add(1)
 		return "ROLLBACK", nil, nil
 	case *sql.SetVar:
@@ -235,4 +230,29 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 func durationInterval(d time.Duration) wire.Interval {
 	day := 24 * time.Hour
 	return wire.Interval{Days: int32(d / day), Microseconds: int64(d%day) / 1000}
+}
+
+// commitTx commits a transaction block: staged writes, the positions it
+// read and the shared-consumer messages it acquired, in one atomic store
+// commit. On failure everything is discarded and what it acquired goes back
+// to the queue.
+func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitResult, error) {
+	pid := s.info.ProcessID
+	if err := s.checkHeld(tx); err != nil {
+		tx.Rollback()
+		s.sharedTx.releaseAll(s.eng.store, pid)
+		s.eng.metrics.conflicts.Add(1)
+		return topicstore.CommitResult{}, err
+	}
+	tx.SetAcks(s.sharedTx.acks(pid))
+	topics := strings.Join(tx.Topics(), ", ")
+	res, err := tx.Commit(ctx, s.eng.store)
+	if err != nil {
+		s.sharedTx.releaseAll(s.eng.store, pid)
+		s.eng.metrics.commitFailed(err)
+		return res, mapCommitErr(err, topics)
+	}
+	s.sharedTx.held = nil
+	s.eng.metrics.commits.Add(1)
+	return res, nil
 }

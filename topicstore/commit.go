@@ -13,6 +13,12 @@ type op struct {
 	size   int
 	ddl    func() error // run by the committer, alone
 	res    chan reqOutcome
+	// acks are shared-consumer acknowledgements committed with the writes
+	// (see sharedCommitAcks); ackB holds their records while the group is
+	// built and ackApply settles the in-memory state after the sync.
+	acks     []SharedAck
+	ackB     *pebble.Batch
+	ackApply func(committed bool)
 }
 
 // group is a committed batch waiting for its fsync.
@@ -90,6 +96,10 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 	}
 	if o.pos, err = s.pendingPositions(req.Positions); err != nil {
 		return CommitResult{}, err
+	}
+	o.acks = req.Acks
+	for _, a := range req.Acks {
+		total += 32 * len(a.Refs)
 	}
 	o.size = total + 32*len(o.pos)
 	claimed, err := s.claimStaged(req)
@@ -207,10 +217,6 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		s.syncq <- g
 		return
 	}
-	reqs := make([]coreReq, len(ops))
-	for i, o := range ops {
-		reqs[i] = coreReq{Writes: o.writes, Positions: o.pos}
-	}
 	// written_at never goes backwards within a process, so that
 	// OffsetForTime and retention can binary-search a partition's batches.
 	now := s.opts.Clock()
@@ -218,20 +224,57 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		now = s.lastNow
 	}
 	s.lastNow = now
+	reqs := make([]coreReq, len(ops))
+	ackErrs := make([]error, len(ops))
+	for i, o := range ops {
+		reqs[i] = coreReq{Writes: o.writes, Positions: o.pos}
+		if len(o.acks) == 0 {
+			continue
+		}
+		// A lock that expired (or is not held) fails the whole request
+		// before anything of it reaches the core.
+		o.ackB = s.db.NewBatch()
+		if o.ackApply, ackErrs[i] = s.sharedCommitAcks(o.ackB, o.acks, now); ackErrs[i] != nil {
+			reqs[i] = coreReq{}
+			o.ackB.Close()
+			o.ackB, o.ackApply = nil, nil
+		}
+	}
 	s.coreMu.Lock()
 	g.out = s.core.apply(reqs, now)
 	s.coreMu.Unlock()
+	acks := false
+	for i, o := range ops {
+		if ackErrs[i] != nil {
+			g.out.Outcomes[i] = reqOutcome{Err: ackErrs[i]}
+		}
+		if o.ackB != nil && g.out.Outcomes[i].Err != nil { // the request failed in the core
+			o.ackApply(false)
+			o.ackB.Close()
+			o.ackB, o.ackApply = nil, nil
+		}
+		acks = acks || o.ackB != nil
+	}
 	if g.out.Err != nil { // staged data unreadable: the core state is ahead
 		s.fail(g.out.Err)
 		g.err = s.err()
 		s.syncq <- g
 		return
 	}
-	if len(g.out.Sets) == 0 && len(g.out.Dels) == 0 { // only duplicates or rejected requests
+	if len(g.out.Sets) == 0 && len(g.out.Dels) == 0 && !acks { // only duplicates or rejected requests
 		s.syncq <- g
 		return
 	}
 	b := s.db.NewBatch()
+	for _, o := range ops {
+		if o.ackB != nil {
+			if err := b.Apply(o.ackB, nil); err != nil {
+				g.err = err
+			}
+			o.ackB.Close()
+			o.ackB = nil
+		}
+	}
 	for _, kv := range g.out.Sets {
 		if err := b.Set(kv.Key, kv.Value, nil); err != nil {
 			g.err = err
@@ -276,12 +319,18 @@ func (s *PebbleStore) syncer() {
 		if err != nil {
 			err = s.closedErr()
 			for _, o := range g.ops {
+				if o.ackApply != nil {
+					o.ackApply(false)
+				}
 				o.res <- reqOutcome{Err: err}
 			}
 			continue
 		}
 		s.publish(g.out.Publish)
 		for i, o := range g.ops {
+			if o.ackApply != nil {
+				o.ackApply(true)
+			}
 			o.res <- g.out.Outcomes[i]
 		}
 	}

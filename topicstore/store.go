@@ -329,7 +329,7 @@ func (s *PebbleStore) Close() error {
 		close(s.quit)
 		s.bg.Wait()
 		<-s.done
-		s.wakeAll() // long-pollers return now rather than at their timeout
+		s.wakeAll()        // long-pollers return now rather than at their timeout
 		s.stage.use.Lock() // no StageBatch or DiscardStaged in progress
 		err = s.db.Close()
 		s.stage.use.Unlock() // later ones see ErrClosed

@@ -46,7 +46,13 @@ type Txn struct {
 	stager     topicstore.Stager
 	memBytes   int64 // staged bytes held in memory
 	spilled    bool  // the stager holds data of this transaction
+	// acks are the shared-consumer messages COMMIT acknowledges.
+	acks []topicstore.SharedAck
 }
+
+// SetAcks sets the shared-consumer messages COMMIT acknowledges, atomically
+// with the writes and positions.
+func (t *Txn) SetAcks(acks []topicstore.SharedAck) { t.acks = acks }
 
 // ReadKey names a consumer's partition the transaction read from.
 type ReadKey struct {
@@ -206,7 +212,7 @@ func (t *Txn) Reads() []ReadKey { return t.readOrder }
 // Request builds the commit request: staged writes and the positions of
 // everything read, each conditional on the position it started from.
 func (t *Txn) Request() *topicstore.CommitRequest {
-	req := &topicstore.CommitRequest{Writes: t.writes}
+	req := &topicstore.CommitRequest{Writes: t.writes, Acks: t.acks}
 	for _, k := range t.readOrder {
 		r := t.reads[k]
 		if r.next == r.expect {
@@ -227,7 +233,7 @@ func (t *Txn) Commit(ctx context.Context, st topicstore.Store) (topicstore.Commi
 		return topicstore.CommitResult{}, nil
 	}
 	req := t.Request()
-	if len(req.Writes) == 0 && len(req.Positions) == 0 {
+	if len(req.Writes) == 0 && len(req.Positions) == 0 && len(req.Acks) == 0 {
 		return topicstore.CommitResult{}, nil
 	}
 	res, err := st.Commit(ctx, req)
@@ -247,5 +253,6 @@ func (t *Txn) discard() {
 	t.spilled, t.memBytes = false, 0
 	t.writes, t.byTopic, t.messages, t.bytes = nil, nil, 0, 0
 	t.reads, t.readOrder = nil, nil
+	t.acks = nil
 	t.state = Idle
 }
