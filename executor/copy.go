@@ -36,10 +36,15 @@ func (r *copyReader) Read(p []byte) (int, error) {
 
 var pgcopySig = []byte("PGCOPY\n\xff\r\n\x00")
 
-// execCopy runs COPY topic FROM STDIN: it reads every row, then publishes
-// them all in one commit (or stages them in the open transaction), so a
-// COPY is all or nothing.
+// execCopy runs COPY topic FROM STDIN. A COPY is all or nothing: in
+// autocommit it runs as one implicit transaction, and inside a block it
+// stages into the block. Rows are handed to the transaction in slices of
+// copySlice bytes, so a huge COPY spills to the store instead of being held
+// in memory; the transaction's size limit applies (54000 beyond it).
 func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Output) (int, error) {
+	if s.tx == nil {
+		return s.implicitTxn(ctx, out, func() (int, error) { return s.execCopy(ctx, p, out) })
+	}
 	format := p.Opts.Format
 	if format == "" {
 		format = "text"
@@ -54,20 +59,24 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	}
 	r := bufio.NewReaderSize(&copyReader{src: cr}, 64<<10)
 	b := &msgBuilder{topic: p.Topic, cols: p.Cols, now: s.eng.opts.Clock().UTC()}
-	limit := s.eng.opts.MaxTxnBytes
-	if limit <= 0 {
-		limit = 256 << 20
-	}
 	var msgs []topicstore.Message
 	var size int64
+	lines, total := 0, 0
+	flush := func() error {
+		n, err := s.write(ctx, p.Topic, msgs, out)
+		total += n
+		msgs, size = nil, 0
+		return err
+	}
 	add := func(vals []any) error {
+		lines++
 		msgs = append(msgs, topicstore.Message{})
 		if err := b.build(&msgs[len(msgs)-1], vals, nil); err != nil {
-			return pgerror.Newf(pgerror.Code(err), "COPY %s, line %d: %v", p.Topic, len(msgs), err)
+			return pgerror.Newf(pgerror.Code(err), "COPY %s, line %d: %v", p.Topic, lines, err)
 		}
 		size += int64(len(msgs[len(msgs)-1].Body)) + 64
-		if size > limit {
-			return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "COPY %s exceeds the limit of %d bytes per COPY; split it", p.Topic, limit)
+		if size >= copySlice {
+			return flush()
 		}
 		return nil
 	}
@@ -87,8 +96,14 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	if err := ctx.Err(); err != nil {
 		return 0, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
-	return s.write(ctx, p.Topic, msgs, out)
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	return total, nil
 }
+
+// copySlice is how many bytes of rows a COPY collects before staging them.
+const copySlice = 4 << 20
 
 func copyBinary(r *bufio.Reader, cols []planner.MsgCol, add func([]any) error) error {
 	bad := func(what string) error {

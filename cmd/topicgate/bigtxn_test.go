@@ -205,3 +205,62 @@ func TestBigTransaction(t *testing.T) {
 	require.NoError(t, c.QueryRow(ctx, "SELECT end_offset FROM sys.partitions WHERE topic = 'big'").Scan(&end))
 	require.Equal(t, next, end, "the rolled back transaction published nothing")
 }
+
+// TestBigCopy sends one autocommit COPY of 150 MiB (15 MiB with -short):
+// the server stages it in slices and spills, so its heap stays bounded, and
+// the COPY is still all or nothing.
+func TestBigCopy(t *testing.T) {
+	mib := 150
+	if testing.Short() {
+		mib = 15
+	}
+	const rowBytes = 64 << 10
+	a := startTestServer(t)
+	c := connect(t, a)
+	ctx := context.Background()
+	exec(t, c, "CREATE TOPIC bigcopy")
+	row := make([]byte, rowBytes)
+	for i := range row {
+		row[i] = byte(rand.Uint32())
+	}
+	rows := mib << 20 / rowBytes
+	runtime.GC()
+	base := heapInuse()
+	h := startHeapSampler()
+	i := 0
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"bigcopy"}, []string{"data"}, pgx.CopyFromFunc(func() ([]any, error) {
+		if i == rows {
+			return nil, nil
+		}
+		i++
+		return []any{row}, nil
+	}))
+	peak := h.Stop()
+	require.NoError(t, err)
+	require.Equal(t, int64(rows), n)
+	growth := int64(peak-base) >> 20
+	t.Logf("one COPY of %d MiB: peak heap growth %d MiB, RSS %d MiB", mib, growth, rssMB())
+	require.Less(t, growth, int64(150), "server heap must stay bounded")
+	var count, end int64
+	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM bigcopy").Scan(&count))
+	require.NoError(t, c.QueryRow(ctx, "SELECT end_offset FROM sys.partitions WHERE topic = 'bigcopy'").Scan(&end))
+	require.Equal(t, int64(rows), count)
+	require.Equal(t, int64(rows), end)
+
+	// A COPY that fails at its last row publishes nothing.
+	i = 0
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"bigcopy"}, []string{"data", "codec"}, pgx.CopyFromFunc(func() ([]any, error) {
+		if i == rows {
+			return nil, nil
+		}
+		i++
+		codec := "raw"
+		if i == rows {
+			codec = "snappy"
+		}
+		return []any{row, codec}, nil
+	}))
+	require.Equal(t, "22023", pgCode(err))
+	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM bigcopy").Scan(&count))
+	require.Equal(t, int64(rows), count)
+}

@@ -51,7 +51,7 @@ func main() {
 	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
 	verbose := fs.Bool("v", false, "log connection-level events")
 	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /debug/pprof); off when empty")
-	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 256, "the most one transaction or COPY may stage, in MiB")
+	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
 	_ = fs.Parse(os.Args[2:])
 	if *usersFile != "" {
 		if err := readUsers(*usersFile, cfg.Users); err != nil {
