@@ -33,6 +33,9 @@ type Session struct {
 	// sharedTx is what the open transaction did with them.
 	sharedUsed map[sharedKey]bool
 	sharedTx   sharedTxState
+	// pendingDurable are acknowledgements decided but not yet known to be
+	// synced; WaitDurable runs them before output reaches the client.
+	pendingDurable []func() error
 }
 
 // txStatus is a snapshot of a session's transaction for other sessions'
@@ -87,6 +90,7 @@ func (s *Session) Close() {
 		s.tx = nil
 		s.eng.metrics.rollbacks.Add(1)
 	}
+	_ = s.WaitDurable()
 	s.sharedTx.held = nil
 	for k := range s.sharedUsed {
 		s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, nil)

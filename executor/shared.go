@@ -232,10 +232,14 @@ func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.
 		}
 		req.Until = t
 	}
-	outcomes, err := s.eng.store.SharedAction(ctx, req)
+	// The outcomes are decided now; their durability is awaited before any
+	// output leaves for the client (WaitDurable), so a pipeline of acks
+	// shares one fsync wait.
+	outcomes, wait, err := s.eng.store.SharedActionAsync(ctx, req)
 	if err != nil {
 		return "", mapStoreErr(err, p.Topic)
 	}
+	s.pendingDurable = append(s.pendingDurable, wait)
 	if s.tx != nil && p.Action != topicstore.ActionExtend {
 		s.sharedTx.remove(k, refs)
 	}
@@ -320,4 +324,17 @@ func evalRefs(ec *evalCtx, groups []planner.RefGroup, ti topicstore.TopicInfo) (
 		}
 	}
 	return refs, nil
+}
+
+// WaitDurable implements wire.DurabilityBarrier: it waits until every
+// acknowledgement this session decided is synced.
+func (s *Session) WaitDurable() error {
+	var first error
+	for _, wait := range s.pendingDurable {
+		if err := wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.pendingDurable = s.pendingDurable[:0]
+	return first
 }

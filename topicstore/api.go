@@ -391,6 +391,10 @@ type SharedPartitionStats struct {
 type SharedStore interface {
 	Acquire(ctx context.Context, req AcquireRequest) ([]Acquired, error)
 	SharedAction(ctx context.Context, req SharedActionRequest) ([]SharedOutcome, error)
+	// SharedActionAsync decides the outcomes at once and returns wait,
+	// which blocks until they are durable; nothing may be confirmed to a
+	// client before wait returned nil. It must be called exactly once.
+	SharedActionAsync(ctx context.Context, req SharedActionRequest) (outs []SharedOutcome, wait func() error, err error)
 	// ReleaseSession releases every lock Session holds (connection closed,
 	// transaction rolled back): the messages are available again.
 	ReleaseSession(topic, consumer string, session uint32, refs []MsgRef)

@@ -131,9 +131,26 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []MsgRef) 
 // outcome per ref, in order. Acks and archives are synced, and dead-letter
 // moves done, before it returns.
 func (s *PebbleStore) SharedAction(ctx context.Context, req SharedActionRequest) ([]SharedOutcome, error) {
-	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
+	outs, wait, err := s.SharedActionAsync(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if err := wait(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// SharedActionAsync is SharedAction without waiting for durability: the
+// outcomes are decided and the records are in the WAL, and wait blocks
+// until they are synced (then runs any dead-letter moves). The caller must
+// call wait exactly once, and must not confirm the outcomes to anyone
+// before it returned nil. A connection pipelining several acks pays one
+// fsync wait instead of one per statement.
+func (s *PebbleStore) SharedActionAsync(ctx context.Context, req SharedActionRequest) ([]SharedOutcome, func() error, error) {
+	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
+	if err != nil {
+		return nil, nil, err
 	}
 	now := s.opts.Clock().UnixNano()
 	var eff shEffects
@@ -153,15 +170,20 @@ func (s *PebbleStore) SharedAction(ctx context.Context, req SharedActionRequest)
 	}
 	wait, err := s.sharedPersist(m, &eff)
 	m.mu.Unlock()
-	if err == nil {
-		err = wait()
-	}
-	s.sharedMoves(req.Topic, req.Consumer, eff.moves)
 	if err != nil {
-		return nil, err
+		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+		return nil, nil, err
 	}
-	s.sharedSyncPositions(ctx, req.Topic, req.Consumer, m)
-	return outs, nil
+	moves := eff.moves
+	return outs, func() error {
+		err := wait()
+		s.sharedMoves(req.Topic, req.Consumer, moves)
+		if err != nil {
+			return err
+		}
+		s.sharedSyncPositions(context.Background(), req.Topic, req.Consumer, m)
+		return nil
+	}, nil
 }
 
 // sharedSyncPositions stores each partition's start (first unfinished

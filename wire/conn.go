@@ -43,6 +43,20 @@ type conn struct {
 	out            output
 }
 
+// barrierWriter is what the buffered writer writes to: the socket, behind
+// the session's durability barrier (see DurabilityBarrier), whatever makes
+// the buffer go out (ReadyForQuery, Flush, a full buffer, a blocking read).
+type barrierWriter struct{ c *conn }
+
+func (w barrierWriter) Write(p []byte) (int, error) {
+	if b, ok := w.c.sess.(DurabilityBarrier); ok {
+		if err := b.WaitDurable(); err != nil {
+			return 0, err
+		}
+	}
+	return w.c.nc.Write(p)
+}
+
 // connReader flushes pending output before every read of the socket, so a
 // client waiting for an answer is never left waiting on our buffer.
 type connReader struct{ c *conn }
@@ -62,8 +76,8 @@ func (r connReader) Read(p []byte) (int, error) {
 }
 
 func (s *Server) serveConn(nc net.Conn) {
-	c := &conn{s: s, nc: nc, bw: bufio.NewWriterSize(nc, writeBufSize),
-		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+	c := &conn{s: s, nc: nc, stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+	c.bw = bufio.NewWriterSize(barrierWriter{c}, writeBufSize)
 	c.out.c = c
 	defer func() {
 		if r := recover(); r != nil {

@@ -122,6 +122,15 @@ type Session interface {
 	Close()
 }
 
+// DurabilityBarrier is optionally implemented by a Session whose results
+// may be decided before they are durable (pipelined acknowledgements).
+// The connection calls WaitDurable before any output reaches the socket,
+// so no client ever sees a confirmation that a crash could take back; an
+// error closes the connection.
+type DurabilityBarrier interface {
+	WaitDurable() error
+}
+
 // Statement is a prepared statement.
 type Statement interface {
 	// ParamTypes returns one OID per $n parameter, counting exactly the $n

@@ -71,7 +71,7 @@ func (c *conn) startup() bool {
 				return false
 			}
 			c.nc = tc
-			c.bw.Reset(tc)
+			c.bw.Reset(barrierWriter{c})
 			tlsDone = true
 			continue
 		case code == gssEncRequestCode && len(body) == 4:
