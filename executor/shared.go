@@ -215,10 +215,25 @@ func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.
 		return "", err
 	}
 	k := sharedKey{p.Topic, p.Consumer}
+	inTx := 0
 	if s.tx != nil && p.Action == topicstore.ActionAck {
-		// Acknowledged at COMMIT, atomically with the transaction.
-		s.sharedTx.add(k, refs)
-		return fmt.Sprintf("%s %d", verb, len(refs)), nil
+		// What this block acquired is acknowledged at COMMIT anyway,
+		// atomically with the transaction; anything else named (held since
+		// before the block, or not held at all) is acted on now, with the
+		// usual per-message outcomes.
+		held := s.sharedTx.held[k]
+		rest := refs[:0:0]
+		for _, r := range refs {
+			if held[r] {
+				inTx++
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		if len(rest) == 0 {
+			return fmt.Sprintf("%s %d", verb, inTx), nil
+		}
+		refs = rest
 	}
 	req := topicstore.SharedActionRequest{Topic: p.Topic, Consumer: p.Consumer, Session: s.info.ProcessID, Action: p.Action, Refs: refs}
 	if p.Action == topicstore.ActionExtend {
@@ -240,11 +255,11 @@ func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.
 		return "", mapStoreErr(err, p.Topic)
 	}
 	s.pendingDurable = append(s.pendingDurable, wait)
-	if s.tx != nil && p.Action != topicstore.ActionExtend {
+	if s.tx != nil && p.Action != topicstore.ActionExtend && p.Action != topicstore.ActionAck {
 		s.sharedTx.remove(k, refs)
 	}
 	done := reportOutcomes(out, verb, refs, outcomes)
-	return fmt.Sprintf("%s %d", verb, done), nil
+	return fmt.Sprintf("%s %d", verb, done+inTx), nil
 }
 
 // reportOutcomes counts the messages acted on and sends one NOTICE per kind

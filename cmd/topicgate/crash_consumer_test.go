@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -26,20 +24,7 @@ func TestCrashConsumerPositions(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
-	tmp := t.TempDir()
-	s := &crashServer{t: t, bin: crashBuildServer(t, tmp), dataDir: filepath.Join(tmp, "data"), logPath: filepath.Join(tmp, "server.log")}
-	var err error
-	if s.log, err = os.Create(s.logPath); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.kill()
-		s.log.Close()
-		if t.Failed() {
-			out, _ := os.ReadFile(s.logPath)
-			t.Logf("server output:\n%s", out)
-		}
-	})
+	s := newCrashServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s.start()

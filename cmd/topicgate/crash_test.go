@@ -36,26 +36,73 @@ type crashServer struct {
 	addr string
 }
 
-// crashBuildServer compiles this package's binary into dir and returns its path.
-func crashBuildServer(t *testing.T, dir string) string {
+// newCrashServer returns a child-process server on a fresh data directory,
+// killed when the test ends; its output is printed if the test failed.
+func newCrashServer(t *testing.T) *crashServer {
 	t.Helper()
+	tmp := t.TempDir()
+	s := &crashServer{t: t, bin: crashBinary(t), dataDir: filepath.Join(tmp, "data"), logPath: filepath.Join(tmp, "server.log")}
+	var err error
+	if s.log, err = os.Create(s.logPath); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.kill()
+		s.log.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(s.logPath)
+			t.Logf("server output (%s):\n%s", s.logPath, out)
+		}
+	})
+	return s
+}
+
+// The server binary is built once per test run and shared by the crash
+// tests; TestMain removes it.
+var (
+	crashBinOnce sync.Once
+	crashBinDir  string
+	crashBinPath string
+	crashBinErr  error
+)
+
+func crashBinary(t *testing.T) string {
+	t.Helper()
+	crashBinOnce.Do(func() {
+		if crashBinDir, crashBinErr = os.MkdirTemp("", "topicgate-crash-"); crashBinErr == nil {
+			crashBinPath, crashBinErr = crashBuildServer(crashBinDir)
+		}
+	})
+	if crashBinErr != nil {
+		t.Fatal(crashBinErr)
+	}
+	return crashBinPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if crashBinDir != "" {
+		os.RemoveAll(crashBinDir)
+	}
+	os.Exit(code)
+}
+
+// crashBuildServer compiles this package's binary into dir and returns its path.
+func crashBuildServer(dir string) (string, error) {
 	goBin, err := osexec.LookPath("go")
 	if err != nil {
-		if root := os.Getenv("GOROOT"); root != "" {
-			goBin = filepath.Join(root, "bin", "go")
-		} else {
-			t.Fatalf("the go command is needed to build the server: %v", err)
+		root := os.Getenv("GOROOT")
+		if root == "" {
+			return "", fmt.Errorf("the go command is needed to build the server: %v", err)
 		}
+		goBin = filepath.Join(root, "bin", "go")
 	}
 	bin := filepath.Join(dir, "topicgate")
-	start := time.Now()
 	cmd := osexec.Command(goBin, "build", "-o", bin, ".")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	t.Logf("built %s in %v", bin, time.Since(start).Round(time.Millisecond))
-	return bin
+	return bin, nil
 }
 
 func crashFreePort(t *testing.T) string {
@@ -230,20 +277,7 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("seed %d, %d kill/restart cycles", seed, cycles)
 	rng := rand.New(rand.NewPCG(seed, 0x70c1c6a7e))
 
-	tmp := t.TempDir()
-	s := &crashServer{t: t, bin: crashBuildServer(t, tmp), dataDir: filepath.Join(tmp, "data"), logPath: filepath.Join(tmp, "server.log")}
-	var err error
-	if s.log, err = os.Create(s.logPath); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.kill()
-		s.log.Close()
-		if t.Failed() {
-			out, _ := os.ReadFile(s.logPath)
-			t.Logf("server output (%s):\n%s", s.logPath, out)
-		}
-	})
+	s := newCrashServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,20 +98,7 @@ func TestJepsenTransactions(t *testing.T) {
 	t.Logf("seed %d, %d kill/restart cycles", seed, cycles)
 	rng := rand.New(rand.NewPCG(seed, 0x1e95e4))
 
-	tmp := t.TempDir()
-	s := &crashServer{t: t, bin: crashBuildServer(t, tmp), dataDir: filepath.Join(tmp, "data"), logPath: filepath.Join(tmp, "server.log")}
-	var err error
-	if s.log, err = os.Create(s.logPath); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.kill()
-		s.log.Close()
-		if t.Failed() {
-			out, _ := os.ReadFile(s.logPath)
-			t.Logf("server output (%s):\n%s", s.logPath, out)
-		}
-	})
+	s := newCrashServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(cycles)*10*time.Second)
 	defer cancel()

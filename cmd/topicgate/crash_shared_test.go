@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// crashSharedLedger is what the workers were told, across kill cycles.
+type crashSharedLedger struct {
+	mu sync.Mutex
+	// confirmed: acks the server confirmed (DELETE tag, or COMMIT OK), with
+	// the cycle they were confirmed in.
+	confirmed map[pos]int
+	// uncertain: an ack (DELETE or COMMIT) was sent and failed because the
+	// server died: the message may or may not be acknowledged.
+	uncertain map[pos]bool
+	// unacked: acquired but no ack was sent before the server died: it
+	// must be handed out again after the restart.
+	unacked map[pos]bool
+	// holder: who holds a message in the current cycle (reset at a kill).
+	holder map[pos]int
+	// handed: times a message was handed out in the current cycle.
+	handed   map[pos]int
+	problems []string
+}
+
+func (l *crashSharedLedger) problem(f string, args ...any) {
+	l.mu.Lock()
+	l.problems = append(l.problems, fmt.Sprintf(f, args...))
+	l.mu.Unlock()
+}
+
+// got records messages handed to worker w and checks they may be.
+func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range ms {
+		p := m.pos()
+		if want := fmt.Sprintf("%d/%d", m.part, m.off); m.data != want {
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v has data %q, want %q", cycle, p, m.data, want))
+		}
+		if c, ok := l.confirmed[p]; ok {
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d again, its ack was confirmed in cycle %d", cycle, p, w, c))
+		}
+		if h, ok := l.holder[p]; ok {
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d while worker %d holds it", cycle, p, w, h))
+		}
+		if l.handed[p] > 0 {
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed out %d times in one server lifetime without any release", cycle, p, l.handed[p]+1))
+		}
+		l.handed[p]++
+		l.holder[p] = w
+		delete(l.uncertain, p) // it was not acknowledged after all
+		delete(l.unacked, p)
+	}
+}
+
+func (l *crashSharedLedger) confirm(cycle int, ms []shMsg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range ms {
+		if c, ok := l.confirmed[m.pos()]; ok {
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v acked (confirmed) twice, first in cycle %d", cycle, m.pos(), c))
+		}
+		l.confirmed[m.pos()] = cycle
+		delete(l.holder, m.pos())
+	}
+}
+
+func (l *crashSharedLedger) mark(set map[pos]bool, ms []shMsg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range ms {
+		set[m.pos()] = true
+	}
+}
+
+// TestCrashSharedAcks: workers acquire and acknowledge messages of a shared
+// consumer (half with autocommit DELETEs, half by COMMITting transactions
+// that acquired them) while the server is SIGKILLed and restarted. No
+// confirmed ack is ever lost (the message is never handed out again),
+// messages acquired but not acknowledged come back, and in the end every
+// message was acknowledged exactly once.
+func TestCrashSharedAcks(t *testing.T) {
+	cycles := 3
+	if testing.Short() {
+		cycles = 1
+	}
+	const parts, perPart = 4, 5000
+	const total = parts * perPart
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d, %d kill/restart cycles", seed, cycles)
+	rng := rand.New(rand.NewPCG(seed, 0x5ba7ed))
+
+	s := newCrashServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s.start()
+	c := s.connect(ctx)
+	if _, err := c.Exec(ctx, "CREATE TOPIC t (CONSUMER w WITH (type = 'shared', default_processing_timeout = Interval('PT5M'))) WITH (min_active_partitions = 4)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"partition", "data"},
+		pgx.CopyFromSlice(total, func(i int) ([]any, error) {
+			return []any{int64(i % parts), []byte(fmt.Sprintf("%d/%d", i%parts, i/parts))}, nil
+		})); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+
+	l := &crashSharedLedger{confirmed: map[pos]int{}, uncertain: map[pos]bool{}, unacked: map[pos]bool{}}
+	for cycle := 1; cycle <= cycles; cycle++ {
+		l.holder, l.handed = map[pos]int{}, map[pos]int{}
+		loadMs := 300 + rng.IntN(301)
+		before := len(l.confirmed)
+		// The kill comes after the load time, or earlier once this cycle's
+		// share of the messages is confirmed, so that every cycle (and the
+		// final drain) still has messages to work on.
+		ran := crashSharedLoad(t, s, l, cycle, rng.Uint64(), time.Duration(loadMs)*time.Millisecond, cycle*total/(cycles+1))
+		t.Logf("cycle %d: SIGKILL after %v of load (planned %d ms), %d acks confirmed (%d in total), %d acks uncertain, %d acquired without an ack at SIGKILL",
+			cycle, ran.Round(time.Millisecond), loadMs, len(l.confirmed)-before, len(l.confirmed), len(l.uncertain), len(l.unacked))
+		for _, p := range l.problems {
+			t.Error(p)
+		}
+		if t.Failed() {
+			return
+		}
+		s.start()
+		vc := s.connect(ctx)
+		crashSharedCheckStats(t, vc, l, parts, perPart, false)
+		vc.Close(ctx)
+		if t.Failed() {
+			return
+		}
+	}
+
+	// Drain what is left after the last restart.
+	l.holder, l.handed = map[pos]int{}, map[pos]int{}
+	dc := s.connect(ctx)
+	defer dc.Close(ctx)
+	drained := map[pos]bool{}
+	for {
+		ms, err := shAcquire(ctx, dc, "t", "CONSUMER = w", 1000)
+		if err != nil {
+			t.Fatalf("drain: acquire: %v", err)
+		}
+		if len(ms) == 0 {
+			break
+		}
+		l.got(cycles+1, -1, ms)
+		n, err := shAckBatch(ctx, dc, "t", "w", ms)
+		if err != nil {
+			t.Fatalf("drain: ack: %v", err)
+		}
+		if n != int64(len(ms)) {
+			t.Errorf("drain: %d of %d messages acked", n, len(ms))
+		}
+		for _, m := range ms {
+			if drained[m.pos()] {
+				t.Errorf("drain: message %v drained twice", m.pos())
+			}
+			drained[m.pos()] = true
+			delete(l.holder, m.pos())
+		}
+	}
+	for _, p := range l.problems {
+		t.Error(p)
+	}
+	t.Logf("drained %d messages after the last restart; %d confirmed acks; %d uncertain acks never handed out again (acknowledged before the kill)",
+		len(drained), len(l.confirmed), len(l.uncertain))
+	for p := range l.unacked {
+		t.Errorf("message %v was acquired but not acknowledged before a SIGKILL, and was never handed out again", p)
+	}
+	// Every message exactly once: confirmed, drained, or uncertain (acked
+	// before the kill without confirmation, never seen again).
+	var missing []string
+	for pi := int64(0); pi < parts; pi++ {
+		for off := int64(0); off < perPart; off++ {
+			p := pos{pi, off}
+			_, conf := l.confirmed[p]
+			k := 0
+			for _, in := range []bool{conf, drained[p], l.uncertain[p]} {
+				if in {
+					k++
+				}
+			}
+			switch {
+			case k == 0:
+				missing = append(missing, fmt.Sprint(p))
+			case k > 1:
+				t.Errorf("message %v: confirmed %v, drained %v, uncertain %v", p, conf, drained[p], l.uncertain[p])
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d messages neither acked nor drained: %s", len(missing), strings.Join(missing[:min(len(missing), 20)], " "))
+	}
+	if got := len(l.confirmed) + len(drained) + len(l.uncertain); got != total {
+		t.Errorf("confirmed %d + drained %d + uncertain %d = %d, want %d", len(l.confirmed), len(drained), len(l.uncertain), got, total)
+	}
+	crashSharedCheckStats(t, dc, l, parts, perPart, true)
+
+	// A clean restart keeps it drained.
+	if err := s.stop(15 * time.Second); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	s.start()
+	fc := s.connect(ctx)
+	defer fc.Close(ctx)
+	ms, err := shAcquire(ctx, fc, "t", "CONSUMER = w", 1000)
+	if err != nil || len(ms) != 0 {
+		t.Errorf("after a clean restart: acquired %d messages, err %v; want none", len(ms), err)
+	}
+	crashSharedCheckStats(t, fc, l, parts, perPart, true)
+}
+
+// crashSharedCheckStats checks sys.consumers after a restart: no locks
+// survived, and every offset below committed_offset was acknowledged by a
+// worker (confirmed or uncertain). drained: the consumer must be at the end.
+func crashSharedCheckStats(t *testing.T, c *pgx.Conn, l *crashSharedLedger, parts, perPart int64, drained bool) {
+	t.Helper()
+	st := shStats(t, c, "t", "w")
+	if int64(len(st)) != parts {
+		t.Fatalf("sys.consumers: %d partitions, want %d", len(st), parts)
+	}
+	var committed []int64
+	for _, s := range st {
+		committed = append(committed, s.committed)
+		if s.end != perPart {
+			t.Errorf("partition %d: end_offset %d, want %d", s.part, s.end, perPart)
+		}
+		if s.acquired != 0 || s.delayed != 0 || s.archived != 0 {
+			t.Errorf("partition %d after restart: %+v (locks do not survive a restart; nothing is delayed or archived)", s.part, s)
+		}
+		if drained && (s.committed != s.end || s.available != 0) {
+			t.Errorf("partition %d not drained: %+v", s.part, s)
+		}
+		var lost []int64
+		for off := int64(0); off < s.committed; off++ {
+			p := pos{s.part, off}
+			if _, ok := l.confirmed[p]; !ok && !l.uncertain[p] && !drained {
+				lost = append(lost, off)
+			}
+		}
+		if len(lost) > 0 {
+			sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
+			t.Errorf("partition %d: committed_offset %d, but offsets %s below it were never acknowledged", s.part, s.committed, crashSeqRanges(lost))
+		}
+	}
+	t.Logf("sys.consumers committed offsets: %v", committed)
+}
+
+// crashSharedLoad runs 4 workers (0, 1: autocommit DELETE acks; 2, 3:
+// transactions that acquire and COMMIT, half of them also DELETE inside
+// the block) until the server is SIGKILLed after load.
+func crashSharedLoad(t *testing.T, s *crashServer, l *crashSharedLedger, cycle int, seed uint64, load time.Duration, maxConfirmed int) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var killed atomic.Bool
+	var wg sync.WaitGroup
+	conns := make([]*pgx.Conn, 4)
+	for w := range conns {
+		conns[w] = s.connect(ctx)
+	}
+	// unexpected reports an error unless the server was killed (and the
+	// error is not a server-sent one).
+	unexpected := func(w int, what string, err error) {
+		var pe *pgconn.PgError
+		if !killed.Load() || errors.As(err, &pe) {
+			l.problem("cycle %d worker %d: %s: unexpected error (killed=%v): %v", cycle, w, what, killed.Load(), err)
+		}
+	}
+	for w := range conns {
+		wg.Add(1)
+		go func(w int, c *pgx.Conn, rng *rand.Rand) {
+			defer wg.Done()
+			defer c.Close(context.Background())
+			for !killed.Load() {
+				if w < 2 {
+					ms, err := shAcquire(ctx, c, "t", "CONSUMER = w, WAIT = '50ms'", 10)
+					if err != nil {
+						unexpected(w, "acquire", err)
+						return
+					}
+					l.got(cycle, w, ms)
+					if len(ms) == 0 {
+						continue
+					}
+					// One DELETE per partition, pipelined; each statement's
+					// tag confirms its messages.
+					byPart := map[int64][]shMsg{}
+					var order []int64
+					for _, m := range ms {
+						if _, ok := byPart[m.part]; !ok {
+							order = append(order, m.part)
+						}
+						byPart[m.part] = append(byPart[m.part], m)
+					}
+					b := &pgx.Batch{}
+					for _, p := range order {
+						offs := make([]int64, len(byPart[p]))
+						for i, m := range byPart[p] {
+							offs[i] = m.off
+						}
+						b.Queue("DELETE FROM t WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)", p, offs)
+					}
+					br := c.SendBatch(ctx, b)
+					var failed error
+					for _, p := range order {
+						if failed != nil {
+							l.mark(l.uncertain, byPart[p])
+							continue
+						}
+						tag, err := br.Exec()
+						if err != nil {
+							failed = err
+							l.mark(l.uncertain, byPart[p])
+							continue
+						}
+						if n := tag.RowsAffected(); n != int64(len(byPart[p])) || !strings.HasPrefix(tag.String(), "DELETE") {
+							l.problem("cycle %d worker %d: ack of %d messages of partition %d: tag %q", cycle, w, len(byPart[p]), p, tag)
+						}
+						l.confirm(cycle, byPart[p])
+					}
+					if err := br.Close(); err != nil && failed == nil {
+						failed = err
+					}
+					if failed != nil {
+						unexpected(w, "ack", failed)
+						return
+					}
+					continue
+				}
+				// Transactional worker.
+				tx, err := c.Begin(ctx)
+				if err != nil {
+					unexpected(w, "BEGIN", err)
+					return
+				}
+				ms, err := shAcquire(ctx, tx, "t", "CONSUMER = w, WAIT = '50ms'", 10)
+				if err != nil {
+					unexpected(w, "acquire in a transaction", err)
+					return
+				}
+				l.got(cycle, w, ms)
+				if len(ms) > 0 && rng.IntN(2) == 0 {
+					// Also DELETE inside the block: applied at COMMIT.
+					p := ms[0].part
+					var offs []int64
+					for _, m := range ms {
+						if m.part == p {
+							offs = append(offs, m.off)
+						}
+					}
+					if _, err := tx.Exec(ctx, "DELETE FROM t WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)", p, offs); err != nil {
+						l.mark(l.unacked, ms)
+						unexpected(w, "DELETE in a transaction", err)
+						return
+					}
+				}
+				if err := tx.Commit(ctx); err != nil {
+					l.mark(l.uncertain, ms)
+					unexpected(w, "COMMIT", err)
+					return
+				}
+				l.confirm(cycle, ms)
+			}
+		}(w, conns[w], rand.New(rand.NewPCG(seed, uint64(w))))
+	}
+	// The load phase itself: the workers run meanwhile.
+	started := time.Now()
+	for deadline := time.Now().Add(load); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		l.mu.Lock()
+		n := len(l.confirmed)
+		l.mu.Unlock()
+		if n >= maxConfirmed {
+			break
+		}
+	}
+	killed.Store(true)
+	ran := time.Since(started)
+	s.kill()
+	wg.Wait()
+	// What is still held was acquired and never acknowledged.
+	l.mu.Lock()
+	for p := range l.holder {
+		if !l.uncertain[p] {
+			l.unacked[p] = true
+		}
+	}
+	l.mu.Unlock()
+	return ran
+}
