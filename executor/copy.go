@@ -59,13 +59,13 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	}
 	r := bufio.NewReaderSize(&copyReader{src: cr}, 64<<10)
 	b := &msgBuilder{topic: p.Topic, cols: p.Cols, now: s.eng.opts.Clock().UTC()}
-	var msgs []topicstore.Message
+	msgs := make([]topicstore.Message, 0, 1024)
 	var size int64
 	lines, total := 0, 0
 	flush := func() error {
 		n, err := s.write(ctx, p.Topic, msgs, out)
 		total += n
-		msgs, size = nil, 0
+		msgs, size = make([]topicstore.Message, 0, 1024), 0
 		return err
 	}
 	add := func(vals []any) error {
@@ -122,6 +122,7 @@ func copyBinary(r *bufio.Reader, cols []planner.MsgCol, add func([]any) error) e
 	}
 	vals := make([]any, len(cols))
 	var b4 [4]byte
+	var fields fieldArena
 	for {
 		var b2 [2]byte
 		if _, err := io.ReadFull(r, b2[:]); err != nil {
@@ -149,7 +150,7 @@ func copyBinary(r *bufio.Reader, cols []planner.MsgCol, add func([]any) error) e
 			if l < 0 || l > topicstore.MaxMessageSize+1<<20 {
 				return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "COPY binary: field of %d bytes is too large", l)
 			}
-			buf := make([]byte, l)
+			buf := fields.take(int(l))
 			if _, err := io.ReadFull(r, buf); err != nil {
 				return eofErr(err, bad("truncated field"))
 			}
@@ -176,7 +177,9 @@ func eofErr(err error, def error) error {
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func decodeBinaryField(b []byte, t planner.Type) (any, error) {
-	bad := pgerror.Newf(pgerror.CodeInvalidBinaryRepresentation, "COPY binary: invalid %s field of %d bytes", t, len(b))
+	bad := func() error {
+		return pgerror.Newf(pgerror.CodeInvalidBinaryRepresentation, "COPY binary: invalid %s field of %d bytes", t, len(b))
+	}
 	switch t {
 	case planner.TInt8:
 		switch len(b) {
@@ -187,7 +190,7 @@ func decodeBinaryField(b []byte, t planner.Type) (any, error) {
 		case 2:
 			return int64(int16(binary.BigEndian.Uint16(b))), nil
 		}
-		return nil, bad
+		return nil, bad()
 	case planner.TText:
 		return string(b), nil
 	case planner.TBytea:
@@ -199,19 +202,19 @@ func decodeBinaryField(b []byte, t planner.Type) (any, error) {
 		return planner.ParseText(string(b), planner.TJSONB)
 	case planner.TTimestamptz:
 		if len(b) != 8 {
-			return nil, bad
+			return nil, bad()
 		}
 		return pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(b))) * time.Microsecond), nil
 	case planner.TInterval:
 		if len(b) != 16 {
-			return nil, bad
+			return nil, bad()
 		}
 		us := int64(binary.BigEndian.Uint64(b))
 		days := int32(binary.BigEndian.Uint32(b[8:]))
 		months := int32(binary.BigEndian.Uint32(b[12:]))
 		return time.Duration(us)*time.Microsecond + time.Duration(days)*24*time.Hour + time.Duration(months)*30*24*time.Hour, nil
 	}
-	return nil, bad
+	return nil, bad()
 }
 
 func copyText(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error {
@@ -435,4 +438,21 @@ func readCSVRecord(r *bufio.Reader, delim, quote, escape byte) ([]string, []bool
 			cur.WriteByte(c)
 		}
 	}
+}
+
+// fieldArena hands out the byte slices of COPY binary fields from shared
+// chunks: one allocation per 64 KiB of small fields instead of one per
+// field. The slices stay referenced by the messages built from them.
+type fieldArena struct{ buf []byte }
+
+func (a *fieldArena) take(n int) []byte {
+	if n > 8<<10 {
+		return make([]byte, n)
+	}
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, 64<<10)
+	}
+	start := len(a.buf)
+	a.buf = a.buf[:start+n]
+	return a.buf[start : start+n : start+n]
 }
