@@ -1,0 +1,13 @@
+// This package is also where the front-door tests live: they start the
+// server in-process on 127.0.0.1:0 (startTestServer) or as a child process
+// that can be killed with SIGKILL (crashServer), and drive it with pgx,
+// pgconn and psql:
+//
+//   - TestLogic runs the SQL logic tests in ../../testdata (-rewrite
+//     regenerates their expected output);
+//   - pgx_test, consumer_test, shared_test, retention_test, bigtxn_test:
+//     multi-connection behaviour through a real driver;
+//   - psql_test: the real psql client;
+//   - crash_test, crash_consumer_test, crash_shared_test, jepsen_test:
+//     durability and transactional guarantees across kill -9.
+package main
