@@ -25,6 +25,9 @@ type config struct {
 	Clock     func() time.Time
 	LogLevel  slog.Level
 	MaxTxnMiB int64
+	// SharedWindow caps the messages a shared consumer tracks (and can have
+	// acquired) per partition; 0 = the store's default (1000).
+	SharedWindow int
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -54,7 +57,7 @@ func start(cfg config) (*app, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock})
+	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow})
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}

@@ -53,6 +53,7 @@ func main() {
 	verbose := fs.Bool("v", false, "log connection-level events")
 	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /debug/pprof); off when empty")
 	memLimit := fs.Int64("memory-limit-mib", 160, "soft limit of the Go heap in MiB (GOMEMLIMIT overrides it; Pebble's block cache and memtables, 128 MiB, come on top)")
+	fs.IntVar(&cfg.SharedWindow, "shared-window", 1000, "per partition, how many messages past the first unfinished one a shared consumer tracks (its acquisition window and the cap on acquired messages)")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
 	_ = fs.Parse(os.Args[2:])
 	if os.Getenv("GOMEMLIMIT") == "" && *memLimit > 0 {
