@@ -56,9 +56,14 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 			held.Close()
 		}
 	}()
-	ok := it.SeekLT(batchKey(t.id, r.Partition, start+1)) // the batch holding start
-	if !ok {
-		ok = it.First()
+	var ok bool
+	if base, hit := p.hints.find(start); hit {
+		ok = it.SeekGE(batchKey(t.id, r.Partition, base)) // forward: no value copy
+	} else {
+		ok = it.SeekLT(batchKey(t.id, r.Partition, start+1)) // the batch holding start
+		if !ok {
+			ok = it.First()
+		}
 	}
 	for ; ok; ok = it.Next() {
 		if err := ctx.Err(); err != nil {
@@ -72,6 +77,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 		if err != nil {
 			return err
 		}
+		p.hints.note(h.Base, h.Count)
 		if h.Base+int64(h.Count) <= start || (minWA != 0 && h.WrittenAt < minWA) {
 			continue
 		}

@@ -93,6 +93,7 @@ type partition struct {
 	startCum   int64 // cumulative bytes at start
 	endCum     int64 // cumulative bytes at visibleEnd
 	lastWrite  time.Time
+	hints      seekHints // recently read batches, for forward seeks
 }
 
 // topic is a topic's catalog entry and partitions. Replaced, never mutated,
