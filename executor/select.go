@@ -159,36 +159,16 @@ func scanRanges(ec *evalCtx, s *planner.MsgScan, ti topicstore.TopicInfo) ([]par
 	}
 	lo, hi := int64(0), int64(math.MaxInt64)
 	for _, b := range s.Lo {
-		v, err := ec.eval(b.X, nil)
-		if err != nil {
+		n, null, err := boundOffset(ec, b, true)
+		if err != nil || null {
 			return nil, time.Time{}, err
-		}
-		n, ok := toInt(v)
-		if !ok {
-			if v == nil {
-				return nil, time.Time{}, nil
-			}
-			continue
-		}
-		if !b.Inclusive {
-			n++
 		}
 		lo = max(lo, n)
 	}
 	for _, b := range s.Hi {
-		v, err := ec.eval(b.X, nil)
-		if err != nil {
+		n, null, err := boundOffset(ec, b, false)
+		if err != nil || null {
 			return nil, time.Time{}, err
-		}
-		n, ok := toInt(v)
-		if !ok {
-			if v == nil {
-				return nil, time.Time{}, nil
-			}
-			continue
-		}
-		if b.Inclusive && n < math.MaxInt64 {
-			n++
 		}
 		hi = min(hi, n)
 	}
@@ -405,4 +385,49 @@ func sortRows(rows [][]any, keys []planner.SortKey) {
 		}
 		return false
 	})
+}
+
+// boundOffset evaluates a pushed-down offset bound as a half-open range
+// edge: the first offset to read (lower) or the first not to read (upper).
+// null reports a NULL bound (the predicate matches nothing); a value of
+// another type leaves the range open (the filter still decides).
+func boundOffset(ec *evalCtx, b planner.Bound, lower bool) (n int64, null bool, err error) {
+	v, err := ec.eval(b.X, nil)
+	if err != nil || v == nil {
+		return 0, v == nil && err == nil, err
+	}
+	var f float64
+	switch x := v.(type) {
+	case int64:
+		f = float64(x)
+		if lower && !b.Inclusive || !lower && b.Inclusive {
+			if x == math.MaxInt64 {
+				return x, false, nil
+			}
+			return x + 1, false, nil
+		}
+		return x, false, nil
+	case float64:
+		f = x
+	default:
+		if lower {
+			return 0, false, nil
+		}
+		return math.MaxInt64, false, nil
+	}
+	// offset > 2.5 and offset >= 2.5 both start at 3; offset < 2.5 and
+	// offset <= 2.5 both end before 3.
+	switch {
+	case math.IsNaN(f):
+		return 0, true, nil
+	case f >= math.MaxInt64:
+		return math.MaxInt64, false, nil
+	case f <= math.MinInt64:
+		return math.MinInt64, false, nil
+	case f != math.Trunc(f):
+		return int64(math.Ceil(f)), false, nil
+	case lower && !b.Inclusive || !lower && b.Inclusive:
+		return int64(f) + 1, false, nil
+	}
+	return int64(f), false, nil
 }
