@@ -119,7 +119,7 @@ func TestStartupEdgeCases(t *testing.T) {
 func TestPsql(t *testing.T) {
 	psql, err := exec.LookPath("psql")
 	if err != nil {
-		t.Skip("psql not installed")
+		t.Fatalf("psql is required (.ci/run installs postgresql-client): %v", err)
 	}
 	_, addr := startServer(t, Config{Auth: "scram-sha-256", Users: map[string]string{"u": "pw"}}, &fakeHandler{})
 	_, port, _ := net.SplitHostPort(addr)
