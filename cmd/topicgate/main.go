@@ -53,11 +53,15 @@ func main() {
 	verbose := fs.Bool("v", false, "log connection-level events")
 	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /debug/pprof); off when empty")
 	memLimit := fs.Int64("memory-limit-mib", 160, "soft limit of the Go heap in MiB (GOMEMLIMIT overrides it; Pebble's block cache and memtables, 128 MiB, come on top)")
+	gcPercent := fs.Int("gc-percent", 400, "Go GC target percentage (GOGC overrides it); the live heap is small, so the default GOGC of 100 collected every few MiB of message buffers. The memory limit still caps the heap")
 	fs.IntVar(&cfg.SharedWindow, "shared-window", 1000, "per partition, how many messages past the first unfinished one a shared consumer tracks (its acquisition window and the cap on acquired messages)")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
 	_ = fs.Parse(os.Args[2:])
 	if os.Getenv("GOMEMLIMIT") == "" && *memLimit > 0 {
 		debug.SetMemoryLimit(*memLimit << 20)
+	}
+	if os.Getenv("GOGC") == "" && *gcPercent > 0 {
+		debug.SetGCPercent(*gcPercent)
 	}
 	if *usersFile != "" {
 		if err := readUsers(*usersFile, cfg.Users); err != nil {
