@@ -9,6 +9,7 @@ import (
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/txn"
+	"topicgate/wire"
 )
 
 // readOpts are a consumer read's evaluated options.
@@ -19,6 +20,32 @@ type readOpts struct {
 	partitions  map[int32]bool // nil = every held partition
 	maxInFlight int64          // 0 = no cap
 	limit       int64          // -1 = no limit
+
+	// enc, when set, receives the rows encoded (see directrows.go); cols
+	// are the projected message columns.
+	enc  *wire.RowEncoder
+	cols []planner.MsgCol
+}
+
+// readRows is what a consumer read gathered: materialized rows, or the
+// count of rows encoded into readOpts.enc.
+type readRows struct {
+	rows [][]any
+	enc  *wire.RowEncoder
+}
+
+func (r *readRows) len() int {
+	if r.enc != nil {
+		return r.enc.Rows()
+	}
+	return len(r.rows)
+}
+
+func (r *readRows) iter() rowIter {
+	if r.enc != nil {
+		return &encodedIter{enc: r.enc}
+	}
+	return &sliceIter{rows: r.rows}
 }
 
 func (s *Session) readOptions(ec *evalCtx, p *planner.SelectPlan) (readOpts, error) {
@@ -105,7 +132,7 @@ type partRead struct {
 // runConsumerRead reads the next messages as a consumer from the
 // partitions this session holds, long-polling when asked, and moves the
 // consumer's position: at once in autocommit, at COMMIT in a transaction.
-func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
 	cr := p.Consumer
 	if cr.Shared {
 		return s.runSharedRead(ctx, ec, p)
@@ -113,6 +140,11 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 	o, err := s.readOptions(ec, p)
 	if err != nil {
 		return nil, err
+	}
+	if direct != nil && p.Filter == nil {
+		if o.cols = directCols(p); o.cols != nil {
+			o.enc = direct()
+		}
 	}
 	st := s.eng.store
 	var deadline <-chan time.Time
@@ -137,11 +169,14 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if err != nil {
 			return nil, planner.TopicError(err, cr.Topic)
 		}
+		if o.enc != nil {
+			o.enc.Reset()
+		}
 		rows, reads, err := s.readHeld(ctx, ec, p, held, o)
 		if err != nil {
 			return nil, err
 		}
-		if len(rows) > 0 || deadline == nil {
+		if rows.len() > 0 || deadline == nil {
 			err := s.commitReads(ctx, reads)
 			if err != nil && s.tx == nil && isConflict(err) && conflicts < maxReadRetries {
 				// In autocommit nothing was sent yet: a rebalance moved a
@@ -153,7 +188,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 			if err != nil {
 				return nil, mapStoreErr(err, cr.Topic)
 			}
-			return &sliceIter{rows: rows}, nil
+			return rows.iter(), nil
 		}
 		select {
 		case <-changed:
@@ -186,7 +221,8 @@ func activePartitions(ti topicstore.TopicInfo) []int32 {
 // readHeld reads from the held partitions with fair per-partition quotas:
 // first up to ceil(limit/P) from each, then what is left of the limit from
 // those that had more.
-func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, held []int32, o readOpts) ([][]any, []partRead, error) {
+func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, held []int32, o readOpts) (readRows, []partRead, error) {
+	rows := readRows{enc: o.enc}
 	cr := p.Consumer
 	var parts []int32
 	for _, id := range held {
@@ -195,16 +231,16 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 		}
 	}
 	if len(parts) == 0 || o.limit == 0 {
-		return nil, nil, nil
+		return rows, nil, nil
 	}
 	positions, err := s.eng.store.Positions(cr.Topic, cr.Consumer)
 	if err != nil {
-		return nil, nil, mapStoreErr(err, cr.Topic)
+		return rows, nil, mapStoreErr(err, cr.Topic)
 	}
 	var skipTo map[int32]int64
 	if !o.skipBefore.IsZero() {
 		if skipTo, err = s.eng.store.OffsetForTime(cr.Topic, o.skipBefore); err != nil {
-			return nil, nil, mapStoreErr(err, cr.Topic)
+			return rows, nil, mapStoreErr(err, cr.Topic)
 		}
 	}
 	reads := make([]partRead, len(parts))
@@ -225,7 +261,6 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 			reads[i].bytes = s.tx.InFlight(k)
 		}
 	}
-	var rows [][]any
 	var total int64
 	remaining := o.limit
 	more := make([]bool, len(parts))
@@ -244,7 +279,7 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 			}
 			n, full, err := s.readPartition(ctx, ec, p, &reads[i], q, o, &total, &rows)
 			if err != nil {
-				return nil, nil, err
+				return rows, nil, err
 			}
 			more[i] = full
 			if remaining > 0 {
@@ -261,7 +296,7 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 // readPartition appends up to q (-1 = no limit) matching messages of one
 // partition to rows, advancing r.next past everything it looked at. full
 // reports that it stopped because of q (the partition may have more).
-func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *[][]any) (int64, bool, error) {
+func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
 	if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
 		return 0, false, nil
 	}
@@ -276,13 +311,24 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 			full = true
 			return false
 		}
-		if o.maxBytes > 0 && *total >= o.maxBytes && len(*rows) > 0 {
+		if o.maxBytes > 0 && *total >= o.maxBytes && rows.len() > 0 {
 			return false
 		}
 		if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
 			return false
 		}
 		r.next = m.Offset + 1
+		if o.enc != nil { // no filter: every message is a row
+			if err := encodeMsg(o.enc, o.cols, m); err != nil {
+				cbErr = err
+				return false
+			}
+			size := int64(len(m.Body))
+			*total += size
+			r.bytes += size
+			n++
+			return true
+		}
 		mr.reset(m)
 		if p.Filter != nil {
 			ok, err := ec.eval(p.Filter, mr)
@@ -307,7 +353,7 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 			}
 			out[i] = v
 		}
-		*rows = append(*rows, out)
+		rows.rows = append(rows.rows, out)
 		size := int64(len(m.Body))
 		*total += size
 		r.bytes += size

@@ -148,7 +148,7 @@ func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.Ins
 	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
 	var msgs []topicstore.Message
 	if plan.Select != nil {
-		it, err := s.runSelect(ctx, ec, plan.Select)
+		it, err := s.runSelect(ctx, ec, plan.Select, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -54,7 +54,11 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	switch plan := p.st.plan.(type) {
 	case *planner.SelectPlan:
 		if p.it == nil {
-			if p.it, err = s.runSelect(ctx, p.ec, plan); err != nil {
+			var direct func() *wire.RowEncoder
+			if maxRows <= 0 {
+				direct = out.RowEncoder
+			}
+			if p.it, err = s.runSelect(ctx, p.ec, plan, direct); err != nil {
 				return "", true, err
 			}
 		}
@@ -116,6 +120,15 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 
 // stream writes up to maxRows rows from the portal's iterator.
 func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (string, bool, error) {
+	if e, ok := p.it.(*encodedIter); ok { // only made for maxRows <= 0
+		if err := out.WriteRows(e.enc); err != nil {
+			return "", true, err
+		}
+		p.sent += int64(e.enc.Rows())
+		p.done = true
+		p.it = &sliceIter{}
+		return fmt.Sprintf("SELECT %d", p.sent), true, nil
+	}
 	n := 0
 	for {
 		if maxRows > 0 && n >= maxRows {

@@ -9,6 +9,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/wire"
 )
 
 // rowIter yields result rows. next returns nil at the end.
@@ -229,7 +230,11 @@ func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
 }
 
 // runSelect builds the iterator for a query.
-func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+//
+// direct, when not nil, offers an encoder for rows built ahead of sending
+// (see directrows.go); only a caller that sends the whole result at once
+// may pass it.
+func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
 	limit, err := evalCount(ec, p.Limit, "LIMIT")
 	if err != nil {
 		return nil, err
@@ -240,7 +245,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	}
 	skip = max(skip, 0)
 	if p.Consumer != nil {
-		return s.runConsumerRead(ctx, ec, p)
+		return s.runConsumerRead(ctx, ec, p, direct)
 	}
 	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0
 	if streaming {

@@ -164,6 +164,11 @@ type Output interface {
 	// WriteRow sends one DataRow. vals has one element per column; the slice
 	// may be reused by the caller after WriteRow returns.
 	WriteRow(vals []any) error
+	// RowEncoder returns an empty encoder of DataRows in this result's
+	// column types and formats, for rows built before they are sent.
+	RowEncoder() *RowEncoder
+	// WriteRows sends the complete rows held by e, in order.
+	WriteRows(e *RowEncoder) error
 	// Notice sends a NoticeResponse (severity NOTICE) now.
 	Notice(code, msg string)
 	// CopyIn switches the connection into COPY FROM STDIN mode: it sends

@@ -16,7 +16,15 @@ type output struct {
 	formats []int16 // per column; nil means all text
 
 	copyActive bool // CopyInResponse sent, CopyDone/CopyFail not yet read
+
+	// encBuf is the last RowEncoder's buffer, reused by the next one so a
+	// connection reading in a loop does not regrow it every statement.
+	encBuf []byte
 }
+
+// maxKeptEncBuf caps the encoder buffer a connection keeps between
+// statements.
+const maxKeptEncBuf = 1 << 20
 
 func (o *output) reset(cols []Column, formats []int16) {
 	o.cols, o.formats, o.copyActive = cols, formats, false
@@ -51,6 +59,26 @@ func (o *output) WriteRow(vals []any) error {
 	binary.BigEndian.PutUint32(buf[1:], uint32(len(buf)-1))
 	c.wbuf = buf
 	_, err = c.bw.Write(buf)
+	return err
+}
+
+// RowEncoder implements Output.
+func (o *output) RowEncoder() *RowEncoder {
+	e := newRowEncoder(o.cols, o.formats)
+	e.buf, o.encBuf = o.encBuf[:0], nil
+	return e
+}
+
+// WriteRows implements Output.
+func (o *output) WriteRows(e *RowEncoder) error {
+	if e.row >= 0 {
+		return newError("XX000", "internal error: WriteRows with a row still open")
+	}
+	_, err := o.c.bw.Write(e.buf)
+	if cap(e.buf) <= maxKeptEncBuf {
+		o.encBuf = e.buf[:0]
+	}
+	e.buf = nil
 	return err
 }
 

@@ -1,0 +1,100 @@
+package executor
+
+import (
+	"context"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// Consumer reads are the hot read path: a streaming consumer reads
+// thousands of messages per statement. When every projected column is a
+// bare message column, the read encodes each message's DataRow straight
+// from the store's memory during the Scan callback (wire.RowEncoder),
+// instead of boxing every value into a []any row and copying the body to
+// outlive the callback. The rows are sent only after the read's positions
+// were committed (or recorded in the transaction), so a read retried after
+// a conflict simply drops what it encoded.
+
+// directCols returns the message column of each projection when every one
+// is a bare column that encodeMsg writes, or nil.
+func directCols(p *planner.SelectPlan) []planner.MsgCol {
+	if len(p.Project) == 0 {
+		return nil
+	}
+	out := make([]planner.MsgCol, len(p.Project))
+	for i, e := range p.Project {
+		c, ok := e.(*planner.ColExpr)
+		if !ok {
+			return nil
+		}
+		switch mc := planner.MsgCol(c.Idx); mc {
+		case planner.ColPartition, planner.ColOffset, planner.ColSeqNo, planner.ColProducerID,
+			planner.ColMessageGroupID, planner.ColCodec, planner.ColData:
+			out[i] = mc
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// encodeMsg appends m's DataRow; m and its slices need only be valid
+// during the call. It computes the same values as msgRow.col.
+func encodeMsg(enc *wire.RowEncoder, cols []planner.MsgCol, m *topicstore.Message) error {
+	enc.StartRow()
+	for _, c := range cols {
+		switch c {
+		case planner.ColPartition:
+			enc.Int(int64(m.Partition))
+		case planner.ColOffset:
+			enc.Int(m.Offset)
+		case planner.ColSeqNo:
+			if m.HasSeqNo {
+				enc.Int(m.SeqNo)
+			} else {
+				enc.Null()
+			}
+		case planner.ColProducerID:
+			textOrNull(enc, m.ProducerID)
+		case planner.ColMessageGroupID:
+			textOrNull(enc, m.MessageGroupID)
+		case planner.ColCodec:
+			enc.Text(m.Codec.String())
+		case planner.ColData:
+			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
+				enc.Bytes(m.Body)
+				continue
+			}
+			d, err := m.Decode()
+			if err != nil {
+				enc.Null()
+				_ = enc.EndRow()
+				return err
+			}
+			enc.Bytes(d)
+		default:
+			return pgerror.AssertionFailed("column %d cannot be encoded directly", c)
+		}
+	}
+	return enc.EndRow()
+}
+
+// textOrNull writes s, or NULL for the empty string (an unset id).
+func textOrNull(enc *wire.RowEncoder, s string) {
+	if s == "" {
+		enc.Null()
+	} else {
+		enc.Text(s)
+	}
+}
+
+// encodedIter is a result whose rows are already encoded; portal.stream
+// sends them in one write.
+type encodedIter struct{ enc *wire.RowEncoder }
+
+func (*encodedIter) next(context.Context) ([]any, error) {
+	return nil, pgerror.AssertionFailed("encoded rows read one by one")
+}
