@@ -20,17 +20,20 @@ type Options struct {
 	// ProducerExpiry is how long a producer's binding and dedup state
 	// survive without writes; default DefaultProducerExpiry (14 days).
 	ProducerExpiry time.Duration
-	// MemTableSize is Pebble's memtable size; default 32 MiB (at most two
+	// MemTableSize is Pebble's memtable size; default 16 MiB (at most two
 	// exist).
 	MemTableSize uint64
 	// CacheSize is Pebble's block cache size. Pebble charges memtables to
 	// the cache (Cache.Reserve), and after a busy write period two full
 	// memtables stay reserved (measured: the mutable one and a flushed
-	// "zombie" one), so the default is 64 MiB for blocks plus 2 × MemTableSize
-	// (128 MiB in all: memtables and blocks together stay under it). With
-	// less, blocks get little or no room: a read of a large topic then
-	// decompresses every block it touches.
+	// "zombie" one), so by default it is BlockCacheSize plus 2 ×
+	// MemTableSize: memtables and blocks together stay under it.
 	CacheSize int64
+	// BlockCacheSize is the room for sstable blocks when CacheSize is 0;
+	// default 32 MiB. Blocks are stored uncompressed and a log is mostly
+	// read once, soon after it was written (from the memtables), so a
+	// miss costs a pread from the OS page cache, not a decompression.
+	BlockCacheSize int64
 	// MaxGroupBytes bounds the encoded bytes one group commit gathers;
 	// default 16 MiB (a single larger request still commits alone).
 	MaxGroupBytes int
@@ -72,10 +75,13 @@ func (o *Options) setDefaults() {
 		o.ProducerExpiry = DefaultProducerExpiry
 	}
 	if o.MemTableSize == 0 {
-		o.MemTableSize = 32 << 20
+		o.MemTableSize = 16 << 20
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = 32 << 20
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = 64<<20 + 2*int64(o.MemTableSize)
+		o.CacheSize = o.BlockCacheSize + 2*int64(o.MemTableSize)
 	}
 	if o.RetentionInterval == 0 {
 		o.RetentionInterval = 30 * time.Second

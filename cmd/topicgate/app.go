@@ -28,6 +28,10 @@ type config struct {
 	// SharedWindow caps the messages a shared consumer tracks (and can have
 	// acquired) per partition; 0 = the store's default (1000).
 	SharedWindow int
+	// CacheMiB and MemTableMiB size Pebble's block cache (beyond the
+	// memtables it also holds) and each of its two memtables; 0 = the
+	// store's defaults.
+	CacheMiB, MemTableMiB int64
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -57,7 +61,8 @@ func start(cfg config) (*app, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow})
+	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
+		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20})
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
