@@ -98,10 +98,25 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		return err
 	}
 	params := make([]any, len(m.Parameters))
+	// Binary bytea values (message bodies) become slices of one copy of
+	// their bytes rather than a copy each: a 100-row INSERT binds 100.
+	total := 0
+	for i, raw := range m.Parameters {
+		if pf != nil && pf[i] == 1 && ps.params[i] == OIDBytea {
+			total += len(raw)
+		}
+	}
+	bodies := make([]byte, 0, total)
 	for i, raw := range m.Parameters {
 		var f int16
 		if pf != nil {
 			f = pf[i]
+		}
+		if f == 1 && ps.params[i] == OIDBytea && raw != nil {
+			at := len(bodies)
+			bodies = append(bodies, raw...)
+			params[i] = bodies[at:len(bodies):len(bodies)]
+			continue
 		}
 		if params[i], err = decodeParam(i+1, ps.params[i], f, raw); err != nil {
 			return err
