@@ -29,6 +29,11 @@ type conn struct {
 	pid    uint32
 	secret [4]byte
 
+	// ctx is the connection's context, a child of the server's: each
+	// statement's context derives from it, so registering and
+	// unregistering statement contexts contends on this connection's
+	// lock, not on the server's.
+	ctx      context.Context
 	cancelMu sync.Mutex
 	cancelFn context.CancelFunc
 
@@ -79,6 +84,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	c := &conn{s: s, nc: nc, stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	c.bw = bufio.NewWriterSize(barrierWriter{c}, writeBufSize)
 	c.out.c = c
+	ctx, cancel := context.WithCancel(s.ctx)
+	c.ctx = ctx
+	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("wire: panic in connection", "remote", nc.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
@@ -267,7 +275,7 @@ func (c *conn) sendErrorSeverity(sev string, err error) {
 
 // runCtx returns a context for one engine call that CancelRequest cancels.
 func (c *conn) runCtx() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(c.s.ctx)
+	ctx, cancel := context.WithCancel(c.ctx)
 	c.cancelMu.Lock()
 	c.cancelFn = cancel
 	c.cancelMu.Unlock()
