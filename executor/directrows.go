@@ -20,12 +20,16 @@ import (
 
 // directCols returns the message column of each projection when every one
 // is a bare column that encodeMsg writes, or nil.
+//
+// Only the result's columns count: the planner may append hidden sort
+// columns after them (ORDER BY partition, offset, the natural order of a
+// consumer read, keeps them), which the generic path cuts off too.
 func directCols(p *planner.SelectPlan) []planner.MsgCol {
-	if len(p.Project) == 0 {
+	if len(p.Cols) == 0 || len(p.Cols) > len(p.Project) {
 		return nil
 	}
-	out := make([]planner.MsgCol, len(p.Project))
-	for i, e := range p.Project {
+	out := make([]planner.MsgCol, len(p.Cols))
+	for i, e := range p.Project[:len(p.Cols)] {
 		c, ok := e.(*planner.ColExpr)
 		if !ok {
 			return nil

@@ -171,7 +171,7 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// gzip, zstd, lzop), as a Kafka broker stores producer batches:
 		// compressing them again in every flush and compaction spent 8-12%
 		// of the server's CPU on write-heavy loads for random payloads. The
-		// later levels copy this setting (Options.EnsureDefaults).
+		// deeper levels use the last level configured (Options.Level).
 		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
 		Logger:                      pebbleLogger{opts.Logf},
 		FS:                          opts.fs,

@@ -23,8 +23,9 @@ type output struct {
 }
 
 // maxKeptEncBuf caps the encoder buffer a connection keeps between
-// statements.
-const maxKeptEncBuf = 1 << 20
+// statements: enough for a 1000-row read of 100-byte messages, and at
+// most 128 KiB per idle connection.
+const maxKeptEncBuf = 128 << 10
 
 func (o *output) reset(cols []Column, formats []int16) {
 	o.cols, o.formats, o.copyActive = cols, formats, false

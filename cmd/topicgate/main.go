@@ -53,12 +53,15 @@ func main() {
 	verbose := fs.Bool("v", false, "log connection-level events")
 	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /debug/pprof); off when empty")
 	memLimit := fs.Int64("memory-limit-mib", 112, "soft limit of the Go heap in MiB (GOMEMLIMIT overrides it; Pebble's block cache and memtables, 64 MiB by default, come on top)")
-	gcPercent := fs.Int("gc-percent", 400, "Go GC target percentage (GOGC overrides it); the live heap is small, so the default GOGC of 100 collected every few MiB of message buffers. The memory limit still caps the heap")
+	gcPercent := fs.Int("gc-percent", 400, "Go GC target percentage (GOGC overrides it); the live heap is small, so the default GOGC of 100 collected every few MiB of message buffers; the memory limit caps the heap")
 	fs.Int64Var(&cfg.CacheMiB, "cache-mib", 32, "Pebble block cache in MiB, on top of the memtables (reads of recent messages come from the memtables; older blocks also sit in the OS page cache)")
 	fs.Int64Var(&cfg.MemTableMiB, "memtable-mib", 16, "size of each of Pebble's two memtables in MiB")
 	fs.IntVar(&cfg.SharedWindow, "shared-window", 1000, "per partition, how many messages past the first unfinished one a shared consumer tracks (its acquisition window and the cap on acquired messages)")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
 	_ = fs.Parse(os.Args[2:])
+	if cfg.CacheMiB < 0 || cfg.MemTableMiB < 0 || *memLimit < 0 {
+		fatal(fmt.Errorf("--cache-mib, --memtable-mib and --memory-limit-mib must not be negative"))
+	}
 	if os.Getenv("GOMEMLIMIT") == "" && *memLimit > 0 {
 		debug.SetMemoryLimit(*memLimit << 20)
 	}
