@@ -13,7 +13,11 @@
 //     aggregation materialize.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
-//     one commit (or staging them in the open transaction).
+//     one commit (or staging them in the open transaction). copyout.go:
+//     COPY ... TO STDOUT in the text, csv and binary formats.
+//   - consume.go, directrows.go: consumer reads; bare-column reads encode
+//     DataRows straight from the store (wire.RowEncoder) and send them only
+//     after the positions commit.
 //   - ddl.go, sys.go, explain.go: topic DDL, system views, EXPLAIN.
 //
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while

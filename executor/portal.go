@@ -75,6 +75,12 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
+	case *planner.CopyOutPlan:
+		n, err := s.execCopyOut(ctx, p.ec, plan, out)
+		if err != nil {
+			return "", true, err
+		}
+		return fmt.Sprintf("COPY %d", n), true, nil
 	case *planner.SharedActionPlan:
 		tag, err := s.execSharedAction(ctx, p.ec, plan, out)
 		return tag, true, err

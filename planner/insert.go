@@ -127,10 +127,61 @@ func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch s.Format {
-	case "", "text", "csv", "binary":
-	default:
-		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "COPY format \"%s\" not recognized", s.Format)
+	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header); err != nil {
+		return nil, err
 	}
 	return &CopyPlan{Topic: topic, Cols: cols, Opts: *s}, nil
+}
+
+// planCopyOut plans COPY ... TO STDOUT as its query.
+func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
+	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header); err != nil {
+		return nil, err
+	}
+	sel, err := planSelect(cat, s.Query, params)
+	if err != nil {
+		return nil, err
+	}
+	opts := *s
+	opts.Query = nil
+	return &CopyOutPlan{Select: sel, Opts: opts}, nil
+}
+
+// checkCopyOptions rejects what PostgreSQL rejects in COPY options.
+func checkCopyOptions(format, delim, quote, escape string, nullSet, header bool) error {
+	switch format {
+	case "", "text", "csv", "binary":
+	default:
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "COPY format \"%s\" not recognized", format)
+	}
+	if format == "binary" {
+		switch {
+		case delim != "":
+			return pgerror.New(pgerror.CodeSyntaxError, "cannot specify DELIMITER in BINARY mode")
+		case nullSet:
+			return pgerror.New(pgerror.CodeSyntaxError, "cannot specify NULL in BINARY mode")
+		case header:
+			return pgerror.New(pgerror.CodeFeatureNotSupported, "cannot specify HEADER in BINARY mode")
+		}
+	}
+	if format != "csv" {
+		switch {
+		case quote != "":
+			return pgerror.New(pgerror.CodeFeatureNotSupported, "COPY quote available only in CSV mode")
+		case escape != "":
+			return pgerror.New(pgerror.CodeFeatureNotSupported, "COPY escape available only in CSV mode")
+		}
+	}
+	for _, o := range []struct{ name, v string }{{"delimiter", delim}, {"quote", quote}, {"escape", escape}} {
+		if o.v != "" && len(o.v) != 1 {
+			return pgerror.Newf(pgerror.CodeFeatureNotSupported, "COPY %s must be a single one-byte character", o.name)
+		}
+	}
+	if delim == "\r" || delim == "\n" || delim == "\\" {
+		return pgerror.New(pgerror.CodeInvalidParameterValue, "COPY delimiter cannot be newline, carriage return or backslash")
+	}
+	if format == "csv" && delim != "" && delim == quote {
+		return pgerror.New(pgerror.CodeInvalidParameterValue, "COPY delimiter and quote must be different")
+	}
+	return nil
 }

@@ -108,6 +108,16 @@ type CopyPlan struct {
 // Columns implements Plan.
 func (p *CopyPlan) Columns() []Column { return nil }
 
+// CopyOutPlan is COPY ... TO STDOUT: the rows of Select in a COPY format.
+// Opts.Query is not used (Select is its plan).
+type CopyOutPlan struct {
+	Select *SelectPlan
+	Opts   sql.CopyTo
+}
+
+// Columns implements Plan: COPY returns no row description.
+func (p *CopyOutPlan) Columns() []Column { return nil }
+
 // CreateTopicPlan creates a topic.
 type CreateTopicPlan struct {
 	Config      topicstore.TopicConfig

@@ -61,7 +61,7 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 	case *sql.Delete:
 		return planSharedDelete(cat, s, params)
 	case *sql.CopyTo:
-		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "COPY TO is not supported; use SELECT")
+		return planCopyOut(cat, s, params)
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "statement %T is not supported", stmt)
 }

@@ -254,10 +254,17 @@ type CopyFrom struct {
 	Escape    string
 }
 
-// CopyTo is COPY table|(query) TO STDOUT; accepted for completeness.
+// CopyTo is COPY table [(columns)] | (query) TO STDOUT [WITH (...)]: the
+// rows of Query in COPY text, csv or binary format.
 type CopyTo struct {
-	Query  *Select
-	Format string
+	Query     *Select
+	Format    string // "text", "csv", "binary"
+	Delimiter string // "" = format default
+	Null      string // NULL marker; Format default when NullSet is false
+	NullSet   bool
+	Header    bool
+	Quote     string
+	Escape    string
 }
 
 // CreateTopic is CREATE TOPIC [IF NOT EXISTS] name [(CONSUMER ...)] [WITH (...)].

@@ -69,7 +69,8 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 		}
 	}
 	if !s.IsFrom {
-		out := &CopyTo{Format: format}
+		out := &CopyTo{Format: format, Delimiter: delim, Null: null, NullSet: nullSet, Header: header,
+			Quote: quote, Escape: escape}
 		if s.Query != nil {
 			sel := s.Query.GetSelectStmt()
 			if sel == nil {

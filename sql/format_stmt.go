@@ -134,7 +134,23 @@ func (f *formatter) stmt(s Stmt) {
 	case *CopyTo:
 		f.w("COPY (")
 		f.sel(x.Query)
-		f.w(") TO STDOUT (FORMAT ", x.Format, ")")
+		f.w(") TO STDOUT (FORMAT ", x.Format)
+		if x.Delimiter != "" {
+			f.w(", DELIMITER ", quoteString(x.Delimiter))
+		}
+		if x.NullSet {
+			f.w(", NULL ", quoteString(x.Null))
+		}
+		if x.Header {
+			f.w(", HEADER")
+		}
+		if x.Quote != "" {
+			f.w(", QUOTE ", quoteString(x.Quote))
+		}
+		if x.Escape != "" {
+			f.w(", ESCAPE ", quoteString(x.Escape))
+		}
+		f.w(")")
 	case *CreateTopic:
 		f.w("CREATE TOPIC ")
 		if x.IfNotExists {

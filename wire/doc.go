@@ -35,7 +35,12 @@
 //   - output.go: the Output given to Portal.Execute: DataRows, notices and
 //     COPY FROM STDIN (CopyInResponse, then CopyData until CopyDone or
 //     CopyFail; Flush and Sync are ignored meanwhile). A COPY the portal
-//     abandons is drained before the error is reported.
+//     abandons is drained before the error is reported. copyout.go: COPY
+//     TO STDOUT (CopyOutResponse, CopyData per row, CopyDone); the rows'
+//     COPY format is the executor's, the values' representation ours
+//     (AppendValue).
+//   - rowenc.go: a RowEncoder builds DataRows ahead of sending, so an
+//     executor can encode straight from storage memory and send or drop.
 //   - encode*.go, decode*.go: values in text and binary formats by type OID
 //     (see the table in handler.go). The hot types (int8, bytea, text,
 //     timestamptz) are appended into one reused buffer without allocation.

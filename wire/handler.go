@@ -178,6 +178,11 @@ type Output interface {
 	// SQLSTATE 57014 and the client's message. The portal must read until
 	// an error or io.EOF.
 	CopyIn(format int16, columns int) (CopyReader, error)
+	// CopyOut switches the connection into COPY TO STDOUT mode: it sends
+	// CopyOutResponse with the column count and format (0 text, 1 binary)
+	// and returns the writer of CopyData; the portal calls Done before it
+	// returns its tag.
+	CopyOut(format int16, columns int) (CopyWriter, error)
 }
 
 // CopyReader yields the bytes of a COPY FROM STDIN stream.
