@@ -115,7 +115,9 @@ func init() {
 			return v, nil
 		},
 		"set_config": func(ec *evalCtx, a []any) (any, error) {
-			ec.sess.settings.set(a[0].(string), a[1].(string))
+			if err := ec.sess.settings.set(a[0].(string), a[1].(string)); err != nil {
+				return nil, err
+			}
 			return a[1], nil
 		},
 		"pg_backend_pid": func(ec *evalCtx, _ []any) (any, error) { return int64(ec.sess.info.ProcessID), nil },

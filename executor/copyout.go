@@ -45,6 +45,7 @@ func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *planner.CopyO
 			break
 		}
 		r = r[:len(cols)] // hidden sort columns
+		inZone(r, cols, s.settings.loc)
 		if buf, err = f.row(buf[:0], r); err != nil {
 			return n, err
 		}

@@ -159,6 +159,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 				r[i] = durationInterval(d)
 			}
 		}
+		inZone(r, p.st.cols, p.st.s.settings.loc)
 		if err := out.WriteRow(r); err != nil {
 			return "", true, err
 		}
@@ -219,7 +220,9 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 			if st.Name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(st.Value, "-", ""), "utf8") {
 				return "", nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "client_encoding %s is not supported; topicgate speaks UTF8", st.Value)
 			}
-			s.settings.set(st.Name, st.Value)
+			if err := s.settings.set(st.Name, st.Value); err != nil {
+				return "", nil, err
+			}
 		}
 		if st.Reset {
 			return "RESET", nil, nil

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"strings"
+	"time"
 
 	"topicgate/wire"
 )
@@ -9,6 +10,7 @@ import (
 // settings are a session's run-time parameters (SET / SHOW).
 type settings struct {
 	vals map[string]string
+	loc  *time.Location // TimeZone: how timestamptz values are printed
 }
 
 var defaultSettings = map[string]string{
@@ -67,6 +69,12 @@ func newSettings(info wire.SessionInfo) *settings {
 	}
 	// topicgate speaks UTF8 only.
 	s.vals["client_encoding"] = "UTF8"
+	s.loc = time.UTC
+	if loc, err := parseTimeZone(s.vals["timezone"]); err == nil {
+		s.loc = loc
+	} else {
+		s.vals["timezone"] = defaultSettings["timezone"] // an unknown zone from a driver falls back to UTC
+	}
 	return s
 }
 
@@ -75,14 +83,27 @@ func (s *settings) get(name string) (string, bool) {
 	return v, ok
 }
 
-func (s *settings) set(name, value string) {
-	s.vals[strings.ToLower(name)] = value
+// set changes a parameter; TimeZone is checked (22023 if unknown).
+func (s *settings) set(name, value string) error {
+	name = strings.ToLower(name)
+	if name == "timezone" {
+		loc, err := parseTimeZone(value)
+		if err != nil {
+			return err
+		}
+		s.loc = loc
+	}
+	s.vals[name] = value
+	return nil
 }
 
 func (s *settings) reset(name string) {
 	name = strings.ToLower(name)
 	if v, ok := defaultSettings[name]; ok {
 		s.vals[name] = v
+	}
+	if name == "timezone" {
+		s.loc = time.UTC
 	}
 }
 

@@ -34,8 +34,11 @@ func unixMicros(t time.Time) int64 {
 // appendTimestamp encodes t. For timestamptz the instant is shown in UTC;
 // for timestamp the wall clock of t is used as is.
 func appendTimestamp(buf []byte, t time.Time, tz bool, bin bool) []byte {
+	// A timestamptz prints in its own zone with that zone's offset: the
+	// session layer puts values in the session's TimeZone (UTC unless SET).
+	off := 0
 	if tz {
-		t = t.UTC()
+		_, off = t.Zone()
 	} else if t.Location() != time.UTC {
 		y, mo, d := t.Date()
 		h, mi, s := t.Clock()
@@ -64,10 +67,30 @@ func appendTimestamp(buf []byte, t time.Time, tz bool, bin bool) []byte {
 	buf = appendPad(buf, s, 2)
 	buf = appendFraction(buf, t.Nanosecond()/1000)
 	if tz {
-		buf = append(buf, '+', '0', '0')
+		buf = appendUTCOffset(buf, off)
 	}
 	if bc {
 		buf = append(buf, " BC"...)
+	}
+	return buf
+}
+
+// appendUTCOffset appends an offset as PostgreSQL prints it: +HH, then
+// :MM and :SS only when not zero.
+func appendUTCOffset(buf []byte, off int) []byte {
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	buf = append(buf, sign)
+	buf = appendPad(buf, off/3600, 2)
+	if m, sec := off/60%60, off%60; m != 0 || sec != 0 {
+		buf = append(buf, ':')
+		buf = appendPad(buf, m, 2)
+		if sec != 0 {
+			buf = append(buf, ':')
+			buf = appendPad(buf, sec, 2)
+		}
 	}
 	return buf
 }

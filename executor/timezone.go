@@ -1,0 +1,87 @@
+package executor
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // zone names work on machines without /usr/share/zoneinfo
+
+	"topicgate/sql/pgerror"
+	"topicgate/wire"
+)
+
+// parseTimeZone resolves a TimeZone setting: UTC/GMT, an IANA zone name,
+// or a numeric offset in hours east of UTC ("9", "-3:30", "+05:45"), as
+// SET TIME ZONE takes it. POSIX-style names with offsets ("UTC+3") and
+// intervals are not supported.
+func parseTimeZone(v string) (*time.Location, error) {
+	name := strings.TrimSpace(v)
+	switch strings.ToUpper(name) {
+	case "UTC", "GMT", "Z", "ZULU", "UCT", "LOCAL", "DEFAULT", "ETC/UTC":
+		return time.UTC, nil
+	}
+	if off, ok := parseHourOffset(name); ok {
+		return time.FixedZone(name, off), nil
+	}
+	if strings.ContainsAny(name, " ,") || name == "" {
+		return nil, badTimeZone(v)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, badTimeZone(v)
+	}
+	return loc, nil
+}
+
+func badTimeZone(v string) error {
+	return pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid value for parameter \"TimeZone\": \"%s\"", v)
+}
+
+// parseHourOffset parses [+-]H[H][:MM] or a decimal number of hours.
+func parseHourOffset(s string) (int, bool) {
+	if s == "" || !strings.ContainsAny(s[:1], "+-0123456789") {
+		return 0, false
+	}
+	sign := 1
+	body := s
+	switch s[0] {
+	case '-':
+		sign, body = -1, s[1:]
+	case '+':
+		body = s[1:]
+	}
+	var secs int
+	if h, m, ok := strings.Cut(body, ":"); ok {
+		hh, err1 := strconv.Atoi(h)
+		mm, err2 := strconv.Atoi(m)
+		if err1 != nil || err2 != nil || mm < 0 || mm >= 60 || len(m) != 2 {
+			return 0, false
+		}
+		secs = hh*3600 + mm*60
+	} else {
+		f, err := strconv.ParseFloat(body, 64)
+		if err != nil {
+			return 0, false
+		}
+		secs = int(f * 3600)
+	}
+	if secs > 15*3600 {
+		return 0, false
+	}
+	return sign * secs, true
+}
+
+// inZone returns the row with its timestamptz values in loc, so the wire
+// layer prints them with the session's offset, as PostgreSQL prints
+// timestamptz in the TimeZone setting (binary values are instants and do
+// not change).
+func inZone(r []any, cols []wire.Column, loc *time.Location) {
+	for i, c := range cols {
+		if c.TypeOID != wire.OIDTimestamptz || i >= len(r) {
+			continue
+		}
+		if t, ok := r[i].(time.Time); ok {
+			r[i] = t.In(loc)
+		}
+	}
+}
