@@ -16,6 +16,23 @@ import (
 // (wire.AppendValue). A consumer read in the query moves the consumer's
 // position as the same SELECT would.
 func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *planner.CopyOutPlan, out wire.Output) (int64, error) {
+	if cr := p.Select.Consumer; cr != nil && !cr.Shared && s.tx == nil {
+		// A streaming consumer read in autocommit would commit its
+		// positions before the first row is formatted, losing the rows if
+		// formatting or sending fails; as an implicit transaction they
+		// commit after the last row was written (at-least-once).
+		var n int64
+		_, err := s.implicitTxn(ctx, out, func() (int, error) {
+			var err error
+			n, err = s.copyOut(ctx, ec, p, out)
+			return 0, err
+		})
+		return n, err
+	}
+	return s.copyOut(ctx, ec, p, out)
+}
+
+func (s *Session) copyOut(ctx context.Context, ec *evalCtx, p *planner.CopyOutPlan, out wire.Output) (int64, error) {
 	it, err := s.runSelect(ctx, ec, p.Select, nil)
 	if err != nil {
 		return 0, err
@@ -216,11 +233,12 @@ func (f *copyFormatter) textField(buf, v []byte) []byte {
 	return buf
 }
 
-// csvField quotes a value when it holds the delimiter, the quote, a line
-// break, or would read back as NULL (equals the NULL marker, or is the
-// end-of-data marker \.), doubling quotes (or escaping them with ESCAPE).
+// csvField quotes a value when it holds the delimiter, the quote or a line
+// break, or would read back as something else: the NULL marker, or (in a
+// one-column export) the end-of-data marker \. ; quotes inside are doubled
+// (or escaped with ESCAPE).
 func (f *copyFormatter) csvField(buf, v []byte) []byte {
-	need := string(v) == f.null || string(v) == `\.`
+	need := string(v) == f.null || (len(f.cols) == 1 && string(v) == `\.`)
 	for _, c := range v {
 		if c == f.delim || c == f.quote || c == '\n' || c == '\r' {
 			need = true

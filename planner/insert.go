@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strings"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -127,7 +128,7 @@ func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header); err != nil {
+	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header, s.Null); err != nil {
 		return nil, err
 	}
 	return &CopyPlan{Topic: topic, Cols: cols, Opts: *s}, nil
@@ -135,7 +136,7 @@ func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
 
 // planCopyOut plans COPY ... TO STDOUT as its query.
 func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
-	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header); err != nil {
+	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header, s.Null); err != nil {
 		return nil, err
 	}
 	sel, err := planSelect(cat, s.Query, params)
@@ -147,8 +148,9 @@ func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
 	return &CopyOutPlan{Select: sel, Opts: opts}, nil
 }
 
-// checkCopyOptions rejects what PostgreSQL rejects in COPY options.
-func checkCopyOptions(format, delim, quote, escape string, nullSet, header bool) error {
+// checkCopyOptions rejects what PostgreSQL rejects in COPY options, on
+// the values in effect (the format's defaults filled in).
+func checkCopyOptions(format, delim, quote, escape string, nullSet, header bool, null string) error {
 	switch format {
 	case "", "text", "csv", "binary":
 	default:
@@ -163,8 +165,10 @@ func checkCopyOptions(format, delim, quote, escape string, nullSet, header bool)
 		case header:
 			return pgerror.New(pgerror.CodeFeatureNotSupported, "cannot specify HEADER in BINARY mode")
 		}
+		return nil
 	}
-	if format != "csv" {
+	csv := format == "csv"
+	if !csv {
 		switch {
 		case quote != "":
 			return pgerror.New(pgerror.CodeFeatureNotSupported, "COPY quote available only in CSV mode")
@@ -177,11 +181,35 @@ func checkCopyOptions(format, delim, quote, escape string, nullSet, header bool)
 			return pgerror.Newf(pgerror.CodeFeatureNotSupported, "COPY %s must be a single one-byte character", o.name)
 		}
 	}
-	if delim == "\r" || delim == "\n" || delim == "\\" {
-		return pgerror.New(pgerror.CodeInvalidParameterValue, "COPY delimiter cannot be newline, carriage return or backslash")
+	// The values in effect.
+	if delim == "" {
+		delim = "\t"
+		if csv {
+			delim = ","
+		}
 	}
-	if format == "csv" && delim != "" && delim == quote {
+	if quote == "" {
+		quote = "\""
+	}
+	if !nullSet {
+		null = "\\N"
+		if csv {
+			null = ""
+		}
+	}
+	switch {
+	case delim == "\r" || delim == "\n":
+		return pgerror.New(pgerror.CodeInvalidParameterValue, "COPY delimiter cannot be newline or carriage return")
+	case strings.ContainsAny(null, "\r\n"):
+		return pgerror.New(pgerror.CodeInvalidParameterValue, "COPY null representation cannot use newline or carriage return")
+	case !csv && strings.Contains("\\.abcdefghijklmnopqrstuvwxyz0123456789", delim):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "COPY delimiter cannot be \"%s\"", delim)
+	case csv && delim == quote:
 		return pgerror.New(pgerror.CodeInvalidParameterValue, "COPY delimiter and quote must be different")
+	case strings.Contains(null, delim):
+		return pgerror.New(pgerror.CodeFeatureNotSupported, "COPY delimiter must not appear in the NULL specification")
+	case csv && strings.Contains(null, quote):
+		return pgerror.New(pgerror.CodeFeatureNotSupported, "CSV quote character must not appear in the NULL specification")
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 	}
 	format, delim, null, quote, escape := "text", "", "", "", ""
 	nullSet, header := false, false
+	seen := map[string]bool{}
 	for _, o := range s.Options {
 		d := o.GetDefElem()
 		if d == nil {
@@ -35,6 +36,16 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 		}
 		v := constText(d.Arg)
 		pos := c.pp.orig(int(d.Location))
+		if seen[d.Defname] {
+			return nil, errAt(pgerror.CodeSyntaxError, pos, "conflicting or redundant options")
+		}
+		seen[d.Defname] = true
+		switch d.Defname {
+		case "delimiter", "quote", "escape":
+			if len(v) != 1 {
+				return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "COPY %s must be a single one-byte character", d.Defname)
+			}
+		}
 		switch d.Defname {
 		case "format":
 			format = strings.ToLower(v)

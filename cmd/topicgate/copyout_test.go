@@ -98,13 +98,50 @@ func TestCopyOut(t *testing.T) {
 		t.Fatalf("second consumer COPY should find nothing new, got %q", got)
 	}
 
+	// The end-of-data marker is quoted only where it could end the data:
+	// in a one-column CSV export.
+	if got, _ = copyOut(`COPY (SELECT '\.' AS a, 1 AS b) TO STDOUT (FORMAT csv)`); got != "\\.,1\n" {
+		t.Fatalf("csv \\. in two columns: %q", got)
+	}
+	if got, _ = copyOut(`COPY (SELECT '\.' AS a) TO STDOUT (FORMAT csv)`); got != "\"\\.\"\n" {
+		t.Fatalf("csv \\. in one column: %q", got)
+	}
+
+	// A streaming consumer read commits its positions only after the last
+	// row was written: a COPY that fails after reading moves nothing.
+	// (The CASE mixes an integer and a numeric, which the binary encoder
+	// of the int8 column rejects.)
+	exec(t, c, "CREATE TOPIC keep (CONSUMER k)")
+	exec(t, c, "INSERT INTO keep (data) VALUES ('1'), ('2')")
+	if _, err := c.PgConn().CopyTo(ctx, &bytes.Buffer{}, `COPY (SELECT CASE WHEN offset >= 1 THEN 1 ELSE 1.5 END AS x
+		FROM keep WITH (CONSUMER = k) LIMIT 2) TO STDOUT (FORMAT binary)`); err == nil {
+		t.Fatal("the failing COPY succeeded")
+	}
+	if got, _ = copyOut("COPY (SELECT offset FROM keep WITH (CONSUMER = k) LIMIT 10) TO STDOUT"); got != "0\n1\n" {
+		t.Fatalf("after a failed consumer COPY the messages must still be there: %q", got)
+	}
+
+	// COPY FROM keeps accepting what PostgreSQL accepts.
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader("xy\n"),
+		`COPY dst (data) FROM STDIN WITH (FORMAT csv, DELIMITER '\')`); err != nil {
+		t.Fatalf("csv with a backslash delimiter: %v", err)
+	}
+
 	// Errors name the problem and leave the connection usable.
 	for sql, code := range map[string]string{
 		"COPY nope TO STDOUT":                               "42P01",
 		"COPY src TO STDOUT (FORMAT binary, HEADER)":        "0A000",
 		"COPY src TO STDOUT (FORMAT binary, DELIMITER ',')": "42601",
 		"COPY src TO STDOUT (DELIMITER '||')":               "0A000",
-		"COPY src TO STDOUT (QUOTE '\"')":                   "0A000",
+		"COPY src TO STDOUT (DELIMITER '')":                 "0A000",
+		"COPY src TO STDOUT (DELIMITER ',', DELIMITER ';')": "42601",
+		"COPY src TO STDOUT (DELIMITER 'a')":                "22023",
+		`COPY src TO STDOUT (QUOTE '"')`:                    "0A000",
+		`COPY src TO STDOUT (FORMAT csv, DELIMITER '"')`:    "22023",
+		"COPY src TO STDOUT (FORMAT csv, QUOTE ',')":        "22023",
+		"COPY src TO STDOUT (FORMAT csv, NULL 'a,b')":       "0A000",
+		`COPY src TO STDOUT (FORMAT csv, NULL '"')`:         "0A000",
+		`COPY src TO STDOUT (NULL E'x\ny')`:                 "22023",
 		"COPY src (nope) TO STDOUT":                         "42703",
 	} {
 		_, err := c.PgConn().CopyTo(ctx, &bytes.Buffer{}, sql)
@@ -113,7 +150,7 @@ func TestCopyOut(t *testing.T) {
 		}
 	}
 	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*) FROM dst").Scan(&n); err != nil || n != 3 {
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM dst").Scan(&n); err != nil || n != 4 {
 		t.Fatalf("after errors: %v, %d", err, n)
 	}
 }
