@@ -116,6 +116,13 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		p.Cols = append(p.Cols, Column{Name: targetName(t), T: e.Type()})
 	}
 	var groupBy []Expr
+	if s.Distinct {
+		// SELECT DISTINCT is a grouping by every output column.
+		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "SELECT DISTINCT with GROUP BY or aggregates is not supported")
+		}
+		groupBy = append(groupBy, p.Project...)
+	}
 	for _, g := range s.GroupBy {
 		e, err := b.bindOrderRef(g, p)
 		if err != nil {
@@ -184,7 +191,7 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	if p.Consumer != nil {
 		if p.Agg != nil || len(p.Sort) > 0 || p.Offset != nil {
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
-				"a read as consumer \"%s\" returns messages in offset order per partition: ORDER BY, GROUP BY, aggregates and OFFSET are not supported with it", p.Consumer.Consumer)
+				"a read as consumer \"%s\" returns messages in offset order per partition: ORDER BY, GROUP BY, DISTINCT, aggregates and OFFSET are not supported with it", p.Consumer.Consumer)
 		}
 	}
 	if p.Scan != nil {
