@@ -173,8 +173,8 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// of the server's CPU on write-heavy loads for random payloads. The
 		// deeper levels use the last level configured (Options.Level).
 		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
-		Logger:                      pebbleLogger{opts.Logf},
-		FS:                          opts.fs,
+		Logger: pebbleLogger{opts.Logf},
+		FS:     opts.fs,
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {

@@ -31,7 +31,7 @@ func TestEncodeText(t *testing.T) {
 		{OIDTimestamptz, time.Date(2026, 11, 29, 21, 26, 20, 0, time.FixedZone("x", 3600)), "2026-11-29 21:26:20+01"},
 		{OIDTimestamptz, time.Date(2026, 11, 29, 21, 26, 20, 0, time.UTC), "2026-11-29 21:26:20+00"},
 		{OIDTimestamptz, time.Date(2026, 11, 29, 21, 26, 20, 0, time.FixedZone("x", 5*3600+30*60)), "2026-11-29 21:26:20+05:30"},
-		{OIDTimestamptz, time.Date(2026, 11, 29, 21, 26, 20, 0, time.FixedZone("x", -(3*3600 + 30*60))), "2026-11-29 21:26:20-03:30"},
+		{OIDTimestamptz, time.Date(2026, 11, 29, 21, 26, 20, 0, time.FixedZone("x", -(3*3600+30*60))), "2026-11-29 21:26:20-03:30"},
 		{OIDTimestamptz, time.Date(1890, 1, 1, 0, 0, 0, 0, time.FixedZone("LMT", 1*3600+20*60+28)), "1890-01-01 00:00:00+01:20:28"},
 		{OIDTimestamptz, time.Date(2026, 11, 29, 20, 26, 20, 100000000, time.UTC), "2026-11-29 20:26:20.1+00"},
 		{OIDTimestamp, time.Date(2026, 11, 29, 21, 26, 20, 5000, time.FixedZone("x", 3600)), "2026-11-29 21:26:20.000005"},
