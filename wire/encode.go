@@ -97,6 +97,9 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			if oid == OIDFloat4 {
 				return binary.BigEndian.AppendUint32(buf, math.Float32bits(float32(f))), nil
 			}
+			if math.IsNaN(f) { // PostgreSQL's NaN bits, not Go's 0x7FF8000000000001
+				return binary.BigEndian.AppendUint64(buf, 0x7FF8000000000000), nil
+			}
 			return binary.BigEndian.AppendUint64(buf, math.Float64bits(f)), nil
 		}
 		return appendFloatText(buf, f, oid == OIDFloat4), nil

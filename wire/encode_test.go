@@ -40,6 +40,11 @@ func TestEncodeText(t *testing.T) {
 		{OIDInt8Array, []int64{}, "{}"},
 		{OIDNumeric, int64(42), "42"},
 		{OIDNumeric, 2.5, "2.5"},
+		{OIDNumeric, 0.1 + 0.2, "0.3"},
+		{OIDNumeric, 1.0 / 3, "0.333333333333333"},
+		{OIDNumeric, 1e20, "100000000000000000000"},
+		{OIDNumeric, -1.5e-7, "-0.00000015"},
+		{OIDNumeric, math.NaN(), "NaN"},
 		{OIDBytea, "ab", `\x6162`},
 		{OIDInt4, int32(-5), "-5"},
 		{OIDText, int64(5), "5"}, // mismatched Go type: best-effort text

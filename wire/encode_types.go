@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -168,10 +169,7 @@ func appendNumeric(buf []byte, v any, bin bool) ([]byte, error) {
 	case []byte:
 		s = string(x)
 	case float64:
-		s = string(appendFloatText(nil, x, false))
-		if strings.ContainsAny(s, "e") {
-			s = strconv.FormatFloat(x, 'f', -1, 64)
-		}
+		s = numericText(x)
 	case float32:
 		s = strconv.FormatFloat(float64(x), 'f', -1, 32)
 	default:
@@ -188,6 +186,26 @@ func appendNumeric(buf []byte, v any, bin bool) ([]byte, error) {
 		return append(buf, s...), nil
 	}
 	return appendNumericBinary(buf, s)
+}
+
+// numericText prints a numeric computed in binary floating point: to the
+// 15 significant digits a float64 carries exactly, without an exponent, so
+// 0.1 + 0.2 prints 0.3 as PostgreSQL's decimal numeric does (float8
+// columns keep the shortest exact form, 0.30000000000000004).
+func numericText(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "Infinity"
+	case math.IsInf(x, -1):
+		return "-Infinity"
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 15, 64), 64)
+	if err != nil {
+		r = x
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // appendNumericBinary encodes decimal text in PostgreSQL's binary numeric
