@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"encoding/binary"
-	"time"
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
@@ -62,7 +61,7 @@ func (s *Session) copyOut(ctx context.Context, ec *evalCtx, p *planner.CopyOutPl
 			break
 		}
 		r = r[:len(cols)] // hidden sort columns
-		inZone(r, cols, s.settings.loc)
+		presentRow(r, cols, s.settings.loc)
 		if buf, err = f.row(buf[:0], r); err != nil {
 			return n, err
 		}
@@ -164,9 +163,6 @@ func (f *copyFormatter) row(buf []byte, vals []any) ([]byte, error) {
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(vals)))
 	}
 	for i, v := range vals {
-		if d, ok := v.(time.Duration); ok && f.cols[i].TypeOID == wire.OIDInterval {
-			v = durationInterval(d)
-		}
 		if f.format == "binary" {
 			if v == nil {
 				buf = append(buf, 0xFF, 0xFF, 0xFF, 0xFF)

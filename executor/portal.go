@@ -154,12 +154,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		if len(r) > len(p.st.cols) {
 			r = r[:len(p.st.cols)]
 		}
-		for i, c := range p.st.cols {
-			if d, ok := r[i].(time.Duration); ok && c.TypeOID == wire.OIDInterval {
-				r[i] = durationInterval(d)
-			}
-		}
-		inZone(r, p.st.cols, p.st.s.settings.loc)
+		presentRow(r, p.st.cols, p.st.s.settings.loc)
 		if err := out.WriteRow(r); err != nil {
 			return "", true, err
 		}

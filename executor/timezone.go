@@ -71,17 +71,25 @@ func parseHourOffset(s string) (int, bool) {
 	return sign * secs, true
 }
 
-// inZone returns the row with its timestamptz values in loc, so the wire
-// layer prints them with the session's offset, as PostgreSQL prints
-// timestamptz in the TimeZone setting (binary values are instants and do
-// not change).
-func inZone(r []any, cols []wire.Column, loc *time.Location) {
+// presentRow turns a row's values into the forms the wire layer prints
+// for its columns: intervals as days and time (durationInterval), and
+// timestamptz values in the session's zone loc, so they print with its
+// offset as PostgreSQL prints timestamptz in the TimeZone setting (binary
+// values are instants and do not change).
+func presentRow(r []any, cols []wire.Column, loc *time.Location) {
 	for i, c := range cols {
-		if c.TypeOID != wire.OIDTimestamptz || i >= len(r) {
-			continue
+		if i >= len(r) {
+			return
 		}
-		if t, ok := r[i].(time.Time); ok {
-			r[i] = t.In(loc)
+		switch v := r[i].(type) {
+		case time.Duration:
+			if c.TypeOID == wire.OIDInterval {
+				r[i] = durationInterval(v)
+			}
+		case time.Time:
+			if c.TypeOID == wire.OIDTimestamptz {
+				r[i] = v.In(loc)
+			}
 		}
 	}
 }

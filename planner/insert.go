@@ -128,7 +128,7 @@ func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header, s.Null); err != nil {
+	if err := checkCopyOptions(s.CopyOptions); err != nil {
 		return nil, err
 	}
 	return &CopyPlan{Topic: topic, Cols: cols, Opts: *s}, nil
@@ -136,7 +136,7 @@ func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
 
 // planCopyOut plans COPY ... TO STDOUT as its query.
 func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
-	if err := checkCopyOptions(s.Format, s.Delimiter, s.Quote, s.Escape, s.NullSet, s.Header, s.Null); err != nil {
+	if err := checkCopyOptions(s.CopyOptions); err != nil {
 		return nil, err
 	}
 	sel, err := planSelect(cat, s.Query, params)
@@ -150,7 +150,9 @@ func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
 
 // checkCopyOptions rejects what PostgreSQL rejects in COPY options, on
 // the values in effect (the format's defaults filled in).
-func checkCopyOptions(format, delim, quote, escape string, nullSet, header bool, null string) error {
+func checkCopyOptions(o sql.CopyOptions) error {
+	format, delim, quote, escape, null := o.Format, o.Delimiter, o.Quote, o.Escape, o.Null
+	nullSet, header := o.NullSet, o.Header
 	switch format {
 	case "", "text", "csv", "binary":
 	default:

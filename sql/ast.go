@@ -243,8 +243,13 @@ type Delete struct {
 
 // CopyFrom is COPY table [(cols)] FROM STDIN [WITH (...)].
 type CopyFrom struct {
-	Table     TableRef
-	Columns   []string
+	Table   TableRef
+	Columns []string
+	CopyOptions
+}
+
+// CopyOptions are the WITH (...) options of COPY, in both directions.
+type CopyOptions struct {
 	Format    string // "text", "csv", "binary"
 	Delimiter string // "" = format default
 	Null      string // NULL marker; Format default when NullSet is false
@@ -257,14 +262,8 @@ type CopyFrom struct {
 // CopyTo is COPY table [(columns)] | (query) TO STDOUT [WITH (...)]: the
 // rows of Query in COPY text, csv or binary format.
 type CopyTo struct {
-	Query     *Select
-	Format    string // "text", "csv", "binary"
-	Delimiter string // "" = format default
-	Null      string // NULL marker; Format default when NullSet is false
-	NullSet   bool
-	Header    bool
-	Quote     string
-	Escape    string
+	Query *Select
+	CopyOptions
 }
 
 // CreateTopic is CREATE TOPIC [IF NOT EXISTS] name [(CONSUMER ...)] [WITH (...)].

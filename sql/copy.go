@@ -79,9 +79,10 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 			return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "COPY option %s is not supported", strings.ToUpper(d.Defname))
 		}
 	}
+	opts := CopyOptions{Format: format, Delimiter: delim, Null: null, NullSet: nullSet, Header: header,
+		Quote: quote, Escape: escape}
 	if !s.IsFrom {
-		out := &CopyTo{Format: format, Delimiter: delim, Null: null, NullSet: nullSet, Header: header,
-			Quote: quote, Escape: escape}
+		out := &CopyTo{CopyOptions: opts}
 		if s.Query != nil {
 			sel := s.Query.GetSelectStmt()
 			if sel == nil {
@@ -112,6 +113,5 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CopyFrom{Table: t, Columns: cols, Format: format, Delimiter: delim, Null: null,
-		NullSet: nullSet, Header: header, Quote: quote, Escape: escape}, nil
+	return &CopyFrom{Table: t, Columns: cols, CopyOptions: opts}, nil
 }

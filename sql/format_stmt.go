@@ -114,43 +114,13 @@ func (f *formatter) stmt(s Stmt) {
 			f.w(" ")
 			f.names(x.Columns)
 		}
-		f.w(" FROM STDIN (FORMAT ", x.Format)
-		if x.Delimiter != "" {
-			f.w(", DELIMITER ", quoteString(x.Delimiter))
-		}
-		if x.NullSet {
-			f.w(", NULL ", quoteString(x.Null))
-		}
-		if x.Header {
-			f.w(", HEADER")
-		}
-		if x.Quote != "" {
-			f.w(", QUOTE ", quoteString(x.Quote))
-		}
-		if x.Escape != "" {
-			f.w(", ESCAPE ", quoteString(x.Escape))
-		}
-		f.w(")")
+		f.w(" FROM STDIN ")
+		f.copyOptions(x.CopyOptions)
 	case *CopyTo:
 		f.w("COPY (")
 		f.sel(x.Query)
-		f.w(") TO STDOUT (FORMAT ", x.Format)
-		if x.Delimiter != "" {
-			f.w(", DELIMITER ", quoteString(x.Delimiter))
-		}
-		if x.NullSet {
-			f.w(", NULL ", quoteString(x.Null))
-		}
-		if x.Header {
-			f.w(", HEADER")
-		}
-		if x.Quote != "" {
-			f.w(", QUOTE ", quoteString(x.Quote))
-		}
-		if x.Escape != "" {
-			f.w(", ESCAPE ", quoteString(x.Escape))
-		}
-		f.w(")")
+		f.w(") TO STDOUT ")
+		f.copyOptions(x.CopyOptions)
 	case *CreateTopic:
 		f.w("CREATE TOPIC ")
 		if x.IfNotExists {
@@ -265,4 +235,24 @@ func (f *formatter) alterAction(a AlterAction) {
 	default:
 		f.w(fmt.Sprintf("<%T>", a))
 	}
+}
+
+func (f *formatter) copyOptions(o CopyOptions) {
+	f.w("(FORMAT ", o.Format)
+	if o.Delimiter != "" {
+		f.w(", DELIMITER ", quoteString(o.Delimiter))
+	}
+	if o.NullSet {
+		f.w(", NULL ", quoteString(o.Null))
+	}
+	if o.Header {
+		f.w(", HEADER")
+	}
+	if o.Quote != "" {
+		f.w(", QUOTE ", quoteString(o.Quote))
+	}
+	if o.Escape != "" {
+		f.w(", ESCAPE ", quoteString(o.Escape))
+	}
+	f.w(")")
 }
