@@ -113,7 +113,11 @@ func (t *Txn) Stage(topic string, msgs []topicstore.Message) error {
 		t.byTopic[topic] = i
 		t.writes = append(t.writes, topicstore.TopicWrite{Topic: topic})
 	}
-	t.writes[i].Messages = append(t.writes[i].Messages, msgs...)
+	if w := &t.writes[i]; len(w.Messages) == 0 {
+		w.Messages = msgs // the caller hands msgs over; nothing to copy
+	} else {
+		w.Messages = append(w.Messages, msgs...)
+	}
 	t.messages += len(msgs)
 	t.bytes += size
 	t.memBytes += size
