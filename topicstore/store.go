@@ -175,9 +175,16 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// amplification of at most 4 sublevels, which a consumer's
 		// sequential read pays once per seek. It took a 32 MB compaction
 		// out of the bench's 1 s read-process-write window (+10-15%).
-		L0CompactionThreshold:    8,
-		L0StopWritesThreshold:    24,
-		MaxConcurrentCompactions: func() int { return 2 },
+		L0CompactionThreshold: 8,
+		// Files that do not overlap (one busy partition, or flushes split
+		// at partition tails) add no sublevel, so the threshold above never
+		// fires for them and L0 could grow to Pebble's default of 500 files
+		// (1-2 GB here). Data of a dropped topic or behind a retention cut
+		// is freed without being read only once it is below L0 (a
+		// delete-only compaction), so L0 is kept to about 64 files.
+		L0CompactionFileThreshold: 64,
+		L0StopWritesThreshold:     24,
+		MaxConcurrentCompactions:  func() int { return 2 },
 		// Message bodies are stored as the producer encoded them (raw,
 		// gzip, zstd, lzop), as a Kafka broker stores producer batches:
 		// compressing them again in every flush and compaction spent 8-12%
