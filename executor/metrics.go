@@ -28,16 +28,32 @@ func (m *metrics) commitFailed(err error) {
 // WriteMetrics writes the engine's metrics in Prometheus text exposition
 // format: transaction counters, sessions, and per-partition gauges.
 func (e *Engine) WriteMetrics(w io.Writer) {
-	counter := func(name, help string, v int64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	metric := func(kind, name, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, kind, name, v)
 	}
+	counter := func(name, help string, v int64) { metric("counter", name, help, v) }
+	gauge := func(name, help string, v int64) { metric("gauge", name, help, v) }
 	counter("topicgate_txn_commits_total", "Transactions committed.", e.metrics.commits.Load())
 	counter("topicgate_txn_rollbacks_total", "Transactions rolled back by ROLLBACK.", e.metrics.rollbacks.Load())
 	counter("topicgate_txn_conflicts_total", "Commits that failed with SQLSTATE 40001.", e.metrics.conflicts.Load())
 	counter("topicgate_txn_commit_errors_total", "Commits that failed with another error.", e.metrics.commitErrors.Load())
 	sessions := 0
 	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
-	fmt.Fprintf(w, "# HELP topicgate_sessions Open client sessions.\n# TYPE topicgate_sessions gauge\ntopicgate_sessions %d\n", sessions)
+	gauge("topicgate_sessions", "Open client sessions.", int64(sessions))
+	if st, ok := e.store.(topicstore.EngineStatter); ok {
+		es := st.EngineStats()
+		gauge("topicgate_store_disk_bytes", "On-disk size of the store.", int64(es.DiskBytes))
+		gauge("topicgate_store_memtable_bytes", "Memory held by memtables.", int64(es.MemtableBytes))
+		gauge("topicgate_store_l0_files", "Files in LSM level 0.", es.L0Files)
+		gauge("topicgate_store_l0_sublevels", "Overlapping layers in LSM level 0.", int64(es.L0Sublevels))
+		counter("topicgate_store_flushes_total", "Memtables flushed.", es.Flushes)
+		counter("topicgate_store_compactions_total", "LSM compactions of every kind.", es.Compactions)
+		counter("topicgate_store_delete_only_compactions_total", "Compactions that dropped whole files without reading them.", es.DeleteOnly)
+		gauge("topicgate_store_compaction_debt_bytes", "Estimated bytes compactions still have to rewrite.", int64(es.CompactionDebtBytes))
+		gauge("topicgate_store_block_cache_bytes", "Block cache in use.", es.CacheBytes)
+		counter("topicgate_store_block_cache_hits_total", "Block cache hits.", es.CacheHits)
+		counter("topicgate_store_block_cache_misses_total", "Block cache misses.", es.CacheMisses)
+	}
 	fmt.Fprintf(w, "# HELP topicgate_partition_end_offset Next offset to be assigned.\n# TYPE topicgate_partition_end_offset gauge\n")
 	topics := e.store.Topics()
 	for _, t := range topics {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -88,6 +89,15 @@ func start(cfg config) (*app, error) {
 
 // Addr is the address the server listens on.
 func (a *app) Addr() string { return a.ln.Addr().String() }
+
+// metricsHandler serves the engine's metrics in Prometheus text format
+// (`serve --http` mounts it at /metrics).
+func (a *app) metricsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		a.engine.WriteMetrics(w)
+	})
+}
 
 // Close stops accepting, closes connections and closes the store.
 func (a *app) Close() error {

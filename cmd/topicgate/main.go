@@ -85,10 +85,7 @@ func main() {
 		fatal(err)
 	}
 	if *httpAddr != "" {
-		http.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			a.engine.WriteMetrics(w)
-		})
+		http.Handle("/metrics", a.metricsHandler())
 		go func() {
 			if err := http.ListenAndServe(*httpAddr, nil); err != nil {
 				fmt.Fprintln(os.Stderr, "topicgate: http:", err)
