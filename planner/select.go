@@ -2,6 +2,7 @@ package planner
 
 import (
 	"strconv"
+	"strings"
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
@@ -234,31 +235,39 @@ func (b *binder) bindOrderRef(e sql.Expr, p *SelectPlan) (Expr, error) {
 	return b.bind(e, TUnknown)
 }
 
+// targetName names an output column as PostgreSQL's FigureColname does:
+// the alias; else a column's or function's name; else, for a cast of
+// something nameless, the type's name; "case" for CASE; else "?column?".
 func targetName(t sql.Target) string {
 	if t.Alias != "" {
 		return t.Alias
 	}
-	switch x := t.Expr.(type) {
-	case *sql.ColumnRef:
-		if c, ok := ydbAliases[x.Name]; ok {
-			_ = c
-			return x.Name
-		}
-		return x.Name
-	case *sql.FuncCall:
-		return x.Name
-	case *sql.Cast:
-		return targetName(sql.Target{Expr: x.X})
-	case *sql.BinOp:
-		if x.Op == "->" || x.Op == "->>" {
-			return "?column?"
-		}
-	case *sql.Coalesce:
-		return "coalesce"
-	case *sql.Case:
-		return "case"
+	if name, strength := figureColname(t.Expr); strength > 0 {
+		return name
 	}
 	return "?column?"
+}
+
+// figureColname returns a name for e and its strength: 2 for names taken
+// from the expression itself, 1 for fallbacks a cast may override, 0 for
+// none.
+func figureColname(e sql.Expr) (string, int) {
+	switch x := e.(type) {
+	case *sql.ColumnRef:
+		return x.Name, 2
+	case *sql.FuncCall:
+		return x.Name, 2
+	case *sql.Coalesce:
+		return "coalesce", 2
+	case *sql.Case:
+		return "case", 1
+	case *sql.Cast:
+		if name, strength := figureColname(x.X); strength > 1 {
+			return name, strength
+		}
+		return strings.TrimSuffix(x.Type, "[]"), 1
+	}
+	return "", 0
 }
 
 // naturalOrder reports whether the sort keys ask for (partition, offset)

@@ -17,6 +17,12 @@ package main
 //	----
 //	0|0
 //
+//	query colnames       (the first result line is the column names)
+//	SELECT 1::int8
+//	----
+//	int8
+//	1
+//
 //	connection other     (switch to, or open, a named connection)
 //	mode extended        (send with the extended protocol; default: simple)
 //
@@ -99,9 +105,19 @@ type logicConn struct {
 	notices []string
 }
 
-func (lc *logicConn) run(ctx context.Context, sql string, extended bool) ([]string, error) {
+func (lc *logicConn) run(ctx context.Context, sql string, extended, colnames bool) ([]string, error) {
 	lc.notices = nil
 	var out []string
+	header := func(fds []pgconn.FieldDescription) {
+		if !colnames {
+			return
+		}
+		names := make([]string, len(fds))
+		for i, fd := range fds {
+			names[i] = fd.Name
+		}
+		out = append(out, strings.Join(names, "|"))
+	}
 	render := func(rows [][][]byte) {
 		for _, r := range rows {
 			vals := make([]string, len(r))
@@ -120,6 +136,7 @@ func (lc *logicConn) run(ctx context.Context, sql string, extended bool) ([]stri
 		if res.Err != nil {
 			return nil, res.Err
 		}
+		header(res.FieldDescriptions)
 		render(res.Rows)
 	} else {
 		results, err := lc.c.Exec(ctx, sql).ReadAll()
@@ -127,6 +144,7 @@ func (lc *logicConn) run(ctx context.Context, sql string, extended bool) ([]stri
 			return nil, err
 		}
 		for _, r := range results {
+			header(r.FieldDescriptions)
 			render(r.Rows)
 		}
 	}
@@ -187,7 +205,8 @@ func runLogicFile(t *testing.T, path string) {
 			fmt.Fprintf(&out, "mode %s\n\n", rec.arg)
 			continue
 		}
-		rows, err := cur.run(ctx, rec.sql, extended)
+		colnames := rec.kind == "query" && rec.arg == "colnames"
+		rows, err := cur.run(ctx, rec.sql, extended, colnames)
 		var pgErr *pgconn.PgError
 		switch {
 		case err != nil && !errors.As(err, &pgErr):
@@ -213,7 +232,7 @@ func runLogicFile(t *testing.T, path string) {
 				t.Errorf("%s:%d: %s\nexpected:\n%s\ngot:\n%s", path, rec.line, rec.sql,
 					strings.Join(rec.expected, "\n"), strings.Join(rows, "\n"))
 			}
-			fmt.Fprintf(&out, "query\n%s\n----\n", rec.sql)
+			fmt.Fprintf(&out, "%s\n%s\n----\n", strings.TrimSpace("query "+rec.arg), rec.sql)
 			for _, r := range rows {
 				fmt.Fprintln(&out, r)
 			}
