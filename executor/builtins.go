@@ -158,6 +158,9 @@ func init() {
 		"greatest":     func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
 		"least":        func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
 	}
+	for name, fn := range moreBuiltins {
+		builtins[name] = fn
+	}
 }
 
 func asBytes(v any) []byte {

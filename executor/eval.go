@@ -466,6 +466,14 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 		}
 		return planner.FormatText(l) + planner.FormatText(r), nil
 	}
+	// A numeric cast from text keeps its text form; arithmetic is float64.
+	var err error
+	if l, err = numericOperand(l); err != nil {
+		return nil, err
+	}
+	if r, err = numericOperand(r); err != nil {
+		return nil, err
+	}
 	switch x := l.(type) {
 	case int64:
 		switch y := r.(type) {
@@ -515,7 +523,20 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 			return time.Duration(float64(x) * y), nil
 		}
 	}
-	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %T %s %T", l, op, r)
+	return nil, pgerror.AssertionFailed("arithmetic %T %s %T reached the executor", l, op, r)
+}
+
+// numericOperand turns a numeric held as text into float64.
+func numericOperand(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return v, nil
+	}
+	f, err := planner.ParseText(s, planner.TFloat8)
+	if err != nil {
+		return nil, pgerror.AssertionFailed("numeric operand %q: %v", s, err)
+	}
+	return f, nil
 }
 
 func intArith(op string, x, y int64) (any, error) {

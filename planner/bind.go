@@ -272,7 +272,8 @@ func constExpr(l sql.Literal) (Expr, error) {
 	case sql.LitInt:
 		return &ConstExpr{V: l.Int, T: TInt8}, nil
 	case sql.LitFloat:
-		return &ConstExpr{V: l.Float, T: TFloat8}, nil
+		// 1.5 and 1e3 are numeric in PostgreSQL (held as float64 here).
+		return &ConstExpr{V: l.Float, T: TNumeric}, nil
 	case sql.LitString:
 		return &ConstExpr{V: l.Str, T: TUnknown}, nil
 	case sql.LitBool:
@@ -341,12 +342,18 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 			return nil, err
 		}
 		return &JSONGetExpr{X: l, Key: k, Text: op == "->>"}, nil
+	case "^": // exponentiation, in double precision as PostgreSQL's float8 ^
+		return b.bindFunc(&sql.FuncCall{Name: "power", Args: []sql.Expr{x.L, x.R}})
 	}
 	l, err := b.bind(x.L, TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.bind(x.R, l.Type())
+	rWant := l.Type()
+	if rWant == TNull { // NULL || 'b': the literal is not a null
+		rWant = TUnknown
+	}
+	r, err := b.bind(x.R, rWant)
 	if err != nil {
 		return nil, err
 	}
@@ -413,8 +420,10 @@ func arithType(l, r Type, op string) (Type, error) {
 	switch {
 	case l.IsInt() && r.IsInt():
 		return TInt8, nil
-	case l.IsNumeric() && r.IsNumeric():
+	case l.IsNumeric() && r.IsNumeric() && (l == TFloat8 || r == TFloat8):
 		return TFloat8, nil
+	case l.IsNumeric() && r.IsNumeric(): // numeric with numeric or an integer
+		return TNumeric, nil
 	case l == TTimestamptz && r == TInterval && (op == "+" || op == "-"):
 		return TTimestamptz, nil
 	case l == TInterval && r == TTimestamptz && op == "+":

@@ -51,6 +51,9 @@ func Convert(v any, from, to Type) (any, error) {
 			if math.IsNaN(x) || x > math.MaxInt64 || x < math.MinInt64 {
 				return nil, pgerror.Newf(pgerror.CodeNumericValueOutOfRange, "%s out of range", to)
 			}
+			if from == TNumeric { // numeric rounds half away from zero, float8 to even
+				return CheckIntRange(int64(math.Round(x)), to)
+			}
 			return CheckIntRange(int64(math.RoundToEven(x)), to)
 		case to == TNumeric:
 			return strconv.FormatFloat(x, 'f', -1, 64), nil

@@ -1,0 +1,53 @@
+package planner
+
+// moreBuiltins are PostgreSQL's common string, math and date functions; they
+// are merged into Builtins at init. String functions count characters, not
+// bytes, as PostgreSQL does for UTF8.
+var moreBuiltins = map[string]funcSig{
+	"position":        {2, 2, []Type{TText, TText}, fixed(TInt4)}, // position(sub IN s) arrives as (s, sub)
+	"strpos":          {2, 2, []Type{TText, TText}, fixed(TInt4)},
+	"replace":         {3, 3, []Type{TText}, fixed(TText)},
+	"btrim":           {1, 2, []Type{TText}, fixed(TText)},
+	"ltrim":           {1, 2, []Type{TText}, fixed(TText)},
+	"rtrim":           {1, 2, []Type{TText}, fixed(TText)},
+	"split_part":      {3, 3, []Type{TText, TText, TInt8}, fixed(TText)},
+	"left":            {2, 2, []Type{TText, TInt8}, fixed(TText)},
+	"right":           {2, 2, []Type{TText, TInt8}, fixed(TText)},
+	"lpad":            {2, 3, []Type{TText, TInt8, TText}, fixed(TText)},
+	"rpad":            {2, 3, []Type{TText, TInt8, TText}, fixed(TText)},
+	"repeat":          {2, 2, []Type{TText, TInt8}, fixed(TText)},
+	"reverse":         {1, 1, []Type{TText}, fixed(TText)},
+	"initcap":         {1, 1, []Type{TText}, fixed(TText)},
+	"starts_with":     {2, 2, []Type{TText, TText}, fixed(TBool)},
+	"chr":             {1, 1, []Type{TInt8}, fixed(TText)},
+	"ascii":           {1, 1, []Type{TText}, fixed(TInt4)},
+	"sqrt":            {1, 1, []Type{TFloat8}, fixed(TFloat8)},
+	"cbrt":            {1, 1, []Type{TFloat8}, fixed(TFloat8)},
+	"power":           {2, 2, []Type{TFloat8}, fixed(TFloat8)},
+	"pow":             {2, 2, []Type{TFloat8}, fixed(TFloat8)},
+	"exp":             {1, 1, []Type{TFloat8}, fixed(TFloat8)},
+	"ln":              {1, 1, []Type{TFloat8}, fixed(TFloat8)},
+	"log":             {1, 2, []Type{TFloat8}, fixed(TFloat8)}, // log(x) is base 10, log(b, x) base b
+	"trunc":           {1, 2, []Type{TFloat8, TInt8}, fixed(TFloat8)},
+	"pi":              {0, 0, nil, fixed(TFloat8)},
+	"mod":             {2, 2, []Type{TUnknown}, intOrNumeric},
+	"sign":            {1, 1, []Type{TUnknown}, sameAsFirst},
+	"date_trunc":      {2, 2, []Type{TText, TTimestamptz}, fixed(TTimestamptz)},
+	"gen_random_uuid": {0, 0, nil, fixed(TText)},
+}
+
+// intOrNumeric is an integer when every argument is one, else numeric.
+func intOrNumeric(args []Expr) Type {
+	for _, a := range args {
+		if !a.Type().IsInt() {
+			return TNumeric
+		}
+	}
+	return TInt8
+}
+
+func init() {
+	for name, sig := range moreBuiltins {
+		Builtins[name] = sig
+	}
+}
