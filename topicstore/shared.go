@@ -146,8 +146,17 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 			if m, err = s.loadShared(t, cc); err != nil {
 				return nil, nil, err
 			}
+			if testHookSharedLoaded != nil {
+				testHookSharedLoaded()
+			}
 			reg.mu.Lock()
-			if reg.frozen[t.id] == t {
+			// Register only a manager loaded from the installed version. A
+			// DDL that dropped the consumer meanwhile has either frozen t
+			// (not yet replaced) or replaced it; checking frozen alone is
+			// not enough, because a reader that saw the new version clears
+			// the flag, and a manager of the dropped consumer would then
+			// outlive it, locks and all, into a re-created one.
+			if reg.frozen[t.id] == t || !s.isInstalled(t) {
 				reg.mu.Unlock()
 				continue
 			}
@@ -182,6 +191,18 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 		}
 		return t, m, nil
 	}
+}
+
+// testHookSharedLoaded, when set by a test, runs between loading a
+// manager and registering it.
+var testHookSharedLoaded func()
+
+// isInstalled reports whether t is the current version of its topic.
+// Lock order: shared registry, then s.mu.
+func (s *PebbleStore) isInstalled(t *topic) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byID[t.id] == t
 }
 
 // loadShared reads a consumer's persisted finished states.

@@ -1,6 +1,7 @@
 package topicstore
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -389,4 +390,36 @@ func BenchmarkAcquireAckParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(acked.Load())/time.Since(start).Seconds(), "msgs/s")
+}
+
+// A manager loaded just before a DDL dropped its consumer must not be
+// registered, even when another reader has already seen the new topic
+// version (which clears the DDL's freeze). Before the fix the stale
+// manager was kept, and a consumer re-created with the same name inherited
+// its in-memory locks; TestSharedDropRace hit this in about 2% of runs.
+func TestSharedLoadRacesDrop(t *testing.T) {
+	s := newStore(t, nil)
+	consumerTopic(t, s, "q", 1, sharedCfg("w", nil))
+	commit(t, s, "q", body("x"), body("y"))
+	fired := false
+	testHookSharedLoaded = func() {
+		if fired {
+			return
+		}
+		fired = true
+		alter(t, s, "q", func(c *TopicConfig) { c.Consumers = nil })
+		// Another reader sees the new version and clears the freeze.
+		if _, err := s.Acquire(ctx, AcquireRequest{Topic: "q", Consumer: "w", Session: 2, Max: 1}); !errors.Is(err, ErrConsumerNotFound) {
+			t.Errorf("acquire during the drop: %v, want ErrConsumerNotFound", err)
+		}
+	}
+	defer func() { testHookSharedLoaded = nil }()
+	_, err := s.Acquire(ctx, AcquireRequest{Topic: "q", Consumer: "w", Session: 1, Max: 1})
+	if !fired || !errors.Is(err, ErrConsumerNotFound) {
+		t.Fatalf("acquire racing the drop: %v (hook ran: %v), want ErrConsumerNotFound", err, fired)
+	}
+	alter(t, s, "q", func(c *TopicConfig) { c.Consumers = []ConsumerConfig{sharedCfg("w", nil)} })
+	st, err := s.SharedStats("q", "w")
+	must(t, err)
+	eq(t, []int64{st[0].Available, st[0].Acquired}, []int64{2, 0}, "re-created consumer")
 }
