@@ -154,9 +154,14 @@ func init() {
 			return string(b), nil
 		},
 		"array_length": func(_ *evalCtx, a []any) (any, error) { return arrayLen(a[0]), nil },
-		"cardinality":  func(_ *evalCtx, a []any) (any, error) { return arrayLen(a[0]), nil },
-		"greatest":     func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
-		"least":        func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
+		"cardinality": func(_ *evalCtx, a []any) (any, error) { // 0 for an empty array
+			if n := arrayLen(a[0]); n != nil {
+				return n, nil
+			}
+			return int64(0), nil
+		},
+		"greatest": func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
+		"least":    func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
 	}
 	for name, fn := range moreBuiltins {
 		builtins[name] = fn
@@ -314,16 +319,22 @@ func fnSizePretty(_ *evalCtx, a []any) (any, error) {
 	return fmt.Sprintf("%d %s", v, units[i]), nil
 }
 
+// arrayLen is an array's length; an empty array has no dimension, so
+// its length is NULL, as in PostgreSQL.
 func arrayLen(v any) any {
+	n := -1
 	switch x := v.(type) {
 	case []int64:
-		return int64(len(x))
+		n = len(x)
 	case []string:
-		return int64(len(x))
+		n = len(x)
 	case []bool:
-		return int64(len(x))
+		n = len(x)
 	}
-	return nil
+	if n <= 0 {
+		return nil
+	}
+	return int64(n)
 }
 
 func extreme(a []any, sign int) (any, error) {

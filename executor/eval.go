@@ -89,6 +89,8 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		return nil, pgerror.AssertionFailed("negation of %T", v)
 	case *planner.JSONGetExpr:
 		return ec.evalJSONGet(x, r)
+	case *planner.JSONTestExpr:
+		return ec.evalJSONTest(x, r)
 	case *planner.FuncExpr:
 		return ec.evalFunc(x, r)
 	case *planner.CastExpr:

@@ -213,6 +213,17 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if x.Unknown { // a boolean's third value is NULL
+			if isUntyped(inner) {
+				if inner, err = coerce(inner, TBool); err != nil {
+					return nil, err
+				}
+			}
+			if err := wantType(inner, TBool, "argument of IS UNKNOWN"); err != nil {
+				return nil, err
+			}
+			return &IsNullExpr{X: inner, Not: x.Not}, nil
+		}
 		return &IsBoolExpr{X: inner, Value: x.Value, Not: x.Not}, nil
 	case *sql.AnyAll:
 		l, err := b.bind(x.X, TUnknown)
@@ -344,6 +355,10 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		return &JSONGetExpr{X: l, Key: k, Text: op == "->>"}, nil
 	case "^": // exponentiation, in double precision as PostgreSQL's float8 ^
 		return b.bindFunc(&sql.FuncCall{Name: "power", Args: []sql.Expr{x.L, x.R}})
+	case "?", "?|", "?&", "@>", "<@":
+		return b.bindJSONTest(x, op)
+	case "||":
+		return b.bindConcat(x)
 	}
 	l, err := b.bind(x.L, TUnknown)
 	if err != nil {
@@ -386,12 +401,6 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		return &CmpExpr{Op: op, L: l, R: r}, nil
 	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
 		return &CmpExpr{Op: normLikeOp(op), L: l, R: r}, nil
-	case "||":
-		t := TText
-		if l.Type() == TBytea && r.Type() == TBytea {
-			t = TBytea
-		}
-		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
 	case "+", "-", "*", "/", "%":
 		t, err := arithType(l.Type(), r.Type(), op)
 		if err != nil {
@@ -400,6 +409,72 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.Type(), x.Op, r.Type())
+}
+
+// bindConcat binds a || b: bytea || bytea is bytea; anything else is text,
+// a non-text operand taking its text form ('x' || 1 is 'x1'), as
+// PostgreSQL's text || anynonarray.
+func (b *binder) bindConcat(x *sql.BinOp) (Expr, error) {
+	l, err := b.bind(x.L, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bind(x.R, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	t := TText
+	if (l.Type() == TBytea || isUntyped(l)) && (r.Type() == TBytea || isUntyped(r)) && !(isUntyped(l) && isUntyped(r)) {
+		t = TBytea
+	}
+	for _, e := range []*Expr{&l, &r} {
+		if isUntyped(*e) {
+			if *e, err = coerce(*e, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &ArithExpr{Op: "||", L: l, R: r, T: t}, nil
+}
+
+// bindJSONTest binds jsonb's key-existence (?, ?|, ?&) and containment
+// (@>, <@) operators.
+func (b *binder) bindJSONTest(x *sql.BinOp, op string) (Expr, error) {
+	l, err := b.bind(x.L, TJSONB)
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(l) {
+		if l, err = coerce(l, TJSONB); err != nil {
+			return nil, err
+		}
+	}
+	rWant := TJSONB
+	switch op {
+	case "?":
+		rWant = TText
+	case "?|", "?&":
+		rWant = TTextArray
+	}
+	var r Expr
+	if lit, ok := x.R.(*sql.ArrayLit); ok && rWant == TTextArray {
+		r, err = b.bindArray(lit, TText)
+	} else {
+		r, err = b.bind(x.R, rWant)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(r) {
+		if r, err = coerce(r, rWant); err != nil {
+			return nil, err
+		}
+	}
+	if lt, rt := l.Type(), r.Type(); lt != TJSONB || (rt != rWant && rt != TNull) {
+		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	return &JSONTestExpr{Op: op, X: l, Y: r}, nil
 }
 
 func normLikeOp(op string) string {

@@ -62,6 +62,13 @@ type JSONGetExpr struct {
 	Text   bool
 }
 
+// JSONTestExpr is a jsonb test: X ? key, X ?| keys, X ?& keys, X @> Y or
+// X <@ Y.
+type JSONTestExpr struct {
+	Op   string
+	X, Y Expr
+}
+
 // FuncExpr calls the builtin Name.
 type FuncExpr struct {
 	Name string
@@ -196,6 +203,10 @@ func (e *JSONGetExpr) String() string {
 	}
 	return "(" + e.X.String() + op + e.Key.String() + ")"
 }
+func (e *JSONTestExpr) String() string {
+	return "(" + e.X.String() + " " + e.Op + " " + e.Y.String() + ")"
+}
+func (*JSONTestExpr) Type() Type { return TBool }
 func (e *FuncExpr) String() string { return e.Name + "(" + joinExprs(e.Args) + ")" }
 func (e *CastExpr) String() string { return e.X.String() + "::" + e.T.String() }
 func (e *InExpr) String() string {

@@ -24,6 +24,9 @@ func walk(e Expr, fn func(Expr)) {
 	case *JSONGetExpr:
 		walk(x.X, fn)
 		walk(x.Key, fn)
+	case *JSONTestExpr:
+		walk(x.X, fn)
+		walk(x.Y, fn)
 	case *FuncExpr:
 		for _, a := range x.Args {
 			walk(a, fn)

@@ -118,11 +118,12 @@ type IsNull struct {
 	Not bool
 }
 
-// IsBool is X IS [NOT] TRUE/FALSE.
+// IsBool is X IS [NOT] TRUE/FALSE, or X IS [NOT] UNKNOWN (Unknown).
 type IsBool struct {
-	X     Expr
-	Value bool
-	Not   bool
+	X       Expr
+	Value   bool
+	Not     bool
+	Unknown bool
 }
 
 // AnyAll is X op ANY(array) or X op ALL(array).

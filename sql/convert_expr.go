@@ -117,8 +117,12 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 			return &IsBool{X: e, Value: false}, nil
 		case pg.BoolTestType_IS_NOT_FALSE:
 			return &IsBool{X: e, Value: false, Not: true}, nil
+		case pg.BoolTestType_IS_UNKNOWN:
+			return &IsBool{X: e, Unknown: true}, nil
+		case pg.BoolTestType_IS_NOT_UNKNOWN:
+			return &IsBool{X: e, Unknown: true, Not: true}, nil
 		}
-		return nil, c.unsupported(x.BooleanTest.Location, "IS [NOT] UNKNOWN")
+		return nil, c.unsupported(x.BooleanTest.Location, "this boolean test")
 	case *pg.Node_FuncCall:
 		return c.funcCall(x.FuncCall)
 	case *pg.Node_TypeCast:
