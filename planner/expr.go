@@ -206,7 +206,7 @@ func (e *JSONGetExpr) String() string {
 func (e *JSONTestExpr) String() string {
 	return "(" + e.X.String() + " " + e.Op + " " + e.Y.String() + ")"
 }
-func (*JSONTestExpr) Type() Type { return TBool }
+func (*JSONTestExpr) Type() Type   { return TBool }
 func (e *FuncExpr) String() string { return e.Name + "(" + joinExprs(e.Args) + ")" }
 func (e *CastExpr) String() string { return e.X.String() + "::" + e.T.String() }
 func (e *InExpr) String() string {
