@@ -155,6 +155,7 @@ func (e *JSONGetExpr) Type() Type {
 	}
 	return TJSONB
 }
+func (e *JSONTestExpr) Type() Type { return TBool }
 func (e *FuncExpr) Type() Type     { return e.T }
 func (e *CastExpr) Type() Type     { return e.T }
 func (e *InExpr) Type() Type       { return TBool }
@@ -206,7 +207,6 @@ func (e *JSONGetExpr) String() string {
 func (e *JSONTestExpr) String() string {
 	return "(" + e.X.String() + " " + e.Op + " " + e.Y.String() + ")"
 }
-func (*JSONTestExpr) Type() Type   { return TBool }
 func (e *FuncExpr) String() string { return e.Name + "(" + joinExprs(e.Args) + ")" }
 func (e *CastExpr) String() string { return e.X.String() + "::" + e.T.String() }
 func (e *InExpr) String() string {
