@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"topicgate/planner"
+	"topicgate/sql/pgerror"
 )
 
 type aggState struct {
@@ -15,6 +16,9 @@ type aggState struct {
 	sumD     time.Duration
 	best     any
 	distinct map[string]bool
+	buf      []byte // string_agg
+	all, any bool   // bool_and, bool_or
+	list     []any  // array_agg
 }
 
 // aggregate groups input rows by p.Agg.GroupBy, computes p.Agg.Aggs and
@@ -89,13 +93,25 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 }
 
 func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
+	if a.Filter != nil {
+		ok, err := ec.eval(a.Filter, valuesRow(r))
+		if err != nil || ok != true {
+			return err
+		}
+	}
 	if a.Arg == nil {
 		st.count++
 		return nil
 	}
 	v, err := ec.eval(a.Arg, valuesRow(r))
-	if err != nil || v == nil {
+	if err != nil {
 		return err
+	}
+	if v == nil {
+		if a.Name == "array_agg" { // PostgreSQL keeps NULL elements; these arrays cannot
+			return pgerror.New(pgerror.CodeFeatureNotSupported, "array_agg over NULL values is not supported")
+		}
+		return nil
 	}
 	if a.Distinct {
 		if st.distinct == nil {
@@ -109,6 +125,23 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 	}
 	st.count++
 	switch a.Name {
+	case "string_agg":
+		if st.count > 1 {
+			sep, err := ec.eval(a.Sep, valuesRow(r))
+			if err != nil {
+				return err
+			}
+			if sep != nil {
+				st.buf = append(st.buf, asBytes(sep)...)
+			}
+		}
+		st.buf = append(st.buf, asBytes(v)...)
+	case "bool_and", "every":
+		st.all = (st.count == 1 || st.all) && v == true
+	case "bool_or":
+		st.any = st.any || v == true
+	case "array_agg":
+		st.list = append(st.list, v)
 	case "sum", "avg":
 		switch x := v.(type) {
 		case int64:
@@ -142,9 +175,23 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 }
 
 func finish(st *aggState, a *planner.AggExpr) any {
+	if st.count == 0 && a.Name != "count" {
+		return nil // every aggregate but count is NULL over no rows
+	}
 	switch a.Name {
 	case "count":
 		return st.count
+	case "string_agg":
+		if a.T == planner.TBytea {
+			return st.buf
+		}
+		return string(st.buf)
+	case "bool_and", "every":
+		return st.all
+	case "bool_or":
+		return st.any
+	case "array_agg":
+		return arrayOf(st.list, a.T)
 	case "sum":
 		if st.count == 0 {
 			return nil
@@ -163,4 +210,27 @@ func finish(st *aggState, a *planner.AggExpr) any {
 		return st.sumF / float64(st.count)
 	}
 	return st.best
+}
+
+// arrayOf builds array_agg's result (accumulate refused NULL elements).
+func arrayOf(vs []any, t planner.Type) any {
+	switch t {
+	case planner.TInt8Array:
+		out := make([]int64, len(vs))
+		for i, v := range vs {
+			out[i], _ = v.(int64)
+		}
+		return out
+	case planner.TBoolArray:
+		out := make([]bool, len(vs))
+		for i, v := range vs {
+			out[i], _ = v.(bool)
+		}
+		return out
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i], _ = v.(string)
+	}
+	return out
 }

@@ -135,8 +135,10 @@ type ArrayExpr struct {
 // AggExpr is an aggregate call; it is evaluated by the aggregation operator
 // and replaced by a ColExpr over the aggregate's output above it.
 type AggExpr struct {
-	Name     string // count, sum, min, max, avg
+	Name     string // count, sum, min, max, avg, string_agg, bool_and, bool_or, array_agg
 	Arg      Expr   // nil for count(*)
+	Sep      Expr   // string_agg's delimiter
+	Filter   Expr   // FILTER (WHERE ...): rows it is not true for are skipped
 	Distinct bool
 	T        Type
 }
@@ -236,10 +238,18 @@ func (e *CoalesceExpr) String() string {
 }
 func (e *ArrayExpr) String() string { return "ARRAY[" + joinExprs(e.Elems) + "]" }
 func (e *AggExpr) String() string {
-	if e.Arg == nil {
-		return e.Name + "(*)"
+	s := e.Name + "(*)"
+	if e.Arg != nil {
+		args := []Expr{e.Arg}
+		if e.Sep != nil {
+			args = append(args, e.Sep)
+		}
+		s = e.Name + "(" + joinExprs(args) + ")"
 	}
-	return e.Name + "(" + e.Arg.String() + ")"
+	if e.Filter != nil {
+		s += " FILTER (WHERE " + e.Filter.String() + ")"
+	}
+	return s
 }
 
 func joinExprs(es []Expr) string {

@@ -68,11 +68,15 @@ var Builtins = map[string]funcSig{
 	"least":                 {1, -1, []Type{TUnknown}, sameAsFirst},
 }
 
-var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
+var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true,
+	"string_agg": true, "bool_and": true, "bool_or": true, "every": true, "array_agg": true}
 
 func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if aggregates[x.Name] {
 		return b.bindAgg(x)
+	}
+	if x.Filter != nil {
+		return nil, pgerror.Newf("42809", "FILTER specified, but %s is not an aggregate function", x.Name)
 	}
 	sig, ok := Builtins[x.Name]
 	if !ok {
@@ -116,6 +120,18 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 		return nil, pgerror.Newf(pgerror.CodeGroupingError, "aggregate functions are not allowed here")
 	}
 	agg := &AggExpr{Name: x.Name, Distinct: x.Distinct}
+	if x.Filter != nil {
+		b.allowAgg = false
+		f, err := b.bind(x.Filter, TBool)
+		b.allowAgg = true
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(f, TBool, "argument of FILTER"); err != nil {
+			return nil, err
+		}
+		agg.Filter = f
+	}
 	if x.Star || (x.Name == "count" && len(x.Args) == 0) {
 		if x.Name != "count" {
 			return nil, pgerror.Newf(pgerror.CodeSyntaxError, "%s(*) is not valid", x.Name)
@@ -124,17 +140,66 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 		b.aggs = append(b.aggs, agg)
 		return agg, nil
 	}
-	if len(x.Args) != 1 {
+	nargs := 1
+	if x.Name == "string_agg" {
+		nargs = 2
+	}
+	if len(x.Args) != nargs {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
 	}
+	want := TUnknown
+	switch x.Name {
+	case "bool_and", "bool_or", "every":
+		want = TBool
+	case "string_agg":
+		want = TText
+	}
 	b.allowAgg = false
-	arg, err := b.bind(x.Args[0], TUnknown)
+	arg, err := b.bind(x.Args[0], want)
+	if err == nil && isUntyped(arg) {
+		target := want
+		if target == TUnknown {
+			target = TText
+		}
+		arg, err = coerce(arg, target)
+	}
+	if err == nil && nargs == 2 {
+		agg.Sep, err = b.bind(x.Args[1], arg.Type())
+		if err == nil && isUntyped(agg.Sep) {
+			agg.Sep, err = coerce(agg.Sep, arg.Type())
+		}
+	}
 	b.allowAgg = true
 	if err != nil {
 		return nil, err
 	}
 	agg.Arg = arg
 	switch x.Name {
+	case "bool_and", "bool_or", "every":
+		if err := wantType(arg, TBool, "argument of "+x.Name); err != nil {
+			return nil, err
+		}
+		agg.T = TBool
+	case "string_agg":
+		t := arg.Type()
+		if (t != TText && t != TBytea && !t.IsText()) || agg.Sep.Type() != t && agg.Sep.Type() != TNull {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function string_agg(%s, %s) does not exist", t, agg.Sep.Type())
+		}
+		agg.T = t
+		if t.IsText() {
+			agg.T = TText
+		}
+	case "array_agg":
+		switch {
+		case arg.Type().IsInt():
+			agg.T = TInt8Array
+		case arg.Type().IsText():
+			agg.T = TTextArray
+		case arg.Type() == TBool:
+			agg.T = TBoolArray
+		default:
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "array_agg(%s) is not supported", arg.Type())
+		}
 	case "count":
 		agg.T = TInt8
 	case "sum":

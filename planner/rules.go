@@ -61,6 +61,8 @@ func walk(e Expr, fn func(Expr)) {
 		}
 	case *AggExpr:
 		walk(x.Arg, fn)
+		walk(x.Sep, fn)
+		walk(x.Filter, fn)
 	}
 }
 

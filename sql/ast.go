@@ -89,6 +89,7 @@ type FuncCall struct {
 	Args     []Expr
 	Star     bool // count(*)
 	Distinct bool
+	Filter   Expr // aggregate FILTER (WHERE ...), or nil
 }
 
 // Cast is X::Type or CAST(X AS Type). Type is a normalized PostgreSQL type

@@ -347,8 +347,6 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	switch {
 	case f.Over != nil:
 		return nil, c.unsupported(f.Location, "a window function")
-	case f.AggFilter != nil:
-		return nil, c.unsupported(f.Location, "FILTER")
 	case len(f.AggOrder) > 0 || f.AggWithinGroup:
 		return nil, c.unsupported(f.Location, "ORDER BY inside an aggregate call")
 	case f.FuncVariadic:
@@ -359,7 +357,11 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct}, nil
+	filter, err := c.exprOpt(f.AggFilter)
+	if err != nil {
+		return nil, err
+	}
+	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter}, nil
 }
 
 func (c *converter) caseExpr(k *pg.CaseExpr) (Expr, error) {
