@@ -16,9 +16,10 @@ type aggState struct {
 	sumD     time.Duration
 	best     any
 	distinct map[string]bool
-	buf      []byte // string_agg
-	all, any bool   // bool_and, bool_or
-	list     []any  // array_agg
+	buf      []byte  // string_agg
+	all, any bool    // bool_and, bool_or
+	list     []any   // array_agg
+	ordered  [][]any // rows of an aggregate with ORDER BY: sort keys, value, separator
 }
 
 // aggregate groups input rows by p.Agg.GroupBy, computes p.Agg.Aggs and
@@ -123,16 +124,40 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 		}
 		st.distinct[k] = true
 	}
+	if len(a.Order) > 0 && (a.Name == "string_agg" || a.Name == "array_agg") {
+		// Order matters only to these: keep the rows, fold them at finish.
+		e := make([]any, len(a.Order), len(a.Order)+2)
+		for i, o := range a.Order {
+			if e[i], err = ec.eval(o, valuesRow(r)); err != nil {
+				return err
+			}
+		}
+		var sep any
+		if a.Sep != nil {
+			if sep, err = ec.eval(a.Sep, valuesRow(r)); err != nil {
+				return err
+			}
+		}
+		st.ordered = append(st.ordered, append(e, v, sep))
+		st.count++
+		return nil
+	}
 	st.count++
+	return fold(st, a, v, func() (any, error) { return ec.eval(a.Sep, valuesRow(r)) })
+}
+
+// fold adds value v (the st.count-th) to st; sep yields string_agg's
+// separator for this row.
+func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) error {
 	switch a.Name {
 	case "string_agg":
 		if st.count > 1 {
-			sep, err := ec.eval(a.Sep, valuesRow(r))
+			s, err := sep()
 			if err != nil {
 				return err
 			}
-			if sep != nil {
-				st.buf = append(st.buf, asBytes(sep)...)
+			if s != nil {
+				st.buf = append(st.buf, asBytes(s)...)
 			}
 		}
 		st.buf = append(st.buf, asBytes(v)...)
@@ -177,6 +202,16 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 func finish(st *aggState, a *planner.AggExpr) any {
 	if st.count == 0 && a.Name != "count" {
 		return nil // every aggregate but count is NULL over no rows
+	}
+	if st.ordered != nil {
+		sortRows(st.ordered, a.OrderBy)
+		n := len(a.Order)
+		st.count = 0
+		for _, e := range st.ordered {
+			st.count++
+			_ = fold(st, a, e[n], func() (any, error) { return e[n+1], nil }) // no errors: values are evaluated
+		}
+		st.ordered = nil
 	}
 	switch a.Name {
 	case "count":

@@ -139,6 +139,8 @@ type AggExpr struct {
 	Arg      Expr   // nil for count(*)
 	Sep      Expr   // string_agg's delimiter
 	Filter   Expr   // FILTER (WHERE ...): rows it is not true for are skipped
+	Order    []Expr // ORDER BY inside the call (string_agg, array_agg)
+	OrderBy  []SortKey
 	Distinct bool
 	T        Type
 }
@@ -245,6 +247,9 @@ func (e *AggExpr) String() string {
 			args = append(args, e.Sep)
 		}
 		s = e.Name + "(" + joinExprs(args) + ")"
+	}
+	if len(e.Order) > 0 {
+		s = s[:len(s)-1] + " ORDER BY " + joinExprs(e.Order) + ")"
 	}
 	if e.Filter != nil {
 		s += " FILTER (WHERE " + e.Filter.String() + ")"

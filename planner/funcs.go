@@ -78,6 +78,9 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if x.Filter != nil {
 		return nil, pgerror.Newf("42809", "FILTER specified, but %s is not an aggregate function", x.Name)
 	}
+	if len(x.Order) > 0 {
+		return nil, pgerror.Newf("42809", "ORDER BY specified, but %s is not an aggregate function", x.Name)
+	}
 	sig, ok := Builtins[x.Name]
 	if !ok {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not exist", x.Name)
@@ -131,6 +134,20 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 			return nil, err
 		}
 		agg.Filter = f
+	}
+	for i, o := range x.Order {
+		b.allowAgg = false
+		e, err := b.bind(o.Expr, TUnknown)
+		b.allowAgg = true
+		if err != nil {
+			return nil, err
+		}
+		nf := o.Desc // PostgreSQL: NULLS FIRST for DESC, LAST for ASC
+		if o.NullsFirst != nil {
+			nf = *o.NullsFirst
+		}
+		agg.Order = append(agg.Order, e)
+		agg.OrderBy = append(agg.OrderBy, SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
 	}
 	if x.Star || (x.Name == "count" && len(x.Args) == 0) {
 		if x.Name != "count" {

@@ -63,6 +63,9 @@ func walk(e Expr, fn func(Expr)) {
 		walk(x.Arg, fn)
 		walk(x.Sep, fn)
 		walk(x.Filter, fn)
+		for _, o := range x.Order {
+			walk(o, fn)
+		}
 	}
 }
 

@@ -89,7 +89,8 @@ type FuncCall struct {
 	Args     []Expr
 	Star     bool // count(*)
 	Distinct bool
-	Filter   Expr // aggregate FILTER (WHERE ...), or nil
+	Filter   Expr      // aggregate FILTER (WHERE ...), or nil
+	Order    []OrderBy // ORDER BY inside an aggregate call
 }
 
 // Cast is X::Type or CAST(X AS Type). Type is a normalized PostgreSQL type

@@ -141,25 +141,8 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 	if out.Having, err = c.exprOpt(s.HavingClause); err != nil {
 		return nil, err
 	}
-	for _, n := range s.SortClause {
-		sb := n.GetSortBy()
-		if sb == nil || len(sb.UseOp) > 0 {
-			return nil, c.unsupported(-1, "ORDER BY USING")
-		}
-		e, err := c.expr(sb.Node)
-		if err != nil {
-			return nil, err
-		}
-		o := OrderBy{Expr: e, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
-		switch sb.SortbyNulls {
-		case pg.SortByNulls_SORTBY_NULLS_FIRST:
-			t := true
-			o.NullsFirst = &t
-		case pg.SortByNulls_SORTBY_NULLS_LAST:
-			f := false
-			o.NullsFirst = &f
-		}
-		out.OrderBy = append(out.OrderBy, o)
+	if out.OrderBy, err = c.orderBy(s.SortClause); err != nil {
+		return nil, err
 	}
 	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
 		return nil, err
@@ -322,6 +305,32 @@ func (c *converter) deleteStmt(s *pg.DeleteStmt) (Stmt, error) {
 	}
 	if out.Returning, err = c.targets(s.ReturningList); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// orderBy converts an ORDER BY list (of a SELECT or inside an aggregate).
+func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
+	var out []OrderBy
+	for _, n := range nodes {
+		sb := n.GetSortBy()
+		if sb == nil || len(sb.UseOp) > 0 {
+			return nil, c.unsupported(-1, "ORDER BY USING")
+		}
+		e, err := c.expr(sb.Node)
+		if err != nil {
+			return nil, err
+		}
+		o := OrderBy{Expr: e, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
+		switch sb.SortbyNulls {
+		case pg.SortByNulls_SORTBY_NULLS_FIRST:
+			t := true
+			o.NullsFirst = &t
+		case pg.SortByNulls_SORTBY_NULLS_LAST:
+			f := false
+			o.NullsFirst = &f
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }

@@ -347,8 +347,8 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	switch {
 	case f.Over != nil:
 		return nil, c.unsupported(f.Location, "a window function")
-	case len(f.AggOrder) > 0 || f.AggWithinGroup:
-		return nil, c.unsupported(f.Location, "ORDER BY inside an aggregate call")
+	case f.AggWithinGroup:
+		return nil, c.unsupported(f.Location, "WITHIN GROUP")
 	case f.FuncVariadic:
 		return nil, c.unsupported(f.Location, "VARIADIC")
 	}
@@ -361,7 +361,11 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter}, nil
+	order, err := c.orderBy(f.AggOrder)
+	if err != nil {
+		return nil, err
+	}
+	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order}, nil
 }
 
 func (c *converter) caseExpr(k *pg.CaseExpr) (Expr, error) {
