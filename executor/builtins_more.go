@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"topicgate/planner"
 	"topicgate/sql/pgerror"
 )
 
@@ -84,6 +85,7 @@ var moreBuiltins = map[string]builtin{
 	"sign":            fnSign,
 	"date_trunc":      fnDateTrunc,
 	"gen_random_uuid": fnUUID,
+	"current_date":    func(ec *evalCtx, _ []any) (any, error) { return planner.DateOf(ec.now), nil },
 }
 
 // runeIndex returns the 1-based character position of sub in s, 0 if absent.

@@ -483,6 +483,8 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 			return intArith(op, x, y)
 		case float64:
 			return floatArith(op, float64(x), y)
+		case time.Time: // days + date
+			return y.AddDate(0, 0, int(x)), nil
 		}
 	case float64:
 		switch y := r.(type) {
@@ -499,7 +501,15 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 			}
 			return x.Add(y), nil
 		case time.Time:
+			if t.IsInt() { // date - date: days between
+				return int64(x.Sub(y) / (24 * time.Hour)), nil
+			}
 			return x.Sub(y), nil
+		case int64: // date ± days
+			if op == "-" {
+				y = -y
+			}
+			return x.AddDate(0, 0, int(y)), nil
 		}
 	case time.Duration:
 		switch y := r.(type) {

@@ -318,6 +318,9 @@ func comparable(l, r Expr, op string) error {
 	if (lt == TJSONB || lt == TJSON) && (rt == TJSONB || rt == TJSON) {
 		return nil
 	}
+	if (lt == TDate || lt == TTimestamptz) && (rt == TDate || rt == TTimestamptz) {
+		return nil // a date compares as its midnight (UTC)
+	}
 	return pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
 		WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 }
@@ -499,6 +502,12 @@ func arithType(l, r Type, op string) (Type, error) {
 		return TFloat8, nil
 	case l.IsNumeric() && r.IsNumeric(): // numeric with numeric or an integer
 		return TNumeric, nil
+	case l == TDate && r.IsInt() && (op == "+" || op == "-"), l.IsInt() && r == TDate && op == "+":
+		return TDate, nil // days
+	case l == TDate && r == TDate && op == "-":
+		return TInt4, nil // days between
+	case l == TDate && r == TInterval && (op == "+" || op == "-"), l == TInterval && r == TDate && op == "+":
+		return TTimestamptz, nil
 	case l == TTimestamptz && r == TInterval && (op == "+" || op == "-"):
 		return TTimestamptz, nil
 	case l == TInterval && r == TTimestamptz && op == "+":

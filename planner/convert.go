@@ -28,6 +28,11 @@ func Convert(v any, from, to Type) (any, error) {
 		}
 		return ParseText(s, to)
 	}
+	if from == TDate {
+		if t, ok := v.(time.Time); ok && to.IsText() {
+			return t.Format("2006-01-02"), nil
+		}
+	}
 	if to.IsText() {
 		return FormatText(v), nil
 	}
@@ -72,8 +77,11 @@ func Convert(v any, from, to Type) (any, error) {
 			return x, nil
 		}
 	case time.Time:
-		if to == TTimestamptz {
+		switch to {
+		case TTimestamptz:
 			return x, nil
+		case TDate:
+			return DateOf(x), nil
 		}
 	case time.Duration:
 		if to == TInterval {

@@ -105,7 +105,8 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		}
 		if want != TUnknown && args[i].Type() != want && args[i].Type() != TNull {
 			at := args[i].Type()
-			okCast := (want.IsNumeric() && at.IsNumeric()) || (want.IsText() && at.IsText()) || want == TText
+			okCast := (want.IsNumeric() && at.IsNumeric()) || (want.IsText() && at.IsText()) || want == TText ||
+				(want == TTimestamptz && at == TDate)
 			if !okCast {
 				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, at).
 					WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")

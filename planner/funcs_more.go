@@ -34,6 +34,7 @@ var moreBuiltins = map[string]funcSig{
 	"sign":            {1, 1, []Type{TUnknown}, sameAsFirst},
 	"date_trunc":      {2, 2, []Type{TText, TTimestamptz}, fixed(TTimestamptz)},
 	"gen_random_uuid": {0, 0, nil, fixed(TText)},
+	"current_date":    {0, 0, nil, fixed(TDate)},
 }
 
 // intOrNumeric is an integer when every argument is one, else numeric.

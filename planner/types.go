@@ -20,6 +20,7 @@ const (
 	oidInt8Array   uint32 = 1016
 	oidBpchar      uint32 = 1042
 	oidVarchar     uint32 = 1043
+	oidDate        uint32 = 1082
 	oidTimestamp   uint32 = 1114
 	oidTimestamptz uint32 = 1184
 	oidInterval    uint32 = 1186
@@ -55,6 +56,7 @@ const (
 	TOid
 	TName
 	TChar
+	TDate // a calendar day: a time.Time at 00:00 UTC
 )
 
 var typeNames = [...]string{
@@ -62,7 +64,7 @@ var typeNames = [...]string{
 	TInt8: "bigint", TFloat8: "double precision", TNumeric: "numeric", TText: "text",
 	TBytea: "bytea", TJSONB: "jsonb", TJSON: "json", TTimestamptz: "timestamp with time zone",
 	TInterval: "interval", TInt8Array: "bigint[]", TInt4Array: "integer[]", TTextArray: "text[]",
-	TBoolArray: "boolean[]", TOid: "oid", TName: "name", TChar: "\"char\"",
+	TBoolArray: "boolean[]", TOid: "oid", TName: "name", TChar: "\"char\"", TDate: "date",
 }
 
 func (t Type) String() string { return typeNames[t] }
@@ -92,6 +94,8 @@ func (t Type) OID() uint32 {
 		return oidJSON
 	case TTimestamptz:
 		return oidTimestamptz
+	case TDate:
+		return oidDate
 	case TInterval:
 		return oidInterval
 	case TInt8Array:
@@ -140,6 +144,8 @@ func TypeFromOID(oid uint32) Type {
 		return TJSON
 	case oidTimestamptz, oidTimestamp:
 		return TTimestamptz
+	case oidDate:
+		return TDate
 	case oidInterval:
 		return TInterval
 	case oidInt8Array:
@@ -181,8 +187,10 @@ func TypeFromName(name string) (Type, bool) {
 		return TJSONB, true
 	case "json":
 		return TJSON, true
-	case "timestamptz", "timestamp", "date":
+	case "timestamptz", "timestamp":
 		return TTimestamptz, true
+	case "date":
+		return TDate, true
 	case "interval":
 		return TInterval, true
 	case "int8[]", "bigint[]":

@@ -62,6 +62,12 @@ func ParseText(s string, t Type) (any, error) {
 		return nil, pgerror.Newf(pgerror.CodeInvalidTextRepresentation, "invalid input syntax for type %s: %q", t, s)
 	case TTimestamptz:
 		return ParseTimestamp(s)
+	case TDate:
+		v, err := ParseTimestamp(s) // a date, or a timestamp whose day is taken
+		if err != nil {
+			return nil, pgerror.Newf(pgerror.CodeInvalidDatetimeFormat, "invalid input syntax for type date: %q", s)
+		}
+		return DateOf(v), nil
 	case TInterval:
 		return ParseInterval(s)
 	case TInt8Array, TInt4Array, TTextArray, TBoolArray:
@@ -412,4 +418,10 @@ func parseArray(s string, t Type) (any, error) {
 		out[i] = strings.Trim(strings.TrimSpace(p), `"`)
 	}
 	return out, nil
+}
+
+// DateOf is the date of t's UTC instant, as a TDate value.
+func DateOf(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }

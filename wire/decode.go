@@ -73,6 +73,8 @@ func typeName(oid uint32) string {
 		return "timestamp with time zone"
 	case OIDTimestamp:
 		return "timestamp without time zone"
+	case OIDDate:
+		return "date"
 	case OIDInterval:
 		return "interval"
 	case OIDNumeric:
@@ -144,6 +146,12 @@ func decodeBinary(oid uint32, data []byte) (any, error) {
 			return nil, fmt.Errorf("unsupported jsonb version number")
 		}
 		return checkJSON(data[1:])
+	case OIDDate:
+		if err := wantLen(data, 4); err != nil {
+			return nil, err
+		}
+		days := int32(binary.BigEndian.Uint32(data))
+		return time.Unix(pgEpochUnix, 0).UTC().AddDate(0, 0, int(days)), nil
 	case OIDTimestamptz, OIDTimestamp:
 		if err := wantLen(data, 8); err != nil {
 			return nil, err
@@ -243,6 +251,13 @@ func decodeText(oid uint32, s string) (any, error) {
 		return parseTimestamp(s, true)
 	case OIDTimestamp:
 		return parseTimestamp(s, false)
+	case OIDDate:
+		t, err := parseTimestamp(s, false)
+		if err != nil {
+			return nil, newError("22007", fmt.Sprintf("invalid input syntax for type date: %q", s))
+		}
+		y, m, d := t.(time.Time).UTC().Date()
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC), nil
 	case OIDInterval:
 		return parseInterval(s)
 	case OIDUUID:

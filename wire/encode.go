@@ -73,6 +73,12 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			break
 		}
 		return appendTimestamp(buf, t, oid == OIDTimestamptz, bin), nil
+	case OIDDate:
+		t, ok := v.(time.Time)
+		if !ok {
+			break
+		}
+		return appendDate(buf, t, bin), nil
 	case OIDBool:
 		b, ok := v.(bool)
 		if !ok {
@@ -148,7 +154,7 @@ func canBinary(oid uint32) bool {
 	case OIDBool, OIDBytea, OIDName, OIDInt8, OIDInt2, OIDInt4, OIDText, OIDOid,
 		OIDJSON, OIDFloat4, OIDFloat8, OIDUnknown, OIDBoolArray, OIDInt2Array,
 		OIDInt4Array, OIDTextArray, OIDInt8Array, OIDBpchar, OIDVarchar,
-		OIDTimestamp, OIDTimestamptz, OIDInterval, OIDNumeric, OIDUUID, OIDJSONB, OIDChar:
+		OIDTimestamp, OIDTimestamptz, OIDDate, OIDInterval, OIDNumeric, OIDUUID, OIDJSONB, OIDChar:
 		return true
 	}
 	return false

@@ -386,3 +386,15 @@ func appendArrayElemText(buf, e []byte) []byte {
 	}
 	return append(buf, '"')
 }
+
+// appendDate encodes the date of t's UTC instant: YYYY-MM-DD, or in binary
+// the days since 2000-01-01 as an int32.
+func appendDate(buf []byte, t time.Time, bin bool) []byte {
+	y, m, d := t.UTC().Date()
+	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	if bin {
+		days := day.Sub(time.Unix(pgEpochUnix, 0).UTC()) / (24 * time.Hour)
+		return binary.BigEndian.AppendUint32(buf, uint32(int32(days)))
+	}
+	return day.AppendFormat(buf, "2006-01-02")
+}

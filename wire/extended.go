@@ -267,7 +267,7 @@ func typeSize(oid uint32) int16 {
 		return 1
 	case OIDInt2:
 		return 2
-	case OIDInt4, OIDFloat4, OIDOid:
+	case OIDInt4, OIDFloat4, OIDOid, OIDDate:
 		return 4
 	case OIDInt8, OIDFloat8, OIDTimestamp, OIDTimestamptz:
 		return 8

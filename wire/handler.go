@@ -31,6 +31,7 @@ const (
 	OIDInt8Array   uint32 = 1016
 	OIDBpchar      uint32 = 1042
 	OIDVarchar     uint32 = 1043
+	OIDDate        uint32 = 1082
 	OIDTimestamp   uint32 = 1114
 	OIDTimestamptz uint32 = 1184
 	OIDInterval    uint32 = 1186
@@ -62,6 +63,7 @@ type Column struct {
 //	json/jsonb           []byte or string holding JSON text
 //	timestamptz          time.Time
 //	timestamp            time.Time (wall clock, no zone)
+//	date                 time.Time (the date of its UTC instant)
 //	interval             time.Duration or wire.Interval
 //	arrays (int8[], text[], int4[], bool[])  []int64, []string, []bool, []any
 //

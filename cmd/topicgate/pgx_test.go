@@ -83,6 +83,7 @@ func TestPgxStatements(t *testing.T) {
 	require.Equal(t, 2, n)
 
 	// Typed results in binary.
+	var cnt0 int64
 	var (
 		ts      time.Time
 		attrs   map[string]string
@@ -98,6 +99,28 @@ func TestPgxStatements(t *testing.T) {
 	require.Equal(t, "raw", codec)
 	require.Nil(t, delay)
 	require.Equal(t, "g", *groupID)
+
+	// date in binary both ways (pgx sends and reads days since 2000-01-01),
+	// and a day's messages grouped by written_at::date.
+	var d1, d2 time.Time
+	var between int64
+	require.NoError(t, c.QueryRow(ctx, "SELECT '2024-05-17'::date, $1::date + 1, $1::date - '2024-01-01'::date",
+		time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC)).Scan(&d1, &d2, &between))
+	require.Equal(t, time.Date(2024, 5, 17, 0, 0, 0, 0, time.UTC), d1)
+	require.Equal(t, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), d2)
+	require.Equal(t, int64(-8767), between)
+	var day, at time.Time
+	require.NoError(t, c.QueryRow(ctx, "SELECT written_at::date, written_at FROM bench_log LIMIT 1").Scan(&day, &at))
+	require.Equal(t, at.UTC().Format("2006-01-02"), day.Format("2006-01-02"))
+	rows, err = c.Query(ctx, "SELECT written_at::date, count(*) FROM bench_log GROUP BY 1")
+	require.NoError(t, err)
+	for rows.Next() {
+		var n int64
+		require.NoError(t, rows.Scan(&day, &n))
+		cnt0 += n
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, int64(8), cnt0)
 
 	// Errors keep the connection usable.
 	_, err = c.Exec(ctx, "INSERT INTO nosuch (data) VALUES ($1)", []byte("x"))
