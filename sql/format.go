@@ -201,7 +201,13 @@ func (f *formatter) expr(e Expr) {
 			f.w("*")
 		}
 		f.exprList(x.Args)
+		f.orderBy(x.Order)
 		f.w(")")
+		if x.Filter != nil {
+			f.w(" FILTER (WHERE ")
+			f.expr(x.Filter)
+			f.w(")")
+		}
 	case *Cast:
 		f.w("CAST(")
 		f.expr(x.X)
@@ -231,7 +237,12 @@ func (f *formatter) expr(e Expr) {
 		if x.Not {
 			f.w("NOT ")
 		}
-		f.w(map[bool]string{false: "FALSE)", true: "TRUE)"}[x.Value])
+		switch {
+		case x.Unknown:
+			f.w("UNKNOWN)")
+		default:
+			f.w(map[bool]string{false: "FALSE)", true: "TRUE)"}[x.Value])
+		}
 	case *AnyAll:
 		f.w("(")
 		f.expr(x.X)

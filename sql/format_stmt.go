@@ -31,16 +31,7 @@ func (f *formatter) sel(s *Select) {
 		f.w(" HAVING ")
 		f.expr(s.Having)
 	}
-	for i, o := range s.OrderBy {
-		f.w(map[bool]string{true: " ORDER BY ", false: ", "}[i == 0])
-		f.expr(o.Expr)
-		if o.Desc {
-			f.w(" DESC")
-		}
-		if o.NullsFirst != nil {
-			f.w(map[bool]string{true: " NULLS FIRST", false: " NULLS LAST"}[*o.NullsFirst])
-		}
-	}
+	f.orderBy(s.OrderBy)
 	if s.Limit != nil {
 		f.w(" LIMIT ")
 		f.expr(s.Limit)
@@ -255,4 +246,18 @@ func (f *formatter) copyOptions(o CopyOptions) {
 		f.w(", ESCAPE ", quoteString(o.Escape))
 	}
 	f.w(")")
+}
+
+// orderBy prints " ORDER BY ..." (of a SELECT or inside an aggregate call).
+func (f *formatter) orderBy(os []OrderBy) {
+	for i, o := range os {
+		f.w(map[bool]string{true: " ORDER BY ", false: ", "}[i == 0])
+		f.expr(o.Expr)
+		if o.Desc {
+			f.w(" DESC")
+		}
+		if o.NullsFirst != nil {
+			f.w(map[bool]string{true: " NULLS FIRST", false: " NULLS LAST"}[*o.NullsFirst])
+		}
+	}
 }

@@ -18,6 +18,8 @@ func FuzzParse(f *testing.F) {
 		"DROP TOPIC IF EXISTS a, b; COPY t (a) FROM STDIN CSV HEADER; BEGIN; COMMIT",
 		"SELECT CASE WHEN a THEN b END, x::int8[], E'\\'', $$;$$ /* ; */ -- x",
 		"UPDATE t WITH (consumer = c) SET a = DEFAULT RETURNING *",
+		"SELECT count(*) FILTER (WHERE a IS NOT UNKNOWN), string_agg(b, ',' ORDER BY c DESC NULLS LAST) FROM t",
+		"SELECT attrs @> '{\"k\":1}', attrs ?| ARRAY['a'], '2024-01-01'::date + 1 FROM t",
 	} {
 		f.Add(s)
 	}

@@ -137,6 +137,12 @@ func (w walker) expr(e Expr) {
 		w.expr(x.X)
 	case *FuncCall:
 		w.exprs(x.Args)
+		for _, o := range x.Order {
+			w.expr(o.Expr)
+		}
+		if x.Filter != nil {
+			w.expr(x.Filter)
+		}
 	case *Cast:
 		w.expr(x.X)
 	case *InList:

@@ -122,6 +122,15 @@ func TestPgxStatements(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, int64(8), cnt0)
 
+	// Parameters inside FILTER and inside an aggregate's ORDER BY.
+	var filtered int64
+	var joined string
+	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FILTER (WHERE partition = $1), "+
+		"string_agg(convert_from(data, 'UTF8'), ',' ORDER BY offset + $2) FILTER (WHERE partition = $1) FROM bench_log", int64(3), int64(0)).
+		Scan(&filtered, &joined))
+	require.Equal(t, int64(1), filtered)
+	require.Equal(t, "x", joined)
+
 	// Errors keep the connection usable.
 	_, err = c.Exec(ctx, "INSERT INTO nosuch (data) VALUES ($1)", []byte("x"))
 	require.Equal(t, "42P01", pgCode(err))
