@@ -224,7 +224,11 @@ func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
 	}
 	n, _ := toInt(v)
 	if n < 0 {
-		return 0, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s must not be negative", what)
+		code := "2201W" // invalid_row_count_in_limit_clause
+		if what == "OFFSET" {
+			code = "2201X" // invalid_row_count_in_result_offset_clause
+		}
+		return 0, pgerror.Newf(code, "%s must not be negative", what)
 	}
 	return n, nil
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -95,8 +96,12 @@ func CheckIntRange(n int64, t Type) (any, error) {
 func ParseBytea(s string) ([]byte, error) {
 	if strings.HasPrefix(s, `\x`) || strings.HasPrefix(s, `\X`) {
 		b, err := hex.DecodeString(s[2:])
-		if err != nil {
-			return nil, pgerror.New(pgerror.CodeInvalidTextRepresentation, "invalid hexadecimal data in bytea literal")
+		var bad hex.InvalidByteError
+		switch {
+		case errors.As(err, &bad):
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid hexadecimal digit: \"%c\"", rune(bad))
+		case err != nil:
+			return nil, pgerror.New(pgerror.CodeInvalidParameterValue, "invalid hexadecimal data: odd number of digits")
 		}
 		return b, nil
 	}
