@@ -375,5 +375,10 @@ func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
 		}
 		args = append(args, v)
 	}
+	if x.Name == "to_char" && x.Args[0].Type() == planner.TDate {
+		if t, ok := args[0].(time.Time); ok {
+			args[0] = civilDate(t)
+		}
+	}
 	return fn(ec, args)
 }

@@ -85,6 +85,7 @@ var moreBuiltins = map[string]builtin{
 	"sign":            fnSign,
 	"date_trunc":      fnDateTrunc,
 	"gen_random_uuid": fnUUID,
+	"to_char":         fnToChar,
 	"current_date":    func(ec *evalCtx, _ []any) (any, error) { return planner.DateOf(ec.now), nil },
 }
 

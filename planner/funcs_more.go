@@ -35,6 +35,7 @@ var moreBuiltins = map[string]funcSig{
 	"date_trunc":      {2, 2, []Type{TText, TTimestamptz}, fixed(TTimestamptz)},
 	"gen_random_uuid": {0, 0, nil, fixed(TText)},
 	"current_date":    {0, 0, nil, fixed(TDate)},
+	"to_char":         {2, 2, []Type{TUnknown, TText}, fixed(TText)},
 }
 
 // intOrNumeric is an integer when every argument is one, else numeric.
