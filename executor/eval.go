@@ -91,6 +91,8 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		return ec.evalJSONGet(x, r)
 	case *planner.JSONTestExpr:
 		return ec.evalJSONTest(x, r)
+	case *planner.JSONPathExpr:
+		return ec.evalJSONPath(x, r)
 	case *planner.FuncExpr:
 		return ec.evalFunc(x, r)
 	case *planner.CastExpr:
@@ -296,7 +298,13 @@ func (ec *evalCtx) evalJSONGet(x *planner.JSONGetExpr, r row) (any, error) {
 	default:
 		return nil, nil
 	}
-	if x.Text {
+	return jsonResult(got, x.Text)
+}
+
+// jsonResult renders an extracted JSON value as jsonb, or as text (->>,
+// #>>: a string's contents, NULL for JSON null).
+func jsonResult(got any, text bool) (any, error) {
+	if text {
 		switch g := got.(type) {
 		case nil:
 			return nil, nil

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"topicgate/planner"
@@ -140,4 +141,45 @@ func numbersEqual(a, b json.Number) bool {
 	fa, errA := a.Float64()
 	fb, errB := b.Float64()
 	return errA == nil && errB == nil && fa == fb
+}
+
+// evalJSONPath evaluates X #> path and X #>> path: each element of the
+// text[] path is an object key or an array index (negative from the end).
+func (ec *evalCtx) evalJSONPath(x *planner.JSONPathExpr, r row) (any, error) {
+	v, err := ec.eval(x.X, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	p, err := ec.eval(x.Path, r)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	got, err := decodeJSON(v.(string))
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range p.([]string) {
+		switch d := got.(type) {
+		case map[string]any:
+			var ok bool
+			if got, ok = d[k]; !ok {
+				return nil, nil
+			}
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil {
+				return nil, nil
+			}
+			if i < 0 {
+				i += len(d)
+			}
+			if i < 0 || i >= len(d) {
+				return nil, nil
+			}
+			got = d[i]
+		default:
+			return nil, nil
+		}
+	}
+	return jsonResult(got, x.Text)
 }

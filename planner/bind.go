@@ -360,6 +360,30 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		return b.bindFunc(&sql.FuncCall{Name: "power", Args: []sql.Expr{x.L, x.R}})
 	case "?", "?|", "?&", "@>", "<@":
 		return b.bindJSONTest(x, op)
+	case "#>", "#>>":
+		l, err := b.bind(x.L, TJSONB)
+		if err == nil && isUntyped(l) {
+			l, err = coerce(l, TJSONB)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var path Expr
+		if lit, ok := x.R.(*sql.ArrayLit); ok {
+			path, err = b.bindArray(lit, TText)
+		} else {
+			path, err = b.bind(x.R, TTextArray)
+		}
+		if err == nil && isUntyped(path) {
+			path, err = coerce(path, TTextArray)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if lt, pt := l.Type(), path.Type(); lt != TJSONB || (pt != TTextArray && pt != TNull) {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, pt)
+		}
+		return &JSONPathExpr{X: l, Path: path, Text: op == "#>>"}, nil
 	case "||":
 		return b.bindConcat(x)
 	}

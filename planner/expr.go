@@ -69,6 +69,12 @@ type JSONTestExpr struct {
 	X, Y Expr
 }
 
+// JSONPathExpr is X #> Path or X #>> Path (Text); Path is a text[].
+type JSONPathExpr struct {
+	X, Path Expr
+	Text    bool
+}
+
 // FuncExpr calls the builtin Name.
 type FuncExpr struct {
 	Name string
@@ -160,6 +166,12 @@ func (e *JSONGetExpr) Type() Type {
 	return TJSONB
 }
 func (e *JSONTestExpr) Type() Type { return TBool }
+func (e *JSONPathExpr) Type() Type {
+	if e.Text {
+		return TText
+	}
+	return TJSONB
+}
 func (e *FuncExpr) Type() Type     { return e.T }
 func (e *CastExpr) Type() Type     { return e.T }
 func (e *InExpr) Type() Type       { return TBool }
@@ -207,6 +219,13 @@ func (e *JSONGetExpr) String() string {
 		op = "->>"
 	}
 	return "(" + e.X.String() + op + e.Key.String() + ")"
+}
+func (e *JSONPathExpr) String() string {
+	op := " #> "
+	if e.Text {
+		op = " #>> "
+	}
+	return "(" + e.X.String() + op + e.Path.String() + ")"
 }
 func (e *JSONTestExpr) String() string {
 	return "(" + e.X.String() + " " + e.Op + " " + e.Y.String() + ")"

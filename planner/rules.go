@@ -27,6 +27,9 @@ func walk(e Expr, fn func(Expr)) {
 	case *JSONTestExpr:
 		walk(x.X, fn)
 		walk(x.Y, fn)
+	case *JSONPathExpr:
+		walk(x.X, fn)
+		walk(x.Path, fn)
 	case *FuncExpr:
 		for _, a := range x.Args {
 			walk(a, fn)
