@@ -488,7 +488,13 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 	case int64:
 		switch y := r.(type) {
 		case int64:
-			return intArith(op, x, y)
+			v, err := intArith(op, x, y)
+			if err == nil && t == planner.TInt4 {
+				if n := v.(int64); n < math.MinInt32 || n > math.MaxInt32 {
+					return nil, pgerror.New(pgerror.CodeNumericValueOutOfRange, "integer out of range")
+				}
+			}
+			return v, err
 		case float64:
 			return floatArith(op, float64(x), y)
 		case time.Time: // days + date

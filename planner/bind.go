@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"strings"
 
 	"topicgate/sql"
@@ -281,6 +282,11 @@ func constExpr(l sql.Literal) (Expr, error) {
 	case sql.LitNull:
 		return &ConstExpr{V: nil, T: TNull}, nil
 	case sql.LitInt:
+		// As in PostgreSQL, an integer literal is an integer (int4) when
+		// it fits, else a bigint.
+		if l.Int >= math.MinInt32 && l.Int <= math.MaxInt32 {
+			return &ConstExpr{V: l.Int, T: TInt4}, nil
+		}
 		return &ConstExpr{V: l.Int, T: TInt8}, nil
 	case sql.LitFloat:
 		// 1.5 and 1e3 are numeric in PostgreSQL (held as float64 here).
@@ -521,7 +527,10 @@ func normLikeOp(op string) string {
 func arithType(l, r Type, op string) (Type, error) {
 	switch {
 	case l.IsInt() && r.IsInt():
-		return TInt8, nil
+		if l == TInt8 || r == TInt8 || l == TOid || r == TOid {
+			return TInt8, nil
+		}
+		return TInt4, nil // int2/int4 arithmetic is integer, and overflows as one
 	case l.IsNumeric() && r.IsNumeric() && (l == TFloat8 || r == TFloat8):
 		return TFloat8, nil
 	case l.IsNumeric() && r.IsNumeric(): // numeric with numeric or an integer

@@ -81,6 +81,17 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if len(x.Order) > 0 {
 		return nil, pgerror.Newf("42809", "ORDER BY specified, but %s is not an aggregate function", x.Name)
 	}
+	if x.Name == "pg_typeof" && len(x.Args) == 1 { // known when planning
+		a, err := b.bind(x.Args[0], TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		name := a.Type().String()
+		if a.Type() == TNull {
+			name = TUnknown.String()
+		}
+		return &ConstExpr{V: name, T: TText}, nil
+	}
 	sig, ok := Builtins[x.Name]
 	if !ok {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not exist", x.Name)
