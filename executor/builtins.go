@@ -294,8 +294,29 @@ func fnDatePart(_ *evalCtx, a []any) (any, error) {
 			return float64(v.YearDay()), nil
 		}
 	case time.Duration:
-		if field == "epoch" {
-			return v.Seconds(), nil
+		// An interval's fields, as PostgreSQL splits '1 day 02:03:04.5'
+		// (intervals are held as days and a time of day here).
+		day := 24 * time.Hour
+		sign := time.Duration(1)
+		if v < 0 {
+			sign, v = -1, -v
+		}
+		rest := v % day
+		switch field {
+		case "epoch":
+			return (sign * v).Seconds(), nil
+		case "day", "days":
+			return float64(sign * v / day), nil
+		case "hour", "hours":
+			return float64(sign * rest / time.Hour), nil
+		case "minute", "minutes":
+			return float64(sign * (rest % time.Hour) / time.Minute), nil
+		case "second", "seconds":
+			return float64(sign*(rest%time.Minute)) / float64(time.Second), nil
+		case "milliseconds":
+			return float64(sign*(rest%time.Minute)) / float64(time.Millisecond), nil
+		case "microseconds":
+			return float64(sign * (rest % time.Minute) / time.Microsecond), nil
 		}
 	case string:
 		t, err := planner.ParseTimestamp(v)
