@@ -45,7 +45,7 @@ var moreBuiltins = map[string]builtin{
 	},
 	"sqrt": func(_ *evalCtx, a []any) (any, error) {
 		if x := a[0].(float64); x < 0 {
-			return nil, pgerror.New("2201F", "cannot take square root of a negative number")
+			return nil, pgerror.New(pgerror.CodeInvalidArgumentForPower, "cannot take square root of a negative number")
 		}
 		return math.Sqrt(a[0].(float64)), nil
 	},
@@ -226,10 +226,10 @@ func fnChr(_ *evalCtx, a []any) (any, error) {
 func fnPower(_ *evalCtx, a []any) (any, error) {
 	x, y := a[0].(float64), a[1].(float64)
 	if x == 0 && y < 0 {
-		return nil, pgerror.New("2201F", "zero raised to a negative power is undefined")
+		return nil, pgerror.New(pgerror.CodeInvalidArgumentForPower, "zero raised to a negative power is undefined")
 	}
 	if x < 0 && y != math.Trunc(y) {
-		return nil, pgerror.New("2201F", "a negative number raised to a non-integer power yields a complex result")
+		return nil, pgerror.New(pgerror.CodeInvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
 	}
 	return math.Pow(x, y), nil
 }
@@ -237,9 +237,9 @@ func fnPower(_ *evalCtx, a []any) (any, error) {
 func logOf(x float64, f func(float64) float64) (any, error) {
 	switch {
 	case x == 0:
-		return nil, pgerror.New("2201E", "cannot take logarithm of zero")
+		return nil, pgerror.New(pgerror.CodeInvalidArgumentForLog, "cannot take logarithm of zero")
 	case x < 0:
-		return nil, pgerror.New("2201E", "cannot take logarithm of a negative number")
+		return nil, pgerror.New(pgerror.CodeInvalidArgumentForLog, "cannot take logarithm of a negative number")
 	}
 	return f(x), nil
 }

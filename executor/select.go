@@ -224,9 +224,9 @@ func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
 	}
 	n, _ := toInt(v)
 	if n < 0 {
-		code := "2201W" // invalid_row_count_in_limit_clause
+		code := pgerror.CodeInvalidRowCountInLimit
 		if what == "OFFSET" {
-			code = "2201X" // invalid_row_count_in_result_offset_clause
+			code = pgerror.CodeInvalidRowCountInOffset
 		}
 		return 0, pgerror.Newf(code, "%s must not be negative", what)
 	}

@@ -76,10 +76,10 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		return b.bindAgg(x)
 	}
 	if x.Filter != nil {
-		return nil, pgerror.Newf("42809", "FILTER specified, but %s is not an aggregate function", x.Name)
+		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "FILTER specified, but %s is not an aggregate function", x.Name)
 	}
 	if len(x.Order) > 0 {
-		return nil, pgerror.Newf("42809", "ORDER BY specified, but %s is not an aggregate function", x.Name)
+		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "ORDER BY specified, but %s is not an aggregate function", x.Name)
 	}
 	if x.Name == "pg_typeof" && len(x.Args) == 1 { // known when planning
 		a, err := b.bind(x.Args[0], TUnknown)
