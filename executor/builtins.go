@@ -241,18 +241,20 @@ func fnSubstr(_ *evalCtx, a []any) (any, error) {
 			return nil, pgerror.New("22011", "negative substring length not allowed")
 		}
 	}
+	// cut maps the 1-based [start, start+n) onto [0, l), without overflow
+	// for any start and n (a start past the end gives an empty result).
 	cut := func(l int64) (int64, int64) {
-		from := start - 1
+		from := int64(0)
+		if start > 1 {
+			from = min(start-1, l)
+		}
 		to := l
-		if n != math.MaxInt64 {
-			to = from + n
+		if end := satAdd(start, n); end <= 1 {
+			to = 0
+		} else if end-1 < l {
+			to = end - 1
 		}
-		from = max(from, 0)
-		to = min(to, l)
-		if to < from {
-			to = from
-		}
-		return from, to
+		return from, max(to, from)
 	}
 	switch x := a[0].(type) {
 	case []byte:
@@ -264,6 +266,18 @@ func fnSubstr(_ *evalCtx, a []any) (any, error) {
 		return string(r[f:t]), nil
 	}
 	return nil, pgerror.AssertionFailed("substr of %T", a[0])
+}
+
+// satAdd is a + b, saturating at the int64 bounds.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
 }
 
 func fnNow(ec *evalCtx, _ []any) (any, error) { return ec.now, nil }

@@ -89,7 +89,8 @@ var moreBuiltins = map[string]builtin{
 	"current_date":    func(ec *evalCtx, _ []any) (any, error) { return planner.DateOf(ec.now), nil },
 }
 
-// runeIndex returns the 1-based character position of sub in s, 0 if absent.
+// fnStrpos returns the 1-based character position of sub in s, 0 if
+// absent.
 func fnStrpos(_ *evalCtx, a []any) (any, error) {
 	s, sub := a[0].(string), a[1].(string)
 	i := strings.Index(s, sub)
@@ -160,7 +161,7 @@ func padder(left bool) builtin {
 		if n <= 0 {
 			return "", nil
 		}
-		if n*4 > maxBuiltLen {
+		if n > maxBuiltLen/4 {
 			return nil, pgerror.New(pgerror.CodeProgramLimitExceeded, "requested length too large")
 		}
 		if int64(len(s)) >= n || len(fill) == 0 {

@@ -12,6 +12,18 @@ type funcSig struct {
 	result   func(args []Expr) Type
 }
 
+// Min and Max are the argument count bounds (Max -1: variadic).
+func (s funcSig) Min() int { return s.min }
+func (s funcSig) Max() int { return s.max }
+
+// ArgType is the declared type of argument i (TUnknown: any).
+func (s funcSig) ArgType(i int) Type {
+	if len(s.args) == 0 {
+		return TUnknown
+	}
+	return s.args[min(i, len(s.args)-1)]
+}
+
 func fixed(t Type) func([]Expr) Type { return func([]Expr) Type { return t } }
 
 func sameAsFirst(args []Expr) Type {
@@ -101,10 +113,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	}
 	args := make([]Expr, len(x.Args))
 	for i, a := range x.Args {
-		want := TUnknown
-		if len(sig.args) > 0 {
-			want = sig.args[min(i, len(sig.args)-1)]
-		}
+		want := sig.ArgType(i)
 		var err error
 		if args[i], err = b.bind(a, want); err != nil {
 			return nil, err
