@@ -136,6 +136,12 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 			}
 		}
 	}
+	if (x.Name == "substr" || x.Name == "substring") && len(args) > 0 {
+		if at := args[0].Type(); !at.IsText() && at != TBytea && at != TNull {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, at).
+				WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+		}
+	}
 	return &FuncExpr{Name: x.Name, Args: args, T: sig.result(args)}, nil
 }
 

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// FuzzSQL sends arbitrary statements through the front door (simple
+// protocol, pgconn) to a server holding a small topic, and fails on any
+// internal error (XX000: an assertion, or a recovered panic) or when the
+// server stops answering. DDL and COPY are left out so that the fixture
+// stays as it is; the seed corpus is every query of testdata/*.test.
+//
+//	go test ./cmd/topicgate -run XXX -fuzz FuzzSQL -fuzztime 60s
+func FuzzSQL(f *testing.F) {
+	files, _ := filepath.Glob("../../testdata/*.test")
+	for _, p := range files {
+		for _, q := range logicQueries(p) {
+			f.Add(q)
+		}
+	}
+	a := startTestServer(f)
+	ctx := context.Background()
+	connect := func() *pgconn.PgConn {
+		c, err := pgconn.Connect(ctx, a.dsn())
+		if err != nil {
+			f.Fatal(err)
+		}
+		return c
+	}
+	c := connect()
+	defer func() { c.Close(ctx) }()
+	for _, q := range []string{
+		"CREATE TOPIC s (CONSUMER c, CONSUMER w WITH (type = 'shared')) WITH (min_active_partitions = 2)",
+		`INSERT INTO s (partition, data, attrs, producer_id, seqno) VALUES (0, 'alpha', '{"k": "a"}', 'p', 1), (1, 'delta', '{}', 'q', 2), (1, 'echo', '{"k": "e"}', NULL, NULL)`,
+	} {
+		if _, err := c.Exec(ctx, q).ReadAll(); err != nil {
+			f.Fatal(err)
+		}
+	}
+	skip := regexp.MustCompile(`(?i)\b(drop|alter|create|copy|wait|pg_sleep|begin|start|set|reset|discard)\b`)
+	f.Fuzz(func(t *testing.T, q string) {
+		if len(q) > 2000 || skip.MatchString(q) || strings.ContainsRune(q, 0) {
+			return
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := c.Exec(qctx, q).ReadAll()
+		cancel()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "XX000" {
+			t.Fatalf("%q: internal error: %s", q, pe.Message)
+		}
+		if err != nil && !errors.As(err, &pe) && c.IsClosed() {
+			c = connect() // a fatal protocol error or a timeout closed it
+		}
+		if _, err := c.Exec(ctx, "ROLLBACK; SELECT 1").ReadAll(); err != nil {
+			t.Fatalf("%q: the server stopped answering: %v", q, err)
+		}
+	})
+}
+
+// logicQueries returns the SQL of every record of a logic-test file.
+func logicQueries(path string) []string {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	want := false
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "query") || strings.HasPrefix(l, "statement"):
+			want = true
+		case want && l != "" && l != "----":
+			out = append(out, l)
+			want = false
+		default:
+			want = false
+		}
+	}
+	return out
+}
