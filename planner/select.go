@@ -129,6 +129,15 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		if err != nil {
 			return nil, err
 		}
+		hasAgg := false
+		walk(e, func(x Expr) {
+			if _, ok := x.(*AggExpr); ok {
+				hasAgg = true
+			}
+		})
+		if hasAgg { // GROUP BY 1 or an alias naming an aggregate
+			return nil, pgerror.New(pgerror.CodeGroupingError, "aggregate functions are not allowed in GROUP BY")
+		}
 		groupBy = append(groupBy, e)
 	}
 	if s.Having != nil {
