@@ -255,13 +255,13 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.Case:
 		return b.bindCase(x, want)
 	case *sql.Coalesce:
-		args, t, err := b.bindCommon(x.Args, want)
+		args, t, err := b.bindCommon(x.Args, want, "COALESCE")
 		if err != nil {
 			return nil, err
 		}
 		return &CoalesceExpr{Args: args, T: t}, nil
 	case *sql.NullIf:
-		args, t, err := b.bindCommon([]sql.Expr{x.A, x.B}, want)
+		args, t, err := b.bindCommon([]sql.Expr{x.A, x.B}, want, "NULLIF")
 		if err != nil {
 			return nil, err
 		}
@@ -572,28 +572,75 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
 	return &ArrayExpr{Elems: elems, T: ArrayOf(elem)}, nil
 }
 
-func (b *binder) bindCommon(args []sql.Expr, want Type) ([]Expr, Type, error) {
+// bindCommon binds the branches of CASE, COALESCE or NULLIF (what) to one
+// type, as PostgreSQL resolves them: the first typed branch sets it (want
+// only when every branch is an untyped literal or parameter), numeric
+// branches widen to the widest, untyped ones are read as it, and other
+// mixtures are 42804.
+func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]Expr, Type, error) {
 	out := make([]Expr, len(args))
-	t := want
+	t := TUnknown
 	for i, a := range args {
+		hint := t
+		if hint == TUnknown {
+			hint = want
+		}
 		var err error
-		if out[i], err = b.bind(a, t); err != nil {
+		if out[i], err = b.bind(a, hint); err != nil {
 			return nil, 0, err
 		}
-		if t == TUnknown && !isUntyped(out[i]) {
-			t = out[i].Type()
+		if isUntyped(out[i]) {
+			continue
+		}
+		switch at := out[i].Type(); {
+		case t == TUnknown:
+			t = at
+		case at != t && at.IsNumeric() && t.IsNumeric():
+			t = max(rankOf(at), rankOf(t)).typ()
+		case (at == TDate || at == TTimestamptz) && (t == TDate || t == TTimestamptz):
+			t = TTimestamptz
+		case at != t && !(at.IsText() && t.IsText()):
+			return nil, 0, pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, t, at)
 		}
 	}
 	if t == TUnknown {
-		t = TText
+		if t = want; t == TUnknown || t == TNull {
+			t = TText
+		}
 	}
 	for i := range out {
 		var err error
-		if out[i], err = coerce(out[i], t); err != nil {
+		if isUntyped(out[i]) {
+			out[i], err = coerce(out[i], t)
+		} else if out[i].Type() != t {
+			out[i] = &CastExpr{X: out[i], T: t}
+		}
+		if err != nil {
 			return nil, 0, err
 		}
 	}
 	return out, t, nil
+}
+
+// numericRank orders numeric types by width for CASE/COALESCE resolution.
+type numericRank int
+
+func rankOf(t Type) numericRank {
+	switch t {
+	case TInt2:
+		return 1
+	case TInt4, TOid:
+		return 2
+	case TInt8:
+		return 3
+	case TNumeric:
+		return 4
+	}
+	return 5 // float8
+}
+
+func (r numericRank) typ() Type {
+	return [...]Type{TInt2, TInt2, TInt4, TInt8, TNumeric, TFloat8}[r]
 }
 
 func (b *binder) bindCase(x *sql.Case, want Type) (Expr, error) {
@@ -604,16 +651,20 @@ func (b *binder) bindCase(x *sql.Case, want Type) (Expr, error) {
 			return nil, err
 		}
 	}
+	// PostgreSQL resolves a CASE's type from its ELSE first, then the WHENs.
 	results := make([]sql.Expr, 0, len(x.Whens)+1)
-	for _, w := range x.Whens {
-		results = append(results, w.Result)
-	}
 	if x.Else != nil {
 		results = append(results, x.Else)
 	}
-	bound, t, err := b.bindCommon(results, want)
+	for _, w := range x.Whens {
+		results = append(results, w.Result)
+	}
+	bound, t, err := b.bindCommon(results, want, "CASE")
 	if err != nil {
 		return nil, err
+	}
+	if x.Else != nil { // back to WHENs..., ELSE
+		bound = append(bound[1:], bound[0])
 	}
 	out := &CaseExpr{T: t}
 	for i, w := range x.Whens {

@@ -14,8 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// FuzzSQL sends arbitrary statements through the front door (simple
-// protocol, pgconn) to a server holding a small topic, and fails on any
+// FuzzSQL sends arbitrary statements through the front door (pgconn, the
+// simple or the extended protocol) to a server holding a small topic, and
+// fails on any
 // internal error (XX000: an assertion, or a recovered panic) or when the
 // server stops answering. DDL and COPY are left out so that the fixture
 // stays as it is; the seed corpus is every query of testdata/*.test.
@@ -53,7 +54,12 @@ func FuzzSQL(f *testing.F) {
 			return
 		}
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := c.Exec(qctx, q).ReadAll()
+		var err error
+		if len(q)%2 == 0 { // half the inputs take the extended protocol
+			err = c.ExecParams(qctx, q, nil, nil, nil, nil).Read().Err
+		} else {
+			_, err = c.Exec(qctx, q).ReadAll()
+		}
 		cancel()
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "XX000" {
