@@ -271,11 +271,9 @@ func (ec *evalCtx) evalJSONGet(x *planner.JSONGetExpr, r row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	var doc any
-	dec := json.NewDecoder(strings.NewReader(v.(string)))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, pgerror.Newf(pgerror.CodeInvalidTextRepresentation, "invalid json: %v", err)
+	doc, err := decodeJSON(v.(string))
+	if err != nil {
+		return nil, err
 	}
 	var got any
 	switch d := doc.(type) {

@@ -139,32 +139,16 @@ func formatField(t time.Time, p string, fm bool) string {
 		return num(t.Year()%100, 2)
 	case "Y":
 		return strconv.Itoa(t.Year() % 10)
-	case "MONTH":
-		return word(strings.ToUpper(t.Month().String()))
-	case "Month":
-		return word(t.Month().String())
-	case "month":
-		return word(strings.ToLower(t.Month().String()))
-	case "MON":
-		return strings.ToUpper(t.Month().String()[:3])
-	case "Mon":
-		return t.Month().String()[:3]
-	case "mon":
-		return strings.ToLower(t.Month().String()[:3])
+	case "MONTH", "Month", "month":
+		return word(cased(t.Month().String(), p))
+	case "MON", "Mon", "mon":
+		return cased(t.Month().String()[:3], p)
 	case "MM":
 		return num(int(t.Month()), 2)
-	case "DAY":
-		return word(strings.ToUpper(t.Weekday().String()))
-	case "Day":
-		return word(t.Weekday().String())
-	case "day":
-		return word(strings.ToLower(t.Weekday().String()))
-	case "DY":
-		return strings.ToUpper(t.Weekday().String()[:3])
-	case "Dy":
-		return t.Weekday().String()[:3]
-	case "dy":
-		return strings.ToLower(t.Weekday().String()[:3])
+	case "DAY", "Day", "day":
+		return word(cased(t.Weekday().String(), p))
+	case "DY", "Dy", "dy":
+		return cased(t.Weekday().String()[:3], p)
 	case "DDD":
 		return num(t.YearDay(), 3)
 	case "DD":
@@ -199,4 +183,16 @@ func formatField(t time.Time, p string, fm bool) string {
 		return fmt.Sprintf("%s%02d", sign, off/3600)
 	}
 	return p
+}
+
+// cased writes a name (January, Monday) in the case of its pattern:
+// MONTH is upper, month lower, Month as the name is.
+func cased(name, pattern string) string {
+	switch pattern {
+	case strings.ToUpper(pattern):
+		return strings.ToUpper(name)
+	case strings.ToLower(pattern):
+		return strings.ToLower(name)
+	}
+	return name
 }

@@ -16,15 +16,7 @@ func BenchmarkConsumeRead(b *testing.B) {
 	ctx := context.Background()
 	c := connect(b, a)
 	exec(b, c, "CREATE TOPIC bench_log (CONSUMER c) WITH (min_active_partitions = 1)")
-	payload := make([]byte, 100)
-	fill := func(n int) {
-		_, err := c.CopyFrom(ctx, pgx.Identifier{"bench_log"}, []string{"data"},
-			pgx.CopyFromSlice(n, func(int) ([]any, error) { return []any{payload}, nil }))
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	fill(100000)
+	copyPayloads(b, c, "bench_log", 100000, 100000)
 	read := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -53,4 +45,17 @@ func BenchmarkConsumeRead(b *testing.B) {
 		read += n
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// copyPayloads loads n 100-byte messages into topic with COPYs of chunk
+// rows each.
+func copyPayloads(tb testing.TB, c *pgx.Conn, topic string, n, chunk int) {
+	payload := make([]byte, 100)
+	for done := 0; done < n; done += chunk {
+		_, err := c.CopyFrom(context.Background(), pgx.Identifier{topic}, []string{"data"},
+			pgx.CopyFromSlice(min(chunk, n-done), func(int) ([]any, error) { return []any{payload}, nil }))
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkRPWTxn measures one read-process-write transaction through the
@@ -21,15 +19,8 @@ func BenchmarkRPWTxn(b *testing.B) {
 	c := connect(b, a)
 	exec(b, c, "CREATE TOPIC rpw_in (CONSUMER c) WITH (min_active_partitions = 1)")
 	exec(b, c, "CREATE TOPIC rpw_out WITH (min_active_partitions = 1)")
-	payload := make([]byte, 100)
 	const total = 100000
-	for n := 0; n < total; n += 1000 { // the bench prefills in COPYs of 1000
-		_, err := c.CopyFrom(ctx, pgx.Identifier{"rpw_in"}, []string{"data"},
-			pgx.CopyFromSlice(1000, func(int) ([]any, error) { return []any{payload}, nil }))
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	copyPayloads(b, c, "rpw_in", total, 1000) // the bench prefills in COPYs of 1000
 	vals := make([]string, 100)
 	for i := range vals {
 		vals[i] = fmt.Sprintf("($%d)", i+1)
