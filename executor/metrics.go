@@ -53,6 +53,11 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 		gauge("topicgate_store_block_cache_bytes", "Block cache in use.", es.CacheBytes)
 		counter("topicgate_store_block_cache_hits_total", "Block cache hits.", es.CacheHits)
 		counter("topicgate_store_block_cache_misses_total", "Block cache misses.", es.CacheMisses)
+		counter("topicgate_store_wal_syncs_total", "Fsyncs of the write-ahead log.", int64(es.WALSyncs))
+		fmt.Fprintf(w, "# HELP %[1]s Time spent in fsyncs of the write-ahead log.\n# TYPE %[1]s counter\n%[1]s %g\n",
+			"topicgate_store_wal_sync_seconds_total", es.WALSyncSeconds)
+		counter("topicgate_store_commit_groups_total", "Batches written by group commit.", es.CommitGroups)
+		counter("topicgate_store_commit_requests_total", "Requests carried by those batches.", es.CommitRequests)
 	}
 	fmt.Fprintf(w, "# HELP topicgate_partition_end_offset Next offset to be assigned.\n# TYPE topicgate_partition_end_offset gauge\n")
 	topics := e.store.Topics()

@@ -286,6 +286,8 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		}
 	}
 	if g.err == nil {
+		s.groups.Add(1)
+		s.groupedOps.Add(int64(len(ops)))
 		if s.opts.PlainSync {
 			g.err = b.Commit(pebble.Sync)
 		} else {

@@ -1,5 +1,7 @@
 package topicstore
 
+import dto "github.com/prometheus/client_model/go"
+
 // EngineStats are the storage engine's own figures, for operators: how much
 // the LSM holds, how much work it has done and still owes. They are a
 // snapshot; the counters only grow while the store is open.
@@ -15,6 +17,10 @@ type EngineStats struct {
 	CacheBytes          int64  // block cache in use
 	CacheHits           int64
 	CacheMisses         int64
+	WALSyncs            uint64  // fsyncs of the write-ahead log since open
+	WALSyncSeconds      float64 // time spent in those fsyncs
+	CommitGroups        int64   // batches the committer wrote (one per group commit)
+	CommitRequests      int64   // requests those batches carried: / CommitGroups is the group size
 }
 
 // EngineStatter is implemented by stores that can report EngineStats. It is
@@ -26,7 +32,7 @@ type EngineStatter interface {
 // EngineStats reports Pebble's metrics.
 func (s *PebbleStore) EngineStats() EngineStats {
 	m := s.db.Metrics()
-	return EngineStats{
+	es := EngineStats{
 		DiskBytes:           m.DiskSpaceUsage(),
 		MemtableBytes:       m.MemTable.Size,
 		L0Files:             m.Levels[0].NumFiles,
@@ -38,5 +44,15 @@ func (s *PebbleStore) EngineStats() EngineStats {
 		CacheBytes:          m.BlockCache.Size,
 		CacheHits:           m.BlockCache.Hits,
 		CacheMisses:         m.BlockCache.Misses,
+		CommitGroups:        s.groups.Load(),
+		CommitRequests:      s.groupedOps.Load(),
 	}
+	if h := m.LogWriter.FsyncLatency; h != nil {
+		var pm dto.Metric
+		if h.Write(&pm) == nil && pm.Histogram != nil {
+			es.WALSyncs = pm.Histogram.GetSampleCount()
+			es.WALSyncSeconds = pm.Histogram.GetSampleSum() / 1e9 // observed in nanoseconds
+		}
+	}
+	return es
 }

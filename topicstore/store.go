@@ -152,6 +152,8 @@ type PebbleStore struct {
 	done      chan struct{} // closed when committer and syncer have exited
 	closeOnce sync.Once
 	failed    atomic.Pointer[error]
+
+	groups, groupedOps atomic.Int64 // commitGroup's batches and their requests (EngineStats)
 }
 
 var _ Store = (*PebbleStore)(nil)

@@ -90,6 +90,17 @@ func TestMetrics(t *testing.T) {
 	if after["topicgate_store_disk_bytes"] <= 0 || after["topicgate_store_memtable_bytes"] <= 0 {
 		t.Errorf("store sizes not exported: disk %v, memtable %v", after["topicgate_store_disk_bytes"], after["topicgate_store_memtable_bytes"])
 	}
+	// Every acknowledged write between the two scrapes was synced, in
+	// at least one group commit that carried at least one request each.
+	for _, name := range []string{"topicgate_store_wal_syncs_total", "topicgate_store_wal_sync_seconds_total",
+		"topicgate_store_commit_groups_total", "topicgate_store_commit_requests_total"} {
+		if after[name] <= before[name] {
+			t.Errorf("%s did not grow: %v -> %v", name, before[name], after[name])
+		}
+	}
+	if g, r := after["topicgate_store_commit_groups_total"], after["topicgate_store_commit_requests_total"]; r < g {
+		t.Errorf("commit requests %v < groups %v", r, g)
+	}
 	for _, name := range []string{"topicgate_store_l0_files", "topicgate_store_l0_sublevels", "topicgate_store_flushes_total",
 		"topicgate_store_compactions_total", "topicgate_store_compaction_debt_bytes", "topicgate_store_block_cache_hits_total"} {
 		if _, ok := after[name]; !ok {
