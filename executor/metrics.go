@@ -58,6 +58,7 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 			"topicgate_store_wal_sync_seconds_total", es.WALSyncSeconds)
 		counter("topicgate_store_commit_groups_total", "Batches written by group commit.", es.CommitGroups)
 		counter("topicgate_store_commit_requests_total", "Requests carried by those batches.", es.CommitRequests)
+		counter("topicgate_store_reclaims_total", "Dropped topics' key ranges compacted away.", es.Reclaims)
 	}
 	fmt.Fprintf(w, "# HELP topicgate_partition_end_offset Next offset to be assigned.\n# TYPE topicgate_partition_end_offset gauge\n")
 	topics := e.store.Topics()

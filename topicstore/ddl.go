@@ -152,6 +152,7 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 		delete(s.core.Topics, t.id)
 		s.coreMu.Unlock()
 		s.wake(t.id)
+		s.reclaimTopic(t.id) // return the disk space now (reclaim.go)
 		return nil
 	}})
 	return err

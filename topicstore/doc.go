@@ -9,7 +9,9 @@
 // Integers are big-endian (so keys sort numerically); "/" after the prefix
 // letter is literal, the rest is fixed-width binary. Data keys use the
 // topic's ID, never its name, so DROP TOPIC is a DeleteRange over the ID
-// and a topic re-created with the same name starts empty.
+// and a topic re-created with the same name starts empty. The reclaimer
+// goroutine (reclaim.go) then compacts that range so the space returns; it
+// never writes a key, and Close waits for it before it closes Pebble.
 //
 //	c/<topic name>                         catalog: JSON {Config, ID, CreatedAt, Partitions}
 //	k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] shared consumer: start offset (uvarint),

@@ -1,6 +1,9 @@
 package topicstore
 
-import dto "github.com/prometheus/client_model/go"
+import (
+	"github.com/cockroachdb/pebble"
+	dto "github.com/prometheus/client_model/go"
+)
 
 // EngineStats are the storage engine's own figures, for operators: how much
 // the LSM holds, how much work it has done and still owes. They are a
@@ -21,6 +24,7 @@ type EngineStats struct {
 	WALSyncSeconds      float64 // time spent in those fsyncs
 	CommitGroups        int64   // batches the committer wrote (one per group commit)
 	CommitRequests      int64   // requests those batches carried: / CommitGroups is the group size
+	Reclaims            int64   // key ranges of dropped topics compacted away (reclaim.go)
 }
 
 // EngineStatter is implemented by stores that can report EngineStats. It is
@@ -33,7 +37,7 @@ type EngineStatter interface {
 func (s *PebbleStore) EngineStats() EngineStats {
 	m := s.db.Metrics()
 	es := EngineStats{
-		DiskBytes:           m.DiskSpaceUsage(),
+		DiskBytes:           diskUsage(m),
 		MemtableBytes:       m.MemTable.Size,
 		L0Files:             m.Levels[0].NumFiles,
 		L0Sublevels:         m.Levels[0].Sublevels,
@@ -47,6 +51,9 @@ func (s *PebbleStore) EngineStats() EngineStats {
 		CommitGroups:        s.groups.Load(),
 		CommitRequests:      s.groupedOps.Load(),
 	}
+	s.reclaim.mu.Lock()
+	es.Reclaims = s.reclaim.done
+	s.reclaim.mu.Unlock()
 	if h := m.LogWriter.FsyncLatency; h != nil {
 		var pm dto.Metric
 		if h.Write(&pm) == nil && pm.Histogram != nil {
@@ -55,4 +62,27 @@ func (s *PebbleStore) EngineStats() EngineStats {
 		}
 	}
 	return es
+}
+
+// diskUsage is Metrics.DiskSpaceUsage without its underflow: in Pebble
+// v1.1 the obsolete-table byte count can drop below zero (as a uint64: near
+// 2^64) after a large compaction's files are deleted (cockroachdb/pebble
+// issue 4811, fixed in v2), which /metrics showed as -462 MB after a
+// dropped topic was reclaimed. A wrapped counter is taken as zero.
+func diskUsage(m *pebble.Metrics) uint64 {
+	sane := func(v uint64) uint64 {
+		if v > 1<<62 {
+			return 0
+		}
+		return v
+	}
+	n := m.WAL.PhysicalSize + m.WAL.ObsoletePhysicalSize
+	for _, l := range m.Levels {
+		n += uint64(max(l.Size, 0))
+	}
+	n += sane(m.Table.ObsoleteSize) + sane(m.Table.ZombieSize)
+	if m.Compact.InProgressBytes > 0 {
+		n += uint64(m.Compact.InProgressBytes)
+	}
+	return n
 }

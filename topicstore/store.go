@@ -53,7 +53,8 @@ type Options struct {
 	// SharedWindow is the per-partition acquisition window of shared consumers (offsets from the first unfinished one); default DefaultSharedWindow (1000).
 	SharedWindow int
 
-	fs vfs.FS // test hook: Pebble's file system
+	fs        vfs.FS // test hook: Pebble's file system
+	noReclaim bool   // test hook: no reclaimer goroutine (a crash before it ran)
 }
 
 // pebbleLogger adapts Options.Logf to pebble.Logger.
@@ -142,7 +143,9 @@ type PebbleStore struct {
 
 	shared sharedRegistry // shared-consumer managers (shared.go)
 
-	bg sync.WaitGroup // background goroutines that use db (retention)
+	bg sync.WaitGroup // background goroutines that use db (retention, reclaim)
+
+	reclaim reclaimer // dropped topics' ranges to compact (reclaim.go)
 
 	stage stageRegistry // open transactions' staged data (stage.go)
 
@@ -218,6 +221,12 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 	}
 	go s.committer()
 	go s.syncer()
+	s.reclaim.init()
+	if !opts.noReclaim {
+		s.reclaimUnknown()
+		s.bg.Add(1)
+		go s.reclaimLoop()
+	}
 	if opts.RetentionInterval > 0 {
 		s.bg.Add(1)
 		go s.retentionLoop(opts.RetentionInterval)

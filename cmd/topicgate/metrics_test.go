@@ -102,7 +102,8 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("commit requests %v < groups %v", r, g)
 	}
 	for _, name := range []string{"topicgate_store_l0_files", "topicgate_store_l0_sublevels", "topicgate_store_flushes_total",
-		"topicgate_store_compactions_total", "topicgate_store_compaction_debt_bytes", "topicgate_store_block_cache_hits_total"} {
+		"topicgate_store_compactions_total", "topicgate_store_compaction_debt_bytes", "topicgate_store_block_cache_hits_total",
+		"topicgate_store_reclaims_total"} {
 		if _, ok := after[name]; !ok {
 			t.Errorf("%s missing", name)
 		}
