@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 )
@@ -14,6 +16,7 @@ type aggState struct {
 	sumI     int64
 	sumF     float64
 	sumD     time.Duration
+	sumN     *apd.Decimal // numeric sum, and integer sums past int64 (nil: zero)
 	best     any
 	distinct map[string]bool
 	buf      []byte  // string_agg
@@ -52,7 +55,7 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 				kb.WriteString("\x01N")
 			} else {
 				kb.WriteString("\x01V")
-				kb.WriteString(planner.FormatText(v))
+				kb.WriteString(planner.KeyText(v))
 			}
 		}
 		k := kb.String()
@@ -118,7 +121,7 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 		if st.distinct == nil {
 			st.distinct = map[string]bool{}
 		}
-		k := planner.FormatText(v)
+		k := planner.KeyText(v)
 		if st.distinct[k] {
 			return nil
 		}
@@ -170,18 +173,15 @@ func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) erro
 	case "sum", "avg":
 		switch x := v.(type) {
 		case int64:
-			st.sumI += x
-			st.sumF += float64(x)
+			return st.addInt(x)
 		case float64:
 			st.sumF += x
 		case time.Duration:
 			st.sumD += x
-		case string:
-			f, err := planner.ParseText(x, planner.TFloat8)
-			if err != nil {
-				return err
-			}
-			st.sumF += f.(float64)
+		case *apd.Decimal:
+			return st.addNumeric(x)
+		default:
+			return pgerror.AssertionFailed("%s over %T", a.Name, v)
 		}
 	case "min", "max":
 		if st.best == nil {
@@ -236,11 +236,16 @@ func finish(st *aggState, a *planner.AggExpr) any {
 			return st.sumI
 		case planner.TInterval:
 			return st.sumD
+		case planner.TNumeric:
+			return st.numericSum()
 		}
 		return st.sumF
 	case "avg":
 		if st.count == 0 {
 			return nil
+		}
+		if a.T == planner.TNumeric {
+			return st.numericAvg()
 		}
 		return st.sumF / float64(st.count)
 	}
@@ -268,4 +273,56 @@ func arrayOf(vs []any, t planner.Type) any {
 		out[i], _ = v.(string)
 	}
 	return out
+}
+
+// addInt adds x to an integer sum, carrying into sumN when int64 would
+// overflow (sum(bigint) is a numeric and cannot overflow).
+func (st *aggState) addInt(x int64) error {
+	s := st.sumI + x
+	if (x > 0 && s < st.sumI) || (x < 0 && s > st.sumI) {
+		if err := st.addNumeric(planner.NumericFromInt(st.sumI)); err != nil {
+			return err
+		}
+		st.sumI = 0
+		return st.addNumeric(planner.NumericFromInt(x))
+	}
+	st.sumI = s
+	return nil
+}
+
+func (st *aggState) addNumeric(x *apd.Decimal) error {
+	if st.sumN == nil {
+		st.sumN = x
+		return nil
+	}
+	s, err := planner.NumericArith("+", st.sumN, x)
+	if err != nil {
+		return err
+	}
+	st.sumN = s
+	return nil
+}
+
+// numericSum is the exact sum of integers and numerics.
+func (st *aggState) numericSum() *apd.Decimal {
+	if st.sumN == nil {
+		return planner.NumericFromInt(st.sumI)
+	}
+	if st.sumI == 0 {
+		return st.sumN
+	}
+	s, err := planner.NumericArith("+", st.sumN, planner.NumericFromInt(st.sumI))
+	if err != nil { // beyond numeric's range: NaN rather than a wrong value
+		return &apd.Decimal{Form: apd.NaN}
+	}
+	return s
+}
+
+// numericAvg divides the sum by the count with PostgreSQL's division scale.
+func (st *aggState) numericAvg() *apd.Decimal {
+	q, err := planner.NumericArith("/", st.numericSum(), planner.NumericFromInt(st.count))
+	if err != nil {
+		return &apd.Decimal{Form: apd.NaN}
+	}
+	return q
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 )
@@ -74,24 +76,25 @@ func init() {
 		"abs": func(_ *evalCtx, a []any) (any, error) {
 			switch v := a[0].(type) {
 			case int64:
+				if v == math.MinInt64 {
+					return nil, pgerror.New(pgerror.CodeNumericValueOutOfRange, "bigint out of range")
+				}
 				if v < 0 {
 					return -v, nil
 				}
 				return v, nil
 			case float64:
 				return math.Abs(v), nil
+			case *apd.Decimal:
+				return new(apd.Decimal).Abs(v), nil
 			}
 			return a[0], nil
 		},
 		"round": func(_ *evalCtx, a []any) (any, error) {
-			p := 1.0
-			if len(a) > 1 {
-				p = math.Pow(10, float64(a[1].(int64)))
-			}
-			return math.Round(a[0].(float64)*p) / p, nil
+			return numericRound(a, apd.RoundHalfUp, math.RoundToEven) // float8 rounds half to even, as PostgreSQL's rint
 		},
-		"floor":          func(_ *evalCtx, a []any) (any, error) { return math.Floor(a[0].(float64)), nil },
-		"ceil":           func(_ *evalCtx, a []any) (any, error) { return math.Ceil(a[0].(float64)), nil },
+		"floor":          func(_ *evalCtx, a []any) (any, error) { return numericFloorCeil(a, false, math.Floor) },
+		"ceil":           func(_ *evalCtx, a []any) (any, error) { return numericFloorCeil(a, true, math.Ceil) },
 		"to_hex":         func(_ *evalCtx, a []any) (any, error) { return fmt.Sprintf("%x", a[0].(int64)), nil },
 		"pg_size_pretty": fnSizePretty,
 		"version": func(*evalCtx, []any) (any, error) {

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 )
@@ -73,13 +75,7 @@ var moreBuiltins = map[string]builtin{
 		}
 		return x.(float64) / b.(float64), nil
 	},
-	"trunc": func(_ *evalCtx, a []any) (any, error) {
-		p := 1.0
-		if len(a) > 1 {
-			p = math.Pow(10, float64(a[1].(int64)))
-		}
-		return math.Trunc(a[0].(float64)*p) / p, nil
-	},
+	"trunc":           func(_ *evalCtx, a []any) (any, error) { return numericRound(a, apd.RoundDown, math.Trunc) },
 	"pi":              func(*evalCtx, []any) (any, error) { return math.Pi, nil },
 	"mod":             fnMod,
 	"sign":            fnSign,
@@ -251,27 +247,15 @@ func fnMod(_ *evalCtx, a []any) (any, error) {
 			return intArith("%", x, y)
 		}
 	}
-	x, err := numericOperand(a[0])
+	x, err := toNumeric(a[0])
 	if err != nil {
 		return nil, err
 	}
-	y, err := numericOperand(a[1])
+	y, err := toNumeric(a[1])
 	if err != nil {
 		return nil, err
 	}
-	xf, yf := toFloat(x), toFloat(y)
-	if yf == 0 {
-		return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
-	}
-	return math.Mod(xf, yf), nil
-}
-
-func toFloat(v any) float64 {
-	if i, ok := v.(int64); ok {
-		return float64(i)
-	}
-	f, _ := v.(float64)
-	return f
+	return planner.NumericArith("%", x, y)
 }
 
 func fnSign(_ *evalCtx, a []any) (any, error) {
@@ -292,6 +276,11 @@ func fnSign(_ *evalCtx, a []any) (any, error) {
 			return -1.0, nil
 		}
 		return 0.0, nil
+	case *apd.Decimal:
+		if x.Form == apd.NaN {
+			return x, nil
+		}
+		return planner.NumericFromInt(int64(x.Sign())), nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function sign(%T) does not exist", a[0])
 }

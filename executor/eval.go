@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 )
@@ -85,6 +87,8 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 			return -n, nil
 		case time.Duration:
 			return -n, nil
+		case *apd.Decimal:
+			return new(apd.Decimal).Neg(n), nil
 		}
 		return nil, pgerror.AssertionFailed("negation of %T", v)
 	case *planner.JSONGetExpr:
@@ -344,6 +348,13 @@ func compareOp(op string, l, r any) (any, error) {
 
 // compare orders two non-NULL values of comparable types.
 func compare(a, b any) (int, error) {
+	if x, ok := a.(*apd.Decimal); ok {
+		return compareNumeric(x, b)
+	}
+	if y, ok := b.(*apd.Decimal); ok {
+		c, err := compareNumeric(y, a)
+		return -c, err
+	}
 	switch x := a.(type) {
 	case int64:
 		switch y := b.(type) {
@@ -474,7 +485,18 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 		}
 		return planner.FormatText(l) + planner.FormatText(r), nil
 	}
-	// A numeric cast from text keeps its text form; arithmetic is float64.
+	if t == planner.TNumeric { // decimal arithmetic, PostgreSQL's scales
+		x, err := toNumeric(l)
+		if err != nil {
+			return nil, err
+		}
+		y, err := toNumeric(r)
+		if err != nil {
+			return nil, err
+		}
+		return planner.NumericArith(op, x, y)
+	}
+	// A numeric meeting a float8 (or an interval) computes in float8.
 	var err error
 	if l, err = numericOperand(l); err != nil {
 		return nil, err
@@ -550,8 +572,11 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 	return nil, pgerror.AssertionFailed("arithmetic %T %s %T reached the executor", l, op, r)
 }
 
-// numericOperand turns a numeric held as text into float64.
+// numericOperand turns a numeric (or numeric text) into float64.
 func numericOperand(v any) (any, error) {
+	if d, ok := v.(*apd.Decimal); ok {
+		return planner.NumericToFloat(d), nil
+	}
 	s, ok := v.(string)
 	if !ok {
 		return v, nil

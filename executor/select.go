@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -206,6 +208,8 @@ func toInt(v any) (int64, bool) {
 		return x, true
 	case float64:
 		return int64(math.Ceil(x)), true
+	case *apd.Decimal:
+		return int64(math.Ceil(planner.NumericToFloat(x))), true
 	}
 	return 0, false
 }
@@ -418,6 +422,8 @@ func boundOffset(ec *evalCtx, b planner.Bound, lower bool) (n int64, null bool, 
 		return x, false, nil
 	case float64:
 		f = x
+	case *apd.Decimal:
+		f = planner.NumericToFloat(x)
 	default:
 		if lower {
 			return 0, false, nil

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -154,6 +156,12 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 					return &ConstExpr{V: -v, T: c.T}, nil
 				case float64:
 					return &ConstExpr{V: -v, T: c.T}, nil
+				case *apd.Decimal:
+					n, err := checkNumeric(new(apd.Decimal).Neg(v))
+					if err != nil {
+						return nil, err
+					}
+					return &ConstExpr{V: n, T: c.T}, nil
 				}
 			}
 			if !inner.Type().IsNumeric() && inner.Type() != TInterval {
@@ -289,8 +297,12 @@ func constExpr(l sql.Literal) (Expr, error) {
 		}
 		return &ConstExpr{V: l.Int, T: TInt8}, nil
 	case sql.LitFloat:
-		// 1.5 and 1e3 are numeric in PostgreSQL (held as float64 here).
-		return &ConstExpr{V: l.Float, T: TNumeric}, nil
+		// 1.5 and 1e3 are numeric in PostgreSQL.
+		d, err := ParseNumeric(l.Str)
+		if err != nil {
+			return nil, err
+		}
+		return &ConstExpr{V: d, T: TNumeric}, nil
 	case sql.LitString:
 		return &ConstExpr{V: l.Str, T: TUnknown}, nil
 	case sql.LitBool:

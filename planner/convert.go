@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"topicgate/sql/pgerror"
 )
 
@@ -20,6 +22,8 @@ func Convert(v any, from, to Type) (any, error) {
 		return v, nil
 	}
 	if s, ok := v.(string); ok && (from.IsText() || from == TJSON || from == TJSONB || from == TNumeric) {
+		// (A numeric is a *apd.Decimal; a string of type numeric is
+		// decimal text from the wire.)
 		if to == TJSONB && from == TJSON {
 			return NormalizeJSONB(s)
 		}
@@ -44,7 +48,7 @@ func Convert(v any, from, to Type) (any, error) {
 		case to == TFloat8:
 			return float64(x), nil
 		case to == TNumeric:
-			return strconv.FormatInt(x, 10), nil
+			return NumericFromInt(x), nil
 		case to == TBool:
 			return x != 0, nil
 		case to == TTimestamptz:
@@ -61,8 +65,17 @@ func Convert(v any, from, to Type) (any, error) {
 			}
 			return CheckIntRange(int64(math.RoundToEven(x)), to)
 		case to == TNumeric:
-			return strconv.FormatFloat(x, 'f', -1, 64), nil
+			return NumericFromFloat(x)
 		case to == TFloat8:
+			return x, nil
+		}
+	case *apd.Decimal:
+		switch {
+		case to.IsInt():
+			return NumericToInt(x, to)
+		case to == TFloat8:
+			return NumericToFloat(x), nil
+		case to == TNumeric:
 			return x, nil
 		}
 	case bool:
@@ -195,6 +208,8 @@ func FormatText(v any) string {
 		return strconv.FormatInt(x, 10)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
+	case *apd.Decimal:
+		return NumericText(x)
 	case bool:
 		if x {
 			return "true"

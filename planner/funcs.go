@@ -58,9 +58,9 @@ var Builtins = map[string]funcSig{
 	"date_part":             {2, 2, []Type{TText, TUnknown}, fixed(TFloat8)},
 	"extract":               {2, 2, []Type{TText, TUnknown}, fixed(TFloat8)},
 	"abs":                   {1, 1, []Type{TUnknown}, sameAsFirst},
-	"round":                 {1, 2, []Type{TFloat8, TInt8}, fixed(TFloat8)},
-	"floor":                 {1, 1, []Type{TFloat8}, fixed(TFloat8)},
-	"ceil":                  {1, 1, []Type{TFloat8}, fixed(TFloat8)},
+	"round":                 {1, 2, []Type{TUnknown, TInt8}, roundType},
+	"floor":                 {1, 1, []Type{TUnknown}, roundType},
+	"ceil":                  {1, 1, []Type{TUnknown}, roundType},
 	"to_hex":                {1, 1, []Type{TInt8}, fixed(TText)},
 	"pg_size_pretty":        {1, 1, []Type{TInt8}, fixed(TText)},
 	"version":               {0, 0, nil, fixed(TText)},
@@ -250,15 +250,23 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 		if !arg.Type().IsNumeric() && arg.Type() != TInterval {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function sum(%s) does not exist", arg.Type())
 		}
+		// As in PostgreSQL: sum(smallint|integer) is a bigint,
+		// sum(bigint) a numeric (it cannot overflow).
 		agg.T = arg.Type()
-		if arg.Type().IsInt() {
+		switch arg.Type() {
+		case TInt2, TInt4:
 			agg.T = TInt8
+		case TInt8:
+			agg.T = TNumeric
 		}
 	case "avg":
 		if !arg.Type().IsNumeric() {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function avg(%s) does not exist", arg.Type())
 		}
-		agg.T = TFloat8
+		agg.T = TNumeric // of integers and numerics, as in PostgreSQL
+		if arg.Type() == TFloat8 {
+			agg.T = TFloat8
+		}
 	default:
 		agg.T = arg.Type()
 	}

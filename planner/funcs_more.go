@@ -28,7 +28,7 @@ var moreBuiltins = map[string]funcSig{
 	"exp":             {1, 1, []Type{TFloat8}, fixed(TFloat8)},
 	"ln":              {1, 1, []Type{TFloat8}, fixed(TFloat8)},
 	"log":             {1, 2, []Type{TFloat8}, fixed(TFloat8)}, // log(x) is base 10, log(b, x) base b
-	"trunc":           {1, 2, []Type{TFloat8, TInt8}, fixed(TFloat8)},
+	"trunc":           {1, 2, []Type{TUnknown, TInt8}, roundType},
 	"pi":              {0, 0, nil, fixed(TFloat8)},
 	"mod":             {2, 2, []Type{TUnknown}, intOrNumeric},
 	"sign":            {1, 1, []Type{TUnknown}, sameAsFirst},
@@ -46,6 +46,20 @@ func intOrNumeric(args []Expr) Type {
 		}
 	}
 	return TInt8
+}
+
+// roundType is the type of round, trunc, floor and ceil, as PostgreSQL
+// resolves them: numeric for a numeric (or any value with a scale
+// argument), double precision for a float8 or an integer.
+func roundType(args []Expr) Type {
+	if len(args) == 2 {
+		return TNumeric
+	}
+	switch args[0].Type() {
+	case TFloat8, TInt2, TInt4, TInt8:
+		return TFloat8
+	}
+	return TNumeric
 }
 
 func init() {

@@ -14,7 +14,8 @@ import (
 
 // Values during planning and execution are Go values:
 //
-//	NULL nil; bool; integers int64; float8 float64; numeric string;
+//	NULL nil; bool; integers int64; float8 float64; numeric *apd.Decimal
+//	(immutable, see numeric.go);
 //	text string; bytea []byte; json/jsonb string (JSON text);
 //	timestamptz time.Time; interval time.Duration;
 //	int8[] []int64; text[] []string; bool[] []bool.
@@ -47,10 +48,7 @@ func ParseText(s string, t Type) (any, error) {
 			return f, nil
 		}
 	case TNumeric:
-		s = strings.TrimSpace(s)
-		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return s, nil
-		}
+		return ParseNumeric(s)
 	case TBytea:
 		return ParseBytea(s)
 	case TJSONB, TJSON:

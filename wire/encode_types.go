@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // pgEpochUnix is 2000-01-01 00:00:00 UTC in Unix seconds.
@@ -168,6 +170,8 @@ func appendNumeric(buf []byte, v any, bin bool) ([]byte, error) {
 		s = x
 	case []byte:
 		s = string(x)
+	case *apd.Decimal:
+		s = x.Text('f') // plain notation, Infinity, NaN: PostgreSQL's text
 	case float64:
 		s = numericText(x)
 	case float32:
