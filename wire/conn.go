@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -42,6 +43,8 @@ type conn struct {
 	stmts   map[string]*prepared
 	portals map[string]*portal
 
+	raw syscall.RawConn // the plain TCP socket, for readNow; nil with TLS or before startup ends
+
 	ignoreTillSync bool
 	fatal          bool // close after the current message
 	dead           bool // a FATAL error was sent: send nothing more
@@ -62,12 +65,19 @@ func (w barrierWriter) Write(p []byte) (int, error) {
 	return w.c.nc.Write(p)
 }
 
-// connReader flushes pending output before every read of the socket, so a
-// client waiting for an answer is never left waiting on our buffer.
+// connReader flushes pending output before a read of the socket that
+// would block, so a client waiting for an answer is never left waiting on
+// our buffer. When the client's next messages are already there (a
+// pipelined Bind/Execute/Sync larger than the decoder's buffer), the read
+// goes ahead without flushing: flushing there split one answer into
+// several writes, and woke the client once for each of them.
 type connReader struct{ c *conn }
 
 func (r connReader) Read(p []byte) (int, error) {
 	if r.c.bw.Buffered() > 0 {
+		if n, ok := r.c.readNow(p); ok {
+			return n, nil
+		}
 		if err := r.c.bw.Flush(); err != nil {
 			r.c.readErr = err
 			return 0, err
@@ -78,6 +88,23 @@ func (r connReader) Read(p []byte) (int, error) {
 		r.c.readErr = err
 	}
 	return n, err
+}
+
+// readNow reads what the socket already holds without waiting; ok is false
+// when nothing is there (or on any error: the caller's blocking read then
+// reports it).
+func (c *conn) readNow(p []byte) (n int, ok bool) {
+	if c.raw == nil {
+		return 0, false
+	}
+	var err error
+	if rerr := c.raw.Read(func(fd uintptr) bool {
+		n, err = syscall.Read(int(fd), p)
+		return true // do not wait for readiness
+	}); rerr != nil || err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 func (s *Server) serveConn(nc net.Conn) {
@@ -103,6 +130,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	_ = c.nc.SetDeadline(time.Time{})
+	if sc, ok := c.nc.(syscall.Conn); ok { // not after a TLS upgrade
+		c.raw, _ = sc.SyscallConn()
+	}
 	c.loop()
 	_ = c.bw.Flush()
 }
