@@ -95,7 +95,11 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		} else if s.PartArray != nil {
 			parts = "ANY(" + s.PartArray.String() + ")"
 		}
-		add(d, "Scan topic %s: partitions %s, offsets %s, decode data: %v", s.Topic, parts, bounds(s.Lo, s.Hi), s.NeedData)
+		order := ""
+		if s.Order != (planner.ScanOrder{}) {
+			order = ", order: " + s.Order.String()
+		}
+		add(d, "Scan topic %s: partitions %s, offsets %s%s, decode data: %v", s.Topic, parts, bounds(s.Lo, s.Hi), order, s.NeedData)
 	case p.Sys != nil:
 		add(d, "System view sys.%s", p.Sys.View)
 	default:

@@ -265,6 +265,9 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		if err != nil {
 			return nil, err
 		}
+		if p.Scan.Order != (planner.ScanOrder{}) {
+			return newOrderedScan(ec, s.eng.store, p, ti, ranges, minWrite, skip, limit), nil
+		}
 		return &scanIter{ec: ec, store: s.eng.store, plan: p, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
 	}
 	// Materializing path: collect input rows, aggregate, sort, cut.

@@ -40,6 +40,33 @@ type MsgScan struct {
 	// NeedData is set when the data column is used (bodies are decoded only
 	// then).
 	NeedData bool
+	// Order is the order the scan produces its rows in, when an ORDER BY
+	// asked for one a scan can produce without sorting (rule scanOrder).
+	Order ScanOrder
+}
+
+// ScanOrder is an order of a topic scan's rows. The zero value is the
+// natural one: partitions ascending, each in ascending offsets.
+type ScanOrder struct {
+	PartDesc   bool // partitions in descending IDs
+	OffsetDesc bool // each partition newest first
+	// Merge interleaves the partitions by offset (ORDER BY offset alone)
+	// instead of reading them one after another.
+	Merge bool
+}
+
+// String describes the order for EXPLAIN.
+func (o ScanOrder) String() string {
+	dir := func(desc bool) string {
+		if desc {
+			return "DESC"
+		}
+		return "ASC"
+	}
+	if o.Merge {
+		return "offset " + dir(o.OffsetDesc) + ", partitions merged"
+	}
+	return "partition " + dir(o.PartDesc) + ", offset " + dir(o.OffsetDesc)
 }
 
 // SysScan produces the rows of a system view (sys.topics, ...).

@@ -82,7 +82,26 @@ func TestPushDown(t *testing.T) {
 	// ORDER BY partition, offset is the scan's order: no sort.
 	p, _ = plan(t, "SELECT offset FROM t ORDER BY partition, offset")
 	require.Nil(t, p.(*SelectPlan).Sort)
-	p, _ = plan(t, "SELECT offset FROM t ORDER BY offset DESC")
+	// Other orders by partition and offset are scan orders too (rule
+	// scanOrder); anything else still sorts.
+	for q, want := range map[string]ScanOrder{
+		"SELECT offset FROM t ORDER BY offset DESC":               {Merge: true, OffsetDesc: true},
+		"SELECT offset FROM t ORDER BY offset":                    {Merge: true},
+		"SELECT data FROM t ORDER BY partition DESC":              {PartDesc: true},
+		"SELECT data FROM t ORDER BY partition, offset DESC":      {OffsetDesc: true},
+		"SELECT data FROM t ORDER BY 1 DESC, offset DESC LIMIT 3": {},
+		"SELECT partition, offset FROM t ORDER BY 1 DESC, 2 DESC": {PartDesc: true, OffsetDesc: true},
+	} {
+		p, _ = plan(t, q)
+		sp := p.(*SelectPlan)
+		if q == "SELECT data FROM t ORDER BY 1 DESC, offset DESC LIMIT 3" {
+			require.Len(t, sp.Sort, 2, q) // by data: a real sort
+			continue
+		}
+		require.Nil(t, sp.Sort, q)
+		require.Equal(t, want, sp.Scan.Order, q)
+	}
+	p, _ = plan(t, "SELECT offset FROM t ORDER BY written_at DESC")
 	require.Len(t, p.(*SelectPlan).Sort, 1)
 }
 

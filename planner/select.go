@@ -180,8 +180,11 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		}
 		p.Sort = append(p.Sort, SortKey{Idx: idx, Desc: o.Desc, NullsFirst: nf})
 	}
-	if p.Scan != nil && naturalOrder(p) {
-		p.Sort = nil
+	if p.Scan != nil {
+		// A consumer reads in the natural order only.
+		if o, ok := scanOrder(p); ok && (p.Consumer == nil || o == (ScanOrder{})) {
+			p.Scan.Order, p.Sort = o, nil
+		}
 	}
 	var err error
 	if s.Limit != nil {
@@ -279,20 +282,35 @@ func figureColname(e sql.Expr) (string, int) {
 	return "", 0
 }
 
-// naturalOrder reports whether the sort keys ask for (partition, offset)
-// ascending, the order a scan produces anyway.
-func naturalOrder(p *SelectPlan) bool {
-	if len(p.Sort) == 0 || len(p.Sort) > 2 || p.Agg != nil {
-		return len(p.Sort) == 0
+// scanOrder is the rule that drops a sort a topic scan can do itself: by
+// partition, by partition then offset, or by offset alone (the partitions
+// merged), each ascending or descending. Offsets are unique within a
+// partition, so these orders are total where PostgreSQL's would be, and
+// ties of ORDER BY offset across partitions may come in any order, as in
+// PostgreSQL. Reading newest first lets ORDER BY offset DESC LIMIT 10 (the
+// tail of a topic) read about 10 messages per partition instead of all.
+func scanOrder(p *SelectPlan) (ScanOrder, bool) {
+	if p.Agg != nil || len(p.Sort) > 2 {
+		return ScanOrder{}, len(p.Sort) == 0
 	}
-	want := []MsgCol{ColPartition, ColOffset}
-	for i, k := range p.Sort {
-		c, ok := p.Project[k.Idx].(*ColExpr)
-		if !ok || k.Desc || MsgCol(c.Idx) != want[i] {
-			return false
+	col := func(k SortKey) MsgCol {
+		if c, ok := p.Project[k.Idx].(*ColExpr); ok && c.Idx < int(numMsgCols) {
+			return MsgCol(c.Idx)
 		}
+		return numMsgCols
 	}
-	return true
+	var o ScanOrder
+	switch {
+	case len(p.Sort) == 0:
+	case len(p.Sort) == 1 && col(p.Sort[0]) == ColOffset:
+		o.Merge, o.OffsetDesc = true, p.Sort[0].Desc
+	case col(p.Sort[0]) == ColPartition && (len(p.Sort) == 1 || col(p.Sort[1]) == ColOffset):
+		o.PartDesc = p.Sort[0].Desc
+		o.OffsetDesc = len(p.Sort) == 2 && p.Sort[1].Desc
+	default:
+		return ScanOrder{}, false
+	}
+	return o, true
 }
 
 func usesCol(p *SelectPlan, idx int) bool {
