@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
@@ -304,6 +303,10 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		}
 	}
 	var rows [][]any
+	var top *topN // ORDER BY with LIMIT keeps only what the limit can return
+	if len(p.Sort) > 0 && limit >= 0 && limit <= math.MaxInt32-skip {
+		top = newTopN(p.Sort, skip+limit)
+	}
 	for {
 		r, err := input.next(ctx)
 		if err != nil {
@@ -318,9 +321,16 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 				return nil, err
 			}
 		}
+		if top != nil {
+			top.add(out)
+			continue
+		}
 		rows = append(rows, out)
 	}
-	if len(p.Sort) > 0 {
+	switch {
+	case top != nil:
+		rows = top.sorted()
+	case len(p.Sort) > 0:
 		sortRows(rows, p.Sort)
 	}
 	if skip > 0 {
@@ -378,29 +388,6 @@ func (it *filterIter) next(ctx context.Context) ([]any, error) {
 			return r, nil
 		}
 	}
-}
-
-func sortRows(rows [][]any, keys []planner.SortKey) {
-	sort.SliceStable(rows, func(i, j int) bool {
-		for _, k := range keys {
-			a, b := rows[i][k.Idx], rows[j][k.Idx]
-			if a == nil || b == nil {
-				if a == nil && b == nil {
-					continue
-				}
-				return (a == nil) == k.NullsFirst
-			}
-			c, err := compare(a, b)
-			if err != nil || c == 0 {
-				continue
-			}
-			if k.Desc {
-				return c > 0
-			}
-			return c < 0
-		}
-		return false
-	})
 }
 
 // boundOffset evaluates a pushed-down offset bound as a half-open range
