@@ -27,7 +27,7 @@ type aggState struct {
 
 // aggregate groups input rows by p.Agg.GroupBy, computes p.Agg.Aggs and
 // applies HAVING. Output rows are (group keys..., aggregate values...).
-func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIter) (rowIter, error) {
+func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIter, mem *queryMem) (rowIter, error) {
 	type group struct {
 		keys   []any
 		states []aggState
@@ -64,9 +64,12 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 			gr = &group{keys: keys, states: make([]aggState, len(p.Agg.Aggs))}
 			groups[k] = gr
 			order = append(order, k)
+			if err := mem.charge(2*int64(len(k)) + rowBytes(keys) + 160*int64(len(gr.states)) + 64); err != nil {
+				return nil, err
+			}
 		}
 		for i, a := range p.Agg.Aggs {
-			if err := accumulate(ec, &gr.states[i], a, r); err != nil {
+			if err := accumulate(ec, &gr.states[i], a, r, mem); err != nil {
 				return nil, err
 			}
 		}
@@ -96,7 +99,7 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 	return &sliceIter{rows: rows}, nil
 }
 
-func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
+func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any, mem *queryMem) error {
 	if a.Filter != nil {
 		ok, err := ec.eval(a.Filter, valuesRow(r))
 		if err != nil || ok != true {
@@ -126,6 +129,9 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 			return nil
 		}
 		st.distinct[k] = true
+		if err := mem.charge(int64(len(k)) + 48); err != nil {
+			return err
+		}
 	}
 	if len(a.Order) > 0 && (a.Name == "string_agg" || a.Name == "array_agg") {
 		// Order matters only to these: keep the rows, fold them at finish.
@@ -143,9 +149,14 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any) error {
 		}
 		st.ordered = append(st.ordered, append(e, v, sep))
 		st.count++
-		return nil
+		return mem.charge(rowBytes(st.ordered[len(st.ordered)-1]))
 	}
 	st.count++
+	if a.Name == "string_agg" || a.Name == "array_agg" { // they grow with every row
+		if err := mem.charge(16 + valueBytes(v)); err != nil {
+			return err
+		}
+	}
 	return fold(st, a, v, func() (any, error) { return ec.eval(a.Sep, valuesRow(r)) })
 }
 

@@ -23,6 +23,9 @@ type Options struct {
 	// ReadSessionIdle is how long a read session keeps its partitions
 	// without reading (default DefaultReadSessionIdle).
 	ReadSessionIdle time.Duration
+	// MaxQueryBytes bounds the rows one statement holds to sort or group
+	// (default DefaultMaxQueryBytes; negative: no limit).
+	MaxQueryBytes int64
 }
 
 // Engine runs statements against a store. It implements wire.Handler: one
@@ -48,6 +51,12 @@ func (e *Engine) idle() time.Duration {
 func New(st topicstore.Store, opts Options) *Engine {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
+	}
+	switch {
+	case opts.MaxQueryBytes == 0:
+		opts.MaxQueryBytes = DefaultMaxQueryBytes
+	case opts.MaxQueryBytes < 0:
+		opts.MaxQueryBytes = 0 // no limit
 	}
 	return &Engine{store: st, opts: opts}
 }

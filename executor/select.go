@@ -270,6 +270,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		return &scanIter{ec: ec, store: s.eng.store, plan: p, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
 	}
 	// Materializing path: collect input rows, aggregate, sort, cut.
+	mem := &queryMem{limit: s.eng.opts.MaxQueryBytes}
 	var input rowIter
 	switch {
 	case p.Scan != nil:
@@ -298,7 +299,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		}
 	}
 	if p.Agg != nil {
-		if input, err = aggregate(ctx, ec, p, input); err != nil {
+		if input, err = aggregate(ctx, ec, p, input, mem); err != nil {
 			return nil, err
 		}
 	}
@@ -324,6 +325,11 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		if top != nil {
 			top.add(out)
 			continue
+		}
+		if len(p.Sort) > 0 || p.Agg != nil {
+			if err := mem.charge(rowBytes(out)); err != nil {
+				return nil, err
+			}
 		}
 		rows = append(rows, out)
 	}

@@ -26,6 +26,9 @@ type config struct {
 	Clock     func() time.Time
 	LogLevel  slog.Level
 	MaxTxnMiB int64
+	// MaxQueryMiB bounds what one statement holds to sort or group; 0 =
+	// the engine's default, negative = no limit.
+	MaxQueryMiB int64
 	// SharedWindow caps the messages a shared consumer tracks (and can have
 	// acquired) per partition; 0 = the store's default (1000).
 	SharedWindow int
@@ -67,7 +70,7 @@ func start(cfg config) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
-	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20})
+	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20})
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	srv, err := wire.NewServer(wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,

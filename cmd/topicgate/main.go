@@ -20,6 +20,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"topicgate/executor"
 )
 
 type userFlags map[string]string
@@ -58,6 +60,7 @@ func main() {
 	fs.Int64Var(&cfg.MemTableMiB, "memtable-mib", 16, "size of each of Pebble's two memtables in MiB")
 	fs.IntVar(&cfg.SharedWindow, "shared-window", 1000, "per partition, how many messages past the first unfinished one a shared consumer tracks (its acquisition window and the cap on acquired messages)")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
+	fs.Int64Var(&cfg.MaxQueryMiB, "max-query-mib", executor.DefaultMaxQueryBytes>>20, "the most one statement may hold in memory to sort or group rows, in MiB (past it: SQLSTATE 54000; -1: no limit)")
 	_ = fs.Parse(os.Args[2:])
 	if cfg.CacheMiB < 0 || cfg.MemTableMiB < 0 || *memLimit < 0 {
 		fatal(fmt.Errorf("--cache-mib, --memtable-mib and --memory-limit-mib must not be negative"))

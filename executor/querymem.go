@@ -1,0 +1,61 @@
+package executor
+
+import (
+	"time"
+
+	"github.com/cockroachdb/apd/v3"
+
+	"topicgate/sql/pgerror"
+)
+
+// DefaultMaxQueryBytes bounds what one statement may hold in memory to sort
+// or group rows (Options.MaxQueryBytes).
+const DefaultMaxQueryBytes = 512 << 20
+
+// queryMem accounts for the rows one statement materializes: sorted rows
+// without a LIMIT, groups and their aggregate state. PostgreSQL spills such
+// work to disk past work_mem; topicgate keeps it in memory, so past the
+// limit the statement fails with 54000 instead of the server running out
+// of memory for everyone.
+type queryMem struct{ used, limit int64 }
+
+func (m *queryMem) charge(n int64) error {
+	m.used += n
+	if m.limit > 0 && m.used > m.limit {
+		return pgerror.Newf(pgerror.CodeProgramLimitExceeded,
+			"the query needs more than %d MiB of memory to sort or group its rows (server flag --max-query-mib); add a LIMIT or a narrower WHERE",
+			m.limit>>20)
+	}
+	return nil
+}
+
+// rowBytes estimates the memory a materialized row holds.
+func rowBytes(r []any) int64 {
+	n := int64(24 + 16*len(r))
+	for _, v := range r {
+		n += valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v any) int64 {
+	switch x := v.(type) {
+	case []byte:
+		return int64(len(x))
+	case string:
+		return int64(len(x))
+	case *apd.Decimal:
+		return 48 + int64(x.NumDigits()/2)
+	case time.Time:
+		return 24
+	case []int64:
+		return 24 + 8*int64(len(x))
+	case []string:
+		n := 24 + 16*int64(len(x))
+		for _, s := range x {
+			n += int64(len(s))
+		}
+		return n
+	}
+	return 0
+}
