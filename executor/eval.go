@@ -31,6 +31,7 @@ type evalCtx struct {
 	params []any
 	now    time.Time
 	sess   *Session
+	subs   map[*planner.SubqueryExpr]*subResult // results of this execution's subqueries
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
@@ -39,6 +40,8 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		return r.col(x.Idx)
 	case *planner.ConstExpr:
 		return x.V, nil
+	case *planner.SubqueryExpr:
+		return ec.evalSubquery(x, r)
 	case *planner.ParamExpr:
 		if x.Idx >= len(ec.params) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", x.Idx+1)

@@ -53,6 +53,10 @@ func colNames(cols []planner.MsgCol) string {
 }
 
 func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) {
+	for _, sq := range p.Subqueries { // run first, once
+		add(d, "Subquery %s:", sq)
+		explainSelect(sq.Plan, d+1, add)
+	}
 	if p.Limit != nil || p.Offset != nil {
 		add(d, "Limit: %v offset %v", exprOr(p.Limit, "all"), exprOr(p.Offset, "0"))
 		d++
@@ -83,6 +87,11 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		d++
 	}
 	switch {
+	case p.Sub != nil:
+		add(d, "Derived table:")
+		explainSelect(p.Sub, d+1, add)
+	case p.Values != nil:
+		add(d, "Values: %d row(s)", len(p.Values))
 	case p.Scan != nil:
 		s := p.Scan
 		parts := "all"

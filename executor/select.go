@@ -251,6 +251,10 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		return nil, err
 	}
 	skip = max(skip, 0)
+	mem := &queryMem{limit: s.eng.opts.MaxQueryBytes}
+	if err := ec.runSubqueries(ctx, p.Subqueries, mem); err != nil {
+		return nil, err
+	}
 	if p.Consumer != nil {
 		return s.runConsumerRead(ctx, ec, p, direct)
 	}
@@ -270,7 +274,6 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		return &scanIter{ec: ec, store: s.eng.store, plan: p, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
 	}
 	// Materializing path: collect input rows, aggregate, sort, cut.
-	mem := &queryMem{limit: s.eng.opts.MaxQueryBytes}
 	var input rowIter
 	switch {
 	case p.Scan != nil:
@@ -292,11 +295,22 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			return nil, err
 		}
 		input = &filterIter{ec: ec, in: &sliceIter{rows: rows}, filter: p.Filter}
+	case p.Sub != nil:
+		in, err := s.runSelect(ctx, ec, p.Sub, nil)
+		if err != nil {
+			return nil, err
+		}
+		input = &filterIter{ec: ec, in: in, filter: p.Filter}
+	case p.Values != nil:
+		input = &filterIter{ec: ec, in: &valuesIter{ec: ec, rows: p.Values}, filter: p.Filter}
 	default:
 		input = &sliceIter{rows: [][]any{{}}}
 		if p.Filter != nil {
 			input = &filterIter{ec: ec, in: input, filter: p.Filter}
 		}
+	}
+	if p.Agg == nil && len(p.Sort) == 0 {
+		return &projectIter{ec: ec, in: input, project: p.Project, skip: skip, limit: limit}, nil
 	}
 	if p.Agg != nil {
 		if input, err = aggregate(ctx, ec, p, input, mem); err != nil {

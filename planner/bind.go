@@ -44,6 +44,9 @@ type binder struct {
 	scope    *Scope
 	allowAgg bool
 	aggs     []*AggExpr
+	cat      Catalog         // for subqueries; nil where they are not allowed
+	subs     []*SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
+	nsub     int
 }
 
 func newBinder(params *[]Type, scope *Scope) *binder { return &binder{params: params, scope: scope} }
@@ -280,7 +283,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.Star:
 		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
 	case *sql.SubLink:
-		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "subqueries are not supported")
+		return b.bindSubLink(x)
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", e)
 }

@@ -108,6 +108,14 @@ type SelectPlan struct {
 	Hints []sql.Option
 	// Consumer is set for a read as a named consumer.
 	Consumer *ConsumerRead
+	// Sub is a derived table the plan reads (a subquery in FROM or a WITH
+	// query), Values a VALUES list; their rows are the input, as a topic's
+	// messages are for Scan.
+	Sub    *SelectPlan
+	Values [][]Expr
+	// Subqueries are the subqueries of the plan's expressions, run before
+	// the plan reads anything.
+	Subqueries []*SubqueryExpr
 }
 
 // Columns implements Plan.

@@ -62,6 +62,8 @@ func walk(e Expr, fn func(Expr)) {
 		for _, a := range x.Elems {
 			walk(a, fn)
 		}
+	case *SubqueryExpr:
+		walk(x.X, fn) // the subquery's own plan is not part of this one
 	case *AggExpr:
 		walk(x.Arg, fn)
 		walk(x.Sep, fn)

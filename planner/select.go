@@ -41,7 +41,20 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	p := &SelectPlan{}
 	var scope *Scope
 	var star []int
-	if s.From != nil {
+	if s.From != nil && (s.From.Sub != nil || s.From.Values != nil) {
+		var err error
+		if s.From.Sub != nil {
+			scope, err = fromSubquery(cat, s.From, params, p)
+		} else {
+			scope, err = fromValues(s.From, params, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i := range scope.Names {
+			star = append(star, i)
+		}
+	} else if s.From != nil {
 		switch s.From.Schema {
 		case "", "public":
 			ti, err := lookupTopic(cat, s.From.Name)
@@ -80,6 +93,8 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		}
 	}
 	b := newBinder(params, scope)
+	b.cat = cat
+	defer func() { p.Subqueries = b.subs }()
 	if s.Where != nil {
 		f, err := b.bind(s.Where, TBool)
 		if err != nil {

@@ -48,10 +48,15 @@ type Option struct {
 // optional WITH (...) hints that follow the name.
 type TableRef struct {
 	Schema string // "" or "sys" / "pg_catalog" / "information_schema"
-	Name   string // topic path, e.g. "orders/eu"
+	Name   string // topic path, e.g. "orders/eu"; a CTE's name
 	Alias  string
 	Hints  []Option
 	Pos    int // 1-based character position of the name in the query, 0 if unknown
+	// A derived table instead of a named one: a subquery in FROM (or a
+	// WITH query it names), or a VALUES list, with optional column names.
+	Sub        *Select
+	Values     [][]Expr
+	ColAliases []string
 }
 
 // ---- expressions ----
@@ -158,8 +163,23 @@ type NullIf struct{ A, B Expr }
 // Star is * in a select list (Table set for t.*).
 type Star struct{ Table string }
 
-// SubLink is a scalar subquery; only accepted where documented.
-type SubLink struct{ Select *Select }
+// SubLink is a subquery in an expression: scalar (Kind SubScalar),
+// EXISTS (SubExists) or X IN (subquery) (SubIn; NOT IN is a NOT around it).
+type SubLink struct {
+	Kind   SubKind
+	X      Expr // SubIn: the value tested
+	Select *Select
+}
+
+// SubKind is a SubLink's kind.
+type SubKind uint8
+
+// Subquery kinds.
+const (
+	SubScalar SubKind = iota
+	SubExists
+	SubIn
+)
 
 // Default is the DEFAULT keyword in an INSERT ... VALUES row or UPDATE SET.
 type Default struct{}

@@ -12,6 +12,58 @@ import (
 type converter struct {
 	pp        *prepassResult
 	hintsUsed int
+	// ctes are the WITH queries in scope, innermost last.
+	ctes []map[string]*cte
+}
+
+// cte is one WITH query: its converted SELECT and its column names.
+type cte struct {
+	sel  *Select
+	cols []string
+}
+
+// lookupCTE finds the WITH query a name refers to, innermost first.
+func (c *converter) lookupCTE(name string) *cte {
+	for i := len(c.ctes) - 1; i >= 0; i-- {
+		if q, ok := c.ctes[i][name]; ok {
+			return q
+		}
+	}
+	return nil
+}
+
+// withClause converts the WITH queries of a SELECT into scope; the caller
+// pops it when the SELECT is done.
+func (c *converter) withClause(w *pg.WithClause) error {
+	if w.Recursive {
+		return c.unsupported(w.Location, "WITH RECURSIVE")
+	}
+	scope := map[string]*cte{}
+	c.ctes = append(c.ctes, scope)
+	for _, n := range w.Ctes {
+		ce := n.GetCommonTableExpr()
+		if ce == nil {
+			return c.unsupported(w.Location, "this WITH item")
+		}
+		// [NOT] MATERIALIZED is a planner hint in PostgreSQL; ignored.
+		sel := ce.Ctequery.GetSelectStmt()
+		if sel == nil {
+			return c.unsupported(ce.Location, "a data-modifying statement in WITH")
+		}
+		if _, dup := scope[ce.Ctename]; dup {
+			return errAt(pgerror.CodeDuplicateAlias, c.pp.orig(int(ce.Location)), "WITH query name %q specified more than once", ce.Ctename)
+		}
+		s, err := c.selectStmt(sel) // sees the WITH queries before it
+		if err != nil {
+			return err
+		}
+		q := &cte{sel: s}
+		for _, a := range ce.Aliascolnames {
+			q.cols = append(q.cols, a.GetString_().GetSval())
+		}
+		scope[ce.Ctename] = q
+	}
+	return nil
 }
 
 // unsupported returns a 0A000 error naming the feature, at loc (a byte
@@ -89,11 +141,16 @@ func stmtName(text string) string {
 }
 
 func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
+	if s.WithClause != nil {
+		depth := len(c.ctes)
+		defer func() { c.ctes = c.ctes[:depth] }()
+		if err := c.withClause(s.WithClause); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case s.Op != pg.SetOperation_SETOP_NONE:
 		return nil, c.unsupported(-1, "%s", strings.TrimPrefix(s.Op.String(), "SETOP_"))
-	case s.WithClause != nil:
-		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
 	case len(s.ValuesLists) > 0:
 		return nil, c.unsupported(-1, "VALUES as a query")
 	case s.IntoClause != nil:
@@ -122,11 +179,15 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 		return nil, c.unsupported(-1, "JOIN")
 	}
 	if len(s.FromClause) == 1 {
-		rv := s.FromClause[0].GetRangeVar()
-		if rv == nil {
+		var t TableRef
+		var err error
+		if rs := s.FromClause[0].GetRangeSubselect(); rs != nil {
+			t, err = c.derivedTable(rs)
+		} else if rv := s.FromClause[0].GetRangeVar(); rv != nil {
+			t, err = c.tableRef(rv)
+		} else {
 			return nil, c.fromItemErr(s.FromClause[0])
 		}
-		t, err := c.tableRef(rv)
 		if err != nil {
 			return nil, err
 		}
@@ -160,8 +221,6 @@ func (c *converter) fromItemErr(n *pg.Node) error {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_JoinExpr:
 		return c.unsupported(-1, "JOIN")
-	case *pg.Node_RangeSubselect:
-		return c.unsupported(-1, "a subquery in FROM")
 	case *pg.Node_RangeFunction:
 		return c.unsupported(-1, "a function in FROM")
 	default:
@@ -169,17 +228,75 @@ func (c *converter) fromItemErr(n *pg.Node) error {
 	}
 }
 
-// tableRef converts a RangeVar and attaches the pre-pass hints.
+// derivedTable converts a subquery or VALUES list in FROM.
+func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
+	if rs.Lateral {
+		return TableRef{}, c.unsupported(-1, "LATERAL")
+	}
+	sel := rs.Subquery.GetSelectStmt()
+	if sel == nil {
+		return TableRef{}, c.unsupported(-1, "this subquery in FROM")
+	}
+	var t TableRef
+	if rs.Alias != nil {
+		t.Alias = rs.Alias.Aliasname
+		for _, n := range rs.Alias.Colnames {
+			t.ColAliases = append(t.ColAliases, n.GetString_().GetSval())
+		}
+	}
+	if len(sel.ValuesLists) > 0 && sel.Op == pg.SetOperation_SETOP_NONE && sel.WithClause == nil &&
+		len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil {
+		for _, row := range sel.ValuesLists {
+			l := row.GetList()
+			if l == nil {
+				return TableRef{}, c.unsupported(-1, "this VALUES row")
+			}
+			vals, err := c.exprs(l.Items)
+			if err != nil {
+				return TableRef{}, err
+			}
+			t.Values = append(t.Values, vals)
+		}
+		return t, nil
+	}
+	s, err := c.selectStmt(sel)
+	if err != nil {
+		return TableRef{}, err
+	}
+	t.Sub = s
+	return t, nil
+}
+
+// tableRef converts a RangeVar and attaches the pre-pass hints. A bare
+// name that a WITH query in scope defines is that query.
 func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
 	if rv.Catalogname != "" {
 		return TableRef{}, c.unsupported(rv.Location, "a catalog-qualified name")
 	}
 	t := TableRef{Schema: rv.Schemaname, Name: rv.Relname}
 	if rv.Alias != nil {
-		if len(rv.Alias.Colnames) > 0 {
-			return TableRef{}, c.unsupported(rv.Location, "a column alias list")
-		}
 		t.Alias = rv.Alias.Aliasname
+		for _, n := range rv.Alias.Colnames {
+			t.ColAliases = append(t.ColAliases, n.GetString_().GetSval())
+		}
+	}
+	if q := c.lookupCTE(rv.Relname); q != nil && rv.Schemaname == "" {
+		if rv.Location >= 0 {
+			if _, ok := c.pp.hints[int(rv.Location)]; ok {
+				return TableRef{}, c.unsupported(rv.Location, "WITH (...) hints on a WITH query")
+			}
+		}
+		t.Name, t.Sub = "", q.sel // a derived table, as if written in place
+		if t.Alias == "" {
+			t.Alias = rv.Relname
+		}
+		if t.ColAliases == nil {
+			t.ColAliases = q.cols
+		}
+		return t, nil
+	}
+	if len(t.ColAliases) > 0 {
+		return TableRef{}, c.unsupported(rv.Location, "a column alias list on a topic")
 	}
 	if rv.Location >= 0 {
 		orig := c.pp.orig(int(rv.Location))

@@ -161,7 +161,22 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		return &ArrayLit{Elems: elems}, nil
 	case *pg.Node_SubLink:
 		sl := x.SubLink
-		if sl.SubLinkType != pg.SubLinkType_EXPR_SUBLINK {
+		out := &SubLink{}
+		switch sl.SubLinkType {
+		case pg.SubLinkType_EXPR_SUBLINK:
+		case pg.SubLinkType_EXISTS_SUBLINK:
+			out.Kind = SubExists
+		case pg.SubLinkType_ANY_SUBLINK:
+			// x IN (subquery) has no operator name; = ANY (subquery) has "=".
+			if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
+				return nil, c.unsupported(sl.Location, "an operator other than = with ANY (subquery)")
+			}
+			out.Kind = SubIn
+			var err error
+			if out.X, err = c.expr(sl.Testexpr); err != nil {
+				return nil, err
+			}
+		default:
 			return nil, c.unsupported(sl.Location, "%s", subLinkNames[sl.SubLinkType])
 		}
 		sel := sl.Subselect.GetSelectStmt()
@@ -172,7 +187,8 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &SubLink{Select: s}, nil
+		out.Select = s
+		return out, nil
 	case *pg.Node_SetToDefault:
 		return &Default{}, nil
 	case *pg.Node_SqlvalueFunction:

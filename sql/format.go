@@ -50,12 +50,38 @@ func ident(s string) string {
 }
 
 func (f *formatter) table(t TableRef) {
-	if t.Schema != "" {
-		f.w(ident(t.Schema), ".")
+	switch {
+	case t.Sub != nil:
+		f.w("(")
+		f.sel(t.Sub)
+		f.w(")")
+	case t.Values != nil:
+		f.w("(VALUES ")
+		for i, row := range t.Values {
+			if i > 0 {
+				f.w(", ")
+			}
+			f.w("(")
+			for j, e := range row {
+				if j > 0 {
+					f.w(", ")
+				}
+				f.expr(e)
+			}
+			f.w(")")
+		}
+		f.w(")")
+	default:
+		if t.Schema != "" {
+			f.w(ident(t.Schema), ".")
+		}
+		f.w(ident(t.Name))
 	}
-	f.w(ident(t.Name))
 	if t.Alias != "" {
 		f.w(" AS ", ident(t.Alias))
+	}
+	if len(t.ColAliases) > 0 {
+		f.names(t.ColAliases)
 	}
 	if len(t.Hints) > 0 {
 		f.w(" WITH ")
@@ -286,9 +312,20 @@ func (f *formatter) expr(e Expr) {
 		}
 		f.w("*")
 	case *SubLink:
+		switch x.Kind {
+		case SubExists:
+			f.w("EXISTS ")
+		case SubIn:
+			f.w("(")
+			f.expr(x.X)
+			f.w(" IN ")
+		}
 		f.w("(")
 		f.sel(x.Select)
 		f.w(")")
+		if x.Kind == SubIn {
+			f.w(")")
+		}
 	case *Default:
 		f.w("DEFAULT")
 	default:

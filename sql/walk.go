@@ -58,8 +58,15 @@ type walker struct {
 }
 
 func (w walker) table(t *TableRef) {
-	if t != nil && w.ft != nil {
+	if t == nil {
+		return
+	}
+	if w.ft != nil {
 		w.ft(t)
+	}
+	w.sel(t.Sub)
+	for _, row := range t.Values {
+		w.exprs(row)
 	}
 }
 
@@ -174,6 +181,7 @@ func (w walker) expr(e Expr) {
 		w.expr(x.A)
 		w.expr(x.B)
 	case *SubLink:
+		w.expr(x.X)
 		w.sel(x.Select)
 	}
 }

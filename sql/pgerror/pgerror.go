@@ -51,6 +51,8 @@ const (
 	CodeDuplicateTable              = "42P07"
 	CodeDuplicateObject             = "42710"
 	CodeDuplicateColumn             = "42701"
+	CodeDuplicateAlias              = "42712"
+	CodeCardinalityViolation        = "21000"
 	CodeDatatypeMismatch            = "42804"
 	CodeAmbiguousColumn             = "42702"
 	CodeIndeterminateDatatype       = "42P18"

@@ -1,0 +1,179 @@
+package executor
+
+import (
+	"context"
+
+	"topicgate/planner"
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// subResult is what a subquery expression evaluated to, once per
+// execution of its statement.
+type subResult struct {
+	value   any            // scalar: the value (nil for no row); EXISTS: bool
+	set     map[string]bool // IN: the non-NULL values, by planner.KeyText
+	list    []any           // IN: the values, when they are compared one by one
+	hasNull bool            // IN: a NULL among them
+}
+
+// runSubqueries evaluates the plan's subquery expressions before the plan
+// reads anything, so that no subquery runs inside another read.
+func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryExpr, mem *queryMem) error {
+	for _, x := range subs {
+		if _, done := ec.subs[x]; done {
+			continue
+		}
+		it, err := ec.sess.runSelect(ctx, ec, x.Plan, nil)
+		if err != nil {
+			return err
+		}
+		r := &subResult{}
+		switch x.Kind {
+		case sql.SubExists:
+			row, err := it.next(ctx)
+			if err != nil {
+				return err
+			}
+			r.value = row != nil
+		case sql.SubScalar:
+			row, err := it.next(ctx)
+			if err != nil {
+				return err
+			}
+			if row != nil {
+				r.value = row[0]
+				if more, err := it.next(ctx); err != nil {
+					return err
+				} else if more != nil {
+					return pgerror.New(pgerror.CodeCardinalityViolation, "more than one row returned by a subquery used as an expression")
+				}
+			}
+		case sql.SubIn:
+			// Values of one type are looked up by their key; a numeric
+			// tested against integers (or the like) is compared one by one.
+			byKey := x.X.Type() == x.Plan.Cols[0].T
+			if byKey {
+				r.set = map[string]bool{}
+			}
+			for {
+				row, err := it.next(ctx)
+				if err != nil {
+					return err
+				}
+				if row == nil {
+					break
+				}
+				v := row[0]
+				switch {
+				case v == nil:
+					r.hasNull = true
+				case byKey:
+					r.set[planner.KeyText(v)] = true
+				default:
+					r.list = append(r.list, v)
+				}
+				if err := mem.charge(32 + valueBytes(v)); err != nil {
+					return err
+				}
+			}
+		}
+		if ec.subs == nil {
+			ec.subs = map[*planner.SubqueryExpr]*subResult{}
+		}
+		ec.subs[x] = r
+	}
+	return nil
+}
+
+// evalSubquery returns a subquery expression's value for the current row.
+func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
+	res, ok := ec.subs[x]
+	if !ok {
+		return nil, pgerror.AssertionFailed("subquery %s evaluated before it ran", x)
+	}
+	if x.Kind != sql.SubIn {
+		return res.value, nil
+	}
+	v, err := ec.eval(x.X, r)
+	if err != nil {
+		return nil, err
+	}
+	empty := len(res.set) == 0 && len(res.list) == 0 && !res.hasNull
+	switch {
+	case empty:
+		return false, nil // x IN (no rows) is false even for a NULL x
+	case v == nil:
+		return nil, nil
+	case res.set != nil && res.set[planner.KeyText(v)]:
+		return true, nil
+	}
+	for _, w := range res.list {
+		if c, err := compare(v, w); err != nil {
+			return nil, err
+		} else if c == 0 {
+			return true, nil
+		}
+	}
+	if res.hasNull {
+		return nil, nil // unknown: it may equal the NULL
+	}
+	return false, nil
+}
+
+// projectIter projects rows as they come, with OFFSET and LIMIT: a
+// derived table, a VALUES list or a system view read without sorting or
+// grouping is streamed, not held.
+type projectIter struct {
+	ec          *evalCtx
+	in          rowIter
+	project     []planner.Expr
+	skip, limit int64
+}
+
+func (it *projectIter) next(ctx context.Context) ([]any, error) {
+	for it.limit != 0 {
+		r, err := it.in.next(ctx)
+		if r == nil || err != nil {
+			return nil, err
+		}
+		if it.skip > 0 {
+			it.skip--
+			continue
+		}
+		out := make([]any, len(it.project))
+		for i, e := range it.project {
+			if out[i], err = it.ec.eval(e, valuesRow(r)); err != nil {
+				return nil, err
+			}
+		}
+		if it.limit > 0 {
+			it.limit--
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// valuesIter evaluates a VALUES list's rows one by one.
+type valuesIter struct {
+	ec   *evalCtx
+	rows [][]planner.Expr
+}
+
+func (it *valuesIter) next(context.Context) ([]any, error) {
+	if len(it.rows) == 0 {
+		return nil, nil
+	}
+	exprs := it.rows[0]
+	it.rows = it.rows[1:]
+	out := make([]any, len(exprs))
+	for i, e := range exprs {
+		v, err := it.ec.eval(e, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,171 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// SubqueryExpr is an uncorrelated subquery in an expression: a scalar
+// subquery (the single value of its single column, NULL without rows),
+// EXISTS, or X IN (subquery). The executor runs Plan once per execution of
+// the statement, before the statement reads anything (SelectPlan.Subqueries
+// lists them), and keeps the result.
+type SubqueryExpr struct {
+	Kind sql.SubKind
+	X    Expr // SubIn: the value tested
+	Plan *SelectPlan
+	T    Type
+	id   int
+}
+
+func (e *SubqueryExpr) Type() Type { return e.T }
+
+// String names the subquery uniquely within its statement: two subqueries
+// never match each other (as ORDER BY matches select-list expressions).
+func (e *SubqueryExpr) String() string {
+	switch e.Kind {
+	case sql.SubExists:
+		return "EXISTS (subquery " + strconv.Itoa(e.id) + ")"
+	case sql.SubIn:
+		return "(" + e.X.String() + " IN (subquery " + strconv.Itoa(e.id) + "))"
+	}
+	return "(subquery " + strconv.Itoa(e.id) + ")"
+}
+
+// bindSubLink plans a subquery of an expression. Its columns must not
+// refer to the outer query: correlated subqueries are 0A000.
+func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
+	if b.cat == nil {
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
+	}
+	inner, err := planSelect(b.cat, x.Select, b.params)
+	if err != nil {
+		var pe *pgerror.Error
+		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn && b.refersOuter(x.Select) {
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+				"correlated subqueries are not supported (%s)", pe.Message)
+		}
+		return nil, err
+	}
+	if inner.Consumer != nil {
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a read as consumer in a subquery expression is not supported")
+	}
+	b.nsub++
+	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, id: b.nsub}
+	switch x.Kind {
+	case sql.SubExists:
+		e.T = TBool
+	case sql.SubScalar, sql.SubIn:
+		if len(inner.Cols) != 1 {
+			return nil, pgerror.New(pgerror.CodeSyntaxError, "subquery must return only one column")
+		}
+		e.T = inner.Cols[0].T
+	}
+	if x.Kind == sql.SubIn {
+		ct := e.T
+		if e.X, err = b.bind(x.X, ct); err != nil {
+			return nil, err
+		}
+		if isUntyped(e.X) {
+			if e.X, err = coerce(e.X, ct); err != nil {
+				return nil, err
+			}
+		}
+		xt := e.X.Type()
+		if !(xt == ct || xt.IsNumeric() && ct.IsNumeric() || xt.IsText() && ct.IsText() || xt == TNull || ct == TNull) {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", xt, ct)
+		}
+		e.T = TBool
+	}
+	b.subs = append(b.subs, e)
+	return e, nil
+}
+
+// refersOuter reports whether a column the subquery names resolves in
+// the outer query's scope.
+func (b *binder) refersOuter(s *sql.Select) bool {
+	found := false
+	sql.WalkStmt(s, func(e sql.Expr) {
+		if c, ok := e.(*sql.ColumnRef); ok {
+			if _, _, ok := b.scope.resolve(c.Name); ok {
+				found = true
+			}
+		}
+	}, nil)
+	return found
+}
+
+// fromSubquery plans a derived table (a subquery in FROM or a WITH query)
+// and returns its scope.
+func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+	inner, err := planSelect(cat, t.Sub, params)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(inner.Cols))
+	types := make([]Type, len(inner.Cols))
+	for i, c := range inner.Cols {
+		names[i], types[i] = c.Name, c.T
+	}
+	if err := applyColAliases(t, names); err != nil {
+		return nil, err
+	}
+	p.Sub = inner
+	return &Scope{Names: names, Types: types, Source: sourceName("subquery", t.Alias)}, nil
+}
+
+// fromValues binds a VALUES list in FROM: each column takes the type
+// PostgreSQL resolves for it (as for UNION), and is named columnN.
+func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+	width := len(t.Values[0])
+	for _, row := range t.Values {
+		if len(row) != width {
+			return nil, pgerror.New(pgerror.CodeSyntaxError, "VALUES lists must all be the same length")
+		}
+	}
+	b := newBinder(params, nil)
+	p.Values = make([][]Expr, len(t.Values))
+	for i := range p.Values {
+		p.Values[i] = make([]Expr, width)
+	}
+	names := make([]string, width)
+	types := make([]Type, width)
+	for c := 0; c < width; c++ {
+		col := make([]sql.Expr, len(t.Values))
+		for r, row := range t.Values {
+			col[r] = row[c]
+		}
+		out, ct, err := b.bindCommon(col, TUnknown, "VALUES")
+		if err != nil {
+			return nil, err
+		}
+		for r := range out {
+			p.Values[r][c] = out[r]
+		}
+		names[c], types[c] = fmt.Sprintf("column%d", c+1), ct
+	}
+	if err := applyColAliases(t, names); err != nil {
+		return nil, err
+	}
+	return &Scope{Names: names, Types: types, Source: sourceName("VALUES", t.Alias)}, nil
+}
+
+func applyColAliases(t *sql.TableRef, names []string) error {
+	if len(t.ColAliases) > len(names) {
+		return pgerror.Newf(pgerror.CodeInvalidColumnReference, "table \"%s\" has %d columns available but %d columns specified",
+			t.Alias, len(names), len(t.ColAliases))
+	}
+	copy(names, t.ColAliases)
+	return nil
+}
+
+func sourceName(kind, alias string) string {
+	if alias == "" {
+		return kind
+	}
+	return kind + " \"" + alias + "\""
+}
