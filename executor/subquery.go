@@ -11,7 +11,7 @@ import (
 // subResult is what a subquery expression evaluated to, once per
 // execution of its statement.
 type subResult struct {
-	value   any            // scalar: the value (nil for no row); EXISTS: bool
+	value   any             // scalar: the value (nil for no row); EXISTS: bool
 	set     map[string]bool // IN: the non-NULL values, by planner.KeyText
 	list    []any           // IN: the values, when they are compared one by one
 	hasNull bool            // IN: a NULL among them
