@@ -181,24 +181,14 @@ func (c *partCursor) fill(ctx context.Context) error {
 			c.lo = m.Offset + 1
 		}
 		c.mr.reset(m)
-		if c.plan.Filter != nil {
-			ok, err := c.ec.eval(c.plan.Filter, &c.mr)
-			if err != nil {
-				cbErr = err
-				return false
-			}
-			if ok != true {
-				return true
-			}
+		if keep, err := c.ec.filter(c.plan.Filter, &c.mr); err != nil || !keep {
+			cbErr = err
+			return err == nil
 		}
-		out := make([]any, len(c.plan.Project))
-		for i, e := range c.plan.Project {
-			v, err := c.ec.eval(e, &c.mr)
-			if err != nil {
-				cbErr = err
-				return false
-			}
-			out[i] = v
+		out, err := c.ec.project(c.plan.Project, &c.mr)
+		if err != nil {
+			cbErr = err
+			return false
 		}
 		c.rows = append(c.rows, out)
 		c.offs = append(c.offs, m.Offset)

@@ -87,28 +87,18 @@ func (it *scanIter) fill(ctx context.Context) error {
 	err := it.store.Scan(ctx, it.plan.Scan.Topic, sr, func(m *topicstore.Message) bool {
 		pr.lo = m.Offset + 1
 		it.mr.reset(m)
-		if it.plan.Filter != nil {
-			ok, err := it.ec.eval(it.plan.Filter, &it.mr)
-			if err != nil {
-				cbErr = err
-				return false
-			}
-			if ok != true {
-				return true
-			}
+		if keep, err := it.ec.filter(it.plan.Filter, &it.mr); err != nil || !keep {
+			cbErr = err
+			return err == nil
 		}
 		if it.skip > 0 {
 			it.skip--
 			return true
 		}
-		out := make([]any, len(it.plan.Project))
-		for i, e := range it.plan.Project {
-			v, err := it.ec.eval(e, &it.mr)
-			if err != nil {
-				cbErr = err
-				return false
-			}
-			out[i] = v
+		out, err := it.ec.project(it.plan.Project, &it.mr)
+		if err != nil {
+			cbErr = err
+			return false
 		}
 		it.buf = append(it.buf, out)
 		if it.limit > 0 {
@@ -130,6 +120,28 @@ func (it *scanIter) fill(ctx context.Context) error {
 		it.ranges = it.ranges[1:]
 	}
 	return nil
+}
+
+// filter reports whether the row passes f (nil passes everything).
+func (ec *evalCtx) filter(f planner.Expr, r row) (bool, error) {
+	if f == nil {
+		return true, nil
+	}
+	ok, err := ec.eval(f, r)
+	return ok == true, err
+}
+
+// project evaluates the projection of a row.
+func (ec *evalCtx) project(exprs []planner.Expr, r row) ([]any, error) {
+	out := make([]any, len(exprs))
+	for i, e := range exprs {
+		v, err := ec.eval(e, r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // scanRanges evaluates the pushed-down bounds against the topic's
@@ -330,11 +342,9 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		if r == nil {
 			break
 		}
-		out := make([]any, len(p.Project))
-		for i, e := range p.Project {
-			if out[i], err = ec.eval(e, valuesRow(r)); err != nil {
-				return nil, err
-			}
+		out, err := ec.project(p.Project, valuesRow(r))
+		if err != nil {
+			return nil, err
 		}
 		if top != nil {
 			top.add(out)
@@ -397,14 +407,11 @@ func (it *filterIter) next(ctx context.Context) ([]any, error) {
 		if err != nil || r == nil {
 			return r, err
 		}
-		if it.filter == nil {
-			return r, nil
-		}
-		ok, err := it.ec.eval(it.filter, valuesRow(r))
+		keep, err := it.ec.filter(it.filter, valuesRow(r))
 		if err != nil {
 			return nil, err
 		}
-		if ok == true {
+		if keep {
 			return r, nil
 		}
 	}

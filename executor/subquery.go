@@ -141,11 +141,9 @@ func (it *projectIter) next(ctx context.Context) ([]any, error) {
 			it.skip--
 			continue
 		}
-		out := make([]any, len(it.project))
-		for i, e := range it.project {
-			if out[i], err = it.ec.eval(e, valuesRow(r)); err != nil {
-				return nil, err
-			}
+		out, err := it.ec.project(it.project, valuesRow(r))
+		if err != nil {
+			return nil, err
 		}
 		if it.limit > 0 {
 			it.limit--
