@@ -270,7 +270,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if p.Consumer != nil {
 		return s.runConsumerRead(ctx, ec, p, direct)
 	}
-	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0
+	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil
 	if streaming {
 		ti, err := s.eng.store.Topic(p.Scan.Topic)
 		if err != nil {
@@ -321,7 +321,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			input = &filterIter{ec: ec, in: input, filter: p.Filter}
 		}
 	}
-	if p.Agg == nil && len(p.Sort) == 0 {
+	if p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil {
 		return &projectIter{ec: ec, in: input, project: p.Project, skip: skip, limit: limit}, nil
 	}
 	if p.Agg != nil {
@@ -331,8 +331,12 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	}
 	var rows [][]any
 	var top *topN // ORDER BY with LIMIT keeps only what the limit can return
-	if len(p.Sort) > 0 && limit >= 0 && limit <= math.MaxInt32-skip {
+	if len(p.Sort) > 0 && limit >= 0 && limit <= math.MaxInt32-skip && p.DistinctOn == nil {
 		top = newTopN(p.Sort, skip+limit)
+	}
+	var firsts *distinctOn
+	if p.DistinctOn != nil {
+		firsts = &distinctOn{cols: p.DistinctOn, keys: p.Sort, at: map[string]int{}}
 	}
 	for {
 		r, err := input.next(ctx)
@@ -348,6 +352,12 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		}
 		if top != nil {
 			top.add(out)
+			continue
+		}
+		if firsts != nil {
+			if err := firsts.add(out, &rows, mem); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if len(p.Sort) > 0 || p.Agg != nil {

@@ -97,3 +97,34 @@ type byOrder struct{ t *topN }
 func (b byOrder) Len() int           { return len(b.t.rows) }
 func (b byOrder) Less(i, j int) bool { return b.t.worse(j, i) }
 func (b byOrder) Swap(i, j int)      { b.t.Swap(i, j) }
+
+// distinctOn keeps, for each distinct value of the DISTINCT ON columns,
+// the row that sorts first (the first one seen among equals, as a stable
+// sort would put it first).
+type distinctOn struct {
+	cols []int
+	keys []planner.SortKey
+	at   map[string]int // key -> index in rows
+	kb   []byte
+}
+
+func (d *distinctOn) add(r []any, rows *[][]any, mem *queryMem) error {
+	d.kb = d.kb[:0]
+	for _, c := range d.cols {
+		if r[c] == nil {
+			d.kb = append(d.kb, 0, 'N')
+			continue
+		}
+		d.kb = append(d.kb, 0, 'V')
+		d.kb = append(d.kb, planner.KeyText(r[c])...)
+	}
+	if i, ok := d.at[string(d.kb)]; ok {
+		if lessRow(r, (*rows)[i], d.keys) {
+			(*rows)[i] = r
+		}
+		return nil
+	}
+	d.at[string(d.kb)] = len(*rows)
+	*rows = append(*rows, r)
+	return mem.charge(rowBytes(r) + 2*int64(len(d.kb)) + 48)
+}

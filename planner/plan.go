@@ -102,8 +102,11 @@ type SelectPlan struct {
 	Project []Expr
 	Cols    []Column
 	Sort    []SortKey
-	Limit   Expr
-	Offset  Expr
+	// DistinctOn lists the output columns (visible or hidden) of DISTINCT
+	// ON: one row per distinct combination, the first in Sort's order.
+	DistinctOn []int
+	Limit      Expr
+	Offset     Expr
 	// Hints are the WITH (...) options of the FROM item.
 	Hints []sql.Option
 	// Consumer is set for a read as a named consumer.

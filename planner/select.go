@@ -131,6 +131,19 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		p.Project = append(p.Project, e)
 		p.Cols = append(p.Cols, Column{Name: targetName(t), T: e.Type()})
 	}
+	var distinctOn []Expr
+	if len(s.DistinctOn) > 0 {
+		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DISTINCT ON with GROUP BY or aggregates is not supported")
+		}
+		for _, d := range s.DistinctOn {
+			e, err := b.bindOrderRef(d, p)
+			if err != nil {
+				return nil, err
+			}
+			distinctOn = append(distinctOn, e)
+		}
+	}
 	var groupBy []Expr
 	if s.Distinct {
 		// SELECT DISTINCT is a grouping by every output column.
@@ -195,7 +208,10 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		}
 		p.Sort = append(p.Sort, SortKey{Idx: idx, Desc: o.Desc, NullsFirst: nf})
 	}
-	if p.Scan != nil {
+	if err := p.bindDistinctOn(distinctOn); err != nil {
+		return nil, err
+	}
+	if p.Scan != nil && p.DistinctOn == nil {
 		// A consumer reads in the natural order only.
 		if o, ok := scanOrder(p); ok && (p.Consumer == nil || o == (ScanOrder{})) {
 			p.Scan.Order, p.Sort = o, nil
@@ -356,3 +372,37 @@ func usesCol(p *SelectPlan, idx int) bool {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// bindDistinctOn records DISTINCT ON's columns (appending hidden ones as
+// ORDER BY does) and checks PostgreSQL's rule that the leading ORDER BY
+// items are DISTINCT ON expressions.
+func (p *SelectPlan) bindDistinctOn(exprs []Expr) error {
+	if len(exprs) == 0 {
+		return nil
+	}
+	if p.Consumer != nil {
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "DISTINCT ON is not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
+	}
+	in := map[int]bool{}
+	for _, e := range exprs {
+		idx := -1
+		for j := range p.Project {
+			if p.Project[j].String() == e.String() {
+				idx = j
+				break
+			}
+		}
+		if idx < 0 {
+			idx = len(p.Project)
+			p.Project = append(p.Project, e)
+		}
+		p.DistinctOn = append(p.DistinctOn, idx)
+		in[idx] = true
+	}
+	for i := 0; i < len(p.Sort) && i < len(exprs); i++ {
+		if !in[p.Sort[i].Idx] {
+			return pgerror.New(pgerror.CodeInvalidColumnReference, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+	}
+	return nil
+}

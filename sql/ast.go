@@ -223,15 +223,16 @@ type OrderBy struct {
 // [ORDER BY] [LIMIT] [OFFSET]. From is nil for SELECT without FROM.
 // Joins and subqueries in FROM are rejected with 0A000 by the front end.
 type Select struct {
-	Distinct bool
-	Targets  []Target
-	From     *TableRef
-	Where    Expr
-	GroupBy  []Expr
-	Having   Expr
-	OrderBy  []OrderBy
-	Limit    Expr // nil = none
-	Offset   Expr // nil = none
+	Distinct   bool
+	DistinctOn []Expr // DISTINCT ON (...): one row per distinct value of these
+	Targets    []Target
+	From       *TableRef
+	Where      Expr
+	GroupBy    []Expr
+	Having     Expr
+	OrderBy    []OrderBy
+	Limit      Expr // nil = none
+	Offset     Expr // nil = none
 }
 
 // Insert is INSERT INTO table [(cols)] VALUES (...), ... or INSERT ... SELECT.

@@ -166,10 +166,14 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 	}
 	out := &Select{}
 	if len(s.DistinctClause) > 0 {
-		if len(s.DistinctClause) > 1 || s.DistinctClause[0].GetNode() != nil {
-			return nil, c.unsupported(-1, "DISTINCT ON")
+		if len(s.DistinctClause) == 1 && s.DistinctClause[0].GetNode() == nil {
+			out.Distinct = true
+		} else {
+			var err error
+			if out.DistinctOn, err = c.exprs(s.DistinctClause); err != nil {
+				return nil, err
+			}
 		}
-		out.Distinct = true
 	}
 	var err error
 	if out.Targets, err = c.targets(s.TargetList); err != nil {

@@ -14,6 +14,11 @@ func (f *formatter) sel(s *Select) {
 	if s.Distinct {
 		f.w("DISTINCT ")
 	}
+	if s.DistinctOn != nil {
+		f.w("DISTINCT ON (")
+		f.exprList(s.DistinctOn)
+		f.w(") ")
+	}
 	f.targets(s.Targets)
 	if s.From != nil {
 		f.w(" FROM ")

@@ -117,6 +117,7 @@ func (w walker) sel(s *Select) {
 	if s == nil {
 		return
 	}
+	w.exprs(s.DistinctOn)
 	w.targets(s.Targets)
 	w.table(s.From)
 	w.expr(s.Where)
