@@ -92,6 +92,14 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		explainSelect(p.Sub, d+1, add)
 	case p.Values != nil:
 		add(d, "Values: %d row(s)", len(p.Values))
+	case p.SetOp != nil:
+		all := ""
+		if p.SetOp.All {
+			all = " ALL"
+		}
+		add(d, "%s%s:", p.SetOp.Op, all)
+		explainSelect(p.SetOp.Left, d+1, add)
+		explainSelect(p.SetOp.Right, d+1, add)
 	case p.Scan != nil:
 		s := p.Scan
 		parts := "all"

@@ -313,6 +313,16 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			return nil, err
 		}
 		input = &filterIter{ec: ec, in: in, filter: p.Filter}
+	case p.SetOp != nil:
+		l, err := s.runSelect(ctx, ec, p.SetOp.Left, nil)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.runSelect(ctx, ec, p.SetOp.Right, nil)
+		if err != nil {
+			return nil, err
+		}
+		input = &filterIter{ec: ec, in: &setOpIter{op: p.SetOp, left: l, right: r, width: len(p.SetOp.Left.Cols), mem: mem}, filter: p.Filter}
 	case p.Values != nil:
 		input = &filterIter{ec: ec, in: &valuesIter{ec: ec, rows: p.Values}, filter: p.Filter}
 	default:

@@ -175,3 +175,113 @@ func (it *valuesIter) next(context.Context) ([]any, error) {
 	}
 	return out, nil
 }
+
+// setOpIter combines the rows of a set operation's sides: UNION ALL
+// streams both; UNION streams the left then the right side without rows
+// seen before; INTERSECT and EXCEPT hold the right side's rows (counted,
+// for ALL) and stream the left side through them.
+type setOpIter struct {
+	op          *planner.SetOpPlan
+	left, right rowIter
+	width       int
+	seen        map[string]int // UNION: rows out; INTERSECT/EXCEPT: right-side counts
+	built       bool
+	mem         *queryMem
+	kb          []byte
+}
+
+func (it *setOpIter) key(r []any) string {
+	it.kb = it.kb[:0]
+	for _, v := range r[:it.width] {
+		if v == nil {
+			it.kb = append(it.kb, 0, 'N')
+			continue
+		}
+		it.kb = append(it.kb, 0, 'V')
+		it.kb = append(it.kb, planner.KeyText(v)...)
+	}
+	return string(it.kb)
+}
+
+func (it *setOpIter) next(ctx context.Context) ([]any, error) {
+	if it.seen == nil {
+		it.seen = map[string]int{}
+	}
+	if it.op.Op == "UNION" {
+		for _, side := range []*rowIter{&it.left, &it.right} {
+			for *side != nil {
+				r, err := (*side).next(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if r == nil {
+					*side = nil
+					break
+				}
+				if it.op.All {
+					return r, nil
+				}
+				k := it.key(r)
+				if it.seen[k] > 0 {
+					continue
+				}
+				it.seen[k] = 1
+				if err := it.mem.charge(2*int64(len(k)) + 48); err != nil {
+					return nil, err
+				}
+				return r, nil
+			}
+		}
+		return nil, nil
+	}
+	if !it.built { // INTERSECT, EXCEPT: count the right side's rows
+		it.built = true
+		for {
+			r, err := it.right.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				break
+			}
+			k := it.key(r)
+			if it.seen[k] == 0 {
+				if err := it.mem.charge(2*int64(len(k)) + 48); err != nil {
+					return nil, err
+				}
+			}
+			it.seen[k]++
+		}
+	}
+	for {
+		r, err := it.left.next(ctx)
+		if r == nil || err != nil {
+			return nil, err
+		}
+		k := it.key(r)
+		n, in := it.seen[k]
+		switch {
+		case it.op.Op == "INTERSECT" && it.op.All:
+			if in && n > 0 {
+				it.seen[k] = n - 1
+				return r, nil
+			}
+		case it.op.Op == "INTERSECT":
+			if in && n > 0 {
+				it.seen[k] = 0 // once
+				return r, nil
+			}
+		case it.op.All: // EXCEPT ALL: left rows beyond the right side's count
+			if in && n > 0 {
+				it.seen[k] = n - 1
+				continue
+			}
+			return r, nil
+		default: // EXCEPT: distinct left rows not on the right
+			if !in {
+				it.seen[k] = 0 // emitted once; later copies are "in"
+				return r, nil
+			}
+		}
+	}
+}

@@ -116,6 +116,7 @@ type SelectPlan struct {
 	// messages are for Scan.
 	Sub    *SelectPlan
 	Values [][]Expr
+	SetOp  *SetOpPlan
 	// Subqueries are the subqueries of the plan's expressions, run before
 	// the plan reads anything.
 	Subqueries []*SubqueryExpr

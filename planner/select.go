@@ -41,11 +41,14 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	p := &SelectPlan{}
 	var scope *Scope
 	var star []int
-	if s.From != nil && (s.From.Sub != nil || s.From.Values != nil) {
+	if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil) {
 		var err error
-		if s.From.Sub != nil {
+		switch {
+		case s.From.Sub != nil:
 			scope, err = fromSubquery(cat, s.From, params, p)
-		} else {
+		case s.From.SetOp != nil:
+			scope, err = fromSetOp(cat, s.From, params, p)
+		default:
 			scope, err = fromValues(s.From, params, p)
 		}
 		if err != nil {

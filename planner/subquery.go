@@ -169,3 +169,58 @@ func sourceName(kind, alias string) string {
 	}
 	return kind + " \"" + alias + "\""
 }
+
+// SetOpPlan is Left UNION/INTERSECT/EXCEPT [ALL] Right; both sides have
+// the same number of columns, cast to common types.
+type SetOpPlan struct {
+	Op          string
+	All         bool
+	Left, Right *SelectPlan
+}
+
+// fromSetOp plans a set operation's sides and resolves each column's
+// type as PostgreSQL does for UNION (numeric types widen; the left side
+// names the columns).
+func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+	op := t.SetOp
+	l, err := planSelect(cat, op.Left, params)
+	if err != nil {
+		return nil, err
+	}
+	r, err := planSelect(cat, op.Right, params)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Cols) != len(r.Cols) {
+		return nil, pgerror.Newf(pgerror.CodeSyntaxError, "each %s query must have the same number of columns", op.Op)
+	}
+	names := make([]string, len(l.Cols))
+	types := make([]Type, len(l.Cols))
+	for i := range l.Cols {
+		lt, rt := l.Cols[i].T, r.Cols[i].T
+		ct := lt
+		switch {
+		case lt == rt:
+		case lt == TNull || lt == TUnknown:
+			ct = rt
+		case rt == TNull || rt == TUnknown:
+		case lt.IsNumeric() && rt.IsNumeric():
+			ct = max(rankOf(lt), rankOf(rt)).typ()
+		case lt.IsText() && rt.IsText():
+			ct = TText
+		case (lt == TDate || lt == TTimestamptz) && (rt == TDate || rt == TTimestamptz):
+			ct = TTimestamptz
+		default:
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", op.Op, lt, rt)
+		}
+		for _, side := range []*SelectPlan{l, r} {
+			if side.Cols[i].T != ct {
+				side.Project[i] = &CastExpr{X: side.Project[i], T: ct}
+				side.Cols[i].T = ct
+			}
+		}
+		names[i], types[i] = l.Cols[i].Name, ct
+	}
+	p.SetOp = &SetOpPlan{Op: op.Op, All: op.All, Left: l, Right: r}
+	return &Scope{Names: names, Types: types, Source: "the " + op.Op}, nil
+}

@@ -57,6 +57,16 @@ type TableRef struct {
 	Sub        *Select
 	Values     [][]Expr
 	ColAliases []string
+	SetOp      *SetOp
+}
+
+// SetOp is Left UNION/INTERSECT/EXCEPT [ALL] Right. A set operation
+// statement is a SELECT * over a TableRef holding it, so that its ORDER BY
+// and LIMIT apply to the combined rows.
+type SetOp struct {
+	Op          string // UNION, INTERSECT or EXCEPT
+	All         bool
+	Left, Right *Select
 }
 
 // ---- expressions ----

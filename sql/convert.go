@@ -148,9 +148,10 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 			return nil, err
 		}
 	}
+	if s.Op != pg.SetOperation_SETOP_NONE {
+		return c.setOp(s)
+	}
 	switch {
-	case s.Op != pg.SetOperation_SETOP_NONE:
-		return nil, c.unsupported(-1, "%s", strings.TrimPrefix(s.Op.String(), "SETOP_"))
 	case len(s.ValuesLists) > 0:
 		return nil, c.unsupported(-1, "VALUES as a query")
 	case s.IntoClause != nil:
@@ -230,6 +231,33 @@ func (c *converter) fromItemErr(n *pg.Node) error {
 	default:
 		return c.unsupported(-1, "FROM item %s", nodeName(x))
 	}
+}
+
+// setOp converts a UNION, INTERSECT or EXCEPT into SELECT * FROM (the
+// set operation) with the statement's ORDER BY, LIMIT and OFFSET.
+func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
+	op := &SetOp{Op: strings.TrimPrefix(s.Op.String(), "SETOP_"), All: s.All}
+	var err error
+	if op.Left, err = c.selectStmt(s.Larg); err != nil {
+		return nil, err
+	}
+	if op.Right, err = c.selectStmt(s.Rarg); err != nil {
+		return nil, err
+	}
+	out := &Select{Targets: []Target{{Expr: &Star{}}}, From: &TableRef{SetOp: op}}
+	if out.OrderBy, err = c.orderBy(s.SortClause); err != nil {
+		return nil, err
+	}
+	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
+		return nil, err
+	}
+	if k, ok := out.Limit.(*Const); ok && k.Lit.Kind == LitNull {
+		out.Limit = nil // LIMIT ALL
+	}
+	if out.Offset, err = c.exprOpt(s.LimitOffset); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // derivedTable converts a subquery or VALUES list in FROM.

@@ -51,6 +51,15 @@ func ident(s string) string {
 
 func (f *formatter) table(t TableRef) {
 	switch {
+	case t.SetOp != nil:
+		f.w("(")
+		f.sel(t.SetOp.Left)
+		f.w(" ", t.SetOp.Op, " ")
+		if t.SetOp.All {
+			f.w("ALL ")
+		}
+		f.sel(t.SetOp.Right)
+		f.w(")")
 	case t.Sub != nil:
 		f.w("(")
 		f.sel(t.Sub)

@@ -65,6 +65,10 @@ func (w walker) table(t *TableRef) {
 		w.ft(t)
 	}
 	w.sel(t.Sub)
+	if t.SetOp != nil {
+		w.sel(t.SetOp.Left)
+		w.sel(t.SetOp.Right)
+	}
 	for _, row := range t.Values {
 		w.exprs(row)
 	}
