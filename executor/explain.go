@@ -92,6 +92,22 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		explainSelect(p.Sub, d+1, add)
 	case p.Values != nil:
 		add(d, "Values: %d row(s)", len(p.Values))
+	case p.Join != nil:
+		j := p.Join
+		cond := ""
+		if len(j.LeftKeys) > 0 {
+			keys := make([]string, len(j.LeftKeys))
+			for i := range j.LeftKeys {
+				keys[i] = j.LeftKeys[i].String() + " = " + j.RightKeys[i].String()
+			}
+			cond = " hash on " + strings.Join(keys, " AND ")
+		}
+		if j.Residual != nil {
+			cond += " filter " + j.Residual.String()
+		}
+		add(d, "%s join%s (the right side is held):", j.Kind, cond)
+		explainSelect(j.Left, d+1, add)
+		explainSelect(j.Right, d+1, add)
 	case p.SetOp != nil:
 		all := ""
 		if p.SetOp.All {

@@ -313,6 +313,16 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			return nil, err
 		}
 		input = &filterIter{ec: ec, in: in, filter: p.Filter}
+	case p.Join != nil:
+		l, err := s.runSelect(ctx, ec, p.Join.Left, nil)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.runSelect(ctx, ec, p.Join.Right, nil)
+		if err != nil {
+			return nil, err
+		}
+		input = &filterIter{ec: ec, in: &joinIter{ec: ec, jp: p.Join, left: l, right: r, mem: mem}, filter: p.Filter}
 	case p.SetOp != nil:
 		l, err := s.runSelect(ctx, ec, p.SetOp.Left, nil)
 		if err != nil {

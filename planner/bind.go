@@ -19,6 +19,42 @@ type Scope struct {
 	Lookup func(name string) (int, bool)
 	// Source names the relation for error messages.
 	Source string
+	// Quals, when set (a join), is each column's relation name or alias:
+	// names may be qualified and an unqualified one must be unique.
+	Quals []string
+	// QualOnly marks columns only a qualified name reaches: the right
+	// side's copy of a USING column (the unqualified name is the left's).
+	QualOnly []bool
+}
+
+// resolveRef resolves a possibly qualified column reference. Without
+// Quals (one relation) the qualifier is not checked.
+func (s *Scope) resolveRef(table, name string) (int, error) {
+	if s != nil && s.Quals != nil {
+		found := -1
+		for i, n := range s.Names {
+			if n != name || table != "" && s.Quals[i] != table || table == "" && s.QualOnly[i] {
+				continue
+			}
+			if found >= 0 {
+				return 0, pgerror.Newf(pgerror.CodeAmbiguousColumn, "column reference \"%s\" is ambiguous", name)
+			}
+			found = i
+		}
+		if found >= 0 {
+			return found, nil
+		}
+	} else if i, _, ok := s.resolve(name); ok {
+		return i, nil
+	}
+	col := name
+	if table != "" {
+		col = table + "." + name
+	}
+	if s == nil || s.Source == "" {
+		return 0, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist", col)
+	}
+	return 0, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist in %s", col, s.Source)
 }
 
 func (s *Scope) resolve(name string) (int, Type, bool) {
@@ -107,14 +143,11 @@ func coerce(e Expr, t Type) (Expr, error) {
 func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	switch x := e.(type) {
 	case *sql.ColumnRef:
-		i, t, ok := b.scope.resolve(x.Name)
-		if !ok {
-			if b.scope == nil || b.scope.Source == "" {
-				return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist", x.Name)
-			}
-			return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist in %s", x.Name, b.scope.Source)
+		i, err := b.scope.resolveRef(x.Table, x.Name)
+		if err != nil {
+			return nil, err
 		}
-		return &ColExpr{Idx: i, T: t, Name: b.scope.Names[i]}, nil
+		return &ColExpr{Idx: i, T: b.scope.Types[i], Name: b.scope.Names[i]}, nil
 	case *sql.Const:
 		return constExpr(x.Lit)
 	case *sql.ParamRef:

@@ -117,6 +117,7 @@ type SelectPlan struct {
 	Sub    *SelectPlan
 	Values [][]Expr
 	SetOp  *SetOpPlan
+	Join   *JoinPlan
 	// Subqueries are the subqueries of the plan's expressions, run before
 	// the plan reads anything.
 	Subqueries []*SubqueryExpr

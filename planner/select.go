@@ -41,7 +41,12 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	p := &SelectPlan{}
 	var scope *Scope
 	var star []int
-	if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil) {
+	if s.From != nil && s.From.Join != nil {
+		var err error
+		if scope, star, err = fromJoin(cat, s.From.Join, params, p, sqlConjuncts(s.Where, nil)); err != nil {
+			return nil, err
+		}
+	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil) {
 		var err error
 		switch {
 		case s.From.Sub != nil:
@@ -115,10 +120,16 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 			if scope == nil {
 				return nil, pgerror.New(pgerror.CodeSyntaxError, "SELECT * with no tables specified is not valid")
 			}
-			_ = st
+			before := len(p.Cols)
 			for _, i := range star {
+				if st.Table != "" && scope.Quals != nil && scope.Quals[i] != st.Table {
+					continue // t.* in a join
+				}
 				p.Project = append(p.Project, &ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
 				p.Cols = append(p.Cols, Column{Name: scope.Names[i], T: scope.Types[i]})
+			}
+			if len(p.Cols) == before {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table \"%s\"", st.Table)
 			}
 			continue
 		}

@@ -58,6 +58,16 @@ type TableRef struct {
 	Values     [][]Expr
 	ColAliases []string
 	SetOp      *SetOp
+	Join       *Join
+}
+
+// Join is Left [INNER|LEFT|CROSS] JOIN Right [ON On | USING (Using)]; a
+// FROM list of several items is a chain of CROSS joins.
+type Join struct {
+	Kind        string // INNER, LEFT or CROSS
+	Left, Right TableRef
+	On          Expr
+	Using       []string
 }
 
 // SetOp is Left UNION/INTERSECT/EXCEPT [ALL] Right. A set operation

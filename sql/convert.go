@@ -180,23 +180,16 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 	if out.Targets, err = c.targets(s.TargetList); err != nil {
 		return nil, err
 	}
-	if len(s.FromClause) > 1 {
-		return nil, c.unsupported(-1, "JOIN")
-	}
-	if len(s.FromClause) == 1 {
-		var t TableRef
-		var err error
-		if rs := s.FromClause[0].GetRangeSubselect(); rs != nil {
-			t, err = c.derivedTable(rs)
-		} else if rv := s.FromClause[0].GetRangeVar(); rv != nil {
-			t, err = c.tableRef(rv)
-		} else {
-			return nil, c.fromItemErr(s.FromClause[0])
-		}
+	for i, n := range s.FromClause {
+		t, err := c.fromItem(n)
 		if err != nil {
 			return nil, err
 		}
-		out.From = &t
+		if i == 0 {
+			out.From = &t
+			continue
+		}
+		out.From = &TableRef{Join: &Join{Kind: "CROSS", Left: *out.From, Right: t}}
 	}
 	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
 		return nil, err
@@ -224,13 +217,61 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 
 func (c *converter) fromItemErr(n *pg.Node) error {
 	switch x := n.GetNode().(type) {
-	case *pg.Node_JoinExpr:
-		return c.unsupported(-1, "JOIN")
 	case *pg.Node_RangeFunction:
 		return c.unsupported(-1, "a function in FROM")
 	default:
 		return c.unsupported(-1, "FROM item %s", nodeName(x))
 	}
+}
+
+// fromItem converts one FROM item: a name, a subquery, a VALUES list or a
+// join of two items.
+func (c *converter) fromItem(n *pg.Node) (TableRef, error) {
+	if rs := n.GetRangeSubselect(); rs != nil {
+		return c.derivedTable(rs)
+	}
+	if rv := n.GetRangeVar(); rv != nil {
+		return c.tableRef(rv)
+	}
+	j := n.GetJoinExpr()
+	if j == nil {
+		return TableRef{}, c.fromItemErr(n)
+	}
+	switch {
+	case j.IsNatural:
+		return TableRef{}, c.unsupported(-1, "NATURAL JOIN")
+	case j.Alias != nil || j.JoinUsingAlias != nil:
+		return TableRef{}, c.unsupported(-1, "an alias on a JOIN")
+	}
+	out := &Join{Kind: "INNER"}
+	switch j.Jointype {
+	case pg.JoinType_JOIN_INNER:
+		if j.Quals == nil && len(j.UsingClause) == 0 {
+			out.Kind = "CROSS"
+		}
+	case pg.JoinType_JOIN_LEFT:
+		out.Kind = "LEFT"
+	case pg.JoinType_JOIN_RIGHT:
+		return TableRef{}, c.unsupported(-1, "RIGHT JOIN (swap the two sides and use LEFT JOIN)")
+	case pg.JoinType_JOIN_FULL:
+		return TableRef{}, c.unsupported(-1, "FULL JOIN")
+	default:
+		return TableRef{}, c.unsupported(-1, "this join")
+	}
+	var err error
+	if out.Left, err = c.fromItem(j.Larg); err != nil {
+		return TableRef{}, err
+	}
+	if out.Right, err = c.fromItem(j.Rarg); err != nil {
+		return TableRef{}, err
+	}
+	if out.On, err = c.exprOpt(j.Quals); err != nil {
+		return TableRef{}, err
+	}
+	for _, u := range j.UsingClause {
+		out.Using = append(out.Using, u.GetString_().GetSval())
+	}
+	return TableRef{Join: out}, nil
 }
 
 // setOp converts a UNION, INTERSECT or EXCEPT into SELECT * FROM (the

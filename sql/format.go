@@ -51,6 +51,24 @@ func ident(s string) string {
 
 func (f *formatter) table(t TableRef) {
 	switch {
+	case t.Join != nil:
+		f.w("(")
+		f.table(t.Join.Left)
+		if t.Join.Kind == "CROSS" {
+			f.w(" CROSS JOIN ")
+		} else {
+			f.w(" ", t.Join.Kind, " JOIN ")
+		}
+		f.table(t.Join.Right)
+		if t.Join.On != nil {
+			f.w(" ON ")
+			f.expr(t.Join.On)
+		}
+		if len(t.Join.Using) > 0 {
+			f.w(" USING ")
+			f.names(t.Join.Using)
+		}
+		f.w(")")
 	case t.SetOp != nil:
 		f.w("(")
 		f.sel(t.SetOp.Left)

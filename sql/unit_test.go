@@ -80,12 +80,12 @@ func TestErrorsArePgErrors(t *testing.T) {
 		code string
 		pos  int
 	}{
-		"SELECT 'x":                      {"42601", 8},
-		"SELECT * FROM a JOIN b ON true": {"0A000", 0},
-		"CREATE TABLE t (a int)":         {"0A000", 0},
-		"SELECT ü FROM t WHERE (":        {"42601", 24},
-		"SELECT ü, Interval('nope')":     {"22007", 20},
-		"CREATE TOPIC t WITH (a=1, a=2)": {"42710", 27},
+		"SELECT 'x":                           {"42601", 8},
+		"SELECT * FROM a FULL JOIN b ON true": {"0A000", 0},
+		"CREATE TABLE t (a int)":              {"0A000", 0},
+		"SELECT ü FROM t WHERE (":             {"42601", 24},
+		"SELECT ü, Interval('nope')":          {"22007", 20},
+		"CREATE TOPIC t WITH (a=1, a=2)":      {"42710", 27},
 	}
 	for q, want := range cases {
 		_, err := Parse(q)

@@ -65,6 +65,11 @@ func (w walker) table(t *TableRef) {
 		w.ft(t)
 	}
 	w.sel(t.Sub)
+	if t.Join != nil {
+		w.table(&t.Join.Left)
+		w.table(&t.Join.Right)
+		w.expr(t.Join.On)
+	}
 	if t.SetOp != nil {
 		w.sel(t.SetOp.Left)
 		w.sel(t.SetOp.Right)

@@ -43,6 +43,7 @@ func TestQueryMemoryLimit(t *testing.T) {
 	limited("SELECT data, count(*) FROM m GROUP BY data")
 	limited("SELECT string_agg(convert_from(data, 'UTF8'), ',') FROM m")
 	limited("SELECT DISTINCT data FROM m")
+	limited("SELECT count(*) FROM m a JOIN m b ON a.data = b.data") // the right side is held
 
 	var got int
 	require.NoError(t, c.QueryRow(ctx, "SELECT 1").Scan(&got), "the session still works")

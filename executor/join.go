@@ -1,0 +1,141 @@
+package executor
+
+import (
+	"context"
+
+	"topicgate/planner"
+)
+
+// joinIter joins the left input's rows, as they stream, with the right
+// input's rows, which it holds (charged to the statement's memory):
+// looked up by the equality keys when there are some, else all tried.
+type joinIter struct {
+	ec          *evalCtx
+	jp          *planner.JoinPlan
+	left, right rowIter
+	mem         *queryMem
+
+	built   bool
+	rows    [][]any          // the right input
+	byKey   map[string][]int // key -> indexes into rows (with keys)
+	kb      []byte
+	cur     []any // the left row being joined
+	cands   []int // its candidate right rows (nil: all of them)
+	pos     int   // next candidate to try
+	all     bool  // cands is every right row
+	matched bool  // cur has had a match
+}
+
+// shifted presents a right row at the joined row's column numbers.
+type shifted struct {
+	r   []any
+	off int
+}
+
+func (s shifted) col(i int) (any, error) { return s.r[i-s.off], nil }
+
+// key encodes the join key values; ok is false when one is NULL (a NULL
+// key matches nothing).
+func (it *joinIter) key(exprs []planner.Expr, r row) (string, bool, error) {
+	it.kb = it.kb[:0]
+	for _, e := range exprs {
+		v, err := it.ec.eval(e, r)
+		if err != nil || v == nil {
+			return "", false, err
+		}
+		it.kb = append(it.kb, 0)
+		it.kb = append(it.kb, planner.KeyText(v)...)
+	}
+	return string(it.kb), true, nil
+}
+
+func (it *joinIter) build(ctx context.Context) error {
+	it.built = true
+	if len(it.jp.RightKeys) > 0 {
+		it.byKey = map[string][]int{}
+	}
+	for {
+		r, err := it.right.next(ctx)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return nil
+		}
+		r = r[:it.jp.RightWidth:it.jp.RightWidth]
+		if it.byKey != nil {
+			k, ok, err := it.key(it.jp.RightKeys, shifted{r, it.jp.LeftWidth})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // never matches
+			}
+			it.byKey[k] = append(it.byKey[k], len(it.rows))
+			if err := it.mem.charge(int64(len(k)) + 24); err != nil {
+				return err
+			}
+		}
+		it.rows = append(it.rows, r)
+		if err := it.mem.charge(rowBytes(r)); err != nil {
+			return err
+		}
+	}
+}
+
+func (it *joinIter) next(ctx context.Context) ([]any, error) {
+	if !it.built {
+		if err := it.build(ctx); err != nil {
+			return nil, err
+		}
+	}
+	lw := it.jp.LeftWidth
+	for {
+		if it.cur == nil {
+			l, err := it.left.next(ctx)
+			if l == nil || err != nil {
+				return nil, err
+			}
+			it.cur, it.pos, it.matched = l[:lw:lw], 0, false
+			it.cands, it.all = nil, it.byKey == nil
+			if it.byKey != nil {
+				k, ok, err := it.key(it.jp.LeftKeys, valuesRow(it.cur))
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					it.cands = it.byKey[k]
+				}
+			}
+		}
+		n := len(it.cands)
+		if it.all {
+			n = len(it.rows)
+		}
+		for it.pos < n {
+			i := it.pos
+			if !it.all {
+				i = it.cands[it.pos]
+			}
+			it.pos++
+			out := make([]any, lw+it.jp.RightWidth)
+			copy(out, it.cur)
+			copy(out[lw:], it.rows[i])
+			keep, err := it.ec.filter(it.jp.Residual, valuesRow(out))
+			if err != nil {
+				return nil, err
+			}
+			if keep {
+				it.matched = true
+				return out, nil
+			}
+		}
+		cur, matched := it.cur, it.matched
+		it.cur = nil
+		if it.jp.Kind == "LEFT" && !matched { // the left row with NULLs
+			out := make([]any, lw+it.jp.RightWidth)
+			copy(out, cur)
+			return out, nil
+		}
+	}
+}

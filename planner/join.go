@@ -1,0 +1,291 @@
+package planner
+
+import (
+	"strings"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// JoinPlan joins two inputs. Each input is a plan of its own (SELECT *
+// over a topic, a view, a subquery, a VALUES list or another join), so a
+// chain of joins is a left-deep tree. Rows are the left input's columns
+// followed by the right input's.
+//
+// The executor holds the right input's rows (under --max-query-mib) and
+// streams the left input: with equality conditions between the sides
+// (LeftKeys[i] = RightKeys[i]) it looks matches up by key, otherwise it
+// tries every right row. Residual is the rest of ON, over the joined row.
+type JoinPlan struct {
+	Kind                  string // INNER, LEFT or CROSS
+	Left, Right           *SelectPlan
+	LeftWidth, RightWidth int
+	// LeftKeys are over the left row; RightKeys over the joined row's
+	// columns LeftWidth and up (the executor shifts the right row).
+	LeftKeys, RightKeys []Expr
+	Residual            Expr
+}
+
+// relation is a planned FROM item with its columns' names and qualifiers.
+type relation struct {
+	plan  *SelectPlan
+	scope *Scope
+	star  []int // the columns SELECT * lists
+}
+
+// planRelation plans one input of a join, with WHERE conjuncts pushed into
+// it (they may bound its scan).
+func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr) (relation, error) {
+	if t.Join != nil {
+		p := &SelectPlan{}
+		scope, star, err := fromJoin(cat, t.Join, params, p, where)
+		if err != nil {
+			return relation{}, err
+		}
+		// The joined row itself is the relation: every column, in order,
+		// so the outer scope's indexes are the join's.
+		for i := range scope.Names {
+			p.Project = append(p.Project, &ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
+			p.Cols = append(p.Cols, Column{Name: scope.Names[i], T: scope.Types[i]})
+		}
+		return relation{plan: p, scope: scope, star: star}, nil
+	}
+	s := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: t, Where: andAll(where)}
+	p, err := planSelect(cat, s, params)
+	if err != nil {
+		return relation{}, err
+	}
+	if p.Consumer != nil {
+		return relation{}, pgerror.Newf(pgerror.CodeFeatureNotSupported, "a read as consumer \"%s\" in a join is not supported", p.Consumer.Consumer)
+	}
+	q := t.Alias
+	if q == "" {
+		q = t.Name
+	}
+	scope := &Scope{Source: sourceName("relation", q)}
+	var star []int
+	for i, c := range p.Cols {
+		scope.Names = append(scope.Names, c.Name)
+		scope.Types = append(scope.Types, c.T)
+		scope.Quals = append(scope.Quals, q)
+		scope.QualOnly = append(scope.QualOnly, false)
+		star = append(star, i)
+	}
+	return relation{plan: p, scope: scope, star: star}, nil
+}
+
+func andAll(es []sql.Expr) sql.Expr {
+	var out sql.Expr
+	for _, e := range es {
+		if out == nil {
+			out = e
+		} else {
+			out = &sql.BinOp{Op: "AND", L: out, R: e}
+		}
+	}
+	return out
+}
+
+// fromJoin plans a join into p (p.Join) and returns the joined scope and
+// the columns SELECT * lists (USING columns once). where are the outer
+// WHERE's conjuncts: those over one side only are pushed into it (into
+// the left side only, for a LEFT join); they are still applied above.
+func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []sql.Expr) (*Scope, []int, error) {
+	l0, err := planRelation(cat, &j.Left, params, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	r0, err := planRelation(cat, &j.Right, params, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var toLeft, toRight []sql.Expr
+	for _, w := range where {
+		switch sideOf(w, l0.scope, r0.scope) {
+		case 1:
+			toLeft = append(toLeft, w)
+		case 2:
+			if j.Kind != "LEFT" {
+				toRight = append(toRight, w)
+			}
+		}
+	}
+	l, r := l0, r0
+	if toLeft != nil {
+		if l, err = planRelation(cat, &j.Left, params, toLeft); err != nil {
+			return nil, nil, err
+		}
+	}
+	if toRight != nil {
+		if r, err = planRelation(cat, &j.Right, params, toRight); err != nil {
+			return nil, nil, err
+		}
+	}
+	lw, rw := len(l.scope.Names), len(r.scope.Names)
+	scope := &Scope{Source: "the join"}
+	for _, s := range []*Scope{l.scope, r.scope} {
+		scope.Names = append(scope.Names, s.Names...)
+		scope.Types = append(scope.Types, s.Types...)
+		scope.Quals = append(scope.Quals, s.Quals...)
+		scope.QualOnly = append(scope.QualOnly, s.QualOnly...)
+	}
+	jp := &JoinPlan{Kind: j.Kind, Left: l.plan, Right: r.plan, LeftWidth: lw, RightWidth: rw}
+	b := newBinder(params, scope)
+	b.cat = cat
+	var conds []Expr
+	hidden := map[int]bool{}
+	for _, u := range j.Using {
+		li, err := l.scope.resolveRef("", u)
+		if err != nil {
+			return nil, nil, usingErr(err, u, "left")
+		}
+		ri, err := r.scope.resolveRef("", u)
+		if err != nil {
+			return nil, nil, usingErr(err, u, "right")
+		}
+		lc := &ColExpr{Idx: li, T: scope.Types[li], Name: u}
+		rc := &ColExpr{Idx: lw + ri, T: scope.Types[lw+ri], Name: u}
+		if err := comparable(lc, rc, "="); err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, &CmpExpr{Op: "=", L: lc, R: rc})
+		hidden[lw+ri] = true
+		scope.QualOnly[lw+ri] = true
+	}
+	if j.On != nil {
+		on, err := b.bind(j.On, TBool)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := wantType(on, TBool, "argument of JOIN/ON"); err != nil {
+			return nil, nil, err
+		}
+		conds = conjuncts(on, conds)
+	}
+	var rest []Expr
+	for _, c := range conds {
+		if lk, rk, ok := equiKey(c, lw); ok {
+			jp.LeftKeys = append(jp.LeftKeys, lk)
+			jp.RightKeys = append(jp.RightKeys, rk)
+			continue
+		}
+		rest = append(rest, c)
+	}
+	if len(rest) == 1 {
+		jp.Residual = rest[0]
+	} else if len(rest) > 1 {
+		jp.Residual = &LogicExpr{And: true, Args: rest}
+	}
+	p.Join = jp
+	p.Subqueries = append(p.Subqueries, b.subs...)
+	star := append([]int(nil), l.star...)
+	for _, i := range r.star {
+		if !hidden[lw+i] {
+			star = append(star, lw+i)
+		}
+	}
+	return scope, star, nil
+}
+
+func usingErr(err error, col, side string) error {
+	if pe, ok := err.(*pgerror.Error); ok && pe.Code == pgerror.CodeAmbiguousColumn {
+		return err
+	}
+	return pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" specified in USING clause does not exist in %s table", col, side)
+}
+
+// equiKey splits an equality between an expression over the left columns
+// only and one over the right columns only (either way round) into join
+// keys of one type.
+func equiKey(c Expr, lw int) (Expr, Expr, bool) {
+	cmp, ok := c.(*CmpExpr)
+	if !ok || cmp.Op != "=" {
+		return nil, nil, false
+	}
+	ls, rs := colSides(cmp.L, lw), colSides(cmp.R, lw)
+	var lk, rk Expr
+	switch {
+	case ls == 1 && rs == 2:
+		lk, rk = cmp.L, cmp.R
+	case ls == 2 && rs == 1:
+		lk, rk = cmp.R, cmp.L
+	default:
+		return nil, nil, false
+	}
+	lt, rt := lk.Type(), rk.Type()
+	if lt != rt { // compare as one type, so that equal keys have one text
+		switch {
+		case lt.IsNumeric() && rt.IsNumeric():
+			t := max(rankOf(lt), rankOf(rt)).typ()
+			lk, rk = castTo(lk, t), castTo(rk, t)
+		case lt.IsText() && rt.IsText():
+			lk, rk = castTo(lk, TText), castTo(rk, TText)
+		default:
+			return nil, nil, false // compared row by row, as bound
+		}
+	}
+	return lk, rk, true
+}
+
+func castTo(e Expr, t Type) Expr {
+	if e.Type() == t {
+		return e
+	}
+	return &CastExpr{X: e, T: t}
+}
+
+// colSides reports which side's columns e reads: 0 none, 1 left only,
+// 2 right only, 3 both. Subqueries count as neither.
+func colSides(e Expr, lw int) int {
+	s := 0
+	walk(e, func(x Expr) {
+		if c, ok := x.(*ColExpr); ok {
+			if c.Idx < lw {
+				s |= 1
+			} else {
+				s |= 2
+			}
+		}
+	})
+	return s
+}
+
+// sideOf reports which input a WHERE conjunct reads only: 1 left, 2
+// right, 0 both, neither, or unknown (a subquery, an ambiguous or unknown
+// name: left to the WHERE above the join).
+func sideOf(e sql.Expr, l, r *Scope) int {
+	side := 0
+	bad := false
+	sql.WalkStmt(&sql.Select{Where: e}, func(x sql.Expr) {
+		switch c := x.(type) {
+		case *sql.SubLink:
+			bad = true
+		case *sql.ColumnRef:
+			_, lerr := l.resolveRef(c.Table, c.Name)
+			_, rerr := r.resolveRef(c.Table, c.Name)
+			switch {
+			case lerr == nil && rerr != nil:
+				side |= 1
+			case rerr == nil && lerr != nil:
+				side |= 2
+			default:
+				bad = true
+			}
+		}
+	}, nil)
+	if bad || side == 3 {
+		return 0
+	}
+	return side
+}
+
+// sqlConjuncts splits a WHERE into its top-level AND terms.
+func sqlConjuncts(e sql.Expr, out []sql.Expr) []sql.Expr {
+	if b, ok := e.(*sql.BinOp); ok && strings.EqualFold(b.Op, "AND") {
+		return sqlConjuncts(b.R, sqlConjuncts(b.L, out))
+	}
+	if e != nil {
+		out = append(out, e)
+	}
+	return out
+}
