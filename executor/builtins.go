@@ -169,6 +169,9 @@ func init() {
 	for name, fn := range moreBuiltins {
 		builtins[name] = fn
 	}
+	for name, fn := range pgCatalogFns {
+		builtins[name] = fn
+	}
 }
 
 func asBytes(v any) []byte {

@@ -134,7 +134,11 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		}
 		add(d, "Scan topic %s: partitions %s, offsets %s%s, decode data: %v", s.Topic, parts, bounds(s.Lo, s.Hi), order, s.NeedData)
 	case p.Sys != nil:
-		add(d, "System view sys.%s", p.Sys.View)
+		if strings.Contains(p.Sys.View, ".") {
+			add(d, "System view %s", p.Sys.View)
+		} else {
+			add(d, "System view sys.%s", p.Sys.View)
+		}
 	default:
 		add(d, "Result: one row")
 	}

@@ -30,6 +30,9 @@ func nullTime(t time.Time) any {
 
 // sysRows materializes a system view from the store's current state.
 func (s *Session) sysRows(view string) ([][]any, error) {
+	if t, ok := strings.CutPrefix(view, "pg_catalog."); ok {
+		return s.pgCatalogRows(t), nil
+	}
 	topics := s.eng.store.Topics()
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Config.Name < topics[j].Config.Name })
 	var rows [][]any

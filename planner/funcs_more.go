@@ -36,6 +36,11 @@ var moreBuiltins = map[string]funcSig{
 	"gen_random_uuid": {0, 0, nil, fixed(TText)},
 	"current_date":    {0, 0, nil, fixed(TDate)},
 	"to_char":         {2, 2, []Type{TUnknown, TText}, fixed(TText)},
+	// Catalog functions of psql's \d queries (executor/pgcatalog.go).
+	"pg_get_userbyid":     {1, 1, []Type{TOid}, fixed(TName)},
+	"pg_table_is_visible": {1, 1, []Type{TOid}, fixed(TBool)},
+	"pg_encoding_to_char": {1, 1, []Type{TInt4}, fixed(TName)},
+	"array_to_string":     {2, 2, []Type{TTextArray, TText}, fixed(TText)},
 }
 
 // intOrNumeric is an integer when every argument is one, else numeric.

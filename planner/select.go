@@ -96,6 +96,16 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 			for i := range view.Names {
 				star = append(star, i)
 			}
+		case "pg_catalog":
+			view, ok := PgCatalogViews[s.From.Name]
+			if !ok {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"pg_catalog.%s\" does not exist", s.From.Name)
+			}
+			p.Sys = &SysScan{View: "pg_catalog." + s.From.Name, Names: view.Names, Types: view.Types}
+			scope = &Scope{Names: view.Names, Types: view.Types, Source: "pg_catalog." + s.From.Name}
+			for i := range view.Names {
+				star = append(star, i)
+			}
 		default:
 			return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", s.From.Schema, s.From.Name)
 		}

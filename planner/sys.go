@@ -6,6 +6,22 @@ type SysView struct {
 	Types []Type
 }
 
+// PgCatalogViews are the few pg_catalog tables psql's \d, \dt, \dn and
+// \l read, with the columns those queries use. Topics are tables of the
+// public schema; the sys views are views of a sys schema.
+var PgCatalogViews = map[string]SysView{
+	"pg_namespace": {Names: []string{"oid", "nspname", "nspowner"}, Types: []Type{TOid, TName, TOid}},
+	"pg_class": {
+		Names: []string{"oid", "relname", "relnamespace", "relkind", "relowner", "relam", "reltuples", "relpersistence"},
+		Types: []Type{TOid, TName, TOid, TChar, TOid, TOid, TFloat8, TChar},
+	},
+	"pg_am": {Names: []string{"oid", "amname"}, Types: []Type{TOid, TName}},
+	"pg_database": {
+		Names: []string{"oid", "datname", "datdba", "encoding", "datcollate", "datctype", "daticulocale", "datlocprovider", "datacl"},
+		Types: []Type{TOid, TName, TOid, TInt4, TText, TText, TText, TChar, TTextArray},
+	},
+}
+
 // SysViews are the views under the sys schema.
 var SysViews = map[string]SysView{
 	"topics": {

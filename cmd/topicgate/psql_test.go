@@ -219,6 +219,20 @@ SELECT topic, partitions, retention_period, supported_codecs, consumers FROM sys
 	psqlRequireOK(t, r)
 	psqlRequireText(t, "8\n", r.stdout, "count after failed insert")
 
+	// psql's meta-commands: \dt and \d list the topics as tables, \dn the
+	// schemas, \l the database (their catalog queries join pg_catalog
+	// tables).
+	r = runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-A", "-t", "-c", `\dt`, "-c", `\d`, "-c", `\dn`, "-c", `\l`)
+	psqlRequireOK(t, r)
+	psqlRequireText(t, strings.Join([]string{
+		"public|orders|table|postgres",
+		"public|orders|table|postgres",
+		"public|postgres",
+		"sys|postgres",
+		"postgres|postgres|UTF8|C|C||libc|",
+		"",
+	}, "\n"), r.stdout, "meta-commands")
+
 	// 4. DROP TOPIC, then the topic is gone.
 	r = runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-c", "DROP TOPIC orders")
 	psqlRequireOK(t, r)
