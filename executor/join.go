@@ -92,6 +92,9 @@ func (it *joinIter) next(ctx context.Context) ([]any, error) {
 	lw := it.jp.LeftWidth
 	for {
 		if it.cur == nil {
+			if err := ctx.Err(); err != nil { // a cross join can run long: let a cancel in
+				return nil, err
+			}
 			l, err := it.left.next(ctx)
 			if l == nil || err != nil {
 				return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -63,4 +64,28 @@ func TestQueryMemoryLimit(t *testing.T) {
 	}
 	require.NoError(t, r.Err(), "a read in scan order is not materialized")
 	require.Equal(t, 0, streamed)
+}
+
+// TestJoinCancel: a long cross join stops when the client cancels it.
+func TestJoinCancel(t *testing.T) {
+	a := startTestServer(t)
+	c := connect(t, a)
+	ctx := context.Background()
+	exec(t, c, "CREATE TOPIC big")
+	rows := make([][]any, 4000)
+	for i := range rows {
+		rows[i] = []any{[]byte("x")}
+	}
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"big"}, []string{"data"}, pgx.CopyFromRows(rows))
+	require.NoError(t, err)
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	var n int64 // 16M pairs, each through a residual condition: many seconds
+	err = c.QueryRow(qctx, "SELECT count(*) FROM big a JOIN big b ON a.offset + b.offset = -1").Scan(&n)
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 5*time.Second, "the cancel reached the join")
+	c2 := connect(t, a)
+	require.NoError(t, c2.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n))
+	require.EqualValues(t, 4000, n)
 }
