@@ -9,8 +9,16 @@
 //   - select.go, agg.go, msgrow.go: row iterators. A query over a topic
 //     streams partition by partition in offset order, with the pushed-down
 //     bounds as scan ranges and LIMIT applied while scanning, so reading a
-//     few rows from a huge topic touches few messages. Sorting and
-//     aggregation materialize.
+//     few rows from a huge topic touches few messages. ordered.go reads
+//     partitions newest first or merged by offset for the orders the
+//     planner hands to the scan. Sorting, aggregation, DISTINCT ON (topn.go),
+//     set operations and a join's right side (join.go) materialize, charged
+//     to the statement's memory limit (querymem.go: 54000 past
+//     --max-query-mib); ORDER BY with LIMIT keeps only LIMIT rows.
+//   - subquery.go: subquery expressions (run once, before the statement
+//     reads), derived tables, VALUES and set operations.
+//   - numeric.go: numeric operands (planner/numeric.go does the decimal
+//     arithmetic); pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). copyout.go:
