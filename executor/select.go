@@ -122,6 +122,16 @@ func (it *scanIter) fill(ctx context.Context) error {
 	return nil
 }
 
+// runBoth starts the two inputs of a join or set operation.
+func (s *Session) runBoth(ctx context.Context, ec *evalCtx, l, r *planner.SelectPlan) (rowIter, rowIter, error) {
+	li, err := s.runSelect(ctx, ec, l, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	ri, err := s.runSelect(ctx, ec, r, nil)
+	return li, ri, err
+}
+
 // filter reports whether the row passes f (nil passes everything).
 func (ec *evalCtx) filter(f planner.Expr, r row) (bool, error) {
 	if f == nil {
@@ -314,21 +324,13 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		}
 		input = &filterIter{ec: ec, in: in, filter: p.Filter}
 	case p.Join != nil:
-		l, err := s.runSelect(ctx, ec, p.Join.Left, nil)
-		if err != nil {
-			return nil, err
-		}
-		r, err := s.runSelect(ctx, ec, p.Join.Right, nil)
+		l, r, err := s.runBoth(ctx, ec, p.Join.Left, p.Join.Right)
 		if err != nil {
 			return nil, err
 		}
 		input = &filterIter{ec: ec, in: &joinIter{ec: ec, jp: p.Join, left: l, right: r, mem: mem}, filter: p.Filter}
 	case p.SetOp != nil:
-		l, err := s.runSelect(ctx, ec, p.SetOp.Left, nil)
-		if err != nil {
-			return nil, err
-		}
-		r, err := s.runSelect(ctx, ec, p.SetOp.Right, nil)
+		l, r, err := s.runBoth(ctx, ec, p.SetOp.Left, p.SetOp.Right)
 		if err != nil {
 			return nil, err
 		}

@@ -200,16 +200,7 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 	if out.Having, err = c.exprOpt(s.HavingClause); err != nil {
 		return nil, err
 	}
-	if out.OrderBy, err = c.orderBy(s.SortClause); err != nil {
-		return nil, err
-	}
-	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
-		return nil, err
-	}
-	if k, ok := out.Limit.(*Const); ok && k.Lit.Kind == LitNull {
-		out.Limit = nil // LIMIT ALL
-	}
-	if out.Offset, err = c.exprOpt(s.LimitOffset); err != nil {
+	if err := c.orderLimit(s, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -222,6 +213,22 @@ func (c *converter) fromItemErr(n *pg.Node) error {
 	default:
 		return c.unsupported(-1, "FROM item %s", nodeName(x))
 	}
+}
+
+// orderLimit converts a SELECT's ORDER BY, LIMIT and OFFSET into out.
+func (c *converter) orderLimit(s *pg.SelectStmt, out *Select) error {
+	var err error
+	if out.OrderBy, err = c.orderBy(s.SortClause); err != nil {
+		return err
+	}
+	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
+		return err
+	}
+	if k, ok := out.Limit.(*Const); ok && k.Lit.Kind == LitNull {
+		out.Limit = nil // LIMIT ALL
+	}
+	out.Offset, err = c.exprOpt(s.LimitOffset)
+	return err
 }
 
 // fromItem converts one FROM item: a name, a subquery, a VALUES list or a
@@ -286,16 +293,7 @@ func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
 		return nil, err
 	}
 	out := &Select{Targets: []Target{{Expr: &Star{}}}, From: &TableRef{SetOp: op}}
-	if out.OrderBy, err = c.orderBy(s.SortClause); err != nil {
-		return nil, err
-	}
-	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
-		return nil, err
-	}
-	if k, ok := out.Limit.(*Const); ok && k.Lit.Kind == LitNull {
-		out.Limit = nil // LIMIT ALL
-	}
-	if out.Offset, err = c.exprOpt(s.LimitOffset); err != nil {
+	if err := c.orderLimit(s, out); err != nil {
 		return nil, err
 	}
 	return out, nil
