@@ -41,8 +41,11 @@ func fillForReclaim(t *testing.T, s *PebbleStore) {
 	}
 }
 
+// reclaimOpts turns Pebble's own compactions off, so that only the
+// reclaimer can free the dropped data and the tests do not depend on when
+// a background compaction happens to run.
 func reclaimOpts() Options {
-	return Options{MemTableSize: 1 << 20, CacheSize: 8 << 20, RetentionInterval: -1}
+	return Options{MemTableSize: 1 << 20, CacheSize: 8 << 20, RetentionInterval: -1, noCompact: true}
 }
 
 // TestDropReclaimsDisk: DROP TOPIC returns the topic's disk space without

@@ -55,6 +55,7 @@ type Options struct {
 
 	fs        vfs.FS // test hook: Pebble's file system
 	noReclaim bool   // test hook: no reclaimer goroutine (a crash before it ran)
+	noCompact bool   // test hook: no automatic compactions (only the reclaimer's)
 }
 
 // pebbleLogger adapts Options.Logf to pebble.Logger.
@@ -198,6 +199,11 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
 		Logger: pebbleLogger{opts.Logf},
 		FS:     opts.fs,
+
+		DisableAutomaticCompactions: opts.noCompact,
+	}
+	if opts.noCompact { // without compactions nothing would ever lift a write stall
+		popts.L0StopWritesThreshold = 1 << 20
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
