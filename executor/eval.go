@@ -42,6 +42,8 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		return x.V, nil
 	case *planner.SubqueryExpr:
 		return ec.evalSubquery(x, r)
+	case *planner.WindowExpr:
+		return r.col(x.Slot) // computed by computeWindows
 	case *planner.ParamExpr:
 		if x.Idx >= len(ec.params) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", x.Idx+1)

@@ -280,7 +280,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if p.Consumer != nil {
 		return s.runConsumerRead(ctx, ec, p, direct)
 	}
-	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil
+	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil && p.Windows == nil
 	if streaming {
 		ti, err := s.eng.store.Topic(p.Scan.Topic)
 		if err != nil {
@@ -341,6 +341,11 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		input = &sliceIter{rows: [][]any{{}}}
 		if p.Filter != nil {
 			input = &filterIter{ec: ec, in: input, filter: p.Filter}
+		}
+	}
+	if p.Windows != nil {
+		if input, err = computeWindows(ctx, ec, p, input, mem); err != nil {
+			return nil, err
 		}
 	}
 	if p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil {

@@ -76,13 +76,15 @@ func (s *Scope) resolve(name string) (int, Type, bool) {
 
 // binder type-checks AST expressions into planner expressions.
 type binder struct {
-	params   *[]Type
-	scope    *Scope
-	allowAgg bool
-	aggs     []*AggExpr
-	cat      Catalog         // for subqueries; nil where they are not allowed
-	subs     []*SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
-	nsub     int
+	params      *[]Type
+	scope       *Scope
+	allowAgg    bool
+	aggs        []*AggExpr
+	allowWindow bool
+	wins        []*WindowExpr
+	cat         Catalog         // for subqueries; nil where they are not allowed
+	subs        []*SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
+	nsub        int
 }
 
 func newBinder(params *[]Type, scope *Scope) *binder { return &binder{params: params, scope: scope} }

@@ -84,6 +84,12 @@ var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max":
 	"string_agg": true, "bool_and": true, "bool_or": true, "every": true, "array_agg": true}
 
 func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
+	if x.Over != nil {
+		return b.bindWindow(x)
+	}
+	if windowOnly[x.Name] {
+		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "window function %s requires an OVER clause", x.Name)
+	}
 	if aggregates[x.Name] {
 		return b.bindAgg(x)
 	}

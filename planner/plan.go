@@ -118,6 +118,10 @@ type SelectPlan struct {
 	Values [][]Expr
 	SetOp  *SetOpPlan
 	Join   *JoinPlan
+	// Windows are the window functions of the select list and ORDER BY,
+	// computed over the filtered input rows into columns Slot (after the
+	// input's own columns).
+	Windows []*WindowExpr
 	// Subqueries are the subqueries of the plan's expressions, run before
 	// the plan reads anything.
 	Subqueries []*SubqueryExpr

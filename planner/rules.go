@@ -64,6 +64,15 @@ func walk(e Expr, fn func(Expr)) {
 		}
 	case *SubqueryExpr:
 		walk(x.X, fn) // the subquery's own plan is not part of this one
+	case *WindowExpr:
+		for _, l := range [][]Expr{x.Args, x.PartitionBy, x.Order} {
+			for _, a := range l {
+				walk(a, fn)
+			}
+		}
+		if x.Agg != nil {
+			walk(x.Agg, fn)
+		}
 	case *AggExpr:
 		walk(x.Arg, fn)
 		walk(x.Sep, fn)

@@ -124,7 +124,7 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		p.Filter = f
 	}
 	// Select list.
-	b.allowAgg = true
+	b.allowAgg, b.allowWindow = true, true
 	for _, t := range s.Targets {
 		if st, ok := t.Expr.(*sql.Star); ok {
 			if scope == nil {
@@ -155,6 +155,7 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		p.Project = append(p.Project, e)
 		p.Cols = append(p.Cols, Column{Name: targetName(t), T: e.Type()})
 	}
+	b.allowWindow = false
 	var distinctOn []Expr
 	if len(s.DistinctOn) > 0 {
 		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
@@ -201,6 +202,7 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	}
 	// ORDER BY: output position, output alias, or an expression.
 	sortExprs := make([]Expr, len(s.OrderBy))
+	b.allowWindow = true
 	for i, o := range s.OrderBy {
 		e, err := b.bindOrderRef(o.Expr, p)
 		if err != nil {
@@ -208,7 +210,23 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 		}
 		sortExprs[i] = e
 	}
-	b.allowAgg = false
+	b.allowAgg, b.allowWindow = false, false
+	if len(b.wins) > 0 {
+		switch {
+		case len(b.aggs) > 0 || len(groupBy) > 0 || distinctOn != nil:
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "window functions together with GROUP BY, aggregates or DISTINCT are not supported")
+		case p.Consumer != nil:
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "window functions are not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
+		}
+		width := 0
+		if scope != nil {
+			width = len(scope.Names)
+		}
+		for i, w := range b.wins {
+			w.Slot = width + i
+		}
+		p.Windows = b.wins
+	}
 	if len(b.aggs) > 0 || len(groupBy) > 0 {
 		if err := p.rewriteAgg(groupBy, b.aggs, sortExprs); err != nil {
 			return nil, err
@@ -235,7 +253,7 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	if err := p.bindDistinctOn(distinctOn); err != nil {
 		return nil, err
 	}
-	if p.Scan != nil && p.DistinctOn == nil {
+	if p.Scan != nil && p.DistinctOn == nil && p.Windows == nil { // those read the scan in its natural order
 		// A consumer reads in the natural order only.
 		if o, ok := scanOrder(p); ok && (p.Consumer == nil || o == (ScanOrder{})) {
 			p.Scan.Order, p.Sort = o, nil

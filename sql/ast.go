@@ -116,6 +116,13 @@ type FuncCall struct {
 	Distinct bool
 	Filter   Expr      // aggregate FILTER (WHERE ...), or nil
 	Order    []OrderBy // ORDER BY inside an aggregate call
+	Over     *Window   // a window function call: f(...) OVER (...)
+}
+
+// Window is OVER (PARTITION BY ... ORDER BY ...) with the default frame.
+type Window struct {
+	PartitionBy []Expr
+	OrderBy     []OrderBy
 }
 
 // Cast is X::Type or CAST(X AS Type). Type is a normalized PostgreSQL type

@@ -360,9 +360,24 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 }
 
 func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
+	var over *Window
+	if w := f.Over; w != nil {
+		switch {
+		case w.Name != "" || w.Refname != "":
+			return nil, c.unsupported(f.Location, "a named window")
+		case w.FrameOptions&1 != 0: // FRAMEOPTION_NONDEFAULT
+			return nil, c.unsupported(f.Location, "a window frame clause")
+		}
+		over = &Window{}
+		var err error
+		if over.PartitionBy, err = c.exprs(w.PartitionClause); err != nil {
+			return nil, err
+		}
+		if over.OrderBy, err = c.orderBy(w.OrderClause); err != nil {
+			return nil, err
+		}
+	}
 	switch {
-	case f.Over != nil:
-		return nil, c.unsupported(f.Location, "a window function")
 	case f.AggWithinGroup:
 		return nil, c.unsupported(f.Location, "WITHIN GROUP")
 	case f.FuncVariadic:
@@ -381,7 +396,7 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order}, nil
+	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order, Over: over}, nil
 }
 
 func (c *converter) caseExpr(k *pg.CaseExpr) (Expr, error) {

@@ -261,6 +261,15 @@ func (f *formatter) expr(e Expr) {
 			f.expr(x.Filter)
 			f.w(")")
 		}
+		if x.Over != nil {
+			f.w(" OVER (")
+			if len(x.Over.PartitionBy) > 0 {
+				f.w("PARTITION BY ")
+				f.exprList(x.Over.PartitionBy)
+			}
+			f.orderBy(x.Over.OrderBy)
+			f.w(")")
+		}
 	case *Cast:
 		f.w("CAST(")
 		f.expr(x.X)

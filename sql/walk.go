@@ -160,6 +160,12 @@ func (w walker) expr(e Expr) {
 		if x.Filter != nil {
 			w.expr(x.Filter)
 		}
+		if x.Over != nil {
+			w.exprs(x.Over.PartitionBy)
+			for _, o := range x.Over.OrderBy {
+				w.expr(o.Expr)
+			}
+		}
 	case *Cast:
 		w.expr(x.X)
 	case *InList:

@@ -53,6 +53,7 @@ const (
 	CodeDuplicateColumn             = "42701"
 	CodeDuplicateAlias              = "42712"
 	CodeCardinalityViolation        = "21000"
+	CodeWindowingError              = "42P20"
 	CodeDatatypeMismatch            = "42804"
 	CodeAmbiguousColumn             = "42702"
 	CodeIndeterminateDatatype       = "42P18"

@@ -1,0 +1,148 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// WindowExpr is a window function call, f(...) OVER (PARTITION BY ...
+// ORDER BY ...), with PostgreSQL's default frame: with an ORDER BY, the
+// rows from the partition's start to the current row and its peers; without
+// one, the whole partition. The executor computes every window of a plan
+// (SelectPlan.Windows) over the filtered input rows and appends the results
+// to each row; the expression then reads its column, Slot.
+type WindowExpr struct {
+	Name        string // row_number, rank, dense_rank, lag, lead, first_value, last_value, or an aggregate
+	Args        []Expr
+	Agg         *AggExpr // for an aggregate (count, sum, avg, min, max, ...)
+	PartitionBy []Expr
+	Order       []Expr
+	OrderBy     []SortKey // Idx into Order
+	T           Type
+	Slot        int
+}
+
+func (e *WindowExpr) Type() Type { return e.T }
+
+func (e *WindowExpr) String() string {
+	var b strings.Builder
+	b.WriteString(e.Name + "(")
+	for i, a := range e.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a.String())
+	}
+	b.WriteString(") OVER (#" + strconv.Itoa(e.Slot) + ")")
+	return b.String()
+}
+
+var windowOnly = map[string]bool{"row_number": true, "rank": true, "dense_rank": true, "lag": true, "lead": true,
+	"first_value": true, "last_value": true}
+
+// bindWindow binds a window function call; allowed in the select list and
+// ORDER BY only (b.allowWindow), not with grouping.
+func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
+	if !b.allowWindow {
+		return nil, pgerror.Newf(pgerror.CodeWindowingError, "window functions are not allowed here")
+	}
+	w := &WindowExpr{Name: x.Name}
+	saveAgg, saveWin := b.allowAgg, b.allowWindow
+	b.allowAgg, b.allowWindow = false, false
+	defer func() { b.allowAgg, b.allowWindow = saveAgg, saveWin }()
+	for _, p := range x.Over.PartitionBy {
+		e, err := b.bind(p, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		w.PartitionBy = append(w.PartitionBy, e)
+	}
+	for i, o := range x.Over.OrderBy {
+		e, err := b.bind(o.Expr, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		nf := o.Desc
+		if o.NullsFirst != nil {
+			nf = *o.NullsFirst
+		}
+		w.Order = append(w.Order, e)
+		w.OrderBy = append(w.OrderBy, SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
+	}
+	switch {
+	case aggregates[x.Name]:
+		if x.Distinct || len(x.Order) > 0 {
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DISTINCT or ORDER BY in a window aggregate is not supported")
+		}
+		inner := *x
+		inner.Over = nil
+		n := len(b.aggs)
+		b.allowAgg = true
+		e, err := b.bindAgg(&inner)
+		b.allowAgg = false
+		if err != nil {
+			return nil, err
+		}
+		b.aggs = b.aggs[:n] // computed by the window, not by a grouping
+		w.Agg = e.(*AggExpr)
+		w.T = w.Agg.T
+		if w.Agg.Name == "array_agg" || w.Agg.Name == "string_agg" {
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s as a window function is not supported", x.Name)
+		}
+	case windowOnly[x.Name]:
+		if x.Filter != nil || x.Star || x.Distinct || len(x.Order) > 0 {
+			return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "%s is not an aggregate function", x.Name)
+		}
+		min, max := 0, 0
+		switch x.Name {
+		case "lag", "lead":
+			min, max = 1, 3
+		case "first_value", "last_value":
+			min, max = 1, 1
+		}
+		if len(x.Args) < min || len(x.Args) > max {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
+		}
+		w.T = TInt8
+		for i, a := range x.Args {
+			want := TUnknown
+			if i == 1 {
+				want = TInt8
+			} else if i == 2 {
+				want = w.Args[0].Type()
+			}
+			e, err := b.bind(a, want)
+			if err != nil {
+				return nil, err
+			}
+			if isUntyped(e) {
+				if want == TUnknown {
+					want = TText
+				}
+				if e, err = coerce(e, want); err != nil {
+					return nil, err
+				}
+			}
+			if i == 1 && !e.Type().IsInt() {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s, %s) does not exist", x.Name, w.Args[0].Type(), e.Type())
+			}
+			if i == 2 && e.Type() != w.Args[0].Type() {
+				if err := comparable(w.Args[0], e, ","); err != nil {
+					return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s, bigint, %s) does not exist", x.Name, w.Args[0].Type(), e.Type())
+				}
+				e = &CastExpr{X: e, T: w.Args[0].Type()}
+			}
+			w.Args = append(w.Args, e)
+		}
+		if len(w.Args) > 0 {
+			w.T = w.Args[0].Type()
+		}
+	default:
+		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "OVER specified, but %s is not a window function nor an aggregate function", x.Name)
+	}
+	b.wins = append(b.wins, w)
+	return w, nil
+}
