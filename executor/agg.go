@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
@@ -35,7 +34,7 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 	}
 	groups := map[string]*group{}
 	var order []string
-	var kb strings.Builder
+	var kb []byte
 	for {
 		r, err := in.next(ctx)
 		if err != nil {
@@ -45,21 +44,16 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 			break
 		}
 		keys := make([]any, len(p.Agg.GroupBy))
-		kb.Reset()
+		kb = kb[:0]
 		for i, g := range p.Agg.GroupBy {
 			v, err := ec.eval(g, valuesRow(r))
 			if err != nil {
 				return nil, err
 			}
 			keys[i] = v
-			if v == nil {
-				kb.WriteString("\x01N")
-			} else {
-				kb.WriteString("\x01V")
-				kb.WriteString(planner.KeyText(v))
-			}
+			kb = appendKey(kb, v)
 		}
-		k := kb.String()
+		k := string(kb)
 		gr, ok := groups[k]
 		if !ok {
 			gr = &group{keys: keys, states: make([]aggState, len(p.Agg.Aggs))}

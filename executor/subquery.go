@@ -121,6 +121,16 @@ func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
 	return false, nil
 }
 
+// appendKey appends v to a grouping key: NULLs are one value, equal
+// numerics of different scales are one value (planner.KeyText).
+func appendKey(kb []byte, v any) []byte {
+	if v == nil {
+		return append(kb, 0, 'N')
+	}
+	kb = append(kb, 0, 'V')
+	return append(kb, planner.KeyText(v)...)
+}
+
 // projectIter projects rows as they come, with OFFSET and LIMIT: a
 // derived table, a VALUES list or a system view read without sorting or
 // grouping is streamed, not held.
@@ -193,12 +203,7 @@ type setOpIter struct {
 func (it *setOpIter) key(r []any) string {
 	it.kb = it.kb[:0]
 	for _, v := range r[:it.width] {
-		if v == nil {
-			it.kb = append(it.kb, 0, 'N')
-			continue
-		}
-		it.kb = append(it.kb, 0, 'V')
-		it.kb = append(it.kb, planner.KeyText(v)...)
+		it.kb = appendKey(it.kb, v)
 	}
 	return string(it.kb)
 }

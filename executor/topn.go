@@ -111,12 +111,7 @@ type distinctOn struct {
 func (d *distinctOn) add(r []any, rows *[][]any, mem *queryMem) error {
 	d.kb = d.kb[:0]
 	for _, c := range d.cols {
-		if r[c] == nil {
-			d.kb = append(d.kb, 0, 'N')
-			continue
-		}
-		d.kb = append(d.kb, 0, 'V')
-		d.kb = append(d.kb, planner.KeyText(r[c])...)
+		d.kb = appendKey(d.kb, r[c])
 	}
 	if i, ok := d.at[string(d.kb)]; ok {
 		if lessRow(r, (*rows)[i], d.keys) {

@@ -53,12 +53,7 @@ func computeWindow(ec *evalCtx, w *planner.WindowExpr, rows [][]any) error {
 			if err != nil {
 				return err
 			}
-			if v == nil {
-				kb = append(kb, 0, 'N')
-			} else {
-				kb = append(kb, 0, 'V')
-				kb = append(kb, planner.KeyText(v)...)
-			}
+			kb = appendKey(kb, v)
 		}
 		wr := winRow{row: r}
 		for _, e := range w.Order {
