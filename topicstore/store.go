@@ -196,7 +196,16 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// compressing them again in every flush and compaction spent 8-12%
 		// of the server's CPU on write-heavy loads for random payloads. The
 		// deeper levels use the last level configured (Options.Level).
-		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
+		//
+		// Blocks are 32 KiB, not Pebble's 4 KiB: topics are read in
+		// sequential runs, never by point lookups (the store's only Gets
+		// are of staged transaction chunks, which are larger than a
+		// block). A 100-message consumer read then loads one block
+		// instead of four, and flushes and compactions write an sstable
+		// in 32 KiB writes instead of a 4 KiB buffer's. Measured by
+		// alternating binaries: BenchmarkScan +5-15%, ingest-copy +11%,
+		// rpw +3%, consume unchanged, peak RSS unchanged.
+		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression, BlockSize: 32 << 10}},
 		Logger: pebbleLogger{opts.Logf},
 		FS:     opts.fs,
 
