@@ -2,15 +2,18 @@ package wire
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// barrierHandler's sessions implement DurabilityBarrier: WaitDurable
-// reports that it was entered and blocks until the test releases it.
+// barrierHandler's sessions implement DurabilityBarrier: once the test
+// arms it, the next WaitDurable reports that it was entered and blocks
+// until the test releases it; every other call passes at once.
 type barrierHandler struct {
 	fakeHandler
+	armed   atomic.Bool
 	entered chan struct{}
 	release chan struct{}
 }
@@ -29,10 +32,13 @@ func (h *barrierHandler) NewSession(ctx context.Context, info SessionInfo) (Sess
 }
 
 func (s *barrierSession) WaitDurable() error {
-	select {
-	case s.h.entered <- struct{}{}:
+	// Not armed: startup output, or output after the released one. (A
+	// non-blocking send here instead let the statement's output through
+	// whenever the server flushed before the test goroutine reached its
+	// receive, and the test then waited forever; -race made that common.)
+	if s.h.armed.CompareAndSwap(true, false) {
+		s.h.entered <- struct{}{}
 		<-s.h.release
-	default: // nobody is watching (startup output)
 	}
 	return nil
 }
@@ -48,6 +54,7 @@ func TestDurabilityBarrier(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
+	h.armed.Store(true)
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Exec(ctx, "SELECT 1").ReadAll()
