@@ -138,6 +138,12 @@ func (s *Session) onError(err error) error {
 	if s.tx != nil {
 		s.tx.Fail()
 	}
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) && errors.Is(err, context.Canceled) {
+		// A CancelRequest (or the connection's end) stopped a read that
+		// returned the context's own error: it is 57014, not internal.
+		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+	}
 	return err
 }
 
