@@ -17,7 +17,6 @@ type aggState struct {
 	sumD     time.Duration
 	sumN     *apd.Decimal // numeric sum, and integer sums past int64 (nil: zero)
 	best     any
-	last     any // last_value as a window function
 	distinct map[string]bool
 	buf      []byte  // string_agg
 	all, any bool    // bool_and, bool_or

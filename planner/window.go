@@ -9,20 +9,38 @@ import (
 )
 
 // WindowExpr is a window function call, f(...) OVER (PARTITION BY ...
-// ORDER BY ...), with PostgreSQL's default frame: with an ORDER BY, the
-// rows from the partition's start to the current row and its peers; without
-// one, the whole partition. The executor computes every window of a plan
+// ORDER BY ... [frame]). Without a frame clause the frame is PostgreSQL's
+// default: with an ORDER BY, the rows from the partition's start to the
+// current row and its peers; without one, the whole partition. The executor computes every window of a plan
 // (SelectPlan.Windows) over the filtered input rows and appends the results
 // to each row; the expression then reads its column, Slot.
 type WindowExpr struct {
-	Name        string // row_number, rank, dense_rank, lag, lead, first_value, last_value, or an aggregate
+	Name        string // row_number, rank, dense_rank, lag, lead, first_value, last_value, nth_value, or an aggregate
 	Args        []Expr
 	Agg         *AggExpr // for an aggregate (count, sum, avg, min, max, ...)
 	PartitionBy []Expr
 	Order       []Expr
-	OrderBy     []SortKey // Idx into Order
+	OrderBy     []SortKey    // Idx into Order
+	Frame       *WindowFrame // nil: the default frame
 	T           Type
 	Slot        int
+}
+
+// WindowFrame is a window's frame clause. Offsets are expressions without
+// column references (constants, parameters, uncorrelated subqueries) that
+// the executor evaluates once per statement: bigints for ROWS and GROUPS,
+// for RANGE a value of the ORDER BY column's type (an interval for a
+// timestamptz).
+type WindowFrame struct {
+	Mode       sql.FrameMode
+	Start, End FrameBound
+	Exclude    sql.FrameExclude
+}
+
+// FrameBound is one end of a WindowFrame.
+type FrameBound struct {
+	Kind   sql.BoundKind
+	Offset Expr // BoundPreceding, BoundFollowing
 }
 
 func (e *WindowExpr) Type() Type { return e.T }
@@ -41,7 +59,7 @@ func (e *WindowExpr) String() string {
 }
 
 var windowOnly = map[string]bool{"row_number": true, "rank": true, "dense_rank": true, "lag": true, "lead": true,
-	"first_value": true, "last_value": true}
+	"first_value": true, "last_value": true, "nth_value": true}
 
 // bindWindow binds a window function call; allowed in the select list and
 // ORDER BY only (b.allowWindow), not with grouping.
@@ -71,6 +89,12 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 		}
 		w.Order = append(w.Order, e)
 		w.OrderBy = append(w.OrderBy, SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
+	}
+	if f := x.Over.Frame; f != nil {
+		var err error
+		if w.Frame, err = b.bindFrame(f, w.Order); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case aggregates[x.Name]:
@@ -102,6 +126,8 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 			min, max = 1, 3
 		case "first_value", "last_value":
 			min, max = 1, 1
+		case "nth_value":
+			min, max = 2, 2
 		}
 		if len(x.Args) < min || len(x.Args) > max {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
@@ -145,4 +171,86 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 	}
 	b.wins = append(b.wins, w)
 	return w, nil
+}
+
+var frameModeNames = [...]string{sql.FrameRange: "RANGE", sql.FrameRows: "ROWS", sql.FrameGroups: "GROUPS"}
+
+// bindFrame binds a frame clause; order is the window's ORDER BY.
+func (b *binder) bindFrame(f *sql.Frame, order []Expr) (*WindowFrame, error) {
+	mode := frameModeNames[f.Mode]
+	if f.Mode == sql.FrameGroups && len(order) == 0 {
+		return nil, pgerror.New(pgerror.CodeWindowingError, "GROUPS mode requires an ORDER BY clause")
+	}
+	wf := &WindowFrame{Mode: f.Mode, Exclude: f.Exclude}
+	bounds := []*FrameBound{&wf.Start, &wf.End}
+	for i, fb := range []sql.FrameBound{f.Start, f.End} {
+		bounds[i].Kind = fb.Kind
+		if fb.Offset == nil {
+			continue
+		}
+		if f.Mode == sql.FrameRange && len(order) != 1 {
+			return nil, pgerror.New(pgerror.CodeWindowingError, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
+		}
+		vars := false
+		sql.WalkExpr(fb.Offset, func(e sql.Expr) {
+			if _, ok := e.(*sql.ColumnRef); ok {
+				vars = true
+			}
+		})
+		if vars {
+			return nil, pgerror.Newf(pgerror.CodeInvalidColumnReference, "argument of %s must not contain variables", mode)
+		}
+		var e Expr
+		var err error
+		if f.Mode == sql.FrameRange {
+			e, err = b.bindRangeOffset(fb.Offset, order[0].Type())
+		} else {
+			e, err = b.bindOffset(fb.Offset, TInt8)
+			if err == nil && !e.Type().IsInt() && e.Type() != TNull {
+				err = pgerror.Newf(pgerror.CodeDatatypeMismatch, "argument of %s must be type bigint, not type %s", mode, e.Type())
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		bounds[i].Offset = e
+	}
+	return wf, nil
+}
+
+func (b *binder) bindOffset(x sql.Expr, want Type) (Expr, error) {
+	e, err := b.bind(x, want)
+	if err == nil && isUntyped(e) {
+		e, err = coerce(e, want)
+	}
+	return e, err
+}
+
+// bindRangeOffset binds a RANGE frame's offset for an ORDER BY column of
+// type ct: a number for a number, an interval for a timestamptz or an
+// interval (PostgreSQL's in_range support functions).
+func (b *binder) bindRangeOffset(x sql.Expr, ct Type) (Expr, error) {
+	want := ct
+	switch {
+	case ct.IsInt():
+		want = TInt8
+	case ct == TFloat8, ct == TNumeric, ct == TInterval:
+	case ct == TTimestamptz:
+		want = TInterval
+	default:
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", ct)
+	}
+	e, err := b.bindOffset(x, want)
+	if err != nil {
+		return nil, err
+	}
+	ot := e.Type()
+	switch {
+	case ot == want || ot == TNull:
+	case ot.IsInt() && (want.IsInt() || want == TFloat8 || want == TNumeric):
+		e = &CastExpr{X: e, T: want}
+	default:
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", ct, ot)
+	}
+	return e, nil
 }

@@ -119,11 +119,57 @@ type FuncCall struct {
 	Over     *Window   // a window function call: f(...) OVER (...)
 }
 
-// Window is OVER (PARTITION BY ... ORDER BY ...) with the default frame.
+// Window is OVER (PARTITION BY ... ORDER BY ... [frame]).
 type Window struct {
 	PartitionBy []Expr
 	OrderBy     []OrderBy
+	Frame       *Frame // nil: the default frame (RANGE UNBOUNDED PRECEDING)
 }
+
+// Frame is a window frame clause: {ROWS | RANGE | GROUPS} BETWEEN Start
+// AND End [EXCLUDE ...]. A frame given without BETWEEN ends at the current
+// row, as in PostgreSQL.
+type Frame struct {
+	Mode       FrameMode
+	Start, End FrameBound
+	Exclude    FrameExclude
+}
+
+// FrameMode is the unit a frame's offsets count.
+type FrameMode uint8
+
+const (
+	FrameRange  FrameMode = iota // peers of the ORDER BY
+	FrameRows                    // rows
+	FrameGroups                  // peer groups
+)
+
+// FrameBound is one end of a frame.
+type FrameBound struct {
+	Kind   BoundKind
+	Offset Expr // for BoundPreceding and BoundFollowing
+}
+
+// BoundKind says where a frame bound is.
+type BoundKind uint8
+
+const (
+	BoundUnboundedPreceding BoundKind = iota
+	BoundPreceding                    // Offset PRECEDING
+	BoundCurrentRow
+	BoundFollowing // Offset FOLLOWING
+	BoundUnboundedFollowing
+)
+
+// FrameExclude is a frame's EXCLUDE clause.
+type FrameExclude uint8
+
+const (
+	ExcludeNoOthers FrameExclude = iota
+	ExcludeCurrentRow
+	ExcludeGroup // the current row and its peers
+	ExcludeTies  // the current row's peers, not the row itself
+)
 
 // Cast is X::Type or CAST(X AS Type). Type is a normalized PostgreSQL type
 // name: int2 int4 int8 float4 float8 numeric bool text varchar bytea json

@@ -14,6 +14,8 @@ type converter struct {
 	hintsUsed int
 	// ctes are the WITH queries in scope, innermost last.
 	ctes []map[string]*cte
+	// windows are the current query level's WINDOW definitions.
+	windows map[string]*pg.WindowDef
 }
 
 // cte is one WITH query: its converted SELECT and its column names.
@@ -156,14 +158,31 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 		return nil, c.unsupported(-1, "VALUES as a query")
 	case s.IntoClause != nil:
 		return nil, c.unsupported(-1, "SELECT INTO")
-	case len(s.WindowClause) > 0:
-		return nil, c.unsupported(-1, "WINDOW")
 	case len(s.LockingClause) > 0:
 		return nil, c.unsupported(-1, "FOR UPDATE/SHARE")
 	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
 		return nil, c.unsupported(-1, "FETCH ... WITH TIES")
 	case s.GroupDistinct:
 		return nil, c.unsupported(-1, "GROUP BY DISTINCT")
+	}
+	saved := c.windows
+	defer func() { c.windows = saved }()
+	c.windows = nil
+	for _, n := range s.WindowClause {
+		w := n.GetWindowDef()
+		if w == nil {
+			return nil, c.unsupported(-1, "this WINDOW clause")
+		}
+		if _, dup := c.windows[w.Name]; dup {
+			return nil, errAt(pgerror.CodeWindowingError, c.pp.orig(int(w.Location)), "window \"%s\" is already defined", w.Name)
+		}
+		if _, ok := c.windows[w.Refname]; w.Refname != "" && !ok { // only earlier ones: no cycles
+			return nil, errAt(pgerror.CodeUndefinedObject, c.pp.orig(int(w.Location)), "window \"%s\" does not exist", w.Refname)
+		}
+		if c.windows == nil {
+			c.windows = map[string]*pg.WindowDef{}
+		}
+		c.windows[w.Name] = w
 	}
 	out := &Select{}
 	if len(s.DistinctClause) > 0 {

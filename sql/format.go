@@ -268,6 +268,9 @@ func (f *formatter) expr(e Expr) {
 				f.exprList(x.Over.PartitionBy)
 			}
 			f.orderBy(x.Over.OrderBy)
+			if fr := x.Over.Frame; fr != nil {
+				f.frame(fr)
+			}
 			f.w(")")
 		}
 	case *Cast:
@@ -366,5 +369,35 @@ func (f *formatter) expr(e Expr) {
 		f.w("DEFAULT")
 	default:
 		f.w(fmt.Sprintf("<%T>", e))
+	}
+}
+
+var (
+	frameModeSQL    = [...]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}
+	frameExcludeSQL = [...]string{ExcludeCurrentRow: " EXCLUDE CURRENT ROW", ExcludeGroup: " EXCLUDE GROUP", ExcludeTies: " EXCLUDE TIES"}
+)
+
+func (f *formatter) frame(fr *Frame) {
+	f.w(" ", frameModeSQL[fr.Mode], " BETWEEN ")
+	f.frameBound(fr.Start)
+	f.w(" AND ")
+	f.frameBound(fr.End)
+	f.w(frameExcludeSQL[fr.Exclude])
+}
+
+func (f *formatter) frameBound(b FrameBound) {
+	switch b.Kind {
+	case BoundUnboundedPreceding:
+		f.w("UNBOUNDED PRECEDING")
+	case BoundCurrentRow:
+		f.w("CURRENT ROW")
+	case BoundUnboundedFollowing:
+		f.w("UNBOUNDED FOLLOWING")
+	case BoundPreceding:
+		f.expr(b.Offset)
+		f.w(" PRECEDING")
+	case BoundFollowing:
+		f.expr(b.Offset)
+		f.w(" FOLLOWING")
 	}
 }

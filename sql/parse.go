@@ -114,6 +114,8 @@ func pgQueryErrCode(msg string) string {
 		return pgerror.CodeInvalidTextRepresentation
 	case strings.Contains(msg, "out of range"):
 		return pgerror.CodeNumericValueOutOfRange
+	case strings.HasPrefix(msg, "frame start"), strings.HasPrefix(msg, "frame end"):
+		return pgerror.CodeWindowingError // the grammar's checks of a window frame's bounds
 	}
 	return pgerror.CodeSyntaxError
 }

@@ -52,6 +52,11 @@ func WalkStmt(s Stmt, fe func(Expr), ft func(*TableRef)) {
 	w.stmt(s)
 }
 
+// WalkExpr calls fe for e and every expression nested in it (pre-order).
+func WalkExpr(e Expr, fe func(Expr)) {
+	walker{fe: fe}.expr(e)
+}
+
 type walker struct {
 	fe func(Expr)
 	ft func(*TableRef)
@@ -164,6 +169,13 @@ func (w walker) expr(e Expr) {
 			w.exprs(x.Over.PartitionBy)
 			for _, o := range x.Over.OrderBy {
 				w.expr(o.Expr)
+			}
+			if f := x.Over.Frame; f != nil {
+				for _, e := range []Expr{f.Start.Offset, f.End.Offset} {
+					if e != nil {
+						w.expr(e)
+					}
+				}
 			}
 		}
 	case *Cast:

@@ -31,6 +31,8 @@ const (
 	CodeStringDataRightTruncation   = "22001"
 	CodeInvalidDatetimeFormat       = "22007"
 	CodeNullValueNotAllowed         = "22004"
+	CodeInvalidFrameOffset          = "22013" // invalid_preceding_or_following_size
+	CodeInvalidNthValueArgument     = "22016" // invalid_argument_for_nth_value_function
 	CodeNotNullViolation            = "23502"
 	CodeCheckViolation              = "23514"
 	CodeInvalidTransactionState     = "25000"
