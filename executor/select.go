@@ -343,7 +343,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			input = &filterIter{ec: ec, in: input, filter: p.Filter}
 		}
 	}
-	if p.Windows != nil {
+	if p.Windows != nil && p.Agg == nil {
 		if input, err = computeWindows(ctx, ec, p, input, mem); err != nil {
 			return nil, err
 		}
@@ -354,6 +354,11 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if p.Agg != nil {
 		if input, err = aggregate(ctx, ec, p, input, mem); err != nil {
 			return nil, err
+		}
+		if p.Windows != nil { // over the groups
+			if input, err = computeWindows(ctx, ec, p, input, mem); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var rows [][]any

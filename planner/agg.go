@@ -10,6 +10,48 @@ import "topicgate/sql/pgerror"
 func (p *SelectPlan) rewriteAgg(groupBy []Expr, aggs []*AggExpr, sortExprs []Expr) error {
 	p.Agg = &AggSpec{GroupBy: groupBy, Aggs: aggs}
 	var rw func(e Expr) (Expr, error)
+	rwAll := func(es []Expr) error {
+		for i, e := range es {
+			r, err := rw(e)
+			if err != nil {
+				return err
+			}
+			es[i] = r
+		}
+		return nil
+	}
+	// A window runs over the grouped rows: its inputs are rewritten in
+	// place (once: ORDER BY may name the same window as the select list).
+	windows := map[*WindowExpr]bool{}
+	rewriteWindow := func(w *WindowExpr) error {
+		if windows[w] {
+			return nil
+		}
+		windows[w] = true
+		if err := rwAll(w.Args); err != nil {
+			return err
+		}
+		if err := rwAll(w.PartitionBy); err != nil {
+			return err
+		}
+		if err := rwAll(w.Order); err != nil {
+			return err
+		}
+		if a := w.Agg; a != nil {
+			var err error
+			if a.Arg != nil {
+				if a.Arg, err = rw(a.Arg); err != nil {
+					return err
+				}
+			}
+			if a.Filter != nil {
+				if a.Filter, err = rw(a.Filter); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	rw = func(e Expr) (Expr, error) {
 		for i, g := range groupBy {
 			if g.String() == e.String() {
@@ -17,6 +59,8 @@ func (p *SelectPlan) rewriteAgg(groupBy []Expr, aggs []*AggExpr, sortExprs []Exp
 			}
 		}
 		switch x := e.(type) {
+		case *WindowExpr:
+			return x, rewriteWindow(x)
 		case *AggExpr:
 			for i, a := range aggs {
 				if a == x {

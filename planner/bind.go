@@ -79,6 +79,7 @@ type binder struct {
 	params      *[]Type
 	scope       *Scope
 	allowAgg    bool
+	argAggs     bool // an aggregate's arguments may hold aggregates (a window aggregate's, over grouped rows)
 	aggs        []*AggExpr
 	allowWindow bool
 	wins        []*WindowExpr

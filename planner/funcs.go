@@ -204,7 +204,8 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 	case "string_agg":
 		want = TText
 	}
-	b.allowAgg = false
+	b.allowAgg = b.argAggs
+	b.argAggs = false
 	arg, err := b.bind(x.Args[0], want)
 	if err == nil && isUntyped(arg) {
 		target := want

@@ -213,13 +213,17 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	b.allowAgg, b.allowWindow = false, false
 	if len(b.wins) > 0 {
 		switch {
-		case len(b.aggs) > 0 || len(groupBy) > 0 || distinctOn != nil:
-			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "window functions together with GROUP BY, aggregates or DISTINCT are not supported")
+		case s.Distinct || distinctOn != nil:
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "window functions together with DISTINCT are not supported")
 		case p.Consumer != nil:
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "window functions are not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
 		}
+		// Windows run over the input rows, or over the groups (after
+		// HAVING) when there is a grouping; their results follow the row.
 		width := 0
-		if scope != nil {
+		if len(b.aggs) > 0 || len(groupBy) > 0 {
+			width = len(groupBy) + len(b.aggs)
+		} else if scope != nil {
 			width = len(scope.Names)
 		}
 		for i, w := range b.wins {

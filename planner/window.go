@@ -62,14 +62,16 @@ var windowOnly = map[string]bool{"row_number": true, "rank": true, "dense_rank":
 	"first_value": true, "last_value": true, "nth_value": true}
 
 // bindWindow binds a window function call; allowed in the select list and
-// ORDER BY only (b.allowWindow), not with grouping.
+// ORDER BY only (b.allowWindow); over the groups when there is a grouping.
 func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 	if !b.allowWindow {
 		return nil, pgerror.Newf(pgerror.CodeWindowingError, "window functions are not allowed here")
 	}
 	w := &WindowExpr{Name: x.Name}
+	// Its arguments, PARTITION BY and ORDER BY may use aggregates (of the
+	// grouping the window runs over), but not window functions.
 	saveAgg, saveWin := b.allowAgg, b.allowWindow
-	b.allowAgg, b.allowWindow = false, false
+	b.allowWindow = false
 	defer func() { b.allowAgg, b.allowWindow = saveAgg, saveWin }()
 	for _, p := range x.Over.PartitionBy {
 		e, err := b.bind(p, TUnknown)
@@ -103,14 +105,18 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 		}
 		inner := *x
 		inner.Over = nil
-		n := len(b.aggs)
-		b.allowAgg = true
+		b.allowAgg, b.argAggs = true, saveAgg
 		e, err := b.bindAgg(&inner)
-		b.allowAgg = false
+		b.allowAgg, b.argAggs = saveAgg, false
 		if err != nil {
 			return nil, err
 		}
-		b.aggs = b.aggs[:n] // computed by the window, not by a grouping
+		// bindAgg registered the call last, after any aggregate of its
+		// argument: it is computed by the window, not by a grouping.
+		if len(b.aggs) == 0 || b.aggs[len(b.aggs)-1] != e {
+			return nil, pgerror.AssertionFailed("window aggregate %s not registered last", e)
+		}
+		b.aggs = b.aggs[:len(b.aggs)-1]
 		w.Agg = e.(*AggExpr)
 		w.T = w.Agg.T
 		if w.Agg.Name == "array_agg" || w.Agg.Name == "string_agg" {
