@@ -2,6 +2,7 @@ package executor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -32,6 +33,12 @@ type evalCtx struct {
 	now    time.Time
 	sess   *Session
 	subs   map[*planner.SubqueryExpr]*subResult // results of this execution's subqueries
+	// ctx is the running statement's (set by runSelect), for correlated
+	// subqueries, which run while an expression is evaluated.
+	ctx context.Context
+	// outer is the row of the query around a correlated subquery while
+	// the subquery runs (planner.OuterRef reads it).
+	outer row
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
@@ -42,6 +49,11 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		return x.V, nil
 	case *planner.SubqueryExpr:
 		return ec.evalSubquery(x, r)
+	case *planner.OuterRef:
+		if ec.outer == nil {
+			return nil, pgerror.AssertionFailed("outer reference %s evaluated outside its subquery", x)
+		}
+		return ec.outer.col(x.Idx)
 	case *planner.WindowExpr:
 		return r.col(x.Slot) // computed by computeWindows
 	case *planner.ParamExpr:

@@ -273,6 +273,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		return nil, err
 	}
 	skip = max(skip, 0)
+	ec.ctx = ctx
 	mem := &queryMem{limit: s.eng.opts.MaxQueryBytes}
 	if err := ec.runSubqueries(ctx, p.Subqueries, mem); err != nil {
 		return nil, err

@@ -24,59 +24,9 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 		if _, done := ec.subs[x]; done {
 			continue
 		}
-		it, err := ec.sess.runSelect(ctx, ec, x.Plan, nil)
+		r, err := ec.runSubquery(ctx, x, mem)
 		if err != nil {
 			return err
-		}
-		r := &subResult{}
-		switch x.Kind {
-		case sql.SubExists:
-			row, err := it.next(ctx)
-			if err != nil {
-				return err
-			}
-			r.value = row != nil
-		case sql.SubScalar:
-			row, err := it.next(ctx)
-			if err != nil {
-				return err
-			}
-			if row != nil {
-				r.value = row[0]
-				if more, err := it.next(ctx); err != nil {
-					return err
-				} else if more != nil {
-					return pgerror.New(pgerror.CodeCardinalityViolation, "more than one row returned by a subquery used as an expression")
-				}
-			}
-		case sql.SubIn:
-			// Values of one type are looked up by their key; a numeric
-			// tested against integers (or the like) is compared one by one.
-			byKey := x.X.Type() == x.Plan.Cols[0].T
-			if byKey {
-				r.set = map[string]bool{}
-			}
-			for {
-				row, err := it.next(ctx)
-				if err != nil {
-					return err
-				}
-				if row == nil {
-					break
-				}
-				v := row[0]
-				switch {
-				case v == nil:
-					r.hasNull = true
-				case byKey:
-					r.set[planner.KeyText(v)] = true
-				default:
-					r.list = append(r.list, v)
-				}
-				if err := mem.charge(32 + valueBytes(v)); err != nil {
-					return err
-				}
-			}
 		}
 		if ec.subs == nil {
 			ec.subs = map[*planner.SubqueryExpr]*subResult{}
@@ -86,9 +36,91 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 	return nil
 }
 
+// runSubquery runs x's plan to the end (to its second row for a scalar
+// subquery, its first for EXISTS) and returns what it evaluates to.
+func (ec *evalCtx) runSubquery(ctx context.Context, x *planner.SubqueryExpr, mem *queryMem) (*subResult, error) {
+	it, err := ec.sess.runSelect(ctx, ec, x.Plan, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &subResult{}
+	switch x.Kind {
+	case sql.SubExists:
+		row, err := it.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.value = row != nil
+	case sql.SubScalar:
+		row, err := it.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if row != nil {
+			r.value = row[0]
+			if more, err := it.next(ctx); err != nil {
+				return nil, err
+			} else if more != nil {
+				return nil, pgerror.New(pgerror.CodeCardinalityViolation, "more than one row returned by a subquery used as an expression")
+			}
+		}
+	case sql.SubIn:
+		// Values of one type are looked up by their key; a numeric
+		// tested against integers (or the like) is compared one by one.
+		byKey := x.X.Type() == x.Plan.Cols[0].T
+		if byKey {
+			r.set = map[string]bool{}
+		}
+		for {
+			row, err := it.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if row == nil {
+				break
+			}
+			v := row[0]
+			switch {
+			case v == nil:
+				r.hasNull = true
+			case byKey:
+				r.set[planner.KeyText(v)] = true
+			default:
+				r.list = append(r.list, v)
+			}
+			if err := mem.charge(32 + valueBytes(v)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// runCorrelated runs a correlated subquery for the outer row r: its
+// OuterRefs read r. Each run is a whole execution of its plan.
+func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, error) {
+	ctx := ec.ctx
+	if ctx == nil {
+		return nil, pgerror.AssertionFailed("correlated subquery %s evaluated outside a statement", x)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+	}
+	inner := *ec
+	inner.outer = r
+	return inner.runSubquery(ctx, x, &queryMem{limit: ec.sess.eng.opts.MaxQueryBytes})
+}
+
 // evalSubquery returns a subquery expression's value for the current row.
 func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
 	res, ok := ec.subs[x]
+	if x.Correlated {
+		var err error
+		if res, err = ec.runCorrelated(x, r); err != nil {
+			return nil, err
+		}
+		ok = true
+	}
 	if !ok {
 		return nil, pgerror.AssertionFailed("subquery %s evaluated before it ran", x)
 	}

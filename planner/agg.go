@@ -61,6 +61,11 @@ func (p *SelectPlan) rewriteAgg(groupBy []Expr, aggs []*AggExpr, sortExprs []Exp
 		switch x := e.(type) {
 		case *WindowExpr:
 			return x, rewriteWindow(x)
+		case *SubqueryExpr:
+			if x.Correlated { // its OuterRefs index the input rows, not the groups
+				return nil, pgerror.New(pgerror.CodeFeatureNotSupported,
+					"a correlated subquery in the select list, HAVING or ORDER BY of a query with GROUP BY, DISTINCT or aggregates is not supported")
+			}
 		case *AggExpr:
 			for i, a := range aggs {
 				if a == x {

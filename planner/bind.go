@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"math"
 	"strings"
 
@@ -25,11 +26,33 @@ type Scope struct {
 	// QualOnly marks columns only a qualified name reaches: the right
 	// side's copy of a USING column (the unqualified name is the left's).
 	QualOnly []bool
+	// Outer, in a subquery of an expression, is the scope of the query
+	// around it: names not found here resolve there, as OuterRefs, and
+	// outerUsed is set when one does.
+	Outer     *Scope
+	outerUsed *bool
+	// Rel, in a subquery's single-relation scope, is the relation's name
+	// or alias: a name qualified otherwise is looked up outside.
+	Rel string
+}
+
+// withOuter returns a copy of s (which may be shared, or nil) whose names
+// not found fall back to outer.
+func (s *Scope) withOuter(outer *Scope, used *bool, rel string) *Scope {
+	var c Scope
+	if s != nil {
+		c = *s
+	}
+	c.Outer, c.outerUsed, c.Rel = outer, used, rel
+	return &c
 }
 
 // resolveRef resolves a possibly qualified column reference. Without
 // Quals (one relation) the qualifier is not checked.
 func (s *Scope) resolveRef(table, name string) (int, error) {
+	// In a subquery, a name qualified by another relation is not here
+	// (the query around may have it).
+	otherRel := s != nil && s.Rel != "" && table != "" && table != s.Rel
 	if s != nil && s.Quals != nil {
 		found := -1
 		for i, n := range s.Names {
@@ -44,7 +67,7 @@ func (s *Scope) resolveRef(table, name string) (int, error) {
 		if found >= 0 {
 			return found, nil
 		}
-	} else if i, _, ok := s.resolve(name); ok {
+	} else if i, _, ok := s.resolve(name); ok && !otherRel {
 		return i, nil
 	}
 	col := name
@@ -148,7 +171,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.ColumnRef:
 		i, err := b.scope.resolveRef(x.Table, x.Name)
 		if err != nil {
-			return nil, err
+			return b.outerRef(x, err)
 		}
 		return &ColExpr{Idx: i, T: b.scope.Types[i], Name: b.scope.Names[i]}, nil
 	case *sql.Const:
@@ -735,4 +758,27 @@ func (b *binder) bindCase(x *sql.Case, want Type) (Expr, error) {
 		out.Else = bound[len(bound)-1]
 	}
 	return out, nil
+}
+
+// outerRef resolves a column this query lacks (err) in the query around
+// it, for a correlated subquery.
+func (b *binder) outerRef(x *sql.ColumnRef, err error) (Expr, error) {
+	var pe *pgerror.Error
+	if b.scope == nil || b.scope.Outer == nil || !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
+		return nil, err
+	}
+	o := b.scope.Outer
+	if i, oerr := o.resolveRef(x.Table, x.Name); oerr == nil {
+		*b.scope.outerUsed = true
+		return &OuterRef{Idx: i, T: o.Types[i], Name: o.Names[i]}, nil
+	} else if !errors.As(oerr, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
+		return nil, oerr // ambiguous there
+	}
+	for far := o.Outer; far != nil; far = far.Outer {
+		if _, ferr := far.resolveRef(x.Table, x.Name); ferr == nil {
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+				"a subquery's reference to column \"%s\" of a query two or more levels out is not supported", x.Name)
+		}
+	}
+	return nil, err
 }

@@ -105,6 +105,8 @@ func isConstant(e Expr) bool {
 		switch x.(type) {
 		case *ColExpr, *AggExpr:
 			ok = false
+		case *SubqueryExpr: // a correlated one needs the row
+			ok = ok && !x.(*SubqueryExpr).Correlated
 		case *FuncExpr:
 			if f := x.(*FuncExpr); f.Name == "clock_timestamp" {
 				ok = false

@@ -38,6 +38,13 @@ func msgScope(topic string) *Scope {
 }
 
 func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error) {
+	return planSelectIn(cat, s, params, nil, nil)
+}
+
+// planSelectIn plans a SELECT that is a subquery of an expression of a
+// query whose scope is outer (nil for none); *correlated is set if s names
+// a column of outer.
+func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, correlated *bool) (*SelectPlan, error) {
 	p := &SelectPlan{}
 	var scope *Scope
 	var star []int
@@ -110,6 +117,16 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 			return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", s.From.Schema, s.From.Name)
 		}
 	}
+	if outer != nil {
+		rel := ""
+		if s.From != nil && s.From.Join == nil {
+			rel = s.From.Alias
+			if rel == "" {
+				rel = s.From.Name
+			}
+		}
+		scope = scope.withOuter(outer, correlated, rel)
+	}
 	b := newBinder(params, scope)
 	b.cat = cat
 	defer func() { p.Subqueries = b.subs }()
@@ -127,7 +144,7 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 	b.allowAgg, b.allowWindow = true, true
 	for _, t := range s.Targets {
 		if st, ok := t.Expr.(*sql.Star); ok {
-			if scope == nil {
+			if s.From == nil {
 				return nil, pgerror.New(pgerror.CodeSyntaxError, "SELECT * with no tables specified is not valid")
 			}
 			before := len(p.Cols)
@@ -279,6 +296,18 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 			"a read as shared consumer \"%s\" locks the messages it returns: WHERE is not supported with it", p.Consumer.Consumer)
 	}
 	if p.Consumer != nil {
+		correlated := false
+		for _, e := range append([]Expr{p.Filter}, p.Project...) {
+			walk(e, func(x Expr) {
+				if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated {
+					correlated = true
+				}
+			})
+		}
+		if correlated {
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+				"a correlated subquery is not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
+		}
 		if p.Agg != nil || len(p.Sort) > 0 || p.Offset != nil {
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
 				"a read as consumer \"%s\" returns messages in offset order per partition: ORDER BY, GROUP BY, DISTINCT, aggregates and OFFSET are not supported with it", p.Consumer.Consumer)

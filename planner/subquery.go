@@ -9,18 +9,32 @@ import (
 	"topicgate/sql/pgerror"
 )
 
-// SubqueryExpr is an uncorrelated subquery in an expression: a scalar
-// subquery (the single value of its single column, NULL without rows),
-// EXISTS, or X IN (subquery). The executor runs Plan once per execution of
-// the statement, before the statement reads anything (SelectPlan.Subqueries
-// lists them), and keeps the result.
+// SubqueryExpr is a subquery in an expression: a scalar subquery (the
+// single value of its single column, NULL without rows), EXISTS, or X IN
+// (subquery). An uncorrelated one runs once per execution of the
+// statement, before the statement reads anything (SelectPlan.Subqueries
+// lists them), and its result is kept. A correlated one (Correlated: Plan
+// reads columns of the query around it, as OuterRefs) runs for each row it
+// is evaluated on.
 type SubqueryExpr struct {
-	Kind sql.SubKind
-	X    Expr // SubIn: the value tested
-	Plan *SelectPlan
-	T    Type
-	id   int
+	Kind       sql.SubKind
+	X          Expr // SubIn: the value tested
+	Plan       *SelectPlan
+	T          Type
+	Correlated bool
+	id         int
 }
+
+// OuterRef is a correlated subquery's reference to column Idx of the row of
+// the query directly around it.
+type OuterRef struct {
+	Idx  int
+	T    Type
+	Name string
+}
+
+func (e *OuterRef) Type() Type     { return e.T }
+func (e *OuterRef) String() string { return "(outer " + e.Name + ")" }
 
 func (e *SubqueryExpr) Type() Type { return e.T }
 
@@ -36,18 +50,21 @@ func (e *SubqueryExpr) String() string {
 	return "(subquery " + strconv.Itoa(e.id) + ")"
 }
 
-// bindSubLink plans a subquery of an expression. Its columns must not
-// refer to the outer query: correlated subqueries are 0A000.
+// bindSubLink plans a subquery of an expression. Its WHERE, select list,
+// GROUP BY, HAVING and ORDER BY may name columns of this query (a
+// correlated subquery); its joins' ON clauses and derived tables may not
+// (0A000), nor may a subquery name columns two queries out.
 func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 	if b.cat == nil {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
 	}
-	inner, err := planSelect(b.cat, x.Select, b.params)
+	correlated := false
+	inner, err := planSelectIn(b.cat, x.Select, b.params, b.scope, &correlated)
 	if err != nil {
 		var pe *pgerror.Error
 		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn && b.refersOuter(x.Select) {
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
-				"correlated subqueries are not supported (%s)", pe.Message)
+				"a reference to the outer query from a join condition or a derived table of a subquery is not supported (%s)", pe.Message)
 		}
 		return nil, err
 	}
@@ -55,7 +72,7 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a read as consumer in a subquery expression is not supported")
 	}
 	b.nsub++
-	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, id: b.nsub}
+	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, id: b.nsub}
 	switch x.Kind {
 	case sql.SubExists:
 		e.T = TBool
@@ -81,7 +98,9 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 		}
 		e.T = TBool
 	}
-	b.subs = append(b.subs, e)
+	if !correlated {
+		b.subs = append(b.subs, e)
+	}
 	return e, nil
 }
 
