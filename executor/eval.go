@@ -39,6 +39,10 @@ type evalCtx struct {
 	// outer is the row of the query around a correlated subquery while
 	// the subquery runs (planner.OuterRef reads it).
 	outer row
+	// memo keeps reusable correlated subqueries' results by the outer
+	// values they read, for this execution (shared by the copies made for
+	// subqueries).
+	memo map[*planner.SubqueryExpr]map[string]*subResult
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {

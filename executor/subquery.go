@@ -96,19 +96,61 @@ func (ec *evalCtx) runSubquery(ctx context.Context, x *planner.SubqueryExpr, mem
 	return r, nil
 }
 
+// maxMemo bounds how many results of one correlated subquery an execution
+// keeps (beyond it, the subquery runs for every new outer value), and
+// maxMemoValues bounds the IN list of a result kept: the memo's memory
+// stays a few MB, outside --max-query-mib's accounting.
+const (
+	maxMemo       = 4096
+	maxMemoValues = 64
+)
+
 // runCorrelated runs a correlated subquery for the outer row r: its
-// OuterRefs read r. Each run is a whole execution of its plan.
+// OuterRefs read r. Each run is a whole execution of its plan; a reusable
+// subquery's result is kept for the next row with the same outer values
+// (the newest message of each partition runs once per partition, not once
+// per message).
 func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, error) {
 	ctx := ec.ctx
 	if ctx == nil {
 		return nil, pgerror.AssertionFailed("correlated subquery %s evaluated outside a statement", x)
+	}
+	var key string
+	if x.Reusable {
+		var kb []byte
+		for _, c := range x.OuterCols {
+			v, err := r.col(c)
+			if err != nil {
+				return nil, err
+			}
+			kb = appendKey(kb, v)
+		}
+		key = string(kb)
+		if res, ok := ec.memo[x][key]; ok {
+			return res, nil
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	inner := *ec
 	inner.outer = r
-	return inner.runSubquery(ctx, x, &queryMem{limit: ec.sess.eng.opts.MaxQueryBytes})
+	res, err := inner.runSubquery(ctx, x, &queryMem{limit: ec.sess.eng.opts.MaxQueryBytes})
+	if err != nil || !x.Reusable {
+		return res, err
+	}
+	if ec.memo == nil {
+		ec.memo = map[*planner.SubqueryExpr]map[string]*subResult{}
+	}
+	m := ec.memo[x]
+	if m == nil {
+		m = map[string]*subResult{}
+		ec.memo[x] = m
+	}
+	if len(m) < maxMemo && len(res.set)+len(res.list) <= maxMemoValues {
+		m[key] = res
+	}
+	return res, nil
 }
 
 // evalSubquery returns a subquery expression's value for the current row.

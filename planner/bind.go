@@ -27,10 +27,10 @@ type Scope struct {
 	// side's copy of a USING column (the unqualified name is the left's).
 	QualOnly []bool
 	// Outer, in a subquery of an expression, is the scope of the query
-	// around it: names not found here resolve there, as OuterRefs, and
-	// outerUsed is set when one does.
-	Outer     *Scope
-	outerUsed *bool
+	// around it: names not found here resolve there, as OuterRefs, which
+	// outerUse records.
+	Outer    *Scope
+	outerUse *outerUse
 	// Rel, in a subquery's single-relation scope, is the relation's name
 	// or alias: a name qualified otherwise is looked up outside.
 	Rel string
@@ -38,14 +38,25 @@ type Scope struct {
 
 // withOuter returns a copy of s (which may be shared, or nil) whose names
 // not found fall back to outer.
-func (s *Scope) withOuter(outer *Scope, used *bool, rel string) *Scope {
+func (s *Scope) withOuter(outer *Scope, use *outerUse, rel string) *Scope {
 	var c Scope
 	if s != nil {
 		c = *s
 	}
-	c.Outer, c.outerUsed, c.Rel = outer, used, rel
+	c.Outer, c.outerUse, c.Rel = outer, use, rel
 	return &c
 }
+
+// outerUse collects what a subquery of an expression takes from the query
+// around it: the columns it reads, and whether it calls a volatile
+// function (then its result is not reused for equal columns).
+type outerUse struct {
+	cols     map[int]bool
+	volatile bool
+}
+
+// volatileFuncs return a new value at every call.
+var volatileFuncs = map[string]bool{"clock_timestamp": true, "gen_random_uuid": true}
 
 // resolveRef resolves a possibly qualified column reference. Without
 // Quals (one relation) the qualifier is not checked.
@@ -769,7 +780,11 @@ func (b *binder) outerRef(x *sql.ColumnRef, err error) (Expr, error) {
 	}
 	o := b.scope.Outer
 	if i, oerr := o.resolveRef(x.Table, x.Name); oerr == nil {
-		*b.scope.outerUsed = true
+		u := b.scope.outerUse
+		if u.cols == nil {
+			u.cols = map[int]bool{}
+		}
+		u.cols[i] = true
 		return &OuterRef{Idx: i, T: o.Types[i], Name: o.Names[i]}, nil
 	} else if !errors.As(oerr, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 		return nil, oerr // ambiguous there

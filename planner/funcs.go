@@ -148,6 +148,9 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 				WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 		}
 	}
+	if volatileFuncs[x.Name] && b.scope != nil && b.scope.outerUse != nil {
+		b.scope.outerUse.volatile = true
+	}
 	return &FuncExpr{Name: x.Name, Args: args, T: sig.result(args)}, nil
 }
 

@@ -42,9 +42,9 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 }
 
 // planSelectIn plans a SELECT that is a subquery of an expression of a
-// query whose scope is outer (nil for none); *correlated is set if s names
-// a column of outer.
-func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, correlated *bool) (*SelectPlan, error) {
+// query whose scope is outer (nil for none); use records what s takes from
+// outer.
+func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use *outerUse) (*SelectPlan, error) {
 	p := &SelectPlan{}
 	var scope *Scope
 	var star []int
@@ -125,7 +125,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, corr
 				rel = s.From.Name
 			}
 		}
-		scope = scope.withOuter(outer, correlated, rel)
+		scope = scope.withOuter(outer, use, rel)
 	}
 	b := newBinder(params, scope)
 	b.cat = cat

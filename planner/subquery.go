@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"topicgate/sql"
@@ -22,7 +23,12 @@ type SubqueryExpr struct {
 	Plan       *SelectPlan
 	T          Type
 	Correlated bool
-	id         int
+	// OuterCols are the outer row's columns a correlated subquery reads;
+	// Reusable says its result is the same for equal values of them (it
+	// calls no volatile function), so the executor may keep it.
+	OuterCols []int
+	Reusable  bool
+	id        int
 }
 
 // OuterRef is a correlated subquery's reference to column Idx of the row of
@@ -58,8 +64,8 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 	if b.cat == nil {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
 	}
-	correlated := false
-	inner, err := planSelectIn(b.cat, x.Select, b.params, b.scope, &correlated)
+	var use outerUse
+	inner, err := planSelectIn(b.cat, x.Select, b.params, b.scope, &use)
 	if err != nil {
 		var pe *pgerror.Error
 		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn && b.refersOuter(x.Select) {
@@ -72,7 +78,12 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a read as consumer in a subquery expression is not supported")
 	}
 	b.nsub++
-	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, id: b.nsub}
+	correlated := len(use.cols) > 0
+	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Reusable: !use.volatile, id: b.nsub}
+	for c := range use.cols {
+		e.OuterCols = append(e.OuterCols, c)
+	}
+	sort.Ints(e.OuterCols)
 	switch x.Kind {
 	case sql.SubExists:
 		e.T = TBool

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,4 +34,38 @@ func TestPgxSubqueries(t *testing.T) {
 	var ok bool
 	require.NoError(t, c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM s WHERE data = $1)", []byte("c")).Scan(&ok))
 	require.True(t, ok)
+}
+
+// TestCorrelatedOnTopic: the newest message of each partition of a 20k
+// message topic through a correlated subquery (run once per partition:
+// its result is kept per outer value), with a bind parameter inside it,
+// and a prepared statement run twice sees the writes made in between.
+func TestCorrelatedOnTopic(t *testing.T) {
+	a := startTestServer(t)
+	c := connect(t, a)
+	ctx := context.Background()
+	exec(t, c, "CREATE TOPIC cs WITH (min_active_partitions = 4)")
+	rows := make([][]any, 20000)
+	for i := range rows {
+		rows[i] = []any{int32(i % 4), []byte(fmt.Sprint(i))}
+	}
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"cs"}, []string{"partition", "data"}, pgx.CopyFromRows(rows))
+	require.NoError(t, err)
+	newest := func() map[int32]string {
+		t.Helper()
+		r, err := c.Query(ctx, "SELECT partition, convert_from(data, 'UTF8') FROM cs o WHERE offset = (SELECT max(offset) - $1 FROM cs WHERE partition = o.partition)", 0)
+		require.NoError(t, err)
+		got := map[int32]string{}
+		for r.Next() {
+			var p int32
+			var d string
+			require.NoError(t, r.Scan(&p, &d))
+			got[p] = d
+		}
+		require.NoError(t, r.Err())
+		return got
+	}
+	require.Equal(t, map[int32]string{0: "19996", 1: "19997", 2: "19998", 3: "19999"}, newest())
+	exec(t, c, "INSERT INTO cs (partition, data) VALUES (2, 'later')")
+	require.Equal(t, map[int32]string{0: "19996", 1: "19997", 2: "later", 3: "19999"}, newest())
 }
