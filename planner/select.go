@@ -423,8 +423,13 @@ func usesCol(p *SelectPlan, idx int) bool {
 	found := false
 	visit := func(e Expr) {
 		walk(e, func(x Expr) {
-			if c, ok := x.(*ColExpr); ok && c.Idx == idx {
-				found = true
+			switch x := x.(type) {
+			case *ColExpr:
+				found = found || x.Idx == idx
+			case *SubqueryExpr: // a correlated one reads the row too
+				for _, c := range x.OuterCols {
+					found = found || c == idx
+				}
 			}
 		})
 	}
