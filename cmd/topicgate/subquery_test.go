@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"testing"
-
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"testing"
 )
 
 // TestPgxSubqueries: parameters inside subqueries, derived tables, VALUES
@@ -44,13 +41,7 @@ func TestCorrelatedOnTopic(t *testing.T) {
 	a := startTestServer(t)
 	c := connect(t, a)
 	ctx := context.Background()
-	exec(t, c, "CREATE TOPIC cs WITH (min_active_partitions = 4)")
-	rows := make([][]any, 20000)
-	for i := range rows {
-		rows[i] = []any{int32(i % 4), []byte(fmt.Sprint(i))}
-	}
-	_, err := c.CopyFrom(ctx, pgx.Identifier{"cs"}, []string{"partition", "data"}, pgx.CopyFromRows(rows))
-	require.NoError(t, err)
+	fillTopic(t, c, "cs", 4, 20000)
 	newest := func() map[int32]string {
 		t.Helper()
 		r, err := c.Query(ctx, "SELECT partition, convert_from(data, 'UTF8') FROM cs o WHERE offset = (SELECT max(offset) - $1 FROM cs WHERE partition = o.partition)", 0)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,15 +18,7 @@ func TestWindowFramesOnTopic(t *testing.T) {
 	a := startTestServer(t)
 	c := connect(t, a)
 	ctx := context.Background()
-	exec(t, c, "CREATE TOPIC f WITH (min_active_partitions = 2)")
-	const n = 40000
-	rows := make([][]any, n)
-	for i := range rows {
-		rows[i] = []any{int32(i % 2), []byte(fmt.Sprint(i))}
-	}
-	copied, err := c.CopyFrom(ctx, pgx.Identifier{"f"}, []string{"partition", "data"}, pgx.CopyFromRows(rows))
-	require.NoError(t, err)
-	require.EqualValues(t, n, copied)
+	fillTopic(t, c, "f", 2, 40000)
 
 	// Each partition holds i%2 == p in offset order; message i's data is
 	// its decimal number, so a 3-message moving sum is easy to recompute.
