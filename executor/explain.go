@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"topicgate/planner"
+	"topicgate/sql"
 )
 
 // explain renders a plan as indented lines.
@@ -82,9 +83,19 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		add(d, "Aggregate: group by %d key(s), %d aggregate(s)", len(p.Agg.GroupBy), len(p.Agg.Aggs))
 		d++
 	}
+	for _, w := range p.Windows {
+		add(d, "Window: %s", windowText(w))
+	}
+	if len(p.Windows) > 0 {
+		d++
+	}
 	if p.Filter != nil {
 		add(d, "Filter: %s", p.Filter)
 		d++
+	}
+	for _, sq := range planner.CorrelatedSubqueries(p) {
+		add(d, "Correlated %s, run per distinct values of the %d outer column(s) it reads:", sq, len(sq.OuterCols))
+		explainSelect(sq.Plan, d+1, add)
 	}
 	switch {
 	case p.Sub != nil:
@@ -171,4 +182,50 @@ func bounds(lo, hi []planner.Bound) string {
 		return "all"
 	}
 	return strings.Join(parts, " and ")
+}
+
+// windowText describes a window function for EXPLAIN.
+func windowText(w *planner.WindowExpr) string {
+	var b strings.Builder
+	if w.Agg != nil {
+		b.WriteString(w.Agg.String())
+	} else {
+		args := make([]string, len(w.Args))
+		for i, a := range w.Args {
+			args[i] = a.String()
+		}
+		b.WriteString(w.Name + "(" + strings.Join(args, ", ") + ")")
+	}
+	b.WriteString(" OVER (")
+	var parts []string
+	if len(w.PartitionBy) > 0 {
+		ps := make([]string, len(w.PartitionBy))
+		for i, e := range w.PartitionBy {
+			ps[i] = e.String()
+		}
+		parts = append(parts, "PARTITION BY "+strings.Join(ps, ", "))
+	}
+	if len(w.OrderBy) > 0 {
+		os := make([]string, len(w.OrderBy))
+		for i, k := range w.OrderBy {
+			os[i] = w.Order[k.Idx].String()
+			if k.Desc {
+				os[i] += " DESC"
+			}
+		}
+		parts = append(parts, "ORDER BY "+strings.Join(os, ", "))
+	}
+	if f := w.Frame; f != nil {
+		parts = append(parts, fmt.Sprintf("%s BETWEEN %s AND %s%s", f.Mode, boundText(f.Start), boundText(f.End), f.Exclude))
+	}
+	b.WriteString(strings.Join(parts, " ") + ")")
+	return b.String()
+}
+
+func boundText(b planner.FrameBound) string {
+	off := ""
+	if b.Offset != nil {
+		off = b.Offset.String()
+	}
+	return sql.BoundText(b.Kind, off)
 }

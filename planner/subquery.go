@@ -254,3 +254,24 @@ func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 	p.SetOp = &SetOpPlan{Op: op.Op, All: op.All, Left: l, Right: r}
 	return &Scope{Names: names, Types: types, Source: "the " + op.Op}, nil
 }
+
+// CorrelatedSubqueries lists the correlated subqueries of p's own
+// expressions (filter, select list, HAVING, a join's residual), for
+// EXPLAIN.
+func CorrelatedSubqueries(p *SelectPlan) []*SubqueryExpr {
+	var out []*SubqueryExpr
+	seen := map[*SubqueryExpr]bool{}
+	exprs := append([]Expr{p.Filter, p.Having}, p.Project...)
+	if p.Join != nil {
+		exprs = append(exprs, p.Join.Residual)
+	}
+	for _, e := range exprs {
+		walk(e, func(x Expr) {
+			if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated && !seen[sq] {
+				seen[sq] = true
+				out = append(out, sq)
+			}
+		})
+	}
+	return out
+}

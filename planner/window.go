@@ -45,16 +45,23 @@ type FrameBound struct {
 
 func (e *WindowExpr) Type() Type { return e.T }
 
+// String names the window by its slot: two windows never match each other
+// (as ORDER BY matches select-list expressions).
 func (e *WindowExpr) String() string {
 	var b strings.Builder
-	b.WriteString(e.Name + "(")
-	for i, a := range e.Args {
-		if i > 0 {
-			b.WriteString(", ")
+	if e.Agg != nil {
+		b.WriteString(e.Agg.String())
+	} else {
+		b.WriteString(e.Name + "(")
+		for i, a := range e.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(a.String())
 		}
-		b.WriteString(a.String())
+		b.WriteString(")")
 	}
-	b.WriteString(") OVER (#" + strconv.Itoa(e.Slot) + ")")
+	b.WriteString(" OVER (#" + strconv.Itoa(e.Slot) + ")")
 	return b.String()
 }
 
@@ -179,11 +186,9 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 	return w, nil
 }
 
-var frameModeNames = [...]string{sql.FrameRange: "RANGE", sql.FrameRows: "ROWS", sql.FrameGroups: "GROUPS"}
-
 // bindFrame binds a frame clause; order is the window's ORDER BY.
 func (b *binder) bindFrame(f *sql.Frame, order []Expr) (*WindowFrame, error) {
-	mode := frameModeNames[f.Mode]
+	mode := f.Mode.String()
 	if f.Mode == sql.FrameGroups && len(order) == 0 {
 		return nil, pgerror.New(pgerror.CodeWindowingError, "GROUPS mode requires an ORDER BY clause")
 	}

@@ -161,8 +161,33 @@ const (
 	BoundUnboundedFollowing
 )
 
+func (m FrameMode) String() string {
+	return [...]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}[m]
+}
+
+// BoundText is the SQL of a frame bound of kind k whose offset (for
+// BoundPreceding and BoundFollowing) reads off.
+func BoundText(k BoundKind, off string) string {
+	switch k {
+	case BoundUnboundedPreceding:
+		return "UNBOUNDED PRECEDING"
+	case BoundCurrentRow:
+		return "CURRENT ROW"
+	case BoundUnboundedFollowing:
+		return "UNBOUNDED FOLLOWING"
+	case BoundPreceding:
+		return off + " PRECEDING"
+	}
+	return off + " FOLLOWING"
+}
+
 // FrameExclude is a frame's EXCLUDE clause.
 type FrameExclude uint8
+
+// String is the clause's SQL with a leading space ("" for none).
+func (x FrameExclude) String() string {
+	return [...]string{ExcludeCurrentRow: " EXCLUDE CURRENT ROW", ExcludeGroup: " EXCLUDE GROUP", ExcludeTies: " EXCLUDE TIES"}[x]
+}
 
 const (
 	ExcludeNoOthers FrameExclude = iota

@@ -372,32 +372,16 @@ func (f *formatter) expr(e Expr) {
 	}
 }
 
-var (
-	frameModeSQL    = [...]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}
-	frameExcludeSQL = [...]string{ExcludeCurrentRow: " EXCLUDE CURRENT ROW", ExcludeGroup: " EXCLUDE GROUP", ExcludeTies: " EXCLUDE TIES"}
-)
-
 func (f *formatter) frame(fr *Frame) {
-	f.w(" ", frameModeSQL[fr.Mode], " BETWEEN ")
-	f.frameBound(fr.Start)
-	f.w(" AND ")
-	f.frameBound(fr.End)
-	f.w(frameExcludeSQL[fr.Exclude])
+	f.w(" ", fr.Mode.String(), " BETWEEN ", f.boundSQL(fr.Start), " AND ", f.boundSQL(fr.End), fr.Exclude.String())
 }
 
-func (f *formatter) frameBound(b FrameBound) {
-	switch b.Kind {
-	case BoundUnboundedPreceding:
-		f.w("UNBOUNDED PRECEDING")
-	case BoundCurrentRow:
-		f.w("CURRENT ROW")
-	case BoundUnboundedFollowing:
-		f.w("UNBOUNDED FOLLOWING")
-	case BoundPreceding:
-		f.expr(b.Offset)
-		f.w(" PRECEDING")
-	case BoundFollowing:
-		f.expr(b.Offset)
-		f.w(" FOLLOWING")
+func (f *formatter) boundSQL(b FrameBound) string {
+	off := ""
+	if b.Offset != nil {
+		var g formatter
+		g.expr(b.Offset)
+		off = g.b.String()
 	}
+	return BoundText(b.Kind, off)
 }
