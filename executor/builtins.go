@@ -118,10 +118,14 @@ func init() {
 			return v, nil
 		},
 		"set_config": func(ec *evalCtx, a []any) (any, error) {
-			if err := ec.sess.settings.set(a[0].(string), a[1].(string)); err != nil {
+			name, _ := a[0].(string)
+			val, _ := a[1].(string)
+			local := len(a) > 2 && a[2] == true
+			if err := ec.sess.settings.set(name, val, local); err != nil {
 				return nil, err
 			}
-			return a[1], nil
+			v, _ := ec.sess.settings.get(paramName(name))
+			return v, nil
 		},
 		"pg_backend_pid": func(ec *evalCtx, _ []any) (any, error) { return int64(ec.sess.info.ProcessID), nil },
 		"jsonb_typeof": func(_ *evalCtx, a []any) (any, error) {

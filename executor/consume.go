@@ -176,7 +176,8 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if err != nil {
 			return nil, err
 		}
-		if rows.len() > 0 || deadline == nil {
+		if rows.len() > 0 || deadline == nil || o.limit == 0 {
+			// LIMIT 0 joins the read session and returns at once, WAIT or not.
 			err := s.commitReads(ctx, reads)
 			if err != nil && s.tx == nil && isConflict(err) && conflicts < maxReadRetries {
 				// In autocommit nothing was sent yet: a rebalance moved a
@@ -252,6 +253,8 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 			if pos, ok := s.tx.ReadPos(k); ok {
 				next = pos
 			}
+		} else if pos, ok := s.deliver.readFrom(k); ok {
+			next = pos
 		}
 		if t, ok := skipTo[id]; ok && t > next {
 			next = t
@@ -369,12 +372,19 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 	return n, full, nil
 }
 
-// commitReads moves the positions: now in autocommit, at COMMIT inside a
-// transaction block.
+// commitReads moves the positions: at COMMIT inside a transaction block;
+// in autocommit once the statement's rows reached the client (delivery.go),
+// or now when no rows are returned to it.
 func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
 	if s.tx != nil {
 		for _, r := range reads {
 			s.tx.RecordRead(r.key, r.expect, r.next, r.bytes-s.tx.InFlight(r.key))
+		}
+		return nil
+	}
+	if s.deliver != nil {
+		for _, r := range reads {
+			s.deliver.record(r)
 		}
 		return nil
 	}

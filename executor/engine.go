@@ -26,6 +26,34 @@ type Options struct {
 	// MaxQueryBytes bounds the rows one statement holds to sort or group
 	// (default DefaultMaxQueryBytes; negative: no limit).
 	MaxQueryBytes int64
+	// Trace, when set, is told of session and statement events, on the
+	// session's goroutine (tests use it to act when a statement is
+	// running, and to see a session end); it must not block.
+	Trace func(Event)
+}
+
+// Event is one thing that happened to a session (Options.Trace).
+type Event struct {
+	Kind EventKind
+	PID  uint32 // the session's process id (BackendKeyData)
+}
+
+// EventKind says what happened.
+type EventKind int
+
+const (
+	// EventStatementStart: a portal began (or resumed) executing.
+	EventStatementStart EventKind = iota + 1
+	// EventStatementEnd: that execution returned.
+	EventStatementEnd
+	// EventSessionEnd: the session closed and released what it held.
+	EventSessionEnd
+)
+
+func (e *Engine) trace(k EventKind, pid uint32) {
+	if e.opts.Trace != nil {
+		e.opts.Trace(Event{Kind: k, PID: pid})
+	}
 }
 
 // Engine runs statements against a store. It implements wire.Handler: one
@@ -63,6 +91,9 @@ func New(st topicstore.Store, opts Options) *Engine {
 
 // NewSession implements wire.Handler.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Session, error) {
+	if err := startupError(info); err != nil {
+		return nil, err
+	}
 	s := &Session{eng: e, info: info, settings: newSettings(info)}
 	e.sessions.Store(info.ProcessID, s)
 	return s, nil

@@ -195,8 +195,17 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 		return 0, nil
 	}
 	if s.tx != nil {
-		if _, err := s.eng.store.Topic(topic); err != nil {
+		ti, err := s.eng.store.Topic(topic)
+		if err != nil {
 			return 0, planner.TopicError(err, topic)
+		}
+		// A partition the topic lacks is the statement's error, as in
+		// autocommit: found at COMMIT it would fail the whole transaction
+		// as a conflict (40001) that no retry can cure.
+		for i := range msgs {
+			if p := msgs[i].Partition; int(p) >= len(ti.Partitions) {
+				return 0, planner.TopicError(fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, p), topic)
+			}
 		}
 		if err := s.tx.Stage(topic, msgs); err != nil {
 			return 0, err

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,25 +24,42 @@ type portal struct {
 	it     rowIter
 	sent   int64
 	done   bool
+	// deliver holds the consumer-read effects that wait for the rows to
+	// reach the client (delivery.go).
+	deliver *delivery
 }
 
 // Columns implements wire.Portal.
 func (p *portal) Columns() []wire.Column { return p.st.cols }
 
-// Close implements wire.Portal.
-func (p *portal) Close() { p.it = nil }
+// Close implements wire.Portal. A portal closed before its rows were all
+// sent settles nothing: its consumer reads are read again.
+func (p *portal) Close() {
+	p.it = nil
+	p.deliver.abandon(p.st.s)
+}
 
 // Execute implements wire.Portal.
 func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag string, done bool, err error) {
 	s := p.st.s
 	s.active.Store(true)
+	s.eng.trace(EventStatementStart, s.info.ProcessID)
+	defer s.eng.trace(EventStatementEnd, s.info.ProcessID)
 	defer s.active.Store(false)
 	defer s.publishStatus()
+	if d := s.settings.stmtTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
+		defer cancel()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = pgerror.AssertionFailed("panic executing statement: %v", r)
 		}
 		if err != nil {
+			if context.Cause(ctx) == errStatementTimeout {
+				err = pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to statement timeout")
+			}
 			err = s.onError(err)
 		}
 	}()
@@ -58,11 +76,20 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			if maxRows <= 0 {
 				direct = out.RowEncoder
 			}
-			if p.it, err = s.runSelect(ctx, p.ec, plan, direct); err != nil {
+			p.deliver = &delivery{}
+			s.deliver = p.deliver
+			p.it, err = s.runSelect(ctx, p.ec, plan, direct)
+			s.deliver = nil
+			if err != nil {
+				p.deliver.abandon(s)
 				return "", true, err
 			}
 		}
-		return p.stream(ctx, out, maxRows)
+		tag, done, err := p.stream(ctx, out, maxRows)
+		if done {
+			err = p.settle(ctx, out, p.sent > 0, err)
+		}
+		return tag, done, err
 	case *planner.InsertPlan:
 		n, err := s.execInsert(ctx, p.ec, plan, out)
 		if err != nil {
@@ -76,8 +103,11 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
 	case *planner.CopyOutPlan:
+		p.deliver = &delivery{}
+		s.deliver = p.deliver
 		n, err := s.execCopyOut(ctx, p.ec, plan, out)
-		if err != nil {
+		s.deliver = nil
+		if err = p.settle(ctx, out, n > 0, err); err != nil {
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
@@ -122,6 +152,19 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		return t, d, err
 	}
 	return "", true, pgerror.AssertionFailed("no executor for plan %T", p.st.plan)
+}
+
+// errStatementTimeout is the cause of a statement cut by statement_timeout.
+var errStatementTimeout = errors.New("statement timeout")
+
+// settle ends the portal's delivery: committed when the statement
+// succeeded and its rows reached the client, abandoned otherwise.
+func (p *portal) settle(ctx context.Context, out wire.Output, sentRows bool, err error) error {
+	if err != nil {
+		p.deliver.abandon(p.st.s)
+		return err
+	}
+	return p.deliver.finish(ctx, p.st.s, out, sentRows)
 }
 
 // stream writes up to maxRows rows from the portal's iterator.
@@ -169,65 +212,74 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 	switch st := plan.Stmt.(type) {
 	case *sql.Begin:
 		if s.tx != nil {
-			out.Notice(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
+			out.Warning(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
 			return "BEGIN", nil, nil
 		}
 		s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
 		s.tx.UseStore(s.eng.store) // large transactions spill to the store
+		s.settings.begin()
 		return "BEGIN", nil, nil
 	case *sql.Commit:
 		if s.tx == nil {
-			out.Notice(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
+			out.Warning(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
 			return "COMMIT", nil, nil
 		}
 		tx := s.tx
 		s.tx = nil
 		if tx.State() == txn.Failed {
 			tx.Rollback()
+			s.settings.rollback()
 			s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 			return "ROLLBACK", nil, nil
 		}
 		res, err := s.commitTx(ctx, tx)
 		if err != nil {
+			s.settings.rollback()
 			return "", nil, err
 		}
+		s.settings.commit()
 		reportDuplicates(out, res.Writes)
 		return "COMMIT", nil, nil
 	case *sql.Rollback:
 		if s.tx == nil {
-			out.Notice(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
+			out.Warning(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
 			return "ROLLBACK", nil, nil
 		}
 		s.tx.Rollback()
 		s.tx = nil
+		s.settings.rollback()
 		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 		s.eng.metrics.rollbacks.Add(1)
 		return "ROLLBACK", nil, nil
 	case *sql.SetVar:
+		if st.Local && s.tx == nil {
+			out.Warning(pgerror.CodeNoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
+		}
+		var err error
 		switch {
 		case st.All:
-			for k := range s.settings.vals {
-				s.settings.reset(k)
-			}
+			s.settings.resetAll()
 		case st.Reset:
-			s.settings.reset(st.Name)
+			err = s.settings.resetTo(st.Name, st.Local)
 		default:
-			if st.Name == "client_encoding" && !strings.EqualFold(strings.ReplaceAll(st.Value, "-", ""), "utf8") {
-				return "", nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "client_encoding %s is not supported; topicgate speaks UTF8", st.Value)
-			}
-			if err := s.settings.set(st.Name, st.Value); err != nil {
-				return "", nil, err
-			}
+			err = s.settings.set(st.Name, st.Value, st.Local)
 		}
-		if st.Reset {
+		if err != nil {
+			return "", nil, err
+		}
+		if st.Reset && !st.Default {
 			return "RESET", nil, nil
 		}
 		return "SET", nil, nil
 	case *sql.Show:
 		if strings.EqualFold(st.Name, "all") {
-			return "", nil, pgerror.New(pgerror.CodeFeatureNotSupported, "SHOW ALL is not supported")
+			return "SHOW", s.settings.all(), nil
 		}
-		v, ok := s.settings.get(st.Name)
+		p, err := lookupParam(st.Name)
+		if err != nil {
+			return "", nil, err
+		}
+		v, ok := s.settings.get(p.name)
 		if !ok {
 			return "", nil, pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
 		}

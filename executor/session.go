@@ -33,6 +33,10 @@ type Session struct {
 	// sharedTx is what the open transaction did with them.
 	sharedUsed map[sharedKey]bool
 	sharedTx   sharedTxState
+	// deliver collects the effects of the row-returning statement being
+	// run that wait for its rows to reach the client (delivery.go); nil
+	// otherwise.
+	deliver *delivery
 	// pendingDurable are acknowledgements decided but not yet known to be
 	// synced; WaitDurable runs them before output reaches the client.
 	pendingDurable []func() error
@@ -71,6 +75,9 @@ func (s *Session) publishStatus() {
 // ParameterStatus implements wire.Session.
 func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
 
+// ParameterChanges implements wire.ParameterReporter.
+func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.changes() }
+
 // TxStatus implements wire.Session.
 func (s *Session) TxStatus() byte {
 	if s.tx == nil {
@@ -103,6 +110,7 @@ func (s *Session) Close() {
 		g.leave(s.info.ProcessID, parts)
 	}
 	s.eng.sessions.Delete(s.info.ProcessID)
+	s.eng.trace(EventSessionEnd, s.info.ProcessID)
 }
 
 // Parse implements wire.Session. A single statement is planned at once (so
@@ -170,6 +178,9 @@ func (st *statement) prepare() error {
 	}
 	st.plan, st.params = plan, params
 	st.cols = wireColumns(plan.Columns())
+	if show, ok := st.ast.(*sql.Show); ok && len(st.cols) == 1 {
+		st.cols[0].Name = paramName(show.Name) // SHOW datestyle names its column DateStyle
+	}
 	return nil
 }
 

@@ -148,12 +148,17 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 				s.eng.store.ReleaseSession(cr.Topic, cr.Consumer, s.info.ProcessID, refs)
 				return nil, err
 			}
-			if s.tx != nil {
+			if len(acq) > 0 && (s.tx != nil || s.deliver != nil) {
 				refs := make([]topicstore.MsgRef, len(acq))
 				for i, a := range acq {
 					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 				}
-				s.sharedTx.add(k, refs)
+				if s.tx != nil {
+					s.sharedTx.add(k, refs)
+				}
+				if s.deliver != nil {
+					s.deliver.acquired = append(s.deliver.acquired, sharedAcquired{k, refs})
+				}
 			}
 			return &sliceIter{rows: rows}, nil
 		}

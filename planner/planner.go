@@ -50,6 +50,9 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 		}
 		return &ExplainPlan{Inner: inner}, nil
 	case *sql.Show:
+		if strings.EqualFold(s.Name, "all") {
+			return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "name", T: TText}, {Name: "setting", T: TText}, {Name: "description", T: TText}}}, nil
+		}
 		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: strings.ToLower(s.Name), T: TText}}}, nil
 	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
 		return &UtilityPlan{Stmt: s}, nil

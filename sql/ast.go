@@ -463,6 +463,8 @@ type SetVar struct {
 	Local bool
 	Reset bool
 	All   bool // RESET ALL
+	// Default is SET name TO DEFAULT (Reset is set too; the tag is SET).
+	Default bool
 }
 
 // Show is SHOW name / SHOW ALL.

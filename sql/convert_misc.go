@@ -49,7 +49,7 @@ func (c *converter) setStmt(s *pg.VariableSetStmt) (Stmt, error) {
 	case pg.VariableSetKind_VAR_RESET_ALL:
 		return &SetVar{Reset: true, All: true}, nil
 	case pg.VariableSetKind_VAR_SET_DEFAULT:
-		return &SetVar{Name: name, Reset: true, Local: s.IsLocal}, nil
+		return &SetVar{Name: name, Reset: true, Default: true, Local: s.IsLocal}, nil
 	case pg.VariableSetKind_VAR_SET_VALUE:
 		vals := make([]string, 0, len(s.Args))
 		for _, a := range s.Args {

@@ -398,5 +398,9 @@ type SharedStore interface {
 	// ReleaseSession releases every lock Session holds (connection closed,
 	// transaction rolled back): the messages are available again.
 	ReleaseSession(topic, consumer string, session uint32, refs []MsgRef)
+	// ReleaseUndelivered hands back refs that Session acquired but whose
+	// rows never reached its client: available again, the delivery not
+	// counted.
+	ReleaseUndelivered(topic, consumer string, session uint32, refs []MsgRef)
 	SharedStats(topic, consumer string) ([]SharedPartitionStats, error)
 }

@@ -321,6 +321,17 @@ func (c *shCore) unpick(r MsgRef) {
 	}
 }
 
+// unacquire hands back a message session acquired and never delivered: it
+// is available again and the delivery is not counted.
+func (c *shCore) unacquire(session uint32, r MsgRef) {
+	if r.Partition < 0 || int(r.Partition) >= len(c.parts) {
+		return
+	}
+	if e := c.parts[r.Partition].at(r.Offset); e != nil && e.state == shAcquired && e.session == session {
+		c.unpick(r)
+	}
+}
+
 // act applies a session's action to one message (ref already checked to
 // lie in the partition). Finished or dead-lettered messages land in eff.
 func (c *shCore) act(now int64, session uint32, a SharedAction, r MsgRef, until time.Time, eff *shEffects) SharedOutcome {

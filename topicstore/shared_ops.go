@@ -251,6 +251,27 @@ func (s *PebbleStore) ReleaseSession(topic, consumer string, session uint32, ref
 	s.sharedMoves(topic, consumer, eff.moves)
 }
 
+// ReleaseUndelivered hands back messages the session acquired whose rows
+// never reached its client: they are available again at once and the
+// attempt is not counted against max_processing_attempts.
+func (s *PebbleStore) ReleaseUndelivered(topic, consumer string, session uint32, refs []MsgRef) {
+	_, m, err := s.sharedMgr(topic, consumer)
+	if err != nil {
+		return
+	}
+	var eff shEffects
+	m.core.expire(s.opts.Clock().UnixNano(), &eff)
+	for _, r := range refs {
+		m.core.unacquire(session, r)
+	}
+	wait, err := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if err == nil {
+		_ = wait()
+	}
+	s.sharedMoves(topic, consumer, eff.moves)
+}
+
 // SharedStats reports each partition's window.
 func (s *PebbleStore) SharedStats(topic, consumer string) ([]SharedPartitionStats, error) {
 	t, m, err := s.sharedMgr(topic, consumer)

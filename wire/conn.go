@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,12 @@ type conn struct {
 	portals map[string]*portal
 
 	raw syscall.RawConn // the plain TCP socket, for readNow; nil with TLS or before startup ends
+	hup syscall.RawConn // the TCP socket, also under TLS, for the hangup watch (hangup.go)
+
+	// watch is the running statement's hangup watch (nil when none); gone
+	// is set once a watch saw the client disconnect.
+	watch *hangupWatch
+	gone  atomic.Bool
 
 	ignoreTillSync bool
 	fatal          bool // close after the current message
@@ -133,6 +140,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	if sc, ok := c.nc.(syscall.Conn); ok { // not after a TLS upgrade
 		c.raw, _ = sc.SyscallConn()
 	}
+	c.hup = hangupConn(c.nc)
 	c.loop()
 	_ = c.bw.Flush()
 }
@@ -235,7 +243,7 @@ func (c *conn) protocolViolation(msg string) {
 // sync ends an extended-protocol cycle: Session.Sync, then ReadyForQuery.
 func (c *conn) sync() {
 	if c.sess != nil {
-		ctx, done := c.runCtx()
+		ctx, done := c.stmtCtx()
 		err := c.call(func() error { return c.sess.Sync(ctx) })
 		done()
 		if err != nil {
@@ -268,6 +276,13 @@ func (c *conn) readyForQuery() {
 	}
 	if cap(c.wbuf) > 1<<20 {
 		c.wbuf = nil // do not keep a huge row's buffer around
+	}
+	if r, ok := c.sess.(ParameterReporter); ok {
+		var changes []ParamStatus
+		_ = c.call(func() error { changes = r.ParameterChanges(); return nil })
+		for _, ps := range changes {
+			c.send(&pgproto3.ParameterStatus{Name: ps.Name, Value: ps.Value})
+		}
 	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus()})
 	if err := c.bw.Flush(); err != nil {
@@ -306,15 +321,38 @@ func (c *conn) sendErrorSeverity(sev string, err error) {
 // runCtx returns a context for one engine call that CancelRequest cancels.
 func (c *conn) runCtx() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(c.ctx)
-	c.cancelMu.Lock()
-	c.cancelFn = cancel
-	c.cancelMu.Unlock()
+	c.setCancel(cancel)
 	return ctx, func() {
-		c.cancelMu.Lock()
-		c.cancelFn = nil
-		c.cancelMu.Unlock()
+		c.setCancel(nil)
 		cancel()
 	}
+}
+
+// stmtCtx is runCtx for a call that runs a statement: the client's
+// disconnect cancels it too (hangup.go). Its done stops the watch before
+// the loop reads the socket again.
+func (c *conn) stmtCtx() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.setCancel(cancel)
+	c.watch = c.armHangup(cancel)
+	return ctx, func() {
+		c.pauseWatch()
+		c.setCancel(nil)
+		cancel()
+	}
+}
+
+func (c *conn) setCancel(f context.CancelFunc) {
+	c.cancelMu.Lock()
+	c.cancelFn = f
+	c.cancelMu.Unlock()
+}
+
+// pauseWatch stops the running statement's hangup watch, for a statement
+// that reads the socket itself (COPY FROM STDIN).
+func (c *conn) pauseWatch() {
+	c.watch.stop()
+	c.watch = nil
 }
 
 func (c *conn) cancelRunning() {

@@ -203,7 +203,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		return nil
 	}
 	c.out.reset(pt.cols, pt.formats)
-	ctx, done := c.runCtx()
+	ctx, done := c.stmtCtx()
 	var tag string
 	var finished bool
 	err := c.call(func() error {

@@ -124,6 +124,17 @@ type Session interface {
 	Close()
 }
 
+// ParamStatus is one ParameterStatus message.
+type ParamStatus struct{ Name, Value string }
+
+// ParameterReporter is optionally implemented by a Session whose reported
+// parameters change after startup (SET, RESET, a ROLLBACK that undoes a
+// SET): before each ReadyForQuery the connection sends what
+// ParameterChanges returns, as PostgreSQL 14 and later do.
+type ParameterReporter interface {
+	ParameterChanges() []ParamStatus
+}
+
 // DurabilityBarrier is optionally implemented by a Session whose results
 // may be decided before they are durable (pipelined acknowledgements).
 // The connection calls WaitDurable before any output reaches the socket,
@@ -171,8 +182,14 @@ type Output interface {
 	RowEncoder() *RowEncoder
 	// WriteRows sends the complete rows held by e, in order.
 	WriteRows(e *RowEncoder) error
+	// Flush sends everything written so far to the client. An error means
+	// the rows may not have reached it: the connection is lost (a hangup
+	// watch saw the client go, or the socket write failed).
+	Flush() error
 	// Notice sends a NoticeResponse (severity NOTICE) now.
 	Notice(code, msg string)
+	// Warning sends a NoticeResponse with severity WARNING now.
+	Warning(code, msg string)
 	// CopyIn switches the connection into COPY FROM STDIN mode: it sends
 	// CopyInResponse with the given column count and format (0 text, 1
 	// binary) and returns a reader of the CopyData payload. The reader

@@ -86,9 +86,25 @@ func (o *output) WriteRows(e *RowEncoder) error {
 	return err
 }
 
+// Flush implements Output.
+func (o *output) Flush() error {
+	if err := o.c.bw.Flush(); err != nil {
+		return newError("08006", "could not send data to client: "+err.Error())
+	}
+	if o.c.peerGone() {
+		return newError("08006", "could not send data to client: "+errClientGone.Error())
+	}
+	return nil
+}
+
 // Notice sends a NoticeResponse.
 func (o *output) Notice(code, msg string) {
 	o.c.send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: code, Message: msg})
+}
+
+// Warning sends a NoticeResponse of severity WARNING.
+func (o *output) Warning(code, msg string) {
+	o.c.send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: code, Message: msg})
 }
 
 // CopyIn sends CopyInResponse and returns a reader of the client's data.
@@ -103,6 +119,7 @@ func (o *output) CopyIn(format int16, columns int) (CopyReader, error) {
 	for i := range codes {
 		codes[i] = uint16(format)
 	}
+	o.c.pauseWatch() // the COPY reads the socket now, and sees a hangup itself
 	o.c.send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
 	if err := o.c.bw.Flush(); err != nil {
 		return nil, err

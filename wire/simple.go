@@ -16,7 +16,7 @@ func (c *conn) simpleQuery(q string) {
 		c.closePortal(p)
 		delete(c.portals, "")
 	}
-	ctx, done := c.runCtx()
+	ctx, done := c.stmtCtx()
 	defer done()
 	var stmts []Statement
 	err := c.call(func() error {

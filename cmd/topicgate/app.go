@@ -36,6 +36,8 @@ type config struct {
 	// memtables it also holds) and each of its two memtables; 0 = the
 	// store's defaults.
 	CacheMiB, MemTableMiB int64
+	// Trace observes sessions and statements (tests only).
+	Trace func(executor.Event)
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -70,7 +72,7 @@ func start(cfg config) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
-	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20})
+	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20, Trace: cfg.Trace})
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	srv, err := wire.NewServer(wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,

@@ -80,6 +80,9 @@ func crashBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if dsn := os.Getenv(clientDSNEnv); dsn != "" {
+		os.Exit(runClientProcess(dsn, os.Getenv(clientSQLEnv)))
+	}
 	code := m.Run()
 	if crashBinDir != "" {
 		os.RemoveAll(crashBinDir)

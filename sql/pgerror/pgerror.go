@@ -38,6 +38,7 @@ const (
 	CodeInvalidTransactionState     = "25000"
 	CodeActiveSQLTransaction        = "25001"
 	CodeNoActiveSQLTransaction      = "25P01"
+	CodeCantChangeRuntimeParam      = "55P02"
 	CodeInFailedSQLTransaction      = "25P02"
 	CodeInvalidSQLStatementName     = "26000"
 	CodeInvalidCursorName           = "34000"

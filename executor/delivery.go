@@ -1,0 +1,116 @@
+package executor
+
+import (
+	"context"
+
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+	"topicgate/txn"
+	"topicgate/wire"
+)
+
+// A consumer read's effects belong to the rows it returns: a read whose
+// rows never reached the client must not move the consumer (the messages
+// would be lost for it) nor spend a shared message's delivery attempt. So
+// a statement that returns rows collects those effects in a delivery while
+// it reads, and settles them only when its rows are out:
+//
+//   - finish, after the last row was written and flushed to the client
+//     (and the client was still there): an autocommit read's positions
+//     commit. Consumer reads are at least once: a commit that fails after
+//     the rows were sent (40001) leaves the position where it was, and the
+//     rows come again.
+//   - abandon, when the statement failed, was cancelled, lost its client,
+//     or its portal was closed unfinished: nothing commits, and the shared
+//     messages it acquired go back to the queue uncounted.
+//
+// Inside a transaction block positions move at COMMIT (txn records them),
+// so a delivery only keeps the shared messages acquired by the statement.
+
+// delivery is one row-returning statement's pending effects.
+type delivery struct {
+	reads    []partRead // autocommit streaming reads, committed by finish
+	acquired []sharedAcquired
+	settled  bool
+}
+
+// sharedAcquired is what one shared read of the statement acquired.
+type sharedAcquired struct {
+	k    sharedKey
+	refs []topicstore.MsgRef
+}
+
+func (d *delivery) pending() bool {
+	return d != nil && !d.settled && (len(d.reads) > 0 || len(d.acquired) > 0)
+}
+
+// readFrom returns where an earlier read of the same statement left k.
+func (d *delivery) readFrom(k txn.ReadKey) (int64, bool) {
+	if d == nil {
+		return 0, false
+	}
+	for _, r := range d.reads {
+		if r.key == k {
+			return r.next, true
+		}
+	}
+	return 0, false
+}
+
+// record adds an autocommit read; a partition read again by the same
+// statement keeps its first expected position.
+func (d *delivery) record(r partRead) {
+	for i := range d.reads {
+		if d.reads[i].key == r.key {
+			d.reads[i].next = r.next
+			return
+		}
+	}
+	d.reads = append(d.reads, r)
+}
+
+// finish settles d once the statement's rows were written to out: they are
+// flushed first, and a client that is gone by then gets nothing committed.
+func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sentRows bool) error {
+	if !d.pending() {
+		return nil
+	}
+	if sentRows {
+		if err := out.Flush(); err != nil {
+			d.abandon(s)
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		d.abandon(s)
+		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+	}
+	d.settled = true
+	var req topicstore.CommitRequest
+	for _, r := range d.reads {
+		if r.next != r.expect {
+			req.Positions = append(req.Positions, topicstore.PositionUpdate{
+				Topic: r.key.Topic, Consumer: r.key.Consumer, Partition: r.key.Partition, Offset: r.next, Expect: r.expect})
+		}
+	}
+	if len(req.Positions) == 0 {
+		return nil
+	}
+	if _, err := s.eng.store.Commit(ctx, &req); err != nil {
+		return mapStoreErr(err, req.Positions[0].Topic)
+	}
+	return nil
+}
+
+// abandon settles d without effect: positions stay, acquired shared
+// messages are available again and their delivery is not counted.
+func (d *delivery) abandon(s *Session) {
+	if d == nil || d.settled {
+		return
+	}
+	d.settled = true
+	for _, a := range d.acquired {
+		s.eng.store.ReleaseUndelivered(a.k.topic, a.k.consumer, s.info.ProcessID, a.refs)
+		s.sharedTx.remove(a.k, a.refs)
+	}
+}
