@@ -66,6 +66,9 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	if s.tx != nil && s.tx.State() == txn.Failed && !endsTxn(p.st.ast) {
 		return "", true, errAborted
 	}
+	if err := s.implicitBlock(ctx, p.st.plan, out); err != nil {
+		return "", true, err
+	}
 	if p.ec == nil {
 		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), sess: s}
 	}
@@ -211,46 +214,26 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, out wire.Output) (string, [][]any, error) {
 	switch st := plan.Stmt.(type) {
 	case *sql.Begin:
-		if s.tx != nil {
+		if s.tx != nil && !s.implicit {
 			out.Warning(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
 			return "BEGIN", nil, nil
 		}
-		s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
-		s.tx.UseStore(s.eng.store) // large transactions spill to the store
-		s.settings.begin()
+		if s.tx != nil { // BEGIN inside a multi-statement query: its block becomes explicit
+			s.implicit = false
+			return "BEGIN", nil, nil
+		}
+		s.beginBlock(false)
 		return "BEGIN", nil, nil
-	case *sql.Commit:
-		if s.tx == nil {
+	case *sql.Commit, *sql.Rollback:
+		_, commit := st.(*sql.Commit)
+		if s.tx == nil || s.implicit {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
-			return "COMMIT", nil, nil
+			if s.tx == nil {
+				return strings.ToUpper(sqlTag(st)), nil, nil
+			}
 		}
-		tx := s.tx
-		s.tx = nil
-		if tx.State() == txn.Failed {
-			tx.Rollback()
-			s.settings.rollback()
-			s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
-			return "ROLLBACK", nil, nil
-		}
-		res, err := s.commitTx(ctx, tx)
-		if err != nil {
-			s.settings.rollback()
-			return "", nil, err
-		}
-		s.settings.commit()
-		reportDuplicates(out, res.Writes)
-		return "COMMIT", nil, nil
-	case *sql.Rollback:
-		if s.tx == nil {
-			out.Warning(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
-			return "ROLLBACK", nil, nil
-		}
-		s.tx.Rollback()
-		s.tx = nil
-		s.settings.rollback()
-		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
-		s.eng.metrics.rollbacks.Add(1)
-		return "ROLLBACK", nil, nil
+		tag, err := s.endBlock(ctx, out, commit)
+		return tag, nil, err
 	case *sql.SetVar:
 		if st.Local && s.tx == nil {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")

@@ -21,6 +21,9 @@ type Session struct {
 	info     wire.SessionInfo
 	settings *settings
 	tx       *txn.Txn // nil when idle
+	// implicit: tx is the implicit block of a multi-statement query; multi:
+	// such a query is running (until Sync).
+	implicit, multi bool
 	started  time.Time
 	groups   map[*readGroup]string // consumer groups this session reads in -> topic
 	active   atomic.Bool           // a statement is running (sys.sessions)
@@ -86,9 +89,6 @@ func (s *Session) TxStatus() byte {
 	return byte(s.tx.State())
 }
 
-// Sync implements wire.Session. Every statement outside a transaction block
-// commits on its own, so there is no implicit transaction to end here.
-func (s *Session) Sync(ctx context.Context) error { return nil }
 
 // Close implements wire.Session: an open transaction rolls back.
 func (s *Session) Close() {
@@ -122,6 +122,7 @@ func (s *Session) Parse(ctx context.Context, query string, paramOIDs []uint32) (
 	if err != nil {
 		return nil, err
 	}
+	s.multi = len(stmts) > 1
 	out := make([]wire.Statement, 0, len(stmts))
 	for _, st := range stmts {
 		if _, ok := st.(*sql.Empty); ok && len(stmts) == 1 {

@@ -244,7 +244,8 @@ func (c *conn) protocolViolation(msg string) {
 func (c *conn) sync() {
 	if c.sess != nil {
 		ctx, done := c.stmtCtx()
-		err := c.call(func() error { return c.sess.Sync(ctx) })
+		c.out.reset(nil, nil)
+		err := c.call(func() error { return c.sess.Sync(ctx, &c.out) })
 		done()
 		if err != nil {
 			c.sendError(err)

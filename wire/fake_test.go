@@ -57,7 +57,7 @@ func (s *fakeSession) ParameterStatus() map[string]string {
 	return map[string]string{"server_version": "15.4 (topicgate fake)"}
 }
 func (s *fakeSession) TxStatus() byte                 { return s.tx }
-func (s *fakeSession) Sync(ctx context.Context) error { return nil }
+func (s *fakeSession) Sync(ctx context.Context, out Output) error { return nil }
 func (s *fakeSession) Close()                         { s.h.closed.Add(1) }
 
 var fakeTypes = map[string]uint32{

@@ -114,10 +114,10 @@ type Session interface {
 	// transaction block, 'E' in a failed transaction block.
 	TxStatus() byte
 
-	// SimpleQueryDone is called after the last statement of a simple Query
-	// message (and at Sync in the extended protocol): implicit transactions
-	// end here.
-	Sync(ctx context.Context) error
+	// Sync is called after the last statement of a simple Query message
+	// (and at Sync in the extended protocol): implicit transactions end
+	// here. out takes the notices their commit reports (no rows).
+	Sync(ctx context.Context, out Output) error
 
 	// Close releases the session (connection closed). An open transaction
 	// rolls back.

@@ -42,7 +42,8 @@ func (c *conn) simpleQuery(q string) {
 	if c.fatal {
 		return
 	}
-	if err := c.call(func() error { return c.sess.Sync(ctx) }); err != nil {
+	c.out.reset(nil, nil)
+	if err := c.call(func() error { return c.sess.Sync(ctx, &c.out) }); err != nil {
 		c.sendError(err)
 	}
 	c.readyForQuery()
