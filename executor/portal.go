@@ -47,6 +47,9 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	defer s.eng.trace(EventStatementEnd, s.info.ProcessID)
 	defer s.active.Store(false)
 	defer s.publishStatus()
+	if s.settings.quiet {
+		out = quietOutput{out, s.settings.quieter}
+	}
 	if d := s.settings.stmtTimeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
@@ -155,6 +158,21 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		return t, d, err
 	}
 	return "", true, pgerror.AssertionFailed("no executor for plan %T", p.st.plan)
+}
+
+// quietOutput drops the notices (and, when quieter, the warnings) that
+// client_min_messages asks not to send.
+type quietOutput struct {
+	wire.Output
+	quieter bool
+}
+
+func (quietOutput) Notice(code, msg string) {}
+
+func (q quietOutput) Warning(code, msg string) {
+	if !q.quieter {
+		q.Output.Warning(code, msg)
+	}
 }
 
 // errStatementTimeout is the cause of a statement cut by statement_timeout.

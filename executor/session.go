@@ -78,6 +78,14 @@ func (s *Session) publishStatus() {
 // ParameterStatus implements wire.Session.
 func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
 
+// IdleTimeout implements wire.IdleTimeouter.
+func (s *Session) IdleTimeout(st byte) time.Duration {
+	if st == 'I' {
+		return s.settings.idleTimeout
+	}
+	return s.settings.idleInTxnTimeout
+}
+
 // ParameterChanges implements wire.ParameterReporter.
 func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.changes() }
 

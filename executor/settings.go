@@ -120,6 +120,12 @@ type settings struct {
 
 	loc         *time.Location // TimeZone, for printing timestamptz
 	stmtTimeout time.Duration  // statement_timeout; 0 = none
+	// idleTimeout and idleInTxnTimeout are idle_session_timeout and
+	// idle_in_transaction_session_timeout; 0 = none.
+	idleTimeout, idleInTxnTimeout time.Duration
+	// quiet drops notices (client_min_messages warning or error) and, with
+	// quieter, warnings too (error).
+	quiet, quieter bool
 }
 
 func newSettings(info wire.SessionInfo) *settings {
@@ -187,8 +193,13 @@ func (s *settings) apply(name, value string) error {
 	case "timezone":
 		s.loc, _ = parseTimeZone(value)
 	case "statement_timeout":
-		ms, _ := parseMillis(value)
-		s.stmtTimeout = time.Duration(ms) * time.Millisecond
+		s.stmtTimeout = millis(value)
+	case "idle_session_timeout":
+		s.idleTimeout = millis(value)
+	case "idle_in_transaction_session_timeout":
+		s.idleInTxnTimeout = millis(value)
+	case "client_min_messages":
+		s.quiet, s.quieter = value == "warning" || value == "error", value == "error"
 	}
 	return nil
 }
@@ -535,6 +546,11 @@ func parseMillis(v string) (int64, bool) {
 		return 0, false
 	}
 	return int64(math.Round(f * mult)), true
+}
+
+func millis(v string) time.Duration {
+	ms, _ := parseMillis(v)
+	return time.Duration(ms) * time.Millisecond
 }
 
 func checkTimeout(p *param, v string) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -160,11 +161,20 @@ func (c *conn) closeAll() {
 
 // loop reads and dispatches messages until Terminate, EOF or a fatal error.
 func (c *conn) loop() {
+	idler, _ := c.sess.(IdleTimeouter)
 	for !c.fatal {
+		idle := c.armIdle(idler)
 		msg, err := c.be.Receive()
 		if err != nil {
+			if idle != 0 && errors.Is(c.readErr, os.ErrDeadlineExceeded) {
+				c.idleTimeout(idle)
+				return
+			}
 			c.receiveError(err)
 			return
+		}
+		if idle != 0 {
+			_ = c.nc.SetReadDeadline(time.Time{})
 		}
 		if c.ignoreTillSync {
 			switch msg.(type) {
@@ -207,6 +217,35 @@ func (c *conn) loop() {
 			return
 		}
 	}
+}
+
+// armIdle sets the read deadline of the session's idle timeout for its
+// transaction status (idle_session_timeout, idle_in_transaction_session_
+// timeout) and returns that status, or 0 when there is none.
+func (c *conn) armIdle(idler IdleTimeouter) byte {
+	if idler == nil {
+		return 0
+	}
+	st := c.txStatus()
+	var d time.Duration
+	_ = c.call(func() error { d = idler.IdleTimeout(st); return nil })
+	if d <= 0 {
+		return 0
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	return st
+}
+
+// idleTimeout ends a connection that stayed idle too long, with
+// PostgreSQL's FATAL for its transaction status.
+func (c *conn) idleTimeout(status byte) {
+	if status == 'I' {
+		c.sendErrorSeverity("FATAL", newError("57P05", "terminating connection due to idle-session timeout"))
+	} else {
+		c.sendErrorSeverity("FATAL", newError("25P03", "terminating connection due to idle-in-transaction timeout"))
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = c.bw.Flush()
 }
 
 // extended reports err of an extended-protocol message and starts

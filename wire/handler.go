@@ -135,6 +135,15 @@ type ParameterReporter interface {
 	ParameterChanges() []ParamStatus
 }
 
+// IdleTimeouter is optionally implemented by a Session that ends idle
+// connections: IdleTimeout returns how long the connection may wait for
+// the client's next message in transaction status st ('I', 'T', 'E'); 0 is
+// no limit. Past it the connection closes with PostgreSQL's FATAL (57P05
+// idle, 25P03 in a transaction).
+type IdleTimeouter interface {
+	IdleTimeout(st byte) time.Duration
+}
+
 // DurabilityBarrier is optionally implemented by a Session whose results
 // may be decided before they are durable (pipelined acknowledgements).
 // The connection calls WaitDurable before any output reaches the socket,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,4 +86,56 @@ func TestStatementTimeout(t *testing.T) {
 	ps, err := readBatch(ctx, c, "SELECT partition, offset FROM st WITH (CONSUMER = c, WAIT = '5s') LIMIT 10")
 	require.NoError(t, err)
 	require.Equal(t, []pos{{0, 0}}, ps, "the cut read moved nothing")
+}
+
+// TestIdleTimeouts: idle_in_transaction_session_timeout and
+// idle_session_timeout end the connection with PostgreSQL's FATAL; the
+// open block rolls back.
+func TestIdleTimeouts(t *testing.T) {
+	a := startTestServer(t)
+	ctx := context.Background()
+	c := connect(t, a)
+	exec(t, c, "CREATE TOPIC idle_t")
+	for _, tc := range []struct{ query, code string }{
+		{"SET idle_in_transaction_session_timeout = '100ms'; BEGIN; INSERT INTO idle_t (data) VALUES ('never')", "25P03"},
+		{"SET idle_session_timeout = '100ms'", "57P05"},
+	} {
+		_, fe := startupRaw(t, a)
+		fe.Send(&pgproto3.Query{String: tc.query})
+		require.NoError(t, fe.Flush())
+		for {
+			msg, err := fe.Receive()
+			require.NoError(t, err)
+			if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+		t0 := time.Now()
+		msg, err := fe.Receive() // the client stays idle: the server speaks first
+		require.NoError(t, err)
+		er, ok := msg.(*pgproto3.ErrorResponse)
+		require.True(t, ok, "got %T", msg)
+		require.Equal(t, "FATAL", er.Severity)
+		require.Equal(t, tc.code, er.Code, er.Message)
+		require.GreaterOrEqual(t, time.Since(t0), 50*time.Millisecond)
+		_, err = fe.Receive()
+		require.Error(t, err, "then the connection closes")
+	}
+	var n int
+	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM idle_t").Scan(&n))
+	require.Equal(t, 0, n, "the idle block rolled back")
+}
+
+// TestClientMinMessages: client_min_messages = warning drops notices.
+func TestClientMinMessages(t *testing.T) {
+	a := startTestServer(t)
+	c, log := connectNotices(t, a)
+	exec(t, c, "CREATE TOPIC IF NOT EXISTS cm")
+	exec(t, c, "CREATE TOPIC IF NOT EXISTS cm")
+	exec(t, c, "SET client_min_messages = warning")
+	exec(t, c, "CREATE TOPIC IF NOT EXISTS cm")
+	exec(t, c, "COMMIT")
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	require.Equal(t, []string{`topic "cm" already exists, skipping`, "there is no transaction in progress"}, log.msgs)
 }
