@@ -24,11 +24,11 @@ type Session struct {
 	// implicit: tx is the implicit block of a multi-statement query; multi:
 	// such a query is running (until Sync).
 	implicit, multi bool
-	started  time.Time
-	groups   map[*readGroup]string // consumer groups this session reads in -> topic
-	active   atomic.Bool           // a statement is running (sys.sessions)
-	status   atomic.Pointer[txStatus]
-	appName  atomic.Pointer[string]
+	started         time.Time
+	groups          map[*readGroup]string // consumer groups this session reads in -> topic
+	active          atomic.Bool           // a statement is running (sys.sessions)
+	status          atomic.Pointer[txStatus]
+	appName         atomic.Pointer[string]
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
@@ -96,7 +96,6 @@ func (s *Session) TxStatus() byte {
 	}
 	return byte(s.tx.State())
 }
-
 
 // Close implements wire.Session: an open transaction rolls back.
 func (s *Session) Close() {

@@ -56,9 +56,9 @@ type fakeSession struct {
 func (s *fakeSession) ParameterStatus() map[string]string {
 	return map[string]string{"server_version": "15.4 (topicgate fake)"}
 }
-func (s *fakeSession) TxStatus() byte                 { return s.tx }
+func (s *fakeSession) TxStatus() byte                             { return s.tx }
 func (s *fakeSession) Sync(ctx context.Context, out Output) error { return nil }
-func (s *fakeSession) Close()                         { s.h.closed.Add(1) }
+func (s *fakeSession) Close()                                     { s.h.closed.Add(1) }
 
 var fakeTypes = map[string]uint32{
 	"int8": OIDInt8, "int4": OIDInt4, "int2": OIDInt2, "bytea": OIDBytea, "text": OIDText,
