@@ -19,7 +19,9 @@ import (
 //     (and the client was still there): an autocommit read's positions
 //     commit. Consumer reads are at least once: a commit that fails after
 //     the rows were sent (40001) leaves the position where it was, and the
-//     rows come again.
+//     rows come again. A statement that only acquired shared messages
+//     finishes without a flush: nothing is lost if its rows never arrive
+//     (the locks expire).
 //   - abandon, when the statement failed, was cancelled, lost its client,
 //     or its portal was closed unfinished: nothing commits, and the shared
 //     messages it acquired go back to the queue uncounted.
@@ -73,6 +75,14 @@ func (d *delivery) record(r partRead) {
 // flushed first, and a client that is gone by then gets nothing committed.
 func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sentRows bool) error {
 	if !d.pending() {
+		return nil
+	}
+	if len(d.reads) == 0 {
+		// Only shared messages were acquired: nothing commits, so there is
+		// no need to flush before CommandComplete (a queue's hot path). If
+		// the rows then never arrive, the locks expire, or are released
+		// when the session closes, as failed attempts.
+		d.settled = true
 		return nil
 	}
 	if sentRows {
