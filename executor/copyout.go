@@ -13,25 +13,9 @@ import (
 // CopyData message per row, in PostgreSQL's text, csv or binary COPY
 // format. Values have the representations a DataRow gives them
 // (wire.AppendValue). A consumer read in the query moves the consumer's
-// position as the same SELECT would.
+// position as the same SELECT would: in autocommit once the last row was
+// flushed to the client (the portal's delivery, delivery.go).
 func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *planner.CopyOutPlan, out wire.Output) (int64, error) {
-	if cr := p.Select.Consumer; cr != nil && !cr.Shared && s.tx == nil {
-		// A streaming consumer read in autocommit would commit its
-		// positions before the first row is formatted, losing the rows if
-		// formatting or sending fails; as an implicit transaction they
-		// commit after the last row was written (at-least-once).
-		var n int64
-		_, err := s.implicitTxn(ctx, out, func() (int, error) {
-			var err error
-			n, err = s.copyOut(ctx, ec, p, out)
-			return 0, err
-		})
-		return n, err
-	}
-	return s.copyOut(ctx, ec, p, out)
-}
-
-func (s *Session) copyOut(ctx context.Context, ec *evalCtx, p *planner.CopyOutPlan, out wire.Output) (int64, error) {
 	it, err := s.runSelect(ctx, ec, p.Select, nil)
 	if err != nil {
 		return 0, err
