@@ -247,7 +247,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		if s.tx == nil || s.implicit {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
 			if s.tx == nil {
-				return strings.ToUpper(sqlTag(st)), nil, nil
+				return sqlTag(st), nil, nil
 			}
 		}
 		tag, err := s.endBlock(ctx, out, commit)
