@@ -103,6 +103,8 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		explainSelect(p.Sub, d+1, add)
 	case p.Values != nil:
 		add(d, "Values: %d row(s)", len(p.Values))
+	case p.Func != nil:
+		add(d, "Function Scan: %s", p.Func.Name)
 	case p.Join != nil:
 		j := p.Join
 		cond := ""

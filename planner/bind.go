@@ -354,6 +354,28 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
 	case *sql.SubLink:
 		return b.bindSubLink(x)
+	case *sql.Subscript:
+		arr, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		et := arr.Type().ElemType()
+		if et == TUnknown {
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arr.Type())
+		}
+		idx, err := b.bind(x.Index, TInt4)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(idx) {
+			if idx, err = coerce(idx, TInt4); err != nil {
+				return nil, err
+			}
+		}
+		if !idx.Type().IsInt() && idx.Type() != TNull {
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
+		}
+		return &SubscriptExpr{X: arr, Index: idx, T: et}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", e)
 }

@@ -50,9 +50,21 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	var star []int
 	if s.From != nil && s.From.Join != nil {
 		var err error
-		if scope, star, err = fromJoin(cat, s.From.Join, params, p, sqlConjuncts(s.Where, nil)); err != nil {
+		if scope, star, err = fromJoin(cat, s.From.Join, params, p, sqlConjuncts(s.Where, nil), outer, use); err != nil {
 			return nil, err
 		}
+	} else if s.From != nil && s.From.Func != nil {
+		var err error
+		// The arguments see no FROM columns, only the query around.
+		b := newBinder(params, (&Scope{Source: "function"}).withOuter(outer, use, "\x00"))
+		if outer == nil {
+			b = newBinder(params, nil)
+		}
+		b.cat = cat
+		if scope, err = fromFunc(b, s.From, p); err != nil {
+			return nil, err
+		}
+		star = []int{0}
 	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil) {
 		var err error
 		switch {

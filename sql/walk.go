@@ -82,6 +82,9 @@ func (w walker) table(t *TableRef) {
 	for _, row := range t.Values {
 		w.exprs(row)
 	}
+	if t.Func != nil {
+		w.expr(t.Func)
+	}
 }
 
 func (w walker) targets(ts []Target) {
@@ -211,5 +214,8 @@ func (w walker) expr(e Expr) {
 	case *SubLink:
 		w.expr(x.X)
 		w.sel(x.Select)
+	case *Subscript:
+		w.expr(x.X)
+		w.expr(x.Index)
 	}
 }
