@@ -116,6 +116,9 @@ type catalogRel struct {
 // catalogRels lists the topics and the sys views, topics first.
 func (s *Session) catalogRels() []catalogRel {
 	var rels []catalogRel
+	if s.eng == nil {
+		return nil
+	}
 	var names []string
 	var types []planner.Type
 	for c := planner.ColPartition; c <= planner.ColDelay; c++ {
@@ -261,6 +264,9 @@ func (s *Session) relOf(oid int64) (catalogRel, bool) {
 	return catalogRel{}, false
 }
 
+// format_type names a type whatever its typmod, NULL included.
+func init() { nullAware["format_type"] = true }
+
 func nullFn(*evalCtx, []any) (any, error) { return nil, nil }
 
 // relSize is pg_table_size and friends: a topic's stored bytes (its
@@ -340,6 +346,9 @@ var pgCatalogFns = map[string]builtin{
 			return nil, nil
 		}
 		var n int64
+		if ec.sess.eng == nil {
+			return n, nil
+		}
 		for _, t := range ec.sess.eng.store.Topics() {
 			for _, p := range t.Partitions {
 				n += p.Bytes

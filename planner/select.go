@@ -396,6 +396,33 @@ func figureColname(e sql.Expr) (string, int) {
 			return name, strength
 		}
 		return strings.TrimSuffix(x.Type, "[]"), 1
+	case *sql.ArrayLit:
+		return "array", 2
+	case *sql.Subscript:
+		return figureColname(x.X)
+	case *sql.SubLink:
+		switch x.Kind {
+		case sql.SubExists:
+			return "exists", 2
+		case sql.SubArray:
+			return "array", 2
+		case sql.SubScalar:
+			// The subquery's column name, as PostgreSQL names it.
+			sel := x.Select
+			for sel != nil && sel.From != nil && sel.From.SetOp != nil && len(sel.Targets) == 1 {
+				if _, ok := sel.Targets[0].Expr.(*sql.Star); !ok {
+					break
+				}
+				sel = sel.From.SetOp.Left
+			}
+			if sel != nil && len(sel.Targets) > 0 {
+				if _, ok := sel.Targets[0].Expr.(*sql.Star); !ok {
+					if name := targetName(sel.Targets[0]); name != "?column?" {
+						return name, 2
+					}
+				}
+			}
+		}
 	}
 	return "", 0
 }

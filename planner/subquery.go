@@ -328,7 +328,7 @@ func fromFunc(b *binder, t *sql.TableRef, p *SelectPlan) (*Scope, error) {
 		if len(f.Args) != 1 {
 			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "unnest of several arrays is not supported")
 		}
-		e, err := b.bind(f.Args[0], TTextArray)
+		e, err := b.bind(f.Args[0], TUnknown)
 		if err != nil {
 			return nil, err
 		}
