@@ -104,6 +104,13 @@ func (c *converter) stmt(n *pg.Node) (Stmt, error) {
 	case *pg.Node_DeallocateStmt:
 		name := x.DeallocateStmt.Name
 		return &Deallocate{Name: name, All: name == ""}, nil
+	case *pg.Node_DeclareCursorStmt:
+		return c.declareCursor(x.DeclareCursorStmt)
+	case *pg.Node_FetchStmt:
+		return c.fetch(x.FetchStmt), nil
+	case *pg.Node_ClosePortalStmt:
+		name := x.ClosePortalStmt.Portalname
+		return &CloseCursor{Name: name, All: name == ""}, nil
 	case *pg.Node_CreateStmt:
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "CREATE TABLE is not supported; use CREATE TOPIC")
 	case *pg.Node_AlterTableStmt:

@@ -125,6 +125,8 @@ func (w walker) stmt(s Stmt) {
 		w.table(&x.Table)
 	case *CopyTo:
 		w.sel(x.Query)
+	case *DeclareCursor:
+		w.sel(x.Query)
 	case *Explain:
 		w.stmt(x.Stmt)
 	}
