@@ -34,6 +34,8 @@ func explain(p planner.Plan) []string {
 		add(0, "Drop topic %s", strings.Join(x.Names, ", "))
 	case *planner.UtilityPlan:
 		add(0, "Utility %T", x.Stmt)
+	case *planner.DeclareCursorPlan: // as PostgreSQL: the cursor's query
+		explainSelect(x.Query, 0, add)
 	}
 	return lines
 }
