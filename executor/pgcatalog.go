@@ -14,12 +14,12 @@ import (
 // Every column is a topic's message column (pg_attribute), with the types
 // of pg_type; the tables topicgate has nothing for have no rows.
 const (
-	oidPgCatalogNS  = 11
-	oidPublicNS     = 2200
-	oidSysNS        = 16300
-	oidSysViews     = 16310 // + the view's rank by name
-	oidFirstTopic   = 16384 // + the topic's store ID
-	oidBootstrap    = 10    // the owner of everything
+	oidPgCatalogNS  = planner.OIDPgCatalogNS
+	oidPublicNS     = planner.OIDPublicNS
+	oidSysNS        = planner.OIDSysNS
+	oidSysViews     = planner.OIDSysViews   // + the view's rank by name
+	oidFirstTopic   = planner.OIDFirstTopic // + the topic's store ID
+	oidBootstrap    = 10                    // the owner of everything
 	oidHeapAM       = 2
 	oidDatabase     = 5
 	oidPgDefaultTS  = 1663
@@ -136,21 +136,25 @@ func (s *Session) catalogRels() []catalogRel {
 		rels = append(rels, catalogRel{oid: int64(oidFirstTopic) + int64(t.ID), name: t.Config.Name, ns: oidPublicNS,
 			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types})
 	}
-	for i, name := range sysViewNames() {
+	for i, name := range planner.SysViewNames() {
 		v := planner.SysViews[name]
 		rels = append(rels, catalogRel{oid: int64(oidSysViews + i), name: name, ns: oidSysNS, kind: "v", tuples: -1,
 			names: v.Names, types: v.Types})
 	}
-	return rels
-}
-
-func sysViewNames() []string {
-	views := make([]string, 0, len(planner.SysViews))
-	for name := range planner.SysViews {
-		views = append(views, name)
+	for name, oid := range planner.PgCatalogOIDs {
+		v, ok := planner.PgCatalogViews[name]
+		if !ok {
+			continue
+		}
+		kind := "r"
+		if name == "pg_roles" {
+			kind = "v"
+		}
+		rels = append(rels, catalogRel{oid: oid, name: name, ns: oidPgCatalogNS, kind: kind, tuples: -1,
+			names: v.Names, types: v.Types})
 	}
-	sort.Strings(views)
-	return views
+	sort.SliceStable(rels[len(topics):], func(i, j int) bool { return rels[len(topics)+i].oid < rels[len(topics)+j].oid })
+	return rels
 }
 
 // catalogRow lays out vals (by column name) in the table's column order;
@@ -287,9 +291,13 @@ func relSize(ec *evalCtx, a []any) (any, error) {
 var pgCatalogFns = map[string]builtin{
 	"pg_get_userbyid": func(ec *evalCtx, _ []any) (any, error) { return ec.sess.info.User, nil },
 	"pg_table_is_visible": func(_ *evalCtx, a []any) (any, error) {
+		// Topics and pg_catalog tables: public and pg_catalog are on the
+		// search path, sys is not.
 		oid, _ := a[0].(int64)
-		return oid >= oidFirstTopic, nil // topics: public is on the search path, sys is not
+		return oid >= oidFirstTopic || oid < oidSysNS && oid > 0, nil
 	},
+	"pg_type_is_visible":     func(_ *evalCtx, a []any) (any, error) { return a[0] != nil, nil },
+	"pg_tablespace_location": func(_ *evalCtx, a []any) (any, error) { return "", nil },
 	"pg_encoding_to_char": func(_ *evalCtx, a []any) (any, error) {
 		if n, _ := a[0].(int64); n == encodingUTF8 {
 			return "UTF8", nil
@@ -366,7 +374,11 @@ var pgCatalogFns = map[string]builtin{
 		if !ok || r.kind != "v" {
 			return nil, nil
 		}
-		return " SELECT " + strings.Join(r.names, ",\n    ") + "\n   FROM sys." + r.name + "; -- " + sysViewDefSufix, nil
+		schema := "sys."
+		if r.ns == oidPgCatalogNS {
+			schema = "pg_catalog."
+		}
+		return " SELECT " + strings.Join(r.names, ",\n    ") + "\n   FROM " + schema + r.name + "; -- " + sysViewDefSufix, nil
 	},
 	// Nothing has a default, a comment, a rule, an extended statistic or
 	// an expression: these answer NULL.

@@ -199,6 +199,13 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 			return nil, err
 		}
 		if c, ok := inner.(*ConstExpr); ok && c.T == TUnknown {
+			if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.cat != nil {
+				oid, err := regclassOID(b.cat, str) // 'name'::regclass names a relation
+				if err != nil {
+					return nil, err
+				}
+				return &ConstExpr{V: oid, T: TOid}, nil
+			}
 			return coerce(c, t)
 		}
 		if p, ok := inner.(*ParamExpr); ok && p.Type() == TUnknown {

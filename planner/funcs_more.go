@@ -65,6 +65,8 @@ var moreBuiltins = map[string]funcSig{
 	"pg_get_constraintdef":            {1, 2, []Type{TOid, TBool}, fixed(TText)},
 	"pg_get_triggerdef":               {1, 2, []Type{TOid, TBool}, fixed(TText)},
 	"pg_relation_is_publishable":      {1, 1, []Type{TOid}, fixed(TBool)},
+	"pg_type_is_visible":              {1, 1, []Type{TOid}, fixed(TBool)},
+	"pg_tablespace_location":          {1, 1, []Type{TOid}, fixed(TText)},
 }
 
 // intOrNumeric is an integer when every argument is one, else numeric.

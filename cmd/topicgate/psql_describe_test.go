@@ -61,6 +61,10 @@ func TestPsqlDescribe(t *testing.T) {
 		{`\df`, nil},
 		{`\di`, nil},
 		{`\d`, []string{"public|orders|table|postgres"}},
+		{`\dS pg_class`, []string{"relname|name|||"}},
+		{`\db`, []string{"pg_default|postgres|"}},
+		{`\dx`, nil},
+		{`\dT`, nil},
 	} {
 		r := runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-A", "-c", tc.cmd)
 		if r.code != 0 || r.stderr != "" && !strings.HasPrefix(r.stderr, "Did not find any relation") {
