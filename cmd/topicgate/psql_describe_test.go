@@ -1,8 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	osexec "os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPsqlDescribe drives psql 15's describe commands against topics and
@@ -99,5 +107,57 @@ func TestPsqlDescribe(t *testing.T) {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf(`\x \dt orders: stdout lacks %q:\n%s`, w, r.stdout)
 		}
+	}
+}
+
+// TestPsqlTabCompletion types into an interactive psql (a terminal from
+// script(1), so that readline is on) a query whose topic name ends in a
+// TAB: the query runs only if psql's completion query found the topic.
+func TestPsqlTabCompletion(t *testing.T) {
+	scriptPath, err := osexec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is needed for a terminal")
+	}
+	a := startTestServer(t)
+	r := runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-c", "CREATE TOPIC completion_target",
+		"-c", "INSERT INTO completion_target (data) VALUES ('a'), ('b'), ('c')")
+	psqlRequireOK(t, r)
+	host, port, err := net.SplitHostPort(a.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, scriptPath, "-qfec",
+		fmt.Sprintf("%s -X -P pager=off -h %s -p %s -U postgres -d postgres", psqlPath, host, port), "/dev/null")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PG") && !strings.HasPrefix(kv, "PSQL") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "LC_ALL=C", "TERM=dumb")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"SELECT count(*) AS counted FROM completion_t\t", ";\n", "\\q\n"} {
+		time.Sleep(1500 * time.Millisecond)
+		if _, err := io.WriteString(in, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Logf("script: %v", err)
+	}
+	text := strings.ReplaceAll(out.String(), "\r", "")
+	if !strings.Contains(text, "counted") || !strings.Contains(text, " 3\n") || strings.Contains(text, "ERROR") {
+		t.Fatalf("the completed query did not run:\n%q", text)
 	}
 }
