@@ -112,12 +112,19 @@ func errBackward() error {
 }
 
 // execFetch runs FETCH or MOVE as PostgreSQL's DoPortalRunFetch does for a
-// forward-only cursor, and returns the tag ("FETCH n", "MOVE n").
-func (s *Session) execFetch(ctx context.Context, plan *planner.FetchPlan, out wire.Output) (string, error) {
+// forward-only cursor, and returns the tag ("FETCH n", "MOVE n"). cols are
+// the columns the statement was prepared with (its RowDescription): a
+// prepared FETCH run again on a newer cursor of the same name with other
+// columns is refused rather than sending rows that do not match them.
+func (s *Session) execFetch(ctx context.Context, plan *planner.FetchPlan, cols []wire.Column, out wire.Output) (string, error) {
 	f := plan.Fetch
 	c, err := s.lookupCursor(f.Name)
 	if err != nil {
 		return "", err
+	}
+	if !f.Move && !sameColumns(cols, c.cols) {
+		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"cursor \"%s\" returns other columns than when this FETCH was prepared; prepare it again", f.Name)
 	}
 	verb := "FETCH"
 	if f.Move {
@@ -234,4 +241,16 @@ func (s *Session) execCloseCursor(plan *planner.CloseCursorPlan) (string, error)
 	}
 	delete(s.cursors, plan.Close.Name)
 	return "CLOSE CURSOR", nil
+}
+
+func sameColumns(a, b []wire.Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].TypeOID != b[i].TypeOID {
+			return false
+		}
+	}
+	return true
 }

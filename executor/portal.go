@@ -109,7 +109,7 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	case *planner.DeclareCursorPlan:
 		return "DECLARE CURSOR", true, s.execDeclare(ctx, p.ec, plan)
 	case *planner.FetchPlan:
-		tag, err := s.execFetch(ctx, plan, out)
+		tag, err := s.execFetch(ctx, plan, p.st.cols, out)
 		return tag, true, err
 	case *planner.CloseCursorPlan:
 		tag, err := s.execCloseCursor(plan)

@@ -116,3 +116,32 @@ func TestPsqlFetchCount(t *testing.T) {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 }
+
+// TestPgxCursorRedeclared: pgx caches the prepared FETCH by its text; a
+// later cursor of the same name with other columns gets a clear error, not
+// rows that the cached RowDescription misdescribes.
+func TestPgxCursorRedeclared(t *testing.T) {
+	a := startTestServer(t)
+	c := connect(t, a)
+	ctx := context.Background()
+	fillTopic(t, c, "ev", 1, 3)
+	tx, err := c.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "DECLARE cur CURSOR FOR SELECT offset FROM ev")
+	require.NoError(t, err)
+	var off int64
+	require.NoError(t, tx.QueryRow(ctx, "FETCH 1 FROM cur").Scan(&off))
+	_, err = tx.Exec(ctx, "CLOSE cur")
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "DECLARE cur CURSOR FOR SELECT offset AS o2 FROM ev")
+	require.NoError(t, err)
+	require.NoError(t, tx.QueryRow(ctx, "FETCH 1 FROM cur").Scan(&off), "same column types: fine")
+	_, err = tx.Exec(ctx, "CLOSE cur")
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "DECLARE cur CURSOR FOR SELECT data FROM ev")
+	require.NoError(t, err)
+	var data []byte
+	err = tx.QueryRow(ctx, "FETCH 1 FROM cur").Scan(&data)
+	require.Equal(t, "0A000", pgCode(err), "%v", err)
+	require.NoError(t, tx.Rollback(ctx))
+}
