@@ -361,6 +361,20 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
 	case *sql.SubLink:
 		return b.bindSubLink(x)
+	case *sql.Collate:
+		inner, err := b.bind(x.X, want)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(inner) {
+			if inner, err = coerce(inner, TText); err != nil {
+				return nil, err
+			}
+		}
+		if t := inner.Type(); !t.IsText() && t != TTextArray && t != TNull {
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "collations are not supported by type %s", t)
+		}
+		return inner, nil // every collation topicgate accepts compares bytewise
 	case *sql.Subscript:
 		arr, err := b.bind(x.X, TUnknown)
 		if err != nil {

@@ -400,6 +400,8 @@ func figureColname(e sql.Expr) (string, int) {
 		return "array", 2
 	case *sql.Subscript:
 		return figureColname(x.X)
+	case *sql.Collate:
+		return figureColname(x.X)
 	case *sql.SubLink:
 		switch x.Kind {
 		case sql.SubExists:

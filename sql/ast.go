@@ -286,6 +286,13 @@ const (
 // Subscript is X[Index], one element of an array (1-based; NULL outside).
 type Subscript struct{ X, Index Expr }
 
+// Collate is X COLLATE Name with a default collation (default, C, POSIX),
+// which compares as X does.
+type Collate struct {
+	X    Expr
+	Name string
+}
+
 // Default is the DEFAULT keyword in an INSERT ... VALUES row or UPDATE SET.
 type Default struct{}
 
@@ -309,6 +316,7 @@ func (*Star) exprNode()      {}
 func (*SubLink) exprNode()   {}
 func (*Default) exprNode()   {}
 func (*Subscript) exprNode() {}
+func (*Collate) exprNode()   {}
 
 // ---- statements ----
 

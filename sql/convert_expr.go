@@ -586,9 +586,10 @@ func (c *converter) resolveWindow(w *pg.WindowDef) (*pg.WindowDef, error) {
 }
 
 // collate accepts COLLATE with the default collation (psql's catalog
-// queries write `... COLLATE pg_catalog.default`) as a no-op: topicgate
-// compares text bytewise, which is what "default", "C" and "POSIX" mean
-// in a C-locale database. Any other collation is 0A000.
+// queries write `... COLLATE pg_catalog.default`), which changes nothing:
+// topicgate compares text bytewise, which is what "default", "C" and
+// "POSIX" mean in a C-locale database (the planner checks that X is
+// text). Any other collation is 0A000.
 func (c *converter) collate(cc *pg.CollateClause) (Expr, error) {
 	var names []string
 	for _, n := range cc.Collname {
@@ -599,7 +600,11 @@ func (c *converter) collate(cc *pg.CollateClause) (Expr, error) {
 		name != "default" && name != "C" && name != "POSIX" && name != "ucs_basic" {
 		return nil, c.unsupported(cc.Location, "COLLATE \"%s\"", strings.Join(names, "."))
 	}
-	return c.expr(cc.Arg)
+	x, err := c.expr(cc.Arg)
+	if err != nil {
+		return nil, err
+	}
+	return &Collate{X: x, Name: name}, nil
 }
 
 // indirection converts X[i] (one subscript, no slices or field selection).

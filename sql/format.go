@@ -371,6 +371,9 @@ func (f *formatter) expr(e Expr) {
 		}
 	case *Default:
 		f.w("DEFAULT")
+	case *Collate:
+		f.expr(x.X)
+		f.w(" COLLATE \"", x.Name, "\"")
 	case *Subscript:
 		f.w("(")
 		f.expr(x.X)

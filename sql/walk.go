@@ -219,5 +219,7 @@ func (w walker) expr(e Expr) {
 	case *Subscript:
 		w.expr(x.X)
 		w.expr(x.Index)
+	case *Collate:
+		w.expr(x.X)
 	}
 }
