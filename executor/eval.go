@@ -190,6 +190,16 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 			}
 		}
 		return nil, nil
+	case *planner.SubscriptExpr:
+		arr, err := ec.eval(x.X, r)
+		if err != nil || arr == nil {
+			return nil, err
+		}
+		iv, err := ec.eval(x.Index, r)
+		if err != nil || iv == nil {
+			return nil, err
+		}
+		return arrayElem(arr, iv.(int64)), nil
 	case *planner.ArrayExpr:
 		vals := make([]any, len(x.Elems))
 		for i, el := range x.Elems {

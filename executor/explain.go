@@ -34,6 +34,8 @@ func explain(p planner.Plan) []string {
 		add(0, "Drop topic %s", strings.Join(x.Names, ", "))
 	case *planner.UtilityPlan:
 		add(0, "Utility %T", x.Stmt)
+	case *planner.DeclareCursorPlan: // as PostgreSQL: the cursor's query
+		explainSelect(x.Query, 0, add)
 	}
 	return lines
 }
@@ -103,6 +105,8 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		explainSelect(p.Sub, d+1, add)
 	case p.Values != nil:
 		add(d, "Values: %d row(s)", len(p.Values))
+	case p.Func != nil:
+		add(d, "Function Scan: %s", p.Func.Name)
 	case p.Join != nil:
 		j := p.Join
 		cond := ""

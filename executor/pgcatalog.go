@@ -7,63 +7,297 @@ import (
 	"topicgate/planner"
 )
 
-// The pg_catalog tables psql's \d, \dt, \dn and \l read (planner's
+// The pg_catalog tables psql's describe commands read (planner's
 // PgCatalogViews): topics are tables (relkind 'r') of the public schema,
 // the sys views are views of a sys schema, which is not on the search path
 // (pg_table_is_visible is false for them, as for any schema not on it).
+// Every column is a topic's message column (pg_attribute), with the types
+// of pg_type; the tables topicgate has nothing for have no rows.
 const (
-	oidPgCatalogNS = 11
-	oidPublicNS    = 2200
-	oidSysNS       = 16300
-	oidSysViews    = 16310 // + the view's rank by name
-	oidFirstTopic  = 16384 // + the topic's store ID
-	oidBootstrap   = 10    // the owner of everything
-	oidHeapAM      = 2
-	oidDatabase    = 5
-	encodingUTF8   = 6
+	oidPgCatalogNS  = planner.OIDPgCatalogNS
+	oidPublicNS     = planner.OIDPublicNS
+	oidSysNS        = planner.OIDSysNS
+	oidSysViews     = planner.OIDSysViews   // + the view's rank by name
+	oidFirstTopic   = planner.OIDFirstTopic // + the topic's store ID
+	oidBootstrap    = 10                    // the owner of everything
+	oidHeapAM       = 2
+	oidDatabase     = 5
+	oidPgDefaultTS  = 1663
+	oidPgGlobalTS   = 1664
+	oidDefaultColl  = 100
+	oidCColl        = 950
+	oidPosixColl    = 951
+	oidPgClassRel   = 1259 // pg_class's own OID, as pg_type.typrelid and classoid
+	encodingUTF8    = 6
+	sysViewDefSufix = "a topicgate system view, computed from the store's state"
 )
+
+// pgTypes are the rows of pg_type: the types topic and system view columns
+// have, and the ones psql's queries cast to.
+var pgTypes = []struct {
+	oid      int64
+	name     string
+	len      int64
+	cat      string
+	elem     int64
+	array    int64
+	collates bool
+}{
+	{16, "bool", 1, "B", 0, 1000, false},
+	{17, "bytea", -1, "U", 0, 1001, false},
+	{18, "char", 1, "Z", 0, 1002, false},
+	{19, "name", 64, "S", 0, 1003, true},
+	{20, "int8", 8, "N", 0, 1016, false},
+	{21, "int2", 2, "N", 0, 1005, false},
+	{23, "int4", 4, "N", 0, 1007, false},
+	{25, "text", -1, "S", 0, 1009, true},
+	{26, "oid", 4, "N", 0, 1028, false},
+	{114, "json", -1, "U", 0, 199, false},
+	{700, "float4", 4, "N", 0, 1021, false},
+	{701, "float8", 8, "N", 0, 1022, false},
+	{1000, "_bool", -1, "A", 16, 0, false},
+	{1007, "_int4", -1, "A", 23, 0, false},
+	{1009, "_text", -1, "A", 25, 0, true},
+	{1016, "_int8", -1, "A", 20, 0, false},
+	{1043, "varchar", -1, "S", 0, 1015, true},
+	{1082, "date", 4, "D", 0, 1182, false},
+	{1114, "timestamp", 8, "D", 0, 1115, false},
+	{1184, "timestamptz", 8, "D", 0, 1185, false},
+	{1186, "interval", 16, "T", 0, 1187, false},
+	{1700, "numeric", -1, "N", 0, 1231, false},
+	{3802, "jsonb", -1, "U", 0, 3807, false},
+}
+
+// formatTypeNames are format_type's names for those types.
+var formatTypeNames = map[int64]string{
+	16: "boolean", 17: "bytea", 18: `"char"`, 19: "name", 20: "bigint", 21: "smallint", 23: "integer",
+	25: "text", 26: "oid", 114: "json", 700: "real", 701: "double precision", 1000: "boolean[]",
+	1007: "integer[]", 1009: "text[]", 1016: "bigint[]", 1043: "character varying", 1082: "date",
+	1114: "timestamp without time zone", 1184: "timestamp with time zone", 1186: "interval",
+	1700: "numeric", 3802: "jsonb",
+}
+
+// typeCollation is pg_type.typcollation of a type OID.
+func typeCollation(oid int64) int64 {
+	for _, t := range pgTypes {
+		if t.oid == oid && t.collates {
+			return oidDefaultColl
+		}
+	}
+	return 0
+}
+
+// attStorage is pg_attribute.attstorage as PostgreSQL sets it for a type:
+// varlena types are 'x' (extended), fixed-size ones 'p' (plain).
+func attStorage(oid int64) string {
+	for _, t := range pgTypes {
+		if t.oid == oid {
+			if t.len < 0 {
+				return "x"
+			}
+			return "p"
+		}
+	}
+	return "p"
+}
+
+// catalogRel is one relation of pg_class: a topic or a sys view.
+type catalogRel struct {
+	oid    int64
+	name   string
+	ns     int64
+	kind   string
+	tuples float64
+	bytes  int64
+	names  []string
+	types  []planner.Type
+}
+
+// catalogRels lists the topics and the sys views, topics first.
+func (s *Session) catalogRels() []catalogRel {
+	var rels []catalogRel
+	if s.eng == nil {
+		return nil
+	}
+	var names []string
+	var types []planner.Type
+	for c := planner.ColPartition; c <= planner.ColDelay; c++ {
+		names = append(names, planner.MsgColumns[c].Name)
+		types = append(types, planner.MsgColumns[c].Type)
+	}
+	topics := s.eng.store.Topics()
+	sort.Slice(topics, func(i, j int) bool { return topics[i].Config.Name < topics[j].Config.Name })
+	for _, t := range topics {
+		var msgs, bytes int64
+		for _, p := range t.Partitions {
+			msgs += p.Messages
+			bytes += p.Bytes
+		}
+		rels = append(rels, catalogRel{oid: int64(oidFirstTopic) + int64(t.ID), name: t.Config.Name, ns: oidPublicNS,
+			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types})
+	}
+	for i, name := range planner.SysViewNames() {
+		v := planner.SysViews[name]
+		rels = append(rels, catalogRel{oid: int64(oidSysViews + i), name: name, ns: oidSysNS, kind: "v", tuples: -1,
+			names: v.Names, types: v.Types})
+	}
+	for name, oid := range planner.PgCatalogOIDs {
+		v, ok := planner.PgCatalogViews[name]
+		if !ok {
+			continue
+		}
+		kind := "r"
+		if name == "pg_roles" {
+			kind = "v"
+		}
+		rels = append(rels, catalogRel{oid: oid, name: name, ns: oidPgCatalogNS, kind: kind, tuples: -1,
+			names: v.Names, types: v.Types})
+	}
+	sort.SliceStable(rels[len(topics):], func(i, j int) bool { return rels[len(topics)+i].oid < rels[len(topics)+j].oid })
+	return rels
+}
+
+// catalogRow lays out vals (by column name) in the table's column order;
+// a column not given is its type's zero (false, 0, ”), or NULL for text,
+// arrays and timestamps, as PostgreSQL's NOT NULL catalog columns and its
+// nullable ones (pg_node_tree, aclitem[], ...) read.
+func catalogRow(table string, vals map[string]any) []any {
+	v := planner.PgCatalogViews[table]
+	row := make([]any, len(v.Names))
+	for i, n := range v.Names {
+		if x, ok := vals[n]; ok {
+			row[i] = x
+			continue
+		}
+		switch t := v.Types[i]; {
+		case t == planner.TBool:
+			row[i] = false
+		case t == planner.TFloat8:
+			row[i] = float64(0)
+		case t.IsInt():
+			row[i] = int64(0)
+		case t == planner.TName || t == planner.TChar:
+			row[i] = ""
+		}
+	}
+	return row
+}
 
 func (s *Session) pgCatalogRows(table string) [][]any {
 	var rows [][]any
+	add := func(vals map[string]any) { rows = append(rows, catalogRow(table, vals)) }
 	switch table {
 	case "pg_namespace":
-		rows = [][]any{
-			{int64(oidPgCatalogNS), "pg_catalog", int64(oidBootstrap)},
-			{int64(oidPublicNS), "public", int64(oidBootstrap)},
-			{int64(oidSysNS), "sys", int64(oidBootstrap)},
+		for _, ns := range []struct {
+			oid  int64
+			name string
+		}{{oidPgCatalogNS, "pg_catalog"}, {oidPublicNS, "public"}, {oidSysNS, "sys"}} {
+			add(map[string]any{"oid": ns.oid, "nspname": ns.name, "nspowner": int64(oidBootstrap)})
 		}
 	case "pg_am":
-		rows = [][]any{{int64(oidHeapAM), "heap"}}
+		add(map[string]any{"oid": int64(oidHeapAM), "amname": "heap", "amtype": "t"})
 	case "pg_database":
-		rows = [][]any{{int64(oidDatabase), s.info.Database, int64(oidBootstrap), int64(encodingUTF8), "C", "C", nil, "c", nil}}
+		add(map[string]any{"oid": int64(oidDatabase), "datname": s.info.Database, "datdba": int64(oidBootstrap),
+			"encoding": int64(encodingUTF8), "datcollate": "C", "datctype": "C", "datlocprovider": "c",
+			"dattablespace": int64(oidPgDefaultTS), "datallowconn": true, "datconnlimit": int64(-1)})
+	case "pg_tablespace":
+		add(map[string]any{"oid": int64(oidPgDefaultTS), "spcname": "pg_default", "spcowner": int64(oidBootstrap)})
+		add(map[string]any{"oid": int64(oidPgGlobalTS), "spcname": "pg_global", "spcowner": int64(oidBootstrap)})
+	case "pg_roles", "pg_authid":
+		// One role: the session's user owns everything (pg_get_userbyid).
+		add(map[string]any{"oid": int64(oidBootstrap), "rolname": s.info.User, "rolsuper": true, "rolinherit": true,
+			"rolcreaterole": true, "rolcreatedb": true, "rolcanlogin": true, "rolreplication": true,
+			"rolconnlimit": int64(-1), "rolbypassrls": true})
+	case "pg_collation":
+		for _, c := range []struct {
+			oid      int64
+			name     string
+			provider string
+			enc      int64
+			coll     any
+		}{{oidDefaultColl, "default", "d", -1, nil}, {oidCColl, "C", "c", -1, "C"}, {oidPosixColl, "POSIX", "c", -1, "POSIX"}} {
+			add(map[string]any{"oid": c.oid, "collname": c.name, "collnamespace": int64(oidPgCatalogNS),
+				"collowner": int64(oidBootstrap), "collprovider": c.provider, "collisdeterministic": true,
+				"collencoding": c.enc, "collcollate": c.coll, "collctype": c.coll})
+		}
+	case "pg_type":
+		for _, t := range pgTypes {
+			typtype := "b"
+			add(map[string]any{"oid": t.oid, "typname": t.name, "typnamespace": int64(oidPgCatalogNS),
+				"typowner": int64(oidBootstrap), "typlen": t.len, "typbyval": t.len > 0 && t.len <= 8,
+				"typtype": typtype, "typcategory": t.cat, "typisdefined": true, "typdelim": ",",
+				"typelem": t.elem, "typarray": t.array, "typtypmod": int64(-1),
+				"typcollation": typeCollation(t.oid)})
+		}
 	case "pg_class":
-		for _, t := range s.eng.store.Topics() {
-			var msgs int64
-			for _, p := range t.Partitions {
-				msgs += p.Messages
+		for _, r := range s.catalogRels() {
+			add(map[string]any{"oid": r.oid, "relname": r.name, "relnamespace": r.ns, "relkind": r.kind,
+				"relowner": int64(oidBootstrap), "relam": map[bool]int64{true: oidHeapAM}[r.kind == "r"],
+				"reltuples": r.tuples, "relpersistence": "p", "relreplident": map[bool]string{true: "d", false: "n"}[r.kind == "r"],
+				"relnatts": int64(len(r.names))})
+		}
+	case "pg_attribute":
+		for _, r := range s.catalogRels() {
+			for i, t := range r.types {
+				oid := int64(t.OID())
+				add(map[string]any{"attrelid": r.oid, "attname": r.names[i], "atttypid": oid, "atttypmod": int64(-1),
+					"attnum": int64(i + 1), "attcollation": typeCollation(oid), "attstorage": attStorage(oid),
+					"attstattarget": int64(-1), "attlen": pgTypeLen(oid), "attislocal": true})
 			}
-			rows = append(rows, []any{int64(oidFirstTopic) + int64(t.ID), t.Config.Name, int64(oidPublicNS), "r",
-				int64(oidBootstrap), int64(oidHeapAM), float64(msgs), "p"})
-		}
-		views := make([]string, 0, len(planner.SysViews))
-		for name := range planner.SysViews {
-			views = append(views, name)
-		}
-		sort.Strings(views)
-		for i, name := range views {
-			rows = append(rows, []any{int64(oidSysViews + i), name, int64(oidSysNS), "v", int64(oidBootstrap), int64(0), float64(-1), "p"})
 		}
 	}
 	return rows
+}
+
+func pgTypeLen(oid int64) int64 {
+	for _, t := range pgTypes {
+		if t.oid == oid {
+			return t.len
+		}
+	}
+	return -1
+}
+
+// relOf finds the relation of an OID (ok false for none).
+func (s *Session) relOf(oid int64) (catalogRel, bool) {
+	for _, r := range s.catalogRels() {
+		if r.oid == oid {
+			return r, true
+		}
+	}
+	return catalogRel{}, false
+}
+
+// format_type names a type whatever its typmod, NULL included.
+func init() { nullAware["format_type"] = true }
+
+func nullFn(*evalCtx, []any) (any, error) { return nil, nil }
+
+// relSize is pg_table_size and friends: a topic's stored bytes (its
+// partitions' retained messages), 0 for a view, NULL for no relation.
+func relSize(ec *evalCtx, a []any) (any, error) {
+	oid, ok := a[0].(int64)
+	if !ok {
+		return nil, nil
+	}
+	r, ok := ec.sess.relOf(oid)
+	if !ok {
+		return nil, nil
+	}
+	return r.bytes, nil
 }
 
 // pgCatalogFns are the catalog functions those psql queries call.
 var pgCatalogFns = map[string]builtin{
 	"pg_get_userbyid": func(ec *evalCtx, _ []any) (any, error) { return ec.sess.info.User, nil },
 	"pg_table_is_visible": func(_ *evalCtx, a []any) (any, error) {
+		// Topics and pg_catalog tables: public and pg_catalog are on the
+		// search path, sys is not.
 		oid, _ := a[0].(int64)
-		return oid >= oidFirstTopic, nil // topics: public is on the search path, sys is not
+		return oid >= oidFirstTopic || oid < oidSysNS && oid > 0, nil
 	},
+	"pg_type_is_visible":     func(_ *evalCtx, a []any) (any, error) { return a[0] != nil, nil },
+	"pg_tablespace_location": func(_ *evalCtx, a []any) (any, error) { return "", nil },
 	"pg_encoding_to_char": func(_ *evalCtx, a []any) (any, error) {
 		if n, _ := a[0].(int64); n == encodingUTF8 {
 			return "UTF8", nil
@@ -71,8 +305,120 @@ var pgCatalogFns = map[string]builtin{
 		return "", nil
 	},
 	"array_to_string": func(_ *evalCtx, a []any) (any, error) {
-		parts, _ := a[0].([]string)
+		if a[0] == nil || a[1] == nil {
+			return nil, nil
+		}
+		var parts []string
+		switch x := a[0].(type) {
+		case []string:
+			parts = x
+		default:
+			for i := int64(1); ; i++ {
+				v := arrayElem(x, i)
+				if v == nil {
+					break
+				}
+				parts = append(parts, planner.KeyText(v))
+			}
+		}
 		sep, _ := a[1].(string)
 		return strings.Join(parts, sep), nil
 	},
+	"array_upper": func(_ *evalCtx, a []any) (any, error) {
+		if d, _ := a[1].(int64); d != 1 {
+			return nil, nil
+		}
+		return arrayLen(a[0]), nil
+	},
+	"format_type": func(_ *evalCtx, a []any) (any, error) {
+		oid, ok := a[0].(int64)
+		if !ok {
+			return nil, nil
+		}
+		if n, ok := formatTypeNames[oid]; ok {
+			return n, nil
+		}
+		return "???", nil
+	},
+	"pg_table_size":          relSize,
+	"pg_total_relation_size": relSize,
+	"pg_relation_size":       relSize,
+	"pg_indexes_size": func(_ *evalCtx, a []any) (any, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		return int64(0), nil
+	},
+	"pg_database_size": func(ec *evalCtx, a []any) (any, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		var n int64
+		if ec.sess.eng == nil {
+			return n, nil
+		}
+		for _, t := range ec.sess.eng.store.Topics() {
+			for _, p := range t.Partitions {
+				n += p.Bytes
+			}
+		}
+		return n, nil
+	},
+	"has_database_privilege": func(_ *evalCtx, a []any) (any, error) { return true, nil },
+	"has_table_privilege":    func(_ *evalCtx, a []any) (any, error) { return true, nil },
+	"has_schema_privilege":   func(_ *evalCtx, a []any) (any, error) { return true, nil },
+	"pg_function_is_visible": func(_ *evalCtx, a []any) (any, error) { return a[0] != nil, nil },
+	"pg_get_viewdef": func(ec *evalCtx, a []any) (any, error) {
+		oid, _ := a[0].(int64)
+		r, ok := ec.sess.relOf(oid)
+		if !ok || r.kind != "v" {
+			return nil, nil
+		}
+		schema := "sys."
+		if r.ns == oidPgCatalogNS {
+			schema = "pg_catalog."
+		}
+		return " SELECT " + strings.Join(r.names, ",\n    ") + "\n   FROM " + schema + r.name + "; -- " + sysViewDefSufix, nil
+	},
+	// Nothing has a default, a comment, a rule, an extended statistic or
+	// an expression: these answer NULL.
+	"pg_get_expr":                     nullFn,
+	"col_description":                 nullFn,
+	"obj_description":                 nullFn,
+	"shobj_description":               nullFn,
+	"pg_get_ruledef":                  nullFn,
+	"pg_get_statisticsobjdef_columns": nullFn,
+	"pg_get_function_result":          nullFn,
+	"pg_get_function_arguments":       nullFn,
+	"pg_get_indexdef":                 nullFn,
+	"pg_get_constraintdef":            nullFn,
+	"pg_get_triggerdef":               nullFn,
+	"pg_relation_is_publishable": func(_ *evalCtx, a []any) (any, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		return false, nil
+	},
+}
+
+// arrayElem is arr[i] (1-based), nil outside the array.
+func arrayElem(arr any, i int64) any {
+	if i < 1 {
+		return nil
+	}
+	switch x := arr.(type) {
+	case []int64:
+		if i <= int64(len(x)) {
+			return x[i-1]
+		}
+	case []string:
+		if i <= int64(len(x)) {
+			return x[i-1]
+		}
+	case []bool:
+		if i <= int64(len(x)) {
+			return x[i-1]
+		}
+	}
+	return nil
 }

@@ -142,6 +142,14 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			t = "EXPLAIN"
 		}
 		return t, d, err
+	case *planner.DeclareCursorPlan:
+		return "DECLARE CURSOR", true, s.execDeclare(ctx, p.ec, plan)
+	case *planner.FetchPlan:
+		tag, err := s.execFetch(ctx, plan, p.st.cols, out)
+		return tag, true, err
+	case *planner.CloseCursorPlan:
+		tag, err := s.execCloseCursor(plan)
+		return tag, true, err
 	case *planner.UtilityPlan:
 		if p.it != nil {
 			return p.stream(ctx, out, maxRows)

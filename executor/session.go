@@ -43,6 +43,9 @@ type Session struct {
 	// pendingDurable are acknowledgements decided but not yet known to be
 	// synced; WaitDurable runs them before output reaches the client.
 	pendingDurable []func() error
+	// cursors are the open cursors by name (cursor.go); one whose
+	// transaction block has ended counts as closed.
+	cursors map[string]*cursor
 }
 
 // txStatus is a snapshot of a session's transaction for other sessions'
@@ -188,6 +191,9 @@ func (st *statement) prepare() error {
 	st.cols = wireColumns(plan.Columns())
 	if show, ok := st.ast.(*sql.Show); ok && len(st.cols) == 1 {
 		st.cols[0].Name = paramName(show.Name) // SHOW datestyle names its column DateStyle
+	}
+	if f, ok := plan.(*planner.FetchPlan); ok {
+		st.cols = st.s.fetchColumns(f) // the cursor's, which only the session knows
 	}
 	return nil
 }

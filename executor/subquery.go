@@ -64,6 +64,26 @@ func (ec *evalCtx) runSubquery(ctx context.Context, x *planner.SubqueryExpr, mem
 				return nil, pgerror.New(pgerror.CodeCardinalityViolation, "more than one row returned by a subquery used as an expression")
 			}
 		}
+	case sql.SubArray:
+		vals := []any{}
+		for {
+			row, err := it.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if row == nil {
+				break
+			}
+			vals = append(vals, row[0])
+			if err := mem.charge(32 + valueBytes(row[0])); err != nil {
+				return nil, err
+			}
+		}
+		v, err := planner.NormalizeParam(vals, x.T)
+		if err != nil {
+			return nil, err
+		}
+		r.value = v
 	case sql.SubIn:
 		// Values of one type are looked up by their key; a numeric
 		// tested against integers (or the like) is compared one by one.

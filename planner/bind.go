@@ -199,6 +199,13 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 			return nil, err
 		}
 		if c, ok := inner.(*ConstExpr); ok && c.T == TUnknown {
+			if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.cat != nil {
+				oid, err := regclassOID(b.cat, str) // 'name'::regclass names a relation
+				if err != nil {
+					return nil, err
+				}
+				return &ConstExpr{V: oid, T: TOid}, nil
+			}
 			return coerce(c, t)
 		}
 		if p, ok := inner.(*ParamExpr); ok && p.Type() == TUnknown {
@@ -354,6 +361,42 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
 	case *sql.SubLink:
 		return b.bindSubLink(x)
+	case *sql.Collate:
+		inner, err := b.bind(x.X, want)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(inner) {
+			if inner, err = coerce(inner, TText); err != nil {
+				return nil, err
+			}
+		}
+		if t := inner.Type(); !t.IsText() && t != TTextArray && t != TNull {
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "collations are not supported by type %s", t)
+		}
+		return inner, nil // every collation topicgate accepts compares bytewise
+	case *sql.Subscript:
+		arr, err := b.bind(x.X, TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		et := arr.Type().ElemType()
+		if et == TUnknown {
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arr.Type())
+		}
+		idx, err := b.bind(x.Index, TInt4)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(idx) {
+			if idx, err = coerce(idx, TInt4); err != nil {
+				return nil, err
+			}
+		}
+		if !idx.Type().IsInt() && idx.Type() != TNull {
+			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
+		}
+		return &SubscriptExpr{X: arr, Index: idx, T: et}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", e)
 }

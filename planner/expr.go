@@ -138,6 +138,15 @@ type ArrayExpr struct {
 	T     Type
 }
 
+// SubscriptExpr is X[Index]: an array's element (1-based), NULL outside.
+type SubscriptExpr struct {
+	X, Index Expr
+	T        Type
+}
+
+func (e *SubscriptExpr) Type() Type     { return e.T }
+func (e *SubscriptExpr) String() string { return "(" + e.X.String() + ")[" + e.Index.String() + "]" }
+
 // AggExpr is an aggregate call; it is evaluated by the aggregation operator
 // and replaced by a ColExpr over the aggregate's output above it.
 type AggExpr struct {

@@ -111,6 +111,10 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		return &ConstExpr{V: name, T: TText}, nil
 	}
 	sig, ok := Builtins[x.Name]
+	if !ok && (x.Name == "generate_series" || x.Name == "unnest") {
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"set-returning function %s is only supported in FROM (SELECT ... FROM %s(...) AS x)", x.Name, x.Name)
+	}
 	if !ok {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not exist", x.Name)
 	}

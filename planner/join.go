@@ -35,10 +35,10 @@ type relation struct {
 
 // planRelation plans one input of a join, with WHERE conjuncts pushed into
 // it (they may bound its scan).
-func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr) (relation, error) {
+func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr, outer *Scope, use *outerUse) (relation, error) {
 	if t.Join != nil {
 		p := &SelectPlan{}
-		scope, star, err := fromJoin(cat, t.Join, params, p, where)
+		scope, star, err := fromJoin(cat, t.Join, params, p, where, outer, use)
 		if err != nil {
 			return relation{}, err
 		}
@@ -51,7 +51,10 @@ func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr
 		return relation{plan: p, scope: scope, star: star}, nil
 	}
 	s := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: t, Where: andAll(where)}
-	p, err := planSelect(cat, s, params)
+	if t.Func == nil {
+		outer, use = nil, nil // only a function's arguments may read the query around
+	}
+	p, err := planSelectIn(cat, s, params, outer, use)
 	if err != nil {
 		return relation{}, err
 	}
@@ -90,12 +93,12 @@ func andAll(es []sql.Expr) sql.Expr {
 // the columns SELECT * lists (USING columns once). where are the outer
 // WHERE's conjuncts: those over one side only are pushed into it (into
 // the left side only, for a LEFT join); they are still applied above.
-func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []sql.Expr) (*Scope, []int, error) {
-	l0, err := planRelation(cat, &j.Left, params, nil)
+func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []sql.Expr, outer *Scope, use *outerUse) (*Scope, []int, error) {
+	l0, err := planRelation(cat, &j.Left, params, nil, outer, use)
 	if err != nil {
 		return nil, nil, err
 	}
-	r0, err := planRelation(cat, &j.Right, params, nil)
+	r0, err := planRelation(cat, &j.Right, params, nil, outer, use)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,12 +115,12 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 	}
 	l, r := l0, r0
 	if toLeft != nil {
-		if l, err = planRelation(cat, &j.Left, params, toLeft); err != nil {
+		if l, err = planRelation(cat, &j.Left, params, toLeft, outer, use); err != nil {
 			return nil, nil, err
 		}
 	}
 	if toRight != nil {
-		if r, err = planRelation(cat, &j.Right, params, toRight); err != nil {
+		if r, err = planRelation(cat, &j.Right, params, toRight, outer, use); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -118,6 +118,7 @@ type SelectPlan struct {
 	Values [][]Expr
 	SetOp  *SetOpPlan
 	Join   *JoinPlan
+	Func   *FuncScan // a set-returning function in FROM
 	// Windows are the window functions of the select list and ORDER BY,
 	// computed over the filtered input rows into columns Slot (after the
 	// input's own columns).

@@ -65,6 +65,12 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 		return planSharedDelete(cat, s, params)
 	case *sql.CopyTo:
 		return planCopyOut(cat, s, params)
+	case *sql.DeclareCursor:
+		return planDeclareCursor(cat, s, params)
+	case *sql.Fetch:
+		return &FetchPlan{Fetch: *s}, nil
+	case *sql.CloseCursor:
+		return &CloseCursorPlan{Close: *s}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "statement %T is not supported", stmt)
 }

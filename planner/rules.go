@@ -62,6 +62,9 @@ func walk(e Expr, fn func(Expr)) {
 		for _, a := range x.Elems {
 			walk(a, fn)
 		}
+	case *SubscriptExpr:
+		walk(x.X, fn)
+		walk(x.Index, fn)
 	case *SubqueryExpr:
 		walk(x.X, fn) // the subquery's own plan is not part of this one
 	case *WindowExpr:

@@ -50,9 +50,21 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	var star []int
 	if s.From != nil && s.From.Join != nil {
 		var err error
-		if scope, star, err = fromJoin(cat, s.From.Join, params, p, sqlConjuncts(s.Where, nil)); err != nil {
+		if scope, star, err = fromJoin(cat, s.From.Join, params, p, sqlConjuncts(s.Where, nil), outer, use); err != nil {
 			return nil, err
 		}
+	} else if s.From != nil && s.From.Func != nil {
+		var err error
+		// The arguments see no FROM columns, only the query around.
+		b := newBinder(params, (&Scope{Source: "function"}).withOuter(outer, use, "\x00"))
+		if outer == nil {
+			b = newBinder(params, nil)
+		}
+		b.cat = cat
+		if scope, err = fromFunc(b, s.From, p); err != nil {
+			return nil, err
+		}
+		star = []int{0}
 	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil) {
 		var err error
 		switch {
@@ -384,6 +396,35 @@ func figureColname(e sql.Expr) (string, int) {
 			return name, strength
 		}
 		return strings.TrimSuffix(x.Type, "[]"), 1
+	case *sql.ArrayLit:
+		return "array", 2
+	case *sql.Subscript:
+		return figureColname(x.X)
+	case *sql.Collate:
+		return figureColname(x.X)
+	case *sql.SubLink:
+		switch x.Kind {
+		case sql.SubExists:
+			return "exists", 2
+		case sql.SubArray:
+			return "array", 2
+		case sql.SubScalar:
+			// The subquery's column name, as PostgreSQL names it.
+			sel := x.Select
+			for sel != nil && sel.From != nil && sel.From.SetOp != nil && len(sel.Targets) == 1 {
+				if _, ok := sel.Targets[0].Expr.(*sql.Star); !ok {
+					break
+				}
+				sel = sel.From.SetOp.Left
+			}
+			if sel != nil && len(sel.Targets) > 0 {
+				if _, ok := sel.Targets[0].Expr.(*sql.Star); !ok {
+					if name := targetName(sel.Targets[0]); name != "?column?" {
+						return name, 2
+					}
+				}
+			}
+		}
 	}
 	return "", 0
 }

@@ -52,6 +52,8 @@ func (e *SubqueryExpr) String() string {
 		return "EXISTS (subquery " + strconv.Itoa(e.id) + ")"
 	case sql.SubIn:
 		return "(" + e.X.String() + " IN (subquery " + strconv.Itoa(e.id) + "))"
+	case sql.SubArray:
+		return "ARRAY(subquery " + strconv.Itoa(e.id) + ")"
 	}
 	return "(subquery " + strconv.Itoa(e.id) + ")"
 }
@@ -87,11 +89,17 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 	switch x.Kind {
 	case sql.SubExists:
 		e.T = TBool
-	case sql.SubScalar, sql.SubIn:
+	case sql.SubScalar, sql.SubIn, sql.SubArray:
 		if len(inner.Cols) != 1 {
 			return nil, pgerror.New(pgerror.CodeSyntaxError, "subquery must return only one column")
 		}
 		e.T = inner.Cols[0].T
+		if x.Kind == sql.SubArray {
+			if e.T.ElemType() != TUnknown {
+				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "ARRAY (subquery) of %s is not supported", e.T)
+			}
+			e.T = ArrayOf(e.T)
+		}
 	}
 	if x.Kind == sql.SubIn {
 		ct := e.T
@@ -274,4 +282,97 @@ func CorrelatedSubqueries(p *SelectPlan) []*SubqueryExpr {
 		})
 	}
 	return out
+}
+
+// FuncScan is a set-returning function in FROM: generate_series(start,
+// stop[, step]) over integers, or unnest(array). Its arguments may read
+// the query around a subquery (OuterRefs), not the FROM list it is in.
+type FuncScan struct {
+	Name string
+	Args []Expr
+	T    Type // the one column's type
+}
+
+// fromFunc binds a function in FROM; b's scope is the query around (nil
+// outside a subquery).
+func fromFunc(b *binder, t *sql.TableRef, p *SelectPlan) (*Scope, error) {
+	f := t.Func
+	fs := &FuncScan{Name: f.Name}
+	switch f.Name {
+	case "generate_series":
+		if len(f.Args) < 2 || len(f.Args) > 3 {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function generate_series does not accept %d arguments", len(f.Args))
+		}
+		fs.T = TInt4
+		for _, a := range f.Args {
+			e, err := b.bind(a, TInt4)
+			if err != nil {
+				return nil, err
+			}
+			if isUntyped(e) {
+				if e, err = coerce(e, TInt4); err != nil {
+					return nil, err
+				}
+			}
+			switch at := e.Type(); {
+			case at == TInt8:
+				fs.T = TInt8
+			case at == TInt2 || at == TInt4 || at == TNull:
+			default:
+				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function generate_series(%s) does not exist", at).
+					WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+			}
+			fs.Args = append(fs.Args, e)
+		}
+	case "unnest":
+		if len(f.Args) != 1 {
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "unnest of several arrays is not supported")
+		}
+		e, err := b.bind(f.Args[0], TUnknown)
+		if err != nil {
+			return nil, err
+		}
+		if isUntyped(e) {
+			if e, err = coerce(e, TTextArray); err != nil {
+				return nil, err
+			}
+		}
+		if fs.T = e.Type().ElemType(); fs.T == TUnknown {
+			if e.Type() != TNull {
+				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function unnest(%s) does not exist", e.Type())
+			}
+			fs.T = TText
+		}
+		fs.Args = []Expr{e}
+	default:
+		if _, ok := Builtins[f.Name]; ok || aggregates[f.Name] {
+			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "function %s in FROM is not supported", f.Name)
+		}
+		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not exist", f.Name)
+	}
+	for _, a := range fs.Args {
+		if containsSubquery(a) {
+			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery in the arguments of a function in FROM is not supported")
+		}
+	}
+	name := f.Name
+	if t.Alias != "" {
+		name = t.Alias
+	}
+	names := []string{name}
+	if err := applyColAliases(t, names); err != nil {
+		return nil, err
+	}
+	p.Func = fs
+	return &Scope{Names: names, Types: []Type{fs.T}, Source: sourceName("function", name)}, nil
+}
+
+func containsSubquery(e Expr) bool {
+	found := false
+	walk(e, func(x Expr) {
+		if _, ok := x.(*SubqueryExpr); ok {
+			found = true
+		}
+	})
+	return found
 }

@@ -1,25 +1,90 @@
 package planner
 
+import "strings"
+
 // SysView describes a system view's columns; the executor produces rows.
 type SysView struct {
 	Names []string
 	Types []Type
 }
 
-// PgCatalogViews are the few pg_catalog tables psql's \d, \dt, \dn and
-// \l read, with the columns those queries use. Topics are tables of the
-// public schema; the sys views are views of a sys schema.
-var PgCatalogViews = map[string]SysView{
-	"pg_namespace": {Names: []string{"oid", "nspname", "nspowner"}, Types: []Type{TOid, TName, TOid}},
-	"pg_class": {
-		Names: []string{"oid", "relname", "relnamespace", "relkind", "relowner", "relam", "reltuples", "relpersistence"},
-		Types: []Type{TOid, TName, TOid, TChar, TOid, TOid, TFloat8, TChar},
-	},
-	"pg_am": {Names: []string{"oid", "amname"}, Types: []Type{TOid, TName}},
-	"pg_database": {
-		Names: []string{"oid", "datname", "datdba", "encoding", "datcollate", "datctype", "daticulocale", "datlocprovider", "datacl"},
-		Types: []Type{TOid, TName, TOid, TInt4, TText, TText, TText, TChar, TTextArray},
-	},
+// PgCatalogViews are the pg_catalog tables psql 15's describe commands
+// (\d, \d+, \dt, \dv, \dn+, \l+, \du, \df, \di) and its tab completion
+// read, with the columns those queries use (see pgCatalogSpec). Topics are
+// tables of the public schema; the sys views are views of a sys schema.
+// Tables topicgate has nothing for (policies, publications, inheritance,
+// rules, indexes, ...) exist with no rows, so the queries psql sends for
+// every table plan and return nothing, as for a table without them.
+var PgCatalogViews = map[string]SysView{}
+
+// pgCatalogSpec lists each table's columns as name:type.
+var pgCatalogSpec = map[string]string{
+	"pg_namespace": "oid:oid nspname:name nspowner:oid nspacl:text[]",
+	"pg_class": "oid:oid relname:name relnamespace:oid relkind:char relowner:oid relam:oid reltuples:float8 " +
+		"relpersistence:char relchecks:int2 relhasindex:bool relhasrules:bool relhastriggers:bool " +
+		"relrowsecurity:bool relforcerowsecurity:bool relispartition:bool reltablespace:oid reloftype:oid " +
+		"relreplident:char reltoastrelid:oid reloptions:text[] relpartbound:text reltype:oid relnatts:int2 " +
+		"relpages:int4 relhassubclass:bool relisshared:bool relacl:text[]",
+	"pg_am": "oid:oid amname:name amtype:char",
+	"pg_database": "oid:oid datname:name datdba:oid encoding:int4 datcollate:text datctype:text daticulocale:text " +
+		"datlocprovider:char datacl:text[] dattablespace:oid datistemplate:bool datallowconn:bool datconnlimit:int4",
+	"pg_attribute": "attrelid:oid attname:name atttypid:oid atttypmod:int4 attnum:int2 attnotnull:bool atthasdef:bool " +
+		"attisdropped:bool attcollation:oid attidentity:char attgenerated:char attstorage:char attcompression:char " +
+		"attstattarget:int4 attlen:int2 attndims:int4 attislocal:bool attinhcount:int4 atthasmissing:bool attacl:text[]",
+	"pg_attrdef": "oid:oid adrelid:oid adnum:int2 adbin:text",
+	"pg_type": "oid:oid typname:name typnamespace:oid typowner:oid typlen:int2 typbyval:bool typtype:char " +
+		"typcategory:char typisdefined:bool typdelim:char typrelid:oid typelem:oid typarray:oid typnotnull:bool " +
+		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid",
+	"pg_collation": "oid:oid collname:name collnamespace:oid collowner:oid collprovider:char " +
+		"collisdeterministic:bool collencoding:int4 collcollate:text collctype:text",
+	"pg_roles": "oid:oid rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool " +
+		"rolcanlogin:bool rolreplication:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:timestamptz " +
+		"rolbypassrls:bool rolconfig:text[]",
+	"pg_auth_members": "roleid:oid member:oid grantor:oid admin_option:bool",
+	"pg_tablespace":   "oid:oid spcname:name spcowner:oid spcacl:text[] spcoptions:text[]",
+	"pg_proc": "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid prokind:char prosecdef:bool " +
+		"proretset:bool provolatile:char pronargs:int2 prorettype:oid proargtypes:text prosrc:text proacl:text[]",
+	"pg_index": "indexrelid:oid indrelid:oid indnatts:int2 indnkeyatts:int2 indisunique:bool indisprimary:bool " +
+		"indisexclusion:bool indimmediate:bool indisclustered:bool indisvalid:bool indisready:bool " +
+		"indislive:bool indisreplident:bool indkey:text indexprs:text indpred:text",
+	"pg_description":   "objoid:oid classoid:oid objsubid:int4 description:text",
+	"pg_shdescription": "objoid:oid classoid:oid description:text",
+	"pg_policy": "oid:oid polname:name polrelid:oid polcmd:char polpermissive:bool polroles:oid[] " +
+		"polqual:text polwithcheck:text",
+	"pg_statistic_ext": "oid:oid stxrelid:oid stxname:name stxnamespace:oid stxowner:oid stxstattarget:int4 " +
+		"stxkeys:int2[] stxkind:text[]",
+	"pg_publication": "oid:oid pubname:name pubowner:oid puballtables:bool pubinsert:bool pubupdate:bool " +
+		"pubdelete:bool pubtruncate:bool pubviaroot:bool",
+	"pg_publication_namespace": "oid:oid pnpubid:oid pnnspid:oid",
+	"pg_publication_rel":       "oid:oid prpubid:oid prrelid:oid prqual:text prattrs:int2[]",
+	"pg_inherits":              "inhrelid:oid inhparent:oid inhseqno:int4 inhdetachpending:bool",
+	"pg_rewrite":               "oid:oid rulename:name ev_class:oid ev_type:char ev_enabled:char is_instead:bool ev_qual:text ev_action:text",
+	"pg_trigger": "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:int2 tgenabled:char " +
+		"tgisinternal:bool tgconstraint:oid",
+	"pg_constraint": "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool " +
+		"convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid conislocal:bool",
+	"pg_extension": "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text",
+}
+
+func init() {
+	for table, spec := range pgCatalogSpec {
+		var v SysView
+		for _, col := range strings.Fields(spec) {
+			name, typ, _ := strings.Cut(col, ":")
+			t, ok := TypeFromName(typ)
+			if typ == "char" {
+				t, ok = TChar, true
+			}
+			if !ok {
+				panic("pg_catalog." + table + "." + name + ": unknown type " + typ)
+			}
+			v.Names = append(v.Names, name)
+			v.Types = append(v.Types, t)
+		}
+		PgCatalogViews[table] = v
+	}
+	// pg_authid is pg_roles (without the password masking).
+	PgCatalogViews["pg_authid"] = PgCatalogViews["pg_roles"]
 }
 
 // SysViews are the views under the sys schema.

@@ -193,15 +193,15 @@ func TypeFromName(name string) (Type, bool) {
 		return TDate, true
 	case "interval":
 		return TInterval, true
-	case "int8[]", "bigint[]":
+	case "int8[]", "bigint[]", "int2[]", "smallint[]", "oid[]", "int2vector", "oidvector":
 		return TInt8Array, true
 	case "int4[]", "integer[]", "int[]":
 		return TInt4Array, true
-	case "text[]", "varchar[]":
+	case "text[]", "varchar[]", "name[]", "\"char\"[]", "char[]", "aclitem[]":
 		return TTextArray, true
 	case "bool[]", "boolean[]":
 		return TBoolArray, true
-	case "oid", "regclass", "regtype", "regproc", "regnamespace":
+	case "oid", "regclass", "regtype", "regproc", "regprocedure", "regnamespace", "regrole", "regoper", "regconfig":
 		return TOid, true
 	case "\"char\"":
 		return TChar, true

@@ -59,6 +59,9 @@ type TableRef struct {
 	ColAliases []string
 	SetOp      *SetOp
 	Join       *Join
+	// Func is a set-returning function in FROM (generate_series, unnest):
+	// one column named after the alias, else the function.
+	Func *FuncCall
 }
 
 // Join is Left [INNER|LEFT|CROSS] JOIN Right [ON On | USING (Using)]; a
@@ -277,7 +280,18 @@ const (
 	SubScalar SubKind = iota
 	SubExists
 	SubIn
+	SubArray // ARRAY(subquery): the column's values as an array
 )
+
+// Subscript is X[Index], one element of an array (1-based; NULL outside).
+type Subscript struct{ X, Index Expr }
+
+// Collate is X COLLATE Name with a default collation (default, C, POSIX),
+// which compares as X does.
+type Collate struct {
+	X    Expr
+	Name string
+}
 
 // Default is the DEFAULT keyword in an INSERT ... VALUES row or UPDATE SET.
 type Default struct{}
@@ -301,6 +315,8 @@ func (*NullIf) exprNode()    {}
 func (*Star) exprNode()      {}
 func (*SubLink) exprNode()   {}
 func (*Default) exprNode()   {}
+func (*Subscript) exprNode() {}
+func (*Collate) exprNode()   {}
 
 // ---- statements ----
 

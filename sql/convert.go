@@ -104,6 +104,13 @@ func (c *converter) stmt(n *pg.Node) (Stmt, error) {
 	case *pg.Node_DeallocateStmt:
 		name := x.DeallocateStmt.Name
 		return &Deallocate{Name: name, All: name == ""}, nil
+	case *pg.Node_DeclareCursorStmt:
+		return c.declareCursor(x.DeclareCursorStmt)
+	case *pg.Node_FetchStmt:
+		return c.fetch(x.FetchStmt), nil
+	case *pg.Node_ClosePortalStmt:
+		name := x.ClosePortalStmt.Portalname
+		return &CloseCursor{Name: name, All: name == ""}, nil
 	case *pg.Node_CreateStmt:
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "CREATE TABLE is not supported; use CREATE TOPIC")
 	case *pg.Node_AlterTableStmt:
@@ -258,6 +265,9 @@ func (c *converter) fromItem(n *pg.Node) (TableRef, error) {
 	}
 	if rv := n.GetRangeVar(); rv != nil {
 		return c.tableRef(rv)
+	}
+	if rf := n.GetRangeFunction(); rf != nil {
+		return c.rangeFunction(rf)
 	}
 	j := n.GetJoinExpr()
 	if j == nil {
@@ -540,4 +550,35 @@ func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// rangeFunction converts a set-returning function in FROM: one function,
+// no ORDINALITY, ROWS FROM or column definition list.
+func (c *converter) rangeFunction(rf *pg.RangeFunction) (TableRef, error) {
+	if rf.Lateral {
+		return TableRef{}, c.unsupported(-1, "LATERAL")
+	}
+	if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		return TableRef{}, c.unsupported(-1, "this function in FROM")
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil || len(items) > 1 && items[1] != nil && items[1].GetNode() != nil {
+		return TableRef{}, c.unsupported(-1, "this function in FROM")
+	}
+	e, err := c.funcCall(items[0].GetFuncCall())
+	if err != nil {
+		return TableRef{}, err
+	}
+	f, ok := e.(*FuncCall)
+	if !ok {
+		return TableRef{}, c.unsupported(-1, "this function in FROM")
+	}
+	t := TableRef{Func: f, Name: f.Name}
+	if rf.Alias != nil {
+		t.Alias = rf.Alias.Aliasname
+		for _, n := range rf.Alias.Colnames {
+			t.ColAliases = append(t.ColAliases, n.GetString_().GetSval())
+		}
+	}
+	return t, nil
 }

@@ -166,6 +166,8 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		case pg.SubLinkType_EXPR_SUBLINK:
 		case pg.SubLinkType_EXISTS_SUBLINK:
 			out.Kind = SubExists
+		case pg.SubLinkType_ARRAY_SUBLINK:
+			out.Kind = SubArray
 		case pg.SubLinkType_ANY_SUBLINK:
 			// x IN (subquery) has no operator name; = ANY (subquery) has "=".
 			if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
@@ -199,6 +201,10 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		return &FuncCall{Name: name}, nil
 	case *pg.Node_AStar:
 		return &Star{}, nil
+	case *pg.Node_CollateClause:
+		return c.collate(x.CollateClause)
+	case *pg.Node_AIndirection:
+		return c.indirection(x.AIndirection)
 	case nil:
 	default:
 		return nil, c.unsupported(-1, "%s", exprKindName(x))
@@ -577,4 +583,46 @@ func (c *converter) resolveWindow(w *pg.WindowDef) (*pg.WindowDef, error) {
 		out.OrderClause = w.OrderClause
 	}
 	return out, nil
+}
+
+// collate accepts COLLATE with the default collation (psql's catalog
+// queries write `... COLLATE pg_catalog.default`), which changes nothing:
+// topicgate compares text bytewise, which is what "default", "C" and
+// "POSIX" mean in a C-locale database (the planner checks that X is
+// text). Any other collation is 0A000.
+func (c *converter) collate(cc *pg.CollateClause) (Expr, error) {
+	var names []string
+	for _, n := range cc.Collname {
+		names = append(names, n.GetString_().GetSval())
+	}
+	name := names[len(names)-1]
+	if len(names) > 2 || len(names) == 2 && names[0] != "pg_catalog" ||
+		name != "default" && name != "C" && name != "POSIX" && name != "ucs_basic" {
+		return nil, c.unsupported(cc.Location, "COLLATE \"%s\"", strings.Join(names, "."))
+	}
+	x, err := c.expr(cc.Arg)
+	if err != nil {
+		return nil, err
+	}
+	return &Collate{X: x, Name: name}, nil
+}
+
+// indirection converts X[i] (one subscript, no slices or field selection).
+func (c *converter) indirection(ai *pg.A_Indirection) (Expr, error) {
+	x, err := c.expr(ai.Arg)
+	if err != nil {
+		return nil, err
+	}
+	for _, ind := range ai.Indirection {
+		idx := ind.GetAIndices()
+		if idx == nil || idx.IsSlice || idx.Uidx == nil {
+			return nil, c.unsupported(-1, "array subscript or field selection")
+		}
+		i, err := c.expr(idx.Uidx)
+		if err != nil {
+			return nil, err
+		}
+		x = &Subscript{X: x, Index: i}
+	}
+	return x, nil
 }

@@ -78,6 +78,8 @@ func (f *formatter) table(t TableRef) {
 		}
 		f.sel(t.SetOp.Right)
 		f.w(")")
+	case t.Func != nil:
+		f.expr(t.Func)
 	case t.Sub != nil:
 		f.w("(")
 		f.sel(t.Sub)
@@ -354,6 +356,8 @@ func (f *formatter) expr(e Expr) {
 		switch x.Kind {
 		case SubExists:
 			f.w("EXISTS ")
+		case SubArray:
+			f.w("ARRAY")
 		case SubIn:
 			f.w("(")
 			f.expr(x.X)
@@ -367,6 +371,15 @@ func (f *formatter) expr(e Expr) {
 		}
 	case *Default:
 		f.w("DEFAULT")
+	case *Collate:
+		f.expr(x.X)
+		f.w(" COLLATE \"", x.Name, "\"")
+	case *Subscript:
+		f.w("(")
+		f.expr(x.X)
+		f.w(")[")
+		f.expr(x.Index)
+		f.w("]")
 	default:
 		f.w(fmt.Sprintf("<%T>", e))
 	}

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -191,6 +192,33 @@ func (f *formatter) stmt(s Stmt) {
 			f.w("ANALYZE ")
 		}
 		f.stmt(x.Stmt)
+	case *DeclareCursor:
+		f.w("DECLARE ", ident(x.Name))
+		if x.Binary {
+			f.w(" BINARY")
+		}
+		if x.Scroll {
+			f.w(" SCROLL")
+		}
+		f.w(" CURSOR")
+		if x.Hold {
+			f.w(" WITH HOLD")
+		}
+		f.w(" FOR ")
+		f.sel(x.Query)
+	case *Fetch:
+		f.w(map[bool]string{false: "FETCH ", true: "MOVE "}[x.Move])
+		n := strconv.FormatInt(x.Count, 10)
+		if x.Count == FetchAll {
+			n = "ALL"
+		}
+		f.w([...]string{FetchForward: "FORWARD ", FetchBackward: "BACKWARD ", FetchAbsolute: "ABSOLUTE ", FetchRelative: "RELATIVE "}[x.Direction], n, " FROM ", ident(x.Name))
+	case *CloseCursor:
+		if x.All {
+			f.w("CLOSE ALL")
+		} else {
+			f.w("CLOSE ", ident(x.Name))
+		}
 	case *Empty:
 		f.w("<empty>")
 	case *Discard:

@@ -82,6 +82,9 @@ func (w walker) table(t *TableRef) {
 	for _, row := range t.Values {
 		w.exprs(row)
 	}
+	if t.Func != nil {
+		w.expr(t.Func)
+	}
 }
 
 func (w walker) targets(ts []Target) {
@@ -121,6 +124,8 @@ func (w walker) stmt(s Stmt) {
 	case *CopyFrom:
 		w.table(&x.Table)
 	case *CopyTo:
+		w.sel(x.Query)
+	case *DeclareCursor:
 		w.sel(x.Query)
 	case *Explain:
 		w.stmt(x.Stmt)
@@ -211,5 +216,10 @@ func (w walker) expr(e Expr) {
 	case *SubLink:
 		w.expr(x.X)
 		w.sel(x.Select)
+	case *Subscript:
+		w.expr(x.X)
+		w.expr(x.Index)
+	case *Collate:
+		w.expr(x.X)
 	}
 }

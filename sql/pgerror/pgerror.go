@@ -72,6 +72,12 @@ const (
 	CodeDataCorrupted               = "XX001"
 )
 
+// Cursor SQLSTATEs (executor/cursor.go).
+const (
+	CodeDuplicateCursor              = "42P03"
+	CodeObjectNotInPrerequisiteState = "55000"
+)
+
 // Error is an error with a SQLSTATE code, shown to the client as an
 // ErrorResponse (or, with Severity NOTICE, as a NoticeResponse).
 type Error struct {

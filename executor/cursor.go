@@ -1,0 +1,256 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"topicgate/planner"
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/txn"
+	"topicgate/wire"
+)
+
+// Server-side cursors (DECLARE, FETCH, MOVE, CLOSE) over stateless reads,
+// with PostgreSQL's rules: a cursor without WITH HOLD may only be declared
+// in a transaction block and is closed when the block ends; a WITH HOLD
+// one lives until CLOSE or the end of the session. Cursors scan forward
+// only (PostgreSQL's NO SCROLL): a backward move is 55000.
+//
+// A cursor keeps the row iterator its query started with, as a portal
+// does between row-limited Executes: a topic scan reads on as FETCH asks
+// for rows, so FETCH FORWARD 2000 from a huge topic reads about 2000
+// messages. A cursor remembers the transaction block it was declared in
+// and counts as closed once that block is over; closed cursors are dropped
+// at the session's next cursor statement, so nothing is needed where a
+// transaction ends.
+//
+// Where topicgate differs from PostgreSQL: a WITH HOLD cursor declared in
+// a block that rolls back stays open (PostgreSQL drops it); a WITH HOLD
+// cursor is not materialized at COMMIT, so it reads the topic as it is
+// when FETCH runs (messages are immutable once written; retention may
+// have removed some meanwhile).
+type cursor struct {
+	name string
+	hold bool
+	tx   *txn.Txn // the block it was declared in; nil in autocommit
+	ec   *evalCtx
+	it   rowIter
+	cols []wire.Column
+	// pos counts the rows fetched or moved over; atStart is true until the
+	// first FETCH or MOVE, atEnd once the query has no more rows.
+	pos     int64
+	atStart bool
+	atEnd   bool
+}
+
+// open reports whether c is still open in s: a WITH HOLD cursor is, a
+// cursor without it only inside the block it was declared in.
+func (s *Session) cursorOpen(c *cursor) bool {
+	return c.hold || c.tx != nil && c.tx == s.tx
+}
+
+// sweepCursors drops the cursors whose transaction block has ended.
+func (s *Session) sweepCursors() {
+	for name, c := range s.cursors {
+		if !s.cursorOpen(c) {
+			delete(s.cursors, name)
+		}
+	}
+}
+
+func (s *Session) lookupCursor(name string) (*cursor, error) {
+	s.sweepCursors()
+	c, ok := s.cursors[name]
+	if !ok {
+		return nil, pgerror.Newf(pgerror.CodeInvalidCursorName, "cursor \"%s\" does not exist", name)
+	}
+	return c, nil
+}
+
+// fetchColumns are the columns a FETCH statement returns: its cursor's
+// (none for MOVE, or for a cursor that does not exist: executing it is
+// 34000). Statement preparation asks, since only the session knows them.
+func (s *Session) fetchColumns(f *planner.FetchPlan) []wire.Column {
+	if f.Fetch.Move {
+		return nil
+	}
+	c, err := s.lookupCursor(f.Fetch.Name)
+	if err != nil {
+		return nil
+	}
+	return c.cols
+}
+
+// execDeclare opens a cursor: its query starts now (subqueries run, system
+// views are read) and its rows come as FETCH asks for them.
+func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.DeclareCursorPlan) error {
+	if s.tx == nil && !plan.Hold {
+		return pgerror.New(pgerror.CodeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
+	}
+	s.sweepCursors()
+	if _, ok := s.cursors[plan.Name]; ok {
+		return pgerror.Newf(pgerror.CodeDuplicateCursor, "cursor \"%s\" already exists", plan.Name)
+	}
+	it, err := s.runSelect(ctx, ec, plan.Query, nil)
+	if err != nil {
+		return err
+	}
+	if s.cursors == nil {
+		s.cursors = map[string]*cursor{}
+	}
+	s.cursors[plan.Name] = &cursor{name: plan.Name, hold: plan.Hold, tx: s.tx, ec: ec, it: it,
+		cols: wireColumns(plan.Query.Columns()), atStart: true}
+	return nil
+}
+
+// errBackward is PostgreSQL's error for a backward move of a NO SCROLL
+// cursor.
+func errBackward() error {
+	return pgerror.New(pgerror.CodeObjectNotInPrerequisiteState, "cursor can only scan forward").
+		WithHint("Declare it with SCROLL option to enable backward scan.")
+}
+
+// execFetch runs FETCH or MOVE as PostgreSQL's DoPortalRunFetch does for a
+// forward-only cursor, and returns the tag ("FETCH n", "MOVE n"). cols are
+// the columns the statement was prepared with (its RowDescription): a
+// prepared FETCH run again on a newer cursor of the same name with other
+// columns is refused rather than sending rows that do not match them.
+func (s *Session) execFetch(ctx context.Context, plan *planner.FetchPlan, cols []wire.Column, out wire.Output) (string, error) {
+	f := plan.Fetch
+	c, err := s.lookupCursor(f.Name)
+	if err != nil {
+		return "", err
+	}
+	if !f.Move && !sameColumns(cols, c.cols) {
+		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"cursor \"%s\" returns other columns than when this FETCH was prepared; prepare it again", f.Name)
+	}
+	verb := "FETCH"
+	if f.Move {
+		verb = "MOVE"
+	}
+	c.ec.ctx = ctx // correlated subqueries run in the fetching statement
+	var n int64
+	count := f.Count
+	switch f.Direction {
+	case sql.FetchBackward:
+		if count >= 0 {
+			return "", errBackward()
+		}
+		count = -count // BACKWARD -n is FORWARD n
+		fallthrough
+	case sql.FetchForward:
+		if count < 0 {
+			return "", errBackward()
+		}
+		if count == 0 { // the current row again: a step back first
+			onRow := !c.atStart && !c.atEnd
+			if f.Move {
+				n = map[bool]int64{true: 1}[onRow]
+			} else if onRow {
+				return "", errBackward()
+			}
+			break
+		}
+		n, err = s.cursorStep(ctx, c, count, !f.Move, out)
+	case sql.FetchRelative:
+		switch {
+		case count < 0:
+			return "", errBackward()
+		case count == 0:
+			if !c.atStart && !c.atEnd {
+				if !f.Move {
+					return "", errBackward()
+				}
+				n = 1
+			}
+		default:
+			if _, err = s.cursorStep(ctx, c, count-1, false, out); err == nil {
+				n, err = s.cursorStep(ctx, c, 1, !f.Move, out)
+			}
+		}
+	case sql.FetchAbsolute:
+		pos := c.pos
+		if c.atEnd {
+			pos++
+		}
+		switch {
+		case count == 0:
+			if !c.atStart || c.atEnd { // a rewind
+				return "", errBackward()
+			}
+		case count < 0 || count <= pos:
+			return "", errBackward()
+		default:
+			if _, err = s.cursorStep(ctx, c, count-pos-1, false, out); err == nil {
+				n, err = s.cursorStep(ctx, c, 1, !f.Move, out)
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s %d", verb, n), nil
+}
+
+// cursorStep reads up to count rows of c forward, sending them when send,
+// and returns how many it read.
+func (s *Session) cursorStep(ctx context.Context, c *cursor, count int64, send bool, out wire.Output) (int64, error) {
+	var n int64
+	for n < count && !c.atEnd {
+		c.atStart = false
+		if err := ctx.Err(); err != nil {
+			return n, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+		}
+		r, err := c.it.next(ctx)
+		if err != nil {
+			return n, err
+		}
+		if r == nil {
+			c.atEnd = true
+			break
+		}
+		n++
+		c.pos++
+		if !send {
+			continue
+		}
+		if len(r) > len(c.cols) {
+			r = r[:len(c.cols)]
+		}
+		presentRow(r, c.cols, s.settings.loc)
+		if err := out.WriteRow(r); err != nil {
+			return n, err
+		}
+	}
+	if count > 0 {
+		c.atStart = false
+	}
+	return n, nil
+}
+
+// execCloseCursor closes one cursor or all of them.
+func (s *Session) execCloseCursor(plan *planner.CloseCursorPlan) (string, error) {
+	if plan.Close.All {
+		s.cursors = nil
+		return "CLOSE CURSOR ALL", nil
+	}
+	if _, err := s.lookupCursor(plan.Close.Name); err != nil {
+		return "", err
+	}
+	delete(s.cursors, plan.Close.Name)
+	return "CLOSE CURSOR", nil
+}
+
+func sameColumns(a, b []wire.Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].TypeOID != b[i].TypeOID {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,80 @@
+package planner
+
+import (
+	"sort"
+	"strings"
+
+	"topicgate/sql/pgerror"
+)
+
+// The OIDs of the emulated catalog (executor/pgcatalog.go): schemas, the
+// sys views (numbered by name from OIDSysViews), topics (OIDFirstTopic +
+// the topic's store ID), and the pg_catalog tables with PostgreSQL 15's
+// own OIDs.
+const (
+	OIDPgCatalogNS = 11
+	OIDPublicNS    = 2200
+	OIDSysNS       = 16300
+	OIDSysViews    = 16310
+	OIDFirstTopic  = 16384
+)
+
+// PgCatalogOIDs are PostgreSQL 15's OIDs of the pg_catalog tables (and
+// the pg_roles view) topicgate emulates.
+var PgCatalogOIDs = map[string]int64{
+	"pg_am": 2601, "pg_attrdef": 2604, "pg_attribute": 1249, "pg_auth_members": 1261, "pg_authid": 1260,
+	"pg_class": 1259, "pg_collation": 3456, "pg_constraint": 2606, "pg_database": 1262, "pg_description": 2609,
+	"pg_extension": 3079, "pg_index": 2610, "pg_inherits": 2611, "pg_namespace": 2615, "pg_policy": 3256,
+	"pg_proc": 1255, "pg_publication": 6104, "pg_publication_namespace": 6237, "pg_publication_rel": 6106,
+	"pg_rewrite": 2618, "pg_roles": 12000, "pg_shdescription": 2396, "pg_statistic_ext": 3381,
+	"pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247,
+}
+
+// SysViewNames are the sys views in OID order.
+func SysViewNames() []string {
+	names := make([]string, 0, len(SysViews))
+	for n := range SysViews {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// regclassOID resolves a relation name, as 'name'::regclass does: an
+// optionally schema-qualified (pg_catalog, public or sys) topic, system
+// view or catalog table; a name without a schema is looked up on the
+// search path (pg_catalog, then public). A bare number is an OID.
+func regclassOID(cat Catalog, s string) (int64, error) {
+	if n, err := ParseText(s, TInt8); err == nil {
+		return n.(int64), nil
+	}
+	schema, name, qualified := strings.Cut(s, ".")
+	if !qualified {
+		schema, name = "", s
+	}
+	unquote := func(x string) string {
+		if len(x) >= 2 && x[0] == '"' && x[len(x)-1] == '"' {
+			return strings.ReplaceAll(x[1:len(x)-1], `""`, `"`)
+		}
+		return strings.ToLower(x)
+	}
+	schema, name = unquote(schema), unquote(name)
+	if schema == "" || schema == "pg_catalog" {
+		if oid, ok := PgCatalogOIDs[name]; ok {
+			return oid, nil
+		}
+	}
+	if schema == "sys" {
+		for i, v := range SysViewNames() {
+			if v == name {
+				return int64(OIDSysViews + i), nil
+			}
+		}
+	}
+	if schema == "" || schema == "public" {
+		if ti, err := cat.Topic(name); err == nil {
+			return int64(OIDFirstTopic) + int64(ti.ID), nil
+		}
+	}
+	return 0, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s\" does not exist", s)
+}
