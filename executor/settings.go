@@ -365,7 +365,7 @@ func checkAppName(_ *param, v string) (string, error) {
 }
 
 // otherEncodings are PostgreSQL's client encodings besides UTF8.
-var otherEncodings = map[string]bool{"SQLASCII": true, "LATIN1": true, "LATIN2": true, "LATIN3": true, "LATIN4": true,
+var otherEncodings = map[string]bool{"LATIN1": true, "LATIN2": true, "LATIN3": true, "LATIN4": true,
 	"LATIN5": true, "LATIN6": true, "LATIN7": true, "LATIN8": true, "LATIN9": true, "LATIN10": true, "WIN1250": true,
 	"WIN1251": true, "WIN1252": true, "WIN1253": true, "WIN1254": true, "WIN1255": true, "WIN1256": true, "WIN1257": true,
 	"WIN1258": true, "WIN866": true, "WIN874": true, "KOI8R": true, "KOI8U": true, "EUCJP": true, "EUCCN": true, "EUCKR": true,
@@ -377,6 +377,10 @@ func checkEncoding(p *param, v string) (string, error) {
 	switch {
 	case n == "UTF8" || n == "UNICODE":
 		return "UTF8", nil
+	case n == "SQLASCII":
+		// No conversion, as PostgreSQL does for it: the client gets the
+		// UTF8 bytes as they are (psql under LC_ALL=C asks for it).
+		return "SQL_ASCII", nil
 	case otherEncodings[n]:
 		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported, "client_encoding %s is not supported; topicgate speaks UTF8", v)
 	}

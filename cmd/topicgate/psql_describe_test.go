@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -113,10 +114,12 @@ func TestPsqlDescribe(t *testing.T) {
 // TestPsqlTabCompletion types into an interactive psql (a terminal from
 // script(1), so that readline is on) a query whose topic name ends in a
 // TAB: the query runs only if psql's completion query found the topic.
+// Each input waits for psql's prompt (or the completed name) on the
+// terminal, never for a fixed time.
 func TestPsqlTabCompletion(t *testing.T) {
 	scriptPath, err := osexec.LookPath("script")
 	if err != nil {
-		t.Skip("script(1) is needed for a terminal")
+		t.Fatalf("script(1) (util-linux) is needed for a terminal: %v", err)
 	}
 	a := startTestServer(t)
 	r := runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-c", "CREATE TOPIC completion_target",
@@ -126,7 +129,7 @@ func TestPsqlTabCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := osexec.CommandContext(ctx, scriptPath, "-qfec",
 		fmt.Sprintf("%s -X -P pager=off -h %s -p %s -U postgres -d postgres", psqlPath, host, port), "/dev/null")
@@ -140,24 +143,89 @@ func TestPsqlTabCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	outR, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"SELECT count(*) AS counted FROM completion_t\t", ";\n", "\\q\n"} {
-		time.Sleep(1500 * time.Millisecond)
-		if _, err := io.WriteString(in, s); err != nil {
+	term := newTermReader(outR)
+	steps := []struct{ waitFor, send string }{
+		{"postgres=# ", "SELECT count(*) AS counted FROM completion_t\t"},
+		{"completion_target", ";\n"},
+		{"(1 row)", "\\q\n"},
+	}
+	for _, st := range steps {
+		if err := term.waitFor(ctx, st.waitFor); err != nil {
+			t.Fatalf("waiting for %q: %v\n%q", st.waitFor, err, term.text())
+		}
+		if _, err := io.WriteString(in, st.send); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
 	in.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Logf("script: %v", err)
 	}
-	text := strings.ReplaceAll(out.String(), "\r", "")
+	text := strings.ReplaceAll(term.text(), "\r", "")
 	if !strings.Contains(text, "counted") || !strings.Contains(text, " 3\n") || strings.Contains(text, "ERROR") {
 		t.Fatalf("the completed query did not run:\n%q", text)
+	}
+}
+
+// termReader collects what a terminal program prints and wakes waiters
+// when more arrives.
+type termReader struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{} // closed and replaced at each read; nil once EOF
+}
+
+func newTermReader(r io.Reader) *termReader {
+	tr := &termReader{more: make(chan struct{})}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := r.Read(b)
+			tr.mu.Lock()
+			tr.buf.Write(b[:n])
+			close(tr.more)
+			if err != nil {
+				tr.more = nil
+				tr.mu.Unlock()
+				return
+			}
+			tr.more = make(chan struct{})
+			tr.mu.Unlock()
+		}
+	}()
+	return tr
+}
+
+func (tr *termReader) text() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.buf.String()
+}
+
+// waitFor returns once the output so far contains s.
+func (tr *termReader) waitFor(ctx context.Context, s string) error {
+	for {
+		tr.mu.Lock()
+		found, more := strings.Contains(tr.buf.String(), s), tr.more
+		tr.mu.Unlock()
+		switch {
+		case found:
+			return nil
+		case more == nil:
+			return io.EOF
+		}
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
