@@ -38,6 +38,7 @@ func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (s
 	s.tx, s.implicit = nil, false
 	if !commit || tx.State() == txn.Failed {
 		tx.Rollback()
+		s.dropCursorsOf(tx)
 		s.settings.rollback()
 		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 		s.eng.metrics.rollbacks.Add(1)

@@ -25,11 +25,11 @@ import (
 // at the session's next cursor statement, so nothing is needed where a
 // transaction ends.
 //
-// Where topicgate differs from PostgreSQL: a WITH HOLD cursor declared in
-// a block that rolls back stays open (PostgreSQL drops it); a WITH HOLD
-// cursor is not materialized at COMMIT, so it reads the topic as it is
-// when FETCH runs (messages are immutable once written; retention may
-// have removed some meanwhile).
+// A WITH HOLD cursor declared in a block that rolls back is dropped with
+// it (endBlock calls dropCursorsOf), as in PostgreSQL. Where topicgate
+// differs: a WITH HOLD cursor is not materialized at COMMIT, so it reads
+// the topic as it is when FETCH runs (messages are immutable once written;
+// retention may have removed some meanwhile).
 type cursor struct {
 	name string
 	hold bool
@@ -48,6 +48,15 @@ type cursor struct {
 // cursor without it only inside the block it was declared in.
 func (s *Session) cursorOpen(c *cursor) bool {
 	return c.hold || c.tx != nil && c.tx == s.tx
+}
+
+// dropCursorsOf drops the cursors declared in tx, which rolled back.
+func (s *Session) dropCursorsOf(tx *txn.Txn) {
+	for name, c := range s.cursors {
+		if c.tx == tx {
+			delete(s.cursors, name)
+		}
+	}
 }
 
 // sweepCursors drops the cursors whose transaction block has ended.
