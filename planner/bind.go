@@ -135,11 +135,11 @@ func (b *binder) param(n int) *ParamExpr {
 // used to type parameters and untyped literals.
 func (b *binder) bind(e sql.Expr, want Type) (Expr, error) {
 	x, err := b.bind0(e, want)
-	if err != nil {
-		return nil, err
+	if err == nil && want != TUnknown && isUntyped(x) {
+		x, err = coerce(x, want)
 	}
-	if want != TUnknown && isUntyped(x) {
-		return coerce(x, want)
+	if err != nil {
+		return nil, pgerror.At(err, sql.ExprPos(e))
 	}
 	return x, nil
 }

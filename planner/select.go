@@ -86,7 +86,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		case "", "public":
 			ti, err := lookupTopic(cat, s.From.Name)
 			if err != nil {
-				return nil, err
+				return nil, pgerror.At(err, s.From.Pos)
 			}
 			if len(s.From.Hints) > 0 {
 				if p.Consumer, err = planConsumerRead(newBinder(params, nil), ti, s.From.Hints); err != nil {
@@ -108,7 +108,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		case "sys":
 			view, ok := SysViews[s.From.Name]
 			if !ok {
-				return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"sys.%s\" does not exist", s.From.Name)
+				return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"sys.%s\" does not exist", s.From.Name), s.From.Pos)
 			}
 			p.Sys = &SysScan{View: s.From.Name, Names: view.Names, Types: view.Types}
 			scope = &Scope{Names: view.Names, Types: view.Types, Source: "sys." + s.From.Name}
@@ -118,7 +118,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		case "pg_catalog":
 			view, ok := PgCatalogViews[s.From.Name]
 			if !ok {
-				return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"pg_catalog.%s\" does not exist", s.From.Name)
+				return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"pg_catalog.%s\" does not exist", s.From.Name), s.From.Pos)
 			}
 			p.Sys = &SysScan{View: "pg_catalog." + s.From.Name, Names: view.Names, Types: view.Types}
 			scope = &Scope{Names: view.Names, Types: view.Types, Source: "pg_catalog." + s.From.Name}
@@ -126,7 +126,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 				star = append(star, i)
 			}
 		default:
-			return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", s.From.Schema, s.From.Name)
+			return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", s.From.Schema, s.From.Name), s.From.Pos)
 		}
 	}
 	if outer != nil {

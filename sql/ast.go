@@ -84,15 +84,39 @@ type SetOp struct {
 
 // ---- expressions ----
 
+// ExprPos returns where e is in the query as PostgreSQL's error positions
+// point at it (1-based characters; 0 if unknown): a column reference, a
+// constant or a function call where it starts, an operator at the
+// operator, a cast at what it casts.
+func ExprPos(e Expr) int {
+	switch x := e.(type) {
+	case *ColumnRef:
+		return x.Pos
+	case *Const:
+		return x.Pos
+	case *BinOp:
+		return x.Pos
+	case *FuncCall:
+		return x.Pos
+	case *Cast:
+		return ExprPos(x.X)
+	}
+	return 0
+}
+
 // ColumnRef is a column name, optionally qualified.
 type ColumnRef struct {
 	Table string
 	Name  string // lower-cased unless quoted; YDB aliases are kept as written
+	Pos   int    // 1-based character position in the query, 0 if unknown
 }
 
 // Const is a literal in an expression. Untyped string literals keep
 // LitString; the planner gives them a type from context, as PostgreSQL does.
-type Const struct{ Lit Literal }
+type Const struct {
+	Lit Literal
+	Pos int // 1-based character position in the query, 0 if unknown
+}
 
 // ParamRef is a $n placeholder (1-based).
 type ParamRef struct{ N int }
@@ -103,6 +127,7 @@ type ParamRef struct{ N int }
 type BinOp struct {
 	Op   string
 	L, R Expr
+	Pos  int // of the operator: 1-based character position, 0 if unknown
 }
 
 // UnaryOp is NOT or unary minus.
@@ -120,6 +145,7 @@ type FuncCall struct {
 	Filter   Expr      // aggregate FILTER (WHERE ...), or nil
 	Order    []OrderBy // ORDER BY inside an aggregate call
 	Over     *Window   // a window function call: f(...) OVER (...)
+	Pos      int       // 1-based character position of the name, 0 if unknown
 }
 
 // Window is OVER (PARTITION BY ... ORDER BY ... [frame]).

@@ -78,6 +78,15 @@ func (c *converter) unsupported(loc int32, format string, args ...any) error {
 	return errAt(pgerror.CodeFeatureNotSupported, pos, format+" is not supported", args...)
 }
 
+// pos is the 1-based character position in the query of pg_query's byte
+// location loc in the text it parsed; 0 when unknown.
+func (c *converter) pos(loc int32) int {
+	if loc < 0 {
+		return 0
+	}
+	return charPos(c.pp.query, c.pp.orig(int(loc)))
+}
+
 func (c *converter) stmt(n *pg.Node) (Stmt, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_SelectStmt:

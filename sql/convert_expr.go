@@ -240,14 +240,22 @@ func (c *converter) columnRef(cr *pg.ColumnRef) (Expr, error) {
 	}
 	switch len(parts) {
 	case 1:
-		return &ColumnRef{Name: parts[0]}, nil
+		return &ColumnRef{Name: parts[0], Pos: c.pos(cr.Location)}, nil
 	case 2:
-		return &ColumnRef{Table: parts[0], Name: parts[1]}, nil
+		return &ColumnRef{Table: parts[0], Name: parts[1], Pos: c.pos(cr.Location)}, nil
 	}
 	return nil, c.unsupported(cr.Location, "a schema-qualified column reference")
 }
 
 func (c *converter) aConst(k *pg.A_Const) (Expr, error) {
+	e, err := c.aConstValue(k)
+	if kc, ok := e.(*Const); ok && err == nil {
+		kc.Pos = c.pos(k.Location)
+	}
+	return e, err
+}
+
+func (c *converter) aConstValue(k *pg.A_Const) (Expr, error) {
 	if k.Isnull {
 		return &Const{Lit: Literal{Kind: LitNull}}, nil
 	}
@@ -310,12 +318,12 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 		if l == nil {
 			return &UnaryOp{Op: op, X: r}, nil
 		}
-		return &BinOp{Op: op, L: l, R: r}, nil
+		return &BinOp{Op: op, L: l, R: r, Pos: c.pos(a.Location)}, nil
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
 		if r, err = c.expr(a.Rexpr); err != nil {
 			return nil, err
 		}
-		return &BinOp{Op: likeOps[op], L: l, R: r}, nil
+		return &BinOp{Op: likeOps[op], L: l, R: r, Pos: c.pos(a.Location)}, nil
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if r, err = c.expr(a.Rexpr); err != nil {
 			return nil, err
@@ -402,7 +410,7 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order, Over: over}, nil
+	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order, Over: over, Pos: c.pos(f.Location)}, nil
 }
 
 func (c *converter) caseExpr(k *pg.CaseExpr) (Expr, error) {

@@ -207,7 +207,9 @@ SELECT topic, partitions, retention_period, supported_codecs, consumers FROM sys
 	if r.code == 0 {
 		t.Errorf("ON_ERROR_STOP=1 -c: exit 0, want non-zero")
 	}
-	psqlRequireText(t, "ERROR:  topic \"nosuch\" does not exist\n", r.stderr, "-c error stderr")
+	// The error's position puts psql's caret under the culprit, as with
+	// PostgreSQL.
+	psqlRequireText(t, "ERROR:  topic \"nosuch\" does not exist\nLINE 1: SELECT * FROM nosuch\n                      ^\n", r.stderr, "-c error stderr")
 
 	// A failed statement leaves the data alone: a bad codec in a multi-row
 	// INSERT writes nothing.

@@ -99,6 +99,19 @@ func (e *Error) ErrorDetail() string { return e.Detail }
 // ErrorHint returns the HINT field for the wire layer.
 func (e *Error) ErrorHint() string { return e.Hint }
 
+// At returns err with Position pos (1-based characters in the query) when
+// it is an *Error without one; the innermost expression that fails names
+// the position, as in PostgreSQL. err itself is not changed.
+func At(err error, pos int) error {
+	var e *Error
+	if pos <= 0 || !errors.As(err, &e) || e.Position > 0 {
+		return err
+	}
+	cp := *e
+	cp.Position = pos
+	return &cp
+}
+
 // ErrorPosition returns the 1-based query position for the wire layer.
 func (e *Error) ErrorPosition() int { return e.Position }
 
