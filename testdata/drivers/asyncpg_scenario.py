@@ -179,7 +179,19 @@ async def c_copy_to_table():
     return "copy_to_table (text) %r" % tag
 
 
+async def c_copy_out_noargs():
+    buf = io.BytesIO()
+    await conn.copy_from_query("SELECT seqno, convert_from(data, 'UTF8') FROM " + P + "copy ORDER BY offset LIMIT 2", output=buf)
+    expect_eq(buf.getvalue(), b"1\tc1\n2\tc2\n", "copy_from_query output")
+    buf = io.BytesIO()
+    await conn.copy_from_table(P + "copy", columns=["seqno"], output=buf)
+    expect_eq(buf.getvalue(), b"1\n2\n3\n4\n", "copy_from_table output")
+    return "copy_from_query without arguments, copy_from_table"
+
+
 async def c_copy_out():
+    # With arguments asyncpg interpolates them itself, through
+    # SELECT quote_literal($1::text) (asyncpg.utils._mogrify).
     buf = io.BytesIO()
     await conn.copy_from_query("SELECT seqno, convert_from(data, 'UTF8') FROM " + P + "copy ORDER BY offset LIMIT $1", 2, output=buf)
     expect_eq(buf.getvalue(), b"1\tc1\n2\tc2\n", "copy_from_query output")
@@ -249,7 +261,8 @@ async def main():
     await check("rollback_rewind", c_rollback)
     await check("copy_in", c_copy_records)
     await check("copy_to_table", c_copy_to_table)
-    await check("copy_out", c_copy_out)
+    await check("copy_out", c_copy_out_noargs)
+    await check("copy_out_args", c_copy_out)
     await check("error_42601_simple", expect_error("SELEC 1", None, "42601"))
     await check("error_42601_extended", expect_error("SELEC $1", (1,), "42601"))
     await check("error_42P01_simple", expect_error("SELECT * FROM " + P + "missing", None, "42P01"))
