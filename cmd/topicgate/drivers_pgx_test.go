@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -130,6 +131,18 @@ func pgxScenario(ctx context.Context, r *goScenario, dsn string) {
 			return "", err
 		}
 		return "attrs map[k:v]", firstErr(expectEqual(m, map[string]string{"k": "v"}, "attrs"), expectEqual(k, "v", "attrs->>'k'"))
+	})
+	r.check("timestamptz_param", func() (string, error) {
+		ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
+		if _, err := c.Exec(ctx, "INSERT INTO "+P+"bin (data, created_at, message_group_id) VALUES ($1, $2, $3)", []byte("ts"), ts, "g1"); err != nil {
+			return "", err
+		}
+		var got time.Time
+		var g string
+		if err := c.QueryRow(ctx, "SELECT created_at, message_group_id FROM "+P+"bin WHERE data = $1 AND written_at >= $2", []byte("ts"), ts).Scan(&got, &g); err != nil {
+			return "", err
+		}
+		return "created_at = " + ts.Format(time.RFC3339Nano) + "; written_at >= $2", firstErr(expectEqual(got.UTC(), ts, "created_at"), expectEqual(g, "g1", "message_group_id"))
 	})
 	pairs := func(q string, args ...any) ([]string, error) {
 		rows, _ := c.Query(ctx, q, args...)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -155,6 +156,18 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 			return "", err
 		}
 		return "attrs " + string(raw), firstErr(expectEqual(m, map[string]string{"k": "v"}, "attrs"), expectEqual(k, "v", "attrs->>'k'"))
+	})
+	r.check("timestamptz_param", func() (string, error) {
+		ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
+		if _, err := db.ExecContext(ctx, "INSERT INTO "+P+"bin (data, created_at, message_group_id) VALUES ($1, $2, $3)", []byte("ts"), ts, "g1"); err != nil {
+			return "", err
+		}
+		var got time.Time
+		var g string
+		if err := db.QueryRowContext(ctx, "SELECT created_at, message_group_id FROM "+P+"bin WHERE data = $1 AND written_at >= $2", []byte("ts"), ts).Scan(&got, &g); err != nil {
+			return "", err
+		}
+		return "created_at = " + ts.Format(time.RFC3339Nano) + "; written_at >= $2", firstErr(expectEqual(got.UTC(), ts, "created_at"), expectEqual(g, "g1", "message_group_id"))
 	})
 	queryPairs := func(q string, args ...any) ([]string, error) {
 		rows, err := db.QueryContext(ctx, q, args...)

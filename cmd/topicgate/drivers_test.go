@@ -36,6 +36,12 @@ var knownDriverFailures = map[string]map[string]string{
 			"`SELECT quote_literal($1::text)` (asyncpg.utils._mogrify): 42883 function quote_literal " +
 			"does not exist (planner/funcs_more.go + executor/builtins_more.go; quote_ident and quote_nullable are missing too)",
 	},
+	"ruby-pg": {
+		"basic_type_map": "PG::BasicTypeMapForResults (ruby-pg's typed results) loads its OID map with " +
+			"`SELECT t.oid, t.typname, t.typelem, t.typdelim, ti.proname AS typinput FROM pg_type as t " +
+			"JOIN pg_proc as ti ON ti.oid = t.typinput` (simple query): 42P01 topic \"pg_type\" does not exist " +
+			"(pg_type and pg_proc, unqualified, in executor/pgcatalog.go)",
+	},
 	"pgcli": {
 		"completion_refresh": "pgcli's background completion refresh starts with its search_path query " +
 			"`SELECT * FROM unnest(current_schemas(true))` (pgexecute.py), sent by psycopg 3 as Parse/Bind/Execute: " +

@@ -2,6 +2,7 @@
 server-reported parameter types, conn.transaction(), copy_records_to_table,
 copy_to_table, copy_from_query."""
 import asyncio
+import datetime
 import io
 import json
 
@@ -107,6 +108,16 @@ async def c_bytea():
     got = await conn.fetchval("SELECT data FROM " + P + "bin")
     expect(got == DATA64K, "64 KiB bytea differs (got %d bytes)" % len(got))
     return "65536 bytes (binary)"
+
+
+TS = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc)
+
+
+async def c_timestamptz():
+    await conn.execute("INSERT INTO " + P + "bin (data, created_at, message_group_id) VALUES ($1, $2, $3)", b"ts", TS, "g1")
+    rows = await conn.fetch("SELECT created_at, message_group_id FROM " + P + "bin WHERE data = $1 AND written_at >= $2", b"ts", TS)
+    expect_eq([tuple(x) for x in rows], [(TS, "g1")], "created_at read back")
+    return "created_at = %s; written_at >= a datetime parameter" % TS.isoformat()
 
 
 async def c_jsonb():
@@ -255,6 +266,7 @@ async def main():
     await check("executemany", c_executemany)
     await check("bytea_roundtrip", c_bytea)
     await check("jsonb_attrs", c_jsonb)
+    await check("timestamptz_param", c_timestamptz)
     await check("stateless_read", c_stateless)
     await check("consumer_read", c_consumer)
     await check("rpw_txn", c_rpw)

@@ -1,7 +1,7 @@
 """psycopg2 scenario: client-side parameter interpolation (%s), the simple
 query protocol, `with conn:` transactions, copy_expert/copy_from."""
+import datetime
 import io
-import sys
 
 import psycopg2
 import psycopg2.errors
@@ -93,6 +93,30 @@ def c_bytea():
         got = bytes(cur.fetchone()[0])
         expect(got == DATA64K, "64 KiB bytea differs (got %d bytes)" % len(got))
     return "65536 bytes"
+
+
+TS = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc)
+
+
+def c_timestamptz():
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO " + P + "bin (data, created_at, message_group_id) VALUES (%s, %s, %s)", (b"ts", TS, "g1"))
+        cur.execute("SELECT created_at, message_group_id FROM " + P + "bin WHERE data = %s AND written_at >= %s", (b"ts", TS))
+        expect_eq(cur.fetchall(), [(TS, "g1")], "created_at read back")
+    return "created_at = %s; written_at >= a datetime parameter" % TS.isoformat()
+
+
+def c_execute_batch():
+    import psycopg2.extras
+    with conn.cursor() as cur:
+        psycopg2.extras.execute_batch(cur, "INSERT INTO " + P + "copy (producer_id, seqno, data) VALUES (%s, %s, %s)",
+                                      [("batch", 1, b"b1"), ("batch", 2, b"b2"), ("batch", 2, b"dup")])
+        psycopg2.extras.execute_values(cur, "INSERT INTO " + P + "copy (producer_id, seqno, data) VALUES %s",
+                                       [("values", 1, b"v1"), ("values", 2, b"v2")])
+        expect_eq(cur.rowcount, 2, "rowcount of execute_values")
+        cur.execute("SELECT producer_id, seqno FROM " + P + "copy WHERE producer_id IN ('batch', 'values') ORDER BY producer_id, seqno")
+        expect_eq(cur.fetchall(), [("batch", 1), ("batch", 2), ("values", 1), ("values", 2)], "rows")
+    return "execute_batch (statements joined by ';' in one simple query), execute_values"
 
 
 def c_jsonb():
@@ -233,6 +257,7 @@ check("create_topics", c_create)
 check("insert_params", c_insert_params)
 check("bytea_roundtrip", c_bytea)
 check("jsonb_attrs", c_jsonb)
+check("timestamptz_param", c_timestamptz)
 check("stateless_read", c_stateless)
 check("consumer_read", c_consumer)
 check("rpw_txn", c_rpw)
@@ -240,6 +265,7 @@ check("rollback_rewind", c_rollback)
 check("copy_in", c_copy_expert)
 check("copy_from", c_copy_from)
 check("copy_out", c_copy_out)
+check("execute_batch", c_execute_batch)
 check("error_42601", expect_error("SELEC 1", None, "42601"))
 check("error_42P01", expect_error("SELECT * FROM " + P + "missing", None, "42P01"))
 check("error_22012", expect_error("SELECT 1/%s", (0,), "22012"))

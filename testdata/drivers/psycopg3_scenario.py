@@ -1,5 +1,7 @@
 """psycopg 3 scenario: server-side parameter binding (extended protocol),
 prepare=True, pipeline mode, conn.transaction(), cursor.copy."""
+import datetime
+
 import psycopg
 from psycopg import sql
 
@@ -107,6 +109,28 @@ def c_bytea():
         got = cur2.execute(sql.SQL("SELECT data FROM {}").format(T("bin"))).fetchone()[0]
         expect(got == DATA64K, "64 KiB bytea differs (binary result, got %d bytes)" % len(got))
     return "65536 bytes, text and binary results"
+
+
+TS = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc)
+
+
+def c_timestamptz():
+    conn.execute(sql.SQL("INSERT INTO {} (data, created_at, message_group_id) VALUES (%s, %s, %s)").format(T("bin")), (b"ts", TS, "g1"))
+    rows = conn.execute(sql.SQL("SELECT created_at, message_group_id FROM {} WHERE data = %s AND written_at >= %s").format(T("bin")), (b"ts", TS)).fetchall()
+    expect_eq(rows, [(TS, "g1")], "created_at read back")
+    return "created_at = %s; written_at >= a datetime parameter" % TS.isoformat()
+
+
+def c_binary_params():
+    # %b: every parameter in binary; psycopg picks int2 for small ints.
+    with conn.cursor() as cur:
+        cur.execute(sql.SQL("INSERT INTO {} (producer_id, seqno, data, created_at) VALUES (%b, %b, %b, %b)").format(T("bin")), ("binp", 1, DATA64K, TS))
+        expect_eq(cur.rowcount, 1, "rowcount")
+        cur.execute(sql.SQL("INSERT INTO {} (producer_id, seqno, data) VALUES (%b, %b, %b)").format(T("bin")), ("binp", 1, b"dup"))
+        expect_eq(cur.rowcount, 0, "rowcount of the duplicate")
+        row = cur.execute(sql.SQL("SELECT seqno, data = %b, created_at FROM {} WHERE producer_id = %b").format(T("bin")), (DATA64K, "binp")).fetchone()
+        expect_eq(row, (1, True, TS), "row")
+    return "binary text/int2/bytea/timestamptz parameters, duplicate counts 0"
 
 
 def c_jsonb():
@@ -237,6 +261,8 @@ check("insert_prepared", c_insert_prepared)
 check("pipeline", c_pipeline)
 check("bytea_roundtrip", c_bytea)
 check("jsonb_attrs", c_jsonb)
+check("timestamptz_param", c_timestamptz)
+check("binary_params", c_binary_params)
 check("stateless_read", c_stateless)
 check("consumer_read", c_consumer)
 check("rpw_txn", c_rpw)

@@ -153,6 +153,27 @@ check('jsonb_attrs') do
   "attrs #{res.getvalue(0, 0)}"
 end
 
+check('timestamptz_param') do
+  ts = Time.utc(2026, 1, 2, 3, 4, 5.123456r)
+  $conn.exec_params("INSERT INTO #{P}bin (data, created_at, message_group_id) VALUES ($1, $2, $3)",
+                    ['ts', PG::TextEncoder::TimestampWithTimeZone.new.encode(ts), 'g1'])
+  res = $conn.exec_params("SELECT created_at, message_group_id FROM #{P}bin WHERE data = $1 AND written_at >= $2",
+                          ['ts', '2026-01-02 03:04:05.123456+00'])
+  got = res.values.map { |t, g| [PG::TextDecoder::TimestampWithTimeZone.new.decode(t).utc, g] }
+  expect_eq(got, [[ts, 'g1']], 'created_at read back')
+  "created_at = #{ts.strftime('%F %T.%6N %z')} through PG::TextEncoder/Decoder::TimestampWithTimeZone; written_at >= $2"
+end
+
+check('basic_type_map') do
+  # ruby-pg's typed results: PG::BasicTypeMapForResults reads pg_type.
+  res = $conn.exec_params("SELECT seqno, created_at, attrs FROM #{P}bin WHERE data = $1", ['ts'])
+  res.type_map = PG::BasicTypeMapForResults.new($conn)
+  row = res.values.first
+  expect_eq(row[0], nil, 'seqno')
+  expect(row[1].is_a?(Time), "created_at decoded as #{row[1].class}")
+  "BasicTypeMapForResults: #{row.map(&:class).join(', ')}"
+end
+
 check('stateless_read') do
   res = $conn.exec("SELECT seqno, convert_from(data, 'UTF8') FROM #{P}in ORDER BY offset")
   expect_eq(res.values, (1..10).map { |i| [i.to_s, "m#{i}"] }, 'all messages')

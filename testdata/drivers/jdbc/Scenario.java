@@ -273,6 +273,53 @@ public class Scenario {
             return "ResultSetMetaData.getColumnTypeName: jsonb";
         });
 
+        check("timestamptz_param", () -> {
+            java.time.OffsetDateTime ts = java.time.OffsetDateTime.of(2026, 1, 2, 3, 4, 5, 123456000, java.time.ZoneOffset.UTC);
+            try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + P + "bin (data, created_at, message_group_id) VALUES (?, ?, ?)")) {
+                ps.setBytes(1, "ts".getBytes());
+                ps.setObject(2, ts);
+                ps.setString(3, "g1");
+                expectEq(ps.executeUpdate(), 1, "update count (OffsetDateTime)");
+                ps.setBytes(1, "ts2".getBytes());
+                ps.setTimestamp(2, java.sql.Timestamp.from(ts.toInstant()));
+                ps.setString(3, "g2");
+                expectEq(ps.executeUpdate(), 1, "update count (java.sql.Timestamp)");
+            }
+            try (PreparedStatement ps = conn.prepareStatement("SELECT created_at, message_group_id FROM " + P + "bin WHERE written_at >= ? AND message_group_id IS NOT NULL ORDER BY offset")) {
+                ps.setObject(1, ts);
+                List<String> got = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) got.add(rs.getObject(1, java.time.OffsetDateTime.class).toInstant() + "|" + rs.getString(2));
+                }
+                expectEq(got, List.of("2026-01-02T03:04:05.123456Z|g1", "2026-01-02T03:04:05.123456Z|g2"), "created_at read back");
+            }
+            return "setObject(OffsetDateTime) and setTimestamp into created_at; written_at >= ?";
+        });
+
+        check("stringtype_unspecified", () -> {
+            // A common pgjdbc setting: strings go untyped (0), so setString
+            // works into jsonb too, as PostgreSQL infers the type.
+            Properties p = new Properties();
+            p.setProperty("user", "postgres");
+            p.setProperty("stringtype", "unspecified");
+            try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + HOST + ":" + PORT + "/postgres", p);
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO " + P + "bin (producer_id, seqno, data, attrs) VALUES (?, ?, ?, ?)")) {
+                for (int i = 1; i <= 6; i++) { // past prepareThreshold
+                    ps.setString(1, "unspec");
+                    ps.setString(2, String.valueOf(i));
+                    ps.setBytes(3, "u".getBytes());
+                    ps.setString(4, "{\"k\":\"v\"}");
+                    expectEq(ps.executeUpdate(), 1, "update count " + i);
+                }
+                ps.setString(1, "unspec");
+                ps.setString(2, "6");
+                ps.setBytes(3, "dup".getBytes());
+                ps.setString(4, "{}");
+                expectEq(ps.executeUpdate(), 0, "update count of the duplicate");
+            }
+            return "stringtype=unspecified: setString into text, int8 and jsonb; duplicate counts 0";
+        });
+
         check("stateless_read", () -> {
             try (Statement st = conn.createStatement()) {
                 List<String> want = new ArrayList<>();

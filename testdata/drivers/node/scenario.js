@@ -143,6 +143,14 @@ async function main () {
     return 'attrs {"k":"v"}'
   })
 
+  await check('timestamptz_param', async () => {
+    const ts = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 123))
+    await client.query(`INSERT INTO ${P}bin (data, created_at, message_group_id) VALUES ($1, $2, $3)`, [Buffer.from('ts'), ts, 'g1'])
+    const res = await client.query(`SELECT created_at, message_group_id AS g FROM ${P}bin WHERE data = $1 AND written_at >= $2`, [Buffer.from('ts'), ts])
+    expectEq(res.rows.map(r => [r.created_at.toISOString(), r.g]), [[ts.toISOString(), 'g1']], 'created_at read back')
+    return `created_at = ${ts.toISOString()} (a Date, sent as local-time text with offset); written_at >= $2`
+  })
+
   await check('stateless_read', async () => {
     let res = await client.query(`SELECT seqno, convert_from(data, 'UTF8') AS body FROM ${P}in ORDER BY offset`)
     expectEq(res.rows.map(r => [r.seqno, r.body]), Array.from({ length: 10 }, (_, i) => [String(i + 1), `m${i + 1}`]), 'all messages')
