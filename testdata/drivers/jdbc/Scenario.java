@@ -296,6 +296,21 @@ public class Scenario {
             return "setObject(OffsetDateTime) and setTimestamp into created_at; written_at >= ?";
         });
 
+        check("setstring_jsonb_bytea", () -> {
+            // DESIGN.md §5: a varchar parameter is accepted where jsonb or
+            // bytea is expected (PostgreSQL itself refuses it with 42804).
+            try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + P + "bin (data, attrs, message_group_id) VALUES (?, ?, ?)")) {
+                ps.setString(1, "str");
+                ps.setString(2, "{\"k\":\"s\"}");
+                ps.setString(3, "g3");
+                expectEq(ps.executeUpdate(), 1, "update count");
+            }
+            try (Statement st = conn.createStatement()) {
+                expectEq(rows(st.executeQuery("SELECT convert_from(data, 'UTF8'), attrs->>'k' FROM " + P + "bin WHERE message_group_id = 'g3'")), List.of("str|s"), "row");
+            }
+            return "setString into bytea and jsonb";
+        });
+
         check("stringtype_unspecified", () -> {
             // A common pgjdbc setting: strings go untyped (0), so setString
             // works into jsonb too, as PostgreSQL infers the type.
