@@ -176,6 +176,13 @@ func pgxScenario(ctx context.Context, r *goScenario, dsn string) {
 		}
 		return "10 rows in order; WHERE/LIMIT parameters", expectEqual(got2, []string{"7:m8", "8:m9"}, "offset >= 7 LIMIT 2")
 	})
+	r.check("array_param", func() (string, error) {
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+P+"in WHERE partition = ANY($1) AND offset = ANY($2)", []int64{0, 5}, []int32{0, 1, 2}).Scan(&n); err != nil {
+			return "", err
+		}
+		return "[]int64 and []int32 parameters with = ANY", expectEqual(n, int64(3), "count")
+	})
 	consume := func(q interface {
 		Query(context.Context, string, ...any) (pgx.Rows, error)
 	}, n int) ([]string, error) {

@@ -204,6 +204,13 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 		}
 		return "10 rows in order; WHERE/LIMIT parameters", expectEqual(got, []string{"7:m8", "8:m9"}, "offset >= 7 LIMIT 2")
 	})
+	r.check("array_param", func() (string, error) {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+P+"in WHERE partition = ANY($1) AND offset = ANY($2)", pq.Array([]int64{0, 5}), pq.Array([]int32{0, 1, 2})).Scan(&n); err != nil {
+			return "", err
+		}
+		return "pq.Array parameters with = ANY", expectEqual(n, 3, "count")
+	})
 	consume := func(q interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	}, n int) ([]string, error) {

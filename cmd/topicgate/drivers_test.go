@@ -32,9 +32,26 @@ import (
 // test says so).
 var knownDriverFailures = map[string]map[string]string{
 	"asyncpg": {
+		"array_param": "asyncpg has no built-in codec for array types: for the int8[] that ParameterDescription " +
+			"reports for `partition = ANY($1)` it runs its type introspection, `WITH RECURSIVE typeinfo_tree(...) ... " +
+			"FROM pg_catalog.pg_type ...` (asyncpg/introspection.py), as Parse: 0A000 WITH RECURSIVE is not supported; " +
+			"it needs pg_type (executor/pgcatalog.go) and WITH RECURSIVE. So asyncpg cannot send any array " +
+			"parameter, e.g. the batched acks of shared consumers (offset = ANY($2))",
+		"cursor_forward": "Cursor.forward(n) sends the simple query `MOVE FORWARD n <portal>` on the protocol-level " +
+			"portal: 0A000 MOVE is not supported (portals: executor/portal.go)",
 		"copy_out_args": "copy_from_query(query, *args) interpolates the arguments itself with " +
 			"`SELECT quote_literal($1::text)` (asyncpg.utils._mogrify): 42883 function quote_literal " +
 			"does not exist (planner/funcs_more.go + executor/builtins_more.go; quote_ident and quote_nullable are missing too)",
+	},
+	"psycopg2": {
+		"named_cursor": "conn.cursor(name) is a server-side cursor: `DECLARE \"scan\" CURSOR WITHOUT HOLD FOR SELECT ...` " +
+			"then `FETCH FORWARD 4 FROM \"scan\"` (simple queries): 0A000 DECLARE is not supported, and the " +
+			"cursor's close then 0A000 CLOSE is not supported (DECLARE/FETCH/CLOSE are not implemented)",
+	},
+	"psycopg3": {
+		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` " +
+			"(0A000 DECLARE is not supported) and on close checks `SELECT 1 FROM pg_catalog.pg_cursors WHERE name = ...`: " +
+			"42P01 relation \"pg_catalog.pg_cursors\" does not exist (DECLARE/FETCH/CLOSE and pg_cursors are not implemented)",
 	},
 	"ruby-pg": {
 		"basic_type_map": "PG::BasicTypeMapForResults (ruby-pg's typed results) loads its OID map with " +

@@ -137,6 +137,32 @@ async def c_stateless():
     return "10 rows in order; WHERE/LIMIT parameters"
 
 
+async def c_array_param():
+    got = await conn.fetchval("SELECT count(*) FROM " + P + "in WHERE partition = ANY($1) AND offset = ANY($2)", [0, 5], [0, 1, 2])
+    expect_eq(got, 3, "count")
+    return "lists as int8[] parameters (= ANY)"
+
+
+async def c_cursor():
+    async with conn.transaction():
+        got = [r["seqno"] async for r in conn.cursor("SELECT seqno FROM " + P + "in ORDER BY offset", prefetch=4)]
+        cur = await conn.cursor("SELECT seqno FROM " + P + "in ORDER BY offset")
+        first = [r[0] for r in await cur.fetch(3)]
+        more = [r[0] for r in await cur.fetch(3)]
+    expect_eq(got, list(range(1, 11)), "rows through the iterating cursor")
+    expect_eq((first, more), ([1, 2, 3], [4, 5, 6]), "fetch 3, fetch 3")
+    return "conn.cursor: prefetch 4, fetch 3 twice (Execute with a row limit, PortalSuspended)"
+
+
+async def c_cursor_forward():
+    async with conn.transaction():
+        cur = await conn.cursor("SELECT seqno FROM " + P + "in ORDER BY offset")
+        await cur.forward(5)  # asyncpg sends MOVE FORWARD 5 FROM <portal>
+        rest = [r[0] for r in await cur.fetch(10)]
+    expect_eq(rest, [6, 7, 8, 9, 10], "fetch after forward(5)")
+    return "Cursor.forward (MOVE on the protocol-level portal)"
+
+
 async def consume(c, n):
     rows = await c.fetch("SELECT offset, data FROM " + P + "in WITH (CONSUMER = c) LIMIT $1", n)
     return [(x["offset"], x["data"].decode()) for x in rows]
@@ -268,6 +294,9 @@ async def main():
     await check("jsonb_attrs", c_jsonb)
     await check("timestamptz_param", c_timestamptz)
     await check("stateless_read", c_stateless)
+    await check("array_param", c_array_param)
+    await check("cursor_read", c_cursor)
+    await check("cursor_forward", c_cursor_forward)
     await check("consumer_read", c_consumer)
     await check("rpw_txn", c_rpw)
     await check("rollback_rewind", c_rollback)

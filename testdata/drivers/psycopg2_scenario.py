@@ -140,6 +140,29 @@ def c_stateless():
     return "10 rows in order; WHERE/LIMIT parameters"
 
 
+def c_array_param():
+    with conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM " + P + "in WHERE partition = ANY(%s) AND offset IN %s", ([0, 5], (0, 1, 2)))
+        expect_eq(cur.fetchone(), (3,), "count")
+    return "a list as ARRAY[...] (= ANY), a tuple as IN (...)"
+
+
+def c_named_cursor():
+    conn.autocommit = False
+    try:
+        with conn.cursor("scan") as cur:  # a server-side cursor: DECLARE, FETCH FORWARD
+            cur.itersize = 4
+            cur.execute("SELECT seqno FROM " + P + "in ORDER BY offset")
+            got = [r[0] for r in cur]
+        conn.commit()
+    finally:
+        if conn.status != psycopg2.extensions.STATUS_READY:
+            conn.rollback()
+        conn.autocommit = True
+    expect_eq(got, list(range(1, 11)), "rows through the named cursor")
+    return "10 rows through DECLARE/FETCH FORWARD 4"
+
+
 def consume(cur, n):
     cur.execute("SELECT offset, data FROM %sin WITH (CONSUMER = c) LIMIT %d" % (P, n))
     return [(o, bytes(d).decode()) for o, d in cur.fetchall()]
@@ -259,6 +282,8 @@ check("bytea_roundtrip", c_bytea)
 check("jsonb_attrs", c_jsonb)
 check("timestamptz_param", c_timestamptz)
 check("stateless_read", c_stateless)
+check("array_param", c_array_param)
+check("named_cursor", c_named_cursor)
 check("consumer_read", c_consumer)
 check("rpw_txn", c_rpw)
 check("rollback_rewind", c_rollback)

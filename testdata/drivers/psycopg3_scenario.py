@@ -152,6 +152,22 @@ def c_stateless():
     return "10 rows in order; WHERE/LIMIT parameters"
 
 
+def c_array_param():
+    got = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE partition = ANY(%s) AND offset = ANY(%b)").format(T("in")), ([0, 5], [0, 1, 2])).fetchone()
+    expect_eq(got, (3,), "count")
+    return "lists as text and binary arrays (= ANY)"
+
+
+def c_named_cursor():
+    with conn.transaction():
+        with conn.cursor(name="scan") as cur:  # psycopg.ServerCursor: DECLARE, FETCH
+            cur.itersize = 4
+            cur.execute(sql.SQL("SELECT seqno FROM {} ORDER BY offset").format(T("in")))
+            got = [r[0] for r in cur]
+    expect_eq(got, list(range(1, 11)), "rows through the server cursor")
+    return "10 rows through DECLARE/FETCH"
+
+
 def consume(cur, n):
     cur.execute(sql.SQL("SELECT offset, data FROM {} WITH (CONSUMER = c) LIMIT %s").format(T("in")), (n,))
     return [(o, bytes(d).decode()) for o, d in cur.fetchall()]
@@ -264,6 +280,8 @@ check("jsonb_attrs", c_jsonb)
 check("timestamptz_param", c_timestamptz)
 check("binary_params", c_binary_params)
 check("stateless_read", c_stateless)
+check("array_param", c_array_param)
+check("named_cursor", c_named_cursor)
 check("consumer_read", c_consumer)
 check("rpw_txn", c_rpw)
 check("rollback_rewind", c_rollback)

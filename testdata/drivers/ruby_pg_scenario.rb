@@ -184,6 +184,13 @@ check('stateless_read') do
   '10 rows in order; WHERE/LIMIT parameters'
 end
 
+check('array_param') do
+  enc = PG::TextEncoder::Array.new(elements_type: PG::TextEncoder::Integer.new)
+  res = $conn.exec_params("SELECT count(*) FROM #{P}in WHERE partition = ANY($1) AND offset = ANY($2)", [enc.encode([0, 5]), enc.encode([0, 1, 2])])
+  expect_eq(res.getvalue(0, 0), '3', 'count')
+  'PG::TextEncoder::Array parameters with = ANY'
+end
+
 check('consumer_read') do
   expect_eq(consume(3), [[0, 'm1'], [1, 'm2'], [2, 'm3']], 'first consumer read')
   expect_eq(consume(3), [[3, 'm4'], [4, 'm5'], [5, 'm6']], 'second consumer read')

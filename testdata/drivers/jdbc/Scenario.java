@@ -354,6 +354,15 @@ public class Scenario {
             return "10 rows in order; WHERE/LIMIT parameters";
         });
 
+        check("array_param", () -> {
+            try (PreparedStatement ps = conn.prepareStatement("SELECT count(*) FROM " + P + "in WHERE partition = ANY(?) AND offset = ANY(?)")) {
+                ps.setArray(1, conn.createArrayOf("int8", new Long[] {0L, 5L}));
+                ps.setObject(2, new long[] {0, 1, 2});
+                expectEq(rows(ps.executeQuery()), List.of("3"), "count");
+            }
+            return "createArrayOf(int8) and a long[] with = ANY";
+        });
+
         check("fetch_size", () -> {
             conn.setAutoCommit(false); // pgjdbc uses a portal with a row limit only in a transaction
             try (Statement st = conn.createStatement()) {

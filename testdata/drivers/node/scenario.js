@@ -161,6 +161,12 @@ async function main () {
     return '10 rows in order; WHERE/LIMIT parameters'
   })
 
+  await check('array_param', async () => {
+    const res = await client.query(`SELECT count(*)::int AS n FROM ${P}in WHERE partition = ANY($1) AND offset = ANY($2)`, [[0, 5], [0, 1, 2]])
+    expectEq(res.rows[0].n, 3, 'count')
+    return 'JS arrays (sent as {0,5} text) with = ANY'
+  })
+
   await check('cursor_read', async () => {
     const cursor = client.query(new Cursor(`SELECT seqno FROM ${P}in ORDER BY offset`))
     const a = await cursor.read(4)
