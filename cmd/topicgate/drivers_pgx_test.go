@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -307,6 +308,28 @@ func pgxScenario(ctx context.Context, r *goScenario, dsn string) {
 	r.check("error_22012_extended", expectErr("22012", "SELECT 1/$1::int4", 0))
 	r.check("error_bad_param", expectErr("22P02", "SELECT offset FROM "+P+"in WHERE seqno = $1::text::int8", "abc"))
 	r.check("error_bad_param_simple", expectErr("22P02", "SELECT offset FROM "+P+"in WHERE seqno = $1", simple, "abc"))
+	r.check("error_copy", func() (string, error) {
+		_, err := c.PgConn().CopyFrom(ctx, strings.NewReader("cp\tabc\tbad\n"), "COPY "+P+"copy (producer_id, seqno, data) FROM STDIN")
+		if err := expectEqual(pgCode(err), "22P02", fmt.Sprintf("SQLSTATE of the COPY (%v)", err)); err != nil {
+			return "", err
+		}
+		return "22P02 from a COPY row, then SELECT 1", select1()
+	})
+	r.check("error_in_batch", func() (string, error) {
+		b := &pgx.Batch{}
+		b.Queue("INSERT INTO "+P+"out (producer_id, seqno, data) VALUES ($1, $2, $3)", "batch-err", 1, []byte("a"))
+		b.Queue("SELECT 1/$1::int4", 0)
+		b.Queue("INSERT INTO "+P+"out (producer_id, seqno, data) VALUES ($1, $2, $3)", "batch-err", 2, []byte("b"))
+		err := c.SendBatch(ctx, b).Close()
+		if err := expectEqual(pgCode(err), "22012", fmt.Sprintf("SQLSTATE in the batch (%v)", err)); err != nil {
+			return "", err
+		}
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+P+"out WHERE producer_id = 'batch-err'").Scan(&n); err != nil {
+			return "", err
+		}
+		return "22012 in a batch; its implicit transaction is not applied; SELECT 1", firstErr(expectEqual(n, int64(0), "messages of the failed batch"), select1())
+	})
 	r.check("error_25P02", func() (string, error) {
 		tx, err := c.Begin(ctx)
 		if err != nil {

@@ -358,6 +358,25 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 	r.check("error_22012_simple", expectErr("22012", "SELECT 1/0"))
 	r.check("error_22012_extended", expectErr("22012", "SELECT 1/$1", 0))
 	r.check("error_bad_param", expectErr("22P02", "SELECT offset FROM "+P+"in WHERE seqno = $1", "abc"))
+	r.check("error_copy", func() (string, error) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return "", err
+		}
+		defer tx.Rollback()
+		st, err := tx.PrepareContext(ctx, pq.CopyIn(P+"copy", "producer_id", "seqno", "data"))
+		if err != nil {
+			return "", err
+		}
+		_, err1 := st.ExecContext(ctx, "cp", "abc", []byte("bad"))
+		_, err2 := st.ExecContext(ctx)
+		st.Close()
+		tx.Rollback()
+		if err := expectEqual(pqCode(errors.Join(err1, err2)), "22P02", fmt.Sprintf("SQLSTATE of the COPY (%v, %v)", err1, err2)); err != nil {
+			return "", err
+		}
+		return "22P02 from a COPY row, then SELECT 1", select1()
+	})
 	r.check("error_25P02", func() (string, error) {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {

@@ -49,6 +49,7 @@ var knownDriverFailures = map[string]map[string]string{
 			"cursor's close then 0A000 CLOSE is not supported (DECLARE/FETCH/CLOSE are not implemented)",
 	},
 	"psycopg3": {
+		"error_pipeline": implicitTxn,
 		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` " +
 			"(0A000 DECLARE is not supported) and on close checks `SELECT 1 FROM pg_catalog.pg_cursors WHERE name = ...`: " +
 			"42P01 relation \"pg_catalog.pg_cursors\" does not exist (DECLARE/FETCH/CLOSE and pg_cursors are not implemented)",
@@ -58,6 +59,12 @@ var knownDriverFailures = map[string]map[string]string{
 			"`SELECT t.oid, t.typname, t.typelem, t.typdelim, ti.proname AS typinput FROM pg_type as t " +
 			"JOIN pg_proc as ti ON ti.oid = t.typinput` (simple query): 42P01 topic \"pg_type\" does not exist " +
 			"(pg_type and pg_proc, unqualified, in executor/pgcatalog.go)",
+	},
+	"pgx": {
+		"error_in_batch": implicitTxn,
+	},
+	"psql": {
+		"error_multi_statement": implicitTxn,
 	},
 	"pgcli": {
 		"completion_refresh": "pgcli's background completion refresh starts with its search_path query " +
@@ -79,6 +86,16 @@ var knownDriverFailures = map[string]map[string]string{
 			"42P01 relation \"pg_catalog.pg_type\" does not exist (executor/pgcatalog.go)",
 	},
 }
+
+// implicitTxn: statements sent together run in one implicit transaction in
+// PostgreSQL (the statements of one simple Query message, and extended-
+// protocol Executes up to Sync: a pgx Batch, a psycopg pipeline), so an
+// error rolls back the earlier ones; topicgate commits each autocommit
+// statement when it completes (executor/session.go's Sync is a no-op), so
+// the INSERT before the failing statement stays published.
+const implicitTxn = "an error later in the same implicit transaction does not roll back an INSERT before it: " +
+	"topicgate commits every autocommit statement at its end, PostgreSQL at Sync (extended) or at the end of " +
+	"the Query message (simple), rolling all of it back on an error (executor portal/txn; Session.Sync is a no-op)"
 
 // driverCheck is one check's outcome.
 type driverCheck struct {

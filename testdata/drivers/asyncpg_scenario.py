@@ -262,6 +262,17 @@ async def c_bad_param_client():
     return "asyncpg refused 'abc' for the int8 parameter, then SELECT 1"
 
 
+async def c_error_copy():
+    try:
+        await conn.copy_to_table(P + "copy", source=io.BytesIO(b"cp\tabc\tbad\n"), columns=["producer_id", "seqno", "data"])
+    except asyncpg.PostgresError as e:
+        expect_eq(e.sqlstate, "22P02", "SQLSTATE of the COPY")
+    else:
+        raise Mismatch("no error from a COPY row with seqno 'abc'")
+    await select1()
+    return "22P02 from a COPY row, then SELECT 1"
+
+
 async def c_error_in_txn():
     tr = conn.transaction()
     await tr.start()
@@ -312,6 +323,7 @@ async def main():
     await check("error_22012_extended", expect_error("SELECT 1/$1", (0,), "22012"))
     await check("error_bad_param", expect_error("SELECT $1::text::int8", ("abc",), "22P02"))
     await check("error_bad_param_client", c_bad_param_client)
+    await check("error_copy", c_error_copy)
     await check("error_25P02", c_error_in_txn)
     if conn is not None:
         await conn.close()

@@ -121,6 +121,18 @@ err error_42601 42601 "SELEC 1;"
 err error_42P01 42P01 "SELECT * FROM ${P}missing;"
 err error_22012 22012 "SELECT 1/0;"
 err error_bad_param 22P02 "SELECT offset FROM ${P}in WHERE seqno = 'abc';"
+check error_copy $'ERROR:  22P02\n1' "22P02 from a COPY row, then SELECT 1" -v ON_ERROR_STOP=0 <<SQL
+\\set VERBOSITY sqlstate
+COPY ${P}copy (producer_id, seqno, data) FROM STDIN;
+cp	abc	bad
+\\.
+SELECT 1;
+SQL
+# One Query message with two statements is one implicit transaction in
+# PostgreSQL: the error rolls the INSERT back.
+check error_multi_statement $'ERROR:  22012\n0' "22012 in a two-statement query rolls back its INSERT" -v ON_ERROR_STOP=0 \
+	-c "\\set VERBOSITY sqlstate" -c "INSERT INTO ${P}out (producer_id, data) VALUES ('multi', 'x'); SELECT 1/0;" \
+	-c "SELECT count(*) FROM ${P}out WHERE producer_id = 'multi'"
 check error_25P02 $'BEGIN\nERROR:  22012\nERROR:  25P02\nROLLBACK\n1' "22012, 25P02, ROLLBACK, SELECT 1" -v ON_ERROR_STOP=0 <<SQL
 \\set VERBOSITY sqlstate
 BEGIN;

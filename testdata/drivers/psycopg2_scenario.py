@@ -252,6 +252,18 @@ def expect_error(sql, params, code):
     return fn
 
 
+def c_error_copy():
+    with conn.cursor() as cur:
+        try:
+            cur.copy_expert("COPY " + P + "copy (producer_id, seqno, data) FROM STDIN", io.StringIO("cp\tabc\tbad\n"))
+        except psycopg2.Error as e:
+            expect_eq(e.pgcode, "22P02", "SQLSTATE of the COPY")
+        else:
+            raise Mismatch("no error from a COPY row with seqno 'abc'")
+    select1()
+    return "22P02 from a COPY row, then SELECT 1"
+
+
 def c_error_in_txn():
     conn.autocommit = False
     with conn.cursor() as cur:
@@ -295,5 +307,6 @@ check("error_42601", expect_error("SELEC 1", None, "42601"))
 check("error_42P01", expect_error("SELECT * FROM " + P + "missing", None, "42P01"))
 check("error_22012", expect_error("SELECT 1/%s", (0,), "22012"))
 check("error_bad_param", expect_error("SELECT offset FROM " + P + "in WHERE seqno = %s", ("abc",), "22P02"))
+check("error_copy", c_error_copy)
 check("error_25P02", c_error_in_txn)
 r.finish()

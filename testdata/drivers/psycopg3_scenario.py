@@ -247,6 +247,36 @@ def expect_error(q, params, code):
     return fn
 
 
+def c_error_copy():
+    try:
+        with conn.cursor() as cur:
+            with cur.copy(sql.SQL("COPY {} (producer_id, seqno, data) FROM STDIN").format(T("copy"))) as cp:
+                cp.write(b"cp\tabc\tbad\n")
+    except psycopg.Error as e:
+        expect_eq(e.sqlstate, "22P02", "SQLSTATE of the COPY")
+    else:
+        raise Mismatch("no error from a COPY row with seqno 'abc'")
+    select1()
+    return "22P02 from a COPY row, then SELECT 1"
+
+
+def c_error_pipeline():
+    ins = sql.SQL("INSERT INTO {} (producer_id, seqno, data) VALUES (%s, %s, %s)").format(T("out"))
+    try:
+        with conn.pipeline():
+            conn.execute(ins, ("pipe-err", 1, b"a"))
+            conn.execute("SELECT 1/%s", (0,))
+            conn.execute(ins, ("pipe-err", 2, b"b"))  # skipped: after the error, until Sync
+    except psycopg.Error as e:
+        expect_eq(e.sqlstate, "22012", "SQLSTATE in the pipeline")
+    else:
+        raise Mismatch("no error from the pipeline")
+    rows = conn.execute(sql.SQL("SELECT seqno FROM {} WHERE producer_id = 'pipe-err'").format(T("out"))).fetchall()
+    expect_eq(rows, [], "messages of the failed pipeline (one implicit transaction until Sync)")
+    select1()
+    return "22012 in a pipeline; the statements of its implicit transaction are not applied; SELECT 1"
+
+
 def c_error_in_txn():
     try:
         with conn.transaction():
@@ -295,5 +325,7 @@ check("error_42P01_extended", expect_error("SELECT * FROM " + P + "missing WHERE
 check("error_22012_simple", expect_error("SELECT 1/0", None, "22012"))
 check("error_22012_extended", expect_error("SELECT 1/%s", (0,), "22012"))
 check("error_bad_param", expect_error("SELECT offset FROM " + P + "in WHERE seqno = %s", ("abc",), "22P02"))
+check("error_copy", c_error_copy)
+check("error_pipeline", c_error_pipeline)
 check("error_25P02", c_error_in_txn)
 r.finish()

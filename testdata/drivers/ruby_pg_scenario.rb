@@ -266,6 +266,18 @@ check('error_42P01_extended') { expect_error("SELECT * FROM #{P}missing WHERE of
 check('error_22012_simple') { expect_error('SELECT 1/0', nil, '22012') }
 check('error_22012_extended') { expect_error('SELECT 1/$1', [0], '22012') }
 check('error_bad_param') { expect_error("SELECT offset FROM #{P}in WHERE seqno = $1", ['abc'], '22P02') }
+check('error_copy') do
+  begin
+    $conn.copy_data("COPY #{P}copy (producer_id, seqno, data) FROM STDIN") do
+      $conn.put_copy_data("cp\tabc\tbad\n")
+    end
+    raise Mismatch, "no error from a COPY row with seqno 'abc'"
+  rescue PG::Error => e
+    expect_eq(sqlstate(e), '22P02', 'SQLSTATE of the COPY')
+  end
+  select1
+  '22P02 from a COPY row, then SELECT 1'
+end
 check('error_25P02') do
   $conn.exec('BEGIN')
   begin

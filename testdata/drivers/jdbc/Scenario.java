@@ -448,6 +448,17 @@ public class Scenario {
         check("error_42P01_extended", expectError(conn, "SELECT * FROM " + P + "missing WHERE offset = ?", 1L, "42P01"));
         check("error_22012_extended", expectError(conn, "SELECT 1/?", 0, "22012"));
         check("error_bad_param", expectError(conn, "SELECT offset FROM " + P + "in WHERE seqno = ?::int8", "abc", "22P02"));
+        check("error_copy", () -> {
+            CopyManager cm = conn.unwrap(PGConnection.class).getCopyAPI();
+            try {
+                cm.copyIn("COPY " + P + "copy (producer_id, seqno, data) FROM STDIN", new StringReader("cp\tabc\tbad\n"));
+            } catch (SQLException e) {
+                expectEq(e.getSQLState(), "22P02", "SQLSTATE of the COPY");
+                select1(conn);
+                return "22P02 from a COPY row, then SELECT 1";
+            }
+            throw new Mismatch("no error from a COPY row with seqno 'abc'");
+        });
         check("error_25P02", () -> {
             conn.setAutoCommit(false);
             try (Statement st = conn.createStatement()) {

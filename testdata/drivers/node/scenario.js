@@ -236,6 +236,17 @@ async function main () {
   await check('error_22012_simple', expectError('SELECT 1/0', undefined, '22012'))
   await check('error_22012_extended', expectError('SELECT 1/$1', [0], '22012'))
   await check('error_bad_param', expectError(`SELECT offset FROM ${P}in WHERE seqno = $1`, ['abc'], '22P02'))
+  await check('error_copy', async () => {
+    try {
+      const stream = client.query(copyStreams.from(`COPY ${P}copy (producer_id, seqno, data) FROM STDIN`))
+      await pipeline(Readable.from(['cp\tabc\tbad\n']), stream)
+    } catch (e) {
+      expectEq(e.code, '22P02', 'SQLSTATE of the COPY')
+      await select1()
+      return '22P02 from a COPY row, then SELECT 1'
+    }
+    throw new Mismatch("no error from a COPY row with seqno 'abc'")
+  })
   await check('error_25P02', async () => {
     await client.query('BEGIN')
     try {
