@@ -23,6 +23,10 @@ script = "\n".join([
     "SELECT offset, convert_from(data, 'UTF8') AS consumed FROM %s WITH (CONSUMER = c) LIMIT 10" % T,
     "SELEC 1",
     "SELECT 42 AS answer",
+    # The completion refresh runs in a daemon thread on its own connection:
+    # a 2 s long poll (the consumer has read everything) keeps pgcli up
+    # until it has run, so its outcome does not depend on timing.
+    "SELECT offset AS waited FROM %s WITH (CONSUMER = c, WAIT = '2s') LIMIT 10" % T,
     "",
 ])
 env = dict(os.environ, TERM="dumb", COLUMNS="200", LINES="50")
@@ -72,6 +76,7 @@ def c_query():
 def c_error():
     has("syntax error at or near \"SELEC\"")
     has("| 42 ")
+    has("waited")
     return "syntax error shown, then SELECT 42"
 
 
