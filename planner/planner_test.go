@@ -51,6 +51,13 @@ func TestParamInference(t *testing.T) {
 	// A declared type wins over inference.
 	_, params := plan(t, "INSERT INTO t (data) VALUES ($1)", TText)
 	require.Equal(t, []Type{TText}, params)
+	// Declared types as drivers send them: pgjdbc's varchar and uuid, an
+	// int2[] for = ANY.
+	_, params = plan(t, "INSERT INTO t (producer_id, message_group_id, data) VALUES ($1, $2, 'x')",
+		TypeFromOID(oidVarchar), TypeFromOID(oidUUID))
+	require.Equal(t, []Type{TText, TText}, params)
+	_, params = plan(t, "SELECT data FROM t WHERE offset = ANY($1)", TypeFromOID(oidInt2Array))
+	require.Equal(t, []Type{TInt8Array}, params)
 }
 
 // TestVarcharColumns: PostgreSQL reports varchar and bpchar casts under

@@ -121,6 +121,18 @@ def c_timestamptz():
     return "created_at = %s; written_at >= a datetime parameter" % TS.isoformat()
 
 
+def c_uuid_param():
+    import uuid
+    u = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    with conn.cursor() as cur:
+        for fmt in ("%s", "%b"):  # psycopg declares uuid (2950), text or binary
+            cur.execute(sql.SQL("INSERT INTO {} (data, message_group_id) VALUES (%s, " + fmt + ")").format(T("bin")), (b"uuid", u))
+            expect_eq(cur.rowcount, 1, "rowcount (%s)" % fmt)
+        got = cur.execute(sql.SQL("SELECT %s::text, count(*) FROM {} WHERE message_group_id = %b::text").format(T("bin")), (u, u)).fetchone()
+        expect_eq(got, (str(u), 2), "uuid as text")
+    return "uuid.UUID (declared uuid, text and binary) into message_group_id and as ::text"
+
+
 def c_binary_params():
     # %b: every parameter in binary; psycopg picks int2 for small ints.
     with conn.cursor() as cur:
@@ -309,6 +321,7 @@ check("bytea_roundtrip", c_bytea)
 check("jsonb_attrs", c_jsonb)
 check("timestamptz_param", c_timestamptz)
 check("binary_params", c_binary_params)
+check("uuid_param", c_uuid_param)
 check("stateless_read", c_stateless)
 check("array_param", c_array_param)
 check("named_cursor", c_named_cursor)

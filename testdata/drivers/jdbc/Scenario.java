@@ -311,6 +311,23 @@ public class Scenario {
             return "setString into bytea and jsonb";
         });
 
+        check("uuid_param", () -> {
+            // setObject(UUID) declares uuid (2950) and sends 16 binary bytes;
+            // PostgreSQL casts it to text in an INSERT and with ::text.
+            java.util.UUID u = java.util.UUID.fromString("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+            try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + P + "bin (data, message_group_id) VALUES (?, ?)")) {
+                ps.setBytes(1, "uuid".getBytes());
+                ps.setObject(2, u);
+                expectEq(ps.executeUpdate(), 1, "update count");
+            }
+            try (PreparedStatement ps = conn.prepareStatement("SELECT ?::text, count(*) FROM " + P + "bin WHERE message_group_id = ?::text")) {
+                ps.setObject(1, u);
+                ps.setObject(2, u);
+                expectEq(rows(ps.executeQuery()), List.of(u + "|1"), "uuid as text");
+            }
+            return "setObject(UUID) into message_group_id and as ?::text";
+        });
+
         check("stringtype_unspecified", () -> {
             // A common pgjdbc setting: strings go untyped (0), so setString
             // works into jsonb too, as PostgreSQL infers the type.
