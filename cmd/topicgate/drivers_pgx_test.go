@@ -258,6 +258,30 @@ func pgxScenario(ctx context.Context, r *goScenario, dsn string) {
 		return "8-9 read again, nothing written", firstErr(expectEqual(got, []string{"8:m9", "9:m10"}, "read in the transaction"),
 			expectEqual(again, got, "read after ROLLBACK"), expectEqual(n, int64(2), "messages in out"))
 	})
+	r.check("nested_transaction", func() (string, error) {
+		// tx.Begin inside a transaction is a savepoint.
+		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "INSERT INTO "+P+"out (producer_id, seqno, data) VALUES ('nested', 1, 'outer')"); err != nil {
+				return err
+			}
+			inner, err := tx.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := inner.Exec(ctx, "INSERT INTO "+P+"out (producer_id, seqno, data) VALUES ('nested', 2, 'inner')"); err != nil {
+				return err
+			}
+			return inner.Rollback(ctx)
+		})
+		if err != nil {
+			return "", err
+		}
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+P+"out WHERE producer_id = 'nested'").Scan(&n); err != nil {
+			return "", err
+		}
+		return "SAVEPOINT, ROLLBACK TO SAVEPOINT, COMMIT", expectEqual(n, int64(1), "the outer INSERT only")
+	})
 	r.check("copy_in", func() (string, error) {
 		n, err := c.CopyFrom(ctx, pgx.Identifier{P + "copy"}, []string{"producer_id", "seqno", "data"},
 			pgx.CopyFromRows([][]any{{"cp", int64(1), []byte("c1")}, {"cp", int64(2), []byte("c2")}, {"cp", int64(2), []byte("dup")}, {"cp", int64(3), data64K()}}))

@@ -49,7 +49,8 @@ var knownDriverFailures = map[string]map[string]string{
 			"cursor's close then 0A000 CLOSE is not supported (DECLARE/FETCH/CLOSE are not implemented)",
 	},
 	"psycopg3": {
-		"error_pipeline": implicitTxn,
+		"nested_transaction": noSavepoints,
+		"error_pipeline":     implicitTxn,
 		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` " +
 			"(0A000 DECLARE is not supported) and on close checks `SELECT 1 FROM pg_catalog.pg_cursors WHERE name = ...`: " +
 			"42P01 relation \"pg_catalog.pg_cursors\" does not exist (DECLARE/FETCH/CLOSE and pg_cursors are not implemented)",
@@ -61,7 +62,8 @@ var knownDriverFailures = map[string]map[string]string{
 			"(pg_type and pg_proc, unqualified, in executor/pgcatalog.go)",
 	},
 	"pgx": {
-		"error_in_batch": implicitTxn,
+		"error_in_batch":     implicitTxn,
+		"nested_transaction": noSavepoints,
 	},
 	"psql": {
 		"error_multi_statement": implicitTxn,
@@ -96,6 +98,12 @@ var knownDriverFailures = map[string]map[string]string{
 const implicitTxn = "an error later in the same implicit transaction does not roll back an INSERT before it: " +
 	"topicgate commits every autocommit statement at its end, PostgreSQL at Sync (extended) or at the end of " +
 	"the Query message (simple), rolling all of it back on an error (executor portal/txn; Session.Sync is a no-op)"
+
+// noSavepoints: a nested transaction (psycopg's conn.transaction() inside
+// another, pgx's tx.Begin) is a SAVEPOINT, which topicgate does not
+// implement (txn).
+const noSavepoints = "a nested transaction sends `SAVEPOINT ...`: 0A000 SAVEPOINT is not supported (txn); " +
+	"the transaction is failed from there on (25P02 on the next statement)"
 
 // driverCheck is one check's outcome.
 type driverCheck struct {

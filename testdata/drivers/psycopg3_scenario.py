@@ -216,6 +216,34 @@ def c_rollback():
     return "8-9 read again, nothing written"
 
 
+class _Rollback(Exception):
+    pass
+
+
+def c_nested_transaction():
+    # A nested conn.transaction() is a savepoint.
+    first = []  # the server's error, which the outer block's exit may mask
+    try:
+        with conn.transaction():
+            conn.execute(sql.SQL("INSERT INTO {} (producer_id, seqno, data) VALUES ('nested', 1, 'outer')").format(T("out")))
+            try:
+                with conn.transaction():
+                    conn.execute(sql.SQL("INSERT INTO {} (producer_id, seqno, data) VALUES ('nested', 2, 'inner')").format(T("out")))
+                    raise _Rollback()
+            except _Rollback:
+                pass
+            except psycopg.Error as e:
+                first.append(e)
+                raise
+    except psycopg.Error:
+        if first:
+            raise first[0]
+        raise
+    rows = conn.execute(sql.SQL("SELECT seqno FROM {} WHERE producer_id = 'nested'").format(T("out"))).fetchall()
+    expect_eq(rows, [(1,)], "the outer INSERT only")
+    return "SAVEPOINT, ROLLBACK TO SAVEPOINT, COMMIT"
+
+
 def c_copy_in():
     with conn.cursor() as cur:
         with cur.copy(sql.SQL("COPY {} (producer_id, seqno, data) FROM STDIN").format(T("copy"))) as cp:
@@ -328,6 +356,7 @@ check("named_cursor", c_named_cursor)
 check("consumer_read", c_consumer)
 check("rpw_txn", c_rpw)
 check("rollback_rewind", c_rollback)
+check("nested_transaction", c_nested_transaction)
 check("copy_in", c_copy_in)
 check("copy_in_binary", c_copy_in_binary)
 check("copy_out", c_copy_out)
