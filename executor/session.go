@@ -174,7 +174,9 @@ func (st *statement) prepare() error {
 	st.plan, st.params = plan, params
 	st.cols = wireColumns(plan.Columns())
 	for i, c := range plan.Columns() {
-		if c.Param > 0 && c.OID == 0 {
+		// A column that is a parameter has its declared type, unless the
+		// column's type is not the parameter's (a UNION widened it).
+		if c.Param > 0 && c.OID == 0 && c.Param <= len(st.params) && st.params[c.Param-1] == c.T {
 			st.cols[i].TypeOID = st.paramOID(c.Param - 1)
 		}
 	}
