@@ -138,7 +138,7 @@ func (s *Session) Parse(ctx context.Context, query string, paramOIDs []uint32) (
 		if _, ok := st.(*sql.Empty); ok && len(stmts) == 1 {
 			return nil, nil
 		}
-		ps := &statement{s: s, ast: st, declared: make([]planner.Type, len(paramOIDs))}
+		ps := &statement{s: s, ast: st, declared: make([]planner.Type, len(paramOIDs)), declaredOIDs: append([]uint32(nil), paramOIDs...)}
 		for i, o := range paramOIDs {
 			ps.declared[i] = planner.TypeFromOID(o)
 		}
@@ -171,9 +171,12 @@ type statement struct {
 	s        *Session
 	ast      sql.Stmt
 	declared []planner.Type
-	plan     planner.Plan
-	params   []planner.Type
-	cols     []wire.Column
+	// declaredOIDs are the parameter types as the client declared them in
+	// Parse (0: let the server infer), kept for ParameterDescription.
+	declaredOIDs []uint32
+	plan         planner.Plan
+	params       []planner.Type
+	cols         []wire.Column
 }
 
 func (st *statement) prepare() error {
@@ -189,6 +192,13 @@ func (st *statement) prepare() error {
 	}
 	st.plan, st.params = plan, params
 	st.cols = wireColumns(plan.Columns())
+	for i, c := range plan.Columns() {
+		// A column that is a parameter has its declared type, unless the
+		// column's type is not the parameter's (a UNION widened it).
+		if c.Param > 0 && c.OID == 0 && c.Param <= len(st.params) && st.params[c.Param-1] == c.T {
+			st.cols[i].TypeOID = st.paramOID(c.Param - 1)
+		}
+	}
 	if show, ok := st.ast.(*sql.Show); ok && len(st.cols) == 1 {
 		st.cols[0].Name = paramName(show.Name) // SHOW datestyle names its column DateStyle
 	}
@@ -196,6 +206,23 @@ func (st *statement) prepare() error {
 		st.cols = st.s.fetchColumns(f) // the cursor's, which only the session knows
 	}
 	return nil
+}
+
+// paramOID is the type of parameter i as ParameterDescription reports it.
+// As PostgreSQL does, a type the client declared in Parse is kept when the
+// planner accepted it: varchar and bpchar (run as text), float4 (run as
+// float8), timestamp (run as timestamptz). Reporting the planner's type
+// instead broke pgjdbc, which declares strings as varchar and refuses a
+// ParameterDescription that changes them ("Can't change resolved type for
+// param: 1 from 1043 to 25"), and it makes the client encode (and the wire
+// decode) the value as the type the client chose.
+func (st *statement) paramOID(i int) uint32 {
+	if i < len(st.declaredOIDs) {
+		if o := st.declaredOIDs[i]; o != 0 && planner.TypeFromOID(o) == st.params[i] {
+			return o
+		}
+	}
+	return st.params[i].OID()
 }
 
 var errAborted = pgerror.New(pgerror.CodeInFailedSQLTransaction,
@@ -215,7 +242,7 @@ func wireColumns(cols []planner.Column) []wire.Column {
 	}
 	out := make([]wire.Column, len(cols))
 	for i, c := range cols {
-		out[i] = wire.Column{Name: c.Name, TypeOID: c.T.OID()}
+		out[i] = wire.Column{Name: c.Name, TypeOID: c.TypeOID()}
 	}
 	return out
 }
@@ -223,8 +250,8 @@ func wireColumns(cols []planner.Column) []wire.Column {
 // ParamTypes implements wire.Statement.
 func (st *statement) ParamTypes() []uint32 {
 	out := make([]uint32, len(st.params))
-	for i, t := range st.params {
-		out[i] = t.OID()
+	for i := range st.params {
+		out[i] = st.paramOID(i)
 	}
 	return out
 }

@@ -14,6 +14,41 @@ type Catalog interface {
 type Column struct {
 	Name string
 	T    Type
+	// OID, when not 0, is the type OID clients are told instead of T's:
+	// varchar and bpchar, which run as text here but which PostgreSQL
+	// reports under their own OIDs (pgjdbc's getColumnTypeName, say).
+	OID uint32
+	// Param, when not 0, says the column is parameter $Param itself: its
+	// declared type (pgjdbc's varchar) is the column's, as in PostgreSQL.
+	Param int
+}
+
+// TypeOID is the type OID clients are told for c (see OID).
+func (c Column) TypeOID() uint32 {
+	if c.OID != 0 {
+		return c.OID
+	}
+	return c.T.OID()
+}
+
+// textAlias records in c what PostgreSQL would report for a select-list
+// expression the planner types as text: a cast to varchar or bpchar keeps
+// its type's OID, and a bare parameter its declared type (see Column).
+func textAlias(c *Column, e sql.Expr) {
+	switch x := e.(type) {
+	case *sql.Cast:
+		if c.T != TText {
+			return
+		}
+		switch x.Type {
+		case "varchar":
+			c.OID = oidVarchar
+		case "bpchar":
+			c.OID = oidBpchar
+		}
+	case *sql.ParamRef:
+		c.Param = x.N
+	}
 }
 
 // Plan is a planned statement. Params holds the inferred parameter types

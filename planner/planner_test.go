@@ -51,6 +51,28 @@ func TestParamInference(t *testing.T) {
 	// A declared type wins over inference.
 	_, params := plan(t, "INSERT INTO t (data) VALUES ($1)", TText)
 	require.Equal(t, []Type{TText}, params)
+	// Declared types as drivers send them: pgjdbc's varchar and uuid, an
+	// int2[] for = ANY.
+	_, params = plan(t, "INSERT INTO t (producer_id, message_group_id, data) VALUES ($1, $2, 'x')",
+		TypeFromOID(oidVarchar), TypeFromOID(oidUUID))
+	require.Equal(t, []Type{TText, TText}, params)
+	_, params = plan(t, "SELECT data FROM t WHERE offset = ANY($1)", TypeFromOID(oidInt2Array))
+	require.Equal(t, []Type{TInt8Array}, params)
+}
+
+// TestVarcharColumns: PostgreSQL reports varchar and bpchar casts under
+// their own OIDs (pgjdbc's getColumnTypeName says varchar), and a bare
+// parameter column takes its declared type (Column.Param).
+func TestVarcharColumns(t *testing.T) {
+	p, _ := plan(t, "SELECT $1::varchar AS a, CAST(producer_id AS character varying(10)) AS b, 'x'::char(3) AS c, $2 AS d, 'e'::text AS e, 1::varchar::int8 AS f FROM t")
+	var oids []uint32
+	var params []int
+	for _, c := range p.Columns() {
+		oids = append(oids, c.TypeOID())
+		params = append(params, c.Param)
+	}
+	require.Equal(t, []uint32{oidVarchar, oidVarchar, oidBpchar, oidText, oidText, oidInt8}, oids)
+	require.Equal(t, []int{0, 0, 0, 2, 0, 0}, params)
 }
 
 func TestPushDown(t *testing.T) {

@@ -182,7 +182,9 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 			}
 		}
 		p.Project = append(p.Project, e)
-		p.Cols = append(p.Cols, Column{Name: targetName(t), T: e.Type()})
+		col := Column{Name: targetName(t), T: e.Type()}
+		textAlias(&col, t.Expr)
+		p.Cols = append(p.Cols, col)
 	}
 	b.allowWindow = false
 	var distinctOn []Expr

@@ -17,6 +17,7 @@ const (
 	oidBoolArray   uint32 = 1000
 	oidInt4Array   uint32 = 1007
 	oidTextArray   uint32 = 1009
+	oidInt2Array   uint32 = 1005
 	oidInt8Array   uint32 = 1016
 	oidBpchar      uint32 = 1042
 	oidVarchar     uint32 = 1043
@@ -25,6 +26,7 @@ const (
 	oidTimestamptz uint32 = 1184
 	oidInterval    uint32 = 1186
 	oidNumeric     uint32 = 1700
+	oidUUID        uint32 = 2950
 	oidJSONB       uint32 = 3802
 )
 
@@ -134,6 +136,12 @@ func TypeFromOID(oid uint32) Type {
 		return TNumeric
 	case oidText, oidVarchar, oidBpchar:
 		return TText
+	case oidUUID:
+		// No uuid type here (gen_random_uuid returns text): the wire decodes
+		// a uuid parameter, binary (pgjdbc's setObject(UUID)) or text, to its
+		// text form, which goes wherever text does, as PostgreSQL's
+		// assignment cast of uuid to text does.
+		return TText
 	case oidName:
 		return TName
 	case oidBytea:
@@ -148,7 +156,7 @@ func TypeFromOID(oid uint32) Type {
 		return TDate
 	case oidInterval:
 		return TInterval
-	case oidInt8Array:
+	case oidInt8Array, oidInt2Array:
 		return TInt8Array
 	case oidInt4Array:
 		return TInt4Array
