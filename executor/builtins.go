@@ -25,7 +25,8 @@ type builtin func(ec *evalCtx, args []any) (any, error)
 // nullAware.
 var builtins map[string]builtin
 
-var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true}
+var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true,
+	"quote_nullable": true}
 
 func init() {
 	builtins = map[string]builtin{

@@ -22,20 +22,36 @@ const maxBuiltLen = 64 << 20
 
 // moreBuiltins implements planner's moreBuiltins (merged in init).
 var moreBuiltins = map[string]builtin{
-	"position":    fnStrpos,
-	"strpos":      fnStrpos,
-	"replace":     fnReplace,
-	"btrim":       trimmer(strings.Trim),
-	"ltrim":       trimmer(strings.TrimLeft),
-	"rtrim":       trimmer(strings.TrimRight),
-	"split_part":  fnSplitPart,
-	"left":        func(_ *evalCtx, a []any) (any, error) { return leftRight(a[0].(string), a[1].(int64), true), nil },
-	"right":       func(_ *evalCtx, a []any) (any, error) { return leftRight(a[0].(string), a[1].(int64), false), nil },
-	"lpad":        padder(true),
-	"rpad":        padder(false),
-	"repeat":      fnRepeat,
-	"reverse":     fnReverse,
-	"initcap":     fnInitcap,
+	"position":      fnStrpos,
+	"strpos":        fnStrpos,
+	"replace":       fnReplace,
+	"btrim":         trimmer(strings.Trim),
+	"ltrim":         trimmer(strings.TrimLeft),
+	"rtrim":         trimmer(strings.TrimRight),
+	"split_part":    fnSplitPart,
+	"left":          func(_ *evalCtx, a []any) (any, error) { return leftRight(a[0].(string), a[1].(int64), true), nil },
+	"right":         func(_ *evalCtx, a []any) (any, error) { return leftRight(a[0].(string), a[1].(int64), false), nil },
+	"lpad":          padder(true),
+	"rpad":          padder(false),
+	"repeat":        fnRepeat,
+	"reverse":       fnReverse,
+	"initcap":       fnInitcap,
+	"quote_literal": func(_ *evalCtx, a []any) (any, error) { return quoteLiteral(a[0].(string)), nil },
+	"quote_nullable": func(_ *evalCtx, a []any) (any, error) {
+		if a[0] == nil {
+			return "NULL", nil
+		}
+		return quoteLiteral(a[0].(string)), nil
+	},
+	"quote_ident": func(_ *evalCtx, a []any) (any, error) { return quoteIdent(a[0].(string)), nil },
+	"current_schemas": func(_ *evalCtx, a []any) (any, error) {
+		// The search path as topicgate resolves names: pg_catalog first
+		// (implicit), then public.
+		if a[0] == true {
+			return []string{"pg_catalog", "public"}, nil
+		}
+		return []string{"public"}, nil
+	},
 	"starts_with": func(_ *evalCtx, a []any) (any, error) { return strings.HasPrefix(a[0].(string), a[1].(string)), nil },
 	"chr":         fnChr,
 	"ascii": func(_ *evalCtx, a []any) (any, error) {
@@ -195,6 +211,49 @@ func fnReverse(_ *evalCtx, a []any) (any, error) {
 
 // fnInitcap upper-cases the first letter of each run of letters and
 // digits and lower-cases the rest.
+// quoteLiteral is PostgreSQL's quote_literal: single quotes doubled, and
+// with backslashes doubled behind E when there are any.
+func quoteLiteral(s string) string {
+	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if strings.Contains(s, `\`) {
+		q = "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
+}
+
+// quoteIdent is PostgreSQL's quote_ident: quoted unless s is a lower-case
+// identifier that is not a reserved keyword.
+func quoteIdent(s string) string {
+	plain := s != "" && !reservedWords[s]
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// reservedWords are PostgreSQL 15's reserved keywords (and those that may
+// not be column names), which quote_ident quotes.
+var reservedWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric authorization binary both
+		case cast check collate collation column concurrently constraint create cross current_catalog current_date
+		current_role current_schema current_time current_timestamp current_user default deferrable desc distinct do
+		else end except false fetch for foreign freeze from full grant group having ilike in initially inner intersect
+		into is isnull join lateral leading left like limit localtime localtimestamp natural not notnull null offset
+		on only or order outer overlaps placing primary references returning right select session_user similar some
+		symmetric system_user table tablesample then to trailing true union unique user using variadic verbose when
+		where window with`) {
+		m[w] = true
+	}
+	return m
+}()
+
 func fnInitcap(_ *evalCtx, a []any) (any, error) {
 	var b strings.Builder
 	inWord := false

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"topicgate/planner"
 	"topicgate/sql"
@@ -33,10 +34,13 @@ import (
 type cursor struct {
 	name string
 	hold bool
-	tx   *txn.Txn // the block it was declared in; nil in autocommit
-	ec   *evalCtx
-	it   rowIter
-	cols []wire.Column
+	// statement and created are what pg_cursors shows.
+	statement string
+	created   time.Time
+	tx        *txn.Txn // the block it was declared in; nil in autocommit
+	ec        *evalCtx
+	it        rowIter
+	cols      []wire.Column
 	// pos counts the rows fetched or moved over; atStart is true until the
 	// first FETCH or MOVE, atEnd once the query has no more rows.
 	pos     int64
@@ -93,7 +97,7 @@ func (s *Session) fetchColumns(f *planner.FetchPlan) []wire.Column {
 
 // execDeclare opens a cursor: its query starts now (subqueries run, system
 // views are read) and its rows come as FETCH asks for them.
-func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.DeclareCursorPlan) error {
+func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.DeclareCursorPlan, statement string) error {
 	if s.tx == nil && !plan.Hold {
 		return pgerror.New(pgerror.CodeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 	}
@@ -109,6 +113,7 @@ func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.De
 		s.cursors = map[string]*cursor{}
 	}
 	s.cursors[plan.Name] = &cursor{name: plan.Name, hold: plan.Hold, tx: s.tx, ec: ec, it: it,
+		statement: statement, created: s.eng.opts.Clock(),
 		cols: wireColumns(plan.Query.Columns()), atStart: true}
 	return nil
 }

@@ -68,6 +68,30 @@ var pgTypes = []struct {
 	{3802, "jsonb", -1, "U", 0, 3807, false},
 }
 
+// typeInputs are PostgreSQL's input functions of those types (pg_type.
+// typinput, with their pg_proc OIDs): ruby-pg's typed results map types by
+// them. Every array type's is array_in.
+var typeInputs = map[int64]struct {
+	oid  int64
+	name string
+}{
+	16: {1242, "boolin"}, 17: {1244, "byteain"}, 18: {1245, "charin"}, 19: {34, "namein"}, 20: {460, "int8in"},
+	21: {38, "int2in"}, 23: {42, "int4in"}, 25: {46, "textin"}, 26: {1798, "oidin"}, 114: {321, "json_in"},
+	700: {200, "float4in"}, 701: {214, "float8in"}, 1043: {1046, "varcharin"}, 1082: {1084, "date_in"},
+	1114: {1312, "timestamp_in"}, 1184: {1150, "timestamptz_in"}, 1186: {1160, "interval_in"},
+	1700: {1701, "numeric_in"}, 3802: {3806, "jsonb_in"},
+}
+
+const oidArrayIn = 750
+
+func typeInput(t int64, elem int64) (int64, string) {
+	if elem != 0 {
+		return oidArrayIn, "array_in"
+	}
+	in := typeInputs[t]
+	return in.oid, in.name
+}
+
 // formatTypeNames are format_type's names for those types.
 var formatTypeNames = map[int64]string{
 	16: "boolean", 17: "bytea", 18: `"char"`, 19: "name", 20: "bigint", 21: "smallint", 23: "integer",
@@ -227,7 +251,31 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 				"typowner": int64(oidBootstrap), "typlen": t.len, "typbyval": t.len > 0 && t.len <= 8,
 				"typtype": typtype, "typcategory": t.cat, "typisdefined": true, "typdelim": ",",
 				"typelem": t.elem, "typarray": t.array, "typtypmod": int64(-1),
-				"typcollation": typeCollation(t.oid)})
+				"typcollation": typeCollation(t.oid), "typinput": func() int64 { o, _ := typeInput(t.oid, t.elem); return o }()})
+		}
+	case "pg_proc":
+		// The types' input functions; topicgate has no other functions
+		// to list (\df shows none).
+		seen := map[int64]bool{}
+		for _, t := range pgTypes {
+			oid, name := typeInput(t.oid, t.elem)
+			if oid == 0 || seen[oid] {
+				continue
+			}
+			seen[oid] = true
+			ret := t.oid
+			if t.elem != 0 {
+				ret = 2277 // anyarray
+			}
+			add(map[string]any{"oid": oid, "proname": name, "pronamespace": int64(oidPgCatalogNS),
+				"proowner": int64(oidBootstrap), "prolang": int64(12), "prokind": "f", "provolatile": "i",
+				"pronargs": int64(1), "prorettype": ret, "prosrc": name})
+		}
+	case "pg_cursors":
+		s.sweepCursors()
+		for _, c := range s.cursors {
+			add(map[string]any{"name": c.name, "statement": c.statement, "is_holdable": c.hold,
+				"is_binary": false, "is_scrollable": false, "creation_time": c.created})
 		}
 	case "pg_class":
 		for _, r := range s.catalogRels() {

@@ -143,7 +143,7 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		}
 		return t, d, err
 	case *planner.DeclareCursorPlan:
-		return "DECLARE CURSOR", true, s.execDeclare(ctx, p.ec, plan)
+		return "DECLARE CURSOR", true, s.execDeclare(ctx, p.ec, plan, sql.Format(p.st.ast))
 	case *planner.FetchPlan:
 		tag, err := s.execFetch(ctx, plan, p.st.cols, out)
 		return tag, true, err

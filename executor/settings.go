@@ -373,7 +373,14 @@ var otherEncodings = map[string]bool{"LATIN1": true, "LATIN2": true, "LATIN3": t
 	"UHC": true, "JOHAB": true, "MULEINTERNAL": true, "ISO88595": true, "ISO88596": true, "ISO88597": true, "ISO88598": true}
 
 func checkEncoding(p *param, v string) (string, error) {
-	n := strings.ToUpper(strings.NewReplacer("-", "", "_", "", " ", "").Replace(v))
+	// PostgreSQL compares encoding names without their punctuation
+	// (clean_encoding_name): asyncpg sends 'utf-8', quotes included.
+	n := strings.ToUpper(strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return -1
+	}, v))
 	switch {
 	case n == "UTF8" || n == "UNICODE":
 		return "UTF8", nil

@@ -36,6 +36,10 @@ var moreBuiltins = map[string]funcSig{
 	"gen_random_uuid": {0, 0, nil, fixed(TText)},
 	"current_date":    {0, 0, nil, fixed(TDate)},
 	"to_char":         {2, 2, []Type{TUnknown, TText}, fixed(TText)},
+	"quote_literal":   {1, 1, []Type{TText}, fixed(TText)},
+	"quote_nullable":  {1, 1, []Type{TText}, fixed(TText)},
+	"quote_ident":     {1, 1, []Type{TText}, fixed(TText)},
+	"current_schemas": {1, 1, []Type{TBool}, fixed(TTextArray)},
 	// Catalog functions of psql's \d queries (executor/pgcatalog.go).
 	"pg_get_userbyid":                 {1, 1, []Type{TOid}, fixed(TName)},
 	"pg_table_is_visible":             {1, 1, []Type{TOid}, fixed(TBool)},

@@ -82,7 +82,13 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 			star = append(star, i)
 		}
 	} else if s.From != nil {
-		switch s.From.Schema {
+		schema := s.From.Schema
+		if _, ok := PgCatalogViews[s.From.Name]; ok && schema == "" {
+			// pg_catalog is searched first, as in PostgreSQL: ruby-pg
+			// reads "pg_type" unqualified.
+			schema = "pg_catalog"
+		}
+		switch schema {
 		case "", "public":
 			ti, err := lookupTopic(cat, s.From.Name)
 			if err != nil {

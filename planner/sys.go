@@ -34,7 +34,7 @@ var pgCatalogSpec = map[string]string{
 	"pg_attrdef": "oid:oid adrelid:oid adnum:int2 adbin:text",
 	"pg_type": "oid:oid typname:name typnamespace:oid typowner:oid typlen:int2 typbyval:bool typtype:char " +
 		"typcategory:char typisdefined:bool typdelim:char typrelid:oid typelem:oid typarray:oid typnotnull:bool " +
-		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid",
+		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typinput:oid",
 	"pg_collation": "oid:oid collname:name collnamespace:oid collowner:oid collprovider:char " +
 		"collisdeterministic:bool collencoding:int4 collcollate:text collctype:text",
 	"pg_roles": "oid:oid rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool " +
@@ -64,6 +64,9 @@ var pgCatalogSpec = map[string]string{
 	"pg_constraint": "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool " +
 		"convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid conislocal:bool",
 	"pg_extension": "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text",
+	// pg_cursors lists the session's open cursors (psycopg 3 checks it
+	// before closing a named cursor).
+	"pg_cursors": "name:text statement:text is_holdable:bool is_binary:bool is_scrollable:bool creation_time:timestamptz",
 }
 
 func init() {

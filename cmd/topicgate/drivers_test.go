@@ -39,67 +39,39 @@ var knownDriverFailures = map[string]map[string]string{
 			"FROM pg_catalog.pg_type ...` (asyncpg/introspection.py), as Parse: 0A000 WITH RECURSIVE is not supported; " +
 			"it needs pg_type (executor/pgcatalog.go) and WITH RECURSIVE. So asyncpg cannot send any array " +
 			"parameter, e.g. the batched acks of shared consumers (offset = ANY($2))",
-		"cursor_forward": "Cursor.forward(n) sends the simple query `MOVE FORWARD n <portal>` on the protocol-level " +
-			"portal: 0A000 MOVE is not supported (portals: executor/portal.go)",
-		"copy_out_args": "copy_from_query(query, *args) interpolates the arguments itself with " +
-			"`SELECT quote_literal($1::text)` (asyncpg.utils._mogrify): 42883 function quote_literal " +
-			"does not exist (planner/funcs_more.go + executor/builtins_more.go; quote_ident and quote_nullable are missing too)",
-	},
-	"psycopg2": {
-		"named_cursor": "conn.cursor(name) is a server-side cursor: `DECLARE \"scan\" CURSOR WITHOUT HOLD FOR SELECT ...` " +
-			"then `FETCH FORWARD 4 FROM \"scan\"` (simple queries): 0A000 DECLARE is not supported, and the " +
-			"cursor's close then 0A000 CLOSE is not supported (DECLARE/FETCH/CLOSE are not implemented)",
+		"cursor_forward": "Cursor.forward(n) sends the simple query `MOVE FORWARD n <portal>` naming the protocol-level " +
+			"portal it bound: 34000 cursor \"__asyncpg_portal_N__\" does not exist. In PostgreSQL protocol portals and " +
+			"SQL cursors share one namespace; in topicgate the wire layer keeps portals and the executor cursors",
 	},
 	"psycopg3": {
 		"nested_transaction": noSavepoints,
 		"error_pipeline":     implicitTxn,
-		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` " +
-			"(0A000 DECLARE is not supported) and on close checks `SELECT 1 FROM pg_catalog.pg_cursors WHERE name = ...`: " +
-			"42P01 relation \"pg_catalog.pg_cursors\" does not exist (DECLARE/FETCH/CLOSE and pg_cursors are not implemented)",
-	},
-	"ruby-pg": {
-		"basic_type_map": "PG::BasicTypeMapForResults (ruby-pg's typed results) loads its OID map with " +
-			"`SELECT t.oid, t.typname, t.typelem, t.typdelim, ti.proname AS typinput FROM pg_type as t " +
-			"JOIN pg_proc as ti ON ti.oid = t.typinput` (simple query): 42P01 topic \"pg_type\" does not exist " +
-			"(pg_type and pg_proc, unqualified, in executor/pgcatalog.go)",
+		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` and then " +
+			"describes the cursor as a protocol portal (Describe P \"scan\"): 34000 portal \"scan\" does not exist. " +
+			"In PostgreSQL SQL cursors and protocol portals share one namespace; in topicgate the executor keeps cursors " +
+			"and the wire layer portals",
 	},
 	"pgx": {
 		"error_in_batch":     implicitTxn,
 		"nested_transaction": noSavepoints,
 	},
-	"psql": {
-		"error_multi_statement": implicitTxn,
-	},
 	"pgcli": {
-		"completion_refresh": "pgcli's background completion refresh starts with its search_path query " +
-			"`SELECT * FROM unnest(current_schemas(true))` (pgexecute.py), sent by psycopg 3 as Parse/Bind/Execute: " +
-			"0A000 a function in FROM is not supported (sql/convert.go; a set-returning function in FROM needs the " +
-			"planner and executor too); the refresh stops there, and its next queries read pg_catalog " +
-			"(pg_namespace, pg_class, pg_attribute, pg_proc, pg_type) through executor/pgcatalog.go. " +
+		"completion_refresh": "pgcli's background completion refresh runs its search_path query " +
+			"(`SELECT * FROM unnest(current_schemas(true))` works), then a query with unnest(...) in the select list: " +
+			"0A000 set-returning function unnest is only supported in FROM; the refresh stops there. " +
 			"The prompt, \\dt and queries work; completion of names does not",
-	},
-	"pgjdbc": {
-		"pgobject_jsonb": "a PGobject names its type, and pgjdbc resolves the name with " +
-			"`SELECT pg_type.oid, typname FROM pg_catalog.pg_type LEFT JOIN (... (current_schemas(false))[s.r] ... " +
-			"generate_series(1, array_upper(current_schemas(false), 1)) ...)` (TypeInfoCache.getPGType), " +
-			"sent as Parse: 0A000 array subscript or field selection is not supported; pg_type and " +
-			"generate_series are missing too (executor/pgcatalog.go)",
-		"jsonb_type_name": "ResultSetMetaData.getColumnTypeName of an OID pgjdbc does not know " +
-			"(jsonb, 3802) queries `SELECT n.nspname = ANY(current_schemas(true)), n.nspname, t.typname " +
-			"FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid WHERE t.oid = $1`: " +
-			"42P01 relation \"pg_catalog.pg_type\" does not exist (executor/pgcatalog.go)",
 	},
 }
 
-// implicitTxn: statements sent together run in one implicit transaction in
-// PostgreSQL (the statements of one simple Query message, and extended-
-// protocol Executes up to Sync: a pgx Batch, a psycopg pipeline), so an
-// error rolls back the earlier ones; topicgate commits each autocommit
-// statement when it completes (executor/session.go's Sync is a no-op), so
-// the INSERT before the failing statement stays published.
-const implicitTxn = "an error later in the same implicit transaction does not roll back an INSERT before it: " +
-	"topicgate commits every autocommit statement at its end, PostgreSQL at Sync (extended) or at the end of " +
-	"the Query message (simple), rolling all of it back on an error (executor portal/txn; Session.Sync is a no-op)"
+// implicitTxn: extended-protocol Executes up to Sync run in one implicit
+// transaction in PostgreSQL (a pgx Batch, a psycopg pipeline), so an error
+// rolls back the earlier ones; topicgate commits each autocommit Execute
+// when it completes (a simple Query's statements are one implicit block,
+// executor/block.go), so the INSERT before the failing statement stays
+// published.
+const implicitTxn = "an error later in the same pipeline does not roll back an INSERT before it: " +
+	"topicgate commits every autocommit Execute at its end, PostgreSQL at Sync, rolling all of it back on an " +
+	"error; an autocommit INSERT's tag counts what it wrote after dedup, which needs its commit at the statement"
 
 // noSavepoints: a nested transaction (psycopg's conn.transaction() inside
 // another, pgx's tx.Begin) is a SAVEPOINT, which topicgate does not
