@@ -2,9 +2,12 @@ package executor
 
 import (
 	"context"
+	"maps"
 
 	"topicgate/planner"
 	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -35,7 +38,7 @@ func (s *Session) beginBlock(implicit bool) {
 // open block and returns the command tag.
 func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (string, error) {
 	tx := s.tx
-	s.tx, s.implicit = nil, false
+	s.tx, s.implicit, s.savepoints = nil, false, nil
 	if !commit || tx.State() == txn.Failed {
 		tx.Rollback()
 		s.dropCursorsOf(tx)
@@ -89,6 +92,84 @@ func (s *Session) Sync(ctx context.Context, out wire.Output) error {
 	}
 	_, err := s.endBlock(ctx, out, true)
 	return err
+}
+
+// savepoint is one SAVEPOINT of the open block: what ROLLBACK TO returns
+// to besides the transaction's staging (txn.Mark).
+type savepoint struct {
+	name     string
+	mark     txn.Mark
+	held     map[sharedKey]map[topicstore.MsgRef]bool
+	settings settingsSnapshot
+	cursors  map[string]bool
+}
+
+// execSavepoint runs SAVEPOINT, RELEASE and ROLLBACK TO, with
+// PostgreSQL's rules: only in a transaction block (an implicit one does
+// not count), RELEASE and ROLLBACK TO name an existing savepoint (3B001)
+// and drop the ones after it, ROLLBACK TO keeps the savepoint and clears
+// a failure that came after it. It undoes the block's staged writes,
+// consumer reads, SETs, cursors and shared-consumer acquisitions since the
+// savepoint (those messages go back to the queue); releases, rejects and
+// extensions of shared messages act at once and stay.
+func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
+	tag := st.Op
+	if st.Op == "ROLLBACK TO" {
+		tag = "ROLLBACK"
+	}
+	if s.tx == nil || s.implicit {
+		return "", nil, pgerror.Newf(pgerror.CodeNoActiveSQLTransaction, "%s can only be used in transaction blocks", st.Op)
+	}
+	if st.Op == "SAVEPOINT" {
+		sp := savepoint{name: st.Name, mark: s.tx.Mark(), settings: s.settings.snapshot(), cursors: map[string]bool{}}
+		sp.held = map[sharedKey]map[topicstore.MsgRef]bool{}
+		for k, m := range s.sharedTx.held {
+			sp.held[k] = maps.Clone(m)
+		}
+		for name := range s.cursors {
+			sp.cursors[name] = true
+		}
+		s.savepoints = append(s.savepoints, sp)
+		return tag, nil, nil
+	}
+	i := len(s.savepoints) - 1
+	for i >= 0 && s.savepoints[i].name != st.Name {
+		i--
+	}
+	if i < 0 {
+		return "", nil, pgerror.Newf(pgerror.CodeInvalidSavepointSpec, "savepoint \"%s\" does not exist", st.Name)
+	}
+	if st.Op == "RELEASE" {
+		s.savepoints = s.savepoints[:i]
+		return tag, nil, nil
+	}
+	sp := s.savepoints[i]
+	if err := s.tx.RollbackTo(sp.mark); err != nil {
+		return "", nil, err
+	}
+	s.savepoints = s.savepoints[:i+1]
+	for k, m := range s.sharedTx.held {
+		var refs []topicstore.MsgRef
+		for r := range m {
+			if !sp.held[k][r] {
+				refs = append(refs, r)
+			}
+		}
+		if len(refs) > 0 {
+			s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, refs)
+		}
+	}
+	s.sharedTx.held = map[sharedKey]map[topicstore.MsgRef]bool{}
+	for k, m := range sp.held {
+		s.sharedTx.held[k] = maps.Clone(m)
+	}
+	s.settings.restore(sp.settings)
+	for name := range s.cursors {
+		if !sp.cursors[name] {
+			delete(s.cursors, name)
+		}
+	}
+	return tag, nil, nil
 }
 
 // sqlTag is the command tag of a transaction statement.

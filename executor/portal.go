@@ -260,6 +260,8 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		}
 		tag, err := s.endBlock(ctx, out, commit)
 		return tag, nil, err
+	case *sql.Savepoint:
+		return s.execSavepoint(st)
 	case *sql.SetVar:
 		if st.Local && s.tx == nil {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")

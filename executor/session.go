@@ -24,11 +24,13 @@ type Session struct {
 	// implicit: tx is the implicit block of a multi-statement query; multi:
 	// such a query is running (until Sync).
 	implicit, multi bool
-	started         time.Time
-	groups          map[*readGroup]string // consumer groups this session reads in -> topic
-	active          atomic.Bool           // a statement is running (sys.sessions)
-	status          atomic.Pointer[txStatus]
-	appName         atomic.Pointer[string]
+	// savepoints are the open block's SAVEPOINTs, oldest first.
+	savepoints []savepoint
+	started    time.Time
+	groups     map[*readGroup]string // consumer groups this session reads in -> topic
+	active     atomic.Bool           // a statement is running (sys.sessions)
+	status     atomic.Pointer[txStatus]
+	appName    atomic.Pointer[string]
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
@@ -229,9 +231,11 @@ var errAborted = pgerror.New(pgerror.CodeInFailedSQLTransaction,
 	"current transaction is aborted, commands ignored until end of transaction block")
 
 func endsTxn(s sql.Stmt) bool {
-	switch s.(type) {
+	switch x := s.(type) {
 	case *sql.Commit, *sql.Rollback:
 		return true
+	case *sql.Savepoint:
+		return x.Op == "ROLLBACK TO"
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -261,6 +262,28 @@ func (s *settings) resetAll() {
 	for k := range s.vals {
 		if p, err := lookupParam(k); err == nil && !p.readOnly {
 			_ = s.resetTo(k, false)
+		}
+	}
+}
+
+// settingsSnapshot is what ROLLBACK TO SAVEPOINT restores: the values and
+// the block's session-level SETs as they were.
+type settingsSnapshot struct{ vals, session map[string]string }
+
+func (s *settings) snapshot() settingsSnapshot {
+	return settingsSnapshot{maps.Clone(s.vals), maps.Clone(s.txnSession)}
+}
+
+func (s *settings) restore(snap settingsSnapshot) {
+	s.txnSession = maps.Clone(snap.session)
+	for k := range s.vals {
+		if _, ok := snap.vals[k]; !ok {
+			delete(s.vals, k)
+		}
+	}
+	for k, v := range snap.vals {
+		if s.vals[k] != v {
+			_ = s.apply(k, v)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 			return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "name", T: TText}, {Name: "setting", T: TText}, {Name: "description", T: TText}}}, nil
 		}
 		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: strings.ToLower(s.Name), T: TText}}}, nil
-	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
+	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.Savepoint, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
 		return &UtilityPlan{Stmt: s}, nil
 	case *sql.Update:
 		if s.Table.Schema == "sys" && s.Table.Name == "consumers" {

@@ -498,6 +498,13 @@ type Commit struct{}
 // Rollback is ROLLBACK / ABORT.
 type Rollback struct{}
 
+// Savepoint is SAVEPOINT name, RELEASE [SAVEPOINT] name or ROLLBACK TO
+// [SAVEPOINT] name.
+type Savepoint struct {
+	Op   string // "SAVEPOINT", "RELEASE" or "ROLLBACK TO"
+	Name string
+}
+
 // SetVar is SET [SESSION|LOCAL] name = value / TO value / RESET name.
 type SetVar struct {
 	Name  string // lower-cased
@@ -545,6 +552,7 @@ func (*DropTopic) stmtNode()   {}
 func (*Begin) stmtNode()       {}
 func (*Commit) stmtNode()      {}
 func (*Rollback) stmtNode()    {}
+func (*Savepoint) stmtNode()   {}
 func (*SetVar) stmtNode()      {}
 func (*Show) stmtNode()        {}
 func (*Explain) stmtNode()     {}

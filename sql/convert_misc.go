@@ -36,6 +36,12 @@ func (c *converter) transactionStmt(s *pg.TransactionStmt) (Stmt, error) {
 		return &Commit{}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		return &Rollback{}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		return &Savepoint{Op: "SAVEPOINT", Name: s.SavepointName}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
+		return &Savepoint{Op: "RELEASE", Name: s.SavepointName}, nil
+	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		return &Savepoint{Op: "ROLLBACK TO", Name: s.SavepointName}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s is not supported",
 		strings.ReplaceAll(strings.TrimPrefix(s.Kind.String(), "TRANS_STMT_"), "_", " "))

@@ -171,6 +171,8 @@ func (f *formatter) stmt(s Stmt) {
 		f.w("COMMIT")
 	case *Rollback:
 		f.w("ROLLBACK")
+	case *Savepoint:
+		f.w(x.Op, " ", ident(x.Name))
 	case *SetVar:
 		switch {
 		case x.All:

@@ -46,6 +46,7 @@ type Txn struct {
 	stager     topicstore.Stager
 	memBytes   int64 // staged bytes held in memory
 	spilled    bool  // the stager holds data of this transaction
+	spills     int   // how many spills happened (Mark, RollbackTo)
 	// acks are the shared-consumer messages COMMIT acknowledges.
 	acks []topicstore.SharedAck
 }
@@ -131,6 +132,7 @@ func (t *Txn) Stage(topic string, msgs []topicstore.Message) error {
 // staged batches come before later in-memory messages at commit, so the
 // order of each topic's messages is kept.
 func (t *Txn) spill() error {
+	t.spills++
 	for i := range t.writes {
 		w := &t.writes[i]
 		if len(w.Messages) == 0 {

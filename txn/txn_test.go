@@ -166,3 +166,51 @@ func TestSpillErrorsHaveSQLSTATEs(t *testing.T) {
 	tx.Rollback()
 	require.Equal(t, []uint64{1}, rs.discarded, "a failed spill may have written part: discard")
 }
+
+// TestSavepoint: RollbackTo drops what was staged and read after the mark,
+// keeps what came before, and clears a later failure.
+func TestSavepoint(t *testing.T) {
+	tx := Begin(1, time.Now(), 0)
+	k := ReadKey{Topic: "in", Consumer: "c", Partition: 0}
+	k2 := ReadKey{Topic: "in", Consumer: "c", Partition: 1}
+	if err := tx.Stage("out", []topicstore.Message{{Body: []byte("before")}}); err != nil {
+		t.Fatal(err)
+	}
+	tx.RecordRead(k, 0, 5, 50)
+	m := tx.Mark()
+	if err := tx.Stage("out", []topicstore.Message{{Body: []byte("after")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Stage("other", []topicstore.Message{{Body: []byte("after")}}); err != nil {
+		t.Fatal(err)
+	}
+	tx.RecordRead(k, 0, 9, 40)
+	tx.RecordRead(k2, 3, 4, 10)
+	tx.Fail()
+	if err := tx.RollbackTo(m); err != nil {
+		t.Fatal(err)
+	}
+	if tx.State() != Open {
+		t.Fatalf("state %c, want open", tx.State())
+	}
+	req := tx.Request()
+	if len(req.Writes) != 1 || req.Writes[0].Topic != "out" || len(req.Writes[0].Messages) != 1 || string(req.Writes[0].Messages[0].Body) != "before" {
+		t.Fatalf("writes after RollbackTo: %+v", req.Writes)
+	}
+	if len(req.Positions) != 1 || req.Positions[0].Partition != 0 || req.Positions[0].Offset != 5 {
+		t.Fatalf("positions after RollbackTo: %+v", req.Positions)
+	}
+	if n, b := tx.Staged(); n != 1 || b != int64(len("before")+64) {
+		t.Fatalf("staged %d messages, %d bytes", n, b)
+	}
+	if got := tx.InFlight(k); got != 50 {
+		t.Fatalf("in flight %d, want 50", got)
+	}
+	// Staging again after the rollback appends to what was kept.
+	if err := tx.Stage("out", []topicstore.Message{{Body: []byte("again")}}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := tx.Request().Writes[0].Messages; len(msgs) != 2 || string(msgs[1].Body) != "again" {
+		t.Fatalf("messages %+v", msgs)
+	}
+}

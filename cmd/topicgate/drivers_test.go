@@ -44,16 +44,14 @@ var knownDriverFailures = map[string]map[string]string{
 			"SQL cursors share one namespace; in topicgate the wire layer keeps portals and the executor cursors",
 	},
 	"psycopg3": {
-		"nested_transaction": noSavepoints,
-		"error_pipeline":     implicitTxn,
+		"error_pipeline": implicitTxn,
 		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` and then " +
 			"describes the cursor as a protocol portal (Describe P \"scan\"): 34000 portal \"scan\" does not exist. " +
 			"In PostgreSQL SQL cursors and protocol portals share one namespace; in topicgate the executor keeps cursors " +
 			"and the wire layer portals",
 	},
 	"pgx": {
-		"error_in_batch":     implicitTxn,
-		"nested_transaction": noSavepoints,
+		"error_in_batch": implicitTxn,
 	},
 	"pgcli": {
 		"completion_refresh": "pgcli's background completion refresh runs its search_path query " +
@@ -72,12 +70,6 @@ var knownDriverFailures = map[string]map[string]string{
 const implicitTxn = "an error later in the same pipeline does not roll back an INSERT before it: " +
 	"topicgate commits every autocommit Execute at its end, PostgreSQL at Sync, rolling all of it back on an " +
 	"error; an autocommit INSERT's tag counts what it wrote after dedup, which needs its commit at the statement"
-
-// noSavepoints: a nested transaction (psycopg's conn.transaction() inside
-// another, pgx's tx.Begin) is a SAVEPOINT, which topicgate does not
-// implement (txn).
-const noSavepoints = "a nested transaction sends `SAVEPOINT ...`: 0A000 SAVEPOINT is not supported (txn); " +
-	"the transaction is failed from there on (25P02 on the next statement)"
 
 // driverCheck is one check's outcome.
 type driverCheck struct {

@@ -39,6 +39,7 @@ const (
 	CodeActiveSQLTransaction        = "25001"
 	CodeNoActiveSQLTransaction      = "25P01"
 	CodeCantChangeRuntimeParam      = "55P02"
+	CodeInvalidSavepointSpec        = "3B001"
 	CodeInFailedSQLTransaction      = "25P02"
 	CodeInvalidSQLStatementName     = "26000"
 	CodeInvalidCursorName           = "34000"
