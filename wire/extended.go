@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -33,6 +34,9 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	if m.Name != "" && c.stmts[m.Name] != nil {
 		return newError("42P05", fmt.Sprintf("prepared statement %q already exists", m.Name))
 	}
+	if err := checkUTF8(m.Query); err != nil {
+		return err
+	}
 	oids := append([]uint32(nil), m.ParameterOIDs...)
 	ctx, done := c.runCtx()
 	defer done()
@@ -61,10 +65,14 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 }
 
 // formatCodes expands Bind format codes to one per value (nil = all text).
+// Parameter format codes must be 0 or 1 (22023, as PostgreSQL); result
+// format codes are checked at Execute, where PostgreSQL checks them.
 func formatCodes(codes []int16, n int, what string) ([]int16, error) {
-	for _, f := range codes {
-		if f != 0 && f != 1 {
-			return nil, newError("08P01", fmt.Sprintf("unsupported format code: %d", f))
+	if what == "parameter" {
+		for _, f := range codes {
+			if f != 0 && f != 1 {
+				return nil, newError("22023", fmt.Sprintf("unsupported format code: %d", f))
+			}
 		}
 	}
 	switch {
@@ -79,7 +87,10 @@ func formatCodes(codes []int16, n int, what string) ([]int16, error) {
 	case len(codes) == n:
 		return append([]int16(nil), codes...), nil
 	}
-	return nil, newError("08P01", fmt.Sprintf("bind message has %d %s formats but %d %ss", len(codes), what, n, what))
+	if what == "result" {
+		return nil, newError("08P01", fmt.Sprintf("bind message has %d result formats but query has %d columns", len(codes), n))
+	}
+	return nil, newError("08P01", fmt.Sprintf("bind message has %d parameter formats but %d parameters", len(codes), n))
 }
 
 func (c *conn) bind(m *pgproto3.Bind) error {
@@ -119,6 +130,9 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			continue
 		}
 		if params[i], err = decodeParam(i+1, ps.params[i], f, raw); err != nil {
+			if e, ok := err.(*protoError); ok && e.Where == "" {
+				e.Where = paramWhere(m.DestinationPortal, i+1, f)
+			}
 			return err
 		}
 	}
@@ -198,8 +212,18 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		c.send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	}
+	for _, f := range pt.formats {
+		if f != 0 && f != 1 {
+			return newError("22023", fmt.Sprintf("unsupported format code: %d", f))
+		}
+	}
 	if pt.done {
-		c.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		// PostgreSQL runs a finished portal again and finds no more rows.
+		tag := pt.tag
+		if strings.HasPrefix(tag, "SELECT ") {
+			tag = "SELECT 0"
+		}
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		return nil
 	}
 	c.out.reset(pt.cols, pt.formats)

@@ -17,6 +17,10 @@ type output struct {
 
 	copyActive bool // CopyInResponse sent, CopyDone/CopyFail not yet read
 
+	// desc is the simple protocol's RowDescription, not sent yet: it goes
+	// out before the first row (or the CommandComplete).
+	desc *pgproto3.RowDescription
+
 	// encBuf is the last RowEncoder's buffer, reused by the next one so a
 	// connection reading in a loop does not regrow it every statement.
 	encBuf []byte
@@ -31,7 +35,15 @@ type output struct {
 const maxKeptEncBuf = 512 << 10
 
 func (o *output) reset(cols []Column, formats []int16) {
-	o.cols, o.formats, o.copyActive = cols, formats, false
+	o.cols, o.formats, o.copyActive, o.desc = cols, formats, false, nil
+}
+
+// sendDesc sends the pending RowDescription, if any.
+func (o *output) sendDesc() {
+	if o.desc != nil {
+		o.c.send(o.desc)
+		o.desc = nil
+	}
 }
 
 // WriteRow encodes one DataRow straight into the connection's buffer.
@@ -39,6 +51,7 @@ func (o *output) WriteRow(vals []any) error {
 	if len(vals) != len(o.cols) {
 		return newError("XX000", fmt.Sprintf("internal error: row has %d values, but the result has %d columns", len(vals), len(o.cols)))
 	}
+	o.sendDesc()
 	c := o.c
 	buf := append(c.wbuf[:0], 'D', 0, 0, 0, 0)
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(vals)))
@@ -77,6 +90,9 @@ func (o *output) RowEncoder() *RowEncoder {
 func (o *output) WriteRows(e *RowEncoder) error {
 	if e.row >= 0 {
 		return newError("XX000", "internal error: WriteRows with a row still open")
+	}
+	if len(e.buf) > 0 {
+		o.sendDesc()
 	}
 	_, err := o.c.bw.Write(e.buf)
 	if cap(e.buf) <= maxKeptEncBuf {
