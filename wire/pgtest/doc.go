@@ -43,7 +43,8 @@
 //
 // Output lines are the received messages' JSON with fields of zero value
 // left out, normalised so that they do not change from run to run (see
-// Normalize); each run of ParameterStatus is sorted by name.
+// Normalize); each run of ParameterStatus is sorted by name, and so are
+// NegotiateProtocolVersion's options (StartupMessage sends a map).
 //
 // Block arguments say where the block runs: pg_only blocks run only
 // against PostgreSQL (what topicgate cannot take part in), topicgate_only

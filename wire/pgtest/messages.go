@@ -132,6 +132,13 @@ func Normalize(msg pgproto3.BackendMessage) (string, error) {
 			c.Value = major + ".x"
 		}
 		msg = &c
+	case *pgproto3.NegotiateProtocolVersion:
+		// Startup parameters travel as a map: their order is the script
+		// runner's, not the server's.
+		c := *m
+		c.UnrecognizedOptions = append([]string(nil), c.UnrecognizedOptions...)
+		sort.Strings(c.UnrecognizedOptions)
+		msg = &c
 	case *pgproto3.ErrorResponse:
 		c := *m
 		c.File, c.Line, c.Routine = "", 0, ""

@@ -1,7 +1,10 @@
 package pgtest
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +52,8 @@ type runner struct {
 	t      testing.TB
 	target Target
 	nc     net.Conn
+	br     *bufio.Reader // nc, read ahead only by receive's check for a protocol 2 error
+	v2     bool          // nothing received yet on a raw connection: a protocol 2 error may come
 	fe     *pgproto3.Frontend
 	pid    uint32
 	secret []byte
@@ -161,9 +166,11 @@ func (r *runner) connect(b *Block) error {
 		return err
 	}
 	r.nc = nc
-	r.fe = pgproto3.NewFrontend(nc, nc)
+	r.br = bufio.NewReader(nc)
+	r.fe = pgproto3.NewFrontend(r.br, nc)
 	r.pid, r.secret = 0, nil
 	if raw {
+		r.v2 = true
 		return nil
 	}
 	r.fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": user, "database": "postgres"}})
@@ -258,6 +265,20 @@ func (r *runner) until(b *Block) ([]string, error) {
 // for cancel.
 func (r *runner) receive() received {
 	_ = r.nc.SetReadDeadline(time.Now().Add(readTimeout))
+	if r.v2 {
+		// PostgreSQL answers a startup packet it cannot take (a protocol
+		// version it does not speak) in protocol 2: 'E', then the text of
+		// the error up to a NUL, with no length word.
+		r.v2 = false
+		if h, err := r.br.Peek(5); err == nil && h[0] == 'E' && binary.BigEndian.Uint32(h[1:]) > 1<<24 {
+			text, err := r.br.ReadString(0)
+			if err != nil {
+				return received{err: err}
+			}
+			js, _ := json.Marshal(strings.TrimRight(text[1:], "\n\x00"))
+			return received{typ: "ErrorResponseV2", line: `{"Type":"ErrorResponseV2","Text":` + string(js) + `}`}
+		}
+	}
 	msg, err := r.fe.Receive()
 	if err != nil {
 		var ne net.Error
