@@ -238,6 +238,9 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 	done()
 	c.drainCopy()
 	if err != nil {
+		if c.copyLost(err) {
+			return nil
+		}
 		return err
 	}
 	if !finished && m.MaxRows > 0 {

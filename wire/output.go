@@ -16,6 +16,7 @@ type output struct {
 	formats []int16 // per column; nil means all text
 
 	copyActive bool // CopyInResponse sent, CopyDone/CopyFail not yet read
+	syncLost   bool // a message other than COPY's came during COPY FROM STDIN
 
 	// desc is the simple protocol's RowDescription, not sent yet: it goes
 	// out before the first row (or the CommandComplete).
@@ -35,7 +36,7 @@ type output struct {
 const maxKeptEncBuf = 512 << 10
 
 func (o *output) reset(cols []Column, formats []int16) {
-	o.cols, o.formats, o.copyActive, o.desc = cols, formats, false, nil
+	o.cols, o.formats, o.copyActive, o.desc, o.syncLost = cols, formats, false, nil, false
 }
 
 // sendDesc sends the pending RowDescription, if any.
@@ -155,9 +156,10 @@ func (r copyReader) Next() ([]byte, error) {
 		case *pgproto3.Flush, *pgproto3.Sync:
 			// Ignored during COPY, as PostgreSQL does.
 		default:
-			o.copyActive = false
-			o.c.protocolViolation(fmt.Sprintf("unexpected message type %T during COPY from stdin", msg))
-			return nil, newError("08P01", "unexpected message during COPY from stdin")
+			// The message is lost, and so is the stream's framing: the
+			// portal reports the error, then copyLost ends the connection.
+			o.copyActive, o.syncLost = false, true
+			return nil, newError("08P01", fmt.Sprintf("unexpected message type 0x%02X during COPY from stdin", msgType(msg)))
 		}
 	}
 }
@@ -171,4 +173,20 @@ func (c *conn) drainCopy() {
 			return
 		}
 	}
+}
+
+// copyLost reports err, the portal's error, and ends the connection as
+// PostgreSQL does when a COPY FROM STDIN got a message of another kind:
+// the ERROR, then FATAL "protocol synchronization was lost". It reports
+// whether that was the case.
+func (c *conn) copyLost(err error) bool {
+	if !c.out.syncLost {
+		return false
+	}
+	c.out.syncLost = false
+	c.sendError(err)
+	c.sendErrorSeverity("FATAL", newError("08P01", "terminating connection because protocol synchronization was lost"))
+	_ = c.bw.Flush()
+	c.fatal = true
+	return true
 }

@@ -85,6 +85,9 @@ func (c *conn) runSimple(ctx context.Context, st Statement) error {
 	c.drainCopy()
 	if err != nil {
 		c.out.desc = nil
+		if c.copyLost(err) {
+			return nil
+		}
 		return err
 	}
 	c.out.sendDesc()
