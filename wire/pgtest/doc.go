@@ -29,7 +29,8 @@
 //     is CopyData of that text.
 //   - until: reads messages until each listed type has come, in order;
 //     EOF waits for the server to close the connection (a connection that
-//     closes ends the block with an {"Type":"EOF"} line anyway).
+//     closes ends the block with an {"Type":"EOF"} line anyway);
+//     SSLResponse reads the one byte that answers SSLRequest.
 //     ignore=Type,Type leaves those types out of the output.
 //   - connect: a new connection, started up as user postgres on database
 //     postgres up to ReadyForQuery (output not checked); "connect raw"

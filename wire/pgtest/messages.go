@@ -96,6 +96,10 @@ func frontendMessage(line string) (any, error) {
 		msg = &pgproto3.CopyFail{}
 	case "StartupMessage":
 		msg = &pgproto3.StartupMessage{}
+	case "SSLRequest":
+		msg = &pgproto3.SSLRequest{}
+	case "GSSEncRequest":
+		msg = &pgproto3.GSSEncRequest{}
 	case "PasswordMessage":
 		msg = &pgproto3.PasswordMessage{}
 	case "FunctionCall":

@@ -75,6 +75,14 @@ func Run(t *testing.T, target Target, path string, rewrite bool) {
 		t.Fatalf("%s: connecting: %v", path, err)
 	}
 	changed := false
+	defer func() {
+		// Also when a block failed: what came before it is recorded.
+		if rewrite && changed {
+			if err := s.Write(); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
 	for _, b := range s.Blocks {
 		if !r.runs(b) {
 			continue
@@ -100,11 +108,6 @@ func Run(t *testing.T, target Target, path string, rewrite bool) {
 			}
 		case got != want:
 			t.Errorf("%s: %s %s:\n%s", b.Pos, b.Cmd, strings.Join(b.Input, " "), lineDiff(b.Output, out))
-		}
-	}
-	if rewrite && changed {
-		if err := s.Write(); err != nil {
-			t.Fatal(err)
 		}
 	}
 }
@@ -240,6 +243,16 @@ func (r *runner) until(b *Block) ([]string, error) {
 	}
 	var out []string
 	for _, want := range b.Input {
+		if want == "SSLResponse" {
+			// The one-byte answer to SSLRequest or GSSENCRequest.
+			_ = r.nc.SetReadDeadline(time.Now().Add(readTimeout))
+			c, err := r.br.ReadByte()
+			if err != nil {
+				return nil, fmt.Errorf("waiting for SSLResponse: %v", err)
+			}
+			out = append(out, fmt.Sprintf(`{"Type":"SSLResponse","Response":%q}`, string(rune(c))))
+			continue
+		}
 		for {
 			m := r.receive()
 			if m.err != nil {
