@@ -64,33 +64,38 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	return nil
 }
 
-// formatCodes expands Bind format codes to one per value (nil = all text).
-// Parameter format codes must be 0 or 1 (22023, as PostgreSQL); result
-// format codes are checked at Execute, where PostgreSQL checks them.
+// formatCodes expands Bind format codes to one per value (nil = all text),
+// checking them as PostgreSQL does: first their number (one for all, or
+// one each), then, for parameters, each code applied (22023 but 0 or 1;
+// a code that applies to no parameter is not looked at). Result format
+// codes are checked at Execute, where PostgreSQL checks them.
 func formatCodes(codes []int16, n int, what string) ([]int16, error) {
+	if len(codes) > 1 && len(codes) != n {
+		if what == "result" {
+			return nil, newError("08P01", fmt.Sprintf("bind message has %d result formats but query has %d columns", len(codes), n))
+		}
+		return nil, newError("08P01", fmt.Sprintf("bind message has %d parameter formats but %d parameters", len(codes), n))
+	}
+	var out []int16
+	switch {
+	case len(codes) == 0:
+		return nil, nil
+	case len(codes) == 1:
+		out = make([]int16, n)
+		for i := range out {
+			out[i] = codes[0]
+		}
+	default:
+		out = append([]int16(nil), codes...)
+	}
 	if what == "parameter" {
-		for _, f := range codes {
+		for _, f := range out {
 			if f != 0 && f != 1 {
 				return nil, newError("22023", fmt.Sprintf("unsupported format code: %d", f))
 			}
 		}
 	}
-	switch {
-	case len(codes) == 0:
-		return nil, nil
-	case len(codes) == 1:
-		out := make([]int16, n)
-		for i := range out {
-			out[i] = codes[0]
-		}
-		return out, nil
-	case len(codes) == n:
-		return append([]int16(nil), codes...), nil
-	}
-	if what == "result" {
-		return nil, newError("08P01", fmt.Sprintf("bind message has %d result formats but query has %d columns", len(codes), n))
-	}
-	return nil, newError("08P01", fmt.Sprintf("bind message has %d parameter formats but %d parameters", len(codes), n))
+	return out, nil
 }
 
 func (c *conn) bind(m *pgproto3.Bind) error {
