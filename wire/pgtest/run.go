@@ -324,14 +324,15 @@ func (r *runner) cancel(b *Block) ([]string, error) {
 	if r.pid == 0 {
 		return nil, errors.New("cancel: no BackendKeyData on this connection")
 	}
-	addr := r.target.Addr
+	// Copies: the reading goroutine below may update r's.
+	addr, pid, secret := r.target.Addr, r.pid, append([]byte(nil), r.secret...)
 	send := func(secret []byte) error {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			return err
 		}
 		defer nc.Close()
-		buf, err := (&pgproto3.CancelRequest{ProcessID: r.pid, SecretKey: secret}).Encode(nil)
+		buf, err := (&pgproto3.CancelRequest{ProcessID: pid, SecretKey: secret}).Encode(nil)
 		if err != nil {
 			return err
 		}
@@ -350,7 +351,7 @@ func (r *runner) cancel(b *Block) ([]string, error) {
 		return nil
 	}
 	if _, ok := b.Arg("bad_key"); ok {
-		bad := append([]byte(nil), r.secret...)
+		bad := append([]byte(nil), secret...)
 		for i := range bad {
 			bad[i] ^= 0x5a
 		}
@@ -366,7 +367,7 @@ func (r *runner) cancel(b *Block) ([]string, error) {
 		got <- result{out, err}
 	}()
 	for {
-		if err := send(r.secret); err != nil {
+		if err := send(secret); err != nil {
 			res := <-got
 			if res.err == nil {
 				res.err = err
