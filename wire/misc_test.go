@@ -25,6 +25,20 @@ func TestMaxMessageSize(t *testing.T) {
 	require.Error(t, err)
 }
 
+// In the simple protocol RowDescription goes out with the first row or the
+// CommandComplete: an error before any row comes without one, as
+// PostgreSQL's errors at plan time do.
+func TestLazyRowDescription(t *testing.T) {
+	_, addr := startServer(t, Config{}, &fakeHandler{})
+	r := rawConnect(t, addr)
+	r.send(&pgproto3.Query{String: "SELECT 0 FAIL"})
+	r.expect("Error:22012", "RFQ:I")
+	r.send(&pgproto3.Query{String: "SELECT 1 FAIL"})
+	r.expect("RowDescription", "DataRow", "Error:22012", "RFQ:I")
+	r.send(&pgproto3.Query{String: "SELECT 0; SELECT 2"})
+	r.expect("RowDescription", "CommandComplete", "RowDescription", "DataRow", "DataRow", "CommandComplete", "RFQ:I")
+}
+
 func TestProtocolGarbage(t *testing.T) {
 	_, addr := startServer(t, Config{}, &fakeHandler{})
 	// What PostgreSQL does: a message type it does not know is FATAL; a
