@@ -223,7 +223,11 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		}
 	}
 	if pt.done {
-		// PostgreSQL runs a finished portal again and finds no more rows.
+		// PostgreSQL runs a finished portal with rows again and finds no
+		// more; one without rows (SET, INSERT) cannot run twice.
+		if pt.cols == nil {
+			return newError("55000", fmt.Sprintf("portal %q cannot be run", m.Portal))
+		}
 		tag := pt.tag
 		if strings.HasPrefix(tag, "SELECT ") {
 			tag = "SELECT 0"
