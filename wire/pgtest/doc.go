@@ -27,7 +27,8 @@
 //     written in one write. Raw {"Type":"Q","Body":"...","Hex":"..",
 //     "Length":n} is a hand-made message (see Raw); CopyData {"Text":".."}
 //     is CopyData of that text.
-//   - until: reads messages until each listed type has come, in order;
+//   - until: reads messages until each listed type (pgproto3's Go type
+//     names: ReadyForQuery, AuthenticationOk) has come, in order;
 //     EOF waits for the server to close the connection (a connection that
 //     closes ends the block with an {"Type":"EOF"} line anyway);
 //     SSLResponse reads the one byte that answers SSLRequest.

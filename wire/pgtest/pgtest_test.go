@@ -37,8 +37,10 @@ ReadyForQuery
 	if got := s.Text(); got != want {
 		t.Fatalf("rewritten:\n%q\nwant\n%q", got, want)
 	}
-	if _, err := Parse("y", "sned\n----\n"); err == nil {
-		t.Fatal("unknown command accepted")
+	for _, bad := range []string{"sned\n----\n", "send pgonly\n----\n", "until pg_only known_diff=x\n----\n", "until\nReadyForQuery\n"} {
+		if _, err := Parse("y", bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
 

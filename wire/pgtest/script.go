@@ -31,6 +31,14 @@ func (b *Block) Arg(key string) (string, bool) {
 	return "", false
 }
 
+// blockArgs lists the arguments each command takes.
+var blockArgs = map[string]string{
+	"send":    " pg_only topicgate_only ",
+	"until":   " pg_only topicgate_only known_diff ignore ",
+	"cancel":  " pg_only topicgate_only known_diff ignore bad_key ",
+	"connect": " raw server user ",
+}
+
 // Script is a parsed .pgtest file. It keeps the file's lines so that
 // Rewrite changes nothing but expected outputs.
 type Script struct {
@@ -61,10 +69,21 @@ func Parse(path, text string) (*Script, error) {
 		}
 		f := strings.Fields(line)
 		b := &Block{Pos: fmt.Sprintf("%s:%d", path, i+1), Cmd: f[0], Args: f[1:]}
-		switch b.Cmd {
-		case "send", "until", "connect", "cancel":
-		default:
+		allowed, ok := blockArgs[b.Cmd]
+		if !ok {
 			return nil, fmt.Errorf("%s: unknown command %q", b.Pos, b.Cmd)
+		}
+		for _, a := range b.Args {
+			k, _, _ := strings.Cut(a, "=")
+			if !strings.Contains(allowed, " "+k+" ") {
+				return nil, fmt.Errorf("%s: %s takes none of %q (only:%s)", b.Pos, b.Cmd, a, allowed)
+			}
+		}
+		_, pgOnly := b.Arg("pg_only")
+		_, tgOnly := b.Arg("topicgate_only")
+		_, known := b.Arg("known_diff")
+		if pgOnly && tgOnly || known && (pgOnly || tgOnly) {
+			return nil, fmt.Errorf("%s: pg_only, topicgate_only and known_diff do not go together", b.Pos)
 		}
 		i++
 		for ; i < len(ls) && ls[i] != "----"; i++ {
