@@ -101,7 +101,7 @@ func formatCodes(codes []int16, n int, what string) ([]int16, error) {
 func (c *conn) bind(m *pgproto3.Bind) error {
 	ps := c.stmts[m.PreparedStatement]
 	if ps == nil {
-		return newError("26000", fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement))
+		return noStatement(m.PreparedStatement)
 	}
 	if m.DestinationPortal != "" && c.portals[m.DestinationPortal] != nil {
 		return newError("42P03", fmt.Sprintf("cursor %q already exists", m.DestinationPortal))
@@ -179,12 +179,20 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	return nil
 }
 
+// noStatement is PostgreSQL's error for a statement name not in use.
+func noStatement(name string) error {
+	if name == "" {
+		return newError("26000", "unnamed prepared statement does not exist")
+	}
+	return newError("26000", fmt.Sprintf("prepared statement %q does not exist", name))
+}
+
 func (c *conn) describe(m *pgproto3.Describe) error {
 	switch m.ObjectType {
 	case 'S':
 		ps := c.stmts[m.Name]
 		if ps == nil {
-			return newError("26000", fmt.Sprintf("prepared statement %q does not exist", m.Name))
+			return noStatement(m.Name)
 		}
 		c.send(&pgproto3.ParameterDescription{ParameterOIDs: ps.params})
 		if ps.cols == nil {
