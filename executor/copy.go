@@ -91,6 +91,12 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	if err != nil {
 		// Drain the rest so the connection stays in sync with the client.
 		_, _ = io.Copy(io.Discard, r)
+		switch pgerror.Code(err) {
+		case pgerror.CodeQueryCanceled, "08P01":
+			// The client's CopyFail, or another message during COPY:
+			// PostgreSQL says at which line (binary: tuple) it came.
+			err = pos.wrap(err, "")
+		}
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
