@@ -61,7 +61,8 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	b := &msgBuilder{topic: p.Topic, cols: p.Cols, now: s.eng.opts.Clock().UTC()}
 	msgs := make([]topicstore.Message, 0, 1024)
 	var size int64
-	lines, total := 0, 0
+	pos := &copyPos{topic: p.Topic}
+	total := 0
 	flush := func() error {
 		n, err := s.write(ctx, p.Topic, msgs, out)
 		total += n
@@ -69,10 +70,9 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 		return err
 	}
 	add := func(vals []any) error {
-		lines++
 		msgs = append(msgs, topicstore.Message{})
 		if err := b.build(&msgs[len(msgs)-1], vals, nil); err != nil {
-			return pgerror.Newf(pgerror.Code(err), "COPY %s, line %d: %v", p.Topic, lines, err)
+			return pos.wrap(err, "")
 		}
 		size += int64(len(msgs[len(msgs)-1].Body)) + 64
 		if size >= copySlice {
@@ -82,15 +82,21 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	}
 	switch format {
 	case "binary":
-		err = copyBinary(r, p.Cols, add)
+		err = copyBinary(r, p.Cols, pos, add)
 	case "csv":
-		err = copyCSV(r, p, add)
+		err = copyCSV(r, p, pos, add)
 	default:
-		err = copyText(r, p, add)
+		err = copyText(r, p, pos, add)
 	}
 	if err != nil {
 		// Drain the rest so the connection stays in sync with the client.
 		_, _ = io.Copy(io.Discard, r)
+		switch pgerror.Code(err) {
+		case pgerror.CodeQueryCanceled, "08P01":
+			// The client's CopyFail, or another message during COPY:
+			// PostgreSQL says at which line (binary: tuple) it came.
+			err = pos.wrap(err, "")
+		}
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -105,58 +111,124 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 // copySlice is how many bytes of rows a COPY collects before staging them.
 const copySlice = 4 << 20
 
-func copyBinary(r *bufio.Reader, cols []planner.MsgCol, add func([]any) error) error {
-	bad := func(what string) error {
-		return pgerror.Newf(pgerror.CodeInvalidBinaryRepresentation, "COPY binary: %s", what)
+// copyPos is where a COPY is in its data, for the context (Where) of its
+// errors, as PostgreSQL gives it: "COPY t, line 3", then the column, or the
+// line's text for an error of the line as a whole.
+type copyPos struct {
+	topic string
+	line  int // 1-based: the line (text, csv) or tuple (binary) being read
+}
+
+// where is the context of an error at the current line: with the column
+// (and its value, when it has one) or with the whole line's text.
+func (p *copyPos) where(col, value string, hasValue bool, lineText *string) string {
+	w := "COPY " + p.topic + ", line " + itoa(p.line)
+	switch {
+	case col != "" && hasValue:
+		w += ", column " + col + ": \"" + value + "\""
+	case col != "":
+		w += ", column " + col
+	case lineText != nil:
+		w += ": \"" + *lineText + "\""
 	}
-	hdr := make([]byte, len(pgcopySig)+8)
-	if _, err := io.ReadFull(r, hdr); err != nil {
-		return eofErr(err, bad("missing header"))
+	return w
+}
+
+// formatErr is a malformed COPY stream: 22P04, bad_copy_file_format.
+func (p *copyPos) formatErr(msg, where string) error {
+	return &pgerror.Error{Code: pgerror.CodeBadCopyFileFormat, Message: msg, Where: where}
+}
+
+// wrap gives err (a value's or a row's error, or the client's CopyFail)
+// the context where: its code and message stay. where "" is the line.
+func (p *copyPos) wrap(err error, where string) error {
+	if where == "" {
+		where = p.where("", "", false, nil)
 	}
-	if string(hdr[:len(pgcopySig)]) != string(pgcopySig) {
-		return bad("invalid file signature")
+	code := pgerror.Code(err)
+	var pe *pgerror.Error
+	if errors.As(err, &pe) {
+		c := *pe
+		if c.Where == "" {
+			c.Where = where
+		}
+		return &c
 	}
-	ext := binary.BigEndian.Uint32(hdr[len(pgcopySig)+4:])
+	return &pgerror.Error{Code: code, Message: err.Error(), Where: where}
+}
+
+func copyBinary(r *bufio.Reader, cols []planner.MsgCol, pos *copyPos, add func([]any) error) error {
+	// Header errors have no line: PostgreSQL reads the header before its
+	// error context is set up.
+	sig := make([]byte, len(pgcopySig))
+	if _, err := io.ReadFull(r, sig); err != nil || string(sig) != string(pgcopySig) {
+		if err != nil {
+			if e := eofErr(err, nil); e != nil {
+				return e
+			}
+		}
+		return pos.formatErr("COPY file signature not recognized", "")
+	}
+	var b4 [4]byte
+	if _, err := io.ReadFull(r, b4[:]); err != nil {
+		return eofErr(err, pos.formatErr("invalid COPY file header (missing flags)", ""))
+	}
+	if flags := binary.BigEndian.Uint32(b4[:]); flags&(1<<16) != 0 {
+		return pos.formatErr("invalid COPY file header (WITH OIDS)", "")
+	} else if flags&^(1<<16)>>16 != 0 {
+		return pos.formatErr("unrecognized critical flags in COPY file header", "")
+	}
+	if _, err := io.ReadFull(r, b4[:]); err != nil {
+		return eofErr(err, pos.formatErr("invalid COPY file header (missing length)", ""))
+	}
+	ext := int32(binary.BigEndian.Uint32(b4[:]))
+	if ext < 0 {
+		return pos.formatErr("invalid COPY file header (bad length)", "")
+	}
 	if _, err := r.Discard(int(ext)); err != nil {
-		return bad("truncated header extension")
+		return eofErr(err, pos.formatErr("invalid COPY file header (wrong length)", ""))
 	}
 	vals := make([]any, len(cols))
-	var b4 [4]byte
 	var fields fieldArena
 	for {
+		pos.line++
 		var b2 [2]byte
 		if _, err := io.ReadFull(r, b2[:]); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return eofErr(err, bad("truncated tuple"))
+			return eofErr(err, pos.formatErr("unexpected EOF in COPY data", pos.where("", "", false, nil)))
 		}
 		n := int16(binary.BigEndian.Uint16(b2[:]))
 		if n == -1 {
 			return nil
 		}
 		if int(n) != len(cols) {
-			return bad("row has " + itoa(int(n)) + " fields, expected " + itoa(len(cols)))
+			return pos.formatErr("row field count is "+itoa(int(n))+", expected "+itoa(len(cols)), pos.where("", "", false, nil))
 		}
 		for i, c := range cols {
+			name := planner.MsgColumns[c].Name
 			if _, err := io.ReadFull(r, b4[:]); err != nil {
-				return eofErr(err, bad("truncated field"))
+				return eofErr(err, pos.formatErr("unexpected EOF in COPY data", pos.where(name, "", false, nil)))
 			}
 			l := int32(binary.BigEndian.Uint32(b4[:]))
 			if l == -1 {
 				vals[i] = nil
 				continue
 			}
-			if l < 0 || l > topicstore.MaxMessageSize+1<<20 {
+			if l < -1 {
+				return pos.formatErr("invalid field size", pos.where(name, "", false, nil))
+			}
+			if l > topicstore.MaxMessageSize+1<<20 {
 				return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "COPY binary: field of %d bytes is too large", l)
 			}
 			buf := fields.take(int(l))
 			if _, err := io.ReadFull(r, buf); err != nil {
-				return eofErr(err, bad("truncated field"))
+				return eofErr(err, pos.formatErr("unexpected EOF in COPY data", pos.where(name, "", false, nil)))
 			}
 			v, err := decodeBinaryField(buf, planner.MsgColumns[c].Type)
 			if err != nil {
-				return err
+				return pos.wrap(err, pos.where(name, "", false, nil))
 			}
 			vals[i] = v
 		}
@@ -166,6 +238,8 @@ func copyBinary(r *bufio.Reader, cols []planner.MsgCol, add func([]any) error) e
 	}
 }
 
+// eofErr is err when it carries a SQLSTATE (the client's CopyFail, a lost
+// connection), else def.
 func eofErr(err error, def error) error {
 	var pe interface{ SQLState() string }
 	if errors.As(err, &pe) {
@@ -178,7 +252,8 @@ var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func decodeBinaryField(b []byte, t planner.Type) (any, error) {
 	bad := func() error {
-		return pgerror.Newf(pgerror.CodeInvalidBinaryRepresentation, "COPY binary: invalid %s field of %d bytes", t, len(b))
+		// PostgreSQL's receive functions' words for a value of the wrong size.
+		return pgerror.New(pgerror.CodeInvalidBinaryRepresentation, "incorrect binary data format")
 	}
 	switch t {
 	case planner.TInt8:
@@ -217,7 +292,7 @@ func decodeBinaryField(b []byte, t planner.Type) (any, error) {
 	return nil, bad()
 }
 
-func copyText(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error {
+func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any) error) error {
 	delim := p.Opts.Delimiter
 	if delim == "" {
 		delim = "\t"
@@ -229,9 +304,10 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error
 	vals := make([]any, len(p.Cols))
 	first := true
 	for {
+		pos.line++
 		line, err := r.ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return err
+			return pos.wrap(err, "")
 		}
 		if line == "" && err != nil {
 			return nil
@@ -246,17 +322,19 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error
 		}
 		first = false
 		fields := strings.Split(line, delim)
-		if len(fields) != len(p.Cols) {
-			return pgerror.Newf(pgerror.CodeDataException, "COPY %s: line has %d fields, expected %d", p.Topic, len(fields), len(p.Cols))
+		if err := fieldCount(pos, p.Cols, len(fields), line); err != nil {
+			return err
 		}
 		for i, f := range fields {
 			if f == null {
 				vals[i] = nil
 				continue
 			}
-			v, perr := planner.ParseText(unescapeCopy(f), planner.MsgColumns[p.Cols[i]].Type)
+			col := planner.MsgColumns[p.Cols[i]]
+			f = unescapeCopy(f)
+			v, perr := planner.ParseText(f, col.Type)
 			if perr != nil {
-				return perr
+				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}
 			vals[i] = v
 		}
@@ -267,6 +345,18 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error
 			return nil
 		}
 	}
+}
+
+// fieldCount checks the number of fields of a line, with PostgreSQL's
+// errors (22P04) for too many and too few.
+func fieldCount(pos *copyPos, cols []planner.MsgCol, n int, line string) error {
+	switch {
+	case n > len(cols):
+		return pos.formatErr("extra data after last expected column", pos.where("", "", false, &line))
+	case n < len(cols):
+		return pos.formatErr("missing data for column \""+planner.MsgColumns[cols[n]].Name+"\"", pos.where("", "", false, &line))
+	}
+	return nil
 }
 
 // unescapeCopy undoes COPY text format backslash escapes.
@@ -335,7 +425,7 @@ func hexVal(c byte) int {
 	return int(c-'A') + 10
 }
 
-func copyCSV(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error {
+func copyCSV(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any) error) error {
 	delim := byte(',')
 	if p.Opts.Delimiter != "" {
 		delim = p.Opts.Delimiter[0]
@@ -355,12 +445,16 @@ func copyCSV(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error 
 	vals := make([]any, len(p.Cols))
 	first := true
 	for {
-		fields, quoted, err := readCSVRecord(r, delim, quote, escape)
+		pos.line++
+		fields, quoted, raw, err := readCSVRecord(r, delim, quote, escape)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, io.EOF):
 				return nil
+			case errors.Is(err, errUnterminatedCSV):
+				return pos.formatErr("unterminated CSV quoted field", pos.where("", "", false, &raw))
 			}
-			return err
+			return pos.wrap(err, "")
 		}
 		if len(fields) == 1 && fields[0] == `\.` && !quoted[0] {
 			return nil
@@ -370,17 +464,19 @@ func copyCSV(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error 
 			continue
 		}
 		first = false
-		if len(fields) != len(p.Cols) {
-			return pgerror.Newf(pgerror.CodeDataException, "COPY %s: CSV line has %d fields, expected %d", p.Topic, len(fields), len(p.Cols))
+		line := strings.TrimSuffix(strings.TrimSuffix(raw, "\n"), "\r")
+		if err := fieldCount(pos, p.Cols, len(fields), line); err != nil {
+			return err
 		}
 		for i, f := range fields {
 			if f == null && !quoted[i] {
 				vals[i] = nil
 				continue
 			}
-			v, perr := planner.ParseText(f, planner.MsgColumns[p.Cols[i]].Type)
+			col := planner.MsgColumns[p.Cols[i]]
+			v, perr := planner.ParseText(f, col.Type)
 			if perr != nil {
-				return perr
+				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}
 			vals[i] = v
 		}
@@ -390,34 +486,39 @@ func copyCSV(r *bufio.Reader, p *planner.CopyPlan, add func([]any) error) error 
 	}
 }
 
-// readCSVRecord reads one CSV record; quoted fields may span lines.
-func readCSVRecord(r *bufio.Reader, delim, quote, escape byte) ([]string, []bool, error) {
-	var fields []string
-	var quoted []bool
-	var cur strings.Builder
+// errUnterminatedCSV is a quoted CSV field still open at the end.
+var errUnterminatedCSV = errors.New("unterminated CSV quoted field")
+
+// readCSVRecord reads one CSV record; quoted fields may span lines. raw is
+// the record's text as read, for the context of errors.
+func readCSVRecord(r *bufio.Reader, delim, quote, escape byte) (fields []string, quoted []bool, raw string, err error) {
+	var cur, text strings.Builder
 	inQuotes, wasQuoted, any := false, false, false
 	for {
 		c, err := r.ReadByte()
 		if err != nil {
 			if errors.Is(err, io.EOF) && any {
 				if inQuotes {
-					return nil, nil, pgerror.New(pgerror.CodeDataException, "COPY CSV: unterminated quoted field")
+					return nil, nil, text.String(), errUnterminatedCSV
 				}
-				return append(fields, cur.String()), append(quoted, wasQuoted), nil
+				return append(fields, cur.String()), append(quoted, wasQuoted), text.String(), nil
 			}
-			return nil, nil, err
+			return nil, nil, text.String(), err
 		}
 		any = true
+		text.WriteByte(c)
 		switch {
 		case inQuotes && c == escape && escape != quote:
 			n, err := r.ReadByte()
 			if err != nil {
-				return nil, nil, pgerror.New(pgerror.CodeDataException, "COPY CSV: unterminated quoted field")
+				return nil, nil, text.String(), errUnterminatedCSV
 			}
+			text.WriteByte(n)
 			cur.WriteByte(n)
 		case inQuotes && c == quote:
 			if nb, err := r.Peek(1); err == nil && nb[0] == quote && escape == quote {
 				_, _ = r.ReadByte()
+				text.WriteByte(quote)
 				cur.WriteByte(quote)
 			} else {
 				inQuotes = false
@@ -433,7 +534,7 @@ func readCSVRecord(r *bufio.Reader, delim, quote, escape byte) ([]string, []bool
 			wasQuoted = false
 		case c == '\n':
 			s := strings.TrimSuffix(cur.String(), "\r")
-			return append(fields, s), append(quoted, wasQuoted), nil
+			return append(fields, s), append(quoted, wasQuoted), text.String(), nil
 		default:
 			cur.WriteByte(c)
 		}

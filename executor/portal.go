@@ -205,8 +205,10 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		p.sent += int64(e.enc.Rows())
 		p.done = true
 		p.it = &sliceIter{}
-		return fmt.Sprintf("SELECT %d", p.sent), true, nil
+		return fmt.Sprintf("SELECT %d", e.enc.Rows()), true, nil
 	}
+	// The tag counts the rows of this Execute only, as PostgreSQL's does:
+	// after row-limited Executes it is the rows of the last one.
 	n := 0
 	for {
 		if maxRows > 0 && n >= maxRows {
@@ -221,7 +223,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		}
 		if r == nil {
 			p.done = true
-			return fmt.Sprintf("SELECT %d", p.sent), true, nil
+			return fmt.Sprintf("SELECT %d", n), true, nil
 		}
 		if len(r) > len(p.st.cols) {
 			r = r[:len(p.st.cols)]

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/sql"
+	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 )
 
@@ -179,6 +180,12 @@ func TestValues(t *testing.T) {
 	b, err = ParseBytea(`a\\b\001`)
 	require.NoError(t, err)
 	require.Equal(t, []byte("a\\b\x01"), b)
+	// \377 is the highest octal escape; \777 is refused, as PostgreSQL does.
+	b, err = ParseBytea(`\377`)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0xff}, b)
+	_, err = ParseBytea(`\777`)
+	require.Equal(t, "22P02", pgerror.Code(err))
 	j, err := NormalizeJSONB(`{"bb":1,"a":{"z":true,"y":[1,2]}}`)
 	require.NoError(t, err)
 	require.Equal(t, `{"a": {"y": [1, 2], "z": true}, "bb": 1}`, j)

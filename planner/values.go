@@ -118,7 +118,8 @@ func ParseBytea(s string) ([]byte, error) {
 			i++
 			continue
 		}
-		if i+3 < len(s) && isOct(s[i+1]) && isOct(s[i+2]) && isOct(s[i+3]) {
+		// \ooo is a byte only up to \377: PostgreSQL refuses \777 (22P02).
+		if i+3 < len(s) && s[i+1] >= '0' && s[i+1] <= '3' && isOct(s[i+2]) && isOct(s[i+3]) {
 			out = append(out, (s[i+1]-'0')<<6|(s[i+2]-'0')<<3|(s[i+3]-'0'))
 			i += 3
 			continue

@@ -68,7 +68,7 @@ func (c *conn) authCleartext(user string) (bool, error) {
 	}
 	pm, ok := msg.(*pgproto3.PasswordMessage)
 	if !ok {
-		return false, newError("08P01", fmt.Sprintf("expected password response, got message type %T", msg))
+		return false, newError("08P01", fmt.Sprintf("expected password response, got message type %d", msgType(msg)))
 	}
 	want, known := c.s.cfg.Users[user]
 	match := subtle.ConstantTimeCompare([]byte(pm.Password), []byte(want)) == 1
@@ -87,7 +87,7 @@ func (c *conn) authMD5(user string) (bool, error) {
 	}
 	pm, ok := msg.(*pgproto3.PasswordMessage)
 	if !ok {
-		return false, newError("08P01", fmt.Sprintf("expected password response, got message type %T", msg))
+		return false, newError("08P01", fmt.Sprintf("expected password response, got message type %d", msgType(msg)))
 	}
 	want, known := c.s.cfg.Users[user]
 	expected := md5Password(user, want, salt)
@@ -102,4 +102,13 @@ func md5Password(user, password string, salt [4]byte) string {
 	h.Write([]byte(hex.EncodeToString(inner[:])))
 	h.Write(salt[:])
 	return "md5" + hex.EncodeToString(h.Sum(nil))
+}
+
+// msgType is the type byte of a frontend message, for PostgreSQL's
+// "got message type %d".
+func msgType(msg pgproto3.FrontendMessage) byte {
+	if b, err := msg.Encode(nil); err == nil && len(b) > 0 {
+		return b[0]
+	}
+	return 0
 }

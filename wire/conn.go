@@ -170,6 +170,9 @@ func (c *conn) loop() {
 				c.idleTimeout(idle)
 				return
 			}
+			if c.malformed(err) {
+				continue
+			}
 			c.receiveError(err)
 			return
 		}
@@ -268,6 +271,9 @@ func (c *conn) receiveError(err error) {
 	if errors.As(err, &tooBig) {
 		c.sendErrorSeverity("FATAL", newError("54000", fmt.Sprintf("message of %d bytes exceeds the maximum message size of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen)))
 		c.fatal = true
+		return
+	}
+	if frameError(c, err) {
 		return
 	}
 	c.protocolViolation(err.Error())

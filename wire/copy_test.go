@@ -52,12 +52,16 @@ func TestCopyRaw(t *testing.T) {
 	msgs = r.expect("CommandComplete", "RFQ:I")
 	require.Equal(t, "COPY 2", string(msgs[0].(*pgproto3.CommandComplete).CommandTag))
 
-	// CopyData outside COPY is ignored; another message inside COPY is a
-	// protocol violation.
+	// CopyData outside COPY is ignored; another message inside COPY is an
+	// ERROR, then FATAL: the framing is lost (as PostgreSQL does).
 	r.send(&pgproto3.CopyData{Data: []byte("stray")}, &pgproto3.Query{String: "COPY t"})
 	r.expect("CopyInResponse")
 	r.send(&pgproto3.Query{String: "SELECT 1"})
-	r.expect("Error:08P01")
+	er := *r.expect("Error:08P01")[0].(*pgproto3.ErrorResponse) // the Frontend reuses its messages
+	require.Equal(t, "unexpected message type 0x51 during COPY from stdin", er.Message)
+	require.Equal(t, "ERROR", er.Severity)
+	er = *r.expect("Error:08P01")[0].(*pgproto3.ErrorResponse)
+	require.Equal(t, "FATAL", er.Severity)
 	_, err := r.f.Receive()
 	require.Error(t, err)
 }

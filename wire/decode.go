@@ -28,8 +28,12 @@ func decodeParam(n int, oid uint32, format int16, data []byte) (any, error) {
 	}
 	if err != nil {
 		if e, ok := err.(*protoError); ok {
-			e.Message = fmt.Sprintf("%s (parameter $%d)", e.Message, n)
-			return nil, e
+			if e == errBinaryTooLong {
+				// PostgreSQL's words when a receive function leaves bytes over.
+				return nil, newError("22P03", fmt.Sprintf("incorrect binary data format in bind parameter %d", n))
+			}
+			c := *e
+			return nil, &c
 		}
 		code := "22P02"
 		if format == 1 {
@@ -39,6 +43,28 @@ func decodeParam(n int, oid uint32, format int16, data []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// paramWhere is the context PostgreSQL gives an error in Bind parameter n
+// of portal: its value only in text format, and shown as '...' (the
+// default log_parameter_max_length_on_error, 0, shows none of it).
+func paramWhere(portal string, n int, format int16) string {
+	w := "unnamed portal parameter $" + strconv.Itoa(n)
+	if portal != "" {
+		w = fmt.Sprintf("portal %q parameter $%d", portal, n)
+	}
+	if format == 0 {
+		w += " = '...'"
+	}
+	return w
+}
+
+// Errors of a binary value of the wrong size, as PostgreSQL's receive
+// functions report them: too short runs off the end of the value (a
+// protocol error), too long leaves bytes over.
+var (
+	errBinaryTooShort = newError("08P01", "insufficient data left in message")
+	errBinaryTooLong  = newError("22P03", "incorrect binary data format")
+)
 
 func formatName(f int16) string {
 	if f == 1 {
@@ -92,8 +118,11 @@ func typeName(oid uint32) string {
 }
 
 func wantLen(data []byte, n int) error {
-	if len(data) != n {
-		return fmt.Errorf("expected %d bytes, got %d", n, len(data))
+	switch {
+	case len(data) < n:
+		return errBinaryTooShort
+	case len(data) > n:
+		return errBinaryTooLong
 	}
 	return nil
 }

@@ -26,7 +26,9 @@
 //   - simple.go: a Query message parses into statements; each is bound
 //     without parameters and executed to completion (RowDescription,
 //     DataRows, CommandComplete); the first error stops the rest; then
-//     Session.Sync and ReadyForQuery.
+//     Session.Sync and ReadyForQuery. The RowDescription goes out with the
+//     first row or the CommandComplete, so an error before any row comes
+//     without one (PostgreSQL finds those while planning, before it).
 //   - extended.go: Parse/Bind/Describe/Execute/Close keep named and unnamed
 //     prepared statements and portals per connection. Execute with a row
 //     limit answers PortalSuspended and resumes on the next Execute. Portals
@@ -45,8 +47,13 @@
 //     (see the table in handler.go). The hot types (int8, bytea, text,
 //     timestamptz) are appended into one reused buffer without allocation.
 //   - errors.go: any error with SQLState() becomes an ErrorResponse with that
-//     code (and ErrorDetail/ErrorHint/ErrorPosition when present); others
-//     are XX000.
+//     code (and ErrorDetail/ErrorHint/ErrorPosition/ErrorWhere when
+//     present); others are XX000.
+//   - malformed.go: messages that do not decode, as PostgreSQL answers
+//     them (see Invariants), and the UTF-8 check of query text (22021).
+//   - pgtest (a package of its own): protocol scripts recorded from
+//     PostgreSQL 15 (testdata/pgtest) that cmd/topicgate's TestPGTest
+//     replays against topicgate.
 //
 // # Invariants
 //
@@ -57,7 +64,13 @@
 //     parameters are decoded into values that never alias it.
 //   - A panic in the engine is recovered, logged with its stack, reported as
 //     XX000 "internal error: ..." and the connection is closed; the server
-//     lives on. Protocol garbage gets FATAL 08P01 (oversized messages 54000)
-//     and the connection is closed.
+//     lives on.
+//   - Malformed input, as PostgreSQL 15 answers it: an unknown message type
+//     is FATAL 08P01 and closes; a length below 4 (or a startup packet of
+//     a bad length) closes without a word; a body that does not decode is
+//     an ERROR 08P01 and the connection goes on (ReadyForQuery after a bad
+//     Sync or Query, discarding until Sync after an extended message);
+//     another message during COPY FROM STDIN is an ERROR, then FATAL
+//     (synchronization lost). Oversized messages get FATAL 54000.
 //   - Closing a connection closes its portals and calls Session.Close.
 package wire

@@ -8,18 +8,22 @@ import (
 
 // protoError is the wire layer's own SQLSTATE-carrying error (protocol errors,
 // parameter decoding, authentication). Engine errors need only implement
-// SQLState() string, and optionally ErrorDetail, ErrorHint, ErrorPosition.
+// SQLState() string, and optionally ErrorDetail, ErrorHint, ErrorPosition
+// and ErrorWhere (the context line, PostgreSQL's "Where" field, e.g.
+// "COPY t, line 3").
 type protoError struct {
 	Code    string
 	Message string
 	Detail  string
 	Hint    string
+	Where   string
 }
 
 func (e *protoError) Error() string       { return e.Message }
 func (e *protoError) SQLState() string    { return e.Code }
 func (e *protoError) ErrorDetail() string { return e.Detail }
 func (e *protoError) ErrorHint() string   { return e.Hint }
+func (e *protoError) ErrorWhere() string  { return e.Where }
 
 func newError(code, msg string) *protoError { return &protoError{Code: code, Message: msg} }
 
@@ -39,6 +43,10 @@ func toErrorResponse(err error) *pgproto3.ErrorResponse {
 	var h interface{ ErrorHint() string }
 	if errors.As(err, &h) {
 		er.Hint = h.ErrorHint()
+	}
+	var w interface{ ErrorWhere() string }
+	if errors.As(err, &w) {
+		er.Where = w.ErrorWhere()
 	}
 	var p interface{ ErrorPosition() int }
 	if errors.As(err, &p) {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -33,6 +34,9 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	if m.Name != "" && c.stmts[m.Name] != nil {
 		return newError("42P05", fmt.Sprintf("prepared statement %q already exists", m.Name))
 	}
+	if err := checkUTF8(m.Query); err != nil {
+		return err
+	}
 	oids := append([]uint32(nil), m.ParameterOIDs...)
 	ctx, done := c.runCtx()
 	defer done()
@@ -60,32 +64,44 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	return nil
 }
 
-// formatCodes expands Bind format codes to one per value (nil = all text).
+// formatCodes expands Bind format codes to one per value (nil = all text),
+// checking them as PostgreSQL does: first their number (one for all, or
+// one each), then, for parameters, each code applied (22023 but 0 or 1;
+// a code that applies to no parameter is not looked at). Result format
+// codes are checked at Execute, where PostgreSQL checks them.
 func formatCodes(codes []int16, n int, what string) ([]int16, error) {
-	for _, f := range codes {
-		if f != 0 && f != 1 {
-			return nil, newError("08P01", fmt.Sprintf("unsupported format code: %d", f))
+	if len(codes) > 1 && len(codes) != n {
+		if what == "result" {
+			return nil, newError("08P01", fmt.Sprintf("bind message has %d result formats but query has %d columns", len(codes), n))
 		}
+		return nil, newError("08P01", fmt.Sprintf("bind message has %d parameter formats but %d parameters", len(codes), n))
 	}
+	var out []int16
 	switch {
 	case len(codes) == 0:
 		return nil, nil
 	case len(codes) == 1:
-		out := make([]int16, n)
+		out = make([]int16, n)
 		for i := range out {
 			out[i] = codes[0]
 		}
-		return out, nil
-	case len(codes) == n:
-		return append([]int16(nil), codes...), nil
+	default:
+		out = append([]int16(nil), codes...)
 	}
-	return nil, newError("08P01", fmt.Sprintf("bind message has %d %s formats but %d %ss", len(codes), what, n, what))
+	if what == "parameter" {
+		for _, f := range out {
+			if f != 0 && f != 1 {
+				return nil, newError("22023", fmt.Sprintf("unsupported format code: %d", f))
+			}
+		}
+	}
+	return out, nil
 }
 
 func (c *conn) bind(m *pgproto3.Bind) error {
 	ps := c.stmts[m.PreparedStatement]
 	if ps == nil {
-		return newError("26000", fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement))
+		return noStatement(m.PreparedStatement)
 	}
 	if m.DestinationPortal != "" && c.portals[m.DestinationPortal] != nil {
 		return newError("42P03", fmt.Sprintf("cursor %q already exists", m.DestinationPortal))
@@ -119,6 +135,9 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			continue
 		}
 		if params[i], err = decodeParam(i+1, ps.params[i], f, raw); err != nil {
+			if e, ok := err.(*protoError); ok && e.Where == "" {
+				e.Where = paramWhere(m.DestinationPortal, i+1, f)
+			}
 			return err
 		}
 	}
@@ -160,12 +179,20 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	return nil
 }
 
+// noStatement is PostgreSQL's error for a statement name not in use.
+func noStatement(name string) error {
+	if name == "" {
+		return newError("26000", "unnamed prepared statement does not exist")
+	}
+	return newError("26000", fmt.Sprintf("prepared statement %q does not exist", name))
+}
+
 func (c *conn) describe(m *pgproto3.Describe) error {
 	switch m.ObjectType {
 	case 'S':
 		ps := c.stmts[m.Name]
 		if ps == nil {
-			return newError("26000", fmt.Sprintf("prepared statement %q does not exist", m.Name))
+			return noStatement(m.Name)
 		}
 		c.send(&pgproto3.ParameterDescription{ParameterOIDs: ps.params})
 		if ps.cols == nil {
@@ -198,8 +225,22 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		c.send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	}
+	for _, f := range pt.formats {
+		if f != 0 && f != 1 {
+			return newError("22023", fmt.Sprintf("unsupported format code: %d", f))
+		}
+	}
 	if pt.done {
-		c.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+		// PostgreSQL runs a finished portal with rows again and finds no
+		// more; one without rows (SET, INSERT) cannot run twice.
+		if pt.cols == nil {
+			return newError("55000", fmt.Sprintf("portal %q cannot be run", m.Portal))
+		}
+		tag := pt.tag
+		if strings.HasPrefix(tag, "SELECT ") {
+			tag = "SELECT 0"
+		}
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		return nil
 	}
 	c.out.reset(pt.cols, pt.formats)
@@ -214,6 +255,9 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 	done()
 	c.drainCopy()
 	if err != nil {
+		if c.copyLost(err) {
+			return nil
+		}
 		return err
 	}
 	if !finished && m.MaxRows > 0 {

@@ -133,10 +133,14 @@ func TestTextParams(t *testing.T) {
 	// Bad text and binary parameters.
 	res = c.PgConn().ExecParams(ctx, "ECHO $1::int8", [][]byte{[]byte("abc")}, nil, nil, nil).Read()
 	require.Equal(t, "22P02", pgCode(res.Err))
-	require.ErrorContains(t, res.Err, "$1")
+	require.Equal(t, "unnamed portal parameter $1 = '...'", pgWhere(res.Err))
+	// A binary value too short is a protocol error in PostgreSQL.
 	res = c.PgConn().ExecParams(ctx, "ECHO $1::text, $2::int8", [][]byte{[]byte("x"), {1, 2, 3}}, nil, []int16{1}, nil).Read()
+	require.Equal(t, "08P01", pgCode(res.Err))
+	require.Equal(t, "unnamed portal parameter $2", pgWhere(res.Err))
+	res = c.PgConn().ExecParams(ctx, "ECHO $1::int2", [][]byte{{1, 2, 3}}, nil, []int16{1}, nil).Read()
 	require.Equal(t, "22P03", pgCode(res.Err))
-	require.ErrorContains(t, res.Err, "$2")
+	require.ErrorContains(t, res.Err, "incorrect binary data format in bind parameter 1")
 	res = c.PgConn().ExecParams(ctx, "ECHO $1::int2", [][]byte{[]byte("70000")}, nil, nil, nil).Read()
 	require.Equal(t, "22003", pgCode(res.Err))
 	res = c.PgConn().ExecParams(ctx, "ECHO $1::int8[]", [][]byte{{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 9}}, nil, []int16{1}, nil).Read()

@@ -16,6 +16,7 @@ import (
 // fakeHandler is a tiny engine for tests. Statements (separated by ';'):
 //
 //	SELECT n          rows 1..n: (n int8, t text "row i")
+//	SELECT n FAIL     the same rows, then fails with 22012
 //	ECHO $1::type ... one row echoing the parameters with those types
 //	TYPES             one row with one value of every supported type
 //	ERR code          fails at Execute with SQLSTATE code
@@ -84,7 +85,9 @@ func (s *fakeSession) Parse(ctx context.Context, query string, oids []uint32) ([
 		case up == "PARSEERR":
 			return nil, &fakeErr{code: "42601", msg: "syntax error at or near \"PARSEERR\""}
 		case strings.HasPrefix(up, "SELECT "):
-			n, err := strconv.Atoi(strings.TrimSpace(q[7:]))
+			arg, fail := strings.CutSuffix(strings.TrimSpace(q[7:]), " FAIL")
+			st.fail = fail
+			n, err := strconv.Atoi(arg)
 			if err == nil {
 				st.n = n
 				st.cols = []Column{{Name: "n", TypeOID: OIDInt8}, {Name: "t", TypeOID: OIDText}}
@@ -150,6 +153,7 @@ type fakeStmt struct {
 	s      *fakeSession
 	q      string
 	n      int
+	fail   bool // SELECT n FAIL
 	params []uint32
 	cols   []Column
 }
@@ -186,6 +190,9 @@ func (p *fakePortal) Execute(ctx context.Context, out Output, maxRows int) (stri
 				return "", false, err
 			}
 			sent++
+		}
+		if p.st.fail {
+			return "", false, &fakeErr{code: "22012", msg: "division by zero"}
 		}
 		return "SELECT " + strconv.Itoa(sent), true, nil
 	case strings.HasPrefix(q, "ECHO"):

@@ -25,8 +25,25 @@ func TestMaxMessageSize(t *testing.T) {
 	require.Error(t, err)
 }
 
+// In the simple protocol RowDescription goes out with the first row or the
+// CommandComplete: an error before any row comes without one, as
+// PostgreSQL's errors at plan time do.
+func TestLazyRowDescription(t *testing.T) {
+	_, addr := startServer(t, Config{}, &fakeHandler{})
+	r := rawConnect(t, addr)
+	r.send(&pgproto3.Query{String: "SELECT 0 FAIL"})
+	r.expect("Error:22012", "RFQ:I")
+	r.send(&pgproto3.Query{String: "SELECT 1 FAIL"})
+	r.expect("RowDescription", "DataRow", "Error:22012", "RFQ:I")
+	r.send(&pgproto3.Query{String: "SELECT 0; SELECT 2"})
+	r.expect("RowDescription", "CommandComplete", "RowDescription", "DataRow", "DataRow", "CommandComplete", "RFQ:I")
+}
+
 func TestProtocolGarbage(t *testing.T) {
 	_, addr := startServer(t, Config{}, &fakeHandler{})
+	// What PostgreSQL does: a message type it does not know is FATAL; a
+	// length below 4 closes without a word; a body that does not decode
+	// is an ERROR, and the connection goes on after the Sync.
 	for _, garbage := range [][]byte{
 		{'Z', 0, 0, 0, 4},           // unknown message type
 		{'Q', 0, 0, 0, 2},           // length below 4
@@ -35,20 +52,29 @@ func TestProtocolGarbage(t *testing.T) {
 		{'E', 0, 0, 0, 5, 0},        // truncated Execute
 	} {
 		r := rawConnect(t, addr)
-		_, err := r.nc.Write(garbage)
+		_, err := r.nc.Write(append(garbage, 'S', 0, 0, 0, 4))
 		require.NoError(t, err)
 		msg, err := r.f.Receive()
+		if garbage[1] == 0 && garbage[4] < 4 {
+			require.Error(t, err, msg)
+			continue
+		}
 		require.NoError(t, err)
 		er, ok := msg.(*pgproto3.ErrorResponse)
 		require.True(t, ok, msg)
-		if garbage[0] == 'D' {
-			require.Equal(t, "08P01", er.Code)
-			continue // a bad subtype is an ordinary error
-		}
 		require.Equal(t, "08P01", er.Code, garbage)
-		require.Equal(t, "FATAL", er.Severity)
-		_, err = r.f.Receive()
-		require.Error(t, err)
+		if garbage[0] == 'Z' {
+			require.Equal(t, "FATAL", er.Severity)
+			require.Equal(t, "invalid frontend message type 90", er.Message)
+			_, err = r.f.Receive()
+			require.Error(t, err)
+			continue
+		}
+		require.Equal(t, "ERROR", er.Severity, garbage)
+		msg, err = r.f.Receive()
+		require.NoError(t, err)
+		_, ok = msg.(*pgproto3.ReadyForQuery)
+		require.True(t, ok, msg)
 	}
 }
 
@@ -92,17 +118,21 @@ func TestStartupEdgeCases(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "28000", msg.(*pgproto3.ErrorResponse).Code)
 
-	// Protocol 2 and an absurd length.
-	for _, pkt := range [][]byte{{0, 0, 0, 8, 0, 2, 0, 0}, {0x7f, 0, 0, 0, 0, 3, 0, 0}} {
-		nc = dial()
-		_, err = nc.Write(pkt)
-		require.NoError(t, err)
-		f = pgproto3.NewFrontend(nc, nc)
-		msg, err = f.Receive()
-		require.NoError(t, err)
-		_, ok = msg.(*pgproto3.ErrorResponse)
-		require.True(t, ok, msg)
-	}
+	// Protocol 2 is refused in protocol 2, as PostgreSQL does: 'E' and
+	// the text up to a NUL.
+	nc = dial()
+	_, err = nc.Write([]byte{0, 0, 0, 8, 0, 2, 0, 0})
+	require.NoError(t, err)
+	v2, err := io.ReadAll(nc)
+	require.NoError(t, err)
+	require.Equal(t, "EFATAL:  unsupported frontend protocol 2.0: server supports 3.0 to 3.0\n\x00", string(v2))
+	// An absurd length: closed without a word (PostgreSQL only logs it).
+	nc = dial()
+	_, err = nc.Write([]byte{0x7f, 0, 0, 0, 0, 3, 0, 0})
+	require.NoError(t, err)
+	n, err := nc.Read(b)
+	require.Error(t, err) // EOF, or a reset for the bytes left unread
+	require.Equal(t, 0, n)
 
 	// A cancel request for an unknown process just closes.
 	nc = dial()

@@ -16,6 +16,11 @@ type output struct {
 	formats []int16 // per column; nil means all text
 
 	copyActive bool // CopyInResponse sent, CopyDone/CopyFail not yet read
+	syncLost   bool // a message other than COPY's came during COPY FROM STDIN
+
+	// desc is the simple protocol's RowDescription, not sent yet: it goes
+	// out before the first row (or the CommandComplete).
+	desc *pgproto3.RowDescription
 
 	// encBuf is the last RowEncoder's buffer, reused by the next one so a
 	// connection reading in a loop does not regrow it every statement.
@@ -31,7 +36,15 @@ type output struct {
 const maxKeptEncBuf = 512 << 10
 
 func (o *output) reset(cols []Column, formats []int16) {
-	o.cols, o.formats, o.copyActive = cols, formats, false
+	o.cols, o.formats, o.copyActive, o.desc, o.syncLost = cols, formats, false, nil, false
+}
+
+// sendDesc sends the pending RowDescription, if any.
+func (o *output) sendDesc() {
+	if o.desc != nil {
+		o.c.send(o.desc)
+		o.desc = nil
+	}
 }
 
 // WriteRow encodes one DataRow straight into the connection's buffer.
@@ -39,6 +52,7 @@ func (o *output) WriteRow(vals []any) error {
 	if len(vals) != len(o.cols) {
 		return newError("XX000", fmt.Sprintf("internal error: row has %d values, but the result has %d columns", len(vals), len(o.cols)))
 	}
+	o.sendDesc()
 	c := o.c
 	buf := append(c.wbuf[:0], 'D', 0, 0, 0, 0)
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(vals)))
@@ -77,6 +91,9 @@ func (o *output) RowEncoder() *RowEncoder {
 func (o *output) WriteRows(e *RowEncoder) error {
 	if e.row >= 0 {
 		return newError("XX000", "internal error: WriteRows with a row still open")
+	}
+	if len(e.buf) > 0 {
+		o.sendDesc()
 	}
 	_, err := o.c.bw.Write(e.buf)
 	if cap(e.buf) <= maxKeptEncBuf {
@@ -156,9 +173,10 @@ func (r copyReader) Next() ([]byte, error) {
 		case *pgproto3.Flush, *pgproto3.Sync:
 			// Ignored during COPY, as PostgreSQL does.
 		default:
-			o.copyActive = false
-			o.c.protocolViolation(fmt.Sprintf("unexpected message type %T during COPY from stdin", msg))
-			return nil, newError("08P01", "unexpected message during COPY from stdin")
+			// The message is lost, and so is the stream's framing: the
+			// portal reports the error, then copyLost ends the connection.
+			o.copyActive, o.syncLost = false, true
+			return nil, newError("08P01", fmt.Sprintf("unexpected message type 0x%02X during COPY from stdin", msgType(msg)))
 		}
 	}
 }
@@ -172,4 +190,20 @@ func (c *conn) drainCopy() {
 			return
 		}
 	}
+}
+
+// copyLost reports err, the portal's error, and ends the connection as
+// PostgreSQL does when a COPY FROM STDIN got a message of another kind:
+// the ERROR, then FATAL "protocol synchronization was lost". It reports
+// whether that was the case.
+func (c *conn) copyLost(err error) bool {
+	if !c.out.syncLost {
+		return false
+	}
+	c.out.syncLost = false
+	c.sendError(err)
+	c.sendErrorSeverity("FATAL", newError("08P01", "terminating connection because protocol synchronization was lost"))
+	_ = c.bw.Flush()
+	c.fatal = true
+	return true
 }

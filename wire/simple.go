@@ -19,11 +19,14 @@ func (c *conn) simpleQuery(q string) {
 	ctx, done := c.stmtCtx()
 	defer done()
 	var stmts []Statement
-	err := c.call(func() error {
-		var err error
-		stmts, err = c.sess.Parse(ctx, q, nil)
-		return err
-	})
+	err := checkUTF8(q)
+	if err == nil {
+		err = c.call(func() error {
+			var err error
+			stmts, err = c.sess.Parse(ctx, q, nil)
+			return err
+		})
+	}
 	switch {
 	case err != nil:
 		c.sendError(err)
@@ -67,10 +70,13 @@ func (c *conn) runSimple(ctx context.Context, st Statement) error {
 	if err := c.call(func() error { cols = p.Columns(); return nil }); err != nil {
 		return err
 	}
-	if cols != nil {
-		c.send(rowDescription(cols, nil))
-	}
 	c.out.reset(cols, nil)
+	if cols != nil {
+		// Sent with the first row or the CommandComplete: an error before
+		// any row (PostgreSQL finds those while planning, before its
+		// RowDescription) comes without one.
+		c.out.desc = rowDescription(cols, nil)
+	}
 	var tag string
 	err = c.call(func() error {
 		var err error
@@ -79,8 +85,13 @@ func (c *conn) runSimple(ctx context.Context, st Statement) error {
 	})
 	c.drainCopy()
 	if err != nil {
+		c.out.desc = nil
+		if c.copyLost(err) {
+			return nil
+		}
 		return err
 	}
+	c.out.sendDesc()
 	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 	return nil
 }

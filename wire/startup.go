@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -29,7 +30,8 @@ func readStartupPacket(r io.Reader) ([]byte, error) {
 	}
 	n := int(int32(binary.BigEndian.Uint32(hdr[:]))) - 4
 	if n < 4 || n > maxStartupPacket {
-		return nil, newError("08P01", fmt.Sprintf("invalid length of startup packet: %d", n+4))
+		// PostgreSQL only logs this and closes the connection.
+		return nil, errBadStartupLength
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r, body); err != nil {
@@ -90,24 +92,32 @@ func (c *conn) startup() bool {
 	}
 	version := binary.BigEndian.Uint32(body)
 	if version>>16 != 3 {
-		c.sendErrorSeverity("FATAL", newError("0A000", fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0", version>>16, version&0xffff)))
+		msg := fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", version>>16, version&0xffff)
+		if version>>16 < 3 {
+			// PostgreSQL answers an older client in its own protocol: 'E'
+			// and the text, NUL-terminated, with no length word.
+			_, _ = c.bw.WriteString("EFATAL:  " + msg + "\n\x00")
+			return false
+		}
+		c.sendErrorSeverity("FATAL", newError("0A000", msg))
 		return false
 	}
-	params, err := parseStartupParams(body[4:])
+	params, keys, err := parseStartupParams(body[4:])
 	if err != nil {
 		c.sendErrorSeverity("FATAL", err)
 		return false
 	}
-	var unknownOpts []string
-	for k := range params {
+	var unknownOpts []string // in the client's order, as PostgreSQL lists them
+	for _, k := range keys {
 		if strings.HasPrefix(k, "_pq_.") {
 			unknownOpts = append(unknownOpts, k)
 			delete(params, k)
 		}
 	}
 	if version&0xffff != 0 || len(unknownOpts) > 0 {
-		sort.Strings(unknownOpts)
-		c.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknownOpts})
+		// PostgreSQL 15 puts its whole newest version (3.0 = 196608) in
+		// the field the protocol calls the newest minor version.
+		c.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 3 << 16, UnrecognizedOptions: unknownOpts})
 	}
 	user := params["user"]
 	if user == "" {
@@ -152,8 +162,14 @@ func (c *conn) startup() bool {
 	return !c.fatal
 }
 
-func parseStartupParams(b []byte) (map[string]string, error) {
+// errBadStartupLength is a startup packet length out of range.
+var errBadStartupLength = errors.New("invalid length of startup packet")
+
+// parseStartupParams returns the parameters and their names in the order
+// sent.
+func parseStartupParams(b []byte) (map[string]string, []string, error) {
 	params := map[string]string{}
+	var keys []string
 	for len(b) > 0 && b[0] != 0 {
 		i := bytes.IndexByte(b, 0)
 		if i < 0 {
@@ -163,15 +179,18 @@ func parseStartupParams(b []byte) (map[string]string, error) {
 		b = b[i+1:]
 		j := bytes.IndexByte(b, 0)
 		if j < 0 {
-			return nil, newError("08P01", "invalid startup packet layout: expected terminator as last byte")
+			return nil, nil, newError("08P01", "invalid startup packet layout: expected terminator as last byte")
+		}
+		if _, dup := params[k]; !dup {
+			keys = append(keys, k)
 		}
 		params[k] = string(b[:j])
 		b = b[j+1:]
 	}
 	if len(b) != 1 || b[0] != 0 {
-		return nil, newError("08P01", "invalid startup packet layout: expected terminator as last byte")
+		return nil, nil, newError("08P01", "invalid startup packet layout: expected terminator as last byte")
 	}
-	return params, nil
+	return params, keys, nil
 }
 
 // parameterStatus merges defaults that clients rely on with the session's

@@ -66,6 +66,14 @@ func pgCode(err error) string {
 	return ""
 }
 
+func pgWhere(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Where
+	}
+	return ""
+}
+
 func TestSimpleQuery(t *testing.T) {
 	h := &fakeHandler{}
 	_, addr := startServer(t, Config{}, h)

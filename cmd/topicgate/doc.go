@@ -5,6 +5,9 @@
 //
 //   - TestLogic runs the SQL logic tests in ../../testdata (-rewrite
 //     regenerates their expected output);
+//   - TestPGTest replays the protocol scripts of ../../testdata/pgtest,
+//     recorded from a real PostgreSQL 15 (-rewrite starts one and records
+//     them again; see package wire/pgtest);
 //   - pgx_test, consumer_test, shared_test, retention_test, bigtxn_test:
 //     multi-connection behaviour through a real driver;
 //   - psql_test: the real psql client;

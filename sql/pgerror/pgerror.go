@@ -28,6 +28,7 @@ const (
 	CodeInvalidRowCountInOffset     = "2201X"
 	CodeInvalidTextRepresentation   = "22P02"
 	CodeInvalidBinaryRepresentation = "22P03"
+	CodeBadCopyFileFormat           = "22P04"
 	CodeStringDataRightTruncation   = "22001"
 	CodeInvalidDatetimeFormat       = "22007"
 	CodeNullValueNotAllowed         = "22004"
@@ -87,6 +88,9 @@ type Error struct {
 	Detail   string
 	Hint     string
 	Position int // 1-based character position in the query, 0 if unknown
+	// Where is the context of the error (PostgreSQL's "Where" field), e.g.
+	// "COPY t, line 3, column data".
+	Where string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -112,6 +116,9 @@ func At(err error, pos int) error {
 	cp.Position = pos
 	return &cp
 }
+
+// ErrorWhere returns the context (Where field) for the wire layer.
+func (e *Error) ErrorWhere() string { return e.Where }
 
 // ErrorPosition returns the 1-based query position for the wire layer.
 func (e *Error) ErrorPosition() int { return e.Position }
