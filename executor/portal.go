@@ -242,16 +242,20 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, out wire.Output) (string, [][]any, error) {
 	switch st := plan.Stmt.(type) {
 	case *sql.Begin:
+		tag := "BEGIN"
+		if st.Start {
+			tag = "START TRANSACTION"
+		}
 		if s.tx != nil && !s.implicit {
 			out.Warning(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
-			return "BEGIN", nil, nil
+			return tag, nil, nil
 		}
 		if s.tx != nil { // BEGIN inside a multi-statement query: its block becomes explicit
 			s.implicit = false
-			return "BEGIN", nil, nil
+			return tag, nil, nil
 		}
 		s.beginBlock(false)
-		return "BEGIN", nil, nil
+		return tag, nil, nil
 	case *sql.Commit, *sql.Rollback:
 		_, commit := st.(*sql.Commit)
 		if s.tx == nil || s.implicit {

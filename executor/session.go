@@ -83,6 +83,13 @@ func (s *Session) publishStatus() {
 // ParameterStatus implements wire.Session.
 func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
 
+// FailTx implements wire.TxFailer.
+func (s *Session) FailTx() {
+	if s.tx != nil {
+		s.tx.Fail()
+	}
+}
+
 // IdleTimeout implements wire.IdleTimeouter.
 func (s *Session) IdleTimeout(st byte) time.Duration {
 	if st == 'I' {

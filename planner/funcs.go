@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -116,7 +118,21 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 			"set-returning function %s is only supported in FROM (SELECT ... FROM %s(...) AS x)", x.Name, x.Name)
 	}
 	if !ok {
-		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not exist", x.Name)
+		// Named with its argument types, as PostgreSQL does.
+		var types []string
+		for _, a := range x.Args {
+			e, err := b.bind(a, TUnknown)
+			if err != nil {
+				return nil, err
+			}
+			t := e.Type()
+			if isUntyped(e) {
+				t = TUnknown
+			}
+			types = append(types, t.String())
+		}
+		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, strings.Join(types, ", ")).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 	}
 	if len(x.Args) < sig.min || (sig.max >= 0 && len(x.Args) > sig.max) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))

@@ -14,8 +14,16 @@ import (
 // parameter the statement uses. Unresolved parameters default to text.
 func Build(cat Catalog, stmt sql.Stmt, declared []Type) (Plan, []Type, error) {
 	params := append([]Type(nil), declared...)
-	if n := sql.NumParams(stmt); n > len(params) {
+	used := sql.ParamsUsed(stmt)
+	if n := len(used); n > len(params) {
 		params = append(params, make([]Type, n-len(params))...)
+	}
+	for i, u := range used {
+		if !u && params[i] == TUnknown {
+			// A $n the statement skips has no type to infer, and the
+			// client did not declare one (42P18 in PostgreSQL).
+			return nil, nil, pgerror.Newf(pgerror.CodeIndeterminateDatatype, "could not determine data type of parameter $%d", i+1)
+		}
 	}
 	p, err := build(cat, stmt, &params)
 	if err != nil {

@@ -488,6 +488,7 @@ type DropTopic struct {
 
 // Begin is BEGIN / START TRANSACTION.
 type Begin struct {
+	Start     bool // START TRANSACTION (its tag)
 	ReadOnly  bool
 	Isolation string // "" or lower-case level, e.g. "serializable", "read committed"
 }

@@ -171,7 +171,19 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 	}
 	switch {
 	case len(s.ValuesLists) > 0:
-		return nil, c.unsupported(-1, "VALUES as a query")
+		// VALUES as a query is SELECT * FROM (VALUES ...) with its ORDER
+		// BY, LIMIT and OFFSET, columns column1, column2, ...
+		values := &pg.SelectStmt{ValuesLists: s.ValuesLists, Op: pg.SetOperation_SETOP_NONE, LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT}
+		star := &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{{Node: &pg.Node_AStar{AStar: &pg.A_Star{}}}}, Location: -1}}}
+		wrapped := &pg.SelectStmt{
+			TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: star, Location: -1}}}},
+			FromClause: []*pg.Node{{Node: &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
+				Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: values}},
+				Alias:    &pg.Alias{Aliasname: "*VALUES*"}}}}},
+			SortClause: s.SortClause, LimitCount: s.LimitCount, LimitOffset: s.LimitOffset, LimitOption: s.LimitOption,
+			Op: pg.SetOperation_SETOP_NONE,
+		}
+		return c.selectStmt(wrapped)
 	case s.IntoClause != nil:
 		return nil, c.unsupported(-1, "SELECT INTO")
 	case len(s.LockingClause) > 0:

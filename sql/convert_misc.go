@@ -17,7 +17,7 @@ func (c *converter) transactionStmt(s *pg.TransactionStmt) (Stmt, error) {
 	}
 	switch s.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
-		b := &Begin{}
+		b := &Begin{Start: s.Kind == pg.TransactionStmtKind_TRANS_STMT_START}
 		for _, o := range s.Options {
 			d := o.GetDefElem()
 			if d == nil {

@@ -43,7 +43,9 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 		switch d.Defname {
 		case "delimiter", "quote", "escape":
 			if len(v) != 1 {
-				return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "COPY %s must be a single one-byte character", d.Defname)
+				// PostgreSQL checks these after reading every option and
+				// gives no position.
+				return nil, errAt(pgerror.CodeFeatureNotSupported, -1, "COPY %s must be a single one-byte character", d.Defname)
 			}
 		}
 		switch d.Defname {

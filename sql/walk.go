@@ -2,11 +2,22 @@ package sql
 
 // NumParams returns the highest $n used anywhere in s (expressions, hints
 // and option values), or 0.
-func NumParams(s Stmt) int {
-	hi := 0
+func NumParams(s Stmt) int { return len(ParamsUsed(s)) }
+
+// ParamsUsed reports, for $1 up to the highest $n of s, whether s uses it.
+func ParamsUsed(s Stmt) []bool {
+	var used []bool
+	use := func(n int) {
+		for len(used) < n {
+			used = append(used, false)
+		}
+		if n > 0 {
+			used[n-1] = true
+		}
+	}
 	lit := func(l Literal) {
-		if l.Kind == LitParam && l.Param > hi {
-			hi = l.Param
+		if l.Kind == LitParam {
+			use(l.Param)
 		}
 	}
 	opts := func(os []Option) {
@@ -17,9 +28,7 @@ func NumParams(s Stmt) int {
 	WalkStmt(s, func(e Expr) {
 		switch x := e.(type) {
 		case *ParamRef:
-			if x.N > hi {
-				hi = x.N
-			}
+			use(x.N)
 		case *Const:
 			lit(x.Lit)
 		}
@@ -42,7 +51,7 @@ func NumParams(s Stmt) int {
 			}
 		}
 	}
-	return hi
+	return used
 }
 
 // WalkStmt calls fe for every expression (pre-order, nested ones included)

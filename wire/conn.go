@@ -359,6 +359,9 @@ func (c *conn) sendErrorSeverity(sev string, err error) {
 	if sev == "FATAL" {
 		c.dead = true
 	}
+	if f, ok := c.sess.(TxFailer); ok && sev == "ERROR" {
+		_ = c.call(func() error { f.FailTx(); return nil })
+	}
 	er := toErrorResponse(err)
 	er.Severity, er.SeverityUnlocalized = sev, sev
 	c.send(er)

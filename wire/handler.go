@@ -135,6 +135,14 @@ type ParameterReporter interface {
 	ParameterChanges() []ParamStatus
 }
 
+// TxFailer is optionally implemented by a Session with transaction
+// blocks: an error the connection reports itself (a Bind whose portal name
+// is taken, a malformed message) fails the open block, as any statement
+// error does in PostgreSQL.
+type TxFailer interface {
+	FailTx()
+}
+
 // IdleTimeouter is optionally implemented by a Session that ends idle
 // connections: IdleTimeout returns how long the connection may wait for
 // the client's next message in transaction status st ('I', 'T', 'E'); 0 is
