@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"topicgate/planner"
@@ -206,6 +207,41 @@ func (s *Session) execFetch(ctx context.Context, plan *planner.FetchPlan, cols [
 		return "", err
 	}
 	return fmt.Sprintf("%s %d", verb, n), nil
+}
+
+// CursorPortal implements wire.CursorPortals: a cursor seen as a protocol
+// portal. Execute fetches up to maxRows rows (all with 0); Close does
+// nothing (CLOSE closes the cursor).
+func (s *Session) CursorPortal(name string) (wire.Portal, bool) {
+	c, err := s.lookupCursor(name)
+	if err != nil {
+		return nil, false
+	}
+	return &cursorPortal{s: s, c: c}, true
+}
+
+type cursorPortal struct {
+	s *Session
+	c *cursor
+}
+
+func (p *cursorPortal) Columns() []wire.Column { return p.c.cols }
+
+func (p *cursorPortal) Close() {}
+
+func (p *cursorPortal) Execute(ctx context.Context, out wire.Output, maxRows int) (string, bool, error) {
+	count := int64(maxRows)
+	if count <= 0 {
+		count = math.MaxInt64
+	}
+	n, err := p.s.cursorStep(ctx, p.c, count, true, out)
+	if err != nil {
+		return "", true, err
+	}
+	if n == count && !p.c.atEnd && maxRows > 0 {
+		return "", false, nil
+	}
+	return fmt.Sprintf("SELECT %d", n), true, nil
 }
 
 // cursorStep reads up to count rows of c forward, sending them when send,

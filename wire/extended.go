@@ -24,6 +24,27 @@ type portal struct {
 	tag     string
 }
 
+// portal finds a portal the connection bound, else the session's cursor
+// of that name (CursorPortals); nil if neither exists.
+func (c *conn) portal(name string) *portal {
+	if pt := c.portals[name]; pt != nil {
+		return pt
+	}
+	cp, ok := c.sess.(CursorPortals)
+	if !ok || name == "" {
+		return nil
+	}
+	var p Portal
+	var found bool
+	_ = c.call(func() error { p, found = cp.CursorPortal(name); return nil })
+	if !found {
+		return nil
+	}
+	var cols []Column
+	_ = c.call(func() error { cols = p.Columns(); return nil })
+	return &portal{p: p, cols: cols}
+}
+
 func (c *conn) closePortal(p *portal) {
 	if p.p != nil {
 		_ = c.call(func() error { p.p.Close(); return nil })
@@ -201,7 +222,7 @@ func (c *conn) describe(m *pgproto3.Describe) error {
 			c.send(rowDescription(ps.cols, nil))
 		}
 	case 'P':
-		pt := c.portals[m.Name]
+		pt := c.portal(m.Name)
 		if pt == nil {
 			return newError("34000", fmt.Sprintf("portal %q does not exist", m.Name))
 		}
@@ -217,7 +238,7 @@ func (c *conn) describe(m *pgproto3.Describe) error {
 }
 
 func (c *conn) execute(m *pgproto3.Execute) error {
-	pt := c.portals[m.Portal]
+	pt := c.portal(m.Portal)
 	if pt == nil {
 		return newError("34000", fmt.Sprintf("portal %q does not exist", m.Portal))
 	}

@@ -135,6 +135,16 @@ type ParameterReporter interface {
 	ParameterChanges() []ParamStatus
 }
 
+// CursorPortals is optionally implemented by a Session with SQL cursors
+// (DECLARE): in PostgreSQL cursors and protocol portals share one
+// namespace, so a Describe or Execute of a portal name the connection did
+// not bind looks for a cursor of that name (psycopg 3 describes its named
+// cursors that way). The cursor stays the session's: closing the
+// connection's portals does not close it.
+type CursorPortals interface {
+	CursorPortal(name string) (Portal, bool)
+}
+
 // TxFailer is optionally implemented by a Session with transaction
 // blocks: an error the connection reports itself (a Bind whose portal name
 // is taken, a malformed message) fails the open block, as any statement

@@ -45,10 +45,6 @@ var knownDriverFailures = map[string]map[string]string{
 	},
 	"psycopg3": {
 		"error_pipeline": implicitTxn,
-		"named_cursor": "conn.cursor(name=...) (psycopg.ServerCursor) sends `DECLARE \"scan\" CURSOR FOR ...` and then " +
-			"describes the cursor as a protocol portal (Describe P \"scan\"): 34000 portal \"scan\" does not exist. " +
-			"In PostgreSQL SQL cursors and protocol portals share one namespace; in topicgate the executor keeps cursors " +
-			"and the wire layer portals",
 	},
 	"pgx": {
 		"error_in_batch": implicitTxn,
