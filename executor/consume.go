@@ -164,7 +164,11 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if !hasConsumer(ti, cr.Consumer) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, cr.Topic)
 		}
-		held, regrouped := g.join(s.info.ProcessID, activePartitions(ti), s.eng.opts.Clock(), s.eng.idle())
+		pin := s.tx == nil && s.deliver != nil
+		held, regrouped := g.join(s.info.ProcessID, activePartitions(ti), s.eng.opts.Clock(), s.eng.idle(), pin)
+		if pin {
+			s.deliver.pin(g)
+		}
 		changed, err := st.Changed(cr.Topic)
 		if err != nil {
 			return nil, planner.TopicError(err, cr.Topic)
@@ -190,6 +194,9 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 				return nil, mapStoreErr(err, cr.Topic)
 			}
 			return rows.iter(), nil
+		}
+		if pin {
+			g.unpin(s.info.ProcessID) // waiting reads no message: nothing to keep
 		}
 		select {
 		case <-changed:

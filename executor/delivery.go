@@ -17,9 +17,11 @@ import (
 //
 //   - finish, after the last row was written and flushed to the client
 //     (and the client was still there): an autocommit read's positions
-//     commit. Consumer reads are at least once: a commit that fails after
-//     the rows were sent (40001) leaves the position where it was, and the
-//     rows come again. A statement that only acquired shared messages
+//     commit, each only if nobody moved it since the read began. One that
+//     was moved meanwhile (a rebalance gave the partition to another read
+//     session, which committed first) keeps the other's position: the
+//     rows were delivered, so nothing is lost, and the statement succeeds;
+//     some rows may come again (consumer reads are at least once). A statement that only acquired shared messages
 //     finishes without a flush: nothing is lost if its rows never arrive
 //     (the locks expire).
 //   - abandon, when the statement failed, was cancelled, lost its client,
@@ -33,7 +35,28 @@ import (
 type delivery struct {
 	reads    []partRead // autocommit streaming reads, committed by finish
 	acquired []sharedAcquired
-	settled  bool
+	// groups are the read groups whose partitions the reads pinned
+	// (readGroup.join), unpinned when the delivery settles.
+	groups  []*readGroup
+	settled bool
+}
+
+// pin notes that the statement pinned partitions of g.
+func (d *delivery) pin(g *readGroup) {
+	for _, x := range d.groups {
+		if x == g {
+			return
+		}
+	}
+	d.groups = append(d.groups, g)
+}
+
+// unpin releases what the statement pinned.
+func (d *delivery) unpin(s *Session) {
+	for _, g := range d.groups {
+		g.unpin(s.info.ProcessID)
+	}
+	d.groups = nil
 }
 
 // sharedAcquired is what one shared read of the statement acquired.
@@ -74,6 +97,10 @@ func (d *delivery) record(r partRead) {
 // finish settles d once the statement's rows were written to out: they are
 // flushed first, and a client that is gone by then gets nothing committed.
 func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sentRows bool) error {
+	if d == nil {
+		return nil
+	}
+	defer d.unpin(s) // after the commit: the partitions may move now
 	if !d.pending() {
 		return nil
 	}
@@ -106,16 +133,34 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 	if len(req.Positions) == 0 {
 		return nil
 	}
-	if _, err := s.eng.store.Commit(ctx, &req); err != nil {
+	_, err := s.eng.store.Commit(ctx, &req)
+	if isConflict(err) && len(req.Positions) > 1 {
+		// Commit the partitions one by one: only the moved ones stay.
+		err = nil
+		for _, u := range req.Positions {
+			if _, e := s.eng.store.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{u}}); e != nil && !isConflict(e) {
+				err = e
+			}
+		}
+	}
+	if err != nil && !isConflict(err) {
 		return mapStoreErr(err, req.Positions[0].Topic)
 	}
+	// A conflict means another read session (after a rebalance) or an
+	// explicit UPDATE sys.consumers moved the position since this read
+	// started: theirs stands. The rows were delivered, so nothing is lost;
+	// some may come again (at least once).
 	return nil
 }
 
 // abandon settles d without effect: positions stay, acquired shared
 // messages are available again and their delivery is not counted.
 func (d *delivery) abandon(s *Session) {
-	if d == nil || d.settled {
+	if d == nil {
+		return
+	}
+	d.unpin(s)
+	if d.settled {
 		return
 	}
 	d.settled = true

@@ -23,6 +23,15 @@ type readGroup struct {
 	lastRead map[uint32]time.Time // session -> last read
 	owner    map[int32]uint32     // partition -> session
 	changed  chan struct{}        // closed and replaced on every reassignment
+	// pinned are the partitions whose owner has an autocommit read in
+	// flight: its rows are on their way and its position commits after
+	// them, so a rebalance leaves them where they are until unpin (else the
+	// new owner would read the same messages from the old position).
+	pinned map[int32]uint32
+	// parts is the partition list of the last reassignment, kept for the
+	// one unpin runs when it held a move back.
+	parts    []int32
+	heldBack bool
 }
 
 // readGroups is the engine's registry of consumer groups.
@@ -69,7 +78,10 @@ func (r *readGroups) leaveAll(pid uint32, partitions func(topic string) []int32)
 // join registers pid as a reader (if it is not one yet), expires idle
 // sessions, rebalances, and returns the partitions pid holds and a channel
 // closed at the next reassignment.
-func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle time.Duration) ([]int32, <-chan struct{}) {
+//
+// With pin, the partitions returned stay with pid across rebalances until
+// unpin (an autocommit read settles).
+func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle time.Duration, pin bool) ([]int32, <-chan struct{}) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	known := false
@@ -103,7 +115,32 @@ func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle tim
 		}
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
+	if pin {
+		if g.pinned == nil {
+			g.pinned = map[int32]uint32{}
+		}
+		for _, p := range held {
+			g.pinned[p] = pid
+		}
+	}
 	return held, g.changed
+}
+
+// unpin ends pid's in-flight read: the partitions it pinned may move, and
+// a rebalance that waited for them happens now.
+func (g *readGroup) unpin(pid uint32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	any := false
+	for p, s := range g.pinned {
+		if s == pid {
+			delete(g.pinned, p)
+			any = true
+		}
+	}
+	if any && g.heldBack {
+		g.reassign(g.parts)
+	}
 }
 
 // leave removes pid and rebalances.
@@ -114,6 +151,11 @@ func (g *readGroup) leave(pid uint32, partitions []int32) {
 		if s == pid {
 			g.sessions = append(g.sessions[:i:i], g.sessions[i+1:]...)
 			delete(g.lastRead, pid)
+			for p, s := range g.pinned {
+				if s == pid {
+					delete(g.pinned, p)
+				}
+			}
 			g.reassign(partitions)
 			return
 		}
@@ -136,6 +178,15 @@ func (g *readGroup) holder(p int32) uint32 {
 
 func (g *readGroup) reassign(partitions []int32) {
 	next := balance(partitions, g.sessions, g.owner)
+	g.parts, g.heldBack = partitions, false
+	for p, s := range g.pinned {
+		if next[p] != s {
+			if _, ok := next[p]; ok { // still a partition: it waits for unpin
+				next[p] = s
+				g.heldBack = true
+			}
+		}
+	}
 	moved := len(next) != len(g.owner)
 	for p, s := range next {
 		if g.owner[p] != s {

@@ -33,7 +33,7 @@ func readBatch(ctx context.Context, c *pgx.Conn, sql string) ([]pos, error) {
 		if pgCode(err) == "40001" {
 			return nil, nil
 		}
-		return nil, err
+		return out, err // the rows that arrived before the error
 	}
 	return out, nil
 }

@@ -295,15 +295,7 @@ func TestHangupBeforeRows(t *testing.T) {
 			require.Equal(t, want, committed(t, c, "h", "c"))
 			continue
 		}
-		rows, err := c.Query(context.Background(), "SELECT delivery_count FROM h WITH (CONSUMER = w, WAIT = '5s') LIMIT 10")
-		require.NoError(t, err)
-		var counts []int32
-		for rows.Next() {
-			var n int32
-			require.NoError(t, rows.Scan(&n))
-			counts = append(counts, n)
-		}
-		require.NoError(t, rows.Err())
+		counts := deliveryCounts(t, c, "h")
 		want := int32(1)
 		if complete {
 			want = 2 // delivered once to the client that left
@@ -340,7 +332,14 @@ func TestHangupSuspendedPortal(t *testing.T) {
 		nc.Close()
 	}
 	require.Equal(t, map[int32]int64{0: 0}, committed(t, c, "sp", "c"))
-	rows, err := c.Query(context.Background(), "SELECT delivery_count FROM sp WITH (CONSUMER = w, WAIT = '5s') LIMIT 10")
+	require.Equal(t, []int32{1, 1}, deliveryCounts(t, c, "sp"), "the first delivery was never completed")
+}
+
+// deliveryCounts acquires what shared consumer w of topic offers and
+// returns the messages' delivery counts.
+func deliveryCounts(t *testing.T, c *pgx.Conn, topic string) []int32 {
+	t.Helper()
+	rows, err := c.Query(context.Background(), "SELECT delivery_count FROM "+topic+" WITH (CONSUMER = w, WAIT = '5s') LIMIT 10")
 	require.NoError(t, err)
 	var counts []int32
 	for rows.Next() {
@@ -349,7 +348,7 @@ func TestHangupSuspendedPortal(t *testing.T) {
 		counts = append(counts, n)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []int32{1, 1}, counts, "the first delivery was never completed")
+	return counts
 }
 
 func startupRaw(t *testing.T, a *app) (net.Conn, *pgproto3.Frontend) {
