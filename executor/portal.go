@@ -25,8 +25,10 @@ type portal struct {
 	sent   int64
 	done   bool
 	// deliver holds the consumer-read effects that wait for the rows to
-	// reach the client (delivery.go).
+	// reach the client (delivery.go); it points at dlv once the portal
+	// runs a statement that returns rows.
 	deliver *delivery
+	dlv     delivery
 }
 
 // Columns implements wire.Portal.
@@ -82,7 +84,7 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			if maxRows <= 0 {
 				direct = out.RowEncoder
 			}
-			p.deliver = &delivery{}
+			p.deliver = &p.dlv
 			s.deliver = p.deliver
 			p.it, err = s.runSelect(ctx, p.ec, plan, direct)
 			s.deliver = nil
@@ -109,7 +111,7 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
 	case *planner.CopyOutPlan:
-		p.deliver = &delivery{}
+		p.deliver = &p.dlv
 		s.deliver = p.deliver
 		n, err := s.execCopyOut(ctx, p.ec, plan, out)
 		s.deliver = nil

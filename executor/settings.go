@@ -111,8 +111,10 @@ func paramName(name string) string {
 type settings struct {
 	vals  map[string]string // current value by lower-cased name
 	reset map[string]string // what RESET restores: the startup packet's, else the default
-	// sent is the last value of each reported parameter the client got.
-	sent map[string]string
+	// sent is the last value of each reported parameter the client got;
+	// dirty says a value may have changed since (changes has work to do).
+	sent  map[string]string
+	dirty bool
 	// Inside a transaction block: the values before it (for ROLLBACK and
 	// SET LOCAL) and the session-level values set in it (kept at COMMIT).
 	inTxn      bool
@@ -190,6 +192,7 @@ func (s *settings) apply(name, value string) error {
 	}
 	k := strings.ToLower(p.name)
 	s.vals[k] = value
+	s.dirty = true
 	switch k {
 	case "timezone":
 		s.loc, _ = parseTimeZone(value)
@@ -329,6 +332,10 @@ func (s *settings) startup() map[string]string {
 // changes returns the reported parameters whose value differs from what
 // the client was last sent, and marks them sent.
 func (s *settings) changes() []wire.ParamStatus {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
 	var out []wire.ParamStatus
 	for _, k := range reportedParams {
 		if v := s.vals[k]; v != s.sent[k] {
