@@ -230,6 +230,12 @@ func (s *settings) set(name, value string, local bool) error {
 		return err
 	}
 	if s.inTxn {
+		if s.txnBefore == nil {
+			s.txnBefore = map[string]string{}
+		}
+		if s.txnSession == nil {
+			s.txnSession = map[string]string{}
+		}
 		if _, ok := s.txnBefore[k]; !ok {
 			if !had {
 				before = "\x00" // did not exist before the block
@@ -293,7 +299,7 @@ func (s *settings) restore(snap settingsSnapshot) {
 
 // begin, commit and rollback follow the transaction block.
 func (s *settings) begin() {
-	s.inTxn, s.txnBefore, s.txnSession = true, map[string]string{}, map[string]string{}
+	s.inTxn, s.txnBefore, s.txnSession = true, nil, nil // made by the block's first SET
 }
 
 func (s *settings) commit() { s.endTxn(true) }
