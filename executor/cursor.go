@@ -91,9 +91,72 @@ func (s *Session) fetchColumns(f *planner.FetchPlan) []wire.Column {
 	}
 	c, err := s.lookupCursor(f.Fetch.Name)
 	if err != nil {
+		if p, ok := s.protocolPortal(f.Fetch.Name); ok {
+			return p.Columns()
+		}
 		return nil
 	}
 	return c.cols
+}
+
+// UsePortals implements wire.PortalUser.
+func (s *Session) UsePortals(lookup func(name string) (wire.Portal, bool)) { s.portals = lookup }
+
+func (s *Session) protocolPortal(name string) (wire.Portal, bool) {
+	if s.portals == nil {
+		return nil, false
+	}
+	return s.portals(name)
+}
+
+// fetchPortal runs FETCH or MOVE forward on a protocol portal the client
+// bound (in PostgreSQL cursors and portals share one namespace): the
+// portal's next rows, sent or, for MOVE, counted.
+func (s *Session) fetchPortal(ctx context.Context, f sql.Fetch, p wire.Portal, cols []wire.Column, out wire.Output) (string, error) {
+	verb := "FETCH"
+	if f.Move {
+		verb = "MOVE"
+	}
+	if f.Direction != sql.FetchForward || f.Count <= 0 {
+		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s on protocol portal \"%s\" goes forward only, by a positive count or ALL", verb, f.Name)
+	}
+	if !f.Move && !sameColumns(cols, p.Columns()) {
+		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"portal \"%s\" returns other columns than when this FETCH was prepared; prepare it again", f.Name)
+	}
+	max := 0 // ALL
+	if f.Count < math.MaxInt32 {
+		max = int(f.Count)
+	}
+	co := &countingOutput{Output: out, discard: f.Move}
+	if _, _, err := p.Execute(ctx, co, max); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s %d", verb, co.rows), nil
+}
+
+// countingOutput counts the rows written through it and, with discard,
+// drops them (MOVE).
+type countingOutput struct {
+	wire.Output
+	discard bool
+	rows    int64
+}
+
+func (o *countingOutput) WriteRow(vals []any) error {
+	o.rows++
+	if o.discard {
+		return nil
+	}
+	return o.Output.WriteRow(vals)
+}
+
+func (o *countingOutput) WriteRows(e *wire.RowEncoder) error {
+	o.rows += int64(e.Rows())
+	if o.discard {
+		return nil
+	}
+	return o.Output.WriteRows(e)
 }
 
 // execDeclare opens a cursor: its query starts now (subqueries run, system
@@ -135,6 +198,9 @@ func (s *Session) execFetch(ctx context.Context, plan *planner.FetchPlan, cols [
 	f := plan.Fetch
 	c, err := s.lookupCursor(f.Name)
 	if err != nil {
+		if p, ok := s.protocolPortal(f.Name); ok {
+			return s.fetchPortal(ctx, f, p, cols, out)
+		}
 		return "", err
 	}
 	if !f.Move && !sameColumns(cols, c.cols) {

@@ -38,6 +38,9 @@ type Session struct {
 	// sharedTx is what the open transaction did with them.
 	sharedUsed map[sharedKey]bool
 	sharedTx   sharedTxState
+	// portals finds a protocol portal by name (wire.PortalUser), for FETCH
+	// and MOVE naming one.
+	portals func(name string) (wire.Portal, bool)
 	// deliver collects the effects of the row-returning statement being
 	// run that wait for its rows to reach the client (delivery.go); nil
 	// otherwise.

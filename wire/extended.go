@@ -24,6 +24,15 @@ type portal struct {
 	tag     string
 }
 
+// boundPortal finds a portal the connection bound (PortalUser's lookup).
+func (c *conn) boundPortal(name string) (Portal, bool) {
+	pt := c.portals[name]
+	if pt == nil || pt.p == nil || name == "" {
+		return nil, false
+	}
+	return pt.p, true
+}
+
 // portal finds a portal the connection bound, else the session's cursor
 // of that name (CursorPortals); nil if neither exists.
 func (c *conn) portal(name string) *portal {

@@ -145,6 +145,15 @@ type CursorPortals interface {
 	CursorPortal(name string) (Portal, bool)
 }
 
+// PortalUser is optionally implemented by a Session whose SQL FETCH and
+// MOVE may name a protocol portal the connection bound (the other half of
+// the shared namespace; asyncpg's Cursor.forward sends MOVE so). The
+// connection hands it the lookup once, after NewSession; the lookup is
+// only called on the connection's goroutine, during a statement.
+type PortalUser interface {
+	UsePortals(lookup func(name string) (Portal, bool))
+}
+
 // TxFailer is optionally implemented by a Session with transaction
 // blocks: an error the connection reports itself (a Bind whose portal name
 // is taken, a malformed message) fails the open block, as any statement

@@ -153,6 +153,9 @@ func (c *conn) startup() bool {
 		c.sendErrorSeverity("FATAL", err)
 		return false
 	}
+	if pu, ok := c.sess.(PortalUser); ok {
+		_ = c.call(func() error { pu.UsePortals(c.boundPortal); return nil })
+	}
 	c.send(&pgproto3.AuthenticationOk{})
 	for _, kv := range c.parameterStatus() {
 		c.send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})

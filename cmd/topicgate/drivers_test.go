@@ -39,9 +39,6 @@ var knownDriverFailures = map[string]map[string]string{
 			"FROM pg_catalog.pg_type ...` (asyncpg/introspection.py), as Parse: 0A000 WITH RECURSIVE is not supported; " +
 			"it needs pg_type (executor/pgcatalog.go) and WITH RECURSIVE. So asyncpg cannot send any array " +
 			"parameter, e.g. the batched acks of shared consumers (offset = ANY($2))",
-		"cursor_forward": "Cursor.forward(n) sends the simple query `MOVE FORWARD n <portal>` naming the protocol-level " +
-			"portal it bound: 34000 cursor \"__asyncpg_portal_N__\" does not exist. In PostgreSQL protocol portals and " +
-			"SQL cursors share one namespace; in topicgate the wire layer keeps portals and the executor cursors",
 	},
 	"psycopg3": {
 		"error_pipeline": implicitTxn,
