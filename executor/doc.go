@@ -5,7 +5,13 @@
 //
 // Layers inside the package:
 //   - engine.go, session.go, portal.go: the wire.Handler/Session/Statement/
-//     Portal implementations; statement lifecycle and transaction state.
+//     Portal implementations; statement lifecycle (statement_timeout) and
+//     transaction state. block.go: transaction blocks, explicit, the
+//     implicit one of a multi-statement query (ended at Sync) and
+//     savepoints. settings.go: run-time parameters as PostgreSQL 15
+//     validates, reports (ParameterStatus) and scopes them. cursor.go:
+//     DECLARE/FETCH/MOVE/CLOSE, and cursors and protocol portals as one
+//     namespace.
 //   - select.go, agg.go, msgrow.go: row iterators. A query over a topic
 //     streams partition by partition in offset order, with the pushed-down
 //     bounds as scan ranges and LIMIT applied while scanning, so reading a
@@ -24,12 +30,17 @@
 //     one commit (or staging them in the open transaction). copyout.go:
 //     COPY ... TO STDOUT in the text, csv and binary formats.
 //   - consume.go, directrows.go: consumer reads; bare-column reads encode
-//     DataRows straight from the store (wire.RowEncoder) and send them only
-//     after the positions commit.
+//     DataRows straight from the store (wire.RowEncoder). delivery.go: an
+//     autocommit read commits its positions only once its rows were
+//     flushed to a client still there (its partitions pinned against a
+//     rebalance until then); a statement that failed, was cancelled, lost
+//     its client or whose portal closed unfinished commits nothing and
+//     hands back what it acquired, its delivery uncounted.
 //   - ddl.go, sys.go, explain.go: topic DDL, system views, EXPLAIN.
 //
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while
 // executing a statement becomes an internal error for that statement only;
-// a statement either publishes all its messages or none; the package never
-// touches Pebble keys.
+// a statement either publishes all its messages or none; no consumer
+// position moves past rows that did not reach the client; the package
+// never touches Pebble keys.
 package executor

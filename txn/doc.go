@@ -27,5 +27,11 @@
 //     staged data. Rollback, a failed commit and a dropped connection call
 //     DiscardStaged; what a crash leaves behind the store deletes at start.
 //
+//   - Mark and RollbackTo (savepoint.go) serve SAVEPOINT and ROLLBACK TO:
+//     what was staged and read after the mark is dropped and the failed
+//     state cleared; a mark older than a spill is refused (0A000), since a
+//     spilled batch cannot be taken apart, and the transaction stays as it
+//     was.
+//
 // The package parses no SQL and knows no Pebble keys.
 package txn

@@ -49,6 +49,19 @@
 //   - errors.go: any error with SQLState() becomes an ErrorResponse with that
 //     code (and ErrorDetail/ErrorHint/ErrorPosition/ErrorWhere when
 //     present); others are XX000.
+//   - hangup.go: a statement that runs past 20 ms arms a hangup watch that
+//     waits on the socket's readiness without reading and cancels the
+//     statement when the peer has closed (POLLRDHUP); the loop stops it
+//     before it reads the socket again, and COPY FROM STDIN pauses it.
+//     Output.Flush reports a client that is gone, so a consumer read
+//     commits only positions whose rows reached the socket.
+//   - Optional Session interfaces (handler.go): ParameterReporter
+//     (ParameterStatus before each ReadyForQuery for changed settings),
+//     IdleTimeouter (idle_session_timeout and
+//     idle_in_transaction_session_timeout as read deadlines), TxFailer (an
+//     error the connection finds itself fails the open block),
+//     CursorPortals and PortalUser (SQL cursors and protocol portals share
+//     one namespace).
 //   - malformed.go: messages that do not decode, as PostgreSQL answers
 //     them (see Invariants), and the UTF-8 check of query text (22021).
 //   - pgtest (a package of its own): protocol scripts recorded from
@@ -73,4 +86,9 @@
 //     another message during COPY FROM STDIN is an ERROR, then FATAL
 //     (synchronization lost). Oversized messages get FATAL 54000.
 //   - Closing a connection closes its portals and calls Session.Close.
+//   - A client that disconnects is noticed within milliseconds also while a
+//     statement runs: its context is cancelled and the session closed.
+//   - Only the connection's goroutine reads the socket; a hangup watch
+//     never reads, and is stopped (its read deadline reset) before the
+//     loop or a COPY reads.
 package wire
