@@ -3,20 +3,25 @@
 // request that publishes them.
 //
 // Invariants:
+//
 //   - Staged writes are invisible to every reader, the transaction itself
 //     included (no read-your-own-writes for topics, as in YDB): they live in
 //     the Txn (or, spilled, in the store's staging area), outside the
 //     partitions, until Commit hands them to the store as one atomic,
 //     synced CommitRequest.
+//
 //   - A transaction either publishes all it staged or nothing: Rollback,
 //     a failed commit and a dropped connection discard the staging.
+//
 //   - A statement error inside BEGIN ... COMMIT moves the transaction to
 //     the failed state; only ROLLBACK (or COMMIT, which then rolls back)
 //     leaves it, as in PostgreSQL (SQLSTATE 25P02).
+//
 //   - The staging is bounded: a transaction stages at most maxStaged bytes
 //     (Begin's argument; DefaultMaxStagedBytes, 1 GiB, when 0; a message
 //     counts its body + 64 bytes); exceeding it is SQLSTATE 54000 and
 //     leaves the server unharmed. topicgate serve passes --max-txn-mib.
+//
 //   - Memory stays bounded whatever the transaction's size: messages are
 //     held in memory only up to SpillBytes (DefaultSpillBytes, 8 MiB);
 //     beyond, Stage spills them to the store's Stager (encoded record
