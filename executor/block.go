@@ -21,6 +21,11 @@ import (
 // makes the block explicit; a COMMIT or ROLLBACK among them ends it with a
 // warning, as PostgreSQL does.
 //
+// Shared-consumer reads in an implicit block take their locks as in
+// autocommit: the block's end does not acknowledge them (a multi-statement
+// query is no promise that its rows were processed), and a consumer read's
+// positions commit at the block's end only once its rows were flushed.
+//
 // Where topicgate differs: topic DDL and UPDATE sys.consumers are not
 // transactional, so such a statement in a multi-statement query first
 // commits the implicit block before it (the statements after it begin a
@@ -90,6 +95,13 @@ func (s *Session) Sync(ctx context.Context, out wire.Output) error {
 	if s.tx == nil || !s.implicit {
 		return nil
 	}
+	if len(s.tx.Reads()) > 0 {
+		// Consumer positions move only for rows that reached the client.
+		if err := out.Flush(); err != nil {
+			_, _ = s.endBlock(ctx, out, false)
+			return err
+		}
+	}
 	_, err := s.endBlock(ctx, out, true)
 	return err
 }
@@ -101,7 +113,7 @@ type savepoint struct {
 	mark     txn.Mark
 	held     map[sharedKey]map[topicstore.MsgRef]bool
 	settings settingsSnapshot
-	cursors  map[string]bool
+	cursors  map[*cursor]bool
 }
 
 // execSavepoint runs SAVEPOINT, RELEASE and ROLLBACK TO, with
@@ -121,13 +133,13 @@ func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
 		return "", nil, pgerror.Newf(pgerror.CodeNoActiveSQLTransaction, "%s can only be used in transaction blocks", st.Op)
 	}
 	if st.Op == "SAVEPOINT" {
-		sp := savepoint{name: st.Name, mark: s.tx.Mark(), settings: s.settings.snapshot(), cursors: map[string]bool{}}
+		sp := savepoint{name: st.Name, mark: s.tx.Mark(), settings: s.settings.snapshot(), cursors: map[*cursor]bool{}}
 		sp.held = map[sharedKey]map[topicstore.MsgRef]bool{}
 		for k, m := range s.sharedTx.held {
 			sp.held[k] = maps.Clone(m)
 		}
-		for name := range s.cursors {
-			sp.cursors[name] = true
+		for _, c := range s.cursors {
+			sp.cursors[c] = true
 		}
 		s.savepoints = append(s.savepoints, sp)
 		return tag, nil, nil
@@ -159,13 +171,20 @@ func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
 			s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, refs)
 		}
 	}
+	// What the block held at the savepoint and still holds; a message
+	// released or rejected since has left for good.
+	now := s.sharedTx.held
 	s.sharedTx.held = map[sharedKey]map[topicstore.MsgRef]bool{}
 	for k, m := range sp.held {
-		s.sharedTx.held[k] = maps.Clone(m)
+		for r := range m {
+			if now[k][r] {
+				s.sharedTx.add(k, []topicstore.MsgRef{r})
+			}
+		}
 	}
 	s.settings.restore(sp.settings)
-	for name := range s.cursors {
-		if !sp.cursors[name] {
+	for name, c := range s.cursors {
+		if !sp.cursors[c] {
 			delete(s.cursors, name)
 		}
 	}

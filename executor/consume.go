@@ -167,7 +167,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		pin := s.tx == nil && s.deliver != nil
 		held, regrouped := g.join(s.info.ProcessID, activePartitions(ti), s.eng.opts.Clock(), s.eng.idle(), pin)
 		if pin {
-			s.deliver.pin(g)
+			s.deliver.pin(g, held)
 		}
 		changed, err := st.Changed(cr.Topic)
 		if err != nil {
@@ -196,7 +196,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 			return rows.iter(), nil
 		}
 		if pin {
-			g.unpin(s.info.ProcessID) // waiting reads no message: nothing to keep
+			s.deliver.unpinLast(s) // waiting reads no message: nothing to keep
 		}
 		select {
 		case <-changed:

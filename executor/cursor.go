@@ -117,6 +117,9 @@ func (s *Session) fetchPortal(ctx context.Context, f sql.Fetch, p wire.Portal, c
 	if f.Move {
 		verb = "MOVE"
 	}
+	if r, ok := p.(interface{ Running() bool }); ok && r.Running() {
+		return "", pgerror.Newf(pgerror.CodeObjectNotInPrerequisiteState, "portal \"%s\" cannot be run", f.Name)
+	}
 	if f.Direction != sql.FetchForward || f.Count <= 0 {
 		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s on protocol portal \"%s\" goes forward only, by a positive count or ALL", verb, f.Name)
 	}

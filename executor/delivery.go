@@ -35,28 +35,38 @@ import (
 type delivery struct {
 	reads    []partRead // autocommit streaming reads, committed by finish
 	acquired []sharedAcquired
-	// groups are the read groups whose partitions the reads pinned
-	// (readGroup.join), unpinned when the delivery settles.
-	groups  []*readGroup
+	// pins are what the statement's reads pinned (readGroup.join),
+	// unpinned when the delivery settles.
+	pins    []pinned
 	settled bool
 }
 
-// pin notes that the statement pinned partitions of g.
-func (d *delivery) pin(g *readGroup) {
-	for _, x := range d.groups {
-		if x == g {
-			return
-		}
+// pinned is one read's pinned partitions of a read group.
+type pinned struct {
+	g     *readGroup
+	parts []int32
+}
+
+// pin notes that a read of the statement pinned parts of g.
+func (d *delivery) pin(g *readGroup, parts []int32) {
+	d.pins = append(d.pins, pinned{g, parts})
+}
+
+// unpinLast releases the pins of the statement's last read (one that
+// found nothing and waits).
+func (d *delivery) unpinLast(s *Session) {
+	if n := len(d.pins); n > 0 {
+		d.pins[n-1].g.unpin(s.info.ProcessID, d.pins[n-1].parts)
+		d.pins = d.pins[:n-1]
 	}
-	d.groups = append(d.groups, g)
 }
 
 // unpin releases what the statement pinned.
 func (d *delivery) unpin(s *Session) {
-	for _, g := range d.groups {
-		g.unpin(s.info.ProcessID)
+	for _, p := range d.pins {
+		p.g.unpin(s.info.ProcessID, p.parts)
 	}
-	d.groups = nil
+	d.pins = nil
 }
 
 // sharedAcquired is what one shared read of the statement acquired.
@@ -96,7 +106,7 @@ func (d *delivery) record(r partRead) {
 
 // finish settles d once the statement's rows were written to out: they are
 // flushed first, and a client that is gone by then gets nothing committed.
-func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sentRows bool) error {
+func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sentRows int64) error {
 	if d == nil {
 		return nil
 	}
@@ -112,14 +122,14 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 		d.settled = true
 		return nil
 	}
-	if sentRows {
+	if sentRows > 0 {
 		if err := out.Flush(); err != nil {
-			d.abandon(s)
+			d.abandon(s, sentRows)
 			return err
 		}
 	}
 	if ctx.Err() != nil {
-		d.abandon(s)
+		d.abandon(s, sentRows)
 		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	d.settled = true
@@ -153,9 +163,16 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 	return nil
 }
 
-// abandon settles d without effect: positions stay, acquired shared
-// messages are available again and their delivery is not counted.
-func (d *delivery) abandon(s *Session) {
+// abandon settles d without effect: positions stay and acquired shared
+// messages are available again. Their delivery is not counted unless some
+// of the statement's rows were written (sent): they may have reached the
+// client, and a message that makes its workers die must still reach
+// max_processing_attempts.
+//
+// sent is how many rows were written; a statement's one shared read
+// returns its messages in the order acquired, so only that many are
+// counted then.
+func (d *delivery) abandon(s *Session, sent int64) {
 	if d == nil {
 		return
 	}
@@ -165,7 +182,19 @@ func (d *delivery) abandon(s *Session) {
 	}
 	d.settled = true
 	for _, a := range d.acquired {
-		s.eng.store.ReleaseUndelivered(a.k.topic, a.k.consumer, s.info.ProcessID, a.refs)
+		counted := 0 // how many of a.refs count as delivered
+		switch {
+		case sent > 0 && len(d.acquired) == 1:
+			counted = int(min(sent, int64(len(a.refs))))
+		case sent > 0:
+			counted = len(a.refs)
+		}
+		if counted > 0 {
+			s.eng.store.ReleaseSession(a.k.topic, a.k.consumer, s.info.ProcessID, a.refs[:counted])
+		}
+		if counted < len(a.refs) {
+			s.eng.store.ReleaseUndelivered(a.k.topic, a.k.consumer, s.info.ProcessID, a.refs[counted:])
+		}
 		s.sharedTx.remove(a.k, a.refs)
 	}
 }

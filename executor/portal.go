@@ -29,7 +29,13 @@ type portal struct {
 	// runs a statement that returns rows.
 	deliver *delivery
 	dlv     delivery
+	// running is set while Execute runs: a FETCH naming the portal from
+	// inside its own execution is refused, not run recursively.
+	running bool
 }
+
+// Running reports whether the portal is executing now.
+func (p *portal) Running() bool { return p.running }
 
 // Columns implements wire.Portal.
 func (p *portal) Columns() []wire.Column { return p.st.cols }
@@ -38,12 +44,17 @@ func (p *portal) Columns() []wire.Column { return p.st.cols }
 // sent settles nothing: its consumer reads are read again.
 func (p *portal) Close() {
 	p.it = nil
-	p.deliver.abandon(p.st.s)
+	p.deliver.abandon(p.st.s, p.sent)
 }
 
 // Execute implements wire.Portal.
 func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag string, done bool, err error) {
 	s := p.st.s
+	if p.running {
+		return "", true, pgerror.New(pgerror.CodeObjectNotInPrerequisiteState, "portal cannot be run: it is running")
+	}
+	p.running = true
+	defer func() { p.running = false }()
 	s.active.Store(true)
 	s.eng.trace(EventStatementStart, s.info.ProcessID)
 	defer s.eng.trace(EventStatementEnd, s.info.ProcessID)
@@ -85,17 +96,15 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 				direct = out.RowEncoder
 			}
 			p.deliver = &p.dlv
-			s.deliver = p.deliver
-			p.it, err = s.runSelect(ctx, p.ec, plan, direct)
-			s.deliver = nil
+			p.it, err = s.withDelivery(p.deliver, func() (rowIter, error) { return s.runSelect(ctx, p.ec, plan, direct) })
 			if err != nil {
-				p.deliver.abandon(s)
+				p.deliver.abandon(s, 0)
 				return "", true, err
 			}
 		}
 		tag, done, err := p.stream(ctx, out, maxRows)
 		if done {
-			err = p.settle(ctx, out, p.sent > 0, err)
+			err = p.settle(ctx, out, p.sent, err)
 		}
 		return tag, done, err
 	case *planner.InsertPlan:
@@ -112,10 +121,13 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		return fmt.Sprintf("COPY %d", n), true, nil
 	case *planner.CopyOutPlan:
 		p.deliver = &p.dlv
-		s.deliver = p.deliver
-		n, err := s.execCopyOut(ctx, p.ec, plan, out)
-		s.deliver = nil
-		if err = p.settle(ctx, out, n > 0, err); err != nil {
+		var n int64
+		_, err := s.withDelivery(p.deliver, func() (rowIter, error) {
+			var err error
+			n, err = s.execCopyOut(ctx, p.ec, plan, out)
+			return nil, err
+		})
+		if err = p.settle(ctx, out, n, err); err != nil {
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
@@ -185,14 +197,22 @@ func (q quietOutput) Warning(code, msg string) {
 	}
 }
 
+// withDelivery runs f with d as the session's delivery (delivery.go),
+// reset however f ends.
+func (s *Session) withDelivery(d *delivery, f func() (rowIter, error)) (rowIter, error) {
+	s.deliver = d
+	defer func() { s.deliver = nil }()
+	return f()
+}
+
 // errStatementTimeout is the cause of a statement cut by statement_timeout.
 var errStatementTimeout = errors.New("statement timeout")
 
 // settle ends the portal's delivery: committed when the statement
 // succeeded and its rows reached the client, abandoned otherwise.
-func (p *portal) settle(ctx context.Context, out wire.Output, sentRows bool, err error) error {
+func (p *portal) settle(ctx context.Context, out wire.Output, sentRows int64, err error) error {
 	if err != nil {
-		p.deliver.abandon(p.st.s)
+		p.deliver.abandon(p.st.s, sentRows)
 		return err
 	}
 	return p.deliver.finish(ctx, p.st.s, out, sentRows)

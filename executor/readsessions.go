@@ -10,6 +10,12 @@ import (
 // without reading before they are handed to the consumer's other sessions.
 const DefaultReadSessionIdle = 60 * time.Second
 
+// partPin is who pinned a partition and how many of its reads did.
+type partPin struct {
+	pid   uint32
+	reads int
+}
+
 // groupKey names a consumer of a topic.
 type groupKey struct{ topic, consumer string }
 
@@ -27,7 +33,7 @@ type readGroup struct {
 	// flight: its rows are on their way and its position commits after
 	// them, so a rebalance leaves them where they are until unpin (else the
 	// new owner would read the same messages from the old position).
-	pinned map[int32]uint32
+	pinned map[int32]partPin
 	// parts is the partition list of the last reassignment, kept for the
 	// one unpin runs when it held a move back.
 	parts    []int32
@@ -117,28 +123,35 @@ func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle tim
 	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
 	if pin {
 		if g.pinned == nil {
-			g.pinned = map[int32]uint32{}
+			g.pinned = map[int32]partPin{}
 		}
 		for _, p := range held {
-			g.pinned[p] = pid
+			g.pinned[p] = partPin{pid: pid, reads: g.pinned[p].reads + 1}
 		}
 	}
 	return held, g.changed
 }
 
-// unpin ends pid's in-flight read: the partitions it pinned may move, and
-// a rebalance that waited for them happens now.
-func (g *readGroup) unpin(pid uint32) {
+// unpin ends one read of pid that pinned parts (join's held): once no read
+// pins a partition it may move, and a rebalance that waited for it
+// happens now.
+func (g *readGroup) unpin(pid uint32, parts []int32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	any := false
-	for p, s := range g.pinned {
-		if s == pid {
-			delete(g.pinned, p)
-			any = true
+	freed := false
+	for _, p := range parts {
+		pn, ok := g.pinned[p]
+		if !ok || pn.pid != pid {
+			continue
 		}
+		if pn.reads--; pn.reads > 0 {
+			g.pinned[p] = pn
+			continue
+		}
+		delete(g.pinned, p)
+		freed = true
 	}
-	if any && g.heldBack {
+	if freed && g.heldBack {
 		g.reassign(g.parts)
 	}
 }
@@ -147,15 +160,15 @@ func (g *readGroup) unpin(pid uint32) {
 func (g *readGroup) leave(pid uint32, partitions []int32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for p, pn := range g.pinned { // also of a session that idled out before
+		if pn.pid == pid {
+			delete(g.pinned, p)
+		}
+	}
 	for i, s := range g.sessions {
 		if s == pid {
 			g.sessions = append(g.sessions[:i:i], g.sessions[i+1:]...)
 			delete(g.lastRead, pid)
-			for p, s := range g.pinned {
-				if s == pid {
-					delete(g.pinned, p)
-				}
-			}
 			g.reassign(partitions)
 			return
 		}
@@ -179,10 +192,10 @@ func (g *readGroup) holder(p int32) uint32 {
 func (g *readGroup) reassign(partitions []int32) {
 	next := balance(partitions, g.sessions, g.owner)
 	g.parts, g.heldBack = partitions, false
-	for p, s := range g.pinned {
-		if next[p] != s {
+	for p, pn := range g.pinned {
+		if next[p] != pn.pid {
 			if _, ok := next[p]; ok { // still a partition: it waits for unpin
-				next[p] = s
+				next[p] = pn.pid
 				g.heldBack = true
 			}
 		}

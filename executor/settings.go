@@ -164,6 +164,9 @@ func startupError(info wire.SessionInfo) error {
 		case "user", "database", "options", "replication", "timezone":
 			continue
 		}
+		if p, err := lookupParam(k); err == nil && p.readOnly {
+			return pgerror.Newf(pgerror.CodeCantChangeRuntimeParam, "parameter \"%s\" cannot be changed", strings.ToLower(k))
+		}
 		if err := s.apply(k, v); err != nil {
 			return err
 		}
@@ -592,7 +595,11 @@ func parseMillis(v string) (int64, bool) {
 	default:
 		return 0, false
 	}
-	return int64(math.Round(f * mult)), true
+	ms := math.Round(f * mult)
+	if ms > math.MaxInt32*2 || ms < -math.MaxInt32*2 {
+		ms = math.Copysign(math.MaxInt32*2, ms) // out of range either way; keep the message readable
+	}
+	return int64(ms), true
 }
 
 func millis(v string) time.Duration {

@@ -153,8 +153,8 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 				for i, a := range acq {
 					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 				}
-				if s.tx != nil {
-					s.sharedTx.add(k, refs)
+				if s.tx != nil && !s.implicit {
+					s.sharedTx.add(k, refs) // COMMIT acknowledges them
 				}
 				if s.deliver != nil {
 					s.deliver.acquired = append(s.deliver.acquired, sharedAcquired{k, refs})

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -54,13 +55,13 @@ func parseHourOffset(s string) (int, bool) {
 	if h, m, ok := strings.Cut(body, ":"); ok {
 		hh, err1 := strconv.Atoi(h)
 		mm, err2 := strconv.Atoi(m)
-		if err1 != nil || err2 != nil || mm < 0 || mm >= 60 || len(m) != 2 {
+		if err1 != nil || err2 != nil || hh < 0 || mm < 0 || mm >= 60 || len(m) != 2 {
 			return 0, false
 		}
 		secs = hh*3600 + mm*60
 	} else {
 		f, err := strconv.ParseFloat(body, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 			return 0, false
 		}
 		secs = int(f * 3600)

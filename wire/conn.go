@@ -397,6 +397,21 @@ func (c *conn) setCancel(f context.CancelFunc) {
 	c.cancelMu.Unlock()
 }
 
+// rearmWatch arms the statement's hangup watch again once a COPY FROM
+// STDIN has read its last message: the rest of the statement (and of a
+// multi-statement query) is watched as before.
+func (c *conn) rearmWatch() {
+	if c.watch != nil {
+		return
+	}
+	c.cancelMu.Lock()
+	cancel := c.cancelFn
+	c.cancelMu.Unlock()
+	if cancel != nil {
+		c.watch = c.armHangup(cancel)
+	}
+}
+
 // pauseWatch stops the running statement's hangup watch, for a statement
 // that reads the socket itself (COPY FROM STDIN).
 func (c *conn) pauseWatch() {

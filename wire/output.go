@@ -166,9 +166,11 @@ func (r copyReader) Next() ([]byte, error) {
 			return m.Data, nil
 		case *pgproto3.CopyDone:
 			o.copyActive = false
+			o.c.rearmWatch()
 			return nil, io.EOF
 		case *pgproto3.CopyFail:
 			o.copyActive = false
+			o.c.rearmWatch()
 			return nil, newError("57014", "COPY from stdin failed: "+m.Message)
 		case *pgproto3.Flush, *pgproto3.Sync:
 			// Ignored during COPY, as PostgreSQL does.

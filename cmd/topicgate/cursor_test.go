@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"strings"
 	"testing"
 
@@ -144,4 +145,36 @@ func TestPgxCursorRedeclared(t *testing.T) {
 	err = tx.QueryRow(ctx, "FETCH 1 FROM cur").Scan(&data)
 	require.Equal(t, "0A000", pgCode(err), "%v", err)
 	require.NoError(t, tx.Rollback(ctx))
+}
+
+// TestFetchOwnPortal: a FETCH bound to portal p that names p is refused
+// (55000), not run inside itself; the connection goes on.
+func TestFetchOwnPortal(t *testing.T) {
+	a := startTestServer(t)
+	_, fe := startupRaw(t, a)
+	fe.Send(&pgproto3.Parse{Query: "FETCH ALL FROM p"})
+	fe.Send(&pgproto3.Bind{DestinationPortal: "p"})
+	fe.Send(&pgproto3.Execute{Portal: "p"})
+	fe.Send(&pgproto3.Sync{})
+	fe.Send(&pgproto3.Query{String: "SELECT 1"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	rfq := 0
+	for rfq < 2 {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			codes = append(codes, m.Code)
+		case *pgproto3.ReadyForQuery:
+			rfq++
+		}
+	}
+	if len(codes) != 1 || codes[0] != "55000" {
+		t.Fatalf("errors %v, want one 55000", codes)
+	}
 }
