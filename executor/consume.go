@@ -395,6 +395,17 @@ func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
 		}
 		return nil
 	}
+	req := positionRequest(reads)
+	if len(req.Positions) == 0 {
+		return nil
+	}
+	_, err := s.eng.store.Commit(ctx, &req)
+	return err
+}
+
+// positionRequest moves each read partition's position from where the
+// read found it to where it stopped, each only if nobody moved it since.
+func positionRequest(reads []partRead) topicstore.CommitRequest {
 	var req topicstore.CommitRequest
 	for _, r := range reads {
 		if r.next != r.expect {
@@ -402,11 +413,7 @@ func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
 				Topic: r.key.Topic, Consumer: r.key.Consumer, Partition: r.key.Partition, Offset: r.next, Expect: r.expect})
 		}
 	}
-	if len(req.Positions) == 0 {
-		return nil
-	}
-	_, err := s.eng.store.Commit(ctx, &req)
-	return err
+	return req
 }
 
 // maxReadRetries bounds how often an autocommit read re-reads after its

@@ -133,13 +133,7 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	d.settled = true
-	var req topicstore.CommitRequest
-	for _, r := range d.reads {
-		if r.next != r.expect {
-			req.Positions = append(req.Positions, topicstore.PositionUpdate{
-				Topic: r.key.Topic, Consumer: r.key.Consumer, Partition: r.key.Partition, Offset: r.next, Expect: r.expect})
-		}
-	}
+	req := positionRequest(d.reads)
 	if len(req.Positions) == 0 {
 		return nil
 	}
