@@ -271,6 +271,10 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 				"proowner": int64(oidBootstrap), "prolang": int64(12), "prokind": "f", "provolatile": "i",
 				"pronargs": int64(1), "prorettype": ret, "prosrc": name})
 		}
+	case "pg_settings":
+		for _, r := range s.settings.catalogRows() {
+			add(r)
+		}
 	case "pg_cursors":
 		s.sweepCursors()
 		for _, c := range s.cursors {

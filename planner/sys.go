@@ -67,6 +67,9 @@ var pgCatalogSpec = map[string]string{
 	// pg_cursors lists the session's open cursors (psycopg 3 checks it
 	// before closing a named cursor).
 	"pg_cursors": "name:text statement:text is_holdable:bool is_binary:bool is_scrollable:bool creation_time:timestamptz",
+	// pg_settings is the session's run-time parameters (psql's \dconfig).
+	"pg_settings": "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text " +
+		"vartype:text source:text min_val:text max_val:text boot_val:text reset_val:text pending_restart:bool",
 }
 
 func init() {

@@ -74,6 +74,7 @@ func TestPsqlDescribe(t *testing.T) {
 		{`\db`, []string{"pg_default|postgres|"}},
 		{`\dx`, nil},
 		{`\dT`, nil},
+		{`\dconfig`, []string{"application_name|topicgate-psql-test"}},
 	} {
 		r := runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-A", "-c", tc.cmd)
 		if r.code != 0 || r.stderr != "" && !strings.HasPrefix(r.stderr, "Did not find any relation") {
