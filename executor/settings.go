@@ -623,8 +623,9 @@ func checkIsolation(p *param, v string) (string, error) {
 func parseMillis(v string) (int64, bool) {
 	s := strings.TrimSpace(v)
 	i := 0
-	for i < len(s) && (s[i] == '-' || s[i] == '+' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9')) {
-		i++
+	for i < len(s) && (s[i] == '-' || s[i] == '+' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9') ||
+		(i > 0 && (s[i] == 'e' || s[i] == 'E') && i+1 < len(s) && (s[i+1] >= '0' && s[i+1] <= '9' || s[i+1] == '-' || s[i+1] == '+'))) {
+		i++ // an exponent too, as PostgreSQL's parse_int takes it ('1e3ms')
 	}
 	f, err := strconv.ParseFloat(s[:i], 64)
 	if err != nil {
