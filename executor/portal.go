@@ -85,6 +85,12 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	if err := s.implicitBlock(ctx, p.st.plan, out); err != nil {
 		return "", true, err
 	}
+	if _, utility := p.st.plan.(*planner.UtilityPlan); !utility && s.tx == nil && !s.settings.inTxn {
+		// An autocommit statement is a transaction of its own for its
+		// settings too: set_config() in a statement that fails is undone.
+		s.settings.begin()
+		defer func() { s.settings.endTxn(err == nil) }()
+	}
 	if p.ec == nil {
 		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), sess: s}
 	}
