@@ -169,8 +169,12 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 		}
 		return "created_at = " + ts.Format(time.RFC3339Nano) + "; written_at >= $2", firstErr(expectEqual(got.UTC(), ts, "created_at"), expectEqual(g, "g1", "message_group_id"))
 	})
-	queryPairs := func(q string, args ...any) ([]string, error) {
-		rows, err := db.QueryContext(ctx, q, args...)
+	// pairsOn runs a query of (bigint, bytea) rows on q (the pool or a
+	// transaction) and renders them "a:b".
+	pairsOn := func(q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}, query string, args ...any) ([]string, error) {
+		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +190,7 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 		}
 		return out, rows.Err()
 	}
+	queryPairs := func(q string, args ...any) ([]string, error) { return pairsOn(db, q, args...) }
 	r.check("stateless_read", func() (string, error) {
 		got, err := queryPairs("SELECT seqno, data FROM " + P + "in ORDER BY offset")
 		if err != nil {
@@ -214,21 +219,7 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 	consume := func(q interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	}, n int) ([]string, error) {
-		rows, err := q.QueryContext(ctx, "SELECT offset, data FROM "+P+"in WITH (CONSUMER = c) LIMIT $1", n)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var o int64
-			var d []byte
-			if err := rows.Scan(&o, &d); err != nil {
-				return nil, err
-			}
-			out = append(out, fmt.Sprintf("%d:%s", o, d))
-		}
-		return out, rows.Err()
+		return pairsOn(q, "SELECT offset, data FROM "+P+"in WITH (CONSUMER = c) LIMIT $1", n)
 	}
 	r.check("consumer_read", func() (string, error) {
 		a, err := consume(db, 3)
