@@ -89,9 +89,9 @@ func (s *Session) implicitBlock(ctx context.Context, plan planner.Plan, out wire
 }
 
 // Sync implements wire.Session: the implicit block of a multi-statement
-// query ends here.
+// query or of a pipeline (pipeline.go) ends here.
 func (s *Session) Sync(ctx context.Context, out wire.Output) error {
-	s.multi = false
+	s.multi, s.pipe = false, false
 	if s.tx == nil || !s.implicit {
 		return nil
 	}

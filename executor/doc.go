@@ -8,7 +8,9 @@
 //     Portal implementations; statement lifecycle (statement_timeout) and
 //     transaction state. block.go: transaction blocks, explicit, the
 //     implicit one of a multi-statement query (ended at Sync) and
-//     savepoints. settings.go: run-time parameters as PostgreSQL 15
+//     savepoints. pipeline.go: the extended protocol's statements up to
+//     Sync as one implicit transaction, opened lazily (a lone
+//     Bind/Execute/Sync still commits as autocommit). settings.go: run-time parameters as PostgreSQL 15
 //     validates, reports (ParameterStatus) and scopes them. cursor.go:
 //     DECLARE/FETCH/MOVE/CLOSE, and cursors and protocol portals as one
 //     namespace.

@@ -145,12 +145,22 @@ func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.Ins
 		// Streaming or shared: the read and the writes commit together.
 		return s.implicitTxn(ctx, out, func() (int, error) { return s.execInsert(ctx, ec, plan, out) })
 	}
+	msgs, err := s.insertMessages(ctx, ec, plan)
+	if err != nil {
+		return 0, err
+	}
+	return s.write(ctx, plan.Topic, msgs, out)
+}
+
+// insertMessages evaluates the messages an INSERT writes: its VALUES rows
+// or its query's rows.
+func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan) ([]topicstore.Message, error) {
 	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
 	var msgs []topicstore.Message
 	if plan.Select != nil {
 		it, err := s.runSelect(ctx, ec, plan.Select, nil)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		types := make([]planner.Type, len(plan.Select.Cols))
 		for i, c := range plan.Select.Cols {
@@ -159,14 +169,14 @@ func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.Ins
 		for {
 			r, err := it.next(ctx)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if r == nil {
 				break
 			}
 			msgs = append(msgs, topicstore.Message{})
 			if err := b.build(&msgs[len(msgs)-1], r[:len(plan.Cols)], types); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 	} else {
@@ -177,16 +187,16 @@ func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.Ins
 			for j, e := range row {
 				v, err := ec.eval(e, nil)
 				if err != nil {
-					return 0, err
+					return nil, err
 				}
 				vals[j], types[j] = v, e.Type()
 			}
 			if err := b.build(&msgs[i], vals, types); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 	}
-	return s.write(ctx, plan.Topic, msgs, out)
+	return msgs, nil
 }
 
 // write publishes msgs (autocommit) or stages them (transaction block).
@@ -195,22 +205,17 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 		return 0, nil
 	}
 	if s.tx != nil {
-		ti, err := s.eng.store.Topic(topic)
-		if err != nil {
-			return 0, planner.TopicError(err, topic)
-		}
 		// A partition the topic lacks is the statement's error, as in
 		// autocommit: found at COMMIT it would fail the whole transaction
 		// as a conflict (40001) that no retry can cure.
-		for i := range msgs {
-			if p := msgs[i].Partition; int(p) >= len(ti.Partitions) {
-				return 0, planner.TopicError(fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, p), topic)
-			}
+		if err := s.checkPartitions(topic, msgs); err != nil {
+			return 0, err
 		}
+		n := s.tx.Admit(topic, msgs, s.eng.store.ProducerSeqNo)
 		if err := s.tx.Stage(topic, msgs); err != nil {
 			return 0, err
 		}
-		return len(msgs), nil
+		return n, nil
 	}
 	res, err := s.eng.store.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: topic, Messages: msgs}}})
 	if err != nil {
@@ -218,6 +223,21 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 	}
 	reportDuplicates(out, res.Writes)
 	return res.Writes[0].Written, nil
+}
+
+// checkPartitions fails with the statement's error when a message names
+// a partition the topic lacks.
+func (s *Session) checkPartitions(topic string, msgs []topicstore.Message) error {
+	ti, err := s.eng.store.Topic(topic)
+	if err != nil {
+		return planner.TopicError(err, topic)
+	}
+	for i := range msgs {
+		if p := msgs[i].Partition; int(p) >= len(ti.Partitions) {
+			return planner.TopicError(fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, p), topic)
+		}
+	}
+	return nil
 }
 
 func reportDuplicates(out wire.Output, res []topicstore.WriteResult) {

@@ -114,6 +114,9 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		}
 		return tag, done, err
 	case *planner.InsertPlan:
+		if s.defers(plan) {
+			return s.deferInsert(ctx, p.ec, plan)
+		}
 		n, err := s.execInsert(ctx, p.ec, plan, out)
 		if err != nil {
 			return "", true, err

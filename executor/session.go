@@ -21,9 +21,14 @@ type Session struct {
 	info     wire.SessionInfo
 	settings *settings
 	tx       *txn.Txn // nil when idle
-	// implicit: tx is the implicit block of a multi-statement query; multi:
-	// such a query is running (until Sync).
-	implicit, multi bool
+	// implicit: tx is the implicit block of a multi-statement query or of
+	// an extended-protocol pipeline; multi: such a query or pipeline is
+	// running (until Sync); pipe: an extended-protocol Execute ran since
+	// the last Sync (pipeline.go).
+	implicit, multi, pipe bool
+	// deferred is the write of the pipeline's Execute whose completion
+	// waits for the next message (pipeline.go); nil otherwise.
+	deferred *deferredWrite
 	// savepoints are the open block's SAVEPOINTs, oldest first.
 	savepoints []savepoint
 	started    time.Time
@@ -144,7 +149,9 @@ func (s *Session) Parse(ctx context.Context, query string, paramOIDs []uint32) (
 	if err != nil {
 		return nil, err
 	}
-	s.multi = len(stmts) > 1
+	if len(stmts) > 1 {
+		s.multi = true // until Sync; a pipeline's Parse must not clear it
+	}
 	out := make([]wire.Statement, 0, len(stmts))
 	for _, st := range stmts {
 		if _, ok := st.(*sql.Empty); ok && len(stmts) == 1 {

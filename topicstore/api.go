@@ -275,6 +275,10 @@ type Store interface {
 
 	// Producers lists the producers of a topic.
 	Producers(topic string) ([]ProducerInfo, error)
+	// ProducerSeqNo returns a live producer's highest seqno; ok is false
+	// when the topic has no live producer of that id (unknown, expired, or
+	// no topic), so none of its seqnos is a duplicate yet.
+	ProducerSeqNo(topic, producer string) (maxSeqNo int64, ok bool)
 
 	// Positions returns a consumer's committed offset for every partition
 	// of the topic (partitions without a stored position report their

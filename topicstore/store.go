@@ -441,6 +441,24 @@ func (t *topic) info() TopicInfo {
 	return ti
 }
 
+// ProducerSeqNo implements Store. Like Producers it may include a group
+// whose fsync is in progress.
+func (s *PebbleStore) ProducerSeqNo(topic, producer string) (int64, bool) {
+	t, err := s.lookup(topic)
+	if err != nil {
+		return 0, false
+	}
+	now := s.opts.Clock()
+	s.coreMu.Lock()
+	defer s.coreMu.Unlock()
+	if ct := s.core.Topics[t.id]; ct != nil {
+		if ps := ct.Producers[producer]; ps != nil && !ps.fresh && now.Sub(ps.LastWrite) <= s.opts.ProducerExpiry {
+			return ps.MaxSeqNo, true
+		}
+	}
+	return 0, false
+}
+
 // Producers lists a topic's live (not expired) producers, sorted by id.
 // MaxSeqNo may include a group whose fsync is in progress.
 func (s *PebbleStore) Producers(name string) ([]ProducerInfo, error) {

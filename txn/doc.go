@@ -38,5 +38,11 @@
 //     spilled batch cannot be taken apart, and the transaction stays as it
 //     was.
 //
+//   - Admit (dedup.go) counts what an INSERT in the block will write, as
+//     PostgreSQL's ON CONFLICT DO NOTHING counts what it inserted: a
+//     (producer_id, seqno) already stored or already staged by the block
+//     is not counted. The store decides dedup again at commit and is the
+//     authority; the seqnos staged are part of a Mark.
+//
 // The package parses no SQL and knows no Pebble keys.
 package txn

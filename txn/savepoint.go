@@ -1,6 +1,8 @@
 package txn
 
 import (
+	"maps"
+
 	"topicgate/sql/pgerror"
 )
 
@@ -19,6 +21,7 @@ type Mark struct {
 	spills    int
 	reads     map[ReadKey]readState
 	readOrder int
+	seqnos    map[producerKey]int64
 }
 
 // Mark returns the transaction's current point.
@@ -32,6 +35,7 @@ func (t *Txn) Mark() Mark {
 	for k, r := range t.reads {
 		m.reads[k] = *r
 	}
+	m.seqnos = maps.Clone(t.seqnos)
 	return m
 }
 
@@ -63,6 +67,7 @@ func (t *Txn) RollbackTo(m Mark) error {
 	for k, r := range m.reads {
 		*t.reads[k] = r
 	}
+	t.seqnos = maps.Clone(m.seqnos)
 	t.state = m.state
 	return nil
 }

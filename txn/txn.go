@@ -49,6 +49,8 @@ type Txn struct {
 	spills     int   // how many spills happened (Mark, RollbackTo)
 	// acks are the shared-consumer messages COMMIT acknowledges.
 	acks []topicstore.SharedAck
+	// seqnos are the highest seqno staged per producer (dedup.go).
+	seqnos map[producerKey]int64
 }
 
 // SetAcks sets the shared-consumer messages COMMIT acknowledges, atomically

@@ -54,9 +54,12 @@ type conn struct {
 	gone  atomic.Bool
 
 	ignoreTillSync bool
-	fatal          bool // close after the current message
-	dead           bool // a FATAL error was sent: send nothing more
-	out            output
+	// deferred is set while the last Execute's CommandComplete waits for
+	// the next message (Pipeliner, pipeline.go).
+	deferred bool
+	fatal    bool // close after the current message
+	dead     bool // a FATAL error was sent: send nothing more
+	out      output
 }
 
 // barrierWriter is what the buffered writer writes to: the socket, behind
@@ -178,6 +181,9 @@ func (c *conn) loop() {
 		}
 		if idle != 0 {
 			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+		if c.deferred && !c.resolveDeferred(msg) {
+			return
 		}
 		if c.ignoreTillSync {
 			switch msg.(type) {

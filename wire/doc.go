@@ -33,7 +33,10 @@
 //     prepared statements and portals per connection. Execute with a row
 //     limit answers PortalSuspended and resumes on the next Execute. Portals
 //     are closed at Sync when the session is idle (their implicit
-//     transaction ended).
+//     transaction ended). pipeline.go: an Execute whose tag is TagDeferred
+//     gets its CommandComplete when the next message arrives, after the
+//     Session decided (Pipeliner.DeferredTag) whether the statement commits
+//     alone (Sync) or joins the pipeline's implicit transaction.
 //   - output.go: the Output given to Portal.Execute: DataRows, notices and
 //     COPY FROM STDIN (CopyInResponse, then CopyData until CopyDone or
 //     CopyFail; Flush and Sync are ignored meanwhile). A COPY the portal

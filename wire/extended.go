@@ -273,6 +273,9 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		return nil
 	}
+	if pl, ok := c.sess.(Pipeliner); ok {
+		_ = c.call(func() error { pl.Pipelined(); return nil })
+	}
 	c.out.reset(pt.cols, pt.formats)
 	ctx, done := c.stmtCtx()
 	var tag string
@@ -295,6 +298,10 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		return nil
 	}
 	pt.done, pt.tag = true, tag
+	if tag == TagDeferred {
+		c.deferred = true
+		return nil
+	}
 	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 	return nil
 }

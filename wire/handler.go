@@ -162,6 +162,33 @@ type TxFailer interface {
 	FailTx()
 }
 
+// Pipeliner is optionally implemented by a Session that runs the
+// extended-protocol statements up to Sync in one implicit transaction, as
+// PostgreSQL does (a pgx Batch, a psycopg pipeline, a JDBC batch): an
+// error in one of them rolls back what the earlier ones wrote.
+//
+// The connection calls Pipelined before each Execute message runs. A
+// Portal's Execute may then return the tag TagDeferred: the statement ran,
+// but whether it commits at once or joins a transaction with the
+// statements after it depends on the client's next message. When that
+// message arrives the connection calls DeferredTag, before handling it,
+// with atSync telling whether it is Sync, and sends the CommandComplete
+// (or the error) DeferredTag returns. A connection that ends instead
+// calls neither: Close drops the deferred statement, uncommitted, as
+// PostgreSQL aborts an implicit transaction whose client left before Sync.
+// The backend messages the client sees are those PostgreSQL sends, in the
+// same order: nothing reaches the client between an Execute and the next
+// message's handling without a Flush or Sync, and both resolve the tag
+// first.
+type Pipeliner interface {
+	Pipelined()
+	DeferredTag(ctx context.Context, out Output, atSync bool) (string, error)
+}
+
+// TagDeferred is the command tag a Portal returns for a statement whose
+// completion waits for the next message (see Pipeliner).
+const TagDeferred = "\x00deferred"
+
 // IdleTimeouter is optionally implemented by a Session that ends idle
 // connections: IdleTimeout returns how long the connection may wait for
 // the client's next message in transaction status st ('I', 'T', 'E'); 0 is

@@ -40,12 +40,6 @@ var knownDriverFailures = map[string]map[string]string{
 			"it needs pg_type (executor/pgcatalog.go) and WITH RECURSIVE. So asyncpg cannot send any array " +
 			"parameter, e.g. the batched acks of shared consumers (offset = ANY($2))",
 	},
-	"psycopg3": {
-		"error_pipeline": implicitTxn,
-	},
-	"pgx": {
-		"error_in_batch": implicitTxn,
-	},
 	"pgcli": {
 		"completion_refresh": "pgcli's background completion refresh runs its search_path query " +
 			"(`SELECT * FROM unnest(current_schemas(true))` works), then a query with unnest(...) in the select list: " +
@@ -53,16 +47,6 @@ var knownDriverFailures = map[string]map[string]string{
 			"The prompt, \\dt and queries work; completion of names does not",
 	},
 }
-
-// implicitTxn: extended-protocol Executes up to Sync run in one implicit
-// transaction in PostgreSQL (a pgx Batch, a psycopg pipeline), so an error
-// rolls back the earlier ones; topicgate commits each autocommit Execute
-// when it completes (a simple Query's statements are one implicit block,
-// executor/block.go), so the INSERT before the failing statement stays
-// published.
-const implicitTxn = "an error later in the same pipeline does not roll back an INSERT before it: " +
-	"topicgate commits every autocommit Execute at its end, PostgreSQL at Sync, rolling all of it back on an " +
-	"error; an autocommit INSERT's tag counts what it wrote after dedup, which needs its commit at the statement"
 
 // driverCheck is one check's outcome.
 type driverCheck struct {
