@@ -114,8 +114,20 @@ func (s *Session) readOptions(ec *evalCtx, p *planner.SelectPlan) (readOpts, err
 		if err != nil {
 			return o, err
 		}
+		ti, err := s.eng.store.Topic(cr.Topic)
+		if err != nil {
+			return o, planner.TopicError(err, cr.Topic)
+		}
+		has := map[int32]bool{}
+		for _, p := range ti.Partitions {
+			has[p.ID] = true
+		}
 		o.partitions = map[int32]bool{}
 		for _, id := range ids {
+			if !has[id] {
+				return o, pgerror.Newf(pgerror.CodeInvalidParameterValue,
+					"read option \"partitions\" names partition %d, which topic \"%s\" does not have (it has %d partitions)", id, cr.Topic, len(ti.Partitions))
+			}
 			o.partitions[id] = true
 		}
 	}

@@ -211,7 +211,10 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 		if err := s.checkPartitions(topic, msgs); err != nil {
 			return 0, err
 		}
-		n := s.tx.Admit(topic, msgs, s.eng.store.ProducerSeqNo)
+		n, err := s.tx.Admit(topic, msgs, s.eng.store.Producer)
+		if err != nil {
+			return 0, mapStoreErr(err, topic)
+		}
 		if err := s.tx.Stage(topic, msgs); err != nil {
 			return 0, err
 		}

@@ -94,6 +94,9 @@ func TopicError(err error, topic string) error {
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
 	case errors.Is(err, topicstore.ErrMessageTooLarge):
 		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "%v: the limit is %d bytes (topic \"%s\")", err, topicstore.MaxMessageSize, topic)
+	case errors.Is(err, topicstore.ErrProducerPartition):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic).
+			WithHint("A producer's messages stay in the partition it is bound to; leave partition out, or use another producer_id.")
 	case errors.Is(err, topicstore.ErrPartitionNotFound):
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
 	case errors.Is(err, topicstore.ErrPartitionsDecrease):

@@ -3,6 +3,7 @@ package topicstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -46,6 +47,9 @@ var (
 	ErrConsumerExists     = errors.New("consumer already exists")
 	ErrConsumerNotFound   = errors.New("consumer does not exist")
 	ErrPartitionNotFound  = errors.New("partition does not exist")
+	// ErrProducerPartition: a message names an explicit partition other
+	// than the one its producer is bound to (ProducerPartitionError).
+	ErrProducerPartition = errors.New("producer is bound to another partition")
 	ErrCodecNotSupported  = errors.New("codec not supported by topic")
 	ErrMessageTooLarge    = errors.New("message too large")
 	ErrPartitionsDecrease = errors.New("min_active_partitions cannot decrease")
@@ -275,10 +279,11 @@ type Store interface {
 
 	// Producers lists the producers of a topic.
 	Producers(topic string) ([]ProducerInfo, error)
-	// ProducerSeqNo returns a live producer's highest seqno; ok is false
-	// when the topic has no live producer of that id (unknown, expired, or
-	// no topic), so none of its seqnos is a duplicate yet.
-	ProducerSeqNo(topic, producer string) (maxSeqNo int64, ok bool)
+	// Producer returns a live producer's dedup state and binding; ok is
+	// false when the topic has no live producer of that id (unknown,
+	// expired, or no topic): none of its seqnos is a duplicate yet and it
+	// is bound to no partition.
+	Producer(topic, producer string) (info ProducerInfo, ok bool)
 
 	// Positions returns a consumer's committed offset for every partition
 	// of the topic (partitions without a stored position report their
@@ -309,6 +314,21 @@ type Store interface {
 
 	Close() error
 }
+
+// ProducerPartitionError is ErrProducerPartition with its details: a
+// producer stays in the partition it is bound to, so a message of it that
+// names another partition is refused, never written elsewhere.
+type ProducerPartitionError struct {
+	Producer     string
+	Bound, Named int32
+}
+
+func (e *ProducerPartitionError) Error() string {
+	return fmt.Sprintf("producer %q is bound to partition %d; the message names partition %d", e.Producer, e.Bound, e.Named)
+}
+
+// Is makes errors.Is(err, ErrProducerPartition) hold.
+func (e *ProducerPartitionError) Is(target error) bool { return target == ErrProducerPartition }
 
 // ProducerInfo is a producer's dedup state.
 type ProducerInfo struct {

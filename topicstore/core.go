@@ -240,7 +240,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 			ps.LastWrite = now
 			part := ps.Partition
 			if m.Partition >= 0 {
-				part = m.Partition // explicit partition wins; dedup stays per producer
+				part = m.Partition // the binding's (check) or a new producer's
 			}
 			add(t, part, true, seq, m.Tail)
 			r.Written++
@@ -251,7 +251,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 
 	for i, r := range reqs {
 		writes := r.Writes
-		if err := s.check(writes); err != nil {
+		if err := s.check(writes, now); err != nil {
 			out.Outcomes[i].Err = err
 			continue
 		}
@@ -342,20 +342,51 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 
 // check rejects a request whose topics were dropped (or partitions do not
 // exist) since the caller validated it; nothing of it is applied.
-func (s *coreState) check(writes []pendingWrite) error {
+func (s *coreState) check(writes []pendingWrite, now time.Time) error {
 	for _, w := range writes {
 		t := s.Topics[w.TopicID]
 		if t == nil || len(t.Parts) == 0 {
 			return ErrTopicNotFound
 		}
+		// A producer stays in its partition: an explicit partition must
+		// be the one the producer is bound to, or, for a producer this
+		// write binds, the one its first explicit message named.
+		var bound map[string]int32
+		binding := func(id string, part int32) error {
+			if id == "" || part < 0 {
+				return nil
+			}
+			b, ok := bound[id]
+			if !ok {
+				if ps := s.liveProducer(t, id, now); ps != nil && !ps.fresh {
+					b, ok = ps.Partition, true
+				}
+			}
+			if ok && b != part {
+				return &ProducerPartitionError{Producer: id, Bound: b, Named: part}
+			}
+			if !ok {
+				if bound == nil {
+					bound = map[string]int32{}
+				}
+				bound[id] = part
+			}
+			return nil
+		}
 		for _, m := range w.Msgs {
 			if int(m.Partition) >= len(t.Parts) {
 				return ErrPartitionNotFound
+			}
+			if err := binding(m.ProducerID, m.Partition); err != nil {
+				return err
 			}
 		}
 		for _, c := range w.Staged {
 			if int(c.Partition) >= len(t.Parts) {
 				return ErrPartitionNotFound
+			}
+			if err := binding(c.ProducerID, c.Partition); err != nil {
+				return err
 			}
 		}
 	}

@@ -200,12 +200,18 @@ producer t1/a p0 max=1
 producer t1/b p2 max=1
 req0: 2/0
 `},
-		// a is bound to 0; explicit partition 1 is followed, dedup stays per producer.
-		{reqs: [][]pendingWrite{req(write(1, "a#2:e@1", "a#2:dup@0", "a#3:f"))}, want: `
-batch t1/p1 base=0 cum=0: e#2
-batch t1/p0 base=1 cum=11: f#3
+		// a is bound to 0: a message of it naming partition 1 refuses the
+		// whole request; naming its own partition is fine.
+		{reqs: [][]pendingWrite{req(write(1, "a#2:e@1", "a#3:f")), req(write(1, "a#2:e@0", "a#2:dup@0", "a#3:f"))}, want: `
+batch t1/p0 base=1 cum=11: e#2 f#3
 producer t1/a p0 max=3
-req0: 2/1
+req0: producer "a" is bound to partition 0; the message names partition 1
+req1: 2/1
+`},
+		// A new producer is bound where its first explicit message goes; a
+		// later message of the same request naming another is refused.
+		{reqs: [][]pendingWrite{req(write(1, "c#1:x@1", "c#2:y@2"))}, want: `
+req0: producer "c" is bound to partition 1; the message names partition 2
 `},
 	})
 }

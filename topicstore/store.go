@@ -441,22 +441,22 @@ func (t *topic) info() TopicInfo {
 	return ti
 }
 
-// ProducerSeqNo implements Store. Like Producers it may include a group
-// whose fsync is in progress.
-func (s *PebbleStore) ProducerSeqNo(topic, producer string) (int64, bool) {
+// Producer implements Store. Like Producers it may include a group whose
+// fsync is in progress.
+func (s *PebbleStore) Producer(topic, producer string) (ProducerInfo, bool) {
 	t, err := s.lookup(topic)
 	if err != nil {
-		return 0, false
+		return ProducerInfo{}, false
 	}
 	now := s.opts.Clock()
 	s.coreMu.Lock()
 	defer s.coreMu.Unlock()
 	if ct := s.core.Topics[t.id]; ct != nil {
 		if ps := ct.Producers[producer]; ps != nil && !ps.fresh && now.Sub(ps.LastWrite) <= s.opts.ProducerExpiry {
-			return ps.MaxSeqNo, true
+			return ProducerInfo{ProducerID: producer, Partition: ps.Partition, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite}, true
 		}
 	}
-	return 0, false
+	return ProducerInfo{}, false
 }
 
 // Producers lists a topic's live (not expired) producers, sorted by id.

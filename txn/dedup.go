@@ -1,6 +1,10 @@
 package txn
 
-import "topicgate/topicstore"
+import (
+	"maps"
+
+	"topicgate/topicstore"
+)
 
 // A transaction's INSERT reports, like PostgreSQL's INSERT ... ON CONFLICT
 // DO NOTHING, how many rows it adds: the messages its commit will write,
@@ -13,17 +17,29 @@ import "topicgate/topicstore"
 // producerKey names a producer of a topic.
 type producerKey struct{ topic, producer string }
 
-// SeqNoLookup returns a producer's highest stored seqno (ok false: the
-// store knows no live producer of that id, so nothing of it is a
-// duplicate).
-type SeqNoLookup func(topic, producer string) (maxSeqNo int64, ok bool)
+// ProducerLookup returns a producer's stored state (ok false: the store
+// knows no live producer of that id, so nothing of it is a duplicate and
+// it is bound to no partition); topicstore.Store.Producer is one.
+type ProducerLookup func(topic, producer string) (info topicstore.ProducerInfo, ok bool)
+
+// staged is what the transaction staged of one producer: its highest
+// seqno, and the partition its messages named (-1: none yet).
+type staged struct {
+	seqno     int64
+	partition int32
+}
 
 // Admit counts the messages of msgs that the commit will write rather
 // than skip as duplicates, given what the store holds (lookup) and what
 // the transaction staged before them, and records msgs' seqnos as staged.
-// Call it for messages about to be staged, in staging order.
-func (t *Txn) Admit(topic string, msgs []topicstore.Message, lookup SeqNoLookup) int {
+// A message that names a partition other than its producer's (stored, or
+// named by an earlier message of the transaction) is refused with a
+// *topicstore.ProducerPartitionError, as the commit would refuse it.
+// Call it for messages about to be staged, in staging order; after an
+// error nothing of msgs is recorded.
+func (t *Txn) Admit(topic string, msgs []topicstore.Message, lookup ProducerLookup) (int, error) {
 	n := 0
+	var seqnos map[producerKey]staged // this call's changes, applied at the end
 	for i := range msgs {
 		m := &msgs[i]
 		if m.ProducerID == "" {
@@ -31,10 +47,23 @@ func (t *Txn) Admit(topic string, msgs []topicstore.Message, lookup SeqNoLookup)
 			continue
 		}
 		k := producerKey{topic, m.ProducerID}
-		max, seen := t.seqnos[k]
+		st, seen := seqnos[k]
 		if !seen {
-			max, seen = lookup(topic, m.ProducerID)
+			st, seen = t.seqnos[k]
 		}
+		if !seen {
+			st.partition = -1
+			if info, ok := lookup(topic, m.ProducerID); ok {
+				st, seen = staged{info.MaxSeqNo, info.Partition}, true
+			}
+		}
+		if m.Partition >= 0 {
+			if st.partition >= 0 && st.partition != m.Partition {
+				return 0, &topicstore.ProducerPartitionError{Producer: m.ProducerID, Bound: st.partition, Named: m.Partition}
+			}
+			st.partition = m.Partition
+		}
+		max := st.seqno
 		switch {
 		case !m.HasSeqNo:
 			max++ // the store numbers it after the producer's last
@@ -43,12 +72,16 @@ func (t *Txn) Admit(topic string, msgs []topicstore.Message, lookup SeqNoLookup)
 		default:
 			max = m.SeqNo
 		}
-		seen = true
-		if t.seqnos == nil {
-			t.seqnos = map[producerKey]int64{}
+		if seqnos == nil {
+			seqnos = map[producerKey]staged{}
 		}
-		t.seqnos[k] = max
+		st.seqno = max
+		seqnos[k] = st
 		n++
 	}
-	return n
+	if t.seqnos == nil && len(seqnos) > 0 {
+		t.seqnos = make(map[producerKey]staged, len(seqnos))
+	}
+	maps.Copy(t.seqnos, seqnos)
+	return n, nil
 }

@@ -21,7 +21,7 @@ type Mark struct {
 	spills    int
 	reads     map[ReadKey]readState
 	readOrder int
-	seqnos    map[producerKey]int64
+	seqnos    map[producerKey]staged
 }
 
 // Mark returns the transaction's current point.

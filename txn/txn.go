@@ -50,7 +50,7 @@ type Txn struct {
 	// acks are the shared-consumer messages COMMIT acknowledges.
 	acks []topicstore.SharedAck
 	// seqnos are the highest seqno staged per producer (dedup.go).
-	seqnos map[producerKey]int64
+	seqnos map[producerKey]staged
 }
 
 // SetAcks sets the shared-consumer messages COMMIT acknowledges, atomically
