@@ -42,14 +42,14 @@ const (
 
 // Errors the store returns. Callers map them to SQLSTATEs.
 var (
-	ErrTopicExists        = errors.New("topic already exists")
-	ErrTopicNotFound      = errors.New("topic does not exist")
-	ErrConsumerExists     = errors.New("consumer already exists")
-	ErrConsumerNotFound   = errors.New("consumer does not exist")
-	ErrPartitionNotFound  = errors.New("partition does not exist")
+	ErrTopicExists       = errors.New("topic already exists")
+	ErrTopicNotFound     = errors.New("topic does not exist")
+	ErrConsumerExists    = errors.New("consumer already exists")
+	ErrConsumerNotFound  = errors.New("consumer does not exist")
+	ErrPartitionNotFound = errors.New("partition does not exist")
 	// ErrProducerPartition: a message names an explicit partition other
 	// than the one its producer is bound to (ProducerPartitionError).
-	ErrProducerPartition = errors.New("producer is bound to another partition")
+	ErrProducerPartition  = errors.New("producer is bound to another partition")
 	ErrCodecNotSupported  = errors.New("codec not supported by topic")
 	ErrMessageTooLarge    = errors.New("message too large")
 	ErrPartitionsDecrease = errors.New("min_active_partitions cannot decrease")
