@@ -156,6 +156,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		scope.QualOnly[lw+ri] = true
 	}
 	if j.On != nil {
+		b.srfWhere = "JOIN conditions"
 		on, err := b.bind(j.On, TBool)
 		if err != nil {
 			return nil, nil, err

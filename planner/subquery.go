@@ -166,6 +166,7 @@ func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) 
 		}
 	}
 	b := newBinder(params, nil)
+	b.srfWhere = "VALUES"
 	p.Values = make([][]Expr, len(t.Values))
 	for i := range p.Values {
 		p.Values[i] = make([]Expr, width)
