@@ -117,8 +117,8 @@ type binder struct {
 	aggs        []*AggExpr
 	allowWindow bool
 	wins        []*WindowExpr
-	allowSRF    bool   // set-returning functions allowed (the select list, ORDER BY)
-	srfWhere    string // else the clause named in the error (srfError)
+	allowSRF    bool            // set-returning functions allowed (the select list, ORDER BY)
+	srfWhere    string          // else the clause named in the error (srfError)
 	cat         Catalog         // for subqueries; nil where they are not allowed
 	subs        []*SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
 	nsub        int
