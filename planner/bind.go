@@ -192,6 +192,9 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.ParamRef:
 		return b.param(x.N), nil
 	case *sql.Cast:
+		if e, ok, err := b.bindRegtypeCast(x); ok {
+			return e, err
+		}
 		t, ok := TypeFromName(x.Type)
 		if !ok {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type)

@@ -46,12 +46,6 @@ var knownDriverFailures = map[string]map[string]string{
 	"pgx": {
 		"error_in_batch": implicitTxn,
 	},
-	"pgcli": {
-		"completion_refresh": "pgcli's background completion refresh runs its search_path query " +
-			"(`SELECT * FROM unnest(current_schemas(true))` works), then a query with unnest(...) in the select list: " +
-			"0A000 set-returning function unnest is only supported in FROM; the refresh stops there. " +
-			"The prompt, \\dt and queries work; completion of names does not",
-	},
 }
 
 // implicitTxn: extended-protocol Executes up to Sync run in one implicit
