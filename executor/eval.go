@@ -43,6 +43,9 @@ type evalCtx struct {
 	// values they read, for this execution (shared by the copies made for
 	// subqueries).
 	memo map[*planner.SubqueryExpr]map[string]*subResult
+	// srf holds the current values of the set-returning calls of the
+	// select lists being projected (srfIter sets them).
+	srf map[*planner.FuncExpr]any
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
@@ -119,6 +122,9 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 	case *planner.JSONPathExpr:
 		return ec.evalJSONPath(x, r)
 	case *planner.FuncExpr:
+		if x.Set {
+			return ec.srfValue(x)
+		}
 		return ec.evalFunc(x, r)
 	case *planner.CastExpr:
 		v, err := ec.eval(x.X, r)

@@ -99,6 +99,8 @@ var formatTypeNames = map[int64]string{
 	1007: "integer[]", 1009: "text[]", 1016: "bigint[]", 1043: "character varying", 1082: "date",
 	1114: "timestamp without time zone", 1184: "timestamp with time zone", 1186: "interval",
 	1700: "numeric", 3802: "jsonb",
+	// The pseudo-types pg_proc's rows return.
+	2249: "record", 2275: "cstring", 2277: "anyarray", 2278: "void", 2279: "trigger", 2283: "anyelement",
 }
 
 // typeCollation is pg_type.typcollation of a type OID.

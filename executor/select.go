@@ -281,7 +281,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if p.Consumer != nil {
 		return s.runConsumerRead(ctx, ec, p, direct)
 	}
-	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil && p.Windows == nil
+	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil && p.Windows == nil && p.SRFs == nil
 	if streaming {
 		ti, err := s.eng.store.Topic(p.Scan.Topic)
 		if err != nil {
@@ -351,8 +351,12 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			return nil, err
 		}
 	}
+	project := p.Project
+	if p.SRFs != nil && p.Agg == nil {
+		input, project = &srfIter{ec: ec, in: input, plan: p}, srfProjection(p)
+	}
 	if p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil {
-		return &projectIter{ec: ec, in: input, project: p.Project, skip: skip, limit: limit}, nil
+		return &projectIter{ec: ec, in: input, project: project, skip: skip, limit: limit}, nil
 	}
 	if p.Agg != nil {
 		if input, err = aggregate(ctx, ec, p, input, mem); err != nil {
@@ -362,6 +366,9 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			if input, err = computeWindows(ctx, ec, p, input, mem); err != nil {
 				return nil, err
 			}
+		}
+		if p.SRFs != nil {
+			input, project = &srfIter{ec: ec, in: input, plan: p}, srfProjection(p)
 		}
 	}
 	var rows [][]any
@@ -381,7 +388,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		if r == nil {
 			break
 		}
-		out, err := ec.project(p.Project, valuesRow(r))
+		out, err := ec.project(project, valuesRow(r))
 		if err != nil {
 			return nil, err
 		}

@@ -117,6 +117,8 @@ type binder struct {
 	aggs        []*AggExpr
 	allowWindow bool
 	wins        []*WindowExpr
+	allowSRF    bool            // set-returning functions allowed (the select list, ORDER BY)
+	srfWhere    string          // else the clause named in the error (srfError)
 	cat         Catalog         // for subqueries; nil where they are not allowed
 	subs        []*SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
 	nsub        int
@@ -190,6 +192,9 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.ParamRef:
 		return b.param(x.N), nil
 	case *sql.Cast:
+		if e, ok, err := b.bindRegtypeCast(x); ok {
+			return e, err
+		}
 		t, ok := TypeFromName(x.Type)
 		if !ok {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type)
@@ -341,9 +346,14 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.ArrayLit:
 		return b.bindArray(x, want.ElemType())
 	case *sql.Case:
-		return b.bindCase(x, want)
+		return b.noSRF("CASE", func() (Expr, error) { return b.bindCase(x, want) })
 	case *sql.Coalesce:
-		args, t, err := b.bindCommon(x.Args, want, "COALESCE")
+		var args []Expr
+		var t Type
+		_, err := b.noSRF("COALESCE", func() (e Expr, err error) {
+			args, t, err = b.bindCommon(x.Args, want, "COALESCE")
+			return nil, err
+		})
 		if err != nil {
 			return nil, err
 		}

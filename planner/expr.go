@@ -80,6 +80,9 @@ type FuncExpr struct {
 	Name string
 	Args []Expr
 	T    Type
+	// Set marks a set-returning function of the select list (srf.go):
+	// the executor's ProjectSet step supplies its current value.
+	Set bool
 }
 
 // CastExpr converts X to T.

@@ -87,13 +87,16 @@ var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max":
 
 func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if x.Over != nil {
-		return b.bindWindow(x)
+		return b.noSRF("!window function calls cannot contain set-returning function calls", func() (Expr, error) { return b.bindWindow(x) })
 	}
 	if windowOnly[x.Name] {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "window function %s requires an OVER clause", x.Name)
 	}
 	if aggregates[x.Name] {
-		return b.bindAgg(x)
+		return b.noSRF("!aggregate function calls cannot contain set-returning function calls", func() (Expr, error) { return b.bindAgg(x) })
+	}
+	if SetReturning[x.Name] && x.Filter == nil && len(x.Order) == 0 {
+		return b.bindSRF(x)
 	}
 	if x.Filter != nil {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "FILTER specified, but %s is not an aggregate function", x.Name)
@@ -113,10 +116,6 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		return &ConstExpr{V: name, T: TText}, nil
 	}
 	sig, ok := Builtins[x.Name]
-	if !ok && (x.Name == "generate_series" || x.Name == "unnest") {
-		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
-			"set-returning function %s is only supported in FROM (SELECT ... FROM %s(...) AS x)", x.Name, x.Name)
-	}
 	if !ok {
 		// Named with its argument types, as PostgreSQL does.
 		var types []string

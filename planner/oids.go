@@ -28,6 +28,7 @@ var PgCatalogOIDs = map[string]int64{
 	"pg_proc": 1255, "pg_publication": 6104, "pg_publication_namespace": 6237, "pg_publication_rel": 6106,
 	"pg_rewrite": 2618, "pg_roles": 12000, "pg_shdescription": 2396, "pg_statistic_ext": 3381,
 	"pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247, "pg_cursors": 12165, "pg_settings": 12156,
+	"pg_depend": 2608,
 }
 
 // SysViewNames are the sys views in OID order.

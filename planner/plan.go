@@ -158,6 +158,9 @@ type SelectPlan struct {
 	// computed over the filtered input rows into columns Slot (after the
 	// input's own columns).
 	Windows []*WindowExpr
+	// SRFs are the set-returning calls of Project (FuncExpr.Set), run in
+	// lockstep per input row before sorting (srf.go).
+	SRFs []*FuncExpr
 	// Subqueries are the subqueries of the plan's expressions, run before
 	// the plan reads anything.
 	Subqueries []*SubqueryExpr

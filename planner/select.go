@@ -69,7 +69,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		var err error
 		switch {
 		case s.From.Sub != nil:
-			scope, err = fromSubquery(cat, s.From, params, p)
+			scope, err = fromSubquery(cat, s.From, params, p, outer, use)
 		case s.From.SetOp != nil:
 			scope, err = fromSetOp(cat, s.From, params, p)
 		default:
@@ -148,6 +148,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	b := newBinder(params, scope)
 	b.cat = cat
 	defer func() { p.Subqueries = b.subs }()
+	b.srfWhere = "WHERE"
 	if s.Where != nil {
 		f, err := b.bind(s.Where, TBool)
 		if err != nil {
@@ -159,7 +160,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		p.Filter = f
 	}
 	// Select list.
-	b.allowAgg, b.allowWindow = true, true
+	b.allowAgg, b.allowWindow, b.allowSRF = true, true, true
 	for _, t := range s.Targets {
 		if st, ok := t.Expr.(*sql.Star); ok {
 			if s.From == nil {
@@ -192,7 +193,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		textAlias(&col, t.Expr)
 		p.Cols = append(p.Cols, col)
 	}
-	b.allowWindow = false
+	b.allowWindow, b.allowSRF = false, false
 	var distinctOn []Expr
 	if len(s.DistinctOn) > 0 {
 		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
@@ -231,6 +232,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		groupBy = append(groupBy, e)
 	}
 	if s.Having != nil {
+		b.srfWhere = "HAVING"
 		h, err := b.bind(s.Having, TBool)
 		if err != nil {
 			return nil, err
@@ -239,7 +241,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	}
 	// ORDER BY: output position, output alias, or an expression.
 	sortExprs := make([]Expr, len(s.OrderBy))
-	b.allowWindow = true
+	b.allowWindow, b.allowSRF = true, true
 	for i, o := range s.OrderBy {
 		e, err := b.bindOrderRef(o.Expr, p)
 		if err != nil {
@@ -247,7 +249,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		}
 		sortExprs[i] = e
 	}
-	b.allowAgg, b.allowWindow = false, false
+	b.allowAgg, b.allowWindow, b.allowSRF = false, false, false
 	if len(b.wins) > 0 {
 		switch {
 		case s.Distinct || distinctOn != nil:
@@ -294,7 +296,10 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	if err := p.bindDistinctOn(distinctOn); err != nil {
 		return nil, err
 	}
-	if p.Scan != nil && p.DistinctOn == nil && p.Windows == nil { // those read the scan in its natural order
+	if err := p.collectSRFs(s.Distinct, groupBy); err != nil {
+		return nil, err
+	}
+	if p.Scan != nil && p.DistinctOn == nil && p.Windows == nil && p.SRFs == nil { // those read the scan in its natural order
 		// A consumer reads in the natural order only.
 		if o, ok := scanOrder(p); ok && (p.Consumer == nil || o == (ScanOrder{})) {
 			p.Scan.Order, p.Sort = o, nil
@@ -341,6 +346,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 }
 
 func bindCount(b *binder, e sql.Expr, what string) (Expr, error) {
+	b.srfWhere = what
 	x, err := b.bind(e, TInt8)
 	if err != nil {
 		return nil, err

@@ -139,8 +139,12 @@ func (b *binder) refersOuter(s *sql.Select) bool {
 
 // fromSubquery plans a derived table (a subquery in FROM or a WITH query)
 // and returns its scope.
-func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
-	inner, err := planSelect(cat, t.Sub, params)
+//
+// In a subquery of an expression, the derived table may name columns of
+// the query around that subquery (outer, recording them in use), as in
+// PostgreSQL: it runs while that query's row is the outer one.
+func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
+	inner, err := planSelectIn(cat, t.Sub, params, outer, use)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +170,7 @@ func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) 
 		}
 	}
 	b := newBinder(params, nil)
+	b.srfWhere = "VALUES"
 	p.Values = make([][]Expr, len(t.Values))
 	for i := range p.Values {
 		p.Values[i] = make([]Expr, width)

@@ -43,7 +43,10 @@ var pgCatalogSpec = map[string]string{
 	"pg_auth_members": "roleid:oid member:oid grantor:oid admin_option:bool",
 	"pg_tablespace":   "oid:oid spcname:name spcowner:oid spcacl:text[] spcoptions:text[]",
 	"pg_proc": "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid prokind:char prosecdef:bool " +
-		"proretset:bool provolatile:char pronargs:int2 prorettype:oid proargtypes:text prosrc:text proacl:text[]",
+		"proretset:bool provolatile:char pronargs:int2 prorettype:oid proargtypes:text prosrc:text proacl:text[] " +
+		"proargnames:text[] proallargtypes:oid[] proargmodes:\"char\"[] proargdefaults:text",
+	// pg_depend is empty: topicgate has no extensions or dependent objects.
+	"pg_depend": "classid:oid objid:oid objsubid:int4 refclassid:oid refobjid:oid refobjsubid:int4 deptype:char",
 	"pg_index": "indexrelid:oid indrelid:oid indnatts:int2 indnkeyatts:int2 indisunique:bool indisprimary:bool " +
 		"indisexclusion:bool indimmediate:bool indisclustered:bool indisvalid:bool indisready:bool " +
 		"indislive:bool indisreplident:bool indkey:text indexprs:text indpred:text",
@@ -62,7 +65,8 @@ var pgCatalogSpec = map[string]string{
 	"pg_trigger": "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:int2 tgenabled:char " +
 		"tgisinternal:bool tgconstraint:oid",
 	"pg_constraint": "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool " +
-		"convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid conislocal:bool",
+		"convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid conislocal:bool " +
+		"conkey:int2[] confkey:int2[]",
 	"pg_extension": "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text",
 	// pg_cursors lists the session's open cursors (psycopg 3 checks it
 	// before closing a named cursor).

@@ -201,7 +201,7 @@ func TypeFromName(name string) (Type, bool) {
 		return TDate, true
 	case "interval":
 		return TInterval, true
-	case "int8[]", "bigint[]", "int2[]", "smallint[]", "oid[]", "int2vector", "oidvector":
+	case "int8[]", "bigint[]", "int2[]", "smallint[]", "oid[]", "regtype[]", "int2vector", "oidvector":
 		return TInt8Array, true
 	case "int4[]", "integer[]", "int[]":
 		return TInt4Array, true

@@ -40,12 +40,6 @@ var knownDriverFailures = map[string]map[string]string{
 			"it needs pg_type (executor/pgcatalog.go) and WITH RECURSIVE. So asyncpg cannot send any array " +
 			"parameter, e.g. the batched acks of shared consumers (offset = ANY($2))",
 	},
-	"pgcli": {
-		"completion_refresh": "pgcli's background completion refresh runs its search_path query " +
-			"(`SELECT * FROM unnest(current_schemas(true))` works), then a query with unnest(...) in the select list: " +
-			"0A000 set-returning function unnest is only supported in FROM; the refresh stops there. " +
-			"The prompt, \\dt and queries work; completion of names does not",
-	},
 }
 
 // driverCheck is one check's outcome.

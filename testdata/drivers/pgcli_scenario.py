@@ -15,6 +15,12 @@ r.version(ver.replace("Version: ", ""))
 
 T = P + "t"
 script = "\n".join([
+    # pgcli refreshes its completions in the background at startup and
+    # again after CREATE; a CREATE that commits between the refresh's
+    # tables query and its columns query makes pgcli's extend_columns
+    # raise KeyError (its own race, with PostgreSQL too). This statement
+    # (about a second) lets the startup refresh finish first.
+    "SELECT count(*) AS settle FROM generate_series(1, 4000000)",
     "CREATE TOPIC %s (CONSUMER c)" % T,
     "INSERT INTO %s (producer_id, seqno, data) VALUES ('p', 1, 'hello')" % T,
     "INSERT INTO %s (producer_id, seqno, data) VALUES ('p', 1, 'again')" % T,

@@ -1,0 +1,343 @@
+package executor
+
+import (
+	"context"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/apd/v3"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+)
+
+// srfGen yields the values of one set-returning call for one input row;
+// ok false means it is exhausted.
+type srfGen interface {
+	next() (v any, ok bool, err error)
+}
+
+// newSRF starts a set-returning function over its evaluated arguments. A
+// NULL argument yields no rows (they are all strict), except for
+// generate_subscripts's optional reverse flag.
+func newSRF(f *planner.FuncExpr, args []any) (srfGen, error) {
+	for _, a := range args {
+		if a == nil {
+			return &sliceGen{}, nil
+		}
+	}
+	switch f.Name {
+	case "unnest":
+		n, _ := arrayLen(args[0]).(int64)
+		vals := make([]any, n)
+		for i := range vals {
+			vals[i] = arrayElem(args[0], int64(i+1))
+		}
+		return &sliceGen{vals: vals}, nil
+	case "generate_subscripts":
+		n, _ := arrayLen(args[0]).(int64)
+		if args[1].(int64) != 1 {
+			n = 0 // topicgate's arrays have one dimension
+		}
+		reverse := len(args) == 3 && args[2].(bool)
+		vals := make([]any, n)
+		for i := range vals {
+			vals[i] = int64(i + 1)
+			if reverse {
+				vals[i] = n - int64(i)
+			}
+		}
+		return &sliceGen{vals: vals}, nil
+	case "generate_series":
+		return newSeries(f.T, args)
+	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys":
+		return jsonbElements(f.Name, args[0].(string))
+	case "regexp_split_to_table":
+		return regexpSplit(args)
+	}
+	return nil, pgerror.AssertionFailed("set-returning function %s has no implementation", f.Name)
+}
+
+// sliceGen yields precomputed values.
+type sliceGen struct {
+	vals []any
+	i    int
+}
+
+func (g *sliceGen) next() (any, bool, error) {
+	if g.i >= len(g.vals) {
+		return nil, false, nil
+	}
+	g.i++
+	return g.vals[g.i-1], true, nil
+}
+
+// seriesGen is generate_series: integers, numerics or timestamps from
+// start to stop by step, lazily (a series may be long).
+type seriesGen struct {
+	t              planner.Type
+	cur, stop, inc int64
+	dcur, dstop    *apd.Decimal
+	dstep          *apd.Decimal
+	tcur, tstop    time.Time
+	tstep          time.Duration
+	done           bool
+}
+
+func newSeries(t planner.Type, args []any) (srfGen, error) {
+	g := &seriesGen{t: t}
+	switch t {
+	case planner.TTimestamptz:
+		g.tcur, g.tstop, g.tstep = args[0].(time.Time), args[1].(time.Time), args[2].(time.Duration)
+		if g.tstep == 0 {
+			return nil, pgerror.New(pgerror.CodeInvalidParameterValue, "step size cannot equal zero")
+		}
+	case planner.TNumeric:
+		var err error
+		if g.dcur, err = toNumeric(args[0]); err != nil {
+			return nil, err
+		}
+		if g.dstop, err = toNumeric(args[1]); err != nil {
+			return nil, err
+		}
+		g.dstep = planner.NumericFromInt(1)
+		if len(args) == 3 {
+			if g.dstep, err = toNumeric(args[2]); err != nil {
+				return nil, err
+			}
+		}
+		for _, d := range []*apd.Decimal{g.dcur, g.dstop, g.dstep} {
+			if d.Form == apd.NaN {
+				which := "start"
+				switch d {
+				case g.dstop:
+					which = "stop"
+				case g.dstep:
+					which = "step size"
+				}
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s value cannot be NaN", which)
+			}
+		}
+		if g.dstep.IsZero() {
+			return nil, pgerror.New(pgerror.CodeInvalidParameterValue, "step size cannot equal zero")
+		}
+	default:
+		g.cur, g.stop, g.inc = args[0].(int64), args[1].(int64), 1
+		if len(args) == 3 {
+			g.inc = args[2].(int64)
+		}
+		if g.inc == 0 {
+			return nil, pgerror.New(pgerror.CodeInvalidParameterValue, "step size cannot equal zero")
+		}
+	}
+	return g, nil
+}
+
+func (g *seriesGen) next() (any, bool, error) {
+	if g.done {
+		return nil, false, nil
+	}
+	switch g.t {
+	case planner.TTimestamptz:
+		if g.tstep > 0 && g.tcur.After(g.tstop) || g.tstep < 0 && g.tcur.Before(g.tstop) {
+			g.done = true
+			return nil, false, nil
+		}
+		v := g.tcur
+		g.tcur = g.tcur.Add(g.tstep)
+		return v, true, nil
+	case planner.TNumeric:
+		c := g.dcur.Cmp(g.dstop)
+		if g.dstep.Negative && c < 0 || !g.dstep.Negative && c > 0 {
+			g.done = true
+			return nil, false, nil
+		}
+		v := g.dcur
+		next, err := planner.NumericArith("+", g.dcur, g.dstep)
+		if err != nil {
+			return nil, false, err
+		}
+		g.dcur = next
+		return v, true, nil
+	}
+	if g.inc > 0 && g.cur > g.stop || g.inc < 0 && g.cur < g.stop {
+		g.done = true
+		return nil, false, nil
+	}
+	v := g.cur
+	next := g.cur + g.inc
+	if (g.inc > 0) != (next > g.cur) { // overflow: v was the last
+		g.done = true
+	}
+	g.cur = next
+	return v, true, nil
+}
+
+// jsonbElements is jsonb_array_elements(_text) and jsonb_object_keys, with
+// PostgreSQL's errors for a document of the wrong shape. Object keys come
+// in jsonb's order: shorter keys first, then bytewise.
+func jsonbElements(name, doc string) (srfGen, error) {
+	v, err := decodeJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	kind := func() string {
+		switch v.(type) {
+		case map[string]any:
+			return "an object"
+		case []any:
+			return "an array"
+		case string:
+			return "a scalar"
+		}
+		return "a scalar"
+	}
+	var vals []any
+	if name == "jsonb_object_keys" {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "cannot call %s on %s", name, kind())
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if len(keys[i]) != len(keys[j]) {
+				return len(keys[i]) < len(keys[j])
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys {
+			vals = append(vals, k)
+		}
+		return &sliceGen{vals: vals}, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		what := "extract elements from " + kind()
+		if _, obj := v.(map[string]any); !obj {
+			what = "extract elements from a scalar"
+		}
+		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "cannot %s", what)
+	}
+	for _, e := range arr {
+		x, err := jsonResult(e, name == "jsonb_array_elements_text")
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, x)
+	}
+	return &sliceGen{vals: vals}, nil
+}
+
+// regexpSplit is regexp_split_to_table(text, pattern[, flags]): the text
+// between the pattern's matches (an empty match splits between
+// characters), with the flags i (case-insensitive) and g (accepted).
+func regexpSplit(args []any) (srfGen, error) {
+	s, pat := args[0].(string), args[1].(string)
+	if len(args) == 3 {
+		for _, fl := range args[2].(string) {
+			switch fl {
+			case 'i':
+				pat = "(?i)" + pat
+			case 'c', 'g':
+			default:
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid regular expression option: \"%c\"", fl)
+			}
+		}
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return nil, pgerror.Newf(pgerror.CodeInvalidRegularExpression, "invalid regular expression: %v", err)
+	}
+	var vals []any
+	start := 0
+	for _, m := range re.FindAllStringIndex(s, -1) {
+		if m[0] == m[1] && (m[0] == 0 || m[0] == len(s) || m[0] == start) {
+			continue // PostgreSQL ignores empty matches at either end
+		}
+		vals = append(vals, s[start:m[0]])
+		start = m[1]
+	}
+	vals = append(vals, s[start:])
+	return &sliceGen{vals: vals}, nil
+}
+
+// srfIter is PostgreSQL's ProjectSet: for each input row it starts the
+// plan's set-returning calls and steps them in lockstep, projecting one
+// row per step with the exhausted ones NULL, until all are exhausted.
+type srfIter struct {
+	ec   *evalCtx
+	in   rowIter
+	plan *planner.SelectPlan
+	cur  row
+	gens []srfGen
+}
+
+func (it *srfIter) next(ctx context.Context) ([]any, error) {
+	if it.ec.srf == nil {
+		it.ec.srf = map[*planner.FuncExpr]any{}
+	}
+	for {
+		if it.cur == nil {
+			r, err := it.in.next(ctx)
+			if r == nil || err != nil {
+				return nil, err
+			}
+			it.cur = valuesRow(r)
+			it.gens = it.gens[:0]
+			for _, f := range it.plan.SRFs {
+				args := make([]any, len(f.Args))
+				for i, a := range f.Args {
+					if args[i], err = it.ec.eval(a, it.cur); err != nil {
+						return nil, err
+					}
+				}
+				g, err := newSRF(f, args)
+				if err != nil {
+					return nil, err
+				}
+				it.gens = append(it.gens, g)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+		}
+		any := false
+		for i, g := range it.gens {
+			v, ok, err := g.next()
+			if err != nil {
+				return nil, err
+			}
+			any = any || ok
+			it.ec.srf[it.plan.SRFs[i]] = v
+		}
+		if !any {
+			it.cur = nil
+			continue
+		}
+		return it.ec.project(it.plan.Project, it.cur)
+	}
+}
+
+// srfProjection is the projection above an srfIter, whose rows are
+// already projected: each column as it is.
+func srfProjection(p *planner.SelectPlan) []planner.Expr {
+	out := make([]planner.Expr, len(p.Project))
+	for i, e := range p.Project {
+		out[i] = &planner.ColExpr{Idx: i, T: e.Type()}
+	}
+	return out
+}
+
+// srfValue is the current value of a set-returning call (set by srfIter).
+func (ec *evalCtx) srfValue(f *planner.FuncExpr) (any, error) {
+	v, ok := ec.srf[f]
+	if !ok {
+		return nil, pgerror.AssertionFailed("set-returning function %s evaluated outside its ProjectSet", strings.ToLower(f.Name))
+	}
+	return v, nil
+}

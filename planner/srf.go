@@ -1,0 +1,276 @@
+package planner
+
+import (
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+// Set-returning functions in the select list, as PostgreSQL 10+ runs them
+// (its ProjectSet node): for each input row every SRF of the select list
+// and ORDER BY is evaluated once, the SRFs then advance in lockstep, one
+// output row per step, the ones already exhausted reading NULL, until all
+// are; a row whose SRFs yield nothing produces no output. The executor
+// does the stepping; the planner marks each such call (FuncExpr.Set) and
+// lists them in SelectPlan.SRFs. They run after aggregation and window
+// functions and before sorting, DISTINCT ON and LIMIT.
+
+// SetReturning lists the set-returning functions the select list may
+// call, with their result types; FROM takes generate_series and unnest
+// (FuncScan).
+var SetReturning = map[string]bool{
+	"unnest": true, "generate_series": true, "generate_subscripts": true,
+	"jsonb_array_elements": true, "jsonb_array_elements_text": true, "jsonb_object_keys": true,
+	"regexp_split_to_table": true,
+}
+
+// srfHint is PostgreSQL's hint for a set-returning function where only a
+// scalar may be.
+const srfHint = "You might be able to move the set-returning function into a LATERAL FROM item."
+
+// noSRF binds with set-returning functions refused: where names the clause
+// for the error message, or, starting with "!", is the whole message.
+func (b *binder) noSRF(where string, fn func() (Expr, error)) (Expr, error) {
+	save, saveWhere := b.allowSRF, b.srfWhere
+	b.allowSRF, b.srfWhere = false, where
+	defer func() { b.allowSRF, b.srfWhere = save, saveWhere }()
+	return fn()
+}
+
+// srfError is the error for a set-returning function call where b does
+// not allow one, worded as PostgreSQL's check_srf_call_placement.
+func (b *binder) srfError() error {
+	switch w := b.srfWhere; {
+	case w == "":
+		return pgerror.New(pgerror.CodeFeatureNotSupported, "set-returning functions are not allowed here")
+	case w[0] == '!':
+		return pgerror.New(pgerror.CodeFeatureNotSupported, w[1:]).WithHint(srfHint)
+	case w == "CASE" || w == "COALESCE":
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "set-returning functions are not allowed in %s", w).WithHint(srfHint)
+	default:
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "set-returning functions are not allowed in %s", w)
+	}
+}
+
+// bindSRF binds a call of a set-returning function of the select list.
+func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
+	if !b.allowSRF {
+		return nil, b.srfError()
+	}
+	var args []Expr
+	_, err := b.noSRF("!set-returning function calls in the arguments of a set-returning function are not supported", func() (Expr, error) {
+		for _, a := range x.Args {
+			e, err := b.bind(a, TUnknown)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, e)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f := &FuncExpr{Name: x.Name, Args: args, Set: true}
+	noFunc := func() error {
+		types := make([]string, len(args))
+		for i, a := range args {
+			types[i] = a.Type().String()
+			if isUntyped(a) {
+				types[i] = TUnknown.String()
+			}
+		}
+		return undefinedFunc(x.Name, types)
+	}
+	switch x.Name {
+	case "unnest":
+		if len(args) != 1 {
+			return nil, noFunc()
+		}
+		if isUntyped(args[0]) {
+			return nil, pgerror.New(pgerror.CodeAmbiguousFunction, "function unnest(unknown) is not unique").
+				WithHint("Could not choose a best candidate function. You might need to add explicit type casts.")
+		}
+		if f.T = args[0].Type().ElemType(); f.T == TUnknown {
+			return nil, noFunc()
+		}
+	case "generate_series":
+		if len(args) < 2 || len(args) > 3 {
+			return nil, noFunc()
+		}
+		if f.T, err = seriesType(args); err != nil {
+			return nil, noFunc()
+		}
+		for i, a := range args {
+			want := f.T
+			if i == 2 && f.T == TTimestamptz {
+				want = TInterval
+			}
+			if args[i], err = argCast(a, want); err != nil {
+				return nil, noFunc()
+			}
+		}
+	case "generate_subscripts":
+		if len(args) < 2 || len(args) > 3 || isUntyped(args[0]) || args[0].Type().ElemType() == TUnknown {
+			return nil, noFunc()
+		}
+		want := []Type{args[0].Type(), TInt4, TBool}
+		for i := 1; i < len(args); i++ {
+			if args[i], err = argCast(args[i], want[i]); err != nil {
+				return nil, noFunc()
+			}
+		}
+		f.T = TInt4
+	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys":
+		if len(args) != 1 {
+			return nil, noFunc()
+		}
+		if args[0], err = argCast(args[0], TJSONB); err != nil {
+			return nil, noFunc()
+		}
+		f.T = TText
+		if x.Name == "jsonb_array_elements" {
+			f.T = TJSONB
+		}
+	case "regexp_split_to_table":
+		if len(args) < 2 || len(args) > 3 {
+			return nil, noFunc()
+		}
+		for i := range args {
+			if args[i], err = argCast(args[i], TText); err != nil {
+				return nil, noFunc()
+			}
+		}
+		f.T = TText
+	}
+	return f, nil
+}
+
+// seriesType resolves generate_series's overload from its arguments:
+// integers (int4, or int8 if any is), numeric, or timestamptz with an
+// interval step (dates take it too, as in PostgreSQL).
+func seriesType(args []Expr) (Type, error) {
+	t := TUnknown
+	for i, a := range args {
+		if isUntyped(a) || a.Type() == TNull {
+			continue
+		}
+		at := a.Type()
+		if at == TDate {
+			at = TTimestamptz
+		}
+		switch {
+		case i == 2 && t == TTimestamptz:
+			if at != TInterval {
+				return 0, errNoOverload
+			}
+		case at == TTimestamptz:
+			if t != TUnknown && t != TTimestamptz {
+				return 0, errNoOverload
+			}
+			t = TTimestamptz
+		case at == TInt2 || at == TInt4:
+			if t == TUnknown {
+				t = TInt4
+			}
+		case at == TInt8:
+			if t == TUnknown || t == TInt4 {
+				t = TInt8
+			}
+		case at == TNumeric:
+			if t == TUnknown || t.IsInt() {
+				t = TNumeric
+			}
+		default:
+			return 0, errNoOverload
+		}
+		if t == TTimestamptz && at != TTimestamptz && at != TInterval {
+			return 0, errNoOverload
+		}
+	}
+	if t == TUnknown {
+		t = TInt4 // generate_series('1', '3') resolves to the integer overload
+	}
+	if t == TTimestamptz && len(args) != 3 {
+		return 0, errNoOverload
+	}
+	return t, nil
+}
+
+var errNoOverload = pgerror.New(pgerror.CodeUndefinedFunction, "no overload")
+
+// argCast converts a to t, implicitly as PostgreSQL would for a function
+// argument: an untyped literal or parameter takes t, a numeric widens, a
+// date becomes a timestamptz; anything else is an error.
+func argCast(a Expr, t Type) (Expr, error) {
+	if isUntyped(a) {
+		return coerce(a, t)
+	}
+	at := a.Type()
+	switch {
+	case at == t || at == TNull:
+		return a, nil
+	case at.IsNumeric() && t.IsNumeric() && rankOf(at) <= rankOf(t):
+		return &CastExpr{X: a, T: t}, nil
+	case at.IsText() && t == TText:
+		return &CastExpr{X: a, T: t}, nil
+	case at == TDate && t == TTimestamptz:
+		return &CastExpr{X: a, T: t}, nil
+	}
+	return nil, errNoOverload
+}
+
+// undefinedFunc is 42883 for a call no overload takes.
+func undefinedFunc(name string, types []string) error {
+	list := ""
+	for i, t := range types {
+		if i > 0 {
+			list += ", "
+		}
+		list += t
+	}
+	return pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", name, list).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+// collectSRFs lists the set-returning calls of the select list and ORDER
+// BY (p.Project, after any rewrite) and refuses the shapes the executor
+// does not run them in.
+func (p *SelectPlan) collectSRFs(distinct bool, groupBy []Expr) error {
+	for _, g := range groupBy {
+		if hasSRF(g) {
+			what := "GROUP BY"
+			if distinct {
+				what = "DISTINCT"
+			}
+			return pgerror.Newf(pgerror.CodeFeatureNotSupported, "set-returning functions with %s are not supported", what)
+		}
+	}
+	for _, e := range p.Project {
+		walk(e, func(x Expr) {
+			if f, ok := x.(*FuncExpr); ok && f.Set {
+				p.SRFs = append(p.SRFs, f)
+			}
+		})
+	}
+	if len(p.SRFs) == 0 {
+		return nil
+	}
+	if p.DistinctOn != nil {
+		return pgerror.New(pgerror.CodeFeatureNotSupported, "set-returning functions with DISTINCT ON are not supported")
+	}
+	if p.Consumer != nil {
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "set-returning functions are not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
+	}
+	return nil
+}
+
+// hasSRF reports whether e calls a set-returning function.
+func hasSRF(e Expr) bool {
+	found := false
+	walk(e, func(x Expr) {
+		if f, ok := x.(*FuncExpr); ok && f.Set {
+			found = true
+		}
+	})
+	return found
+}
