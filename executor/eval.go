@@ -43,6 +43,10 @@ type evalCtx struct {
 	// values they read, for this execution (shared by the copies made for
 	// subqueries).
 	memo map[*planner.SubqueryExpr]map[string]*subResult
+	// work holds, for each recursive query running, the rows its
+	// recursive term reads next (planner.WorkTable); shared by the copies
+	// made for subqueries.
+	work map[*planner.WorkTable][][]any
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {

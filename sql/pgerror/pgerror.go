@@ -59,6 +59,7 @@ const (
 	CodeDuplicateAlias              = "42712"
 	CodeCardinalityViolation        = "21000"
 	CodeWindowingError              = "42P20"
+	CodeInvalidRecursion            = "42P19"
 	CodeDatatypeMismatch            = "42804"
 	CodeAmbiguousColumn             = "42702"
 	CodeIndeterminateDatatype       = "42P18"
