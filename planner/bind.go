@@ -195,18 +195,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type)
 		}
 		if in, isCast := x.X.(*sql.Cast); isCast && in.Type == "regtype" && t.IsText() {
-			// A regtype prints as the type's name (asyncpg's
-			// introspection reads elemtype::regtype::text); regtype
-			// is an oid here otherwise.
-			oid, err := b.bind(in, TUnknown)
-			if err != nil {
-				return nil, err
-			}
-			var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText}
-			if t != TText {
-				out = &CastExpr{X: out, T: t}
-			}
-			return out, nil
+			return b.regtypeText(in, t)
 		}
 		inner, err := b.bind(x.X, TUnknown)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -77,4 +78,19 @@ func regclassOID(cat Catalog, s string) (int64, error) {
 		}
 	}
 	return 0, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s\" does not exist", s)
+}
+
+// regtypeText binds x::regtype::t for a text type t: a regtype prints as
+// the type's name (asyncpg's introspection reads elemtype::regtype::text),
+// where regtype is otherwise an oid here.
+func (b *binder) regtypeText(x *sql.Cast, t Type) (Expr, error) {
+	oid, err := b.bind(x, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText}
+	if t != TText {
+		out = &CastExpr{X: out, T: t}
+	}
+	return out, nil
 }
