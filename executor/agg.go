@@ -260,7 +260,7 @@ func finish(st *aggState, a *planner.AggExpr) any {
 // arrayOf builds array_agg's result (accumulate refused NULL elements).
 func arrayOf(vs []any, t planner.Type) any {
 	switch t {
-	case planner.TInt8Array:
+	case planner.TInt8Array, planner.TOidArray:
 		out := make([]int64, len(vs))
 		for i, v := range vs {
 			out[i], _ = v.(int64)

@@ -24,7 +24,9 @@
 //     to the statement's memory limit (querymem.go: 54000 past
 //     --max-query-mib); ORDER BY with LIMIT keeps only LIMIT rows.
 //   - subquery.go: subquery expressions (run once, before the statement
-//     reads), derived tables, VALUES and set operations.
+//     reads), derived tables, VALUES and set operations. recursive.go:
+//     WITH RECURSIVE, iteration by iteration over a work table, its rows
+//     streamed and charged to the memory limit.
 //   - numeric.go: numeric operands (planner/numeric.go does the decimal
 //     arithmetic); pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.

@@ -46,6 +46,10 @@ type evalCtx struct {
 	// srf holds the current values of the set-returning calls of the
 	// select lists being projected (srfIter sets them).
 	srf map[*planner.FuncExpr]any
+	// work holds, for each recursive query running, the rows its
+	// recursive term reads next (planner.WorkTable); shared by the copies
+	// made for subqueries.
+	work map[*planner.WorkTable][][]any
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {

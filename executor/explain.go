@@ -105,6 +105,16 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		explainSelect(p.Sub, d+1, add)
 	case p.Values != nil:
 		add(d, "Values: %d row(s)", len(p.Values))
+	case p.Recursive != nil:
+		all := ""
+		if p.Recursive.All {
+			all = " ALL"
+		}
+		add(d, "Recursive UNION%s over work table %s:", all, p.Recursive.Work.Name)
+		explainSelect(p.Recursive.NonRec, d+1, add)
+		explainSelect(p.Recursive.Rec, d+1, add)
+	case p.Work != nil:
+		add(d, "Work Table Scan: %s", p.Work.Name)
 	case p.Func != nil:
 		add(d, "Function Scan: %s", p.Func.Name)
 	case p.Join != nil:

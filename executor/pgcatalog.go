@@ -2,6 +2,7 @@ package executor
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"topicgate/planner"
@@ -389,10 +390,28 @@ var pgCatalogFns = map[string]builtin{
 		if !ok {
 			return nil, nil
 		}
+		if oid == 0 {
+			return "-", nil
+		}
 		if n, ok := formatTypeNames[oid]; ok {
 			return n, nil
 		}
 		return "???", nil
+	},
+	// regtypeout is a regtype's text: the type's name as format_type
+	// gives it, "-" for 0, the number for an OID no type has.
+	"regtypeout": func(_ *evalCtx, a []any) (any, error) {
+		oid, ok := a[0].(int64)
+		switch {
+		case !ok:
+			return nil, nil
+		case oid == 0:
+			return "-", nil
+		}
+		if n, ok := formatTypeNames[oid]; ok {
+			return n, nil
+		}
+		return strconv.FormatInt(oid, 10), nil
 	},
 	"pg_table_size":          relSize,
 	"pg_total_relation_size": relSize,

@@ -19,12 +19,19 @@ const DefaultMaxQueryBytes = 512 << 20
 // of memory for everyone.
 type queryMem struct{ used, limit int64 }
 
+// charge accounts for n more bytes held to sort or group rows.
 func (m *queryMem) charge(n int64) error {
+	return m.chargeFor(n, "sort or group its rows")
+}
+
+// chargeFor accounts for n more bytes held to do what; past the limit it
+// returns 54000 naming the limit and what.
+func (m *queryMem) chargeFor(n int64, what string) error {
 	m.used += n
 	if m.limit > 0 && m.used > m.limit {
 		return pgerror.Newf(pgerror.CodeProgramLimitExceeded,
-			"the query needs more than %d MiB of memory to sort or group its rows (server flag --max-query-mib); add a LIMIT or a narrower WHERE",
-			m.limit>>20)
+			"the query needs more than %d MiB of memory to %s (server flag --max-query-mib); add a LIMIT or a narrower WHERE",
+			m.limit>>20, what)
 	}
 	return nil
 }

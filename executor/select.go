@@ -338,6 +338,10 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		input = &filterIter{ec: ec, in: &setOpIter{op: p.SetOp, left: l, right: r, width: len(p.SetOp.Left.Cols), mem: mem}, filter: p.Filter}
 	case p.Values != nil:
 		input = &filterIter{ec: ec, in: &valuesIter{ec: ec, rows: p.Values}, filter: p.Filter}
+	case p.Recursive != nil:
+		input = &filterIter{ec: ec, in: &recursiveIter{s: s, ec: ec, rp: p.Recursive, mem: mem}, filter: p.Filter}
+	case p.Work != nil:
+		input = &filterIter{ec: ec, in: &sliceIter{rows: ec.work[p.Work]}, filter: p.Filter}
 	case p.Func != nil:
 		input = &filterIter{ec: ec, in: &funcScanIter{ec: ec, fs: p.Func}, filter: p.Filter}
 	default:

@@ -102,14 +102,14 @@ func Convert(v any, from, to Type) (any, error) {
 		}
 	case []int64:
 		switch to {
-		case TInt8Array, TInt4Array:
+		case TInt8Array, TInt4Array, TOidArray:
 			return x, nil
 		}
 	case []string:
 		if to == TTextArray {
 			return x, nil
 		}
-		if to == TInt8Array || to == TInt4Array {
+		if to == TInt8Array || to == TInt4Array || to == TOidArray {
 			out := make([]int64, len(x))
 			for i, s := range x {
 				n, err := ParseText(s, TInt8)

@@ -65,6 +65,9 @@ func consumerRead(p *SelectPlan) *ConsumerRead {
 	if p.Join != nil {
 		in = append(in, p.Join.Left, p.Join.Right)
 	}
+	if p.Recursive != nil {
+		in = append(in, p.Recursive.NonRec, p.Recursive.Rec)
+	}
 	for _, q := range in {
 		if c := consumerRead(q); c != nil {
 			return c

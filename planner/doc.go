@@ -3,7 +3,8 @@
 // names, inferring parameter types from context as PostgreSQL does, casts),
 // the validation of topic, consumer and read options, the shapes of FROM
 // (a topic, a sys or pg_catalog view, a subquery or WITH query, VALUES, a
-// set operation, a join), subquery expressions (planned on their own;
+// set operation, a join, a WITH RECURSIVE query and, in its recursive
+// term, its work table: recursive.go), subquery expressions (planned on their own;
 // uncorrelated ones are listed in SelectPlan.Subqueries and run once, a
 // correlated one reads the row around it through OuterRefs and runs per
 // row), and the rewrite rules

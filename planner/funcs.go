@@ -264,6 +264,8 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 		}
 	case "array_agg":
 		switch {
+		case arg.Type() == TOid:
+			agg.T = TOidArray
 		case arg.Type().IsInt():
 			agg.T = TInt8Array
 		case arg.Type().IsText():

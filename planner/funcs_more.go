@@ -47,6 +47,7 @@ var moreBuiltins = map[string]funcSig{
 	"array_to_string":                 {2, 2, []Type{TUnknown, TText}, fixed(TText)},
 	"array_upper":                     {2, 2, []Type{TUnknown, TInt4}, fixed(TInt4)},
 	"format_type":                     {2, 2, []Type{TOid, TInt4}, fixed(TText)},
+	"regtypeout":                      {1, 1, []Type{TOid}, fixed(TText)},
 	"pg_table_size":                   {1, 1, []Type{TOid}, fixed(TInt8)},
 	"pg_total_relation_size":          {1, 1, []Type{TOid}, fixed(TInt8)},
 	"pg_relation_size":                {1, 2, []Type{TOid, TText}, fixed(TInt8)},

@@ -51,8 +51,8 @@ func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr
 		return relation{plan: p, scope: scope, star: star}, nil
 	}
 	s := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: t, Where: andAll(where)}
-	if t.Func == nil && t.Sub == nil {
-		outer, use = nil, nil // only a function's arguments and a derived table may read the query around
+	if t.Func == nil && t.Sub == nil && t.Recursive == nil {
+		outer, use = nil, nil // only a function's arguments, a derived table and a recursive query may read the query around
 	}
 	p, err := planSelectIn(cat, s, params, outer, use)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -25,7 +26,7 @@ var PgCatalogOIDs = map[string]int64{
 	"pg_am": 2601, "pg_attrdef": 2604, "pg_attribute": 1249, "pg_auth_members": 1261, "pg_authid": 1260,
 	"pg_class": 1259, "pg_collation": 3456, "pg_constraint": 2606, "pg_database": 1262, "pg_description": 2609,
 	"pg_extension": 3079, "pg_index": 2610, "pg_inherits": 2611, "pg_namespace": 2615, "pg_policy": 3256,
-	"pg_proc": 1255, "pg_publication": 6104, "pg_publication_namespace": 6237, "pg_publication_rel": 6106,
+	"pg_proc": 1255, "pg_range": 3541, "pg_publication": 6104, "pg_publication_namespace": 6237, "pg_publication_rel": 6106,
 	"pg_rewrite": 2618, "pg_roles": 12000, "pg_shdescription": 2396, "pg_statistic_ext": 3381,
 	"pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247, "pg_cursors": 12165, "pg_settings": 12156,
 	"pg_depend": 2608,
@@ -78,4 +79,19 @@ func regclassOID(cat Catalog, s string) (int64, error) {
 		}
 	}
 	return 0, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s\" does not exist", s)
+}
+
+// regtypeText binds x::regtype::t for a text type t: a regtype prints as
+// the type's name (asyncpg's introspection reads elemtype::regtype::text),
+// where regtype is otherwise an oid here.
+func (b *binder) regtypeText(x *sql.Cast, t Type) (Expr, error) {
+	oid, err := b.bind(x, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText}
+	if t != TText {
+		out = &CastExpr{X: out, T: t}
+	}
+	return out, nil
 }

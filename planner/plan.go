@@ -154,6 +154,10 @@ type SelectPlan struct {
 	SetOp  *SetOpPlan
 	Join   *JoinPlan
 	Func   *FuncScan // a set-returning function in FROM
+	// Recursive is a WITH RECURSIVE query the plan reads; Work, inside
+	// its recursive term, the previous iteration's rows.
+	Recursive *RecursivePlan
+	Work      *WorkTable
 	// Windows are the window functions of the select list and ORDER BY,
 	// computed over the filtered input rows into columns Slot (after the
 	// input's own columns).

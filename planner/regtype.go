@@ -23,7 +23,7 @@ var regtypeOIDs = map[string]int64{
 
 // bindRegtypeCast binds the casts that involve regtype, which topicgate
 // runs as oid: 'name'::regtype resolves the name (42704 if no such type),
-// and x::regtype::text names the type as regtypeout does (format_type).
+// and x::regtype::text names the type as regtypeout does (regtypeText).
 // ok is false for any other cast.
 func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
 	if x.Type == "regtype" {
@@ -45,9 +45,7 @@ func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
 	if !isCast || inner.Type != "regtype" || (x.Type != "text" && x.Type != "varchar" && x.Type != "name") {
 		return nil, false, nil
 	}
-	oid, err := b.bind(&sql.Cast{X: inner.X, Type: "oid"}, TOid)
-	if err != nil {
-		return nil, true, err
-	}
-	return &FuncExpr{Name: "format_type", Args: []Expr{oid, &ConstExpr{T: TNull}}, T: TText}, true, nil
+	t, _ := TypeFromName(x.Type)
+	e, err = b.regtypeText(inner, t)
+	return e, true, err
 }

@@ -65,9 +65,11 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 			return nil, err
 		}
 		star = []int{0}
-	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil) {
+	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil || s.From.Recursive != nil || s.From.WorkTable != nil) {
 		var err error
 		switch {
+		case s.From.Recursive != nil || s.From.WorkTable != nil:
+			scope, err = fromRecursive(cat, s.From, params, p, outer, use)
 		case s.From.Sub != nil:
 			scope, err = fromSubquery(cat, s.From, params, p, outer, use)
 		case s.From.SetOp != nil:

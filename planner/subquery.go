@@ -240,21 +240,9 @@ func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 	names := make([]string, len(l.Cols))
 	types := make([]Type, len(l.Cols))
 	for i := range l.Cols {
-		lt, rt := l.Cols[i].T, r.Cols[i].T
-		ct := lt
-		switch {
-		case lt == rt:
-		case lt == TNull || lt == TUnknown:
-			ct = rt
-		case rt == TNull || rt == TUnknown:
-		case lt.IsNumeric() && rt.IsNumeric():
-			ct = max(rankOf(lt), rankOf(rt)).typ()
-		case lt.IsText() && rt.IsText():
-			ct = TText
-		case (lt == TDate || lt == TTimestamptz) && (rt == TDate || rt == TTimestamptz):
-			ct = TTimestamptz
-		default:
-			return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", op.Op, lt, rt)
+		ct, err := unionType(l.Cols[i].T, r.Cols[i].T, op.Op)
+		if err != nil {
+			return nil, err
 		}
 		for _, side := range []*SelectPlan{l, r} {
 			if side.Cols[i].T != ct {
@@ -266,6 +254,27 @@ func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 	}
 	p.SetOp = &SetOpPlan{Op: op.Op, All: op.All, Left: l, Right: r}
 	return &Scope{Names: names, Types: types, Source: "the " + op.Op}, nil
+}
+
+// unionType is the type PostgreSQL resolves for a column of a set
+// operation op whose sides have types lt and rt (numeric types widen, text
+// types are text, a NULL or unknown side takes the other's type).
+func unionType(lt, rt Type, op string) (Type, error) {
+	switch {
+	case lt == rt:
+		return lt, nil
+	case lt == TNull || lt == TUnknown:
+		return rt, nil
+	case rt == TNull || rt == TUnknown:
+		return lt, nil
+	case lt.IsNumeric() && rt.IsNumeric():
+		return max(rankOf(lt), rankOf(rt)).typ(), nil
+	case lt.IsText() && rt.IsText():
+		return TText, nil
+	case (lt == TDate || lt == TTimestamptz) && (rt == TDate || rt == TTimestamptz):
+		return TTimestamptz, nil
+	}
+	return lt, pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", op, lt, rt)
 }
 
 // CorrelatedSubqueries lists the correlated subqueries of p's own

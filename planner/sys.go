@@ -67,6 +67,9 @@ var pgCatalogSpec = map[string]string{
 	"pg_constraint": "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool " +
 		"convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid conislocal:bool " +
 		"conkey:int2[] confkey:int2[]",
+	// pg_range has no rows: topicgate has no range types (asyncpg's type
+	// introspection joins it).
+	"pg_range":     "rngtypid:oid rngsubtype:oid rngmultitypid:oid rngcollation:oid rngsubopc:oid",
 	"pg_extension": "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text",
 	// pg_cursors lists the session's open cursors (psycopg 3 checks it
 	// before closing a named cursor).

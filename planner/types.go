@@ -19,6 +19,7 @@ const (
 	oidTextArray   uint32 = 1009
 	oidInt2Array   uint32 = 1005
 	oidInt8Array   uint32 = 1016
+	oidOidArray    uint32 = 1028
 	oidBpchar      uint32 = 1042
 	oidVarchar     uint32 = 1043
 	oidDate        uint32 = 1082
@@ -58,7 +59,8 @@ const (
 	TOid
 	TName
 	TChar
-	TDate // a calendar day: a time.Time at 00:00 UTC
+	TDate     // a calendar day: a time.Time at 00:00 UTC
+	TOidArray // oid[]: []int64, as int8[]; clients see OID 1028
 )
 
 var typeNames = [...]string{
@@ -67,6 +69,7 @@ var typeNames = [...]string{
 	TBytea: "bytea", TJSONB: "jsonb", TJSON: "json", TTimestamptz: "timestamp with time zone",
 	TInterval: "interval", TInt8Array: "bigint[]", TInt4Array: "integer[]", TTextArray: "text[]",
 	TBoolArray: "boolean[]", TOid: "oid", TName: "name", TChar: "\"char\"", TDate: "date",
+	TOidArray: "oid[]",
 }
 
 func (t Type) String() string { return typeNames[t] }
@@ -102,6 +105,8 @@ func (t Type) OID() uint32 {
 		return oidInterval
 	case TInt8Array:
 		return oidInt8Array
+	case TOidArray:
+		return oidOidArray
 	case TInt4Array:
 		return oidInt4Array
 	case TTextArray:
@@ -160,6 +165,8 @@ func TypeFromOID(oid uint32) Type {
 		return TInt8Array
 	case oidInt4Array:
 		return TInt4Array
+	case oidOidArray:
+		return TOidArray
 	case oidTextArray:
 		return TTextArray
 	case oidBoolArray:
@@ -201,8 +208,10 @@ func TypeFromName(name string) (Type, bool) {
 		return TDate, true
 	case "interval":
 		return TInterval, true
-	case "int8[]", "bigint[]", "int2[]", "smallint[]", "oid[]", "regtype[]", "int2vector", "oidvector":
+	case "int8[]", "bigint[]", "int2[]", "smallint[]", "int2vector", "oidvector":
 		return TInt8Array, true
+	case "oid[]", "regtype[]", "regclass[]", "regproc[]":
+		return TOidArray, true
 	case "int4[]", "integer[]", "int[]":
 		return TInt4Array, true
 	case "text[]", "varchar[]", "name[]", "\"char\"[]", "char[]", "aclitem[]":
@@ -237,6 +246,8 @@ func (t Type) ElemType() Type {
 	switch t {
 	case TInt8Array:
 		return TInt8
+	case TOidArray:
+		return TOid
 	case TInt4Array:
 		return TInt4
 	case TTextArray:
@@ -250,8 +261,10 @@ func (t Type) ElemType() Type {
 // ArrayOf returns the array type of t.
 func ArrayOf(t Type) Type {
 	switch t {
-	case TInt8, TInt2, TOid:
+	case TInt8, TInt2:
 		return TInt8Array
+	case TOid:
+		return TOidArray
 	case TInt4:
 		return TInt4Array
 	case TBool:

@@ -69,7 +69,7 @@ func ParseText(s string, t Type) (any, error) {
 		return DateOf(v), nil
 	case TInterval:
 		return ParseInterval(s)
-	case TInt8Array, TInt4Array, TTextArray, TBoolArray:
+	case TInt8Array, TInt4Array, TTextArray, TBoolArray, TOidArray:
 		return parseArray(s, t)
 	}
 	return nil, pgerror.Newf(pgerror.CodeInvalidTextRepresentation, "invalid input syntax for type %s: %q", t, s)
@@ -396,7 +396,7 @@ func parseArray(s string, t Type) (any, error) {
 	}
 	elem := t.ElemType()
 	switch elem {
-	case TInt8, TInt4:
+	case TInt8, TInt4, TOid:
 		out := make([]int64, len(parts))
 		for i, p := range parts {
 			v, err := ParseText(strings.TrimSpace(p), elem)

@@ -62,6 +62,24 @@ type TableRef struct {
 	// Func is a set-returning function in FROM (generate_series, unnest):
 	// one column named after the alias, else the function.
 	Func *FuncCall
+	// Recursive is a reference to a WITH RECURSIVE query that refers to
+	// itself, from outside it; WorkTable is that self-reference inside its
+	// recursive term (the previous iteration's rows).
+	Recursive *RecursiveCTE
+	WorkTable *RecursiveCTE
+}
+
+// RecursiveCTE is a WITH RECURSIVE query that refers to itself: NonRec
+// UNION [ALL] Rec, where Rec reads the query once, through a TableRef
+// whose WorkTable is this query. Every reference to the query shares one
+// RecursiveCTE, which is immutable once converted.
+type RecursiveCTE struct {
+	Name   string
+	Cols   []string // the column list after the name; nil if none
+	NonRec *Select
+	Rec    *Select
+	All    bool // UNION ALL: rows equal to earlier ones are kept
+	Pos    int  // 1-based character position of the name, 0 if unknown
 }
 
 // Join is Left [INNER|LEFT|CROSS] JOIN Right [ON On | USING (Using)]; a

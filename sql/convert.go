@@ -18,56 +18,6 @@ type converter struct {
 	windows map[string]*pg.WindowDef
 }
 
-// cte is one WITH query: its converted SELECT and its column names.
-type cte struct {
-	sel  *Select
-	cols []string
-}
-
-// lookupCTE finds the WITH query a name refers to, innermost first.
-func (c *converter) lookupCTE(name string) *cte {
-	for i := len(c.ctes) - 1; i >= 0; i-- {
-		if q, ok := c.ctes[i][name]; ok {
-			return q
-		}
-	}
-	return nil
-}
-
-// withClause converts the WITH queries of a SELECT into scope; the caller
-// pops it when the SELECT is done.
-func (c *converter) withClause(w *pg.WithClause) error {
-	if w.Recursive {
-		return c.unsupported(w.Location, "WITH RECURSIVE")
-	}
-	scope := map[string]*cte{}
-	c.ctes = append(c.ctes, scope)
-	for _, n := range w.Ctes {
-		ce := n.GetCommonTableExpr()
-		if ce == nil {
-			return c.unsupported(w.Location, "this WITH item")
-		}
-		// [NOT] MATERIALIZED is a planner hint in PostgreSQL; ignored.
-		sel := ce.Ctequery.GetSelectStmt()
-		if sel == nil {
-			return c.unsupported(ce.Location, "a data-modifying statement in WITH")
-		}
-		if _, dup := scope[ce.Ctename]; dup {
-			return errAt(pgerror.CodeDuplicateAlias, c.pp.orig(int(ce.Location)), "WITH query name %q specified more than once", ce.Ctename)
-		}
-		s, err := c.selectStmt(sel) // sees the WITH queries before it
-		if err != nil {
-			return err
-		}
-		q := &cte{sel: s}
-		for _, a := range ce.Aliascolnames {
-			q.cols = append(q.cols, a.GetString_().GetSval())
-		}
-		scope[ce.Ctename] = q
-	}
-	return nil
-}
-
 // unsupported returns a 0A000 error naming the feature, at loc (a byte
 // offset in the pre-passed text; -1 if unknown).
 func (c *converter) unsupported(loc int32, format string, args ...any) error {
@@ -407,7 +357,14 @@ func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
 				return TableRef{}, c.unsupported(rv.Location, "WITH (...) hints on a WITH query")
 			}
 		}
-		t.Name, t.Sub = "", q.sel // a derived table, as if written in place
+		switch {
+		case q.inRec:
+			t.Name, t.WorkTable = "", q.rec
+		case q.rec != nil:
+			t.Name, t.Recursive = "", q.rec
+		default:
+			t.Name, t.Sub = "", q.sel // a derived table, as if written in place
+		}
 		if t.Alias == "" {
 			t.Alias = rv.Relname
 		}

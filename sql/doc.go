@@ -11,7 +11,11 @@
 //     COPY, BEGIN/COMMIT/ROLLBACK, SET/SHOW, EXPLAIN, ...), so clients get
 //     PostgreSQL's exact syntax and error messages; convert*.go map its
 //     protobuf tree onto ast.go and reject what topicgate does not support
-//     (JOIN, CTEs, UNION, ...) with 0A000 naming the feature.
+//     (LATERAL, data-modifying WITH, ...) with 0A000 naming the feature.
+//     A WITH query is inlined where it is named; a WITH RECURSIVE query
+//     that names itself becomes a RecursiveCTE shared by its references,
+//     its shape checked as PostgreSQL's checkWellFormedRecursion does
+//     (convert_cte.go, 42P19).
 //   - a small hand-written lexer (lexer.go) and recursive-descent parser
 //     (ddl.go) handle the topic DDL PostgreSQL's grammar lacks: CREATE TOPIC,
 //     ALTER TOPIC, DROP TOPIC, with YQL-style WITH (name = value) options and

@@ -80,6 +80,21 @@ func (f *formatter) table(t TableRef) {
 		f.w(")")
 	case t.Func != nil:
 		f.expr(t.Func)
+	case t.Recursive != nil:
+		r := t.Recursive
+		f.w("(WITH RECURSIVE ", ident(r.Name))
+		if len(r.Cols) > 0 {
+			f.names(r.Cols)
+		}
+		f.w(" AS (")
+		f.sel(r.NonRec)
+		if f.w(" UNION "); r.All {
+			f.w("ALL ")
+		}
+		f.sel(r.Rec)
+		f.w(") SELECT * FROM ", ident(r.Name), ")")
+	case t.WorkTable != nil:
+		f.w(ident(t.WorkTable.Name))
 	case t.Sub != nil:
 		f.w("(")
 		f.sel(t.Sub)

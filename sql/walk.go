@@ -79,6 +79,10 @@ func (w walker) table(t *TableRef) {
 		w.ft(t)
 	}
 	w.sel(t.Sub)
+	if t.Recursive != nil { // not through WorkTable: the query is walked once
+		w.sel(t.Recursive.NonRec)
+		w.sel(t.Recursive.Rec)
+	}
 	if t.Join != nil {
 		w.table(&t.Join.Left)
 		w.table(&t.Join.Right)

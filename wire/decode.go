@@ -107,6 +107,8 @@ func typeName(oid uint32) string {
 		return "numeric"
 	case OIDInt8Array:
 		return "bigint[]"
+	case OIDOidArray:
+		return "oid[]"
 	case OIDInt4Array:
 		return "integer[]"
 	case OIDTextArray:
@@ -200,7 +202,7 @@ func decodeBinary(oid uint32, data []byte) (any, error) {
 		}
 		b, _ := appendUUID(nil, data, false)
 		return string(b), nil
-	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray:
+	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray, OIDOidArray:
 		return decodeArrayBinary(oid, data)
 	}
 	return bytes.Clone(data), nil
@@ -296,7 +298,7 @@ func decodeText(oid uint32, s string) (any, error) {
 		}
 		b, _ := appendUUID(nil, u, false)
 		return string(b), nil
-	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray:
+	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray, OIDOidArray:
 		return decodeArrayText(oid, s)
 	}
 	return s, nil

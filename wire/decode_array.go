@@ -61,7 +61,7 @@ func decodeArrayBinary(oid uint32, data []byte) (any, error) {
 func arrayElemOK(oid uint32, v any) bool {
 	switch v.(type) {
 	case int64:
-		return oid == OIDInt8Array || oid == OIDInt4Array || oid == OIDInt2Array
+		return oid == OIDInt8Array || oid == OIDInt4Array || oid == OIDInt2Array || oid == OIDOidArray
 	case string:
 		return oid == OIDTextArray
 	case bool:

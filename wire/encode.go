@@ -142,7 +142,7 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 		return appendIntervalText(buf, iv), nil
 	case OIDUUID:
 		return appendUUID(buf, v, bin)
-	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray:
+	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray, OIDOidArray:
 		return appendArray(buf, oid, bin, v)
 	}
 	return appendFallback(buf, oid, bin, v)
@@ -153,7 +153,7 @@ func canBinary(oid uint32) bool {
 	switch oid {
 	case OIDBool, OIDBytea, OIDName, OIDInt8, OIDInt2, OIDInt4, OIDText, OIDOid,
 		OIDJSON, OIDFloat4, OIDFloat8, OIDUnknown, OIDBoolArray, OIDInt2Array,
-		OIDInt4Array, OIDTextArray, OIDInt8Array, OIDBpchar, OIDVarchar,
+		OIDInt4Array, OIDTextArray, OIDInt8Array, OIDOidArray, OIDBpchar, OIDVarchar,
 		OIDTimestamp, OIDTimestamptz, OIDDate, OIDInterval, OIDNumeric, OIDUUID, OIDJSONB, OIDChar:
 		return true
 	}

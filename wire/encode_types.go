@@ -277,6 +277,8 @@ func arrayElemOID(oid uint32) uint32 {
 	switch oid {
 	case OIDInt8Array:
 		return OIDInt8
+	case OIDOidArray:
+		return OIDOid
 	case OIDInt4Array:
 		return OIDInt4
 	case OIDInt2Array:

@@ -29,6 +29,7 @@ const (
 	OIDInt4Array   uint32 = 1007
 	OIDTextArray   uint32 = 1009
 	OIDInt8Array   uint32 = 1016
+	OIDOidArray    uint32 = 1028
 	OIDBpchar      uint32 = 1042
 	OIDVarchar     uint32 = 1043
 	OIDDate        uint32 = 1082

@@ -32,15 +32,7 @@ import (
 // the pg_catalog emulation, the executor's functions and portals, the
 // transaction manager (savepoints, implicit transactions), DECLARE/MOVE.
 // Remove an entry when its check passes (the test says so).
-var knownDriverFailures = map[string]map[string]string{
-	"asyncpg": {
-		"array_param": "asyncpg has no built-in codec for array types: for the int8[] that ParameterDescription " +
-			"reports for `partition = ANY($1)` it runs its type introspection, `WITH RECURSIVE typeinfo_tree(...) ... " +
-			"FROM pg_catalog.pg_type ...` (asyncpg/introspection.py), as Parse: 0A000 WITH RECURSIVE is not supported; " +
-			"it needs pg_type (executor/pgcatalog.go) and WITH RECURSIVE. So asyncpg cannot send any array " +
-			"parameter, e.g. the batched acks of shared consumers (offset = ANY($2))",
-	},
-}
+var knownDriverFailures = map[string]map[string]string{}
 
 // driverCheck is one check's outcome.
 type driverCheck struct {

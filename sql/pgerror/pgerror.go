@@ -60,6 +60,7 @@ const (
 	CodeDuplicateAlias              = "42712"
 	CodeCardinalityViolation        = "21000"
 	CodeWindowingError              = "42P20"
+	CodeInvalidRecursion            = "42P19"
 	CodeDatatypeMismatch            = "42804"
 	CodeAmbiguousColumn             = "42702"
 	CodeAmbiguousFunction           = "42725"
