@@ -53,16 +53,15 @@ func (s *Session) defers(plan *planner.InsertPlan) bool {
 	return s.pipe && s.tx == nil && !s.multi && (plan.Select == nil || plan.Select.Consumer == nil)
 }
 
-// deferInsert builds and checks the messages of a deferred INSERT; they
-// are written by DeferredTag.
+// deferInsert builds the messages of a deferred INSERT; DeferredTag
+// writes them.
 func (s *Session) deferInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan) (string, bool, error) {
 	msgs, err := s.insertMessages(ctx, ec, plan)
 	if err != nil {
 		return "", true, err
 	}
-	if err := s.checkPartitions(plan.Topic, msgs); err != nil {
-		return "", true, err
-	}
+	// The store checks the messages when they commit or stage, and either
+	// failure is still this statement's error (DeferredTag's).
 	s.deferred = &deferredWrite{topic: plan.Topic, msgs: msgs}
 	return wire.TagDeferred, true, nil
 }
@@ -76,10 +75,10 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 	if d == nil {
 		return "", nil
 	}
-	defer s.publishStatus()
 	if !atSync {
 		s.multi = true
 		s.beginBlock(true)
+		defer s.publishStatus()
 	}
 	n, err := s.write(ctx, d.topic, d.msgs, out)
 	if err != nil {
