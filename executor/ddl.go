@@ -36,7 +36,12 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 	if err := s.noDDLInTxn("ALTER TOPIC"); err != nil {
 		return err
 	}
-	err := s.eng.store.AlterTopic(ctx, p.Name, p.Apply)
+	var err error
+	if p.Split >= 0 {
+		err = s.eng.store.SplitPartition(ctx, p.Name, p.Split)
+	} else {
+		err = s.eng.store.AlterTopic(ctx, p.Name, p.Apply)
+	}
 	if errors.Is(err, topicstore.ErrTopicNotFound) && p.IfExists {
 		out.Notice(pgerror.CodeUndefinedTable, "topic \""+p.Name+"\" does not exist, skipping")
 		return nil

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -70,9 +71,9 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		}
 	case "partitions":
 		for _, t := range topics {
+			rates, _ := s.eng.store.WriteRates(t.Config.Name)
 			for _, p := range t.Partitions {
-				rows = append(rows, []any{t.Config.Name, int64(p.ID), p.Active, p.StartOffset, p.EndOffset,
-					p.Messages, p.Bytes, nullTime(p.LastWrite)})
+				rows = append(rows, partitionRow(t, p, rates))
 			}
 		}
 	case "consumers":
@@ -103,4 +104,37 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		}
 	}
 	return rows, nil
+}
+
+// partitionRow is one sys.partitions row: the partition's place in the
+// layout (state, parent, children, its key range as 16 hex digits in a
+// keyed topic) and its write rate over the stabilization window, also as
+// a percentage of partition_write_speed_bytes_per_second (what
+// auto-partitioning splits on).
+func partitionRow(t topicstore.TopicInfo, p topicstore.PartitionInfo, rates []float64) []any {
+	state := "active"
+	if !p.Active {
+		state = "inactive"
+	}
+	var parent, from, to any
+	if p.Parent >= 0 {
+		parent = int64(p.Parent)
+	}
+	if p.Keyed {
+		from, to = fmt.Sprintf("%016x", p.KeyLo), fmt.Sprintf("%016x", p.KeyHi)
+	}
+	children := make([]int64, len(p.Children))
+	for i, c := range p.Children {
+		children[i] = int64(c)
+	}
+	var rate float64
+	if int(p.ID) < len(rates) {
+		rate = rates[p.ID]
+	}
+	speed := t.Config.PartitionWriteSpeedBytes
+	if speed <= 0 {
+		speed = topicstore.DefaultWriteSpeedBytesPerSec
+	}
+	return []any{t.Config.Name, int64(p.ID), p.Active, p.StartOffset, p.EndOffset, p.Messages, p.Bytes,
+		nullTime(p.LastWrite), state, parent, children, from, to, rate, 100 * rate / float64(speed)}
 }

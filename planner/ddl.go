@@ -74,6 +74,14 @@ func findConsumer(cfg *topicstore.TopicConfig, name string) (int, error) {
 
 func planAlterTopic(s *sql.AlterTopic) (Plan, error) {
 	actions := s.Actions
+	for _, a := range actions {
+		if sp, ok := a.(*sql.SplitPartition); ok {
+			if len(actions) > 1 {
+				return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "SPLIT PARTITION must be the only action of its ALTER TOPIC")
+			}
+			return &AlterTopicPlan{Name: s.Name, IfExists: s.IfExists, Split: sp.Partition}, nil
+		}
+	}
 	apply := func(cfg *topicstore.TopicConfig) error {
 		for _, a := range actions {
 			switch x := a.(type) {
@@ -123,7 +131,7 @@ func planAlterTopic(s *sql.AlterTopic) (Plan, error) {
 		}
 		return nil
 	}
-	return &AlterTopicPlan{Name: s.Name, IfExists: s.IfExists, Apply: apply}, nil
+	return &AlterTopicPlan{Name: s.Name, IfExists: s.IfExists, Apply: apply, Split: -1}, nil
 }
 
 func resetConsumerOption(c *topicstore.ConsumerConfig, name string) error {

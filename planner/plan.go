@@ -216,6 +216,9 @@ type AlterTopicPlan struct {
 	Name     string
 	IfExists bool
 	Apply    func(*topicstore.TopicConfig) error
+	// Split, when >= 0, is the partition SPLIT PARTITION splits (the only
+	// action of its statement; Apply is nil then).
+	Split int32
 }
 
 // DropTopicPlan drops topics.

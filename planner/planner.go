@@ -97,6 +97,8 @@ func TopicError(err error, topic string) error {
 	case errors.Is(err, topicstore.ErrProducerPartition):
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic).
 			WithHint("A producer's messages stay in the partition it is bound to; leave partition out, or use another producer_id.")
+	case errors.Is(err, topicstore.ErrAutoPartitioning), errors.Is(err, topicstore.ErrPartitionInactive):
+		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v", err)
 	case errors.Is(err, topicstore.ErrPartitionNotFound):
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
 	case errors.Is(err, topicstore.ErrPartitionsDecrease):

@@ -485,11 +485,16 @@ type SetOptions struct{ Options []Option }
 // ResetOptions is RESET (names) on the topic.
 type ResetOptions struct{ Names []string }
 
+// SplitPartition is SPLIT PARTITION n: an operator's split of an active
+// partition of an auto-partitioned topic (topicgate's extension).
+type SplitPartition struct{ Partition int32 }
+
 func (*AddConsumer) alterAction()   {}
 func (*DropConsumer) alterAction()  {}
 func (*AlterConsumer) alterAction() {}
 func (*SetOptions) alterAction()    {}
 func (*ResetOptions) alterAction()  {}
+func (*SplitPartition) alterAction() {}
 
 // AlterTopic is ALTER TOPIC [IF EXISTS] name action, action, ...
 type AlterTopic struct {

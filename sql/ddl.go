@@ -245,6 +245,19 @@ func (p *ddlParser) alterAction() (AlterAction, error) {
 			return nil, err
 		}
 		return &ResetOptions{Names: names}, nil
+	case t.is("SPLIT"):
+		if err := p.expectKw("PARTITION"); err != nil {
+			return nil, err
+		}
+		n := p.next()
+		if n.Kind != tNumber {
+			return nil, p.syntaxErr(n)
+		}
+		id, err := strconv.ParseInt(n.Val, 10, 32)
+		if err != nil {
+			return nil, errAt(pgerror.CodeInvalidParameterValue, n.Pos, "invalid partition %q", n.Val)
+		}
+		return &SplitPartition{Partition: int32(id)}, nil
 	}
 	return nil, p.syntaxErr(t)
 }

@@ -258,6 +258,8 @@ func (f *formatter) alterAction(a AlterAction) {
 	case *ResetOptions:
 		f.w("RESET ")
 		f.names(x.Names)
+	case *SplitPartition:
+		f.w(fmt.Sprintf("SPLIT PARTITION %d", x.Partition))
 	default:
 		f.w(fmt.Sprintf("<%T>", a))
 	}

@@ -47,6 +47,10 @@ var (
 	ErrConsumerExists    = errors.New("consumer already exists")
 	ErrConsumerNotFound  = errors.New("consumer does not exist")
 	ErrPartitionNotFound = errors.New("partition does not exist")
+	// ErrPartitionInactive: the partition split and takes no more writes.
+	ErrPartitionInactive = errors.New("partition is inactive")
+	// ErrAutoPartitioning: a layout change auto-partitioning forbids.
+	ErrAutoPartitioning = errors.New("auto-partitioning")
 	// ErrProducerPartition: a message names an explicit partition other
 	// than the one its producer is bound to (ProducerPartitionError).
 	ErrProducerPartition  = errors.New("producer is bound to another partition")
@@ -103,13 +107,22 @@ type TopicConfig struct {
 
 // PartitionInfo describes one partition's state.
 type PartitionInfo struct {
-	ID          int32
-	Active      bool
-	StartOffset int64 // first retained offset
-	EndOffset   int64 // next offset to be assigned (visible end)
-	Bytes       int64 // stored bytes of retained messages
-	Messages    int64 // EndOffset - StartOffset
-	LastWrite   time.Time
+	ID int32
+	// Active: the partition takes writes. A split makes it inactive
+	// (readable, never written again) and gives it two Children; Parent
+	// is the partition it was split from (-1: none). In a keyed layout
+	// (auto-partitioning) an active partition owns the key hashes
+	// KeyLo..KeyHi (inclusive).
+	Active       bool
+	Parent       int32
+	Children     []int32
+	Keyed        bool
+	KeyLo, KeyHi uint64
+	StartOffset  int64 // first retained offset
+	EndOffset    int64 // next offset to be assigned (visible end)
+	Bytes        int64 // stored bytes of retained messages
+	Messages     int64 // EndOffset - StartOffset
+	LastWrite    time.Time
 }
 
 // TopicInfo is a topic's definition and state.
@@ -266,6 +279,13 @@ type Store interface {
 	DropTopic(ctx context.Context, name string) error
 	Topic(name string) (TopicInfo, error)
 	Topics() []TopicInfo
+	// SplitPartition splits an active partition of a keyed
+	// (auto-partitioned) topic in two at the middle of its key range, as
+	// auto-partitioning does when the partition is overloaded.
+	SplitPartition(ctx context.Context, topic string, partition int32) error
+	// WriteRates returns each partition's write rate (bytes/s, the mean
+	// over the topic's stabilization window), indexed by partition ID.
+	WriteRates(topic string) ([]float64, error)
 
 	// Commit validates every message (codec supported, size, partition
 	// exists), assigns offsets, applies dedup and writes everything in one

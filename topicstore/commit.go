@@ -83,7 +83,7 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 		startAt := 0
 		for j := range w.Messages {
 			m := &w.Messages[j]
-			msgs[j] = pendingMsg{Partition: m.Partition, ProducerID: m.ProducerID, SeqNo: m.SeqNo,
+			msgs[j] = pendingMsg{Partition: m.Partition, ProducerID: m.ProducerID, Group: m.MessageGroupID, SeqNo: m.SeqNo,
 				HasSeqNo: m.HasSeqNo, Tail: arena[startAt:ends[j]:ends[j]]}
 			startAt = ends[j]
 		}
@@ -304,6 +304,9 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		s.fail(g.err) // the core state is ahead of the disk: stop for good
 	}
 	s.syncq <- g
+	if g.err == nil {
+		s.meterGroup(g.out.Publish, now)
+	}
 }
 
 // syncer completes groups in commit order: waits for the fsync, publishes

@@ -41,6 +41,49 @@ type coreTopic struct {
 	// Consumers holds each consumer's committed offset per partition; 0
 	// means none stored (reads clamp up to the partition's Start).
 	Consumers map[string][]int64
+	// Layout is the partitions' place in the key space (layout.go);
+	// ActiveIDs lists the active ones (nil: all are, as in a flat layout).
+	Layout    layout
+	ActiveIDs []int32
+}
+
+// setLayout installs l and the active-partition list it implies.
+func (t *coreTopic) setLayout(l layout) {
+	t.Layout = l
+	t.ActiveIDs = nil
+	if l.active() == len(l.Parts) {
+		return
+	}
+	for i, p := range l.Parts {
+		if !p.Inactive {
+			t.ActiveIDs = append(t.ActiveIDs, int32(i))
+		}
+	}
+}
+
+// inactive reports whether partition p no longer takes writes.
+func (t *coreTopic) inactive(p int32) bool {
+	return int(p) < len(t.Layout.Parts) && t.Layout.Parts[p].Inactive
+}
+
+// keyed reports whether the topic routes keyed messages by hash.
+func (t *coreTopic) keyed() bool { return t.Layout.Keyed }
+
+// keyPart returns the active partition owning key's hash.
+func (t *coreTopic) keyPart(key string) int32 { return t.Layout.owner(keyHash(key)) }
+
+// live returns where a write naming partition p goes: p while it is
+// active, else the active descendant continuing it for key (the one
+// owning key's hash, or the first without a key).
+func (t *coreTopic) live(p int32, key string) int32 {
+	if !t.inactive(p) {
+		return p
+	}
+	var h uint64
+	if key != "" {
+		h = keyHash(key)
+	}
+	return t.Layout.descendant(p, h, t.Layout.Keyed && key != "")
 }
 
 // coreState is everything the committer owns.
@@ -58,6 +101,7 @@ type coreState struct {
 type pendingMsg struct {
 	Partition  int32 // < 0: chosen by the store
 	ProducerID string
+	Group      string // message_group_id: the key of a message without producer
 	SeqNo      int64
 	HasSeqNo   bool
 	Tail       []byte // appendTail output
@@ -176,9 +220,26 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		t.Parts[part].End++
 	}
 	nextRR := func(t *coreTopic) int32 {
-		p := int32(t.RR % uint32(len(t.Parts)))
+		var p int32
+		if t.ActiveIDs != nil {
+			p = t.ActiveIDs[t.RR%uint32(len(t.ActiveIDs))]
+		} else {
+			p = int32(t.RR % uint32(len(t.Parts)))
+		}
 		t.RR++
 		return p
+	}
+	// bind chooses a new producer's partition: where its first message
+	// goes (an explicit partition, continued past a split), else the
+	// partition owning its key in a keyed topic, else round robin.
+	bind := func(t *coreTopic, id string, explicit int32) int32 {
+		switch {
+		case explicit >= 0:
+			return t.live(explicit, id)
+		case t.keyed():
+			return t.keyPart(id)
+		}
+		return nextRR(t)
 	}
 	// ref places a staged batch at the partition's end by reference; the
 	// partition's open batch is closed so later messages follow it.
@@ -194,7 +255,12 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		for _, m := range msgs {
 			if m.ProducerID == "" {
 				part := m.Partition
-				if part < 0 {
+				switch {
+				case part >= 0:
+					part = t.live(part, m.Group)
+				case m.Group != "" && t.keyed():
+					part = t.keyPart(m.Group)
+				default:
 					if *unbound < 0 {
 						*unbound = nextRR(t)
 					}
@@ -204,7 +270,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				r.Written++
 				continue
 			}
-			if t == lastT && m.ProducerID == lastID {
+			if t == lastT && m.ProducerID == lastID && !t.inactive(lastPS.Partition) {
 				// Same producer as the previous message: skip the lookups.
 				if !lastPS.fresh && m.HasSeqNo && m.SeqNo <= lastPS.MaxSeqNo {
 					r.Duplicates++
@@ -216,16 +282,18 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				}
 				lastPS.fresh, lastPS.MaxSeqNo = false, seq
 				part := lastPS.Partition
-				if m.Partition >= 0 {
-					part = m.Partition
-				}
 				add(t, part, true, seq, m.Tail)
 				r.Written++
 				continue
 			}
 			ps := s.liveProducer(t, m.ProducerID, now)
 			if ps == nil {
-				ps = s.newProducer(t, m.ProducerID, m.Partition, nextRR)
+				ps = s.newProducer(t, m.ProducerID, bind(t, m.ProducerID, m.Partition))
+			} else if t.inactive(ps.Partition) {
+				// Its partition split: the producer follows its key into
+				// the child (or the partition it names), keeping its
+				// seqnos, since dedup is per topic.
+				ps.Partition = bind(t, m.ProducerID, m.Partition)
 			}
 			seq := ps.MaxSeqNo + 1
 			if m.HasSeqNo {
@@ -238,10 +306,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 			ps.fresh = false
 			ps.MaxSeqNo = seq
 			ps.LastWrite = now
-			part := ps.Partition
-			if m.Partition >= 0 {
-				part = m.Partition // the binding's (check) or a new producer's
-			}
+			part := ps.Partition // an explicit partition is the binding (check)
 			add(t, part, true, seq, m.Tail)
 			r.Written++
 			touch(t, m.ProducerID, ps)
@@ -270,7 +335,9 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				c := &w.Staged[k]
 				if c.ProducerID == "" {
 					part := c.Partition
-					if part < 0 {
+					if part >= 0 {
+						part = t.live(part, "")
+					} else {
 						if unbound < 0 {
 							unbound = nextRR(t)
 						}
@@ -284,14 +351,12 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				ps := s.liveProducer(t, c.ProducerID, now)
 				if c.SeqOK && (ps == nil || ps.fresh || c.SeqMin > ps.MaxSeqNo) {
 					if ps == nil {
-						ps = s.newProducer(t, c.ProducerID, c.Partition, nextRR)
+						ps = s.newProducer(t, c.ProducerID, bind(t, c.ProducerID, c.Partition))
+					} else if t.inactive(ps.Partition) {
+						ps.Partition = bind(t, c.ProducerID, c.Partition)
 					}
 					ps.fresh, ps.MaxSeqNo, ps.LastWrite = false, c.SeqMax, now
-					part := ps.Partition
-					if c.Partition >= 0 {
-						part = c.Partition
-					}
-					ref(t, part, c)
+					ref(t, ps.Partition, c)
 					res[j].Written += c.Count
 					touch(t, c.ProducerID, ps)
 					continue
@@ -358,8 +423,8 @@ func (s *coreState) check(writes []pendingWrite, now time.Time) error {
 			}
 			b, ok := bound[id]
 			if !ok {
-				if ps := s.liveProducer(t, id, now); ps != nil && !ps.fresh {
-					b, ok = ps.Partition, true
+				if ps := s.liveProducer(t, id, now); ps != nil && !ps.fresh && !t.inactive(ps.Partition) {
+					b, ok = ps.Partition, true // a split partition's binding is void
 				}
 			}
 			if ok && b != part {

@@ -58,12 +58,9 @@ func (s *coreState) liveProducer(t *coreTopic, id string, now time.Time) *produc
 	return ps
 }
 
-// newProducer binds a new producer: to part if explicit, else round robin.
-func (s *coreState) newProducer(t *coreTopic, id string, part int32, nextRR func(*coreTopic) int32) *producerState {
+// newProducer binds a new producer to part.
+func (s *coreState) newProducer(t *coreTopic, id string, part int32) *producerState {
 	ps := &producerState{Partition: part, fresh: true}
-	if ps.Partition < 0 {
-		ps.Partition = nextRR(t)
-	}
 	if t.Producers == nil {
 		t.Producers = map[string]*producerState{}
 	}

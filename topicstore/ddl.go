@@ -32,13 +32,18 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
 		if exists {
 			return fmt.Errorf("%w: %q", ErrTopicExists, cfg.Name)
 		}
-		rec := catalogRecord{Config: cfg, ID: s.nextID, CreatedAt: s.opts.Clock().UTC(), Partitions: cfg.MinActivePartitions}
+		l := flatLayout(cfg.MinActivePartitions)
+		if autoPartitioned(&cfg) {
+			l.keyAll()
+		}
+		rec := catalogRecord{Config: cfg, ID: s.nextID, CreatedAt: s.opts.Clock().UTC(), Partitions: len(l.Parts), Layout: &l}
 		b := s.db.NewBatch()
 		if err := putCatalog(b, rec); err != nil {
 			return err
 		}
 		_ = b.Set([]byte(keyNextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
 		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
+		ct.setLayout(l.clone())
 		cons, err := s.consumerDDL(b, rec.ID, nil, &cfg, ct, rec.Partitions)
 		if err != nil {
 			b.Close()
@@ -81,41 +86,110 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 		if err := normalizeConfig(&cfg); err != nil {
 			return err
 		}
-		if cfg.MinActivePartitions < len(old.parts) {
-			return fmt.Errorf("%w: topic %q has %d partitions, asked for %d",
-				ErrPartitionsDecrease, name, len(old.parts), cfg.MinActivePartitions)
+		if cfg.MinActivePartitions < old.cfg.MinActivePartitions {
+			return fmt.Errorf("%w: topic %q has min_active_partitions %d, asked for %d",
+				ErrPartitionsDecrease, name, old.cfg.MinActivePartitions, cfg.MinActivePartitions)
 		}
-		rec := catalogRecord{Config: cfg, ID: old.id, CreatedAt: old.createdAt, Partitions: cfg.MinActivePartitions}
-		b := s.db.NewBatch()
-		if err := putCatalog(b, rec); err != nil {
-			b.Close()
-			return err
+		if autoPartitioned(&old.cfg) && !autoPartitioned(&cfg) {
+			return fmt.Errorf("%w: topic %q: once enabled, auto-partitioning can only be paused ('paused'), not %q",
+				ErrAutoPartitioning, name, cfg.AutoPartitioningStrategy)
 		}
-		ct := s.core.Topics[old.id] // the committer owns it: no lock to read
-		cons, err := s.consumerDDL(b, old.id, &old.cfg, &cfg, ct, rec.Partitions)
-		if err != nil {
-			b.Close()
-			return err
+		l := old.layout.clone()
+		if autoPartitioned(&cfg) && !l.Keyed {
+			l.keyAll() // enabling auto-partitioning keys the active partitions
 		}
-		s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
-		if err := s.syncDDL(b); err != nil {
-			return err
+		// More active partitions: a keyed layout splits its widest
+		// ranges, a flat one appends partitions.
+		for l.active() < cfg.MinActivePartitions {
+			if !l.Keyed {
+				l.Parts = append(l.Parts, partLayout{Parent: -1})
+				continue
+			}
+			if _, _, err := l.split(l.widest()); err != nil {
+				return err
+			}
 		}
-		t := newTopic(rec)
-		copy(t.parts, old.parts)
-		for i := len(old.parts); i < len(t.parts); i++ {
-			t.parts[i] = &partition{}
-		}
-		s.coreMu.Lock()
-		for len(ct.Parts) < len(t.parts) {
-			ct.Parts = append(ct.Parts, corePartition{})
-		}
-		ct.Consumers = cons
-		s.coreMu.Unlock()
-		s.install(t, ct)
-		return nil
+		return s.relayout(old, cfg, l)
 	}})
 	return err
+}
+
+// SplitPartition splits active partition part of a keyed topic in two at
+// the middle of its range, as auto-partitioning does (split.go): the
+// parent becomes inactive and two new active partitions take its range.
+// It is one synced catalog change, ordered with commits: a commit before
+// it wrote to the parent, one after it writes to a child. A split past
+// max_active_partitions is refused (ErrAutoPartitioning).
+func (s *PebbleStore) SplitPartition(ctx context.Context, name string, part int32) error {
+	_, err := s.submit(ctx, &op{ddl: func() error {
+		s.mu.RLock()
+		old := s.topics[name]
+		s.mu.RUnlock()
+		if old == nil {
+			return fmt.Errorf("%w: %q", ErrTopicNotFound, name)
+		}
+		return s.splitLocked(old, part)
+	}})
+	return err
+}
+
+// splitLocked splits part of t; it runs on the committer goroutine.
+func (s *PebbleStore) splitLocked(t *topic, part int32) error {
+	l := t.layout.clone()
+	if max := t.cfg.MaxActivePartitions; max > 0 && l.active()+1 > max {
+		return fmt.Errorf("%w: topic %q already has %d active partitions, its max_active_partitions", ErrAutoPartitioning, t.cfg.Name, l.active())
+	}
+	if _, _, err := l.split(part); err != nil {
+		return fmt.Errorf("topic %q: %w", t.cfg.Name, err)
+	}
+	return s.relayout(t, cloneConfig(t.cfg), l)
+}
+
+// relayout stores cfg and layout l for topic old in one synced batch and
+// installs them: new partitions get empty state, consumers positions for
+// them, and the core routes by l from the next commit on. It runs on the
+// committer goroutine.
+func (s *PebbleStore) relayout(old *topic, cfg TopicConfig, l layout) error {
+	rec := catalogRecord{Config: cfg, ID: old.id, CreatedAt: old.createdAt, Partitions: len(l.Parts), Layout: &l}
+	b := s.db.NewBatch()
+	if err := putCatalog(b, rec); err != nil {
+		b.Close()
+		return err
+	}
+	ct := s.core.Topics[old.id] // the committer owns it: no lock to read
+	cons, err := s.consumerDDL(b, old.id, &old.cfg, &cfg, ct, rec.Partitions)
+	if err != nil {
+		b.Close()
+		return err
+	}
+	s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
+	if err := s.syncDDL(b); err != nil {
+		return err
+	}
+	t := newTopic(rec)
+	copy(t.parts, old.parts)
+	for i := len(old.parts); i < len(t.parts); i++ {
+		t.parts[i] = &partition{}
+	}
+	s.coreMu.Lock()
+	for len(ct.Parts) < len(t.parts) {
+		ct.Parts = append(ct.Parts, corePartition{})
+	}
+	ct.Consumers = cons
+	ct.setLayout(l.clone())
+	s.coreMu.Unlock()
+	s.install(t, ct)
+	return nil
+}
+
+// autoPartitioned reports whether cfg has auto-partitioning enabled
+// ('scale_up' or 'paused'); its partitions are then keyed.
+func autoPartitioned(cfg *TopicConfig) bool {
+	switch cfg.AutoPartitioningStrategy {
+	case "", "disabled":
+		return false
+	}
+	return true
 }
 
 // DropTopic deletes a topic: its catalog entry, and its messages,
@@ -152,6 +226,7 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 		delete(s.core.Topics, t.id)
 		s.coreMu.Unlock()
 		s.wake(t.id)
+		s.meter.forget(t.id, 0, true)
 		s.reclaimTopic(t.id) // return the disk space now (reclaim.go)
 		return nil
 	}})
@@ -200,6 +275,9 @@ func normalizeConfig(cfg *TopicConfig) error {
 	if cfg.MaxActivePartitions != 0 && cfg.MaxActivePartitions < cfg.MinActivePartitions {
 		return fmt.Errorf("max_active_partitions (%d) is less than min_active_partitions (%d)",
 			cfg.MaxActivePartitions, cfg.MinActivePartitions)
+	}
+	if autoPartitioned(cfg) && cfg.RetentionStorageMB > 0 {
+		return fmt.Errorf("%w: auto_partitioning_strategy %q cannot be combined with retention_storage_mb", ErrAutoPartitioning, cfg.AutoPartitioningStrategy)
 	}
 	for _, c := range cfg.SupportedCodecs {
 		if !c.Valid() {

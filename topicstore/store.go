@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +110,7 @@ type partition struct {
 type topic struct {
 	id        uint64
 	cfg       TopicConfig
+	layout    layout // immutable: a new layout installs a new topic
 	createdAt time.Time
 	parts     []*partition
 	codecs    [8]bool // supported codecs
@@ -121,6 +123,22 @@ type catalogRecord struct {
 	ID         uint64
 	CreatedAt  time.Time
 	Partitions int
+	// Layout is the partitions' key ranges and split tree (layout.go);
+	// a record without one (written before layouts) is flat.
+	Layout *layout `json:",omitempty"`
+}
+
+// layoutOf returns rec's layout: its own, else flat, keyed if the topic
+// has auto-partitioning.
+func (rec *catalogRecord) layoutOf() layout {
+	if rec.Layout != nil && len(rec.Layout.Parts) == rec.Partitions {
+		return rec.Layout.clone()
+	}
+	l := flatLayout(rec.Partitions)
+	if autoPartitioned(&rec.Config) {
+		l.keyAll()
+	}
+	return l
 }
 
 // PebbleStore implements Store on Pebble. See doc.go.
@@ -128,6 +146,11 @@ type PebbleStore struct {
 	db    *pebble.DB
 	cache *pebble.Cache
 	opts  Options
+
+	// meter meters partitions' write rates for auto-partitioning and
+	// sys.partitions (split.go); splits counts the splits it caused.
+	meter  writeMeter
+	splits atomic.Int64
 
 	mu     sync.RWMutex // guards topics, byID
 	topics map[string]*topic
@@ -299,6 +322,7 @@ func (s *PebbleStore) recover() error {
 		for _, c := range rec.Config.Consumers {
 			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
 		}
+		ct.setLayout(t.layout.clone())
 		s.topics[t.cfg.Name] = t
 		s.byID[t.id] = t
 		s.core.Topics[t.id] = ct
@@ -342,7 +366,7 @@ func (s *PebbleStore) recover() error {
 func hasPrefix(k []byte, p string) bool { return len(k) >= len(p) && string(k[:len(p)]) == p }
 
 func newTopic(rec catalogRecord) *topic {
-	t := &topic{id: rec.ID, cfg: rec.Config, createdAt: rec.CreatedAt, parts: make([]*partition, rec.Partitions),
+	t := &topic{id: rec.ID, cfg: rec.Config, layout: rec.layoutOf(), createdAt: rec.CreatedAt, parts: make([]*partition, rec.Partitions),
 		consumers: make(map[string]bool, len(rec.Config.Consumers))}
 	for _, c := range rec.Config.Consumers {
 		t.consumers[c.Name] = true
@@ -411,6 +435,22 @@ func (s *PebbleStore) Topic(name string) (TopicInfo, error) {
 	return t.info(), nil
 }
 
+// WriteRates returns each partition's write rate in bytes/s, the mean
+// over the topic's stabilization window (what auto-partitioning compares
+// with its threshold), indexed by partition ID.
+func (s *PebbleStore) WriteRates(name string) ([]float64, error) {
+	t, err := s.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Clock()
+	out := make([]float64, len(t.parts))
+	for i := range out {
+		out[i] = s.meter.rate(partKey{t.id, int32(i)}, now)
+	}
+	return out, nil
+}
+
 // Topics lists all topics, sorted by name.
 func (s *PebbleStore) Topics() []TopicInfo {
 	s.mu.RLock()
@@ -432,10 +472,18 @@ func (t *topic) info() TopicInfo {
 	for i, p := range t.parts {
 		p.mu.Lock()
 		end := p.visibleEnd.Load()
-		ti.Partitions = append(ti.Partitions, PartitionInfo{
-			ID: int32(i), Active: true, StartOffset: p.start, EndOffset: end,
+		pi := PartitionInfo{
+			ID: int32(i), Active: true, Parent: -1, StartOffset: p.start, EndOffset: end,
 			Bytes: p.endCum - p.startCum, Messages: end - p.start, LastWrite: p.lastWrite,
-		})
+		}
+		if i < len(t.layout.Parts) {
+			pl := &t.layout.Parts[i]
+			pi.Active, pi.Parent, pi.Children = !pl.Inactive, pl.Parent, slices.Clone(pl.Children)
+			if t.layout.Keyed {
+				pi.Keyed, pi.KeyLo, pi.KeyHi = true, pl.KeyLo, pl.KeyHi
+			}
+		}
+		ti.Partitions = append(ti.Partitions, pi)
 		p.mu.Unlock()
 	}
 	return ti
