@@ -489,11 +489,11 @@ type ResetOptions struct{ Names []string }
 // partition of an auto-partitioned topic (topicgate's extension).
 type SplitPartition struct{ Partition int32 }
 
-func (*AddConsumer) alterAction()   {}
-func (*DropConsumer) alterAction()  {}
-func (*AlterConsumer) alterAction() {}
-func (*SetOptions) alterAction()    {}
-func (*ResetOptions) alterAction()  {}
+func (*AddConsumer) alterAction()    {}
+func (*DropConsumer) alterAction()   {}
+func (*AlterConsumer) alterAction()  {}
+func (*SetOptions) alterAction()     {}
+func (*ResetOptions) alterAction()   {}
 func (*SplitPartition) alterAction() {}
 
 // AlterTopic is ALTER TOPIC [IF EXISTS] name action, action, ...
