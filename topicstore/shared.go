@@ -95,6 +95,7 @@ type shMgr struct {
 	core     shCore
 	posMu    sync.Mutex // serializes position updates (sharedSyncPositions)
 	posSent  []int64    // per partition: the start last stored as the position
+	counts   shCounters // archived / dead-lettered counters (shared_counts.go), under mu
 }
 
 func (s *PebbleStore) sharedWindow() int {
@@ -311,6 +312,7 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr) error {
 // for the fsync with wait() after unlocking m. Pebble groups concurrent
 // syncs.
 func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	m.counts.noteFinished(eff)
 	var b *pebble.Batch
 	batch := func() *pebble.Batch {
 		if b == nil {
