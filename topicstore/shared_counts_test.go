@@ -39,7 +39,11 @@ func TestSharedDeadLetterCounters(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	consumerTopic(t, s, "q", 1,
-		sharedCfg("mv", func(c *ConsumerConfig) { c.MaxProcessingAttempts = 1; c.DeadLetterPolicy = "move"; c.DeadLetterQueue = "dlq" }),
+		sharedCfg("mv", func(c *ConsumerConfig) {
+			c.MaxProcessingAttempts = 1
+			c.DeadLetterPolicy = "move"
+			c.DeadLetterQueue = "dlq"
+		}),
 		sharedCfg("del", func(c *ConsumerConfig) { c.MaxProcessingAttempts = 1; c.DeadLetterPolicy = "delete" }))
 	commit(t, s, "q", body("a"), body("b"))
 
