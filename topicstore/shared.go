@@ -50,7 +50,9 @@ import (
 // 0 (so MaxProcessingAttempts counts deliveries since the last restart).
 // Lock expiry is lazy: Acquire, SharedAction, ReleaseSession and
 // SharedStats first return expired locks to the queue, as of the store's
-// clock. Dropping a shared consumer (or the topic, or turning it into a
+// clock. shared_counts.go counts, per partition, the messages archived,
+// moved to the dead_letter_queue and the failed moves (logged once per
+// message through Options.Logger), for SharedStats. Dropping a shared consumer (or the topic, or turning it into a
 // streaming consumer) deletes its state in the DDL batch (sharedDDL).
 
 // ErrNotShared: a shared-consumer operation named a streaming consumer.
