@@ -325,6 +325,8 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 	var n int64
 	full := false
 	var cbErr error
+	bytes0 := r.bytes
+	defer func() { s.eng.metrics.noteRead(r.key.Topic, n, r.bytes-bytes0) }()
 	mr := &msgRow{arena: &s.readArena}
 	var slab []any
 	sr := topicstore.ScanRange{Partition: r.key.Partition, Start: r.next, End: -1}

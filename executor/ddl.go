@@ -29,6 +29,7 @@ func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPla
 	if err != nil {
 		return mapStoreErr(err, p.Config.Name)
 	}
+	s.noticeMissingDLQs(p.Config, out)
 	return nil
 }
 
@@ -49,7 +50,27 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 	if err != nil {
 		return mapStoreErr(err, p.Name)
 	}
+	if ti, err := s.eng.store.Topic(p.Name); err == nil {
+		s.noticeMissingDLQs(ti.Config, out)
+	}
 	return nil
+}
+
+// noticeMissingDLQs warns, after a CREATE or ALTER TOPIC that succeeded,
+// of each shared consumer of cfg whose dead_letter_queue names a topic
+// that does not exist: the DDL stands (the queue may be created later),
+// but until then every dead-letter move fails and the message stays in
+// the queue (logged and counted in sys.consumers).
+func (s *Session) noticeMissingDLQs(cfg topicstore.TopicConfig, out wire.Output) {
+	for _, c := range cfg.Consumers {
+		if c.DeadLetterQueue == "" || c.DeadLetterQueue == cfg.Name {
+			continue
+		}
+		if _, err := s.eng.store.Topic(c.DeadLetterQueue); errors.Is(err, topicstore.ErrTopicNotFound) {
+			out.Notice(pgerror.CodeUndefinedTable, "dead_letter_queue \""+c.DeadLetterQueue+"\" of consumer \""+c.Name+
+				"\" does not exist: dead-letter moves of topic \""+cfg.Name+"\" fail, and the messages stay in the queue, until it is created")
+		}
+	}
 }
 
 func (s *Session) execDropTopic(ctx context.Context, p *planner.DropTopicPlan, out wire.Output) error {

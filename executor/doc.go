@@ -40,7 +40,14 @@
 //     rebalance until then); a statement that failed, was cancelled, lost
 //     its client or whose portal closed unfinished commits nothing and
 //     hands back what it acquired, its delivery uncounted.
-//   - ddl.go, sys.go, explain.go: topic DDL, system views, EXPLAIN.
+//   - ddl.go, sys.go, explain.go: topic DDL (with a NOTICE for a
+//     dead_letter_queue that does not exist), system views, EXPLAIN.
+//     sys_consumers.go computes every consumer partition's position and
+//     lag once for both sys.consumers and /metrics.
+//   - metrics.go, metrics_write.go: the engine's counters and statement
+//     latency histograms (a few atomic adds per statement) and their
+//     Prometheus exposition; per-partition and per-consumer figures are
+//     read from the store when /metrics is scraped.
 //
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while
 // executing a statement becomes an internal error for that statement only;

@@ -201,6 +201,11 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *planner
 
 // write publishes msgs (autocommit) or stages them (transaction block).
 func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Message, out wire.Output) (int, error) {
+	if !s.deferStart.IsZero() { // a deferred pipeline INSERT: its latency ends here
+		start := s.deferStart
+		s.deferStart = time.Time{}
+		defer func() { s.eng.metrics.observe(kindInsert, time.Since(start)) }()
+	}
 	if len(msgs) == 0 {
 		return 0, nil
 	}
@@ -225,6 +230,7 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 		return 0, mapStoreErr(err, topic)
 	}
 	reportDuplicates(out, res.Writes)
+	s.eng.metrics.noteDuplicates(topic, res.Writes[0].Duplicates)
 	return res.Writes[0].Written, nil
 }
 

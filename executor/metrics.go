@@ -2,19 +2,61 @@ package executor
 
 import (
 	"errors"
-	"fmt"
-	"io"
+	"sync"
 	"sync/atomic"
+	"time"
 
+	"topicgate/planner"
 	"topicgate/topicstore"
 )
 
-// metrics are the engine's counters, exported in Prometheus text format.
+// metrics are the engine's counters, exported in Prometheus text format by
+// WriteMetrics (metrics_write.go). A statement's cost here is a few atomic
+// adds: a latency observation (one bucket, the sum) and, for reads and
+// for writes that skipped duplicates, a per-topic counter found in a
+// sync.Map. Everything derived from the store (messages and bytes written,
+// per-partition positions and lag, shared-consumer windows) is computed
+// when /metrics is scraped, not maintained on the statement path.
 type metrics struct {
 	commits      atomic.Int64 // transaction commits (explicit and implicit)
 	rollbacks    atomic.Int64 // explicit ROLLBACKs and aborted transactions
 	conflicts    atomic.Int64 // commits failed with 40001
 	commitErrors atomic.Int64 // commits failed otherwise
+	latency      [numStmtKinds]histogram
+	topics       sync.Map // topic name → *topicCounters; pruned of dropped topics at scrape
+}
+
+// topicCounters are a topic's statement-side counters (since the process
+// started, or since the topic was created).
+type topicCounters struct {
+	readMsgs, readBytes atomic.Int64 // messages read from the store by SELECT, consumer reads, acquires
+	dups                atomic.Int64 // messages skipped by producer seqno dedup
+}
+
+// topic returns name's counters, creating them on first use.
+func (m *metrics) topic(name string) *topicCounters {
+	if v, ok := m.topics.Load(name); ok {
+		return v.(*topicCounters)
+	}
+	v, _ := m.topics.LoadOrStore(name, &topicCounters{})
+	return v.(*topicCounters)
+}
+
+// noteRead counts n messages of nbytes body bytes read from topic.
+func (m *metrics) noteRead(topic string, n, nbytes int64) {
+	if n == 0 {
+		return
+	}
+	c := m.topic(topic)
+	c.readMsgs.Add(n)
+	c.readBytes.Add(nbytes)
+}
+
+// noteDuplicates counts messages of topic that dedup skipped.
+func (m *metrics) noteDuplicates(topic string, n int) {
+	if n > 0 {
+		m.topic(topic).dups.Add(int64(n))
+	}
 }
 
 func (m *metrics) commitFailed(err error) {
@@ -25,52 +67,77 @@ func (m *metrics) commitFailed(err error) {
 	m.commitErrors.Add(1)
 }
 
-// WriteMetrics writes the engine's metrics in Prometheus text exposition
-// format: transaction counters, sessions, and per-partition gauges.
-func (e *Engine) WriteMetrics(w io.Writer) {
-	metric := func(kind, name, help string, v int64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, kind, name, v)
-	}
-	counter := func(name, help string, v int64) { metric("counter", name, help, v) }
-	gauge := func(name, help string, v int64) { metric("gauge", name, help, v) }
-	counter("topicgate_txn_commits_total", "Transactions committed.", e.metrics.commits.Load())
-	counter("topicgate_txn_rollbacks_total", "Transactions rolled back by ROLLBACK.", e.metrics.rollbacks.Load())
-	counter("topicgate_txn_conflicts_total", "Commits that failed with SQLSTATE 40001.", e.metrics.conflicts.Load())
-	counter("topicgate_txn_commit_errors_total", "Commits that failed with another error.", e.metrics.commitErrors.Load())
-	sessions := 0
-	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
-	gauge("topicgate_sessions", "Open client sessions.", int64(sessions))
-	if st, ok := e.store.(topicstore.EngineStatter); ok {
-		es := st.EngineStats()
-		gauge("topicgate_store_disk_bytes", "On-disk size of the store.", int64(es.DiskBytes))
-		gauge("topicgate_store_memtable_bytes", "Memory held by memtables.", int64(es.MemtableBytes))
-		gauge("topicgate_store_l0_files", "Files in LSM level 0.", es.L0Files)
-		gauge("topicgate_store_l0_sublevels", "Overlapping layers in LSM level 0.", int64(es.L0Sublevels))
-		counter("topicgate_store_flushes_total", "Memtables flushed.", es.Flushes)
-		counter("topicgate_store_compactions_total", "LSM compactions of every kind.", es.Compactions)
-		counter("topicgate_store_delete_only_compactions_total", "Compactions that dropped whole files without reading them.", es.DeleteOnly)
-		gauge("topicgate_store_compaction_debt_bytes", "Estimated bytes compactions still have to rewrite.", int64(es.CompactionDebtBytes))
-		gauge("topicgate_store_block_cache_bytes", "Block cache in use.", es.CacheBytes)
-		counter("topicgate_store_block_cache_hits_total", "Block cache hits.", es.CacheHits)
-		counter("topicgate_store_block_cache_misses_total", "Block cache misses.", es.CacheMisses)
-		counter("topicgate_store_wal_syncs_total", "Fsyncs of the write-ahead log.", int64(es.WALSyncs))
-		fmt.Fprintf(w, "# HELP %[1]s Time spent in fsyncs of the write-ahead log.\n# TYPE %[1]s counter\n%[1]s %g\n",
-			"topicgate_store_wal_sync_seconds_total", es.WALSyncSeconds)
-		counter("topicgate_store_commit_groups_total", "Batches written by group commit.", es.CommitGroups)
-		counter("topicgate_store_commit_requests_total", "Requests carried by those batches.", es.CommitRequests)
-		counter("topicgate_store_reclaims_total", "Dropped topics' key ranges compacted away.", es.Reclaims)
-	}
-	fmt.Fprintf(w, "# HELP topicgate_partition_end_offset Next offset to be assigned.\n# TYPE topicgate_partition_end_offset gauge\n")
-	topics := e.store.Topics()
-	for _, t := range topics {
-		for _, p := range t.Partitions {
-			fmt.Fprintf(w, "topicgate_partition_end_offset{topic=%q,partition=\"%d\"} %d\n", t.Config.Name, p.ID, p.EndOffset)
+// stmtKind is the kind of statement a latency histogram is kept for.
+type stmtKind uint8
+
+const (
+	kindNone         stmtKind = iota // not observed
+	kindInsert                       // INSERT (deferred pipeline INSERTs until their commit)
+	kindCopy                         // COPY ... FROM STDIN
+	kindRead                         // SELECT (or COPY TO) over a topic, without a consumer
+	kindConsumerRead                 // SELECT ... WITH (CONSUMER = streaming consumer)
+	kindAcquire                      // SELECT ... WITH (CONSUMER = shared consumer)
+	kindAck                          // DELETE / UPDATE ... WITH (CONSUMER = shared consumer)
+	kindCommit                       // a transaction block's commit (COMMIT, implicit blocks)
+	numStmtKinds
+)
+
+var stmtKindNames = [numStmtKinds]string{"", "insert", "copy", "read", "consumer_read", "acquire", "ack", "commit"}
+
+// stmtKindOf classifies a plan.
+func stmtKindOf(plan planner.Plan) stmtKind {
+	switch p := plan.(type) {
+	case *planner.SelectPlan:
+		switch {
+		case p.Consumer != nil && p.Consumer.Shared:
+			return kindAcquire
+		case p.Consumer != nil:
+			return kindConsumerRead
+		case p.Scan != nil:
+			return kindRead
 		}
+	case *planner.CopyOutPlan:
+		return kindRead
+	case *planner.InsertPlan:
+		return kindInsert
+	case *planner.CopyPlan:
+		return kindCopy
+	case *planner.SharedActionPlan:
+		return kindAck
 	}
-	fmt.Fprintf(w, "# HELP topicgate_partition_bytes Stored bytes of retained messages.\n# TYPE topicgate_partition_bytes gauge\n")
-	for _, t := range topics {
-		for _, p := range t.Partitions {
-			fmt.Fprintf(w, "topicgate_partition_bytes{topic=%q,partition=\"%d\"} %d\n", t.Config.Name, p.ID, p.Bytes)
-		}
+	return kindNone
+}
+
+// latencyBuckets are the histograms' upper bounds (Prometheus "le",
+// inclusive).
+var latencyBuckets = [...]time.Duration{
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second,
+}
+
+// histogram is a lock-free latency histogram: per bucket (the last one is
+// +Inf) the observations that fell in it, not cumulated; the count is
+// their sum, computed at scrape.
+type histogram struct {
+	buckets [len(latencyBuckets) + 1]atomic.Int64
+	sumNs   atomic.Int64
+}
+
+func (h *histogram) observe(d time.Duration) {
+	i := 0
+	for i < len(latencyBuckets) && d > latencyBuckets[i] {
+		i++
+	}
+	h.buckets[i].Add(1)
+	h.sumNs.Add(int64(d))
+}
+
+// observe records a statement of kind k that took d.
+func (m *metrics) observe(k stmtKind, d time.Duration) {
+	if k != kindNone {
+		m.latency[k].observe(d)
 	}
 }

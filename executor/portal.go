@@ -32,6 +32,9 @@ type portal struct {
 	// running is set while Execute runs: a FETCH naming the portal from
 	// inside its own execution is refused, not run recursively.
 	running bool
+	// started is when the portal's first Execute began: a statement's
+	// latency runs from there to the Execute that completes it.
+	started time.Time
 }
 
 // Running reports whether the portal is executing now.
@@ -55,6 +58,15 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	}
 	p.running = true
 	defer func() { p.running = false }()
+	if p.started.IsZero() {
+		p.started = time.Now()
+	}
+	kind := stmtKindOf(p.st.plan)
+	defer func() {
+		if done {
+			s.eng.metrics.observe(kind, time.Since(p.started))
+		}
+	}()
 	s.active.Store(true)
 	s.eng.trace(EventStatementStart, s.info.ProcessID)
 	defer s.eng.trace(EventStatementEnd, s.info.ProcessID)
@@ -115,7 +127,12 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		return tag, done, err
 	case *planner.InsertPlan:
 		if s.defers(plan) {
-			return s.deferInsert(ctx, p.ec, plan)
+			kind = kindNone // observed when it commits (write)
+			tag, done, err := s.deferInsert(ctx, p.ec, plan)
+			if err == nil {
+				s.deferStart = p.started
+			}
+			return tag, done, err
 		}
 		n, err := s.execInsert(ctx, p.ec, plan, out)
 		if err != nil {
@@ -362,8 +379,16 @@ func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitR
 		return topicstore.CommitResult{}, err
 	}
 	tx.SetAcks(s.sharedTx.acks(pid))
-	topics := strings.Join(tx.Topics(), ", ")
+	written := tx.Topics()
+	topics := strings.Join(written, ", ")
+	start := time.Now()
 	res, err := tx.Commit(ctx, s.eng.store)
+	s.eng.metrics.observe(kindCommit, time.Since(start))
+	for i, w := range res.Writes {
+		if i < len(written) {
+			s.eng.metrics.noteDuplicates(written[i], w.Duplicates)
+		}
+	}
 	if err != nil {
 		s.sharedTx.releaseAll(s.eng.store, pid)
 		s.eng.metrics.commitFailed(err)

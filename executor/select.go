@@ -83,8 +83,10 @@ func (it *scanIter) fill(ctx context.Context) error {
 	pr := &it.ranges[0]
 	exhausted := true
 	var cbErr error
+	var n, nb int64
 	sr := topicstore.ScanRange{Partition: pr.id, Start: pr.lo, End: pr.hi, MinWrittenAt: it.minWrite}
 	err := it.store.Scan(ctx, it.plan.Scan.Topic, sr, func(m *topicstore.Message) bool {
+		n, nb = n+1, nb+int64(len(m.Body))
 		pr.lo = m.Offset + 1
 		it.mr.reset(m)
 		if keep, err := it.ec.filter(it.plan.Filter, &it.mr); err != nil || !keep {
@@ -110,6 +112,7 @@ func (it *scanIter) fill(ctx context.Context) error {
 		}
 		return true
 	})
+	it.ec.sess.eng.metrics.noteRead(it.plan.Scan.Topic, n, nb)
 	if cbErr != nil {
 		return cbErr
 	}

@@ -29,6 +29,9 @@ type Session struct {
 	// deferred is the write of the pipeline's Execute whose completion
 	// waits for the next message (pipeline.go); nil otherwise.
 	deferred *deferredWrite
+	// deferStart is when the deferred INSERT's Execute began; write
+	// observes its latency when it commits (or stages) and clears it.
+	deferStart time.Time
 	// savepoints are the open block's SAVEPOINTs, oldest first.
 	savepoints []savepoint
 	started    time.Time

@@ -177,6 +177,11 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 }
 
 func (s *Session) sharedRows(ec *evalCtx, p *planner.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
+	var nb int64
+	for i := range acq {
+		nb += int64(len(acq[i].Message.Body))
+	}
+	s.eng.metrics.noteRead(p.Consumer.Topic, int64(len(acq)), nb)
 	rows := make([][]any, 0, len(acq))
 	mr := &msgRow{}
 	for i := range acq {

@@ -65,9 +65,24 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 			if strategy == "" {
 				strategy = "disabled"
 			}
+			up, down, window := int64(c.AutoPartitioningUpPercent), int64(c.AutoPartitioningDownPercent), c.AutoPartitioningWindow
+			if up == 0 {
+				up = topicstore.DefaultUpUtilizationPercent
+			}
+			if down == 0 {
+				down = topicstore.DefaultDownUtilizationPercent
+			}
+			if window == 0 {
+				window = topicstore.DefaultStabilizationWindow
+			}
+			var metering any
+			if c.MeteringMode != "" {
+				metering = c.MeteringMode
+			}
 			rows = append(rows, []any{c.Name, int64(len(t.Partitions)), active, int64(c.MinActivePartitions),
 				int64(c.MaxActivePartitions), ret, c.RetentionStorageMB, codecNames(c.SupportedCodecs), speed,
-				strategy, strings.Join(consumers, ","), msgs, bytes, nullTime(t.CreatedAt)})
+				strategy, strings.Join(consumers, ","), msgs, bytes, nullTime(t.CreatedAt),
+				c.PartitionWriteBurstBytes, metering, up, down, window})
 		}
 	case "partitions":
 		for _, t := range topics {
@@ -78,6 +93,8 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		}
 	case "consumers":
 		rows = s.consumerRows(topics)
+	case "consumer_options":
+		rows = consumerOptionRows(topics)
 	case "sessions":
 		rows = s.sessionRows()
 	case "transactions":

@@ -10,55 +10,145 @@ import (
 	"topicgate/topicstore"
 )
 
-// consumerRows builds sys.consumers: one row per (topic, consumer,
-// partition) with the committed offset, the lag and the read session
-// holding the partition.
-func (s *Session) consumerRows(topics []topicstore.TopicInfo) [][]any {
-	now := s.eng.opts.Clock()
-	var rows [][]any
+// consumerState is one (topic, consumer, partition)'s position and lag,
+// as sys.consumers shows it and /metrics exports it. Shared is set for a
+// shared consumer (its committed offset is the first unfinished message).
+type consumerState struct {
+	topic, consumer string
+	important       bool
+	partition       int32
+	committed, end  int64
+	lagTime         time.Duration // age of the oldest uncommitted (unfinished) message; 0 if none
+	lagKnown        bool          // false: the message at the committed offset could not be read
+	holder          uint32        // read session holding the partition (streaming), 0 if none
+	shared          *topicstore.SharedPartitionStats
+}
+
+// consumerStates computes every consumer partition's state of topics as
+// of now: one position read per consumer and, per partition that lags,
+// one seek to read its oldest uncommitted message's write time. It runs
+// when sys.consumers is read or /metrics is scraped, never on a
+// statement's path.
+func (e *Engine) consumerStates(topics []topicstore.TopicInfo, now time.Time) []consumerState {
+	var out []consumerState
 	for _, t := range topics {
+		end := map[int32]int64{}
+		for _, p := range t.Partitions {
+			end[p.ID] = p.EndOffset
+		}
 		for _, c := range t.Config.Consumers {
 			if c.Shared {
-				rows = append(rows, s.sharedConsumerRows(t, c.Name, now)...)
+				stats, err := e.store.SharedStats(t.Config.Name, c.Name)
+				if err != nil {
+					continue
+				}
+				for i := range stats {
+					st := &stats[i]
+					cs := consumerState{topic: t.Config.Name, consumer: c.Name, important: c.Important, partition: st.Partition,
+						committed: st.StartOffset, end: end[st.Partition], lagKnown: true, shared: st}
+					if !st.OldestUnacked.IsZero() {
+						cs.lagTime = max(now.Sub(st.OldestUnacked), 0)
+					}
+					out = append(out, cs)
+				}
 				continue
 			}
-			pos, err := s.eng.store.Positions(t.Config.Name, c.Name)
+			pos, err := e.store.Positions(t.Config.Name, c.Name)
 			if err != nil {
 				continue
 			}
-			typ := "streaming"
-			if c.Shared {
-				typ = "shared"
-			}
-			g := s.eng.groups.get(t.Config.Name, c.Name)
+			g := e.groups.get(t.Config.Name, c.Name)
 			for _, p := range t.Partitions {
-				committed := pos[p.ID]
-				lag := p.EndOffset - committed
-				var lagTime any
-				if lag > 0 {
-					if wt, ok := s.writtenAt(t.Config.Name, p.ID, committed); ok {
-						lagTime = max(now.Sub(wt), 0)
+				cs := consumerState{topic: t.Config.Name, consumer: c.Name, important: c.Important, partition: p.ID,
+					committed: pos[p.ID], end: p.EndOffset, lagKnown: true, holder: g.holder(p.ID)}
+				if cs.end > cs.committed {
+					wt, ok := e.writtenAt(t.Config.Name, p.ID, cs.committed)
+					cs.lagKnown = ok
+					if ok {
+						cs.lagTime = max(now.Sub(wt), 0)
 					}
-				} else {
-					lagTime = time.Duration(0)
 				}
-				var holder any
-				if h := g.holder(p.ID); h != 0 {
-					holder = int64(h)
-				}
-				rows = append(rows, []any{t.Config.Name, c.Name, typ, c.Important, int64(p.ID), committed,
-					p.EndOffset, lag, lagTime, holder, nil, nil, nil, nil, nil})
+				out = append(out, cs)
 			}
+		}
+	}
+	return out
+}
+
+// consumerRows builds sys.consumers: one row per (topic, consumer,
+// partition) with the committed offset, the lag and the read session
+// holding the partition; a shared consumer's rows describe its
+// acquisition window and count what did not end in an ack.
+func (s *Session) consumerRows(topics []topicstore.TopicInfo) [][]any {
+	var rows [][]any
+	for _, cs := range s.eng.consumerStates(topics, s.eng.opts.Clock()) {
+		var lagTime any
+		if cs.lagKnown {
+			lagTime = cs.lagTime
+		}
+		if st := cs.shared; st != nil {
+			var oldest, dlqErr any
+			if !st.OldestUnacked.IsZero() {
+				oldest = cs.lagTime
+			}
+			if st.DeadLetterError != "" {
+				dlqErr = st.DeadLetterError
+			}
+			rows = append(rows, []any{cs.topic, cs.consumer, "shared", cs.important, int64(cs.partition), cs.committed,
+				cs.end, cs.end - cs.committed, lagTime, nil, st.Available, st.Acquired, st.Delayed, st.Archived, oldest,
+				st.ArchivedTotal, st.DeadLettered, st.DeadLetterFailures, dlqErr})
+			continue
+		}
+		var holder any
+		if cs.holder != 0 {
+			holder = int64(cs.holder)
+		}
+		rows = append(rows, []any{cs.topic, cs.consumer, "streaming", cs.important, int64(cs.partition), cs.committed,
+			cs.end, cs.end - cs.committed, lagTime, holder, nil, nil, nil, nil, nil, nil, nil, nil, nil})
+	}
+	return rows
+}
+
+// consumerOptionRows builds sys.consumer_options: every consumer option
+// in effect, one row per consumer.
+func consumerOptionRows(topics []topicstore.TopicInfo) [][]any {
+	exists := map[string]bool{}
+	for _, t := range topics {
+		exists[t.Config.Name] = true
+	}
+	var rows [][]any
+	for _, t := range topics {
+		for _, c := range t.Config.Consumers {
+			row := []any{t.Config.Name, c.Name, "streaming", c.Important, nullTime(c.ReadFrom), c.AvailabilityPeriod,
+				codecNames(c.SupportedCodecs), nil, nil, nil, nil, nil, nil, nil}
+			if c.Shared {
+				timeout := c.ProcessingTimeout
+				if timeout <= 0 {
+					timeout = topicstore.DefaultProcessingTimeout
+				}
+				policy := c.DeadLetterPolicy
+				if policy == "" {
+					policy = "none"
+				}
+				var dlq, dlqExists any
+				if c.DeadLetterQueue != "" {
+					dlq, dlqExists = c.DeadLetterQueue, exists[c.DeadLetterQueue]
+				}
+				row[2] = "shared"
+				row[7], row[8], row[9], row[10], row[11] = timeout, int64(c.MaxProcessingAttempts), policy, dlq, dlqExists
+				row[12], row[13] = c.KeepMessagesOrder, c.ReceiveMessageDelay
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows
 }
 
 // writtenAt returns the write time of the message at offset.
-func (s *Session) writtenAt(topic string, part int32, offset int64) (time.Time, bool) {
+func (e *Engine) writtenAt(topic string, part int32, offset int64) (time.Time, bool) {
 	var t time.Time
 	found := false
-	_ = s.eng.store.Scan(context.Background(), topic, topicstore.ScanRange{Partition: part, Start: offset, End: -1}, func(m *topicstore.Message) bool {
+	_ = e.store.Scan(context.Background(), topic, topicstore.ScanRange{Partition: part, Start: offset, End: -1}, func(m *topicstore.Message) bool {
 		t, found = m.WrittenAt, true
 		return false
 	})
@@ -136,33 +226,5 @@ func (s *Session) transactionRows() [][]any {
 		return true
 	})
 	sort.Slice(rows, func(i, j int) bool { return rows[i][0].(int64) < rows[j][0].(int64) })
-	return rows
-}
-
-// sharedConsumerRows builds the sys.consumers rows of a shared consumer:
-// the committed offset is the first unfinished message, and the counts
-// describe the acquisition window.
-func (s *Session) sharedConsumerRows(t topicstore.TopicInfo, consumer string, now time.Time) [][]any {
-	stats, err := s.eng.store.SharedStats(t.Config.Name, consumer)
-	if err != nil {
-		return nil
-	}
-	end := map[int32]int64{}
-	for _, p := range t.Partitions {
-		end[p.ID] = p.EndOffset
-	}
-	var rows [][]any
-	for _, st := range stats {
-		var oldest, lagTime any
-		if !st.OldestUnacked.IsZero() {
-			oldest = max(now.Sub(st.OldestUnacked), 0)
-			lagTime = oldest
-		} else {
-			lagTime = time.Duration(0)
-		}
-		rows = append(rows, []any{t.Config.Name, consumer, "shared", false, int64(st.Partition), st.StartOffset,
-			end[st.Partition], end[st.Partition] - st.StartOffset, lagTime, nil,
-			st.Available, st.Acquired, st.Delayed, st.Archived, oldest})
-	}
 	return rows
 }

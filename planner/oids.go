@@ -32,13 +32,30 @@ var PgCatalogOIDs = map[string]int64{
 	"pg_depend": 2608,
 }
 
-// SysViewNames are the sys views in OID order.
+// sysViewsAdded are the sys views added after the first set, in the
+// order they were added: they are numbered after it, so that a view's OID
+// never changes when another view is added.
+var sysViewsAdded = []string{"consumer_options"}
+
+// SysViewNames are the sys views in OID order: the first set by name,
+// then sysViewsAdded.
 func SysViewNames() []string {
+	added := map[string]bool{}
+	for _, n := range sysViewsAdded {
+		added[n] = true
+	}
 	names := make([]string, 0, len(SysViews))
 	for n := range SysViews {
-		names = append(names, n)
+		if !added[n] {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
+	for _, n := range sysViewsAdded {
+		if _, ok := SysViews[n]; ok {
+			names = append(names, n)
+		}
+	}
 	return names
 }
 

@@ -105,8 +105,11 @@ var SysViews = map[string]SysView{
 	"topics": {
 		Names: []string{"topic", "partitions", "active_partitions", "min_active_partitions", "max_active_partitions",
 			"retention_period", "retention_storage_mb", "supported_codecs", "partition_write_speed_bytes_per_second",
-			"auto_partitioning_strategy", "consumers", "messages", "bytes", "created_at"},
-		Types: []Type{TText, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TText, TInt8, TText, TText, TInt8, TInt8, TTimestamptz},
+			"auto_partitioning_strategy", "consumers", "messages", "bytes", "created_at",
+			"partition_write_burst_bytes", "metering_mode", "auto_partitioning_up_utilization_percent",
+			"auto_partitioning_down_utilization_percent", "auto_partitioning_stabilization_window"},
+		Types: []Type{TText, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TText, TInt8, TText, TText, TInt8, TInt8, TTimestamptz,
+			TInt8, TText, TInt8, TInt8, TInterval},
 	},
 	"partitions": {
 		Names: []string{"topic", "partition", "active", "start_offset", "end_offset", "messages", "bytes", "last_write_at",
@@ -116,9 +119,20 @@ var SysViews = map[string]SysView{
 	},
 	"consumers": {
 		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",
-			"lag_messages", "lag_time", "read_session", "available", "acquired", "delayed", "archived", "oldest_unacked_age"},
+			"lag_messages", "lag_time", "read_session", "available", "acquired", "delayed", "archived", "oldest_unacked_age",
+			"archived_total", "dead_lettered", "dead_letter_failures", "dead_letter_error"},
 		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8,
-			TInt8, TInt8, TInt8, TInt8, TInterval},
+			TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TInt8, TInt8, TText},
+	},
+	// consumer_options is one row per consumer with every consumer option
+	// as it is in effect (defaults filled in); the shared-only options are
+	// NULL for a streaming consumer.
+	"consumer_options": {
+		Names: []string{"topic", "consumer", "type", "important", "read_from", "availability_period", "supported_codecs",
+			"default_processing_timeout", "max_processing_attempts", "dead_letter_policy", "dead_letter_queue",
+			"dead_letter_queue_exists", "keep_messages_order", "receive_message_delay"},
+		Types: []Type{TText, TText, TText, TBool, TTimestamptz, TInterval, TText,
+			TInterval, TInt8, TText, TText, TBool, TBool, TInterval},
 	},
 	"sessions": {
 		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",

@@ -123,6 +123,10 @@ type PartitionInfo struct {
 	Bytes        int64 // stored bytes of retained messages
 	Messages     int64 // EndOffset - StartOffset
 	LastWrite    time.Time
+	// WrittenBytes is the stored bytes ever written to the partition (the
+	// cumulative byte count at EndOffset): a counter that only grows and
+	// survives restarts, as EndOffset counts the messages ever written.
+	WrittenBytes int64
 }
 
 // TopicInfo is a topic's definition and state.
@@ -426,6 +430,13 @@ type SharedPartitionStats struct {
 	StartOffset                            int64 // first offset not yet finished (acked/archived)
 	Available, Acquired, Delayed, Archived int64
 	OldestUnacked                          time.Time // written_at of the oldest unfinished message; zero if none
+	// Counters since the consumer's state was loaded in this process
+	// (shared_counts.go): messages finished without an ack (rejected,
+	// out of attempts under the delete policy, or moved), messages moved
+	// to the dead_letter_queue, failed move attempts and the last one's
+	// error ("" if none failed).
+	ArchivedTotal, DeadLettered, DeadLetterFailures int64
+	DeadLetterError                                 string
 }
 
 // SharedStore is the shared-consumer part of the store. Acks, archives and

@@ -50,7 +50,9 @@ import (
 // 0 (so MaxProcessingAttempts counts deliveries since the last restart).
 // Lock expiry is lazy: Acquire, SharedAction, ReleaseSession and
 // SharedStats first return expired locks to the queue, as of the store's
-// clock. Dropping a shared consumer (or the topic, or turning it into a
+// clock. shared_counts.go counts, per partition, the messages archived,
+// moved to the dead_letter_queue and the failed moves (logged once per
+// message through Options.Logger), for SharedStats. Dropping a shared consumer (or the topic, or turning it into a
 // streaming consumer) deletes its state in the DDL batch (sharedDDL).
 
 // ErrNotShared: a shared-consumer operation named a streaming consumer.
@@ -95,6 +97,7 @@ type shMgr struct {
 	core     shCore
 	posMu    sync.Mutex // serializes position updates (sharedSyncPositions)
 	posSent  []int64    // per partition: the start last stored as the position
+	counts   shCounters // archived / dead-lettered counters (shared_counts.go), under mu
 }
 
 func (s *PebbleStore) sharedWindow() int {
@@ -311,6 +314,7 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr) error {
 // for the fsync with wait() after unlocking m. Pebble groups concurrent
 // syncs.
 func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	m.counts.noteFinished(eff)
 	var b *pebble.Batch
 	batch := func() *pebble.Batch {
 		if b == nil {

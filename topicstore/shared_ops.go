@@ -285,6 +285,7 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]SharedPartitionStat
 	out := make([]SharedPartitionStats, len(m.core.parts))
 	for i := range out {
 		out[i] = m.core.stats(i, now)
+		m.counts.fill(&out[i])
 	}
 	wait, perr := s.sharedPersist(m, &eff)
 	m.mu.Unlock()
@@ -313,10 +314,18 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]SharedPartitionStat
 // failure.
 func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
 	for _, mv := range moves {
-		ok := s.sharedPublishDLQ(topic, consumer, mv) == nil
+		perr := s.sharedPublishDLQ(topic, consumer, mv)
+		ok := perr == nil
 		_, m, err := s.sharedMgr(topic, consumer)
 		if err != nil {
 			return
+		}
+		if m.counts.noteMove(mv, perr, m.core.parts) {
+			dlq := ""
+			if cc := findConsumer(m.t, consumer); cc != nil {
+				dlq = cc.DeadLetterQueue
+			}
+			s.logMoveFailure(topic, consumer, dlq, mv, perr)
 		}
 		var eff shEffects
 		if e := m.core.parts[mv.part].at(mv.off); e != nil && e.state == shPending {

@@ -93,11 +93,11 @@ func TestSharedTransitions(t *testing.T) {
 	eq(t, act(t, s, "q", "w", 2, ActionAck, r0(3), r0(4), r0(5), MsgRef{Partition: 1}, r0(-1)),
 		[]SharedOutcome{OutcomeDone, OutcomeExpired, OutcomeUnknown, OutcomeUnknown, OutcomeUnknown})
 	st := stats0(t, s, "q", "w")
-	eq(t, st, SharedPartitionStats{StartOffset: 1, Available: 2, Archived: 1, OldestUnacked: t0}) // 1 (expired), 4
+	eq(t, st, SharedPartitionStats{StartOffset: 1, Available: 2, Archived: 1, OldestUnacked: t0, ArchivedTotal: 1}) // 1 (expired), 4
 	eq(t, refsOf(t, acquire(t, s, "q", "w", 1, 10)), []string{"0:1:b:3", "0:4:e:2"})
 	eq(t, act(t, s, "q", "w", 2, ActionAck, r0(4)), []SharedOutcome{OutcomeExpired})
 	eq(t, act(t, s, "q", "w", 1, ActionAck, r0(1), r0(4)), []SharedOutcome{OutcomeDone, OutcomeDone})
-	eq(t, stats0(t, s, "q", "w"), SharedPartitionStats{StartOffset: 5})
+	eq(t, stats0(t, s, "q", "w"), SharedPartitionStats{StartOffset: 5, ArchivedTotal: 1})
 
 	// ReleaseSession releases everything the session holds.
 	commit(t, s, "q", body("f"), body("g"))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,11 @@ type Options struct {
 	// Pebble's errors are always logged with the standard log package.
 	Logf func(format string, args ...any)
 
+	// Logger receives the store's operational events that an operator
+	// must see (a dead-letter move that failed, once per message); nil
+	// means slog.Default().
+	Logger *slog.Logger
+
 	// SharedWindow is the per-partition acquisition window of shared consumers (offsets from the first unfinished one); default DefaultSharedWindow (1000).
 	SharedWindow int
 
@@ -85,6 +91,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.CacheSize == 0 {
 		o.CacheSize = o.BlockCacheSize + 2*int64(o.MemTableSize)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	if o.RetentionInterval == 0 {
 		o.RetentionInterval = 30 * time.Second
@@ -474,7 +483,7 @@ func (t *topic) info() TopicInfo {
 		end := p.visibleEnd.Load()
 		pi := PartitionInfo{
 			ID: int32(i), Active: true, Parent: -1, StartOffset: p.start, EndOffset: end,
-			Bytes: p.endCum - p.startCum, Messages: end - p.start, LastWrite: p.lastWrite,
+			Bytes: p.endCum - p.startCum, Messages: end - p.start, LastWrite: p.lastWrite, WrittenBytes: p.endCum,
 		}
 		if i < len(t.layout.Parts) {
 			pl := &t.layout.Parts[i]

@@ -38,6 +38,9 @@ type config struct {
 	CacheMiB, MemTableMiB int64
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
+	// Logger replaces the text logger on stderr at LogLevel (tests
+	// capture what the server logs).
+	Logger *slog.Logger
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -67,13 +70,16 @@ func start(cfg config) (*app, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if cfg.Logger != nil {
+		logger = cfg.Logger
+	}
 	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
-		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20})
+		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
 	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20, Trace: cfg.Trace})
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	srv, err := wire.NewServer(wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
 		Auth: cfg.Auth, Users: cfg.Users, Logger: logger,

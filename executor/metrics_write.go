@@ -1,0 +1,231 @@
+package executor
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// promWriter writes the Prometheus text exposition format (version 0.0.4):
+// each family once, its HELP and TYPE lines first, label values escaped.
+type promWriter struct {
+	w *bufio.Writer
+}
+
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+
+// family starts a metric family.
+func (p promWriter) family(name, kind, help string) {
+	p.w.WriteString("# HELP " + name + " " + helpEscaper.Replace(help) + "\n# TYPE " + name + " " + kind + "\n")
+}
+
+// sample writes one sample; labels alternate names and values.
+func (p promWriter) sample(name string, v float64, labels ...string) {
+	p.w.WriteString(name)
+	if len(labels) > 0 {
+		p.w.WriteByte('{')
+		for i := 0; i+1 < len(labels); i += 2 {
+			if i > 0 {
+				p.w.WriteByte(',')
+			}
+			p.w.WriteString(labels[i] + `="` + labelEscaper.Replace(labels[i+1]) + `"`)
+		}
+		p.w.WriteByte('}')
+	}
+	p.w.WriteByte(' ')
+	p.w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	p.w.WriteByte('\n')
+}
+
+// single writes a family of one unlabelled sample.
+func (p promWriter) single(name, kind, help string, v float64) {
+	p.family(name, kind, help)
+	p.sample(name, v)
+}
+
+func partLabel(id int32) string { return strconv.FormatInt(int64(id), 10) }
+
+// WriteMetrics writes the engine's metrics in Prometheus text exposition
+// format: transaction counters and statement latencies, the store's LSM
+// figures, per-topic traffic, per-partition offsets and per consumer and
+// partition its position, lag and (shared consumers) queue state. The
+// per-partition figures are computed now, from the store.
+func (e *Engine) WriteMetrics(w io.Writer) {
+	p := promWriter{bufio.NewWriter(w)}
+	defer p.w.Flush()
+	m := &e.metrics
+	p.single("topicgate_txn_commits_total", "counter", "Transactions committed.", float64(m.commits.Load()))
+	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions rolled back by ROLLBACK.", float64(m.rollbacks.Load()))
+	p.single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(m.conflicts.Load()))
+	p.single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(m.commitErrors.Load()))
+	sessions := 0
+	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
+	p.single("topicgate_sessions", "gauge", "Open client sessions.", float64(sessions))
+	e.writeLatency(p)
+	if st, ok := e.store.(topicstore.EngineStatter); ok {
+		writeEngineStats(p, st.EngineStats())
+	}
+	topics := e.store.Topics()
+	e.writeTopics(p, topics)
+	p.family("topicgate_partition_end_offset", "gauge", "Next offset to be assigned.")
+	for _, t := range topics {
+		for _, pt := range t.Partitions {
+			p.sample("topicgate_partition_end_offset", float64(pt.EndOffset), "topic", t.Config.Name, "partition", partLabel(pt.ID))
+		}
+	}
+	p.family("topicgate_partition_bytes", "gauge", "Stored bytes of retained messages.")
+	for _, t := range topics {
+		for _, pt := range t.Partitions {
+			p.sample("topicgate_partition_bytes", float64(pt.Bytes), "topic", t.Config.Name, "partition", partLabel(pt.ID))
+		}
+	}
+	e.writeConsumers(p, topics)
+}
+
+func writeEngineStats(p promWriter, es topicstore.EngineStats) {
+	p.single("topicgate_store_disk_bytes", "gauge", "On-disk size of the store.", float64(es.DiskBytes))
+	p.single("topicgate_store_memtable_bytes", "gauge", "Memory held by memtables.", float64(es.MemtableBytes))
+	p.single("topicgate_store_l0_files", "gauge", "Files in LSM level 0.", float64(es.L0Files))
+	p.single("topicgate_store_l0_sublevels", "gauge", "Overlapping layers in LSM level 0.", float64(es.L0Sublevels))
+	p.single("topicgate_store_flushes_total", "counter", "Memtables flushed.", float64(es.Flushes))
+	p.single("topicgate_store_compactions_total", "counter", "LSM compactions of every kind.", float64(es.Compactions))
+	p.single("topicgate_store_delete_only_compactions_total", "counter", "Compactions that dropped whole files without reading them.", float64(es.DeleteOnly))
+	p.single("topicgate_store_compaction_debt_bytes", "gauge", "Estimated bytes compactions still have to rewrite.", float64(es.CompactionDebtBytes))
+	p.single("topicgate_store_block_cache_bytes", "gauge", "Block cache in use.", float64(es.CacheBytes))
+	p.single("topicgate_store_block_cache_hits_total", "counter", "Block cache hits.", float64(es.CacheHits))
+	p.single("topicgate_store_block_cache_misses_total", "counter", "Block cache misses.", float64(es.CacheMisses))
+	p.single("topicgate_store_wal_syncs_total", "counter", "Fsyncs of the write-ahead log.", float64(es.WALSyncs))
+	p.single("topicgate_store_wal_sync_seconds_total", "counter", "Time spent in fsyncs of the write-ahead log.", es.WALSyncSeconds)
+	p.single("topicgate_store_commit_groups_total", "counter", "Batches written by group commit.", float64(es.CommitGroups))
+	p.single("topicgate_store_commit_requests_total", "counter", "Requests carried by those batches.", float64(es.CommitRequests))
+	p.single("topicgate_store_reclaims_total", "counter", "Dropped topics' key ranges compacted away.", float64(es.Reclaims))
+}
+
+// writeLatency writes the statement latency histograms, one series per
+// statement kind.
+func (e *Engine) writeLatency(p promWriter) {
+	const name = "topicgate_statement_duration_seconds"
+	p.family(name, "histogram", "Statement latency by kind, from Execute to completion (a deferred pipeline INSERT to its commit; commit: a transaction block's commit).")
+	for k := kindInsert; k < numStmtKinds; k++ {
+		h := &e.metrics.latency[k]
+		kind := stmtKindNames[k]
+		var cum int64
+		for i := range h.buckets {
+			cum += h.buckets[i].Load()
+			le := "+Inf"
+			if i < len(latencyBuckets) {
+				le = strconv.FormatFloat(latencyBuckets[i].Seconds(), 'g', -1, 64)
+			}
+			p.sample(name+"_bucket", float64(cum), "kind", kind, "le", le)
+		}
+		p.sample(name+"_sum", time.Duration(h.sumNs.Load()).Seconds(), "kind", kind)
+		p.sample(name+"_count", float64(cum), "kind", kind)
+	}
+}
+
+// writeTopics writes the per-topic traffic counters. Messages and bytes
+// written come from the store (every partition's end offset and
+// cumulative bytes: they survive restarts); reads and duplicates are the
+// engine's counters since it started. Counters of dropped topics are
+// forgotten here.
+func (e *Engine) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
+	live := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		live[t.Config.Name] = true
+	}
+	e.metrics.topics.Range(func(k, _ any) bool {
+		if !live[k.(string)] {
+			e.metrics.topics.Delete(k)
+		}
+		return true
+	})
+	counters := func(name string) *topicCounters {
+		if v, ok := e.metrics.topics.Load(name); ok {
+			return v.(*topicCounters)
+		}
+		return &topicCounters{}
+	}
+	type fam struct {
+		name, help string
+		value      func(t topicstore.TopicInfo, c *topicCounters) int64
+	}
+	sum := func(f func(topicstore.PartitionInfo) int64) func(topicstore.TopicInfo, *topicCounters) int64 {
+		return func(t topicstore.TopicInfo, _ *topicCounters) int64 {
+			var n int64
+			for _, pt := range t.Partitions {
+				n += f(pt)
+			}
+			return n
+		}
+	}
+	fams := []fam{
+		{"topicgate_topic_messages_written_total", "Messages ever written to the topic (the sum of its partitions' end offsets).",
+			sum(func(pt topicstore.PartitionInfo) int64 { return pt.EndOffset })},
+		{"topicgate_topic_bytes_written_total", "Stored bytes ever written to the topic (encoded and compressed, as on disk).",
+			sum(func(pt topicstore.PartitionInfo) int64 { return pt.WrittenBytes })},
+		{"topicgate_topic_messages_read_total", "Messages read from the topic by SELECT, consumer reads and shared-consumer acquires.",
+			func(_ topicstore.TopicInfo, c *topicCounters) int64 { return c.readMsgs.Load() }},
+		{"topicgate_topic_bytes_read_total", "Body bytes of the messages read from the topic, as stored (compressed if their codec compresses).",
+			func(_ topicstore.TopicInfo, c *topicCounters) int64 { return c.readBytes.Load() }},
+		{"topicgate_topic_duplicates_skipped_total", "Messages skipped by producer seqno dedup.",
+			func(_ topicstore.TopicInfo, c *topicCounters) int64 { return c.dups.Load() }},
+		// topicgate_topic_throttled_seconds_total (time writes waited for
+		// the partition write-speed limit) belongs here; it comes with
+		// write-speed limits (issue 14), from the store's partitions.
+	}
+	for _, f := range fams {
+		p.family(f.name, "counter", f.help)
+		for _, t := range topics {
+			p.sample(f.name, float64(f.value(t, counters(t.Config.Name))), "topic", t.Config.Name)
+		}
+	}
+}
+
+// writeConsumers writes each consumer partition's position and lag, and
+// for shared consumers the state of the acquisition window and the
+// dead-letter counters.
+func (e *Engine) writeConsumers(p promWriter, topics []topicstore.TopicInfo) {
+	states := e.consumerStates(topics, e.opts.Clock())
+	type fam struct {
+		name, kind, help string
+		shared           bool
+		value            func(cs *consumerState) float64
+	}
+	fams := []fam{
+		{"topicgate_consumer_committed_offset", "gauge", "The consumer's committed offset: the next offset it reads (shared: the first unfinished message).", false,
+			func(cs *consumerState) float64 { return float64(cs.committed) }},
+		{"topicgate_consumer_lag_messages", "gauge", "Messages between the committed offset and the partition's end.", false,
+			func(cs *consumerState) float64 { return float64(cs.end - cs.committed) }},
+		{"topicgate_consumer_lag_seconds", "gauge", "Age of the oldest uncommitted (shared: unfinished) message; 0 when there is none.", false,
+			func(cs *consumerState) float64 { return cs.lagTime.Seconds() }},
+		{"topicgate_shared_available_messages", "gauge", "Messages of the shared consumer's window that can be acquired now.", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.Available) }},
+		{"topicgate_shared_acquired_messages", "gauge", "Messages locked by a session (or held for a commit or a dead-letter move).", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.Acquired) }},
+		{"topicgate_shared_delayed_messages", "gauge", "Messages not handed out yet because of their delay or receive_message_delay.", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.Delayed) }},
+		{"topicgate_shared_archived_messages", "gauge", "Archived messages still inside the window (behind an unfinished one).", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.Archived) }},
+		{"topicgate_shared_archived_total", "counter", "Messages finished without an ack: rejected, out of attempts (delete policy) or moved to the dead-letter queue.", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.ArchivedTotal) }},
+		{"topicgate_shared_dead_lettered_total", "counter", "Messages moved to the consumer's dead_letter_queue.", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.DeadLettered) }},
+		{"topicgate_shared_dead_letter_failures_total", "counter", "Dead-letter moves that failed (the message stayed in the queue), e.g. because the dead_letter_queue does not exist.", true,
+			func(cs *consumerState) float64 { return float64(cs.shared.DeadLetterFailures) }},
+	}
+	for _, f := range fams {
+		p.family(f.name, f.kind, f.help)
+		for i := range states {
+			cs := &states[i]
+			if f.shared && cs.shared == nil {
+				continue
+			}
+			p.sample(f.name, f.value(cs), "topic", cs.topic, "consumer", cs.consumer, "partition", partLabel(cs.partition))
+		}
+	}
+}
