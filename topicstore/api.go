@@ -303,10 +303,11 @@ type Store interface {
 
 	// Producers lists the producers of a topic.
 	Producers(topic string) ([]ProducerInfo, error)
-	// Producer returns a live producer's dedup state and binding; ok is
-	// false when the topic has no live producer of that id (unknown,
-	// expired, or no topic): none of its seqnos is a duplicate yet and it
-	// is bound to no partition.
+	// Producer returns a live producer's dedup state and binding (its
+	// Partition is -1 when the partition it was bound to has split: its
+	// next write binds it again); ok is false when the topic has no live
+	// producer of that id (unknown, expired, or no topic): none of its
+	// seqnos is a duplicate yet and it is bound to no partition.
 	Producer(topic, producer string) (info ProducerInfo, ok bool)
 
 	// Positions returns a consumer's committed offset for every partition

@@ -510,7 +510,11 @@ func (s *PebbleStore) Producer(topic, producer string) (ProducerInfo, bool) {
 	defer s.coreMu.Unlock()
 	if ct := s.core.Topics[t.id]; ct != nil {
 		if ps := ct.Producers[producer]; ps != nil && !ps.fresh && now.Sub(ps.LastWrite) <= s.opts.ProducerExpiry {
-			return ProducerInfo{ProducerID: producer, Partition: ps.Partition, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite}, true
+			part := ps.Partition
+			if ct.inactive(part) {
+				part = -1 // its partition split: the binding is void until its next write
+			}
+			return ProducerInfo{ProducerID: producer, Partition: part, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite}, true
 		}
 	}
 	return ProducerInfo{}, false
