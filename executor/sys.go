@@ -130,7 +130,10 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 // auto-partitioning splits on).
 func partitionRow(t topicstore.TopicInfo, p topicstore.PartitionInfo, rates []float64) []any {
 	state := "active"
-	if !p.Active {
+	switch {
+	case p.Deleted:
+		state = "deleted"
+	case !p.Active:
 		state = "inactive"
 	}
 	var parent, from, to any

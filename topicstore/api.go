@@ -113,7 +113,10 @@ type PartitionInfo struct {
 	// is the partition it was split from (-1: none). In a keyed layout
 	// (auto-partitioning) an active partition owns the key hashes
 	// KeyLo..KeyHi (inclusive).
-	Active       bool
+	Active bool
+	// Deleted: an inactive partition that retention emptied after every
+	// consumer had read it to its end; it stays listed for its children.
+	Deleted      bool
 	Parent       int32
 	Children     []int32
 	Keyed        bool

@@ -24,7 +24,10 @@ import (
 
 // partLayout is one partition's place in the layout.
 type partLayout struct {
-	Inactive bool    `json:"inactive,omitempty"`
+	Inactive bool `json:"inactive,omitempty"`
+	// Deleted: an inactive partition that retention emptied and every
+	// consumer finished; it holds nothing and never will (retention.go).
+	Deleted  bool    `json:"deleted,omitempty"`
 	Parent   int32   `json:"parent"` // -1: none
 	Children []int32 `json:"children,omitempty"`
 	// KeyLo and KeyHi bound the hashes the partition owns, both

@@ -89,7 +89,54 @@ func (s *PebbleStore) RunRetention(ctx context.Context, now time.Time) (int64, e
 		}
 		total += n
 	}
+	for _, t := range ts {
+		if t.layout.active() == len(t.layout.Parts) {
+			continue // no inactive partitions
+		}
+		if _, err := s.submit(ctx, &op{ddl: func() error { return s.retireDrained(t.id) }}); err != nil {
+			return total, err
+		}
+	}
 	return total, nil
+}
+
+// retireDrained marks deleted the inactive partitions of topic id that
+// hold nothing any more (retention removed all their messages) and that
+// every consumer has committed to their end (DESIGN.md §1a); it runs on
+// the committer goroutine, as a layout change.
+func (s *PebbleStore) retireDrained(id uint64) error {
+	s.mu.RLock()
+	t := s.byID[id]
+	s.mu.RUnlock()
+	ct := s.core.Topics[id]
+	if t == nil || ct == nil {
+		return nil // dropped meanwhile
+	}
+	l := t.layout.clone()
+	changed := false
+	for i := range l.Parts {
+		pl := &l.Parts[i]
+		if !pl.Inactive || pl.Deleted || i >= len(ct.Parts) {
+			continue
+		}
+		cp := ct.Parts[i]
+		if cp.Start < cp.End {
+			continue // retention has not emptied it yet
+		}
+		done := true
+		for _, pos := range ct.Consumers {
+			if i < len(pos) && pos[i] != 0 && pos[i] < cp.End {
+				done = false
+			}
+		}
+		if done {
+			pl.Deleted, changed = true, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return s.relayout(t, cloneConfig(t.cfg), l)
 }
 
 // planRetention computes the cuts of a topic's partitions.

@@ -223,3 +223,37 @@ func TestRetentionLoopCloses(t *testing.T) {
 	commit(t, s, "t", body("x"))
 	must(t, s.Close())
 }
+
+// TestRetireDrainedPartitions: an inactive (split) partition is marked
+// deleted once retention has removed all its messages and no consumer is
+// behind its end; its active children are untouched.
+func TestRetireDrainedPartitions(t *testing.T) {
+	clk := newTestClock()
+	dir := t.TempDir()
+	s := openTest(t, dir, clk)
+	must(t, s.CreateTopic(ctx, TopicConfig{Name: "t", RetentionPeriod: time.Hour, AutoPartitioningStrategy: "scale_up",
+		Consumers: []ConsumerConfig{{Name: "c"}}}))
+	commit(t, s, "t", Message{Partition: 0, Body: []byte("old")})
+	must(t, s.SplitPartition(ctx, "t", 0))
+	commit(t, s, "t", Message{Partition: -1, Body: []byte("new")})
+	state := func() []bool {
+		info, err := s.Topic("t")
+		must(t, err)
+		var out []bool
+		for _, p := range info.Partitions {
+			out = append(out, p.Deleted)
+		}
+		return out
+	}
+	// The consumer has not read partition 0: it stays while it holds data.
+	retain(t, s, clk.Now())
+	eq(t, state(), []bool{false, false, false})
+	// Retention empties it (the consumer is not important): deleted.
+	clk.Advance(2 * time.Hour)
+	retain(t, s, clk.Now())
+	eq(t, state(), []bool{true, false, false})
+	// And so it stays across a restart.
+	must(t, s.Close())
+	s = openTest(t, dir, clk)
+	eq(t, state(), []bool{true, false, false})
+}

@@ -487,7 +487,7 @@ func (t *topic) info() TopicInfo {
 		}
 		if i < len(t.layout.Parts) {
 			pl := &t.layout.Parts[i]
-			pi.Active, pi.Parent, pi.Children = !pl.Inactive, pl.Parent, slices.Clone(pl.Children)
+			pi.Active, pi.Deleted, pi.Parent, pi.Children = !pl.Inactive, pl.Deleted, pl.Parent, slices.Clone(pl.Children)
 			if t.layout.Keyed {
 				pi.Keyed, pi.KeyLo, pi.KeyHi = true, pl.KeyLo, pl.KeyHi
 			}
