@@ -149,6 +149,11 @@ func ApplyTopicOptions(cfg *topicstore.TopicConfig, opts []sql.Option) error {
 			cfg.MeteringMode, err = optString(o, "reserved_capacity", "request_units")
 		case "auto_partitioning_strategy":
 			cfg.AutoPartitioningStrategy, err = optString(o, "disabled", "scale_up", "scale_up_and_down", "paused")
+			if err == nil && cfg.AutoPartitioningStrategy == "scale_up_and_down" {
+				// YDB names it but merges no partitions either.
+				err = pgerror.New(pgerror.CodeFeatureNotSupported,
+					"auto_partitioning_strategy 'scale_up_and_down' is not supported: partitions split but never merge; use 'scale_up'")
+			}
 		case "auto_partitioning_up_utilization_percent":
 			n, err = optInt(o, 1, 100)
 			cfg.AutoPartitioningUpPercent = int(n)
