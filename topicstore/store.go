@@ -113,6 +113,7 @@ type topic struct {
 	parts     []*partition
 	codecs    [8]bool // supported codecs
 	consumers map[string]bool
+	thr       *topicThrottle // write-speed state; nil: never throttled (throttle.go)
 }
 
 // catalogRecord is the value of a catalog key.
@@ -299,6 +300,7 @@ func (s *PebbleStore) recover() error {
 		for _, c := range rec.Config.Consumers {
 			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
 		}
+		s.configureThrottle(t, ct)
 		s.topics[t.cfg.Name] = t
 		s.byID[t.id] = t
 		s.core.Topics[t.id] = ct
@@ -438,6 +440,7 @@ func (t *topic) info() TopicInfo {
 		})
 		p.mu.Unlock()
 	}
+	t.thr.fill(&ti)
 	return ti
 }
 
