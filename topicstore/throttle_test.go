@@ -61,7 +61,7 @@ func TestBucketArithmetic(t *testing.T) {
 		{"ALTER to a higher rate pays the debt back faster", 1000, 1000, []step{
 			{at: 0, bytes: 2000, want: time.Second},
 			{at: 500 * time.Millisecond, rate: 10000, burst: 10000, bytes: 0, want: 50 * time.Millisecond}, // 500 left at 10000 B/s
-			{at: time.Second, bytes: 4500, want: 0}, // refilled 5000 at the new rate since the ALTER
+			{at: time.Second, bytes: 4500, want: 0},                                                        // refilled 5000 at the new rate since the ALTER
 		}},
 		{"ALTER to a smaller burst clamps the tokens", 1000, 5000, []step{
 			{at: 0, rate: 1000, burst: 1000, bytes: 1500, want: 500 * time.Millisecond},
