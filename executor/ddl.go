@@ -29,6 +29,7 @@ func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPla
 	if err != nil {
 		return mapStoreErr(err, p.Config.Name)
 	}
+	noticeBurstOnly(out, p.Config)
 	return nil
 }
 
@@ -36,6 +37,7 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 	if err := s.noDDLInTxn("ALTER TOPIC"); err != nil {
 		return err
 	}
+	before, _ := s.eng.store.Topic(p.Name)
 	err := s.eng.store.AlterTopic(ctx, p.Name, p.Apply)
 	if errors.Is(err, topicstore.ErrTopicNotFound) && p.IfExists {
 		out.Notice(pgerror.CodeUndefinedTable, "topic \""+p.Name+"\" does not exist, skipping")
@@ -43,6 +45,9 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 	}
 	if err != nil {
 		return mapStoreErr(err, p.Name)
+	}
+	if ti, err := s.eng.store.Topic(p.Name); err == nil && speedChanged(before.Config, ti.Config) {
+		noticeBurstOnly(out, ti.Config)
 	}
 	return nil
 }

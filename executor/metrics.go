@@ -73,4 +73,8 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 			fmt.Fprintf(w, "topicgate_partition_bytes{topic=%q,partition=\"%d\"} %d\n", t.Config.Name, p.ID, p.Bytes)
 		}
 	}
+	fmt.Fprintf(w, "# HELP topicgate_topic_throttled_seconds_total Write-speed delay imposed on the topic's writes, summed over writes.\n# TYPE topicgate_topic_throttled_seconds_total counter\n")
+	for _, t := range topics {
+		fmt.Fprintf(w, "topicgate_topic_throttled_seconds_total{topic=%q} %g\n", t.Config.Name, t.Throttled.Seconds())
+	}
 }

@@ -72,7 +72,7 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		for _, t := range topics {
 			for _, p := range t.Partitions {
 				rows = append(rows, []any{t.Config.Name, int64(p.ID), p.Active, p.StartOffset, p.EndOffset,
-					p.Messages, p.Bytes, nullTime(p.LastWrite)})
+					p.Messages, p.Bytes, nullTime(p.LastWrite), p.Throttled.Seconds()})
 			}
 		}
 	case "consumers":
