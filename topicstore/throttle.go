@@ -60,10 +60,18 @@ func (b *bucket) charge(now time.Time, rate, burst float64, n int64) time.Durati
 	if b.tokens >= 0 {
 		return 0
 	}
-	d := time.Duration(math.Ceil(-b.tokens / rate * float64(time.Second)))
-	b.throttled += d
+	d := maxThrottle
+	if s := -b.tokens / rate; s < maxThrottle.Seconds() {
+		d = time.Duration(math.Ceil(s * float64(time.Second)))
+	}
+	b.throttled = min(b.throttled+d, math.MaxInt64-maxThrottle) // saturates, never wraps
 	return d
 }
+
+// maxThrottle bounds one write's delay, so that absurd debts (1 byte/s and a
+// 1 GiB transaction: 34 years) neither overflow a time.Duration nor the
+// counters; the debt itself is kept.
+const maxThrottle = 24 * time.Hour
 
 // topicThrottle is a topic's write-speed state: its limits and one bucket per
 // partition (grown on first use, so partitions added later need no step).
@@ -132,7 +140,7 @@ func (tt *topicThrottle) fill(ti *TopicInfo) {
 		p := &ti.Partitions[i]
 		if int(p.ID) < len(tt.parts) && p.ID >= 0 {
 			p.Throttled = tt.parts[p.ID].throttled
-			ti.Throttled += p.Throttled
+			ti.Throttled = min(ti.Throttled+p.Throttled, math.MaxInt64-maxThrottle) // saturates
 		}
 	}
 }

@@ -200,3 +200,16 @@ func TestStoreThrottle(t *testing.T) {
 		check(t, ti.Config.Name != "fast" || ti.Throttled > 0, "Topics() reports the counter")
 	}
 }
+
+// TestBucketHugeDebt: a debt beyond any sensible wait is capped per write
+// and never wraps the counters.
+func TestBucketHugeDebt(t *testing.T) {
+	tt := &topicThrottle{}
+	tt.reconfigure(t0, 1, 1)
+	for range 3 {
+		eq(t, tt.charge(t0, 0, 1<<40), maxThrottle)
+	}
+	ti := TopicInfo{Partitions: []PartitionInfo{{ID: 0}}}
+	tt.fill(&ti)
+	eq(t, ti.Throttled, 3*maxThrottle)
+}
