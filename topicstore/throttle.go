@@ -140,7 +140,11 @@ func (tt *topicThrottle) fill(ti *TopicInfo) {
 		p := &ti.Partitions[i]
 		if int(p.ID) < len(tt.parts) && p.ID >= 0 {
 			p.Throttled = tt.parts[p.ID].throttled
-			ti.Throttled = min(ti.Throttled+p.Throttled, math.MaxInt64-maxThrottle) // saturates
+			if limit := time.Duration(math.MaxInt64 - ti.Throttled); p.Throttled < limit {
+				ti.Throttled += p.Throttled
+			} else {
+				ti.Throttled = math.MaxInt64 // saturates, never wraps
+			}
 		}
 	}
 }
