@@ -30,6 +30,7 @@ func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPla
 		return mapStoreErr(err, p.Config.Name)
 	}
 	s.noticeMissingDLQs(p.Config, out)
+	noticeBurstOnly(out, p.Config)
 	return nil
 }
 
@@ -37,6 +38,7 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 	if err := s.noDDLInTxn("ALTER TOPIC"); err != nil {
 		return err
 	}
+	before, _ := s.eng.store.Topic(p.Name)
 	var err error
 	if p.Split >= 0 {
 		err = s.eng.store.SplitPartition(ctx, p.Name, p.Split)
@@ -52,6 +54,9 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 	}
 	if ti, err := s.eng.store.Topic(p.Name); err == nil {
 		s.noticeMissingDLQs(ti.Config, out)
+		if speedChanged(before.Config, ti.Config) {
+			noticeBurstOnly(out, ti.Config)
+		}
 	}
 	return nil
 }

@@ -31,7 +31,10 @@
 //     arithmetic); pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
-//     one commit (or staging them in the open transaction). copyout.go:
+//     one commit (or staging them in the open transaction). throttle.go:
+//     after a commit the session waits the write-speed delay the store
+//     decided (CommitResult.Throttle) on a timer and the statement's
+//     context; a wait cut short still succeeds, with a WARNING. copyout.go:
 //     COPY ... TO STDOUT in the text, csv and binary formats.
 //   - consume.go, directrows.go: consumer reads; bare-column reads encode
 //     DataRows straight from the store (wire.RowEncoder). delivery.go: an

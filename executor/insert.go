@@ -229,6 +229,8 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 	if err != nil {
 		return 0, mapStoreErr(err, topic)
 	}
+	s.throttleCommit(ctx, &res)
+	warnThrottleCut(out, res, []string{topic})
 	reportDuplicates(out, res.Writes)
 	s.eng.metrics.noteDuplicates(topic, res.Writes[0].Duplicates)
 	return res.Writes[0].Written, nil
@@ -292,10 +294,12 @@ func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (i
 		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
 		return 0, err
 	}
+	topics := tx.Topics()
 	res, err := s.commitTx(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
+	warnThrottleCut(out, res, topics)
 	reportDuplicates(out, res.Writes)
 	written := 0
 	for _, w := range res.Writes {

@@ -174,15 +174,17 @@ func (e *Engine) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
 			func(_ topicstore.TopicInfo, c *topicCounters) int64 { return c.readBytes.Load() }},
 		{"topicgate_topic_duplicates_skipped_total", "Messages skipped by producer seqno dedup.",
 			func(_ topicstore.TopicInfo, c *topicCounters) int64 { return c.dups.Load() }},
-		// topicgate_topic_throttled_seconds_total (time writes waited for
-		// the partition write-speed limit) belongs here; it comes with
-		// write-speed limits (issue 14), from the store's partitions.
 	}
 	for _, f := range fams {
 		p.family(f.name, "counter", f.help)
 		for _, t := range topics {
 			p.sample(f.name, float64(f.value(t, counters(t.Config.Name))), "topic", t.Config.Name)
 		}
+	}
+	const throttled = "topicgate_topic_throttled_seconds_total"
+	p.family(throttled, "counter", "Write-speed delay imposed on the topic's writes since the server started, summed over writes.")
+	for _, t := range topics {
+		p.sample(throttled, t.Throttled.Seconds(), "topic", t.Config.Name)
 	}
 }
 

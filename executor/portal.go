@@ -369,7 +369,8 @@ func durationInterval(d time.Duration) wire.Interval {
 // commitTx commits a transaction block: staged writes, the positions it
 // read and the shared-consumer messages it acquired, in one atomic store
 // commit. On failure everything is discarded and what it acquired goes back
-// to the queue.
+// to the queue. On success it waits the write-speed delay (throttle.go)
+// before it returns; res.Throttle is then nonzero only if ctx cut it short.
 func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitResult, error) {
 	pid := s.info.ProcessID
 	if err := s.checkHeld(tx); err != nil {
@@ -396,5 +397,6 @@ func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitR
 	}
 	s.sharedTx.held = nil
 	s.eng.metrics.commits.Add(1)
+	s.throttleCommit(ctx, &res)
 	return res, nil
 }

@@ -156,5 +156,5 @@ func partitionRow(t topicstore.TopicInfo, p topicstore.PartitionInfo, rates []fl
 		speed = topicstore.DefaultWriteSpeedBytesPerSec
 	}
 	return []any{t.Config.Name, int64(p.ID), p.Active, p.StartOffset, p.EndOffset, p.Messages, p.Bytes,
-		nullTime(p.LastWrite), state, parent, children, from, to, rate, 100 * rate / float64(speed)}
+		nullTime(p.LastWrite), state, parent, children, from, to, rate, 100 * rate / float64(speed), p.Throttled.Seconds()}
 }

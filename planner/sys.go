@@ -113,9 +113,9 @@ var SysViews = map[string]SysView{
 	},
 	"partitions": {
 		Names: []string{"topic", "partition", "active", "start_offset", "end_offset", "messages", "bytes", "last_write_at",
-			"state", "parent", "children", "key_from", "key_to", "write_rate", "utilization"},
+			"state", "parent", "children", "key_from", "key_to", "write_rate", "utilization", "throttled_seconds"},
 		Types: []Type{TText, TInt8, TBool, TInt8, TInt8, TInt8, TInt8, TTimestamptz,
-			TText, TInt8, TInt8Array, TText, TText, TFloat8, TFloat8},
+			TText, TInt8, TInt8Array, TText, TText, TFloat8, TFloat8, TFloat8},
 	},
 	"consumers": {
 		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",

@@ -96,7 +96,7 @@ type TopicConfig struct {
 	RetentionStorageMB          int64
 	SupportedCodecs             []Codec // nil = AllCodecs
 	PartitionWriteSpeedBytes    int64   // 0 = default, not throttled
-	PartitionWriteBurstBytes    int64
+	PartitionWriteBurstBytes    int64   // 0 = one second of the speed; alone it throttles nothing
 	MeteringMode                string
 	AutoPartitioningStrategy    string // "disabled", "scale_up", "paused"
 	AutoPartitioningUpPercent   int
@@ -130,6 +130,10 @@ type PartitionInfo struct {
 	// cumulative byte count at EndOffset): a counter that only grows and
 	// survives restarts, as EndOffset counts the messages ever written.
 	WrittenBytes int64
+	// Throttled is the write-speed delay imposed on writes to the
+	// partition since the process started, summed over writes
+	// (throttle.go).
+	Throttled time.Duration
 }
 
 // TopicInfo is a topic's definition and state.
@@ -138,6 +142,8 @@ type TopicInfo struct {
 	ID         uint64
 	CreatedAt  time.Time
 	Partitions []PartitionInfo
+	// Throttled is the sum of the partitions' Throttled.
+	Throttled time.Duration
 }
 
 // Attr is one user attribute.
@@ -265,6 +271,11 @@ type WriteResult struct {
 // CommitResult has one WriteResult per TopicWrite, in order.
 type CommitResult struct {
 	Writes []WriteResult
+	// Throttle is how long the caller must hold back the commit's
+	// acknowledgement for the write-speed limits of the partitions it
+	// wrote (0 when none is over its limit). The commit is already
+	// durable; the caller waits outside the store (throttle.go).
+	Throttle time.Duration
 }
 
 // ScanRange bounds a partition scan. End < 0 means "to the visible end".

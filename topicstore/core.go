@@ -45,6 +45,8 @@ type coreTopic struct {
 	// ActiveIDs lists the active ones (nil: all are, as in a flat layout).
 	Layout    layout
 	ActiveIDs []int32
+	// Throttle is set while the topic has a write-speed limit (throttle.go).
+	Throttle *topicThrottle
 }
 
 // setLayout installs l and the active-partition list it implies.
@@ -95,6 +97,8 @@ type coreState struct {
 	Refs map[uint64][]refEntry
 	// Load reads a staged batch's payload (the dedup fallback copies it).
 	Load func(sid, seq uint64) ([]byte, error)
+	// thr tallies the current request's bytes to throttled partitions.
+	thr throttleTally
 }
 
 // pendingMsg is a validated, encoded message waiting for the committer.
@@ -217,6 +221,9 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		}
 		b.buf = appendMessage(b.buf, hasSeq, seq, tail)
 		b.count++
+		if t.Throttle != nil {
+			s.thr.note(t.Throttle, part, len(tail))
+		}
 		t.Parts[part].End++
 	}
 	nextRR := func(t *coreTopic) int32 {
@@ -249,6 +256,9 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		order = append(order, &partBuf{key: k, base: t.Parts[part].End, count: c.Count, ref: c})
 		t.Parts[part].End += int64(c.Count)
 		refs = append(refs, refAdd{c.SID, k, t.Parts[part].End})
+		if t.Throttle != nil {
+			s.thr.note(t.Throttle, part, int(c.Bytes))
+		}
 	}
 	// admit appends one write's messages: dedup, then partition choice.
 	admit := func(t *coreTopic, msgs []pendingMsg, r *WriteResult, unbound *int32) {
@@ -373,7 +383,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 			}
 			admit(t, w.Msgs, &res[j], &unbound)
 		}
-		out.Outcomes[i].Result = CommitResult{Writes: res}
+		out.Outcomes[i].Result = CommitResult{Writes: res, Throttle: s.thr.settle(now)}
 	}
 
 	wa := now.UnixMicro()

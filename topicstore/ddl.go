@@ -244,6 +244,7 @@ func (s *PebbleStore) syncDDL(b *pebble.Batch) error {
 }
 
 func (s *PebbleStore) install(t *topic, ct *coreTopic) {
+	s.configureThrottle(t, ct)
 	s.coreMu.Lock()
 	s.core.Topics[t.id] = ct
 	s.coreMu.Unlock()

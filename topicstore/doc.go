@@ -112,6 +112,22 @@
 // DDL (create, alter, drop) and retention deletions also run on the
 // committer goroutine, between groups, each as its own synced batch.
 //
+// # Write-speed limits
+//
+// A topic with an explicit partition_write_speed_bytes_per_second has a
+// token bucket per partition (throttle.go; capacity partition_write_burst_bytes,
+// default one second of the speed); the default speed throttles nothing.
+// The core charges the stored bytes each request appended to each such
+// partition and returns, in CommitResult.Throttle, how long the request's
+// most indebted partition needs to refill to zero (Kafka's quota debt). The
+// commit itself is never delayed: the caller waits outside the store, so no
+// group and no other partition's writer waits for a throttled one. The
+// core's hook is a nil check per message (coreTopic.Throttle is nil unless
+// the topic is throttled); install (create, alter) and Open give a topic its
+// throttle, handed on from the catalog entry it replaces so that ALTER keeps
+// buckets and the cumulative throttled time (PartitionInfo.Throttled,
+// TopicInfo.Throttled; in memory, zero at start).
+//
 // # Consumer positions
 //
 // A consumer's committed offset per partition is the next offset it reads.

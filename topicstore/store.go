@@ -124,6 +124,7 @@ type topic struct {
 	parts     []*partition
 	codecs    [8]bool // supported codecs
 	consumers map[string]bool
+	thr       *topicThrottle // write-speed state; nil: never throttled (throttle.go)
 }
 
 // catalogRecord is the value of a catalog key.
@@ -332,6 +333,7 @@ func (s *PebbleStore) recover() error {
 			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
 		}
 		ct.setLayout(t.layout.clone())
+		s.configureThrottle(t, ct)
 		s.topics[t.cfg.Name] = t
 		s.byID[t.id] = t
 		s.core.Topics[t.id] = ct
@@ -495,6 +497,7 @@ func (t *topic) info() TopicInfo {
 		ti.Partitions = append(ti.Partitions, pi)
 		p.mu.Unlock()
 	}
+	t.thr.fill(&ti)
 	return ti
 }
 
