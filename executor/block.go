@@ -59,6 +59,7 @@ func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (s
 	}
 	s.settings.commit()
 	reportDuplicates(out, res.Writes)
+	warnThrottleCut(out, res, tx.Topics())
 	return "COMMIT", nil
 }
 

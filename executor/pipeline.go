@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"topicgate/planner"
+	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/wire"
 )
@@ -79,9 +80,18 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 		s.multi = true
 		s.beginBlock(true)
 		defer s.publishStatus()
+	} else if d := s.settings.stmtTimeout; d > 0 {
+		// The INSERT's commit is still its statement's: statement_timeout
+		// bounds it as it bounds an autocommit INSERT's.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
+		defer cancel()
 	}
 	n, err := s.write(ctx, d.topic, d.msgs, out)
 	if err != nil {
+		if context.Cause(ctx) == errStatementTimeout {
+			err = pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to statement timeout")
+		}
 		return "", s.onError(err)
 	}
 	return fmt.Sprintf("INSERT 0 %d", n), nil
