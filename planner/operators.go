@@ -1,0 +1,235 @@
+package planner
+
+// Binary operators: comparison, arithmetic, concatenation, LIKE and the
+// jsonb tests, with PostgreSQL's operand types and result types.
+
+import (
+	"strings"
+
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+)
+
+func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
+	op := strings.ToUpper(x.Op)
+	switch op {
+	case "AND", "OR":
+		l, err := b.bind(x.L, TBool)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bind(x.R, TBool)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range []Expr{l, r} {
+			if err := wantType(e, TBool, "argument of "+op); err != nil {
+				return nil, err
+			}
+		}
+		return &LogicExpr{And: op == "AND", Args: []Expr{l, r}}, nil
+	case "->", "->>":
+		l, err := b.bind(x.L, TJSONB)
+		if err != nil {
+			return nil, err
+		}
+		if t := l.Type(); t != TJSONB && t != TJSON {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s unknown", t, op)
+		}
+		k, err := b.bind(x.R, TText)
+		if err != nil {
+			return nil, err
+		}
+		return &JSONGetExpr{X: l, Key: k, Text: op == "->>"}, nil
+	case "^": // exponentiation, in double precision as PostgreSQL's float8 ^
+		return b.bindFunc(&sql.FuncCall{Name: "power", Args: []sql.Expr{x.L, x.R}})
+	case "?", "?|", "?&", "@>", "<@":
+		return b.bindJSONTest(x, op)
+	case "#>", "#>>":
+		l, err := b.bind(x.L, TJSONB)
+		if err == nil && isUntyped(l) {
+			l, err = coerce(l, TJSONB)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var path Expr
+		if lit, ok := x.R.(*sql.ArrayLit); ok {
+			path, err = b.bindArray(lit, TText)
+		} else {
+			path, err = b.bind(x.R, TTextArray)
+		}
+		if err == nil && isUntyped(path) {
+			path, err = coerce(path, TTextArray)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if lt, pt := l.Type(), path.Type(); lt != TJSONB || (pt != TTextArray && pt != TNull) {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, pt)
+		}
+		return &JSONPathExpr{X: l, Path: path, Text: op == "#>>"}, nil
+	case "||":
+		return b.bindConcat(x)
+	}
+	l, err := b.bind(x.L, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	rWant := l.Type()
+	if rWant == TNull { // NULL || 'b': the literal is not a null
+		rWant = TUnknown
+	}
+	r, err := b.bind(x.R, rWant)
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(l) && !isUntyped(r) {
+		if l, err = coerce(l, r.Type()); err != nil {
+			return nil, err
+		}
+	}
+	if isUntyped(l) && isUntyped(r) {
+		if l, err = coerce(l, TText); err != nil {
+			return nil, err
+		}
+		if r, err = coerce(r, TText); err != nil {
+			return nil, err
+		}
+	}
+	switch op {
+	case "=", "<>", "!=", "<", "<=", ">", ">=":
+		if op == "!=" {
+			op = "<>"
+		}
+		if err := comparable(l, r, op); err != nil {
+			return nil, err
+		}
+		return &CmpExpr{Op: op, L: l, R: r}, nil
+	case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
+		if err := comparable(l, r, op); err != nil {
+			return nil, err
+		}
+		return &CmpExpr{Op: op, L: l, R: r}, nil
+	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
+		return &CmpExpr{Op: normLikeOp(op), L: l, R: r}, nil
+	case "+", "-", "*", "/", "%":
+		t, err := arithType(l.Type(), r.Type(), op)
+		if err != nil {
+			return nil, err
+		}
+		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
+	}
+	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.Type(), x.Op, r.Type())
+}
+
+// bindConcat binds a || b: bytea || bytea is bytea; anything else is text,
+// a non-text operand taking its text form ('x' || 1 is 'x1'), as
+// PostgreSQL's text || anynonarray.
+func (b *binder) bindConcat(x *sql.BinOp) (Expr, error) {
+	l, err := b.bind(x.L, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bind(x.R, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	t := TText
+	if (l.Type() == TBytea || isUntyped(l)) && (r.Type() == TBytea || isUntyped(r)) && !(isUntyped(l) && isUntyped(r)) {
+		t = TBytea
+	}
+	for _, e := range []*Expr{&l, &r} {
+		if isUntyped(*e) {
+			if *e, err = coerce(*e, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &ArithExpr{Op: "||", L: l, R: r, T: t}, nil
+}
+
+// bindJSONTest binds jsonb's key-existence (?, ?|, ?&) and containment
+// (@>, <@) operators.
+func (b *binder) bindJSONTest(x *sql.BinOp, op string) (Expr, error) {
+	l, err := b.bind(x.L, TJSONB)
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(l) {
+		if l, err = coerce(l, TJSONB); err != nil {
+			return nil, err
+		}
+	}
+	rWant := TJSONB
+	switch op {
+	case "?":
+		rWant = TText
+	case "?|", "?&":
+		rWant = TTextArray
+	}
+	var r Expr
+	if lit, ok := x.R.(*sql.ArrayLit); ok && rWant == TTextArray {
+		r, err = b.bindArray(lit, TText)
+	} else {
+		r, err = b.bind(x.R, rWant)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(r) {
+		if r, err = coerce(r, rWant); err != nil {
+			return nil, err
+		}
+	}
+	if lt, rt := l.Type(), r.Type(); lt != TJSONB || (rt != rWant && rt != TNull) {
+		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	return &JSONTestExpr{Op: op, X: l, Y: r}, nil
+}
+
+func normLikeOp(op string) string {
+	switch op {
+	case "LIKE":
+		return "~~"
+	case "ILIKE":
+		return "~~*"
+	case "NOT LIKE":
+		return "!~~"
+	case "NOT ILIKE":
+		return "!~~*"
+	}
+	return op
+}
+
+func arithType(l, r Type, op string) (Type, error) {
+	switch {
+	case l.IsInt() && r.IsInt():
+		if l == TInt8 || r == TInt8 || l == TOid || r == TOid {
+			return TInt8, nil
+		}
+		return TInt4, nil // int2/int4 arithmetic is integer, and overflows as one
+	case l.IsNumeric() && r.IsNumeric() && (l == TFloat8 || r == TFloat8):
+		return TFloat8, nil
+	case l.IsNumeric() && r.IsNumeric(): // numeric with numeric or an integer
+		return TNumeric, nil
+	case l == TDate && r.IsInt() && (op == "+" || op == "-"), l.IsInt() && r == TDate && op == "+":
+		return TDate, nil // days
+	case l == TDate && r == TDate && op == "-":
+		return TInt4, nil // days between
+	case l == TDate && r == TInterval && (op == "+" || op == "-"), l == TInterval && r == TDate && op == "+":
+		return TTimestamptz, nil
+	case l == TTimestamptz && r == TInterval && (op == "+" || op == "-"):
+		return TTimestamptz, nil
+	case l == TInterval && r == TTimestamptz && op == "+":
+		return TTimestamptz, nil
+	case l == TTimestamptz && r == TTimestamptz && op == "-":
+		return TInterval, nil
+	case l == TInterval && r == TInterval && (op == "+" || op == "-"):
+		return TInterval, nil
+	case l == TInterval && r.IsNumeric() && (op == "*" || op == "/"):
+		return TInterval, nil
+	}
+	return 0, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l, op, r)
+}
