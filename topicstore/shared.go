@@ -185,6 +185,7 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 				return nil, nil, fmt.Errorf("%w: topic %q consumer %q", ErrNotShared, topicName, consumer)
 			}
 			m.t, m.core.cfg = t, newShConfig(cc)
+			m.core.tree = newShTree(t)
 			for len(m.core.parts) < len(t.parts) {
 				m.core.parts = append(m.core.parts, &shPart{})
 			}
@@ -212,6 +213,7 @@ func (s *PebbleStore) loadShared(t *topic, cc *ConsumerConfig) (*shMgr, error) {
 	for i := range m.core.parts {
 		m.core.parts[i] = &shPart{}
 	}
+	m.core.tree = newShTree(t)
 	pre := sharedPrefix(t.id, cc.Name)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: append(pre[:len(pre):len(pre)], 0xff)})
 	if err != nil {
