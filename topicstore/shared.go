@@ -23,7 +23,8 @@ import (
 // written_at, delay and group (no body). The window only moves when its
 // first messages finish, so memory per partition is bounded by the window
 // size, and so is the number of messages acquired at once. The decisions
-// are the deterministic core's (shared_core.go); this file and
+// are the deterministic core's (shared_core.go; keep_messages_order
+// across splits in shared_order.go); this file and
 // shared_ops.go do the I/O: window fills and message reads with Scan,
 // persistence, dead-letter moves.
 //

@@ -132,8 +132,8 @@ type shCore struct {
 	cfg         shConfig
 	window      int
 	parts       []*shPart
-	rr          int   // partition the next Acquire starts with
-	minDeadline int64 // earliest lock deadline, 0 = no locks
+	rr          int    // partition the next Acquire starts with
+	minDeadline int64  // earliest lock deadline, 0 = no locks
 	tree        shTree // the split tree, for keep_messages_order (shared_order.go)
 }
 
