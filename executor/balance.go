@@ -6,7 +6,10 @@ import "sort"
 // sessions, moving as few partitions as possible: every session ends with
 // floor(P/S) or ceil(P/S) partitions; a session keeps what it holds up to
 // its share, unowned partitions go to the sessions with the fewest, and a
-// session over its share gives its highest-numbered partitions back. It is
+// session over its share gives its highest-numbered partitions back, those
+// it is not sticky to first (sticky: a partition pinned by a read or an open
+// transaction, which would only wait for the handoff; handoff.go), so a
+// joining session gets the partitions that can move now. It is
 // a pure function (no clock, no goroutines) so it is tested by scripted
 // cases.
 //
@@ -15,7 +18,10 @@ import "sort"
 // session for the partitions currently held (entries for sessions not in
 // sessions are ignored). The result maps every partition to a session, or is
 // empty when there are no sessions.
-func balance(partitions []int32, sessions []uint32, current map[int32]uint32) map[int32]uint32 {
+//
+// sticky (nil: none) reports the partitions their holder should keep
+// before others.
+func balance(partitions []int32, sessions []uint32, current map[int32]uint32, sticky func(int32) bool) map[int32]uint32 {
 	out := make(map[int32]uint32, len(partitions))
 	if len(sessions) == 0 || len(partitions) == 0 {
 		return out
@@ -44,8 +50,12 @@ func balance(partitions []int32, sessions []uint32, current map[int32]uint32) ma
 			free = append(free, p)
 		}
 	}
-	// Sessions over their share give back their highest partitions.
+	// Sessions over their share give back their highest partitions, the
+	// sticky ones last.
 	for i := range held {
+		if sticky != nil && len(held[i]) > share(i) {
+			sort.SliceStable(held[i], func(a, b int) bool { return sticky(held[i][a]) && !sticky(held[i][b]) })
+		}
 		if extra := len(held[i]) - share(i); extra > 0 {
 			free = append(free, held[i][len(held[i])-extra:]...)
 			held[i] = held[i][:len(held[i])-extra]

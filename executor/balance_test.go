@@ -50,7 +50,7 @@ func TestBalanceScript(t *testing.T) {
 	}
 	cur := map[int32]uint32{}
 	for i, st := range steps {
-		next := balance(parts(4), st.sessions, cur)
+		next := balance(parts(4), st.sessions, cur, nil)
 		require.Equal(t, st.want, render(next, st.sessions), "step %d", i)
 		if st.sessions != nil {
 			moved := 0
@@ -74,7 +74,7 @@ func TestBalanceEven(t *testing.T) {
 			for i := 1; i <= s; i++ {
 				sessions = append(sessions, uint32(i))
 			}
-			a := balance(parts(p), sessions, nil)
+			a := balance(parts(p), sessions, nil, nil)
 			count := map[uint32]int{}
 			for _, sess := range a {
 				count[sess]++

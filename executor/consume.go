@@ -176,8 +176,18 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if !hasConsumer(ti, cr.Consumer) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, cr.Topic)
 		}
+		parts, parents, err := readable(ti, func() (map[int32]int64, error) { return st.Positions(cr.Topic, cr.Consumer) })
+		if err != nil {
+			return nil, mapStoreErr(err, cr.Topic)
+		}
 		pin := s.tx == nil && s.deliver != nil
-		held, regrouped := g.join(s.info.ProcessID, activePartitions(ti), s.eng.opts.Clock(), s.eng.idle(), pin)
+		jr := joinReq{pid: s.info.ProcessID, partitions: parts, parents: parents, now: s.eng.opts.Clock(),
+			idle: s.eng.idle(), pin: pin, only: o.partitions}
+		if s.tx != nil {
+			jr.txID = s.tx.ID
+			s.noteTxHold(g)
+		}
+		held, regrouped := g.join(jr)
 		if pin {
 			s.deliver.pin(g, held)
 		}
@@ -228,14 +238,6 @@ func hasConsumer(ti topicstore.TopicInfo, name string) bool {
 		}
 	}
 	return false
-}
-
-func activePartitions(ti topicstore.TopicInfo) []int32 {
-	out := make([]int32, 0, len(ti.Partitions))
-	for _, p := range ti.Partitions {
-		out = append(out, p.ID)
-	}
-	return out
 }
 
 // readHeld reads from the held partitions with fair per-partition quotas:

@@ -37,7 +37,13 @@
 //     context; a wait cut short still succeeds, with a WARNING. copyout.go:
 //     COPY ... TO STDOUT in the text, csv and binary formats.
 //   - consume.go, directrows.go: consumer reads; bare-column reads encode
-//     DataRows straight from the store (wire.RowEncoder). delivery.go: an
+//     DataRows straight from the store (wire.RowEncoder). readsessions.go,
+//     balance.go: a streaming consumer's partitions balanced over its read
+//     sessions; order.go: only partitions whose split ancestors the
+//     consumer has committed to their end are readable (children follow
+//     their parent's session); handoff.go: a partition pinned by its
+//     holder's open transaction or unsettled read moves only when that
+//     ends or after the handoff grace (Options.HandoffGrace). delivery.go: an
 //     autocommit read commits its positions only once its rows were
 //     flushed to a client still there (its partitions pinned against a
 //     rebalance until then); a statement that failed, was cancelled, lost

@@ -23,6 +23,11 @@ type Options struct {
 	// ReadSessionIdle is how long a read session keeps its partitions
 	// without reading (default DefaultReadSessionIdle).
 	ReadSessionIdle time.Duration
+	// HandoffGrace is how long a partition a rebalance wants to move stays
+	// with a read session whose transaction (or autocommit read) on it is
+	// still in flight (default DefaultHandoffGrace; negative: it moves at
+	// once). See handoff.go.
+	HandoffGrace time.Duration
 	// MaxQueryBytes bounds the rows one statement holds to sort or group
 	// (default DefaultMaxQueryBytes; negative: no limit).
 	MaxQueryBytes int64
@@ -86,7 +91,12 @@ func New(st topicstore.Store, opts Options) *Engine {
 	case opts.MaxQueryBytes < 0:
 		opts.MaxQueryBytes = 0 // no limit
 	}
-	return &Engine{store: st, opts: opts}
+	e := &Engine{store: st, opts: opts}
+	e.groups.clock, e.groups.grace = opts.Clock, opts.HandoffGrace
+	if opts.HandoffGrace == 0 {
+		e.groups.grace = DefaultHandoffGrace
+	}
+	return e
 }
 
 // NewSession implements wire.Handler.

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -23,6 +25,13 @@ type groupKey struct{ topic, consumer string }
 // session joins when it first reads as the consumer and leaves when its
 // connection closes or it stays idle too long; every change rebalances
 // (balance) at once, so a partition is held by one session at a time.
+//
+// The partitions balanced are the ones the consumer may read now
+// (readable: a split's children only once their parent is finished, see
+// order.go); a partition that becomes readable goes first to the session
+// that held its parent (affinity). A partition its holder pins (an
+// autocommit read in flight, or an open transaction that read it) does not
+// move until the pin ends or the handoff grace passes (handoff.go).
 type readGroup struct {
 	mu       sync.Mutex
 	sessions []uint32             // live sessions in join order
@@ -34,17 +43,29 @@ type readGroup struct {
 	// them, so a rebalance leaves them where they are until unpin (else the
 	// new owner would read the same messages from the old position).
 	pinned map[int32]partPin
-	// parts is the partition list of the last reassignment, kept for the
-	// one unpin runs when it held a move back.
+	// txHeld are the partitions read by their owner's open transaction:
+	// they stay with it until the transaction ends (handoff.go).
+	txHeld map[int32]txHold
+	// waiting are the pinned partitions a rebalance wants to move, since
+	// when: after the grace they move anyway.
+	waiting map[int32]time.Time
+	// parents maps a split's child to its parent, for affinity.
+	parents map[int32]int32
+	// parts is the (sorted) partition list of the last reassignment, kept
+	// for the reassignment unpin or a transaction's end runs when it held
+	// a move back.
 	parts    []int32
 	heldBack bool
+	clock    func() time.Time
+	grace    time.Duration // how long a pin holds a move back (handoff.go)
 }
 
 // readGroups is the engine's registry of consumer groups.
 type readGroups struct {
 	mu     sync.Mutex
 	groups map[groupKey]*readGroup
-	idle   time.Duration
+	clock  func() time.Time
+	grace  time.Duration // handoff grace (Options.HandoffGrace, resolved)
 }
 
 func (r *readGroups) get(topic, consumer string) *readGroup {
@@ -56,38 +77,41 @@ func (r *readGroups) get(topic, consumer string) *readGroup {
 	k := groupKey{topic, consumer}
 	g, ok := r.groups[k]
 	if !ok {
-		g = &readGroup{lastRead: map[uint32]time.Time{}, owner: map[int32]uint32{}, changed: make(chan struct{})}
+		g = &readGroup{lastRead: map[uint32]time.Time{}, owner: map[int32]uint32{}, changed: make(chan struct{}),
+			clock: r.clock, grace: r.grace}
+		if g.clock == nil {
+			g.clock = time.Now
+		}
 		r.groups[k] = g
 	}
 	return g
 }
 
-// leaveAll removes a session from every group (connection closed).
-func (r *readGroups) leaveAll(pid uint32, partitions func(topic string) []int32) {
-	r.mu.Lock()
-	var gs []struct {
-		k groupKey
-		g *readGroup
-	}
-	for k, g := range r.groups {
-		gs = append(gs, struct {
-			k groupKey
-			g *readGroup
-		}{k, g})
-	}
-	r.mu.Unlock()
-	for _, e := range gs {
-		e.g.leave(pid, partitions(e.k.topic))
-	}
+// joinReq is one read's join: who reads, what it may read, and what it
+// pins.
+type joinReq struct {
+	pid uint32
+	// partitions are the readable ones, sorted (readable); parents maps
+	// split children to their parents (nil: no splits).
+	partitions []int32
+	parents    map[int32]int32
+	now        time.Time
+	idle       time.Duration
+	// pin: an autocommit read; the partitions returned stay with pid
+	// across rebalances until unpin (the read settles) or the grace.
+	pin bool
+	// txID (nonzero): the read is in that open transaction of pid; the
+	// partitions returned (those in only, when set) stay with pid until
+	// releaseTx or the grace.
+	txID uint64
+	only map[int32]bool
 }
 
-// join registers pid as a reader (if it is not one yet), expires idle
+// join registers r.pid as a reader (if it is not one yet), expires idle
 // sessions, rebalances, and returns the partitions pid holds and a channel
 // closed at the next reassignment.
-//
-// With pin, the partitions returned stay with pid across rebalances until
-// unpin (an autocommit read settles).
-func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle time.Duration, pin bool) ([]int32, <-chan struct{}) {
+func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
+	pid, partitions, now, idle := r.pid, r.partitions, r.now, r.idle
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	known := false
@@ -111,7 +135,8 @@ func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle tim
 		}
 		g.sessions = live
 	}
-	if changed || len(g.owner) != len(partitions) {
+	g.parents = r.parents
+	if changed || !slices.Equal(g.parts, partitions) || g.graceOver(now) {
 		g.reassign(partitions)
 	}
 	var held []int32
@@ -121,7 +146,17 @@ func (g *readGroup) join(pid uint32, partitions []int32, now time.Time, idle tim
 		}
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
-	if pin {
+	if r.txID != 0 {
+		if g.txHeld == nil {
+			g.txHeld = map[int32]txHold{}
+		}
+		for _, p := range held {
+			if r.only == nil || r.only[p] {
+				g.txHeld[p] = txHold{pid: pid, txID: r.txID}
+			}
+		}
+	}
+	if r.pin {
 		if g.pinned == nil {
 			g.pinned = map[int32]partPin{}
 		}
@@ -156,8 +191,9 @@ func (g *readGroup) unpin(pid uint32, parts []int32) {
 	}
 }
 
-// leave removes pid and rebalances.
-func (g *readGroup) leave(pid uint32, partitions []int32) {
+// leave removes pid and rebalances over the partitions of the last
+// reassignment (the next join notices any change of the topic).
+func (g *readGroup) leave(pid uint32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for p, pn := range g.pinned { // also of a session that idled out before
@@ -165,11 +201,16 @@ func (g *readGroup) leave(pid uint32, partitions []int32) {
 			delete(g.pinned, p)
 		}
 	}
+	for p, h := range g.txHeld {
+		if h.pid == pid {
+			delete(g.txHeld, p)
+		}
+	}
 	for i, s := range g.sessions {
 		if s == pid {
 			g.sessions = append(g.sessions[:i:i], g.sessions[i+1:]...)
 			delete(g.lastRead, pid)
-			g.reassign(partitions)
+			g.reassign(g.parts)
 			return
 		}
 	}
@@ -189,17 +230,30 @@ func (g *readGroup) holder(p int32) uint32 {
 	return g.owner[p]
 }
 
+// reassign rebalances over partitions (sorted). A pinned partition the
+// balance would move stays with its holder until its pin ends or it has
+// waited the handoff grace; a partition new to the assignment goes to the
+// holder of its nearest ancestor if that session is live (affinity).
 func (g *readGroup) reassign(partitions []int32) {
-	next := balance(partitions, g.sessions, g.owner)
-	g.parts, g.heldBack = partitions, false
-	for p, pn := range g.pinned {
-		if next[p] != pn.pid {
-			if _, ok := next[p]; ok { // still a partition: it waits for unpin
-				next[p] = pn.pid
-				g.heldBack = true
+	now := g.clock()
+	cur := g.owner
+	if len(g.parents) > 0 {
+		cur = maps.Clone(g.owner)
+		for _, p := range partitions {
+			if _, ok := cur[p]; ok {
+				continue
+			}
+			for a, ok := g.parents[p]; ok && a >= 0; a, ok = g.parents[a] {
+				if s, held := g.owner[a]; held {
+					cur[p] = s
+					break
+				}
 			}
 		}
 	}
+	next := balance(partitions, g.sessions, cur, g.sticky)
+	g.parts, g.heldBack = partitions, false
+	g.holdBack(next, now)
 	moved := len(next) != len(g.owner)
 	for p, s := range next {
 		if g.owner[p] != s {

@@ -36,9 +36,12 @@ type Session struct {
 	savepoints []savepoint
 	started    time.Time
 	groups     map[*readGroup]string // consumer groups this session reads in -> topic
-	active     atomic.Bool           // a statement is running (sys.sessions)
-	status     atomic.Pointer[txStatus]
-	appName    atomic.Pointer[string]
+	// txHolds are the partitions held for this session's transactions
+	// (handoff.go), released once the transaction is over.
+	txHolds []sessionHold
+	active  atomic.Bool // a statement is running (sys.sessions)
+	status  atomic.Pointer[txStatus]
+	appName atomic.Pointer[string]
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
@@ -75,6 +78,7 @@ type txStatus struct {
 
 // publishStatus refreshes the snapshot after a statement.
 func (s *Session) publishStatus() {
+	s.endTxHolds()
 	if app, _ := s.settings.get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
 		s.appName.Store(&app)
 	}
@@ -114,6 +118,7 @@ func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.chan
 
 // TxStatus implements wire.Session.
 func (s *Session) TxStatus() byte {
+	s.endTxHolds() // a transaction that ended at Sync lets its partitions go
 	if s.tx == nil {
 		return byte(txn.Idle)
 	}
@@ -132,12 +137,8 @@ func (s *Session) Close() {
 	for k := range s.sharedUsed {
 		s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, nil)
 	}
-	for g, topic := range s.groups {
-		var parts []int32
-		if ti, err := s.eng.store.Topic(topic); err == nil {
-			parts = activePartitions(ti)
-		}
-		g.leave(s.info.ProcessID, parts)
+	for g := range s.groups {
+		g.leave(s.info.ProcessID)
 	}
 	s.eng.sessions.Delete(s.info.ProcessID)
 	s.eng.trace(EventSessionEnd, s.info.ProcessID)

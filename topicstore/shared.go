@@ -23,7 +23,8 @@ import (
 // written_at, delay and group (no body). The window only moves when its
 // first messages finish, so memory per partition is bounded by the window
 // size, and so is the number of messages acquired at once. The decisions
-// are the deterministic core's (shared_core.go); this file and
+// are the deterministic core's (shared_core.go; keep_messages_order
+// across splits in shared_order.go); this file and
 // shared_ops.go do the I/O: window fills and message reads with Scan,
 // persistence, dead-letter moves.
 //
@@ -188,6 +189,7 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 				return nil, nil, fmt.Errorf("%w: topic %q consumer %q", ErrNotShared, topicName, consumer)
 			}
 			m.t, m.core.cfg = t, newShConfig(cc)
+			m.core.tree = newShTree(t)
 			for len(m.core.parts) < len(t.parts) {
 				m.core.parts = append(m.core.parts, &shPart{})
 			}
@@ -215,6 +217,7 @@ func (s *PebbleStore) loadShared(t *topic, cc *ConsumerConfig) (*shMgr, error) {
 	for i := range m.core.parts {
 		m.core.parts[i] = &shPart{}
 	}
+	m.core.tree = newShTree(t)
 	pre := sharedPrefix(t.id, cc.Name)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: append(pre[:len(pre):len(pre)], 0xff)})
 	if err != nil {

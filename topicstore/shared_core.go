@@ -132,8 +132,9 @@ type shCore struct {
 	cfg         shConfig
 	window      int
 	parts       []*shPart
-	rr          int   // partition the next Acquire starts with
-	minDeadline int64 // earliest lock deadline, 0 = no locks
+	rr          int    // partition the next Acquire starts with
+	minDeadline int64  // earliest lock deadline, 0 = no locks
+	tree        shTree // the split tree, for keep_messages_order (shared_order.go)
 }
 
 func (c *shCore) ready(e *shEntry) int64 { return e.written + max(e.delay, c.cfg.recvDelay) }
@@ -200,8 +201,10 @@ func (c *shCore) noteDeadline(d int64) {
 // candidates returns the offsets of p that may be handed out now, in the
 // order they should be: with keep_messages_order the first unfinished
 // message of each group not held elsewhere (a delayed or held message holds
-// its group back); otherwise every ready message, round robin over groups.
-func (c *shCore) candidates(p *shPart, now int64, held map[string]bool, limit int) []int64 {
+// its group back; so does an unfinished message of the group in a parent
+// partition, see shared_order.go, and with allHeld every group is held);
+// otherwise every ready message, round robin over groups.
+func (c *shCore) candidates(p *shPart, now int64, held map[string]bool, allHeld bool, limit int) []int64 {
 	var out []int64
 	var seen map[string]int // keep order: groups met; else: messages per group so far
 	var rank map[int64]int
@@ -215,7 +218,7 @@ func (c *shCore) candidates(p *shPart, now int64, held map[string]bool, limit in
 			continue
 		}
 		if c.cfg.keepOrder && e.group != "" {
-			if held[e.group] || seen[e.group] > 0 {
+			if allHeld || held[e.group] || seen[e.group] > 0 {
 				continue
 			}
 			if seen == nil {
@@ -274,7 +277,8 @@ func (c *shCore) pick(now int64, max int, session uint32, deadline int64) []MsgR
 	cands := make([][]int64, n)
 	for k := 0; k < n; k++ {
 		pi := (c.rr + k) % n
-		cands[pi] = c.candidates(c.parts[pi], now, held, max)
+		ph, all := c.orderHeld(pi, held)
+		cands[pi] = c.candidates(c.parts[pi], now, ph, all, max)
 	}
 	var out []MsgRef
 	for len(out) < max {

@@ -36,6 +36,10 @@ type config struct {
 	// memtables it also holds) and each of its two memtables; 0 = the
 	// store's defaults.
 	CacheMiB, MemTableMiB int64
+	// HandoffGrace is how long a partition a joining read session takes
+	// stays with a holder whose transaction on it is still open; 0 = the
+	// engine's default (10s), negative = it moves at once.
+	HandoffGrace time.Duration
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
 	// Logger replaces the text logger on stderr at LogLevel (tests
@@ -79,7 +83,8 @@ func start(cfg config) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
-	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20, Trace: cfg.Trace})
+	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20,
+		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace})
 	srv, err := wire.NewServer(wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
 		Auth: cfg.Auth, Users: cfg.Users, Logger: logger,

@@ -8,7 +8,9 @@
 //   - TestPGTest replays the protocol scripts of ../../testdata/pgtest,
 //     recorded from a real PostgreSQL 15 (-rewrite starts one and records
 //     them again; see package wire/pgtest);
-//   - pgx_test, consumer_test, shared_test, retention_test, bigtxn_test:
+//   - pgx_test, consumer_test, shared_test, retention_test, bigtxn_test,
+//     handoff_test (graceful partition handoff), split_read_test (reading
+//     in order across splits):
 //     multi-connection behaviour through a real driver;
 //   - psql_test: the real psql client;
 //   - crash_test, crash_consumer_test, crash_shared_test, jepsen_test:

@@ -61,7 +61,11 @@ func main() {
 	fs.IntVar(&cfg.SharedWindow, "shared-window", 1000, "per partition, how many messages past the first unfinished one a shared consumer tracks (its acquisition window and the cap on acquired messages)")
 	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
 	fs.Int64Var(&cfg.MaxQueryMiB, "max-query-mib", executor.DefaultMaxQueryBytes>>20, "the most one statement may hold in memory to sort or group rows, in MiB (past it: SQLSTATE 54000; -1: no limit)")
+	fs.DurationVar(&cfg.HandoffGrace, "handoff-grace", executor.DefaultHandoffGrace, "how long a partition a joining read session takes stays with the session that holds it inside an open transaction (or an unfinished read) before it moves anyway and that transaction's COMMIT fails with 40001; 0 moves it at once")
 	_ = fs.Parse(os.Args[2:])
+	if cfg.HandoffGrace == 0 {
+		cfg.HandoffGrace = -1 // --handoff-grace 0: no grace
+	}
 	if cfg.CacheMiB < 0 || cfg.MemTableMiB < 0 || *memLimit < 0 {
 		fatal(fmt.Errorf("--cache-mib, --memtable-mib and --memory-limit-mib must not be negative"))
 	}
