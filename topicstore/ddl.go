@@ -97,7 +97,8 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 			b.Close()
 			return err
 		}
-		s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
+		thaw := s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
+		defer thaw()
 		if err := s.syncDDL(b); err != nil {
 			return err
 		}
@@ -140,7 +141,8 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 			_ = b.DeleteRange(topicPrefix(prefix, t.id), topicPrefix(prefix, t.id+1), nil)
 		}
 		_ = b.Delete(catalogKey(name), nil)
-		s.sharedDDL(b, t, nil) // shared-consumer state (shared.go)
+		thaw := s.sharedDDL(b, t, nil) // shared-consumer state (shared.go)
+		defer thaw()
 		if err := s.syncDDL(b); err != nil {
 			return err
 		}
