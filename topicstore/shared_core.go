@@ -52,8 +52,8 @@ type shPart struct {
 	start     int64
 	ents      []shEntry
 	done      map[int64]shDisk // records read at load beyond the loaded window
-	persisted int64           // start as stored on disk
-	stale     []int64         // finished records on disk below start: to delete
+	persisted int64            // start as stored on disk
+	stale     []int64          // finished records on disk below start: to delete
 }
 
 // shDisk is a per-message record as read from disk: a finished state
