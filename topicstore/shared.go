@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
 )
@@ -435,21 +436,58 @@ func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error
 		}
 	}
 	if b == nil {
-		return func() error { return nil }, nil
+		return noWait, nil
 	}
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		b.Close()
+	ticket, err := s.applyDeferred(b)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return s.syncTo(ticket) }, nil
+}
+
+// walTickets number the shared-consumer batches applied without a sync
+// (applied) and record how far a sync is known to have covered them
+// (synced).
+type walTickets struct{ applied, synced atomic.Uint64 }
+
+// applyDeferred applies b to the WAL and memtable without syncing and
+// returns its ticket for syncTo. Deferring the sync to the caller's
+// durability barrier lets the batches of a pipeline of statements (or of
+// concurrent sessions) share one fsync instead of each waiting for the
+// next one.
+func (s *PebbleStore) applyDeferred(b *pebble.Batch) (uint64, error) {
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
 		s.fail(err)
-		return nil, s.err()
+		return 0, s.err()
 	}
-	return func() error {
-		defer b.Close()
-		if err := b.SyncWait(); err != nil {
-			s.fail(err)
-			return s.err()
-		}
+	return s.walT.applied.Add(1), nil
+}
+
+// syncTo returns once the batch with ticket t (and every batch applied
+// before it) is durable: at once if a sync issued after it was applied has
+// finished, else after one synced empty WAL record (the WAL is sequential:
+// its sync covers everything written before, also across a WAL switch,
+// which syncs the old file first). Concurrent calls share Pebble's group
+// commit.
+func (s *PebbleStore) syncTo(t uint64) error {
+	if s.walT.synced.Load() >= t {
 		return nil
-	}, nil
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	cur := s.walT.applied.Load() // every ticket up to cur is in the WAL now
+	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	for {
+		old := s.walT.synced.Load()
+		if old >= cur || s.walT.synced.CompareAndSwap(old, cur) {
+			return nil
+		}
+	}
 }
 
 // sharedDDL is called by AlterTopic (cfg = the new config) and DropTopic
