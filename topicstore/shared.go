@@ -391,6 +391,85 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *shEffects) error {
 // Pebble groups concurrent syncs. It also wakes m's waiters if the step
 // may have made a message available (shCore.freed).
 func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	b := s.sharedBatch(m, eff)
+	if b == nil {
+		return noWait, nil
+	}
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		b.Close()
+		s.fail(err)
+		return nil, s.err()
+	}
+	return func() error {
+		defer b.Close()
+		if err := b.SyncWait(); err != nil {
+			s.fail(err)
+			return s.err()
+		}
+		return nil
+	}, nil
+}
+
+// sharedPersistDeferred is sharedPersist with the sync left to wait: the
+// batch is applied without one, and wait syncs the WAL unless a sync
+// issued since has covered it (syncTo). Acknowledgements use it: the
+// statements of a pipeline (and of concurrent sessions) then share one
+// fsync at the durability barrier, where each synced batch would have
+// waited for the fsync after the one its predecessor started.
+func (s *PebbleStore) sharedPersistDeferred(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	b := s.sharedBatch(m, eff)
+	if b == nil {
+		return noWait, nil
+	}
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.fail(err)
+		return nil, s.err()
+	}
+	ticket := s.walT.applied.Add(1)
+	return func() error { return s.syncTo(ticket) }, nil
+}
+
+// walTickets number the batches sharedPersistDeferred applied (applied)
+// and record how far a finished sync is known to have covered them
+// (synced).
+type walTickets struct{ applied, synced atomic.Uint64 }
+
+// syncTo returns once the deferred batch with ticket t (and every batch
+// applied before it) is durable: at once if a sync issued after it was
+// applied has finished, else after syncing the WAL with an empty synced
+// record (the WAL is sequential: a sync covers everything written before
+// it, also across a WAL switch, which syncs the old file first).
+func (s *PebbleStore) syncTo(t uint64) error {
+	if s.walT.synced.Load() >= t {
+		return nil
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	cur := s.walT.applied.Load() // every ticket up to cur is in the WAL now
+	b := s.db.NewBatch()
+	defer b.Close()
+	_ = b.LogData(nil, nil)
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	if err := b.SyncWait(); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	for {
+		old := s.walT.synced.Load()
+		if old >= cur || s.walT.synced.CompareAndSwap(old, cur) {
+			return nil
+		}
+	}
+}
+
+// sharedBatch builds the batch of sharedPersist (nil if there is nothing
+// to write) and wakes m's waiters if the step freed a message.
+func (s *PebbleStore) sharedBatch(m *shMgr, eff *shEffects) *pebble.Batch {
 	var b *pebble.Batch
 	batch := func() *pebble.Batch {
 		if b == nil {
@@ -435,59 +514,7 @@ func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error
 			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), []byte{r.state}, nil)
 		}
 	}
-	if b == nil {
-		return noWait, nil
-	}
-	ticket, err := s.applyDeferred(b)
-	if err != nil {
-		return nil, err
-	}
-	return func() error { return s.syncTo(ticket) }, nil
-}
-
-// walTickets number the shared-consumer batches applied without a sync
-// (applied) and record how far a sync is known to have covered them
-// (synced).
-type walTickets struct{ applied, synced atomic.Uint64 }
-
-// applyDeferred applies b to the WAL and memtable without syncing and
-// returns its ticket for syncTo. Deferring the sync to the caller's
-// durability barrier lets the batches of a pipeline of statements (or of
-// concurrent sessions) share one fsync instead of each waiting for the
-// next one.
-func (s *PebbleStore) applyDeferred(b *pebble.Batch) (uint64, error) {
-	defer b.Close()
-	if err := b.Commit(pebble.NoSync); err != nil {
-		s.fail(err)
-		return 0, s.err()
-	}
-	return s.walT.applied.Add(1), nil
-}
-
-// syncTo returns once the batch with ticket t (and every batch applied
-// before it) is durable: at once if a sync issued after it was applied has
-// finished, else after one synced empty WAL record (the WAL is sequential:
-// its sync covers everything written before, also across a WAL switch,
-// which syncs the old file first). Concurrent calls share Pebble's group
-// commit.
-func (s *PebbleStore) syncTo(t uint64) error {
-	if s.walT.synced.Load() >= t {
-		return nil
-	}
-	if err := s.err(); err != nil {
-		return err
-	}
-	cur := s.walT.applied.Load() // every ticket up to cur is in the WAL now
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
-		s.fail(err)
-		return s.err()
-	}
-	for {
-		old := s.walT.synced.Load()
-		if old >= cur || s.walT.synced.CompareAndSwap(old, cur) {
-			return nil
-		}
-	}
+	return b
 }
 
 // sharedDDL is called by AlterTopic (cfg = the new config) and DropTopic

@@ -65,9 +65,27 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req AcquireRequest) (Acq
 	until := now.Add(timeout)
 	var refs []MsgRef
 	var out []Acquired
+	early := noWait
+	count := func(r MsgRef) {
+		e := m.core.parts[r.Partition].at(r.Offset)
+		eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail, deliv: e.deliveries})
+	}
 	if err = s.sharedFill(t, m, &eff); err == nil { // else: still persist eff, do the moves
 		refs = m.core.pick(now.UnixNano(), req.Max, req.Session, until.UnixNano())
-		out, err = s.sharedFetch(ctx, t, refs)
+		if len(refs) > 0 {
+			// The new counts go to the WAL before the messages are read,
+			// so that their fsync runs meanwhile.
+			for _, r := range refs {
+				count(r)
+			}
+			if early, err = s.sharedPersist(m, &eff); err != nil {
+				early = noWait
+			}
+			eff = shEffects{moves: eff.moves}
+		}
+		if err == nil {
+			out, err = s.sharedFetch(ctx, t, refs)
+		}
 	}
 	if err == nil && req.MaxBytes > 0 { // keep the pick order's prefix that fits
 		var n, size int64
@@ -75,22 +93,23 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req AcquireRequest) (Acq
 			size += int64(len(out[n].Message.Body))
 			n++
 		}
-		for _, a := range out[n:] {
-			m.core.unpick(MsgRef{a.Message.Partition, a.Message.Offset})
+		for _, a := range out[n:] { // not delivered: the count goes back down
+			r := MsgRef{a.Message.Partition, a.Message.Offset}
+			m.core.unpick(r)
+			count(r)
 		}
 		out = out[:n]
 	}
 	if err != nil {
 		for _, r := range refs {
 			m.core.unpick(r)
+			count(r)
 		}
 		out = nil
 	}
 	for i := range out {
-		r := MsgRef{out[i].Message.Partition, out[i].Message.Offset}
-		e := m.core.parts[r.Partition].at(r.Offset)
+		e := m.core.parts[out[i].Message.Partition].at(out[i].Message.Offset)
 		out[i].DeliveryCount, out[i].LockedUntil = int(e.deliveries), until
-		eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail, deliv: e.deliveries})
 	}
 	if err == nil && len(out) == 0 && req.Watch {
 		res.Published, res.Freed = published, m.wakeChan()
@@ -104,8 +123,9 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req AcquireRequest) (Acq
 		err = perr
 	}
 	if err != nil {
+		_ = early()
 		if perr == nil {
-			perr = wait()
+			_ = wait()
 		}
 		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
 		return AcquireResult{Wait: noWait}, err
@@ -119,7 +139,10 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req AcquireRequest) (Acq
 	res.Messages = out
 	moves := eff.moves
 	res.Wait = func() error {
-		err := wait()
+		err := early()
+		if err2 := wait(); err == nil {
+			err = err2
+		}
 		s.sharedMoves(req.Topic, req.Consumer, moves)
 		return err
 	}
@@ -213,7 +236,7 @@ func (s *PebbleStore) SharedActionAsync(ctx context.Context, req SharedActionReq
 		}
 		outs[i] = m.core.act(now, req.Session, req.Action, r, until, &eff)
 	}
-	wait, err := s.sharedPersist(m, &eff)
+	wait, err := s.sharedPersistDeferred(m, &eff)
 	m.mu.Unlock()
 	if err != nil {
 		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
