@@ -429,6 +429,9 @@ func (c *shCore) act(now int64, session uint32, a SharedAction, r MsgRef, until 
 			eff.finished = append(eff.finished, shRef{part: r.Partition, off: r.Offset, state: shArchived})
 		}
 	case ActionExtend:
+		if until.UnixNano() < e.deadline {
+			c.freed = true // an earlier deadline: waiters re-arm their timers
+		}
 		e.deadline = until.UnixNano()
 		c.noteDeadline(e.deadline)
 	default:

@@ -149,7 +149,13 @@ func TestSharedWatch(t *testing.T) {
 	eq(t, res.NextReady, 9*time.Second, "the first lock's deadline")
 	acquire(t, s, "q", "w", 3, 0)
 	act(t, s, "q", "w", 2, ActionExtend, r0(1)) // to now + 10 s: not earlier
-	check(t, !closed(res.Freed), "an extend frees nothing")
+	check(t, !closed(res.Freed), "a later deadline frees nothing")
+	_, err := s.SharedAction(ctx, SharedActionRequest{Topic: "q", Consumer: "w", Session: 2, Action: ActionExtend,
+		Refs: []MsgRef{r0(1)}, Until: clk.Now().Add(5 * time.Second)})
+	must(t, err)
+	check(t, closed(res.Freed), "an earlier deadline wakes the waiters")
+	res = watch()
+	eq(t, res.NextReady, 5*time.Second, "the shortened lock")
 	act(t, s, "q", "w", 1, ActionRelease, r0(0))
 	check(t, closed(res.Freed), "a release closes Freed")
 	eq(t, refsOf(t, acquire(t, s, "q", "w", 9, 10)), []string{"0:0:a:2"})
@@ -157,7 +163,7 @@ func TestSharedWatch(t *testing.T) {
 	// A delay: NextReady is its end.
 	commit(t, s, "q", Message{Partition: -1, Body: []byte("later"), Delay: time.Minute})
 	res = watch()
-	eq(t, res.NextReady, 10*time.Second, "the earliest lock deadline comes first")
+	eq(t, res.NextReady, 5*time.Second, "the earliest lock deadline (offset 1) comes first")
 	act(t, s, "q", "w", 9, ActionAck, r0(0))
 	act(t, s, "q", "w", 2, ActionAck, r0(1))
 	res = watch()
