@@ -48,7 +48,13 @@
 //     flushed to a client still there (its partitions pinned against a
 //     rebalance until then); a statement that failed, was cancelled, lost
 //     its client or whose portal closed unfinished commits nothing and
-//     hands back what it acquired, its delivery uncounted.
+//     hands back what it acquired, its delivery uncounted. shared.go:
+//     shared-consumer reads and actions; an acquisition's delivery counts
+//     and an action's outcome are made durable (their store waits queued
+//     in pendingDurable) by WaitDurable before any output reaches the
+//     client; a WAIT read that found nothing waits for the store's events
+//     (publish, a freed message) or its next lock deadline or delay end,
+//     never on a poll.
 //   - ddl.go, sys.go, explain.go: topic DDL (with a NOTICE for a
 //     dead_letter_queue that does not exist), system views, EXPLAIN.
 //     sys_consumers.go computes every consumer partition's position and

@@ -81,11 +81,6 @@ func (st *sharedTxState) releaseAll(store topicstore.Store, pid uint32) {
 	st.held = nil
 }
 
-// sharedPoll is how often a waiting shared read re-checks for messages that
-// became available without a publish (an expired lock, a delay that ended,
-// a release by another session).
-const sharedPoll = 50 * time.Millisecond
-
 // defaultSharedLimit is how many messages a shared read without LIMIT
 // acquires.
 const defaultSharedLimit = 1000
@@ -128,17 +123,22 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 		defer timer.Stop()
 		deadline = timer.C
 	}
+	// No polling: with WAIT, a try that finds nothing waits for a publish,
+	// for a message of the consumer to be freed (release, ack of an
+	// ordered group, ...), or for the store's next lock deadline or end of
+	// a delay, then tries again.
 	for {
-		changed, err := s.eng.store.Changed(cr.Topic)
-		if err != nil {
-			return nil, planner.TopicError(err, cr.Topic)
-		}
-		acq, err := s.eng.store.Acquire(ctx, topicstore.AcquireRequest{Topic: cr.Topic, Consumer: cr.Consumer,
-			Session: s.info.ProcessID, Max: int(max), Timeout: timeout, MaxBytes: o.maxBytes})
+		res, err := s.eng.store.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: cr.Topic, Consumer: cr.Consumer,
+			Session: s.info.ProcessID, Max: int(max), Timeout: timeout, MaxBytes: o.maxBytes, Watch: deadline != nil})
 		if err != nil {
 			return nil, mapStoreErr(err, cr.Topic)
 		}
+		acq := res.Messages
 		if len(acq) > 0 || deadline == nil {
+			// The delivery counts are durable before any row leaves
+			// (WaitDurable), so a crash cannot undo a delivery's count; the
+			// fsync is shared with the session's other pending work.
+			s.pendingDurable = append(s.pendingDurable, res.Wait)
 			rows, err := s.sharedRows(ec, p, acq)
 			if err != nil {
 				refs := make([]topicstore.MsgRef, len(acq))
@@ -162,17 +162,31 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 			}
 			return &sliceIter{rows: rows}, nil
 		}
-		poll := time.NewTimer(sharedPoll)
+		if err := res.Wait(); err != nil {
+			return nil, mapStoreErr(err, cr.Topic)
+		}
+		var ready <-chan time.Time
+		var timer *time.Timer
+		if res.NextReady > 0 {
+			timer = time.NewTimer(res.NextReady)
+			ready = timer.C
+		}
+		canceled := false
 		select {
-		case <-changed:
-		case <-poll.C:
+		case <-res.Published:
+		case <-res.Freed:
+		case <-ready:
 		case <-deadline:
 			deadline = nil
 		case <-ctx.Done():
-			poll.Stop()
+			canceled = true
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if canceled {
 			return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 		}
-		poll.Stop()
 	}
 }
 

@@ -397,6 +397,28 @@ type AcquireRequest struct {
 	// MaxBytes caps the returned body bytes (0 = none; at least one
 	// message is returned).
 	MaxBytes int64
+	// Watch: the caller waits for messages if none is available; an empty
+	// AcquireResult then says what to wait on.
+	Watch bool
+}
+
+// AcquireResult is what AcquireAsync hands out.
+type AcquireResult struct {
+	Messages []Acquired
+	// Wait blocks until the delivery counts of Messages (and whatever the
+	// call finished) are durable. It must be called exactly once, and no
+	// message may be shown to anyone before it returned nil.
+	Wait func() error
+	// With Watch and no Messages: Published is closed the next time
+	// messages of the topic are published, Freed the next time a message
+	// of the consumer may have become available otherwise (a release, a
+	// lock handed back, an ack that lets an ordered group or the window
+	// move on, a change of the consumer or the topic); NextReady, if
+	// positive, is how long (by the store's clock) until a message becomes
+	// available by itself (the earliest lock deadline or end of a delay).
+	// A reader waits on all three, then tries again.
+	Published, Freed <-chan struct{}
+	NextReady        time.Duration
 }
 
 // Acquired is a message handed out under a lock. Message's slices are
@@ -454,12 +476,16 @@ type SharedPartitionStats struct {
 	DeadLetterError                                 string
 }
 
-// SharedStore is the shared-consumer part of the store. Acks, archives and
-// dead-letter moves are synced before they are confirmed; locks and delivery
-// counts live in memory (after a restart every unfinished message is
-// available again).
+// SharedStore is the shared-consumer part of the store. Acks, archives,
+// dead-letter moves and delivery counts are synced before they are
+// confirmed or shown; locks live in memory (after a restart every
+// unfinished message is available again, on its next delivery count).
 type SharedStore interface {
+	// Acquire is AcquireAsync followed by its Wait.
 	Acquire(ctx context.Context, req AcquireRequest) ([]Acquired, error)
+	// AcquireAsync locks up to req.Max available messages and returns them
+	// with a Wait for the durability of their delivery counts.
+	AcquireAsync(ctx context.Context, req AcquireRequest) (AcquireResult, error)
 	SharedAction(ctx context.Context, req SharedActionRequest) ([]SharedOutcome, error)
 	// SharedActionAsync decides the outcomes at once and returns wait,
 	// which blocks until they are durable; nothing may be confirmed to a

@@ -162,7 +162,8 @@ func (s *PebbleStore) relayout(old *topic, cfg TopicConfig, l layout) error {
 		b.Close()
 		return err
 	}
-	s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
+	thaw := s.sharedDDL(b, old, &cfg) // shared-consumer state of dropped consumers (shared.go)
+	defer thaw()
 	if err := s.syncDDL(b); err != nil {
 		return err
 	}
@@ -214,7 +215,8 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 			_ = b.DeleteRange(topicPrefix(prefix, t.id), topicPrefix(prefix, t.id+1), nil)
 		}
 		_ = b.Delete(catalogKey(name), nil)
-		s.sharedDDL(b, t, nil) // shared-consumer state (shared.go)
+		thaw := s.sharedDDL(b, t, nil) // shared-consumer state (shared.go)
+		defer thaw()
 		if err := s.syncDDL(b); err != nil {
 			return err
 		}

@@ -15,7 +15,8 @@
 //
 //	c/<topic name>                         catalog: JSON {Config, ID, CreatedAt, Partitions}
 //	k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] shared consumer: start offset (uvarint),
-//	                                       or a finished message (acked/archived); see shared.go
+//	                                       or a finished message (acked/archived), or an
+//	                                       unfinished message's delivery count; see shared.go
 //	m/<topicID u64><partition u32><base u64> record batch, or reference record (record.go)
 //	o/<topicID u64><partition u32><consumer> consumer committed offset (uvarint)
 //	p/<topicID u64><producer id>           producer: partition, max seqno, last write
@@ -161,7 +162,22 @@
 //
 // Changed hands out one lazily created channel per topic; the syncer closes
 // it when it publishes new messages of the topic (after the fsync), and
-// DropTopic closes it too.
+// DropTopic closes it too. A shared consumer's manager has its own wake
+// channel, closed when a step may have freed a message (a release, a lock
+// handed back, an acknowledgement that lets an ordered group or a full
+// window move on) or the consumer changed; AcquireAsync with Watch hands
+// out both channels and the time until the earliest lock deadline or end
+// of a delay, so that waiting readers never poll (shared.go).
+//
+// # Shared-consumer durability
+//
+// Acknowledgements, archives and delivery counts are per-message records
+// under k/ (shared.go). An acquisition's batch (its new counts) is applied
+// with a sync requested at once and waited for before its rows reach the
+// client; acknowledgements are applied without a sync and synced once at
+// the caller's durability barrier (syncTo: a ticket per deferred batch, one
+// empty synced WAL record covers every batch applied before it), so a
+// pipeline of them shares one fsync.
 //
 // # Invariants
 //

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
 )
@@ -28,10 +28,12 @@ import (
 // shared_ops.go do the I/O: window fills and message reads with Scan,
 // persistence, dead-letter moves.
 //
-// Only finished states are persisted (synced before the caller is told):
+// Finished states and delivery counts are persisted (synced before the
+// caller is told, or before a delivery is shown to a client):
 //
 //	k/<topicID u64><consumer>\x00<partition u32>              -> uvarint start
-//	k/<topicID u64><consumer>\x00<partition u32><offset u64>  -> 1 byte: acked (3) / archived (4)
+//	k/<topicID u64><consumer>\x00<partition u32><offset u64>  -> 1 byte: acked (3) / archived (4),
+//	                                                            or 0, uvarint delivery count
 //
 // A manager's batches are applied in order under its mutex
 // (ApplyNoSyncWait) and their fsyncs awaited after it is released, so
@@ -46,15 +48,32 @@ import (
 // committed positions every 256 offsets and when a window drains, so
 // retention's important / availability_period rules see the progress.
 //
-// Locks and delivery counts live in memory only: after a restart every
-// unfinished message is available again and its delivery count restarts at
-// 0 (so MaxProcessingAttempts counts deliveries since the last restart).
+// Delivery counts are durable (as Kafka's share-group state is): every
+// acquisition writes the new count of each message it hands out into the
+// manager's next batch, and AcquireAsync's wait (run before any row
+// reaches the client: executor.WaitDurable) waits for its fsync, which
+// concurrent acquisitions and acknowledgements share. A crash after the
+// write and before the delivery only over-counts. A delivery handed back
+// undelivered (ReleaseUndelivered) rewrites the lower count. Locks live in
+// memory only: after a restart every unfinished message is available
+// again with its stored count, a failed attempt, so a message whose
+// MaxProcessingAttempts are used up gets the dead-letter policy when the
+// window loads it (shCore.loaded). The count record is the message's
+// finished record's key, overwritten by an ack or archive and deleted with
+// it when the start passes it.
+//
 // Lock expiry is lazy: Acquire, SharedAction, ReleaseSession and
 // SharedStats first return expired locks to the queue, as of the store's
-// clock. shared_counts.go counts, per partition, the messages archived,
-// moved to the dead_letter_queue and the failed moves (logged once per
-// message through Options.Logger), for SharedStats. Dropping a shared consumer (or the topic, or turning it into a
-// streaming consumer) deletes its state in the DDL batch (sharedDDL).
+// clock. Nothing polls: a reader that found nothing waits on the topic's
+// Changed channel (publishes) and the manager's wake channel, closed when
+// a step of the core may have made a message available (shCore.freed) or
+// the consumer's config changed, with a timer set to the core's nextReady
+// (the earliest lock deadline or end of a delay). Dropping a shared
+// consumer (or the topic, or turning it into a streaming consumer) deletes
+// its state in the DDL batch (sharedDDL). shared_counts.go counts, per
+// partition, the messages archived, moved to the dead_letter_queue and the
+// failed moves (logged once per message through Options.Logger), for
+// SharedStats.
 
 // ErrNotShared: a shared-consumer operation named a streaming consumer.
 var ErrNotShared = errors.New("consumer is not a shared consumer")
@@ -85,7 +104,15 @@ type shKey struct {
 type sharedRegistry struct {
 	mu     sync.Mutex
 	mgrs   map[shKey]*shMgr
-	frozen map[uint64]*topic // a DDL is dropping shared state of this topic version
+	frozen map[uint64]*frozenTopic // a DDL is dropping shared state of this topic version
+}
+
+// frozenTopic holds loads of a topic version's managers back while a DDL
+// drops shared state; done is closed when the DDL has ended (installed its
+// new version, or failed the store).
+type frozenTopic struct {
+	t    *topic
+	done chan struct{}
 }
 
 // shMgr is one (topic, shared consumer)'s state.
@@ -99,6 +126,29 @@ type shMgr struct {
 	posMu    sync.Mutex // serializes position updates (sharedSyncPositions)
 	posSent  []int64    // per partition: the start last stored as the position
 	counts   shCounters // archived / dead-lettered counters (shared_counts.go), under mu
+
+	wakeMu sync.Mutex
+	wakeCh chan struct{} // closed (and reset) by signal; nil: nobody waits
+}
+
+// wakeChan returns the channel the next signal closes.
+func (m *shMgr) wakeChan() <-chan struct{} {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	if m.wakeCh == nil {
+		m.wakeCh = make(chan struct{})
+	}
+	return m.wakeCh
+}
+
+// signal wakes the readers waiting for messages of this consumer.
+func (m *shMgr) signal() {
+	m.wakeMu.Lock()
+	if m.wakeCh != nil {
+		close(m.wakeCh)
+		m.wakeCh = nil
+	}
+	m.wakeMu.Unlock()
 }
 
 func (s *PebbleStore) sharedWindow() int {
@@ -130,9 +180,9 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 		}
 		key := shKey{t.id, consumer}
 		reg.mu.Lock()
-		if f := reg.frozen[t.id]; f == t {
+		if f := reg.frozen[t.id]; f != nil && f.t == t {
 			reg.mu.Unlock()
-			time.Sleep(time.Millisecond) // a DDL drops this consumer's state; wait for it
+			<-f.done // a DDL drops this consumer's state; wait for it to end
 			continue
 		} else if f != nil {
 			delete(reg.frozen, t.id)
@@ -160,7 +210,7 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 			// not enough, because a reader that saw the new version clears
 			// the flag, and a manager of the dropped consumer would then
 			// outlive it, locks and all, into a re-created one.
-			if reg.frozen[t.id] == t || !s.isInstalled(t) {
+			if f := reg.frozen[t.id]; (f != nil && f.t == t) || !s.isInstalled(t) {
 				reg.mu.Unlock()
 				continue
 			}
@@ -244,14 +294,18 @@ func (s *PebbleStore) loadShared(t *topic, cc *ConsumerConfig) (*shMgr, error) {
 			continue
 		}
 		off := int64(binary.BigEndian.Uint64(k[4:]))
-		if len(v) != 1 || off < p.start {
+		if off < p.start {
 			p.stale = append(p.stale, off) // left by a crash before its delete
 			continue
 		}
-		if p.done == nil {
-			p.done = map[int64]uint8{}
+		rec, ok := parseSharedRecord(v)
+		if !ok {
+			return nil, fmt.Errorf("%w: shared-consumer record %q = %x", ErrCorrupt, it.Key(), v)
 		}
-		p.done[off] = v[0]
+		if p.done == nil {
+			p.done = map[int64]shDisk{}
+		}
+		p.done[off] = rec
 	}
 	if err := it.Error(); err != nil {
 		return nil, err
@@ -273,9 +327,30 @@ func (s *PebbleStore) loadShared(t *topic, cc *ConsumerConfig) (*shMgr, error) {
 	return m, nil
 }
 
+// sharedCountValue is the record of a message delivered n times.
+func sharedCountValue(n int32) []byte { return binary.AppendUvarint([]byte{shAvail}, uint64(n)) }
+
+// parseSharedRecord decodes a per-message record: a finished state, or a
+// delivery count.
+func parseSharedRecord(v []byte) (shDisk, bool) {
+	switch {
+	case len(v) == 1 && (v[0] == shAcked || v[0] == shArchived):
+		return shDisk{state: v[0]}, true
+	case len(v) > 1 && v[0] == shAvail:
+		n, k := binary.Uvarint(v[1:])
+		if k != len(v)-1 || n > 1<<31-1 {
+			return shDisk{}, false
+		}
+		return shDisk{state: shAvail, deliv: int32(n)}, true
+	}
+	return shDisk{}, false
+}
+
 // fill drops what retention deleted from each window and loads message
-// metadata up to start + window (and the visible end).
-func (s *PebbleStore) sharedFill(t *topic, m *shMgr) error {
+// metadata up to start + window (and the visible end). A message loaded
+// with a durable delivery count may get the dead-letter policy at once
+// (shCore.loaded): its effects land in eff.
+func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *shEffects) error {
 	c := &m.core
 	for pi, p := range c.parts {
 		tp := t.parts[pi]
@@ -296,8 +371,8 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr) error {
 				next++
 			}
 			e := shEntry{written: msg.WrittenAt.UnixNano(), delay: int64(msg.Delay), group: msg.MessageGroupID}
-			if st, ok := p.done[msg.Offset]; ok {
-				e.state, e.stored = st, true
+			if rec, ok := p.done[msg.Offset]; ok {
+				e.state, e.deliveries, e.stored = rec.state, rec.deliv, true
 				delete(p.done, msg.Offset)
 			}
 			p.ents = append(p.ents, e)
@@ -307,43 +382,25 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr) error {
 		if err != nil {
 			return err
 		}
+		for off := from; off < next; off++ {
+			if e := p.at(off); e != nil && e.deliveries > 0 {
+				c.loaded(int32(pi), off, e, eff)
+			}
+		}
 		p.advance()
 	}
 	return nil
 }
 
-// sharedPersist writes eff's finished states and the advanced starts of m
-// into a batch applied in order (under m.mu) with Sync; the caller waits
-// for the fsync with wait() after unlocking m. Pebble groups concurrent
-// syncs.
+// sharedPersist writes eff's delivery counts and finished states and the
+// advanced starts of m into a batch applied in order (under m.mu) with
+// Sync; the caller waits for the fsync with wait() after unlocking m.
+// Pebble groups concurrent syncs. It also wakes m's waiters if the step
+// may have made a message available (shCore.freed).
 func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error, err error) {
-	m.counts.noteFinished(eff)
-	var b *pebble.Batch
-	batch := func() *pebble.Batch {
-		if b == nil {
-			b = s.db.NewBatch()
-		}
-		return b
-	}
-	for pi, p := range m.core.parts {
-		p.advance()
-		for _, off := range p.stale {
-			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, int32(pi), off), nil)
-		}
-		p.stale = p.stale[:0]
-		if p.start > p.persisted {
-			_ = batch().Set(sharedStartKey(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.start)), nil)
-			p.persisted = p.start
-		}
-	}
-	for _, r := range eff.finished {
-		if e := m.core.parts[r.part].at(r.off); e != nil {
-			e.stored = true
-			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), []byte{r.state}, nil)
-		}
-	}
+	b := s.sharedBatch(m, eff)
 	if b == nil {
-		return func() error { return nil }, nil
+		return noWait, nil
 	}
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		b.Close()
@@ -360,13 +417,125 @@ func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error
 	}, nil
 }
 
+// sharedPersistDeferred is sharedPersist with the sync left to wait: the
+// batch is applied without one, and wait syncs the WAL unless a sync
+// issued since has covered it (syncTo). Acknowledgements use it: the
+// statements of a pipeline (and of concurrent sessions) then share one
+// fsync at the durability barrier, where each synced batch would have
+// waited for the fsync after the one its predecessor started.
+func (s *PebbleStore) sharedPersistDeferred(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	b := s.sharedBatch(m, eff)
+	if b == nil {
+		return noWait, nil
+	}
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.fail(err)
+		return nil, s.err()
+	}
+	ticket := s.walT.applied.Add(1)
+	return func() error { return s.syncTo(ticket) }, nil
+}
+
+// walTickets number the batches sharedPersistDeferred applied (applied)
+// and record how far a finished sync is known to have covered them
+// (synced).
+type walTickets struct{ applied, synced atomic.Uint64 }
+
+// syncTo returns once the deferred batch with ticket t (and every batch
+// applied before it) is durable: at once if a sync issued after it was
+// applied has finished, else after syncing the WAL with an empty synced
+// record (the WAL is sequential: a sync covers everything written before
+// it, also across a WAL switch, which syncs the old file first).
+func (s *PebbleStore) syncTo(t uint64) error {
+	if s.walT.synced.Load() >= t {
+		return nil
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	cur := s.walT.applied.Load() // every ticket up to cur is in the WAL now
+	b := s.db.NewBatch()
+	defer b.Close()
+	_ = b.LogData(nil, nil)
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	if err := b.SyncWait(); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	for {
+		old := s.walT.synced.Load()
+		if old >= cur || s.walT.synced.CompareAndSwap(old, cur) {
+			return nil
+		}
+	}
+}
+
+// sharedBatch builds the batch of sharedPersist (nil if there is nothing
+// to write) and wakes m's waiters if the step freed a message.
+func (s *PebbleStore) sharedBatch(m *shMgr, eff *shEffects) *pebble.Batch {
+	m.counts.noteFinished(eff)
+	var b *pebble.Batch
+	batch := func() *pebble.Batch {
+		if b == nil {
+			b = s.db.NewBatch()
+		}
+		return b
+	}
+	for pi, p := range m.core.parts {
+		full, start := len(p.ents) >= m.core.window, p.start
+		p.advance()
+		if full && p.start > start {
+			m.core.freed = true // the window moves on: messages beyond it may load
+		}
+		for _, off := range p.stale {
+			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, int32(pi), off), nil)
+		}
+		p.stale = p.stale[:0]
+		if p.start > p.persisted {
+			_ = batch().Set(sharedStartKey(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.start)), nil)
+			p.persisted = p.start
+		}
+	}
+	for _, r := range eff.counts {
+		e := m.core.parts[r.part].at(r.off)
+		switch {
+		case e == nil || e.finished():
+		case r.deliv > 0:
+			e.stored = true
+			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), sharedCountValue(r.deliv), nil)
+		case e.stored: // handed back undelivered: never delivered after all
+			e.stored = false
+			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, r.part, r.off), nil)
+		}
+	}
+	if m.core.freed {
+		m.core.freed = false
+		m.signal()
+	}
+	for _, r := range eff.finished {
+		if e := m.core.parts[r.part].at(r.off); e != nil {
+			e.stored = true
+			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), []byte{r.state}, nil)
+		}
+	}
+	return b
+}
+
 // sharedDDL is called by AlterTopic (cfg = the new config) and DropTopic
 // (cfg = nil) on the committer goroutine, before the DDL batch b is synced:
 // it adds to b the deletion of the shared state of every shared consumer
 // the change drops (or turns into a streaming one), marks their managers
 // dead and holds new loads of old's consumers back until the new topic
-// version is installed (so no load reads the state being deleted).
-func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *TopicConfig) {
+// version is installed (so no load reads the state being deleted). The
+// caller must call thaw once the DDL has ended (the new version installed,
+// or the DDL failed): it lets the held loads go on and wakes the readers
+// waiting on the topic's managers (the config they wait under may have
+// changed, a dropped consumer's readers get their error).
+func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *TopicConfig) (thaw func()) {
 	var dropped []string
 	for _, c := range old.cfg.Consumers {
 		if !c.Shared {
@@ -382,16 +551,30 @@ func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *TopicConfig) {
 	if cfg == nil {
 		_ = b.DeleteRange(topicPrefix(prefixShared, old.id), topicPrefix(prefixShared, old.id+1), nil)
 	}
-	if len(dropped) == 0 && cfg != nil {
-		return
-	}
 	reg := &s.shared
+	wakeAll := func() {
+		reg.mu.Lock()
+		var ms []*shMgr
+		for k, m := range reg.mgrs {
+			if k.id == old.id {
+				ms = append(ms, m)
+			}
+		}
+		reg.mu.Unlock()
+		for _, m := range ms {
+			m.signal()
+		}
+	}
+	if len(dropped) == 0 && cfg != nil {
+		return wakeAll
+	}
 	var dead []*shMgr
 	reg.mu.Lock()
 	if reg.frozen == nil {
-		reg.frozen = map[uint64]*topic{}
+		reg.frozen = map[uint64]*frozenTopic{}
 	}
-	reg.frozen[old.id] = old
+	f := &frozenTopic{t: old, done: make(chan struct{})}
+	reg.frozen[old.id] = f
 	for _, name := range dropped {
 		pre := sharedPrefix(old.id, name)
 		if cfg != nil {
@@ -407,6 +590,13 @@ func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *TopicConfig) {
 		m.mu.Lock() // waits for an operation in flight (its batch is applied before b)
 		m.dead = true
 		m.mu.Unlock()
+	}
+	return func() {
+		close(f.done)
+		for _, m := range dead {
+			m.signal()
+		}
+		wakeAll()
 	}
 }
 

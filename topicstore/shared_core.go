@@ -9,6 +9,13 @@ import (
 // function of the in-memory state and the time it is given; the I/O (window
 // fills from the log, persistence of finished states, dead-letter moves)
 // lives in shared.go and shared_ops.go. See shared.go for the model.
+//
+// Besides the effects a step returns, the core records in freed that a
+// step may have made a message available to a waiting reader (a lock
+// released or expired, a message handed back or disposed back to the
+// queue, a keep_messages_order group finished with, the window moved on
+// while full); the I/O layer wakes the consumer's waiters then. nextReady
+// tells a waiter when a message becomes available without any event.
 
 // Per-message states.
 const (
@@ -27,8 +34,8 @@ const DefaultSharedWindow = 1000
 type shEntry struct {
 	state      uint8
 	expired    bool   // expSession's lock expired (reported as OutcomeExpired)
-	stored     bool   // a finished record exists on disk (delete it when the start passes it)
-	deliveries int32  // times handed out since the process started
+	stored     bool   // a record (finished, or the delivery count) exists on disk: delete it when the start passes it
+	deliveries int32  // times handed out, durable (a delivery-count record is synced before a delivery is shown)
 	session    uint32 // holder while acquired/pending
 	expSession uint32
 	deadline   int64 // lock deadline, unix ns
@@ -44,9 +51,16 @@ func (e *shEntry) finished() bool { return e.state >= shAcked }
 type shPart struct {
 	start     int64
 	ents      []shEntry
-	done      map[int64]uint8 // finished records read at load beyond the loaded window
-	persisted int64           // start as stored on disk
-	stale     []int64         // finished records on disk below start: to delete
+	done      map[int64]shDisk // records read at load beyond the loaded window
+	persisted int64            // start as stored on disk
+	stale     []int64          // finished records on disk below start: to delete
+}
+
+// shDisk is a per-message record as read from disk: a finished state
+// (shAcked, shArchived) or, with state shAvail, a delivery count.
+type shDisk struct {
+	state uint8
+	deliv int32
 }
 
 func (p *shPart) at(off int64) *shEntry {
@@ -117,13 +131,14 @@ func newShConfig(c *ConsumerConfig) shConfig {
 type shRef struct {
 	part  int32
 	off   int64
-	state uint8 // shAcked / shArchived: persist it; shPending: move it to the DLQ
+	state uint8 // shAcked / shArchived: persist it; shPending: move it to the DLQ; shAvail: a delivery count
 	deliv int32
 }
 
 // shEffects collects the I/O a core step implies.
 type shEffects struct {
 	finished []shRef // persist (synced) before answering
+	counts   []shRef // delivery counts to persist (synced before the deliveries are shown)
 	moves    []shRef // dead-letter moves to perform (entries are shPending)
 }
 
@@ -133,7 +148,8 @@ type shCore struct {
 	window      int
 	parts       []*shPart
 	rr          int    // partition the next Acquire starts with
-	minDeadline int64  // earliest lock deadline, 0 = no locks
+	minDeadline int64  // earliest lock deadline, 0 = no locks (may be stale-early: expire recomputes it)
+	freed       bool   // a step may have made a message available: wake the waiters (see the top of this file)
 	tree        shTree // the split tree, for keep_messages_order (shared_order.go)
 }
 
@@ -146,6 +162,7 @@ func (c *shCore) fail(part int32, off int64, e *shEntry, eff *shEffects) {
 	e.session, e.deadline = 0, 0
 	if c.cfg.maxAttempts <= 0 || e.deliveries < c.cfg.maxAttempts {
 		e.state = shAvail
+		c.freed = true
 		return
 	}
 	c.dispose(part, off, e, eff)
@@ -157,12 +174,14 @@ func (c *shCore) dispose(part int32, off int64, e *shEntry, eff *shEffects) {
 	switch c.cfg.policy {
 	case "delete":
 		e.state = shArchived
+		c.finishedGroup(e)
 		eff.finished = append(eff.finished, shRef{part: part, off: off, state: shArchived})
 	case "move":
 		e.state = shPending
 		eff.moves = append(eff.moves, shRef{part: part, off: off, state: shPending, deliv: e.deliveries})
 	default:
 		e.state = shAvail
+		c.freed = true
 	}
 }
 
@@ -190,6 +209,40 @@ func (c *shCore) expire(now int64, eff *shEffects) {
 		}
 	}
 	c.minDeadline = next
+}
+
+// nextReady is the earliest time after now at which a message of the
+// window becomes available without any event: a lock deadline or the end
+// of a delay (0 if none). A waiting reader sleeps until then at most.
+func (c *shCore) nextReady(now int64) int64 {
+	var next int64
+	note := func(t int64) {
+		if t > now && (next == 0 || t < next) {
+			next = t
+		}
+	}
+	for _, p := range c.parts {
+		for i := range p.ents {
+			switch e := &p.ents[i]; e.state {
+			case shAcquired:
+				note(e.deadline)
+			case shAvail:
+				note(c.ready(e))
+			}
+		}
+	}
+	return next
+}
+
+// loaded applies what a restart did to a message loaded with a durable
+// delivery count: its lock was released, a failed attempt, so once
+// MaxProcessingAttempts deliveries are used up the dead-letter policy
+// applies now (a message delivered max times is never handed out again
+// because the server restarted meanwhile).
+func (c *shCore) loaded(part int32, off int64, e *shEntry, eff *shEffects) {
+	if e.state == shAvail && c.cfg.maxAttempts > 0 && e.deliveries >= c.cfg.maxAttempts {
+		c.dispose(part, off, e, eff)
+	}
 }
 
 func (c *shCore) noteDeadline(d int64) {
@@ -322,18 +375,22 @@ func (c *shCore) unpick(r MsgRef) {
 	if e := c.parts[r.Partition].at(r.Offset); e != nil && e.state == shAcquired {
 		e.state, e.session, e.deadline = shAvail, 0, 0
 		e.deliveries--
+		c.freed = true
 	}
 }
 
 // unacquire hands back a message session acquired and never delivered: it
-// is available again and the delivery is not counted.
-func (c *shCore) unacquire(session uint32, r MsgRef) {
+// is available again and the delivery is not counted. It reports whether
+// it did (the lowered count is then to be persisted).
+func (c *shCore) unacquire(session uint32, r MsgRef) bool {
 	if r.Partition < 0 || int(r.Partition) >= len(c.parts) {
-		return
+		return false
 	}
 	if e := c.parts[r.Partition].at(r.Offset); e != nil && e.state == shAcquired && e.session == session {
 		c.unpick(r)
+		return true
 	}
+	return false
 }
 
 // act applies a session's action to one message (ref already checked to
@@ -362,6 +419,7 @@ func (c *shCore) act(now int64, session uint32, a SharedAction, r MsgRef, until 
 	switch a {
 	case ActionAck:
 		e.state, e.session, e.deadline = shAcked, 0, 0
+		c.finishedGroup(e)
 		eff.finished = append(eff.finished, shRef{part: r.Partition, off: r.Offset, state: shAcked})
 	case ActionRelease:
 		c.fail(r.Partition, r.Offset, e, eff)
@@ -371,15 +429,27 @@ func (c *shCore) act(now int64, session uint32, a SharedAction, r MsgRef, until 
 			c.dispose(r.Partition, r.Offset, e, eff)
 		} else {
 			e.state = shArchived
+			c.finishedGroup(e)
 			eff.finished = append(eff.finished, shRef{part: r.Partition, off: r.Offset, state: shArchived})
 		}
 	case ActionExtend:
+		if until.UnixNano() < e.deadline {
+			c.freed = true // an earlier deadline: waiters re-arm their timers
+		}
 		e.deadline = until.UnixNano()
 		c.noteDeadline(e.deadline)
 	default:
 		return OutcomeUnknown
 	}
 	return OutcomeDone
+}
+
+// finishedGroup notes that finishing e may let its keep_messages_order
+// group move on.
+func (c *shCore) finishedGroup(e *shEntry) {
+	if c.cfg.keepOrder && e.group != "" {
+		c.freed = true
+	}
 }
 
 // releaseSession releases session's locks (all, or those of refs) as

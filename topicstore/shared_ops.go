@@ -17,13 +17,43 @@ import (
 // each locked for the request's timeout, fair across partitions (round
 // robin) and, within a partition, across message groups. The result is
 // sorted by (partition, offset). A streaming consumer gives ErrNotShared.
+// It returns once the new delivery counts are durable.
 func (s *PebbleStore) Acquire(ctx context.Context, req AcquireRequest) ([]Acquired, error) {
+	res, err := s.AcquireAsync(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Wait(); err != nil {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+func noWait() error { return nil }
+
+// AcquireAsync is Acquire without waiting for durability: the messages are
+// locked and their delivery counts are in the WAL; res.Wait blocks until
+// they are synced (then runs any dead-letter moves the call's lock expiries
+// started). The caller must call Wait exactly once and must not show the
+// messages to anyone before it returned nil (on an error the store has
+// failed). With req.Watch and nothing handed out, res carries what to wait
+// on for the next try: see AcquireResult.
+func (s *PebbleStore) AcquireAsync(ctx context.Context, req AcquireRequest) (AcquireResult, error) {
+	res := AcquireResult{Wait: noWait}
 	if req.Max <= 0 {
-		return nil, nil
+		return res, nil
+	}
+	var published <-chan struct{}
+	if req.Watch { // before the state is read: nothing published later is missed
+		ch, err := s.Changed(req.Topic)
+		if err != nil {
+			return res, err
+		}
+		published = ch
 	}
 	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	now := s.opts.Clock()
 	var eff shEffects
@@ -35,9 +65,27 @@ func (s *PebbleStore) Acquire(ctx context.Context, req AcquireRequest) ([]Acquir
 	until := now.Add(timeout)
 	var refs []MsgRef
 	var out []Acquired
-	if err = s.sharedFill(t, m); err == nil { // else: still persist eff, do the moves
+	early := noWait
+	count := func(r MsgRef) {
+		e := m.core.parts[r.Partition].at(r.Offset)
+		eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail, deliv: e.deliveries})
+	}
+	if err = s.sharedFill(t, m, &eff); err == nil { // else: still persist eff, do the moves
 		refs = m.core.pick(now.UnixNano(), req.Max, req.Session, until.UnixNano())
-		out, err = s.sharedFetch(ctx, t, refs)
+		if len(refs) > 0 {
+			// The new counts go to the WAL before the messages are read,
+			// so that their fsync runs meanwhile.
+			for _, r := range refs {
+				count(r)
+			}
+			if early, err = s.sharedPersist(m, &eff); err != nil {
+				early = noWait
+			}
+			eff = shEffects{moves: eff.moves}
+		}
+		if err == nil {
+			out, err = s.sharedFetch(ctx, t, refs)
+		}
 	}
 	if err == nil && req.MaxBytes > 0 { // keep the pick order's prefix that fits
 		var n, size int64
@@ -45,14 +93,17 @@ func (s *PebbleStore) Acquire(ctx context.Context, req AcquireRequest) ([]Acquir
 			size += int64(len(out[n].Message.Body))
 			n++
 		}
-		for _, a := range out[n:] {
-			m.core.unpick(MsgRef{a.Message.Partition, a.Message.Offset})
+		for _, a := range out[n:] { // not delivered: the count goes back down
+			r := MsgRef{a.Message.Partition, a.Message.Offset}
+			m.core.unpick(r)
+			count(r)
 		}
 		out = out[:n]
 	}
 	if err != nil {
 		for _, r := range refs {
 			m.core.unpick(r)
+			count(r)
 		}
 		out = nil
 	}
@@ -60,17 +111,24 @@ func (s *PebbleStore) Acquire(ctx context.Context, req AcquireRequest) ([]Acquir
 		e := m.core.parts[out[i].Message.Partition].at(out[i].Message.Offset)
 		out[i].DeliveryCount, out[i].LockedUntil = int(e.deliveries), until
 	}
+	if err == nil && len(out) == 0 && req.Watch {
+		res.Published, res.Freed = published, m.wakeChan()
+		if next := m.core.nextReady(now.UnixNano()); next > 0 {
+			res.NextReady = time.Duration(next - now.UnixNano())
+		}
+	}
 	wait, perr := s.sharedPersist(m, &eff)
 	m.mu.Unlock()
-	if perr == nil {
-		perr = wait()
-	}
-	s.sharedMoves(req.Topic, req.Consumer, eff.moves)
 	if err == nil {
 		err = perr
 	}
 	if err != nil {
-		return nil, err
+		_ = early()
+		if perr == nil {
+			_ = wait()
+		}
+		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+		return AcquireResult{Wait: noWait}, err
 	}
 	slices.SortFunc(out, func(a, b Acquired) int {
 		if c := cmp.Compare(a.Message.Partition, b.Message.Partition); c != 0 {
@@ -78,7 +136,17 @@ func (s *PebbleStore) Acquire(ctx context.Context, req AcquireRequest) ([]Acquir
 		}
 		return cmp.Compare(a.Message.Offset, b.Message.Offset)
 	})
-	return out, nil
+	res.Messages = out
+	moves := eff.moves
+	res.Wait = func() error {
+		err := early()
+		if err2 := wait(); err == nil {
+			err = err2
+		}
+		s.sharedMoves(req.Topic, req.Consumer, moves)
+		return err
+	}
+	return res, nil
 }
 
 func (p *partition) startOffset() int64 {
@@ -168,7 +236,7 @@ func (s *PebbleStore) SharedActionAsync(ctx context.Context, req SharedActionReq
 		}
 		outs[i] = m.core.act(now, req.Session, req.Action, r, until, &eff)
 	}
-	wait, err := s.sharedPersist(m, &eff)
+	wait, err := s.sharedPersistDeferred(m, &eff)
 	m.mu.Unlock()
 	if err != nil {
 		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
@@ -262,7 +330,10 @@ func (s *PebbleStore) ReleaseUndelivered(topic, consumer string, session uint32,
 	var eff shEffects
 	m.core.expire(s.opts.Clock().UnixNano(), &eff)
 	for _, r := range refs {
-		m.core.unacquire(session, r)
+		if m.core.unacquire(session, r) {
+			eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail,
+				deliv: m.core.parts[r.Partition].at(r.Offset).deliveries})
+		}
 	}
 	wait, err := s.sharedPersist(m, &eff)
 	m.mu.Unlock()
@@ -281,7 +352,7 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]SharedPartitionStat
 	now := s.opts.Clock().UnixNano()
 	var eff shEffects
 	m.core.expire(now, &eff)
-	err = s.sharedFill(t, m)
+	err = s.sharedFill(t, m, &eff)
 	out := make([]SharedPartitionStats, len(m.core.parts))
 	for i := range out {
 		out[i] = m.core.stats(i, now)
@@ -331,9 +402,11 @@ func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
 		if e := m.core.parts[mv.part].at(mv.off); e != nil && e.state == shPending {
 			if ok {
 				e.state = shArchived
+				m.core.finishedGroup(e)
 				eff.finished = append(eff.finished, shRef{part: mv.part, off: mv.off, state: shArchived})
 			} else {
 				e.state = shAvail
+				m.core.freed = true
 			}
 		}
 		wait, err := s.sharedPersist(m, &eff)

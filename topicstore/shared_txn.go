@@ -41,6 +41,9 @@ func (s *PebbleStore) sharedCommitAcks(b *pebble.Batch, acks []SharedAck, now ti
 				}
 			}
 			p.m.mu.Unlock()
+			if committed {
+				p.m.signal() // an ordered group or the window may move on
+			}
 		}
 	}
 	var keys [][]byte

@@ -176,6 +176,7 @@ type PebbleStore struct {
 	waiters  atomic.Int32 // len(notify): publish skips the lock when 0
 
 	shared sharedRegistry // shared-consumer managers (shared.go)
+	walT   walTickets     // deferred syncs of acknowledgements (shared.go)
 
 	bg sync.WaitGroup // background goroutines that use db (retention, reclaim)
 
