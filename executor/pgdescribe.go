@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"strconv"
 	"strings"
 
 	"topicgate/planner"
@@ -38,7 +37,9 @@ var pgDescribeFns = map[string]builtin{
 	"pg_get_functiondef":        functionDef,
 	"pg_get_function_result":    functionResult,
 	"pg_get_function_arguments": functionArgs,
-	"format":                    fnFormat,
+	// No function has an SQL-standard body (they are all internal).
+	"pg_get_function_sqlbody": nullFn,
+	"format":                  fnFormat,
 	// array_remove(a, x): a without the elements equal to x (psql's \sv
 	// strips the check options from reloptions).
 	"array_remove": func(_ *evalCtx, a []any) (any, error) {
@@ -210,14 +211,13 @@ func functionDef(_ *evalCtx, a []any) (any, error) {
 // procRows are pg_proc's rows.
 func procRows(add func(map[string]any)) {
 	for _, p := range planner.PgProcs {
-		var args []string
-		for _, t := range p.Args {
-			args = append(args, strconv.FormatInt(t, 10))
-		}
+		// proargtypes is an oidvector in PostgreSQL; here an oid[] with
+		// the same elements (pgcli casts it to regtype[]).
+		args := append([]int64{}, p.Args...)
 		add(map[string]any{"oid": p.OID, "proname": p.Name, "pronamespace": int64(oidPgCatalogNS),
 			"proowner": int64(oidBootstrap), "prolang": int64(oidInternalLang), "prokind": "f",
 			"provolatile": p.Volatile, "proparallel": p.Parallel, "proisstrict": true,
-			"pronargs": int64(len(p.Args)), "prorettype": p.Result, "proargtypes": strings.Join(args, " "),
+			"pronargs": int64(len(p.Args)), "prorettype": p.Result, "proargtypes": args,
 			"prosrc": p.Src})
 	}
 }

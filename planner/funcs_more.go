@@ -66,6 +66,7 @@ var moreBuiltins = map[string]funcSig{
 	"pg_get_statisticsobjdef_columns": {1, 1, []Type{TOid}, fixed(TText)},
 	"pg_get_function_result":          {1, 1, []Type{TOid}, fixed(TText)},
 	"pg_get_functiondef":              {1, 1, []Type{TOid}, fixed(TText)},
+	"pg_get_function_sqlbody":         {1, 1, []Type{TOid}, fixed(TText)},
 	"pg_describe_object":              {3, 3, []Type{TOid, TOid, TInt4}, fixed(TText)},
 	"pg_operator_is_visible":          {1, 1, []Type{TOid}, fixed(TBool)},
 	"pg_conversion_is_visible":        {1, 1, []Type{TOid}, fixed(TBool)},

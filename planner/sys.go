@@ -56,7 +56,7 @@ var pgCatalogSpec = map[string]string{
 	"pg_auth_members": "roleid:oid member:oid grantor:oid admin_option:bool",
 	"pg_tablespace":   "oid:oid spcname:name spcowner:oid spcacl:text[] spcoptions:text[]",
 	"pg_proc": "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid prokind:char prosecdef:bool " +
-		"proretset:bool provolatile:char proparallel:char proisstrict:bool pronargs:int2 prorettype:oid proargtypes:text prosrc:text proacl:text[] " +
+		"proretset:bool provolatile:char proparallel:char proisstrict:bool pronargs:int2 prorettype:oid proargtypes:oid[] prosrc:text proacl:text[] " +
 		"proargnames:text[] proallargtypes:oid[] proargmodes:\"char\"[] proargdefaults:text",
 	// pg_depend is empty: topicgate has no extensions or dependent objects.
 	"pg_depend": "classid:oid objid:oid objsubid:int4 refclassid:oid refobjid:oid refobjsubid:int4 deptype:char",
