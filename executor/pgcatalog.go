@@ -282,7 +282,7 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 		for _, r := range s.catalogRels() {
 			add(map[string]any{"oid": r.oid, "relname": r.name, "relnamespace": r.ns, "relkind": r.kind,
 				"relowner": int64(oidBootstrap), "relam": map[bool]int64{true: oidHeapAM}[r.kind == "r"],
-				"reltuples": r.tuples, "relpersistence": "p", "relreplident": map[bool]string{true: "d", false: "n"}[r.kind == "r"],
+				"reltuples": r.tuples, "relpersistence": "p", "relreplident": replIdent(r),
 				"relnatts": int64(len(r.names))})
 		}
 	case "pg_attribute":
@@ -296,6 +296,16 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 		}
 	}
 	return rows
+}
+
+// replIdent is pg_class.relreplident: 'd' (default) for a topic, 'n'
+// (nothing) for a view and for the catalog's own tables, as PostgreSQL
+// has them (psql's \d+ prints "Replica Identity: ???" otherwise).
+func replIdent(r catalogRel) string {
+	if r.kind == "r" && r.ns != oidPgCatalogNS {
+		return "d"
+	}
+	return "n"
 }
 
 func pgTypeLen(oid int64) int64 {
