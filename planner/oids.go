@@ -33,7 +33,7 @@ var PgCatalogOIDs = map[string]int64{
 	"pg_event_trigger": 3466, "pg_ts_config": 3602, "pg_ts_dict": 3600, "pg_ts_parser": 3601, "pg_ts_template": 3764,
 	"pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417, "pg_foreign_table": 3118, "pg_user_mappings": 12327,
 	"pg_largeobject_metadata": 2995, "pg_db_role_setting": 2964, "pg_subscription": 6100, "pg_opclass": 2616,
-	"pg_opfamily": 2753,
+	"pg_opfamily": 2753, "pg_amop": 2602, "pg_amproc": 2603, "pg_default_acl": 826,
 }
 
 // sysViewsAdded are the sys views added after the first set, in the

@@ -47,7 +47,7 @@ var pgCatalogSpec = map[string]string{
 	"pg_attrdef": "oid:oid adrelid:oid adnum:int2 adbin:text",
 	"pg_type": "oid:oid typname:name typnamespace:oid typowner:oid typlen:int2 typbyval:bool typtype:char " +
 		"typcategory:char typisdefined:bool typdelim:char typrelid:oid typelem:oid typarray:oid typnotnull:bool " +
-		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typinput:oid typdefault:text",
+		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typinput:oid typdefault:text typacl:text[]",
 	"pg_collation": "oid:oid collname:name collnamespace:oid collowner:oid collprovider:char " +
 		"collisdeterministic:bool collencoding:int4 collcollate:text collctype:text colliculocale:text",
 	"pg_roles": "oid:oid rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool " +
@@ -93,7 +93,7 @@ var pgCatalogSpec = map[string]string{
 	// objects, per-database role settings, subscriptions, operator classes
 	// and families. Their tables exist with no rows, as in a fresh
 	// PostgreSQL database without them (\do, \dc, \dy, \dF*, \de*, \dl,
-	// \drds, \dRs, \dd). pg_cast has no rows either (\dC, see README).
+	// \drds, \dRs, \dd, \dAo, \dAp). pg_cast has no rows either (\dC, see README).
 	"pg_operator": "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:char oprcanmerge:bool " +
 		"oprcanhash:bool oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:oid " +
 		"oprrest:oid oprjoin:oid",
@@ -120,10 +120,15 @@ var pgCatalogSpec = map[string]string{
 	"pg_db_role_setting":      "setdatabase:oid setrole:oid setconfig:text[]",
 	"pg_subscription": "oid:oid subdbid:oid subname:name subowner:oid subenabled:bool subbinary:bool " +
 		"substream:bool subtwophasestate:char subdisableonerr:bool subconninfo:text subslotname:name " +
-		"subsynccommit:text subpublications:text[]",
+		"subsynccommit:text subpublications:text[] subskiplsn:text",
 	"pg_opclass": "oid:oid opcmethod:oid opcname:name opcnamespace:oid opcowner:oid opcfamily:oid opcintype:oid " +
 		"opcdefault:bool opckeytype:oid",
 	"pg_opfamily": "oid:oid opfmethod:oid opfname:name opfnamespace:oid opfowner:oid",
+	"pg_amop": "oid:oid amopfamily:oid amoplefttype:oid amoprighttype:oid amopstrategy:int2 amoppurpose:char " +
+		"amopopr:oid amopmethod:oid amopsortfamily:oid",
+	"pg_amproc": "oid:oid amprocfamily:oid amproclefttype:oid amprocrighttype:oid amprocnum:int2 amproc:oid",
+	// No default privileges (\ddp): one role owns everything.
+	"pg_default_acl": "oid:oid defaclrole:oid defaclnamespace:oid defaclobjtype:char defaclacl:text[]",
 	"pg_settings": "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text " +
 		"vartype:text source:text min_val:text max_val:text boot_val:text reset_val:text pending_restart:bool",
 }

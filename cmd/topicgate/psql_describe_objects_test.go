@@ -47,6 +47,13 @@ func TestPsqlDescribeObjects(t *testing.T) {
 		{`\dx+`, "", "Did not find any extensions.\n"},
 		{`\dP`, empty("List of partitioned relations", "Schema|Name|Owner|Type|Table"), ""},
 		{`\dRs`, empty("List of subscriptions", "Name|Owner|Enabled|Publication"), ""},
+		{`\dRs+`, empty("List of subscriptions", "Name|Owner|Enabled|Publication|Binary|Streaming|Two-phase commit|"+
+			"Disable on error|Synchronous commit|Conninfo|Skip LSN"), ""},
+		{`\dD+`, empty("List of domains", "Schema|Name|Type|Collation|Nullable|Default|Check|Access privileges|Description"), ""},
+		{`\dAo`, empty("List of operators of operator families", "AM|Operator family|Operator|Strategy|Purpose"), ""},
+		{`\dAp`, empty("List of support functions of operator families",
+			"AM|Operator family|Registered left type|Registered right type|Number|Function"), ""},
+		{`\ddp`, empty("Default access privileges", "Owner|Schema|Type|Access privileges"), ""},
 		// A built-in function's definition, as PostgreSQL prints it.
 		{`\sf now`, "CREATE OR REPLACE FUNCTION pg_catalog.now()\n RETURNS timestamp with time zone\n LANGUAGE internal\n" +
 			" STABLE PARALLEL SAFE STRICT\nAS $function$now$function$\n", ""},
