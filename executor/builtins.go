@@ -177,6 +177,9 @@ func init() {
 	for name, fn := range pgCatalogFns {
 		builtins[name] = fn
 	}
+	for name, fn := range pgDescribeFns {
+		builtins[name] = fn
+	}
 }
 
 func asBytes(v any) []byte {

@@ -174,11 +174,11 @@ func (s *Session) catalogRels() []catalogRel {
 			continue
 		}
 		kind := "r"
-		if name == "pg_roles" {
+		if planner.PgCatalogIsView[name] {
 			kind = "v"
 		}
 		rels = append(rels, catalogRel{oid: oid, name: name, ns: oidPgCatalogNS, kind: kind, tuples: -1,
-			names: v.Names, types: v.Types})
+			names: v.Names[:v.Star()], types: v.Types[:v.Star()]})
 	}
 	sort.SliceStable(rels[len(topics):], func(i, j int) bool { return rels[len(topics)+i].oid < rels[len(topics)+j].oid })
 	return rels
@@ -194,6 +194,10 @@ func catalogRow(table string, vals map[string]any) []any {
 	for i, n := range v.Names {
 		if x, ok := vals[n]; ok {
 			row[i] = x
+			continue
+		}
+		if i >= v.Star() { // tableoid
+			row[i] = planner.PgCatalogOIDs[table]
 			continue
 		}
 		switch t := v.Types[i]; {
@@ -257,23 +261,13 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 				"typcollation": typeCollation(t.oid), "typinput": func() int64 { o, _ := typeInput(t.oid, t.elem); return o }()})
 		}
 	case "pg_proc":
-		// The types' input functions; topicgate has no other functions
-		// to list (\df shows none).
-		seen := map[int64]bool{}
-		for _, t := range pgTypes {
-			oid, name := typeInput(t.oid, t.elem)
-			if oid == 0 || seen[oid] {
-				continue
-			}
-			seen[oid] = true
-			ret := t.oid
-			if t.elem != 0 {
-				ret = 2277 // anyarray
-			}
-			add(map[string]any{"oid": oid, "proname": name, "pronamespace": int64(oidPgCatalogNS),
-				"proowner": int64(oidBootstrap), "prolang": int64(12), "prokind": "f", "provolatile": "i",
-				"pronargs": int64(1), "prorettype": ret, "prosrc": name})
-		}
+		// The types' input functions and the few other built-ins
+		// planner.PgProcs lists; no user functions (\df shows none).
+		procRows(add)
+	case "pg_language":
+		// The language of every function in pg_proc; no procedural
+		// language (lanplcallfoid 0), so \dL lists none.
+		add(map[string]any{"oid": int64(oidInternalLang), "lanname": "internal", "lanowner": int64(oidBootstrap)})
 	case "pg_settings":
 		for _, r := range s.settings.catalogRows() {
 			add(r)
@@ -288,7 +282,7 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 		for _, r := range s.catalogRels() {
 			add(map[string]any{"oid": r.oid, "relname": r.name, "relnamespace": r.ns, "relkind": r.kind,
 				"relowner": int64(oidBootstrap), "relam": map[bool]int64{true: oidHeapAM}[r.kind == "r"],
-				"reltuples": r.tuples, "relpersistence": "p", "relreplident": map[bool]string{true: "d", false: "n"}[r.kind == "r"],
+				"reltuples": r.tuples, "relpersistence": "p", "relreplident": replIdent(r),
 				"relnatts": int64(len(r.names))})
 		}
 	case "pg_attribute":
@@ -302,6 +296,16 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 		}
 	}
 	return rows
+}
+
+// replIdent is pg_class.relreplident: 'd' (default) for a topic, 'n'
+// (nothing) for a view and for the catalog's own tables, as PostgreSQL
+// has them (psql's \d+ prints "Replica Identity: ???" otherwise).
+func replIdent(r catalogRel) string {
+	if r.kind == "r" && r.ns != oidPgCatalogNS {
+		return "d"
+	}
+	return "n"
 }
 
 func pgTypeLen(oid int64) int64 {
@@ -461,8 +465,6 @@ var pgCatalogFns = map[string]builtin{
 	"shobj_description":               nullFn,
 	"pg_get_ruledef":                  nullFn,
 	"pg_get_statisticsobjdef_columns": nullFn,
-	"pg_get_function_result":          nullFn,
-	"pg_get_function_arguments":       nullFn,
 	"pg_get_indexdef":                 nullFn,
 	"pg_get_constraintdef":            nullFn,
 	"pg_get_triggerdef":               nullFn,

@@ -210,6 +210,13 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 				}
 				return &ConstExpr{V: oid, T: TOid}, nil
 			}
+			if str, isStr := c.V.(string); isStr && x.Type == "regproc" {
+				oid, err := regprocOID(str) // 'name'::regproc names a function (psql's \sf)
+				if err != nil {
+					return nil, err
+				}
+				return &ConstExpr{V: oid, T: TOid}, nil
+			}
 			return coerce(c, t)
 		}
 		if p, ok := inner.(*ParamExpr); ok && p.Type() == TUnknown {

@@ -104,6 +104,15 @@ func Convert(v any, from, to Type) (any, error) {
 		switch to {
 		case TInt8Array, TInt4Array, TOidArray:
 			return x, nil
+		case TTextArray: // oid[] and int4[] as PostgreSQL casts them (pgcli: proargtypes::regtype[]::text[])
+			if from != TOidArray && from != TInt4Array {
+				break
+			}
+			out := make([]string, len(x))
+			for i, n := range x {
+				out[i] = strconv.FormatInt(n, 10)
+			}
+			return out, nil
 		}
 	case []string:
 		if to == TTextArray {

@@ -51,6 +51,14 @@ func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr
 		return relation{plan: p, scope: scope, star: star}, nil
 	}
 	s := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: t, Where: andAll(where)}
+	shown := -1 // every column is in SELECT *
+	if v, ok := PgCatalogViews[t.Name]; ok && t.Func == nil && t.Sub == nil && t.Recursive == nil &&
+		(t.Schema == "" || t.Schema == "pg_catalog") && v.Star() < len(v.Names) {
+		// A catalog table's system column tableoid is in the relation
+		// (a join condition may name it), not in its SELECT *.
+		shown = v.Star()
+		s.Targets = append(s.Targets, sql.Target{Expr: &sql.ColumnRef{Name: "tableoid"}})
+	}
 	if t.Func == nil && t.Sub == nil && t.Recursive == nil {
 		outer, use = nil, nil // only a function's arguments, a derived table and a recursive query may read the query around
 	}
@@ -72,7 +80,9 @@ func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr
 		scope.Types = append(scope.Types, c.T)
 		scope.Quals = append(scope.Quals, q)
 		scope.QualOnly = append(scope.QualOnly, false)
-		star = append(star, i)
+		if shown < 0 || i < shown {
+			star = append(star, i)
+		}
 	}
 	return relation{plan: p, scope: scope, star: star}, nil
 }

@@ -29,7 +29,11 @@ var PgCatalogOIDs = map[string]int64{
 	"pg_proc": 1255, "pg_range": 3541, "pg_publication": 6104, "pg_publication_namespace": 6237, "pg_publication_rel": 6106,
 	"pg_rewrite": 2618, "pg_roles": 12000, "pg_shdescription": 2396, "pg_statistic_ext": 3381,
 	"pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247, "pg_cursors": 12165, "pg_settings": 12156,
-	"pg_depend": 2608,
+	"pg_depend": 2608, "pg_operator": 2617, "pg_cast": 2605, "pg_conversion": 2607, "pg_language": 2612,
+	"pg_event_trigger": 3466, "pg_ts_config": 3602, "pg_ts_dict": 3600, "pg_ts_parser": 3601, "pg_ts_template": 3764,
+	"pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417, "pg_foreign_table": 3118, "pg_user_mappings": 12327,
+	"pg_largeobject_metadata": 2995, "pg_db_role_setting": 2964, "pg_subscription": 6100, "pg_opclass": 2616,
+	"pg_opfamily": 2753, "pg_amop": 2602, "pg_amproc": 2603, "pg_default_acl": 826,
 }
 
 // sysViewsAdded are the sys views added after the first set, in the

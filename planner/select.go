@@ -130,7 +130,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 			}
 			p.Sys = &SysScan{View: "pg_catalog." + s.From.Name, Names: view.Names, Types: view.Types}
 			scope = &Scope{Names: view.Names, Types: view.Types, Source: "pg_catalog." + s.From.Name}
-			for i := range view.Names {
+			for i := range view.Star() {
 				star = append(star, i)
 			}
 		default:

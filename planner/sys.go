@@ -6,6 +6,19 @@ import "strings"
 type SysView struct {
 	Names []string
 	Types []Type
+	// Shown, when not zero, is how many of Names SELECT * lists: a
+	// pg_catalog table's last column is its system column tableoid,
+	// which a query reaches only by name (psql's \dL and \dd join
+	// pg_description on it).
+	Shown int
+}
+
+// Star is how many columns SELECT * lists.
+func (v SysView) Star() int {
+	if v.Shown > 0 {
+		return v.Shown
+	}
+	return len(v.Names)
 }
 
 // PgCatalogViews are the pg_catalog tables psql 15's describe commands
@@ -34,16 +47,16 @@ var pgCatalogSpec = map[string]string{
 	"pg_attrdef": "oid:oid adrelid:oid adnum:int2 adbin:text",
 	"pg_type": "oid:oid typname:name typnamespace:oid typowner:oid typlen:int2 typbyval:bool typtype:char " +
 		"typcategory:char typisdefined:bool typdelim:char typrelid:oid typelem:oid typarray:oid typnotnull:bool " +
-		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typinput:oid",
+		"typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typinput:oid typdefault:text typacl:text[]",
 	"pg_collation": "oid:oid collname:name collnamespace:oid collowner:oid collprovider:char " +
-		"collisdeterministic:bool collencoding:int4 collcollate:text collctype:text",
+		"collisdeterministic:bool collencoding:int4 collcollate:text collctype:text colliculocale:text",
 	"pg_roles": "oid:oid rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool " +
 		"rolcanlogin:bool rolreplication:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:timestamptz " +
 		"rolbypassrls:bool rolconfig:text[]",
 	"pg_auth_members": "roleid:oid member:oid grantor:oid admin_option:bool",
 	"pg_tablespace":   "oid:oid spcname:name spcowner:oid spcacl:text[] spcoptions:text[]",
 	"pg_proc": "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid prokind:char prosecdef:bool " +
-		"proretset:bool provolatile:char pronargs:int2 prorettype:oid proargtypes:text prosrc:text proacl:text[] " +
+		"proretset:bool provolatile:char proparallel:char proisstrict:bool pronargs:int2 prorettype:oid proargtypes:oid[] prosrc:text proacl:text[] " +
 		"proargnames:text[] proallargtypes:oid[] proargmodes:\"char\"[] proargdefaults:text",
 	// pg_depend is empty: topicgate has no extensions or dependent objects.
 	"pg_depend": "classid:oid objid:oid objsubid:int4 refclassid:oid refobjid:oid refobjsubid:int4 deptype:char",
@@ -75,9 +88,54 @@ var pgCatalogSpec = map[string]string{
 	// before closing a named cursor).
 	"pg_cursors": "name:text statement:text is_holdable:bool is_binary:bool is_scrollable:bool creation_time:timestamptz",
 	// pg_settings is the session's run-time parameters (psql's \dconfig).
+	// The objects topicgate has none of: operators, conversions, event
+	// triggers, text search objects, foreign data, user mappings, large
+	// objects, per-database role settings, subscriptions, operator classes
+	// and families. Their tables exist with no rows, as in a fresh
+	// PostgreSQL database without them (\do, \dc, \dy, \dF*, \de*, \dl,
+	// \drds, \dRs, \dd, \dAo, \dAp). pg_cast has no rows either (\dC, see README).
+	"pg_operator": "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:char oprcanmerge:bool " +
+		"oprcanhash:bool oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:oid " +
+		"oprrest:oid oprjoin:oid",
+	"pg_cast":       "oid:oid castsource:oid casttarget:oid castfunc:oid castcontext:char castmethod:char",
+	"pg_conversion": "oid:oid conname:name connamespace:oid conowner:oid conforencoding:int4 contoencoding:int4 conproc:oid condefault:bool",
+	// pg_language has the one language topicgate's functions are in:
+	// internal (compiled into the server); no procedural language, so
+	// \dL lists none.
+	"pg_language": "oid:oid lanname:name lanowner:oid lanispl:bool lanpltrusted:bool lanplcallfoid:oid " +
+		"laninline:oid lanvalidator:oid lanacl:text[]",
+	"pg_event_trigger": "oid:oid evtname:name evtevent:name evtowner:oid evtfoid:oid evtenabled:char evttags:text[]",
+	"pg_ts_config":     "oid:oid cfgname:name cfgnamespace:oid cfgowner:oid cfgparser:oid",
+	"pg_ts_dict":       "oid:oid dictname:name dictnamespace:oid dictowner:oid dicttemplate:oid dictinitoption:text",
+	"pg_ts_parser": "oid:oid prsname:name prsnamespace:oid prsstart:oid prstoken:oid prsend:oid prsheadline:oid " +
+		"prslextype:oid",
+	"pg_ts_template": "oid:oid tmplname:name tmplnamespace:oid tmplinit:oid tmpllexize:oid",
+	"pg_foreign_data_wrapper": "oid:oid fdwname:name fdwowner:oid fdwhandler:oid fdwvalidator:oid fdwacl:text[] " +
+		"fdwoptions:text[]",
+	"pg_foreign_server": "oid:oid srvname:name srvowner:oid srvfdw:oid srvtype:text srvversion:text srvacl:text[] " +
+		"srvoptions:text[]",
+	"pg_foreign_table":        "ftrelid:oid ftserver:oid ftoptions:text[]",
+	"pg_user_mappings":        "umid:oid srvid:oid srvname:name umuser:oid usename:name umoptions:text[]",
+	"pg_largeobject_metadata": "oid:oid lomowner:oid lomacl:text[]",
+	"pg_db_role_setting":      "setdatabase:oid setrole:oid setconfig:text[]",
+	"pg_subscription": "oid:oid subdbid:oid subname:name subowner:oid subenabled:bool subbinary:bool " +
+		"substream:bool subtwophasestate:char subdisableonerr:bool subconninfo:text subslotname:name " +
+		"subsynccommit:text subpublications:text[] subskiplsn:text",
+	"pg_opclass": "oid:oid opcmethod:oid opcname:name opcnamespace:oid opcowner:oid opcfamily:oid opcintype:oid " +
+		"opcdefault:bool opckeytype:oid",
+	"pg_opfamily": "oid:oid opfmethod:oid opfname:name opfnamespace:oid opfowner:oid",
+	"pg_amop": "oid:oid amopfamily:oid amoplefttype:oid amoprighttype:oid amopstrategy:int2 amoppurpose:char " +
+		"amopopr:oid amopmethod:oid amopsortfamily:oid",
+	"pg_amproc": "oid:oid amprocfamily:oid amproclefttype:oid amprocrighttype:oid amprocnum:int2 amproc:oid",
+	// No default privileges (\ddp): one role owns everything.
+	"pg_default_acl": "oid:oid defaclrole:oid defaclnamespace:oid defaclobjtype:char defaclacl:text[]",
 	"pg_settings": "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text " +
 		"vartype:text source:text min_val:text max_val:text boot_val:text reset_val:text pending_restart:bool",
 }
+
+// PgCatalogIsView marks the pg_catalog relations that are views in
+// PostgreSQL (relkind 'v', no tableoid).
+var PgCatalogIsView = map[string]bool{"pg_roles": true, "pg_user_mappings": true, "pg_settings": true, "pg_cursors": true}
 
 func init() {
 	for table, spec := range pgCatalogSpec {
@@ -93,6 +151,11 @@ func init() {
 			}
 			v.Names = append(v.Names, name)
 			v.Types = append(v.Types, t)
+		}
+		if !PgCatalogIsView[table] {
+			v.Shown = len(v.Names)
+			v.Names = append(v.Names, "tableoid")
+			v.Types = append(v.Types, TOid)
 		}
 		PgCatalogViews[table] = v
 	}

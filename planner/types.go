@@ -218,7 +218,7 @@ func TypeFromName(name string) (Type, bool) {
 		return TTextArray, true
 	case "bool[]", "boolean[]":
 		return TBoolArray, true
-	case "oid", "regclass", "regtype", "regproc", "regprocedure", "regnamespace", "regrole", "regoper", "regconfig":
+	case "oid", "regclass", "regtype", "regproc", "regprocedure", "regnamespace", "regrole", "regoper", "regoperator", "regconfig":
 		return TOid, true
 	case "\"char\"":
 		return TChar, true

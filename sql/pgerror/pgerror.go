@@ -51,6 +51,7 @@ const (
 	CodeSyntaxError                 = "42601"
 	CodeUndefinedColumn             = "42703"
 	CodeUndefinedFunction           = "42883"
+	CodeInvalidSchemaName           = "3F000"
 	CodeUndefinedTable              = "42P01"
 	CodeUndefinedObject             = "42704"
 	CodeUndefinedParameter          = "42P02"
