@@ -292,6 +292,7 @@ func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (i
 	if err != nil {
 		tx.Rollback()
 		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
+		s.eng.metrics.rollbacks.Add(1) // a failed implicit transaction
 		return 0, err
 	}
 	topics := tx.Topics()

@@ -19,7 +19,7 @@ import (
 // when /metrics is scraped, not maintained on the statement path.
 type metrics struct {
 	commits      atomic.Int64 // transaction commits (explicit and implicit)
-	rollbacks    atomic.Int64 // explicit ROLLBACKs and aborted transactions
+	rollbacks    atomic.Int64 // transactions that ended without committing (see metrics_write.go)
 	conflicts    atomic.Int64 // commits failed with 40001
 	commitErrors atomic.Int64 // commits failed otherwise
 	latency      [numStmtKinds]histogram

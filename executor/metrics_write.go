@@ -60,7 +60,7 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 	defer p.w.Flush()
 	m := &e.metrics
 	p.single("topicgate_txn_commits_total", "counter", "Transactions committed.", float64(m.commits.Load()))
-	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions rolled back by ROLLBACK.", float64(m.rollbacks.Load()))
+	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions that ended without committing: ROLLBACK, COMMIT of a failed block, a failed implicit transaction (multi-statement query, pipeline, INSERT ... SELECT from a consumer), a commit that failed (conflicts included), a session closed inside a block.", float64(m.rollbacks.Load()))
 	p.single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(m.conflicts.Load()))
 	p.single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(m.commitErrors.Load()))
 	sessions := 0

@@ -377,6 +377,7 @@ func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitR
 		tx.Rollback()
 		s.sharedTx.releaseAll(s.eng.store, pid)
 		s.eng.metrics.conflicts.Add(1)
+		s.eng.metrics.rollbacks.Add(1)
 		return topicstore.CommitResult{}, err
 	}
 	tx.SetAcks(s.sharedTx.acks(pid))
@@ -393,6 +394,7 @@ func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitR
 	if err != nil {
 		s.sharedTx.releaseAll(s.eng.store, pid)
 		s.eng.metrics.commitFailed(err)
+		s.eng.metrics.rollbacks.Add(1) // it ended without committing
 		return res, mapCommitErr(err, topics)
 	}
 	s.sharedTx.held = nil

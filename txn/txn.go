@@ -19,6 +19,11 @@ const (
 	Failed State = 'E' // a statement failed; waiting for ROLLBACK
 )
 
+// ErrFailed is Commit's answer for a transaction in the failed state: it
+// rolls back, publishing nothing (PostgreSQL answers such a COMMIT with
+// ROLLBACK).
+var ErrFailed = pgerror.New(pgerror.CodeInFailedSQLTransaction, "current transaction is aborted: it was rolled back")
+
 // DefaultMaxStagedBytes bounds one transaction's staged message bytes
 // (body bytes + 64 per message), in memory and spilled together.
 const DefaultMaxStagedBytes = 1 << 30
@@ -238,7 +243,8 @@ func (t *Txn) Request() *topicstore.CommitRequest {
 func (t *Txn) Commit(ctx context.Context, st topicstore.Store) (topicstore.CommitResult, error) {
 	defer t.discard()
 	if t.state == Failed {
-		return topicstore.CommitResult{}, nil
+		// Nothing is published; the caller must not report a commit.
+		return topicstore.CommitResult{}, ErrFailed
 	}
 	req := t.Request()
 	if len(req.Writes) == 0 && len(req.Positions) == 0 && len(req.Acks) == 0 {

@@ -54,8 +54,9 @@ func TestFailedAndRolledBackPublishNothing(t *testing.T) {
 	tx.Fail()
 	require.Equal(t, Failed, tx.State())
 	_, err := tx.Commit(context.Background(), st)
-	require.NoError(t, err)
+	require.ErrorIs(t, err, ErrFailed, "a failed transaction's Commit is an error, never a silent success")
 	require.Empty(t, st.got)
+	require.Equal(t, Idle, tx.State())
 
 	tx = Begin(2, time.Unix(0, 0), 0)
 	require.NoError(t, tx.Stage("a", msgs(2, 10)))

@@ -73,11 +73,23 @@ func TestMetrics(t *testing.T) {
 	if !errors.As(err, &pgErr) || pgErr.Code != "40001" {
 		t.Fatalf("commit after a position reset: %v, want 40001", err)
 	}
+	// COMMIT of a failed block, and a failed implicit transaction (a
+	// multi-statement query whose second statement fails): rollbacks too.
+	exec(t, c, "BEGIN")
+	if _, err := c.Exec(ctx, "SELECT 1/0"); err == nil {
+		t.Fatal("1/0 succeeded")
+	}
+	if tag := exec(t, c, "COMMIT"); tag.String() != "ROLLBACK" {
+		t.Errorf("COMMIT of a failed block: tag %q, want ROLLBACK", tag)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO m (data) VALUES ('f'); SELECT 1/0"); err == nil {
+		t.Fatal("the multi-statement query succeeded")
+	}
 
 	after := scrape(t, srv)
 	for name, want := range map[string]float64{
 		"topicgate_txn_commits_total":   1,
-		"topicgate_txn_rollbacks_total": 1,
+		"topicgate_txn_rollbacks_total": 4, // ROLLBACK, the conflict, COMMIT of a failed block, the failed query
 		"topicgate_txn_conflicts_total": 1,
 	} {
 		if got := after[name] - before[name]; got != want {
