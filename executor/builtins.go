@@ -171,7 +171,7 @@ func init() {
 		"greatest": func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
 		"least":    func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
 	}
-	for name, fn := range moreBuiltins {
+	for name, fn := range commonBuiltins {
 		builtins[name] = fn
 	}
 	for name, fn := range pgCatalogFns {

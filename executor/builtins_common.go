@@ -20,8 +20,8 @@ import (
 // bound is 1 GB).
 const maxBuiltLen = 64 << 20
 
-// moreBuiltins implements planner's moreBuiltins (merged in init).
-var moreBuiltins = map[string]builtin{
+// commonBuiltins implements planner's commonBuiltins (merged in init).
+var commonBuiltins = map[string]builtin{
 	"position":      fnStrpos,
 	"strpos":        fnStrpos,
 	"replace":       fnReplace,

@@ -1,9 +1,9 @@
 package planner
 
-// moreBuiltins are PostgreSQL's common string, math and date functions; they
+// commonBuiltins are PostgreSQL's common string, math and date functions; they
 // are merged into Builtins at init. String functions count characters, not
 // bytes, as PostgreSQL does for UTF8.
-var moreBuiltins = map[string]funcSig{
+var commonBuiltins = map[string]funcSig{
 	"position":        {2, 2, []Type{TText, TText}, fixed(TInt4)}, // position(sub IN s) arrives as (s, sub)
 	"strpos":          {2, 2, []Type{TText, TText}, fixed(TInt4)},
 	"replace":         {3, 3, []Type{TText}, fixed(TText)},
@@ -116,7 +116,7 @@ func roundType(args []Expr) Type {
 }
 
 func init() {
-	for name, sig := range moreBuiltins {
+	for name, sig := range commonBuiltins {
 		Builtins[name] = sig
 	}
 }
