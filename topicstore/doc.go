@@ -129,6 +129,24 @@
 // buckets and the cumulative throttled time (PartitionInfo.Throttled,
 // TopicInfo.Throttled; in memory, zero at start).
 //
+// # Partition layout and auto-partitioning
+//
+// A topic's catalog record holds its layout (layout.go): per partition,
+// active or inactive (split; deleted once retention emptied it and no
+// consumer is behind its end, retention.go), its parent and children, and
+// in a keyed layout (auto-partitioning enabled) the range of the 64-bit key
+// hash it owns. The core routes a keyed message (producer_id, else
+// message_group_id) to the active owner of its hash, a producer keeps its
+// binding while that partition is active, a write naming an inactive
+// partition goes to the descendant continuing it, and the commit's check
+// refuses an explicit partition that contradicts an active binding
+// (ProducerPartitionError). The committer meters each partition's written
+// bytes over the topic's stabilization window (split.go) and, after a
+// group, splits a 'scale_up' partition whose mean rate over a whole window
+// reached the threshold: one synced catalog change (relayout, ddl.go), so
+// a crash leaves the old layout or the new one and no group commits
+// between. SplitPartition is the same change on request.
+//
 // # Consumer positions
 //
 // A consumer's committed offset per partition is the next offset it reads.
