@@ -2,12 +2,10 @@ package executor
 
 import (
 	"context"
-	"maps"
 
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
-	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -31,36 +29,47 @@ import (
 // commits the implicit block before it (the statements after it begin a
 // new one) instead of being rolled back with it.
 
-// beginBlock opens a transaction block.
-func (s *Session) beginBlock(implicit bool) {
-	s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
-	s.tx.UseStore(s.eng.store) // large transactions spill to the store
-	s.implicit = implicit
+// beginBlock opens a transaction block (txn.ImplicitBlock or
+// txn.ExplicitBlock): the transaction manager's, and the block's SET LOCAL
+// scope.
+func (s *Session) beginBlock(mode txn.Mode) {
+	s.txc.Begin(mode)
 	s.settings.begin()
 }
 
 // endBlock commits (commit, and the block did not fail) or rolls back the
-// open block and returns the command tag.
+// open block through the transaction manager and returns the command tag;
+// the session's own state of the block (settings, cursors, savepoints)
+// follows the outcome.
 func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (string, error) {
-	tx := s.tx
-	s.tx, s.implicit, s.savepoints = nil, false, nil
-	if !commit || tx.State() == txn.Failed {
-		tx.Rollback()
-		s.dropCursorsOf(tx)
-		s.settings.rollback()
-		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
-		s.eng.metrics.rollbacks.Add(1)
-		return "ROLLBACK", nil
+	tx := s.txc.Block()
+	s.savepoints = nil
+	res, committed, err := s.txc.End(ctx, commit)
+	if err == nil && committed {
+		s.settings.commit()
+		s.afterCommit(ctx, out, &res)
+		return "COMMIT", nil
 	}
-	res, err := s.commitTx(ctx, tx)
+	s.dropCursorsOf(tx)
+	s.settings.rollback()
 	if err != nil {
-		s.settings.rollback()
 		return "", err
 	}
-	s.settings.commit()
+	return "ROLLBACK", nil
+}
+
+// afterCommit does what follows a successful commit on the session's
+// side: the write-speed delay (throttle.go), the duplicate counts and the
+// NOTICEs for what dedup skipped and for a throttle wait cut short.
+func (s *Session) afterCommit(ctx context.Context, out wire.Output, res *txn.Result) {
+	for i, w := range res.Writes {
+		if i < len(res.Topics) {
+			s.eng.metrics.noteDuplicates(res.Topics[i], w.Duplicates)
+		}
+	}
+	s.throttleCommit(ctx, &res.CommitResult)
 	reportDuplicates(out, res.Writes)
-	warnThrottleCut(out, res, tx.Topics())
-	return "COMMIT", nil
+	warnThrottleCut(out, res.CommitResult, res.Topics)
 }
 
 // implicitBlock runs before each statement of a multi-statement query:
@@ -72,7 +81,7 @@ func (s *Session) implicitBlock(ctx context.Context, plan planner.Plan, out wire
 	}
 	switch p := plan.(type) {
 	case *planner.CreateTopicPlan, *planner.AlterTopicPlan, *planner.DropTopicPlan, *planner.SetPositionPlan:
-		if s.implicit {
+		if s.txc.Mode() == txn.ImplicitBlock {
 			_, err := s.endBlock(ctx, out, true)
 			return err
 		}
@@ -83,8 +92,8 @@ func (s *Session) implicitBlock(ctx context.Context, plan planner.Plan, out wire
 			return nil
 		}
 	}
-	if s.tx == nil {
-		s.beginBlock(true)
+	if s.txc.Block() == nil {
+		s.beginBlock(txn.ImplicitBlock)
 	}
 	return nil
 }
@@ -93,10 +102,10 @@ func (s *Session) implicitBlock(ctx context.Context, plan planner.Plan, out wire
 // query or of a pipeline (pipeline.go) ends here.
 func (s *Session) Sync(ctx context.Context, out wire.Output) error {
 	s.multi, s.pipe = false, false
-	if s.tx == nil || !s.implicit {
+	if s.txc.Mode() != txn.ImplicitBlock {
 		return nil
 	}
-	if len(s.tx.Reads()) > 0 {
+	if len(s.txc.Block().Reads()) > 0 {
 		// Consumer positions move only for rows that reached the client.
 		if err := out.Flush(); err != nil {
 			_, _ = s.endBlock(ctx, out, false)
@@ -111,8 +120,7 @@ func (s *Session) Sync(ctx context.Context, out wire.Output) error {
 // to besides the transaction's staging (txn.Mark).
 type savepoint struct {
 	name     string
-	mark     txn.Mark
-	held     map[sharedKey]map[topicstore.MsgRef]bool
+	tx       txn.Savepoint
 	settings settingsSnapshot
 	cursors  map[*cursor]bool
 }
@@ -130,15 +138,11 @@ func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
 	if st.Op == "ROLLBACK TO" {
 		tag = "ROLLBACK"
 	}
-	if s.tx == nil || s.implicit {
+	if s.txc.Mode() != txn.ExplicitBlock {
 		return "", nil, pgerror.Newf(pgerror.CodeNoActiveSQLTransaction, "%s can only be used in transaction blocks", st.Op)
 	}
 	if st.Op == "SAVEPOINT" {
-		sp := savepoint{name: st.Name, mark: s.tx.Mark(), settings: s.settings.snapshot(), cursors: map[*cursor]bool{}}
-		sp.held = map[sharedKey]map[topicstore.MsgRef]bool{}
-		for k, m := range s.sharedTx.held {
-			sp.held[k] = maps.Clone(m)
-		}
+		sp := savepoint{name: st.Name, tx: s.txc.Savepoint(), settings: s.settings.snapshot(), cursors: map[*cursor]bool{}}
 		for _, c := range s.cursors {
 			sp.cursors[c] = true
 		}
@@ -157,32 +161,10 @@ func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
 		return tag, nil, nil
 	}
 	sp := s.savepoints[i]
-	if err := s.tx.RollbackTo(sp.mark); err != nil {
+	if err := s.txc.RollbackTo(sp.tx); err != nil {
 		return "", nil, err
 	}
 	s.savepoints = s.savepoints[:i+1]
-	for k, m := range s.sharedTx.held {
-		var refs []topicstore.MsgRef
-		for r := range m {
-			if !sp.held[k][r] {
-				refs = append(refs, r)
-			}
-		}
-		if len(refs) > 0 {
-			s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, refs)
-		}
-	}
-	// What the block held at the savepoint and still holds; a message
-	// released or rejected since has left for good.
-	now := s.sharedTx.held
-	s.sharedTx.held = map[sharedKey]map[topicstore.MsgRef]bool{}
-	for k, m := range sp.held {
-		for r := range m {
-			if now[k][r] {
-				s.sharedTx.add(k, []topicstore.MsgRef{r})
-			}
-		}
-	}
 	s.settings.restore(sp.settings)
 	for name, c := range s.cursors {
 		if !sp.cursors[c] {

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"topicgate/planner"
@@ -116,7 +115,7 @@ func (s *Session) readOptions(ec *evalCtx, p *planner.SelectPlan) (readOpts, err
 		}
 		ti, err := s.eng.store.Topic(cr.Topic)
 		if err != nil {
-			return o, planner.TopicError(err, cr.Topic)
+			return o, txn.StoreError(err, cr.Topic)
 		}
 		has := map[int32]bool{}
 		for _, p := range ti.Partitions {
@@ -171,20 +170,21 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 	for {
 		ti, err := st.Topic(cr.Topic)
 		if err != nil {
-			return nil, planner.TopicError(err, cr.Topic)
+			return nil, txn.StoreError(err, cr.Topic)
 		}
 		if !hasConsumer(ti, cr.Consumer) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, cr.Topic)
 		}
 		parts, parents, err := readable(ti, func() (map[int32]int64, error) { return st.Positions(cr.Topic, cr.Consumer) })
 		if err != nil {
-			return nil, mapStoreErr(err, cr.Topic)
+			return nil, txn.StoreError(err, cr.Topic)
 		}
-		pin := s.tx == nil && s.deliver != nil
+		tx := s.txc.Current()
+		pin := tx == nil && s.deliver != nil
 		jr := joinReq{pid: s.info.ProcessID, partitions: parts, parents: parents, now: s.eng.opts.Clock(),
 			idle: s.eng.idle(), pin: pin, only: o.partitions}
-		if s.tx != nil {
-			jr.txID = s.tx.ID
+		if tx != nil {
+			jr.txID = tx.ID
 			s.noteTxHold(g)
 		}
 		held, regrouped := g.join(jr)
@@ -193,7 +193,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		}
 		changed, err := st.Changed(cr.Topic)
 		if err != nil {
-			return nil, planner.TopicError(err, cr.Topic)
+			return nil, txn.StoreError(err, cr.Topic)
 		}
 		if o.enc != nil {
 			o.enc.Reset()
@@ -205,7 +205,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if rows.len() > 0 || deadline == nil || o.limit == 0 {
 			// LIMIT 0 joins the read session and returns at once, WAIT or not.
 			err := s.commitReads(ctx, reads)
-			if err != nil && s.tx == nil && isConflict(err) && conflicts < maxReadRetries {
+			if err != nil && tx == nil && txn.IsConflict(err) && conflicts < maxReadRetries {
 				// In autocommit nothing was sent yet: a rebalance moved a
 				// partition under this read, so read again from the new
 				// positions instead of failing the statement.
@@ -213,7 +213,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 				continue
 			}
 			if err != nil {
-				return nil, mapStoreErr(err, cr.Topic)
+				return nil, txn.StoreError(err, cr.Topic)
 			}
 			return rows.iter(), nil
 		}
@@ -257,21 +257,22 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 	}
 	positions, err := s.eng.store.Positions(cr.Topic, cr.Consumer)
 	if err != nil {
-		return rows, nil, mapStoreErr(err, cr.Topic)
+		return rows, nil, txn.StoreError(err, cr.Topic)
 	}
 	var skipTo map[int32]int64
 	if !o.skipBefore.IsZero() {
 		if skipTo, err = s.eng.store.OffsetForTime(cr.Topic, o.skipBefore); err != nil {
-			return rows, nil, mapStoreErr(err, cr.Topic)
+			return rows, nil, txn.StoreError(err, cr.Topic)
 		}
 	}
 	reads := make([]partRead, len(parts))
+	tx := s.txc.Current()
 	for i, id := range parts {
 		k := txn.ReadKey{Topic: cr.Topic, Consumer: cr.Consumer, Partition: id}
 		committed := positions[id]
 		next := committed
-		if s.tx != nil {
-			if pos, ok := s.tx.ReadPos(k); ok {
+		if tx != nil {
+			if pos, ok := tx.ReadPos(k); ok {
 				next = pos
 			}
 		} else if pos, ok := s.deliver.readFrom(k); ok {
@@ -281,8 +282,8 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 			next = t
 		}
 		reads[i] = partRead{key: k, expect: committed, next: next}
-		if s.tx != nil {
-			reads[i].bytes = s.tx.InFlight(k)
+		if tx != nil {
+			reads[i].bytes = tx.InFlight(k)
 		}
 	}
 	var total int64
@@ -390,7 +391,7 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 		return 0, false, cbErr
 	}
 	if err != nil {
-		return 0, false, mapStoreErr(err, r.key.Topic)
+		return 0, false, txn.StoreError(err, r.key.Topic)
 	}
 	return n, full, nil
 }
@@ -399,37 +400,26 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.Sel
 // in autocommit once the statement's rows reached the client (delivery.go),
 // or now when no rows are returned to it.
 func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
-	if s.tx != nil {
-		for _, r := range reads {
-			s.tx.RecordRead(r.key, r.expect, r.next, r.bytes-s.tx.InFlight(r.key))
-		}
-		return nil
-	}
-	if s.deliver != nil {
+	if s.txc.Current() == nil && s.deliver != nil {
 		for _, r := range reads {
 			s.deliver.record(r)
 		}
 		return nil
 	}
-	req := positionRequest(reads)
-	if len(req.Positions) == 0 {
+	_, err := s.txc.Statement(ctx, func(tx *txn.Txn) error {
+		recordReads(tx, reads)
 		return nil
-	}
-	_, err := s.eng.store.Commit(ctx, &req)
+	})
 	return err
 }
 
-// positionRequest moves each read partition's position from where the
-// read found it to where it stopped, each only if nobody moved it since.
-func positionRequest(reads []partRead) topicstore.CommitRequest {
-	var req topicstore.CommitRequest
+// recordReads notes reads in tx: each moves its partition's position, at
+// commit, from where the read found it to where it stopped, only if
+// nobody moved it since.
+func recordReads(tx *txn.Txn, reads []partRead) {
 	for _, r := range reads {
-		if r.next != r.expect {
-			req.Positions = append(req.Positions, topicstore.PositionUpdate{
-				Topic: r.key.Topic, Consumer: r.key.Consumer, Partition: r.key.Partition, Offset: r.next, Expect: r.expect})
-		}
+		tx.RecordRead(r.key, r.expect, r.next, r.bytes-tx.InFlight(r.key))
 	}
-	return req
 }
 
 // maxReadRetries bounds how often an autocommit read re-reads after its
@@ -456,17 +446,4 @@ func (s *Session) joined(g *readGroup, topic string) {
 		s.groups = map[*readGroup]string{}
 	}
 	s.groups[g] = topic
-}
-
-func isConflict(err error) bool { return errors.Is(err, topicstore.ErrPositionConflict) }
-
-// mapCommitErr maps a transaction commit's store error. A consumer (or its
-// topic) dropped while the transaction read from it is a conflict like any
-// other position change: 40001, nothing published.
-func mapCommitErr(err error, topics string) error {
-	if errors.Is(err, topicstore.ErrConsumerNotFound) || errors.Is(err, topicstore.ErrPartitionNotFound) ||
-		errors.Is(err, topicstore.ErrLockExpired) {
-		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
-	}
-	return mapStoreErr(err, topics)
 }

@@ -42,7 +42,7 @@ var pgcopySig = []byte("PGCOPY\n\xff\r\n\x00")
 // copySlice bytes, so a huge COPY spills to the store instead of being held
 // in memory; the transaction's size limit applies (54000 beyond it).
 func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Output) (int, error) {
-	if s.tx == nil {
+	if s.txc.Current() == nil {
 		return s.implicitTxn(ctx, out, func() (int, error) { return s.execCopy(ctx, p, out) })
 	}
 	format := p.Opts.Format

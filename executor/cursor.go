@@ -52,7 +52,7 @@ type cursor struct {
 // open reports whether c is still open in s: a WITH HOLD cursor is, a
 // cursor without it only inside the block it was declared in.
 func (s *Session) cursorOpen(c *cursor) bool {
-	return c.hold || c.tx != nil && c.tx == s.tx
+	return c.hold || c.tx != nil && c.tx == s.txc.Block()
 }
 
 // dropCursorsOf drops the cursors declared in tx, which rolled back.
@@ -165,7 +165,7 @@ func (o *countingOutput) WriteRows(e *wire.RowEncoder) error {
 // execDeclare opens a cursor: its query starts now (subqueries run, system
 // views are read) and its rows come as FETCH asks for them.
 func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.DeclareCursorPlan, statement string) error {
-	if s.tx == nil && !plan.Hold {
+	if s.txc.Block() == nil && !plan.Hold {
 		return pgerror.New(pgerror.CodeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 	}
 	s.sweepCursors()
@@ -179,7 +179,7 @@ func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.De
 	if s.cursors == nil {
 		s.cursors = map[string]*cursor{}
 	}
-	s.cursors[plan.Name] = &cursor{name: plan.Name, hold: plan.Hold, tx: s.tx, ec: ec, it: it,
+	s.cursors[plan.Name] = &cursor{name: plan.Name, hold: plan.Hold, tx: s.txc.Block(), ec: ec, it: it,
 		statement: statement, created: s.eng.opts.Clock(),
 		cols: wireColumns(plan.Query.Columns()), atStart: true}
 	return nil

@@ -7,11 +7,12 @@ import (
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
 func (s *Session) noDDLInTxn(what string) error {
-	if s.tx != nil {
+	if s.txc.Block() != nil {
 		return pgerror.Newf(pgerror.CodeActiveSQLTransaction, "%s cannot run inside a transaction block", what)
 	}
 	return nil
@@ -27,7 +28,7 @@ func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPla
 		return nil
 	}
 	if err != nil {
-		return mapStoreErr(err, p.Config.Name)
+		return txn.StoreError(err, p.Config.Name)
 	}
 	s.noticeMissingDLQs(p.Config, out)
 	noticeBurstOnly(out, p.Config)
@@ -50,7 +51,7 @@ func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan,
 		return nil
 	}
 	if err != nil {
-		return mapStoreErr(err, p.Name)
+		return txn.StoreError(err, p.Name)
 	}
 	if ti, err := s.eng.store.Topic(p.Name); err == nil {
 		s.noticeMissingDLQs(ti.Config, out)
@@ -90,13 +91,13 @@ func (s *Session) execDropTopic(ctx context.Context, p *planner.DropTopicPlan, o
 				out.Notice(pgerror.CodeUndefinedTable, "topic \""+n+"\" does not exist, skipping")
 				continue
 			}
-			return mapStoreErr(err, n)
+			return txn.StoreError(err, n)
 		}
 		drop = append(drop, n)
 	}
 	for _, n := range drop {
 		if err := s.eng.store.DropTopic(ctx, n); err != nil {
-			return mapStoreErr(err, n)
+			return txn.StoreError(err, n)
 		}
 	}
 	return nil

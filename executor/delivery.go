@@ -133,28 +133,16 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	d.settled = true
-	req := positionRequest(d.reads)
-	if len(req.Positions) == 0 {
+	// The statement's implicit transaction, at least once: a position
+	// another read session (after a rebalance) or an UPDATE sys.consumers
+	// moved since this read started keeps the other's value. The rows
+	// were delivered, so nothing is lost; some may come again.
+	_, err := s.txc.Statement(ctx, func(tx *txn.Txn) error {
+		tx.AtLeastOnce()
+		recordReads(tx, d.reads)
 		return nil
-	}
-	_, err := s.eng.store.Commit(ctx, &req)
-	if isConflict(err) && len(req.Positions) > 1 {
-		// Commit the partitions one by one: only the moved ones stay.
-		err = nil
-		for _, u := range req.Positions {
-			if _, e := s.eng.store.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{u}}); e != nil && !isConflict(e) {
-				err = e
-			}
-		}
-	}
-	if err != nil && !isConflict(err) {
-		return mapStoreErr(err, req.Positions[0].Topic)
-	}
-	// A conflict means another read session (after a rebalance) or an
-	// explicit UPDATE sys.consumers moved the position since this read
-	// started: theirs stands. The rows were delivered, so nothing is lost;
-	// some may come again (at least once).
-	return nil
+	})
+	return err
 }
 
 // abandon settles d without effect: positions stay and acquired shared
@@ -184,11 +172,11 @@ func (d *delivery) abandon(s *Session, sent int64) {
 			counted = len(a.refs)
 		}
 		if counted > 0 {
-			s.eng.store.ReleaseSession(a.k.topic, a.k.consumer, s.info.ProcessID, a.refs[:counted])
+			s.eng.store.ReleaseSession(a.k.Topic, a.k.Consumer, s.info.ProcessID, a.refs[:counted])
 		}
 		if counted < len(a.refs) {
-			s.eng.store.ReleaseUndelivered(a.k.topic, a.k.consumer, s.info.ProcessID, a.refs[counted:])
+			s.eng.store.ReleaseUndelivered(a.k.Topic, a.k.Consumer, s.info.ProcessID, a.refs[counted:])
 		}
-		s.sharedTx.remove(a.k, a.refs)
+		s.txc.Unhold(a.k, a.refs)
 	}
 }

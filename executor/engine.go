@@ -3,11 +3,11 @@ package executor
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"topicgate/sql"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
@@ -66,7 +66,7 @@ func (e *Engine) trace(k EventKind, pid uint32) {
 type Engine struct {
 	store    topicstore.Store
 	opts     Options
-	nextTxn  atomic.Uint64
+	txm      *txn.Manager // every transaction of every session
 	cache    parseCache
 	sessions sync.Map // processID -> *Session
 	groups   readGroups
@@ -92,6 +92,8 @@ func New(st topicstore.Store, opts Options) *Engine {
 		opts.MaxQueryBytes = 0 // no limit
 	}
 	e := &Engine{store: st, opts: opts}
+	e.txm = txn.NewManager(st, txn.Options{Clock: opts.Clock, MaxStagedBytes: opts.MaxTxnBytes,
+		ObserveCommit: func(d time.Duration) { e.metrics.observe(kindCommit, d) }})
 	e.groups.clock, e.groups.grace = opts.Clock, opts.HandoffGrace
 	if opts.HandoffGrace == 0 {
 		e.groups.grace = DefaultHandoffGrace
@@ -104,7 +106,8 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 	if err := startupError(info); err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, info: info, settings: newSettings(info)}
+	s := &Session{eng: e, info: info, settings: newSettings(info), txc: e.txm.Conn(info.ProcessID)}
+	s.txc.SetCheck(s.checkHeld)
 	e.sessions.Store(info.ProcessID, s)
 	return s, nil
 }

@@ -163,10 +163,11 @@ type sessionHold struct {
 // noteTxHold remembers that the session's open transaction holds
 // partitions of g (joinReq.txID), so that its end releases them.
 func (s *Session) noteTxHold(g *readGroup) {
-	if s.tx == nil {
+	tx := s.txc.Current()
+	if tx == nil {
 		return
 	}
-	id := s.tx.ID
+	id := tx.ID
 	for _, h := range s.txHolds {
 		if h.g == g && h.txID == id {
 			return
@@ -183,8 +184,9 @@ func (s *Session) endTxHolds() {
 		return
 	}
 	keep := s.txHolds[:0]
+	tx := s.txc.Current()
 	for _, h := range s.txHolds {
-		if s.tx != nil && s.tx.ID == h.txID {
+		if tx != nil && tx.ID == h.txID {
 			keep = append(keep, h)
 			continue
 		}

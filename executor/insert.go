@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -141,7 +140,7 @@ func truncate(s string, n int) string {
 }
 
 func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (int, error) {
-	if plan.Select != nil && plan.Select.Consumer != nil && s.tx == nil {
+	if plan.Select != nil && plan.Select.Consumer != nil && s.txc.Current() == nil {
 		// Streaming or shared: the read and the writes commit together.
 		return s.implicitTxn(ctx, out, func() (int, error) { return s.execInsert(ctx, ec, plan, out) })
 	}
@@ -209,30 +208,28 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	if s.tx != nil {
+	if tx := s.txc.Current(); tx != nil {
 		// A partition the topic lacks is the statement's error, as in
 		// autocommit: found at COMMIT it would fail the whole transaction
 		// as a conflict (40001) that no retry can cure.
 		if err := s.checkPartitions(topic, msgs); err != nil {
 			return 0, err
 		}
-		n, err := s.tx.Admit(topic, msgs, s.eng.store.Producer)
+		n, err := tx.Admit(topic, msgs, s.eng.store.Producer)
 		if err != nil {
-			return 0, mapStoreErr(err, topic)
+			return 0, txn.StoreError(err, topic)
 		}
-		if err := s.tx.Stage(topic, msgs); err != nil {
+		if err := tx.Stage(topic, msgs); err != nil {
 			return 0, err
 		}
 		return n, nil
 	}
-	res, err := s.eng.store.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: topic, Messages: msgs}}})
+	// Autocommit: the INSERT is a transaction of its own.
+	res, err := s.txc.Statement(ctx, func(tx *txn.Txn) error { return tx.Stage(topic, msgs) })
 	if err != nil {
-		return 0, mapStoreErr(err, topic)
+		return 0, err
 	}
-	s.throttleCommit(ctx, &res)
-	warnThrottleCut(out, res, []string{topic})
-	reportDuplicates(out, res.Writes)
-	s.eng.metrics.noteDuplicates(topic, res.Writes[0].Duplicates)
+	s.afterCommit(ctx, out, &res)
 	return res.Writes[0].Written, nil
 }
 
@@ -241,11 +238,11 @@ func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Mes
 func (s *Session) checkPartitions(topic string, msgs []topicstore.Message) error {
 	ti, err := s.eng.store.Topic(topic)
 	if err != nil {
-		return planner.TopicError(err, topic)
+		return txn.StoreError(err, topic)
 	}
 	for i := range msgs {
 		if p := msgs[i].Partition; int(p) >= len(ti.Partitions) {
-			return planner.TopicError(fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, p), topic)
+			return txn.StoreError(fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, p), topic)
 		}
 	}
 	return nil
@@ -261,51 +258,22 @@ func reportDuplicates(out wire.Output, res []topicstore.WriteResult) {
 	}
 }
 
-// mapStoreErr turns store errors into user errors; anything unknown stays
-// internal.
-func mapStoreErr(err error, topic string) error {
-	var pe *pgerror.Error
-	if errors.As(err, &pe) {
-		return err
-	}
-	if errors.Is(err, topicstore.ErrPositionConflict) {
-		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
-	}
-	if errors.Is(err, topicstore.ErrOffsetOutOfRange) {
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v", err)
-	}
-	if errors.Is(err, context.Canceled) {
-		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
-	}
-	return planner.TopicError(err, topic)
-}
-
-// implicitTxn runs fn inside a one-statement transaction, so a
-// read-process-write INSERT ... SELECT ... WITH (CONSUMER = c) publishes its
-// writes and moves the consumer's position in one atomic commit.
+// implicitTxn runs fn as the implicit transaction of an autocommit
+// statement, so a read-process-write INSERT ... SELECT ... WITH (CONSUMER =
+// c), or a COPY, publishes its writes and moves the consumer's position in
+// one atomic commit. It returns how many messages the commit wrote.
 func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (int, error)) (int, error) {
-	s.tx = txn.Begin(s.eng.nextTxn.Add(1), s.eng.opts.Clock(), s.eng.opts.MaxTxnBytes)
-	s.tx.UseStore(s.eng.store) // large transactions spill to the store
-	tx := s.tx
-	defer func() { s.tx = nil }()
-	n, err := fn()
-	if err != nil {
-		tx.Rollback()
-		s.sharedTx.releaseAll(s.eng.store, s.info.ProcessID)
-		s.eng.metrics.rollbacks.Add(1) // a failed implicit transaction
-		return 0, err
-	}
-	topics := tx.Topics()
-	res, err := s.commitTx(ctx, tx)
+	res, err := s.txc.Statement(ctx, func(*txn.Txn) error {
+		_, err := fn()
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	warnThrottleCut(out, res, topics)
-	reportDuplicates(out, res.Writes)
+	s.afterCommit(ctx, out, &res)
 	written := 0
 	for _, w := range res.Writes {
 		written += w.Written
 	}
-	_ = n
 	return written, nil
 }

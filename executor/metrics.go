@@ -1,13 +1,11 @@
 package executor
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"topicgate/planner"
-	"topicgate/topicstore"
 )
 
 // metrics are the engine's counters, exported in Prometheus text format by
@@ -18,12 +16,8 @@ import (
 // per-partition positions and lag, shared-consumer windows) is computed
 // when /metrics is scraped, not maintained on the statement path.
 type metrics struct {
-	commits      atomic.Int64 // transaction commits (explicit and implicit)
-	rollbacks    atomic.Int64 // transactions that ended without committing (see metrics_write.go)
-	conflicts    atomic.Int64 // commits failed with 40001
-	commitErrors atomic.Int64 // commits failed otherwise
-	latency      [numStmtKinds]histogram
-	topics       sync.Map // topic name → *topicCounters; pruned of dropped topics at scrape
+	latency [numStmtKinds]histogram
+	topics  sync.Map // topic name → *topicCounters; pruned of dropped topics at scrape
 }
 
 // topicCounters are a topic's statement-side counters (since the process
@@ -57,14 +51,6 @@ func (m *metrics) noteDuplicates(topic string, n int) {
 	if n > 0 {
 		m.topic(topic).dups.Add(int64(n))
 	}
-}
-
-func (m *metrics) commitFailed(err error) {
-	if errors.Is(err, topicstore.ErrPositionConflict) || errors.Is(err, topicstore.ErrConsumerNotFound) {
-		m.conflicts.Add(1)
-		return
-	}
-	m.commitErrors.Add(1)
 }
 
 // stmtKind is the kind of statement a latency histogram is kept for.

@@ -58,11 +58,11 @@ func partLabel(id int32) string { return strconv.FormatInt(int64(id), 10) }
 func (e *Engine) WriteMetrics(w io.Writer) {
 	p := promWriter{bufio.NewWriter(w)}
 	defer p.w.Flush()
-	m := &e.metrics
-	p.single("topicgate_txn_commits_total", "counter", "Transactions committed.", float64(m.commits.Load()))
-	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions that ended without committing: ROLLBACK, COMMIT of a failed block, a failed implicit transaction (multi-statement query, pipeline, INSERT ... SELECT from a consumer), a commit that failed (conflicts included), a session closed inside a block.", float64(m.rollbacks.Load()))
-	p.single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(m.conflicts.Load()))
-	p.single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(m.commitErrors.Load()))
+	ts := e.txm.Stats()
+	p.single("topicgate_txn_commits_total", "counter", "Transactions committed: blocks, and autocommit statements that published, moved a position or acknowledged.", float64(ts.Commits))
+	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions that ended without committing: ROLLBACK, COMMIT of a failed block, a failed implicit transaction (multi-statement query, pipeline, autocommit statement), a commit that failed (conflicts included), a session closed inside a block.", float64(ts.Rollbacks))
+	p.single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(ts.Conflicts))
+	p.single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(ts.CommitErrors))
 	sessions := 0
 	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
 	p.single("topicgate_sessions", "gauge", "Open client sessions.", float64(sessions))

@@ -8,6 +8,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/topicstore"
+	"topicgate/txn"
 )
 
 // orderedScanIter streams a topic scan in a planner.ScanOrder other than
@@ -201,7 +202,7 @@ func (c *partCursor) fill(ctx context.Context) error {
 		return cbErr
 	}
 	if err != nil {
-		return planner.TopicError(err, c.plan.Scan.Topic)
+		return txn.StoreError(err, c.plan.Scan.Topic)
 	}
 	if c.desc {
 		c.hi = from // the whole window was read

@@ -7,6 +7,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
@@ -51,7 +52,7 @@ func (s *Session) Pipelined() { s.pipe = true }
 
 // defers reports whether an INSERT waits for the pipeline's next message.
 func (s *Session) defers(plan *planner.InsertPlan) bool {
-	return s.pipe && s.tx == nil && !s.multi && (plan.Select == nil || plan.Select.Consumer == nil)
+	return s.pipe && s.txc.Block() == nil && !s.multi && (plan.Select == nil || plan.Select.Consumer == nil)
 }
 
 // deferInsert builds the messages of a deferred INSERT; DeferredTag
@@ -78,7 +79,7 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 	}
 	if !atSync {
 		s.multi = true
-		s.beginBlock(true)
+		s.beginBlock(txn.ImplicitBlock)
 		defer s.publishStatus()
 	} else if d := s.settings.stmtTimeout; d > 0 {
 		// The INSERT's commit is still its statement's: statement_timeout

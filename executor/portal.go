@@ -10,7 +10,6 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
-	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -91,13 +90,13 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			err = s.onError(err)
 		}
 	}()
-	if s.tx != nil && s.tx.State() == txn.Failed && !endsTxn(p.st.ast) {
-		return "", true, errAborted
+	if err := s.txc.Guard(endsTxn(p.st.ast)); err != nil {
+		return "", true, err
 	}
 	if err := s.implicitBlock(ctx, p.st.plan, out); err != nil {
 		return "", true, err
 	}
-	if _, utility := p.st.plan.(*planner.UtilityPlan); !utility && s.tx == nil && !s.settings.inTxn {
+	if _, utility := p.st.plan.(*planner.UtilityPlan); !utility && s.txc.Block() == nil && !s.settings.inTxn {
 		// An autocommit statement is a transaction of its own for its
 		// settings too: set_config() in a statement that fails is undone.
 		s.settings.begin()
@@ -294,21 +293,20 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		if st.Start {
 			tag = "START TRANSACTION"
 		}
-		if s.tx != nil && !s.implicit {
+		switch s.txc.Mode() {
+		case txn.ExplicitBlock:
 			out.Warning(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
-			return tag, nil, nil
+		case txn.ImplicitBlock: // BEGIN inside a multi-statement query: its block becomes explicit
+			s.txc.MakeExplicit()
+		default:
+			s.beginBlock(txn.ExplicitBlock)
 		}
-		if s.tx != nil { // BEGIN inside a multi-statement query: its block becomes explicit
-			s.implicit = false
-			return tag, nil, nil
-		}
-		s.beginBlock(false)
 		return tag, nil, nil
 	case *sql.Commit, *sql.Rollback:
 		_, commit := st.(*sql.Commit)
-		if s.tx == nil || s.implicit {
+		if s.txc.Mode() != txn.ExplicitBlock {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "there is no transaction in progress")
-			if s.tx == nil {
+			if s.txc.Block() == nil {
 				return sqlTag(st), nil, nil
 			}
 		}
@@ -317,7 +315,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 	case *sql.Savepoint:
 		return s.execSavepoint(st)
 	case *sql.SetVar:
-		if st.Local && s.tx == nil {
+		if st.Local && s.txc.Block() == nil {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
 		}
 		var err error
@@ -364,41 +362,4 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 func durationInterval(d time.Duration) wire.Interval {
 	day := 24 * time.Hour
 	return wire.Interval{Days: int32(d / day), Microseconds: int64(d%day) / 1000}
-}
-
-// commitTx commits a transaction block: staged writes, the positions it
-// read and the shared-consumer messages it acquired, in one atomic store
-// commit. On failure everything is discarded and what it acquired goes back
-// to the queue. On success it waits the write-speed delay (throttle.go)
-// before it returns; res.Throttle is then nonzero only if ctx cut it short.
-func (s *Session) commitTx(ctx context.Context, tx *txn.Txn) (topicstore.CommitResult, error) {
-	pid := s.info.ProcessID
-	if err := s.checkHeld(tx); err != nil {
-		tx.Rollback()
-		s.sharedTx.releaseAll(s.eng.store, pid)
-		s.eng.metrics.conflicts.Add(1)
-		s.eng.metrics.rollbacks.Add(1)
-		return topicstore.CommitResult{}, err
-	}
-	tx.SetAcks(s.sharedTx.acks(pid))
-	written := tx.Topics()
-	topics := strings.Join(written, ", ")
-	start := time.Now()
-	res, err := tx.Commit(ctx, s.eng.store)
-	s.eng.metrics.observe(kindCommit, time.Since(start))
-	for i, w := range res.Writes {
-		if i < len(written) {
-			s.eng.metrics.noteDuplicates(written[i], w.Duplicates)
-		}
-	}
-	if err != nil {
-		s.sharedTx.releaseAll(s.eng.store, pid)
-		s.eng.metrics.commitFailed(err)
-		s.eng.metrics.rollbacks.Add(1) // it ended without committing
-		return res, mapCommitErr(err, topics)
-	}
-	s.sharedTx.held = nil
-	s.eng.metrics.commits.Add(1)
-	s.throttleCommit(ctx, &res)
-	return res, nil
 }

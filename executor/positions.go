@@ -6,12 +6,13 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/txn"
 )
 
 // execSetPosition runs UPDATE sys.consumers SET committed_offset = ...:
 // each selected row's position is set (synced) on its own.
 func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *planner.SetPositionPlan) (string, error) {
-	if s.tx != nil {
+	if s.txc.Block() != nil {
 		return "", pgerror.New(pgerror.CodeActiveSQLTransaction, "UPDATE sys.consumers cannot run inside a transaction block: positions set explicitly take effect at once")
 	}
 	rows, err := s.sysRows("consumers")
@@ -39,7 +40,7 @@ func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *planner.S
 		}
 		topic, consumer, part := r[0].(string), r[1].(string), int32(r[4].(int64))
 		if err := s.eng.store.SetPosition(ctx, topic, consumer, part, off); err != nil {
-			return "", mapStoreErr(err, topic)
+			return "", txn.StoreError(err, topic)
 		}
 		n++
 	}

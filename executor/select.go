@@ -10,6 +10,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
@@ -117,7 +118,7 @@ func (it *scanIter) fill(ctx context.Context) error {
 		return cbErr
 	}
 	if err != nil {
-		return planner.TopicError(err, it.plan.Scan.Topic)
+		return txn.StoreError(err, it.plan.Scan.Topic)
 	}
 	if exhausted {
 		it.ranges = it.ranges[1:]
@@ -288,7 +289,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if streaming {
 		ti, err := s.eng.store.Topic(p.Scan.Topic)
 		if err != nil {
-			return nil, planner.TopicError(err, p.Scan.Topic)
+			return nil, txn.StoreError(err, p.Scan.Topic)
 		}
 		ranges, minWrite, err := scanRanges(ec, p.Scan, ti)
 		if err != nil {
@@ -308,7 +309,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 		inner.Limit, inner.Offset = nil, nil
 		ti, err := s.eng.store.Topic(p.Scan.Topic)
 		if err != nil {
-			return nil, planner.TopicError(err, p.Scan.Topic)
+			return nil, txn.StoreError(err, p.Scan.Topic)
 		}
 		ranges, minWrite, err := scanRanges(ec, p.Scan, ti)
 		if err != nil {

@@ -20,12 +20,14 @@ type Session struct {
 	eng      *Engine
 	info     wire.SessionInfo
 	settings *settings
-	tx       *txn.Txn // nil when idle
-	// implicit: tx is the implicit block of a multi-statement query or of
-	// an extended-protocol pipeline; multi: such a query or pipeline is
-	// running (until Sync); pipe: an extended-protocol Execute ran since
-	// the last Sync (pipeline.go).
-	implicit, multi, pipe bool
+	// txc is the session's transaction state (txn.Conn): the open block,
+	// explicit or implicit, or autocommit; the shared messages the block
+	// holds; the one commit path.
+	txc *txn.Conn
+	// multi: a multi-statement query or a pipeline is running (until
+	// Sync); pipe: an extended-protocol Execute ran since the last Sync
+	// (pipeline.go).
+	multi, pipe bool
 	// deferred is the write of the pipeline's Execute whose completion
 	// waits for the next message (pipeline.go); nil otherwise.
 	deferred *deferredWrite
@@ -45,10 +47,8 @@ type Session struct {
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
-	// sharedUsed are the shared consumers this session acquired from;
-	// sharedTx is what the open transaction did with them.
+	// sharedUsed are the shared consumers this session acquired from.
 	sharedUsed map[sharedKey]bool
-	sharedTx   sharedTxState
 	// portals finds a protocol portal by name (wire.PortalUser), for FETCH
 	// and MOVE naming one.
 	portals func(name string) (wire.Portal, bool)
@@ -65,7 +65,7 @@ type Session struct {
 }
 
 // txStatus is a snapshot of a session's transaction for other sessions'
-// sys.sessions reads (they must not touch s.tx).
+// sys.sessions reads (they must not touch s.txc).
 type txStatus struct {
 	id       uint64
 	started  time.Time
@@ -82,14 +82,15 @@ func (s *Session) publishStatus() {
 	if app, _ := s.settings.get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
 		s.appName.Store(&app)
 	}
-	if s.tx == nil {
+	tx := s.txc.Block()
+	if tx == nil {
 		s.status.Store(nil)
 		return
 	}
-	m, b := s.tx.Staged()
-	st := &txStatus{id: s.tx.ID, started: s.tx.Started, failed: s.tx.State() == txn.Failed, messages: m, bytes: b,
-		topics: s.tx.Topics()}
-	for _, k := range s.tx.Reads() {
+	m, b := tx.Staged()
+	st := &txStatus{id: tx.ID, started: tx.Started, failed: tx.State() == txn.Failed, messages: m, bytes: b,
+		topics: tx.Topics()}
+	for _, k := range tx.Reads() {
 		st.reads = append(st.reads, k.Topic+"/"+k.Consumer+":"+itoa(int(k.Partition)))
 	}
 	s.status.Store(st)
@@ -99,11 +100,7 @@ func (s *Session) publishStatus() {
 func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
 
 // FailTx implements wire.TxFailer.
-func (s *Session) FailTx() {
-	if s.tx != nil {
-		s.tx.Fail()
-	}
-}
+func (s *Session) FailTx() { s.txc.Fail() }
 
 // IdleTimeout implements wire.IdleTimeouter.
 func (s *Session) IdleTimeout(st byte) time.Duration {
@@ -119,23 +116,15 @@ func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.chan
 // TxStatus implements wire.Session.
 func (s *Session) TxStatus() byte {
 	s.endTxHolds() // a transaction that ended at Sync lets its partitions go
-	if s.tx == nil {
-		return byte(txn.Idle)
-	}
-	return byte(s.tx.State())
+	return byte(s.txc.State())
 }
 
 // Close implements wire.Session: an open transaction rolls back.
 func (s *Session) Close() {
-	if s.tx != nil {
-		s.tx.Rollback()
-		s.tx = nil
-		s.eng.metrics.rollbacks.Add(1)
-	}
+	s.txc.Close()
 	_ = s.WaitDurable()
-	s.sharedTx.held = nil
 	for k := range s.sharedUsed {
-		s.eng.store.ReleaseSession(k.topic, k.consumer, s.info.ProcessID, nil)
+		s.eng.store.ReleaseSession(k.Topic, k.Consumer, s.info.ProcessID, nil)
 	}
 	for g := range s.groups {
 		g.leave(s.info.ProcessID)
@@ -177,9 +166,7 @@ func (s *Session) Parse(ctx context.Context, query string, paramOIDs []uint32) (
 
 // onError records a statement failure in the transaction state.
 func (s *Session) onError(err error) error {
-	if s.tx != nil {
-		s.tx.Fail()
-	}
+	s.txc.Fail()
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) && errors.Is(err, context.Canceled) {
 		// A CancelRequest (or the connection's end) stopped a read that
@@ -206,8 +193,8 @@ func (st *statement) prepare() error {
 	if st.plan != nil {
 		return nil
 	}
-	if st.s.tx != nil && st.s.tx.State() == txn.Failed && !endsTxn(st.ast) {
-		return errAborted
+	if err := st.s.txc.Guard(endsTxn(st.ast)); err != nil {
+		return err
 	}
 	plan, params, err := planner.Build(st.s.eng, st.ast, st.declared)
 	if err != nil {
@@ -247,9 +234,6 @@ func (st *statement) paramOID(i int) uint32 {
 	}
 	return st.params[i].OID()
 }
-
-var errAborted = pgerror.New(pgerror.CodeInFailedSQLTransaction,
-	"current transaction is aborted, commands ignored until end of transaction block")
 
 func endsTxn(s sql.Stmt) bool {
 	switch x := s.(type) {

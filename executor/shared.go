@@ -3,83 +3,18 @@ package executor
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
 // sharedKey names a shared consumer of a topic.
-type sharedKey struct{ topic, consumer string }
-
-// sharedTxState is what the open transaction block did with shared
-// consumers: messages it acquired (acknowledged at COMMIT unless released
-// or rejected meanwhile; released at ROLLBACK) and messages it asked to
-// acknowledge with DELETE.
-type sharedTxState struct {
-	held map[sharedKey]map[topicstore.MsgRef]bool
-}
-
-func (st *sharedTxState) add(k sharedKey, refs []topicstore.MsgRef) {
-	if st.held == nil {
-		st.held = map[sharedKey]map[topicstore.MsgRef]bool{}
-	}
-	m := st.held[k]
-	if m == nil {
-		m = map[topicstore.MsgRef]bool{}
-		st.held[k] = m
-	}
-	for _, r := range refs {
-		m[r] = true
-	}
-}
-
-func (st *sharedTxState) remove(k sharedKey, refs []topicstore.MsgRef) {
-	for _, r := range refs {
-		delete(st.held[k], r)
-	}
-}
-
-// acks lists what COMMIT acknowledges.
-func (st *sharedTxState) acks(pid uint32) []topicstore.SharedAck {
-	var out []topicstore.SharedAck
-	for k, m := range st.held {
-		if len(m) == 0 {
-			continue
-		}
-		a := topicstore.SharedAck{Topic: k.topic, Consumer: k.consumer, Session: pid}
-		for r := range m {
-			a.Refs = append(a.Refs, r)
-		}
-		sort.Slice(a.Refs, func(i, j int) bool {
-			if a.Refs[i].Partition != a.Refs[j].Partition {
-				return a.Refs[i].Partition < a.Refs[j].Partition
-			}
-			return a.Refs[i].Offset < a.Refs[j].Offset
-		})
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Topic+"\x00"+out[i].Consumer < out[j].Topic+"\x00"+out[j].Consumer })
-	return out
-}
-
-// releaseAll hands back what the transaction acquired (ROLLBACK).
-func (st *sharedTxState) releaseAll(store topicstore.Store, pid uint32) {
-	for k, m := range st.held {
-		refs := make([]topicstore.MsgRef, 0, len(m))
-		for r := range m {
-			refs = append(refs, r)
-		}
-		if len(refs) > 0 {
-			store.ReleaseSession(k.topic, k.consumer, pid, refs)
-		}
-	}
-	st.held = nil
-}
+type sharedKey = txn.SharedKey
 
 // defaultSharedLimit is how many messages a shared read without LIMIT
 // acquires.
@@ -115,7 +50,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 	if max == 0 {
 		return &sliceIter{}, nil
 	}
-	k := sharedKey{cr.Topic, cr.Consumer}
+	k := sharedKey{Topic: cr.Topic, Consumer: cr.Consumer}
 	s.useShared(k)
 	var deadline <-chan time.Time
 	if o.wait > 0 {
@@ -131,7 +66,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 		res, err := s.eng.store.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: cr.Topic, Consumer: cr.Consumer,
 			Session: s.info.ProcessID, Max: int(max), Timeout: timeout, MaxBytes: o.maxBytes, Watch: deadline != nil})
 		if err != nil {
-			return nil, mapStoreErr(err, cr.Topic)
+			return nil, txn.StoreError(err, cr.Topic)
 		}
 		acq := res.Messages
 		if len(acq) > 0 || deadline == nil {
@@ -148,14 +83,12 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 				s.eng.store.ReleaseSession(cr.Topic, cr.Consumer, s.info.ProcessID, refs)
 				return nil, err
 			}
-			if len(acq) > 0 && (s.tx != nil || s.deliver != nil) {
+			if len(acq) > 0 && (s.txc.Current() != nil || s.deliver != nil) {
 				refs := make([]topicstore.MsgRef, len(acq))
 				for i, a := range acq {
 					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 				}
-				if s.tx != nil && !s.implicit {
-					s.sharedTx.add(k, refs) // COMMIT acknowledges them
-				}
+				s.txc.Hold(k, refs) // in an explicit block, COMMIT acknowledges them
 				if s.deliver != nil {
 					s.deliver.acquired = append(s.deliver.acquired, sharedAcquired{k, refs})
 				}
@@ -163,7 +96,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 			return &sliceIter{rows: rows}, nil
 		}
 		if err := res.Wait(); err != nil {
-			return nil, mapStoreErr(err, cr.Topic)
+			return nil, txn.StoreError(err, cr.Topic)
 		}
 		var ready <-chan time.Time
 		var timer *time.Timer
@@ -232,23 +165,22 @@ func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.
 	}
 	ti, err := s.eng.store.Topic(p.Topic)
 	if err != nil {
-		return "", planner.TopicError(err, p.Topic)
+		return "", txn.StoreError(err, p.Topic)
 	}
 	refs, err := evalRefs(ec, p.Refs, ti)
 	if err != nil {
 		return "", err
 	}
-	k := sharedKey{p.Topic, p.Consumer}
+	k := sharedKey{Topic: p.Topic, Consumer: p.Consumer}
 	inTx := 0
-	if s.tx != nil && p.Action == topicstore.ActionAck {
+	if s.txc.Current() != nil && p.Action == topicstore.ActionAck {
 		// What this block acquired is acknowledged at COMMIT anyway,
 		// atomically with the transaction; anything else named (held since
 		// before the block, or not held at all) is acted on now, with the
 		// usual per-message outcomes.
-		held := s.sharedTx.held[k]
 		rest := refs[:0:0]
 		for _, r := range refs {
-			if held[r] {
+			if s.txc.Holds(k, r) {
 				inTx++
 			} else {
 				rest = append(rest, r)
@@ -276,11 +208,11 @@ func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.
 	// shares one fsync wait.
 	outcomes, wait, err := s.eng.store.SharedActionAsync(ctx, req)
 	if err != nil {
-		return "", mapStoreErr(err, p.Topic)
+		return "", txn.StoreError(err, p.Topic)
 	}
 	s.pendingDurable = append(s.pendingDurable, wait)
-	if s.tx != nil && p.Action != topicstore.ActionExtend && p.Action != topicstore.ActionAck {
-		s.sharedTx.remove(k, refs)
+	if p.Action != topicstore.ActionExtend && p.Action != topicstore.ActionAck {
+		s.txc.Unhold(k, refs)
 	}
 	done := reportOutcomes(out, verb, refs, outcomes)
 	return fmt.Sprintf("%s %d", verb, done+inTx), nil

@@ -1,12 +1,12 @@
 package planner
 
 import (
-	"errors"
 	"strings"
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
+	"topicgate/txn"
 )
 
 // Build plans stmt. declared holds the parameter types the client declared
@@ -83,38 +83,10 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "statement %T is not supported", stmt)
 }
 
-// TopicError maps a store error about a topic to a user error.
-func TopicError(err error, topic string) error {
-	switch {
-	case errors.Is(err, topicstore.ErrTopicNotFound):
-		return pgerror.Newf(pgerror.CodeUndefinedTable, "topic \"%s\" does not exist", topic)
-	case errors.Is(err, topicstore.ErrTopicExists):
-		return pgerror.Newf(pgerror.CodeDuplicateTable, "topic \"%s\" already exists", topic)
-	case errors.Is(err, topicstore.ErrCodecNotSupported):
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
-	case errors.Is(err, topicstore.ErrMessageTooLarge):
-		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "%v: the limit is %d bytes (topic \"%s\")", err, topicstore.MaxMessageSize, topic)
-	case errors.Is(err, topicstore.ErrProducerPartition):
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic).
-			WithHint("A producer's messages stay in the partition it is bound to; leave partition out, or use another producer_id.")
-	case errors.Is(err, topicstore.ErrAutoPartitioning), errors.Is(err, topicstore.ErrPartitionInactive):
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v", err)
-	case errors.Is(err, topicstore.ErrPartitionNotFound):
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
-	case errors.Is(err, topicstore.ErrPartitionsDecrease):
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "topic \"%s\": min_active_partitions cannot decrease", topic)
-	case errors.Is(err, topicstore.ErrConsumerExists):
-		return pgerror.Newf(pgerror.CodeDuplicateObject, "%v (topic \"%s\")", err, topic)
-	case errors.Is(err, topicstore.ErrConsumerNotFound):
-		return pgerror.Newf(pgerror.CodeUndefinedObject, "%v (topic \"%s\")", err, topic)
-	}
-	return err
-}
-
 func lookupTopic(cat Catalog, name string) (topicstore.TopicInfo, error) {
 	ti, err := cat.Topic(name)
 	if err != nil {
-		return ti, TopicError(err, name)
+		return ti, txn.StoreError(err, name)
 	}
 	return ti, nil
 }

@@ -2,7 +2,6 @@ package txn
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"topicgate/sql/pgerror"
@@ -56,6 +55,24 @@ type Txn struct {
 	acks []topicstore.SharedAck
 	// seqnos are the highest seqno staged per producer (dedup.go).
 	seqnos map[producerKey]staged
+	// atLeastOnce: an autocommit consumer read whose rows reached the
+	// client; a position moved by another session since the read keeps
+	// the other's value instead of failing the commit (AtLeastOnce).
+	atLeastOnce bool
+	// autocommit: the implicit transaction of one autocommit statement
+	// (Conn.Statement), not a block's.
+	autocommit bool
+}
+
+// AtLeastOnce marks the transaction as an autocommit read whose rows were
+// delivered: its commit tolerates positions moved since the read (they
+// keep the other session's value; some rows may come again), and skips
+// the session's check.
+func (t *Txn) AtLeastOnce() { t.atLeastOnce = true }
+
+// restart reuses a finished transaction as a new one.
+func (t *Txn) restart(id uint64, now time.Time) {
+	t.ID, t.Started, t.state, t.atLeastOnce, t.autocommit = id, now, Open, false, true
 }
 
 // SetAcks sets the shared-consumer messages COMMIT acknowledges, atomically
@@ -84,14 +101,6 @@ func Begin(id uint64, now time.Time, maxStaged int64) *Txn {
 
 // SetStager lets the transaction spill staged messages to st.
 func (t *Txn) SetStager(st topicstore.Stager) { t.stager = st }
-
-// UseStore sets the store as the Stager if it is one; a Store that is not
-// keeps every staged message in memory.
-func (t *Txn) UseStore(st topicstore.Store) {
-	if sg, ok := st.(topicstore.Stager); ok {
-		t.stager = sg
-	}
-}
 
 // State returns the transaction's state.
 func (t *Txn) State() State { return t.state }
@@ -148,7 +157,7 @@ func (t *Txn) spill() error {
 		t.spilled = true
 		sb, err := t.stager.StageBatch(context.Background(), t.ID, w.Topic, w.Messages)
 		if err != nil {
-			return stageError(err, w.Topic)
+			return StoreError(err, w.Topic)
 		}
 		w.Staged = append(w.Staged, sb)
 		clear(w.Messages) // drop the bodies now
@@ -156,20 +165,6 @@ func (t *Txn) spill() error {
 	}
 	t.memBytes = 0
 	return nil
-}
-
-// stageError gives the store's validation errors, which a spill reports
-// before the commit would, the SQLSTATEs the commit path gives them.
-func stageError(err error, topic string) error {
-	switch {
-	case errors.Is(err, topicstore.ErrTopicNotFound):
-		return pgerror.Newf(pgerror.CodeUndefinedTable, "topic \"%s\" does not exist", topic)
-	case errors.Is(err, topicstore.ErrCodecNotSupported), errors.Is(err, topicstore.ErrPartitionNotFound):
-		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v (topic \"%s\")", err, topic)
-	case errors.Is(err, topicstore.ErrMessageTooLarge):
-		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "%v (topic \"%s\")", err, topic)
-	}
-	return err
 }
 
 // Staged reports the staged message count and bytes.
@@ -237,26 +232,6 @@ func (t *Txn) Request() *topicstore.CommitRequest {
 	return req
 }
 
-// Commit publishes the staged writes and moves the read positions in one
-// atomic store commit. It returns the per-topic write results in staging
-// order.
-func (t *Txn) Commit(ctx context.Context, st topicstore.Store) (topicstore.CommitResult, error) {
-	defer t.discard()
-	if t.state == Failed {
-		// Nothing is published; the caller must not report a commit.
-		return topicstore.CommitResult{}, ErrFailed
-	}
-	req := t.Request()
-	if len(req.Writes) == 0 && len(req.Positions) == 0 && len(req.Acks) == 0 {
-		return topicstore.CommitResult{}, nil
-	}
-	res, err := st.Commit(ctx, req)
-	if err == nil {
-		t.spilled = false // the store owns the staged data now
-	}
-	return res, err
-}
-
 // Rollback discards everything staged.
 func (t *Txn) Rollback() { t.discard() }
 
@@ -265,8 +240,9 @@ func (t *Txn) discard() {
 		_ = t.stager.DiscardStaged(t.ID) // on failure the store deletes it at its next start
 	}
 	t.spilled, t.memBytes = false, 0
-	t.writes, t.byTopic, t.messages, t.bytes = nil, nil, 0, 0
+	clear(t.byTopic) // kept for a restart
+	t.writes, t.messages, t.bytes = nil, 0, 0
 	t.reads, t.readOrder = nil, nil
-	t.acks = nil
+	t.acks, t.seqnos = nil, nil
 	t.state = Idle
 }

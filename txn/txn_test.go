@@ -21,6 +21,11 @@ func (r *recordingStore) Commit(_ context.Context, req *topicstore.CommitRequest
 	return topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(req.Writes))}, nil
 }
 
+// commit ends tx through the one commit path of a fresh Conn.
+func commit(tx *Txn, st Committer) (Result, error) {
+	return NewManager(st, Options{}).Conn(1).commit(context.Background(), tx)
+}
+
 func msgs(n int, size int) []topicstore.Message {
 	out := make([]topicstore.Message, n)
 	for i := range out {
@@ -39,7 +44,7 @@ func TestStageAndCommitGroupsByTopic(t *testing.T) {
 	require.Equal(t, 6, n)
 	require.Equal(t, []string{"a", "b"}, tx.Topics())
 	st := &recordingStore{}
-	_, err := tx.Commit(context.Background(), st)
+	_, err := commit(tx, st)
 	require.NoError(t, err)
 	require.Len(t, st.got, 1, "one atomic commit")
 	require.Len(t, st.got[0].Writes, 2)
@@ -53,7 +58,7 @@ func TestFailedAndRolledBackPublishNothing(t *testing.T) {
 	require.NoError(t, tx.Stage("a", msgs(2, 10)))
 	tx.Fail()
 	require.Equal(t, Failed, tx.State())
-	_, err := tx.Commit(context.Background(), st)
+	_, err := commit(tx, st)
 	require.ErrorIs(t, err, ErrFailed, "a failed transaction's Commit is an error, never a silent success")
 	require.Empty(t, st.got)
 	require.Equal(t, Idle, tx.State())
@@ -61,8 +66,9 @@ func TestFailedAndRolledBackPublishNothing(t *testing.T) {
 	tx = Begin(2, time.Unix(0, 0), 0)
 	require.NoError(t, tx.Stage("a", msgs(2, 10)))
 	tx.Rollback()
-	_, err = tx.Commit(context.Background(), st)
-	require.NoError(t, err)
+	require.Equal(t, Idle, tx.State())
+	n, _ := tx.Staged()
+	require.Zero(t, n, "a rolled back transaction holds nothing")
 	require.Empty(t, st.got)
 }
 
@@ -122,7 +128,7 @@ func TestSpillThreshold(t *testing.T) {
 	require.Len(t, req.Writes[1].Staged, 1)
 	require.Empty(t, req.Writes[1].Messages)
 	st := &recordingStore{}
-	_, err := tx.Commit(context.Background(), st)
+	_, err := commit(tx, st)
 	require.NoError(t, err)
 	require.Empty(t, fs.discarded, "committed data belongs to the store")
 
@@ -137,7 +143,7 @@ func TestSpillThreshold(t *testing.T) {
 	tx.SetStager(fs)
 	tx.SpillBytes = 100
 	require.NoError(t, tx.Stage("a", msgs(2, 100)))
-	_, err = tx.Commit(context.Background(), &failingStore{})
+	_, err = commit(tx, &failingStore{})
 	require.Error(t, err)
 	require.Equal(t, []uint64{8, 9}, fs.discarded)
 

@@ -1,0 +1,223 @@
+package txn
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
+)
+
+// scriptedStore is a Committer whose commits answer from a script of
+// errors (nil: success), and which records what it was asked.
+type scriptedStore struct {
+	answers  []error
+	got      []*topicstore.CommitRequest
+	released []topicstore.MsgRef
+}
+
+func (s *scriptedStore) Commit(_ context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
+	s.got = append(s.got, req)
+	var err error
+	if len(s.answers) > 0 {
+		err, s.answers = s.answers[0], s.answers[1:]
+	}
+	if err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(req.Writes))}
+	for i, w := range req.Writes {
+		res.Writes[i].Written = len(w.Messages)
+	}
+	return res, nil
+}
+
+func (s *scriptedStore) Producer(string, string) (topicstore.ProducerInfo, bool) {
+	return topicstore.ProducerInfo{}, false
+}
+
+func (s *scriptedStore) ReleaseSession(_, _ string, _ uint32, refs []topicstore.MsgRef) {
+	s.released = append(s.released, refs...)
+}
+
+func newConn(st *scriptedStore) (*Manager, *Conn) {
+	m := NewManager(st, Options{Clock: func() time.Time { return time.Unix(0, 0) }})
+	return m, m.Conn(7)
+}
+
+// TestAutocommitStatement: an autocommit statement is a transaction of its
+// own: committed through the one path, counted, and its Txn reused.
+func TestAutocommitStatement(t *testing.T) {
+	st := &scriptedStore{}
+	m, c := newConn(st)
+	require.Equal(t, Autocommit, c.Mode())
+	require.Nil(t, c.Current())
+	var seen *Txn
+	res, err := c.Statement(context.Background(), func(tx *Txn) error {
+		seen = tx
+		require.Same(t, tx, c.Current(), "the statement's transaction is current while it runs")
+		return tx.Stage("a", msgs(3, 10))
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, res.Topics)
+	require.Equal(t, 3, res.Writes[0].Written)
+	require.Nil(t, c.Current())
+	require.Equal(t, Idle, c.State())
+	require.Len(t, st.got, 1)
+	require.Equal(t, Stats{Commits: 1}, m.Stats())
+
+	// A failed statement rolls back and publishes nothing.
+	_, err = c.Statement(context.Background(), func(tx *Txn) error {
+		require.Same(t, seen, tx, "the finished statement's Txn is reused")
+		require.NoError(t, tx.Stage("a", msgs(1, 10)))
+		return pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
+	})
+	require.Equal(t, pgerror.CodeDivisionByZero, pgerror.Code(err))
+	require.Len(t, st.got, 1)
+	require.Equal(t, Stats{Commits: 1, Rollbacks: 1}, m.Stats())
+
+	// Nothing to commit: no store call.
+	_, err = c.Statement(context.Background(), func(*Txn) error { return nil })
+	require.NoError(t, err)
+	require.Len(t, st.got, 1)
+}
+
+// TestBlockLifecycle: BEGIN, a failure, the guard, COMMIT of the failed
+// block (a rollback), and a statement inside a block joining it.
+func TestBlockLifecycle(t *testing.T) {
+	st := &scriptedStore{}
+	m, c := newConn(st)
+	ctx := context.Background()
+	tx := c.Begin(ExplicitBlock)
+	require.Equal(t, Open, c.State())
+	require.Same(t, tx, c.Begin(ImplicitBlock), "a block already open stays")
+	require.Equal(t, ExplicitBlock, c.Mode())
+	_, err := c.Statement(ctx, func(t2 *Txn) error {
+		require.Same(t, tx, t2, "a statement in a block stages into it")
+		return t2.Stage("a", msgs(1, 10))
+	})
+	require.NoError(t, err)
+	require.Empty(t, st.got, "nothing commits before the block ends")
+	require.NoError(t, c.Guard(false))
+	c.Fail()
+	require.Equal(t, Failed, c.State())
+	require.ErrorIs(t, c.Guard(false), ErrAborted)
+	require.NoError(t, c.Guard(true), "ROLLBACK and COMMIT pass the guard")
+	_, committed, err := c.End(ctx, true)
+	require.NoError(t, err)
+	require.False(t, committed, "COMMIT of a failed block rolls back")
+	require.Empty(t, st.got)
+	require.Equal(t, Autocommit, c.Mode())
+	require.Equal(t, Stats{Rollbacks: 1}, m.Stats())
+
+	// An implicit block that BEGIN makes explicit, committed.
+	c.Begin(ImplicitBlock)
+	c.MakeExplicit()
+	require.Equal(t, ExplicitBlock, c.Mode())
+	require.NoError(t, c.Block().Stage("b", msgs(2, 10)))
+	res, committed, err := c.End(ctx, true)
+	require.NoError(t, err)
+	require.True(t, committed)
+	require.Equal(t, 2, res.Writes[0].Written)
+	require.Equal(t, Stats{Commits: 1, Rollbacks: 1}, m.Stats())
+
+	// A session closed inside a block rolls it back.
+	c.Begin(ExplicitBlock)
+	c.Close()
+	require.Equal(t, Idle, c.State())
+	require.Equal(t, Stats{Commits: 1, Rollbacks: 2}, m.Stats())
+}
+
+// TestCommitErrors: the one mapping of store errors. A conflict is 40001
+// and counted as one; a write-only commit's partition error names the
+// topic and is not a conflict; the check refuses before the store is
+// asked.
+func TestCommitErrors(t *testing.T) {
+	st := &scriptedStore{answers: []error{topicstore.ErrPositionConflict, topicstore.ErrPartitionNotFound, topicstore.ErrPartitionNotFound}}
+	m, c := newConn(st)
+	ctx := context.Background()
+	c.Begin(ExplicitBlock).RecordRead(ReadKey{Topic: "in", Consumer: "c"}, 0, 4, 40)
+	_, committed, err := c.End(ctx, true)
+	require.False(t, committed)
+	require.Equal(t, pgerror.CodeSerializationFailure, pgerror.Code(err))
+	require.True(t, IsConflict(err))
+
+	_, err = c.Statement(ctx, func(tx *Txn) error { return tx.Stage("out", msgs(1, 1)) })
+	require.Equal(t, pgerror.CodeInvalidParameterValue, pgerror.Code(err), "a write-only commit's partition error is the statement's")
+	require.Contains(t, err.Error(), `topic "out"`)
+
+	c.Begin(ExplicitBlock).RecordRead(ReadKey{Topic: "in", Consumer: "c"}, 0, 4, 40)
+	_, _, err = c.End(ctx, true)
+	require.Equal(t, pgerror.CodeSerializationFailure, pgerror.Code(err), "a partition gone under a read is a conflict")
+
+	c.SetCheck(func(*Txn) error {
+		return pgerror.New(pgerror.CodeSerializationFailure, "partition reassigned")
+	})
+	c.Begin(ExplicitBlock)
+	_, _, err = c.End(ctx, true)
+	require.Equal(t, pgerror.CodeSerializationFailure, pgerror.Code(err))
+	require.Len(t, st.got, 3, "the check refused before the store was asked")
+	require.Equal(t, Stats{Rollbacks: 4, Conflicts: 3, CommitErrors: 1}, m.Stats())
+}
+
+// TestAtLeastOnceRead: an autocommit read whose rows were delivered keeps
+// the positions others moved and moves the rest, one by one.
+func TestAtLeastOnceRead(t *testing.T) {
+	st := &scriptedStore{answers: []error{topicstore.ErrPositionConflict, topicstore.ErrPositionConflict, nil}}
+	m, c := newConn(st)
+	c.SetCheck(func(*Txn) error { t.Fatal("an at-least-once read skips the check"); return nil })
+	_, err := c.Statement(context.Background(), func(tx *Txn) error {
+		tx.AtLeastOnce()
+		tx.RecordRead(ReadKey{Topic: "in", Consumer: "c", Partition: 0}, 0, 4, 40)
+		tx.RecordRead(ReadKey{Topic: "in", Consumer: "c", Partition: 1}, 2, 6, 40)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, st.got, 3, "the joint commit, then each partition")
+	require.Len(t, st.got[1].Positions, 1)
+	require.Equal(t, int32(1), st.got[2].Positions[0].Partition)
+	require.Equal(t, Stats{Commits: 1}, m.Stats())
+}
+
+// TestHeldSharedMessages: what an explicit block acquires is acknowledged
+// at COMMIT, released at ROLLBACK, and a ROLLBACK TO SAVEPOINT releases
+// what came after the savepoint.
+func TestHeldSharedMessages(t *testing.T) {
+	st := &scriptedStore{}
+	_, c := newConn(st)
+	ctx := context.Background()
+	k := SharedKey{Topic: "q", Consumer: "w"}
+	r := func(o int64) topicstore.MsgRef { return topicstore.MsgRef{Offset: o} }
+
+	c.Hold(k, []topicstore.MsgRef{r(1)})
+	require.False(t, c.Holds(k, r(1)), "an autocommit read holds nothing")
+	c.Begin(ImplicitBlock)
+	c.Hold(k, []topicstore.MsgRef{r(1)})
+	require.False(t, c.Holds(k, r(1)), "nor does a read in an implicit block")
+	c.Rollback()
+
+	c.Begin(ExplicitBlock)
+	c.Hold(k, []topicstore.MsgRef{r(1), r(2)})
+	sp := c.Savepoint()
+	c.Hold(k, []topicstore.MsgRef{r(3)})
+	c.Unhold(k, []topicstore.MsgRef{r(2)}) // released by the session: gone for good
+	require.NoError(t, c.RollbackTo(sp))
+	require.Equal(t, []topicstore.MsgRef{r(3)}, st.released)
+	require.True(t, c.Holds(k, r(1)))
+	require.False(t, c.Holds(k, r(2)), "a message released since the savepoint stays released")
+	require.False(t, c.Holds(k, r(3)))
+	_, committed, err := c.End(ctx, true)
+	require.NoError(t, err)
+	require.True(t, committed)
+	require.Len(t, st.got, 1)
+	require.Equal(t, []topicstore.SharedAck{{Topic: "q", Consumer: "w", Session: 7, Refs: []topicstore.MsgRef{r(1)}}}, st.got[0].Acks)
+
+	c.Begin(ExplicitBlock)
+	c.Hold(k, []topicstore.MsgRef{r(5)})
+	c.Rollback()
+	require.Equal(t, []topicstore.MsgRef{r(3), r(5)}, st.released)
+	require.False(t, c.Holds(k, r(5)))
+}
