@@ -1,14 +1,18 @@
 // Package executor runs plans. It implements wire.Handler (Engine) and
 // wire.Session (Session): the wire layer hands it query text and bind
 // values, it parses (sql), plans (planner) and runs the plan against the
-// store (topicstore) as row iterators, with transaction state kept in txn.
+// store (topicstore) as row iterators. Every transaction belongs to txn:
+// a Session holds a txn.Conn and asks it to begin, end, guard and commit;
+// the executor never commits to the store itself and never maps a store
+// error to a SQLSTATE itself (txn.StoreError).
 //
 // Layers inside the package:
 //   - engine.go, session.go, portal.go: the wire.Handler/Session/Statement/
-//     Portal implementations; statement lifecycle (statement_timeout) and
-//     transaction state. block.go: transaction blocks, explicit, the
-//     implicit one of a multi-statement query (ended at Sync) and
-//     savepoints. pipeline.go: the extended protocol's statements up to
+//     Portal implementations; statement lifecycle (statement_timeout).
+//     block.go: when a block begins and ends (explicit, the implicit one
+//     of a multi-statement query, ended at Sync) and what the session
+//     keeps of it besides txn's state: SET LOCAL scope, cursors, the
+//     savepoints' settings and cursors. pipeline.go: the extended protocol's statements up to
 //     Sync as one implicit transaction, opened lazily (a lone
 //     Bind/Execute/Sync still commits as autocommit). settings.go: run-time parameters as PostgreSQL 15
 //     validates, reports (ParameterStatus) and scopes them. cursor.go:

@@ -1,6 +1,37 @@
-// Package txn owns the lifecycle of a client transaction: its state
-// (idle, open, failed), the topic writes it stages and the single commit
-// request that publishes them.
+// Package txn is the transaction manager: it owns every transaction of
+// every session, its lifecycle and failed state, the topic writes it
+// stages, the shared-consumer messages it holds, the one commit path and
+// the one mapping of store errors to SQLSTATEs.
+//
+// The pieces, CockroachDB connExecutor style:
+//
+//   - Manager (manager.go) is engine-wide: it numbers transactions,
+//     counts commits, rollbacks, conflicts and commit errors (/metrics),
+//     and reaches the store only through Committer, a narrow interface
+//     (Commit, Producer, ReleaseSession; a topicstore.Stager too, to spill
+//     to). Any backend that implements topicstore.Store is one.
+//   - Conn (conn.go) is one session's state machine: Autocommit,
+//     ImplicitBlock (a multi-statement query or a pipeline, up to Sync) or
+//     ExplicitBlock (BEGIN ... COMMIT/ROLLBACK). Every statement runs in a
+//     transaction: the block's, or in autocommit one of its own
+//     (Statement), so an autocommit INSERT, an INSERT ... SELECT from a
+//     consumer, a COPY and an autocommit consumer read commit exactly as a
+//     block does, through commit, the one path every transaction that
+//     publishes, moves a position or acknowledges ends in. Guard is the
+//     failed-state check (25P02); End commits or rolls back a block; a
+//     COMMIT of a failed block rolls back.
+//   - held.go: the shared-consumer messages an explicit block (or an
+//     autocommit INSERT ... SELECT) acquired; COMMIT acknowledges them in
+//     the same CommitRequest, ROLLBACK releases them, ROLLBACK TO
+//     SAVEPOINT releases those acquired since the savepoint.
+//   - errors.go: StoreError and CommitError, the one mapping of store
+//     errors to SQLSTATEs, used by planner and executor too.
+//
+// What is not a transaction, on purpose: topic DDL and UPDATE
+// sys.consumers act at once and refuse to run inside a block (25001);
+// shared-consumer actions on messages the block did not acquire (ack,
+// release, reject, extend) act at once, as in Kafka share groups and SQS,
+// with per-message outcomes.
 //
 // Invariants:
 //
@@ -12,6 +43,14 @@
 //
 //   - A transaction either publishes all it staged or nothing: Rollback,
 //     a failed commit and a dropped connection discard the staging.
+//
+//   - A transaction is over when commit returns, whatever it returned:
+//     nothing of it can be committed twice, and a commit of a failed
+//     transaction is ErrFailed, never a silent success.
+//
+//   - An autocommit consumer read whose rows reached the client commits
+//     at least once (Txn.AtLeastOnce): a position another session moved
+//     since the read keeps the other's value; the rest move.
 //
 //   - A statement error inside BEGIN ... COMMIT moves the transaction to
 //     the failed state; only ROLLBACK (or COMMIT, which then rolls back)
