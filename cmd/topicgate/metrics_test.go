@@ -85,12 +85,19 @@ func TestMetrics(t *testing.T) {
 	if _, err := c.Exec(ctx, "INSERT INTO m (data) VALUES ('f'); SELECT 1/0"); err == nil {
 		t.Fatal("the multi-statement query succeeded")
 	}
+	// Autocommit statements are transactions of their own: one that
+	// commits, one the store refuses.
+	exec(t, c, "INSERT INTO m (data) VALUES ('g')")
+	if _, err := c.Exec(ctx, "INSERT INTO m (partition, data) VALUES (9, 'h')"); !errors.As(err, &pgErr) || pgErr.Code != "22023" {
+		t.Fatalf("insert into a missing partition: %v, want 22023", err)
+	}
 
 	after := scrape(t, srv)
 	for name, want := range map[string]float64{
-		"topicgate_txn_commits_total":   1,
-		"topicgate_txn_rollbacks_total": 4, // ROLLBACK, the conflict, COMMIT of a failed block, the failed query
-		"topicgate_txn_conflicts_total": 1,
+		"topicgate_txn_commits_total":       2, // the block, the autocommit INSERT
+		"topicgate_txn_rollbacks_total":     5, // ROLLBACK, the conflict, COMMIT of a failed block, the failed query, the refused INSERT
+		"topicgate_txn_conflicts_total":     1,
+		"topicgate_txn_commit_errors_total": 1, // the refused INSERT
 	} {
 		if got := after[name] - before[name]; got != want {
 			t.Errorf("%s grew by %v, want %v", name, got, want)
@@ -99,8 +106,8 @@ func TestMetrics(t *testing.T) {
 	if got := after["topicgate_sessions"]; got != 2 {
 		t.Errorf("topicgate_sessions = %v, want 2", got)
 	}
-	if got := after[`topicgate_partition_end_offset{topic="m",partition="0"}`]; got != 4 {
-		t.Errorf("end offset of m/0 = %v, want 4 (a, b, c, d)", got)
+	if got := after[`topicgate_partition_end_offset{topic="m",partition="0"}`]; got != 5 {
+		t.Errorf("end offset of m/0 = %v, want 5 (a, b, c, d, g)", got)
 	}
 	if after["topicgate_store_disk_bytes"] <= 0 || after["topicgate_store_memtable_bytes"] <= 0 {
 		t.Errorf("store sizes not exported: disk %v, memtable %v", after["topicgate_store_disk_bytes"], after["topicgate_store_memtable_bytes"])
