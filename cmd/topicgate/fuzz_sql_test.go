@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +17,16 @@ import (
 
 // FuzzSQL sends arbitrary statements through the front door (pgconn, the
 // simple or the extended protocol) to a server holding a small topic, and
-// fails on any
-// internal error (XX000: an assertion, or a recovered panic) or when the
-// server stops answering. DDL and COPY are left out so that the fixture
-// stays as it is; the seed corpus is every query of testdata/*.test.
+// fails on any internal error (XX000: an assertion, or a recovered panic),
+// when the server stops answering, and when a statement runs on past its
+// statement_timeout: the session sets one of fuzzTimeout, so every
+// statement must end within fuzzGrace of it, with its rows or 57014. One
+// that does not names an iterator that never checks for cancellation and
+// would hold a session and a core forever (the stall issue 13 saw: fuzz
+// workers at 0 execs/s while the run still passed). DDL and COPY are left
+// out so that the fixture stays as it is; the seed corpus is every query
+// of testdata/*.test, and testdata/fuzz/FuzzSQL keeps the inputs that
+// once stalled it.
 //
 //	go test ./cmd/topicgate -run XXX -fuzz FuzzSQL -fuzztime 60s
 func FuzzSQL(f *testing.F) {
@@ -32,7 +39,7 @@ func FuzzSQL(f *testing.F) {
 	a := startTestServer(f)
 	ctx := context.Background()
 	connect := func() *pgconn.PgConn {
-		c, err := pgconn.Connect(ctx, a.dsn())
+		c, err := pgconn.Connect(ctx, a.dsn()+"&statement_timeout="+strconv.Itoa(int(fuzzTimeout/time.Millisecond)))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -53,7 +60,8 @@ func FuzzSQL(f *testing.F) {
 		if len(q) > 2000 || skip.MatchString(q) || strings.ContainsRune(q, 0) {
 			return
 		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		qctx, cancel := context.WithTimeout(ctx, fuzzTimeout+fuzzGrace)
+		start := time.Now()
 		var err error
 		if len(q)%2 == 0 { // half the inputs take the extended protocol
 			err = c.ExecParams(qctx, q, nil, nil, nil, nil).Read().Err
@@ -61,6 +69,9 @@ func FuzzSQL(f *testing.F) {
 			_, err = c.Exec(qctx, q).ReadAll()
 		}
 		cancel()
+		if d := time.Since(start); d > fuzzTimeout+fuzzGrace {
+			t.Fatalf("%q ran %v, past its statement_timeout of %v: something it runs does not check for cancellation", q, d.Round(time.Millisecond), fuzzTimeout)
+		}
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "XX000" {
 			t.Fatalf("%q: internal error: %s", q, pe.Message)
@@ -73,6 +84,10 @@ func FuzzSQL(f *testing.F) {
 		}
 	})
 }
+
+// fuzzTimeout is FuzzSQL's statement_timeout; a statement must end within
+// fuzzGrace of it.
+const fuzzTimeout, fuzzGrace = time.Second, 2 * time.Second
 
 // logicQueries returns the SQL of every record of a logic-test file.
 func logicQueries(path string) []string {

@@ -60,6 +60,71 @@ func TestStartupParameterRefused(t *testing.T) {
 	require.Equal(t, "42704", pgCode(err))
 }
 
+// TestStartupOptions: the options startup parameter (psql's PGOPTIONS)
+// sets parameters with -c name=value and --name=value, the packet's own
+// parameters win, and a bad switch refuses the login as PostgreSQL 15 does
+// (the same messages were checked against it).
+func TestStartupOptions(t *testing.T) {
+	a := startTestServer(t)
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(a.dsn())
+	require.NoError(t, err)
+	cfg.RuntimeParams["options"] = `-c statement_timeout=1500 --idle-session-timeout=1h -capplication_name=from\ options -c search_path=x`
+	cfg.RuntimeParams["search_path"] = "packet"
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer c.Close(ctx)
+	for q, want := range map[string]string{
+		"SHOW statement_timeout":    "1500ms",
+		"SHOW idle_session_timeout": "1h",
+		"SHOW application_name":     "from options",
+		"SHOW search_path":          "packet",
+	} {
+		var got string
+		require.NoError(t, c.QueryRow(ctx, q).Scan(&got))
+		require.Equal(t, want, got, q)
+	}
+	for opt, want := range map[string]string{
+		"-x":          "invalid command-line argument for server process: -x",
+		"-c work_mem": "-c work_mem requires a value",
+		"--nosuch=1":  `unrecognized configuration parameter "nosuch"`,
+	} {
+		cfg, err := pgx.ParseConfig(a.dsn())
+		require.NoError(t, err)
+		cfg.RuntimeParams["options"] = opt
+		_, err = pgx.ConnectConfig(ctx, cfg)
+		require.ErrorContains(t, err, want, opt)
+	}
+}
+
+// TestStatementsStopAtTimeout: statements that would run for hours (an
+// endless recursion, huge series, cross joins, sorts, windows) end with
+// 57014 soon after their statement_timeout: every iterator lets the
+// cancellation in. FuzzSQL checks the same for whatever it generates.
+func TestStatementsStopAtTimeout(t *testing.T) {
+	a := startTestServer(t)
+	ctx := context.Background()
+	c := connect(t, a)
+	exec(t, c, "SET statement_timeout = '300ms'")
+	for _, q := range []string{
+		"WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM t) SELECT count(*) FROM t",
+		"SELECT count(*) FROM generate_series(1, 100000000000)",
+		"SELECT count(*) FROM (SELECT generate_series(1, 1000000000)) x",
+		"SELECT count(*) FROM pg_attribute a, pg_attribute b, pg_attribute c",
+		"SELECT count(*) FROM generate_series(1, 100000000) g WHERE g < 0",
+		"SELECT count(*) FROM generate_series(1, 10000) a JOIN generate_series(1, 10000) b ON a < b",
+		"SELECT count(*) FROM generate_series(1, 100000) a WHERE EXISTS (SELECT 1 FROM generate_series(1, 100000) b WHERE b = a)",
+		"SELECT g FROM generate_series(1, 100000000) g ORDER BY g DESC LIMIT 1",
+		"SELECT row_number() OVER () FROM generate_series(1, 100000000) LIMIT 1",
+		"SELECT count(DISTINCT g) FROM generate_series(1, 100000000) g",
+	} {
+		start := time.Now()
+		_, err := c.Exec(ctx, q)
+		require.Equal(t, "57014", pgCode(err), q)
+		require.Less(t, time.Since(start), 5*time.Second, q)
+	}
+}
+
 // TestStatementTimeout: statement_timeout cuts a statement, a consumer
 // WAIT among them, with 57014; the session goes on.
 func TestStatementTimeout(t *testing.T) {
