@@ -2,7 +2,6 @@ package topicstore
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"time"
 )
 
@@ -401,7 +400,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		payload := b.buf[batchHeaderLen:]
 		putBatchHeader(b.buf, batchHeader{
 			Base: b.base, Count: b.count, WrittenAt: wa, CumBefore: p.EndCum,
-			CRC: crc32.Checksum(payload, crcTable),
+			CRC: checksum(payload),
 		})
 		p.EndCum += int64(len(payload))
 		out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), b.buf})

@@ -3,7 +3,6 @@ package topicstore
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"time"
 )
@@ -77,7 +76,7 @@ func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
 	if err != nil {
 		return nil, err
 	}
-	if crc32.Checksum(v, crcTable) != c.CRC {
+	if checksum(v) != c.CRC {
 		return nil, fmt.Errorf("%w: staged batch %d/%d: checksum mismatch", ErrCorrupt, c.SID, c.Seq)
 	}
 	msgs := make([]pendingMsg, 0, c.Count)
@@ -87,16 +86,10 @@ func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
 			return nil, err
 		}
 		v = rest
-		r := byteReader{b: entry}
 		m := pendingMsg{Partition: c.Partition, ProducerID: c.ProducerID}
-		m.HasSeqNo = r.byte1()&flagHasSeqNo != 0
-		if m.HasSeqNo {
-			m.SeqNo = r.varint()
+		if m.HasSeqNo, m.SeqNo, m.Tail, err = splitEntry(entry); err != nil {
+			return nil, err
 		}
-		if r.err {
-			return nil, fmt.Errorf("%w: staged message", ErrCorrupt)
-		}
-		m.Tail = r.b
 		msgs = append(msgs, m)
 	}
 	return msgs, nil

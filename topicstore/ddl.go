@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,9 +11,6 @@ import (
 
 	"github.com/cockroachdb/pebble"
 )
-
-// MaxPartitions bounds a topic's partition count.
-const MaxPartitions = 10000
 
 // DDL runs on the committer goroutine (see op.ddl), so it is ordered with
 // commits and never races with offset assignment. Every DDL write is synced.
@@ -183,16 +179,6 @@ func (s *PebbleStore) relayout(old *topic, cfg TopicConfig, l layout) error {
 	return nil
 }
 
-// autoPartitioned reports whether cfg has auto-partitioning enabled
-// ('scale_up' or 'paused'); its partitions are then keyed.
-func autoPartitioned(cfg *TopicConfig) bool {
-	switch cfg.AutoPartitioningStrategy {
-	case "", "disabled":
-		return false
-	}
-	return true
-}
-
 // DropTopic deletes a topic: its catalog entry, and its messages,
 // producers and consumer positions with range deletions over its ID; it
 // wakes the topic's Changed waiters. A topic re-created with the
@@ -262,55 +248,6 @@ func putCatalog(b *pebble.Batch, rec catalogRecord) error {
 		return err
 	}
 	return b.Set(catalogKey(rec.Config.Name), v, nil)
-}
-
-// normalizeConfig validates cfg and fills the partition count default.
-func normalizeConfig(cfg *TopicConfig) error {
-	if cfg.Name == "" {
-		return errors.New("topic name is empty")
-	}
-	if cfg.MinActivePartitions == 0 {
-		cfg.MinActivePartitions = 1
-	}
-	if cfg.MinActivePartitions < 0 || cfg.MinActivePartitions > MaxPartitions {
-		return fmt.Errorf("min_active_partitions must be between 1 and %d, got %d", MaxPartitions, cfg.MinActivePartitions)
-	}
-	if cfg.MaxActivePartitions != 0 && cfg.MaxActivePartitions < cfg.MinActivePartitions {
-		return fmt.Errorf("max_active_partitions (%d) is less than min_active_partitions (%d)",
-			cfg.MaxActivePartitions, cfg.MinActivePartitions)
-	}
-	if autoPartitioned(cfg) && cfg.RetentionStorageMB > 0 {
-		return fmt.Errorf("%w: auto_partitioning_strategy %q cannot be combined with retention_storage_mb", ErrAutoPartitioning, cfg.AutoPartitioningStrategy)
-	}
-	for _, c := range cfg.SupportedCodecs {
-		if !c.Valid() {
-			return fmt.Errorf("unknown codec %d in supported_codecs", uint8(c))
-		}
-	}
-	if len(cfg.Consumers) > MaxConsumersPerTopic {
-		return fmt.Errorf("a topic has at most %d consumers", MaxConsumersPerTopic)
-	}
-	seen := map[string]bool{}
-	for _, c := range cfg.Consumers {
-		if c.Name == "" {
-			return errors.New("consumer name is empty")
-		}
-		if seen[c.Name] {
-			return fmt.Errorf("%w: %q", ErrConsumerExists, c.Name)
-		}
-		seen[c.Name] = true
-	}
-	return nil
-}
-
-// cloneConfig deep-copies the slices of cfg.
-func cloneConfig(cfg TopicConfig) TopicConfig {
-	cfg.SupportedCodecs = slices.Clone(cfg.SupportedCodecs)
-	cfg.Consumers = slices.Clone(cfg.Consumers)
-	for i := range cfg.Consumers {
-		cfg.Consumers[i].SupportedCodecs = slices.Clone(cfg.Consumers[i].SupportedCodecs)
-	}
-	return cfg
 }
 
 func sortTopics(ts []*topic) {

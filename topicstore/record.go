@@ -7,36 +7,6 @@ import (
 	"time"
 )
 
-// Key layout (see doc.go). Integers are big-endian so that keys sort
-// numerically and a partition's batches form one contiguous range.
-const (
-	prefixCatalog   = "c/" // c/<topic name> -> catalogRecord (JSON)
-	prefixMessages  = "m/" // m/<topicID u64><partition u32><baseOffset u64> -> record batch
-	prefixProducer  = "p/" // p/<topicID u64><producer id> -> producer record
-	prefixPositions = "o/" // o/<topicID u64><partition u32><consumer> -> uvarint committed offset
-	prefixStaged    = "t/" // t/<stageID u64><seq u64> -> staged batch payload (see stage.go)
-	prefixRefs      = "r/" // r/<stageID u64> -> partitions still referencing the staged data
-	keyNextTopicID  = "x/next_topic_id"
-)
-
-func catalogKey(name string) []byte { return append([]byte(prefixCatalog), name...) }
-
-func topicPrefix(prefix string, id uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte(prefix), id)
-}
-
-func partitionPrefix(id uint64, part int32) []byte {
-	return binary.BigEndian.AppendUint32(topicPrefix(prefixMessages, id), uint32(part))
-}
-
-func batchKey(id uint64, part int32, base int64) []byte {
-	return binary.BigEndian.AppendUint64(partitionPrefix(id, part), uint64(base))
-}
-
-func producerKey(id uint64, producer string) []byte {
-	return append(topicPrefix(prefixProducer, id), producer...)
-}
-
 // Record batch: the messages one group commit appends to one partition.
 //
 //	header (fixed, batchHeaderLen bytes):
@@ -231,13 +201,12 @@ func reuse(prev string, b []byte) string {
 // decode fills d.m from one message entry.
 func (d *msgDecoder) decode(entry []byte) (*Message, error) {
 	m := &d.m
-	r := byteReader{b: entry}
-	flags := r.byte1()
-	m.HasSeqNo = flags&flagHasSeqNo != 0
-	m.SeqNo = 0
-	if m.HasSeqNo {
-		m.SeqNo = r.varint()
+	hasSeq, seq, tail, err := splitEntry(entry)
+	if err != nil {
+		return nil, err
 	}
+	m.HasSeqNo, m.SeqNo = hasSeq, seq
+	r := byteReader{b: tail}
 	m.ProducerID = reuse(m.ProducerID, r.bytes())
 	m.MessageGroupID = reuse(m.MessageGroupID, r.bytes())
 	m.CreatedAt = time.UnixMicro(r.varint()).UTC()
@@ -267,8 +236,25 @@ func (d *msgDecoder) decode(entry []byte) (*Message, error) {
 	return m, nil
 }
 
+// splitEntry splits a message entry (appendMessage's) into its seqno, if
+// it has one, and its tail (appendTail's).
+func splitEntry(entry []byte) (hasSeq bool, seq int64, tail []byte, err error) {
+	r := byteReader{b: entry}
+	hasSeq = r.byte1()&flagHasSeqNo != 0
+	if hasSeq {
+		seq = r.varint()
+	}
+	if r.err {
+		return false, 0, nil, fmt.Errorf("%w: bad message", ErrCorrupt)
+	}
+	return hasSeq, seq, r.b, nil
+}
+
+// checksum is the CRC32C of a batch payload, as headers store it.
+func checksum(payload []byte) uint32 { return crc32.Checksum(payload, crcTable) }
+
 func checkCRC(h batchHeader, payload []byte) error {
-	if crc32.Checksum(payload, crcTable) != h.CRC {
+	if checksum(payload) != h.CRC {
 		return fmt.Errorf("%w: batch at offset %d: checksum mismatch", ErrCorrupt, h.Base)
 	}
 	return nil

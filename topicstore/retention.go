@@ -2,7 +2,6 @@ package topicstore
 
 import (
 	"context"
-	"hash/crc32"
 	"log"
 	"time"
 
@@ -268,7 +267,7 @@ func (s *PebbleStore) applyRetention(t *topic, cuts []partCut) (int64, error) {
 		_ = b.DeleteRange(partitionPrefix(t.id, pc.part), batchKey(t.id, pc.part, pc.cut), nil)
 		if cp.End == pc.cut { // empty now: keep the start in a count-0 batch
 			v := make([]byte, batchHeaderLen)
-			putBatchHeader(v, batchHeader{Base: pc.cut, WrittenAt: pc.lastWA, CumBefore: pc.startCum, CRC: crc32.Checksum(nil, crcTable)})
+			putBatchHeader(v, batchHeader{Base: pc.cut, WrittenAt: pc.lastWA, CumBefore: pc.startCum, CRC: checksum(nil)})
 			_ = b.Set(batchKey(t.id, pc.part, pc.cut), v, nil)
 		}
 		s.releaseRefs(b, ct, pc.part, pc.cut)

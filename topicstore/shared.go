@@ -3,7 +3,6 @@ package topicstore
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -74,9 +73,6 @@ import (
 // partition, the messages archived, moved to the dead_letter_queue and the
 // failed moves (logged once per message through Options.Logger), for
 // SharedStats.
-
-// ErrNotShared: a shared-consumer operation named a streaming consumer.
-var ErrNotShared = errors.New("consumer is not a shared consumer")
 
 const prefixShared = "k/"
 

@@ -111,28 +111,6 @@ func (w *writeMeter) forget(topic uint64, part int32, all bool) {
 	}
 }
 
-// stabilizationWindow is cfg's window, or YDB's default of 5 minutes.
-func stabilizationWindow(cfg *TopicConfig) time.Duration {
-	if cfg.AutoPartitioningWindow > 0 {
-		return cfg.AutoPartitioningWindow
-	}
-	return DefaultStabilizationWindow
-}
-
-// splitThreshold is the rate (bytes/s) above which a partition of cfg is
-// overloaded.
-func splitThreshold(cfg *TopicConfig) float64 {
-	speed := cfg.PartitionWriteSpeedBytes
-	if speed <= 0 {
-		speed = DefaultWriteSpeedBytesPerSec
-	}
-	pct := cfg.AutoPartitioningUpPercent
-	if pct <= 0 {
-		pct = DefaultUpUtilizationPercent
-	}
-	return float64(speed) * float64(pct) / 100
-}
-
 // meterGroup feeds a committed group's partitions to the meters and
 // splits those of 'scale_up' topics that stayed overloaded for their
 // window. It runs on the committer goroutine after the group was written.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"slices"
 	"sync"
@@ -121,7 +120,7 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 		cb.c.Seq = st.nextSeq
 		st.nextSeq++
 		s.stage.mu.Unlock()
-		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), crc32.Checksum(cb.buf, crcTable)
+		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), checksum(cb.buf)
 		sb.Chunks = append(sb.Chunks, cb.c)
 		sb.Bytes += cb.c.Bytes
 		if err := b.Set(stagedKey(st.sid, cb.c.Seq), cb.buf, nil); err != nil {
