@@ -212,7 +212,7 @@ type StagedBatch struct {
 	Messages int
 	Bytes    int64 // encoded bytes
 	Chunks   []StagedChunk
-	sid      uint64 // the store's staging ID (keys t/<sid><seq>)
+	StageID  uint64 // the store's staging ID (keys t/<sid><seq>)
 }
 
 // StagedChunk is one staged record batch: all its messages share one

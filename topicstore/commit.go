@@ -76,7 +76,7 @@ func (s *PebbleStore) Commit(ctx context.Context, req *CommitRequest) (CommitRes
 			if created.IsZero() {
 				created = now
 			}
-			arena = appendTail(arena, m, c, body, created)
+			arena = AppendTail(arena, m, c, body, created)
 			ends[j] = len(arena)
 		}
 		msgs := make([]pendingMsg, len(w.Messages))

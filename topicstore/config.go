@@ -13,9 +13,9 @@ import (
 // MaxPartitions bounds a topic's partition count.
 const MaxPartitions = 10000
 
-// autoPartitioned reports whether cfg has auto-partitioning enabled
+// AutoPartitioned reports whether cfg has auto-partitioning enabled
 // ('scale_up' or 'paused'); its partitions are then keyed.
-func autoPartitioned(cfg *TopicConfig) bool {
+func AutoPartitioned(cfg *TopicConfig) bool {
 	switch cfg.AutoPartitioningStrategy {
 	case "", "disabled":
 		return false
@@ -23,8 +23,8 @@ func autoPartitioned(cfg *TopicConfig) bool {
 	return true
 }
 
-// normalizeConfig validates cfg and fills the partition count default.
-func normalizeConfig(cfg *TopicConfig) error {
+// NormalizeConfig validates cfg and fills the partition count default.
+func NormalizeConfig(cfg *TopicConfig) error {
 	if cfg.Name == "" {
 		return errors.New("topic name is empty")
 	}
@@ -38,7 +38,7 @@ func normalizeConfig(cfg *TopicConfig) error {
 		return fmt.Errorf("max_active_partitions (%d) is less than min_active_partitions (%d)",
 			cfg.MaxActivePartitions, cfg.MinActivePartitions)
 	}
-	if autoPartitioned(cfg) && cfg.RetentionStorageMB > 0 {
+	if AutoPartitioned(cfg) && cfg.RetentionStorageMB > 0 {
 		return fmt.Errorf("%w: auto_partitioning_strategy %q cannot be combined with retention_storage_mb", ErrAutoPartitioning, cfg.AutoPartitioningStrategy)
 	}
 	for _, c := range cfg.SupportedCodecs {
@@ -62,8 +62,8 @@ func normalizeConfig(cfg *TopicConfig) error {
 	return nil
 }
 
-// cloneConfig deep-copies the slices of cfg.
-func cloneConfig(cfg TopicConfig) TopicConfig {
+// CloneConfig deep-copies the slices of cfg.
+func CloneConfig(cfg TopicConfig) TopicConfig {
 	cfg.SupportedCodecs = slices.Clone(cfg.SupportedCodecs)
 	cfg.Consumers = slices.Clone(cfg.Consumers)
 	for i := range cfg.Consumers {
@@ -72,17 +72,17 @@ func cloneConfig(cfg TopicConfig) TopicConfig {
 	return cfg
 }
 
-// stabilizationWindow is cfg's window, or YDB's default of 5 minutes.
-func stabilizationWindow(cfg *TopicConfig) time.Duration {
+// StabilizationWindow is cfg's window, or YDB's default of 5 minutes.
+func StabilizationWindow(cfg *TopicConfig) time.Duration {
 	if cfg.AutoPartitioningWindow > 0 {
 		return cfg.AutoPartitioningWindow
 	}
 	return DefaultStabilizationWindow
 }
 
-// splitThreshold is the rate (bytes/s) above which a partition of cfg is
+// SplitThreshold is the rate (bytes/s) above which a partition of cfg is
 // overloaded.
-func splitThreshold(cfg *TopicConfig) float64 {
+func SplitThreshold(cfg *TopicConfig) float64 {
 	speed := cfg.PartitionWriteSpeedBytes
 	if speed <= 0 {
 		speed = DefaultWriteSpeedBytesPerSec

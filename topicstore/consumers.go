@@ -137,7 +137,7 @@ func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *TopicCon
 // the partition written at or after t, or hi.
 func offsetForTime(it *pebble.Iterator, id uint64, part int32, lo, hi int64, t time.Time) (int64, error) {
 	wa := t.UnixMicro()
-	return firstBatch(it, id, part, lo, hi, func(h batchHeader) bool { return h.WrittenAt >= wa })
+	return firstBatch(it, id, part, lo, hi, func(h BatchHeader) bool { return h.WrittenAt >= wa })
 }
 
 // firstBatch returns the base offset of the first batch in [lo, hi) for
@@ -146,7 +146,7 @@ func offsetForTime(it *pebble.Iterator, id uint64, part int32, lo, hi int64, t t
 // O(log n) seeks, no message is decoded. written_at is monotone because the
 // committer never lets its clock go backwards (across restarts with a clock
 // stepped back the answer is approximate).
-func firstBatch(it *pebble.Iterator, id uint64, part int32, lo, hi int64, pred func(batchHeader) bool) (int64, error) {
+func firstBatch(it *pebble.Iterator, id uint64, part int32, lo, hi int64, pred func(BatchHeader) bool) (int64, error) {
 	for lo < hi {
 		h, err := batchAt(it, id, part, lo+(hi-lo)/2)
 		if err != nil {
@@ -162,18 +162,18 @@ func firstBatch(it *pebble.Iterator, id uint64, part int32, lo, hi int64, pred f
 }
 
 // batchAt returns the header of the batch holding offset off.
-func batchAt(it *pebble.Iterator, id uint64, part int32, off int64) (batchHeader, error) {
+func batchAt(it *pebble.Iterator, id uint64, part int32, off int64) (BatchHeader, error) {
 	if !it.SeekLT(batchKey(id, part, off+1)) || !hasPrefix(it.Key(), string(partitionPrefix(id, part))) {
 		if err := it.Error(); err != nil {
-			return batchHeader{}, err
+			return BatchHeader{}, err
 		}
-		return batchHeader{}, fmt.Errorf("%w: no batch holds offset %d", ErrCorrupt, off)
+		return BatchHeader{}, fmt.Errorf("%w: no batch holds offset %d", ErrCorrupt, off)
 	}
 	v, err := it.ValueAndErr()
 	if err != nil {
-		return batchHeader{}, err
+		return BatchHeader{}, err
 	}
-	h, _, err := decodeBatchHeader(v)
+	h, _, err := DecodeBatchHeader(v)
 	if err == nil && off >= h.Base+int64(h.Count) {
 		err = fmt.Errorf("%w: no batch holds offset %d", ErrCorrupt, off)
 	}

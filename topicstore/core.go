@@ -42,17 +42,17 @@ type coreTopic struct {
 	Consumers map[string][]int64
 	// Layout is the partitions' place in the key space (layout.go);
 	// ActiveIDs lists the active ones (nil: all are, as in a flat layout).
-	Layout    layout
+	Layout    Layout
 	ActiveIDs []int32
 	// Throttle is set while the topic has a write-speed limit (throttle.go).
 	Throttle *topicThrottle
 }
 
 // setLayout installs l and the active-partition list it implies.
-func (t *coreTopic) setLayout(l layout) {
+func (t *coreTopic) setLayout(l Layout) {
 	t.Layout = l
 	t.ActiveIDs = nil
-	if l.active() == len(l.Parts) {
+	if l.Active() == len(l.Parts) {
 		return
 	}
 	for i, p := range l.Parts {
@@ -71,7 +71,7 @@ func (t *coreTopic) inactive(p int32) bool {
 func (t *coreTopic) keyed() bool { return t.Layout.Keyed }
 
 // keyPart returns the active partition owning key's hash.
-func (t *coreTopic) keyPart(key string) int32 { return t.Layout.owner(keyHash(key)) }
+func (t *coreTopic) keyPart(key string) int32 { return t.Layout.Owner(KeyHash(key)) }
 
 // live returns where a write naming partition p goes: p while it is
 // active, else the active descendant continuing it for key (the one
@@ -82,9 +82,9 @@ func (t *coreTopic) live(p int32, key string) int32 {
 	}
 	var h uint64
 	if key != "" {
-		h = keyHash(key)
+		h = KeyHash(key)
 	}
-	return t.Layout.descendant(p, h, t.Layout.Keyed && key != "")
+	return t.Layout.Descendant(p, h, t.Layout.Keyed && key != "")
 }
 
 // coreState is everything the committer owns.
@@ -212,13 +212,13 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	add := func(t *coreTopic, part int32, hasSeq bool, seq int64, tail []byte) {
 		k := partKey{t.ID, part}
 		b := bufs[k]
-		if b == nil || len(b.buf)-batchHeaderLen >= batchTargetBytes {
+		if b == nil || len(b.buf)-BatchHeaderLen >= batchTargetBytes {
 			size := max(len(tail)+16, min(groupBytes, batchTargetBytes+len(tail)+16))
-			b = &partBuf{key: k, base: t.Parts[part].End, buf: make([]byte, batchHeaderLen, batchHeaderLen+size)}
+			b = &partBuf{key: k, base: t.Parts[part].End, buf: make([]byte, BatchHeaderLen, BatchHeaderLen+size)}
 			bufs[k] = b
 			order = append(order, b)
 		}
-		b.buf = appendMessage(b.buf, hasSeq, seq, tail)
+		b.buf = AppendMessage(b.buf, hasSeq, seq, tail)
 		b.count++
 		if t.Throttle != nil {
 			s.thr.note(t.Throttle, part, len(tail))
@@ -389,7 +389,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	for _, b := range order {
 		p := &s.Topics[b.key.topic].Parts[b.key.part]
 		if c := b.ref; c != nil {
-			out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), putRefRecord(batchHeader{
+			out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), PutRefRecord(BatchHeader{
 				Base: b.base, Count: c.Count, WrittenAt: wa, CumBefore: p.EndCum, CRC: c.CRC,
 				Bytes: c.Bytes, SID: c.SID, Seq: c.Seq})})
 			p.EndCum += c.Bytes
@@ -397,10 +397,10 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 			out.Messages += b.count
 			continue
 		}
-		payload := b.buf[batchHeaderLen:]
-		putBatchHeader(b.buf, batchHeader{
+		payload := b.buf[BatchHeaderLen:]
+		PutBatchHeader(b.buf, BatchHeader{
 			Base: b.base, Count: b.count, WrittenAt: wa, CumBefore: p.EndCum,
-			CRC: checksum(payload),
+			CRC: Checksum(payload),
 		})
 		p.EndCum += int64(len(payload))
 		out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), b.buf})
@@ -477,10 +477,10 @@ func encodeProducer(ps *producerState) []byte {
 }
 
 func decodeProducer(v []byte) (*producerState, error) {
-	r := byteReader{b: v}
-	ps := &producerState{Partition: int32(r.uvarint()), MaxSeqNo: r.varint()}
-	ps.LastWrite = time.UnixMicro(r.varint()).UTC()
-	if r.err {
+	r := ByteReader{B: v}
+	ps := &producerState{Partition: int32(r.Uvarint()), MaxSeqNo: r.Varint()}
+	ps.LastWrite = time.UnixMicro(r.Varint()).UTC()
+	if r.Err {
 		return nil, ErrCorrupt
 	}
 	return ps, nil

@@ -76,18 +76,18 @@ func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
 	if err != nil {
 		return nil, err
 	}
-	if checksum(v) != c.CRC {
+	if Checksum(v) != c.CRC {
 		return nil, fmt.Errorf("%w: staged batch %d/%d: checksum mismatch", ErrCorrupt, c.SID, c.Seq)
 	}
 	msgs := make([]pendingMsg, 0, c.Count)
 	for len(v) > 0 {
-		entry, rest, err := nextEntry(v)
+		entry, rest, err := NextEntry(v)
 		if err != nil {
 			return nil, err
 		}
 		v = rest
 		m := pendingMsg{Partition: c.Partition, ProducerID: c.ProducerID}
-		if m.HasSeqNo, m.SeqNo, m.Tail, err = splitEntry(entry); err != nil {
+		if m.HasSeqNo, m.SeqNo, m.Tail, err = SplitEntry(entry); err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, m)
@@ -170,16 +170,16 @@ func encodeRefs(es []refEntry) []byte {
 }
 
 func decodeRefs(v []byte) ([]refEntry, error) {
-	r := byteReader{b: v}
-	n := r.uvarint()
-	if r.err || n > uint64(len(v)) {
+	r := ByteReader{B: v}
+	n := r.Uvarint()
+	if r.Err || n > uint64(len(v)) {
 		return nil, fmt.Errorf("%w: refs record", ErrCorrupt)
 	}
 	es := make([]refEntry, 0, n)
 	for range n {
-		es = append(es, refEntry{TopicID: r.uvarint(), Part: int32(r.uvarint()), End: int64(r.uvarint())})
+		es = append(es, refEntry{TopicID: r.Uvarint(), Part: int32(r.Uvarint()), End: int64(r.Uvarint())})
 	}
-	if r.err {
+	if r.Err {
 		return nil, fmt.Errorf("%w: refs record", ErrCorrupt)
 	}
 	return es, nil

@@ -39,7 +39,7 @@ func msg(spec string) pendingMsg {
 		m.ProducerID = prod
 	}
 	mm := Message{ProducerID: m.ProducerID}
-	m.Tail = appendTail(nil, &mm, CodecRaw, []byte(spec), time.Unix(0, 0))
+	m.Tail = AppendTail(nil, &mm, CodecRaw, []byte(spec), time.Unix(0, 0))
 	return m
 }
 
@@ -58,17 +58,17 @@ func render(t *testing.T, out groupOutput) string {
 		switch {
 		case hasPrefix(kv.Key, prefixMessages):
 			k := kv.Key[len(prefixMessages):]
-			h, payload, err := decodeBatchHeader(kv.Value)
+			h, payload, err := DecodeBatchHeader(kv.Value)
 			must(t, err)
-			must(t, checkCRC(h, payload))
+			must(t, CheckCRC(h, payload))
 			eq(t, h.Base, int64(binary.BigEndian.Uint64(k[12:])), "key/base mismatch")
 			fmt.Fprintf(&sb, "batch t%d/p%d base=%d cum=%d:", binary.BigEndian.Uint64(k), binary.BigEndian.Uint32(k[8:]), h.Base, h.CumBefore)
-			var d msgDecoder
+			var d MsgDecoder
 			for i := 0; i < h.Count; i++ {
 				var e []byte
-				e, payload, err = nextEntry(payload)
+				e, payload, err = NextEntry(payload)
 				must(t, err)
-				m, err := d.decode(e)
+				m, err := d.Decode(e)
 				must(t, err)
 				fmt.Fprintf(&sb, " %s", m.Body)
 				if m.HasSeqNo {
@@ -257,7 +257,7 @@ func TestCoreSplitsLargeBatches(t *testing.T) {
 	var bases []int64
 	var cum int64
 	for _, kv := range out.Sets {
-		h, payload, err := decodeBatchHeader(kv.Value)
+		h, payload, err := DecodeBatchHeader(kv.Value)
 		must(t, err)
 		eq(t, h.CumBefore, cum)
 		cum += int64(len(payload))

@@ -17,8 +17,8 @@ import (
 
 // CreateTopic creates a topic with partitions 0..MinActivePartitions-1.
 func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
-	cfg = cloneConfig(cfg)
-	if err := normalizeConfig(&cfg); err != nil {
+	cfg = CloneConfig(cfg)
+	if err := NormalizeConfig(&cfg); err != nil {
 		return err
 	}
 	_, err := s.submit(ctx, &op{ddl: func() error {
@@ -28,9 +28,9 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
 		if exists {
 			return fmt.Errorf("%w: %q", ErrTopicExists, cfg.Name)
 		}
-		l := flatLayout(cfg.MinActivePartitions)
-		if autoPartitioned(&cfg) {
-			l.keyAll()
+		l := FlatLayout(cfg.MinActivePartitions)
+		if AutoPartitioned(&cfg) {
+			l.KeyAll()
 		}
 		rec := catalogRecord{Config: cfg, ID: s.nextID, CreatedAt: s.opts.Clock().UTC(), Partitions: len(l.Parts), Layout: &l}
 		b := s.db.NewBatch()
@@ -39,7 +39,7 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg TopicConfig) error {
 		}
 		_ = b.Set([]byte(keyNextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
 		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
-		ct.setLayout(l.clone())
+		ct.setLayout(l.Clone())
 		cons, err := s.consumerDDL(b, rec.ID, nil, &cfg, ct, rec.Partitions)
 		if err != nil {
 			b.Close()
@@ -74,34 +74,34 @@ func (s *PebbleStore) AlterTopic(ctx context.Context, name string, fn func(*Topi
 		if old == nil {
 			return fmt.Errorf("%w: %q", ErrTopicNotFound, name)
 		}
-		cfg := cloneConfig(old.cfg)
+		cfg := CloneConfig(old.cfg)
 		if err := fn(&cfg); err != nil {
 			return err
 		}
 		cfg.Name = name
-		if err := normalizeConfig(&cfg); err != nil {
+		if err := NormalizeConfig(&cfg); err != nil {
 			return err
 		}
 		if cfg.MinActivePartitions < old.cfg.MinActivePartitions {
 			return fmt.Errorf("%w: topic %q has min_active_partitions %d, asked for %d",
 				ErrPartitionsDecrease, name, old.cfg.MinActivePartitions, cfg.MinActivePartitions)
 		}
-		if autoPartitioned(&old.cfg) && !autoPartitioned(&cfg) {
+		if AutoPartitioned(&old.cfg) && !AutoPartitioned(&cfg) {
 			return fmt.Errorf("%w: topic %q: once enabled, auto-partitioning can only be paused ('paused'), not %q",
 				ErrAutoPartitioning, name, cfg.AutoPartitioningStrategy)
 		}
-		l := old.layout.clone()
-		if autoPartitioned(&cfg) && !l.Keyed {
-			l.keyAll() // enabling auto-partitioning keys the active partitions
+		l := old.layout.Clone()
+		if AutoPartitioned(&cfg) && !l.Keyed {
+			l.KeyAll() // enabling auto-partitioning keys the active partitions
 		}
 		// More active partitions: a keyed layout splits its widest
 		// ranges, a flat one appends partitions.
-		for l.active() < cfg.MinActivePartitions {
+		for l.Active() < cfg.MinActivePartitions {
 			if !l.Keyed {
-				l.Parts = append(l.Parts, partLayout{Parent: -1})
+				l.Parts = append(l.Parts, PartLayout{Parent: -1})
 				continue
 			}
-			if _, _, err := l.split(l.widest()); err != nil {
+			if _, _, err := l.Split(l.Widest()); err != nil {
 				return err
 			}
 		}
@@ -131,21 +131,21 @@ func (s *PebbleStore) SplitPartition(ctx context.Context, name string, part int3
 
 // splitLocked splits part of t; it runs on the committer goroutine.
 func (s *PebbleStore) splitLocked(t *topic, part int32) error {
-	l := t.layout.clone()
-	if max := t.cfg.MaxActivePartitions; max > 0 && l.active()+1 > max {
-		return fmt.Errorf("%w: topic %q already has %d active partitions, its max_active_partitions", ErrAutoPartitioning, t.cfg.Name, l.active())
+	l := t.layout.Clone()
+	if max := t.cfg.MaxActivePartitions; max > 0 && l.Active()+1 > max {
+		return fmt.Errorf("%w: topic %q already has %d active partitions, its max_active_partitions", ErrAutoPartitioning, t.cfg.Name, l.Active())
 	}
-	if _, _, err := l.split(part); err != nil {
+	if _, _, err := l.Split(part); err != nil {
 		return fmt.Errorf("topic %q: %w", t.cfg.Name, err)
 	}
-	return s.relayout(t, cloneConfig(t.cfg), l)
+	return s.relayout(t, CloneConfig(t.cfg), l)
 }
 
 // relayout stores cfg and layout l for topic old in one synced batch and
 // installs them: new partitions get empty state, consumers positions for
 // them, and the core routes by l from the next commit on. It runs on the
 // committer goroutine.
-func (s *PebbleStore) relayout(old *topic, cfg TopicConfig, l layout) error {
+func (s *PebbleStore) relayout(old *topic, cfg TopicConfig, l Layout) error {
 	rec := catalogRecord{Config: cfg, ID: old.id, CreatedAt: old.createdAt, Partitions: len(l.Parts), Layout: &l}
 	b := s.db.NewBatch()
 	if err := putCatalog(b, rec); err != nil {
@@ -173,7 +173,7 @@ func (s *PebbleStore) relayout(old *topic, cfg TopicConfig, l layout) error {
 		ct.Parts = append(ct.Parts, corePartition{})
 	}
 	ct.Consumers = cons
-	ct.setLayout(l.clone())
+	ct.setLayout(l.Clone())
 	s.coreMu.Unlock()
 	s.install(t, ct)
 	return nil

@@ -28,14 +28,14 @@ import (
 const (
 	batchVersion    = 1
 	batchRefVersion = 2
-	batchHeaderLen  = 1 + 8 + 4 + 8 + 8 + 4
-	batchRefLen     = batchHeaderLen + 8 + 8 + 8
+	BatchHeaderLen  = 1 + 8 + 4 + 8 + 8 + 4
+	batchRefLen     = BatchHeaderLen + 8 + 8 + 8
 	flagHasSeqNo    = 1
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-type batchHeader struct {
+type BatchHeader struct {
 	Base      int64
 	Count     int
 	WrittenAt int64 // unix micros
@@ -47,7 +47,7 @@ type batchHeader struct {
 	SID, Seq uint64
 }
 
-func putBatchHeader(dst []byte, h batchHeader) {
+func PutBatchHeader(dst []byte, h BatchHeader) {
 	dst[0] = batchVersion
 	binary.BigEndian.PutUint64(dst[1:], uint64(h.Base))
 	binary.BigEndian.PutUint32(dst[9:], uint32(h.Count))
@@ -56,24 +56,24 @@ func putBatchHeader(dst []byte, h batchHeader) {
 	binary.BigEndian.PutUint32(dst[29:], h.CRC)
 }
 
-// putRefRecord encodes a reference record.
-func putRefRecord(h batchHeader) []byte {
+// PutRefRecord encodes a reference record.
+func PutRefRecord(h BatchHeader) []byte {
 	v := make([]byte, batchRefLen)
-	putBatchHeader(v, h)
+	PutBatchHeader(v, h)
 	v[0] = batchRefVersion
-	binary.BigEndian.PutUint64(v[batchHeaderLen:], h.SID)
-	binary.BigEndian.PutUint64(v[batchHeaderLen+8:], h.Seq)
-	binary.BigEndian.PutUint64(v[batchHeaderLen+16:], uint64(h.Bytes))
+	binary.BigEndian.PutUint64(v[BatchHeaderLen:], h.SID)
+	binary.BigEndian.PutUint64(v[BatchHeaderLen+8:], h.Seq)
+	binary.BigEndian.PutUint64(v[BatchHeaderLen+16:], uint64(h.Bytes))
 	return v
 }
 
-// decodeBatchHeader splits a batch record; for a reference record the
+// DecodeBatchHeader splits a batch record; for a reference record the
 // payload is nil (h.Ref is set: read the staged key).
-func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
-	if len(v) < batchHeaderLen || (v[0] != batchVersion && (v[0] != batchRefVersion || len(v) < batchRefLen)) {
-		return batchHeader{}, nil, fmt.Errorf("%w: bad batch header", ErrCorrupt)
+func DecodeBatchHeader(v []byte) (BatchHeader, []byte, error) {
+	if len(v) < BatchHeaderLen || (v[0] != batchVersion && (v[0] != batchRefVersion || len(v) < batchRefLen)) {
+		return BatchHeader{}, nil, fmt.Errorf("%w: bad batch header", ErrCorrupt)
 	}
-	h := batchHeader{
+	h := BatchHeader{
 		Base:      int64(binary.BigEndian.Uint64(v[1:])),
 		Count:     int(binary.BigEndian.Uint32(v[9:])),
 		WrittenAt: int64(binary.BigEndian.Uint64(v[13:])),
@@ -82,13 +82,13 @@ func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
 	}
 	if v[0] == batchRefVersion {
 		h.Ref = true
-		h.SID = binary.BigEndian.Uint64(v[batchHeaderLen:])
-		h.Seq = binary.BigEndian.Uint64(v[batchHeaderLen+8:])
-		h.Bytes = int64(binary.BigEndian.Uint64(v[batchHeaderLen+16:]))
+		h.SID = binary.BigEndian.Uint64(v[BatchHeaderLen:])
+		h.Seq = binary.BigEndian.Uint64(v[BatchHeaderLen+8:])
+		h.Bytes = int64(binary.BigEndian.Uint64(v[BatchHeaderLen+16:]))
 		return h, nil, nil
 	}
-	h.Bytes = int64(len(v) - batchHeaderLen)
-	return h, v[batchHeaderLen:], nil
+	h.Bytes = int64(len(v) - BatchHeaderLen)
+	return h, v[BatchHeaderLen:], nil
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -96,9 +96,9 @@ func appendStr(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// appendTail encodes everything of m after the seqno; body is the stored
+// AppendTail encodes everything of m after the seqno; body is the stored
 // (compressed) body.
-func appendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Time) []byte {
+func AppendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Time) []byte {
 	dst = appendStr(dst, m.ProducerID)
 	dst = appendStr(dst, m.MessageGroupID)
 	dst = binary.AppendVarint(dst, createdAt.UnixMicro())
@@ -112,8 +112,8 @@ func appendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Tim
 	return append(dst, body...)
 }
 
-// appendMessage appends one message entry (length, flags, seqno, tail).
-func appendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
+// AppendMessage appends one message entry (length, flags, seqno, tail).
+func AppendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
 	var head [1 + binary.MaxVarintLen64]byte
 	n := 1
 	if hasSeq {
@@ -125,18 +125,18 @@ func appendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
 	return append(dst, tail...)
 }
 
-// msgDecoder decodes messages of a batch payload into a reused Message.
+// MsgDecoder decodes messages of a batch payload into a reused Message.
 // Strings are allocated only when they differ from the previous message's
 // (producer ids, group ids and attributes usually repeat within a batch),
 // so they stay valid after the scan callback; byte slices (Body) point into
 // the payload.
-type msgDecoder struct {
+type MsgDecoder struct {
 	m     Message
 	attrs []Attr
 }
 
-// nextEntry splits the first message entry off p.
-func nextEntry(p []byte) (entry, rest []byte, err error) {
+// NextEntry splits the first message entry off p.
+func NextEntry(p []byte) (entry, rest []byte, err error) {
 	n, k := binary.Uvarint(p)
 	if k <= 0 || uint64(len(p)-k) < n {
 		return nil, nil, fmt.Errorf("%w: bad message length", ErrCorrupt)
@@ -144,49 +144,49 @@ func nextEntry(p []byte) (entry, rest []byte, err error) {
 	return p[k : k+int(n)], p[k+int(n):], nil
 }
 
-type byteReader struct {
-	b   []byte
-	err bool
+type ByteReader struct {
+	B   []byte
+	Err bool
 }
 
-func (r *byteReader) uvarint() uint64 {
-	v, k := binary.Uvarint(r.b)
+func (r *ByteReader) Uvarint() uint64 {
+	v, k := binary.Uvarint(r.B)
 	if k <= 0 {
-		r.err, r.b = true, nil
+		r.Err, r.B = true, nil
 		return 0
 	}
-	r.b = r.b[k:]
+	r.B = r.B[k:]
 	return v
 }
 
-func (r *byteReader) varint() int64 {
-	v, k := binary.Varint(r.b)
+func (r *ByteReader) Varint() int64 {
+	v, k := binary.Varint(r.B)
 	if k <= 0 {
-		r.err, r.b = true, nil
+		r.Err, r.B = true, nil
 		return 0
 	}
-	r.b = r.b[k:]
+	r.B = r.B[k:]
 	return v
 }
 
-func (r *byteReader) bytes() []byte {
-	n := r.uvarint()
-	if r.err || uint64(len(r.b)) < n {
-		r.err, r.b = true, nil
+func (r *ByteReader) Bytes() []byte {
+	n := r.Uvarint()
+	if r.Err || uint64(len(r.B)) < n {
+		r.Err, r.B = true, nil
 		return nil
 	}
-	v := r.b[:n]
-	r.b = r.b[n:]
+	v := r.B[:n]
+	r.B = r.B[n:]
 	return v
 }
 
-func (r *byteReader) byte1() byte {
-	if len(r.b) == 0 {
-		r.err = true
+func (r *ByteReader) Byte() byte {
+	if len(r.B) == 0 {
+		r.Err = true
 		return 0
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
+	v := r.B[0]
+	r.B = r.B[1:]
 	return v
 }
 
@@ -198,21 +198,21 @@ func reuse(prev string, b []byte) string {
 	return string(b)
 }
 
-// decode fills d.m from one message entry.
-func (d *msgDecoder) decode(entry []byte) (*Message, error) {
+// Decode fills d.m from one message entry.
+func (d *MsgDecoder) Decode(entry []byte) (*Message, error) {
 	m := &d.m
-	hasSeq, seq, tail, err := splitEntry(entry)
+	hasSeq, seq, tail, err := SplitEntry(entry)
 	if err != nil {
 		return nil, err
 	}
 	m.HasSeqNo, m.SeqNo = hasSeq, seq
-	r := byteReader{b: tail}
-	m.ProducerID = reuse(m.ProducerID, r.bytes())
-	m.MessageGroupID = reuse(m.MessageGroupID, r.bytes())
-	m.CreatedAt = time.UnixMicro(r.varint()).UTC()
-	m.Codec = Codec(r.byte1())
-	n := r.uvarint()
-	if r.err || n > uint64(len(r.b)) {
+	r := ByteReader{B: tail}
+	m.ProducerID = reuse(m.ProducerID, r.Bytes())
+	m.MessageGroupID = reuse(m.MessageGroupID, r.Bytes())
+	m.CreatedAt = time.UnixMicro(r.Varint()).UTC()
+	m.Codec = Codec(r.Byte())
+	n := r.Uvarint()
+	if r.Err || n > uint64(len(r.B)) {
 		return nil, fmt.Errorf("%w: bad message", ErrCorrupt)
 	}
 	prev := d.attrs
@@ -222,39 +222,39 @@ func (d *msgDecoder) decode(entry []byte) (*Message, error) {
 		if i < len(prev) {
 			pk, pv = prev[i].Key, prev[i].Value // read before append overwrites it
 		}
-		d.attrs = append(d.attrs, Attr{Key: reuse(pk, r.bytes()), Value: reuse(pv, r.bytes())})
+		d.attrs = append(d.attrs, Attr{Key: reuse(pk, r.Bytes()), Value: reuse(pv, r.Bytes())})
 	}
-	m.Delay = time.Duration(r.varint())
-	if r.err {
+	m.Delay = time.Duration(r.Varint())
+	if r.Err {
 		return nil, fmt.Errorf("%w: bad message", ErrCorrupt)
 	}
 	m.Attrs = nil
 	if n > 0 {
 		m.Attrs = d.attrs
 	}
-	m.Body = r.b
+	m.Body = r.B
 	return m, nil
 }
 
-// splitEntry splits a message entry (appendMessage's) into its seqno, if
+// SplitEntry splits a message entry (appendMessage's) into its seqno, if
 // it has one, and its tail (appendTail's).
-func splitEntry(entry []byte) (hasSeq bool, seq int64, tail []byte, err error) {
-	r := byteReader{b: entry}
-	hasSeq = r.byte1()&flagHasSeqNo != 0
+func SplitEntry(entry []byte) (hasSeq bool, seq int64, tail []byte, err error) {
+	r := ByteReader{B: entry}
+	hasSeq = r.Byte()&flagHasSeqNo != 0
 	if hasSeq {
-		seq = r.varint()
+		seq = r.Varint()
 	}
-	if r.err {
+	if r.Err {
 		return false, 0, nil, fmt.Errorf("%w: bad message", ErrCorrupt)
 	}
-	return hasSeq, seq, r.b, nil
+	return hasSeq, seq, r.B, nil
 }
 
-// checksum is the CRC32C of a batch payload, as headers store it.
-func checksum(payload []byte) uint32 { return crc32.Checksum(payload, crcTable) }
+// Checksum is the CRC32C of a batch payload, as headers store it.
+func Checksum(payload []byte) uint32 { return crc32.Checksum(payload, crcTable) }
 
-func checkCRC(h batchHeader, payload []byte) error {
-	if checksum(payload) != h.CRC {
+func CheckCRC(h BatchHeader, payload []byte) error {
+	if Checksum(payload) != h.CRC {
 		return fmt.Errorf("%w: batch at offset %d: checksum mismatch", ErrCorrupt, h.Base)
 	}
 	return nil

@@ -89,7 +89,7 @@ func (s *PebbleStore) RunRetention(ctx context.Context, now time.Time) (int64, e
 		total += n
 	}
 	for _, t := range ts {
-		if t.layout.active() == len(t.layout.Parts) {
+		if t.layout.Active() == len(t.layout.Parts) {
 			continue // no inactive partitions
 		}
 		if _, err := s.submit(ctx, &op{ddl: func() error { return s.retireDrained(t.id) }}); err != nil {
@@ -111,7 +111,7 @@ func (s *PebbleStore) retireDrained(id uint64) error {
 	if t == nil || ct == nil {
 		return nil // dropped meanwhile
 	}
-	l := t.layout.clone()
+	l := t.layout.Clone()
 	changed := false
 	for i := range l.Parts {
 		pl := &l.Parts[i]
@@ -135,7 +135,7 @@ func (s *PebbleStore) retireDrained(id uint64) error {
 	if !changed {
 		return nil
 	}
-	return s.relayout(t, cloneConfig(t.cfg), l)
+	return s.relayout(t, CloneConfig(t.cfg), l)
 }
 
 // planRetention computes the cuts of a topic's partitions.
@@ -178,12 +178,12 @@ func (s *PebbleStore) planRetention(t *topic, now time.Time) ([]partCut, error) 
 		if start >= end {
 			continue
 		}
-		cut, err := firstBatch(it, t.id, part, start, end, func(h batchHeader) bool { return h.WrittenAt >= expireWA })
+		cut, err := firstBatch(it, t.id, part, start, end, func(h BatchHeader) bool { return h.WrittenAt >= expireWA })
 		if err != nil {
 			return nil, err
 		}
 		if limit > 0 && endCum-startCum > limit {
-			bySize, err := firstBatch(it, t.id, part, start, end, func(h batchHeader) bool { return endCum-h.CumBefore <= limit })
+			bySize, err := firstBatch(it, t.id, part, start, end, func(h BatchHeader) bool { return endCum-h.CumBefore <= limit })
 			if err != nil {
 				return nil, err
 			}
@@ -222,7 +222,7 @@ func (s *PebbleStore) planRetention(t *topic, now time.Time) ([]partCut, error) 
 				cut = min(cut, floor)
 			} else if cut > floor {
 				availWA := now.Add(-c.AvailabilityPeriod).UnixMicro()
-				young, err := firstBatch(it, t.id, part, floor, end, func(h batchHeader) bool { return h.WrittenAt >= availWA })
+				young, err := firstBatch(it, t.id, part, floor, end, func(h BatchHeader) bool { return h.WrittenAt >= availWA })
 				if err != nil {
 					return nil, err
 				}
@@ -266,8 +266,8 @@ func (s *PebbleStore) applyRetention(t *topic, cuts []partCut) (int64, error) {
 		}
 		_ = b.DeleteRange(partitionPrefix(t.id, pc.part), batchKey(t.id, pc.part, pc.cut), nil)
 		if cp.End == pc.cut { // empty now: keep the start in a count-0 batch
-			v := make([]byte, batchHeaderLen)
-			putBatchHeader(v, batchHeader{Base: pc.cut, WrittenAt: pc.lastWA, CumBefore: pc.startCum, CRC: checksum(nil)})
+			v := make([]byte, BatchHeaderLen)
+			PutBatchHeader(v, BatchHeader{Base: pc.cut, WrittenAt: pc.lastWA, CumBefore: pc.startCum, CRC: Checksum(nil)})
 			_ = b.Set(batchKey(t.id, pc.part, pc.cut), v, nil)
 		}
 		s.releaseRefs(b, ct, pc.part, pc.cut)

@@ -49,7 +49,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 	if !r.MinWrittenAt.IsZero() {
 		minWA = r.MinWrittenAt.UnixMicro()
 	}
-	var d msgDecoder
+	var d MsgDecoder
 	var held io.Closer // a referenced staged payload, closed after its batch
 	defer func() {
 		if held != nil {
@@ -73,7 +73,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 		if err != nil {
 			return err
 		}
-		h, payload, err := decodeBatchHeader(v)
+		h, payload, err := DecodeBatchHeader(v)
 		if err != nil {
 			return err
 		}
@@ -93,20 +93,20 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 				continue // retention deleted it since the scan began
 			}
 		}
-		if err := checkCRC(h, payload); err != nil {
+		if err := CheckCRC(h, payload); err != nil {
 			return err
 		}
 		wa := time.UnixMicro(h.WrittenAt).UTC()
 		off := h.Base
 		for i := 0; i < h.Count && off < end; i, off = i+1, off+1 {
 			var entry []byte
-			if entry, payload, err = nextEntry(payload); err != nil {
+			if entry, payload, err = NextEntry(payload); err != nil {
 				return err
 			}
 			if off < start {
 				continue
 			}
-			m, err := d.decode(entry)
+			m, err := d.Decode(entry)
 			if err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r ScanRange, fn fun
 // stagedPayload reads the payload a reference record points to. A nil
 // closer and no error: retention deleted it since the scan took its
 // iterator (Get does not read the iterator's snapshot).
-func (s *PebbleStore) stagedPayload(t *topic, p *partition, h batchHeader) ([]byte, io.Closer, error) {
+func (s *PebbleStore) stagedPayload(t *topic, p *partition, h BatchHeader) ([]byte, io.Closer, error) {
 	v, closer, err := s.db.Get(stagedKey(h.SID, h.Seq))
 	if err == nil {
 		return v, closer, nil

@@ -122,8 +122,8 @@ func (s *PebbleStore) meterGroup(ps []published, now time.Time) {
 		if t == nil {
 			continue
 		}
-		m := s.meter.observe(partKey{pb.TopicID, pb.Partition}, pb.EndCum, now, stabilizationWindow(&t.cfg))
-		if t.cfg.AutoPartitioningStrategy == "scale_up" && m.full(now) && m.rate(now) >= splitThreshold(&t.cfg) &&
+		m := s.meter.observe(partKey{pb.TopicID, pb.Partition}, pb.EndCum, now, StabilizationWindow(&t.cfg))
+		if t.cfg.AutoPartitioningStrategy == "scale_up" && m.full(now) && m.rate(now) >= SplitThreshold(&t.cfg) &&
 			int(pb.Partition) < len(t.layout.Parts) && !t.layout.Parts[pb.Partition].Inactive {
 			due = append(due, partKey{pb.TopicID, pb.Partition})
 		}
@@ -136,7 +136,7 @@ func (s *PebbleStore) meterGroup(ps []published, now time.Time) {
 		if t == nil {
 			continue
 		}
-		if max := t.cfg.MaxActivePartitions; max > 0 && t.layout.active()+1 > max {
+		if max := t.cfg.MaxActivePartitions; max > 0 && t.layout.Active()+1 > max {
 			continue // at its limit: the partition stays as it is
 		}
 		if err := s.splitLocked(t, k.part); err != nil {

@@ -102,7 +102,7 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 	if committing {
 		return StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
 	}
-	sb := StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), sid: st.sid}
+	sb := StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: st.sid}
 	type class struct {
 		part     int32
 		producer string
@@ -120,7 +120,7 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 		cb.c.Seq = st.nextSeq
 		st.nextSeq++
 		s.stage.mu.Unlock()
-		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), checksum(cb.buf)
+		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), Checksum(cb.buf)
 		sb.Chunks = append(sb.Chunks, cb.c)
 		sb.Bytes += cb.c.Bytes
 		if err := b.Set(stagedKey(st.sid, cb.c.Seq), cb.buf, nil); err != nil {
@@ -154,8 +154,8 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 		if created.IsZero() {
 			created = now
 		}
-		tail = appendTail(tail[:0], m, c, body, created)
-		cb.buf = appendMessage(cb.buf, m.HasSeqNo, m.SeqNo, tail)
+		tail = AppendTail(tail[:0], m, c, body, created)
+		cb.buf = AppendMessage(cb.buf, m.HasSeqNo, m.SeqNo, tail)
 		cc := &cb.c
 		cc.Codecs |= 1 << c
 		if !m.HasSeqNo || (cc.Count > 0 && m.SeqNo <= cc.SeqMax) {
@@ -222,7 +222,7 @@ func pendingStagedOf(t *topic, w *TopicWrite) ([]pendingStaged, error) {
 					return nil, fmt.Errorf("%w: topic %q does not accept codec %s", ErrCodecNotSupported, w.Topic, codec)
 				}
 			}
-			out = append(out, pendingStaged{SID: sb.sid, Seq: c.Seq, Partition: max(c.Partition, -1),
+			out = append(out, pendingStaged{SID: sb.StageID, Seq: c.Seq, Partition: max(c.Partition, -1),
 				ProducerID: c.ProducerID, Count: c.Count, Bytes: c.Bytes, CRC: c.CRC,
 				SeqMin: c.SeqMin, SeqMax: c.SeqMax, SeqOK: c.SeqOK})
 		}
@@ -240,7 +240,7 @@ func (s *PebbleStore) claimStaged(req *CommitRequest) ([]uint64, error) {
 	for _, w := range req.Writes {
 		for _, sb := range w.Staged {
 			st := s.stage.open[sb.TxnID]
-			if st == nil || st.sid != sb.sid || (st.committing && !slices.Contains(ids, sb.TxnID)) {
+			if st == nil || st.sid != sb.StageID || (st.committing && !slices.Contains(ids, sb.TxnID)) {
 				for _, id := range ids {
 					s.stage.open[id].committing = false
 				}

@@ -43,7 +43,7 @@ func refRecords(t testing.TB, s *PebbleStore, topic string, p int32) (refs, inli
 	must(t, err)
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
-		h, _, err := decodeBatchHeader(it.Value())
+		h, _, err := DecodeBatchHeader(it.Value())
 		must(t, err)
 		if h.Ref {
 			refs++

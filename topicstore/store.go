@@ -119,7 +119,7 @@ type partition struct {
 type topic struct {
 	id        uint64
 	cfg       TopicConfig
-	layout    layout // immutable: a new layout installs a new topic
+	layout    Layout // immutable: a new layout installs a new topic
 	createdAt time.Time
 	parts     []*partition
 	codecs    [8]bool // supported codecs
@@ -135,18 +135,18 @@ type catalogRecord struct {
 	Partitions int
 	// Layout is the partitions' key ranges and split tree (layout.go);
 	// a record without one (written before layouts) is flat.
-	Layout *layout `json:",omitempty"`
+	Layout *Layout `json:",omitempty"`
 }
 
 // layoutOf returns rec's layout: its own, else flat, keyed if the topic
 // has auto-partitioning.
-func (rec *catalogRecord) layoutOf() layout {
+func (rec *catalogRecord) layoutOf() Layout {
 	if rec.Layout != nil && len(rec.Layout.Parts) == rec.Partitions {
-		return rec.Layout.clone()
+		return rec.Layout.Clone()
 	}
-	l := flatLayout(rec.Partitions)
-	if autoPartitioned(&rec.Config) {
-		l.keyAll()
+	l := FlatLayout(rec.Partitions)
+	if AutoPartitioned(&rec.Config) {
+		l.KeyAll()
 	}
 	return l
 }
@@ -310,13 +310,13 @@ func (s *PebbleStore) recover() error {
 			var cp corePartition
 			lo, hi := partitionPrefix(rec.ID, int32(i)), partitionPrefix(rec.ID, int32(i)+1)
 			if it.SeekGE(lo) && string(it.Key()) < string(hi) {
-				h, _, err := decodeBatchHeader(it.Value())
+				h, _, err := DecodeBatchHeader(it.Value())
 				if err != nil {
 					return err
 				}
 				p.start, p.startCum = h.Base, h.CumBefore
 				it.SeekLT(hi)
-				h, _, err = decodeBatchHeader(it.Value())
+				h, _, err = DecodeBatchHeader(it.Value())
 				if err != nil {
 					return err
 				}
@@ -333,7 +333,7 @@ func (s *PebbleStore) recover() error {
 		for _, c := range rec.Config.Consumers {
 			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
 		}
-		ct.setLayout(t.layout.clone())
+		ct.setLayout(t.layout.Clone())
 		s.configureThrottle(t, ct)
 		s.topics[t.cfg.Name] = t
 		s.byID[t.id] = t
@@ -480,7 +480,7 @@ func (s *PebbleStore) Topics() []TopicInfo {
 }
 
 func (t *topic) info() TopicInfo {
-	ti := TopicInfo{Config: cloneConfig(t.cfg), ID: t.id, CreatedAt: t.createdAt}
+	ti := TopicInfo{Config: CloneConfig(t.cfg), ID: t.id, CreatedAt: t.createdAt}
 	for i, p := range t.parts {
 		p.mu.Lock()
 		end := p.visibleEnd.Load()
