@@ -1,0 +1,207 @@
+package pebblestore
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// pos builds a core position update of consumer c in topic 1.
+func pos(c string, part int32, off, expect int64) pendingPos {
+	return pendingPos{TopicID: 1, Topic: "t", Consumer: c, Partition: part, Offset: off, Expect: expect}
+}
+
+// TestCorePositions scripts position updates through the core: checks
+// against the group's earlier requests, whole-request failure, offsets
+// checked before the request's own writes.
+func TestCorePositions(t *testing.T) {
+	s := newCore(2)
+	s.Topics[1].Consumers = map[string][]int64{"c": {0, 0}, "d": {0, 0}}
+	t0 := time.Unix(1_700_000_000, 0)
+	steps := []struct {
+		reqs []coreReq
+		want string
+	}{
+		{[]coreReq{{Writes: req(write(1, "a@0", "b@0", "c@0", "d@0", "e@0"))}}, `
+batch t1/p0 base=0 cum=0: a b c d e
+req0: 5/0
+`},
+		{[]coreReq{
+			{Positions: []pendingPos{pos("c", 0, 3, 0), pos("d", 1, 0, 0)}},
+			{Positions: []pendingPos{pos("c", 0, 4, 0)}}, // same old value: the first wins
+			{Writes: req(write(1, "f@1")), Positions: []pendingPos{pos("c", 0, 5, 3)}},
+			// Own writes do not count: p1's end is 1 (f), not 3.
+			{Writes: req(write(1, "g@1", "h@1")), Positions: []pendingPos{pos("c", 1, 3, -1)}},
+			{Positions: []pendingPos{pos("c", 1, 1, 0), pos("x", 0, 1, -1)}},
+			{Positions: []pendingPos{pos("c", 7, 0, -1)}},
+			// Updates see earlier ones of the same request.
+			{Writes: req(write(1, "i@0")), Positions: []pendingPos{pos("c", 0, 4, 5), pos("c", 0, 5, 4), pos("d", 0, 1, 0)}},
+			{Positions: []pendingPos{pos("d", 0, 2, 0)}},
+		}, `
+position t1/p0/c=3
+position t1/p1/d=0
+position t1/p0/c=5
+position t1/p0/c=4
+position t1/p0/c=5
+position t1/p0/d=1
+batch t1/p1 base=0 cum=0: f
+batch t1/p0 base=5 cum=45: i
+req0:
+req1: consumer position was moved concurrently: topic "t" consumer "c" partition 0: committed offset is 3, expected 0
+req2: 1/0
+req3: offset out of range: topic "t" consumer "c" partition 1: offset 3 is outside [0, 1]
+req4: consumer does not exist: topic "t" consumer "x"
+req5: partition does not exist: topic "t" partition 7
+req6: 1/0
+req7: consumer position was moved concurrently: topic "t" consumer "d" partition 0: committed offset is 1, expected 0
+`},
+	}
+	for i, st := range steps {
+		got := render(t, s.apply(st.reqs, t0))
+		if want := strings.TrimLeft(st.want, "\n"); got != want {
+			t.Fatalf("step %d:\ngot:\n%s\nwant:\n%s", i, got, want)
+		}
+	}
+	eq(t, s.Topics[1].Consumers, map[string][]int64{"c": {5, 0}, "d": {1, 0}})
+	// A stored offset below the start reads as the start.
+	s.Topics[1].Parts[0].Start = 6
+	check(t, s.checkPositions([]pendingPos{pos("d", 0, 6, 6)}) == nil)
+}
+
+func consumerTopic(t testing.TB, s *PebbleStore, name string, parts int, cons ...topicstore.ConsumerConfig) {
+	t.Helper()
+	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: name, MinActivePartitions: parts, Consumers: cons}))
+}
+
+func positions(t testing.TB, s *PebbleStore, topic, consumer string) map[int32]int64 {
+	t.Helper()
+	p, err := s.Positions(topic, consumer)
+	must(t, err)
+	return p
+}
+
+func at(p int32, msgs ...topicstore.Message) []topicstore.Message {
+	for i := range msgs {
+		msgs[i].Partition = p
+	}
+	return msgs
+}
+
+func TestPositionsCommitAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	consumerTopic(t, s, "in", 2, topicstore.ConsumerConfig{Name: "c"}, topicstore.ConsumerConfig{Name: "d"})
+	createTopic(t, s, "out", 1)
+	commit(t, s, "in", at(0, body("a"), body("b"), body("c"))...)
+	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 0, 1: 0})
+	// Read-process-write: output and position in one commit.
+	res, err := s.Commit(ctx, &topicstore.CommitRequest{
+		Writes:    []topicstore.TopicWrite{{Topic: "out", Messages: []topicstore.Message{body("A"), body("B")}}},
+		Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Partition: 0, Offset: 2, Expect: 0}},
+	})
+	must(t, err)
+	eq(t, res.Writes, []topicstore.WriteResult{{Written: 2}})
+	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 2, 1: 0})
+	eq(t, positions(t, s, "in", "d"), map[int32]int64{0: 0, 1: 0})
+	_, err = s.Positions("in", "nope")
+	mustErrIs(t, err, topicstore.ErrConsumerNotFound)
+	_, err = s.Positions("nope", "c")
+	mustErrIs(t, err, topicstore.ErrTopicNotFound)
+	must(t, s.Close())
+
+	s = openTest(t, dir, nil)
+	defer s.Close()
+	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 2, 1: 0})
+	got, _ := scanAll(t, s, "out", part(0))
+	eq(t, got, []string{"0:A", "1:B"})
+	// Validation on the caller's side.
+	for _, u := range []struct {
+		u   topicstore.PositionUpdate
+		err error
+	}{
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "x", Expect: -1}, topicstore.ErrConsumerNotFound},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Partition: 2, Expect: -1}, topicstore.ErrPartitionNotFound},
+		{topicstore.PositionUpdate{Topic: "zz", Consumer: "c", Expect: -1}, topicstore.ErrTopicNotFound},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: 4, Expect: -1}, topicstore.ErrOffsetOutOfRange},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: -1, Expect: -1}, topicstore.ErrOffsetOutOfRange},
+	} {
+		_, err := s.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{u.u}})
+		mustErrIs(t, err, u.err)
+	}
+}
+
+func TestPositionConflictWritesNothing(t *testing.T) {
+	s := newStore(t, nil)
+	consumerTopic(t, s, "in", 1, topicstore.ConsumerConfig{Name: "c"}, topicstore.ConsumerConfig{Name: "d"})
+	commit(t, s, "in", body("a"), body("b"))
+	must(t, s.SetPosition(ctx, "in", "c", 0, 1))
+	_, err := s.Commit(ctx, &topicstore.CommitRequest{
+		Writes: []topicstore.TopicWrite{{Topic: "in", Messages: []topicstore.Message{body("x")}}},
+		Positions: []topicstore.PositionUpdate{
+			{Topic: "in", Consumer: "d", Partition: 0, Offset: 2, Expect: 0},
+			{Topic: "in", Consumer: "c", Partition: 0, Offset: 2, Expect: 0}, // stale
+		},
+	})
+	mustErrIs(t, err, topicstore.ErrPositionConflict)
+	check(t, strings.Contains(err.Error(), `topic "in" consumer "c" partition 0`), err)
+	got, _ := scanAll(t, s, "in", part(0))
+	eq(t, got, []string{"0:a", "1:b"})
+	eq(t, positions(t, s, "in", "d"), map[int32]int64{0: 0})
+	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 1})
+}
+
+// TestPositionConflictConcurrent: commits expecting the same old offset,
+// in one group or several: exactly one wins.
+func TestPositionConflictConcurrent(t *testing.T) {
+	s := newStore(t, nil)
+	consumerTopic(t, s, "in", 1, topicstore.ConsumerConfig{Name: "c"})
+	createTopic(t, s, "out", 1)
+	commit(t, s, "in", body("a"), body("b"), body("c"))
+	const n = 16
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = s.Commit(ctx, &topicstore.CommitRequest{
+				Writes:    []topicstore.TopicWrite{{Topic: "out", Messages: []topicstore.Message{body("o")}}},
+				Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Offset: int64(1 + i%3), Expect: 0}},
+			})
+		})
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		if err == nil {
+			wins++
+		} else if !errors.Is(err, topicstore.ErrPositionConflict) {
+			t.Fatal(err)
+		}
+	}
+	eq(t, wins, 1)
+	info, _ := s.Topic("out")
+	eq(t, info.Partitions[0].EndOffset, int64(1))
+}
+
+func TestSetPosition(t *testing.T) {
+	s := newStore(t, nil)
+	consumerTopic(t, s, "in", 2, topicstore.ConsumerConfig{Name: "c"})
+	commit(t, s, "in", at(1, body("a"), body("b"))...)
+	err := s.SetPosition(ctx, "in", "c", 1, 3)
+	mustErrIs(t, err, topicstore.ErrOffsetOutOfRange)
+	check(t, strings.Contains(err.Error(), "[0, 2]"), err)
+	mustErrIs(t, s.SetPosition(ctx, "in", "c", 1, -1), topicstore.ErrOffsetOutOfRange)
+	mustErrIs(t, s.SetPosition(ctx, "in", "c", 2, 0), topicstore.ErrPartitionNotFound)
+	mustErrIs(t, s.SetPosition(ctx, "in", "x", 0, 0), topicstore.ErrConsumerNotFound)
+	old := positions(t, s, "in", "c")[1]
+	must(t, s.SetPosition(ctx, "in", "c", 1, 2))
+	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 0, 1: 2})
+	// A commit based on the value before SetPosition conflicts.
+	_, err = s.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Partition: 1, Offset: 1, Expect: old}}})
+	mustErrIs(t, err, topicstore.ErrPositionConflict)
+	must(t, s.SetPosition(ctx, "in", "c", 1, 0)) // rewinding is allowed
+	eq(t, positions(t, s, "in", "c")[1], int64(0))
+}

@@ -1,0 +1,287 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+var ctx = context.Background()
+
+// testClock is an injectable clock.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano())
+	return c
+}
+func (c *testClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+func openTest(t testing.TB, dir string, clk *testClock) *PebbleStore {
+	t.Helper()
+	opts := Options{MemTableSize: 4 << 20, CacheSize: 8 << 20, RetentionInterval: -1}
+	if clk != nil {
+		opts.Clock = clk.Now
+	}
+	s, err := Open(dir, opts)
+	must(t, err)
+	return s
+}
+
+func newStore(t testing.TB, clk *testClock) *PebbleStore {
+	s := openTest(t, t.TempDir(), clk)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func createTopic(t testing.TB, s *PebbleStore, name string, parts int, codecs ...topicstore.Codec) {
+	t.Helper()
+	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: name, MinActivePartitions: parts, SupportedCodecs: codecs}))
+}
+
+func commit(t testing.TB, s *PebbleStore, topic string, msgs ...topicstore.Message) topicstore.WriteResult {
+	t.Helper()
+	res, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: topic, Messages: msgs}}})
+	must(t, err)
+	return res.Writes[0]
+}
+
+func body(s string) topicstore.Message { return topicstore.Message{Partition: -1, Body: []byte(s)} }
+
+func pmsg(producer string, seq int64, s string) topicstore.Message {
+	return topicstore.Message{Partition: -1, ProducerID: producer, SeqNo: seq, HasSeqNo: seq != 0, Body: []byte(s)}
+}
+
+// scanAll returns "offset:body" of a scan, and the messages (copied).
+func scanAll(t testing.TB, s *PebbleStore, topic string, r topicstore.ScanRange) ([]string, []topicstore.Message) {
+	t.Helper()
+	var out []string
+	var msgs []topicstore.Message
+	must(t, s.Scan(ctx, topic, r, func(m *topicstore.Message) bool {
+		data, err := m.Decode()
+		must(t, err)
+		out = append(out, fmt.Sprintf("%d:%s", m.Offset, data))
+		c := *m
+		c.Body = bytes.Clone(data)
+		c.Attrs = append([]topicstore.Attr(nil), m.Attrs...)
+		msgs = append(msgs, c)
+		return true
+	}))
+	return out, msgs
+}
+
+func part(p int32) topicstore.ScanRange { return topicstore.ScanRange{Partition: p, End: -1} }
+
+func TestAppendScan(t *testing.T) {
+	clk := newTestClock()
+	s := newStore(t, clk)
+	createTopic(t, s, "orders/eu", 2)
+	created := time.Date(2025, 5, 6, 7, 8, 9, 123456000, time.UTC)
+	m := topicstore.Message{Partition: 1, ProducerID: "p1", SeqNo: 7, HasSeqNo: true, MessageGroupID: "g",
+		CreatedAt: created, Codec: topicstore.CodecZstd, Attrs: []topicstore.Attr{{Key: "k", Value: "v"}, {Key: "k2", Value: "v2"}},
+		Body: []byte("hello"), Delay: 3 * time.Second}
+	eq(t, commit(t, s, "orders/eu", m, body("second")), topicstore.WriteResult{Written: 2})
+	got, msgs := scanAll(t, s, "orders/eu", part(1))
+	eq(t, got, []string{"0:hello"})
+	g := msgs[0]
+	eq(t, []any{g.Partition, g.Offset, g.ProducerID, g.SeqNo, g.HasSeqNo, g.MessageGroupID, g.Codec, g.Attrs, g.Delay},
+		[]any{int32(1), int64(0), "p1", int64(7), true, "g", topicstore.CodecZstd, []topicstore.Attr{{Key: "k", Value: "v"}, {Key: "k2", Value: "v2"}}, 3 * time.Second})
+	check(t, g.CreatedAt.Equal(created), g.CreatedAt)
+	check(t, g.WrittenAt.Equal(clk.Now()), g.WrittenAt)
+	// "second" has no producer: round robin picked a partition; default created_at = now, codec raw.
+	n0, m0 := scanAll(t, s, "orders/eu", part(0))
+	eq(t, n0, []string{"0:second"})
+	check(t, m0[0].CreatedAt.Equal(clk.Now()) && m0[0].Codec == topicstore.CodecRaw && m0[0].Attrs == nil && !m0[0].HasSeqNo)
+
+	info, err := s.Topic("orders/eu")
+	must(t, err)
+	eq(t, len(info.Partitions), 2)
+	p1 := info.Partitions[1]
+	check(t, p1.EndOffset == 1 && p1.Messages == 1 && p1.Bytes > 5 && p1.LastWrite.Equal(clk.Now()), p1)
+	eq(t, len(s.Topics()), 1)
+	_, err = s.Topic("nope")
+	mustErrIs(t, err, topicstore.ErrTopicNotFound)
+	mustErrIs(t, s.Scan(ctx, "orders/eu", topicstore.ScanRange{Partition: 2}, nil), topicstore.ErrPartitionNotFound)
+}
+
+func TestConcurrentWritersContiguous(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("plainSync=%v", plain), func(t *testing.T) {
+			s, err := Open(t.TempDir(), Options{PlainSync: plain, MemTableSize: 4 << 20})
+			must(t, err)
+			defer s.Close()
+			createTopic(t, s, "t", 1)
+			const writers, commits = 16, 60
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			readerErr := make(chan error, 1)
+			go func() { // a concurrent reader must never see a gap
+				defer close(readerErr)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					next := int64(0)
+					err := s.Scan(ctx, "t", part(0), func(m *topicstore.Message) bool {
+						if m.Offset != next {
+							readerErr <- fmt.Errorf("offset %d, want %d", m.Offset, next)
+							return false
+						}
+						next++
+						return true
+					})
+					if err != nil {
+						readerErr <- err
+						return
+					}
+				}
+			}()
+			for w := 0; w < writers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					for i := 0; i < commits; i++ {
+						n := 1 + i%3
+						var msgs []topicstore.Message
+						for j := 0; j < n; j++ {
+							msgs = append(msgs, body(fmt.Sprintf("%02d-%03d-%d", w, i, j)))
+						}
+						commit(t, s, "t", msgs...)
+					}
+				}(w)
+			}
+			wg.Wait()
+			close(stop)
+			for err := range readerErr {
+				t.Fatal(err)
+			}
+			got, _ := scanAll(t, s, "t", part(0))
+			want := writers * (commits / 3) * 6
+			eq(t, len(got), want)
+			// Each request's messages are contiguous and in order; each writer's requests in order.
+			last := map[string]string{}
+			for i, g := range got {
+				var off, w, c, j int
+				fmt.Sscanf(g, "%d:%02d-%03d-%d", &off, &w, &c, &j)
+				eq(t, off, i)
+				key := fmt.Sprint(w)
+				cur := fmt.Sprintf("%03d-%d", c, j)
+				check(t, last[key] < cur, "writer order", g)
+				if j > 0 {
+					eq(t, got[i-1][len(got[i-1])-8:len(got[i-1])-2], g[len(g)-8:len(g)-2], "request contiguity")
+				}
+				last[key] = cur
+			}
+			info, _ := s.Topic("t")
+			eq(t, info.Partitions[0].EndOffset, int64(want))
+		})
+	}
+}
+
+func TestDedupStore(t *testing.T) {
+	s := newStore(t, nil)
+	createTopic(t, s, "t", 3)
+	eq(t, commit(t, s, "t", pmsg("a", 1, "a1"), pmsg("a", 1, "dup"), pmsg("a", 4, "a4")), topicstore.WriteResult{Written: 2, Duplicates: 1})
+	eq(t, commit(t, s, "t", pmsg("a", 2, "late"), pmsg("a", 0, "auto")), topicstore.WriteResult{Written: 1, Duplicates: 1})
+	eq(t, commit(t, s, "t", pmsg("a", 5, "dup")), topicstore.WriteResult{Duplicates: 1})
+	ps, err := s.Producers("t")
+	must(t, err)
+	eq(t, len(ps), 1)
+	eq(t, []any{ps[0].ProducerID, ps[0].MaxSeqNo}, []any{"a", int64(5)})
+	got, msgs := scanAll(t, s, "t", part(ps[0].Partition))
+	eq(t, got, []string{"0:a1", "1:a4", "2:auto"})
+	eq(t, msgs[2].SeqNo, int64(5))
+}
+
+func TestBindingRoundRobinAndExpiry(t *testing.T) {
+	clk := newTestClock()
+	dir := t.TempDir()
+	s := openTest(t, dir, clk)
+	defer func() { s.Close() }()
+	createTopic(t, s, "t", 3)
+	for _, p := range []string{"a", "b", "c", "d"} {
+		commit(t, s, "t", pmsg(p, 1, p))
+	}
+	parts := func() map[string]int32 {
+		ps, err := s.Producers("t")
+		must(t, err)
+		m := map[string]int32{}
+		for _, p := range ps {
+			m[p.ProducerID] = p.Partition
+		}
+		return m
+	}
+	eq(t, parts(), map[string]int32{"a": 0, "b": 1, "c": 2, "d": 0})
+	// Bindings stick.
+	commit(t, s, "t", pmsg("b", 2, "b2"))
+	eq(t, parts()["b"], int32(1))
+	// 13 days later a writes again; b, c, d expire at 14 days.
+	clk.Advance(13 * 24 * time.Hour)
+	commit(t, s, "t", pmsg("a", 2, "a2"))
+	clk.Advance(2 * 24 * time.Hour)
+	eq(t, parts(), map[string]int32{"a": 0})
+	// An expired producer starts over: new binding, seqno state forgotten.
+	eq(t, commit(t, s, "t", pmsg("c", 1, "c-again")), topicstore.WriteResult{Written: 1})
+	// Reopen: expired producers are not reloaded, live ones are.
+	s.Close()
+	s = openTest(t, dir, clk)
+	eq(t, len(parts()), 2)
+	eq(t, commit(t, s, "t", pmsg("a", 2, "dup")), topicstore.WriteResult{Duplicates: 1})
+}
+
+func TestCodecsThroughStore(t *testing.T) {
+	s := newStore(t, nil)
+	createTopic(t, s, "t", 1)
+	data := bytes.Repeat([]byte("compressible data "), 1000)
+	for _, c := range topicstore.AllCodecs {
+		commit(t, s, "t", topicstore.Message{Partition: 0, Codec: c, Body: data})
+	}
+	n := 0
+	must(t, s.Scan(ctx, "t", part(0), func(m *topicstore.Message) bool {
+		eq(t, m.Codec, topicstore.AllCodecs[n])
+		if m.Codec != topicstore.CodecRaw {
+			check(t, len(m.Body) < len(data)/4, "stored compressed", m.Codec, len(m.Body))
+		}
+		d, err := m.Decode()
+		must(t, err)
+		check(t, bytes.Equal(d, data), m.Codec)
+		n++
+		return true
+	}))
+	eq(t, n, 4)
+}
+
+func TestValidationWritesNothing(t *testing.T) {
+	s := newStore(t, nil)
+	createTopic(t, s, "t", 2, topicstore.CodecRaw, topicstore.CodecZstd)
+	createTopic(t, s, "u", 1)
+	try := func(target error, writes ...topicstore.TopicWrite) {
+		t.Helper()
+		_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: writes})
+		mustErrIs(t, err, target)
+	}
+	ok := topicstore.TopicWrite{Topic: "u", Messages: []topicstore.Message{body("fine")}}
+	try(topicstore.ErrCodecNotSupported, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{body("x"), {Partition: -1, Codec: topicstore.CodecGzip, Body: []byte("y")}}})
+	try(topicstore.ErrCodecNotSupported, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{{Partition: -1, Codec: 9, Body: []byte("y")}}})
+	try(topicstore.ErrMessageTooLarge, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{{Partition: -1, Body: make([]byte, topicstore.MaxMessageSize+1)}}})
+	try(topicstore.ErrPartitionNotFound, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{{Partition: 2, Body: []byte("y")}}})
+	try(topicstore.ErrTopicNotFound, ok, topicstore.TopicWrite{Topic: "nope", Messages: []topicstore.Message{body("y")}})
+	for _, name := range []string{"t", "u"} {
+		info, _ := s.Topic(name)
+		for _, p := range info.Partitions {
+			eq(t, p.EndOffset, int64(0), name)
+		}
+	}
+	// The largest allowed message is accepted.
+	commit(t, s, "t", topicstore.Message{Partition: 0, Body: make([]byte, topicstore.MaxMessageSize)})
+}
