@@ -1,9 +1,7 @@
 package pebblestore
 
 import (
-	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -132,76 +130,4 @@ func TestPositionsCommitAndReopen(t *testing.T) {
 		_, err := s.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{u.u}})
 		mustErrIs(t, err, u.err)
 	}
-}
-
-func TestPositionConflictWritesNothing(t *testing.T) {
-	s := newStore(t, nil)
-	consumerTopic(t, s, "in", 1, topicstore.ConsumerConfig{Name: "c"}, topicstore.ConsumerConfig{Name: "d"})
-	commit(t, s, "in", body("a"), body("b"))
-	must(t, s.SetPosition(ctx, "in", "c", 0, 1))
-	_, err := s.Commit(ctx, &topicstore.CommitRequest{
-		Writes: []topicstore.TopicWrite{{Topic: "in", Messages: []topicstore.Message{body("x")}}},
-		Positions: []topicstore.PositionUpdate{
-			{Topic: "in", Consumer: "d", Partition: 0, Offset: 2, Expect: 0},
-			{Topic: "in", Consumer: "c", Partition: 0, Offset: 2, Expect: 0}, // stale
-		},
-	})
-	mustErrIs(t, err, topicstore.ErrPositionConflict)
-	check(t, strings.Contains(err.Error(), `topic "in" consumer "c" partition 0`), err)
-	got, _ := scanAll(t, s, "in", part(0))
-	eq(t, got, []string{"0:a", "1:b"})
-	eq(t, positions(t, s, "in", "d"), map[int32]int64{0: 0})
-	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 1})
-}
-
-// TestPositionConflictConcurrent: commits expecting the same old offset,
-// in one group or several: exactly one wins.
-func TestPositionConflictConcurrent(t *testing.T) {
-	s := newStore(t, nil)
-	consumerTopic(t, s, "in", 1, topicstore.ConsumerConfig{Name: "c"})
-	createTopic(t, s, "out", 1)
-	commit(t, s, "in", body("a"), body("b"), body("c"))
-	const n = 16
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			_, errs[i] = s.Commit(ctx, &topicstore.CommitRequest{
-				Writes:    []topicstore.TopicWrite{{Topic: "out", Messages: []topicstore.Message{body("o")}}},
-				Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Offset: int64(1 + i%3), Expect: 0}},
-			})
-		})
-	}
-	wg.Wait()
-	wins := 0
-	for _, err := range errs {
-		if err == nil {
-			wins++
-		} else if !errors.Is(err, topicstore.ErrPositionConflict) {
-			t.Fatal(err)
-		}
-	}
-	eq(t, wins, 1)
-	info, _ := s.Topic("out")
-	eq(t, info.Partitions[0].EndOffset, int64(1))
-}
-
-func TestSetPosition(t *testing.T) {
-	s := newStore(t, nil)
-	consumerTopic(t, s, "in", 2, topicstore.ConsumerConfig{Name: "c"})
-	commit(t, s, "in", at(1, body("a"), body("b"))...)
-	err := s.SetPosition(ctx, "in", "c", 1, 3)
-	mustErrIs(t, err, topicstore.ErrOffsetOutOfRange)
-	check(t, strings.Contains(err.Error(), "[0, 2]"), err)
-	mustErrIs(t, s.SetPosition(ctx, "in", "c", 1, -1), topicstore.ErrOffsetOutOfRange)
-	mustErrIs(t, s.SetPosition(ctx, "in", "c", 2, 0), topicstore.ErrPartitionNotFound)
-	mustErrIs(t, s.SetPosition(ctx, "in", "x", 0, 0), topicstore.ErrConsumerNotFound)
-	old := positions(t, s, "in", "c")[1]
-	must(t, s.SetPosition(ctx, "in", "c", 1, 2))
-	eq(t, positions(t, s, "in", "c"), map[int32]int64{0: 0, 1: 2})
-	// A commit based on the value before SetPosition conflicts.
-	_, err = s.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Partition: 1, Offset: 1, Expect: old}}})
-	mustErrIs(t, err, topicstore.ErrPositionConflict)
-	must(t, s.SetPosition(ctx, "in", "c", 1, 0)) // rewinding is allowed
-	eq(t, positions(t, s, "in", "c")[1], int64(0))
 }

@@ -301,21 +301,6 @@ func TestSharedCorePick(t *testing.T) {
 	eq(t, c.act(300, 1, topicstore.ActionAck, topicstore.MsgRef{Partition: 0, Offset: 0}, time.Time{}, &eff), topicstore.OutcomeExpired)
 }
 
-func TestSharedRetention(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "q", RetentionPeriod: time.Hour, Consumers: []topicstore.ConsumerConfig{sharedCfg("w", nil)}}))
-	commit(t, s, "q", body("a"), body("b"))
-	acquire(t, s, "q", "w", 1, 1)
-	clk.Advance(2 * time.Hour)
-	commit(t, s, "q", body("c"))
-	_, err := s.RunRetention(ctx, clk.Now())
-	must(t, err)
-	eq(t, stats0(t, s, "q", "w"), topicstore.SharedPartitionStats{StartOffset: 2, Available: 1, OldestUnacked: clk.Now()})
-	eq(t, act(t, s, "q", "w", 1, topicstore.ActionAck, r0(0)), []topicstore.SharedOutcome{topicstore.OutcomeUnknown})
-	eq(t, refsOf(t, acquire(t, s, "q", "w", 1, 10)), []string{"0:2:c:1"})
-}
-
 // Dropping a shared consumer while it is in use leaves no state behind for
 // a consumer re-created with the same name.
 func TestSharedDropRace(t *testing.T) {

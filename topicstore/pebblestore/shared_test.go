@@ -62,98 +62,6 @@ func stats0(t testing.TB, s *PebbleStore, topic, consumer string) topicstore.Sha
 	return st[0]
 }
 
-func TestSharedTransitions(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	consumerTopic(t, s, "q", 1, sharedCfg("w", nil), topicstore.ConsumerConfig{Name: "stream"})
-	commit(t, s, "q", body("a"), body("b"), body("c"), body("d"), body("e"))
-	t0 := clk.Now()
-
-	a := acquire(t, s, "q", "w", 1, 2)
-	eq(t, refsOf(t, a), []string{"0:0:a:1", "0:1:b:1"})
-	check(t, a[0].LockedUntil.Equal(t0.Add(10*time.Second)), a[0].LockedUntil)
-	eq(t, refsOf(t, acquire(t, s, "q", "w", 2, 10)), []string{"0:2:c:1", "0:3:d:1", "0:4:e:1"})
-	eq(t, len(acquire(t, s, "q", "w", 1, 10)), 0)
-	eq(t, stats0(t, s, "q", "w"), topicstore.SharedPartitionStats{StartOffset: 0, Acquired: 5, OldestUnacked: t0})
-
-	eq(t, act(t, s, "q", "w", 2, topicstore.ActionAck, r0(0)), []topicstore.SharedOutcome{topicstore.OutcomeNotHeld})
-	eq(t, act(t, s, "q", "w", 1, topicstore.ActionAck, r0(0)), []topicstore.SharedOutcome{topicstore.OutcomeDone})
-	eq(t, act(t, s, "q", "w", 1, topicstore.ActionAck, r0(0)), []topicstore.SharedOutcome{topicstore.OutcomeFinished})
-	// Release: available at once, delivered again with a higher count.
-	eq(t, act(t, s, "q", "w", 1, topicstore.ActionRelease, r0(1)), []topicstore.SharedOutcome{topicstore.OutcomeDone})
-	eq(t, act(t, s, "q", "w", 1, topicstore.ActionRelease, r0(1)), []topicstore.SharedOutcome{topicstore.OutcomeNotHeld})
-	eq(t, refsOf(t, acquire(t, s, "q", "w", 3, 10)), []string{"0:1:b:2"})
-	// Reject (policy none): archived.
-	eq(t, act(t, s, "q", "w", 2, topicstore.ActionReject, r0(2)), []topicstore.SharedOutcome{topicstore.OutcomeDone})
-	eq(t, act(t, s, "q", "w", 2, topicstore.ActionAck, r0(2)), []topicstore.SharedOutcome{topicstore.OutcomeFinished})
-	// Extend 3, let 4 expire.
-	out, err := s.SharedAction(ctx, topicstore.SharedActionRequest{Topic: "q", Consumer: "w", Session: 2, Action: topicstore.ActionExtend,
-		Refs: []topicstore.MsgRef{r0(3)}, Until: t0.Add(time.Hour)})
-	must(t, err)
-	eq(t, out, []topicstore.SharedOutcome{topicstore.OutcomeDone})
-	clk.Advance(30 * time.Second)
-	eq(t, act(t, s, "q", "w", 2, topicstore.ActionAck, r0(3), r0(4), r0(5), topicstore.MsgRef{Partition: 1}, r0(-1)),
-		[]topicstore.SharedOutcome{topicstore.OutcomeDone, topicstore.OutcomeExpired, topicstore.OutcomeUnknown, topicstore.OutcomeUnknown, topicstore.OutcomeUnknown})
-	st := stats0(t, s, "q", "w")
-	eq(t, st, topicstore.SharedPartitionStats{StartOffset: 1, Available: 2, Archived: 1, OldestUnacked: t0, ArchivedTotal: 1}) // 1 (expired), 4
-	eq(t, refsOf(t, acquire(t, s, "q", "w", 1, 10)), []string{"0:1:b:3", "0:4:e:2"})
-	eq(t, act(t, s, "q", "w", 2, topicstore.ActionAck, r0(4)), []topicstore.SharedOutcome{topicstore.OutcomeExpired})
-	eq(t, act(t, s, "q", "w", 1, topicstore.ActionAck, r0(1), r0(4)), []topicstore.SharedOutcome{topicstore.OutcomeDone, topicstore.OutcomeDone})
-	eq(t, stats0(t, s, "q", "w"), topicstore.SharedPartitionStats{StartOffset: 5, ArchivedTotal: 1})
-
-	// ReleaseSession releases everything the session holds.
-	commit(t, s, "q", body("f"), body("g"))
-	eq(t, len(acquire(t, s, "q", "w", 7, 10)), 2)
-	s.ReleaseSession("q", "w", 7, []topicstore.MsgRef{r0(6)})
-	eq(t, stats0(t, s, "q", "w").Acquired, int64(1))
-	s.ReleaseSession("q", "w", 7, nil)
-	eq(t, stats0(t, s, "q", "w").Available, int64(2))
-
-	_, err = s.Acquire(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "stream", Max: 1})
-	mustErrIs(t, err, topicstore.ErrNotShared)
-	_, err = s.SharedAction(ctx, topicstore.SharedActionRequest{Topic: "q", Consumer: "nope", Action: topicstore.ActionAck})
-	mustErrIs(t, err, topicstore.ErrConsumerNotFound)
-	_, err = s.SharedStats("nope", "w")
-	mustErrIs(t, err, topicstore.ErrTopicNotFound)
-}
-
-func TestSharedTimeoutsAndDelays(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	consumerTopic(t, s, "q", 1, topicstore.ConsumerConfig{Name: "def", Shared: true},
-		sharedCfg("ord", func(c *topicstore.ConsumerConfig) {
-			c.KeepMessagesOrder = true
-			c.ReceiveMessageDelay = 10 * time.Second
-		}))
-	t0 := clk.Now()
-	m0 := body("a")
-	m0.Delay, m0.MessageGroupID = time.Minute, "g"
-	m1 := body("b")
-	m1.MessageGroupID = "g"
-	commit(t, s, "q", m0, m1, body("c"))
-
-	// DefaultProcessingTimeout, and the request's Timeout.
-	a := acquire(t, s, "q", "def", 1, 1) // a is delayed by a minute
-	eq(t, refsOf(t, a), []string{"0:1:b:1"})
-	check(t, a[0].LockedUntil.Equal(t0.Add(topicstore.DefaultProcessingTimeout)))
-	a, err := s.Acquire(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "def", Session: 1, Max: 1, Timeout: time.Second})
-	must(t, err)
-	eq(t, refsOf(t, a), []string{"0:2:c:1"})
-	check(t, a[0].LockedUntil.Equal(t0.Add(time.Second)))
-
-	// ord: nothing before 10s (consumer delay); the delayed a holds b back.
-	eq(t, len(acquire(t, s, "q", "ord", 1, 10)), 0)
-	eq(t, stats0(t, s, "q", "ord"), topicstore.SharedPartitionStats{Delayed: 3, OldestUnacked: t0})
-	clk.Advance(10 * time.Second)
-	eq(t, refsOf(t, acquire(t, s, "q", "ord", 1, 10)), []string{"0:2:c:1"})
-	act(t, s, "q", "ord", 1, topicstore.ActionAck, r0(2))
-	clk.Advance(50 * time.Second)
-	eq(t, refsOf(t, acquire(t, s, "q", "ord", 1, 10)), []string{"0:0:a:1"})
-	eq(t, len(acquire(t, s, "q", "ord", 2, 10)), 0) // b waits for a
-	act(t, s, "q", "ord", 1, topicstore.ActionAck, r0(0))
-	eq(t, refsOf(t, acquire(t, s, "q", "ord", 2, 10)), []string{"0:1:b:1"})
-}
-
 func TestSharedFairnessAndWindow(t *testing.T) {
 	clk := newTestClock()
 	s := openShared(t, t.TempDir(), clk, 5)
@@ -223,28 +131,6 @@ func TestSharedRestart(t *testing.T) {
 	eq(t, st[0].StartOffset, int64(1))
 	eq(t, st[1].StartOffset, int64(1))
 	eq(t, len(acquire(t, s, "q", "v", 1, 100)), 10)
-}
-
-func TestSharedDropAndRecreateConsumer(t *testing.T) {
-	s := newStore(t, newTestClock())
-	consumerTopic(t, s, "q", 1, sharedCfg("w", nil))
-	commit(t, s, "q", body("a"), body("b"))
-	acquire(t, s, "q", "w", 1, 1)
-	act(t, s, "q", "w", 1, topicstore.ActionAck, r0(0))
-	eq(t, stats0(t, s, "q", "w").StartOffset, int64(1))
-	alter(t, s, "q", func(c *topicstore.TopicConfig) { c.Consumers = nil })
-	_, err := s.SharedStats("q", "w")
-	mustErrIs(t, err, topicstore.ErrConsumerNotFound)
-	alter(t, s, "q", func(c *topicstore.TopicConfig) { c.Consumers = []topicstore.ConsumerConfig{sharedCfg("w", nil)} })
-	eq(t, stats0(t, s, "q", "w").StartOffset, int64(0))
-	eq(t, len(acquire(t, s, "q", "w", 1, 10)), 2)
-	// Turned into a streaming consumer.
-	alter(t, s, "q", setConsumer("w", func(c *topicstore.ConsumerConfig) { c.Shared = false }))
-	_, err = s.Acquire(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "w", Max: 1})
-	mustErrIs(t, err, topicstore.ErrNotShared)
-	must(t, s.DropTopic(ctx, "q"))
-	_, err = s.SharedStats("q", "w")
-	mustErrIs(t, err, topicstore.ErrTopicNotFound)
 }
 
 func TestSharedCommitAcks(t *testing.T) {

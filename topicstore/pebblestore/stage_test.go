@@ -134,44 +134,6 @@ func mustTopicNamed(t testing.TB, s *PebbleStore, name string) topicstore.TopicI
 	return info
 }
 
-func TestStagedOrderPartitionsAndReads(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	createTopic(t, s, "t", 3)
-	// Unbound staged + unbound in-memory messages of one write share a
-	// partition; explicit partitions are honoured; staged come first.
-	sb, err := s.StageBatch(ctx, 1, "t", append(stageMsgs("s", 500, 100, "", 0), topicstore.Message{Partition: 2, Body: []byte("explicit")}))
-	must(t, err)
-	eq(t, sb.Messages, 501)
-	clk.Advance(time.Minute)
-	at := clk.Now()
-	res, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Staged: []topicstore.StagedBatch{sb}, Messages: []topicstore.Message{body("tail")}}}})
-	must(t, err)
-	eq(t, res.Writes[0].Written, 502)
-	got, _ := scanAll(t, s, "t", part(0))
-	eq(t, len(got), 501)
-	check(t, strings.HasPrefix(got[0], "0:s-000000|"), got[0])
-	eq(t, got[500], "500:tail")
-	got, _ = scanAll(t, s, "t", part(2))
-	eq(t, got, []string{"0:explicit"})
-	// A read starting inside a referenced batch, and a bounded one.
-	got, _ = scanAll(t, s, "t", topicstore.ScanRange{Partition: 0, Start: 250, End: 252})
-	eq(t, len(got), 2)
-	check(t, strings.HasPrefix(got[0], "250:s-000250|"), got[0])
-	ot, err := s.OffsetForTime("t", at)
-	must(t, err)
-	eq(t, ot[0], int64(0))
-	ot, err = s.OffsetForTime("t", at.Add(time.Second))
-	must(t, err)
-	eq(t, ot[0], int64(501))
-	// Codec and partition validation at stage time.
-	_, err = s.StageBatch(ctx, 2, "t", []topicstore.Message{{Partition: 7, Body: []byte("x")}})
-	mustErrIs(t, err, topicstore.ErrPartitionNotFound)
-	// A descriptor cannot be committed twice.
-	_, err = s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Staged: []topicstore.StagedBatch{sb}}}})
-	check(t, err != nil, "second commit of the same staging refused")
-}
-
 func TestStagedDedup(t *testing.T) {
 	s := newStore(t, nil)
 	createTopic(t, s, "t", 2)

@@ -70,47 +70,6 @@ func TestDropRecreateStartsEmpty(t *testing.T) {
 	eq(t, len(s.Topics()), 2)
 }
 
-func TestScanRanges(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	createTopic(t, s, "t", 1)
-	// Batches: [0,1,2] [3] [4,5,6,7] [8,9], one second apart.
-	sizes := []int{3, 1, 4, 2}
-	n := 0
-	for _, k := range sizes {
-		var msgs []topicstore.Message
-		for j := 0; j < k; j++ {
-			msgs = append(msgs, topicstore.Message{Partition: 0, Body: []byte(fmt.Sprint(n))})
-			n++
-		}
-		commit(t, s, "t", msgs...)
-		clk.Advance(time.Second)
-	}
-	offsets := func(r topicstore.ScanRange) []int64 {
-		var out []int64
-		must(t, s.Scan(ctx, "t", r, func(m *topicstore.Message) bool {
-			eq(t, string(m.Body), fmt.Sprint(m.Offset))
-			out = append(out, m.Offset)
-			return true
-		}))
-		return out
-	}
-	eq(t, len(offsets(topicstore.ScanRange{Start: -5, End: -1})), 10)
-	eq(t, offsets(topicstore.ScanRange{Start: 5, End: 9}), []int64{5, 6, 7, 8})
-	eq(t, offsets(topicstore.ScanRange{Start: 3, End: 4}), []int64{3})
-	eq(t, offsets(topicstore.ScanRange{Start: 8, End: 100}), []int64{8, 9})
-	eq(t, offsets(topicstore.ScanRange{Start: 10, End: -1}), []int64(nil))
-	eq(t, offsets(topicstore.ScanRange{Start: 7, End: 7}), []int64(nil))
-	start := newTestClock().Now()
-	eq(t, offsets(topicstore.ScanRange{End: -1, MinWrittenAt: start.Add(2 * time.Second)}), []int64{4, 5, 6, 7, 8, 9})
-	// Early stop.
-	cnt := 0
-	must(t, s.Scan(ctx, "t", topicstore.ScanRange{End: -1}, func(*topicstore.Message) bool { cnt++; return cnt < 2 }))
-	eq(t, cnt, 2)
-	info, _ := s.Topic("t")
-	eq(t, []int64{info.Partitions[0].StartOffset, info.Partitions[0].EndOffset, info.Partitions[0].Messages}, []int64{0, 10, 10})
-}
-
 func TestAlterTopic(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, nil)

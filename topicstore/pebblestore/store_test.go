@@ -80,38 +80,6 @@ func scanAll(t testing.TB, s *PebbleStore, topic string, r topicstore.ScanRange)
 
 func part(p int32) topicstore.ScanRange { return topicstore.ScanRange{Partition: p, End: -1} }
 
-func TestAppendScan(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	createTopic(t, s, "orders/eu", 2)
-	created := time.Date(2025, 5, 6, 7, 8, 9, 123456000, time.UTC)
-	m := topicstore.Message{Partition: 1, ProducerID: "p1", SeqNo: 7, HasSeqNo: true, MessageGroupID: "g",
-		CreatedAt: created, Codec: topicstore.CodecZstd, Attrs: []topicstore.Attr{{Key: "k", Value: "v"}, {Key: "k2", Value: "v2"}},
-		Body: []byte("hello"), Delay: 3 * time.Second}
-	eq(t, commit(t, s, "orders/eu", m, body("second")), topicstore.WriteResult{Written: 2})
-	got, msgs := scanAll(t, s, "orders/eu", part(1))
-	eq(t, got, []string{"0:hello"})
-	g := msgs[0]
-	eq(t, []any{g.Partition, g.Offset, g.ProducerID, g.SeqNo, g.HasSeqNo, g.MessageGroupID, g.Codec, g.Attrs, g.Delay},
-		[]any{int32(1), int64(0), "p1", int64(7), true, "g", topicstore.CodecZstd, []topicstore.Attr{{Key: "k", Value: "v"}, {Key: "k2", Value: "v2"}}, 3 * time.Second})
-	check(t, g.CreatedAt.Equal(created), g.CreatedAt)
-	check(t, g.WrittenAt.Equal(clk.Now()), g.WrittenAt)
-	// "second" has no producer: round robin picked a partition; default created_at = now, codec raw.
-	n0, m0 := scanAll(t, s, "orders/eu", part(0))
-	eq(t, n0, []string{"0:second"})
-	check(t, m0[0].CreatedAt.Equal(clk.Now()) && m0[0].Codec == topicstore.CodecRaw && m0[0].Attrs == nil && !m0[0].HasSeqNo)
-
-	info, err := s.Topic("orders/eu")
-	must(t, err)
-	eq(t, len(info.Partitions), 2)
-	p1 := info.Partitions[1]
-	check(t, p1.EndOffset == 1 && p1.Messages == 1 && p1.Bytes > 5 && p1.LastWrite.Equal(clk.Now()), p1)
-	eq(t, len(s.Topics()), 1)
-	_, err = s.Topic("nope")
-	mustErrIs(t, err, topicstore.ErrTopicNotFound)
-	mustErrIs(t, s.Scan(ctx, "orders/eu", topicstore.ScanRange{Partition: 2}, nil), topicstore.ErrPartitionNotFound)
-}
-
 func TestConcurrentWritersContiguous(t *testing.T) {
 	for _, plain := range []bool{false, true} {
 		t.Run(fmt.Sprintf("plainSync=%v", plain), func(t *testing.T) {
@@ -188,21 +156,6 @@ func TestConcurrentWritersContiguous(t *testing.T) {
 	}
 }
 
-func TestDedupStore(t *testing.T) {
-	s := newStore(t, nil)
-	createTopic(t, s, "t", 3)
-	eq(t, commit(t, s, "t", pmsg("a", 1, "a1"), pmsg("a", 1, "dup"), pmsg("a", 4, "a4")), topicstore.WriteResult{Written: 2, Duplicates: 1})
-	eq(t, commit(t, s, "t", pmsg("a", 2, "late"), pmsg("a", 0, "auto")), topicstore.WriteResult{Written: 1, Duplicates: 1})
-	eq(t, commit(t, s, "t", pmsg("a", 5, "dup")), topicstore.WriteResult{Duplicates: 1})
-	ps, err := s.Producers("t")
-	must(t, err)
-	eq(t, len(ps), 1)
-	eq(t, []any{ps[0].ProducerID, ps[0].MaxSeqNo}, []any{"a", int64(5)})
-	got, msgs := scanAll(t, s, "t", part(ps[0].Partition))
-	eq(t, got, []string{"0:a1", "1:a4", "2:auto"})
-	eq(t, msgs[2].SeqNo, int64(5))
-}
-
 func TestBindingRoundRobinAndExpiry(t *testing.T) {
 	clk := newTestClock()
 	dir := t.TempDir()
@@ -237,51 +190,4 @@ func TestBindingRoundRobinAndExpiry(t *testing.T) {
 	s = openTest(t, dir, clk)
 	eq(t, len(parts()), 2)
 	eq(t, commit(t, s, "t", pmsg("a", 2, "dup")), topicstore.WriteResult{Duplicates: 1})
-}
-
-func TestCodecsThroughStore(t *testing.T) {
-	s := newStore(t, nil)
-	createTopic(t, s, "t", 1)
-	data := bytes.Repeat([]byte("compressible data "), 1000)
-	for _, c := range topicstore.AllCodecs {
-		commit(t, s, "t", topicstore.Message{Partition: 0, Codec: c, Body: data})
-	}
-	n := 0
-	must(t, s.Scan(ctx, "t", part(0), func(m *topicstore.Message) bool {
-		eq(t, m.Codec, topicstore.AllCodecs[n])
-		if m.Codec != topicstore.CodecRaw {
-			check(t, len(m.Body) < len(data)/4, "stored compressed", m.Codec, len(m.Body))
-		}
-		d, err := m.Decode()
-		must(t, err)
-		check(t, bytes.Equal(d, data), m.Codec)
-		n++
-		return true
-	}))
-	eq(t, n, 4)
-}
-
-func TestValidationWritesNothing(t *testing.T) {
-	s := newStore(t, nil)
-	createTopic(t, s, "t", 2, topicstore.CodecRaw, topicstore.CodecZstd)
-	createTopic(t, s, "u", 1)
-	try := func(target error, writes ...topicstore.TopicWrite) {
-		t.Helper()
-		_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: writes})
-		mustErrIs(t, err, target)
-	}
-	ok := topicstore.TopicWrite{Topic: "u", Messages: []topicstore.Message{body("fine")}}
-	try(topicstore.ErrCodecNotSupported, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{body("x"), {Partition: -1, Codec: topicstore.CodecGzip, Body: []byte("y")}}})
-	try(topicstore.ErrCodecNotSupported, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{{Partition: -1, Codec: 9, Body: []byte("y")}}})
-	try(topicstore.ErrMessageTooLarge, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{{Partition: -1, Body: make([]byte, topicstore.MaxMessageSize+1)}}})
-	try(topicstore.ErrPartitionNotFound, ok, topicstore.TopicWrite{Topic: "t", Messages: []topicstore.Message{{Partition: 2, Body: []byte("y")}}})
-	try(topicstore.ErrTopicNotFound, ok, topicstore.TopicWrite{Topic: "nope", Messages: []topicstore.Message{body("y")}})
-	for _, name := range []string{"t", "u"} {
-		info, _ := s.Topic(name)
-		for _, p := range info.Partitions {
-			eq(t, p.EndOffset, int64(0), name)
-		}
-	}
-	// The largest allowed message is accepted.
-	commit(t, s, "t", topicstore.Message{Partition: 0, Body: make([]byte, topicstore.MaxMessageSize)})
 }
