@@ -19,14 +19,17 @@ import (
 // keyed: all its partitions stay active and producers bind round robin, as
 // before layouts existed.
 //
-// The layout lives in the topic's catalog record, so a split is one synced
-// catalog write: a crash leaves the old layout or the new one.
+// A backend stores the layout with the topic's definition (Pebble: its
+// catalog record, as JSON with these tags), so a split is one atomic
+// change: a crash leaves the old layout or the new one. The layout and
+// KeyHash are pure and shared by every backend, so a key routes to the
+// same partition whichever store holds the topic.
 
 // PartLayout is one partition's place in the layout.
 type PartLayout struct {
 	Inactive bool `json:"inactive,omitempty"`
 	// Deleted: an inactive partition that retention emptied and every
-	// consumer finished; it holds nothing and never will (retention.go).
+	// consumer finished; it holds nothing and never will.
 	Deleted  bool    `json:"deleted,omitempty"`
 	Parent   int32   `json:"parent"` // -1: none
 	Children []int32 `json:"children,omitempty"`

@@ -9,7 +9,7 @@ import (
 
 // Record batch: the messages one group commit appends to one partition.
 //
-//	header (fixed, batchHeaderLen bytes):
+//	header (fixed, BatchHeaderLen bytes):
 //	  version u8 | base offset u64 | count u32 | written_at unix micros i64 |
 //	  cumulative bytes before this batch u64 | crc32c(payload) u32
 //	payload: count messages, each uvarint(len) followed by len bytes:
@@ -18,13 +18,18 @@ import (
 //	  uvarint n attrs, n × (uvarint+key, uvarint+value) | varint delay ns |
 //	  body (the rest: stored, compressed bytes)
 //
-// The part after the seqno ("tail") is built by the writer's goroutine; the
-// committer only adds flags and seqno.
+// The part after the seqno ("tail") is built on the writer's goroutine; the
+// one that assigns offsets only adds flags and seqno (AppendMessage).
 //
 // A reference record (version byte 2) has the same header, then
-// stage ID u64 | seq u64 | payload bytes u64: its payload is the value of
-// the staged key t/<stage ID><seq> (a transaction's staged batch joined by
-// reference), and the header's CRC is that payload's.
+// stage ID u64 | seq u64 | payload bytes u64: its payload is stored
+// elsewhere by the backend (Pebble: the staged key t/<stage ID><seq>, a
+// transaction's staged batch joined by reference), and the header's CRC is
+// that payload's.
+//
+// The format is pure: no I/O, no backend state. Pebble stores one batch
+// per key; a backend storing record batches in a stream (JetStream, one
+// stream message per batch) reuses it unchanged.
 const (
 	batchVersion    = 1
 	batchRefVersion = 2

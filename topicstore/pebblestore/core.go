@@ -42,7 +42,7 @@ type coreTopic struct {
 	// Consumers holds each consumer's committed offset per partition; 0
 	// means none stored (reads clamp up to the partition's Start).
 	Consumers map[string][]int64
-	// Layout is the partitions' place in the key space (layout.go);
+	// Layout is the partitions' place in the key space (topicstore/layout.go);
 	// ActiveIDs lists the active ones (nil: all are, as in a flat layout).
 	Layout    topicstore.Layout
 	ActiveIDs []int32

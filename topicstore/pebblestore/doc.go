@@ -1,8 +1,16 @@
-// Package topicstore stores topics (partitioned, append-only message logs)
-// in Pebble. It owns the key layout, partitions and their offsets, producer
-// dedup state, codecs, consumer positions and retention and, later,
-// shared-consumer state and auto-partitioning. It knows nothing of SQL; the rest of
-// topicgate uses the Store interface of api.go and never sees a Pebble key.
+// Package pebblestore is the embedded backend of the store contract
+// (topicstore.Store, topicstore.Stager, topicstore.EngineStatter): it keeps
+// topics in one Pebble database in one directory, fsynced before every
+// acknowledgement. It owns the key layout, the committer and its group
+// commit, the in-memory sequencer state (offsets, producers, positions),
+// the shared-consumer windows, retention, the write meters that split
+// partitions, the token buckets of write-speed limits, staging by
+// reference and the reclaiming of dropped topics' disk space. What it
+// promises is the contract's (topicstore's doc.go), checked by TestContract
+// with topicstore/storetest; this page says how it keeps those promises.
+// It uses the contract's pure parts as they are: the codecs, the partition
+// layout and KeyHash, and the record-batch format (topicstore/record.go).
+// cmd/topicgate opens it (Open); nothing else names it.
 //
 // # Key layout
 //
@@ -17,7 +25,7 @@
 //	k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] shared consumer: start offset (uvarint),
 //	                                       or a finished message (acked/archived), or an
 //	                                       unfinished message's delivery count; see shared.go
-//	m/<topicID u64><partition u32><base u64> record batch, or reference record (record.go)
+//	m/<topicID u64><partition u32><base u64> record batch, or reference record (topicstore/record.go)
 //	o/<topicID u64><partition u32><consumer> consumer committed offset (uvarint)
 //	p/<topicID u64><producer id>           producer: partition, max seqno, last write
 //	r/<stageID u64>                        committed staging still referenced: uvarint n,
@@ -131,7 +139,7 @@
 //
 // # Partition layout and auto-partitioning
 //
-// A topic's catalog record holds its layout (layout.go): per partition,
+// A topic's catalog record holds its layout (topicstore/layout.go): per partition,
 // active or inactive (split; deleted once retention emptied it and no
 // consumer is behind its end, retention.go), its parent and children, and
 // in a keyed layout (auto-partitioning enabled) the range of the 64-bit key
@@ -199,14 +207,15 @@
 //
 // # Invariants
 //
-//   - Offsets of a partition are contiguous from its start; a request's
-//     messages for one partition get consecutive offsets, in order.
+// Besides the contract's (contiguous offsets, all-or-nothing requests,
+// durable acknowledgements):
+//
 //   - Scan never reads beyond the visible end, which only moves forward,
-//     after the data is synced, in commit order: readers never see
-//     unsynced data or a gap that later fills.
-//   - Dedup state is written in the same batch as the data it admits.
-//   - A request is all-or-nothing; a failed Pebble write is fatal: every
-//     waiter gets the error and the store refuses further work.
+//     after the data is synced, in commit order: that is how readers never
+//     see unsynced data or a gap that later fills.
+//   - Dedup state is written in the same Pebble batch as the data it admits.
+//   - A failed Pebble write is fatal: every waiter gets the error and the
+//     store refuses further work (the in-memory state is ahead of the disk).
 //   - Only this package knows Pebble keys.
 //
 // Startup reads the catalog, the first and last batch header of each

@@ -195,3 +195,19 @@ func TestRetireDrainedPartitions(t *testing.T) {
 	s = openTest(t, dir, clk)
 	eq(t, state(), []bool{true, false, false})
 }
+
+// TestRetentionWholeBatches: retention deletes whole record batches, so an
+// important consumer's position inside a batch keeps all of it (the
+// contract suite keeps its positions at batch boundaries).
+func TestRetentionWholeBatches(t *testing.T) {
+	clk := newTestClock()
+	s := newStore(t, clk)
+	ts := retTopic(t, s, clk, topicstore.TopicConfig{RetentionPeriod: time.Hour, Consumers: []topicstore.ConsumerConfig{
+		{Name: "imp", Important: true}}}, 3, time.Minute, 3)
+	now := ts[2].Add(2 * time.Hour) // everything expired
+	must(t, s.SetPosition(ctx, "t", "imp", 0, 2))
+	eq(t, retain(t, s, now), int64(0))
+	must(t, s.SetPosition(ctx, "t", "imp", 0, 7))
+	eq(t, retain(t, s, now), int64(6))
+	eq(t, p0(t, s).StartOffset, int64(6))
+}

@@ -20,7 +20,7 @@ import (
 // restart with the process; sids never repeat: Open starts above every sid
 // on disk). The writes are unsynced: the commit batch that references them
 // is synced, and Pebble's WAL is sequential, so its fsync makes them
-// durable too. The commit writes reference records (record.go) instead of
+// durable too. The commit writes reference records (topicstore/record.go) instead of
 // copying, plus r/<sid> listing the partitions that reference the data.
 //
 // Garbage collection: staged data of a transaction that never committed

@@ -135,7 +135,7 @@ type catalogRecord struct {
 	ID         uint64
 	CreatedAt  time.Time
 	Partitions int
-	// Layout is the partitions' key ranges and split tree (layout.go);
+	// Layout is the partitions' key ranges and split tree (topicstore/layout.go);
 	// a record without one (written before layouts) is flat.
 	Layout *topicstore.Layout `json:",omitempty"`
 }

@@ -93,7 +93,9 @@ func testDropConsumer(e *env) {
 	require.ErrorIs(t, err, topicstore.ErrConsumerNotFound)
 	require.ErrorIs(t, e.s.SetPosition(ctx, "t", "c", 0, 1), topicstore.ErrConsumerNotFound)
 	require.Equal(t, map[int32]int64{0: 1}, e.positions("t", "d"))
-	e.alter("t", func(c *topicstore.TopicConfig) { c.Consumers = append(c.Consumers, topicstore.ConsumerConfig{Name: "c"}) })
+	e.alter("t", func(c *topicstore.TopicConfig) {
+		c.Consumers = append(c.Consumers, topicstore.ConsumerConfig{Name: "c"})
+	})
 	require.Equal(t, map[int32]int64{0: 0}, e.positions("t", "c"))
 }
 

@@ -128,7 +128,7 @@ func testStagedDedup(e *env) {
 	t := e.t
 	st := e.stager()
 	e.create("t", 2)
-	e.commit("t", stageMsgs("in", 10, 20, "p", 1)...) // seqnos 1..10
+	e.commit("t", stageMsgs("in", 10, 20, "p", 1)...)             // seqnos 1..10
 	sp := e.stage(st, 1, "t", stageMsgs("st", 1000, 100, "p", 5)) // 5..10 are duplicates
 	sq := e.stage(st, 1, "t", stageMsgs("q", 1000, 100, "q", 1))
 	res := e.commitStaged("t", sp, sq)

@@ -1,0 +1,126 @@
+// Package topicstore is the store contract: the interface through which
+// the rest of topicgate stores topics (partitioned, append-only message
+// logs, the YDB topic model), and the promises every backend keeps. It
+// knows nothing of SQL and nothing of any storage engine: it imports no
+// backend (go list -deps topicgate/topicstore names no Pebble and no NATS
+// package), so executor, txn and planner depend on it alone.
+//
+// Backends: topicstore/pebblestore (embedded, one process, the default)
+// and topicstore/jetstream (a NATS JetStream cluster, DESIGN.md §6). Both
+// run the contract suite topicstore/storetest, which states the promises
+// below as tests.
+//
+// # What the package holds, and why
+//
+//   - api.go: Store, SharedStore, the optional Stager and EngineStatter,
+//     the request and result types, the errors callers map to SQLSTATEs,
+//     the limits and YDB's defaults.
+//   - config.go: what a valid TopicConfig is (NormalizeConfig, CloneConfig,
+//     MaxPartitions) and what its auto-partitioning fields mean
+//     (AutoPartitioned, StabilizationWindow, SplitThreshold). Every backend
+//     must refuse the same configs with the same errors.
+//   - layout.go: a topic's partition layout and the key hash (KeyHash) that
+//     routes a producer or message group to a partition. It is pure, and a
+//     key must land in the same partition whichever backend holds the topic,
+//     so there is one copy.
+//   - codec.go, lzo1x.go: the message codecs. The store compresses on write
+//     and readers decompress with Message.Decode, so both sides need them.
+//   - record.go: the record-batch format (batch header, message entries,
+//     reference records) and its decoder. It is pure; the Pebble backend
+//     stores one batch per key, and a backend that stores record batches in
+//     a stream (JetStream: one stream message per batch) reuses the format
+//     and its checksums rather than inventing another.
+//
+// EngineStats and EngineStatter are here although only an LSM fills them:
+// the executor asks any store for them by type assertion, and must not
+// import a backend to name the type. Everything with backend state (keys,
+// batches in flight, goroutines, caches, the shared-consumer windows, the
+// write meters, the token buckets) lives in the backend.
+//
+// # What every backend promises
+//
+// Topics. A topic has partitions 0..n-1 (MinActivePartitions, default 1);
+// partition IDs are never reused. CreateTopic of an existing name gives
+// ErrTopicExists; every operation on a missing topic gives
+// ErrTopicNotFound. AlterTopic applies its callback to a copy and stores
+// the result atomically (the name cannot change); partitions are added by
+// raising MinActivePartitions and never removed (ErrPartitionsDecrease).
+// DropTopic deletes the topic and everything of it; a topic re-created
+// with the same name gets a new ID and starts empty. After Close every
+// operation gives ErrClosed.
+//
+// Commits. A CommitRequest is validated whole before anything is written
+// (topic, partition, codec in supported_codecs, body at most
+// MaxMessageSize, position updates, acks) and is then applied atomically
+// and durably: its writes, its position updates and its acknowledgements
+// all happen or none does, and once Commit returns nil nothing of it is
+// ever lost. A partition's offsets are contiguous from its start; a
+// request's messages for one partition get consecutive offsets, in order.
+// Readers never see a commit in part, a gap that later fills, or data
+// that could still be lost.
+//
+// Producers. A message with a producer_id and a seqno at or below the
+// producer's max seqno is a duplicate: skipped, counted in
+// WriteResult.Duplicates. One without seqno gets max+1. Dedup state is
+// written atomically with the data it admits. A new producer is bound to a
+// partition (the explicit partition of its first message, else its key's
+// partition in a keyed layout, else round robin) and stays there while the
+// partition is active; a message naming another partition fails the
+// request with ProducerPartitionError. A producer without writes for
+// ProducerExpiry (DefaultProducerExpiry) is forgotten: binding and seqnos.
+// The messages without producer of one TopicWrite share one partition.
+//
+// Positions. A consumer's committed offset is the next offset it reads.
+// A PositionUpdate with Expect >= 0 fails the request with
+// ErrPositionConflict unless the committed offset equals Expect (updates
+// of one request see the earlier ones); an offset outside [0, end] fails
+// with ErrOffsetOutOfRange, and SetPosition requires [start, end]. A
+// position below the partition's start reads as the start. A consumer
+// added with read_from starts at OffsetForTime(read_from); changing
+// read_from repositions it; dropping it deletes its positions; partitions
+// added later start at 0 for every consumer.
+//
+// Reads. Scan returns the visible messages of a range in offset order,
+// clamped to [start, end); MinWrittenAt leaves out exactly the messages
+// written before it. written_at never goes backwards within a partition,
+// and OffsetForTime(t) is, per partition, the first offset written at or
+// after t (the end if none). Changed's channel closes when new messages of
+// the topic become visible (and at DropTopic and Close).
+//
+// Shared consumers. A message is handed out to one session at a time,
+// under a lock until a deadline; acks, archives, dead-letter moves and
+// delivery counts are durable before they are confirmed or shown.
+// Releases, expired locks and the dead-letter policy, delays
+// (max(message delay, receive_message_delay)) and keep_messages_order
+// behave as SharedStore documents; acquisitions are fair across partitions
+// and, within one, across message groups.
+//
+// Retention. RunRetention deletes from a partition's start what is older
+// than retention_period or beyond retention_storage_mb, unless an
+// important consumer has not committed it or a consumer with an
+// availability_period has not committed it and it is younger than that
+// period. A backend may keep more than that (Pebble deletes whole record
+// batches), never less. An emptied partition keeps its offsets. An inactive partition emptied by retention, with no consumer
+// behind its end, is marked Deleted.
+//
+// Auto-partitioning. In a keyed layout (auto_partitioning_strategy
+// 'scale_up' or 'paused') a producer's messages, else a message group's,
+// go to the active partition owning KeyHash of the key; SplitPartition
+// turns an active partition into two children owning the halves of its
+// range, in one atomic change; a write naming the inactive parent goes to
+// the child continuing it, and a producer bound to it follows its key. A
+// 'scale_up' partition written at SplitThreshold or more for a whole
+// StabilizationWindow splits by itself, up to max_active_partitions.
+// WriteRates reports each partition's rate over that window.
+//
+// Staging (Stager, optional). Staged messages are validated like a
+// commit's and invisible until a commit names their StagedBatch; they then
+// join with the commit's atomicity, before the write's own messages, each
+// batch once. DiscardStaged drops what a transaction staged and did not
+// commit.
+//
+// Write speed. A topic with partition_write_speed_bytes_per_second has a
+// token bucket per partition; a commit past it is never delayed in the
+// store but returns in CommitResult.Throttle how long the caller must hold
+// its acknowledgement back.
+package topicstore
