@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/storetest"
 )
 
 func alter(t testing.TB, s *PebbleStore, name string, fn func(*topicstore.TopicConfig)) {
@@ -136,15 +137,6 @@ func (f blockFile) SyncTo(n int64) (bool, error) {
 	return f.File.SyncTo(n)
 }
 
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 func TestChanged(t *testing.T) {
 	var armed atomic.Bool
 	fs := &blockFS{FS: vfs.Default, armed: &armed, entered: make(chan struct{}, 1), release: make(chan struct{})}
@@ -170,18 +162,18 @@ func TestChanged(t *testing.T) {
 		done <- err
 	}()
 	<-fs.entered
-	check(t, !closed(ch), "Changed fired before the fsync")
+	check(t, !storetest.Closed(ch), "Changed fired before the fsync")
 	info, _ := s.Topic("t")
 	eq(t, info.Partitions[0].EndOffset+info.Partitions[1].EndOffset, int64(0))
 	armed.Store(false)
 	close(fs.release)
 	must(t, <-done)
 	<-ch // fired by the publish
-	check(t, !closed(chU), "another topic's waiter woke")
+	check(t, !storetest.Closed(chU), "another topic's waiter woke")
 
 	// A fresh channel after firing; DropTopic wakes it.
 	ch3, _ := s.Changed("t")
-	check(t, ch3 != ch && !closed(ch3))
+	check(t, ch3 != ch && !storetest.Closed(ch3))
 	must(t, s.DropTopic(ctx, "t"))
 	<-ch3
 	_, err = s.Changed("t")

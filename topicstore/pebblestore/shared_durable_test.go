@@ -3,11 +3,11 @@ package pebblestore
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/storetest"
 )
 
 // crashStore is a store on a strict in-memory file system whose crash
@@ -117,73 +117,13 @@ func TestSharedAttemptsAcrossCrashes(t *testing.T) {
 	_, got := scanAll(t, c.s, "dlq", part(0))
 	eq(t, len(got), 1)
 	eq(t, string(got[0].Body), "poison")
-	eq(t, attrMap(got[0].Attrs)["dlq_attempts"], "3")
+	eq(t, got[0].Attrs[len(got[0].Attrs)-1], topicstore.Attr{Key: "dlq_attempts", Value: "3"})
 	// none: back in the queue, on its fourth attempt.
 	eq(t, refsOf(t, acquire(t, c.s, "q", "none", 1, 1)), []string{"0:0:poison:4"})
 	c.crash()
 	_, got = scanAll(t, c.s, "dlq", part(0))
 	eq(t, len(got), 1, "a move is done once")
 	eq(t, stats0(t, c.s, "q", "mv").StartOffset, int64(1))
-}
-
-// Watch: an empty acquisition says what to wait on. Published closes on
-// a publish, Freed on a release (not on another acquisition), and
-// NextReady is the earliest lock deadline or end of a delay.
-func TestSharedWatch(t *testing.T) {
-	clk := newTestClock()
-	s := newStore(t, clk)
-	consumerTopic(t, s, "q", 1, sharedCfg("w", nil)) // 10 s locks
-	watch := func() topicstore.AcquireResult {
-		t.Helper()
-		res, err := s.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "w", Session: 9, Max: 10, Watch: true})
-		must(t, err)
-		must(t, res.Wait())
-		eq(t, len(res.Messages), 0)
-		return res
-	}
-	res := watch()
-	eq(t, res.NextReady, time.Duration(0))
-	check(t, !closed(res.Published) && !closed(res.Freed), "nothing happened yet")
-	commit(t, s, "q", body("a"), body("b"))
-	check(t, closed(res.Published), "a publish closes Published")
-	check(t, !closed(res.Freed), "a publish is not a release")
-
-	acquire(t, s, "q", "w", 1, 1)
-	clk.Advance(time.Second)
-	acquire(t, s, "q", "w", 2, 1)
-	res = watch()
-	eq(t, res.NextReady, 9*time.Second, "the first lock's deadline")
-	acquire(t, s, "q", "w", 3, 0)
-	act(t, s, "q", "w", 2, topicstore.ActionExtend, r0(1)) // to now + 10 s: not earlier
-	check(t, !closed(res.Freed), "a later deadline frees nothing")
-	_, err := s.SharedAction(ctx, topicstore.SharedActionRequest{Topic: "q", Consumer: "w", Session: 2, Action: topicstore.ActionExtend,
-		Refs: []topicstore.MsgRef{r0(1)}, Until: clk.Now().Add(5 * time.Second)})
-	must(t, err)
-	check(t, closed(res.Freed), "an earlier deadline wakes the waiters")
-	res = watch()
-	eq(t, res.NextReady, 5*time.Second, "the shortened lock")
-	act(t, s, "q", "w", 1, topicstore.ActionRelease, r0(0))
-	check(t, closed(res.Freed), "a release closes Freed")
-	eq(t, refsOf(t, acquire(t, s, "q", "w", 9, 10)), []string{"0:0:a:2"})
-
-	// A delay: NextReady is its end.
-	commit(t, s, "q", topicstore.Message{Partition: -1, Body: []byte("later"), Delay: time.Minute})
-	res = watch()
-	eq(t, res.NextReady, 5*time.Second, "the earliest lock deadline (offset 1) comes first")
-	act(t, s, "q", "w", 9, topicstore.ActionAck, r0(0))
-	act(t, s, "q", "w", 2, topicstore.ActionAck, r0(1))
-	res = watch()
-	eq(t, res.NextReady, time.Minute)
-	clk.Advance(time.Minute)
-	eq(t, refsOf(t, acquire(t, s, "q", "w", 9, 10)), []string{"0:2:later:1"})
-
-	// Altering the consumer wakes its waiters; so does dropping it.
-	res = watch()
-	alter(t, s, "q", setConsumer("w", func(c *topicstore.ConsumerConfig) { c.ProcessingTimeout = time.Minute }))
-	check(t, closed(res.Freed), "ALTER wakes the waiters")
-	res = watch()
-	alter(t, s, "q", func(c *topicstore.TopicConfig) { c.Consumers = nil })
-	check(t, closed(res.Freed), "dropping the consumer wakes its waiters")
 }
 
 // keep_messages_order: acknowledging a group's message wakes waiters,
@@ -201,7 +141,7 @@ func TestSharedWatchOrderedGroup(t *testing.T) {
 	must(t, res.Wait())
 	eq(t, len(res.Messages), 0)
 	act(t, s, "q", "w", 1, topicstore.ActionAck, r0(0))
-	check(t, closed(res.Freed), "the group moves on")
+	check(t, storetest.Closed(res.Freed), "the group moves on")
 	eq(t, refsOf(t, acquire(t, s, "q", "w", 2, 10)), []string{"0:1:b:1"})
 
 	res, err = s.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "w", Session: 3, Max: 10, Watch: true})
@@ -211,7 +151,7 @@ func TestSharedWatchOrderedGroup(t *testing.T) {
 	apply, err := s.sharedCommitAcks(b, []topicstore.SharedAck{{Topic: "q", Consumer: "w", Session: 2, Refs: []topicstore.MsgRef{r0(1)}}}, clk.Now())
 	must(t, err)
 	must(t, b.Commit(nil))
-	check(t, !closed(res.Freed), "not before the commit is applied")
+	check(t, !storetest.Closed(res.Freed), "not before the commit is applied")
 	apply(true)
-	check(t, closed(res.Freed), "a committed acknowledgement wakes the waiters")
+	check(t, storetest.Closed(res.Freed), "a committed acknowledgement wakes the waiters")
 }

@@ -12,22 +12,8 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/storetest"
 )
-
-// stageMsgs returns n messages "<tag>-<i>" of about size bytes, for
-// producer (with seqnos from seq0) or without.
-func stageMsgs(tag string, n, size int, producer string, seq0 int64) []topicstore.Message {
-	out := make([]topicstore.Message, n)
-	for i := range out {
-		b := fmt.Appendf(nil, "%s-%06d|", tag, i)
-		b = append(b, strings.Repeat("x", max(0, size-len(b)))...)
-		out[i] = topicstore.Message{Partition: -1, Body: b}
-		if producer != "" {
-			out[i].ProducerID, out[i].SeqNo, out[i].HasSeqNo = producer, seq0+int64(i), true
-		}
-	}
-	return out
-}
 
 func stagedStats(t testing.TB, s *PebbleStore) StagedStats {
 	t.Helper()
@@ -83,9 +69,9 @@ func TestStagedCommitByReferenceInterleaved(t *testing.T) {
 		twg.Go(func() {
 			id := uint64(100 + x)
 			tag := fmt.Sprintf("tx%d", x)
-			a, err := s.StageBatch(ctx, id, "t", stageMsgs(tag, per/2, 100, "", 0))
+			a, err := s.StageBatch(ctx, id, "t", storetest.Messages(tag, per/2, 100, "", 0))
 			must(t, err)
-			b, err := s.StageBatch(ctx, id, "t", stageMsgs(tag+"b", per/2, 100, "", 0))
+			b, err := s.StageBatch(ctx, id, "t", storetest.Messages(tag+"b", per/2, 100, "", 0))
 			must(t, err)
 			check(t, len(a.Chunks) > 1, "several chunks")
 			res := commitStaged(t, s, "t", a, b)
@@ -137,12 +123,12 @@ func mustTopicNamed(t testing.TB, s *PebbleStore, name string) topicstore.TopicI
 func TestStagedDedup(t *testing.T) {
 	s := newStore(t, nil)
 	createTopic(t, s, "t", 2)
-	commit(t, s, "t", stageMsgs("in", 10, 20, "p", 1)...) // seqnos 1..10
+	commit(t, s, "t", storetest.Messages("in", 10, 20, "p", 1)...) // seqnos 1..10
 	// Staged seqnos 5..1004 of p: 5..10 are duplicates (fallback: copy).
-	sb, err := s.StageBatch(ctx, 1, "t", stageMsgs("st", 1000, 100, "p", 5))
+	sb, err := s.StageBatch(ctx, 1, "t", storetest.Messages("st", 1000, 100, "p", 5))
 	must(t, err)
 	// A fresh producer q commits by reference.
-	sq, err := s.StageBatch(ctx, 1, "t", stageMsgs("q", 1000, 100, "q", 1))
+	sq, err := s.StageBatch(ctx, 1, "t", storetest.Messages("q", 1000, 100, "q", 1))
 	must(t, err)
 	res := commitStaged(t, s, "t", sb, sq)
 	eq(t, [2]int{res.Written, res.Duplicates}, [2]int{1000 - 6 + 1000, 6})
@@ -157,12 +143,12 @@ func TestStagedDedup(t *testing.T) {
 	}
 	check(t, strings.HasPrefix(string(msgs[10].Body), "st-000006|"), string(msgs[10].Body))
 	// Repeating q's staged seqnos: all duplicates, nothing written.
-	sq2, err := s.StageBatch(ctx, 2, "t", stageMsgs("q", 1000, 100, "q", 1))
+	sq2, err := s.StageBatch(ctx, 2, "t", storetest.Messages("q", 1000, 100, "q", 1))
 	must(t, err)
 	res = commitStaged(t, s, "t", sq2)
 	eq(t, [2]int{res.Written, res.Duplicates}, [2]int{0, 1000})
 	// Producer messages without seqnos take the copy path too.
-	noSeq := stageMsgs("auto", 3, 10, "q", 0)
+	noSeq := storetest.Messages("auto", 3, 10, "q", 0)
 	for i := range noSeq {
 		noSeq[i].HasSeqNo = false
 	}
@@ -183,15 +169,15 @@ func TestStagedRollbackAndStartupCleanup(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, nil)
 	createTopic(t, s, "t", 1)
-	_, err := s.StageBatch(ctx, 1, "t", stageMsgs("a", 2000, 100, "", 0))
+	_, err := s.StageBatch(ctx, 1, "t", storetest.Messages("a", 2000, 100, "", 0))
 	must(t, err)
 	check(t, stagedStats(t, s).Keys > 1)
 	must(t, s.DiscardStaged(1))
 	eq(t, stagedStats(t, s), StagedStats{})
 	// Staged and never committed: garbage at the next start.
-	_, err = s.StageBatch(ctx, 2, "t", stageMsgs("b", 2000, 100, "", 0))
+	_, err = s.StageBatch(ctx, 2, "t", storetest.Messages("b", 2000, 100, "", 0))
 	must(t, err)
-	keep, err := s.StageBatch(ctx, 3, "t", stageMsgs("c", 2000, 100, "", 0))
+	keep, err := s.StageBatch(ctx, 3, "t", storetest.Messages("c", 2000, 100, "", 0))
 	must(t, err)
 	commitStaged(t, s, "t", keep)
 	before := stagedStats(t, s)
@@ -205,7 +191,7 @@ func TestStagedRollbackAndStartupCleanup(t *testing.T) {
 	// after the reopen does not collide with the old one.
 	got, _ := scanAll(t, s, "t", part(0))
 	eq(t, len(got), 2000)
-	sb, err := s.StageBatch(ctx, 3, "t", stageMsgs("d", 2000, 100, "", 0))
+	sb, err := s.StageBatch(ctx, 3, "t", storetest.Messages("d", 2000, 100, "", 0))
 	must(t, err)
 	commitStaged(t, s, "t", sb)
 	got, _ = scanAll(t, s, "t", part(0))
@@ -222,7 +208,7 @@ func TestStagedRetentionAndDrop(t *testing.T) {
 	defer func() { s.Close() }()
 	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", RetentionPeriod: time.Hour, MinActivePartitions: 2}))
 	// One transaction references data from both partitions.
-	a, err := s.StageBatch(ctx, 1, "t", append(stageMsgs("a", 1000, 100, "", 0), stageMsgs("p", 1000, 100, "pp", 1)...))
+	a, err := s.StageBatch(ctx, 1, "t", append(storetest.Messages("a", 1000, 100, "", 0), storetest.Messages("p", 1000, 100, "pp", 1)...))
 	must(t, err)
 	commitStaged(t, s, "t", a)
 	clk.Advance(30 * time.Minute)
@@ -241,11 +227,11 @@ func TestStagedRetentionAndDrop(t *testing.T) {
 	s = openTest(t, dir, clk)
 	eq(t, stagedStats(t, s).Keys, 0)
 	// Drop deletes referenced data of the topic.
-	b, err := s.StageBatch(ctx, 2, "t", stageMsgs("b", 1000, 100, "", 0))
+	b, err := s.StageBatch(ctx, 2, "t", storetest.Messages("b", 1000, 100, "", 0))
 	must(t, err)
 	commitStaged(t, s, "t", b)
 	createTopic(t, s, "u", 1)
-	c, err := s.StageBatch(ctx, 2, "u", stageMsgs("c", 1000, 100, "", 0))
+	c, err := s.StageBatch(ctx, 2, "u", storetest.Messages("c", 1000, 100, "", 0))
 	must(t, err)
 	commitStaged(t, s, "u", c)
 	eq(t, stagedStats(t, s).Referenced, 2)
@@ -260,7 +246,7 @@ func TestStagedScanRacesRetention(t *testing.T) {
 	clk := newTestClock()
 	s := newStore(t, clk)
 	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", RetentionPeriod: time.Hour}))
-	sb, err := s.StageBatch(ctx, 1, "t", stageMsgs("a", 2000, 100, "", 0))
+	sb, err := s.StageBatch(ctx, 1, "t", storetest.Messages("a", 2000, 100, "", 0))
 	must(t, err)
 	commitStaged(t, s, "t", sb)
 	clk.Advance(2 * time.Hour)
@@ -290,10 +276,10 @@ func TestStagedSurvivesCrash(t *testing.T) {
 	s, err := Open("db", opts)
 	must(t, err)
 	createTopic(t, s, "t", 1)
-	a, err := s.StageBatch(ctx, 1, "t", stageMsgs("a", 3000, 100, "", 0))
+	a, err := s.StageBatch(ctx, 1, "t", storetest.Messages("a", 3000, 100, "", 0))
 	must(t, err)
 	commitStaged(t, s, "t", a)
-	_, err = s.StageBatch(ctx, 2, "t", stageMsgs("b", 3000, 100, "", 0))
+	_, err = s.StageBatch(ctx, 2, "t", storetest.Messages("b", 3000, 100, "", 0))
 	must(t, err)
 	fs.SetIgnoreSyncs(true)
 	must(t, s.Close())

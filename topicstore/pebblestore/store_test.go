@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,82 +78,6 @@ func scanAll(t testing.TB, s *PebbleStore, topic string, r topicstore.ScanRange)
 }
 
 func part(p int32) topicstore.ScanRange { return topicstore.ScanRange{Partition: p, End: -1} }
-
-func TestConcurrentWritersContiguous(t *testing.T) {
-	for _, plain := range []bool{false, true} {
-		t.Run(fmt.Sprintf("plainSync=%v", plain), func(t *testing.T) {
-			s, err := Open(t.TempDir(), Options{PlainSync: plain, MemTableSize: 4 << 20})
-			must(t, err)
-			defer s.Close()
-			createTopic(t, s, "t", 1)
-			const writers, commits = 16, 60
-			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			readerErr := make(chan error, 1)
-			go func() { // a concurrent reader must never see a gap
-				defer close(readerErr)
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					next := int64(0)
-					err := s.Scan(ctx, "t", part(0), func(m *topicstore.Message) bool {
-						if m.Offset != next {
-							readerErr <- fmt.Errorf("offset %d, want %d", m.Offset, next)
-							return false
-						}
-						next++
-						return true
-					})
-					if err != nil {
-						readerErr <- err
-						return
-					}
-				}
-			}()
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := 0; i < commits; i++ {
-						n := 1 + i%3
-						var msgs []topicstore.Message
-						for j := 0; j < n; j++ {
-							msgs = append(msgs, body(fmt.Sprintf("%02d-%03d-%d", w, i, j)))
-						}
-						commit(t, s, "t", msgs...)
-					}
-				}(w)
-			}
-			wg.Wait()
-			close(stop)
-			for err := range readerErr {
-				t.Fatal(err)
-			}
-			got, _ := scanAll(t, s, "t", part(0))
-			want := writers * (commits / 3) * 6
-			eq(t, len(got), want)
-			// Each request's messages are contiguous and in order; each writer's requests in order.
-			last := map[string]string{}
-			for i, g := range got {
-				var off, w, c, j int
-				fmt.Sscanf(g, "%d:%02d-%03d-%d", &off, &w, &c, &j)
-				eq(t, off, i)
-				key := fmt.Sprint(w)
-				cur := fmt.Sprintf("%03d-%d", c, j)
-				check(t, last[key] < cur, "writer order", g)
-				if j > 0 {
-					eq(t, got[i-1][len(got[i-1])-8:len(got[i-1])-2], g[len(g)-8:len(g)-2], "request contiguity")
-				}
-				last[key] = cur
-			}
-			info, _ := s.Topic("t")
-			eq(t, info.Partitions[0].EndOffset, int64(want))
-		})
-	}
-}
 
 func TestBindingRoundRobinAndExpiry(t *testing.T) {
 	clk := newTestClock()

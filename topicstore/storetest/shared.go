@@ -368,23 +368,26 @@ func testSharedWatch(e *env) {
 	}
 	res := watch()
 	require.Zero(t, res.NextReady)
-	require.False(t, closed(res.Published) || closed(res.Freed), "nothing happened yet")
+	require.False(t, Closed(res.Published) || Closed(res.Freed), "nothing happened yet")
 	e.commit("q", body("a"), body("b"))
-	require.True(t, closed(res.Published), "a publish closes Published")
+	require.True(t, Closed(res.Published), "a publish closes Published")
+	require.False(t, Closed(res.Freed), "a publish is not a release")
 
 	e.acquire("q", "w", 1, 1)
 	e.clk.Advance(time.Second)
 	e.acquire("q", "w", 2, 1)
 	res = watch()
 	require.Equal(t, 9*time.Second, res.NextReady, "the first lock's deadline")
+	e.act("q", "w", 2, topicstore.ActionExtend, r0(1)) // to now + 10 s: later, not earlier
+	require.False(t, Closed(res.Freed), "a later deadline frees nothing")
 	_, err := e.s.SharedAction(ctx, topicstore.SharedActionRequest{Topic: "q", Consumer: "w", Session: 2, Action: topicstore.ActionExtend,
 		Refs: []topicstore.MsgRef{r0(1)}, Until: e.clk.Now().Add(5 * time.Second)})
 	require.NoError(t, err)
-	require.True(t, closed(res.Freed), "an earlier deadline wakes the waiters")
+	require.True(t, Closed(res.Freed), "an earlier deadline wakes the waiters")
 	res = watch()
 	require.Equal(t, 5*time.Second, res.NextReady, "the shortened lock")
 	e.act("q", "w", 1, topicstore.ActionRelease, r0(0))
-	require.True(t, closed(res.Freed), "a release closes Freed")
+	require.True(t, Closed(res.Freed), "a release closes Freed")
 	require.Equal(t, []string{"0:0:a:2"}, e.acq("q", "w", 9, 10))
 
 	delayed := body("later")
@@ -399,7 +402,10 @@ func testSharedWatch(e *env) {
 
 	res = watch()
 	e.alter("q", setConsumer("w", func(c *topicstore.ConsumerConfig) { c.ProcessingTimeout = time.Minute }))
-	require.True(t, closed(res.Freed), "altering the consumer wakes its waiters")
+	require.True(t, Closed(res.Freed), "altering the consumer wakes its waiters")
+	res = watch()
+	e.alter("q", func(c *topicstore.TopicConfig) { c.Consumers = nil })
+	require.True(t, Closed(res.Freed), "dropping the consumer wakes its waiters")
 }
 
 // testSharedLifecycle: dropping a shared consumer drops its state;

@@ -19,9 +19,10 @@ var stagingTests = []subtest{
 	{"FailedCommitWritesNothing", testStagedConflict},
 }
 
-// stageMsgs returns n messages "<tag>-<i>|xxx…" of about size bytes, of
-// producer (seqnos from seq0 on) or of none.
-func stageMsgs(tag string, n, size int, producer string, seq0 int64) []topicstore.Message {
+// Messages returns n messages "<tag>-<i>|xxx…" of about size bytes, for a
+// partition the store picks, of producer (seqnos from seq0 on) or of none.
+// Backends' own tests use it too.
+func Messages(tag string, n, size int, producer string, seq0 int64) []topicstore.Message {
 	out := make([]topicstore.Message, n)
 	for i := range out {
 		b := fmt.Appendf(nil, "%s-%06d|", tag, i)
@@ -65,7 +66,7 @@ func testStagedCommit(e *env) {
 	t := e.t
 	st := e.stager()
 	e.create("t", 3)
-	sb := e.stage(st, 1, "t", append(stageMsgs("s", 500, 100, "", 0), topicstore.Message{Partition: 2, Body: []byte("explicit")}))
+	sb := e.stage(st, 1, "t", append(Messages("s", 500, 100, "", 0), topicstore.Message{Partition: 2, Body: []byte("explicit")}))
 	require.Equal(t, []int64{0, 0, 0}, e.ends("t"), "staged data is not visible")
 	require.Empty(t, e.scan("t", part(0)))
 	e.clk.Advance(time.Minute)
@@ -112,8 +113,8 @@ func testStagedOrder(e *env) {
 	t := e.t
 	st := e.stager()
 	e.create("t", 1)
-	a := e.stage(st, 7, "t", stageMsgs("a", 300, 200, "", 0))
-	b := e.stage(st, 7, "t", stageMsgs("b", 300, 200, "", 0))
+	a := e.stage(st, 7, "t", Messages("a", 300, 200, "", 0))
+	b := e.stage(st, 7, "t", Messages("b", 300, 200, "", 0))
 	e.commit("t", body("inline"))
 	require.Equal(t, 600, e.commitStaged("t", a, b).Written)
 	got := e.prefixes("t", part(0), 8)
@@ -128,9 +129,9 @@ func testStagedDedup(e *env) {
 	t := e.t
 	st := e.stager()
 	e.create("t", 2)
-	e.commit("t", stageMsgs("in", 10, 20, "p", 1)...)             // seqnos 1..10
-	sp := e.stage(st, 1, "t", stageMsgs("st", 1000, 100, "p", 5)) // 5..10 are duplicates
-	sq := e.stage(st, 1, "t", stageMsgs("q", 1000, 100, "q", 1))
+	e.commit("t", Messages("in", 10, 20, "p", 1)...)             // seqnos 1..10
+	sp := e.stage(st, 1, "t", Messages("st", 1000, 100, "p", 5)) // 5..10 are duplicates
+	sq := e.stage(st, 1, "t", Messages("q", 1000, 100, "q", 1))
 	res := e.commitStaged("t", sp, sq)
 	require.Equal(t, topicstore.WriteResult{Written: 994 + 1000, Duplicates: 6}, res)
 	p, ok := e.s.Producer("t", "p")
@@ -151,10 +152,10 @@ func testStagedDedup(e *env) {
 		require.Equal(t, int64(i+1), s, "each seqno once, in order")
 	}
 	// Repeated: all duplicates, nothing written.
-	sq2 := e.stage(st, 2, "t", stageMsgs("q", 1000, 100, "q", 1))
+	sq2 := e.stage(st, 2, "t", Messages("q", 1000, 100, "q", 1))
 	require.Equal(t, topicstore.WriteResult{Duplicates: 1000}, e.commitStaged("t", sq2))
 	// A producer's staged messages without seqnos get the next ones.
-	noSeq := stageMsgs("auto", 3, 10, "q", 0)
+	noSeq := Messages("auto", 3, 10, "q", 0)
 	for i := range noSeq {
 		noSeq[i].HasSeqNo = false
 	}
@@ -169,20 +170,20 @@ func testStagedDiscard(e *env) {
 	t := e.t
 	st := e.stager()
 	e.create("t", 1)
-	sb := e.stage(st, 1, "t", stageMsgs("a", 1000, 100, "", 0))
+	sb := e.stage(st, 1, "t", Messages("a", 1000, 100, "", 0))
 	require.NoError(t, st.DiscardStaged(1))
 	_, err := e.s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Staged: []topicstore.StagedBatch{sb}}}})
 	require.Error(t, err, "discarded")
 	require.Equal(t, []int64{0}, e.ends("t"))
 	require.NoError(t, st.DiscardStaged(99), "an unknown transaction")
-	kept := e.stage(st, 2, "t", stageMsgs("b", 1000, 100, "", 0))
+	kept := e.stage(st, 2, "t", Messages("b", 1000, 100, "", 0))
 	require.Equal(t, 1000, e.commitStaged("t", kept).Written)
 	require.NoError(t, st.DiscardStaged(2), "after the commit")
 	got := e.prefixes("t", part(0), 8)
 	require.Len(t, got, 1000)
 	require.Equal(t, "999:b-000999", got[999])
 	// The transaction ID may be used again.
-	require.Equal(t, 10, e.commitStaged("t", e.stage(st, 1, "t", stageMsgs("c", 10, 10, "", 0))).Written)
+	require.Equal(t, 10, e.commitStaged("t", e.stage(st, 1, "t", Messages("c", 10, 10, "", 0))).Written)
 	require.Equal(t, []int64{1010}, e.ends("t"))
 }
 
@@ -222,7 +223,7 @@ func testStagedConflict(e *env) {
 	e.create("out", 1)
 	e.commit("in", body("a"), body("b"))
 	require.NoError(t, e.s.SetPosition(ctx, "in", "c", 0, 1))
-	sb := e.stage(st, 5, "out", stageMsgs("o", 500, 100, "", 0))
+	sb := e.stage(st, 5, "out", Messages("o", 500, 100, "", 0))
 	_, err := e.s.Commit(ctx, &topicstore.CommitRequest{
 		Writes:    []topicstore.TopicWrite{{Topic: "out", Staged: []topicstore.StagedBatch{sb}, Messages: []topicstore.Message{body("own")}}},
 		Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Partition: 0, Offset: 2, Expect: 0}},

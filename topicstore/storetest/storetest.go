@@ -278,8 +278,8 @@ func (e *env) retain(now time.Time) int64 {
 	return n
 }
 
-// closed reports whether ch is closed (without waiting).
-func closed(ch <-chan struct{}) bool {
+// Closed reports whether ch is closed, without waiting.
+func Closed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true

@@ -117,7 +117,7 @@ func testDropRecreate(e *env) {
 	oldID := e.info("t").ID
 
 	require.NoError(t, e.s.DropTopic(ctx, "t"))
-	require.True(t, closed(ch), "DropTopic closes the topic's Changed channel")
+	require.True(t, Closed(ch), "DropTopic closes the topic's Changed channel")
 	require.ErrorIs(t, e.s.DropTopic(ctx, "t"), topicstore.ErrTopicNotFound)
 	_, err = e.s.Topic("t")
 	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
