@@ -196,7 +196,12 @@ type PebbleStore struct {
 	groups, groupedOps atomic.Int64 // commitGroup's batches and their requests (EngineStats)
 }
 
-var _ topicstore.Store = (*PebbleStore)(nil)
+// PebbleStore implements the contract and both of its optional interfaces.
+var (
+	_ topicstore.Store         = (*PebbleStore)(nil)
+	_ topicstore.Stager        = (*PebbleStore)(nil)
+	_ topicstore.EngineStatter = (*PebbleStore)(nil)
+)
 
 // Open opens (creating if needed) a store in dir.
 func Open(dir string, opts Options) (*PebbleStore, error) {
