@@ -46,8 +46,9 @@
 // the result atomically (the name cannot change); partitions are added by
 // raising MinActivePartitions and never removed (ErrPartitionsDecrease).
 // DropTopic deletes the topic and everything of it; a topic re-created
-// with the same name gets a new ID and starts empty. After Close every
-// operation gives ErrClosed.
+// with the same name gets a new ID and starts empty. After Close, writes,
+// scans, DDL and shared-consumer operations give ErrClosed (Close itself
+// may be called again).
 //
 // Commits. A CommitRequest is validated whole before anything is written
 // (topic, partition, codec in supported_codecs, body at most
@@ -68,7 +69,9 @@
 // partition is active; a message naming another partition fails the
 // request with ProducerPartitionError. A producer without writes for
 // ProducerExpiry (DefaultProducerExpiry) is forgotten: binding and seqnos.
-// The messages without producer of one TopicWrite share one partition.
+// The messages of one TopicWrite that name no partition and have no key
+// (no producer and, in a keyed layout, no message group) share one
+// partition, chosen round robin.
 //
 // Positions. A consumer's committed offset is the next offset it reads.
 // A PositionUpdate with Expect >= 0 fails the request with
