@@ -9,7 +9,8 @@ import (
 
 // This file is the narrow interface the rest of topicgate uses (DESIGN.md
 // §6). It speaks of topics, partitions, offsets, messages and producers,
-// never of SQL and never of Pebble keys.
+// never of SQL and never of a backend's keys or streams (doc.go states
+// what every backend promises).
 
 // Codec is a message body compression codec.
 type Codec uint8
@@ -68,6 +69,8 @@ var (
 	ErrLockExpired = errors.New("message lock expired or not held")
 	// ErrOffsetOutOfRange: an explicit position outside [start, end].
 	ErrOffsetOutOfRange = errors.New("offset out of range")
+	// ErrNotShared: a shared-consumer operation named a streaming consumer.
+	ErrNotShared = errors.New("consumer is not a shared consumer")
 )
 
 // ConsumerConfig is a consumer's definition.
@@ -131,8 +134,7 @@ type PartitionInfo struct {
 	// survives restarts, as EndOffset counts the messages ever written.
 	WrittenBytes int64
 	// Throttled is the write-speed delay imposed on writes to the
-	// partition since the process started, summed over writes
-	// (throttle.go).
+	// partition since the process started, summed over writes.
 	Throttled time.Duration
 }
 
@@ -181,8 +183,10 @@ type TopicWrite struct {
 	Staged   []StagedBatch
 }
 
-// Stager stages a large transaction's messages in the store before commit
-// (PebbleStore implements it). Staged data is invisible until a commit
+// Stager stages a large transaction's messages in the store before commit.
+// It is optional: a backend implements it or states that it does not
+// (storetest.Config.Unclaimed); txn spills only to a store that has it.
+// Staged data is invisible until a commit
 // names it in TopicWrite.Staged; it then joins the partitions by reference,
 // without being copied.
 type Stager interface {
@@ -210,7 +214,9 @@ type StagedBatch struct {
 	Messages int
 	Bytes    int64 // encoded bytes
 	Chunks   []StagedChunk
-	sid      uint64 // the store's staging ID (keys t/<sid><seq>)
+	// StageID is the backend's own ID of the staging, set by
+	// StageBatch; callers carry it unchanged.
+	StageID uint64
 }
 
 // StagedChunk is one staged record batch: all its messages share one
@@ -274,7 +280,7 @@ type CommitResult struct {
 	// Throttle is how long the caller must hold back the commit's
 	// acknowledgement for the write-speed limits of the partitions it
 	// wrote (0 when none is over its limit). The commit is already
-	// durable; the caller waits outside the store (throttle.go).
+	// durable; the caller waits outside the store.
 	Throttle time.Duration
 }
 
@@ -467,8 +473,8 @@ type SharedPartitionStats struct {
 	StartOffset                            int64 // first offset not yet finished (acked/archived)
 	Available, Acquired, Delayed, Archived int64
 	OldestUnacked                          time.Time // written_at of the oldest unfinished message; zero if none
-	// Counters since the consumer's state was loaded in this process
-	// (shared_counts.go): messages finished without an ack (rejected,
+	// Counters since the consumer's state was loaded in this process:
+	// messages finished without an ack (rejected,
 	// out of attempts under the delete policy, or moved), messages moved
 	// to the dead_letter_queue, failed move attempts and the last one's
 	// error ("" if none failed).
@@ -499,4 +505,34 @@ type SharedStore interface {
 	// counted.
 	ReleaseUndelivered(topic, consumer string, session uint32, refs []MsgRef)
 	SharedStats(topic, consumer string) ([]SharedPartitionStats, error)
+}
+
+// EngineStats are an LSM storage engine's own figures, for operators
+// (/metrics): how much the LSM holds, how much work it has done and still
+// owes. They are a snapshot; the counters only grow while the store is
+// open. The type lives in the contract, not in pebblestore, so that the
+// executor can ask any store for them without importing a backend.
+type EngineStats struct {
+	DiskBytes           uint64 // on-disk size: tables, WAL, manifests
+	MemtableBytes       uint64 // memory held by memtables
+	L0Files             int64  // files in level 0 (see the thresholds in pebblestore.Open)
+	L0Sublevels         int32  // overlapping layers in level 0: a read's extra seeks
+	Flushes             int64  // memtables flushed since open
+	Compactions         int64  // compactions since open, of every kind
+	DeleteOnly          int64  // compactions that dropped whole files without reading them
+	CompactionDebtBytes uint64 // estimated bytes compactions still have to rewrite
+	CacheBytes          int64  // block cache in use
+	CacheHits           int64
+	CacheMisses         int64
+	WALSyncs            uint64  // fsyncs of the write-ahead log since open
+	WALSyncSeconds      float64 // time spent in those fsyncs
+	CommitGroups        int64   // batches the committer wrote (one per group commit)
+	CommitRequests      int64   // requests those batches carried: / CommitGroups is the group size
+	Reclaims            int64   // key ranges of dropped topics compacted away (pebblestore/reclaim.go)
+}
+
+// EngineStatter is implemented by stores that can report EngineStats. It is
+// not part of Store so that a backend without an LSM need not fake one.
+type EngineStatter interface {
+	EngineStats() EngineStats
 }

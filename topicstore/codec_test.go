@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	lzo "github.com/anchore/go-lzo"
+	"github.com/stretchr/testify/require"
 )
 
 func lzoInputs() map[string][]byte {
@@ -49,10 +50,10 @@ func TestLZORoundTrip(t *testing.T) {
 	for name, in := range lzoInputs() {
 		t.Run(name, func(t *testing.T) {
 			comp := lzoRoundTrip(t, in)
-			check(t, len(comp) <= lzo1xBound(len(in)), "bound")
+			require.LessOrEqual(t, len(comp), lzo1xBound(len(in)), "bound")
 			switch name {
 			case "zeros-1MiB", "text":
-				check(t, len(comp) < len(in)/20, "repetitive input must compress")
+				require.Less(t, len(comp), len(in)/20, "repetitive input must compress")
 			}
 			t.Logf("%s: %d -> %d", name, len(in), len(comp))
 		})
@@ -69,22 +70,22 @@ func FuzzLZORoundTrip(f *testing.F) {
 func TestCodecs(t *testing.T) {
 	for _, c := range AllCodecs {
 		p, err := ParseCodec(c.String())
-		must(t, err)
-		eq(t, p, c)
+		require.NoError(t, err)
+		require.Equal(t, c, p)
 		for name, in := range lzoInputs() {
 			comp, err := Compress(c, in)
-			must(t, err, name)
+			require.NoError(t, err, name)
 			out, err := Decompress(c, comp)
-			must(t, err, name)
-			check(t, bytes.Equal(in, out), c, name)
+			require.NoError(t, err, name)
+			require.True(t, bytes.Equal(in, out), "%s %s", c, name)
 		}
 	}
 	_, err := ParseCodec("snappy")
-	check(t, err != nil)
+	require.Error(t, err)
 	_, err = Decompress(CodecZstd, []byte("garbage"))
-	mustErrIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = Decompress(CodecLzop, []byte{3, 1, 2})
-	mustErrIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = Decompress(CodecGzip, []byte("garbage"))
-	mustErrIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, ErrCorrupt)
 }

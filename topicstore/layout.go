@@ -19,14 +19,17 @@ import (
 // keyed: all its partitions stay active and producers bind round robin, as
 // before layouts existed.
 //
-// The layout lives in the topic's catalog record, so a split is one synced
-// catalog write: a crash leaves the old layout or the new one.
+// A backend stores the layout with the topic's definition (Pebble: its
+// catalog record, as JSON with these tags), so a split is one atomic
+// change: a crash leaves the old layout or the new one. The layout and
+// KeyHash are pure and shared by every backend, so a key routes to the
+// same partition whichever store holds the topic.
 
-// partLayout is one partition's place in the layout.
-type partLayout struct {
+// PartLayout is one partition's place in the layout.
+type PartLayout struct {
 	Inactive bool `json:"inactive,omitempty"`
 	// Deleted: an inactive partition that retention emptied and every
-	// consumer finished; it holds nothing and never will (retention.go).
+	// consumer finished; it holds nothing and never will.
 	Deleted  bool    `json:"deleted,omitempty"`
 	Parent   int32   `json:"parent"` // -1: none
 	Children []int32 `json:"children,omitempty"`
@@ -36,25 +39,25 @@ type partLayout struct {
 	KeyHi uint64 `json:"hi,omitempty"`
 }
 
-// layout is a topic's partitions in ID order.
-type layout struct {
+// Layout is a topic's partitions in ID order.
+type Layout struct {
 	Keyed bool         `json:"keyed,omitempty"`
-	Parts []partLayout `json:"parts"`
+	Parts []PartLayout `json:"parts"`
 }
 
-// flatLayout is n active partitions without key ranges.
-func flatLayout(n int) layout {
-	l := layout{Parts: make([]partLayout, n)}
+// FlatLayout is n active partitions without key ranges.
+func FlatLayout(n int) Layout {
+	l := Layout{Parts: make([]PartLayout, n)}
 	for i := range l.Parts {
 		l.Parts[i].Parent = -1
 	}
 	return l
 }
 
-// keyLayout gives the active partitions of l equal shares of the hash
+// KeyAll gives the active partitions of l equal shares of the hash
 // space, in ID order, and makes l keyed. Inactive partitions keep what
 // they had (they own nothing any more).
-func (l *layout) keyAll() {
+func (l *Layout) KeyAll() {
 	var active []int
 	for i, p := range l.Parts {
 		if !p.Inactive {
@@ -77,8 +80,8 @@ func (l *layout) keyAll() {
 	}
 }
 
-// clone deep-copies l.
-func (l layout) clone() layout {
+// Clone deep-copies l.
+func (l Layout) Clone() Layout {
 	l.Parts = slices.Clone(l.Parts)
 	for i := range l.Parts {
 		l.Parts[i].Children = slices.Clone(l.Parts[i].Children)
@@ -86,8 +89,8 @@ func (l layout) clone() layout {
 	return l
 }
 
-// active counts the active partitions.
-func (l *layout) active() int {
+// Active counts the active partitions.
+func (l *Layout) Active() int {
 	n := 0
 	for _, p := range l.Parts {
 		if !p.Inactive {
@@ -97,9 +100,9 @@ func (l *layout) active() int {
 	return n
 }
 
-// split makes active partition p inactive and appends its two children,
+// Split makes active partition p inactive and appends its two children,
 // the lower and the upper half of its range; it returns their IDs.
-func (l *layout) split(p int32) (lo, hi int32, err error) {
+func (l *Layout) Split(p int32) (lo, hi int32, err error) {
 	if int(p) >= len(l.Parts) || p < 0 {
 		return 0, 0, fmt.Errorf("%w: partition %d", ErrPartitionNotFound, p)
 	}
@@ -119,14 +122,14 @@ func (l *layout) split(p int32) (lo, hi int32, err error) {
 	par.Children = []int32{lo, hi}
 	plo, phi := par.KeyLo, par.KeyHi
 	l.Parts = append(l.Parts,
-		partLayout{Parent: p, KeyLo: plo, KeyHi: mid},
-		partLayout{Parent: p, KeyLo: mid + 1, KeyHi: phi})
+		PartLayout{Parent: p, KeyLo: plo, KeyHi: mid},
+		PartLayout{Parent: p, KeyLo: mid + 1, KeyHi: phi})
 	return lo, hi, nil
 }
 
-// widest returns the active partition with the widest key range (the
+// Widest returns the active partition with the widest key range (the
 // lowest ID among equals), or -1.
-func (l *layout) widest() int32 {
+func (l *Layout) Widest() int32 {
 	best, width := int32(-1), uint64(0)
 	for i, p := range l.Parts {
 		if !p.Inactive && (best < 0 || p.KeyHi-p.KeyLo > width) {
@@ -136,8 +139,8 @@ func (l *layout) widest() int32 {
 	return best
 }
 
-// owner returns the active partition whose range holds hash h.
-func (l *layout) owner(h uint64) int32 {
+// Owner returns the active partition whose range holds hash h.
+func (l *Layout) Owner(h uint64) int32 {
 	for i, p := range l.Parts {
 		if !p.Inactive && p.KeyLo <= h && h <= p.KeyHi {
 			return int32(i)
@@ -146,10 +149,10 @@ func (l *layout) owner(h uint64) int32 {
 	return -1 // unreachable for a valid keyed layout
 }
 
-// descendant returns the active partition that continues p for hash h
+// Descendant returns the active partition that continues p for hash h
 // (keyed: the active descendant owning h; else the first active
 // descendant), or p itself when it is active.
-func (l *layout) descendant(p int32, h uint64, keyed bool) int32 {
+func (l *Layout) Descendant(p int32, h uint64, keyed bool) int32 {
 	for l.Parts[p].Inactive && len(l.Parts[p].Children) > 0 {
 		next := l.Parts[p].Children[0]
 		if keyed {
@@ -164,11 +167,11 @@ func (l *layout) descendant(p int32, h uint64, keyed bool) int32 {
 	return p
 }
 
-// keyHash is the 64-bit hash of a message key: FNV-1a, stable across
+// KeyHash is the 64-bit hash of a message key: FNV-1a, stable across
 // processes and versions as the layout on disk needs, then MurmurHash3's
 // finalizer, so that short keys that differ in their last byte ("p1",
 // "p2") spread over the high bits that ranges split on.
-func keyHash(key string) uint64 {
+func KeyHash(key string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	x := h.Sum64()

@@ -7,39 +7,9 @@ import (
 	"time"
 )
 
-// Key layout (see doc.go). Integers are big-endian so that keys sort
-// numerically and a partition's batches form one contiguous range.
-const (
-	prefixCatalog   = "c/" // c/<topic name> -> catalogRecord (JSON)
-	prefixMessages  = "m/" // m/<topicID u64><partition u32><baseOffset u64> -> record batch
-	prefixProducer  = "p/" // p/<topicID u64><producer id> -> producer record
-	prefixPositions = "o/" // o/<topicID u64><partition u32><consumer> -> uvarint committed offset
-	prefixStaged    = "t/" // t/<stageID u64><seq u64> -> staged batch payload (see stage.go)
-	prefixRefs      = "r/" // r/<stageID u64> -> partitions still referencing the staged data
-	keyNextTopicID  = "x/next_topic_id"
-)
-
-func catalogKey(name string) []byte { return append([]byte(prefixCatalog), name...) }
-
-func topicPrefix(prefix string, id uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte(prefix), id)
-}
-
-func partitionPrefix(id uint64, part int32) []byte {
-	return binary.BigEndian.AppendUint32(topicPrefix(prefixMessages, id), uint32(part))
-}
-
-func batchKey(id uint64, part int32, base int64) []byte {
-	return binary.BigEndian.AppendUint64(partitionPrefix(id, part), uint64(base))
-}
-
-func producerKey(id uint64, producer string) []byte {
-	return append(topicPrefix(prefixProducer, id), producer...)
-}
-
 // Record batch: the messages one group commit appends to one partition.
 //
-//	header (fixed, batchHeaderLen bytes):
+//	header (fixed, BatchHeaderLen bytes):
 //	  version u8 | base offset u64 | count u32 | written_at unix micros i64 |
 //	  cumulative bytes before this batch u64 | crc32c(payload) u32
 //	payload: count messages, each uvarint(len) followed by len bytes:
@@ -48,24 +18,29 @@ func producerKey(id uint64, producer string) []byte {
 //	  uvarint n attrs, n × (uvarint+key, uvarint+value) | varint delay ns |
 //	  body (the rest: stored, compressed bytes)
 //
-// The part after the seqno ("tail") is built by the writer's goroutine; the
-// committer only adds flags and seqno.
+// The part after the seqno ("tail") is built on the writer's goroutine; the
+// one that assigns offsets only adds flags and seqno (AppendMessage).
 //
 // A reference record (version byte 2) has the same header, then
-// stage ID u64 | seq u64 | payload bytes u64: its payload is the value of
-// the staged key t/<stage ID><seq> (a transaction's staged batch joined by
-// reference), and the header's CRC is that payload's.
+// stage ID u64 | seq u64 | payload bytes u64: its payload is stored
+// elsewhere by the backend (Pebble: the staged key t/<stage ID><seq>, a
+// transaction's staged batch joined by reference), and the header's CRC is
+// that payload's.
+//
+// The format is pure: no I/O, no backend state. Pebble stores one batch
+// per key; a backend storing record batches in a stream (JetStream, one
+// stream message per batch) reuses it unchanged.
 const (
 	batchVersion    = 1
 	batchRefVersion = 2
-	batchHeaderLen  = 1 + 8 + 4 + 8 + 8 + 4
-	batchRefLen     = batchHeaderLen + 8 + 8 + 8
+	BatchHeaderLen  = 1 + 8 + 4 + 8 + 8 + 4
+	batchRefLen     = BatchHeaderLen + 8 + 8 + 8
 	flagHasSeqNo    = 1
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-type batchHeader struct {
+type BatchHeader struct {
 	Base      int64
 	Count     int
 	WrittenAt int64 // unix micros
@@ -77,7 +52,7 @@ type batchHeader struct {
 	SID, Seq uint64
 }
 
-func putBatchHeader(dst []byte, h batchHeader) {
+func PutBatchHeader(dst []byte, h BatchHeader) {
 	dst[0] = batchVersion
 	binary.BigEndian.PutUint64(dst[1:], uint64(h.Base))
 	binary.BigEndian.PutUint32(dst[9:], uint32(h.Count))
@@ -86,24 +61,24 @@ func putBatchHeader(dst []byte, h batchHeader) {
 	binary.BigEndian.PutUint32(dst[29:], h.CRC)
 }
 
-// putRefRecord encodes a reference record.
-func putRefRecord(h batchHeader) []byte {
+// PutRefRecord encodes a reference record.
+func PutRefRecord(h BatchHeader) []byte {
 	v := make([]byte, batchRefLen)
-	putBatchHeader(v, h)
+	PutBatchHeader(v, h)
 	v[0] = batchRefVersion
-	binary.BigEndian.PutUint64(v[batchHeaderLen:], h.SID)
-	binary.BigEndian.PutUint64(v[batchHeaderLen+8:], h.Seq)
-	binary.BigEndian.PutUint64(v[batchHeaderLen+16:], uint64(h.Bytes))
+	binary.BigEndian.PutUint64(v[BatchHeaderLen:], h.SID)
+	binary.BigEndian.PutUint64(v[BatchHeaderLen+8:], h.Seq)
+	binary.BigEndian.PutUint64(v[BatchHeaderLen+16:], uint64(h.Bytes))
 	return v
 }
 
-// decodeBatchHeader splits a batch record; for a reference record the
+// DecodeBatchHeader splits a batch record; for a reference record the
 // payload is nil (h.Ref is set: read the staged key).
-func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
-	if len(v) < batchHeaderLen || (v[0] != batchVersion && (v[0] != batchRefVersion || len(v) < batchRefLen)) {
-		return batchHeader{}, nil, fmt.Errorf("%w: bad batch header", ErrCorrupt)
+func DecodeBatchHeader(v []byte) (BatchHeader, []byte, error) {
+	if len(v) < BatchHeaderLen || (v[0] != batchVersion && (v[0] != batchRefVersion || len(v) < batchRefLen)) {
+		return BatchHeader{}, nil, fmt.Errorf("%w: bad batch header", ErrCorrupt)
 	}
-	h := batchHeader{
+	h := BatchHeader{
 		Base:      int64(binary.BigEndian.Uint64(v[1:])),
 		Count:     int(binary.BigEndian.Uint32(v[9:])),
 		WrittenAt: int64(binary.BigEndian.Uint64(v[13:])),
@@ -112,13 +87,13 @@ func decodeBatchHeader(v []byte) (batchHeader, []byte, error) {
 	}
 	if v[0] == batchRefVersion {
 		h.Ref = true
-		h.SID = binary.BigEndian.Uint64(v[batchHeaderLen:])
-		h.Seq = binary.BigEndian.Uint64(v[batchHeaderLen+8:])
-		h.Bytes = int64(binary.BigEndian.Uint64(v[batchHeaderLen+16:]))
+		h.SID = binary.BigEndian.Uint64(v[BatchHeaderLen:])
+		h.Seq = binary.BigEndian.Uint64(v[BatchHeaderLen+8:])
+		h.Bytes = int64(binary.BigEndian.Uint64(v[BatchHeaderLen+16:]))
 		return h, nil, nil
 	}
-	h.Bytes = int64(len(v) - batchHeaderLen)
-	return h, v[batchHeaderLen:], nil
+	h.Bytes = int64(len(v) - BatchHeaderLen)
+	return h, v[BatchHeaderLen:], nil
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -126,9 +101,9 @@ func appendStr(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// appendTail encodes everything of m after the seqno; body is the stored
+// AppendTail encodes everything of m after the seqno; body is the stored
 // (compressed) body.
-func appendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Time) []byte {
+func AppendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Time) []byte {
 	dst = appendStr(dst, m.ProducerID)
 	dst = appendStr(dst, m.MessageGroupID)
 	dst = binary.AppendVarint(dst, createdAt.UnixMicro())
@@ -142,8 +117,8 @@ func appendTail(dst []byte, m *Message, c Codec, body []byte, createdAt time.Tim
 	return append(dst, body...)
 }
 
-// appendMessage appends one message entry (length, flags, seqno, tail).
-func appendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
+// AppendMessage appends one message entry (length, flags, seqno, tail).
+func AppendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
 	var head [1 + binary.MaxVarintLen64]byte
 	n := 1
 	if hasSeq {
@@ -155,18 +130,18 @@ func appendMessage(dst []byte, hasSeq bool, seq int64, tail []byte) []byte {
 	return append(dst, tail...)
 }
 
-// msgDecoder decodes messages of a batch payload into a reused Message.
+// MsgDecoder decodes messages of a batch payload into a reused Message.
 // Strings are allocated only when they differ from the previous message's
 // (producer ids, group ids and attributes usually repeat within a batch),
 // so they stay valid after the scan callback; byte slices (Body) point into
 // the payload.
-type msgDecoder struct {
+type MsgDecoder struct {
 	m     Message
 	attrs []Attr
 }
 
-// nextEntry splits the first message entry off p.
-func nextEntry(p []byte) (entry, rest []byte, err error) {
+// NextEntry splits the first message entry off p.
+func NextEntry(p []byte) (entry, rest []byte, err error) {
 	n, k := binary.Uvarint(p)
 	if k <= 0 || uint64(len(p)-k) < n {
 		return nil, nil, fmt.Errorf("%w: bad message length", ErrCorrupt)
@@ -174,49 +149,49 @@ func nextEntry(p []byte) (entry, rest []byte, err error) {
 	return p[k : k+int(n)], p[k+int(n):], nil
 }
 
-type byteReader struct {
-	b   []byte
-	err bool
+type ByteReader struct {
+	B   []byte
+	Err bool
 }
 
-func (r *byteReader) uvarint() uint64 {
-	v, k := binary.Uvarint(r.b)
+func (r *ByteReader) Uvarint() uint64 {
+	v, k := binary.Uvarint(r.B)
 	if k <= 0 {
-		r.err, r.b = true, nil
+		r.Err, r.B = true, nil
 		return 0
 	}
-	r.b = r.b[k:]
+	r.B = r.B[k:]
 	return v
 }
 
-func (r *byteReader) varint() int64 {
-	v, k := binary.Varint(r.b)
+func (r *ByteReader) Varint() int64 {
+	v, k := binary.Varint(r.B)
 	if k <= 0 {
-		r.err, r.b = true, nil
+		r.Err, r.B = true, nil
 		return 0
 	}
-	r.b = r.b[k:]
+	r.B = r.B[k:]
 	return v
 }
 
-func (r *byteReader) bytes() []byte {
-	n := r.uvarint()
-	if r.err || uint64(len(r.b)) < n {
-		r.err, r.b = true, nil
+func (r *ByteReader) Bytes() []byte {
+	n := r.Uvarint()
+	if r.Err || uint64(len(r.B)) < n {
+		r.Err, r.B = true, nil
 		return nil
 	}
-	v := r.b[:n]
-	r.b = r.b[n:]
+	v := r.B[:n]
+	r.B = r.B[n:]
 	return v
 }
 
-func (r *byteReader) byte1() byte {
-	if len(r.b) == 0 {
-		r.err = true
+func (r *ByteReader) Byte() byte {
+	if len(r.B) == 0 {
+		r.Err = true
 		return 0
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
+	v := r.B[0]
+	r.B = r.B[1:]
 	return v
 }
 
@@ -228,22 +203,21 @@ func reuse(prev string, b []byte) string {
 	return string(b)
 }
 
-// decode fills d.m from one message entry.
-func (d *msgDecoder) decode(entry []byte) (*Message, error) {
+// Decode fills d.m from one message entry.
+func (d *MsgDecoder) Decode(entry []byte) (*Message, error) {
 	m := &d.m
-	r := byteReader{b: entry}
-	flags := r.byte1()
-	m.HasSeqNo = flags&flagHasSeqNo != 0
-	m.SeqNo = 0
-	if m.HasSeqNo {
-		m.SeqNo = r.varint()
+	hasSeq, seq, tail, err := SplitEntry(entry)
+	if err != nil {
+		return nil, err
 	}
-	m.ProducerID = reuse(m.ProducerID, r.bytes())
-	m.MessageGroupID = reuse(m.MessageGroupID, r.bytes())
-	m.CreatedAt = time.UnixMicro(r.varint()).UTC()
-	m.Codec = Codec(r.byte1())
-	n := r.uvarint()
-	if r.err || n > uint64(len(r.b)) {
+	m.HasSeqNo, m.SeqNo = hasSeq, seq
+	r := ByteReader{B: tail}
+	m.ProducerID = reuse(m.ProducerID, r.Bytes())
+	m.MessageGroupID = reuse(m.MessageGroupID, r.Bytes())
+	m.CreatedAt = time.UnixMicro(r.Varint()).UTC()
+	m.Codec = Codec(r.Byte())
+	n := r.Uvarint()
+	if r.Err || n > uint64(len(r.B)) {
 		return nil, fmt.Errorf("%w: bad message", ErrCorrupt)
 	}
 	prev := d.attrs
@@ -253,22 +227,39 @@ func (d *msgDecoder) decode(entry []byte) (*Message, error) {
 		if i < len(prev) {
 			pk, pv = prev[i].Key, prev[i].Value // read before append overwrites it
 		}
-		d.attrs = append(d.attrs, Attr{Key: reuse(pk, r.bytes()), Value: reuse(pv, r.bytes())})
+		d.attrs = append(d.attrs, Attr{Key: reuse(pk, r.Bytes()), Value: reuse(pv, r.Bytes())})
 	}
-	m.Delay = time.Duration(r.varint())
-	if r.err {
+	m.Delay = time.Duration(r.Varint())
+	if r.Err {
 		return nil, fmt.Errorf("%w: bad message", ErrCorrupt)
 	}
 	m.Attrs = nil
 	if n > 0 {
 		m.Attrs = d.attrs
 	}
-	m.Body = r.b
+	m.Body = r.B
 	return m, nil
 }
 
-func checkCRC(h batchHeader, payload []byte) error {
-	if crc32.Checksum(payload, crcTable) != h.CRC {
+// SplitEntry splits a message entry (appendMessage's) into its seqno, if
+// it has one, and its tail (appendTail's).
+func SplitEntry(entry []byte) (hasSeq bool, seq int64, tail []byte, err error) {
+	r := ByteReader{B: entry}
+	hasSeq = r.Byte()&flagHasSeqNo != 0
+	if hasSeq {
+		seq = r.Varint()
+	}
+	if r.Err {
+		return false, 0, nil, fmt.Errorf("%w: bad message", ErrCorrupt)
+	}
+	return hasSeq, seq, r.B, nil
+}
+
+// Checksum is the CRC32C of a batch payload, as headers store it.
+func Checksum(payload []byte) uint32 { return crc32.Checksum(payload, crcTable) }
+
+func CheckCRC(h BatchHeader, payload []byte) error {
+	if Checksum(payload) != h.CRC {
 		return fmt.Errorf("%w: batch at offset %d: checksum mismatch", ErrCorrupt, h.Base)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"topicgate/executor"
-	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore"
 	"topicgate/wire"
 )
 
@@ -49,7 +49,7 @@ type config struct {
 
 // app is a running server: the store, the engine and the listener.
 type app struct {
-	store  *topicstore.PebbleStore
+	store  *pebblestore.PebbleStore
 	engine *executor.Engine
 	server *wire.Server
 	ln     net.Listener
@@ -78,7 +78,7 @@ func start(cfg config) (*app, error) {
 	if cfg.Logger != nil {
 		logger = cfg.Logger
 	}
-	st, err := topicstore.Open(cfg.DataDir, topicstore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
+	st, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
 		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)

@@ -1,0 +1,366 @@
+package pebblestore
+
+import (
+	"context"
+
+	"github.com/cockroachdb/pebble"
+
+	"topicgate/topicstore"
+)
+
+// op is one unit of work for the committer: a commit or a DDL step.
+type op struct {
+	writes []pendingWrite
+	pos    []pendingPos
+	size   int
+	ddl    func() error // run by the committer, alone
+	res    chan reqOutcome
+	// acks are shared-consumer acknowledgements committed with the writes
+	// (see sharedCommitAcks); ackB holds their records while the group is
+	// built and ackApply settles the in-memory state after the sync.
+	acks     []topicstore.SharedAck
+	ackB     *pebble.Batch
+	ackApply func(committed bool)
+}
+
+// group is a committed batch waiting for its fsync.
+type group struct {
+	b   *pebble.Batch
+	ops []*op
+	out groupOutput
+	err error // set if the batch failed before the sync stage
+}
+
+// Commit validates and encodes req on the caller's goroutine, then hands it
+// to the committer and waits until it is synced and visible.
+func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
+	if err := ctx.Err(); err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	if err := s.err(); err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	if req == nil {
+		req = &topicstore.CommitRequest{}
+	}
+	o := &op{writes: make([]pendingWrite, len(req.Writes))}
+	now := s.opts.Clock()
+	total := 0
+	var err error
+	for i := range req.Writes {
+		w := &req.Writes[i]
+		t, err := s.lookup(w.Topic)
+		if err != nil {
+			return topicstore.CommitResult{}, err
+		}
+		size := 0
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			if err := validateMessage(t, w.Topic, m); err != nil {
+				return topicstore.CommitResult{}, err
+			}
+			size += len(m.Body) + 64 + len(m.ProducerID) + len(m.MessageGroupID)
+			for _, a := range m.Attrs {
+				size += len(a.Key) + len(a.Value) + 4
+			}
+		}
+		// Encode all messages of the write into one buffer.
+		arena := make([]byte, 0, size)
+		ends := make([]int, len(w.Messages))
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			c := codecOf(m)
+			body, err := topicstore.Compress(c, m.Body)
+			if err != nil {
+				return topicstore.CommitResult{}, err
+			}
+			created := m.CreatedAt
+			if created.IsZero() {
+				created = now
+			}
+			arena = topicstore.AppendTail(arena, m, c, body, created)
+			ends[j] = len(arena)
+		}
+		msgs := make([]pendingMsg, len(w.Messages))
+		startAt := 0
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			msgs[j] = pendingMsg{Partition: m.Partition, ProducerID: m.ProducerID, Group: m.MessageGroupID, SeqNo: m.SeqNo,
+				HasSeqNo: m.HasSeqNo, Tail: arena[startAt:ends[j]:ends[j]]}
+			startAt = ends[j]
+		}
+		staged, err := pendingStagedOf(t, w)
+		if err != nil {
+			return topicstore.CommitResult{}, err
+		}
+		o.writes[i] = pendingWrite{TopicID: t.id, Msgs: msgs, Staged: staged}
+		total += len(arena) + 64*len(staged)
+	}
+	if o.pos, err = s.pendingPositions(req.Positions); err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	o.acks = req.Acks
+	for _, a := range req.Acks {
+		total += 32 * len(a.Refs)
+	}
+	o.size = total + 32*len(o.pos)
+	claimed, err := s.claimStaged(req)
+	if err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	out, err := s.submit(ctx, o)
+	if claimed != nil {
+		s.settleStaged(claimed, err == nil)
+	}
+	return out.Result, err
+}
+
+// codecOf returns m's codec; 0 means raw.
+func codecOf(m *topicstore.Message) topicstore.Codec {
+	if m.Codec == 0 {
+		return topicstore.CodecRaw
+	}
+	return m.Codec
+}
+
+// submit enqueues o and waits for its outcome.
+func (s *PebbleStore) submit(ctx context.Context, o *op) (reqOutcome, error) {
+	o.res = make(chan reqOutcome, 1)
+	select {
+	case s.ops <- o:
+	case <-s.done:
+		return reqOutcome{}, s.closedErr()
+	case <-ctx.Done():
+		return reqOutcome{}, ctx.Err()
+	}
+	// Once enqueued the outcome is decided by the committer; wait for it
+	// regardless of ctx so the caller learns whether it was written.
+	select {
+	case r := <-o.res:
+		return r, r.Err
+	case <-s.done:
+		select {
+		case r := <-o.res:
+			return r, r.Err
+		default:
+			return reqOutcome{}, s.closedErr()
+		}
+	}
+}
+
+func (s *PebbleStore) closedErr() error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	return topicstore.ErrClosed
+}
+
+// committer is the single goroutine that owns the core state: it drains the
+// queue, applies a group, writes it to Pebble and hands it to the syncer.
+func (s *PebbleStore) committer() {
+	defer close(s.syncq)
+	var pending []*op
+	for {
+		pending = pending[:0]
+		select {
+		case o := <-s.ops:
+			pending = append(pending, o)
+		case <-s.quit:
+			s.drainClosed()
+			return
+		}
+		size := pending[0].size
+	drain:
+		for size < s.opts.MaxGroupBytes && len(pending) < 8192 {
+			select {
+			case o := <-s.ops:
+				pending = append(pending, o)
+				size += o.size
+			default:
+				break drain
+			}
+		}
+		// Commits between DDL ops form groups; a DDL op runs alone.
+		from := 0
+		for i, o := range pending {
+			if o.ddl == nil {
+				continue
+			}
+			s.commitGroup(pending[from:i])
+			from = i + 1
+			err := s.err()
+			if err == nil {
+				err = o.ddl()
+			}
+			o.res <- reqOutcome{Err: err}
+		}
+		s.commitGroup(pending[from:])
+	}
+}
+
+// drainClosed fails the ops left in the queue at Close.
+func (s *PebbleStore) drainClosed() {
+	for {
+		select {
+		case o := <-s.ops:
+			o.res <- reqOutcome{Err: s.closedErr()}
+		default:
+			return
+		}
+	}
+}
+
+func (s *PebbleStore) commitGroup(ops []*op) {
+	if len(ops) == 0 {
+		return
+	}
+	g := &group{ops: append([]*op(nil), ops...)}
+	if g.err = s.err(); g.err != nil {
+		s.syncq <- g
+		return
+	}
+	// written_at never goes backwards within a process, so that
+	// OffsetForTime and retention can binary-search a partition's batches.
+	now := s.opts.Clock()
+	if now.Before(s.lastNow) {
+		now = s.lastNow
+	}
+	s.lastNow = now
+	reqs := make([]coreReq, len(ops))
+	ackErrs := make([]error, len(ops))
+	for i, o := range ops {
+		reqs[i] = coreReq{Writes: o.writes, Positions: o.pos}
+		if len(o.acks) == 0 {
+			continue
+		}
+		// A lock that expired (or is not held) fails the whole request
+		// before anything of it reaches the core.
+		o.ackB = s.db.NewBatch()
+		if o.ackApply, ackErrs[i] = s.sharedCommitAcks(o.ackB, o.acks, now); ackErrs[i] != nil {
+			reqs[i] = coreReq{}
+			o.ackB.Close()
+			o.ackB, o.ackApply = nil, nil
+		}
+	}
+	s.coreMu.Lock()
+	g.out = s.core.apply(reqs, now)
+	s.coreMu.Unlock()
+	acks := false
+	for i, o := range ops {
+		if ackErrs[i] != nil {
+			g.out.Outcomes[i] = reqOutcome{Err: ackErrs[i]}
+		}
+		if o.ackB != nil && g.out.Outcomes[i].Err != nil { // the request failed in the core
+			o.ackApply(false)
+			o.ackB.Close()
+			o.ackB, o.ackApply = nil, nil
+		}
+		acks = acks || o.ackB != nil
+	}
+	if g.out.Err != nil { // staged data unreadable: the core state is ahead
+		s.fail(g.out.Err)
+		g.err = s.err()
+		s.syncq <- g
+		return
+	}
+	if len(g.out.Sets) == 0 && len(g.out.Dels) == 0 && !acks { // only duplicates or rejected requests
+		s.syncq <- g
+		return
+	}
+	b := s.db.NewBatch()
+	for _, o := range ops {
+		if o.ackB != nil {
+			if err := b.Apply(o.ackB, nil); err != nil {
+				g.err = err
+			}
+			o.ackB.Close()
+			o.ackB = nil
+		}
+	}
+	for _, kv := range g.out.Sets {
+		if err := b.Set(kv.Key, kv.Value, nil); err != nil {
+			g.err = err
+		}
+	}
+	for _, k := range g.out.Dels {
+		if err := b.Delete(k, nil); err != nil {
+			g.err = err
+		}
+	}
+	if g.err == nil {
+		s.groups.Add(1)
+		s.groupedOps.Add(int64(len(ops)))
+		if s.opts.PlainSync {
+			g.err = b.Commit(pebble.Sync)
+		} else {
+			g.err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+			if g.err == nil {
+				g.b = b // the syncer waits for the fsync and closes it
+			}
+		}
+	}
+	if g.b == nil {
+		b.Close()
+	}
+	if g.err != nil {
+		s.fail(g.err) // the core state is ahead of the disk: stop for good
+	}
+	s.syncq <- g
+	if g.err == nil {
+		s.meterGroup(g.out.Publish, now)
+	}
+}
+
+// syncer completes groups in commit order: waits for the fsync, publishes
+// the new partition ends and answers the callers.
+func (s *PebbleStore) syncer() {
+	defer close(s.done)
+	for g := range s.syncq {
+		err := g.err
+		if g.b != nil {
+			if err = g.b.SyncWait(); err != nil {
+				s.fail(err)
+			}
+			g.b.Close()
+		}
+		if err != nil {
+			err = s.closedErr()
+			for _, o := range g.ops {
+				if o.ackApply != nil {
+					o.ackApply(false)
+				}
+				o.res <- reqOutcome{Err: err}
+			}
+			continue
+		}
+		s.publish(g.out.Publish)
+		for i, o := range g.ops {
+			if o.ackApply != nil {
+				o.ackApply(true)
+			}
+			o.res <- g.out.Outcomes[i]
+		}
+	}
+}
+
+// publish advances the visible ends (in order: groups are published FIFO).
+func (s *PebbleStore) publish(ps []published) {
+	if len(ps) == 0 {
+		return
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, pb := range ps {
+		t := s.byID[pb.TopicID]
+		if t == nil || int(pb.Partition) >= len(t.parts) {
+			continue // dropped meanwhile
+		}
+		p := t.parts[pb.Partition]
+		p.mu.Lock()
+		p.endCum = pb.EndCum
+		p.lastWrite = pb.WrittenAt
+		p.visibleEnd.Store(pb.End)
+		p.mu.Unlock()
+	}
+	s.notifyTopics(ps)
+}

@@ -1,0 +1,110 @@
+package pebblestore
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"topicgate/topicstore"
+)
+
+// Consumer positions in the deterministic core. A committed offset is the
+// next offset the consumer will read. The core keeps every consumer's
+// offsets (coreTopic.Consumers); a stored offset below the partition's start
+// reads as the start, and 0 (nothing stored) therefore means "from the
+// start".
+
+// pendingPos is a validated PositionUpdate (or SetPosition) for the core.
+type pendingPos struct {
+	TopicID   uint64
+	Topic     string // for error messages
+	Consumer  string
+	Partition int32
+	Offset    int64
+	Expect    int64 // < 0: no expectation
+	Exact     bool  // SetPosition: Offset must lie in [start, end]
+}
+
+type posRef struct {
+	topic    uint64
+	consumer string
+	part     int32
+}
+
+// committed returns the effective committed offset of c in partition p.
+func (t *coreTopic) committed(pos []int64, p int32) int64 {
+	return max(pos[p], t.Parts[p].Start)
+}
+
+// checkPositions validates ps in order, as if applied one after the other
+// (an update sees earlier updates of the same request; earlier requests of
+// the group are already in the state). It changes nothing.
+func (s *coreState) checkPositions(ps []pendingPos) error {
+	var local map[posRef]int64
+	if len(ps) > 1 {
+		local = make(map[posRef]int64, len(ps))
+	}
+	for _, u := range ps {
+		t := s.Topics[u.TopicID]
+		if t == nil || len(t.Parts) == 0 {
+			return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, u.Topic)
+		}
+		pos := t.Consumers[u.Consumer]
+		if pos == nil {
+			return fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, u.Topic, u.Consumer)
+		}
+		if u.Partition < 0 || int(u.Partition) >= len(t.Parts) || int(u.Partition) >= len(pos) {
+			return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
+		}
+		ref := posRef{u.TopicID, u.Consumer, u.Partition}
+		p := t.Parts[u.Partition]
+		cur, ok := local[ref]
+		if !ok {
+			cur = t.committed(pos, u.Partition)
+		}
+		if u.Expect >= 0 && u.Expect != cur {
+			return fmt.Errorf("%w: topic %q consumer %q partition %d: committed offset is %d, expected %d",
+				topicstore.ErrPositionConflict, u.Topic, u.Consumer, u.Partition, cur, u.Expect)
+		}
+		lo := int64(0)
+		if u.Exact {
+			lo = p.Start
+		}
+		if u.Offset < lo || u.Offset > p.End {
+			return fmt.Errorf("%w: topic %q consumer %q partition %d: offset %d is outside [%d, %d]",
+				topicstore.ErrOffsetOutOfRange, u.Topic, u.Consumer, u.Partition, u.Offset, p.Start, p.End)
+		}
+		if local != nil {
+			local[ref] = max(u.Offset, p.Start)
+		}
+	}
+	return nil
+}
+
+// applyPositions applies checked updates to the state and appends their
+// records to sets.
+func (s *coreState) applyPositions(sets []kv, ps []pendingPos) []kv {
+	for _, u := range ps {
+		s.Topics[u.TopicID].Consumers[u.Consumer][u.Partition] = u.Offset
+		sets = append(sets, kv{positionKey(u.TopicID, u.Partition, u.Consumer), encodePosition(u.Offset)})
+	}
+	return sets
+}
+
+// Position record: o/<topicID u64><partition u32><consumer name> -> uvarint
+// committed offset.
+func positionKey(id uint64, part int32, consumer string) []byte {
+	k := binary.BigEndian.AppendUint32(topicPrefix(prefixPositions, id), uint32(part))
+	return append(k, consumer...)
+}
+
+func encodePosition(off int64) []byte { return binary.AppendUvarint(nil, uint64(off)) }
+
+// parsePosition splits a position record.
+func parsePosition(k, v []byte) (id uint64, part int32, consumer string, off int64, err error) {
+	k = k[len(prefixPositions):]
+	o, n := binary.Uvarint(v)
+	if len(k) < 12 || n <= 0 {
+		return 0, 0, "", 0, fmt.Errorf("%w: position record", topicstore.ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(k), int32(binary.BigEndian.Uint32(k[8:])), string(k[12:]), int64(o), nil
+}

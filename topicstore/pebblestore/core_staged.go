@@ -1,0 +1,188 @@
+package pebblestore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// Staged batches in the deterministic core. A staged batch (StagedChunk)
+// joins a partition by reference: the core assigns it the next Count
+// offsets and emits a reference record at its base offset. The
+// partitions a staging ID's data is referenced from are tracked in
+// coreState.Refs (persisted as r/<sid> records in the same batch) and in
+// each corePartition's Refs, so that retention and DROP TOPIC know when a
+// staging ID's data is no longer referenced and can be deleted.
+
+// pendingStaged is a validated StagedChunk for the core.
+type pendingStaged struct {
+	SID, Seq       uint64
+	Partition      int32 // explicit, or < 0
+	ProducerID     string
+	Count          int
+	Bytes          int64
+	CRC            uint32
+	SeqMin, SeqMax int64
+	SeqOK          bool
+}
+
+// refEntry: staging ID's data is referenced from partition Part of topic
+// TopicID by batches ending at or below End.
+type refEntry struct {
+	TopicID uint64
+	Part    int32
+	End     int64
+}
+
+// partRef is the partition-side view of a refEntry.
+type partRef struct {
+	End int64
+	SID uint64
+}
+
+// refAdd is a reference made by the current group.
+type refAdd struct {
+	sid uint64
+	key partKey
+	end int64
+}
+
+// liveProducer returns id's dedup state, or nil if unknown or expired.
+func (s *coreState) liveProducer(t *coreTopic, id string, now time.Time) *producerState {
+	ps := t.Producers[id]
+	if ps != nil && s.Expiry > 0 && now.Sub(ps.LastWrite) > s.Expiry {
+		return nil // binding and dedup state expired
+	}
+	return ps
+}
+
+// newProducer binds a new producer to part.
+func (s *coreState) newProducer(t *coreTopic, id string, part int32) *producerState {
+	ps := &producerState{Partition: part, fresh: true}
+	if t.Producers == nil {
+		t.Producers = map[string]*producerState{}
+	}
+	t.Producers[id] = ps
+	return ps
+}
+
+// loadStaged reads and splits a staged batch for the dedup fallback.
+func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
+	if s.Load == nil {
+		return nil, fmt.Errorf("%w: no staged data loader", topicstore.ErrCorrupt)
+	}
+	v, err := s.Load(c.SID, c.Seq)
+	if err != nil {
+		return nil, err
+	}
+	if topicstore.Checksum(v) != c.CRC {
+		return nil, fmt.Errorf("%w: staged batch %d/%d: checksum mismatch", topicstore.ErrCorrupt, c.SID, c.Seq)
+	}
+	msgs := make([]pendingMsg, 0, c.Count)
+	for len(v) > 0 {
+		entry, rest, err := topicstore.NextEntry(v)
+		if err != nil {
+			return nil, err
+		}
+		v = rest
+		m := pendingMsg{Partition: c.Partition, ProducerID: c.ProducerID}
+		if m.HasSeqNo, m.SeqNo, m.Tail, err = topicstore.SplitEntry(entry); err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+// addRefs records the group's new references and appends the r/ records
+// of the staging IDs they touched.
+func (s *coreState) addRefs(sets []kv, refs []refAdd) []kv {
+	if len(refs) == 0 {
+		return sets
+	}
+	if s.Refs == nil {
+		s.Refs = map[uint64][]refEntry{}
+	}
+	var sids []uint64
+	for _, ra := range refs {
+		entries := s.Refs[ra.sid]
+		i := slices.IndexFunc(entries, func(e refEntry) bool { return e.TopicID == ra.key.topic && e.Part == ra.key.part })
+		if i < 0 {
+			entries = append(entries, refEntry{ra.key.topic, ra.key.part, ra.end})
+		} else {
+			entries[i].End = max(entries[i].End, ra.end)
+		}
+		s.Refs[ra.sid] = entries
+		if !slices.Contains(sids, ra.sid) {
+			sids = append(sids, ra.sid)
+		}
+		cp := &s.Topics[ra.key.topic].Parts[ra.key.part]
+		if n := len(cp.Refs); n > 0 && cp.Refs[n-1].SID == ra.sid {
+			cp.Refs[n-1].End = max(cp.Refs[n-1].End, ra.end)
+		} else {
+			cp.Refs = append(cp.Refs, partRef{End: ra.end, SID: ra.sid})
+		}
+	}
+	for _, sid := range sids {
+		sets = append(sets, kv{refsKey(sid), encodeRefs(s.Refs[sid])})
+	}
+	return sets
+}
+
+// releaseRefs drops the references of partition part of topic ct whose
+// data ends at or below upTo (retention cut it, or the topic is dropped).
+// It returns what to write: r/ records to set, and the r/ records and
+// staged ranges of staging IDs no longer referenced to delete.
+func (s *coreState) releaseRefs(ct *coreTopic, part int32, upTo int64) (sets []kv, gone []uint64) {
+	cp := &ct.Parts[part]
+	n := 0
+	for n < len(cp.Refs) && cp.Refs[n].End <= upTo {
+		sid := cp.Refs[n].SID
+		entries := slices.DeleteFunc(s.Refs[sid], func(e refEntry) bool { return e.TopicID == ct.ID && e.Part == part })
+		if len(entries) == 0 {
+			delete(s.Refs, sid)
+			gone = append(gone, sid)
+		} else {
+			s.Refs[sid] = entries
+			sets = append(sets, kv{refsKey(sid), encodeRefs(entries)})
+		}
+		n++
+	}
+	if n > 0 {
+		cp.Refs = slices.Clone(cp.Refs[n:])
+	}
+	return sets, gone
+}
+
+// r/<sid> record: uvarint n, then n × (uvarint topic ID, uvarint
+// partition, uvarint end offset).
+func refsKey(sid uint64) []byte { return topicPrefix(prefixRefs, sid) }
+
+func encodeRefs(es []refEntry) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(es)))
+	for _, e := range es {
+		b = binary.AppendUvarint(b, e.TopicID)
+		b = binary.AppendUvarint(b, uint64(e.Part))
+		b = binary.AppendUvarint(b, uint64(e.End))
+	}
+	return b
+}
+
+func decodeRefs(v []byte) ([]refEntry, error) {
+	r := topicstore.ByteReader{B: v}
+	n := r.Uvarint()
+	if r.Err || n > uint64(len(v)) {
+		return nil, fmt.Errorf("%w: refs record", topicstore.ErrCorrupt)
+	}
+	es := make([]refEntry, 0, n)
+	for range n {
+		es = append(es, refEntry{TopicID: r.Uvarint(), Part: int32(r.Uvarint()), End: int64(r.Uvarint())})
+	}
+	if r.Err {
+		return nil, fmt.Errorf("%w: refs record", topicstore.ErrCorrupt)
+	}
+	return es, nil
+}

@@ -1,0 +1,608 @@
+package pebblestore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble"
+
+	"topicgate/topicstore"
+)
+
+// Shared consumers (queue semantics: YDB shared consumers, Kafka share
+// groups, SQS).
+//
+// Per (topic, shared consumer) a manager (shMgr, its own mutex, not the
+// committer) holds, per partition, an acquisition window: the offsets from
+// the first unfinished message (start) up to start + Options.SharedWindow
+// (default 1000) and the visible end. Each window entry is available,
+// acquired (by a session, until a deadline), pending (in a commit or a
+// dead-letter move), acknowledged or archived, plus the message's
+// written_at, delay and group (no body). The window only moves when its
+// first messages finish, so memory per partition is bounded by the window
+// size, and so is the number of messages acquired at once. The decisions
+// are the deterministic core's (shared_core.go; keep_messages_order
+// across splits in shared_order.go); this file and
+// shared_ops.go do the I/O: window fills and message reads with Scan,
+// persistence, dead-letter moves.
+//
+// Finished states and delivery counts are persisted (synced before the
+// caller is told, or before a delivery is shown to a client):
+//
+//	k/<topicID u64><consumer>\x00<partition u32>              -> uvarint start
+//	k/<topicID u64><consumer>\x00<partition u32><offset u64>  -> 1 byte: acked (3) / archived (4),
+//	                                                            or 0, uvarint delivery count
+//
+// A manager's batches are applied in order under its mutex
+// (ApplyNoSyncWait) and their fsyncs awaited after it is released, so
+// concurrent actions share fsyncs. The start record advances past
+// contiguous finished offsets and the finished records below it are
+// deleted in the same batch (point deletes: range tombstones in the
+// memtable would slow every iterator of the store down); a finished record
+// is only written if the start does not pass its offset in the same batch.
+// A manager is loaded lazily on the first use of its consumer after Open; a
+// partition without a start record starts at the consumer's committed
+// position (read_from). SharedAction stores the starts as the consumer's
+// committed positions every 256 offsets and when a window drains, so
+// retention's important / availability_period rules see the progress.
+//
+// Delivery counts are durable (as Kafka's share-group state is): every
+// acquisition writes the new count of each message it hands out into the
+// manager's next batch, and AcquireAsync's wait (run before any row
+// reaches the client: executor.WaitDurable) waits for its fsync, which
+// concurrent acquisitions and acknowledgements share. A crash after the
+// write and before the delivery only over-counts. A delivery handed back
+// undelivered (ReleaseUndelivered) rewrites the lower count. Locks live in
+// memory only: after a restart every unfinished message is available
+// again with its stored count, a failed attempt, so a message whose
+// MaxProcessingAttempts are used up gets the dead-letter policy when the
+// window loads it (shCore.loaded). The count record is the message's
+// finished record's key, overwritten by an ack or archive and deleted with
+// it when the start passes it.
+//
+// Lock expiry is lazy: Acquire, SharedAction, ReleaseSession and
+// SharedStats first return expired locks to the queue, as of the store's
+// clock. Nothing polls: a reader that found nothing waits on the topic's
+// Changed channel (publishes) and the manager's wake channel, closed when
+// a step of the core may have made a message available (shCore.freed) or
+// the consumer's config changed, with a timer set to the core's nextReady
+// (the earliest lock deadline or end of a delay). Dropping a shared
+// consumer (or the topic, or turning it into a streaming consumer) deletes
+// its state in the DDL batch (sharedDDL). shared_counts.go counts, per
+// partition, the messages archived, moved to the dead_letter_queue and the
+// failed moves (logged once per message through Options.Logger), for
+// SharedStats.
+
+const prefixShared = "k/"
+
+var bgCtx = context.Background()
+
+func sharedPrefix(id uint64, consumer string) []byte {
+	k := append(topicPrefix(prefixShared, id), consumer...)
+	return append(k, 0)
+}
+
+func sharedStartKey(id uint64, consumer string, part int32) []byte {
+	return binary.BigEndian.AppendUint32(sharedPrefix(id, consumer), uint32(part))
+}
+
+func sharedDoneKey(id uint64, consumer string, part int32, off int64) []byte {
+	return binary.BigEndian.AppendUint64(sharedStartKey(id, consumer, part), uint64(off))
+}
+
+type shKey struct {
+	id       uint64
+	consumer string
+}
+
+// sharedRegistry is the PebbleStore's set of managers (zero value ready).
+type sharedRegistry struct {
+	mu     sync.Mutex
+	mgrs   map[shKey]*shMgr
+	frozen map[uint64]*frozenTopic // a DDL is dropping shared state of this topic version
+}
+
+// frozenTopic holds loads of a topic version's managers back while a DDL
+// drops shared state; done is closed when the DDL has ended (installed its
+// new version, or failed the store).
+type frozenTopic struct {
+	t    *topic
+	done chan struct{}
+}
+
+// shMgr is one (topic, shared consumer)'s state.
+type shMgr struct {
+	mu       sync.Mutex
+	dead     bool // consumer or topic dropped
+	id       uint64
+	consumer string
+	t        *topic // the topic version cfg came from
+	core     shCore
+	posMu    sync.Mutex // serializes position updates (sharedSyncPositions)
+	posSent  []int64    // per partition: the start last stored as the position
+	counts   shCounters // archived / dead-lettered counters (shared_counts.go), under mu
+
+	wakeMu sync.Mutex
+	wakeCh chan struct{} // closed (and reset) by signal; nil: nobody waits
+}
+
+// wakeChan returns the channel the next signal closes.
+func (m *shMgr) wakeChan() <-chan struct{} {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	if m.wakeCh == nil {
+		m.wakeCh = make(chan struct{})
+	}
+	return m.wakeCh
+}
+
+// signal wakes the readers waiting for messages of this consumer.
+func (m *shMgr) signal() {
+	m.wakeMu.Lock()
+	if m.wakeCh != nil {
+		close(m.wakeCh)
+		m.wakeCh = nil
+	}
+	m.wakeMu.Unlock()
+}
+
+func (s *PebbleStore) sharedWindow() int {
+	if s.opts.SharedWindow > 0 {
+		return s.opts.SharedWindow
+	}
+	return DefaultSharedWindow
+}
+
+func findConsumer(t *topic, name string) *topicstore.ConsumerConfig {
+	for i := range t.cfg.Consumers {
+		if t.cfg.Consumers[i].Name == name {
+			return &t.cfg.Consumers[i]
+		}
+	}
+	return nil
+}
+
+// sharedMgr returns the topic and the consumer's manager, locked.
+func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, error) {
+	reg := &s.shared
+	for {
+		if err := s.err(); err != nil {
+			return nil, nil, err
+		}
+		t, err := s.lookup(topicName)
+		if err != nil {
+			return nil, nil, err
+		}
+		key := shKey{t.id, consumer}
+		reg.mu.Lock()
+		if f := reg.frozen[t.id]; f != nil && f.t == t {
+			reg.mu.Unlock()
+			<-f.done // a DDL drops this consumer's state; wait for it to end
+			continue
+		} else if f != nil {
+			delete(reg.frozen, t.id)
+		}
+		m := reg.mgrs[key]
+		reg.mu.Unlock()
+		if m == nil {
+			cc := findConsumer(t, consumer)
+			if cc == nil {
+				return nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topicName, consumer)
+			}
+			if !cc.Shared {
+				return nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrNotShared, topicName, consumer)
+			}
+			if m, err = s.loadShared(t, cc); err != nil {
+				return nil, nil, err
+			}
+			if testHookSharedLoaded != nil {
+				testHookSharedLoaded()
+			}
+			reg.mu.Lock()
+			// Register only a manager loaded from the installed version. A
+			// DDL that dropped the consumer meanwhile has either frozen t
+			// (not yet replaced) or replaced it; checking frozen alone is
+			// not enough, because a reader that saw the new version clears
+			// the flag, and a manager of the dropped consumer would then
+			// outlive it, locks and all, into a re-created one.
+			if f := reg.frozen[t.id]; (f != nil && f.t == t) || !s.isInstalled(t) {
+				reg.mu.Unlock()
+				continue
+			}
+			if old := reg.mgrs[key]; old != nil {
+				m = old
+			} else {
+				if reg.mgrs == nil {
+					reg.mgrs = map[shKey]*shMgr{}
+				}
+				reg.mgrs[key] = m
+			}
+			reg.mu.Unlock()
+		}
+		m.mu.Lock()
+		if m.dead {
+			m.mu.Unlock()
+			continue
+		}
+		if m.t != t { // the topic was altered: refresh config and partitions
+			cc := findConsumer(t, consumer)
+			if cc == nil || !cc.Shared { // (sharedDDL has marked m dead: not reached)
+				m.mu.Unlock()
+				if cc == nil {
+					return nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topicName, consumer)
+				}
+				return nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrNotShared, topicName, consumer)
+			}
+			m.t, m.core.cfg = t, newShConfig(cc)
+			m.core.tree = newShTree(t)
+			for len(m.core.parts) < len(t.parts) {
+				m.core.parts = append(m.core.parts, &shPart{})
+			}
+		}
+		return t, m, nil
+	}
+}
+
+// testHookSharedLoaded, when set by a test, runs between loading a
+// manager and registering it.
+var testHookSharedLoaded func()
+
+// isInstalled reports whether t is the current version of its topic.
+// Lock order: shared registry, then s.mu.
+func (s *PebbleStore) isInstalled(t *topic) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byID[t.id] == t
+}
+
+// loadShared reads a consumer's persisted finished states.
+func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMgr, error) {
+	m := &shMgr{id: t.id, consumer: cc.Name, t: t,
+		core: shCore{cfg: newShConfig(cc), window: s.sharedWindow(), parts: make([]*shPart, len(t.parts))}}
+	for i := range m.core.parts {
+		m.core.parts[i] = &shPart{}
+	}
+	m.core.tree = newShTree(t)
+	pre := sharedPrefix(t.id, cc.Name)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: append(pre[:len(pre):len(pre)], 0xff)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()[len(pre):]
+		if len(k) != 4 && len(k) != 12 {
+			return nil, fmt.Errorf("%w: shared-consumer key %q", topicstore.ErrCorrupt, it.Key())
+		}
+		pi := int(binary.BigEndian.Uint32(k))
+		if pi >= len(m.core.parts) {
+			continue
+		}
+		p := m.core.parts[pi]
+		v := it.Value()
+		if len(k) == 4 {
+			start, n := binary.Uvarint(v)
+			if n <= 0 {
+				return nil, fmt.Errorf("%w: shared-consumer start %q", topicstore.ErrCorrupt, it.Key())
+			}
+			p.start, p.persisted = int64(start), int64(start)
+			continue
+		}
+		off := int64(binary.BigEndian.Uint64(k[4:]))
+		if off < p.start {
+			p.stale = append(p.stale, off) // left by a crash before its delete
+			continue
+		}
+		rec, ok := parseSharedRecord(v)
+		if !ok {
+			return nil, fmt.Errorf("%w: shared-consumer record %q = %x", topicstore.ErrCorrupt, it.Key(), v)
+		}
+		if p.done == nil {
+			p.done = map[int64]shDisk{}
+		}
+		p.done[off] = rec
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	// A consumer added with read_from starts where its position says.
+	s.coreMu.Lock()
+	if ct := s.core.Topics[t.id]; ct != nil {
+		if pos := ct.Consumers[cc.Name]; pos != nil {
+			m.posSent = make([]int64, len(m.core.parts))
+			for pi, p := range m.core.parts {
+				if pi < len(pos) {
+					m.posSent[pi] = ct.committed(pos, int32(pi))
+					p.dropBelow(m.posSent[pi])
+				}
+			}
+		}
+	}
+	s.coreMu.Unlock()
+	return m, nil
+}
+
+// sharedCountValue is the record of a message delivered n times.
+func sharedCountValue(n int32) []byte { return binary.AppendUvarint([]byte{shAvail}, uint64(n)) }
+
+// parseSharedRecord decodes a per-message record: a finished state, or a
+// delivery count.
+func parseSharedRecord(v []byte) (shDisk, bool) {
+	switch {
+	case len(v) == 1 && (v[0] == shAcked || v[0] == shArchived):
+		return shDisk{state: v[0]}, true
+	case len(v) > 1 && v[0] == shAvail:
+		n, k := binary.Uvarint(v[1:])
+		if k != len(v)-1 || n > 1<<31-1 {
+			return shDisk{}, false
+		}
+		return shDisk{state: shAvail, deliv: int32(n)}, true
+	}
+	return shDisk{}, false
+}
+
+// fill drops what retention deleted from each window and loads message
+// metadata up to start + window (and the visible end). A message loaded
+// with a durable delivery count may get the dead-letter policy at once
+// (shCore.loaded): its effects land in eff.
+func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *shEffects) error {
+	c := &m.core
+	for pi, p := range c.parts {
+		tp := t.parts[pi]
+		tp.mu.Lock()
+		pstart := tp.start
+		tp.mu.Unlock()
+		p.dropBelow(pstart)
+		p.advance()
+		end := min(p.start+int64(c.window), tp.visibleEnd.Load())
+		from := p.loadedEnd()
+		if from >= end {
+			continue
+		}
+		next := from
+		err := s.Scan(bgCtx, t.cfg.Name, topicstore.ScanRange{Partition: int32(pi), Start: from, End: end}, func(msg *topicstore.Message) bool {
+			for next < msg.Offset { // a gap (should not happen): count it as finished
+				p.ents = append(p.ents, shEntry{state: shArchived})
+				next++
+			}
+			e := shEntry{written: msg.WrittenAt.UnixNano(), delay: int64(msg.Delay), group: msg.MessageGroupID}
+			if rec, ok := p.done[msg.Offset]; ok {
+				e.state, e.deliveries, e.stored = rec.state, rec.deliv, true
+				delete(p.done, msg.Offset)
+			}
+			p.ents = append(p.ents, e)
+			next++
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for off := from; off < next; off++ {
+			if e := p.at(off); e != nil && e.deliveries > 0 {
+				c.loaded(int32(pi), off, e, eff)
+			}
+		}
+		p.advance()
+	}
+	return nil
+}
+
+// sharedPersist writes eff's delivery counts and finished states and the
+// advanced starts of m into a batch applied in order (under m.mu) with
+// Sync; the caller waits for the fsync with wait() after unlocking m.
+// Pebble groups concurrent syncs. It also wakes m's waiters if the step
+// may have made a message available (shCore.freed).
+func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	b := s.sharedBatch(m, eff)
+	if b == nil {
+		return noWait, nil
+	}
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		b.Close()
+		s.fail(err)
+		return nil, s.err()
+	}
+	return func() error {
+		defer b.Close()
+		if err := b.SyncWait(); err != nil {
+			s.fail(err)
+			return s.err()
+		}
+		return nil
+	}, nil
+}
+
+// sharedPersistDeferred is sharedPersist with the sync left to wait: the
+// batch is applied without one, and wait syncs the WAL unless a sync
+// issued since has covered it (syncTo). Acknowledgements use it: the
+// statements of a pipeline (and of concurrent sessions) then share one
+// fsync at the durability barrier, where each synced batch would have
+// waited for the fsync after the one its predecessor started.
+func (s *PebbleStore) sharedPersistDeferred(m *shMgr, eff *shEffects) (wait func() error, err error) {
+	b := s.sharedBatch(m, eff)
+	if b == nil {
+		return noWait, nil
+	}
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.fail(err)
+		return nil, s.err()
+	}
+	ticket := s.walT.applied.Add(1)
+	return func() error { return s.syncTo(ticket) }, nil
+}
+
+// walTickets number the batches sharedPersistDeferred applied (applied)
+// and record how far a finished sync is known to have covered them
+// (synced).
+type walTickets struct{ applied, synced atomic.Uint64 }
+
+// syncTo returns once the deferred batch with ticket t (and every batch
+// applied before it) is durable: at once if a sync issued after it was
+// applied has finished, else after syncing the WAL with an empty synced
+// record (the WAL is sequential: a sync covers everything written before
+// it, also across a WAL switch, which syncs the old file first).
+func (s *PebbleStore) syncTo(t uint64) error {
+	if s.walT.synced.Load() >= t {
+		return nil
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	cur := s.walT.applied.Load() // every ticket up to cur is in the WAL now
+	b := s.db.NewBatch()
+	defer b.Close()
+	_ = b.LogData(nil, nil)
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	if err := b.SyncWait(); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	for {
+		old := s.walT.synced.Load()
+		if old >= cur || s.walT.synced.CompareAndSwap(old, cur) {
+			return nil
+		}
+	}
+}
+
+// sharedBatch builds the batch of sharedPersist (nil if there is nothing
+// to write) and wakes m's waiters if the step freed a message.
+func (s *PebbleStore) sharedBatch(m *shMgr, eff *shEffects) *pebble.Batch {
+	m.counts.noteFinished(eff)
+	var b *pebble.Batch
+	batch := func() *pebble.Batch {
+		if b == nil {
+			b = s.db.NewBatch()
+		}
+		return b
+	}
+	for pi, p := range m.core.parts {
+		full, start := len(p.ents) >= m.core.window, p.start
+		p.advance()
+		if full && p.start > start {
+			m.core.freed = true // the window moves on: messages beyond it may load
+		}
+		for _, off := range p.stale {
+			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, int32(pi), off), nil)
+		}
+		p.stale = p.stale[:0]
+		if p.start > p.persisted {
+			_ = batch().Set(sharedStartKey(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.start)), nil)
+			p.persisted = p.start
+		}
+	}
+	for _, r := range eff.counts {
+		e := m.core.parts[r.part].at(r.off)
+		switch {
+		case e == nil || e.finished():
+		case r.deliv > 0:
+			e.stored = true
+			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), sharedCountValue(r.deliv), nil)
+		case e.stored: // handed back undelivered: never delivered after all
+			e.stored = false
+			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, r.part, r.off), nil)
+		}
+	}
+	if m.core.freed {
+		m.core.freed = false
+		m.signal()
+	}
+	for _, r := range eff.finished {
+		if e := m.core.parts[r.part].at(r.off); e != nil {
+			e.stored = true
+			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), []byte{r.state}, nil)
+		}
+	}
+	return b
+}
+
+// sharedDDL is called by AlterTopic (cfg = the new config) and DropTopic
+// (cfg = nil) on the committer goroutine, before the DDL batch b is synced:
+// it adds to b the deletion of the shared state of every shared consumer
+// the change drops (or turns into a streaming one), marks their managers
+// dead and holds new loads of old's consumers back until the new topic
+// version is installed (so no load reads the state being deleted). The
+// caller must call thaw once the DDL has ended (the new version installed,
+// or the DDL failed): it lets the held loads go on and wakes the readers
+// waiting on the topic's managers (the config they wait under may have
+// changed, a dropped consumer's readers get their error).
+func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *topicstore.TopicConfig) (thaw func()) {
+	var dropped []string
+	for _, c := range old.cfg.Consumers {
+		if !c.Shared {
+			continue
+		}
+		if cfg != nil {
+			if nc := findConsumerCfg(cfg, c.Name); nc != nil && nc.Shared {
+				continue
+			}
+		}
+		dropped = append(dropped, c.Name)
+	}
+	if cfg == nil {
+		_ = b.DeleteRange(topicPrefix(prefixShared, old.id), topicPrefix(prefixShared, old.id+1), nil)
+	}
+	reg := &s.shared
+	wakeAll := func() {
+		reg.mu.Lock()
+		var ms []*shMgr
+		for k, m := range reg.mgrs {
+			if k.id == old.id {
+				ms = append(ms, m)
+			}
+		}
+		reg.mu.Unlock()
+		for _, m := range ms {
+			m.signal()
+		}
+	}
+	if len(dropped) == 0 && cfg != nil {
+		return wakeAll
+	}
+	var dead []*shMgr
+	reg.mu.Lock()
+	if reg.frozen == nil {
+		reg.frozen = map[uint64]*frozenTopic{}
+	}
+	f := &frozenTopic{t: old, done: make(chan struct{})}
+	reg.frozen[old.id] = f
+	for _, name := range dropped {
+		pre := sharedPrefix(old.id, name)
+		if cfg != nil {
+			_ = b.DeleteRange(pre, append(pre[:len(pre):len(pre)], 0xff), nil)
+		}
+		if m := reg.mgrs[shKey{old.id, name}]; m != nil {
+			dead = append(dead, m)
+			delete(reg.mgrs, shKey{old.id, name})
+		}
+	}
+	reg.mu.Unlock()
+	for _, m := range dead {
+		m.mu.Lock() // waits for an operation in flight (its batch is applied before b)
+		m.dead = true
+		m.mu.Unlock()
+	}
+	return func() {
+		close(f.done)
+		for _, m := range dead {
+			m.signal()
+		}
+		wakeAll()
+	}
+}
+
+func findConsumerCfg(cfg *topicstore.TopicConfig, name string) *topicstore.ConsumerConfig {
+	for i := range cfg.Consumers {
+		if cfg.Consumers[i].Name == name {
+			return &cfg.Consumers[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+package pebblestore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// Shared consumers: the SharedStore methods (see shared.go).
+
+// Acquire hands out up to req.Max available messages of a shared consumer,
+// each locked for the request's timeout, fair across partitions (round
+// robin) and, within a partition, across message groups. The result is
+// sorted by (partition, offset). A streaming consumer gives ErrNotShared.
+// It returns once the new delivery counts are durable.
+func (s *PebbleStore) Acquire(ctx context.Context, req topicstore.AcquireRequest) ([]topicstore.Acquired, error) {
+	res, err := s.AcquireAsync(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Wait(); err != nil {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+func noWait() error { return nil }
+
+// AcquireAsync is Acquire without waiting for durability: the messages are
+// locked and their delivery counts are in the WAL; res.Wait blocks until
+// they are synced (then runs any dead-letter moves the call's lock expiries
+// started). The caller must call Wait exactly once and must not show the
+// messages to anyone before it returned nil (on an error the store has
+// failed). With req.Watch and nothing handed out, res carries what to wait
+// on for the next try: see AcquireResult.
+func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRequest) (topicstore.AcquireResult, error) {
+	res := topicstore.AcquireResult{Wait: noWait}
+	if req.Max <= 0 {
+		return res, nil
+	}
+	var published <-chan struct{}
+	if req.Watch { // before the state is read: nothing published later is missed
+		ch, err := s.Changed(req.Topic)
+		if err != nil {
+			return res, err
+		}
+		published = ch
+	}
+	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
+	if err != nil {
+		return res, err
+	}
+	now := s.opts.Clock()
+	var eff shEffects
+	m.core.expire(now.UnixNano(), &eff)
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = m.core.cfg.timeout
+	}
+	until := now.Add(timeout)
+	var refs []topicstore.MsgRef
+	var out []topicstore.Acquired
+	early := noWait
+	count := func(r topicstore.MsgRef) {
+		e := m.core.parts[r.Partition].at(r.Offset)
+		eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail, deliv: e.deliveries})
+	}
+	if err = s.sharedFill(t, m, &eff); err == nil { // else: still persist eff, do the moves
+		refs = m.core.pick(now.UnixNano(), req.Max, req.Session, until.UnixNano())
+		if len(refs) > 0 {
+			// The new counts go to the WAL before the messages are read,
+			// so that their fsync runs meanwhile.
+			for _, r := range refs {
+				count(r)
+			}
+			if early, err = s.sharedPersist(m, &eff); err != nil {
+				early = noWait
+			}
+			eff = shEffects{moves: eff.moves}
+		}
+		if err == nil {
+			out, err = s.sharedFetch(ctx, t, refs)
+		}
+	}
+	if err == nil && req.MaxBytes > 0 { // keep the pick order's prefix that fits
+		var n, size int64
+		for n < int64(len(out)) && (n == 0 || size+int64(len(out[n].Message.Body)) <= req.MaxBytes) {
+			size += int64(len(out[n].Message.Body))
+			n++
+		}
+		for _, a := range out[n:] { // not delivered: the count goes back down
+			r := topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
+			m.core.unpick(r)
+			count(r)
+		}
+		out = out[:n]
+	}
+	if err != nil {
+		for _, r := range refs {
+			m.core.unpick(r)
+			count(r)
+		}
+		out = nil
+	}
+	for i := range out {
+		e := m.core.parts[out[i].Message.Partition].at(out[i].Message.Offset)
+		out[i].DeliveryCount, out[i].LockedUntil = int(e.deliveries), until
+	}
+	if err == nil && len(out) == 0 && req.Watch {
+		res.Published, res.Freed = published, m.wakeChan()
+		if next := m.core.nextReady(now.UnixNano()); next > 0 {
+			res.NextReady = time.Duration(next - now.UnixNano())
+		}
+	}
+	wait, perr := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		_ = early()
+		if perr == nil {
+			_ = wait()
+		}
+		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+		return topicstore.AcquireResult{Wait: noWait}, err
+	}
+	slices.SortFunc(out, func(a, b topicstore.Acquired) int {
+		if c := cmp.Compare(a.Message.Partition, b.Message.Partition); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Message.Offset, b.Message.Offset)
+	})
+	res.Messages = out
+	moves := eff.moves
+	res.Wait = func() error {
+		err := early()
+		if err2 := wait(); err == nil {
+			err = err2
+		}
+		s.sharedMoves(req.Topic, req.Consumer, moves)
+		return err
+	}
+	return res, nil
+}
+
+func (p *partition) startOffset() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.start
+}
+
+// sharedFetch reads the picked messages (copies, in pick order). A message
+// retention deleted meanwhile is left out (and unpicked by the caller's
+// next fill, which drops it).
+func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicstore.MsgRef) ([]topicstore.Acquired, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	byPart := map[int32][]int64{}
+	for _, r := range refs {
+		byPart[r.Partition] = append(byPart[r.Partition], r.Offset)
+	}
+	got := make(map[topicstore.MsgRef]topicstore.Message, len(refs))
+	for pi, offs := range byPart {
+		slices.Sort(offs)
+		i := 0
+		err := s.Scan(ctx, t.cfg.Name, topicstore.ScanRange{Partition: pi, Start: offs[0], End: offs[len(offs)-1] + 1}, func(msg *topicstore.Message) bool {
+			for i < len(offs) && offs[i] < msg.Offset {
+				i++
+			}
+			if i < len(offs) && offs[i] == msg.Offset {
+				c := *msg
+				c.Body = bytes.Clone(msg.Body)
+				c.Attrs = slices.Clone(msg.Attrs)
+				got[topicstore.MsgRef{Partition: pi, Offset: msg.Offset}] = c
+			}
+			return i < len(offs)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]topicstore.Acquired, 0, len(refs))
+	for _, r := range refs {
+		if msg, ok := got[r]; ok {
+			out = append(out, topicstore.Acquired{Message: msg})
+		}
+	}
+	return out, nil
+}
+
+// SharedAction applies an action to messages the session holds; one
+// outcome per ref, in order. Acks and archives are synced, and dead-letter
+// moves done, before it returns.
+func (s *PebbleStore) SharedAction(ctx context.Context, req topicstore.SharedActionRequest) ([]topicstore.SharedOutcome, error) {
+	outs, wait, err := s.SharedActionAsync(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := wait(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// SharedActionAsync is SharedAction without waiting for durability: the
+// outcomes are decided and the records are in the WAL, and wait blocks
+// until they are synced (then runs any dead-letter moves). The caller must
+// call wait exactly once, and must not confirm the outcomes to anyone
+// before it returned nil. A connection pipelining several acks pays one
+// fsync wait instead of one per statement.
+func (s *PebbleStore) SharedActionAsync(ctx context.Context, req topicstore.SharedActionRequest) ([]topicstore.SharedOutcome, func() error, error) {
+	t, m, err := s.sharedMgr(req.Topic, req.Consumer)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.opts.Clock().UnixNano()
+	var eff shEffects
+	m.core.expire(now, &eff)
+	until := req.Until
+	if until.IsZero() { // ActionExtend without Until: by the consumer's timeout
+		until = time.Unix(0, now).Add(m.core.cfg.timeout)
+	}
+	outs := make([]topicstore.SharedOutcome, len(req.Refs))
+	for i, r := range req.Refs {
+		if r.Partition < 0 || int(r.Partition) >= len(t.parts) || r.Offset < t.parts[r.Partition].startOffset() ||
+			r.Offset >= t.parts[r.Partition].visibleEnd.Load() {
+			outs[i] = topicstore.OutcomeUnknown
+			continue
+		}
+		outs[i] = m.core.act(now, req.Session, req.Action, r, until, &eff)
+	}
+	wait, err := s.sharedPersistDeferred(m, &eff)
+	m.mu.Unlock()
+	if err != nil {
+		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+		return nil, nil, err
+	}
+	moves := eff.moves
+	return outs, func() error {
+		err := wait()
+		s.sharedMoves(req.Topic, req.Consumer, moves)
+		if err != nil {
+			return err
+		}
+		s.sharedSyncPositions(context.Background(), req.Topic, req.Consumer, m)
+		return nil
+	}, nil
+}
+
+// sharedSyncPositions stores each partition's start (first unfinished
+// offset) as the consumer's committed position once it moved by
+// sharedPositionStep or the partition is drained, so that retention's
+// important / availability_period rules and sys views see a shared
+// consumer's progress. One synced position write per step: cheap.
+func (s *PebbleStore) sharedSyncPositions(ctx context.Context, topic, consumer string, m *shMgr) {
+	const sharedPositionStep = 256
+	if !m.posMu.TryLock() {
+		return // another action is storing positions: it, or a later one, stores ours
+	}
+	defer m.posMu.Unlock()
+	m.mu.Lock()
+	var req topicstore.CommitRequest
+	for pi, p := range m.core.parts {
+		for len(m.posSent) <= pi {
+			m.posSent = append(m.posSent, 0)
+		}
+		drained := len(p.ents) == 0 && p.start > m.posSent[pi]
+		if drained || p.start-m.posSent[pi] >= sharedPositionStep {
+			// Expect: a consumer dropped and re-created meanwhile is not moved.
+			req.Positions = append(req.Positions, topicstore.PositionUpdate{Topic: topic, Consumer: consumer,
+				Partition: int32(pi), Offset: p.start, Expect: m.posSent[pi]})
+		}
+	}
+	dead := m.dead
+	m.mu.Unlock()
+	if dead || len(req.Positions) == 0 {
+		return
+	}
+	_, err := s.Commit(ctx, &req)
+	switch {
+	case err == nil:
+		for _, u := range req.Positions {
+			m.posSent[u.Partition] = u.Offset
+		}
+	case errors.Is(err, topicstore.ErrPositionConflict): // moved by SetPosition: retried from there
+		if pos, err := s.Positions(topic, consumer); err == nil {
+			for p, off := range pos {
+				if int(p) < len(m.posSent) {
+					m.posSent[p] = off
+				}
+			}
+		}
+	}
+}
+
+// ReleaseSession releases the session's locks: those of refs, or all of
+// them if refs is nil. Each release counts as a failed attempt (the
+// dead-letter policy may apply).
+func (s *PebbleStore) ReleaseSession(topic, consumer string, session uint32, refs []topicstore.MsgRef) {
+	_, m, err := s.sharedMgr(topic, consumer)
+	if err != nil {
+		return
+	}
+	var eff shEffects
+	m.core.expire(s.opts.Clock().UnixNano(), &eff)
+	m.core.releaseSession(session, refs, &eff)
+	wait, err := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if err == nil {
+		_ = wait()
+	}
+	s.sharedMoves(topic, consumer, eff.moves)
+}
+
+// ReleaseUndelivered hands back messages the session acquired whose rows
+// never reached its client: they are available again at once and the
+// attempt is not counted against max_processing_attempts.
+func (s *PebbleStore) ReleaseUndelivered(topic, consumer string, session uint32, refs []topicstore.MsgRef) {
+	_, m, err := s.sharedMgr(topic, consumer)
+	if err != nil {
+		return
+	}
+	var eff shEffects
+	m.core.expire(s.opts.Clock().UnixNano(), &eff)
+	for _, r := range refs {
+		if m.core.unacquire(session, r) {
+			eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail,
+				deliv: m.core.parts[r.Partition].at(r.Offset).deliveries})
+		}
+	}
+	wait, err := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if err == nil {
+		_ = wait()
+	}
+	s.sharedMoves(topic, consumer, eff.moves)
+}
+
+// SharedStats reports each partition's window.
+func (s *PebbleStore) SharedStats(topic, consumer string) ([]topicstore.SharedPartitionStats, error) {
+	t, m, err := s.sharedMgr(topic, consumer)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opts.Clock().UnixNano()
+	var eff shEffects
+	m.core.expire(now, &eff)
+	err = s.sharedFill(t, m, &eff)
+	out := make([]topicstore.SharedPartitionStats, len(m.core.parts))
+	for i := range out {
+		out[i] = m.core.stats(i, now)
+		m.counts.fill(&out[i])
+	}
+	wait, perr := s.sharedPersist(m, &eff)
+	m.mu.Unlock()
+	if perr == nil {
+		perr = wait()
+	}
+	s.sharedMoves(topic, consumer, eff.moves)
+	if err == nil {
+		err = perr
+	}
+	if err == nil && len(eff.moves) > 0 {
+		return s.SharedStats(topic, consumer) // as of after the moves
+	}
+	return out, err
+}
+
+// sharedMoves performs dead-letter moves: each message is published to the
+// consumer's dead_letter_queue through Commit, then archived (synced). The
+// publish uses producer "dlq/<topic>/<consumer>/<partition>/<offset>" with
+// seqno 1, so a move retried after a crash between the publish and the
+// archive is deduplicated: effectively atomic. (One producer per message,
+// not per partition: moves of a partition happen out of offset order, and
+// a per-partition producer's seqno dedup would drop the later-moved lower
+// offsets.) If the publish fails (no such topic, ...) the message returns to
+// the queue with its delivery count, and the move is retried after its next
+// failure.
+func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
+	for _, mv := range moves {
+		perr := s.sharedPublishDLQ(topic, consumer, mv)
+		ok := perr == nil
+		_, m, err := s.sharedMgr(topic, consumer)
+		if err != nil {
+			return
+		}
+		if m.counts.noteMove(mv, perr, m.core.parts) {
+			dlq := ""
+			if cc := findConsumer(m.t, consumer); cc != nil {
+				dlq = cc.DeadLetterQueue
+			}
+			s.logMoveFailure(topic, consumer, dlq, mv, perr)
+		}
+		var eff shEffects
+		if e := m.core.parts[mv.part].at(mv.off); e != nil && e.state == shPending {
+			if ok {
+				e.state = shArchived
+				m.core.finishedGroup(e)
+				eff.finished = append(eff.finished, shRef{part: mv.part, off: mv.off, state: shArchived})
+			} else {
+				e.state = shAvail
+				m.core.freed = true
+			}
+		}
+		wait, err := s.sharedPersist(m, &eff)
+		m.mu.Unlock()
+		if err == nil {
+			_ = wait()
+		}
+	}
+}
+
+func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv shRef) error {
+	t, err := s.lookup(topic)
+	if err != nil {
+		return err
+	}
+	cc := findConsumer(t, consumer)
+	if cc == nil || cc.DeadLetterQueue == "" {
+		return fmt.Errorf("%w: no dead_letter_queue", topicstore.ErrTopicNotFound)
+	}
+	var dm topicstore.Message
+	found := false
+	err = s.Scan(bgCtx, topic, topicstore.ScanRange{Partition: mv.part, Start: mv.off, End: mv.off + 1}, func(msg *topicstore.Message) bool {
+		dm, found = *msg, true
+		return false
+	})
+	if err != nil || !found {
+		return fmt.Errorf("dead-letter move of %s/%d/%d: message not readable: %v", topic, mv.part, mv.off, err)
+	}
+	data, err := dm.Decode()
+	if err != nil {
+		return err
+	}
+	attrs := append(slices.Clone(dm.Attrs),
+		topicstore.Attr{Key: "dlq_source_topic", Value: topic},
+		topicstore.Attr{Key: "dlq_source_partition", Value: strconv.Itoa(int(mv.part))},
+		topicstore.Attr{Key: "dlq_source_offset", Value: strconv.FormatInt(mv.off, 10)},
+		topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.deliv))})
+	out := topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, consumer, mv.part, mv.off),
+		SeqNo: 1, HasSeqNo: true, MessageGroupID: dm.MessageGroupID, CreatedAt: dm.CreatedAt,
+		Codec: dm.Codec, Attrs: attrs, Body: data}
+	for _, codec := range []topicstore.Codec{dm.Codec, topicstore.CodecRaw} {
+		out.Codec = codec
+		_, err = s.Commit(bgCtx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: cc.DeadLetterQueue, Messages: []topicstore.Message{out}}}})
+		if !errors.Is(err, topicstore.ErrCodecNotSupported) {
+			break
+		}
+	}
+	return err
+}

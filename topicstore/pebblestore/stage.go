@@ -1,0 +1,397 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble"
+
+	"topicgate/topicstore"
+)
+
+// Staging: a large transaction's messages are encoded into record batches
+// and stored before the commit under t/<sid><seq>, where sid is a staging
+// ID the store assigns to the transaction (the caller's transaction IDs
+// restart with the process; sids never repeat: Open starts above every sid
+// on disk). The writes are unsynced: the commit batch that references them
+// is synced, and Pebble's WAL is sequential, so its fsync makes them
+// durable too. The commit writes reference records (topicstore/record.go) instead of
+// copying, plus r/<sid> listing the partitions that reference the data.
+//
+// Garbage collection: staged data of a transaction that never committed
+// is deleted by DiscardStaged and, after a crash, at Open (every sid
+// without an r/ record). Committed staged data is deleted as a whole, with
+// its r/ record, when no partition references it any more: retention has
+// cut every partition past the transaction's messages, or the topic was
+// dropped (core_staged.go). Until then a partially expired transaction's
+// data stays on disk in full (bounded by the transaction's size).
+
+// stageTxn is an open transaction's staging state.
+type stageTxn struct {
+	sid        uint64
+	nextSeq    uint64
+	committing bool
+}
+
+// stageRegistry tracks open stagings by the caller's transaction ID.
+type stageRegistry struct {
+	mu      sync.Mutex
+	nextSID uint64
+	open    map[uint64]*stageTxn
+	// use is read-held while StageBatch or DiscardStaged use the DB
+	// (they run on callers' goroutines); Close takes it before closing it.
+	use sync.RWMutex
+}
+
+// stageFlushBytes bounds the Pebble batch StageBatch builds before it
+// writes it (memory stays bounded whatever the call's size).
+const stageFlushBytes = 4 << 20
+
+func stagedKey(sid, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(topicPrefix(prefixStaged, sid), seq)
+}
+
+// validateMessage applies Commit's checks to one message of topic t.
+func validateMessage(t *topic, name string, m *topicstore.Message) error {
+	if m.Partition >= int32(len(t.parts)) {
+		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, name, m.Partition)
+	}
+	if c := codecOf(m); !c.Valid() || !t.codecs[c] {
+		return fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, name, c)
+	}
+	if len(m.Body) > topicstore.MaxMessageSize {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", topicstore.ErrMessageTooLarge, len(m.Body), topicstore.MaxMessageSize)
+	}
+	return nil
+}
+
+// StageBatch implements Stager.
+func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string, msgs []topicstore.Message) (topicstore.StagedBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return topicstore.StagedBatch{}, err
+	}
+	if err := s.err(); err != nil {
+		return topicstore.StagedBatch{}, err
+	}
+	t, err := s.lookup(name)
+	if err != nil {
+		return topicstore.StagedBatch{}, err
+	}
+	s.stage.use.RLock()
+	defer s.stage.use.RUnlock()
+	if err := s.err(); err != nil {
+		return topicstore.StagedBatch{}, err
+	}
+	for i := range msgs {
+		if err := validateMessage(t, name, &msgs[i]); err != nil {
+			return topicstore.StagedBatch{}, err
+		}
+	}
+	s.stage.mu.Lock()
+	st := s.stage.open[txnID]
+	if st == nil {
+		st = &stageTxn{sid: s.stage.nextSID}
+		s.stage.nextSID++
+		s.stage.open[txnID] = st
+	}
+	committing := st.committing
+	s.stage.mu.Unlock()
+	if committing {
+		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
+	}
+	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: st.sid}
+	type class struct {
+		part     int32
+		producer string
+	}
+	type chunkBuf struct {
+		c   topicstore.StagedChunk
+		buf []byte
+	}
+	open := map[class]*chunkBuf{}
+	var order []class
+	b := s.db.NewBatch()
+	defer func() { b.Close() }()
+	flush := func(cb *chunkBuf) error {
+		s.stage.mu.Lock()
+		cb.c.Seq = st.nextSeq
+		st.nextSeq++
+		s.stage.mu.Unlock()
+		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), topicstore.Checksum(cb.buf)
+		sb.Chunks = append(sb.Chunks, cb.c)
+		sb.Bytes += cb.c.Bytes
+		if err := b.Set(stagedKey(st.sid, cb.c.Seq), cb.buf, nil); err != nil {
+			return err
+		}
+		if b.Len() < stageFlushBytes {
+			return nil
+		}
+		err := b.Commit(pebble.NoSync)
+		b.Close()
+		b = s.db.NewBatch()
+		return err
+	}
+	now := s.opts.Clock()
+	var tail []byte
+	for i := range msgs {
+		m := &msgs[i]
+		k := class{max(m.Partition, -1), m.ProducerID}
+		cb := open[k]
+		if cb == nil {
+			cb = &chunkBuf{c: topicstore.StagedChunk{Partition: k.part, ProducerID: k.producer, SeqOK: true}}
+			open[k] = cb
+			order = append(order, k)
+		}
+		c := codecOf(m)
+		body, err := topicstore.Compress(c, m.Body)
+		if err != nil {
+			return topicstore.StagedBatch{}, err
+		}
+		created := m.CreatedAt
+		if created.IsZero() {
+			created = now
+		}
+		tail = topicstore.AppendTail(tail[:0], m, c, body, created)
+		cb.buf = topicstore.AppendMessage(cb.buf, m.HasSeqNo, m.SeqNo, tail)
+		cc := &cb.c
+		cc.Codecs |= 1 << c
+		if !m.HasSeqNo || (cc.Count > 0 && m.SeqNo <= cc.SeqMax) {
+			cc.SeqOK = false
+		}
+		if cc.Count == 0 {
+			cc.SeqMin = m.SeqNo
+		}
+		cc.SeqMax = max(cc.SeqMax, m.SeqNo)
+		cc.Count++
+		if len(cb.buf) >= batchTargetBytes {
+			if err := flush(cb); err != nil {
+				return topicstore.StagedBatch{}, err
+			}
+			delete(open, k)
+		}
+	}
+	for _, k := range order {
+		if cb := open[k]; cb != nil {
+			if err := flush(cb); err != nil {
+				return topicstore.StagedBatch{}, err
+			}
+			delete(open, k)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return topicstore.StagedBatch{}, err
+	}
+	return sb, nil
+}
+
+// DiscardStaged implements Stager.
+func (s *PebbleStore) DiscardStaged(txnID uint64) error {
+	s.stage.mu.Lock()
+	st := s.stage.open[txnID]
+	if st == nil || st.committing {
+		s.stage.mu.Unlock()
+		return nil
+	}
+	delete(s.stage.open, txnID)
+	s.stage.mu.Unlock()
+	s.stage.use.RLock()
+	defer s.stage.use.RUnlock()
+	if err := s.err(); err != nil {
+		return err // Open deletes it
+	}
+	return s.db.DeleteRange(topicPrefix(prefixStaged, st.sid), topicPrefix(prefixStaged, st.sid+1), pebble.NoSync)
+}
+
+// pendingStagedOf validates a write's staged batches (on the caller's
+// goroutine) and returns them for the core.
+func pendingStagedOf(t *topic, w *topicstore.TopicWrite) ([]pendingStaged, error) {
+	var out []pendingStaged
+	for _, sb := range w.Staged {
+		if sb.Topic != w.Topic {
+			return nil, fmt.Errorf("staged batch of topic %q in a write to %q", sb.Topic, w.Topic)
+		}
+		for _, c := range sb.Chunks {
+			if c.Partition >= int32(len(t.parts)) {
+				return nil, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, w.Topic, c.Partition)
+			}
+			for codec := topicstore.Codec(0); codec < 8; codec++ {
+				if c.Codecs&(1<<codec) != 0 && !t.codecs[codec] {
+					return nil, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, w.Topic, codec)
+				}
+			}
+			out = append(out, pendingStaged{SID: sb.StageID, Seq: c.Seq, Partition: max(c.Partition, -1),
+				ProducerID: c.ProducerID, Count: c.Count, Bytes: c.Bytes, CRC: c.CRC,
+				SeqMin: c.SeqMin, SeqMax: c.SeqMax, SeqOK: c.SeqOK})
+		}
+	}
+	return out, nil
+}
+
+// claimStaged marks the stagings req references as committing (so that
+// neither DiscardStaged nor a second commit can touch them) and returns
+// their transaction IDs.
+func (s *PebbleStore) claimStaged(req *topicstore.CommitRequest) ([]uint64, error) {
+	var ids []uint64
+	s.stage.mu.Lock()
+	defer s.stage.mu.Unlock()
+	for _, w := range req.Writes {
+		for _, sb := range w.Staged {
+			st := s.stage.open[sb.TxnID]
+			if st == nil || st.sid != sb.StageID || (st.committing && !slices.Contains(ids, sb.TxnID)) {
+				for _, id := range ids {
+					s.stage.open[id].committing = false
+				}
+				return nil, fmt.Errorf("staged data of transaction %d is gone (discarded or committed)", sb.TxnID)
+			}
+			if !st.committing {
+				st.committing = true
+				ids = append(ids, sb.TxnID)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// settleStaged ends a commit's claim: committed stagings are forgotten
+// (their data now belongs to the partitions), failed ones can be
+// discarded.
+func (s *PebbleStore) settleStaged(ids []uint64, committed bool) {
+	s.stage.mu.Lock()
+	defer s.stage.mu.Unlock()
+	for _, id := range ids {
+		if committed {
+			delete(s.stage.open, id)
+		} else {
+			s.stage.open[id].committing = false
+		}
+	}
+}
+
+// loadStaged reads a staged payload (a copy) for the core.
+func (s *PebbleStore) loadStaged(sid, seq uint64) ([]byte, error) {
+	v, closer, err := s.db.Get(stagedKey(sid, seq))
+	if err != nil {
+		return nil, fmt.Errorf("staged batch %d/%d: %w", sid, seq, err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
+}
+
+// releaseRefs writes the release of partition part's references up to
+// upTo into b (committer only).
+func (s *PebbleStore) releaseRefs(b *pebble.Batch, ct *coreTopic, part int32, upTo int64) {
+	s.coreMu.Lock()
+	sets, gone := s.core.releaseRefs(ct, part, upTo)
+	s.coreMu.Unlock()
+	for _, kv := range sets {
+		_ = b.Set(kv.Key, kv.Value, nil)
+	}
+	for _, sid := range gone {
+		_ = b.Delete(refsKey(sid), nil)
+		_ = b.DeleteRange(topicPrefix(prefixStaged, sid), topicPrefix(prefixStaged, sid+1), nil)
+	}
+}
+
+// recoverStaged loads the r/ records and deletes staged data no commit
+// references (transactions that were open at a crash or close).
+func (s *PebbleStore) recoverStaged() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+	s.core.Refs = map[uint64][]refEntry{}
+	var next uint64 = 1
+	for ok := it.SeekGE([]byte(prefixRefs)); ok && hasPrefix(it.Key(), prefixRefs); ok = it.Next() {
+		sid := binary.BigEndian.Uint64(it.Key()[len(prefixRefs):])
+		next = max(next, sid+1)
+		es, err := decodeRefs(it.Value())
+		if err != nil {
+			return err
+		}
+		es = slices.DeleteFunc(es, func(e refEntry) bool {
+			ct := s.core.Topics[e.TopicID]
+			return ct == nil || int(e.Part) >= len(ct.Parts)
+		})
+		if len(es) == 0 {
+			_ = b.Delete(slices.Clone(it.Key()), nil)
+			continue
+		}
+		s.core.Refs[sid] = es
+		for _, e := range es {
+			cp := &s.core.Topics[e.TopicID].Parts[e.Part]
+			cp.Refs = append(cp.Refs, partRef{End: e.End, SID: sid})
+		}
+	}
+	for _, ct := range s.core.Topics {
+		for i := range ct.Parts {
+			slices.SortFunc(ct.Parts[i].Refs, func(a, b partRef) int { return int(a.End - b.End) })
+		}
+	}
+	for ok := it.SeekGE([]byte(prefixStaged)); ok && hasPrefix(it.Key(), prefixStaged); {
+		if len(it.Key()) < len(prefixStaged)+8 {
+			return fmt.Errorf("%w: staged key", topicstore.ErrCorrupt)
+		}
+		sid := binary.BigEndian.Uint64(it.Key()[len(prefixStaged):])
+		next = max(next, sid+1)
+		if s.core.Refs[sid] == nil {
+			_ = b.DeleteRange(topicPrefix(prefixStaged, sid), topicPrefix(prefixStaged, sid+1), nil)
+		}
+		if sid == math.MaxUint64 {
+			break
+		}
+		ok = it.SeekGE(topicPrefix(prefixStaged, sid+1))
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	s.stage.nextSID = next
+	s.stage.open = map[uint64]*stageTxn{}
+	s.core.Load = s.loadStaged
+	if b.Empty() {
+		return nil
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// StagedStats reports the staging state (for tests and monitoring): it
+// reads every staged key.
+type StagedStats struct {
+	Open       int   // transactions with staged data, not committed or discarded
+	Referenced int   // committed staging IDs whose data partitions reference
+	Keys       int   // staged keys stored
+	Bytes      int64 // their value bytes
+}
+
+// StagedStats reports the staging state.
+func (s *PebbleStore) StagedStats() (StagedStats, error) {
+	var st StagedStats
+	s.stage.use.RLock()
+	defer s.stage.use.RUnlock()
+	if err := s.err(); err != nil {
+		return st, err
+	}
+	s.stage.mu.Lock()
+	st.Open = len(s.stage.open)
+	s.stage.mu.Unlock()
+	s.coreMu.Lock()
+	st.Referenced = len(s.core.Refs)
+	s.coreMu.Unlock()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixStaged), UpperBound: []byte("t0")})
+	if err != nil {
+		return st, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		st.Keys++
+		st.Bytes += int64(len(it.Value()))
+	}
+	return st, it.Error()
+}

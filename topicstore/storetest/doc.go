@@ -1,0 +1,29 @@
+// Package storetest is the contract suite of topicstore.Store: what every
+// backend (Pebble, JetStream) must do, stated as tests that use nothing but
+// the interface. A backend runs it from one of its tests:
+//
+//	func TestContract(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T, cfg storetest.Config) topicstore.Store {
+//			return openMyStore(t, cfg.Clock.Now) // fresh and empty
+//		})
+//	}
+//
+// Every subtest opens a fresh store with a fresh manual clock (Config.Clock,
+// starting at Start) and closes it at its end. The subtests are grouped by
+// area: Topics, Commits (dedup, binding, atomicity, FIFO), Positions,
+// Scans, Consumers (read_from, OffsetForTime, Changed), Shared (locks,
+// delivery counts, dead-letter policies, ordering, Watch), Retention,
+// AutoPartitioning, Staging and Conflicts.
+//
+// Optional parts of the contract (today: topicstore.Stager) are found by
+// type assertion. A backend without one fails the suite unless it passes
+// RunWith a Config whose Unclaimed map names the part with the reason;
+// the subtests of that part are then skipped with the reason, never
+// silently.
+//
+// The suite asserts what the contract (topicstore's api.go and doc.go)
+// promises, not how a backend meets it: it never looks at keys, batch
+// sizes or goroutines. Where the contract leaves room (when an automatic
+// split happens after the write that caused it) the suite waits for the
+// outcome instead of assuming the Pebble backend's timing.
+package storetest

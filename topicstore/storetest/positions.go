@@ -1,0 +1,122 @@
+package storetest
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"topicgate/topicstore"
+)
+
+var positionTests = []subtest{
+	{"CommitWithWrites", testPositionCommit},
+	{"Validation", testPositionValidation},
+	{"ConflictWritesNothing", testPositionConflict},
+	{"UpdatesSeeEarlierOnes", testPositionSequence},
+	{"SetPosition", testSetPosition},
+}
+
+func posCommit(e *env, us ...topicstore.PositionUpdate) error {
+	_, err := e.s.Commit(ctx, &topicstore.CommitRequest{Positions: us})
+	return err
+}
+
+// testPositionCommit: read-process-write: the output and the input's
+// position in one commit; other consumers are not moved.
+func testPositionCommit(e *env) {
+	t := e.t
+	e.create("in", 2, topicstore.ConsumerConfig{Name: "c"}, topicstore.ConsumerConfig{Name: "d"})
+	e.create("out", 1)
+	e.commit("in", at(0, body("a"), body("b"), body("c"))...)
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("in", "c"))
+	res := e.commitReq(&topicstore.CommitRequest{
+		Writes:    []topicstore.TopicWrite{{Topic: "out", Messages: []topicstore.Message{body("A"), body("B")}}},
+		Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Partition: 0, Offset: 2, Expect: 0}},
+	})
+	require.Equal(t, []topicstore.WriteResult{{Written: 2}}, res.Writes)
+	require.Equal(t, map[int32]int64{0: 2, 1: 0}, e.positions("in", "c"))
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("in", "d"))
+	require.Equal(t, []string{"0:A", "1:B"}, e.scan("out", part(0)))
+	// Expect -1: unconditional; the end offset itself is a valid position.
+	require.NoError(t, posCommit(e, topicstore.PositionUpdate{Topic: "in", Consumer: "d", Partition: 0, Offset: 3, Expect: -1}))
+	require.Equal(t, map[int32]int64{0: 3, 1: 0}, e.positions("in", "d"))
+
+	_, err := e.s.Positions("in", "nope")
+	require.ErrorIs(t, err, topicstore.ErrConsumerNotFound)
+	_, err = e.s.Positions("nope", "c")
+	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
+}
+
+func testPositionValidation(e *env) {
+	t := e.t
+	e.create("in", 2, topicstore.ConsumerConfig{Name: "c"})
+	e.commit("in", at(0, body("a"), body("b"), body("c"))...)
+	for _, c := range []struct {
+		u   topicstore.PositionUpdate
+		err error
+	}{
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "x", Expect: -1}, topicstore.ErrConsumerNotFound},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Partition: 2, Expect: -1}, topicstore.ErrPartitionNotFound},
+		{topicstore.PositionUpdate{Topic: "zz", Consumer: "c", Expect: -1}, topicstore.ErrTopicNotFound},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: 4, Expect: -1}, topicstore.ErrOffsetOutOfRange},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: -1, Expect: -1}, topicstore.ErrOffsetOutOfRange},
+		{topicstore.PositionUpdate{Topic: "in", Consumer: "c", Partition: 1, Offset: 1, Expect: -1}, topicstore.ErrOffsetOutOfRange},
+	} {
+		require.ErrorIs(t, posCommit(e, c.u), c.err, "%+v", c.u)
+	}
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("in", "c"))
+}
+
+// testPositionConflict: a stale Expect fails the whole commit: its writes
+// and its other updates are not applied.
+func testPositionConflict(e *env) {
+	t := e.t
+	e.create("in", 1, topicstore.ConsumerConfig{Name: "c"}, topicstore.ConsumerConfig{Name: "d"})
+	e.commit("in", body("a"), body("b"))
+	require.NoError(t, e.s.SetPosition(ctx, "in", "c", 0, 1))
+	_, err := e.s.Commit(ctx, &topicstore.CommitRequest{
+		Writes: []topicstore.TopicWrite{{Topic: "in", Messages: []topicstore.Message{body("x")}}},
+		Positions: []topicstore.PositionUpdate{
+			{Topic: "in", Consumer: "d", Partition: 0, Offset: 2, Expect: 0},
+			{Topic: "in", Consumer: "c", Partition: 0, Offset: 2, Expect: 0}, // stale
+		},
+	})
+	require.ErrorIs(t, err, topicstore.ErrPositionConflict)
+	require.Contains(t, err.Error(), `"c"`, "the error names the consumer")
+	require.Equal(t, []string{"0:a", "1:b"}, e.scan("in", part(0)))
+	require.Equal(t, map[int32]int64{0: 0}, e.positions("in", "d"))
+	require.Equal(t, map[int32]int64{0: 1}, e.positions("in", "c"))
+}
+
+// testPositionSequence: the updates of one request apply one after the
+// other, each seeing the earlier ones.
+func testPositionSequence(e *env) {
+	t := e.t
+	e.create("in", 1, topicstore.ConsumerConfig{Name: "c"})
+	e.commit("in", body("a"), body("b"), body("c"))
+	require.NoError(t, posCommit(e,
+		topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: 1, Expect: 0},
+		topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: 3, Expect: 1}))
+	require.Equal(t, map[int32]int64{0: 3}, e.positions("in", "c"))
+	require.ErrorIs(t, posCommit(e,
+		topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: 2, Expect: 3},
+		topicstore.PositionUpdate{Topic: "in", Consumer: "c", Offset: 1, Expect: 3}), topicstore.ErrPositionConflict)
+	require.Equal(t, map[int32]int64{0: 3}, e.positions("in", "c"))
+}
+
+func testSetPosition(e *env) {
+	t := e.t
+	e.create("in", 2, topicstore.ConsumerConfig{Name: "c"})
+	e.commit("in", at(1, body("a"), body("b"))...)
+	err := e.s.SetPosition(ctx, "in", "c", 1, 3)
+	require.ErrorIs(t, err, topicstore.ErrOffsetOutOfRange)
+	require.Contains(t, err.Error(), "3", "the error names the offset")
+	require.ErrorIs(t, e.s.SetPosition(ctx, "in", "c", 1, -1), topicstore.ErrOffsetOutOfRange)
+	require.ErrorIs(t, e.s.SetPosition(ctx, "in", "c", 2, 0), topicstore.ErrPartitionNotFound)
+	require.ErrorIs(t, e.s.SetPosition(ctx, "in", "x", 0, 0), topicstore.ErrConsumerNotFound)
+	require.ErrorIs(t, e.s.SetPosition(ctx, "nope", "c", 0, 0), topicstore.ErrTopicNotFound)
+	require.NoError(t, e.s.SetPosition(ctx, "in", "c", 1, 2))
+	require.Equal(t, map[int32]int64{0: 0, 1: 2}, e.positions("in", "c"))
+	// A commit based on the value before SetPosition conflicts.
+	require.ErrorIs(t, posCommit(e, topicstore.PositionUpdate{Topic: "in", Consumer: "c", Partition: 1, Offset: 1, Expect: 0}), topicstore.ErrPositionConflict)
+	require.NoError(t, e.s.SetPosition(ctx, "in", "c", 1, 0), "rewinding is allowed")
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("in", "c"))
+}
