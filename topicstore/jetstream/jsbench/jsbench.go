@@ -104,15 +104,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return Result{}, err
 	}
-	admin, err := nats.Connect(cfg.URL)
-	if err != nil {
-		return Result{}, fmt.Errorf("jsbench: %w", err)
-	}
-	defer admin.Close()
-	js, err := natsjs.New(admin)
+	admin, js, err := connect(cfg.URL)
 	if err != nil {
 		return Result{}, err
 	}
+	defer admin.Close()
 	var names []string
 	for p := range cfg.Partitions {
 		name := fmt.Sprintf("%s%d", streamPrefix, p)
@@ -173,6 +169,19 @@ func leaderURLs(ctx context.Context, js natsjs.JetStream, list string, streams [
 	return out, nil
 }
 
+func connect(url string) (*nats.Conn, natsjs.JetStream, error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jsbench: %w", err)
+	}
+	js, err := natsjs.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jsbench: %w", err)
+	}
+	return nc, js, nil
+}
+
 func subject(partition int) string { return fmt.Sprintf("tgbench.%d", partition) }
 
 type client struct {
@@ -187,15 +196,11 @@ func run(ctx context.Context, cfg Config, urls []string) (Result, error) {
 	rng := rand.New(rand.NewPCG(1, 2)) // the same bytes every run
 	clients := make([]*client, cfg.Clients)
 	for i := range clients {
-		nc, err := nats.Connect(urls[i%cfg.Partitions])
-		if err != nil {
-			return Result{}, fmt.Errorf("jsbench: %w", err)
-		}
-		defer nc.Close()
-		js, err := natsjs.New(nc)
+		nc, js, err := connect(urls[i%cfg.Partitions])
 		if err != nil {
 			return Result{}, err
 		}
+		defer nc.Close()
 		cl := &client{nc: nc, js: js}
 		for range cfg.Batch {
 			data := make([]byte, cfg.Size)
