@@ -56,6 +56,11 @@ const (
 	ErrCodeAtomicDisabled natsjs.ErrorCode = 10174
 	// ErrCodeBatchTooLarge (10199): more than MaxBatchMsgs messages.
 	ErrCodeBatchTooLarge natsjs.ErrorCode = 10199
+	// ErrCodeBatchDuplicateMsgID (10201): a message's Nats-Msg-Id is already
+	// stored (within the stream's duplicate window): a retried batch.
+	ErrCodeBatchDuplicateMsgID natsjs.ErrorCode = 10201
+	// ErrCodeBatchUnsupportedHeader (10177): e.g. Nats-Expected-Last-Msg-Id.
+	ErrCodeBatchUnsupportedHeader natsjs.ErrorCode = 10177
 	// ErrCodeBatchTooManyInflight (10210): MaxBatchInflightStream or
 	// MaxBatchInflightServer reached; retry.
 	ErrCodeBatchTooManyInflight natsjs.ErrorCode = 10210
@@ -103,7 +108,8 @@ type batchResponse struct {
 // natsjs.ExpectedLastSubjSeqSubjHeader naming another subject) on at most one
 // message per subject, before any message of the batch on that subject
 // (per-key compare-and-set). Nats-Expected-Last-Msg-Id is refused in
-// batches; Nats-Msg-Id dedup works.
+// batches; a batch with a Nats-Msg-Id already stored is refused whole
+// (ErrCodeBatchDuplicateMsgID), not deduplicated.
 //
 // PublishAtomic sets the batch headers on msgs (their Header maps are
 // modified; nil ones are created). Every message but the last is published

@@ -254,3 +254,36 @@ func TestBatchSpanningTwoStreams(t *testing.T) {
 }
 
 func must(last, _ uint64) uint64 { return last }
+
+// TestBatchMsgIDs: Nats-Msg-Id inside a batch. A retried batch whose
+// messages' ids are already stored is not deduplicated silently, as a
+// single publish is: it is refused whole with 10201 ("atomic publish batch
+// contains duplicate message id"). Nats-Expected-Last-Msg-Id is refused in a
+// batch (10177).
+func TestBatchMsgIDs(t *testing.T) {
+	c := jstest.Start(t, 3)
+	nc := c.Connect()
+	s := atomicStream(t, jstest.JetStream(t, nc), "M", "m.>")
+	withIDs := func() []*nats.Msg {
+		msgs := batch("m.x", "id", 2)
+		for i, m := range msgs {
+			m.Header = nats.Header{"Nats-Msg-Id": {fmt.Sprintf("tx1-%d", i)}}
+		}
+		return msgs
+	}
+	if _, err := publishAtomic(t, nc, withIDs()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := publishAtomic(t, nc, withIDs())
+	wantCode(t, err, jetstream.ErrCodeBatchDuplicateMsgID)
+	t.Logf("retried batch: %v", err)
+
+	msgs := batch("m.x", "lastid", 2)
+	msgs[0].Header = nats.Header{"Nats-Expected-Last-Msg-Id": {"tx1-1"}}
+	_, err = publishAtomic(t, nc, msgs)
+	wantCode(t, err, jetstream.ErrCodeBatchUnsupportedHeader)
+	t.Logf("expected last msg id: %v", err)
+	if last, n := lastSeq(t, s); last != 2 || n != 2 {
+		t.Fatalf("last %d, %d msgs; want 2, 2", last, n)
+	}
+}

@@ -11,10 +11,13 @@
 //     $TG_NATS_SERVER names a binary.
 //   - Node i keeps its directory, config and ports for the cluster's life, so
 //     Restart brings back the same server with its store.
-//   - Start, Restart return only once the node's /healthz answers 200, which
-//     for JetStream means the meta group has a leader the node is current
-//     with (for a restart: its streams have caught up too); there are no
-//     fixed sleeps, only polls with a deadline.
+//   - Start and Restart return only once the node's /healthz answers 200
+//     (it follows a meta leader and is current; for a restart its streams
+//     have caught up too) and /jsz shows a meta group of all nodes with every
+//     running one current at the leader. /healthz alone is not enough: a
+//     fresh node answers 200 while it still counts a group of two, and a
+//     leader killed then leaves no quorum (seen: no new leader in 30s).
+//     There are no fixed sleeps, only polls with a deadline.
 //   - On Linux a node cannot outlive its parent: it is forked with
 //     Pdeathsig=SIGKILL from a thread that never exits (spawn_linux.go), in
 //     its own process group.

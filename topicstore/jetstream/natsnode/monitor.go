@@ -23,7 +23,12 @@ func readSmall(resp *http.Response) string {
 // jsz is the part of nats-server's /jsz answer that the harness reads.
 type jsz struct {
 	Meta *struct {
-		Leader string `json:"leader"`
+		Leader   string `json:"leader"`
+		Size     int    `json:"cluster_size"`
+		Replicas []struct {
+			Name    string `json:"name"`
+			Current bool   `json:"current"`
+		} `json:"replicas"`
 	} `json:"meta_cluster"`
 	Accounts []struct {
 		Name    string `json:"name"`
@@ -121,4 +126,48 @@ func (c *Cluster) StreamLeader(ctx context.Context, stream string) (int, error) 
 		}
 		return ""
 	})
+}
+
+// metaFormed reports whether the JetStream meta group spans all nodes: every
+// running node knows a running leader and a group of N() peers, and the
+// leader sees every other running node as current. /healthz alone is not
+// enough: a node answers 200 as soon as it follows a leader, while it may
+// still believe the group has two peers, and a leader killed then leaves no
+// quorum behind.
+func (c *Cluster) metaFormed(ctx context.Context) error {
+	leader := ""
+	for _, n := range c.nodes {
+		if !n.Running() {
+			continue
+		}
+		j, err := c.jsz(ctx, n, url.Values{})
+		if err != nil {
+			return err
+		}
+		switch {
+		case j.Meta == nil || j.Meta.Leader == "":
+			return fmt.Errorf("node %d knows no meta leader", n.Index)
+		case j.Meta.Size != len(c.nodes):
+			return fmt.Errorf("node %d sees a meta group of %d, not %d", n.Index, j.Meta.Size, len(c.nodes))
+		case leader != "" && j.Meta.Leader != leader:
+			return fmt.Errorf("nodes disagree on the meta leader (%s, %s)", leader, j.Meta.Leader)
+		}
+		leader = j.Meta.Leader
+		if n.Name != leader {
+			continue
+		}
+		current := map[string]bool{}
+		for _, r := range j.Meta.Replicas {
+			current[r.Name] = r.Current
+		}
+		for _, o := range c.nodes {
+			if o != n && o.Running() && !current[o.Name] {
+				return fmt.Errorf("meta leader %d does not see node %d as current", n.Index, o.Index)
+			}
+		}
+	}
+	if m := c.byName(leader); m == nil || !m.Running() {
+		return fmt.Errorf("meta leader %q is not running", leader)
+	}
+	return nil
 }

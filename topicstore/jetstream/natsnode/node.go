@@ -118,9 +118,9 @@ const host = "127.0.0.1"
 func hostPort(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
 // Start writes the nodes' configs, starts them and returns once every node
-// reports healthy on its /healthz endpoint, which for JetStream nodes means
-// the meta group has a leader that the node is current with. On error the
-// nodes already started are killed.
+// reports healthy on its /healthz endpoint (for JetStream nodes: it follows a
+// meta leader and is current with it) and the meta group spans all nodes
+// (see metaFormed). On error the nodes already started are killed.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("natsnode: Config.Dir is required")
@@ -191,7 +191,38 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.killAll()
 		return nil, err
 	}
+	if !cfg.NoJetStream {
+		if err := c.waitMetaFormed(ctx); err != nil {
+			c.killAll()
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// waitMetaFormed polls metaFormed until it holds or ReadyTimeout passes.
+func (c *Cluster) waitMetaFormed(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyTimeout)
+	defer cancel()
+	return poll(ctx, func() error { return c.metaFormed(ctx) })
+}
+
+// poll calls f every 10ms until it returns nil; on ctx's end it returns f's
+// last error.
+func poll(ctx context.Context, f func() error) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("natsnode: %w (%v)", err, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // allocatePorts returns 3 ports a node: client, cluster, monitor. Free ports
@@ -283,7 +314,7 @@ func (c *Cluster) spawn(n *Node) error {
 }
 
 // waitHealthy polls n's /healthz until it answers 200, n's process exits, or
-// the deadline passes.
+// ReadyTimeout passes.
 func (c *Cluster) waitHealthy(ctx context.Context, n *Node) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyTimeout)
 	defer cancel()
@@ -291,29 +322,32 @@ func (c *Cluster) waitHealthy(ctx context.Context, n *Node) error {
 	exited := n.exited
 	n.mu.Unlock()
 	url := fmt.Sprintf("http://%s/healthz", hostPort(n.MonitorPort))
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	last := "no answer yet"
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := c.http.Do(req)
-		if err == nil {
-			body := readSmall(resp)
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Sprintf("%s: %s", resp.Status, body)
-		} else {
-			last = err.Error()
-		}
+	var gone bool
+	err := poll(ctx, func() error {
 		select {
 		case <-exited:
-			return fmt.Errorf("natsnode: node %d exited while starting; its log ends:\n%s", n.Index, c.LogTail(n.Index, 20))
-		case <-ctx.Done():
-			return fmt.Errorf("natsnode: node %d not healthy after %v (last: %s); its log ends:\n%s", n.Index, c.cfg.ReadyTimeout, last, c.LogTail(n.Index, 20))
-		case <-tick.C:
+			gone = true
+			return nil // stop polling
+		default:
 		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return err
+		}
+		body := readSmall(resp)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("node %d: %s: %s", n.Index, resp.Status, body)
+		}
+		return nil
+	})
+	switch {
+	case gone:
+		return fmt.Errorf("natsnode: node %d exited while starting; its log ends:\n%s", n.Index, c.LogTail(n.Index, 20))
+	case err != nil:
+		return fmt.Errorf("%w; node %d's log ends:\n%s", err, n.Index, c.LogTail(n.Index, 20))
 	}
+	return nil
 }
 
 // N is the number of nodes.
@@ -350,8 +384,8 @@ func (c *Cluster) Kill(i int) error {
 }
 
 // Restart starts node i again with the same ports and store (stopping it
-// first if it runs) and waits until it reports healthy, which needs a
-// JetStream quorum among the running nodes.
+// first if it runs) and waits until it reports healthy and the meta leader
+// sees it current, which needs a JetStream quorum among the running nodes.
 func (c *Cluster) Restart(ctx context.Context, i int) error {
 	n := c.nodes[i]
 	if n.Running() {
@@ -362,7 +396,13 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 	if err := c.spawn(n); err != nil {
 		return err
 	}
-	return c.waitHealthy(ctx, n)
+	if err := c.waitHealthy(ctx, n); err != nil {
+		return err
+	}
+	if c.cfg.NoJetStream {
+		return nil
+	}
+	return c.waitMetaFormed(ctx)
 }
 
 // stopTimeout bounds a graceful shutdown before SIGKILL.
