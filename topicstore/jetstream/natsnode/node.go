@@ -191,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.killAll()
 		return nil, err
 	}
-	if !cfg.NoJetStream {
+	if c.clustered() {
 		if err := c.waitMetaFormed(ctx); err != nil {
 			c.killAll()
 			return nil, err
@@ -199,6 +199,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	return c, nil
 }
+
+// clustered reports whether the nodes run clustered JetStream, with a meta
+// group (a single node runs JetStream standalone).
+func (c *Cluster) clustered() bool { return !c.cfg.NoJetStream && len(c.nodes) > 1 }
 
 // waitMetaFormed polls metaFormed until it holds or ReadyTimeout passes.
 func (c *Cluster) waitMetaFormed(ctx context.Context) error {
@@ -399,7 +403,7 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 	if err := c.waitHealthy(ctx, n); err != nil {
 		return err
 	}
-	if c.cfg.NoJetStream {
+	if !c.clustered() {
 		return nil
 	}
 	return c.waitMetaFormed(ctx)

@@ -78,3 +78,24 @@ func waitLeader(t *testing.T, f func() (int, error)) int {
 		<-tick.C
 	}
 }
+
+// TestSingleNode: one node runs JetStream standalone (no cluster block, no
+// meta group to wait for) and restarts with its store.
+func TestSingleNode(t *testing.T) {
+	ctx := context.Background()
+	c, err := Start(ctx, Config{Dir: t.TempDir(), Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	conf, _ := os.ReadFile(c.Node(0).confPath())
+	if strings.Contains(string(conf), "cluster {") || !strings.Contains(string(conf), "jetstream {") {
+		t.Errorf("config:\n%s", conf)
+	}
+	if err := c.Kill(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+}
