@@ -1,0 +1,103 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+)
+
+// The oldest nats-server topicgate runs on: atomic batch publish, which every
+// multi-message commit uses, arrived in 2.12 (ADR-50).
+const (
+	MinServerMajor = 2
+	MinServerMinor = 12
+)
+
+// Refusals of Connect and Check; each comes wrapped in a message that says
+// what to fix.
+var (
+	ErrUnreachable  = errors.New("cannot reach the NATS cluster")
+	ErrNoJetStream  = errors.New("JetStream is not enabled")
+	ErrServerTooOld = errors.New("nats-server is too old")
+)
+
+// Connect dials the cluster at urls (nats://host:port, user:password@ in a
+// URL as nats.go takes it) and Checks it. The connection is closed on error.
+func Connect(ctx context.Context, urls []string, opts ...nats.Option) (*nats.Conn, error) {
+	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("topicgate: %w at %s: %w (start the nodes, or fix the --store URL list)", ErrUnreachable, redactURLs(urls), err)
+	}
+	if err := Check(ctx, nc); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return nc, nil
+}
+
+// Check refuses a server that cannot carry topicgate's store: one older than
+// MinServerMajor.MinServerMinor, or one without JetStream. It looks at the
+// server nc is connected to (nats.go does not see the versions of the
+// others).
+func Check(ctx context.Context, nc *nats.Conn) error {
+	where := redactURLs([]string{nc.ConnectedUrl()})
+	version := nc.ConnectedServerVersion()
+	ok, err := VersionAtLeast(version, MinServerMajor, MinServerMinor)
+	if err != nil {
+		return fmt.Errorf("topicgate: the NATS server at %s: %w", where, err)
+	}
+	if !ok {
+		return fmt.Errorf("topicgate: the NATS server at %s runs nats-server %s: %w: topicgate needs %d.%d or newer for atomic batch publish; upgrade the nodes (Debian's nats-server package is too old: `go tool nats-server` in the topicgate checkout runs the version its go.mod pins)",
+			where, version, ErrServerTooOld, MinServerMajor, MinServerMinor)
+	}
+	js, err := natsjs.New(nc)
+	if err != nil {
+		return fmt.Errorf("topicgate: the NATS server at %s: %w", where, err)
+	}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, natsjs.ErrJetStreamNotEnabled) || errors.Is(err, natsjs.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("topicgate: the NATS server at %s (nats-server %s): %w (%v): start every node with -js, or give its config a jetstream { store_dir: ... } block",
+				where, version, ErrNoJetStream, err)
+		}
+		return fmt.Errorf("topicgate: JetStream at %s (nats-server %s) did not answer: %w (are a majority of the cluster's nodes up?)", where, version, err)
+	}
+	return nil
+}
+
+// VersionAtLeast reports whether a nats-server version string ("2.15.2",
+// "2.12.0-RC.1", "v2.11.4") is major.minor or newer. A pre-release of
+// major.minor counts as major.minor.
+func VersionAtLeast(version string, major, minor int) (bool, error) {
+	v := strings.TrimPrefix(version, "v")
+	if i := strings.IndexAny(v, "-+"); i >= 0 {
+		v = v[:i]
+	}
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false, fmt.Errorf("unreadable server version %q", version)
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	min, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false, fmt.Errorf("unreadable server version %q", version)
+	}
+	return maj > major || maj == major && min >= minor, nil
+}
+
+// redactURLs joins urls for a message, with any password replaced by xxxxx.
+func redactURLs(urls []string) string {
+	out := make([]string, len(urls))
+	for i, s := range urls {
+		if u, err := url.Parse(s); err == nil && u.User != nil {
+			s = u.Redacted()
+		}
+		out[i] = s
+	}
+	return strings.Join(out, ",")
+}

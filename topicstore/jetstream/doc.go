@@ -1,0 +1,87 @@
+// Package jetstream is topicgate's store on a NATS JetStream cluster
+// (nats-server 2.12+, client nats.go v1.55; DESIGN.md §6). For now it holds
+// the primitives the store stands on:
+//
+//   - PublishAtomic: an atomic batch publish (ADR-50) over plain nats.go:
+//     Nats-Batch-Id, Nats-Batch-Sequence and Nats-Batch-Commit headers, every
+//     message but the last published without a reply, the last a request
+//     whose answer is the batch's ack, so a batch costs one round trip
+//     (orbit.go's jetstreamext.PublishMsgBatch waits for an ack of the first
+//     message too; nats.go has no batch API);
+//   - ErrorCode and the ErrCode* constants, to tell JetStream refusals apart;
+//   - Connect and Check: refuse, with a message that says what to fix, an
+//     unreachable cluster (the URLs named, passwords redacted), a server
+//     without JetStream, and one older than 2.12.
+//
+// Subpackages: natsnode runs real nats-server processes built from the
+// version go.mod pins (tool directive); jstest gives a test its own cluster;
+// jsbench measures the engine's ceiling (also `tg-cluster bench`).
+//
+// # Verified on a real 3-node cluster, R3 file streams (nats-server 2.15.2)
+//
+// Each fact names the test that shows it (jstest unless said otherwise).
+//
+//   - A committed batch lands whole at consecutive sequences; an uncommitted
+//     one is invisible (staged on the leader, dropped after 10s):
+//     TestAtomicBatchAllOrNothing. Batches of concurrent writers through
+//     different nodes never interleave: TestAtomicBatchesDoNotInterleave.
+//   - A batch that lost a message (a gap in Nats-Batch-Sequence) is refused
+//     at commit, err_code 10176 "atomic publish batch is incomplete", nothing
+//     stored: TestAtomicBatchGapReported. PublishAtomic publishes all but the
+//     commit without a reply, so a dropped message surfaces this way.
+//   - Per-subject compare-and-set: a batch one of whose
+//     Nats-Expected-Last-Subject-Sequence checks fails is refused whole with
+//     err_code 10071 "wrong last sequence: N" (N = that subject's real last
+//     sequence); an expectation on a subject the batch already wrote is
+//     refused with 10164 "wrong last sequence" (no N);
+//     Nats-Expected-Last-Subject-Sequence-Subject lets a message carry the
+//     check of a subject it does not write: TestBatchExpectedSubjectSeqRejectsWhole.
+//   - Nats-Expected-Last-Sequence on a batch's first message makes appends
+//     contiguous: of two writers that read the same head the second gets
+//     10071 "wrong last sequence: <head>" and retries at the new head; on any
+//     other message of a batch it is refused with 10164:
+//     TestBatchExpectedLastSequenceContiguous.
+//   - No batch spans two streams: the other stream sees a stray message of
+//     an unknown batch, the committing one a gap, the commit gets 10176 and
+//     neither stream stores anything: TestBatchSpanningTwoStreams. Hence
+//     DESIGN.md's single metadata stream for multi-partition commit decisions.
+//   - KV (R3): Create is create-only and Update(rev) a CAS, both refused with
+//     10071 (nats.go: ErrKeyExists, ErrKeyRevisionMismatch); a watch wakes
+//     2-5ms after an update through another node, and an UpdatesOnly watch
+//     may also deliver an update acknowledged just before it started (its
+//     consumer can start on a replica that lags): compare revisions; with LimitMarkerTTL a
+//     per-key TTL (KeyTTL, 1s) expires the key at 1.00s with a marker the
+//     watch sees (KeyValuePurge); a lease is renewed by a CAS publish on
+//     $KV.<bucket>.<key> carrying a new Nats-TTL (nats.go's Update takes no
+//     TTL), and then expires that TTL after the renewal: TestKVRevisionsTTLAndWatch.
+//   - Killing the stream leader: publishes get no answer (the client's
+//     timeout, context.DeadlineExceeded) until the survivors elect a leader,
+//     5.0-7.8s over 6 runs (RAFT election timeouts); a killed follower
+//     costs nothing. With two of three
+//     killed, every publish waits out the caller's whole timeout (2s and 5s
+//     measured, 15s in a row) with DeadlineExceeded: the server never
+//     answers, so the store must bound each publish and report the cluster
+//     unavailable. A restarted node is healthy 0.1-6.3s later and publishes
+//     work within 0.25s of that: TestPublishWithNodesDown. The JetStream
+//     meta leader killed: a new one after 4.1-8.1s (natsnode
+//     TestClusterLifecycle); meanwhile a stream with a live leader takes
+//     publishes at once (~1ms) while a stream create times out:
+//     TestMetaLeaderDown. So topic DDL, not writes, depends on the meta
+//     leader.
+//   - Nats-Msg-Id in a batch: a retried batch whose ids are stored is
+//     refused whole with 10201 (a single publish is deduplicated silently
+//     instead); Nats-Expected-Last-Msg-Id is refused in a batch (10177):
+//     TestBatchMsgIDs. So batch retries are made idempotent by the
+//     expected-sequence checks, and a 10201 means "already applied".
+//   - Check refuses no JetStream (the server answers 503 err_code 10076),
+//     Debian's nats-server 2.9.10 (run for real when installed), an
+//     unreachable URL list: TestCheckRefusesNoJetStream,
+//     TestCheckRefusesOldServer, TestCheckRefusesUnreachable, TestVersionAtLeast.
+//
+// Server limits on atomic batches (2.15 defaults, per node in jetstream {
+// limits { batch { ... } } }): 1000 messages a batch, 50 open batches a
+// stream, 1000 a server, 10s without traffic abandons a batch.
+// An expectation on a subject with a publish still being
+// proposed is refused with 10164 rather than checked, so writers of one
+// subject must not pipeline expectations.
+package jetstream

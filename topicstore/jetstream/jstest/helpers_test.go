@@ -1,0 +1,119 @@
+package jstest_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore/jetstream"
+)
+
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// atomicStream creates an R3 file stream that takes atomic batches.
+func atomicStream(t testing.TB, js natsjs.JetStream, name string, subjects ...string) natsjs.Stream {
+	t.Helper()
+	s, err := js.CreateStream(ctxFor(t, 10*time.Second), natsjs.StreamConfig{
+		Name:               name,
+		Subjects:           subjects,
+		Replicas:           3,
+		Storage:            natsjs.FileStorage,
+		AllowAtomicPublish: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// batch makes n messages on subject with payloads "<tag>-<i>".
+func batch(subject, tag string, n int) []*nats.Msg {
+	msgs := make([]*nats.Msg, n)
+	for i := range msgs {
+		msgs[i] = &nats.Msg{Subject: subject, Data: fmt.Appendf(nil, "%s-%d", tag, i)}
+	}
+	return msgs
+}
+
+func expectSubjSeq(m *nats.Msg, seq uint64) *nats.Msg {
+	if m.Header == nil {
+		m.Header = nats.Header{}
+	}
+	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
+	return m
+}
+
+func expectLastSeq(m *nats.Msg, seq uint64) *nats.Msg {
+	if m.Header == nil {
+		m.Header = nats.Header{}
+	}
+	m.Header.Set(natsjs.ExpectedLastSeqHeader, strconv.FormatUint(seq, 10))
+	return m
+}
+
+func publishAtomic(t testing.TB, nc *nats.Conn, msgs []*nats.Msg) (*jetstream.BatchAck, error) {
+	return jetstream.PublishAtomic(ctxFor(t, 10*time.Second), nc, msgs)
+}
+
+// lastSeq is the stream's last sequence and message count.
+func lastSeq(t testing.TB, s natsjs.Stream) (last, msgs uint64) {
+	t.Helper()
+	info, err := s.Info(ctxFor(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq, info.State.Msgs
+}
+
+// readAll returns every message of the stream in sequence order.
+func readAll(t testing.TB, s natsjs.Stream) []natsjs.Msg {
+	t.Helper()
+	_, n := lastSeq(t, s)
+	if n == 0 {
+		return nil
+	}
+	ctx := ctxFor(t, 10*time.Second)
+	cons, err := s.OrderedConsumer(ctx, natsjs.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []natsjs.Msg
+	for uint64(len(out)) < n {
+		b, err := cons.Fetch(int(n)-len(out), natsjs.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range b.Messages() {
+			out = append(out, m)
+		}
+		if err := b.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func seqOf(t testing.TB, m natsjs.Msg) uint64 {
+	t.Helper()
+	md, err := m.Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md.Sequence.Stream
+}
+
+func wantCode(t testing.TB, err error, code natsjs.ErrorCode) {
+	t.Helper()
+	if got := jetstream.ErrorCode(err); got != code {
+		t.Fatalf("err = %v (err_code %d), want err_code %d", err, got, code)
+	}
+}

@@ -1,0 +1,466 @@
+package natsnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Sync values: how often a node fsyncs its JetStream files.
+const (
+	// SyncDefault leaves nats-server's own default (a sync every two minutes;
+	// a write is acknowledged once a quorum of replicas holds it in memory and
+	// in the OS page cache).
+	SyncDefault = "default"
+	// SyncAlways sets sync_interval: always, an fsync for every write before
+	// it is acknowledged.
+	SyncAlways = "always"
+)
+
+// Port offsets from Config.BasePort, chosen so that the default base 4222 gives
+// nats-server's conventional ports: clients 4222.., routes 6222.., HTTP 8222...
+const (
+	ClusterPortOffset = 2000
+	MonitorPortOffset = 4000
+)
+
+// Config describes a cluster of local nodes.
+type Config struct {
+	// Dir holds one directory per node (n0, n1, ...) with its config file,
+	// its log and its JetStream store. Required; created if missing. A node
+	// restarted in the same Dir keeps its data.
+	Dir string
+	// Nodes is the number of nodes (default 3). With one node no cluster
+	// block is written: JetStream runs standalone.
+	Nodes int
+	// BasePort 0 picks free loopback ports. Otherwise node i listens for
+	// clients on BasePort+i, for routes on BasePort+ClusterPortOffset+i and
+	// for HTTP monitoring on BasePort+MonitorPortOffset+i.
+	BasePort int
+	// ClusterName names the cluster and prefixes the server names
+	// (<name>-0, <name>-1, ...). Default "tg".
+	ClusterName string
+	// Sync is SyncDefault ("" too) or SyncAlways.
+	Sync string
+	// NoJetStream starts the nodes without JetStream (to test refusals).
+	NoJetStream bool
+	// JetStreamExtra is copied inside each node's jetstream { } block, e.g.
+	// "limits { batch { max_inflight_per_stream: 200 } }".
+	JetStreamExtra string
+	// Binary is the nats-server to run; default Binary().
+	Binary string
+	// ReadyTimeout bounds the wait for a started node to report healthy
+	// (default 60s).
+	ReadyTimeout time.Duration
+}
+
+// Node is one nats-server process of a Cluster. Its ports and directory stay
+// the same across restarts.
+type Node struct {
+	Index       int
+	Name        string // server_name, as JetStream reports leaders
+	Dir         string
+	ClientPort  int
+	ClusterPort int
+	MonitorPort int
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd     // nil before the first start
+	exited chan struct{} // closed when cmd has exited
+}
+
+// URL is the node's client URL.
+func (n *Node) URL() string { return fmt.Sprintf("nats://%s", hostPort(n.ClientPort)) }
+
+func (n *Node) confPath() string { return filepath.Join(n.Dir, "nats-server.conf") }
+
+// LogPath is the file that collects the node's output over all its runs.
+func (n *Node) LogPath() string { return filepath.Join(n.Dir, "nats-server.log") }
+
+// Running reports whether the node's process is alive.
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.runningLocked()
+}
+
+func (n *Node) runningLocked() bool {
+	if n.cmd == nil {
+		return false
+	}
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Cluster is a set of running nats-server child processes.
+type Cluster struct {
+	cfg   Config
+	nodes []*Node
+	http  *http.Client
+}
+
+const host = "127.0.0.1"
+
+func hostPort(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+// Start writes the nodes' configs, starts them and returns once every node
+// reports healthy on its /healthz endpoint (for JetStream nodes: it follows a
+// meta leader and is current with it) and the meta group spans all nodes
+// (see metaFormed). On error the nodes already started are killed.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("natsnode: Config.Dir is required")
+	}
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 3
+	}
+	if cfg.Nodes < 0 {
+		return nil, fmt.Errorf("natsnode: %d nodes", cfg.Nodes)
+	}
+	if cfg.ClusterName == "" {
+		cfg.ClusterName = "tg"
+	}
+	switch cfg.Sync {
+	case "", SyncDefault, SyncAlways:
+	default:
+		return nil, fmt.Errorf("natsnode: sync %q: want %q or %q", cfg.Sync, SyncDefault, SyncAlways)
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 60 * time.Second
+	}
+	if cfg.Binary == "" {
+		bin, err := Binary()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = bin
+	}
+	ports, err := allocatePorts(cfg.BasePort, cfg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, http: &http.Client{Timeout: 2 * time.Second}}
+	for i := range cfg.Nodes {
+		n := &Node{
+			Index:       i,
+			Name:        fmt.Sprintf("%s-%d", cfg.ClusterName, i),
+			Dir:         filepath.Join(cfg.Dir, fmt.Sprintf("n%d", i)),
+			ClientPort:  ports[3*i],
+			ClusterPort: ports[3*i+1],
+			MonitorPort: ports[3*i+2],
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	for _, n := range c.nodes {
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("natsnode: %w", err)
+		}
+		if err := os.WriteFile(n.confPath(), []byte(c.config(n)), 0o644); err != nil {
+			return nil, fmt.Errorf("natsnode: %w", err)
+		}
+	}
+	for _, n := range c.nodes {
+		if err := c.spawn(n); err != nil {
+			c.killAll()
+			return nil, err
+		}
+	}
+	errs := make(chan error, len(c.nodes))
+	for _, n := range c.nodes {
+		go func() { errs <- c.waitHealthy(ctx, n) }()
+	}
+	var all []error
+	for range c.nodes {
+		all = append(all, <-errs)
+	}
+	if err := errors.Join(all...); err != nil {
+		c.killAll()
+		return nil, err
+	}
+	if c.clustered() {
+		if err := c.waitMetaFormed(ctx); err != nil {
+			c.killAll()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// clustered reports whether the nodes run clustered JetStream, with a meta
+// group (a single node runs JetStream standalone).
+func (c *Cluster) clustered() bool { return !c.cfg.NoJetStream && len(c.nodes) > 1 }
+
+// waitMetaFormed polls metaFormed until it holds or ReadyTimeout passes.
+func (c *Cluster) waitMetaFormed(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyTimeout)
+	defer cancel()
+	return poll(ctx, func() error { return c.metaFormed(ctx) })
+}
+
+// poll calls f every 10ms until it returns nil; on ctx's end it returns f's
+// last error.
+func poll(ctx context.Context, f func() error) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("natsnode: %w (%v)", err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// allocatePorts returns 3 ports a node: client, cluster, monitor. Free ports
+// are held open together until all are chosen, so they are distinct; another
+// process may still take one before the node binds it, which then fails to
+// start with "address already in use" in its log.
+func allocatePorts(base, nodes int) ([]int, error) {
+	ports := make([]int, 0, 3*nodes)
+	if base != 0 {
+		for i := range nodes {
+			ports = append(ports, base+i, base+ClusterPortOffset+i, base+MonitorPortOffset+i)
+		}
+		return ports, nil
+	}
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range 3 * nodes {
+		l, err := net.Listen("tcp", hostPort(0))
+		if err != nil {
+			return nil, fmt.Errorf("natsnode: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (c *Cluster) config(n *Node) string {
+	q := strconv.Quote
+	var b strings.Builder
+	fmt.Fprintf(&b, "server_name: %s\n", q(n.Name))
+	fmt.Fprintf(&b, "listen: %s\n", q(hostPort(n.ClientPort)))
+	fmt.Fprintf(&b, "http: %s\n", q(hostPort(n.MonitorPort)))
+	if !c.cfg.NoJetStream {
+		b.WriteString("jetstream {\n")
+		fmt.Fprintf(&b, "  store_dir: %s\n", q(n.Dir))
+		if c.cfg.Sync == SyncAlways {
+			b.WriteString("  sync_interval: always\n")
+		}
+		if c.cfg.JetStreamExtra != "" {
+			fmt.Fprintf(&b, "  %s\n", c.cfg.JetStreamExtra)
+		}
+		b.WriteString("}\n")
+	}
+	if len(c.nodes) > 1 {
+		var routes []string
+		for _, o := range c.nodes {
+			if o != n {
+				routes = append(routes, q("nats-route://"+hostPort(o.ClusterPort)))
+			}
+		}
+		b.WriteString("cluster {\n")
+		fmt.Fprintf(&b, "  name: %s\n", q(c.cfg.ClusterName))
+		fmt.Fprintf(&b, "  listen: %s\n", q(hostPort(n.ClusterPort)))
+		fmt.Fprintf(&b, "  routes: [%s]\n", strings.Join(routes, ", "))
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+// spawn starts n's process; it does not wait for readiness.
+func (c *Cluster) spawn(n *Node) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.runningLocked() {
+		return fmt.Errorf("natsnode: node %d is already running", n.Index)
+	}
+	logf, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("natsnode: %w", err)
+	}
+	defer logf.Close() // the child holds its own copy
+	cmd := exec.Command(c.cfg.Binary, "-c", n.confPath())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := startProcess(cmd); err != nil {
+		return fmt.Errorf("natsnode: starting node %d (%s): %w", n.Index, c.cfg.Binary, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait() // its status is of no use: killed nodes exit by signal
+		close(exited)
+	}()
+	n.cmd, n.exited = cmd, exited
+	return nil
+}
+
+// waitHealthy polls n's /healthz until it answers 200, n's process exits, or
+// ReadyTimeout passes.
+func (c *Cluster) waitHealthy(ctx context.Context, n *Node) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyTimeout)
+	defer cancel()
+	n.mu.Lock()
+	exited := n.exited
+	n.mu.Unlock()
+	url := fmt.Sprintf("http://%s/healthz", hostPort(n.MonitorPort))
+	var gone bool
+	err := poll(ctx, func() error {
+		select {
+		case <-exited:
+			gone = true
+			return nil // stop polling
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return err
+		}
+		body := readSmall(resp)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("node %d: %s: %s", n.Index, resp.Status, body)
+		}
+		return nil
+	})
+	switch {
+	case gone:
+		return fmt.Errorf("natsnode: node %d exited while starting; its log ends:\n%s", n.Index, c.LogTail(n.Index, 20))
+	case err != nil:
+		return fmt.Errorf("%w; node %d's log ends:\n%s", err, n.Index, c.LogTail(n.Index, 20))
+	}
+	return nil
+}
+
+// N is the number of nodes.
+func (c *Cluster) N() int { return len(c.nodes) }
+
+// Node returns node i.
+func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+
+// URLs are the client URLs of all nodes, running or not.
+func (c *Cluster) URLs() []string {
+	urls := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		urls[i] = n.URL()
+	}
+	return urls
+}
+
+// URL is URLs joined by commas: what nats.Connect and --store take.
+func (c *Cluster) URL() string { return strings.Join(c.URLs(), ",") }
+
+// Kill sends node i SIGKILL and waits until the process is gone.
+func (c *Cluster) Kill(i int) error {
+	n := c.nodes[i]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.runningLocked() {
+		return fmt.Errorf("natsnode: node %d is not running", i)
+	}
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("natsnode: killing node %d: %w", i, err)
+	}
+	<-n.exited
+	return nil
+}
+
+// Restart starts node i again with the same ports and store (stopping it
+// first if it runs) and waits until it reports healthy and the meta leader
+// sees it current, which needs a JetStream quorum among the running nodes.
+func (c *Cluster) Restart(ctx context.Context, i int) error {
+	n := c.nodes[i]
+	if n.Running() {
+		if err := c.stop([]*Node{n}); err != nil {
+			return err
+		}
+	}
+	if err := c.spawn(n); err != nil {
+		return err
+	}
+	if err := c.waitHealthy(ctx, n); err != nil {
+		return err
+	}
+	if !c.clustered() {
+		return nil
+	}
+	return c.waitMetaFormed(ctx)
+}
+
+// stopTimeout bounds a graceful shutdown before SIGKILL.
+const stopTimeout = 10 * time.Second
+
+// Stop shuts every running node down (SIGTERM, then SIGKILL after 10s) and
+// waits for all of them. The directories stay.
+func (c *Cluster) Stop() error { return c.stop(c.nodes) }
+
+func (c *Cluster) stop(nodes []*Node) error {
+	var running []*Node
+	for _, n := range nodes {
+		n.mu.Lock()
+		if n.runningLocked() {
+			n.cmd.Process.Signal(syscall.SIGTERM)
+			running = append(running, n)
+		}
+		n.mu.Unlock()
+	}
+	deadline := time.NewTimer(stopTimeout)
+	defer deadline.Stop()
+	var errs []error
+	for _, n := range running {
+		select {
+		case <-n.exited:
+		case <-deadline.C:
+			deadline.Reset(0) // the rest get no more grace either
+			n.mu.Lock()
+			n.cmd.Process.Signal(syscall.SIGKILL)
+			n.mu.Unlock()
+			<-n.exited
+			errs = append(errs, fmt.Errorf("natsnode: node %d ignored SIGTERM for %v and was killed", n.Index, stopTimeout))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) killAll() {
+	for i, n := range c.nodes {
+		if n.Running() {
+			c.Kill(i)
+		}
+	}
+}
+
+// LogTail returns the last lines of node i's log, for failure messages.
+func (c *Cluster) LogTail(i, lines int) string {
+	b, err := os.ReadFile(c.nodes[i].LogPath())
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
