@@ -106,6 +106,10 @@ func TestMetaLeaderDown(t *testing.T) {
 		t.Skip("every stream landed on the meta leader")
 	}
 	subj := "s" + strings.TrimPrefix(stream, "S") + ".x"
+	// Publish through the stream leader's node, so that the kill does not
+	// also cost the client its connection (a reconnect is not what this
+	// measures).
+	js = jstest.JetStream(t, c.ConnectTo(c.StreamLeader(stream), nats.MaxReconnects(-1)))
 	c.Kill(meta)
 	t0 := time.Now()
 	if _, err := js.Publish(ctxFor(t, 2*time.Second), subj, []byte("x")); err != nil {
