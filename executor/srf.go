@@ -110,14 +110,14 @@ func newSeries(t planner.Type, args []any) (srfGen, error) {
 		}
 		for _, d := range []*apd.Decimal{g.dcur, g.dstop, g.dstep} {
 			if d.Form == apd.NaN {
-				which := "start"
+				which := "start value"
 				switch d {
 				case g.dstop:
-					which = "stop"
+					which = "stop value"
 				case g.dstep:
 					which = "step size"
 				}
-				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s value cannot be NaN", which)
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s cannot be NaN", which)
 			}
 		}
 		if g.dstep.IsZero() {
