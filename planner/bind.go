@@ -482,12 +482,20 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
 		if elems[i], err = b.bind(e, elem); err != nil {
 			return nil, err
 		}
-		if elem == TUnknown {
+		if elem == TUnknown && !isUntyped(elems[i]) { // ARRAY['a', NULL]: the first typed element's type
 			elem = elems[i].Type()
 		}
 	}
 	if elem == TUnknown || elem == TNull {
 		elem = TText
+	}
+	for i, e := range elems {
+		if isUntyped(e) {
+			var err error
+			if elems[i], err = coerce(e, elem); err != nil {
+				return nil, pgerror.At(err, sql.ExprPos(x.Elems[i]))
+			}
+		}
 	}
 	return &ArrayExpr{Elems: elems, T: ArrayOf(elem)}, nil
 }

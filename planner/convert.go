@@ -201,6 +201,9 @@ func normalizeArray(xs []any, t Type) (any, error) {
 	}
 	out := make([]string, 0, len(xs))
 	for _, e := range xs {
+		if e == nil { // not the empty string: topicgate's arrays hold no NULL
+			return nil, pgerror.New(pgerror.CodeNullValueNotAllowed, "array element must not be NULL")
+		}
 		out = append(out, FormatText(e))
 	}
 	return out, nil
