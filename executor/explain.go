@@ -116,7 +116,7 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 	case p.Work != nil:
 		add(d, "Work Table Scan: %s", p.Work.Name)
 	case p.Func != nil:
-		add(d, "Function Scan: %s", p.Func.Name)
+		add(d, "Function Scan: %s", p.Func)
 	case p.Join != nil:
 		j := p.Join
 		cond := ""

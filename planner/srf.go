@@ -17,8 +17,8 @@ import (
 // functions and before sorting, DISTINCT ON and LIMIT.
 
 // SetReturning lists the set-returning functions the select list may
-// call, with their result types; FROM takes generate_series and unnest
-// (FuncScan).
+// call; FROM takes them too, and the ones of several columns
+// (recordSRFs), as FuncScan.
 var SetReturning = map[string]bool{
 	"unnest": true, "generate_series": true, "generate_subscripts": true,
 	"jsonb_array_elements": true, "jsonb_array_elements_text": true, "jsonb_object_keys": true,

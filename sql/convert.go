@@ -530,14 +530,15 @@ func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
 	return out, nil
 }
 
-// rangeFunction converts a set-returning function in FROM: one function,
-// no ORDINALITY, ROWS FROM or column definition list.
+// rangeFunction converts a function in FROM: one function, WITH
+// ORDINALITY or not, no ROWS FROM or column definition list. LATERAL is
+// accepted and changes nothing (a function in FROM always is).
 func (c *converter) rangeFunction(rf *pg.RangeFunction) (TableRef, error) {
-	if rf.Lateral {
-		return TableRef{}, c.unsupported(-1, "LATERAL")
+	if rf.IsRowsfrom || len(rf.Functions) != 1 {
+		return TableRef{}, c.unsupported(-1, "ROWS FROM")
 	}
-	if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
-		return TableRef{}, c.unsupported(-1, "this function in FROM")
+	if len(rf.Coldeflist) > 0 {
+		return TableRef{}, c.unsupported(-1, "a column definition list")
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	if len(items) == 0 || items[0].GetFuncCall() == nil || len(items) > 1 && items[1] != nil && items[1].GetNode() != nil {
@@ -551,7 +552,7 @@ func (c *converter) rangeFunction(rf *pg.RangeFunction) (TableRef, error) {
 	if !ok {
 		return TableRef{}, c.unsupported(-1, "this function in FROM")
 	}
-	t := TableRef{Func: f, Name: f.Name}
+	t := TableRef{Func: f, Name: f.Name, Ordinality: rf.Ordinality}
 	if rf.Alias != nil {
 		t.Alias = rf.Alias.Aliasname
 		for _, n := range rf.Alias.Colnames {
