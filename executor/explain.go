@@ -130,7 +130,11 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		if j.Residual != nil {
 			cond += " filter " + j.Residual.String()
 		}
-		add(d, "%s join%s (the right side is held):", j.Kind, cond)
+		if j.Lateral {
+			add(d, "%s join, lateral%s (the right side runs for each left row):", j.Kind, cond)
+		} else {
+			add(d, "%s join%s (the right side is held):", j.Kind, cond)
+		}
 		explainSelect(j.Left, d+1, add)
 		explainSelect(j.Right, d+1, add)
 	case p.SetOp != nil:

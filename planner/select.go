@@ -77,7 +77,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		case s.From.SetOp != nil:
 			scope, err = fromSetOp(cat, s.From, params, p)
 		default:
-			scope, err = fromValues(s.From, params, p)
+			scope, err = fromValues(s.From, params, p, outer, use)
 		}
 		if err != nil {
 			return nil, err

@@ -161,8 +161,10 @@ func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, o
 }
 
 // fromValues binds a VALUES list in FROM: each column takes the type
-// PostgreSQL resolves for it (as for UNION), and is named columnN.
-func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+// PostgreSQL resolves for it (as for UNION), and is named columnN. Its
+// expressions may read outer (nil for none), the query around a subquery
+// or the left side of a LATERAL subquery, recording it in use.
+func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	width := len(t.Values[0])
 	for _, row := range t.Values {
 		if len(row) != width {
@@ -170,6 +172,9 @@ func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) 
 		}
 	}
 	b := newBinder(params, nil)
+	if outer != nil {
+		b = newBinder(params, (&Scope{Source: "VALUES"}).withOuter(outer, use, "\x00"))
+	}
 	b.srfWhere = "VALUES"
 	p.Values = make([][]Expr, len(t.Values))
 	for i := range p.Values {

@@ -61,9 +61,13 @@ type TableRef struct {
 	Join       *Join
 	// Func is a function in FROM (generate_series, unnest, jsonb_each_text,
 	// a scalar function): its columns, then an ordinality column WITH
-	// ORDINALITY.
+	// ORDINALITY. Its arguments may name the columns of the FROM items to
+	// its left (it is LATERAL, as in PostgreSQL).
 	Func       *FuncCall
 	Ordinality bool
+	// Lateral marks a subquery in FROM written LATERAL (...): it may name
+	// the columns of the FROM items to its left.
+	Lateral bool
 	// Recursive is a reference to a WITH RECURSIVE query that refers to
 	// itself, from outside it; WorkTable is that self-reference inside its
 	// recursive term (the previous iteration's rows).

@@ -299,23 +299,21 @@ func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
 	return out, nil
 }
 
-// derivedTable converts a subquery or VALUES list in FROM.
+// derivedTable converts a subquery or VALUES list in FROM; a LATERAL one
+// is a subquery (a VALUES list in it too, as a SELECT).
 func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
-	if rs.Lateral {
-		return TableRef{}, c.unsupported(-1, "LATERAL")
-	}
 	sel := rs.Subquery.GetSelectStmt()
 	if sel == nil {
 		return TableRef{}, c.unsupported(-1, "this subquery in FROM")
 	}
-	var t TableRef
+	t := TableRef{Lateral: rs.Lateral}
 	if rs.Alias != nil {
 		t.Alias = rs.Alias.Aliasname
 		for _, n := range rs.Alias.Colnames {
 			t.ColAliases = append(t.ColAliases, n.GetString_().GetSval())
 		}
 	}
-	if len(sel.ValuesLists) > 0 && sel.Op == pg.SetOperation_SETOP_NONE && sel.WithClause == nil &&
+	if len(sel.ValuesLists) > 0 && !rs.Lateral && sel.Op == pg.SetOperation_SETOP_NONE && sel.WithClause == nil &&
 		len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil {
 		for _, row := range sel.ValuesLists {
 			l := row.GetList()

@@ -99,6 +99,9 @@ func (f *formatter) table(t TableRef) {
 	case t.WorkTable != nil:
 		f.w(ident(t.WorkTable.Name))
 	case t.Sub != nil:
+		if t.Lateral {
+			f.w("LATERAL ")
+		}
 		f.w("(")
 		f.sel(t.Sub)
 		f.w(")")
