@@ -59,32 +59,19 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 				return nil, err
 			}
 		}
-		for {
-			r, err := it.right.next(ctx)
-			if err != nil {
-				return nil, err
+		for r, err := it.right.next(ctx); r != nil || err != nil; r, err = it.right.next(ctx) {
+			if err == nil {
+				r, err = it.ec.tryJoin(it.jp, it.cur, r)
 			}
-			if r == nil {
-				break
-			}
-			out := make([]any, lw+it.jp.RightWidth)
-			copy(out, it.cur)
-			copy(out[lw:], r[:it.jp.RightWidth])
-			keep, err := it.ec.filter(it.jp.Residual, valuesRow(out))
-			if err != nil {
-				return nil, err
-			}
-			if keep {
+			if r != nil || err != nil {
 				it.matched = true
-				return out, nil
+				return r, err
 			}
 		}
 		cur, matched := it.cur, it.matched
 		it.cur, it.right = nil, nil
 		if it.jp.Kind == "LEFT" && !matched { // the left row with NULLs
-			out := make([]any, lw+it.jp.RightWidth)
-			copy(out, cur)
-			return out, nil
+			return joinedRow(it.jp, cur, nil), nil
 		}
 	}
 }

@@ -82,16 +82,8 @@ func fromFunc(b *binder, t *sql.TableRef, p *SelectPlan) (*Scope, error) {
 	if fs.Ordinality {
 		fs.Cols = append(fs.Cols, Column{Name: "ordinality", T: TInt8})
 	}
-	names := make([]string, len(fs.Cols))
-	types := make([]Type, len(fs.Cols))
-	for i, c := range fs.Cols {
-		names[i], types[i] = c.Name, c.T
-	}
-	if err := applyColAliases(t, names); err != nil {
-		return nil, err
-	}
 	p.Func = fs
-	return &Scope{Names: names, Types: types, Source: sourceName("function", name)}, nil
+	return aliasedScope(t, fs.Cols, sourceName("function", name))
 }
 
 // checkFromFuncCall refuses, with PostgreSQL's errors, what may not be

@@ -148,16 +148,22 @@ func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, o
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(inner.Cols))
-	types := make([]Type, len(inner.Cols))
-	for i, c := range inner.Cols {
+	p.Sub = inner
+	return aliasedScope(t, inner.Cols, sourceName("subquery", t.Alias))
+}
+
+// aliasedScope is the scope of FROM item t's columns cols, renamed by its
+// column aliases.
+func aliasedScope(t *sql.TableRef, cols []Column, source string) (*Scope, error) {
+	names := make([]string, len(cols))
+	types := make([]Type, len(cols))
+	for i, c := range cols {
 		names[i], types[i] = c.Name, c.T
 	}
 	if err := applyColAliases(t, names); err != nil {
 		return nil, err
 	}
-	p.Sub = inner
-	return &Scope{Names: names, Types: types, Source: sourceName("subquery", t.Alias)}, nil
+	return &Scope{Names: names, Types: types, Source: source}, nil
 }
 
 // fromValues binds a VALUES list in FROM: each column takes the type
