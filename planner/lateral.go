@@ -18,20 +18,37 @@ import (
 // for each left row, with that row (then the row around) as its outer row.
 
 // lateralOuterRef resolves x, which the left side o of a lateral join
-// lacks, in the query around (o.Outer): ok false if it is not there
-// either.
+// lacks, in the scopes around it (o.Outer, and past a lateral one its
+// Outer, as for a lateral item inside a LATERAL subquery): ok false if it
+// is in none. Each level's outerUse records the column in its own
+// numbering (its Outer's columns, then the next level's).
 func (b *binder) lateralOuterRef(o *Scope, x *sql.ColumnRef) (Expr, bool, error) {
-	i, err := o.Outer.resolveRef(x.Table, x.Name)
-	if err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn {
-			return nil, false, nil
-		}
-		return nil, false, err
+	type level struct {
+		use *outerUse
+		off int
 	}
-	o.outerUse.add(i)
-	b.scope.outerUse.add(len(o.Names) + i)
-	return &OuterRef{Idx: len(o.Names) + i, T: o.Outer.Types[i], Name: o.Outer.Names[i]}, true, nil
+	levels := []level{{b.scope.outerUse, len(o.Names)}}
+	for u, s := o.outerUse, o.Outer; s != nil; u, s = s.outerUse, s.Outer {
+		levels = append(levels, level{u, 0})
+		i, err := s.resolveRef(x.Table, x.Name)
+		if err == nil {
+			for _, l := range levels {
+				l.use.add(l.off + i)
+			}
+			return &OuterRef{Idx: levels[0].off + i, T: s.Types[i], Name: s.Names[i]}, true, nil
+		}
+		var pe *pgerror.Error
+		if !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
+			return nil, false, err
+		}
+		if !s.lateral {
+			break
+		}
+		for k := range levels {
+			levels[k].off += len(s.Names)
+		}
+	}
+	return nil, false, nil
 }
 
 func (u *outerUse) add(col int) {
@@ -45,10 +62,11 @@ func (u *outerUse) add(col int) {
 }
 
 // planRight plans the right side of join j, whose left side is l: as a
-// lateral item when it may be one (a function, a LATERAL subquery) and
-// reads l's columns (lateral true), else as an input of its own.
+// lateral item when it may be one (a function, a LATERAL subquery, a join
+// that may hold them) and reads l's columns (lateral true), else as an
+// input of its own.
 func planRight(cat Catalog, j *sql.Join, params *[]Type, where []sql.Expr, l relation, outer *Scope, use *outerUse) (relation, bool, error) {
-	if j.Right.Func != nil || j.Right.Sub != nil && j.Right.Lateral {
+	if j.Right.Func != nil || j.Right.Sub != nil && j.Right.Lateral || j.Right.Join != nil {
 		var lu outerUse
 		ls := l.scope.withOuter(outer, use, "")
 		ls.lateral = true

@@ -75,7 +75,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		case s.From.Sub != nil:
 			scope, err = fromSubquery(cat, s.From, params, p, outer, use)
 		case s.From.SetOp != nil:
-			scope, err = fromSetOp(cat, s.From, params, p)
+			scope, err = fromSetOp(cat, s.From, params, p, outer, use)
 		default:
 			scope, err = fromValues(s.From, params, p, outer, use)
 		}

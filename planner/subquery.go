@@ -234,14 +234,15 @@ type SetOpPlan struct {
 
 // fromSetOp plans a set operation's sides and resolves each column's
 // type as PostgreSQL does for UNION (numeric types widen; the left side
-// names the columns).
-func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+// names the columns). Both sides may read outer (nil for none), recording
+// it in use, as a derived table does.
+func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	op := t.SetOp
-	l, err := planSelect(cat, op.Left, params)
+	l, err := planSelectIn(cat, op.Left, params, outer, use)
 	if err != nil {
 		return nil, err
 	}
-	r, err := planSelect(cat, op.Right, params)
+	r, err := planSelectIn(cat, op.Right, params, outer, use)
 	if err != nil {
 		return nil, err
 	}
