@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -15,24 +16,36 @@ import (
 func like(op string, l, r any) (any, error) {
 	var m int
 	var err error
+	bad := func() error { // what the planner's type check lets through (ANY over an array)
+		name := func(v any) string {
+			switch v.(type) {
+			case []byte:
+				return "bytea"
+			case string:
+				return "text"
+			}
+			return fmt.Sprintf("%T", v)
+		}
+		return pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", name(l), op, name(r))
+	}
 	switch x := l.(type) {
 	case []byte:
 		p, ok := r.([]byte)
-		if !ok {
-			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: bytea %s %T", op, r)
+		if !ok || op != "~~" && op != "!~~" {
+			return nil, bad()
 		}
 		m, err = matchLike(x, p, true)
 	case string:
 		p, ok := r.(string)
 		if !ok {
-			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: text %s %T", op, r)
+			return nil, bad()
 		}
 		if op == "~~*" || op == "!~~*" {
 			x, p = strings.ToLower(x), strings.ToLower(p)
 		}
 		m, err = matchLike(x, p, false)
 	default:
-		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator %s needs text or bytea operands", op)
+		return nil, bad()
 	}
 	if err != nil {
 		return nil, err
