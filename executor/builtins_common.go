@@ -36,6 +36,7 @@ var commonBuiltins = map[string]builtin{
 	"repeat":        fnRepeat,
 	"reverse":       fnReverse,
 	"initcap":       fnInitcap,
+	"like_escape":   fnLikeEscape,
 	"quote_literal": func(_ *evalCtx, a []any) (any, error) { return quoteLiteral(a[0].(string)), nil },
 	"quote_nullable": func(_ *evalCtx, a []any) (any, error) {
 		if a[0] == nil {

@@ -464,6 +464,10 @@ func cmp3(less, greater bool) int {
 var regexCache sync.Map // pattern key -> *regexp.Regexp
 
 func match(op string, l, r any) (any, error) {
+	switch op {
+	case "~~", "!~~", "~~*", "!~~*":
+		return like(op, l, r)
+	}
 	s, ok1 := l.(string)
 	p, ok2 := r.(string)
 	if !ok1 || !ok2 {
@@ -472,13 +476,7 @@ func match(op string, l, r any) (any, error) {
 	key := op + "\x00" + p
 	re, ok := regexCache.Load(key)
 	if !ok {
-		var src string
-		switch op {
-		case "~~", "!~~", "~~*", "!~~*":
-			src = likeToRegexp(p)
-		default:
-			src = p
-		}
+		src := p
 		if strings.Contains(op, "*") {
 			src = "(?i)" + src
 		}
@@ -493,28 +491,6 @@ func match(op string, l, r any) (any, error) {
 		return !m, nil
 	}
 	return m, nil
-}
-
-func likeToRegexp(p string) string {
-	var b strings.Builder
-	b.WriteString("(?s)^")
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '%':
-			b.WriteString(".*")
-		case '_':
-			b.WriteString(".")
-		case '\\':
-			if i+1 < len(p) {
-				i++
-				b.WriteString(regexp.QuoteMeta(string(p[i])))
-			}
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return b.String()
 }
 
 func arith(op string, l, r any, t planner.Type) (any, error) {

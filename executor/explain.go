@@ -116,7 +116,7 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 	case p.Work != nil:
 		add(d, "Work Table Scan: %s", p.Work.Name)
 	case p.Func != nil:
-		add(d, "Function Scan: %s", p.Func.Name)
+		add(d, "Function Scan: %s", p.Func)
 	case p.Join != nil:
 		j := p.Join
 		cond := ""
@@ -130,7 +130,11 @@ func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) 
 		if j.Residual != nil {
 			cond += " filter " + j.Residual.String()
 		}
-		add(d, "%s join%s (the right side is held):", j.Kind, cond)
+		if j.Lateral {
+			add(d, "%s join, lateral%s (the right side runs for each left row):", j.Kind, cond)
+		} else {
+			add(d, "%s join%s (the right side is held):", j.Kind, cond)
+		}
 		explainSelect(j.Left, d+1, add)
 		explainSelect(j.Right, d+1, add)
 	case p.SetOp != nil:

@@ -121,24 +121,34 @@ func (it *joinIter) next(ctx context.Context) ([]any, error) {
 				i = it.cands[it.pos]
 			}
 			it.pos++
-			out := make([]any, lw+it.jp.RightWidth)
-			copy(out, it.cur)
-			copy(out[lw:], it.rows[i])
-			keep, err := it.ec.filter(it.jp.Residual, valuesRow(out))
-			if err != nil {
-				return nil, err
-			}
-			if keep {
+			out, err := it.ec.tryJoin(it.jp, it.cur, it.rows[i])
+			if out != nil || err != nil {
 				it.matched = true
-				return out, nil
+				return out, err
 			}
 		}
 		cur, matched := it.cur, it.matched
 		it.cur = nil
 		if it.jp.Kind == "LEFT" && !matched { // the left row with NULLs
-			out := make([]any, lw+it.jp.RightWidth)
-			copy(out, cur)
-			return out, nil
+			return joinedRow(it.jp, cur, nil), nil
 		}
 	}
+}
+
+// joinedRow is left row l followed by right row r (nil: NULLs).
+func joinedRow(jp *planner.JoinPlan, l, r []any) []any {
+	out := make([]any, jp.LeftWidth+jp.RightWidth)
+	copy(out, l)
+	copy(out[jp.LeftWidth:], r)
+	return out
+}
+
+// tryJoin is the joined row of l and r if it passes jp's Residual, else
+// nil.
+func (ec *evalCtx) tryJoin(jp *planner.JoinPlan, l, r []any) ([]any, error) {
+	out := joinedRow(jp, l, r)
+	if keep, err := ec.filter(jp.Residual, valuesRow(out)); !keep || err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -328,6 +328,12 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 			return nil, err
 		}
 		input = &filterIter{ec: ec, in: in, filter: p.Filter}
+	case p.Join != nil && p.Join.Lateral:
+		l, err := s.runSelect(ctx, ec, p.Join.Left, nil)
+		if err != nil {
+			return nil, err
+		}
+		input = &filterIter{ec: ec, in: &lateralJoinIter{s: s, ec: ec, jp: p.Join, left: l}, filter: p.Filter}
 	case p.Join != nil:
 		l, r, err := s.runBoth(ctx, ec, p.Join.Left, p.Join.Right)
 		if err != nil {

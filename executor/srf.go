@@ -54,6 +54,8 @@ func newSRF(f *planner.FuncExpr, args []any) (srfGen, error) {
 		return newSeries(f.T, args)
 	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys":
 		return jsonbElements(f.Name, args[0].(string))
+	case "jsonb_each", "jsonb_each_text":
+		return jsonbEach(f.Name, args[0].(string))
 	case "regexp_split_to_table":
 		return regexpSplit(args)
 	}
@@ -110,14 +112,14 @@ func newSeries(t planner.Type, args []any) (srfGen, error) {
 		}
 		for _, d := range []*apd.Decimal{g.dcur, g.dstop, g.dstep} {
 			if d.Form == apd.NaN {
-				which := "start"
+				which := "start value"
 				switch d {
 				case g.dstop:
-					which = "stop"
+					which = "stop value"
 				case g.dstep:
 					which = "step size"
 				}
-				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s value cannot be NaN", which)
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s cannot be NaN", which)
 			}
 		}
 		if g.dstep.IsZero() {
@@ -200,17 +202,7 @@ func jsonbElements(name, doc string) (srfGen, error) {
 		if !ok {
 			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "cannot call %s on %s", name, kind())
 		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if len(keys[i]) != len(keys[j]) {
-				return len(keys[i]) < len(keys[j])
-			}
-			return keys[i] < keys[j]
-		})
-		for _, k := range keys {
+		for _, k := range jsonbKeys(obj) {
 			vals = append(vals, k)
 		}
 		return &sliceGen{vals: vals}, nil
@@ -229,6 +221,51 @@ func jsonbElements(name, doc string) (srfGen, error) {
 			return nil, err
 		}
 		vals = append(vals, x)
+	}
+	return &sliceGen{vals: vals}, nil
+}
+
+// jsonbKeys are an object's keys in jsonb's order: shorter keys first,
+// then bytewise.
+func jsonbKeys(obj map[string]any) []string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) < len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// jsonbPair is a row of jsonb_each(_text): an object's key and value
+// (jsonb, or text with JSON null as NULL).
+type jsonbPair struct {
+	key   string
+	value any
+}
+
+// jsonbEach is jsonb_each and jsonb_each_text, in jsonb's key order; a
+// document that is not an object is PostgreSQL's 22023.
+func jsonbEach(name, doc string) (srfGen, error) {
+	v, err := decodeJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "cannot call %s on a non-object", name)
+	}
+	vals := make([]any, 0, len(obj))
+	for _, k := range jsonbKeys(obj) {
+		x, err := jsonResult(obj[k], name == "jsonb_each_text")
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, jsonbPair{k, x})
 	}
 	return &sliceGen{vals: vals}, nil
 }

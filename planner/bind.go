@@ -30,6 +30,9 @@ type Scope struct {
 	// outerUse records.
 	Outer    *Scope
 	outerUse *outerUse
+	// lateral marks the left side of a join as a lateral item to its
+	// right sees it (lateral.go): past its columns, Outer's follow.
+	lateral bool
 	// Rel, in a subquery's single-relation scope, is the relation's name
 	// or alias: a name qualified otherwise is looked up outside.
 	Rel string
@@ -482,12 +485,20 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
 		if elems[i], err = b.bind(e, elem); err != nil {
 			return nil, err
 		}
-		if elem == TUnknown {
+		if elem == TUnknown && !isUntyped(elems[i]) { // ARRAY['a', NULL]: the first typed element's type
 			elem = elems[i].Type()
 		}
 	}
 	if elem == TUnknown || elem == TNull {
 		elem = TText
+	}
+	for i, e := range elems {
+		if isUntyped(e) {
+			var err error
+			if elems[i], err = coerce(e, elem); err != nil {
+				return nil, pgerror.At(err, sql.ExprPos(x.Elems[i]))
+			}
+		}
 	}
 	return &ArrayExpr{Elems: elems, T: ArrayOf(elem)}, nil
 }
@@ -615,16 +626,19 @@ func (b *binder) outerRef(x *sql.ColumnRef, err error) (Expr, error) {
 	}
 	o := b.scope.Outer
 	if i, oerr := o.resolveRef(x.Table, x.Name); oerr == nil {
-		u := b.scope.outerUse
-		if u.cols == nil {
-			u.cols = map[int]bool{}
-		}
-		u.cols[i] = true
+		b.scope.outerUse.add(i)
 		return &OuterRef{Idx: i, T: o.Types[i], Name: o.Names[i]}, nil
 	} else if !errors.As(oerr, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 		return nil, oerr // ambiguous there
 	}
-	for far := o.Outer; far != nil; far = far.Outer {
+	far := o.Outer
+	if o.lateral && far != nil {
+		if ref, ok, err := b.lateralOuterRef(o, x); ok || err != nil {
+			return ref, err
+		}
+		far = far.Outer
+	}
+	for ; far != nil; far = far.Outer {
 		if _, ferr := far.resolveRef(x.Table, x.Name); ferr == nil {
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
 				"a subquery's reference to column \"%s\" of a query two or more levels out is not supported", x.Name)

@@ -198,9 +198,22 @@ func normalizeArray(xs []any, t Type) (any, error) {
 			out = append(out, n.(int64))
 		}
 		return out, nil
+	case TBool:
+		out := make([]bool, 0, len(xs))
+		for _, e := range xs {
+			b, ok := e.(bool)
+			if !ok {
+				return nil, pgerror.New(pgerror.CodeNullValueNotAllowed, "array element must not be NULL")
+			}
+			out = append(out, b)
+		}
+		return out, nil
 	}
 	out := make([]string, 0, len(xs))
 	for _, e := range xs {
+		if e == nil { // not the empty string: topicgate's arrays hold no NULL
+			return nil, pgerror.New(pgerror.CodeNullValueNotAllowed, "array element must not be NULL")
+		}
 		out = append(out, FormatText(e))
 	}
 	return out, nil

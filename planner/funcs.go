@@ -98,6 +98,9 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if SetReturning[x.Name] && x.Filter == nil && len(x.Order) == 0 {
 		return b.bindSRF(x)
 	}
+	if recordSRFs[x.Name] != nil {
+		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s returns records, which only FROM takes: SELECT ... FROM %s(...)", x.Name, x.Name)
+	}
 	if x.Filter != nil {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "FILTER specified, but %s is not an aggregate function", x.Name)
 	}

@@ -36,6 +36,7 @@ var commonBuiltins = map[string]funcSig{
 	"gen_random_uuid": {0, 0, nil, fixed(TText)},
 	"current_date":    {0, 0, nil, fixed(TDate)},
 	"to_char":         {2, 2, []Type{TUnknown, TText}, fixed(TText)},
+	"like_escape":     {2, 2, []Type{TUnknown, TUnknown}, sameAsFirst}, // LIKE ... ESCAPE (like.go)
 	"quote_literal":   {1, 1, []Type{TText}, fixed(TText)},
 	"quote_nullable":  {1, 1, []Type{TText}, fixed(TText)},
 	"quote_ident":     {1, 1, []Type{TText}, fixed(TText)},

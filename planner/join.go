@@ -24,6 +24,9 @@ type JoinPlan struct {
 	// columns LeftWidth and up (the executor shifts the right row).
 	LeftKeys, RightKeys []Expr
 	Residual            Expr
+	// Lateral: Right reads the left row (lateral.go), so it runs again for
+	// each left row and nothing is held; every condition is in Residual.
+	Lateral bool
 }
 
 // relation is a planned FROM item with its columns' names and qualifiers.
@@ -108,7 +111,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 	if err != nil {
 		return nil, nil, err
 	}
-	r0, err := planRelation(cat, &j.Right, params, nil, outer, use)
+	r0, lateral, err := planRight(cat, j, params, nil, l0, outer, use)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,7 +133,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		}
 	}
 	if toRight != nil {
-		if r, err = planRelation(cat, &j.Right, params, toRight, outer, use); err != nil {
+		if r, lateral, err = planRight(cat, j, params, toRight, l, outer, use); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -142,7 +145,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		scope.Quals = append(scope.Quals, s.Quals...)
 		scope.QualOnly = append(scope.QualOnly, s.QualOnly...)
 	}
-	jp := &JoinPlan{Kind: j.Kind, Left: l.plan, Right: r.plan, LeftWidth: lw, RightWidth: rw}
+	jp := &JoinPlan{Kind: j.Kind, Left: l.plan, Right: r.plan, LeftWidth: lw, RightWidth: rw, Lateral: lateral}
 	b := newBinder(params, scope)
 	b.cat = cat
 	var conds []Expr
@@ -178,7 +181,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 	}
 	var rest []Expr
 	for _, c := range conds {
-		if lk, rk, ok := equiKey(c, lw); ok {
+		if lk, rk, ok := equiKey(c, lw); ok && !lateral {
 			jp.LeftKeys = append(jp.LeftKeys, lk)
 			jp.RightKeys = append(jp.RightKeys, rk)
 			continue

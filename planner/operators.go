@@ -45,6 +45,8 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		return b.bindFunc(&sql.FuncCall{Name: "power", Args: []sql.Expr{x.L, x.R}})
 	case "?", "?|", "?&", "@>", "<@":
 		return b.bindJSONTest(x, op)
+	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
+		return b.bindLike(x, normLikeOp(op))
 	case "#>", "#>>":
 		l, err := b.bind(x.L, TJSONB)
 		if err == nil && isUntyped(l) {
@@ -111,8 +113,6 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 			return nil, err
 		}
 		return &CmpExpr{Op: op, L: l, R: r}, nil
-	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
-		return &CmpExpr{Op: normLikeOp(op), L: l, R: r}, nil
 	case "+", "-", "*", "/", "%":
 		t, err := arithType(l.Type(), r.Type(), op)
 		if err != nil {

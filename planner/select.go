@@ -64,7 +64,9 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		if scope, err = fromFunc(b, s.From, p); err != nil {
 			return nil, err
 		}
-		star = []int{0}
+		for i := range scope.Names {
+			star = append(star, i)
+		}
 	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil || s.From.Recursive != nil || s.From.WorkTable != nil) {
 		var err error
 		switch {
@@ -73,9 +75,9 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		case s.From.Sub != nil:
 			scope, err = fromSubquery(cat, s.From, params, p, outer, use)
 		case s.From.SetOp != nil:
-			scope, err = fromSetOp(cat, s.From, params, p)
+			scope, err = fromSetOp(cat, s.From, params, p, outer, use)
 		default:
-			scope, err = fromValues(s.From, params, p)
+			scope, err = fromValues(s.From, params, p, outer, use)
 		}
 		if err != nil {
 			return nil, err

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -15,8 +17,8 @@ import (
 // functions and before sorting, DISTINCT ON and LIMIT.
 
 // SetReturning lists the set-returning functions the select list may
-// call, with their result types; FROM takes generate_series and unnest
-// (FuncScan).
+// call; FROM takes them too, and the ones of several columns
+// (recordSRFs), as FuncScan.
 var SetReturning = map[string]bool{
 	"unnest": true, "generate_series": true, "generate_subscripts": true,
 	"jsonb_array_elements": true, "jsonb_array_elements_text": true, "jsonb_object_keys": true,
@@ -71,15 +73,23 @@ func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
 		return nil, err
 	}
 	f := &FuncExpr{Name: x.Name, Args: args, Set: true}
-	noFunc := func() error {
-		types := make([]string, len(args))
-		for i, a := range args {
-			types[i] = a.Type().String()
-			if isUntyped(a) {
-				types[i] = TUnknown.String()
-			}
+	types := make([]string, len(args))
+	for i, a := range args {
+		types[i] = argTypeName(a)
+	}
+	noFunc := func() error { return undefinedFunc(x.Name, types) }
+	// cast converts argument i to t as a function argument: 42883 if no
+	// overload takes it, a literal's own error if it does not read as t.
+	cast := func(i int, t Type) error {
+		e, err := argCast(args[i], t)
+		if err == errNoOverload {
+			return noFunc()
 		}
-		return undefinedFunc(x.Name, types)
+		if err != nil {
+			return pgerror.At(err, sql.ExprPos(x.Args[i]))
+		}
+		args[i] = e
+		return nil
 	}
 	switch x.Name {
 	case "unnest":
@@ -97,16 +107,24 @@ func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
 		if len(args) < 2 || len(args) > 3 {
 			return nil, noFunc()
 		}
+		untyped := true
+		for _, a := range args {
+			untyped = untyped && isUntyped(a)
+		}
+		if untyped {
+			return nil, pgerror.Newf(pgerror.CodeAmbiguousFunction, "function generate_series(%s) is not unique", strings.Join(types, ", ")).
+				WithHint("Could not choose a best candidate function. You might need to add explicit type casts.")
+		}
 		if f.T, err = seriesType(args); err != nil {
 			return nil, noFunc()
 		}
-		for i, a := range args {
+		for i := range args {
 			want := f.T
 			if i == 2 && f.T == TTimestamptz {
 				want = TInterval
 			}
-			if args[i], err = argCast(a, want); err != nil {
-				return nil, noFunc()
+			if err := cast(i, want); err != nil {
+				return nil, err
 			}
 		}
 	case "generate_subscripts":
@@ -115,20 +133,20 @@ func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
 		}
 		want := []Type{args[0].Type(), TInt4, TBool}
 		for i := 1; i < len(args); i++ {
-			if args[i], err = argCast(args[i], want[i]); err != nil {
-				return nil, noFunc()
+			if err := cast(i, want[i]); err != nil {
+				return nil, err
 			}
 		}
 		f.T = TInt4
-	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys":
+	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys", "jsonb_each", "jsonb_each_text":
 		if len(args) != 1 {
 			return nil, noFunc()
 		}
-		if args[0], err = argCast(args[0], TJSONB); err != nil {
-			return nil, noFunc()
+		if err := cast(0, TJSONB); err != nil {
+			return nil, err
 		}
-		f.T = TText
-		if x.Name == "jsonb_array_elements" {
+		f.T = TText // jsonb_each's: the value's type (FuncScan has both columns)
+		if x.Name == "jsonb_array_elements" || x.Name == "jsonb_each" {
 			f.T = TJSONB
 		}
 	case "regexp_split_to_table":
@@ -136,8 +154,8 @@ func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
 			return nil, noFunc()
 		}
 		for i := range args {
-			if args[i], err = argCast(args[i], TText); err != nil {
-				return nil, noFunc()
+			if err := cast(i, TText); err != nil {
+				return nil, err
 			}
 		}
 		f.T = TText
@@ -188,7 +206,7 @@ func seriesType(args []Expr) (Type, error) {
 		}
 	}
 	if t == TUnknown {
-		t = TInt4 // generate_series('1', '3') resolves to the integer overload
+		t = TInt4 // generate_series(NULL, '3', 1) resolves to the integer overload
 	}
 	if t == TTimestamptz && len(args) != 3 {
 		return 0, errNoOverload
@@ -217,6 +235,15 @@ func argCast(a Expr, t Type) (Expr, error) {
 		return &CastExpr{X: a, T: t}, nil
 	}
 	return nil, errNoOverload
+}
+
+// argTypeName names e's type in an error as PostgreSQL does: an untyped
+// literal or NULL is unknown.
+func argTypeName(e Expr) string {
+	if isUntyped(e) {
+		return TUnknown.String()
+	}
+	return e.Type().String()
 }
 
 // undefinedFunc is 42883 for a call no overload takes.

@@ -148,21 +148,29 @@ func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, o
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(inner.Cols))
-	types := make([]Type, len(inner.Cols))
-	for i, c := range inner.Cols {
+	p.Sub = inner
+	return aliasedScope(t, inner.Cols, sourceName("subquery", t.Alias))
+}
+
+// aliasedScope is the scope of FROM item t's columns cols, renamed by its
+// column aliases.
+func aliasedScope(t *sql.TableRef, cols []Column, source string) (*Scope, error) {
+	names := make([]string, len(cols))
+	types := make([]Type, len(cols))
+	for i, c := range cols {
 		names[i], types[i] = c.Name, c.T
 	}
 	if err := applyColAliases(t, names); err != nil {
 		return nil, err
 	}
-	p.Sub = inner
-	return &Scope{Names: names, Types: types, Source: sourceName("subquery", t.Alias)}, nil
+	return &Scope{Names: names, Types: types, Source: source}, nil
 }
 
 // fromValues binds a VALUES list in FROM: each column takes the type
-// PostgreSQL resolves for it (as for UNION), and is named columnN.
-func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+// PostgreSQL resolves for it (as for UNION), and is named columnN. Its
+// expressions may read outer (nil for none), the query around a subquery
+// or the left side of a LATERAL subquery, recording it in use.
+func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	width := len(t.Values[0])
 	for _, row := range t.Values {
 		if len(row) != width {
@@ -170,6 +178,9 @@ func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) 
 		}
 	}
 	b := newBinder(params, nil)
+	if outer != nil {
+		b = newBinder(params, (&Scope{Source: "VALUES"}).withOuter(outer, use, "\x00"))
+	}
 	b.srfWhere = "VALUES"
 	p.Values = make([][]Expr, len(t.Values))
 	for i := range p.Values {
@@ -223,14 +234,15 @@ type SetOpPlan struct {
 
 // fromSetOp plans a set operation's sides and resolves each column's
 // type as PostgreSQL does for UNION (numeric types widen; the left side
-// names the columns).
-func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, error) {
+// names the columns). Both sides may read outer (nil for none), recording
+// it in use, as a derived table does.
+func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	op := t.SetOp
-	l, err := planSelect(cat, op.Left, params)
+	l, err := planSelectIn(cat, op.Left, params, outer, use)
 	if err != nil {
 		return nil, err
 	}
-	r, err := planSelect(cat, op.Right, params)
+	r, err := planSelectIn(cat, op.Right, params, outer, use)
 	if err != nil {
 		return nil, err
 	}
@@ -296,97 +308,4 @@ func CorrelatedSubqueries(p *SelectPlan) []*SubqueryExpr {
 		})
 	}
 	return out
-}
-
-// FuncScan is a set-returning function in FROM: generate_series(start,
-// stop[, step]) over integers, or unnest(array). Its arguments may read
-// the query around a subquery (OuterRefs), not the FROM list it is in.
-type FuncScan struct {
-	Name string
-	Args []Expr
-	T    Type // the one column's type
-}
-
-// fromFunc binds a function in FROM; b's scope is the query around (nil
-// outside a subquery).
-func fromFunc(b *binder, t *sql.TableRef, p *SelectPlan) (*Scope, error) {
-	f := t.Func
-	fs := &FuncScan{Name: f.Name}
-	switch f.Name {
-	case "generate_series":
-		if len(f.Args) < 2 || len(f.Args) > 3 {
-			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function generate_series does not accept %d arguments", len(f.Args))
-		}
-		fs.T = TInt4
-		for _, a := range f.Args {
-			e, err := b.bind(a, TInt4)
-			if err != nil {
-				return nil, err
-			}
-			if isUntyped(e) {
-				if e, err = coerce(e, TInt4); err != nil {
-					return nil, err
-				}
-			}
-			switch at := e.Type(); {
-			case at == TInt8:
-				fs.T = TInt8
-			case at == TInt2 || at == TInt4 || at == TNull:
-			default:
-				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function generate_series(%s) does not exist", at).
-					WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
-			}
-			fs.Args = append(fs.Args, e)
-		}
-	case "unnest":
-		if len(f.Args) != 1 {
-			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "unnest of several arrays is not supported")
-		}
-		e, err := b.bind(f.Args[0], TUnknown)
-		if err != nil {
-			return nil, err
-		}
-		if isUntyped(e) {
-			if e, err = coerce(e, TTextArray); err != nil {
-				return nil, err
-			}
-		}
-		if fs.T = e.Type().ElemType(); fs.T == TUnknown {
-			if e.Type() != TNull {
-				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function unnest(%s) does not exist", e.Type())
-			}
-			fs.T = TText
-		}
-		fs.Args = []Expr{e}
-	default:
-		if _, ok := Builtins[f.Name]; ok || aggregates[f.Name] {
-			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "function %s in FROM is not supported", f.Name)
-		}
-		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not exist", f.Name)
-	}
-	for _, a := range fs.Args {
-		if containsSubquery(a) {
-			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery in the arguments of a function in FROM is not supported")
-		}
-	}
-	name := f.Name
-	if t.Alias != "" {
-		name = t.Alias
-	}
-	names := []string{name}
-	if err := applyColAliases(t, names); err != nil {
-		return nil, err
-	}
-	p.Func = fs
-	return &Scope{Names: names, Types: []Type{fs.T}, Source: sourceName("function", name)}, nil
-}
-
-func containsSubquery(e Expr) bool {
-	found := false
-	walk(e, func(x Expr) {
-		if _, ok := x.(*SubqueryExpr); ok {
-			found = true
-		}
-	})
-	return found
 }

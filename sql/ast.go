@@ -59,9 +59,15 @@ type TableRef struct {
 	ColAliases []string
 	SetOp      *SetOp
 	Join       *Join
-	// Func is a set-returning function in FROM (generate_series, unnest):
-	// one column named after the alias, else the function.
-	Func *FuncCall
+	// Func is a function in FROM (generate_series, unnest, jsonb_each_text,
+	// a scalar function): its columns, then an ordinality column WITH
+	// ORDINALITY. Its arguments may name the columns of the FROM items to
+	// its left (it is LATERAL, as in PostgreSQL).
+	Func       *FuncCall
+	Ordinality bool
+	// Lateral marks a subquery in FROM written LATERAL (...): it may name
+	// the columns of the FROM items to its left.
+	Lateral bool
 	// Recursive is a reference to a WITH RECURSIVE query that refers to
 	// itself, from outside it; WorkTable is that self-reference inside its
 	// recursive term (the previous iteration's rows).

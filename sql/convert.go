@@ -299,23 +299,21 @@ func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
 	return out, nil
 }
 
-// derivedTable converts a subquery or VALUES list in FROM.
+// derivedTable converts a subquery or VALUES list in FROM; a LATERAL one
+// is a subquery (a VALUES list in it too, as a SELECT).
 func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
-	if rs.Lateral {
-		return TableRef{}, c.unsupported(-1, "LATERAL")
-	}
 	sel := rs.Subquery.GetSelectStmt()
 	if sel == nil {
 		return TableRef{}, c.unsupported(-1, "this subquery in FROM")
 	}
-	var t TableRef
+	t := TableRef{Lateral: rs.Lateral}
 	if rs.Alias != nil {
 		t.Alias = rs.Alias.Aliasname
 		for _, n := range rs.Alias.Colnames {
 			t.ColAliases = append(t.ColAliases, n.GetString_().GetSval())
 		}
 	}
-	if len(sel.ValuesLists) > 0 && sel.Op == pg.SetOperation_SETOP_NONE && sel.WithClause == nil &&
+	if len(sel.ValuesLists) > 0 && !rs.Lateral && sel.Op == pg.SetOperation_SETOP_NONE && sel.WithClause == nil &&
 		len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil {
 		for _, row := range sel.ValuesLists {
 			l := row.GetList()
@@ -530,14 +528,15 @@ func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
 	return out, nil
 }
 
-// rangeFunction converts a set-returning function in FROM: one function,
-// no ORDINALITY, ROWS FROM or column definition list.
+// rangeFunction converts a function in FROM: one function, WITH
+// ORDINALITY or not, no ROWS FROM or column definition list. LATERAL is
+// accepted and changes nothing (a function in FROM always is).
 func (c *converter) rangeFunction(rf *pg.RangeFunction) (TableRef, error) {
-	if rf.Lateral {
-		return TableRef{}, c.unsupported(-1, "LATERAL")
+	if rf.IsRowsfrom || len(rf.Functions) != 1 {
+		return TableRef{}, c.unsupported(-1, "ROWS FROM")
 	}
-	if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
-		return TableRef{}, c.unsupported(-1, "this function in FROM")
+	if len(rf.Coldeflist) > 0 {
+		return TableRef{}, c.unsupported(-1, "a column definition list")
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	if len(items) == 0 || items[0].GetFuncCall() == nil || len(items) > 1 && items[1] != nil && items[1].GetNode() != nil {
@@ -551,7 +550,7 @@ func (c *converter) rangeFunction(rf *pg.RangeFunction) (TableRef, error) {
 	if !ok {
 		return TableRef{}, c.unsupported(-1, "this function in FROM")
 	}
-	t := TableRef{Func: f, Name: f.Name}
+	t := TableRef{Func: f, Name: f.Name, Ordinality: rf.Ordinality}
 	if rf.Alias != nil {
 		t.Alias = rf.Alias.Aliasname
 		for _, n := range rf.Alias.Colnames {

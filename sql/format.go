@@ -80,6 +80,9 @@ func (f *formatter) table(t TableRef) {
 		f.w(")")
 	case t.Func != nil:
 		f.expr(t.Func)
+		if t.Ordinality {
+			f.w(" WITH ORDINALITY")
+		}
 	case t.Recursive != nil:
 		r := t.Recursive
 		f.w("(WITH RECURSIVE ", ident(r.Name))
@@ -96,6 +99,9 @@ func (f *formatter) table(t TableRef) {
 	case t.WorkTable != nil:
 		f.w(ident(t.WorkTable.Name))
 	case t.Sub != nil:
+		if t.Lateral {
+			f.w("LATERAL ")
+		}
 		f.w("(")
 		f.sel(t.Sub)
 		f.w(")")

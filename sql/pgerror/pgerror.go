@@ -35,6 +35,7 @@ const (
 	CodeNullValueNotAllowed         = "22004"
 	CodeInvalidFrameOffset          = "22013" // invalid_preceding_or_following_size
 	CodeInvalidNthValueArgument     = "22016" // invalid_argument_for_nth_value_function
+	CodeInvalidEscapeSequence       = "22025"
 	CodeNotNullViolation            = "23502"
 	CodeCheckViolation              = "23514"
 	CodeInvalidTransactionState     = "25000"
