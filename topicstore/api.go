@@ -60,6 +60,13 @@ var (
 	ErrPartitionsDecrease = errors.New("min_active_partitions cannot decrease")
 	ErrClosed             = errors.New("store closed")
 	ErrCorrupt            = errors.New("corrupt data")
+	// ErrUnavailable: the store's cluster did not answer (no quorum, no
+	// leader, unreachable); nothing of the operation is known to have
+	// happened unless the store says so. Callers map it to 57P03.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrUnsupported: the backend does not implement the operation yet
+	// (0A000).
+	ErrUnsupported = errors.New("not supported by this store")
 	// ErrPositionConflict: a PositionUpdate's Expect did not match the
 	// committed offset (someone else moved the position). Callers map it
 	// to SQLSTATE 40001.

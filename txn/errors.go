@@ -46,6 +46,11 @@ func StoreError(err error, name string) error {
 		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
 	case errors.Is(err, topicstore.ErrOffsetOutOfRange):
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v", err)
+	case errors.Is(err, topicstore.ErrUnavailable):
+		return pgerror.Newf(pgerror.CodeCannotConnectNow, "%v", err).
+			WithHint("The cluster needs a majority of its nodes; the statement may be retried once it has one.")
+	case errors.Is(err, topicstore.ErrUnsupported):
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "%v (topic \"%s\")", err, name)
 	case errors.Is(err, context.Canceled):
 		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}

@@ -18,6 +18,7 @@ const (
 	CodeSuccessfulCompletion        = "00000"
 	CodeWarning                     = "01000"
 	CodeFeatureNotSupported         = "0A000"
+	CodeCannotConnectNow            = "57P03"
 	CodeInvalidParameterValue       = "22023"
 	CodeInvalidRegularExpression    = "2201B"
 	CodeDataException               = "22000"
