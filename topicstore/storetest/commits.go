@@ -22,7 +22,7 @@ var commitTests = []subtest{
 	{"ExplicitPartition", testExplicitPartition},
 	{"UnboundWriteOnePartition", testUnboundWrite},
 	{"ContiguousFIFO", testContiguous},
-	{"WriteSpeed", testWriteSpeed},
+	{"WriteSpeed", needs(WriteSpeed, testWriteSpeed)},
 }
 
 // testFields: every field of a message comes back from a scan; defaults

@@ -13,8 +13,8 @@ import (
 var conflictTests = []subtest{
 	{"PositionExactlyOneWins", testConflictPositions},
 	{"ProducerExactlyOnce", testConflictProducer},
-	{"SharedNoDoubleDelivery", testConflictShared},
-	{"AckRacesExpiry", testConflictAckExpiry},
+	{"SharedNoDoubleDelivery", needs(Shared, testConflictShared)},
+	{"AckRacesExpiry", needs(Shared, testConflictAckExpiry)},
 }
 
 // testConflictPositions: concurrent commits expecting the same committed

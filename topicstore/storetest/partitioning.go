@@ -12,13 +12,13 @@ import (
 )
 
 var partitioningTests = []subtest{
-	{"SplitLayout", testSplitLayout},
-	{"SplitErrors", testSplitErrors},
-	{"KeyedRouting", testKeyedRouting},
-	{"ProducerFollowsKey", testProducerFollowsKey},
-	{"AlterKeysAndSplits", testAlterKeys},
-	{"WriteRates", testWriteRates},
-	{"AutoSplit", testAutoSplit},
+	{"SplitLayout", needs(Splits, testSplitLayout)},
+	{"SplitErrors", needs(Splits, testSplitErrors)},
+	{"KeyedRouting", needs(Splits, testKeyedRouting)},
+	{"ProducerFollowsKey", needs(Splits, testProducerFollowsKey)},
+	{"AlterKeysAndSplits", needs(Splits, testAlterKeys)},
+	{"WriteRates", needs(Splits, testWriteRates)},
+	{"AutoSplit", needs(Splits, testAutoSplit)},
 }
 
 // requireTiled checks that the active partitions of a keyed topic own

@@ -15,8 +15,8 @@ var retentionTests = []subtest{
 	{"StorageLimit", testRetentionStorage},
 	{"ImportantConsumer", testRetentionImportant},
 	{"AvailabilityPeriod", testRetentionAvailability},
-	{"SharedConsumer", testRetentionShared},
-	{"DrainedSplitPartition", testRetentionDrained},
+	{"SharedConsumer", needs(Shared, testRetentionShared)},
+	{"DrainedSplitPartition", needs(Splits, testRetentionDrained)},
 }
 
 // retTopic creates topic "t" (one partition) from cfg and writes one

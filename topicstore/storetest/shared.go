@@ -10,16 +10,16 @@ import (
 )
 
 var sharedTests = []subtest{
-	{"Transitions", testSharedTransitions},
-	{"TimeoutsAndDelays", testSharedTimeouts},
-	{"KeepMessagesOrder", testSharedOrder},
-	{"Fairness", testSharedFairness},
-	{"DeadLetterPolicies", testSharedDeadLetter},
-	{"ReleaseUndelivered", testSharedUndelivered},
-	{"MaxBytes", testSharedMaxBytes},
-	{"AcksInCommit", testSharedCommitAcks},
-	{"Watch", testSharedWatch},
-	{"ConsumerLifecycle", testSharedLifecycle},
+	{"Transitions", needs(Shared, testSharedTransitions)},
+	{"TimeoutsAndDelays", needs(Shared, testSharedTimeouts)},
+	{"KeepMessagesOrder", needs(Shared, testSharedOrder)},
+	{"Fairness", needs(Shared, testSharedFairness)},
+	{"DeadLetterPolicies", needs(Shared, testSharedDeadLetter)},
+	{"ReleaseUndelivered", needs(Shared, testSharedUndelivered)},
+	{"MaxBytes", needs(Shared, testSharedMaxBytes)},
+	{"AcksInCommit", needs(Shared, testSharedCommitAcks)},
+	{"Watch", needs(Shared, testSharedWatch)},
+	{"ConsumerLifecycle", needs(Shared, testSharedLifecycle)},
 }
 
 // sharedCfg is a shared consumer with 10 s locks.

@@ -33,7 +33,26 @@ type Feature string
 const (
 	// Staging: the store implements topicstore.Stager.
 	Staging Feature = "staging"
+	// Shared: shared consumers (topicstore.SharedStore, and acks in a
+	// commit).
+	Shared Feature = "shared consumers"
+	// Splits: partition splits, by hand and automatic, and the write
+	// meter behind them (SplitPartition, WriteRates).
+	Splits Feature = "partition splits"
+	// WriteSpeed: per-partition write-speed limits (CommitResult.Throttle).
+	WriteSpeed Feature = "write-speed limits"
 )
+
+// needs wraps a subtest of an optional part: it is skipped, with the
+// reason, when the backend says it does not claim f.
+func needs(f Feature, fn func(e *env)) func(e *env) {
+	return func(e *env) {
+		if why, unclaimed := e.suite.base.Unclaimed[f]; unclaimed {
+			e.t.Skipf("%s not claimed: %s", f, why)
+		}
+		fn(e)
+	}
+}
 
 // Clock is a manual clock. The zero value is not ready; use NewClock.
 type Clock struct{ ns atomic.Int64 }

@@ -34,6 +34,10 @@ const (
 	MonitorPortOffset = 4000
 )
 
+// MaxPayload is the max_payload the nodes run with: topicgate stores a
+// message in one NATS message, and allows messages of 12 MiB.
+const MaxPayload = 16 << 20
+
 // Config describes a cluster of local nodes.
 type Config struct {
 	// Dir holds one directory per node (n0, n1, ...) with its config file,
@@ -264,6 +268,8 @@ func (c *Cluster) config(n *Node) string {
 	fmt.Fprintf(&b, "server_name: %s\n", q(n.Name))
 	fmt.Fprintf(&b, "listen: %s\n", q(hostPort(n.ClientPort)))
 	fmt.Fprintf(&b, "http: %s\n", q(hostPort(n.MonitorPort)))
+	// topicgate's largest message (12 MiB) must fit in one NATS message.
+	fmt.Fprintf(&b, "max_payload: %d\n", MaxPayload)
 	if !c.cfg.NoJetStream {
 		b.WriteString("jetstream {\n")
 		fmt.Fprintf(&b, "  store_dir: %s\n", q(n.Dir))

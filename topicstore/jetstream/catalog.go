@@ -1,0 +1,204 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+
+	"topicgate/topicstore"
+)
+
+// Topic DDL: each change is one catalog message, conditional on the
+// catalog subject's last sequence, so two gateways creating the same topic
+// cannot both succeed; a creation's stream sequence is the topic's ID, so
+// a topic dropped and created again never sees the old one's messages.
+
+// CreateTopic implements topicstore.Store.
+func (s *Store) CreateTopic(ctx context.Context, cfg topicstore.TopicConfig) error {
+	cfg = topicstore.CloneConfig(cfg)
+	if err := topicstore.NormalizeConfig(&cfg); err != nil {
+		return err
+	}
+	return s.catalogChange(ctx, cfg.Name, func(old *topicState) (*catalogRec, error) {
+		if old != nil {
+			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicExists, cfg.Name)
+		}
+		l := topicstore.FlatLayout(cfg.MinActivePartitions)
+		if topicstore.AutoPartitioned(&cfg) {
+			l.KeyAll()
+		}
+		return &catalogRec{Config: cfg, CreatedAt: s.opts.Clock().UTC().UnixMicro(), Layout: l}, nil
+	})
+}
+
+// AlterTopic implements topicstore.Store, with the embedded store's rules.
+func (s *Store) AlterTopic(ctx context.Context, name string, fn func(*topicstore.TopicConfig) error) error {
+	return s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
+		if old == nil {
+			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
+		}
+		cfg := topicstore.CloneConfig(old.rec.Config)
+		if err := fn(&cfg); err != nil {
+			return nil, err
+		}
+		cfg.Name = name
+		if err := topicstore.NormalizeConfig(&cfg); err != nil {
+			return nil, err
+		}
+		if cfg.MinActivePartitions < old.rec.Config.MinActivePartitions {
+			return nil, fmt.Errorf("%w: topic %q has min_active_partitions %d, asked for %d",
+				topicstore.ErrPartitionsDecrease, name, old.rec.Config.MinActivePartitions, cfg.MinActivePartitions)
+		}
+		if topicstore.AutoPartitioned(&old.rec.Config) && !topicstore.AutoPartitioned(&cfg) {
+			return nil, fmt.Errorf("%w: topic %q: once enabled, auto-partitioning can only be paused ('paused'), not %q",
+				topicstore.ErrAutoPartitioning, name, cfg.AutoPartitioningStrategy)
+		}
+		l := old.rec.Layout.Clone()
+		if topicstore.AutoPartitioned(&cfg) && !l.Keyed {
+			l.KeyAll()
+		}
+		for l.Active() < cfg.MinActivePartitions {
+			if !l.Keyed {
+				l.Parts = append(l.Parts, topicstore.PartLayout{Parent: -1})
+				continue
+			}
+			if _, _, err := l.Split(l.Widest()); err != nil {
+				return nil, err
+			}
+		}
+		rec := old.rec
+		rec.Config, rec.Layout = cfg, l
+		return &rec, nil
+	})
+}
+
+// DropTopic implements topicstore.Store: a catalog message without a
+// topic record; the topic's messages are purged after it.
+func (s *Store) DropTopic(ctx context.Context, name string) error {
+	var id uint64
+	err := s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
+		if old == nil {
+			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
+		}
+		id = old.rec.ID
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	// The drop is committed; what is left of the topic is garbage that no
+	// fold reads (its ID is never reused), purged now or by the next drop's
+	// or retention's sweep if this gateway dies first.
+	for _, kind := range []string{"d", "p", "o", "r"} {
+		rctx, cancel := s.request(ctx)
+		_ = s.stream.Purge(rctx, withSubject(s.prefix+"."+kind+"."+strconv.FormatUint(id, 10)+".>"))
+		cancel()
+	}
+	return nil
+}
+
+// catalogChange publishes change's record for name (nil: a drop),
+// conditional on the catalog subject not having changed since the fold
+// saw it, and planning again from a caught-up fold if it had.
+func (s *Store) catalogChange(ctx context.Context, name string, change func(old *topicState) (*catalogRec, error)) error {
+	if s.isClosed() {
+		return topicstore.ErrClosed
+	}
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		old := s.byName[name]
+		last := s.catSeqs[name]
+		rec, err := change(old)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		m := nats.NewMsg(s.catalogSubject(name))
+		if rec != nil {
+			b, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			m.Header.Set(hTopic, string(b))
+		}
+		expect(m, last)
+		rctx, cancel := s.request(ctx)
+		ack, err := s.js.PublishMsg(rctx, m)
+		cancel()
+		if err == nil {
+			return s.waitApplied(ctx, ack.Sequence)
+		}
+		code := ErrorCode(err)
+		if (code != ErrCodeWrongLastSequence && code != ErrCodeWrongLastSequenceConstant) || attempt >= maxAttempts {
+			return s.unavailable(err)
+		}
+		if err := s.catchUp(err); err != nil {
+			return err
+		}
+	}
+}
+
+// Topic implements topicstore.Store.
+func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[name]
+	if t == nil {
+		return topicstore.TopicInfo{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
+	}
+	return t.info(), nil
+}
+
+// Topics implements topicstore.Store.
+func (s *Store) Topics() []topicstore.TopicInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]topicstore.TopicInfo, 0, len(s.byName))
+	for _, t := range s.byName {
+		out = append(out, t.info())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Config.Name < out[j].Config.Name })
+	return out
+}
+
+// info describes t; it runs under s.mu.
+func (t *topicState) info() topicstore.TopicInfo {
+	ti := topicstore.TopicInfo{Config: topicstore.CloneConfig(t.rec.Config), ID: t.rec.ID, CreatedAt: timeMicros(t.rec.CreatedAt)}
+	for i, ps := range t.parts {
+		pi := topicstore.PartitionInfo{ID: int32(i), Active: true, Parent: -1, StartOffset: ps.start, EndOffset: ps.end,
+			Messages: ps.end - ps.start, LastWrite: ps.lastWrite, WrittenBytes: ps.bytes, Bytes: ps.retainedBytes()}
+		if i < len(t.rec.Layout.Parts) {
+			pl := &t.rec.Layout.Parts[i]
+			pi.Active, pi.Deleted, pi.Parent = !pl.Inactive, pl.Deleted, pl.Parent
+			pi.Children = append([]int32(nil), pl.Children...)
+			pi.Keyed, pi.KeyLo, pi.KeyHi = t.rec.Layout.Keyed, pl.KeyLo, pl.KeyHi
+		}
+		ti.Partitions = append(ti.Partitions, pi)
+	}
+	return ti
+}
+
+// retainedBytes sums the payload of the batches still retained.
+func (ps *partState) retainedBytes() int64 {
+	var n int64
+	for _, r := range ps.recs {
+		n += r.bytes
+	}
+	return n
+}
+
+// SplitPartition implements topicstore.Store; splits come later on this
+// backend.
+func (s *Store) SplitPartition(ctx context.Context, topic string, partition int32) error {
+	return fmt.Errorf("%w: splitting partitions", topicstore.ErrUnsupported)
+}
+
+// WriteRates implements topicstore.Store; the write meter comes with
+// splits on this backend.
+func (s *Store) WriteRates(topic string) ([]float64, error) {
+	return nil, fmt.Errorf("%w: write rates", topicstore.ErrUnsupported)
+}

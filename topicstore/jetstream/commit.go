@@ -1,0 +1,610 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// A commit is one atomic batch on the stream (PublishAtomic): the record
+// batches it appends, one message per partition (more if it is large);
+// the producers' new dedup state, one message each; the positions it
+// moves, one message each. Every message carries
+// Nats-Expected-Last-Subject-Sequence for its own subject, the sequence the
+// fold saw: the server commits the batch only if none of those subjects
+// changed since, so offsets stay contiguous, a producer's seqnos are
+// decided once, and a position moves only from where the committer read
+// it, whichever gateway wrote last. A refused batch means the fold was
+// behind: the committer waits until it caught up and plans again.
+//
+// One committer goroutine per gateway runs the groups: what requests
+// arrived while the previous batch was in flight are planned together and
+// published as one batch (group commit), so a gateway never has two
+// expectations on one subject in flight (the server refuses those, 10164).
+
+// maxGroupMsgs bounds the messages of one batch below the server's limit
+// of 1000; maxRecordBytes bounds one record batch message below NATS's
+// default max_payload of 1 MiB.
+const (
+	maxGroupMsgs   = 900
+	maxRecordBytes = 512 << 10
+	maxAttempts    = 64
+)
+
+type commitReq struct {
+	ctx    context.Context
+	writes []pendingWrite
+	pos    []topicstore.PositionUpdate
+	out    chan commitOut
+}
+
+type commitOut struct {
+	res topicstore.CommitResult
+	err error
+}
+
+// pendingWrite is a TopicWrite with its messages encoded.
+type pendingWrite struct {
+	topic string
+	msgs  []pendingMsg
+}
+
+type pendingMsg struct {
+	partition int32
+	producer  string
+	group     string
+	seqNo     int64
+	hasSeqNo  bool
+	tail      []byte
+}
+
+// Commit implements topicstore.Store.
+func (s *Store) Commit(ctx context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
+	if err := ctx.Err(); err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	if req == nil {
+		req = &topicstore.CommitRequest{}
+	}
+	if s.isClosed() {
+		return topicstore.CommitResult{}, topicstore.ErrClosed
+	}
+	if len(req.Acks) > 0 {
+		return topicstore.CommitResult{}, fmt.Errorf("%w: acknowledging shared-consumer messages in a commit", topicstore.ErrUnsupported)
+	}
+	now := s.opts.Clock()
+	cr := &commitReq{ctx: ctx, pos: req.Positions, out: make(chan commitOut, 1)}
+	for _, w := range req.Writes {
+		if len(w.Staged) > 0 {
+			return topicstore.CommitResult{}, fmt.Errorf("%w: staged batches", topicstore.ErrUnsupported)
+		}
+		t, err := s.topic(w.Topic)
+		if err != nil {
+			return topicstore.CommitResult{}, err
+		}
+		pw := pendingWrite{topic: w.Topic, msgs: make([]pendingMsg, len(w.Messages))}
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			if err := validateMessage(t, w.Topic, m); err != nil {
+				return topicstore.CommitResult{}, err
+			}
+			c := codecOf(m)
+			body, err := topicstore.Compress(c, m.Body)
+			if err != nil {
+				return topicstore.CommitResult{}, err
+			}
+			created := m.CreatedAt
+			if created.IsZero() {
+				created = now
+			}
+			pw.msgs[j] = pendingMsg{partition: m.Partition, producer: m.ProducerID, group: m.MessageGroupID,
+				seqNo: m.SeqNo, hasSeqNo: m.HasSeqNo, tail: topicstore.AppendTail(nil, m, c, body, created)}
+		}
+		cr.writes = append(cr.writes, pw)
+	}
+	if len(cr.writes) == 0 && len(cr.pos) == 0 {
+		return topicstore.CommitResult{}, nil
+	}
+	select {
+	case s.commits <- cr:
+	case <-s.done:
+		return topicstore.CommitResult{}, topicstore.ErrClosed
+	}
+	// Once handed over, the outcome is waited for even if ctx ends: the
+	// batch may be committed, and the caller must not be told otherwise.
+	o := <-cr.out
+	return o.res, o.err
+}
+
+func codecOf(m *topicstore.Message) topicstore.Codec {
+	if m.Codec == 0 {
+		return topicstore.CodecRaw
+	}
+	return m.Codec
+}
+
+// topicConfigView is what validation needs of a topic, copied under s.mu.
+type topicConfigView struct {
+	parts  int
+	codecs map[topicstore.Codec]bool
+}
+
+func (s *Store) topic(name string) (topicConfigView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[name]
+	if t == nil {
+		return topicConfigView{}, topicstore.ErrTopicNotFound
+	}
+	v := topicConfigView{parts: len(t.parts), codecs: map[topicstore.Codec]bool{}}
+	cs := t.rec.Config.SupportedCodecs
+	if len(cs) == 0 {
+		cs = topicstore.AllCodecs
+	}
+	for _, c := range cs {
+		v.codecs[c] = true
+	}
+	return v, nil
+}
+
+func validateMessage(t topicConfigView, name string, m *topicstore.Message) error {
+	if m.Partition >= int32(t.parts) {
+		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, name, m.Partition)
+	}
+	if c := codecOf(m); !c.Valid() || !t.codecs[c] {
+		return fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, name, c)
+	}
+	if len(m.Body) > topicstore.MaxMessageSize {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", topicstore.ErrMessageTooLarge, len(m.Body), topicstore.MaxMessageSize)
+	}
+	return nil
+}
+
+// committer runs the groups until the store closes.
+func (s *Store) committer() {
+	defer s.wg.Done()
+	for {
+		var group []*commitReq
+		select {
+		case r := <-s.commits:
+			group = append(group, r)
+		case <-s.done:
+			s.drain()
+			return
+		}
+	more:
+		for len(group) < 256 {
+			select {
+			case r := <-s.commits:
+				group = append(group, r)
+			default:
+				break more
+			}
+		}
+		s.runGroup(group)
+	}
+}
+
+// drain fails what is still queued at Close.
+func (s *Store) drain() {
+	for {
+		select {
+		case r := <-s.commits:
+			r.out <- commitOut{err: topicstore.ErrClosed}
+		default:
+			return
+		}
+	}
+}
+
+// runGroup plans, publishes and settles one group, planning again after
+// a refusal that says the fold was behind.
+func (s *Store) runGroup(group []*commitReq) {
+	for attempt := 0; ; attempt++ {
+		p := s.plan(group)
+		if len(p.msgs) == 0 {
+			p.settle(nil)
+			return
+		}
+		ctx, cancel := s.request(context.Background())
+		ack, err := PublishAtomic(ctx, s.nc, p.msgs)
+		cancel()
+		if err == nil {
+			err = s.waitApplied(context.Background(), ack.Sequence)
+			p.settle(err)
+			return
+		}
+		code := ErrorCode(err)
+		stale := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant
+		retry := stale || code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight
+		if !retry || attempt >= maxAttempts {
+			p.settle(s.unavailable(err))
+			return
+		}
+		if stale {
+			if err := s.catchUp(err); err != nil {
+				p.settle(err)
+				return
+			}
+		}
+	}
+}
+
+// catchUp waits until the fold has applied what made a batch stale: the
+// sequence a 10071 names, else the stream's last one.
+func (s *Store) catchUp(refusal error) error {
+	var apiErr *natsjs.APIError
+	if errors.As(refusal, &apiErr) {
+		if i := strings.LastIndex(apiErr.Description, ": "); i >= 0 {
+			if n, err := strconv.ParseUint(apiErr.Description[i+2:], 10, 64); err == nil {
+				return s.waitApplied(context.Background(), n)
+			}
+		}
+	}
+	ctx, cancel := s.request(context.Background())
+	defer cancel()
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return s.unavailable(err)
+	}
+	return s.waitApplied(context.Background(), info.State.LastSeq)
+}
+
+// groupPlan is one batch and what each request of it gets.
+type groupPlan struct {
+	msgs []*nats.Msg
+	reqs []*commitReq
+	res  []topicstore.CommitResult
+	errs []error // a request refused at planning: not in the batch
+}
+
+// settle answers every request: its own refusal, else the batch's outcome.
+func (p *groupPlan) settle(batchErr error) {
+	for i, r := range p.reqs {
+		switch {
+		case p.errs[i] != nil:
+			r.out <- commitOut{err: p.errs[i]}
+		case batchErr != nil:
+			r.out <- commitOut{err: batchErr}
+		default:
+			r.out <- commitOut{res: p.res[i]}
+		}
+	}
+}
+
+// simPart is a partition's end as the group sees it while planning.
+type simPart struct {
+	topic  *topicState
+	id     int32
+	end    int64
+	expect uint64 // the subject's last sequence before the batch
+	buf    []byte // message entries appended by the group
+	count  int64
+}
+
+type partKey struct {
+	topic uint64
+	part  int32
+}
+
+type prodKey struct {
+	topic    uint64
+	producer string
+}
+
+type simProd struct {
+	topic    *topicState
+	producer string
+	st       prodState
+	expect   uint64
+	fresh    bool // no live state before the group
+	touched  bool
+}
+
+type posKey struct {
+	topic     uint64
+	consumer  string
+	partition int32
+}
+
+type simPos struct {
+	topic  *topicState
+	key    posKey
+	off    int64
+	expect uint64
+}
+
+// plan validates each request against the fold and the requests before it
+// in the group, and builds the batch. It holds s.mu.
+func (s *Store) plan(group []*commitReq) *groupPlan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Clock()
+	p := &groupPlan{reqs: group, res: make([]topicstore.CommitResult, len(group)), errs: make([]error, len(group))}
+	parts := map[partKey]*simPart{}
+	var partOrder []*simPart
+	prods := map[prodKey]*simProd{}
+	var prodOrder []*simProd
+	poss := map[posKey]*simPos{}
+	var posOrder []*simPos
+	msgCount := 0
+	for i, r := range group {
+		if msgCount >= maxGroupMsgs {
+			// The batch is full: the rest waits for the next group.
+			p.errs[i] = errRequeue
+			continue
+		}
+		// Validate first, against the group's simulation; only then apply.
+		if err := s.checkRequest(r, now, prods, poss); err != nil {
+			p.errs[i] = err
+			continue
+		}
+		for _, u := range r.pos {
+			t := s.byName[u.Topic]
+			k := posKey{t.rec.ID, u.Consumer, u.Partition}
+			sp := poss[k]
+			if sp == nil {
+				sp = &simPos{topic: t, key: k}
+				if ps := t.pos[u.Consumer][u.Partition]; ps != nil {
+					sp.expect = ps.seq
+				}
+				poss[k] = sp
+				posOrder = append(posOrder, sp)
+				msgCount++
+			}
+			sp.off = u.Offset
+		}
+		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(r.writes))}
+		for wi, w := range r.writes {
+			t := s.byName[w.topic]
+			unbound := int32(-1)
+			for _, m := range w.msgs {
+				part := m.partition
+				seq, hasSeq := m.seqNo, m.hasSeqNo
+				if m.producer != "" {
+					k := prodKey{t.rec.ID, m.producer}
+					sp := prods[k]
+					if sp == nil {
+						sp = s.simProducer(t, m.producer, now)
+						prods[k] = sp
+					}
+					if sp.fresh {
+						sp.st.part = s.bind(t, m.producer, m.partition)
+					}
+					if hasSeq && !sp.fresh && seq <= sp.st.maxNo {
+						res.Writes[wi].Duplicates++
+						continue
+					}
+					if !hasSeq {
+						seq, hasSeq = sp.st.maxNo+1, true
+					}
+					sp.fresh = false
+					sp.st.maxNo, sp.st.at = seq, now
+					if !sp.touched {
+						sp.touched = true
+						prodOrder = append(prodOrder, sp)
+						msgCount++
+					}
+					part = sp.st.part
+				} else if part < 0 {
+					switch {
+					case m.group != "" && t.rec.Layout.Keyed:
+						part = t.rec.Layout.Owner(topicstore.KeyHash(m.group))
+					default:
+						if unbound < 0 {
+							unbound = s.roundRobin(t)
+						}
+						part = unbound
+					}
+				}
+				k := partKey{t.rec.ID, part}
+				sp := parts[k]
+				if sp == nil {
+					ps := t.parts[part]
+					sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq}
+					parts[k] = sp
+					partOrder = append(partOrder, sp)
+					msgCount++
+				}
+				sp.buf = topicstore.AppendMessage(sp.buf, hasSeq, seq, m.tail)
+				sp.count++
+				res.Writes[wi].Written++
+			}
+		}
+		p.res[i] = res
+	}
+	// Producers and positions first, record batches last: the ack names
+	// the batch's last sequence, which is then a record's whenever the
+	// group wrote one.
+	for _, sp := range prodOrder {
+		m := nats.NewMsg(s.producerSubject(sp.topic.rec.ID, sp.producer))
+		m.Header.Set(hPart, strconv.Itoa(int(sp.st.part)))
+		m.Header.Set(hSeqNo, strconv.FormatInt(sp.st.maxNo, 10))
+		m.Header.Set(hAt, strconv.FormatInt(sp.st.at.UnixMicro(), 10))
+		expect(m, sp.expect)
+		p.msgs = append(p.msgs, m)
+	}
+	for _, sp := range posOrder {
+		m := nats.NewMsg(s.positionSubject(sp.key.topic, sp.key.consumer, sp.key.partition))
+		m.Header.Set(hOff, strconv.FormatInt(sp.off, 10))
+		expect(m, sp.expect)
+		p.msgs = append(p.msgs, m)
+	}
+	at := now.UnixMicro()
+	for _, sp := range partOrder {
+		p.msgs = append(p.msgs, s.records(sp, at)...)
+	}
+	// A request put off because the batch was full goes back in the queue.
+	keep := p.reqs[:0]
+	var keepRes []topicstore.CommitResult
+	var keepErrs []error
+	for i, r := range p.reqs {
+		if p.errs[i] == errRequeue {
+			s.commits <- r
+			continue
+		}
+		keep, keepRes, keepErrs = append(keep, r), append(keepRes, p.res[i]), append(keepErrs, p.errs[i])
+	}
+	p.reqs, p.res, p.errs = keep, keepRes, keepErrs
+	return p
+}
+
+var errRequeue = errors.New("requeue")
+
+// records encodes a partition's part of the group as record batch
+// messages of at most maxRecordBytes each; the first carries the
+// expectation that keeps the partition's offsets contiguous.
+func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
+	var out []*nats.Msg
+	base := sp.end
+	rest := sp.buf
+	for len(rest) > 0 {
+		n, size := int64(0), 0
+		for size < len(rest) && (n == 0 || size < maxRecordBytes) {
+			_, tail, err := topicstore.NextEntry(rest[size:])
+			if err != nil {
+				break
+			}
+			size = len(rest) - len(tail)
+			n++
+		}
+		payload := rest[:size]
+		rest = rest[size:]
+		rec := make([]byte, topicstore.BatchHeaderLen+len(payload))
+		topicstore.PutBatchHeader(rec, topicstore.BatchHeader{Base: base, Count: int(n), WrittenAt: at, CRC: topicstore.Checksum(payload)})
+		copy(rec[topicstore.BatchHeaderLen:], payload)
+		m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
+		m.Data = rec
+		m.Header.Set(hBase, strconv.FormatInt(base, 10))
+		m.Header.Set(hCount, strconv.FormatInt(n, 10))
+		m.Header.Set(hAt, strconv.FormatInt(at, 10))
+		m.Header.Set(hBytes, strconv.Itoa(len(payload)))
+		if len(out) == 0 {
+			expect(m, sp.expect)
+		}
+		out = append(out, m)
+		base += n
+	}
+	return out
+}
+
+// expect makes m conditional on its subject's last sequence.
+func expect(m *nats.Msg, seq uint64) {
+	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
+}
+
+// checkRequest refuses a request that cannot commit: a topic gone, a
+// partition it lacks, a producer named in another partition than its
+// binding, a position that moved.
+func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*simProd, poss map[posKey]*simPos) error {
+	for _, w := range r.writes {
+		t := s.byName[w.topic]
+		if t == nil {
+			return topicstore.ErrTopicNotFound
+		}
+		bound := map[string]int32{}
+		for _, m := range w.msgs {
+			if int(m.partition) >= len(t.parts) {
+				return topicstore.ErrPartitionNotFound
+			}
+			if m.producer == "" || m.partition < 0 {
+				continue
+			}
+			b, ok := bound[m.producer]
+			if !ok {
+				sp := prods[prodKey{t.rec.ID, m.producer}]
+				if sp == nil {
+					sp = s.simProducer(t, m.producer, now)
+				}
+				if !sp.fresh {
+					b, ok = sp.st.part, true
+				}
+			}
+			if ok && b != m.partition {
+				return &topicstore.ProducerPartitionError{Producer: m.producer, Bound: b, Named: m.partition}
+			}
+			bound[m.producer] = m.partition
+		}
+	}
+	moved := map[posKey]int64{} // this request's earlier updates
+	for _, u := range r.pos {
+		t := s.byName[u.Topic]
+		if t == nil {
+			return topicstore.ErrTopicNotFound
+		}
+		if !hasConsumer(t, u.Consumer) {
+			return fmt.Errorf("%w: %q", topicstore.ErrConsumerNotFound, u.Consumer)
+		}
+		if int(u.Partition) >= len(t.parts) || u.Partition < 0 {
+			return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
+		}
+		ps := t.parts[u.Partition]
+		if u.Offset < ps.start || u.Offset > ps.end {
+			return fmt.Errorf("%w: offset %d of partition %d is outside [%d, %d]", topicstore.ErrOffsetOutOfRange, u.Offset, u.Partition, ps.start, ps.end)
+		}
+		if u.Expect >= 0 {
+			k := posKey{t.rec.ID, u.Consumer, u.Partition}
+			cur := s.position(t, u.Consumer, u.Partition)
+			if sp := poss[k]; sp != nil {
+				cur = sp.off
+			}
+			if off, ok := moved[k]; ok {
+				cur = off
+			}
+			if cur != u.Expect {
+				return fmt.Errorf("%w: consumer %q of topic %q partition %d is at %d, not %d", topicstore.ErrPositionConflict, u.Consumer, u.Topic, u.Partition, cur, u.Expect)
+			}
+		}
+		moved[posKey{t.rec.ID, u.Consumer, u.Partition}] = u.Offset
+	}
+	return nil
+}
+
+// simProducer is a producer's state as the fold has it; a producer
+// unknown, expired or bound to a partition that no longer exists is fresh.
+func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simProd {
+	sp := &simProd{topic: t, producer: producer, fresh: true}
+	if ps := t.prods[producer]; ps != nil {
+		sp.expect = ps.seq
+		if now.Sub(ps.at) <= s.opts.ProducerExpiry && int(ps.part) < len(t.parts) {
+			sp.st, sp.fresh = *ps, false
+		}
+	}
+	return sp
+}
+
+// bind chooses a new producer's partition: the one its message names,
+// else the one owning its key in a keyed topic, else round robin.
+func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
+	switch {
+	case explicit >= 0:
+		return explicit
+	case t.rec.Layout.Keyed:
+		return t.rec.Layout.Owner(topicstore.KeyHash(producer))
+	}
+	return s.roundRobin(t)
+}
+
+// roundRobin picks the next active partition for an unbound write. The
+// cursor is the gateway's own: nothing but balance depends on it.
+func (s *Store) roundRobin(t *topicState) int32 {
+	var active []int32
+	for i, lp := range t.rec.Layout.Parts {
+		if !lp.Inactive {
+			active = append(active, int32(i))
+		}
+	}
+	if len(active) == 0 {
+		return 0
+	}
+	t.rr++
+	return active[int(t.rr)%len(active)]
+}

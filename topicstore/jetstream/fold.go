@@ -1,0 +1,327 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// The state of a gateway is a fold of the stream's message headers, in
+// stream order, by one ordered consumer (headers only: record batch
+// payloads are fetched by Scan when read). Every gateway folds the same
+// messages in the same order, so all converge on the same state; a
+// gateway that starts replays the headers from the stream's first message.
+// Nothing changes the state but the fold: a commit publishes, then waits
+// until the fold has applied its messages (waitApplied), so a gateway
+// reads its own writes and never shows a state the stream does not hold.
+
+// Headers of topicgate's messages.
+const (
+	hTopic = "Tg-Topic" // catalog: the topic record (JSON); absent: dropped
+	hBase  = "Tg-Base"  // data: first offset of the record batch
+	hCount = "Tg-Count" // data: messages in it
+	hAt    = "Tg-At"    // data, producer: written at (unix micros)
+	hBytes = "Tg-Bytes" // data: payload bytes
+	hPart  = "Tg-Part"  // producer: bound partition
+	hSeqNo = "Tg-SeqNo" // producer: highest seqno stored
+	hOff   = "Tg-Off"   // position: committed offset
+	hStart = "Tg-Start" // retention: the partition's new start offset
+)
+
+// catalogRec is a topic's catalog record.
+type catalogRec struct {
+	Config    topicstore.TopicConfig `json:"config"`
+	ID        uint64                 `json:"id"` // 0 in a creation: the record's stream sequence becomes the ID
+	CreatedAt int64                  `json:"created_at"`
+	Layout    topicstore.Layout      `json:"layout"`
+}
+
+// topicState is a topic as the fold knows it.
+type topicState struct {
+	rec     catalogRec
+	catSeq  uint64 // stream sequence of the catalog record
+	parts   []*partState
+	prods   map[string]*prodState
+	pos     map[string]map[int32]*posState // consumer -> partition -> position
+	initial map[string]map[int32]int64     // consumer -> initial positions (read_from)
+	changed chan struct{}                  // closed at the next visible change
+	rr      uint32                         // this gateway's round-robin cursor
+}
+
+// recIdx locates one record batch of a partition.
+type recIdx struct {
+	seq       uint64
+	base      int64
+	count     int64
+	writtenAt int64 // unix micros
+	bytes     int64
+}
+
+// partState is a partition's index: its record batches in offset order.
+type partState struct {
+	recs      []recIdx
+	start     int64  // first retained offset
+	end       int64  // next offset
+	bytes     int64  // stored payload bytes ever written
+	lastSeq   uint64 // stream sequence of the partition subject's last message (0: none)
+	lastWrite time.Time
+}
+
+// prodState is a producer's dedup state and binding.
+type prodState struct {
+	seq   uint64 // stream sequence of its last record
+	part  int32
+	maxNo int64
+	at    time.Time
+}
+
+// posState is a committed position.
+type posState struct {
+	seq uint64
+	off int64
+}
+
+func newTopicState(rec catalogRec, seq uint64) *topicState {
+	t := &topicState{rec: rec, catSeq: seq, prods: map[string]*prodState{}, pos: map[string]map[int32]*posState{},
+		initial: map[string]map[int32]int64{}, changed: make(chan struct{})}
+	t.resize()
+	return t
+}
+
+// resize gives the topic one partState per partition of its layout.
+func (t *topicState) resize() {
+	for len(t.parts) < len(t.rec.Layout.Parts) {
+		t.parts = append(t.parts, &partState{})
+	}
+}
+
+// notify wakes the topic's waiters.
+func (t *topicState) notify() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// startFold starts the ordered consumer and waits until it has folded
+// everything the stream held when Open began.
+func (s *Store) startFold(ctx context.Context) error {
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	info, err := s.stream.Info(rctx)
+	if err != nil {
+		return s.unavailable(err)
+	}
+	last := info.State.LastSeq
+	cons, err := s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
+		FilterSubjects: []string{s.prefix + ".>"},
+		HeadersOnly:    true,
+		DeliverPolicy:  natsjs.DeliverAllPolicy,
+	})
+	if err != nil {
+		return s.unavailable(err)
+	}
+	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) })
+	if err != nil {
+		return s.unavailable(err)
+	}
+	s.cons = cc
+	return s.waitApplied(ctx, last)
+}
+
+// waitApplied blocks until the fold has applied seq (or ctx ends).
+func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.applied < seq && !s.closed && ctx.Err() == nil {
+		s.cond.Wait()
+	}
+	switch {
+	case s.applied >= seq:
+		return nil
+	case s.closed:
+		return topicstore.ErrClosed
+	}
+	return s.unavailable(ctx.Err())
+}
+
+// fold applies one message's headers.
+func (s *Store) fold(m natsjs.Msg) {
+	md, err := m.Metadata()
+	if err != nil {
+		return
+	}
+	seq := md.Sequence.Stream
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq <= s.applied {
+		return // an ordered consumer's redelivery after a reset
+	}
+	if err := s.apply(m.Subject(), m.Headers(), seq, md.Timestamp); err != nil && s.foldErr == nil {
+		s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, m.Subject(), err)
+	}
+	s.applied = seq
+	s.cond.Broadcast()
+}
+
+// apply folds one message. It runs under s.mu.
+func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) error {
+	tok := strings.Split(strings.TrimPrefix(subject, s.prefix+"."), ".")
+	if len(tok) < 2 {
+		return nil
+	}
+	if tok[0] == "c" {
+		return s.applyCatalog(tok[1], h, seq)
+	}
+	id, err := strconv.ParseUint(tok[1], 10, 64)
+	if err != nil {
+		return err
+	}
+	t := s.byID[id]
+	if t == nil {
+		return nil // a dropped topic's leftovers
+	}
+	switch {
+	case tok[0] == "d" && len(tok) == 3:
+		p, err := strconv.Atoi(tok[2])
+		if err != nil || p >= len(t.parts) {
+			return fmt.Errorf("record batch for unknown partition %s", tok[2])
+		}
+		ps := t.parts[p]
+		r := recIdx{seq: seq, base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes)}
+		if r.base != ps.end {
+			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
+		}
+		ps.recs = append(ps.recs, r)
+		ps.end += r.count
+		ps.bytes += r.bytes
+		ps.lastSeq = seq
+		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
+		t.notify()
+	case tok[0] == "p" && len(tok) == 3:
+		raw, err := hex.DecodeString(tok[2])
+		if err != nil {
+			return err
+		}
+		t.prods[string(raw)] = &prodState{seq: seq, part: int32(hInt(h, hPart)), maxNo: hInt(h, hSeqNo),
+			at: time.UnixMicro(hInt(h, hAt)).UTC()}
+	case tok[0] == "o" && len(tok) == 4:
+		raw, err := hex.DecodeString(tok[2])
+		if err != nil {
+			return err
+		}
+		p, err := strconv.Atoi(tok[3])
+		if err != nil {
+			return err
+		}
+		c := string(raw)
+		if t.pos[c] == nil {
+			t.pos[c] = map[int32]*posState{}
+		}
+		t.pos[c][int32(p)] = &posState{seq: seq, off: hInt(h, hOff)}
+	case tok[0] == "r" && len(tok) == 3:
+		p, err := strconv.Atoi(tok[2])
+		if err != nil || p >= len(t.parts) {
+			return nil
+		}
+		ps := t.parts[p]
+		if st := hInt(h, hStart); st > ps.start {
+			ps.start = st
+			i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > st })
+			ps.recs = append(ps.recs[:0:0], ps.recs[i:]...)
+		}
+	}
+	return nil
+}
+
+// applyCatalog folds a catalog record: a creation, an alteration or a
+// drop (no Tg-Topic header).
+func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
+	raw, err := hex.DecodeString(nameHex)
+	if err != nil {
+		return err
+	}
+	name := string(raw)
+	old := s.byName[name]
+	s.catSeqs[name] = seq
+	js := h.Get(hTopic)
+	if js == "" {
+		if old != nil {
+			delete(s.byName, name)
+			delete(s.byID, old.rec.ID)
+			old.notify()
+		}
+		return nil
+	}
+	var rec catalogRec
+	if err := json.Unmarshal([]byte(js), &rec); err != nil {
+		return err
+	}
+	if rec.ID == 0 || old == nil {
+		rec.ID = seq
+		t := newTopicState(rec, seq)
+		s.byName[name], s.byID[rec.ID] = t, t
+		s.initialPositions(t, nil)
+		return nil
+	}
+	prev := old.rec.Config.Consumers
+	old.rec, old.catSeq = rec, seq
+	old.resize()
+	s.initialPositions(old, prev)
+	old.notify()
+	return nil
+}
+
+// initialPositions records where consumers added since prev start: the
+// first offset written at or after their read_from, as of this record.
+func (s *Store) initialPositions(t *topicState, prev []topicstore.ConsumerConfig) {
+	had := map[string]topicstore.ConsumerConfig{}
+	for _, c := range prev {
+		had[c.Name] = c
+	}
+	for _, c := range t.rec.Config.Consumers {
+		if o, ok := had[c.Name]; ok && o.ReadFrom.Equal(c.ReadFrom) {
+			continue
+		}
+		delete(t.pos, c.Name) // a consumer dropped and added again starts over
+		init := map[int32]int64{}
+		for p, ps := range t.parts {
+			if c.ReadFrom.IsZero() {
+				continue
+			}
+			init[int32(p)] = ps.offsetAt(c.ReadFrom)
+		}
+		t.initial[c.Name] = init
+	}
+}
+
+// offsetAt is the first offset of the first batch written at or after at.
+func (ps *partState) offsetAt(at time.Time) int64 {
+	us := at.UnixMicro()
+	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].writtenAt >= us })
+	if i == len(ps.recs) {
+		return ps.end
+	}
+	return max(ps.recs[i].base, ps.start)
+}
+
+func hInt(h nats.Header, k string) int64 {
+	v, _ := strconv.ParseInt(h.Get(k), 10, 64)
+	return v
+}

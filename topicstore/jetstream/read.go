@@ -1,0 +1,298 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+func timeMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func withSubject(subj string) natsjs.StreamPurgeOpt { return natsjs.WithPurgeSubject(subj) }
+
+func hasConsumer(t *topicState, name string) bool {
+	for _, c := range t.rec.Config.Consumers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// position is a consumer's committed offset in partition p: the stored
+// one, else its initial one (read_from), clamped up to the partition's
+// start. It runs under s.mu.
+func (s *Store) position(t *topicState, consumer string, p int32) int64 {
+	ps := t.parts[p]
+	off, ok := int64(0), false
+	if st := t.pos[consumer][p]; st != nil {
+		off, ok = st.off, true
+	} else if init, found := t.initial[consumer][p]; found {
+		off, ok = init, true
+	}
+	if !ok || off < ps.start {
+		return ps.start
+	}
+	return off
+}
+
+// Scan implements topicstore.Store: it finds the batches of the range in
+// the fold's index and fetches each from the stream (a direct get, served
+// by any replica that is current).
+func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, fn func(m *topicstore.Message) bool) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return topicstore.ErrClosed
+	}
+	t := s.byName[topic]
+	if t == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	if r.Partition < 0 || int(r.Partition) >= len(t.parts) {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, r.Partition)
+	}
+	ps := t.parts[r.Partition]
+	start, end := max(r.Start, ps.start), ps.end
+	if r.End >= 0 && r.End < end {
+		end = r.End
+	}
+	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > start })
+	recs := append([]recIdx(nil), ps.recs[i:]...)
+	s.mu.Unlock()
+	minAt := int64(0)
+	if !r.MinWrittenAt.IsZero() {
+		minAt = r.MinWrittenAt.UnixMicro()
+	}
+	var dec topicstore.MsgDecoder
+	for _, rec := range recs {
+		if rec.base >= end {
+			return nil
+		}
+		if rec.writtenAt < minAt {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rctx, cancel := s.request(ctx)
+		raw, err := s.stream.GetMsg(rctx, rec.seq)
+		cancel()
+		if err != nil {
+			return s.unavailable(err)
+		}
+		h, payload, err := topicstore.DecodeBatchHeader(raw.Data)
+		if err != nil {
+			return err
+		}
+		if err := topicstore.CheckCRC(h, payload); err != nil {
+			return err
+		}
+		written := timeMicros(h.WrittenAt)
+		for off := h.Base; len(payload) > 0 && off < end; off++ {
+			entry, rest, err := topicstore.NextEntry(payload)
+			if err != nil {
+				return err
+			}
+			payload = rest
+			if off < start {
+				continue
+			}
+			m, err := dec.Decode(entry)
+			if err != nil {
+				return err
+			}
+			m.Partition, m.Offset, m.WrittenAt = r.Partition, off, written
+			if !fn(m) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// Producers implements topicstore.Store.
+func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	now := s.opts.Clock()
+	var out []topicstore.ProducerInfo
+	for id, ps := range t.prods {
+		if now.Sub(ps.at) > s.opts.ProducerExpiry {
+			continue
+		}
+		out = append(out, topicstore.ProducerInfo{ProducerID: id, Partition: ps.part, MaxSeqNo: ps.maxNo, LastWrite: ps.at})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ProducerID < out[j].ProducerID })
+	return out, nil
+}
+
+// Producer implements topicstore.Store.
+func (s *Store) Producer(topic, producer string) (topicstore.ProducerInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[topic]
+	if t == nil {
+		return topicstore.ProducerInfo{}, false
+	}
+	ps := t.prods[producer]
+	if ps == nil || s.opts.Clock().Sub(ps.at) > s.opts.ProducerExpiry {
+		return topicstore.ProducerInfo{}, false
+	}
+	return topicstore.ProducerInfo{ProducerID: producer, Partition: ps.part, MaxSeqNo: ps.maxNo, LastWrite: ps.at}, true
+}
+
+// Positions implements topicstore.Store.
+func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	if !hasConsumer(t, consumer) {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrConsumerNotFound, consumer)
+	}
+	out := make(map[int32]int64, len(t.parts))
+	for p := range t.parts {
+		out[int32(p)] = s.position(t, consumer, int32(p))
+	}
+	return out, nil
+}
+
+// SetPosition implements topicstore.Store: an unconditional position
+// commit.
+func (s *Store) SetPosition(ctx context.Context, topic, consumer string, partition int32, offset int64) error {
+	_, err := s.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{
+		{Topic: topic, Consumer: consumer, Partition: partition, Offset: offset, Expect: -1}}})
+	return err
+}
+
+// OffsetForTime implements topicstore.Store.
+func (s *Store) OffsetForTime(topic string, at time.Time) (map[int32]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	out := make(map[int32]int64, len(t.parts))
+	for p, ps := range t.parts {
+		out[int32(p)] = ps.offsetAt(at)
+	}
+	return out, nil
+}
+
+// Changed implements topicstore.Store: the channel is closed when the
+// fold applies the topic's next record batch (from any gateway) or its
+// drop or alteration.
+func (s *Store) Changed(topic string) (<-chan struct{}, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	return t.changed, nil
+}
+
+// RunRetention implements topicstore.Store. For each partition it finds
+// the first batch to keep (written within the retention period, and
+// within retention_storage_mb; never past an important consumer's
+// position), publishes the partition's new start and then purges the
+// batches before it from the stream. The last batch of a partition is
+// never purged (its subject's sequence keeps appends contiguous); a start
+// at the end makes it invisible. Any gateway may run it: a start only
+// moves forward, and purging what is below it twice is harmless.
+func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) {
+	type cut struct {
+		id    uint64
+		part  int32
+		start int64
+		purge uint64 // purge messages of the subject below this sequence
+		old   int64
+	}
+	var cuts []cut
+	s.mu.Lock()
+	for _, t := range s.byName {
+		period := t.rec.Config.RetentionPeriod
+		if period <= 0 {
+			period = topicstore.DefaultRetention
+		}
+		expire := now.Add(-period).UnixMicro()
+		limit := t.rec.Config.RetentionStorageMB << 20
+		for p, ps := range t.parts {
+			keep := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].writtenAt >= expire })
+			if limit > 0 {
+				var size int64
+				i := len(ps.recs)
+				for i > 0 && size+ps.recs[i-1].bytes <= limit {
+					size += ps.recs[i-1].bytes
+					i--
+				}
+				keep = max(keep, i)
+			}
+			start := ps.end
+			if keep < len(ps.recs) {
+				start = ps.recs[keep].base
+			}
+			for _, c := range t.rec.Config.Consumers {
+				switch {
+				case c.Important:
+					start = min(start, s.position(t, c.Name, int32(p)))
+				case c.AvailabilityPeriod > 0:
+					// What the consumer has not committed stays for the
+					// availability period, and no longer.
+					young := ps.end
+					avail := now.Add(-c.AvailabilityPeriod).UnixMicro()
+					if i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].writtenAt >= avail }); i < len(ps.recs) {
+						young = ps.recs[i].base
+					}
+					start = min(start, max(s.position(t, c.Name, int32(p)), young))
+				}
+			}
+			if start <= ps.start {
+				continue
+			}
+			j := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > start })
+			j = min(j, len(ps.recs)-1) // the last batch stays
+			cuts = append(cuts, cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start})
+		}
+	}
+	s.mu.Unlock()
+	var deleted int64
+	for _, c := range cuts {
+		m := nats.NewMsg(s.startSubject(c.id, c.part))
+		m.Header.Set(hStart, strconv.FormatInt(c.start, 10))
+		rctx, cancel := s.request(ctx)
+		ack, err := s.js.PublishMsg(rctx, m)
+		cancel()
+		if err != nil {
+			return deleted, s.unavailable(err)
+		}
+		if err := s.waitApplied(ctx, ack.Sequence); err != nil {
+			return deleted, err
+		}
+		rctx, cancel = s.request(ctx)
+		err = s.stream.Purge(rctx, natsjs.WithPurgeSubject(s.dataSubject(c.id, c.part)), natsjs.WithPurgeSequence(c.purge))
+		cancel()
+		if err != nil {
+			return deleted, s.unavailable(err)
+		}
+		deleted += c.start - c.old
+	}
+	return deleted, nil
+}

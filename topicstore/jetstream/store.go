@@ -1,0 +1,214 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// DefaultStream is the stream a cluster's topicgate gateways share.
+const DefaultStream = "TOPICGATE"
+
+// Options configure a Store.
+type Options struct {
+	// URLs are the cluster's nodes (nats://user:pass@host:port, ...).
+	URLs []string
+	// NATS are extra connection options (credentials, TLS).
+	NATS []nats.Option
+	// Replicas is the stream's replication factor (default 3; 1 for a
+	// single node).
+	Replicas int
+	// Stream names the stream (default DefaultStream); tests give each
+	// store of theirs its own.
+	Stream string
+	// Clock stamps written_at and producer activity (default time.Now).
+	Clock func() time.Time
+	// Timeout bounds each request to the cluster (default 5s): with no
+	// quorum the servers never answer, so a commit fails after it.
+	Timeout time.Duration
+	// ProducerExpiry: see topicstore.DefaultProducerExpiry.
+	ProducerExpiry time.Duration
+}
+
+// Store is a topicstore.Store on a NATS JetStream cluster. See doc.go for
+// the layout. Its state is a fold of the stream's message headers, kept
+// current by one ordered consumer; every change goes through the stream.
+type Store struct {
+	opts   Options
+	nc     *nats.Conn
+	js     natsjs.JetStream
+	stream natsjs.Stream
+	prefix string // subject prefix: "tg" for DefaultStream, else the lowercased stream name
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	applied uint64 // highest stream sequence folded into the state
+	byName  map[string]*topicState
+	byID    map[uint64]*topicState
+	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
+	closed  bool
+	foldErr error
+
+	cons    natsjs.ConsumeContext
+	commits chan *commitReq
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// Open connects to the cluster, checks it (Check), creates or adopts the
+// stream and folds its state.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Replicas == 0 {
+		o.Replicas = 3
+	}
+	if o.Stream == "" {
+		o.Stream = DefaultStream
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
+	if o.ProducerExpiry == 0 {
+		o.ProducerExpiry = topicstore.DefaultProducerExpiry
+	}
+	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1)}, o.NATS...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(ctx, nc); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if need := int64(topicstore.MaxMessageSize + 1<<20); nc.MaxPayload() < need {
+		nc.Close()
+		return nil, fmt.Errorf("the NATS server at %s allows messages of %d bytes (max_payload); topicgate stores a message of up to %d bytes in one: set max_payload: %d in every node's configuration",
+			nc.ConnectedUrlRedacted(), nc.MaxPayload(), topicstore.MaxMessageSize, need)
+	}
+	js, err := natsjs.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
+		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	s.prefix = "tg"
+	if o.Stream != DefaultStream {
+		s.prefix = strings.ToLower(o.Stream)
+	}
+	if s.stream, err = s.ensureStream(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if err := s.startFold(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.committer()
+	return s, nil
+}
+
+// streamMark is the metadata that marks a stream as topicgate's.
+const streamMark = "topicgate.store"
+
+// ensureStream creates the stream, or adopts it if it is topicgate's; a
+// stream of that name that belongs to another application is refused.
+func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	st, err := s.js.Stream(ctx, s.opts.Stream)
+	if err == nil {
+		if st.CachedInfo().Config.Metadata[streamMark] == "" {
+			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
+		}
+		return st, nil
+	}
+	if !errors.Is(err, natsjs.ErrStreamNotFound) {
+		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
+	}
+	st, err = s.js.CreateStream(ctx, natsjs.StreamConfig{
+		Name:               s.opts.Stream,
+		Description:        "topicgate topics: catalog, record batches, producers and consumer positions",
+		Subjects:           []string{s.prefix + ".>"},
+		Storage:            natsjs.FileStorage,
+		Replicas:           s.opts.Replicas,
+		AllowDirect:        true,
+		AllowAtomicPublish: true,
+		Metadata:           map[string]string{streamMark: "1"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating stream %q (R%d): %w", s.opts.Stream, s.opts.Replicas, err)
+	}
+	return st, nil
+}
+
+// Subjects. Names and producer/consumer ids are hex-encoded into one
+// token, so any string is a valid subject token.
+func (s *Store) catalogSubject(name string) string {
+	return s.prefix + ".c." + hex.EncodeToString([]byte(name))
+}
+func (s *Store) dataSubject(id uint64, p int32) string {
+	return s.prefix + ".d." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
+}
+func (s *Store) producerSubject(id uint64, producer string) string {
+	return s.prefix + ".p." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(producer))
+}
+func (s *Store) positionSubject(id uint64, consumer string, p int32) string {
+	return s.prefix + ".o." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
+}
+func (s *Store) startSubject(id uint64, p int32) string {
+	return s.prefix + ".r." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
+}
+
+// Close stops the store; it may be called more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	close(s.done)
+	s.wg.Wait()
+	if s.cons != nil {
+		s.cons.Stop()
+	}
+	s.nc.Close()
+	return nil
+}
+
+// isClosed reports whether Close was called.
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// request returns a context bounded by the store's timeout.
+func (s *Store) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.opts.Timeout)
+}
+
+// unavailable wraps a cluster error so the caller can tell it apart.
+func (s *Store) unavailable(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, natsjs.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionClosed) {
+		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, redactURLs(s.opts.URLs), s.opts.Timeout, err)
+	}
+	return err
+}
