@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,15 +11,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"topicgate/executor"
+	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream"
 	"topicgate/topicstore/pebblestore"
 	"topicgate/wire"
 )
 
 // config is everything `topicgate serve` can be told.
 type config struct {
-	Listen    string
-	DataDir   string
+	Listen  string
+	DataDir string
+	// Store, when set, is a NATS JetStream cluster's URL list
+	// (nats://host:port,...): the server is then a stateless gateway on it
+	// and DataDir is not used.
+	Store string
+	// NATS configures the cluster store: replicas, stream, credentials.
+	NATS      natsConfig
 	TLSCert   string
 	TLSKey    string
 	Auth      string
@@ -47,9 +58,19 @@ type config struct {
 	Logger *slog.Logger
 }
 
+// natsConfig is what a gateway is told about its cluster.
+type natsConfig struct {
+	Replicas int
+	Stream   string
+	Creds    string // --nats-creds: a .creds file (JWT and NKey seed)
+	CA       string // --nats-ca: the CA of the cluster's TLS certificates
+	Timeout  time.Duration
+}
+
 // app is a running server: the store, the engine and the listener.
 type app struct {
-	store  *pebblestore.PebbleStore
+	store  topicstore.Store
+	pebble *pebblestore.PebbleStore // the embedded store, nil on a cluster
 	engine *executor.Engine
 	server *wire.Server
 	ln     net.Listener
@@ -71,17 +92,13 @@ func start(cfg config) (*app, error) {
 	if cfg.Auth != "trust" && len(cfg.Users) == 0 {
 		return nil, fmt.Errorf("--auth %s needs at least one user (--user name:password or --users-file)", cfg.Auth)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if cfg.Logger != nil {
 		logger = cfg.Logger
 	}
-	st, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
-		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20, Logger: logger})
+	st, pst, err := openStore(cfg, logger)
 	if err != nil {
-		return nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+		return nil, err
 	}
 	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20,
 		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace})
@@ -98,9 +115,39 @@ func start(cfg config) (*app, error) {
 		st.Close()
 		return nil, err
 	}
-	a := &app{store: st, engine: eng, server: srv, ln: ln, done: make(chan error, 1)}
+	a := &app{store: st, pebble: pst, engine: eng, server: srv, ln: ln, done: make(chan error, 1)}
 	go func() { a.done <- srv.Serve(ln) }()
 	return a, nil
+}
+
+// openStore opens the embedded store in cfg.DataDir, or connects to the
+// cluster cfg.Store names.
+func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.PebbleStore, error) {
+	if cfg.Store != "" {
+		urls := strings.Split(cfg.Store, ",")
+		var opts []nats.Option
+		if cfg.NATS.Creds != "" {
+			opts = append(opts, nats.UserCredentials(cfg.NATS.Creds))
+		}
+		if cfg.NATS.CA != "" {
+			opts = append(opts, nats.RootCAs(cfg.NATS.CA))
+		}
+		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
+			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout})
+		if err != nil {
+			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
+		}
+		return st, nil, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("data dir: %w", err)
+	}
+	st, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
+		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20, Logger: logger})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+	}
+	return st, st, nil
 }
 
 // Addr is the address the server listens on.

@@ -185,18 +185,18 @@ func TestBigTransaction(t *testing.T) {
 	require.Equal(t, payload[(perMiB-1)*rowBytes:], data)
 
 	// Rollback leaves no staged data.
-	st0, err := a.store.StagedStats()
+	st0, err := a.pebble.StagedStats()
 	require.NoError(t, err)
 	exec(t, c, "BEGIN")
 	for range rollbackMiB {
 		copyMiB(t, c, "big", "rolled back", payload, rowBytes)
 	}
-	st, err := a.store.StagedStats()
+	st, err := a.pebble.StagedStats()
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Open)
 	require.Greater(t, st.Keys, st0.Keys, "spilled to the store")
 	exec(t, c, "ROLLBACK")
-	st, err = a.store.StagedStats()
+	st, err = a.pebble.StagedStats()
 	require.NoError(t, err)
 	require.Equal(t, 0, st.Open)
 	require.Equal(t, 1, st.Referenced, "the committed big transaction")

@@ -84,6 +84,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runClientProcess(dsn, os.Getenv(clientSQLEnv)))
 	}
 	code := m.Run()
+	stopTestCluster()
 	if crashBinDir != "" {
 		os.RemoveAll(crashBinDir)
 	}

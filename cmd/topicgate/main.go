@@ -1,7 +1,8 @@
 // Command topicgate is the topicgate server: PostgreSQL's wire protocol in
-// front of a Pebble topic store.
+// front of a topic store: the embedded Pebble store in --data-dir, or, with
+// --store, a NATS JetStream cluster that any number of gateways share.
 //
-//	topicgate serve [--listen 127.0.0.1:5433] [--data-dir ./data] [--auth trust|password|md5|scram-sha-256]
+//	topicgate serve [--listen 127.0.0.1:5433] [--data-dir ./data | --store nats://host:port,...] [--auth trust|password|md5|scram-sha-256]
 //	                [--user name:password]... [--users-file FILE] [--tls-cert FILE --tls-key FILE]
 //
 // Every flag may also be given as an environment variable: TOPICGATE_LISTEN,
@@ -20,8 +21,10 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"topicgate/executor"
+	"topicgate/topicstore/jetstream"
 )
 
 type userFlags map[string]string
@@ -47,6 +50,12 @@ func main() {
 	cfg := config{Users: map[string]string{}}
 	fs.StringVar(&cfg.Listen, "listen", env("TOPICGATE_LISTEN", "127.0.0.1:5433"), "address to listen on")
 	fs.StringVar(&cfg.DataDir, "data-dir", env("TOPICGATE_DATA_DIR", "./data"), "directory of the embedded store")
+	fs.StringVar(&cfg.Store, "store", env("TOPICGATE_STORE", ""), "a NATS JetStream cluster to be a stateless gateway on, as nats://[user:password@]host:port,... (README, \"Running a cluster\"); --data-dir is then unused")
+	fs.IntVar(&cfg.NATS.Replicas, "replicas", 3, "with --store: the stream's replicas (acknowledged means stored on a majority of them)")
+	fs.StringVar(&cfg.NATS.Stream, "nats-stream", env("TOPICGATE_NATS_STREAM", "TOPICGATE"), "with --store: the JetStream stream that holds topicgate's data")
+	fs.StringVar(&cfg.NATS.Creds, "nats-creds", env("TOPICGATE_NATS_CREDS", ""), "with --store: a NATS .creds file (user JWT and NKey seed)")
+	fs.StringVar(&cfg.NATS.CA, "nats-ca", env("TOPICGATE_NATS_CA", ""), "with --store: the CA certificate (PEM) that signed the cluster's TLS certificates")
+	fs.DurationVar(&cfg.NATS.Timeout, "nats-timeout", 5*time.Second, "with --store: how long a request to the cluster may take before the statement fails with 57P03")
 	fs.StringVar(&cfg.Auth, "auth", env("TOPICGATE_AUTH", ""), "trust, password, md5 or scram-sha-256 (default: trust without users, scram-sha-256 with)")
 	usersFile := fs.String("users-file", env("TOPICGATE_USERS_FILE", ""), "file of name:password lines")
 	fs.Var(userFlags(cfg.Users), "user", "a user as name:password (repeatable)")
@@ -99,7 +108,11 @@ func main() {
 			}
 		}()
 	}
-	fmt.Fprintf(os.Stderr, "topicgate listening on %s (data in %s, auth %s)\n", a.Addr(), cfg.DataDir, strings.ToLower(authName(cfg)))
+	where := "data in " + cfg.DataDir
+	if cfg.Store != "" {
+		where = "gateway on " + jetstream.RedactURLs(strings.Split(cfg.Store, ","))
+	}
+	fmt.Fprintf(os.Stderr, "topicgate listening on %s (%s, auth %s)\n", a.Addr(), where, strings.ToLower(authName(cfg)))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {

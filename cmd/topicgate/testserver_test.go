@@ -4,16 +4,77 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"topicgate/topicstore/jetstream/natsnode"
 )
 
+// testStoreEnv selects the backend the front-door tests run on: unset or
+// "pebble" the embedded store, "nats" a gateway on a real local NATS
+// JetStream cluster that the test binary starts once (testCluster), each
+// test server on a stream of its own.
+const testStoreEnv = "TOPICGATE_TEST_STORE"
+
+// onCluster reports whether the tests run on the cluster store.
+func onCluster() bool { return os.Getenv(testStoreEnv) == "nats" }
+
+var (
+	clusterOnce sync.Once
+	clusterDir  string
+	cluster     *natsnode.Cluster
+	clusterErr  error
+	streams     atomic.Int64
+)
+
+// testCluster starts the test binary's cluster: three nodes, so that the
+// streams are R3 as in production. TestMain stops it.
+func testCluster() (*natsnode.Cluster, error) {
+	clusterOnce.Do(func() {
+		clusterDir, clusterErr = os.MkdirTemp("", "tg-cluster-")
+		if clusterErr != nil {
+			return
+		}
+		cluster, clusterErr = natsnode.Start(context.Background(), natsnode.Config{Dir: filepath.Join(clusterDir, "nodes"), Nodes: 3})
+	})
+	return cluster, clusterErr
+}
+
+// stopTestCluster stops the cluster, if one was started.
+func stopTestCluster() {
+	if cluster != nil {
+		_ = cluster.Stop()
+	}
+	if clusterDir != "" {
+		os.RemoveAll(clusterDir)
+	}
+}
+
+// testConfig is a test server's configuration on the selected backend.
+func testConfig(t testing.TB) config {
+	cfg := config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: slog.LevelError}
+	if onCluster() {
+		c, err := testCluster()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Store = c.URL() // every node, comma-separated
+		cfg.NATS = natsConfig{Replicas: 3, Stream: fmt.Sprintf("TGTEST%d", streams.Add(1))}
+	}
+	return cfg
+}
+
 // startTestServer starts an in-process server on 127.0.0.1:0 with a fresh
-// data directory; it stops when the test ends.
+// data directory (or, on the cluster, a fresh stream); it stops when the
+// test ends.
 func startTestServer(t testing.TB) *app {
 	t.Helper()
-	a, err := start(config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: slog.LevelError})
+	a, err := start(testConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}

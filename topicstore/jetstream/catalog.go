@@ -93,7 +93,7 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 	// The drop is committed; what is left of the topic is garbage that no
 	// fold reads (its ID is never reused), purged now or by the next drop's
 	// or retention's sweep if this gateway dies first.
-	for _, kind := range []string{"d", "p", "o", "r"} {
+	for _, kind := range []string{"d", "p", "o", "r", "g"} {
 		rctx, cancel := s.request(ctx)
 		_ = s.stream.Purge(rctx, withSubject(s.prefix+"."+kind+"."+strconv.FormatUint(id, 10)+".>"))
 		cancel()
@@ -191,10 +191,26 @@ func (ps *partState) retainedBytes() int64 {
 	return n
 }
 
-// SplitPartition implements topicstore.Store; splits come later on this
-// backend.
+// SplitPartition implements topicstore.Store: one catalog change, with
+// the embedded store's rules. A commit planned on the old layout carries a
+// guard on the catalog subject, so it is refused and planned again on the
+// new one: nothing is written to the parent after the split.
 func (s *Store) SplitPartition(ctx context.Context, topic string, partition int32) error {
-	return fmt.Errorf("%w: splitting partitions", topicstore.ErrUnsupported)
+	return s.catalogChange(ctx, topic, func(old *topicState) (*catalogRec, error) {
+		if old == nil {
+			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+		}
+		l := old.rec.Layout.Clone()
+		if max := old.rec.Config.MaxActivePartitions; max > 0 && l.Active()+1 > max {
+			return nil, fmt.Errorf("%w: topic %q already has %d active partitions, its max_active_partitions", topicstore.ErrAutoPartitioning, topic, l.Active())
+		}
+		if _, _, err := l.Split(partition); err != nil {
+			return nil, fmt.Errorf("topic %q: %w", topic, err)
+		}
+		rec := old.rec
+		rec.Layout = l
+		return &rec, nil
+	})
 }
 
 // WriteRates implements topicstore.Store; the write meter comes with

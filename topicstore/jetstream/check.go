@@ -32,7 +32,7 @@ var (
 func Connect(ctx context.Context, urls []string, opts ...nats.Option) (*nats.Conn, error) {
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("topicgate: %w at %s: %w (start the nodes, or fix the --store URL list)", ErrUnreachable, redactURLs(urls), err)
+		return nil, fmt.Errorf("topicgate: %w at %s: %w (start the nodes, or fix the --store URL list)", ErrUnreachable, RedactURLs(urls), err)
 	}
 	if err := Check(ctx, nc); err != nil {
 		nc.Close()
@@ -46,7 +46,7 @@ func Connect(ctx context.Context, urls []string, opts ...nats.Option) (*nats.Con
 // server nc is connected to (nats.go does not see the versions of the
 // others).
 func Check(ctx context.Context, nc *nats.Conn) error {
-	where := redactURLs([]string{nc.ConnectedUrl()})
+	where := RedactURLs([]string{nc.ConnectedUrl()})
 	version := nc.ConnectedServerVersion()
 	ok, err := VersionAtLeast(version, MinServerMajor, MinServerMinor)
 	if err != nil {
@@ -90,8 +90,8 @@ func VersionAtLeast(version string, major, minor int) (bool, error) {
 	return maj > major || maj == major && min >= minor, nil
 }
 
-// redactURLs joins urls for a message, with any password replaced by xxxxx.
-func redactURLs(urls []string) string {
+// RedactURLs joins urls for a message, with any password replaced by xxxxx.
+func RedactURLs(urls []string) string {
 	out := make([]string, len(urls))
 	for i, s := range urls {
 		if u, err := url.Parse(s); err == nil && u.User != nil {

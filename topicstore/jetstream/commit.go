@@ -43,6 +43,7 @@ type commitReq struct {
 	ctx    context.Context
 	writes []pendingWrite
 	pos    []topicstore.PositionUpdate
+	exact  bool // SetPosition: the offset must lie in [start, end]
 	out    chan commitOut
 }
 
@@ -68,6 +69,10 @@ type pendingMsg struct {
 
 // Commit implements topicstore.Store.
 func (s *Store) Commit(ctx context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
+	return s.commit(ctx, req, false)
+}
+
+func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact bool) (topicstore.CommitResult, error) {
 	if err := ctx.Err(); err != nil {
 		return topicstore.CommitResult{}, err
 	}
@@ -81,7 +86,7 @@ func (s *Store) Commit(ctx context.Context, req *topicstore.CommitRequest) (topi
 		return topicstore.CommitResult{}, fmt.Errorf("%w: acknowledging shared-consumer messages in a commit", topicstore.ErrUnsupported)
 	}
 	now := s.opts.Clock()
-	cr := &commitReq{ctx: ctx, pos: req.Positions, out: make(chan commitOut, 1)}
+	cr := &commitReq{ctx: ctx, pos: req.Positions, exact: exact, out: make(chan commitOut, 1)}
 	for _, w := range req.Writes {
 		if len(w.Staged) > 0 {
 			return topicstore.CommitResult{}, fmt.Errorf("%w: staged batches", topicstore.ErrUnsupported)
@@ -335,6 +340,11 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	var prodOrder []*simProd
 	poss := map[posKey]*simPos{}
 	var posOrder []*simPos
+	// guards: one message per topic written or read, conditional on the
+	// topic's catalog subject, so a drop, an alteration or a split since
+	// the plan refuses the batch.
+	guarded := map[uint64]bool{}
+	var guards []*topicState
 	msgCount := 0
 	for i, r := range group {
 		if msgCount >= maxGroupMsgs {
@@ -361,6 +371,11 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				msgCount++
 			}
 			sp.off = u.Offset
+			if !guarded[t.rec.ID] {
+				guarded[t.rec.ID] = true
+				guards = append(guards, t)
+				msgCount++
+			}
 		}
 		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(r.writes))}
 		for wi, w := range r.writes {
@@ -378,6 +393,11 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 					}
 					if sp.fresh {
 						sp.st.part = s.bind(t, m.producer, m.partition)
+					} else if inactive(t, sp.st.part) {
+						// Its partition split: the producer follows its key
+						// into the child (or the partition it names),
+						// keeping its seqnos, since dedup is per topic.
+						sp.st.part = s.bind(t, m.producer, m.partition)
 					}
 					if hasSeq && !sp.fresh && seq <= sp.st.maxNo {
 						res.Writes[wi].Duplicates++
@@ -394,7 +414,9 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 						msgCount++
 					}
 					part = sp.st.part
-				} else if part < 0 {
+				} else if part >= 0 {
+					part = live(t, part, m.group)
+				} else {
 					switch {
 					case m.group != "" && t.rec.Layout.Keyed:
 						part = t.rec.Layout.Owner(topicstore.KeyHash(m.group))
@@ -404,6 +426,11 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 						}
 						part = unbound
 					}
+				}
+				if !guarded[t.rec.ID] {
+					guarded[t.rec.ID] = true
+					guards = append(guards, t)
+					msgCount++
 				}
 				k := partKey{t.rec.ID, part}
 				sp := parts[k]
@@ -420,6 +447,12 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 			}
 		}
 		p.res[i] = res
+	}
+	for _, t := range guards {
+		m := nats.NewMsg(s.guardSubject(t.rec.ID))
+		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.catSeq, 10))
+		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.rec.Config.Name))
+		p.msgs = append(p.msgs, m)
 	}
 	// Producers and positions first, record batches last: the ack names
 	// the batch's last sequence, which is then a record's whenever the
@@ -524,8 +557,8 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 				if sp == nil {
 					sp = s.simProducer(t, m.producer, now)
 				}
-				if !sp.fresh {
-					b, ok = sp.st.part, true
+				if !sp.fresh && !inactive(t, sp.st.part) {
+					b, ok = sp.st.part, true // a split partition's binding is void
 				}
 			}
 			if ok && b != m.partition {
@@ -541,31 +574,55 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			return topicstore.ErrTopicNotFound
 		}
 		if !hasConsumer(t, u.Consumer) {
-			return fmt.Errorf("%w: %q", topicstore.ErrConsumerNotFound, u.Consumer)
+			return fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, u.Topic, u.Consumer)
 		}
 		if int(u.Partition) >= len(t.parts) || u.Partition < 0 {
 			return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
 		}
 		ps := t.parts[u.Partition]
-		if u.Offset < ps.start || u.Offset > ps.end {
-			return fmt.Errorf("%w: offset %d of partition %d is outside [%d, %d]", topicstore.ErrOffsetOutOfRange, u.Offset, u.Partition, ps.start, ps.end)
+		k := posKey{t.rec.ID, u.Consumer, u.Partition}
+		cur := s.position(t, u.Consumer, u.Partition)
+		if sp := poss[k]; sp != nil {
+			cur = max(sp.off, ps.start)
 		}
-		if u.Expect >= 0 {
-			k := posKey{t.rec.ID, u.Consumer, u.Partition}
-			cur := s.position(t, u.Consumer, u.Partition)
-			if sp := poss[k]; sp != nil {
-				cur = sp.off
-			}
-			if off, ok := moved[k]; ok {
-				cur = off
-			}
-			if cur != u.Expect {
-				return fmt.Errorf("%w: consumer %q of topic %q partition %d is at %d, not %d", topicstore.ErrPositionConflict, u.Consumer, u.Topic, u.Partition, cur, u.Expect)
-			}
+		if off, ok := moved[k]; ok {
+			cur = off
 		}
-		moved[posKey{t.rec.ID, u.Consumer, u.Partition}] = u.Offset
+		if u.Expect >= 0 && cur != u.Expect {
+			return fmt.Errorf("%w: topic %q consumer %q partition %d: committed offset is %d, expected %d",
+				topicstore.ErrPositionConflict, u.Topic, u.Consumer, u.Partition, cur, u.Expect)
+		}
+		// A commit may name an offset retention has passed (it reads as the
+		// start); an explicit position must lie in [start, end].
+		lo := int64(0)
+		if r.exact {
+			lo = ps.start
+		}
+		if u.Offset < lo || u.Offset > ps.end {
+			return fmt.Errorf("%w: topic %q consumer %q partition %d: offset %d is outside [%d, %d]",
+				topicstore.ErrOffsetOutOfRange, u.Topic, u.Consumer, u.Partition, u.Offset, ps.start, ps.end)
+		}
+		moved[k] = max(u.Offset, ps.start)
 	}
 	return nil
+}
+
+// inactive reports whether partition p of t was split.
+func inactive(t *topicState, p int32) bool {
+	return int(p) < len(t.rec.Layout.Parts) && t.rec.Layout.Parts[p].Inactive
+}
+
+// live is where a write naming partition p goes: p, or, once p split, the
+// descendant owning key (the embedded store's rule).
+func live(t *topicState, p int32, key string) int32 {
+	if !inactive(t, p) {
+		return p
+	}
+	var h uint64
+	if key != "" {
+		h = topicstore.KeyHash(key)
+	}
+	return t.rec.Layout.Descendant(p, h, t.rec.Layout.Keyed && key != "")
 }
 
 // simProducer is a producer's state as the fold has it; a producer
@@ -586,7 +643,7 @@ func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simP
 func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
 	switch {
 	case explicit >= 0:
-		return explicit
+		return live(t, explicit, producer)
 	case t.rec.Layout.Keyed:
 		return t.rec.Layout.Owner(topicstore.KeyHash(producer))
 	}
@@ -605,6 +662,7 @@ func (s *Store) roundRobin(t *topicState) int32 {
 	if len(active) == 0 {
 		return 0
 	}
+	p := active[int(t.rr)%len(active)]
 	t.rr++
-	return active[int(t.rr)%len(active)]
+	return p
 }

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -134,7 +135,7 @@ func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
 		if now.Sub(ps.at) > s.opts.ProducerExpiry {
 			continue
 		}
-		out = append(out, topicstore.ProducerInfo{ProducerID: id, Partition: ps.part, MaxSeqNo: ps.maxNo, LastWrite: ps.at})
+		out = append(out, producerInfo(t, id, ps))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ProducerID < out[j].ProducerID })
 	return out, nil
@@ -152,7 +153,17 @@ func (s *Store) Producer(topic, producer string) (topicstore.ProducerInfo, bool)
 	if ps == nil || s.opts.Clock().Sub(ps.at) > s.opts.ProducerExpiry {
 		return topicstore.ProducerInfo{}, false
 	}
-	return topicstore.ProducerInfo{ProducerID: producer, Partition: ps.part, MaxSeqNo: ps.maxNo, LastWrite: ps.at}, true
+	return producerInfo(t, producer, ps), true
+}
+
+// producerInfo describes a producer; one bound to a partition that split
+// is unbound (-1) until its next write binds it again.
+func producerInfo(t *topicState, id string, ps *prodState) topicstore.ProducerInfo {
+	part := ps.part
+	if inactive(t, part) {
+		part = -1
+	}
+	return topicstore.ProducerInfo{ProducerID: id, Partition: part, MaxSeqNo: ps.maxNo, LastWrite: ps.at}
 }
 
 // Positions implements topicstore.Store.
@@ -164,7 +175,7 @@ func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
 	if !hasConsumer(t, consumer) {
-		return nil, fmt.Errorf("%w: %q", topicstore.ErrConsumerNotFound, consumer)
+		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
 	}
 	out := make(map[int32]int64, len(t.parts))
 	for p := range t.parts {
@@ -176,8 +187,8 @@ func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
 // SetPosition implements topicstore.Store: an unconditional position
 // commit.
 func (s *Store) SetPosition(ctx context.Context, topic, consumer string, partition int32, offset int64) error {
-	_, err := s.Commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{
-		{Topic: topic, Consumer: consumer, Partition: partition, Offset: offset, Expect: -1}}})
+	_, err := s.commit(ctx, &topicstore.CommitRequest{Positions: []topicstore.PositionUpdate{
+		{Topic: topic, Consumer: consumer, Partition: partition, Offset: offset, Expect: -1}}}, true)
 	return err
 }
 
@@ -294,5 +305,67 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		}
 		deleted += c.start - c.old
 	}
-	return deleted, nil
+	return deleted, s.retireDrained(ctx)
+}
+
+// retireDrained marks deleted the inactive partitions that retention
+// emptied and that every consumer with a stored position has read to
+// their end (a layout change, as in the embedded store).
+func (s *Store) retireDrained(ctx context.Context) error {
+	s.mu.Lock()
+	var names []string
+	for name, t := range s.byName {
+		if drained(t) != nil {
+			names = append(names, name)
+		}
+	}
+	s.mu.Unlock()
+	for _, name := range names {
+		err := s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
+			if old == nil {
+				return nil, errNothing // dropped meanwhile; nil would be a drop
+			}
+			d := drained(old)
+			if d == nil {
+				return nil, errNothing
+			}
+			rec := old.rec
+			rec.Layout = old.rec.Layout.Clone()
+			for _, p := range d {
+				rec.Layout.Parts[p].Deleted = true
+			}
+			return &rec, nil
+		})
+		if err != nil && err != errNothing {
+			return err
+		}
+	}
+	return nil
+}
+
+var errNothing = errors.New("nothing to change")
+
+// drained lists t's inactive, emptied, fully read partitions not yet
+// marked deleted. It runs under s.mu.
+func drained(t *topicState) []int32 {
+	var out []int32
+	for i, pl := range t.rec.Layout.Parts {
+		if !pl.Inactive || pl.Deleted || i >= len(t.parts) {
+			continue
+		}
+		ps := t.parts[i]
+		if ps.start < ps.end {
+			continue
+		}
+		done := true
+		for _, pos := range t.pos {
+			if st := pos[int32(i)]; st != nil && st.off < ps.end {
+				done = false
+			}
+		}
+		if done {
+			out = append(out, int32(i))
+		}
+	}
+	return out
 }

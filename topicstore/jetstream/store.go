@@ -169,6 +169,9 @@ func (s *Store) producerSubject(id uint64, producer string) string {
 func (s *Store) positionSubject(id uint64, consumer string, p int32) string {
 	return s.prefix + ".o." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
 }
+func (s *Store) guardSubject(id uint64) string {
+	return s.prefix + ".g." + strconv.FormatUint(id, 10)
+}
 func (s *Store) startSubject(id uint64, p int32) string {
 	return s.prefix + ".r." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
 }
@@ -208,7 +211,7 @@ func (s *Store) request(ctx context.Context) (context.Context, context.CancelFun
 func (s *Store) unavailable(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, natsjs.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionClosed) {
-		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, redactURLs(s.opts.URLs), s.opts.Timeout, err)
+		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Timeout, err)
 	}
 	return err
 }

@@ -17,8 +17,8 @@ var partitioningTests = []subtest{
 	{"KeyedRouting", needs(Splits, testKeyedRouting)},
 	{"ProducerFollowsKey", needs(Splits, testProducerFollowsKey)},
 	{"AlterKeysAndSplits", needs(Splits, testAlterKeys)},
-	{"WriteRates", needs(Splits, testWriteRates)},
-	{"AutoSplit", needs(Splits, testAutoSplit)},
+	{"WriteRates", needs(AutoSplit, testWriteRates)},
+	{"AutoSplit", needs(AutoSplit, testAutoSplit)},
 }
 
 // requireTiled checks that the active partitions of a keyed topic own

@@ -36,9 +36,11 @@ const (
 	// Shared: shared consumers (topicstore.SharedStore, and acks in a
 	// commit).
 	Shared Feature = "shared consumers"
-	// Splits: partition splits, by hand and automatic, and the write
-	// meter behind them (SplitPartition, WriteRates).
+	// Splits: partition splits by hand (SplitPartition) and keyed
+	// routing across them.
 	Splits Feature = "partition splits"
+	// AutoSplit: the write meter (WriteRates) and the splits it decides.
+	AutoSplit Feature = "automatic splits"
 	// WriteSpeed: per-partition write-speed limits (CommitResult.Throttle).
 	WriteSpeed Feature = "write-speed limits"
 )
