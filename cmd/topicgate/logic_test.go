@@ -160,12 +160,46 @@ func TestLogic(t *testing.T) {
 		t.Fatalf("no logic test files: %v", err)
 	}
 	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".test"), func(t *testing.T) { runLogicFile(t, f) })
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".test"), func(t *testing.T) { runLogicFile(t, f, startTestServer(t), *rewrite) })
 	}
 }
 
-func runLogicFile(t *testing.T, path string) {
-	a := startTestServer(t)
+// clusterPending lists the logic files that use what the cluster store
+// does not do yet, with the reason; README ("Running a cluster") lists
+// the same. Every other file runs on a gateway and must give the embedded
+// store's answers.
+var clusterPending = map[string]string{
+	"shared":           "shared consumers are not built on the cluster store yet",
+	"visibility":       "its dead-letter cases need shared consumers",
+	"savepoints":       "its shared-consumer cases need shared consumers",
+	"autopartitioning": "automatic splits (the write meter) are not built on the cluster store yet",
+	"split_reading":    "it splits by load (the write meter)",
+	"ddl":              "write-speed limits are not built on the cluster store yet",
+}
+
+// TestLogicOnCluster runs the logic tests through a gateway on a real
+// three-node NATS JetStream cluster (R3), so that both stores answer the
+// same SQL alike; it never rewrites the files.
+func TestLogicOnCluster(t *testing.T) {
+	if onCluster() {
+		t.Skip("TestLogic runs on the cluster already")
+	}
+	files, err := filepath.Glob("../../testdata/*.test")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no logic test files: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".test")
+		t.Run(name, func(t *testing.T) {
+			if why, ok := clusterPending[name]; ok {
+				t.Skip(why)
+			}
+			runLogicFile(t, f, startServer(t, clusterConfig(t)), false)
+		})
+	}
+}
+
+func runLogicFile(t *testing.T, path string, a *app, rewrite bool) {
 	ctx := context.Background()
 	conns := map[string]*logicConn{}
 	connect := func(name string) *logicConn {
@@ -216,19 +250,19 @@ func runLogicFile(t *testing.T, path string) {
 			if err != nil {
 				header = "statement error " + pgErr.Code + " " + pgErr.Message
 			}
-			if !*rewrite {
+			if !rewrite {
 				checkStatement(t, path, rec, pgErr)
 			}
 			fmt.Fprintf(&out, "%s\n%s\n\n", header, rec.sql)
 		default:
 			if err != nil {
-				if !*rewrite {
+				if !rewrite {
 					t.Errorf("%s:%d: query failed: %v\n%s", path, rec.line, err, rec.sql)
 				}
 				fmt.Fprintf(&out, "statement error %s %s\n%s\n\n", pgErr.Code, pgErr.Message, rec.sql)
 				continue
 			}
-			if !*rewrite && strings.Join(rows, "\n") != strings.Join(rec.expected, "\n") {
+			if !rewrite && strings.Join(rows, "\n") != strings.Join(rec.expected, "\n") {
 				t.Errorf("%s:%d: %s\nexpected:\n%s\ngot:\n%s", path, rec.line, rec.sql,
 					strings.Join(rec.expected, "\n"), strings.Join(rows, "\n"))
 			}
@@ -239,7 +273,7 @@ func runLogicFile(t *testing.T, path string) {
 			fmt.Fprintln(&out)
 		}
 	}
-	if *rewrite {
+	if rewrite {
 		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -57,24 +57,28 @@ func stopTestCluster() {
 
 // testConfig is a test server's configuration on the selected backend.
 func testConfig(t testing.TB) config {
-	cfg := config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: slog.LevelError}
 	if onCluster() {
-		c, err := testCluster()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Store = c.URL() // every node, comma-separated
-		cfg.NATS = natsConfig{Replicas: 3, Stream: fmt.Sprintf("TGTEST%d", streams.Add(1))}
+		return clusterConfig(t)
 	}
-	return cfg
+	return config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: slog.LevelError}
 }
 
-// startTestServer starts an in-process server on 127.0.0.1:0 with a fresh
-// data directory (or, on the cluster, a fresh stream); it stops when the
-// test ends.
-func startTestServer(t testing.TB) *app {
+// clusterConfig is a gateway's configuration on the test binary's
+// cluster, with a stream of its own.
+func clusterConfig(t testing.TB) config {
+	c, err := testCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config{Listen: "127.0.0.1:0", LogLevel: slog.LevelError,
+		Store: c.URL(), // every node, comma-separated
+		NATS:  natsConfig{Replicas: 3, Stream: fmt.Sprintf("TGTEST%d", streams.Add(1))}}
+}
+
+// startServer starts a server with cfg; it stops when the test ends.
+func startServer(t testing.TB, cfg config) *app {
 	t.Helper()
-	a, err := start(testConfig(t))
+	a, err := start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +88,14 @@ func startTestServer(t testing.TB) *app {
 		}
 	})
 	return a
+}
+
+// startTestServer starts an in-process server on 127.0.0.1:0 with a fresh
+// data directory (or, on the cluster, a fresh stream); it stops when the
+// test ends.
+func startTestServer(t testing.TB) *app {
+	t.Helper()
+	return startServer(t, testConfig(t))
 }
 
 // dsn is a connection string for the test server.
