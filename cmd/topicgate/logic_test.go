@@ -169,12 +169,10 @@ func TestLogic(t *testing.T) {
 // the same. Every other file runs on a gateway and must give the embedded
 // store's answers.
 var clusterPending = map[string]string{
-	"shared":           "shared consumers are not built on the cluster store yet",
-	"visibility":       "its dead-letter cases need shared consumers",
-	"savepoints":       "its shared-consumer cases need shared consumers",
-	"autopartitioning": "automatic splits (the write meter) are not built on the cluster store yet",
-	"split_reading":    "it splits by load (the write meter)",
-	"ddl":              "write-speed limits are not built on the cluster store yet",
+	"shared":        "shared consumers are not built on the cluster store yet",
+	"visibility":    "its dead-letter cases need shared consumers",
+	"savepoints":    "its shared-consumer cases need shared consumers",
+	"split_reading": "its message-group cases need shared consumers",
 }
 
 // TestLogicOnCluster runs the logic tests through a gateway on a real

@@ -170,7 +170,9 @@ func (t *topicState) info() topicstore.TopicInfo {
 	ti := topicstore.TopicInfo{Config: topicstore.CloneConfig(t.rec.Config), ID: t.rec.ID, CreatedAt: timeMicros(t.rec.CreatedAt)}
 	for i, ps := range t.parts {
 		pi := topicstore.PartitionInfo{ID: int32(i), Active: true, Parent: -1, StartOffset: ps.start, EndOffset: ps.end,
-			Messages: ps.end - ps.start, LastWrite: ps.lastWrite, WrittenBytes: ps.bytes, Bytes: ps.retainedBytes()}
+			Messages: ps.end - ps.start, LastWrite: ps.lastWrite, WrittenBytes: ps.bytes, Bytes: ps.retainedBytes(),
+			Throttled: ps.bucket.Throttled}
+		ti.Throttled += ps.bucket.Throttled
 		if i < len(t.rec.Layout.Parts) {
 			pl := &t.rec.Layout.Parts[i]
 			pi.Active, pi.Deleted, pi.Parent = !pl.Inactive, pl.Deleted, pl.Parent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -224,6 +225,9 @@ func (s *Store) runGroup(group []*commitReq) {
 		cancel()
 		if err == nil {
 			err = s.waitApplied(context.Background(), ack.Sequence)
+			if err == nil {
+				s.throttle(p)
+			}
 			p.settle(err)
 			return
 		}
@@ -239,6 +243,29 @@ func (s *Store) runGroup(group []*commitReq) {
 				p.settle(err)
 				return
 			}
+		}
+	}
+}
+
+// throttle sets each request's write-speed delay: the time the most
+// indebted of its partitions needs, now that the fold charged the batch.
+func (s *Store) throttle(p *groupPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Clock()
+	for i, parts := range p.wrote {
+		for _, k := range parts {
+			t := s.byID[k.topic]
+			if t == nil || int(k.part) >= len(t.parts) {
+				continue
+			}
+			rate, burst := topicstore.ThrottleLimits(&t.rec.Config)
+			if rate == 0 {
+				continue
+			}
+			b := t.parts[k.part].bucket // a copy: the fold owns the bucket
+			b.Refill(now, rate, burst)
+			p.res[i].Throttle = max(p.res[i].Throttle, b.Debt(rate))
 		}
 	}
 }
@@ -269,6 +296,8 @@ type groupPlan struct {
 	reqs []*commitReq
 	res  []topicstore.CommitResult
 	errs []error // a request refused at planning: not in the batch
+	// wrote lists each request's partitions, for its write-speed delay.
+	wrote [][]partKey
 }
 
 // settle answers every request: its own refusal, else the batch's outcome.
@@ -333,7 +362,8 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Clock()
-	p := &groupPlan{reqs: group, res: make([]topicstore.CommitResult, len(group)), errs: make([]error, len(group))}
+	p := &groupPlan{reqs: group, res: make([]topicstore.CommitResult, len(group)), errs: make([]error, len(group)),
+		wrote: make([][]partKey, len(group))}
 	parts := map[partKey]*simPart{}
 	var partOrder []*simPart
 	prods := map[prodKey]*simProd{}
@@ -441,6 +471,9 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 					partOrder = append(partOrder, sp)
 					msgCount++
 				}
+				if !slices.Contains(p.wrote[i], k) {
+					p.wrote[i] = append(p.wrote[i], k)
+				}
 				sp.buf = topicstore.AppendMessage(sp.buf, hasSeq, seq, m.tail)
 				sp.count++
 				res.Writes[wi].Written++
@@ -479,14 +512,16 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	keep := p.reqs[:0]
 	var keepRes []topicstore.CommitResult
 	var keepErrs []error
+	var keepWrote [][]partKey
 	for i, r := range p.reqs {
 		if p.errs[i] == errRequeue {
 			s.commits <- r
 			continue
 		}
 		keep, keepRes, keepErrs = append(keep, r), append(keepRes, p.res[i]), append(keepErrs, p.errs[i])
+		keepWrote = append(keepWrote, p.wrote[i])
 	}
-	p.reqs, p.res, p.errs = keep, keepRes, keepErrs
+	p.reqs, p.res, p.errs, p.wrote = keep, keepRes, keepErrs, keepWrote
 	return p
 }
 

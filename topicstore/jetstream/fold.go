@@ -75,6 +75,9 @@ type partState struct {
 	bytes     int64  // stored payload bytes ever written
 	lastSeq   uint64 // stream sequence of the partition subject's last message (0: none)
 	lastWrite time.Time
+	// bucket is the write-speed token bucket, charged by the fold with
+	// every batch at its written_at: every gateway sees the same debt.
+	bucket topicstore.WriteBucket
 }
 
 // prodState is a producer's dedup state and binding.
@@ -213,6 +216,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps.bytes += r.bytes
 		ps.lastSeq = seq
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
+		if rate, burst := topicstore.ThrottleLimits(&t.rec.Config); rate > 0 {
+			ps.bucket.Charge(ps.lastWrite, rate, burst, r.bytes)
+		}
 		t.notify()
 	case tok[0] == "p" && len(tok) == 3:
 		raw, err := hex.DecodeString(tok[2])
@@ -281,11 +287,34 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 		return nil
 	}
 	prev := old.rec.Config.Consumers
+	reconfigureBuckets(old, &old.rec.Config, &rec.Config, time.UnixMicro(rec.CreatedAt))
 	old.rec, old.catSeq = rec, seq
 	old.resize()
 	s.initialPositions(old, prev)
 	old.notify()
 	return nil
+}
+
+// reconfigureBuckets applies new write-speed limits, as the embedded
+// store does: what refilled at the old rate is kept (capped at the new
+// burst), debt is paid back at the new rate; turning throttling off
+// forgets the buckets but keeps the counters.
+func reconfigureBuckets(t *topicState, old, cfg *topicstore.TopicConfig, _ time.Time) {
+	oldRate, oldBurst := topicstore.ThrottleLimits(old)
+	rate, burst := topicstore.ThrottleLimits(cfg)
+	if oldRate == rate && oldBurst == burst {
+		return
+	}
+	for _, ps := range t.parts {
+		b := &ps.bucket
+		if rate == 0 || oldRate == 0 {
+			b.Tokens, b.At = 0, time.Time{}
+			continue
+		}
+		if !b.At.IsZero() {
+			b.Tokens = min(b.Tokens, burst)
+		}
+	}
 }
 
 // initialPositions records where consumers added since prev start: the

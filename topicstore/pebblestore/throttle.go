@@ -35,45 +35,8 @@ import (
 // counters; mu guards everything in it. Counters are in memory only and start
 // at zero when the process starts.
 
-// bucket is one partition's token bucket.
-type bucket struct {
-	tokens    float64   // bytes available; negative: debt to pay back
-	at        time.Time // when tokens was last settled; zero: never used (full)
-	throttled time.Duration
-}
-
-// refill settles b at now at rate bytes/s, capped at burst.
-func (b *bucket) refill(now time.Time, rate, burst float64) {
-	if b.at.IsZero() {
-		b.tokens, b.at = burst, now
-		return
-	}
-	if el := now.Sub(b.at); el > 0 {
-		b.tokens = math.Min(burst, b.tokens+rate*el.Seconds())
-		b.at = now
-	}
-}
-
-// charge takes n bytes at now and returns how long the write must wait for
-// the bucket to be out of debt again (0 when it is not in debt).
-func (b *bucket) charge(now time.Time, rate, burst float64, n int64) time.Duration {
-	b.refill(now, rate, burst)
-	b.tokens -= float64(n)
-	if b.tokens >= 0 {
-		return 0
-	}
-	d := maxThrottle
-	if s := -b.tokens / rate; s < maxThrottle.Seconds() {
-		d = time.Duration(math.Ceil(s * float64(time.Second)))
-	}
-	b.throttled = min(b.throttled+d, math.MaxInt64-maxThrottle) // saturates, never wraps
-	return d
-}
-
-// maxThrottle bounds one write's delay, so that absurd debts (1 byte/s and a
-// 1 GiB transaction: 34 years) neither overflow a time.Duration nor the
-// counters; the debt itself is kept.
-const maxThrottle = 24 * time.Hour
+// bucket is one partition's token bucket (the leaf's arithmetic).
+type bucket = topicstore.WriteBucket
 
 // topicThrottle is a topic's write-speed state: its limits and one bucket per
 // partition (grown on first use, so partitions added later need no step).
@@ -84,17 +47,9 @@ type topicThrottle struct {
 	parts []bucket
 }
 
-// throttleLimits returns the rate and burst cfg asks for; rate 0 means the
-// topic is not throttled.
+// throttleLimits returns the rate and burst cfg asks for.
 func throttleLimits(cfg *topicstore.TopicConfig) (rate, burst float64) {
-	if cfg.PartitionWriteSpeedBytes <= 0 {
-		return 0, 0
-	}
-	rate, burst = float64(cfg.PartitionWriteSpeedBytes), float64(cfg.PartitionWriteBurstBytes)
-	if burst <= 0 {
-		burst = rate // default: one second of the speed
-	}
-	return rate, burst
+	return topicstore.ThrottleLimits(cfg)
 }
 
 // reconfigure applies new limits at now: what the buckets refilled at the old
@@ -107,12 +62,12 @@ func (tt *topicThrottle) reconfigure(now time.Time, rate, burst float64) {
 	for i := range tt.parts {
 		b := &tt.parts[i]
 		if rate == 0 || tt.rate == 0 {
-			b.tokens, b.at = 0, time.Time{}
+			b.Tokens, b.At = 0, time.Time{}
 			continue
 		}
-		if !b.at.IsZero() {
-			b.refill(now, tt.rate, tt.burst)
-			b.tokens = math.Min(b.tokens, burst)
+		if !b.At.IsZero() {
+			b.Refill(now, tt.rate, tt.burst)
+			b.Tokens = math.Min(b.Tokens, burst)
 		}
 	}
 	tt.rate, tt.burst = rate, burst
@@ -128,7 +83,7 @@ func (tt *topicThrottle) charge(now time.Time, part int32, n int64) time.Duratio
 	if int(part) >= len(tt.parts) {
 		tt.parts = append(tt.parts, make([]bucket, int(part)+1-len(tt.parts))...)
 	}
-	return tt.parts[part].charge(now, tt.rate, tt.burst, n)
+	return tt.parts[part].Charge(now, tt.rate, tt.burst, n)
 }
 
 // fill copies the throttled-time counters into ti (nil tt: all zero).
@@ -141,7 +96,7 @@ func (tt *topicThrottle) fill(ti *topicstore.TopicInfo) {
 	for i := range ti.Partitions {
 		p := &ti.Partitions[i]
 		if int(p.ID) < len(tt.parts) && p.ID >= 0 {
-			p.Throttled = tt.parts[p.ID].throttled
+			p.Throttled = tt.parts[p.ID].Throttled
 			if limit := time.Duration(math.MaxInt64 - ti.Throttled); p.Throttled < limit {
 				ti.Throttled += p.Throttled
 			} else {

@@ -209,11 +209,11 @@ func TestBucketHugeDebt(t *testing.T) {
 	tt := &topicThrottle{}
 	tt.reconfigure(t0, 1, 1)
 	for range 3 {
-		eq(t, tt.charge(t0, 0, 1<<40), maxThrottle)
+		eq(t, tt.charge(t0, 0, 1<<40), topicstore.MaxThrottle)
 	}
 	ti := topicstore.TopicInfo{Partitions: []topicstore.PartitionInfo{{ID: 0}}}
 	tt.fill(&ti)
-	eq(t, ti.Throttled, 3*maxThrottle)
+	eq(t, ti.Throttled, 3*topicstore.MaxThrottle)
 }
 
 // BenchmarkCoreApplyThrottle measures the core's cost per message of a
