@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"topicgate/topicstore/jetstream"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -185,22 +186,24 @@ func TestBigTransaction(t *testing.T) {
 	require.Equal(t, payload[(perMiB-1)*rowBytes:], data)
 
 	// Rollback leaves no staged data.
-	st0, err := a.pebble.StagedStats()
-	require.NoError(t, err)
+	probe := stagedProbe(t, a)
+	st0 := probe()
 	exec(t, c, "BEGIN")
 	for range rollbackMiB {
 		copyMiB(t, c, "big", "rolled back", payload, rowBytes)
 	}
-	st, err := a.pebble.StagedStats()
-	require.NoError(t, err)
-	require.Equal(t, 1, st.Open)
-	require.Greater(t, st.Keys, st0.Keys, "spilled to the store")
+	st := probe()
+	require.Equal(t, 1, st.open)
+	require.Greater(t, st.stored, st0.stored, "spilled to the store")
 	exec(t, c, "ROLLBACK")
-	st, err = a.pebble.StagedStats()
-	require.NoError(t, err)
-	require.Equal(t, 0, st.Open)
-	require.Equal(t, 1, st.Referenced, "the committed big transaction")
-	require.Equal(t, st0.Keys, st.Keys, "the rolled back transaction's staged keys are gone")
+	st = probe()
+	require.Equal(t, 0, st.open)
+	require.Equal(t, st0.stored, st.stored, "the rolled back transaction's staged data is gone")
+	if a.pebble != nil {
+		ps, err := a.pebble.StagedStats()
+		require.NoError(t, err)
+		require.Equal(t, 1, ps.Referenced, "the committed big transaction")
+	}
 	var end int64
 	require.NoError(t, c.QueryRow(ctx, "SELECT end_offset FROM sys.partitions WHERE topic = 'big'").Scan(&end))
 	require.Equal(t, next, end, "the rolled back transaction published nothing")
@@ -263,4 +266,27 @@ func TestBigCopy(t *testing.T) {
 	require.Equal(t, "22023", pgCode(err))
 	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM bigcopy").Scan(&count))
 	require.Equal(t, int64(rows), count)
+}
+
+// stagedState is what a store holds of staged transactions: the open
+// stagings and the staged records (Pebble keys, JetStream messages).
+type stagedState struct {
+	open   int
+	stored uint64
+}
+
+// stagedProbe reads the staged state of a's store, whichever it is.
+func stagedProbe(t *testing.T, a *app) func() stagedState {
+	return func() stagedState {
+		if a.pebble != nil {
+			st, err := a.pebble.StagedStats()
+			require.NoError(t, err)
+			return stagedState{open: st.Open, stored: uint64(st.Keys)}
+		}
+		js, ok := a.store.(*jetstream.Store)
+		require.True(t, ok)
+		n, open, err := js.StagedMessages(context.Background())
+		require.NoError(t, err)
+		return stagedState{open: open, stored: n}
+	}
 }

@@ -53,10 +53,12 @@ type commitOut struct {
 	err error
 }
 
-// pendingWrite is a TopicWrite with its messages encoded.
+// pendingWrite is a TopicWrite with its messages encoded; its staged
+// chunks come first.
 type pendingWrite struct {
-	topic string
-	msgs  []pendingMsg
+	topic  string
+	staged []topicstore.StagedChunk
+	msgs   []pendingMsg
 }
 
 type pendingMsg struct {
@@ -73,13 +75,16 @@ func (s *Store) Commit(ctx context.Context, req *topicstore.CommitRequest) (topi
 	return s.commit(ctx, req, false)
 }
 
-func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact bool) (topicstore.CommitResult, error) {
+func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact bool) (res topicstore.CommitResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return topicstore.CommitResult{}, err
 	}
 	if req == nil {
 		req = &topicstore.CommitRequest{}
 	}
+	// The stagings the commit names are claimed below; whatever happens,
+	// they are settled (committed, or open again) when it returns.
+	defer func() { s.settleStaged(req, err == nil) }()
 	if s.isClosed() {
 		return topicstore.CommitResult{}, topicstore.ErrClosed
 	}
@@ -89,14 +94,23 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	now := s.opts.Clock()
 	cr := &commitReq{ctx: ctx, pos: req.Positions, exact: exact, out: make(chan commitOut, 1)}
 	for _, w := range req.Writes {
-		if len(w.Staged) > 0 {
-			return topicstore.CommitResult{}, fmt.Errorf("%w: staged batches", topicstore.ErrUnsupported)
-		}
 		t, err := s.topic(w.Topic)
 		if err != nil {
 			return topicstore.CommitResult{}, err
 		}
 		pw := pendingWrite{topic: w.Topic, msgs: make([]pendingMsg, len(w.Messages))}
+		if pw.staged, err = s.claimStaged(ctx, t, w); err != nil {
+			return topicstore.CommitResult{}, err
+		}
+		if len(pw.staged) > 0 {
+			// A chunk whose dedup cannot be decided from its summary
+			// (no seqnos, or not increasing) joins as messages.
+			var expanded []pendingMsg
+			if pw.staged, expanded, err = s.expandStaged(ctx, pw.staged, false); err != nil {
+				return topicstore.CommitResult{}, err
+			}
+			pw.msgs = append(expanded, pw.msgs...)
+		}
 		for j := range w.Messages {
 			m := &w.Messages[j]
 			if err := validateMessage(t, w.Topic, m); err != nil {
@@ -127,6 +141,25 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	// Once handed over, the outcome is waited for even if ctx ends: the
 	// batch may be committed, and the caller must not be told otherwise.
 	o := <-cr.out
+	if o.err == errExpand {
+		// A staged chunk is partly duplicates: every chunk joins as
+		// messages, decided one by one.
+		for i := range cr.writes {
+			w := &cr.writes[i]
+			_, expanded, err := s.expandStaged(ctx, w.staged, true)
+			if err != nil {
+				return topicstore.CommitResult{}, err
+			}
+			w.staged, w.msgs = nil, append(expanded, w.msgs...)
+		}
+		cr.out = make(chan commitOut, 1)
+		select {
+		case s.commits <- cr:
+		case <-s.done:
+			return topicstore.CommitResult{}, topicstore.ErrClosed
+		}
+		o = <-cr.out
+	}
 	return o.res, o.err
 }
 
@@ -320,8 +353,43 @@ type simPart struct {
 	id     int32
 	end    int64
 	expect uint64 // the subject's last sequence before the batch
-	buf    []byte // message entries appended by the group
-	count  int64
+	// segs are what the group appends, in order: runs of message entries
+	// and staged chunks joined by reference.
+	segs []segment
+}
+
+// segment is a run of encoded message entries, or one staged chunk.
+type segment struct {
+	buf   []byte
+	count int64
+	ref   *stagedRef
+}
+
+// stagedRef is a staged chunk placed in a partition.
+type stagedRef struct {
+	seq   uint64 // the staged message's stream sequence
+	count int64
+	bytes int64
+	crc   uint32
+}
+
+// add appends one message entry.
+func (sp *simPart) add(hasSeq bool, seq int64, tail []byte) {
+	if n := len(sp.segs); n == 0 || sp.segs[n-1].ref != nil {
+		sp.segs = append(sp.segs, segment{})
+	}
+	g := &sp.segs[len(sp.segs)-1]
+	g.buf = topicstore.AppendMessage(g.buf, hasSeq, seq, tail)
+	g.count++
+}
+
+// msgs estimates how many stream messages the partition's part takes.
+func (sp *simPart) msgs() int {
+	n := 0
+	for _, g := range sp.segs {
+		n += 1 + len(g.buf)/maxRecordBytes
+	}
+	return n
 }
 
 type partKey struct {
@@ -411,6 +479,59 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		for wi, w := range r.writes {
 			t := s.byName[w.topic]
 			unbound := int32(-1)
+			for _, c := range w.staged {
+				part := c.Partition
+				if c.ProducerID != "" {
+					k := prodKey{t.rec.ID, c.ProducerID}
+					sp := prods[k]
+					if sp == nil {
+						sp = s.simProducer(t, c.ProducerID, now)
+						prods[k] = sp
+					}
+					if sp.fresh || inactive(t, sp.st.part) {
+						sp.st.part = s.bind(t, c.ProducerID, c.Partition)
+					}
+					if !sp.fresh && c.SeqMax <= sp.st.maxNo {
+						res.Writes[wi].Duplicates += c.Count
+						continue
+					}
+
+					sp.fresh = false
+					sp.st.maxNo, sp.st.at = c.SeqMax, now
+					if !sp.touched {
+						sp.touched = true
+						prodOrder = append(prodOrder, sp)
+						msgCount++
+					}
+					part = sp.st.part
+				} else if part >= 0 {
+					part = live(t, part, "")
+				} else {
+					if unbound < 0 {
+						unbound = s.roundRobin(t)
+					}
+					part = unbound
+				}
+				if !guarded[t.rec.ID] {
+					guarded[t.rec.ID] = true
+					guards = append(guards, t)
+					msgCount++
+				}
+				k := partKey{t.rec.ID, part}
+				sp := parts[k]
+				if sp == nil {
+					ps := t.parts[part]
+					sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq}
+					parts[k] = sp
+					partOrder = append(partOrder, sp)
+				}
+				if !slices.Contains(p.wrote[i], k) {
+					p.wrote[i] = append(p.wrote[i], k)
+				}
+				sp.segs = append(sp.segs, segment{ref: &stagedRef{seq: c.Seq, count: int64(c.Count), bytes: c.Bytes, crc: c.CRC}})
+				msgCount++
+				res.Writes[wi].Written += c.Count
+			}
 			for _, m := range w.msgs {
 				part := m.partition
 				seq, hasSeq := m.seqNo, m.hasSeqNo
@@ -474,8 +595,9 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				if !slices.Contains(p.wrote[i], k) {
 					p.wrote[i] = append(p.wrote[i], k)
 				}
-				sp.buf = topicstore.AppendMessage(sp.buf, hasSeq, seq, m.tail)
-				sp.count++
+				before := sp.msgs()
+				sp.add(hasSeq, seq, m.tail)
+				msgCount += sp.msgs() - before
 				res.Writes[wi].Written++
 			}
 		}
@@ -525,7 +647,13 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	return p
 }
 
-var errRequeue = errors.New("requeue")
+// errRequeue: the batch is full, the request waits for the next group;
+// errExpand: a staged chunk is partly duplicates, so the request goes
+// back to its caller to join it as messages.
+var (
+	errRequeue = errors.New("requeue")
+	errExpand  = errors.New("expand staged chunks")
+)
 
 // records encodes a partition's part of the group as record batch
 // messages of at most maxRecordBytes each; the first carries the
@@ -533,7 +661,28 @@ var errRequeue = errors.New("requeue")
 func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
 	var out []*nats.Msg
 	base := sp.end
-	rest := sp.buf
+	for _, g := range sp.segs {
+		if g.ref != nil {
+			h := topicstore.BatchHeader{Base: base, Count: int(g.ref.count), WrittenAt: at, CRC: g.ref.crc,
+				Bytes: g.ref.bytes, Ref: true, Seq: g.ref.seq}
+			m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
+			m.Data = topicstore.PutRefRecord(h)
+			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes)
+			m.Header.Set(hRef, strconv.FormatUint(g.ref.seq, 10))
+			if len(out) == 0 {
+				expect(m, sp.expect)
+			}
+			out = append(out, m)
+			base += g.ref.count
+			continue
+		}
+		out, base = s.inlineRecords(out, sp, g.buf, base, at)
+	}
+	return out
+}
+
+// inlineRecords appends buf's entries as record batch messages.
+func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, at int64) ([]*nats.Msg, int64) {
 	for len(rest) > 0 {
 		n, size := int64(0), 0
 		for size < len(rest) && (n == 0 || size < maxRecordBytes) {
@@ -544,6 +693,9 @@ func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
 			size = len(rest) - len(tail)
 			n++
 		}
+		if size == 0 {
+			break // cannot happen: the group encoded these entries
+		}
 		payload := rest[:size]
 		rest = rest[size:]
 		rec := make([]byte, topicstore.BatchHeaderLen+len(payload))
@@ -551,17 +703,22 @@ func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
 		copy(rec[topicstore.BatchHeaderLen:], payload)
 		m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
 		m.Data = rec
-		m.Header.Set(hBase, strconv.FormatInt(base, 10))
-		m.Header.Set(hCount, strconv.FormatInt(n, 10))
-		m.Header.Set(hAt, strconv.FormatInt(at, 10))
-		m.Header.Set(hBytes, strconv.Itoa(len(payload)))
+		s.recordHeaders(m, base, n, at, int64(len(payload)))
 		if len(out) == 0 {
 			expect(m, sp.expect)
 		}
 		out = append(out, m)
 		base += n
 	}
-	return out
+	return out, base
+}
+
+// recordHeaders sets what the fold reads of a record batch.
+func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes int64) {
+	m.Header.Set(hBase, strconv.FormatInt(base, 10))
+	m.Header.Set(hCount, strconv.FormatInt(count, 10))
+	m.Header.Set(hAt, strconv.FormatInt(at, 10))
+	m.Header.Set(hBytes, strconv.FormatInt(bytes, 10))
 }
 
 // expect makes m conditional on its subject's last sequence.
@@ -579,6 +736,32 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			return topicstore.ErrTopicNotFound
 		}
 		bound := map[string]int32{}
+		// A staged chunk of a producer is decided whole from its summary:
+		// all new or all duplicates; one that is partly duplicates goes
+		// back to be joined as messages (errExpand).
+		maxNo := map[string]int64{}
+		for _, c := range w.staged {
+			if c.ProducerID == "" {
+				continue
+			}
+			sp := prods[prodKey{t.rec.ID, c.ProducerID}]
+			if sp == nil {
+				sp = s.simProducer(t, c.ProducerID, now)
+			}
+			if c.Partition >= 0 && !sp.fresh && !inactive(t, sp.st.part) && sp.st.part != c.Partition {
+				return &topicstore.ProducerPartitionError{Producer: c.ProducerID, Bound: sp.st.part, Named: c.Partition}
+			}
+			cur, seen := maxNo[c.ProducerID]
+			if !seen && !sp.fresh {
+				cur, seen = sp.st.maxNo, true
+			}
+			if seen && c.SeqMin <= cur && c.SeqMax > cur {
+				return errExpand
+			}
+			if !seen || c.SeqMax > cur {
+				maxNo[c.ProducerID] = c.SeqMax
+			}
+		}
 		for _, m := range w.msgs {
 			if int(m.partition) >= len(t.parts) {
 				return topicstore.ErrPartitionNotFound

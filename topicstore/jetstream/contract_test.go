@@ -22,7 +22,6 @@ func TestContract(t *testing.T) {
 	c := jstest.Start(t, 1)
 	var n atomic.Int64
 	storetest.RunWith(t, storetest.Config{Unclaimed: map[storetest.Feature]string{
-		storetest.Staging:   "large transactions are not staged on the cluster store yet: they are held in memory",
 		storetest.Shared:    "shared consumers are not built on the cluster store yet",
 		storetest.AutoSplit: "the write meter and automatic splits are not built on the cluster store yet",
 	}}, func(t *testing.T, cfg storetest.Config) topicstore.Store {

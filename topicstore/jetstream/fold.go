@@ -36,6 +36,7 @@ const (
 	hSeqNo = "Tg-SeqNo" // producer: highest seqno stored
 	hOff   = "Tg-Off"   // position: committed offset
 	hStart = "Tg-Start" // retention: the partition's new start offset
+	hRef   = "Tg-Ref"   // data: a reference record's staged message (stream sequence)
 )
 
 // catalogRec is a topic's catalog record.
@@ -65,6 +66,7 @@ type recIdx struct {
 	count     int64
 	writtenAt int64 // unix micros
 	bytes     int64
+	ref       uint64 // a reference record's staged message, 0: inline
 }
 
 // partState is a partition's index: its record batches in offset order.
@@ -189,8 +191,11 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	if len(tok) < 2 {
 		return nil
 	}
-	if tok[0] == "c" {
+	switch tok[0] {
+	case "c":
 		return s.applyCatalog(tok[1], h, seq)
+	case "t", "g":
+		return nil // staged data (read by reference), commit guards
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {
@@ -207,7 +212,8 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			return fmt.Errorf("record batch for unknown partition %s", tok[2])
 		}
 		ps := t.parts[p]
-		r := recIdx{seq: seq, base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes)}
+		r := recIdx{seq: seq, base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes),
+			ref: uint64(hInt(h, hRef))}
 		if r.base != ps.end {
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
 		}

@@ -95,6 +95,15 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 		if err != nil {
 			return err
 		}
+		if h.Ref { // a transaction's staged chunk, joined by reference
+			rctx, cancel := s.request(ctx)
+			staged, err := s.stream.GetMsg(rctx, h.Seq)
+			cancel()
+			if err != nil {
+				return s.unavailable(err)
+			}
+			payload = staged.Data
+		}
 		if err := topicstore.CheckCRC(h, payload); err != nil {
 			return err
 		}
@@ -235,6 +244,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		start int64
 		purge uint64 // purge messages of the subject below this sequence
 		old   int64
+		refs  []uint64 // staged chunks only the purged batches reference
 	}
 	var cuts []cut
 	s.mu.Lock()
@@ -280,7 +290,13 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			}
 			j := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > start })
 			j = min(j, len(ps.recs)-1) // the last batch stays
-			cuts = append(cuts, cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start})
+			c := cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start}
+			for _, r := range ps.recs[:j] {
+				if r.ref != 0 {
+					c.refs = append(c.refs, r.ref)
+				}
+			}
+			cuts = append(cuts, c)
 		}
 	}
 	s.mu.Unlock()
@@ -302,6 +318,14 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		cancel()
 		if err != nil {
 			return deleted, s.unavailable(err)
+		}
+		for _, seq := range c.refs {
+			rctx, cancel = s.request(ctx)
+			err := s.stream.DeleteMsg(rctx, seq)
+			cancel()
+			if err != nil && !errors.Is(err, natsjs.ErrMsgNotFound) {
+				return deleted, s.unavailable(err)
+			}
 		}
 		deleted += c.start - c.old
 	}

@@ -59,6 +59,7 @@ type Store struct {
 	closed  bool
 	foldErr error
 
+	stage   stagings
 	cons    natsjs.ConsumeContext
 	commits chan *commitReq
 	done    chan struct{}
@@ -104,6 +105,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
 		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
+	s.stage = stagings{gw: newGatewayID(), open: map[uint64]*staging{}}
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)

@@ -1,0 +1,304 @@
+package jetstream
+
+import (
+	"context"
+	"crypto/rand"
+
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// Staging (topicstore.Stager): a large transaction's messages are stored
+// before its commit as chunks, plain stream messages on the subject
+// <prefix>.t.<gateway>.<transaction>, which no fold reads. The commit then
+// joins each chunk to a partition by reference: a reference record (the
+// record format's version 2) naming the chunk's stream sequence, so the
+// commit's atomic batch stays small however large the transaction, and
+// Scan reads the chunk where it was staged. A chunk of one producer whose
+// seqnos increase is deduplicated from its summary; any other producer
+// chunk joins as messages (read back at commit).
+//
+// DiscardStaged purges the transaction's subject. What a gateway that dies
+// with open transactions staged stays in the stream unreferenced (listed
+// in README as a gap: no sweep yet).
+
+// stageChunkBytes is the target size of a staged chunk.
+const stageChunkBytes = 256 << 10
+
+// stagings tracks this gateway's open stagings.
+type stagings struct {
+	mu   sync.Mutex
+	gw   string // this gateway's id in staging subjects
+	open map[uint64]*staging
+}
+
+type staging struct {
+	committing bool
+	committed  bool
+}
+
+func newGatewayID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Store) stagedSubject(txnID uint64) string {
+	return s.prefix + ".t." + s.stage.gw + "." + strconv.FormatUint(txnID, 10)
+}
+
+// StageBatch implements topicstore.Stager.
+func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs []topicstore.Message) (topicstore.StagedBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return topicstore.StagedBatch{}, err
+	}
+	if s.isClosed() {
+		return topicstore.StagedBatch{}, topicstore.ErrClosed
+	}
+	t, err := s.topic(name)
+	if err != nil {
+		return topicstore.StagedBatch{}, fmt.Errorf("%w: %q", err, name)
+	}
+	for i := range msgs {
+		if err := validateMessage(t, name, &msgs[i]); err != nil {
+			return topicstore.StagedBatch{}, err
+		}
+	}
+	s.stage.mu.Lock()
+	st := s.stage.open[txnID]
+	if st == nil {
+		st = &staging{}
+		s.stage.open[txnID] = st
+	}
+	committing := st.committing || st.committed
+	s.stage.mu.Unlock()
+	if committing {
+		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
+	}
+	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: txnID}
+	type class struct {
+		part     int32
+		producer string
+	}
+	type chunkBuf struct {
+		c   topicstore.StagedChunk
+		buf []byte
+	}
+	open := map[class]*chunkBuf{}
+	var order []class
+	var pending []natsjs.PubAckFuture
+	var chunks []*topicstore.StagedChunk
+	subject := s.stagedSubject(txnID)
+	flush := func(cb *chunkBuf) error {
+		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), topicstore.Checksum(cb.buf)
+		m := nats.NewMsg(subject)
+		m.Data = cb.buf
+		f, err := s.js.PublishMsgAsync(m)
+		if err != nil {
+			return s.unavailable(err)
+		}
+		pending = append(pending, f)
+		c := cb.c
+		chunks = append(chunks, &c)
+		return nil
+	}
+	now := s.opts.Clock()
+	var tail []byte
+	for i := range msgs {
+		m := &msgs[i]
+		k := class{max(m.Partition, -1), m.ProducerID}
+		cb := open[k]
+		if cb == nil {
+			cb = &chunkBuf{c: topicstore.StagedChunk{Partition: k.part, ProducerID: k.producer, SeqOK: true}}
+			open[k] = cb
+			order = append(order, k)
+		}
+		c := codecOf(m)
+		body, err := topicstore.Compress(c, m.Body)
+		if err != nil {
+			return topicstore.StagedBatch{}, err
+		}
+		created := m.CreatedAt
+		if created.IsZero() {
+			created = now
+		}
+		tail = topicstore.AppendTail(tail[:0], m, c, body, created)
+		cb.buf = topicstore.AppendMessage(cb.buf, m.HasSeqNo, m.SeqNo, tail)
+		cc := &cb.c
+		cc.Codecs |= 1 << c
+		if !m.HasSeqNo || (cc.Count > 0 && m.SeqNo <= cc.SeqMax) {
+			cc.SeqOK = false
+		}
+		if cc.Count == 0 {
+			cc.SeqMin = m.SeqNo
+		}
+		cc.SeqMax = max(cc.SeqMax, m.SeqNo)
+		cc.Count++
+		if len(cb.buf) >= stageChunkBytes {
+			if err := flush(cb); err != nil {
+				return topicstore.StagedBatch{}, err
+			}
+			delete(open, k)
+		}
+	}
+	for _, k := range order {
+		if cb := open[k]; cb != nil {
+			if err := flush(cb); err != nil {
+				return topicstore.StagedBatch{}, err
+			}
+		}
+	}
+	for i, f := range pending {
+		select {
+		case ack := <-f.Ok():
+			chunks[i].Seq = ack.Sequence
+		case err := <-f.Err():
+			return topicstore.StagedBatch{}, s.unavailable(err)
+		case <-ctx.Done():
+			return topicstore.StagedBatch{}, ctx.Err()
+		}
+		sb.Chunks = append(sb.Chunks, *chunks[i])
+		sb.Bytes += chunks[i].Bytes
+	}
+	return sb, nil
+}
+
+// DiscardStaged implements topicstore.Stager.
+func (s *Store) DiscardStaged(txnID uint64) error {
+	s.stage.mu.Lock()
+	st := s.stage.open[txnID]
+	if st == nil || st.committing || st.committed {
+		if st != nil && st.committed {
+			delete(s.stage.open, txnID)
+		}
+		s.stage.mu.Unlock()
+		return nil
+	}
+	delete(s.stage.open, txnID)
+	s.stage.mu.Unlock()
+	ctx, cancel := s.request(context.Background())
+	defer cancel()
+	if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.stagedSubject(txnID))); err != nil {
+		return s.unavailable(err)
+	}
+	return nil
+}
+
+// claimStaged validates a write's staged batches (this gateway's, open,
+// of the topic, partitions and codecs it accepts) and returns their
+// chunks in order.
+func (s *Store) claimStaged(ctx context.Context, t topicConfigView, w topicstore.TopicWrite) ([]topicstore.StagedChunk, error) {
+	var out []topicstore.StagedChunk
+	for _, sb := range w.Staged {
+		if sb.Topic != w.Topic {
+			return nil, fmt.Errorf("staged batch of topic %q in a write to %q", sb.Topic, w.Topic)
+		}
+		s.stage.mu.Lock()
+		st := s.stage.open[sb.TxnID]
+		if st == nil || st.committed {
+			s.stage.mu.Unlock()
+			return nil, fmt.Errorf("staged data of transaction %d is gone (discarded or committed)", sb.TxnID)
+		}
+		st.committing = true
+		s.stage.mu.Unlock()
+		for _, c := range sb.Chunks {
+			if c.Partition >= int32(t.parts) {
+				return nil, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, w.Topic, c.Partition)
+			}
+			for codec := topicstore.Codec(0); codec < 8; codec++ {
+				if c.Codecs&(1<<codec) != 0 && !t.codecs[codec] {
+					return nil, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, w.Topic, codec)
+				}
+			}
+			c.Partition = max(c.Partition, -1)
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// settleStaged records how a commit naming these stagings ended.
+func (s *Store) settleStaged(req *topicstore.CommitRequest, committed bool) {
+	s.stage.mu.Lock()
+	defer s.stage.mu.Unlock()
+	for _, w := range req.Writes {
+		for _, sb := range w.Staged {
+			if st := s.stage.open[sb.TxnID]; st != nil {
+				st.committing, st.committed = false, committed
+			}
+		}
+	}
+}
+
+// expandStaged reads back the chunks that must join as messages (a
+// producer's chunk without increasing seqnos; all of them with all set)
+// and returns the others and those messages, in order: expanded chunks
+// come first only when every chunk is expanded, so order is kept.
+func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChunk, all bool) ([]topicstore.StagedChunk, []pendingMsg, error) {
+	need := all
+	for _, c := range chunks {
+		if c.ProducerID != "" && !c.SeqOK {
+			need = true
+		}
+	}
+	if !need {
+		return chunks, nil, nil
+	}
+	var out []pendingMsg
+	var dec topicstore.MsgDecoder
+	for _, c := range chunks {
+		rctx, cancel := s.request(ctx)
+		raw, err := s.stream.GetMsg(rctx, c.Seq)
+		cancel()
+		if err != nil {
+			return nil, nil, s.unavailable(err)
+		}
+		for p := raw.Data; len(p) > 0; {
+			entry, rest, err := topicstore.NextEntry(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			p = rest
+			hasSeq, seq, tail, err := topicstore.SplitEntry(entry)
+			if err != nil {
+				return nil, nil, err
+			}
+			m, err := dec.Decode(entry)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, pendingMsg{partition: c.Partition, producer: m.ProducerID, group: m.MessageGroupID,
+				seqNo: seq, hasSeqNo: hasSeq, tail: append([]byte(nil), tail...)})
+		}
+	}
+	return nil, out, nil
+}
+
+// StagedMessages counts the staged chunks stored in the stream (every
+// gateway's, committed or not) and this gateway's open stagings.
+func (s *Store) StagedMessages(ctx context.Context) (chunks uint64, open int, err error) {
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	info, err := s.stream.Info(rctx, natsjs.WithSubjectFilter(s.prefix+".t.>"))
+	if err != nil {
+		return 0, 0, s.unavailable(err)
+	}
+	for _, n := range info.State.Subjects {
+		chunks += n
+	}
+	s.stage.mu.Lock()
+	defer s.stage.mu.Unlock()
+	for _, st := range s.stage.open {
+		if !st.committed {
+			open++
+		}
+	}
+	return chunks, open, nil
+}
