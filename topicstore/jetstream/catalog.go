@@ -114,6 +114,9 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		last := s.catSeqs[name]
 		rec, err := change(old)
 		s.mu.Unlock()
+		if err == errNothing {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -215,8 +218,69 @@ func (s *Store) SplitPartition(ctx context.Context, topic string, partition int3
 	})
 }
 
-// WriteRates implements topicstore.Store; the write meter comes with
-// splits on this backend.
+// WriteRates implements topicstore.Store: the fold's meters, the same on
+// every gateway.
 func (s *Store) WriteRates(topic string) ([]float64, error) {
-	return nil, fmt.Errorf("%w: write rates", topicstore.ErrUnsupported)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	now := s.opts.Clock()
+	out := make([]float64, len(t.parts))
+	for i, ps := range t.parts {
+		if ps.meter != nil {
+			out[i] = ps.meter.Rate(now)
+		}
+	}
+	return out, nil
+}
+
+// autoSplit splits the partitions a group wrote that stayed overloaded for
+// their window ('scale_up'), as the embedded store does after a group.
+// Gateways need no election for it: the split is a catalog change
+// conditional on the catalog subject, so when two gateways decide the same
+// split, the second one finds the partition split already and does
+// nothing.
+func (s *Store) autoSplit(wrote [][]partKey) {
+	type due struct {
+		name string
+		part int32
+	}
+	var splits []due
+	s.mu.Lock()
+	now := s.opts.Clock()
+	seen := map[partKey]bool{}
+	for _, ks := range wrote {
+		for _, k := range ks {
+			t := s.byID[k.topic]
+			if seen[k] || t == nil || int(k.part) >= len(t.parts) || inactive(t, k.part) {
+				continue
+			}
+			seen[k] = true
+			if !topicstore.SplitDue(&t.rec.Config, t.parts[k.part].meter, now) {
+				continue
+			}
+			if max := t.rec.Config.MaxActivePartitions; max > 0 && t.rec.Layout.Active()+1 > max {
+				continue // at its limit: the partition stays as it is
+			}
+			splits = append(splits, due{t.rec.Config.Name, k.part})
+		}
+	}
+	s.mu.Unlock()
+	for _, d := range splits {
+		_ = s.catalogChange(context.Background(), d.name, func(old *topicState) (*catalogRec, error) {
+			if old == nil || inactive(old, d.part) {
+				return nil, errNothing // dropped, or split by another gateway meanwhile
+			}
+			l := old.rec.Layout.Clone()
+			if _, _, err := l.Split(d.part); err != nil {
+				return nil, err
+			}
+			rec := old.rec
+			rec.Layout = l
+			return &rec, nil
+		})
+	}
 }

@@ -262,6 +262,9 @@ func (s *Store) runGroup(group []*commitReq) {
 				s.throttle(p)
 			}
 			p.settle(err)
+			if err == nil {
+				s.autoSplit(p.wrote)
+			}
 			return
 		}
 		code := ErrorCode(err)

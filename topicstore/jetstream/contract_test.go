@@ -22,11 +22,11 @@ func TestContract(t *testing.T) {
 	c := jstest.Start(t, 1)
 	var n atomic.Int64
 	storetest.RunWith(t, storetest.Config{Unclaimed: map[storetest.Feature]string{
-		storetest.Shared:    "shared consumers are not built on the cluster store yet",
-		storetest.AutoSplit: "the write meter and automatic splits are not built on the cluster store yet",
+		storetest.Shared: "shared consumers are not built on the cluster store yet",
 	}}, func(t *testing.T, cfg storetest.Config) topicstore.Store {
 		s, err := jetstream.Open(context.Background(), jetstream.Options{
-			URLs: c.URLs(), Replicas: 1, Stream: fmt.Sprintf("TGC%d", n.Add(1)), Clock: cfg.Clock.Now})
+			URLs: c.URLs(), Replicas: 1, Stream: fmt.Sprintf("TGC%d", n.Add(1)), Clock: cfg.Clock.Now,
+			RetentionInterval: -1})
 		require.NoError(t, err)
 		return s
 	})

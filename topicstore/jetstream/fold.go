@@ -27,16 +27,18 @@ import (
 
 // Headers of topicgate's messages.
 const (
-	hTopic = "Tg-Topic" // catalog: the topic record (JSON); absent: dropped
-	hBase  = "Tg-Base"  // data: first offset of the record batch
-	hCount = "Tg-Count" // data: messages in it
-	hAt    = "Tg-At"    // data, producer: written at (unix micros)
-	hBytes = "Tg-Bytes" // data: payload bytes
-	hPart  = "Tg-Part"  // producer: bound partition
-	hSeqNo = "Tg-SeqNo" // producer: highest seqno stored
-	hOff   = "Tg-Off"   // position: committed offset
-	hStart = "Tg-Start" // retention: the partition's new start offset
-	hRef   = "Tg-Ref"   // data: a reference record's staged message (stream sequence)
+	hTopic  = "Tg-Topic"  // catalog: the topic record (JSON); absent: dropped
+	hBase   = "Tg-Base"   // data: first offset of the record batch
+	hCount  = "Tg-Count"  // data: messages in it
+	hAt     = "Tg-At"     // data, producer: written at (unix micros)
+	hBytes  = "Tg-Bytes"  // data: payload bytes
+	hPart   = "Tg-Part"   // producer: bound partition
+	hSeqNo  = "Tg-SeqNo"  // producer: highest seqno stored
+	hOff    = "Tg-Off"    // position: committed offset
+	hStart  = "Tg-Start"  // retention: the partition's new start offset
+	hRef    = "Tg-Ref"    // data: a reference record's staged message (stream sequence)
+	hHolder = "Tg-Holder" // maintenance lease: the gateway holding it
+	hUntil  = "Tg-Until"  // maintenance lease: until when (unix micros)
 )
 
 // catalogRec is a topic's catalog record.
@@ -80,6 +82,9 @@ type partState struct {
 	// bucket is the write-speed token bucket, charged by the fold with
 	// every batch at its written_at: every gateway sees the same debt.
 	bucket topicstore.WriteBucket
+	// meter is the write meter auto-partitioning decides by, fed the same
+	// way (nil until the partition's first batch, which it does not count).
+	meter *topicstore.WriteMeter
 }
 
 // prodState is a producer's dedup state and binding.
@@ -196,6 +201,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return s.applyCatalog(tok[1], h, seq)
 	case "t", "g":
 		return nil // staged data (read by reference), commit guards
+	case "l":
+		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
+		return nil
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {
@@ -224,6 +232,11 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
 		if rate, burst := topicstore.ThrottleLimits(&t.rec.Config); rate > 0 {
 			ps.bucket.Charge(ps.lastWrite, rate, burst, r.bytes)
+		}
+		if w := topicstore.StabilizationWindow(&t.rec.Config); ps.meter == nil || ps.meter.Window != w {
+			ps.meter = topicstore.NewWriteMeter(w, ps.lastWrite, ps.bytes)
+		} else {
+			ps.meter.Observe(ps.lastWrite, ps.bytes)
 		}
 		t.notify()
 	case tok[0] == "p" && len(tok) == 3:

@@ -360,7 +360,7 @@ func (s *Store) retireDrained(ctx context.Context) error {
 			}
 			return &rec, nil
 		})
-		if err != nil && err != errNothing {
+		if err != nil {
 			return err
 		}
 	}

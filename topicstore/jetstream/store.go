@@ -38,6 +38,10 @@ type Options struct {
 	Timeout time.Duration
 	// ProducerExpiry: see topicstore.DefaultProducerExpiry.
 	ProducerExpiry time.Duration
+	// RetentionInterval is how often the gateway holding the maintenance
+	// lease applies retention (default 30s; negative: never, tests call
+	// RunRetention).
+	RetentionInterval time.Duration
 }
 
 // Store is a topicstore.Store on a NATS JetStream cluster. See doc.go for
@@ -58,6 +62,7 @@ type Store struct {
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
 	closed  bool
 	foldErr error
+	lease   leaseState // the maintenance lease, as folded
 
 	stage   stagings
 	cons    natsjs.ConsumeContext
@@ -83,6 +88,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.ProducerExpiry == 0 {
 		o.ProducerExpiry = topicstore.DefaultProducerExpiry
+	}
+	if o.RetentionInterval == 0 {
+		o.RetentionInterval = 30 * time.Second
 	}
 	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1)}, o.NATS...)...)
 	if err != nil {
@@ -120,6 +128,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s.wg.Add(1)
 	go s.committer()
+	if o.RetentionInterval > 0 {
+		s.wg.Add(1)
+		go s.maintain(o.RetentionInterval)
+	}
 	return s, nil
 }
 

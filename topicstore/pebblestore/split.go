@@ -22,43 +22,8 @@ import (
 // The meter reads no clock: the committer passes the group's time, so
 // tests drive it with an injected clock.
 
-// meterBuckets is how many buckets a window is metered in.
-const meterBuckets = 60
-
-// partMeter is one partition's write meter.
-type partMeter struct {
-	window  time.Duration
-	width   time.Duration // window / meterBuckets
-	since   time.Time     // metering began (or the window changed)
-	lastCum int64         // the partition's cumulative bytes last seen
-	idx     [meterBuckets]int64
-	bytes   [meterBuckets]int64
-}
-
-// add counts n bytes written at now.
-func (m *partMeter) add(now time.Time, n int64) {
-	i := now.UnixNano() / int64(m.width)
-	b := i % meterBuckets
-	if m.idx[b] != i {
-		m.idx[b], m.bytes[b] = i, 0
-	}
-	m.bytes[b] += n
-}
-
-// rate is the mean rate in bytes/s over the window ending at now.
-func (m *partMeter) rate(now time.Time) float64 {
-	cur := now.UnixNano() / int64(m.width)
-	var sum int64
-	for b := range m.idx {
-		if m.idx[b] > cur-meterBuckets && m.idx[b] <= cur {
-			sum += m.bytes[b]
-		}
-	}
-	return float64(sum) / m.window.Seconds()
-}
-
-// full reports whether the meter has seen a whole window.
-func (m *partMeter) full(now time.Time) bool { return now.Sub(m.since) >= m.window }
+// partMeter is one partition's write meter (the leaf's arithmetic).
+type partMeter = topicstore.WriteMeter
 
 // writeMeter holds the partitions' meters. The committer adds to it;
 // Topic reads rates from any goroutine.
@@ -74,21 +39,18 @@ func (w *writeMeter) observe(k partKey, cum int64, now time.Time, window time.Du
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m := w.parts[k]
-	if m == nil || m.window != window {
+	if m == nil || m.Window != window {
 		if w.parts == nil {
 			w.parts = map[partKey]*partMeter{}
 		}
 		last := cum
 		if m != nil {
-			last = m.lastCum
+			last = m.LastCum
 		}
-		m = &partMeter{window: window, width: max(window/meterBuckets, time.Millisecond), since: now, lastCum: last}
+		m = topicstore.NewWriteMeter(window, now, last)
 		w.parts[k] = m
 	}
-	if d := cum - m.lastCum; d > 0 {
-		m.add(now, d)
-	}
-	m.lastCum = cum
+	m.Observe(now, cum)
 	return m
 }
 
@@ -97,7 +59,7 @@ func (w *writeMeter) rate(k partKey, now time.Time) float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if m := w.parts[k]; m != nil {
-		return m.rate(now)
+		return m.Rate(now)
 	}
 	return 0
 }
@@ -125,7 +87,7 @@ func (s *PebbleStore) meterGroup(ps []published, now time.Time) {
 			continue
 		}
 		m := s.meter.observe(partKey{pb.TopicID, pb.Partition}, pb.EndCum, now, topicstore.StabilizationWindow(&t.cfg))
-		if t.cfg.AutoPartitioningStrategy == "scale_up" && m.full(now) && m.rate(now) >= topicstore.SplitThreshold(&t.cfg) &&
+		if topicstore.SplitDue(&t.cfg, m, now) &&
 			int(pb.Partition) < len(t.layout.Parts) && !t.layout.Parts[pb.Partition].Inactive {
 			due = append(due, partKey{pb.TopicID, pb.Partition})
 		}

@@ -1,0 +1,65 @@
+package jetstream
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Maintenance: retention runs on one gateway at a time, the holder of a
+// lease kept in the stream (subject <prefix>.l): a message naming the
+// holder and the time it holds it until. A gateway takes the lease when
+// it is free or expired and its holder renews it, each a publish
+// conditional on the subject's last sequence, so two gateways never both
+// believe they hold it; one that dies stops renewing, and the next takes
+// over once the lease expires. (Splits need no lease: see autoSplit.)
+
+// leaseState is the maintenance lease as the fold saw it last.
+type leaseState struct {
+	seq    uint64
+	holder string
+	until  time.Time
+}
+
+// maintain runs until Close: every interval it takes or renews the lease
+// and, holding it, applies retention.
+func (s *Store) maintain(interval time.Duration) {
+	defer s.wg.Done()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		if s.takeLease(3 * interval) {
+			_, _ = s.RunRetention(context.Background(), s.opts.Clock())
+		}
+	}
+}
+
+// takeLease takes or renews the maintenance lease for d and reports
+// whether this gateway holds it.
+func (s *Store) takeLease(d time.Duration) bool {
+	now := s.opts.Clock()
+	s.mu.Lock()
+	l := s.lease
+	s.mu.Unlock()
+	if l.holder != "" && l.holder != s.stage.gw && now.Before(l.until) {
+		return false // another gateway holds it
+	}
+	m := nats.NewMsg(s.prefix + ".l")
+	m.Header.Set(hHolder, s.stage.gw)
+	m.Header.Set(hUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
+	expect(m, l.seq)
+	ctx, cancel := s.request(context.Background())
+	defer cancel()
+	ack, err := s.js.PublishMsg(ctx, m)
+	if err != nil {
+		return false // taken by another meanwhile, or the cluster is down
+	}
+	return s.waitApplied(context.Background(), ack.Sequence) == nil
+}
