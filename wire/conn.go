@@ -167,8 +167,18 @@ func (c *conn) loop() {
 	idler, _ := c.sess.(IdleTimeouter)
 	for !c.fatal {
 		idle := c.armIdle(idler)
+		if c.s.draining.Load() {
+			// Shutdown set the deadline before armIdle moved it: cut again.
+			_ = c.nc.SetReadDeadline(time.Now())
+		}
 		msg, err := c.be.Receive()
 		if err != nil {
+			if c.s.draining.Load() && errors.Is(c.readErr, os.ErrDeadlineExceeded) {
+				c.sendErrorSeverity("FATAL", newError("57P01", "terminating connection due to administrator command"))
+				_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+				_ = c.bw.Flush()
+				return
+			}
 			if idle != 0 && errors.Is(c.readErr, os.ErrDeadlineExceeded) {
 				c.idleTimeout(idle)
 				return

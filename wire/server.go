@@ -12,6 +12,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,7 +65,10 @@ type Server struct {
 	raw       map[net.Conn]struct{} // every open socket, registered or not
 	nextPID   uint32
 	closed    bool
-	wg        sync.WaitGroup
+	// draining: Shutdown is ending the connections; a connection that
+	// finds its read cut short sends FATAL 57P01 and closes.
+	draining atomic.Bool
+	wg       sync.WaitGroup
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -201,6 +205,35 @@ func (s *Server) Addr() net.Addr {
 		return l.Addr()
 	}
 	return nil
+}
+
+// Shutdown ends the server as PostgreSQL's fast shutdown does: it stops
+// accepting, cancels the running statements, and ends every connection
+// with FATAL 57P01 "terminating connection due to administrator command";
+// each session closes as on a client's exit (an open transaction rolls
+// back, shared-consumer locks are released, read sessions leave their
+// consumers, so their partitions go to the other sessions). It waits for
+// that until ctx ends, then closes what is left (Close).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.mu.Lock()
+	s.closed = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	for nc := range s.raw {
+		_ = nc.SetReadDeadline(time.Now()) // wakes a connection waiting for its client
+	}
+	s.mu.Unlock()
+	s.cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return s.Close()
+	}
 }
 
 // Close closes every listener and connection and waits for the connection

@@ -162,6 +162,18 @@ func (a *app) metricsHandler() http.Handler {
 	})
 }
 
+// Shutdown drains the server (wire.Server.Shutdown: every session ends
+// with FATAL 57P01 and closes as on a client's exit, its transaction
+// rolled back, its shared locks released, its read sessions left) for at
+// most grace, then closes the store.
+func (a *app) Shutdown(grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	_ = a.server.Shutdown(ctx)
+	<-a.done
+	return a.store.Close()
+}
+
 // Close stops accepting, closes connections and closes the store.
 func (a *app) Close() error {
 	a.server.Close()

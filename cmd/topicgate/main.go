@@ -124,7 +124,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "topicgate:", err)
 		}
 	}
-	if err := a.Close(); err != nil {
+	if err := a.Shutdown(10 * time.Second); err != nil {
 		fatal(err)
 	}
 }
