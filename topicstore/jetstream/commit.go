@@ -472,7 +472,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				msgCount++
 			}
 			sp.off = u.Offset
-			if !guarded[t.rec.ID] {
+			if !guarded[t.rec.ID] && needsGuard(t) {
 				guarded[t.rec.ID] = true
 				guards = append(guards, t)
 				msgCount++
@@ -515,7 +515,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 					}
 					part = unbound
 				}
-				if !guarded[t.rec.ID] {
+				if !guarded[t.rec.ID] && needsGuard(t) {
 					guarded[t.rec.ID] = true
 					guards = append(guards, t)
 					msgCount++
@@ -581,7 +581,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 						part = unbound
 					}
 				}
-				if !guarded[t.rec.ID] {
+				if !guarded[t.rec.ID] && needsGuard(t) {
 					guarded[t.rec.ID] = true
 					guards = append(guards, t)
 					msgCount++
@@ -718,6 +718,7 @@ func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, a
 
 // recordHeaders sets what the fold reads of a record batch.
 func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes int64) {
+	m.Header.Set(hGw, s.stage.gw)
 	m.Header.Set(hBase, strconv.FormatInt(base, 10))
 	m.Header.Set(hCount, strconv.FormatInt(count, 10))
 	m.Header.Set(hAt, strconv.FormatInt(at, 10))
@@ -828,6 +829,17 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 	return nil
 }
 
+// needsGuard reports whether a commit touching t carries a guard on its
+// catalog subject: only a keyed (auto-partitioned) topic's layout can
+// change under a commit (a split) in a way that would make it write where
+// it must not, an inactive parent. A flat topic only gains partitions; a
+// write racing its DROP lands under the dropped topic's ID, which no fold
+// reads. The guard is not free: the server refuses an expectation on a
+// subject another in-flight batch also checks (10164), so every gateway
+// writing the topic serializes on it; flat topics, the common case, do
+// without.
+func needsGuard(t *topicState) bool { return t.rec.Layout.Keyed }
+
 // inactive reports whether partition p of t was split.
 func inactive(t *topicState, p int32) bool {
 	return int(p) < len(t.rec.Layout.Parts) && t.rec.Layout.Parts[p].Inactive
@@ -871,8 +883,14 @@ func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
 	return s.roundRobin(t)
 }
 
-// roundRobin picks the next active partition for an unbound write. The
-// cursor is the gateway's own: nothing but balance depends on it.
+// roundRobin picks the next active partition for an unbound write (and a
+// new producer's binding). The cursor is the gateway's own: nothing but
+// balance depends on it. It skips the partitions another gateway wrote
+// last within contendedFor, as long as some partition is left: every
+// gateway's batch expects its partitions' last sequences, so two gateways
+// appending to one partition refuse each other's batches, and spreading
+// unbound writes over disjoint partitions is what lets two gateways carry
+// more than one.
 func (s *Store) roundRobin(t *topicState) int32 {
 	var active []int32
 	for i, lp := range t.rec.Layout.Parts {
@@ -883,7 +901,40 @@ func (s *Store) roundRobin(t *topicState) int32 {
 	if len(active) == 0 {
 		return 0
 	}
+	if mine := s.share(t, active); len(mine) > 0 {
+		active = mine
+	}
 	p := active[int(t.rr)%len(active)]
 	t.rr++
 	return p
 }
+
+// share is this gateway's part of active when other gateways write the
+// topic too: the gateways that wrote it within contendedFor, sorted by id,
+// take every n-th partition each. Every gateway computes the same split
+// from the same fold, so their unbound writes land in disjoint partitions.
+func (s *Store) share(t *topicState, active []int32) []int32 {
+	now := s.opts.Clock()
+	gws := []string{s.stage.gw}
+	for gw, at := range t.writers {
+		if gw != s.stage.gw && now.Sub(at) <= contendedFor {
+			gws = append(gws, gw)
+		}
+	}
+	if len(gws) == 1 || len(active) < len(gws) {
+		return nil
+	}
+	slices.Sort(gws)
+	k := slices.Index(gws, s.stage.gw)
+	var out []int32
+	for i, p := range active {
+		if i%len(gws) == k {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// contendedFor is how long a gateway counts as writing a topic after its
+// last batch there.
+const contendedFor = 5 * time.Second

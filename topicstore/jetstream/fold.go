@@ -37,6 +37,7 @@ const (
 	hOff    = "Tg-Off"    // position: committed offset
 	hStart  = "Tg-Start"  // retention: the partition's new start offset
 	hRef    = "Tg-Ref"    // data: a reference record's staged message (stream sequence)
+	hGw     = "Tg-Gw"     // data: the gateway that wrote it
 	hHolder = "Tg-Holder" // maintenance lease: the gateway holding it
 	hUntil  = "Tg-Until"  // maintenance lease: until when (unix micros)
 )
@@ -59,6 +60,9 @@ type topicState struct {
 	initial map[string]map[int32]int64     // consumer -> initial positions (read_from)
 	changed chan struct{}                  // closed at the next visible change
 	rr      uint32                         // this gateway's round-robin cursor
+	// writers are the gateways that wrote the topic, with their last
+	// batch\'s written_at (roundRobin shares the partitions among them).
+	writers map[string]time.Time
 }
 
 // recIdx locates one record batch of a partition.
@@ -103,7 +107,7 @@ type posState struct {
 
 func newTopicState(rec catalogRec, seq uint64) *topicState {
 	t := &topicState{rec: rec, catSeq: seq, prods: map[string]*prodState{}, pos: map[string]map[int32]*posState{},
-		initial: map[string]map[int32]int64{}, changed: make(chan struct{})}
+		initial: map[string]map[int32]int64{}, changed: make(chan struct{}), writers: map[string]time.Time{}}
 	t.resize()
 	return t
 }
@@ -230,6 +234,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps.bytes += r.bytes
 		ps.lastSeq = seq
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
+		if gw := h.Get(hGw); gw != "" {
+			t.writers[gw] = ps.lastWrite
+		}
 		if rate, burst := topicstore.ThrottleLimits(&t.rec.Config); rate > 0 {
 			ps.bucket.Charge(ps.lastWrite, rate, burst, r.bytes)
 		}

@@ -153,7 +153,44 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 	if !errors.Is(err, natsjs.ErrStreamNotFound) {
 		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
 	}
-	st, err = s.js.CreateStream(ctx, natsjs.StreamConfig{
+	st, err = s.js.CreateStream(ctx, s.streamConfig())
+	if errors.Is(err, natsjs.ErrStreamNameAlreadyInUse) {
+		// Another gateway created it between the lookup and the create:
+		// adopt it (once the meta group has it everywhere).
+		return s.adoptStream(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating stream %q (R%d): %w", s.opts.Stream, s.opts.Replicas, err)
+	}
+	return st, nil
+}
+
+// adoptStream looks the stream up until the cluster answers with it: a
+// stream another gateway has just created may not be known yet to the
+// node this one asks. The wait is bounded by the request's context.
+func (s *Store) adoptStream(ctx context.Context) (natsjs.Stream, error) {
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		st, err := s.js.Stream(ctx, s.opts.Stream)
+		if err == nil {
+			if st.CachedInfo().Config.Metadata[streamMark] == "" {
+				return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
+			}
+			return st, nil
+		}
+		if !errors.Is(err, natsjs.ErrStreamNotFound) {
+			return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stream %q was created by another gateway but is not visible yet: %w", s.opts.Stream, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// streamConfig is the stream topicgate creates.
+func (s *Store) streamConfig() natsjs.StreamConfig {
+	return natsjs.StreamConfig{
 		Name:               s.opts.Stream,
 		Description:        "topicgate topics: catalog, record batches, producers and consumer positions",
 		Subjects:           []string{s.prefix + ".>"},
@@ -162,11 +199,7 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
 		Metadata:           map[string]string{streamMark: "1"},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating stream %q (R%d): %w", s.opts.Stream, s.opts.Replicas, err)
 	}
-	return st, nil
 }
 
 // Subjects. Names and producer/consumer ids are hex-encoded into one
@@ -183,8 +216,13 @@ func (s *Store) producerSubject(id uint64, producer string) string {
 func (s *Store) positionSubject(id uint64, consumer string, p int32) string {
 	return s.prefix + ".o." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
 }
+
+// guardSubject is this gateway's guard subject for topic id: its own, so
+// that no two gateways' batches name the same subject (the server refuses
+// an expectation on a subject another publish is still being proposed on,
+// 10164, which made two gateways refuse each other's batches).
 func (s *Store) guardSubject(id uint64) string {
-	return s.prefix + ".g." + strconv.FormatUint(id, 10)
+	return s.prefix + ".g." + strconv.FormatUint(id, 10) + "." + s.stage.gw
 }
 func (s *Store) startSubject(id uint64, p int32) string {
 	return s.prefix + ".r." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
