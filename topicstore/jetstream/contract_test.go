@@ -23,7 +23,6 @@ func TestContract(t *testing.T) {
 	var n atomic.Int64
 	storetest.RunWith(t, storetest.Config{Unclaimed: map[storetest.Feature]string{
 		storetest.Staging:    "large transactions are not staged on the cluster store yet: they are held in memory",
-		storetest.Shared:     "shared consumers are not built on the cluster store yet",
 		storetest.AutoSplit:  "the write meter and automatic splits are not built on the cluster store yet",
 		storetest.WriteSpeed: "write-speed limits are not built on the cluster store yet",
 	}}, func(t *testing.T, cfg storetest.Config) topicstore.Store {

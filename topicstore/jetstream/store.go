@@ -58,6 +58,7 @@ type Store struct {
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
 	closed  bool
 	foldErr error
+	sh      sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 
 	cons    natsjs.ConsumeContext
 	commits chan *commitReq
@@ -104,6 +105,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
 		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
+	s.sh.gw = newGatewayID()
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
@@ -134,7 +136,7 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 		if st.CachedInfo().Config.Metadata[streamMark] == "" {
 			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
 		}
-		return st, nil
+		return s.allowRollup(ctx, st)
 	}
 	if !errors.Is(err, natsjs.ErrStreamNotFound) {
 		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
@@ -147,6 +149,7 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 		Replicas:           s.opts.Replicas,
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
+		AllowRollup:        true, // shared-consumer states replace their subject's last one (shared_fold.go)
 		Metadata:           map[string]string{streamMark: "1"},
 	})
 	if err != nil {
