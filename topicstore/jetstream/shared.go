@@ -61,7 +61,7 @@ func (s *Store) AcquireAsync(ctx context.Context, req topicstore.AcquireRequest)
 	for i, p := range st.out.picked {
 		refs[i] = p.ref
 	}
-	got, err := s.readRefs(ctx, req.Topic, refs)
+	got, err := s.readPicked(ctx, req.Topic, req.Consumer, refs)
 	if err != nil {
 		s.ReleaseUndelivered(req.Topic, req.Consumer, req.Session, refs)
 		return res, err
@@ -263,6 +263,34 @@ func (s *Store) readBodies(ctx context.Context, st *shStep, refs []topicstore.Ms
 		st.bodies[bodyKey{t.rec.ID, r.Partition, r.Offset}] = b
 	}
 	return nil
+}
+
+// readPicked reads the messages of refs, from the consumer's cache where
+// it has them (copies).
+func (s *Store) readPicked(ctx context.Context, topic, consumer string, refs []topicstore.MsgRef) (map[topicstore.MsgRef]topicstore.Message, error) {
+	got := make(map[topicstore.MsgRef]topicstore.Message, len(refs))
+	var rest []topicstore.MsgRef
+	s.mu.Lock()
+	t, _, c, err := s.sharedLookup(topic, consumer)
+	for _, r := range refs {
+		if err == nil && r.Offset >= t.parts[r.Partition].start {
+			if m := c.meta[r.Partition]; m != nil && r.Offset >= m.base && r.Offset < m.end() {
+				if cm := m.ents[r.Offset-m.base].msg; cm != nil {
+					cp := *cm
+					cp.Body, cp.Attrs = bytes.Clone(cm.Body), slices.Clone(cm.Attrs)
+					got[r] = cp
+					continue
+				}
+			}
+		}
+		rest = append(rest, r)
+	}
+	s.mu.Unlock()
+	more, err := s.readRefs(ctx, topic, rest)
+	for r, m := range more {
+		got[r] = m
+	}
+	return got, err
 }
 
 // readRefs reads the messages of refs (copies), one Scan per partition; a

@@ -1,11 +1,14 @@
 package jetstream
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -79,7 +82,9 @@ type shCons struct {
 	parts map[int32]*shPartFold
 	freed chan struct{} // closed at the next Tg-Freed message or change of the topic; nil: nobody waits
 	meta  map[int32]*shMeta
-	rr    int // this gateway's round-robin cursor (sharedcore.Core.RR)
+	cache int64                        // body bytes the meta entries keep
+	ents  map[int32][]sharedcore.Entry // per partition: the window's entries of the last plan, reused by the next
+	rr    int                          // this gateway's round-robin cursor (sharedcore.Core.RR)
 }
 
 // shPartFold is a state subject as the fold knows it.
@@ -99,7 +104,13 @@ type shMetaEnt struct {
 	written, delay int64 // unix ns, ns
 	size           int64 // stored body bytes
 	group          string
+	msg            *topicstore.Message // the message itself, while the consumer's cache has room (shBodyCache)
 }
+
+// shBodyCache bounds the message bytes a consumer's metadata cache keeps
+// besides the metadata, so that an acquisition hands out what the fill
+// has read without reading it again.
+const shBodyCache = 8 << 20
 
 func (m *shMeta) end() int64 { return m.base + int64(len(m.ents)) }
 
@@ -157,7 +168,35 @@ func (c *shCons) reset(gen uint64) {
 	for _, pf := range c.parts {
 		pf.raw, pf.st = "", shPartState{}
 	}
-	c.meta = map[int32]*shMeta{}
+	c.meta, c.cache = map[int32]*shMeta{}, 0
+}
+
+// entries returns n zeroed entries for a plan's window of partition p,
+// reusing the last plan's (plans run one at a time, on the committer).
+func (c *shCons) entries(p int32, n int) []sharedcore.Entry {
+	if c.ents == nil {
+		c.ents = map[int32][]sharedcore.Entry{}
+	}
+	buf := c.ents[p]
+	if cap(buf) < n {
+		buf = make([]sharedcore.Entry, n)
+		c.ents[p] = buf
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// prune drops the cached metadata of m below start.
+func (c *shCons) prune(m *shMeta, start int64) {
+	n := min(start-m.base, int64(len(m.ents)))
+	for _, e := range m.ents[:n] {
+		if e.msg != nil {
+			c.cache -= e.size
+		}
+	}
+	m.ents = append(m.ents[:0:0], m.ents[n:]...)
+	m.base = start
 }
 
 // applyShared folds a state message (fold hook). It runs under s.mu.
@@ -265,8 +304,11 @@ func (s *Store) sharedState(t *topicState, name string, c *shCons, p int32) (*sh
 }
 
 // sharedFill loads the metadata of each partition's window (from its
-// start up to sharedcore.DefaultWindow messages, within the visible end)
-// into the consumer's cache: Scan outside s.mu, for what the cache lacks.
+// start up to sharedcore.DefaultWindow messages, within the visible end,
+// to the end of the record batch that holds the window's last message, so
+// that a window moving on by a few messages does not read that batch
+// again) into the consumer's cache: Scan outside s.mu, for what the cache
+// lacks.
 func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 	type job struct {
 		p        int32
@@ -285,16 +327,23 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 		m := c.meta[p]
 		switch {
 		case m == nil || m.base > start || m.end() < start:
+			if m != nil {
+				c.prune(m, m.end())
+			}
 			m = &shMeta{base: start}
 			c.meta[p] = m
 		case m.base < start:
-			m.ents = append(m.ents[:0:0], m.ents[start-m.base:]...)
-			m.base = start
+			c.prune(m, start)
 		}
 		if to := min(start+sharedcore.DefaultWindow, t.parts[p].end); m.end() < to {
+			recs := t.parts[p].recs
+			if i := sort.Search(len(recs), func(i int) bool { return recs[i].base+recs[i].count >= to }); i < len(recs) {
+				to = recs[i].base + recs[i].count
+			}
 			jobs = append(jobs, job{p, m.end(), to})
 		}
 	}
+	room := shBodyCache - c.cache
 	s.mu.Unlock()
 	for _, j := range jobs {
 		var got []shMetaEnt
@@ -303,7 +352,14 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 			if first < 0 {
 				first = m.Offset
 			}
-			got = append(got, shMetaEnt{written: m.WrittenAt.UnixNano(), delay: int64(m.Delay), size: int64(len(m.Body)), group: m.MessageGroupID})
+			e := shMetaEnt{written: m.WrittenAt.UnixNano(), delay: int64(m.Delay), size: int64(len(m.Body)), group: m.MessageGroupID}
+			if room >= e.size {
+				room -= e.size
+				c := *m
+				c.Body, c.Attrs = bytes.Clone(m.Body), slices.Clone(m.Attrs)
+				e.msg = &c
+			}
+			got = append(got, e)
 			return true
 		})
 		if err != nil {
@@ -317,10 +373,17 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 			m := c.meta[j.p]
 			switch {
 			case m.end() == first:
-				m.ents = append(m.ents, got...)
 			case m.end() < first && len(m.ents) == 0: // retention moved the start meanwhile
-				m.base, m.ents = first, got
+				m.base = first
+			default:
+				got = nil
 			}
+			for _, e := range got {
+				if e.msg != nil {
+					c.cache += e.size
+				}
+			}
+			m.ents = append(m.ents, got...)
 		}
 		s.mu.Unlock()
 	}

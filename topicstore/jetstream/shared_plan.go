@@ -192,7 +192,7 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 		if m := c.meta[p]; m != nil && m.base <= start {
 			end = min(start+sharedcore.DefaultWindow, t.parts[p].end, m.end())
 		}
-		part := &sharedcore.Part{Start: start, Ents: make([]sharedcore.Entry, end-start)}
+		part := &sharedcore.Part{Start: start, Ents: c.entries(p, int(end-start))}
 		if end > start {
 			m := c.meta[p]
 			for j := range part.Ents {
