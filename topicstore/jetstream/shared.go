@@ -34,14 +34,7 @@ func noWait() error { return nil }
 
 // Acquire implements topicstore.SharedStore.
 func (s *Store) Acquire(ctx context.Context, req topicstore.AcquireRequest) ([]topicstore.Acquired, error) {
-	res, err := s.AcquireAsync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := res.Wait(); err != nil {
-		return nil, err
-	}
-	return res.Messages, nil
+	return topicstore.WaitAcquired(s.AcquireAsync(ctx, req))
 }
 
 // AcquireAsync implements topicstore.SharedStore: the locks and delivery
@@ -96,11 +89,7 @@ func (s *Store) AcquireAsync(ctx context.Context, req topicstore.AcquireRequest)
 
 // SharedAction implements topicstore.SharedStore.
 func (s *Store) SharedAction(ctx context.Context, req topicstore.SharedActionRequest) ([]topicstore.SharedOutcome, error) {
-	outs, wait, err := s.SharedActionAsync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return outs, wait()
+	return topicstore.WaitOutcomes(s.SharedActionAsync(ctx, req))
 }
 
 // SharedActionAsync implements topicstore.SharedStore: the outcomes are
@@ -246,7 +235,7 @@ func (s *Store) readBodies(ctx context.Context, st *shStep, refs []topicstore.Ms
 	if t == nil {
 		return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, st.topic)
 	}
-	got, err := s.readRefs(ctx, st.topic, refs)
+	got, err := topicstore.ReadRefs(ctx, s, st.topic, refs)
 	if err != nil {
 		return err
 	}
@@ -286,40 +275,11 @@ func (s *Store) readPicked(ctx context.Context, topic, consumer string, refs []t
 		rest = append(rest, r)
 	}
 	s.mu.Unlock()
-	more, err := s.readRefs(ctx, topic, rest)
+	more, err := topicstore.ReadRefs(ctx, s, topic, rest)
 	for r, m := range more {
 		got[r] = m
 	}
 	return got, err
-}
-
-// readRefs reads the messages of refs (copies), one Scan per partition; a
-// message that is not there (retention) is missing from the result.
-func (s *Store) readRefs(ctx context.Context, topic string, refs []topicstore.MsgRef) (map[topicstore.MsgRef]topicstore.Message, error) {
-	byPart := map[int32][]int64{}
-	for _, r := range refs {
-		byPart[r.Partition] = append(byPart[r.Partition], r.Offset)
-	}
-	got := make(map[topicstore.MsgRef]topicstore.Message, len(refs))
-	for pi, offs := range byPart {
-		slices.Sort(offs)
-		i := 0
-		err := s.Scan(ctx, topic, topicstore.ScanRange{Partition: pi, Start: offs[0], End: offs[len(offs)-1] + 1}, func(m *topicstore.Message) bool {
-			for i < len(offs) && offs[i] < m.Offset {
-				i++
-			}
-			if i < len(offs) && offs[i] == m.Offset {
-				c := *m
-				c.Body, c.Attrs = bytes.Clone(m.Body), slices.Clone(m.Attrs)
-				got[topicstore.MsgRef{Partition: pi, Offset: m.Offset}] = c
-			}
-			return i < len(offs)
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return got, nil
 }
 
 var _ topicstore.Store = (*Store)(nil)

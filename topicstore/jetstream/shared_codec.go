@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 
+	"topicgate/topicstore"
 	"topicgate/topicstore/sharedcore"
 )
 
@@ -56,7 +57,7 @@ const (
 // step that changed nothing publishes nothing), as a header value:
 //
 //	version, uvarint start, uvarint archived, moved, failures, string lastErr,
-//	uvarint holders, each 8-byte gateway + uvarint session,
+//	uvarint holders, each uvarint gateway + uvarint session,
 //	varint deadline base, uvarint entries, each:
 //	  uvarint offset delta (from the previous entry's offset + 1, first from start),
 //	  flags (state | expired | holder | expHolder), uvarint deliveries,
@@ -117,7 +118,7 @@ func (st *shPartState) encode() string {
 	b = append(b, st.cnt.lastErr...)
 	b = binary.AppendUvarint(b, uint64(len(holders)))
 	for _, h := range holders {
-		b = binary.BigEndian.AppendUint64(b, h.Gateway)
+		b = binary.AppendUvarint(b, h.Gateway)
 		b = binary.AppendUvarint(b, uint64(h.Session))
 	}
 	b = binary.AppendVarint(b, base)
@@ -135,102 +136,51 @@ func decodeState(s string) (shPartState, error) {
 	if err != nil || len(b) == 0 || b[0] != shCodecVersion {
 		return st, errBadState
 	}
-	r := &stateReader{b: b[1:]}
-	st.start = int64(r.uvarint())
-	st.cnt.archived, st.cnt.moved, st.cnt.failures = int64(r.uvarint()), int64(r.uvarint()), int64(r.uvarint())
-	st.cnt.lastErr = string(r.bytes(r.uvarint()))
-	holders := make([]sharedcore.Holder, r.count())
-	for i := range holders {
-		gw := r.bytes(8)
-		if r.err == nil {
-			holders[i].Gateway = binary.BigEndian.Uint64(gw)
+	r := &topicstore.ByteReader{B: b[1:]}
+	// count reads a length that cannot exceed what is left of the input.
+	count := func() int {
+		n := r.Uvarint()
+		if n > uint64(len(r.B)) {
+			r.Err, r.B = true, nil
+			return 0
 		}
-		holders[i].Session = uint32(r.uvarint())
+		return int(n)
+	}
+	st.start = int64(r.Uvarint())
+	st.cnt.archived, st.cnt.moved, st.cnt.failures = int64(r.Uvarint()), int64(r.Uvarint()), int64(r.Uvarint())
+	st.cnt.lastErr = string(r.Bytes())
+	holders := make([]sharedcore.Holder, count())
+	for i := range holders {
+		holders[i] = sharedcore.Holder{Gateway: r.Uvarint(), Session: uint32(r.Uvarint())}
 	}
 	holder := func() sharedcore.Holder {
-		i := r.uvarint()
+		i := r.Uvarint()
 		if i >= uint64(len(holders)) {
-			r.err = errBadState
+			r.Err = true
 			return sharedcore.Holder{}
 		}
 		return holders[i]
 	}
-	base := r.varint()
-	st.ents = make([]shDurable, r.count())
+	base := r.Varint()
+	st.ents = make([]shDurable, count())
 	next := st.start
 	for i := range st.ents {
 		e := &st.ents[i]
-		e.off = next + int64(r.uvarint())
+		e.off = next + int64(r.Uvarint())
 		next = e.off + 1
-		flags := r.byte()
+		flags := r.Byte()
 		e.state, e.expired = sharedcore.State(flags&stateMask), flags&flagExpired != 0
-		e.deliv = int32(min(r.uvarint(), math.MaxInt32))
+		e.deliv = int32(min(r.Uvarint(), math.MaxInt32))
 		if flags&flagHolder != 0 {
 			e.holder = holder()
-			e.deadline = base + r.varint()
+			e.deadline = base + r.Varint()
 		}
 		if flags&flagExpHolder != 0 {
 			e.expHolder = holder()
 		}
 	}
-	if r.err != nil || len(r.b) != 0 {
+	if r.Err || len(r.B) != 0 {
 		return shPartState{}, errBadState
 	}
 	return st, nil
-}
-
-// stateReader reads decodeState's input; the first error sticks.
-type stateReader struct {
-	b   []byte
-	err error
-}
-
-func (r *stateReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err, r.b = errBadState, nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *stateReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err, r.b = errBadState, nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// count reads a length that cannot exceed what is left of the input.
-func (r *stateReader) count() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.err, r.b = errBadState, nil
-		return 0
-	}
-	return int(n)
-}
-
-func (r *stateReader) bytes(n uint64) []byte {
-	if n > uint64(len(r.b)) {
-		r.err, r.b = errBadState, nil
-		return nil
-	}
-	out := r.b[:n]
-	r.b = r.b[n:]
-	return out
-}
-
-func (r *stateReader) byte() byte {
-	if len(r.b) == 0 {
-		r.err = errBadState
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
 }

@@ -201,13 +201,10 @@ func (c *shCons) prune(m *shMeta, start int64) {
 
 // applyShared folds a state message (fold hook). It runs under s.mu.
 func (s *Store) applyShared(t *topicState, tok []string, h nats.Header, seq uint64) error {
-	raw, err := hex.DecodeString(tok[2])
-	if err != nil {
-		return err
-	}
-	p, err := strconv.Atoi(tok[3])
-	if err != nil {
-		return err
+	raw, herr := hex.DecodeString(tok[2])
+	p, perr := strconv.Atoi(tok[3])
+	if herr != nil || perr != nil {
+		return fmt.Errorf("state subject tokens %q, %q: %w", tok[2], tok[3], errBadState)
 	}
 	c := s.shTopicOf(t.rec.ID).consumer(string(raw))
 	pf := c.parts[int32(p)]

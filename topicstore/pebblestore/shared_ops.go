@@ -1,7 +1,6 @@
 package pebblestore
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -22,14 +21,7 @@ import (
 // sorted by (partition, offset). A streaming consumer gives ErrNotShared.
 // It returns once the new delivery counts are durable.
 func (s *PebbleStore) Acquire(ctx context.Context, req topicstore.AcquireRequest) ([]topicstore.Acquired, error) {
-	res, err := s.AcquireAsync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := res.Wait(); err != nil {
-		return nil, err
-	}
-	return res.Messages, nil
+	return topicstore.WaitAcquired(s.AcquireAsync(ctx, req))
 }
 
 func noWait() error { return nil }
@@ -165,29 +157,9 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicsto
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	byPart := map[int32][]int64{}
-	for _, r := range refs {
-		byPart[r.Partition] = append(byPart[r.Partition], r.Offset)
-	}
-	got := make(map[topicstore.MsgRef]topicstore.Message, len(refs))
-	for pi, offs := range byPart {
-		slices.Sort(offs)
-		i := 0
-		err := s.Scan(ctx, t.cfg.Name, topicstore.ScanRange{Partition: pi, Start: offs[0], End: offs[len(offs)-1] + 1}, func(msg *topicstore.Message) bool {
-			for i < len(offs) && offs[i] < msg.Offset {
-				i++
-			}
-			if i < len(offs) && offs[i] == msg.Offset {
-				c := *msg
-				c.Body = bytes.Clone(msg.Body)
-				c.Attrs = slices.Clone(msg.Attrs)
-				got[topicstore.MsgRef{Partition: pi, Offset: msg.Offset}] = c
-			}
-			return i < len(offs)
-		})
-		if err != nil {
-			return nil, err
-		}
+	got, err := topicstore.ReadRefs(ctx, s, t.cfg.Name, refs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]topicstore.Acquired, 0, len(refs))
 	for _, r := range refs {
@@ -202,14 +174,7 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicsto
 // outcome per ref, in order. Acks and archives are synced, and dead-letter
 // moves done, before it returns.
 func (s *PebbleStore) SharedAction(ctx context.Context, req topicstore.SharedActionRequest) ([]topicstore.SharedOutcome, error) {
-	outs, wait, err := s.SharedActionAsync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := wait(); err != nil {
-		return nil, err
-	}
-	return outs, nil
+	return topicstore.WaitOutcomes(s.SharedActionAsync(ctx, req))
 }
 
 // SharedActionAsync is SharedAction without waiting for durability: the
