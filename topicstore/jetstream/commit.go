@@ -121,11 +121,6 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	if len(cr.writes) == 0 && len(cr.pos) == 0 && len(cr.sh) == 0 {
 		return topicstore.CommitResult{}, nil
 	}
-	return s.submit(cr)
-}
-
-// submit hands cr to the committer and returns its outcome.
-func (s *Store) submit(cr *commitReq) (topicstore.CommitResult, error) {
 	select {
 	case s.commits <- cr:
 	case <-s.done:

@@ -168,7 +168,7 @@ func (s *Store) sharedRun(ctx context.Context, st *shStep) error {
 		if err := s.sharedFill(ctx, st.topic, st.consumer); err != nil {
 			return err
 		}
-		_, err := s.submit(&commitReq{ctx: ctx, sh: []*shStep{st}, out: make(chan commitOut, 1)})
+		err := s.sharedSubmit(&commitReq{ctx: ctx, sh: []*shStep{st}, out: make(chan commitOut, 1)})
 		var nb *needBodiesError
 		if !errors.As(err, &nb) || attempt >= 3 {
 			return err
@@ -176,6 +176,17 @@ func (s *Store) sharedRun(ctx context.Context, st *shStep) error {
 		if err := s.readBodies(ctx, st, nb.refs); err != nil {
 			return err
 		}
+	}
+}
+
+// sharedSubmit hands a step's request to the committer and waits for it
+// (once handed over, whatever ctx does: it may commit).
+func (s *Store) sharedSubmit(cr *commitReq) error {
+	select {
+	case <-s.done:
+		return topicstore.ErrClosed
+	case s.commits <- cr:
+		return (<-cr.out).err
 	}
 }
 

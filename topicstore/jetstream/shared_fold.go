@@ -61,8 +61,8 @@ type sharedFold struct {
 	topics map[uint64]*shTopic
 }
 
-// newGatewayID picks a random non-zero gateway id.
-func newGatewayID() uint64 {
+// newHolderGateway picks a random non-zero gateway id.
+func newHolderGateway() uint64 {
 	var b [8]byte
 	for {
 		_, _ = rand.Read(b[:])

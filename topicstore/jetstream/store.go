@@ -58,12 +58,13 @@ type Store struct {
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
 	closed  bool
 	foldErr error
-	sh      sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 
 	cons    natsjs.ConsumeContext
 	commits chan *commitReq
 	done    chan struct{}
 	wg      sync.WaitGroup
+
+	sh sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 }
 
 // Open connects to the cluster, checks it (Check), creates or adopts the
@@ -105,11 +106,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
 		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
-	s.sh.gw = newGatewayID()
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
 	}
+	s.sh.gw = newHolderGateway()
 	if s.stream, err = s.ensureStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
