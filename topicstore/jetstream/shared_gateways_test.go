@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +22,17 @@ import (
 func gateways(t *testing.T, c *jstest.Cluster, stream string, clk *storetest.Clock, n int) []*jetstream.Store {
 	var out []*jetstream.Store
 	for range n {
-		s, err := jetstream.Open(context.Background(), jetstream.Options{URLs: c.URLs(), Stream: stream, Clock: clk.Now})
-		require.NoError(t, err)
+		var s *jetstream.Store
+		// A node the meta leader has not heard from lately (a busy
+		// machine) makes an R3 stream's creation fail with 10005 "no
+		// suitable peers for placement": try again.
+		jstest.Eventually(t, 20*time.Second, func() (err error) {
+			s, err = jetstream.Open(context.Background(), jetstream.Options{URLs: c.URLs(), Stream: stream, Clock: clk.Now})
+			if err != nil && !strings.Contains(err.Error(), "err_code=10005") {
+				t.Fatal(err)
+			}
+			return err
+		})
 		t.Cleanup(func() { s.Close() })
 		out = append(out, s)
 	}
