@@ -33,6 +33,24 @@ import (
 // commit's own batch: they commit with its writes and positions or not at
 // all.
 //
+// Why in the committer, rather than each call publishing its partition's
+// new state on its own and retrying when refused: a gateway must never
+// have two expectations on one subject in flight (the server refuses the
+// second, 10164, without checking it), so the sessions of one gateway
+// working one consumer would queue behind each other's round trips
+// anyway; in the committer's group they share one batch and one state
+// message per partition (group commit), acks in a commit need the
+// commit's batch, and a dead-letter copy is a write the committer already
+// knows how to route and deduplicate. The cost: a shared step waits for
+// the group in flight, commits included.
+//
+// What a core sees of a partition is the window its gateway's metadata
+// cache has loaded (sharedFill runs before each step); durable entries of
+// messages beyond it (another gateway loaded further) are carried over
+// unchanged, neither handed out nor expired by this plan, and with
+// keep_messages_order do not hold their groups here (a window is a whole
+// sharedcore.DefaultWindow as soon as the cache catches up).
+//
 // Dead-letter moves ride in the same batch too: the message's copy is a
 // write to the dead_letter_queue (same stream), with the producer
 // "dlq/<topic>/<consumer>/<partition>/<offset>" and seqno 1 as in the
@@ -41,9 +59,10 @@ import (
 // step whose move lacks it is taken back and refused with needBodiesError;
 // its caller reads the messages and sends the step again (SharedAction
 // reads them beforehand when its action may move). A move that the
-// plan's lock expiry starts without the body leaves the lock expired but
-// unreleased (sim.limbo: held by nobody, acted on by nobody); the caller
-// then reads the bodies and sends a step that finishes the move. A move
+// plan's lock expiry starts without the body is taken back too: the lock
+// stays as it was, past its deadline (its holder hears OutcomeExpired,
+// nobody else may take it) until the caller, told so by sim.limbo, reads
+// the bodies and sends a step that finishes the move. A move
 // whose queue does not exist (or takes no codec of the message) fails as
 // in the embedded store: the message goes back to the queue, the failure
 // is counted with its reason.
