@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,14 +22,12 @@ func gateways(t *testing.T, c *jstest.Cluster, stream string, clk *storetest.Clo
 	var out []*jetstream.Store
 	for range n {
 		var s *jetstream.Store
-		// A node the meta leader has not heard from lately (a busy
-		// machine) makes an R3 stream's creation fail with 10005 "no
-		// suitable peers for placement": try again.
-		jstest.Eventually(t, 20*time.Second, func() (err error) {
+		// On a busy machine the meta leader may not have heard from a node
+		// lately (an R3 stream's creation fails with 10005 "no suitable
+		// peers for placement") or be re-elected (no responders): the
+		// test is not about that, so it opens again.
+		jstest.Eventually(t, 30*time.Second, func() (err error) {
 			s, err = jetstream.Open(context.Background(), jetstream.Options{URLs: c.URLs(), Stream: stream, Clock: clk.Now})
-			if err != nil && !strings.Contains(err.Error(), "err_code=10005") {
-				t.Fatal(err)
-			}
 			return err
 		})
 		t.Cleanup(func() { s.Close() })

@@ -207,9 +207,9 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 		} else {
 			sim.orig[i] = (&shPartState{start: start}).encode()
 		}
-		end := start
+		end := start // the loaded window: what the cache has from start on
 		if m := c.meta[p]; m != nil && m.base <= start {
-			end = min(start+sharedcore.DefaultWindow, t.parts[p].end, m.end())
+			end = max(start, min(start+sharedcore.DefaultWindow, t.parts[p].end, m.end()))
 		}
 		part := &sharedcore.Part{Start: start, Ents: c.entries(p, int(end-start))}
 		if end > start {
