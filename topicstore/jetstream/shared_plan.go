@@ -500,7 +500,9 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, e
 // and, as the embedded store does, the consumer's committed position
 // every 256 finished offsets and when a partition drains, so retention's
 // important / availability_period rules see a shared consumer's progress
-// (unless the group moves that position itself: poss).
+// (unless the group moves that position itself: poss). The position
+// message carries no expectation: the state message next to it does, and
+// a start only moves forward.
 func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 	const positionStep = 256
 	var out []*nats.Msg
@@ -551,6 +553,7 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 				(p.Start-pos >= positionStep || p.Start >= sim.t.parts[i].end && p.Start > pos) {
 				pm := nats.NewMsg(sp.s.positionSubject(id, sim.name, int32(i)))
 				pm.Header.Set(hOff, strconv.FormatInt(p.Start, 10))
+				pm.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a drained queue moves it often
 				out = append(out, pm)
 			}
 		}
