@@ -69,29 +69,40 @@ func benchQueue(b *testing.B, gws int) {
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start := time.Now()
+	all := make(chan struct{})
+	end := sync.OnceFunc(func() { close(all) })
 	for w := range 8 {
 		s := g[w%gws]
 		wg.Go(func() {
 			for acked.Load() < int64(b.N) {
-				as, err := s.Acquire(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "w", Session: uint32(w + 1), Max: 10})
+				res, err := s.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "w", Session: uint32(w + 1), Max: 10, Watch: true})
+				if err == nil {
+					err = res.Wait()
+				}
 				if err != nil {
 					b.Error(err)
+					end()
 					return
 				}
-				if len(as) == 0 {
-					time.Sleep(time.Millisecond) // the last messages are held by other workers
+				as := res.Messages
+				if len(as) == 0 { // the last messages are held by other workers
+					select {
+					case <-res.Published:
+					case <-res.Freed:
+					case <-all:
+					}
 					continue
 				}
-				refs := make([]topicstore.MsgRef, len(as))
-				for i, a := range as {
-					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
-				}
+				refs := refsOf(as)
 				if _, err := s.SharedAction(ctx, topicstore.SharedActionRequest{Topic: "q", Consumer: "w", Session: uint32(w + 1),
 					Action: topicstore.ActionAck, Refs: refs}); err != nil {
 					b.Error(err)
+					end()
 					return
 				}
-				acked.Add(int64(len(refs)))
+				if acked.Add(int64(len(refs))) == int64(b.N) {
+					end()
+				}
 			}
 		})
 	}

@@ -226,9 +226,9 @@ func TestSharedAcrossGateways(t *testing.T) {
 						}
 						continue
 					}
+					refs := refsOf(as)
 					mu.Lock()
-					for _, a := range as {
-						r := topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
+					for _, r := range refs {
 						if prev, dup := seen[r]; dup {
 							t.Errorf("%v delivered to workers %d and %d", r, prev, w)
 						}
@@ -238,7 +238,7 @@ func TestSharedAcrossGateways(t *testing.T) {
 						close(all)
 					}
 					mu.Unlock()
-					if !ackAll(t, s, "q", uint32(1+w/2), as) {
+					if !ackAll(t, s, "q", uint32(1+w/2), refs) {
 						return
 					}
 				}
@@ -264,12 +264,18 @@ func TestSharedAcrossGateways(t *testing.T) {
 	})
 }
 
-// ackAll acknowledges as, each of which must be held.
-func ackAll(t *testing.T, s *jetstream.Store, topic string, session uint32, as []topicstore.Acquired) bool {
-	req := topicstore.SharedActionRequest{Topic: topic, Consumer: "w", Session: session, Action: topicstore.ActionAck}
-	for _, a := range as {
-		req.Refs = append(req.Refs, topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset})
+// refsOf names the acquired messages.
+func refsOf(as []topicstore.Acquired) []topicstore.MsgRef {
+	out := make([]topicstore.MsgRef, len(as))
+	for i, a := range as {
+		out[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 	}
+	return out
+}
+
+// ackAll acknowledges refs, each of which must be held.
+func ackAll(t *testing.T, s *jetstream.Store, topic string, session uint32, refs []topicstore.MsgRef) bool {
+	req := topicstore.SharedActionRequest{Topic: topic, Consumer: "w", Session: session, Action: topicstore.ActionAck, Refs: refs}
 	out, err := s.SharedAction(context.Background(), req)
 	if err == nil && slices.ContainsFunc(out, func(o topicstore.SharedOutcome) bool { return o != topicstore.OutcomeDone }) {
 		err = fmt.Errorf("ack outcomes %v", out)
