@@ -514,6 +514,30 @@ type SharedStore interface {
 	SharedStats(topic, consumer string) ([]SharedPartitionStats, error)
 }
 
+// WaitAcquired is SharedStore.Acquire from AcquireAsync's results: the
+// messages once Wait returned nil.
+func WaitAcquired(res AcquireResult, err error) ([]Acquired, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Wait(); err != nil {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+// WaitOutcomes is SharedStore.SharedAction from SharedActionAsync's
+// results: the outcomes once wait returned nil.
+func WaitOutcomes(outs []SharedOutcome, wait func() error, err error) ([]SharedOutcome, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := wait(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
 // EngineStats are an LSM storage engine's own figures, for operators
 // (/metrics): how much the LSM holds, how much work it has done and still
 // owes. They are a snapshot; the counters only grow while the store is

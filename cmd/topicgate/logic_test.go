@@ -168,12 +168,7 @@ func TestLogic(t *testing.T) {
 // does not do yet, with the reason; README ("Running a cluster") lists
 // the same. Every other file runs on a gateway and must give the embedded
 // store's answers.
-var clusterPending = map[string]string{
-	"shared":        "shared consumers are not built on the cluster store yet",
-	"visibility":    "its dead-letter cases need shared consumers",
-	"savepoints":    "its shared-consumer cases need shared consumers",
-	"split_reading": "its message-group cases need shared consumers",
-}
+var clusterPending = map[string]string{}
 
 // TestLogicOnCluster runs the logic tests through a gateway on a real
 // three-node NATS JetStream cluster (R3), so that both stores answer the

@@ -93,7 +93,7 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 	// The drop is committed; what is left of the topic is garbage that no
 	// fold reads (its ID is never reused), purged now or by the next drop's
 	// or retention's sweep if this gateway dies first.
-	for _, kind := range []string{"d", "p", "o", "r", "g"} {
+	for _, kind := range []string{"d", "p", "o", "r", "g", "s"} {
 		rctx, cancel := s.request(ctx)
 		_ = s.stream.Purge(rctx, withSubject(s.prefix+"."+kind+"."+strconv.FormatUint(id, 10)+".>"))
 		cancel()

@@ -44,7 +44,8 @@ type commitReq struct {
 	ctx    context.Context
 	writes []pendingWrite
 	pos    []topicstore.PositionUpdate
-	exact  bool // SetPosition: the offset must lie in [start, end]
+	exact  bool      // SetPosition: the offset must lie in [start, end]
+	sh     []*shStep // shared-consumer steps: a commit's acks, or one SharedStore call (shared_plan.go)
 	out    chan commitOut
 }
 
@@ -88,9 +89,6 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	if s.isClosed() {
 		return topicstore.CommitResult{}, topicstore.ErrClosed
 	}
-	if len(req.Acks) > 0 {
-		return topicstore.CommitResult{}, fmt.Errorf("%w: acknowledging shared-consumer messages in a commit", topicstore.ErrUnsupported)
-	}
 	now := s.opts.Clock()
 	cr := &commitReq{ctx: ctx, pos: req.Positions, exact: exact, out: make(chan commitOut, 1)}
 	for _, w := range req.Writes {
@@ -130,7 +128,12 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 		}
 		cr.writes = append(cr.writes, pw)
 	}
-	if len(cr.writes) == 0 && len(cr.pos) == 0 {
+	steps, err := s.sharedAcks(ctx, req.Acks) // acknowledgements of shared-consumer messages (shared.go)
+	if err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	cr.sh = steps
+	if len(cr.writes) == 0 && len(cr.pos) == 0 && len(cr.sh) == 0 {
 		return topicstore.CommitResult{}, nil
 	}
 	select {
@@ -447,14 +450,20 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	guarded := map[uint64]bool{}
 	var guards []*topicState
 	msgCount := 0
+	sh := s.newSharedPlan(group) // shared-consumer steps (shared_plan.go)
 	for i, r := range group {
-		if msgCount >= maxGroupMsgs {
+		if msgCount+sh.msgs >= maxGroupMsgs {
 			// The batch is full: the rest waits for the next group.
 			p.errs[i] = errRequeue
 			continue
 		}
 		// Validate first, against the group's simulation; only then apply.
 		if err := s.checkRequest(r, now, prods, poss); err != nil {
+			p.errs[i] = err
+			continue
+		}
+		writes, err := sh.step(r, now) // r's shared-consumer steps; dead-letter copies join its writes
+		if err != nil {
 			p.errs[i] = err
 			continue
 		}
@@ -478,8 +487,8 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				msgCount++
 			}
 		}
-		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(r.writes))}
-		for wi, w := range r.writes {
+		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(writes))}
+		for wi, w := range writes {
 			t := s.byName[w.topic]
 			unbound := int32(-1)
 			for _, c := range w.staged {
@@ -604,6 +613,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				res.Writes[wi].Written++
 			}
 		}
+		res.Writes = res.Writes[:len(r.writes)]
 		p.res[i] = res
 	}
 	for _, t := range guards {
@@ -629,6 +639,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)
 	}
+	p.msgs = append(p.msgs, sh.messages(poss)...) // shared-consumer states (shared_plan.go)
 	at := now.UnixMicro()
 	for _, sp := range partOrder {
 		p.msgs = append(p.msgs, s.records(sp, at)...)

@@ -14,16 +14,14 @@ import (
 	"topicgate/topicstore/storetest"
 )
 
-// TestContract runs the store contract suite against the JetStream store
-// on a real single-node cluster (R1: the suite is about semantics; the
+// TestContract runs the whole store contract suite, every optional part
+// claimed, against the JetStream store on a real single-node cluster (R1: the suite is about semantics; the
 // replicated behaviour is tested on three nodes), each subtest on a
 // stream of its own.
 func TestContract(t *testing.T) {
 	c := jstest.Start(t, 1)
 	var n atomic.Int64
-	storetest.RunWith(t, storetest.Config{Unclaimed: map[storetest.Feature]string{
-		storetest.Shared: "shared consumers are not built on the cluster store yet",
-	}}, func(t *testing.T, cfg storetest.Config) topicstore.Store {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) topicstore.Store {
 		s, err := jetstream.Open(context.Background(), jetstream.Options{
 			URLs: c.URLs(), Replicas: 1, Stream: fmt.Sprintf("TGC%d", n.Add(1)), Clock: cfg.Clock.Now,
 			RetentionInterval: -1})

@@ -267,6 +267,8 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			t.pos[c] = map[int32]*posState{}
 		}
 		t.pos[c][int32(p)] = &posState{seq: seq, off: hInt(h, hOff)}
+	case tok[0] == "s" && len(tok) == 4:
+		return s.applyShared(t, tok, h, seq) // shared-consumer states (shared_fold.go)
 	case tok[0] == "r" && len(tok) == 3:
 		p, err := strconv.Atoi(tok[2])
 		if err != nil || p >= len(t.parts) {
@@ -298,6 +300,7 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 			delete(s.byName, name)
 			delete(s.byID, old.rec.ID)
 			old.notify()
+			s.sharedDropped(old)
 		}
 		return nil
 	}
@@ -310,6 +313,7 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 		t := newTopicState(rec, seq)
 		s.byName[name], s.byID[rec.ID] = t, t
 		s.initialPositions(t, nil)
+		s.sharedCatalog(t, nil, seq)
 		return nil
 	}
 	prev := old.rec.Config.Consumers
@@ -317,6 +321,7 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	old.rec, old.catSeq = rec, seq
 	old.resize()
 	s.initialPositions(old, prev)
+	s.sharedCatalog(old, prev, seq)
 	old.notify()
 	return nil
 }

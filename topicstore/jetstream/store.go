@@ -69,6 +69,8 @@ type Store struct {
 	commits chan *commitReq
 	done    chan struct{}
 	wg      sync.WaitGroup
+
+	sh sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 }
 
 // Open connects to the cluster, checks it (Check), creates or adopts the
@@ -118,6 +120,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
 	}
+	s.sh.gw = newHolderGateway()
 	if s.stream, err = s.ensureStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -148,7 +151,7 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 		if st.CachedInfo().Config.Metadata[streamMark] == "" {
 			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
 		}
-		return st, nil
+		return s.allowRollup(ctx, st)
 	}
 	if !errors.Is(err, natsjs.ErrStreamNotFound) {
 		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
@@ -198,6 +201,7 @@ func (s *Store) streamConfig() natsjs.StreamConfig {
 		Replicas:           s.opts.Replicas,
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
+		AllowRollup:        true, // shared-consumer states replace their subject's last one (shared_fold.go)
 		Metadata:           map[string]string{streamMark: "1"},
 	}
 }

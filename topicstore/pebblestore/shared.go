@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/sharedcore"
 )
 
 // Shared consumers (queue semantics: YDB shared consumers, Kafka share
@@ -24,8 +25,8 @@ import (
 // written_at, delay and group (no body). The window only moves when its
 // first messages finish, so memory per partition is bounded by the window
 // size, and so is the number of messages acquired at once. The decisions
-// are the deterministic core's (shared_core.go; keep_messages_order
-// across splits in shared_order.go); this file and
+// are the deterministic core's (package sharedcore; keep_messages_order
+// across splits in its order.go); this file and
 // shared_ops.go do the I/O: window fills and message reads with Scan,
 // persistence, dead-letter moves.
 //
@@ -59,7 +60,7 @@ import (
 // memory only: after a restart every unfinished message is available
 // again with its stored count, a failed attempt, so a message whose
 // MaxProcessingAttempts are used up gets the dead-letter policy when the
-// window loads it (shCore.loaded). The count record is the message's
+// window loads it (sharedcore.Core.Loaded). The count record is the message's
 // finished record's key, overwritten by an ack or archive and deleted with
 // it when the start passes it.
 //
@@ -67,8 +68,8 @@ import (
 // SharedStats first return expired locks to the queue, as of the store's
 // clock. Nothing polls: a reader that found nothing waits on the topic's
 // Changed channel (publishes) and the manager's wake channel, closed when
-// a step of the core may have made a message available (shCore.freed) or
-// the consumer's config changed, with a timer set to the core's nextReady
+// a step of the core may have made a message available (sharedcore.Core.Freed) or
+// the consumer's config changed, with a timer set to the core's NextReady
 // (the earliest lock deadline or end of a delay). Dropping a shared
 // consumer (or the topic, or turning it into a streaming consumer) deletes
 // its state in the DDL batch (sharedDDL). shared_counts.go counts, per
@@ -120,7 +121,7 @@ type shMgr struct {
 	id       uint64
 	consumer string
 	t        *topic // the topic version cfg came from
-	core     shCore
+	core     sharedcore.Core
 	posMu    sync.Mutex // serializes position updates (sharedSyncPositions)
 	posSent  []int64    // per partition: the start last stored as the position
 	counts   shCounters // archived / dead-lettered counters (shared_counts.go), under mu
@@ -153,7 +154,7 @@ func (s *PebbleStore) sharedWindow() int {
 	if s.opts.SharedWindow > 0 {
 		return s.opts.SharedWindow
 	}
-	return DefaultSharedWindow
+	return sharedcore.DefaultWindow
 }
 
 func findConsumer(t *topic, name string) *topicstore.ConsumerConfig {
@@ -236,10 +237,10 @@ func (s *PebbleStore) sharedMgr(topicName, consumer string) (*topic, *shMgr, err
 				}
 				return nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrNotShared, topicName, consumer)
 			}
-			m.t, m.core.cfg = t, newShConfig(cc)
-			m.core.tree = newShTree(t)
-			for len(m.core.parts) < len(t.parts) {
-				m.core.parts = append(m.core.parts, &shPart{})
+			m.t, m.core.Cfg = t, sharedcore.NewConfig(cc)
+			m.core.Tree = newShTree(t)
+			for len(m.core.Parts) < len(t.parts) {
+				m.core.Parts = append(m.core.Parts, &sharedcore.Part{})
 			}
 		}
 		return t, m, nil
@@ -261,11 +262,11 @@ func (s *PebbleStore) isInstalled(t *topic) bool {
 // loadShared reads a consumer's persisted finished states.
 func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMgr, error) {
 	m := &shMgr{id: t.id, consumer: cc.Name, t: t,
-		core: shCore{cfg: newShConfig(cc), window: s.sharedWindow(), parts: make([]*shPart, len(t.parts))}}
-	for i := range m.core.parts {
-		m.core.parts[i] = &shPart{}
+		core: sharedcore.Core{Cfg: sharedcore.NewConfig(cc), Window: s.sharedWindow(), Parts: make([]*sharedcore.Part, len(t.parts))}}
+	for i := range m.core.Parts {
+		m.core.Parts[i] = &sharedcore.Part{}
 	}
-	m.core.tree = newShTree(t)
+	m.core.Tree = newShTree(t)
 	pre := sharedPrefix(t.id, cc.Name)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: append(pre[:len(pre):len(pre)], 0xff)})
 	if err != nil {
@@ -278,32 +279,32 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 			return nil, fmt.Errorf("%w: shared-consumer key %q", topicstore.ErrCorrupt, it.Key())
 		}
 		pi := int(binary.BigEndian.Uint32(k))
-		if pi >= len(m.core.parts) {
+		if pi >= len(m.core.Parts) {
 			continue
 		}
-		p := m.core.parts[pi]
+		p := m.core.Parts[pi]
 		v := it.Value()
 		if len(k) == 4 {
 			start, n := binary.Uvarint(v)
 			if n <= 0 {
 				return nil, fmt.Errorf("%w: shared-consumer start %q", topicstore.ErrCorrupt, it.Key())
 			}
-			p.start, p.persisted = int64(start), int64(start)
+			p.Start, p.Persisted = int64(start), int64(start)
 			continue
 		}
 		off := int64(binary.BigEndian.Uint64(k[4:]))
-		if off < p.start {
-			p.stale = append(p.stale, off) // left by a crash before its delete
+		if off < p.Start {
+			p.Stale = append(p.Stale, off) // left by a crash before its delete
 			continue
 		}
 		rec, ok := parseSharedRecord(v)
 		if !ok {
 			return nil, fmt.Errorf("%w: shared-consumer record %q = %x", topicstore.ErrCorrupt, it.Key(), v)
 		}
-		if p.done == nil {
-			p.done = map[int64]shDisk{}
+		if p.Done == nil {
+			p.Done = map[int64]sharedcore.Disk{}
 		}
-		p.done[off] = rec
+		p.Done[off] = rec
 	}
 	if err := it.Error(); err != nil {
 		return nil, err
@@ -312,11 +313,11 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 	s.coreMu.Lock()
 	if ct := s.core.Topics[t.id]; ct != nil {
 		if pos := ct.Consumers[cc.Name]; pos != nil {
-			m.posSent = make([]int64, len(m.core.parts))
-			for pi, p := range m.core.parts {
+			m.posSent = make([]int64, len(m.core.Parts))
+			for pi, p := range m.core.Parts {
 				if pi < len(pos) {
 					m.posSent[pi] = ct.committed(pos, int32(pi))
-					p.dropBelow(m.posSent[pi])
+					p.DropBelow(m.posSent[pi])
 				}
 			}
 		}
@@ -326,54 +327,56 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 }
 
 // sharedCountValue is the record of a message delivered n times.
-func sharedCountValue(n int32) []byte { return binary.AppendUvarint([]byte{shAvail}, uint64(n)) }
+func sharedCountValue(n int32) []byte {
+	return binary.AppendUvarint([]byte{byte(sharedcore.Avail)}, uint64(n))
+}
 
 // parseSharedRecord decodes a per-message record: a finished state, or a
 // delivery count.
-func parseSharedRecord(v []byte) (shDisk, bool) {
+func parseSharedRecord(v []byte) (sharedcore.Disk, bool) {
 	switch {
-	case len(v) == 1 && (v[0] == shAcked || v[0] == shArchived):
-		return shDisk{state: v[0]}, true
-	case len(v) > 1 && v[0] == shAvail:
+	case len(v) == 1 && (sharedcore.State(v[0]) == sharedcore.Acked || sharedcore.State(v[0]) == sharedcore.Archived):
+		return sharedcore.Disk{State: sharedcore.State(v[0])}, true
+	case len(v) > 1 && sharedcore.State(v[0]) == sharedcore.Avail:
 		n, k := binary.Uvarint(v[1:])
 		if k != len(v)-1 || n > 1<<31-1 {
-			return shDisk{}, false
+			return sharedcore.Disk{}, false
 		}
-		return shDisk{state: shAvail, deliv: int32(n)}, true
+		return sharedcore.Disk{State: sharedcore.Avail, Deliv: int32(n)}, true
 	}
-	return shDisk{}, false
+	return sharedcore.Disk{}, false
 }
 
 // fill drops what retention deleted from each window and loads message
 // metadata up to start + window (and the visible end). A message loaded
 // with a durable delivery count may get the dead-letter policy at once
-// (shCore.loaded): its effects land in eff.
-func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *shEffects) error {
+// (sharedcore.Core.Loaded): its effects land in eff.
+func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects) error {
 	c := &m.core
-	for pi, p := range c.parts {
+	for pi, p := range c.Parts {
 		tp := t.parts[pi]
 		tp.mu.Lock()
 		pstart := tp.start
 		tp.mu.Unlock()
-		p.dropBelow(pstart)
-		p.advance()
-		end := min(p.start+int64(c.window), tp.visibleEnd.Load())
-		from := p.loadedEnd()
+		p.DropBelow(pstart)
+		p.Advance()
+		end := min(p.Start+int64(c.Window), tp.visibleEnd.Load())
+		from := p.LoadedEnd()
 		if from >= end {
 			continue
 		}
 		next := from
 		err := s.Scan(bgCtx, t.cfg.Name, topicstore.ScanRange{Partition: int32(pi), Start: from, End: end}, func(msg *topicstore.Message) bool {
 			for next < msg.Offset { // a gap (should not happen): count it as finished
-				p.ents = append(p.ents, shEntry{state: shArchived})
+				p.Ents = append(p.Ents, sharedcore.Entry{State: sharedcore.Archived})
 				next++
 			}
-			e := shEntry{written: msg.WrittenAt.UnixNano(), delay: int64(msg.Delay), group: msg.MessageGroupID}
-			if rec, ok := p.done[msg.Offset]; ok {
-				e.state, e.deliveries, e.stored = rec.state, rec.deliv, true
-				delete(p.done, msg.Offset)
+			e := sharedcore.Entry{Written: msg.WrittenAt.UnixNano(), Delay: int64(msg.Delay), Group: msg.MessageGroupID}
+			if rec, ok := p.Done[msg.Offset]; ok {
+				e.State, e.Deliveries, e.Stored = rec.State, rec.Deliv, true
+				delete(p.Done, msg.Offset)
 			}
-			p.ents = append(p.ents, e)
+			p.Ents = append(p.Ents, e)
 			next++
 			return true
 		})
@@ -381,11 +384,11 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *shEffects) error {
 			return err
 		}
 		for off := from; off < next; off++ {
-			if e := p.at(off); e != nil && e.deliveries > 0 {
-				c.loaded(int32(pi), off, e, eff)
+			if e := p.At(off); e != nil && e.Deliveries > 0 {
+				c.Loaded(int32(pi), off, e, eff)
 			}
 		}
-		p.advance()
+		p.Advance()
 	}
 	return nil
 }
@@ -394,8 +397,8 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *shEffects) error {
 // advanced starts of m into a batch applied in order (under m.mu) with
 // Sync; the caller waits for the fsync with wait() after unlocking m.
 // Pebble groups concurrent syncs. It also wakes m's waiters if the step
-// may have made a message available (shCore.freed).
-func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error, err error) {
+// may have made a message available (sharedcore.Core.Freed).
+func (s *PebbleStore) sharedPersist(m *shMgr, eff *sharedcore.Effects) (wait func() error, err error) {
 	b := s.sharedBatch(m, eff)
 	if b == nil {
 		return noWait, nil
@@ -421,7 +424,7 @@ func (s *PebbleStore) sharedPersist(m *shMgr, eff *shEffects) (wait func() error
 // statements of a pipeline (and of concurrent sessions) then share one
 // fsync at the durability barrier, where each synced batch would have
 // waited for the fsync after the one its predecessor started.
-func (s *PebbleStore) sharedPersistDeferred(m *shMgr, eff *shEffects) (wait func() error, err error) {
+func (s *PebbleStore) sharedPersistDeferred(m *shMgr, eff *sharedcore.Effects) (wait func() error, err error) {
 	b := s.sharedBatch(m, eff)
 	if b == nil {
 		return noWait, nil
@@ -474,7 +477,7 @@ func (s *PebbleStore) syncTo(t uint64) error {
 
 // sharedBatch builds the batch of sharedPersist (nil if there is nothing
 // to write) and wakes m's waiters if the step freed a message.
-func (s *PebbleStore) sharedBatch(m *shMgr, eff *shEffects) *pebble.Batch {
+func (s *PebbleStore) sharedBatch(m *shMgr, eff *sharedcore.Effects) *pebble.Batch {
 	m.counts.noteFinished(eff)
 	var b *pebble.Batch
 	batch := func() *pebble.Batch {
@@ -483,41 +486,41 @@ func (s *PebbleStore) sharedBatch(m *shMgr, eff *shEffects) *pebble.Batch {
 		}
 		return b
 	}
-	for pi, p := range m.core.parts {
-		full, start := len(p.ents) >= m.core.window, p.start
-		p.advance()
-		if full && p.start > start {
-			m.core.freed = true // the window moves on: messages beyond it may load
+	for pi, p := range m.core.Parts {
+		full, start := len(p.Ents) >= m.core.Window, p.Start
+		p.Advance()
+		if full && p.Start > start {
+			m.core.Freed = true // the window moves on: messages beyond it may load
 		}
-		for _, off := range p.stale {
+		for _, off := range p.Stale {
 			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, int32(pi), off), nil)
 		}
-		p.stale = p.stale[:0]
-		if p.start > p.persisted {
-			_ = batch().Set(sharedStartKey(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.start)), nil)
-			p.persisted = p.start
+		p.Stale = p.Stale[:0]
+		if p.Start > p.Persisted {
+			_ = batch().Set(sharedStartKey(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.Start)), nil)
+			p.Persisted = p.Start
 		}
 	}
-	for _, r := range eff.counts {
-		e := m.core.parts[r.part].at(r.off)
+	for _, r := range eff.Counts {
+		e := m.core.Parts[r.Part].At(r.Off)
 		switch {
-		case e == nil || e.finished():
-		case r.deliv > 0:
-			e.stored = true
-			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), sharedCountValue(r.deliv), nil)
-		case e.stored: // handed back undelivered: never delivered after all
-			e.stored = false
-			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, r.part, r.off), nil)
+		case e == nil || e.Finished():
+		case r.Deliv > 0:
+			e.Stored = true
+			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.Part, r.Off), sharedCountValue(r.Deliv), nil)
+		case e.Stored: // handed back undelivered: never delivered after all
+			e.Stored = false
+			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, r.Part, r.Off), nil)
 		}
 	}
-	if m.core.freed {
-		m.core.freed = false
+	if m.core.Freed {
+		m.core.Freed = false
 		m.signal()
 	}
-	for _, r := range eff.finished {
-		if e := m.core.parts[r.part].at(r.off); e != nil {
-			e.stored = true
-			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.part, r.off), []byte{r.state}, nil)
+	for _, r := range eff.Finished {
+		if e := m.core.Parts[r.Part].At(r.Off); e != nil {
+			e.Stored = true
+			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.Part, r.Off), []byte{byte(r.State)}, nil)
 		}
 	}
 	return b

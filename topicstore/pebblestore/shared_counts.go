@@ -1,6 +1,9 @@
 package pebblestore
 
-import "topicgate/topicstore"
+import (
+	"topicgate/topicstore"
+	"topicgate/topicstore/sharedcore"
+)
 
 // Shared consumers: what happened to the messages that did not end in an
 // ack, for operators (sys.consumers, /metrics). A manager (shMgr) owns one
@@ -39,37 +42,37 @@ func (c *shCounters) part(p int32) *shPartCounts {
 
 // noteFinished counts the archived records eff persists and forgets the
 // logged failures of every message eff finishes.
-func (c *shCounters) noteFinished(eff *shEffects) {
-	for _, r := range eff.finished {
-		if r.state == shArchived {
-			c.part(r.part).archived++
+func (c *shCounters) noteFinished(eff *sharedcore.Effects) {
+	for _, r := range eff.Finished {
+		if r.State == sharedcore.Archived {
+			c.part(r.Part).archived++
 		}
 		if c.logged != nil {
-			delete(c.logged, topicstore.MsgRef{Partition: r.part, Offset: r.off})
+			delete(c.logged, topicstore.MsgRef{Partition: r.Part, Offset: r.Off})
 		}
 	}
 }
 
 // noteMove counts a dead-letter move's outcome and reports whether its
 // failure is the message's first to be logged.
-func (c *shCounters) noteMove(mv shRef, err error, parts []*shPart) (logIt bool) {
-	pc := c.part(mv.part)
+func (c *shCounters) noteMove(mv sharedcore.Ref, err error, parts []*sharedcore.Part) (logIt bool) {
+	pc := c.part(mv.Part)
 	if err == nil {
 		pc.moved++
 		return false
 	}
 	pc.failures++
 	pc.lastErr = err.Error()
-	ref := topicstore.MsgRef{Partition: mv.part, Offset: mv.off}
+	ref := topicstore.MsgRef{Partition: mv.Part, Offset: mv.Off}
 	if _, ok := c.logged[ref]; ok {
 		return false
 	}
 	if c.logged == nil {
 		c.logged = map[topicstore.MsgRef]struct{}{}
 	}
-	if len(c.logged) >= 4*DefaultSharedWindow { // bound: forget what retention removed
+	if len(c.logged) >= 4*sharedcore.DefaultWindow { // bound: forget what retention removed
 		for r := range c.logged {
-			if int(r.Partition) >= len(parts) || r.Offset < parts[r.Partition].start {
+			if int(r.Partition) >= len(parts) || r.Offset < parts[r.Partition].Start {
 				delete(c.logged, r)
 			}
 		}
@@ -88,8 +91,8 @@ func (c *shCounters) fill(st *topicstore.SharedPartitionStats) {
 }
 
 // logMoveFailure logs a message's first failed dead-letter move.
-func (s *PebbleStore) logMoveFailure(topic, consumer, dlq string, mv shRef, err error) {
+func (s *PebbleStore) logMoveFailure(topic, consumer, dlq string, mv sharedcore.Ref, err error) {
 	s.opts.Logger.Warn("dead-letter move failed; the message stays in the queue and the move is retried after its next failed delivery",
-		"topic", topic, "consumer", consumer, "partition", mv.part, "offset", mv.off,
+		"topic", topic, "consumer", consumer, "partition", mv.Part, "offset", mv.Off,
 		"dead_letter_queue", dlq, "error", err)
 }

@@ -1,7 +1,6 @@
 package pebblestore
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/sharedcore"
 )
 
 // Shared consumers: the SharedStore methods (see shared.go).
@@ -21,14 +21,7 @@ import (
 // sorted by (partition, offset). A streaming consumer gives ErrNotShared.
 // It returns once the new delivery counts are durable.
 func (s *PebbleStore) Acquire(ctx context.Context, req topicstore.AcquireRequest) ([]topicstore.Acquired, error) {
-	res, err := s.AcquireAsync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := res.Wait(); err != nil {
-		return nil, err
-	}
-	return res.Messages, nil
+	return topicstore.WaitAcquired(s.AcquireAsync(ctx, req))
 }
 
 func noWait() error { return nil }
@@ -58,22 +51,22 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		return res, err
 	}
 	now := s.opts.Clock()
-	var eff shEffects
-	m.core.expire(now.UnixNano(), &eff)
+	var eff sharedcore.Effects
+	m.core.Expire(now.UnixNano(), &eff)
 	timeout := req.Timeout
 	if timeout <= 0 {
-		timeout = m.core.cfg.timeout
+		timeout = m.core.Cfg.Timeout
 	}
 	until := now.Add(timeout)
 	var refs []topicstore.MsgRef
 	var out []topicstore.Acquired
 	early := noWait
 	count := func(r topicstore.MsgRef) {
-		e := m.core.parts[r.Partition].at(r.Offset)
-		eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail, deliv: e.deliveries})
+		e := m.core.Parts[r.Partition].At(r.Offset)
+		eff.Counts = append(eff.Counts, sharedcore.Ref{Part: r.Partition, Off: r.Offset, State: sharedcore.Avail, Deliv: e.Deliveries})
 	}
 	if err = s.sharedFill(t, m, &eff); err == nil { // else: still persist eff, do the moves
-		refs = m.core.pick(now.UnixNano(), req.Max, req.Session, until.UnixNano())
+		refs = m.core.Pick(now.UnixNano(), req.Max, holder(req.Session), until.UnixNano())
 		if len(refs) > 0 {
 			// The new counts go to the WAL before the messages are read,
 			// so that their fsync runs meanwhile.
@@ -83,7 +76,7 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 			if early, err = s.sharedPersist(m, &eff); err != nil {
 				early = noWait
 			}
-			eff = shEffects{moves: eff.moves}
+			eff = sharedcore.Effects{Moves: eff.Moves}
 		}
 		if err == nil {
 			out, err = s.sharedFetch(ctx, t, refs)
@@ -97,25 +90,25 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		}
 		for _, a := range out[n:] { // not delivered: the count goes back down
 			r := topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
-			m.core.unpick(r)
+			m.core.Unpick(r)
 			count(r)
 		}
 		out = out[:n]
 	}
 	if err != nil {
 		for _, r := range refs {
-			m.core.unpick(r)
+			m.core.Unpick(r)
 			count(r)
 		}
 		out = nil
 	}
 	for i := range out {
-		e := m.core.parts[out[i].Message.Partition].at(out[i].Message.Offset)
-		out[i].DeliveryCount, out[i].LockedUntil = int(e.deliveries), until
+		e := m.core.Parts[out[i].Message.Partition].At(out[i].Message.Offset)
+		out[i].DeliveryCount, out[i].LockedUntil = int(e.Deliveries), until
 	}
 	if err == nil && len(out) == 0 && req.Watch {
 		res.Published, res.Freed = published, m.wakeChan()
-		if next := m.core.nextReady(now.UnixNano()); next > 0 {
+		if next := m.core.NextReady(now.UnixNano()); next > 0 {
 			res.NextReady = time.Duration(next - now.UnixNano())
 		}
 	}
@@ -129,7 +122,7 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		if perr == nil {
 			_ = wait()
 		}
-		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+		s.sharedMoves(req.Topic, req.Consumer, eff.Moves)
 		return topicstore.AcquireResult{Wait: noWait}, err
 	}
 	slices.SortFunc(out, func(a, b topicstore.Acquired) int {
@@ -139,7 +132,7 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		return cmp.Compare(a.Message.Offset, b.Message.Offset)
 	})
 	res.Messages = out
-	moves := eff.moves
+	moves := eff.Moves
 	res.Wait = func() error {
 		err := early()
 		if err2 := wait(); err == nil {
@@ -164,29 +157,9 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicsto
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	byPart := map[int32][]int64{}
-	for _, r := range refs {
-		byPart[r.Partition] = append(byPart[r.Partition], r.Offset)
-	}
-	got := make(map[topicstore.MsgRef]topicstore.Message, len(refs))
-	for pi, offs := range byPart {
-		slices.Sort(offs)
-		i := 0
-		err := s.Scan(ctx, t.cfg.Name, topicstore.ScanRange{Partition: pi, Start: offs[0], End: offs[len(offs)-1] + 1}, func(msg *topicstore.Message) bool {
-			for i < len(offs) && offs[i] < msg.Offset {
-				i++
-			}
-			if i < len(offs) && offs[i] == msg.Offset {
-				c := *msg
-				c.Body = bytes.Clone(msg.Body)
-				c.Attrs = slices.Clone(msg.Attrs)
-				got[topicstore.MsgRef{Partition: pi, Offset: msg.Offset}] = c
-			}
-			return i < len(offs)
-		})
-		if err != nil {
-			return nil, err
-		}
+	got, err := topicstore.ReadRefs(ctx, s, t.cfg.Name, refs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]topicstore.Acquired, 0, len(refs))
 	for _, r := range refs {
@@ -201,14 +174,7 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicsto
 // outcome per ref, in order. Acks and archives are synced, and dead-letter
 // moves done, before it returns.
 func (s *PebbleStore) SharedAction(ctx context.Context, req topicstore.SharedActionRequest) ([]topicstore.SharedOutcome, error) {
-	outs, wait, err := s.SharedActionAsync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := wait(); err != nil {
-		return nil, err
-	}
-	return outs, nil
+	return topicstore.WaitOutcomes(s.SharedActionAsync(ctx, req))
 }
 
 // SharedActionAsync is SharedAction without waiting for durability: the
@@ -223,11 +189,11 @@ func (s *PebbleStore) SharedActionAsync(ctx context.Context, req topicstore.Shar
 		return nil, nil, err
 	}
 	now := s.opts.Clock().UnixNano()
-	var eff shEffects
-	m.core.expire(now, &eff)
+	var eff sharedcore.Effects
+	m.core.Expire(now, &eff)
 	until := req.Until
 	if until.IsZero() { // ActionExtend without Until: by the consumer's timeout
-		until = time.Unix(0, now).Add(m.core.cfg.timeout)
+		until = time.Unix(0, now).Add(m.core.Cfg.Timeout)
 	}
 	outs := make([]topicstore.SharedOutcome, len(req.Refs))
 	for i, r := range req.Refs {
@@ -236,15 +202,15 @@ func (s *PebbleStore) SharedActionAsync(ctx context.Context, req topicstore.Shar
 			outs[i] = topicstore.OutcomeUnknown
 			continue
 		}
-		outs[i] = m.core.act(now, req.Session, req.Action, r, until, &eff)
+		outs[i] = m.core.Act(now, holder(req.Session), req.Action, r, until, &eff)
 	}
 	wait, err := s.sharedPersistDeferred(m, &eff)
 	m.mu.Unlock()
 	if err != nil {
-		s.sharedMoves(req.Topic, req.Consumer, eff.moves)
+		s.sharedMoves(req.Topic, req.Consumer, eff.Moves)
 		return nil, nil, err
 	}
-	moves := eff.moves
+	moves := eff.Moves
 	return outs, func() error {
 		err := wait()
 		s.sharedMoves(req.Topic, req.Consumer, moves)
@@ -269,15 +235,15 @@ func (s *PebbleStore) sharedSyncPositions(ctx context.Context, topic, consumer s
 	defer m.posMu.Unlock()
 	m.mu.Lock()
 	var req topicstore.CommitRequest
-	for pi, p := range m.core.parts {
+	for pi, p := range m.core.Parts {
 		for len(m.posSent) <= pi {
 			m.posSent = append(m.posSent, 0)
 		}
-		drained := len(p.ents) == 0 && p.start > m.posSent[pi]
-		if drained || p.start-m.posSent[pi] >= sharedPositionStep {
+		drained := len(p.Ents) == 0 && p.Start > m.posSent[pi]
+		if drained || p.Start-m.posSent[pi] >= sharedPositionStep {
 			// Expect: a consumer dropped and re-created meanwhile is not moved.
 			req.Positions = append(req.Positions, topicstore.PositionUpdate{Topic: topic, Consumer: consumer,
-				Partition: int32(pi), Offset: p.start, Expect: m.posSent[pi]})
+				Partition: int32(pi), Offset: p.Start, Expect: m.posSent[pi]})
 		}
 	}
 	dead := m.dead
@@ -310,15 +276,15 @@ func (s *PebbleStore) ReleaseSession(topic, consumer string, session uint32, ref
 	if err != nil {
 		return
 	}
-	var eff shEffects
-	m.core.expire(s.opts.Clock().UnixNano(), &eff)
-	m.core.releaseSession(session, refs, &eff)
+	var eff sharedcore.Effects
+	m.core.Expire(s.opts.Clock().UnixNano(), &eff)
+	m.core.ReleaseSession(holder(session), refs, &eff)
 	wait, err := s.sharedPersist(m, &eff)
 	m.mu.Unlock()
 	if err == nil {
 		_ = wait()
 	}
-	s.sharedMoves(topic, consumer, eff.moves)
+	s.sharedMoves(topic, consumer, eff.Moves)
 }
 
 // ReleaseUndelivered hands back messages the session acquired whose rows
@@ -329,12 +295,12 @@ func (s *PebbleStore) ReleaseUndelivered(topic, consumer string, session uint32,
 	if err != nil {
 		return
 	}
-	var eff shEffects
-	m.core.expire(s.opts.Clock().UnixNano(), &eff)
+	var eff sharedcore.Effects
+	m.core.Expire(s.opts.Clock().UnixNano(), &eff)
 	for _, r := range refs {
-		if m.core.unacquire(session, r) {
-			eff.counts = append(eff.counts, shRef{part: r.Partition, off: r.Offset, state: shAvail,
-				deliv: m.core.parts[r.Partition].at(r.Offset).deliveries})
+		if m.core.Unacquire(holder(session), r) {
+			eff.Counts = append(eff.Counts, sharedcore.Ref{Part: r.Partition, Off: r.Offset, State: sharedcore.Avail,
+				Deliv: m.core.Parts[r.Partition].At(r.Offset).Deliveries})
 		}
 	}
 	wait, err := s.sharedPersist(m, &eff)
@@ -342,7 +308,7 @@ func (s *PebbleStore) ReleaseUndelivered(topic, consumer string, session uint32,
 	if err == nil {
 		_ = wait()
 	}
-	s.sharedMoves(topic, consumer, eff.moves)
+	s.sharedMoves(topic, consumer, eff.Moves)
 }
 
 // SharedStats reports each partition's window.
@@ -352,12 +318,12 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]topicstore.SharedPa
 		return nil, err
 	}
 	now := s.opts.Clock().UnixNano()
-	var eff shEffects
-	m.core.expire(now, &eff)
+	var eff sharedcore.Effects
+	m.core.Expire(now, &eff)
 	err = s.sharedFill(t, m, &eff)
-	out := make([]topicstore.SharedPartitionStats, len(m.core.parts))
+	out := make([]topicstore.SharedPartitionStats, len(m.core.Parts))
 	for i := range out {
-		out[i] = m.core.stats(i, now)
+		out[i] = m.core.Stats(i, now)
 		m.counts.fill(&out[i])
 	}
 	wait, perr := s.sharedPersist(m, &eff)
@@ -365,11 +331,11 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]topicstore.SharedPa
 	if perr == nil {
 		perr = wait()
 	}
-	s.sharedMoves(topic, consumer, eff.moves)
+	s.sharedMoves(topic, consumer, eff.Moves)
 	if err == nil {
 		err = perr
 	}
-	if err == nil && len(eff.moves) > 0 {
+	if err == nil && len(eff.Moves) > 0 {
 		return s.SharedStats(topic, consumer) // as of after the moves
 	}
 	return out, err
@@ -385,7 +351,7 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]topicstore.SharedPa
 // offsets.) If the publish fails (no such topic, ...) the message returns to
 // the queue with its delivery count, and the move is retried after its next
 // failure.
-func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
+func (s *PebbleStore) sharedMoves(topic, consumer string, moves []sharedcore.Ref) {
 	for _, mv := range moves {
 		perr := s.sharedPublishDLQ(topic, consumer, mv)
 		ok := perr == nil
@@ -393,22 +359,22 @@ func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
 		if err != nil {
 			return
 		}
-		if m.counts.noteMove(mv, perr, m.core.parts) {
+		if m.counts.noteMove(mv, perr, m.core.Parts) {
 			dlq := ""
 			if cc := findConsumer(m.t, consumer); cc != nil {
 				dlq = cc.DeadLetterQueue
 			}
 			s.logMoveFailure(topic, consumer, dlq, mv, perr)
 		}
-		var eff shEffects
-		if e := m.core.parts[mv.part].at(mv.off); e != nil && e.state == shPending {
+		var eff sharedcore.Effects
+		if e := m.core.Parts[mv.Part].At(mv.Off); e != nil && e.State == sharedcore.Pending {
 			if ok {
-				e.state = shArchived
-				m.core.finishedGroup(e)
-				eff.finished = append(eff.finished, shRef{part: mv.part, off: mv.off, state: shArchived})
+				e.State = sharedcore.Archived
+				m.core.FinishedGroup(e)
+				eff.Finished = append(eff.Finished, sharedcore.Ref{Part: mv.Part, Off: mv.Off, State: sharedcore.Archived})
 			} else {
-				e.state = shAvail
-				m.core.freed = true
+				e.State = sharedcore.Avail
+				m.core.Freed = true
 			}
 		}
 		wait, err := s.sharedPersist(m, &eff)
@@ -419,7 +385,7 @@ func (s *PebbleStore) sharedMoves(topic, consumer string, moves []shRef) {
 	}
 }
 
-func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv shRef) error {
+func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv sharedcore.Ref) error {
 	t, err := s.lookup(topic)
 	if err != nil {
 		return err
@@ -430,12 +396,12 @@ func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv shRef) error {
 	}
 	var dm topicstore.Message
 	found := false
-	err = s.Scan(bgCtx, topic, topicstore.ScanRange{Partition: mv.part, Start: mv.off, End: mv.off + 1}, func(msg *topicstore.Message) bool {
+	err = s.Scan(bgCtx, topic, topicstore.ScanRange{Partition: mv.Part, Start: mv.Off, End: mv.Off + 1}, func(msg *topicstore.Message) bool {
 		dm, found = *msg, true
 		return false
 	})
 	if err != nil || !found {
-		return fmt.Errorf("dead-letter move of %s/%d/%d: message not readable: %v", topic, mv.part, mv.off, err)
+		return fmt.Errorf("dead-letter move of %s/%d/%d: message not readable: %v", topic, mv.Part, mv.Off, err)
 	}
 	data, err := dm.Decode()
 	if err != nil {
@@ -443,10 +409,10 @@ func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv shRef) error {
 	}
 	attrs := append(slices.Clone(dm.Attrs),
 		topicstore.Attr{Key: "dlq_source_topic", Value: topic},
-		topicstore.Attr{Key: "dlq_source_partition", Value: strconv.Itoa(int(mv.part))},
-		topicstore.Attr{Key: "dlq_source_offset", Value: strconv.FormatInt(mv.off, 10)},
-		topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.deliv))})
-	out := topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, consumer, mv.part, mv.off),
+		topicstore.Attr{Key: "dlq_source_partition", Value: strconv.Itoa(int(mv.Part))},
+		topicstore.Attr{Key: "dlq_source_offset", Value: strconv.FormatInt(mv.Off, 10)},
+		topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.Deliv))})
+	out := topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, consumer, mv.Part, mv.Off),
 		SeqNo: 1, HasSeqNo: true, MessageGroupID: dm.MessageGroupID, CreatedAt: dm.CreatedAt,
 		Codec: dm.Codec, Attrs: attrs, Body: data}
 	for _, codec := range []topicstore.Codec{dm.Codec, topicstore.CodecRaw} {

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/sharedcore"
 )
 
 // TestSharedDeadLetterRetry: the dead-letter publish uses a producer and
@@ -30,7 +30,7 @@ func TestSharedDeadLetterRetry(t *testing.T) {
 	act(t, s, "q", "mv", 1, topicstore.ActionRelease, r0(0)) // out of attempts: moved
 	got, _ := scanAll(t, s, "dlq", part(0))
 	eq(t, got, []string{"0:a"})
-	must(t, s.sharedPublishDLQ("q", "mv", shRef{part: 0, off: 0, deliv: 1}))
+	must(t, s.sharedPublishDLQ("q", "mv", sharedcore.Ref{Part: 0, Off: 0, Deliv: 1}))
 	got, _ = scanAll(t, s, "dlq", part(0))
 	eq(t, got, []string{"0:a"})
 	eq(t, stats0(t, s, "q", "mv").StartOffset, int64(1))
@@ -230,30 +230,6 @@ func BenchmarkAcquireAck(b *testing.B) {
 		acked += len(refs)
 	}
 	b.ReportMetric(float64(acked)/time.Since(start).Seconds(), "msgs/s")
-}
-
-func TestSharedCorePick(t *testing.T) {
-	// Pure core: keep order across partitions, dead-letter on expiry.
-	c := &shCore{cfg: shConfig{timeout: time.Second, keepOrder: true, maxAttempts: 1, policy: "move"}, window: 10}
-	mk := func(groups ...string) *shPart {
-		p := &shPart{}
-		for _, g := range groups {
-			p.ents = append(p.ents, shEntry{group: g})
-		}
-		return p
-	}
-	c.parts = []*shPart{mk("a", "a", "b"), mk("a", "c")}
-	got := c.pick(100, 10, 1, 200)
-	sort.Slice(got, func(i, j int) bool { return got[i].Partition < got[j].Partition || got[i].Offset < got[j].Offset })
-	eq(t, got, []topicstore.MsgRef{{Partition: 0, Offset: 0}, {Partition: 0, Offset: 2}, {Partition: 1, Offset: 1}}) // one "a" only
-	eq(t, c.pick(100, 10, 2, 200), []topicstore.MsgRef(nil))
-	var eff shEffects
-	c.expire(150, &eff)
-	eq(t, len(eff.moves), 0)
-	c.expire(200, &eff)
-	eq(t, len(eff.moves), 3) // one attempt each: all go to the DLQ
-	eq(t, c.minDeadline, int64(0))
-	eq(t, c.act(300, 1, topicstore.ActionAck, topicstore.MsgRef{Partition: 0, Offset: 0}, time.Time{}, &eff), topicstore.OutcomeExpired)
 }
 
 // Dropping a shared consumer while it is in use leaves no state behind for

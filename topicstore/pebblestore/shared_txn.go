@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/sharedcore"
 )
 
 // sharedCommitAcks is for the committer (CommitRequest.Acks, acks inside a
@@ -34,12 +35,12 @@ func (s *PebbleStore) sharedCommitAcks(b *pebble.Batch, acks []topicstore.Shared
 	undo := func(committed bool) {
 		for _, p := range pins {
 			p.m.mu.Lock()
-			if e := p.m.core.parts[p.r.Partition].at(p.r.Offset); e != nil && e.state == shPending && !p.m.dead {
+			if e := p.m.core.Parts[p.r.Partition].At(p.r.Offset); e != nil && e.State == sharedcore.Pending && !p.m.dead {
 				if committed {
-					e.state, e.session, e.deadline, e.stored = shAcked, 0, 0, true
+					e.State, e.Holder, e.Deadline, e.Stored = sharedcore.Acked, sharedcore.Holder{}, 0, true
 				} else {
-					e.state, e.deadline = shAcquired, p.prev
-					p.m.core.noteDeadline(p.prev)
+					e.State, e.Deadline = sharedcore.Acquired, p.prev
+					p.m.core.NoteDeadline(p.prev)
 				}
 			}
 			p.m.mu.Unlock()
@@ -56,24 +57,24 @@ func (s *PebbleStore) sharedCommitAcks(b *pebble.Batch, acks []topicstore.Shared
 			return nil, err
 		}
 		for _, r := range a.Refs {
-			var e *shEntry
-			if r.Partition >= 0 && int(r.Partition) < len(m.core.parts) {
-				e = m.core.parts[r.Partition].at(r.Offset)
+			var e *sharedcore.Entry
+			if r.Partition >= 0 && int(r.Partition) < len(m.core.Parts) {
+				e = m.core.Parts[r.Partition].At(r.Offset)
 			}
-			if e == nil || e.state != shAcquired || e.session != a.Session || e.deadline <= now.UnixNano() {
+			if e == nil || !m.core.Held(now.UnixNano(), holder(a.Session), r) {
 				m.mu.Unlock()
 				undo(false)
 				return nil, fmt.Errorf("%w: topic %q consumer %q partition %d offset %d session %d",
 					topicstore.ErrLockExpired, a.Topic, a.Consumer, r.Partition, r.Offset, a.Session)
 			}
-			pins = append(pins, pin{m, r, e.deadline})
-			e.state = shPending
+			pins = append(pins, pin{m, r, e.Deadline})
+			e.State = sharedcore.Pending
 			keys = append(keys, sharedDoneKey(m.id, m.consumer, r.Partition, r.Offset))
 		}
 		m.mu.Unlock()
 	}
 	for _, k := range keys {
-		_ = b.Set(k, []byte{shAcked}, nil)
+		_ = b.Set(k, []byte{byte(sharedcore.Acked)}, nil)
 	}
 	return undo, nil
 }

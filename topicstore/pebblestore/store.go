@@ -59,7 +59,7 @@ type Options struct {
 	// means slog.Default().
 	Logger *slog.Logger
 
-	// SharedWindow is the per-partition acquisition window of shared consumers (offsets from the first unfinished one); default DefaultSharedWindow (1000).
+	// SharedWindow is the per-partition acquisition window of shared consumers (offsets from the first unfinished one); default sharedcore.DefaultWindow (1000).
 	SharedWindow int
 
 	fs        vfs.FS // test hook: Pebble's file system
