@@ -103,6 +103,9 @@ type prodState struct {
 type posState struct {
 	seq uint64
 	off int64
+	// reset: the consumer was dropped and added again since; off is not
+	// its position (seq still is the subject's last sequence).
+	reset bool
 }
 
 func newTopicState(rec catalogRec, seq uint64) *topicState {
@@ -359,7 +362,11 @@ func (s *Store) initialPositions(t *topicState, prev []topicstore.ConsumerConfig
 		if o, ok := had[c.Name]; ok && o.ReadFrom.Equal(c.ReadFrom) {
 			continue
 		}
-		delete(t.pos, c.Name) // a consumer dropped and added again starts over
+		// A consumer dropped and added again starts over; its subjects'
+		// last sequences are kept, the next commits' expectations.
+		for _, st := range t.pos[c.Name] {
+			st.reset = true
+		}
 		init := map[int32]int64{}
 		for p, ps := range t.parts {
 			if c.ReadFrom.IsZero() {

@@ -33,7 +33,7 @@ func hasConsumer(t *topicState, name string) bool {
 func (s *Store) position(t *topicState, consumer string, p int32) int64 {
 	ps := t.parts[p]
 	off, ok := int64(0), false
-	if st := t.pos[consumer][p]; st != nil {
+	if st := t.pos[consumer][p]; st != nil && !st.reset {
 		off, ok = st.off, true
 	} else if init, found := t.initial[consumer][p]; found {
 		off, ok = init, true
@@ -383,7 +383,7 @@ func drained(t *topicState) []int32 {
 		}
 		done := true
 		for _, pos := range t.pos {
-			if st := pos[int32(i)]; st != nil && st.off < ps.end {
+			if st := pos[int32(i)]; st != nil && !st.reset && st.off < ps.end {
 				done = false
 			}
 		}
