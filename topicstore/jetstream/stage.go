@@ -2,9 +2,7 @@ package jetstream
 
 import (
 	"context"
-	"crypto/rand"
 
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"sync"
@@ -42,12 +40,6 @@ type stagings struct {
 type staging struct {
 	committing bool
 	committed  bool
-}
-
-func newGatewayID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func (s *Store) stagedSubject(txnID uint64) string {

@@ -115,12 +115,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
 		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
-	s.stage = stagings{gw: newGatewayID(), open: map[uint64]*staging{}}
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
 	}
+	// One random id names this gateway everywhere: lock holders (shared
+	// consumers), staging subjects, guards, record writers, leases.
 	s.sh.gw = newHolderGateway()
+	s.stage = stagings{gw: strconv.FormatUint(s.sh.gw, 16), open: map[uint64]*staging{}}
 	if s.stream, err = s.ensureStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
