@@ -143,6 +143,9 @@ type topicConfigView struct {
 }
 
 func (s *Store) topic(name string) (topicConfigView, error) {
+	if err := s.known(name); err != nil {
+		return topicConfigView{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.byName[name]
@@ -254,13 +257,7 @@ func (s *Store) catchUp(refusal error) error {
 			}
 		}
 	}
-	ctx, cancel := s.request(context.Background())
-	defer cancel()
-	info, err := s.stream.Info(ctx)
-	if err != nil {
-		return s.unavailable(err)
-	}
-	return s.waitApplied(context.Background(), info.State.LastSeq)
+	return s.sync(context.Background())
 }
 
 // groupPlan is one batch and what each request of it gets.

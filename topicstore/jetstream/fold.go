@@ -137,6 +137,18 @@ func (s *Store) startFold(ctx context.Context) error {
 	return s.waitApplied(ctx, last)
 }
 
+// sync waits until the fold has applied everything the stream held when
+// it was called (its last sequence, asked of the stream's leader).
+func (s *Store) sync(ctx context.Context) error {
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	info, err := s.stream.Info(rctx)
+	if err != nil {
+		return s.unavailable(err)
+	}
+	return s.waitApplied(ctx, info.State.LastSeq)
+}
+
 // waitApplied blocks until the fold has applied seq (or ctx ends).
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	ctx, cancel := s.request(ctx)
