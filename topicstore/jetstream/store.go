@@ -58,6 +58,9 @@ type Store struct {
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
 	closed  bool
 	foldErr error
+	filling bool   // a fill runs
+	fillTo  uint64 // the highest sequence a fill was asked for
+	stalled bool   // fill, not the consumer, folded the last message: the consumer is behind
 
 	cons    natsjs.ConsumeContext
 	commits chan *commitReq
