@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -214,8 +215,14 @@ func (s *Store) drain() {
 }
 
 // runGroup plans, publishes and settles one group, planning again after
-// a refusal that says the fold was behind.
+// a refusal that says the fold was behind (10071: after catching up with
+// the sequence it names) or that another publish to one of the batch's
+// subjects is still being proposed (10164: after a short, growing, random
+// pause, since two gateways writing one partition meet there all the
+// time). It gives up after maxAttempts or the store's timeout, whichever
+// comes first, with ErrUnavailable.
 func (s *Store) runGroup(group []*commitReq) {
+	deadline := time.Now().Add(s.opts.Timeout)
 	for attempt := 0; ; attempt++ {
 		p := s.plan(group)
 		if len(p.msgs) == 0 {
@@ -231,17 +238,26 @@ func (s *Store) runGroup(group []*commitReq) {
 			return
 		}
 		code := ErrorCode(err)
-		stale := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant
-		retry := stale || code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight
-		if !retry || attempt >= maxAttempts {
+		retry := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant ||
+			code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight
+		if !retry {
 			p.settle(s.unavailable(err))
 			return
 		}
-		if stale {
+		if attempt >= maxAttempts || time.Now().After(deadline) {
+			p.settle(fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times in %v, each time for a write to the same subjects still in progress or not yet seen by this gateway (without a majority of the nodes none completes): %v",
+				topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), attempt+1, s.opts.Timeout, err))
+			return
+		}
+		switch code {
+		case ErrCodeWrongLastSequence:
 			if err := s.catchUp(err); err != nil {
 				p.settle(err)
 				return
 			}
+		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
+			d := time.Millisecond << min(attempt, 5)
+			time.Sleep(d/2 + rand.N(d/2))
 		}
 	}
 }

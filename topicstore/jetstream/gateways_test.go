@@ -43,3 +43,43 @@ func TestTopicCreatedElsewhereKnownAtOnce(t *testing.T) {
 	_, err := b.Topic("never")
 	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
 }
+
+// TestGatewaysContendForOnePartition: two stores (gateways) whose writers
+// all append to one partition. Their batches keep meeting another's
+// publish still being proposed (10164) or a fold that has not seen it yet
+// (10071); every commit still succeeds, and the offsets are contiguous.
+func TestGatewaysContendForOnePartition(t *testing.T) {
+	c := jstest.Start(t, 3)
+	ctx := context.Background()
+	open := func() *jetstream.Store {
+		s, err := jetstream.Open(ctx, jetstream.Options{URLs: c.URLs(), Stream: "TGHOT"})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	stores := []*jetstream.Store{open(), open()}
+	require.NoError(t, stores[0].CreateTopic(ctx, topicstore.TopicConfig{Name: "hot", MinActivePartitions: 1}))
+	const writers, each = 8, 150
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			s := stores[w%2]
+			for i := range each {
+				_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "hot", Messages: []topicstore.Message{
+					{Partition: 0, ProducerID: fmt.Sprint("w", w), SeqNo: int64(i + 1), HasSeqNo: true, Body: []byte("x")}}}}})
+				if err != nil {
+					errs <- fmt.Errorf("writer %d commit %d: %w", w, i, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errs)
+	}
+	ti, err := open().Topic("hot") // a store opened now has folded all of it
+
+	require.NoError(t, err)
+	require.Equal(t, int64(writers*each), ti.Partitions[0].EndOffset)
+}

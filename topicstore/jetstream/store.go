@@ -212,8 +212,11 @@ func (s *Store) request(ctx context.Context) (context.Context, context.CancelFun
 
 // unavailable wraps a cluster error so the caller can tell it apart.
 func (s *Store) unavailable(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, natsjs.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionClosed) {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, natsjs.ErrNoStreamResponse) {
+		// At once, not after the timeout: no node serves the stream now.
+		return fmt.Errorf("%w: the NATS cluster (%s) has no leader for stream %s (is a majority of its nodes up?): %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) {
 		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Timeout, err)
 	}
 	return err
