@@ -135,7 +135,7 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 	st, err := s.js.Stream(ctx, s.opts.Stream)
 	if err == nil {
 		if st.CachedInfo().Config.Metadata[streamMark] == "" {
-			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
+			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream (--nats-stream), or remove that one", s.opts.Stream, streamMark)
 		}
 		return st, nil
 	}
