@@ -57,3 +57,28 @@ func TestFoldFillsWhenConsumerStalls(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(n), p.MaxSeqNo, "b folded a's producer state")
 }
+
+// TestLeaderGetMatchesDirectGet: the fallback of a record batch read that
+// a lagging replica answered "not found" (leaderGet) returns what a direct
+// get does, and a sequence the stream lacks is an error.
+func TestLeaderGetMatchesDirectGet(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{URLs: c.URLs(), Replicas: 1, Stream: "TGGET"})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
+	_, err = s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+		{Partition: 0, Body: []byte("one")}, {Partition: 0, Body: []byte("two")}}}}})
+	require.NoError(t, err)
+	s.mu.Lock()
+	seq := s.byName["t"].parts[0].recs[0].seq
+	s.mu.Unlock()
+	direct, err := s.stream.GetMsg(ctx, seq)
+	require.NoError(t, err)
+	got, err := s.leaderGet(ctx, seq)
+	require.NoError(t, err)
+	require.Equal(t, direct.Data, got)
+	_, err = s.leaderGet(ctx, seq+1000)
+	require.ErrorContains(t, err, "is gone from the leader too")
+}
