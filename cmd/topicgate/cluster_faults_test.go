@@ -148,10 +148,7 @@ func dedupWriter(ctx context.Context, stop *atomic.Bool, p *crashProducer, dsn f
 	}()
 	for ctx.Err() == nil && (p.inflight != nil || !stop.Load()) {
 		if c == nil {
-			var err error
-			if c, err = pgx.Connect(ctx, dsn()); err != nil {
-				c = nil
-				time.Sleep(20 * time.Millisecond) // the gateway is down: try again
+			if c = dialGateway(ctx, dsn()); c == nil {
 				continue
 			}
 		}
@@ -199,6 +196,17 @@ func dedupWriter(ctx context.Context, stop *atomic.Bool, p *crashProducer, dsn f
 	}
 }
 
+// dialGateway connects to dsn, or returns nil after a short pause if the
+// gateway does not answer (it is down: the caller tries again).
+func dialGateway(ctx context.Context, dsn string) *pgx.Conn {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	}
+	return c
+}
+
 // clusterLoad is a set of dedup writers on topic t, spread over gateways.
 type clusterLoad struct {
 	producers []*crashProducer
@@ -209,14 +217,22 @@ type clusterLoad struct {
 	wg        sync.WaitGroup
 }
 
-// startDedupLoad starts writers writers on topic t; writer k writes
-// through dsns[k % len(dsns)]().
-func startDedupLoad(writers int, dsns []func() string, seed uint64) *clusterLoad {
+// newProducers returns n dedup producers w0, w1, ... that wrote nothing.
+func newProducers(n int) []*crashProducer {
+	out := make([]*crashProducer, n)
+	for k := range out {
+		out[k] = &crashProducer{id: fmt.Sprintf("w%d", k), partition: -1}
+	}
+	return out
+}
+
+// startDedupLoad starts a writer per producer on topic t, each going on
+// from the producer's last acknowledged seqno; writer k writes through
+// dsns[k % len(dsns)]().
+func startDedupLoad(producers []*crashProducer, dsns []func() string, seed uint64) *clusterLoad {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	l := &clusterLoad{log: newLoadLog(), cancel: cancel}
-	for k := range writers {
-		p := &crashProducer{id: fmt.Sprintf("w%d", k), partition: -1}
-		l.producers = append(l.producers, p)
+	l := &clusterLoad{producers: producers, log: newLoadLog(), cancel: cancel}
+	for k, p := range producers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -323,7 +339,7 @@ func (g *gwCluster) requireServing(t *testing.T, l *clusterLoad, d downStats) {
 func TestClusterFollowerDown(t *testing.T) {
 	g := faultGateways(t)
 	leader := g.streamLeader()
-	load := startDedupLoad(4, g.gatewayDSNs(), uint64(time.Now().UnixNano()))
+	load := startDedupLoad(newProducers(4), g.gatewayDSNs(), uint64(time.Now().UnixNano()))
 	time.Sleep(500 * time.Millisecond)
 	first := time.Now()
 	for _, f := range []int{(leader + 1) % 3, (leader + 2) % 3} {
@@ -346,7 +362,7 @@ func TestClusterFollowerDown(t *testing.T) {
 func TestClusterStreamLeaderDown(t *testing.T) {
 	g := faultGateways(t)
 	leader := g.streamLeader()
-	load := startDedupLoad(4, g.gatewayDSNs(), uint64(time.Now().UnixNano()))
+	load := startDedupLoad(newProducers(4), g.gatewayDSNs(), uint64(time.Now().UnixNano()))
 	time.Sleep(500 * time.Millisecond)
 	t0 := load.kill(g, leader)
 	next := g.streamLeader()
@@ -432,7 +448,7 @@ func TestClusterMetaLeaderDown(t *testing.T) {
 			return err
 		})
 	}
-	load := startDedupLoad(4, g.gatewayDSNs(), uint64(time.Now().UnixNano()))
+	load := startDedupLoad(newProducers(4), g.gatewayDSNs(), uint64(time.Now().UnixNano()))
 	time.Sleep(500 * time.Millisecond)
 	t0 := load.kill(g, meta)
 	next := g.nodes.MetaLeader()
