@@ -112,15 +112,10 @@ func (t *topicState) notify() {
 }
 
 // startFold starts the ordered consumer and waits until it has folded
-// everything the stream held when Open began.
+// everything the stream holds (sync).
 func (s *Store) startFold(ctx context.Context) error {
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	info, err := s.stream.Info(rctx)
-	if err != nil {
-		return s.unavailable(err)
-	}
-	last := info.State.LastSeq
 	cons, err := s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
 		FilterSubjects: []string{s.prefix + ".>"},
 		HeadersOnly:    true,
@@ -137,7 +132,7 @@ func (s *Store) startFold(ctx context.Context) error {
 		return s.unavailable(err)
 	}
 	s.cons = cc
-	return s.waitApplied(ctx, last)
+	return s.sync(ctx)
 }
 
 // sync waits until the fold has applied everything the stream held when
@@ -153,15 +148,15 @@ func (s *Store) sync(ctx context.Context) error {
 }
 
 // foldHeartbeat is the ordered consumer's idle heartbeat; fillAfter is
-// how long waitApplied waits for it before fetching what it waits for
-// itself (fill).
+// how long waitApplied lets it deliver nothing before fetching what it
+// waits for itself (fill).
 const (
 	foldHeartbeat = time.Second
 	fillAfter     = 250 * time.Millisecond
 )
 
 // waitApplied blocks until the fold has applied seq (or ctx ends). If the
-// ordered consumer has not delivered it after fillAfter, fill fetches it.
+// ordered consumer stops delivering before, fill fetches it (watchFold).
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
@@ -171,14 +166,9 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 		s.mu.Unlock()
 	})
 	defer stop()
-	s.mu.Lock()
-	after := fillAfter
-	if s.stalled {
-		after = 0 // the consumer is not delivering: do not wait for it again
-	}
-	s.mu.Unlock()
-	filler := time.AfterFunc(after, func() { s.fill(seq) })
-	defer filler.Stop()
+	waiting := make(chan struct{})
+	defer close(waiting)
+	go s.watchFold(seq, waiting)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.applied < seq && !s.closed && ctx.Err() == nil {
@@ -191,6 +181,31 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 		return topicstore.ErrClosed
 	}
 	return s.unavailable(ctx.Err())
+}
+
+// watchFold fills up to seq (fill) once the ordered consumer has
+// delivered nothing for fillAfter (at once while it is known to be behind),
+// unless waiting is closed first. A consumer that delivers, however far
+// behind (a gateway replaying the stream at start), is left to it.
+func (s *Store) watchFold(seq uint64, waiting <-chan struct{}) {
+	s.mu.Lock()
+	last, stalled := s.applied, s.stalled
+	s.mu.Unlock()
+	for !stalled {
+		select {
+		case <-waiting:
+			return
+		case <-time.After(fillAfter):
+		}
+		s.mu.Lock()
+		progressed := s.applied > last
+		last, stalled = s.applied, s.stalled
+		s.mu.Unlock()
+		if !progressed {
+			break
+		}
+	}
+	s.fill(seq)
 }
 
 // fill folds the messages up to seq that the ordered consumer has not
