@@ -19,13 +19,8 @@ import (
 func TestFoldFillsWhenConsumerStalls(t *testing.T) {
 	c := jstest.Start(t, 1)
 	ctx := context.Background()
-	open := func() *Store {
-		s, err := Open(ctx, Options{URLs: c.URLs(), Replicas: 1, Stream: "TGFILL", Timeout: 2 * time.Second})
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
+	stores := openStores(t, c, Options{Replicas: 1, Stream: "TGFILL", Timeout: 2 * time.Second}, 2)
+	a, b := stores[0], stores[1]
 	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
 	_, err := b.Topic("t")
 	require.NoError(t, err)
@@ -64,11 +59,9 @@ func TestFoldFillsWhenConsumerStalls(t *testing.T) {
 func TestLeaderGetMatchesDirectGet(t *testing.T) {
 	c := jstest.Start(t, 1)
 	ctx := context.Background()
-	s, err := Open(ctx, Options{URLs: c.URLs(), Replicas: 1, Stream: "TGGET"})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStores(t, c, Options{Replicas: 1, Stream: "TGGET"}, 1)[0]
 	require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
-	_, err = s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+	_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
 		{Partition: 0, Body: []byte("one")}, {Partition: 0, Body: []byte("two")}}}}})
 	require.NoError(t, err)
 	s.mu.Lock()

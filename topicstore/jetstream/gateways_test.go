@@ -1,4 +1,4 @@
-package jetstream_test
+package jetstream
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
-	"topicgate/topicstore/jetstream"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -20,13 +19,8 @@ import (
 func TestTopicCreatedElsewhereKnownAtOnce(t *testing.T) {
 	c := jstest.Start(t, 3)
 	ctx := context.Background()
-	open := func() *jetstream.Store {
-		s, err := jetstream.Open(ctx, jetstream.Options{URLs: c.URLs(), Stream: "TGKNOWN"})
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
+	stores := openStores(t, c, Options{Stream: "TGKNOWN"}, 2)
+	a, b := stores[0], stores[1]
 	for i := range 30 {
 		name := fmt.Sprintf("t%d", i)
 		require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: name, MinActivePartitions: 1}))
@@ -51,13 +45,8 @@ func TestTopicCreatedElsewhereKnownAtOnce(t *testing.T) {
 func TestGatewaysContendForOnePartition(t *testing.T) {
 	c := jstest.Start(t, 3)
 	ctx := context.Background()
-	open := func() *jetstream.Store {
-		s, err := jetstream.Open(ctx, jetstream.Options{URLs: c.URLs(), Stream: "TGHOT"})
-		require.NoError(t, err)
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	stores := []*jetstream.Store{open(), open()}
+	o := Options{Stream: "TGHOT"}
+	stores := openStores(t, c, o, 2)
 	require.NoError(t, stores[0].CreateTopic(ctx, topicstore.TopicConfig{Name: "hot", MinActivePartitions: 1}))
 	const writers, each = 8, 150
 	errs := make(chan error, writers)
@@ -78,8 +67,23 @@ func TestGatewaysContendForOnePartition(t *testing.T) {
 	for range writers {
 		require.NoError(t, <-errs)
 	}
-	ti, err := open().Topic("hot") // a store opened now has folded all of it
+	ti, err := openStores(t, c, o, 1)[0].Topic("hot") // a store opened now has folded all of it
 
 	require.NoError(t, err)
 	require.Equal(t, int64(writers*each), ti.Partitions[0].EndOffset)
+}
+
+// openStores opens n stores on c with o (its URLs filled in), closed when
+// the test ends: n gateways on one stream.
+func openStores(t *testing.T, c *jstest.Cluster, o Options, n int) []*Store {
+	t.Helper()
+	o.URLs = c.URLs()
+	var out []*Store
+	for range n {
+		s, err := Open(context.Background(), o)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		out = append(out, s)
+	}
+	return out
 }
