@@ -27,6 +27,9 @@ type crashServer struct {
 	t       *testing.T
 	bin     string
 	dataDir string
+	// args, when set, replace --data-dir: a gateway on a cluster is given
+	// --store and its flags instead.
+	args    []string
 	logPath string
 	log     *os.File
 
@@ -148,7 +151,11 @@ func (s *crashServer) start() {
 	for attempt := 1; ; attempt++ {
 		s.addr = crashFreePort(t)
 		fmt.Fprintf(s.log, "=== %s start on %s (attempt %d)\n", time.Now().Format(time.RFC3339Nano), s.addr, attempt)
-		cmd := osexec.Command(s.bin, "serve", "--listen", s.addr, "--data-dir", s.dataDir)
+		args := s.args
+		if args == nil {
+			args = []string{"--data-dir", s.dataDir}
+		}
+		cmd := osexec.Command(s.bin, append([]string{"serve", "--listen", s.addr}, args...)...)
 		cmd.Stdout, cmd.Stderr = s.log, s.log
 		cmd.Env = append(os.Environ(), "TOPICGATE_AUTH=trust")
 		if err := cmd.Start(); err != nil {

@@ -14,5 +14,11 @@
 //     multi-connection behaviour through a real driver;
 //   - psql_test: the real psql client;
 //   - crash_test, crash_consumer_test, crash_shared_test, jepsen_test:
-//     durability and transactional guarantees across kill -9.
+//     durability and transactional guarantees across kill -9;
+//   - cluster_gateways_test, cluster_faults_test, cluster_crash_test,
+//     cluster_misconfig_test (TestCluster*): each starts a three-node
+//     JetStream cluster of its own and gateways on it (in-process, or
+//     child processes to SIGKILL), whatever TOPICGATE_TEST_STORE says:
+//     two gateways acting as one server, node faults under load, gateway
+//     and node kills under mixed load, refused misconfigurations.
 package main

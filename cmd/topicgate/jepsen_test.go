@@ -267,6 +267,9 @@ type jepsenState struct {
 	nextInput     int64
 	prevPos       map[int64]int64
 	problems      []string // violations seen by the clients during the load
+	// stop, once set, ends the producer after its current INSERT (the
+	// cluster crash test stops its load so, with the gateways alive).
+	stop atomic.Bool
 
 	doubtCommitted, doubtAborted int
 	consumed                     int
@@ -317,11 +320,18 @@ func jepsenLoadAndKill(ctx context.Context, t *testing.T, s *crashServer, st *je
 	st.problems = nil
 }
 
+// faultErr reports whether err is what a fault may cause once killed is
+// set: a broken connection, or a cluster that did not answer (57P03).
+func faultErr(err error, killed *atomic.Bool) bool {
+	code := pgCode(err)
+	return killed.Load() && (code == "" || code == "57P03")
+}
+
 // jepsenProducer appends 1-8 fresh inputs per autocommit INSERT until the
-// server dies.
+// server dies (or st.stop is set).
 func jepsenProducer(ctx context.Context, c *pgx.Conn, st *jepsenState, killed *atomic.Bool, rng *rand.Rand) {
 	defer c.Close(context.Background())
-	for {
+	for !st.stop.Load() {
 		n := 1 + rng.IntN(8)
 		var sb strings.Builder
 		sb.WriteString("INSERT INTO \"in\" (data) VALUES ")
@@ -347,7 +357,7 @@ func jepsenProducer(ctx context.Context, c *pgx.Conn, st *jepsenState, killed *a
 		}
 		st.mu.Unlock()
 		if err != nil {
-			if !killed.Load() || pgCode(err) != "" {
+			if !faultErr(err, killed) {
 				st.problem("producer: INSERT of %v: unexpected error (killed=%v): %v", ids, killed.Load(), err)
 			}
 			return
@@ -391,7 +401,7 @@ func jepsenTxn(ctx context.Context, dsn string, c *pgx.Conn, w *jWorker, st *jep
 	// killed the transaction is certainly aborted.
 	failed := func(stage string, err error) (*pgx.Conn, bool) {
 		setOutcome(jKilled)
-		if !killed.Load() || pgCode(err) != "" {
+		if !faultErr(err, killed) {
 			st.problem("worker %d txn %s: %s: unexpected error (killed=%v): %v", w.k, tx.id, stage, killed.Load(), err)
 		}
 		return c, false
@@ -542,11 +552,11 @@ func jepsenTxn(ctx context.Context, dsn string, c *pgx.Conn, w *jWorker, st *jep
 			st.problem("worker %d txn %s: after a failed COMMIT the session is in state %q, want idle", w.k, tx.id, s)
 		}
 		return c, true // retry: the next transaction reads again from the committed position
-	case pgCode(err) != "":
+	case pgCode(err) != "" && !faultErr(err, killed):
 		setOutcome(jAborted)
 		st.problem("worker %d txn %s: COMMIT: unexpected error: %v", w.k, tx.id, err)
 		return c, true
-	default:
+	default: // the connection broke, or (on a cluster) 57P03: either way the outcome is unknown
 		setOutcome(jInDoubt)
 		if !killed.Load() {
 			st.problem("worker %d txn %s: COMMIT: connection error with the server alive: %v", w.k, tx.id, err)

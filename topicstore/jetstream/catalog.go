@@ -145,8 +145,26 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 	}
 }
 
+// known makes sure the fold has seen topic name if the stream holds it: a
+// name this gateway does not know may have been created through another
+// gateway a moment ago, so it catches up with the stream (sync) and looks
+// again. Only misses pay the round trip; a topic the stream lacks is
+// ErrTopicNotFound, an unreachable cluster ErrUnavailable.
+func (s *Store) known(name string) error {
+	s.mu.Lock()
+	_, ok := s.byName[name]
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return s.sync(context.Background())
+}
+
 // Topic implements topicstore.Store.
 func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
+	if err := s.known(name); err != nil {
+		return topicstore.TopicInfo{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.byName[name]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,6 +181,9 @@ type topicConfigView struct {
 }
 
 func (s *Store) topic(name string) (topicConfigView, error) {
+	if err := s.known(name); err != nil {
+		return topicConfigView{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.byName[name]
@@ -248,8 +252,14 @@ func (s *Store) drain() {
 }
 
 // runGroup plans, publishes and settles one group, planning again after
-// a refusal that says the fold was behind.
+// a refusal that says the fold was behind (10071: after catching up with
+// the sequence it names) or that another publish to one of the batch's
+// subjects is still being proposed (10164: after a short, growing, random
+// pause, since two gateways writing one partition meet there all the
+// time). It gives up after maxAttempts or the store's timeout, whichever
+// comes first, with ErrUnavailable.
 func (s *Store) runGroup(group []*commitReq) {
+	deadline := time.Now().Add(s.opts.Timeout)
 	for attempt := 0; ; attempt++ {
 		p := s.plan(group)
 		if len(p.msgs) == 0 {
@@ -271,17 +281,26 @@ func (s *Store) runGroup(group []*commitReq) {
 			return
 		}
 		code := ErrorCode(err)
-		stale := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant
-		retry := stale || code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight
-		if !retry || attempt >= maxAttempts {
+		retry := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant ||
+			code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight
+		if !retry {
 			p.settle(s.unavailable(err))
 			return
 		}
-		if stale {
+		if attempt >= maxAttempts || time.Now().After(deadline) {
+			p.settle(fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times in %v, each time for a write to the same subjects still in progress or not yet seen by this gateway (without a majority of the nodes none completes): %v",
+				topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), attempt+1, s.opts.Timeout, err))
+			return
+		}
+		switch code {
+		case ErrCodeWrongLastSequence:
 			if err := s.catchUp(err); err != nil {
 				p.settle(err)
 				return
 			}
+		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
+			d := time.Millisecond << min(attempt, 5)
+			time.Sleep(d/2 + rand.N(d/2))
 		}
 	}
 }
@@ -320,13 +339,7 @@ func (s *Store) catchUp(refusal error) error {
 			}
 		}
 	}
-	ctx, cancel := s.request(context.Background())
-	defer cancel()
-	info, err := s.stream.Info(ctx)
-	if err != nil {
-		return s.unavailable(err)
-	}
-	return s.waitApplied(context.Background(), info.State.LastSeq)
+	return s.sync(context.Background())
 }
 
 // groupPlan is one batch and what each request of it gets.

@@ -68,6 +68,20 @@
 //     publishes at once (~1ms) while a stream create times out:
 //     TestMetaLeaderDown. So topic DDL, not writes, depends on the meta
 //     leader.
+//   - The fold's ordered consumer is an R1 consumer on one node: when that
+//     node dies nats.go notices after two missed heartbeats, and when the
+//     gateway's connection moves to another node it creates a new
+//     consumer, which needs the meta leader (4-8s after a kill of it).
+//     Meanwhile waitApplied fills the fold from batched direct gets, which
+//     any current replica answers (TestFoldFillsWhenConsumerStalls;
+//     cmd/topicgate TestClusterMetaLeaderDown, TestClusterFollowerDown:
+//     only INSERTs in flight on a connection to the killed node fail).
+//   - A direct get may be answered by a replica that does not hold the
+//     message yet (seen after a stream leader kill and restart: 10037);
+//     Scan then asks the leader (cmd/topicgate TestClusterCrash).
+//   - Two gateways writing one partition meet 10164 on most contended
+//     commits; a short random back-off and a new plan settle them
+//     (TestGatewaysContendForOnePartition).
 //   - Nats-Msg-Id in a batch: a retried batch whose ids are stored is
 //     refused whole with 10201 (a single publish is deduplicated silently
 //     instead); Nats-Expected-Last-Msg-Id is refused in a batch (10177):

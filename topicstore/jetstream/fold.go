@@ -129,15 +129,10 @@ func (t *topicState) notify() {
 }
 
 // startFold starts the ordered consumer and waits until it has folded
-// everything the stream held when Open began.
+// everything the stream holds (sync).
 func (s *Store) startFold(ctx context.Context) error {
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	info, err := s.stream.Info(rctx)
-	if err != nil {
-		return s.unavailable(err)
-	}
-	last := info.State.LastSeq
 	cons, err := s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
 		FilterSubjects: []string{s.prefix + ".>"},
 		HeadersOnly:    true,
@@ -146,15 +141,39 @@ func (s *Store) startFold(ctx context.Context) error {
 	if err != nil {
 		return s.unavailable(err)
 	}
-	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) })
+	// A heartbeat every second (nats.go's default is 5s, and it
+	// re-creates the consumer after two missed ones): the consumer lives on
+	// one node, and when that node dies the fold stalls until then.
+	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) }, natsjs.PullHeartbeat(foldHeartbeat))
 	if err != nil {
 		return s.unavailable(err)
 	}
 	s.cons = cc
-	return s.waitApplied(ctx, last)
+	return s.sync(ctx)
 }
 
-// waitApplied blocks until the fold has applied seq (or ctx ends).
+// sync waits until the fold has applied everything the stream held when
+// it was called (its last sequence, asked of the stream's leader).
+func (s *Store) sync(ctx context.Context) error {
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	info, err := s.stream.Info(rctx)
+	if err != nil {
+		return s.unavailable(err)
+	}
+	return s.waitApplied(ctx, info.State.LastSeq)
+}
+
+// foldHeartbeat is the ordered consumer's idle heartbeat; fillAfter is
+// how long waitApplied lets it deliver nothing before fetching what it
+// waits for itself (fill).
+const (
+	foldHeartbeat = time.Second
+	fillAfter     = 250 * time.Millisecond
+)
+
+// waitApplied blocks until the fold has applied seq (or ctx ends). If the
+// ordered consumer stops delivering before, fill fetches it (watchFold).
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
@@ -164,6 +183,9 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 		s.mu.Unlock()
 	})
 	defer stop()
+	waiting := make(chan struct{})
+	defer close(waiting)
+	go s.watchFold(seq, waiting)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.applied < seq && !s.closed && ctx.Err() == nil {
@@ -178,20 +200,132 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	return s.unavailable(ctx.Err())
 }
 
+// watchFold fills up to seq (fill) once the ordered consumer has
+// delivered nothing for fillAfter (at once while it is known to be behind),
+// unless waiting is closed first. A consumer that delivers, however far
+// behind (a gateway replaying the stream at start), is left to it.
+func (s *Store) watchFold(seq uint64, waiting <-chan struct{}) {
+	s.mu.Lock()
+	last, stalled := s.applied, s.stalled
+	s.mu.Unlock()
+	for !stalled {
+		select {
+		case <-waiting:
+			return
+		case <-time.After(fillAfter):
+		}
+		s.mu.Lock()
+		progressed := s.applied > last
+		last, stalled = s.applied, s.stalled
+		s.mu.Unlock()
+		if !progressed {
+			break
+		}
+	}
+	s.fill(seq)
+}
+
+// fill folds the messages up to seq that the ordered consumer has not
+// delivered, fetching them itself with batched direct gets (the messages
+// at or after a sequence, which any current replica serves, with neither
+// the stream's leader nor the meta leader). The consumer stalls when its
+// node dies (until two missed heartbeats) and when the gateway's
+// connection moves to another node; either way a new consumer must be
+// created, which needs the meta leader: a gateway must not stop
+// committing for that, nor fall behind the other gateways' writes. A
+// replica holds a prefix of the stream, so what it returns is the next
+// messages; one that lacks them answers not found, and fill asks again.
+// One fill runs at a time, up to the highest sequence asked for, until it
+// has made no progress for the store's timeout.
+func (s *Store) fill(seq uint64) {
+	s.mu.Lock()
+	s.fillTo = max(s.fillTo, seq)
+	if s.filling {
+		s.mu.Unlock()
+		return
+	}
+	s.filling = true
+	defer func() {
+		s.filling = false
+		s.mu.Unlock()
+	}()
+	giveUp := time.Now().Add(s.opts.Timeout)
+	for s.applied < s.fillTo && !s.closed && time.Now().Before(giveUp) {
+		next := s.applied + 1
+		s.mu.Unlock()
+		if n, _ := s.fetchFrom(next); n > 0 {
+			giveUp = time.Now().Add(s.opts.Timeout)
+		} else {
+			time.Sleep(10 * time.Millisecond) // no replica answered, or a lagging one: ask again
+		}
+		s.mu.Lock()
+	}
+}
+
+// fillBatch is how many messages one direct get of fill asks for;
+// fillFetchTimeout is how long it waits for each (a replica answers in a
+// millisecond; a request on a connection to a node that just died is
+// lost, and asked again).
+const (
+	fillBatch        = 500
+	fillFetchTimeout = 250 * time.Millisecond
+)
+
+// fetchFrom folds the messages at and after sequence next that one
+// batched direct get returns, and says how many it folded.
+func (s *Store) fetchFrom(next uint64) (int, error) {
+	inbox := s.nc.NewInbox()
+	sub, err := s.nc.SubscribeSync(inbox)
+	if err != nil {
+		return 0, err
+	}
+	defer sub.Unsubscribe()
+	req, err := json.Marshal(map[string]any{"seq": next, "next_by_subj": s.prefix + ".>", "batch": fillBatch, "max_bytes": 8 << 20})
+	if err != nil {
+		return 0, err
+	}
+	if err := s.nc.PublishRequest("$JS.API.DIRECT.GET."+s.opts.Stream, inbox, req); err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		m, err := sub.NextMsg(min(s.opts.Timeout, fillFetchTimeout))
+		if err != nil {
+			return n, err
+		}
+		if st := m.Header.Get("Status"); st != "" {
+			return n, nil // 204: the end of the batch; 404: nothing at or after next here
+		}
+		seq, err := strconv.ParseUint(m.Header.Get(natsjs.SequenceHeader), 10, 64)
+		if err != nil {
+			return n, fmt.Errorf("direct get: bad %s %q", natsjs.SequenceHeader, m.Header.Get(natsjs.SequenceHeader))
+		}
+		ts, _ := time.Parse(time.RFC3339Nano, m.Header.Get(natsjs.TimeStampHeaer))
+		s.foldAt(seq, m.Header.Get(natsjs.SubjectHeader), m.Header, ts, true)
+		n++
+	}
+}
+
 // fold applies one message's headers.
 func (s *Store) fold(m natsjs.Msg) {
 	md, err := m.Metadata()
 	if err != nil {
 		return
 	}
-	seq := md.Sequence.Stream
+	s.foldAt(md.Sequence.Stream, m.Subject(), m.Headers(), md.Timestamp, false)
+}
+
+// foldAt applies the message at stream sequence seq, unless it was;
+// byFill says fill fetched it, not the consumer.
+func (s *Store) foldAt(seq uint64, subject string, h nats.Header, ts time.Time, byFill bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seq <= s.applied {
-		return // an ordered consumer's redelivery after a reset
+		return // an ordered consumer's redelivery after a reset, or one fill applied
 	}
-	if err := s.apply(m.Subject(), m.Headers(), seq, md.Timestamp); err != nil && s.foldErr == nil {
-		s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, m.Subject(), err)
+	s.stalled = byFill
+	if err := s.apply(subject, h, seq, ts); err != nil && s.foldErr == nil {
+		s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, subject, err)
 	}
 	s.applied = seq
 	s.cond.Broadcast()

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -85,13 +86,11 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rctx, cancel := s.request(ctx)
-		raw, err := s.stream.GetMsg(rctx, rec.seq)
-		cancel()
+		data, err := s.recordBatch(ctx, rec.seq)
 		if err != nil {
 			return s.unavailable(err)
 		}
-		h, payload, err := topicstore.DecodeBatchHeader(raw.Data)
+		h, payload, err := topicstore.DecodeBatchHeader(data)
 		if err != nil {
 			return err
 		}
@@ -128,6 +127,50 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 		}
 	}
 	return nil
+}
+
+// recordBatch fetches the record batch message at seq: by a direct get,
+// which any replica that counts itself current answers, and, if that one
+// has not stored seq yet (it lags the node this gateway's fold read it
+// from by a moment, or is catching up after a restart: "message not
+// found"), from the stream's leader, which has every committed message.
+func (s *Store) recordBatch(ctx context.Context, seq uint64) ([]byte, error) {
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	raw, err := s.stream.GetMsg(rctx, seq)
+	if err == nil {
+		return raw.Data, nil
+	}
+	if !errors.Is(err, natsjs.ErrMsgNotFound) {
+		return nil, err
+	}
+	return s.leaderGet(rctx, seq)
+}
+
+// leaderGet fetches the data of the message at seq from the stream's
+// leader ($JS.API.STREAM.MSG.GET, which only the leader answers).
+func (s *Store) leaderGet(ctx context.Context, seq uint64) ([]byte, error) {
+	req, err := json.Marshal(map[string]uint64{"seq": seq})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+s.opts.Stream, req)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Error   *natsjs.APIError `json:"error"`
+		Message *struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return nil, fmt.Errorf("stream %s message %d: %w", s.opts.Stream, seq, err)
+	}
+	if r.Error != nil || r.Message == nil {
+		return nil, fmt.Errorf("stream %s message %d, which the fold holds, is gone from the leader too: %v", s.opts.Stream, seq, r.Error)
+	}
+	return r.Message.Data, nil
 }
 
 // Producers implements topicstore.Store.

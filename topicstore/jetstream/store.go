@@ -63,6 +63,9 @@ type Store struct {
 	closed  bool
 	foldErr error
 	lease   leaseState // the maintenance lease, as folded
+	filling bool       // a fill runs
+	fillTo  uint64     // the highest sequence a fill was asked for
+	stalled bool       // fill, not the consumer, folded the last message: the consumer is behind
 
 	stage   stagings
 	cons    natsjs.ConsumeContext
@@ -151,7 +154,7 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 	st, err := s.js.Stream(ctx, s.opts.Stream)
 	if err == nil {
 		if st.CachedInfo().Config.Metadata[streamMark] == "" {
-			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
+			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream (--nats-stream), or remove that one", s.opts.Stream, streamMark)
 		}
 		return s.allowRollup(ctx, st)
 	}
@@ -267,8 +270,11 @@ func (s *Store) request(ctx context.Context) (context.Context, context.CancelFun
 
 // unavailable wraps a cluster error so the caller can tell it apart.
 func (s *Store) unavailable(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, natsjs.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionClosed) {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, natsjs.ErrNoStreamResponse) {
+		// At once, not after the timeout: no node serves the stream now.
+		return fmt.Errorf("%w: the NATS cluster (%s) has no leader for stream %s (is a majority of its nodes up?): %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) {
 		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Timeout, err)
 	}
 	return err

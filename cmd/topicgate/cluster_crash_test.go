@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// gatewayProcess is a `topicgate serve --store` child process on g's
+// cluster, so that a test can SIGKILL it; dsn follows its restarts (each
+// start listens on a new port).
+type gatewayProcess struct {
+	*crashServer
+	addr atomic.Pointer[string]
+}
+
+func (g *gwCluster) gatewayProcess() *gatewayProcess {
+	s := newCrashServer(g.t)
+	s.args = []string{"--store", g.nodes.URL(), "--nats-timeout", g.timeout.String()}
+	return &gatewayProcess{crashServer: s}
+}
+
+// start (re)starts the process and waits until it accepts connections.
+func (p *gatewayProcess) start() {
+	p.crashServer.start()
+	dsn := p.crashServer.dsn()
+	p.addr.Store(&dsn)
+}
+
+// currentDSN is safe to call from the load's goroutines.
+func (p *gatewayProcess) currentDSN() string { return *p.addr.Load() }
+
+// rpwLoad runs TestJepsenTransactions' read-process-write workers and
+// input producer (jepsenTxn, jepsenProducer) through gateways until
+// stopped; worker k and the producer go through dsns[k % len(dsns)]() and
+// dsns[1]().
+type rpwLoad struct {
+	st     *jepsenState
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func startRPWLoad(st *jepsenState, dsns []func() string, seed uint64) *rpwLoad {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	l := &rpwLoad{st: st, cancel: cancel}
+	st.stop.Store(false)
+	faults := &atomic.Bool{}
+	faults.Store(true) // gateways and nodes die under this load: any statement may meet that
+	for _, w := range st.workers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(w.k)))
+			dsn := dsns[w.k%len(dsns)]
+			var c *pgx.Conn
+			for !st.stop.Load() && ctx.Err() == nil {
+				if c == nil {
+					if c = dialGateway(ctx, dsn()); c == nil {
+						continue
+					}
+				}
+				var alive bool
+				if c, alive = jepsenTxn(ctx, dsn(), c, w, st, faults, rng); !alive && c != nil {
+					c.Close(context.Background())
+					c = nil
+				}
+			}
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}()
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		rng := rand.New(rand.NewPCG(seed, 99))
+		for !st.stop.Load() && ctx.Err() == nil {
+			if c := dialGateway(ctx, dsns[1%len(dsns)]()); c != nil {
+				jepsenProducer(ctx, c, st, faults, rng)
+			}
+		}
+	}()
+	return l
+}
+
+// stop ends every worker after its transaction, and the producer after
+// its INSERT, and reports what the clients found wrong.
+func (l *rpwLoad) stop(t *testing.T) {
+	t.Helper()
+	l.st.stop.Store(true)
+	l.wg.Wait()
+	l.cancel()
+	for _, p := range l.st.problems {
+		t.Errorf("client: %s", p)
+	}
+	l.st.problems = nil
+}
+
+// TestClusterCrash: mixed load through two gateway processes on one
+// cluster (dedup producers on t; read-process-write transactions from in
+// to out and txlog, retried on 40001, with an input producer) while, one
+// phase each, a gateway is SIGKILLed in the middle of its commits and
+// restarted, and the node leading the stream is SIGKILLed and restarted.
+// After each phase, through a gateway started then (its fold replays the
+// stream): every acknowledged (producer, seqno) is stored exactly once, in
+// seqno order in one partition, offsets contiguous (crashVerify); no input
+// consumed by two commits, out holds exactly the consumed inputs, no torn
+// or aborted transaction visible, no committed position of c moved
+// backwards (jepsenVerify).
+func TestClusterCrash(t *testing.T) {
+	g := startGateways(t, 0, 2*time.Second)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0xc1a5))
+	gws := []*gatewayProcess{g.gatewayProcess(), g.gatewayProcess()}
+	for _, p := range gws {
+		p.start()
+	}
+	dsns := []func() string{gws[0].currentDSN, gws[1].currentDSN}
+	ctx := context.Background()
+
+	c := gws[0].connect(ctx)
+	for _, ddl := range []string{
+		"CREATE TOPIC t WITH (min_active_partitions = 4)",
+		"CREATE TOPIC in (CONSUMER c) WITH (min_active_partitions = 4)",
+		"CREATE TOPIC out WITH (min_active_partitions = 4)",
+		"CREATE TOPIC txlog WITH (min_active_partitions = 2)",
+	} {
+		exec(t, c, ddl)
+	}
+	st := newJepsenState(jepsenWorkers)
+	const prefill = 2000
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"in"}, []string{"partition", "data"}, pgx.CopyFromSlice(prefill, func(i int) ([]any, error) {
+		return []any{int64(i % 4), []byte(jepsenInputID(int64(i)))}, nil
+	}))
+	require.NoError(t, err)
+	for i := range int64(prefill) {
+		st.ackedInputs[jepsenInputID(i)] = true
+	}
+	st.nextInput = prefill
+	c.Close(ctx)
+
+	producers := newProducers(4)
+	phases := []struct {
+		name  string
+		fault func()
+	}{
+		{"gateway A SIGKILLed under load", func() {
+			time.Sleep(time.Duration(700+rng.IntN(600)) * time.Millisecond)
+			gws[0].kill()
+			time.Sleep(300 * time.Millisecond)
+			gws[0].start()
+			time.Sleep(time.Second)
+		}},
+		{"the stream leader SIGKILLed under load", func() {
+			time.Sleep(time.Duration(300+rng.IntN(400)) * time.Millisecond)
+			leader := g.streamLeader()
+			t0 := time.Now()
+			g.nodes.Kill(leader)
+			next := g.streamLeader()
+			t.Logf("node %d killed, node %d leads the stream %v later", leader, next, time.Since(t0).Round(time.Millisecond))
+			time.Sleep(500 * time.Millisecond)
+			g.nodes.Restart(leader)
+			time.Sleep(500 * time.Millisecond)
+		}},
+	}
+	for _, ph := range phases {
+		st.cycle++
+		start := time.Now()
+		dedup := startDedupLoad(producers, dsns, rng.Uint64())
+		rpw := startRPWLoad(st, dsns, rng.Uint64())
+		ph.fault()
+		dedup.stop(t)
+		rpw.stop(t)
+		load := time.Since(start)
+
+		v := connect(t, g.startGateway())
+		crashVerify(t, v, producers, true)
+		sum := jepsenVerify(ctx, t, v, st)
+		t.Logf("%s: %v of load; dedup: %d INSERTs acknowledged, errors:%s", ph.name, load.Round(time.Millisecond), dedup.log.acked(), dedup.log.errorSummary())
+		t.Logf("%s: txns: %d committed, %d rolled back, %d dropped, %d conflicts (40001), %d failed before COMMIT, %d in doubt (%d resolved committed, %d aborted), %d empty; positions %v; in %d, out %d, txlog %d",
+			ph.name, sum.n[jCommitted], sum.n[jRolledBack], sum.n[jDropped], sum.n[jConflict], sum.n[jKilled], sum.n[jInDoubt],
+			sum.doubtCommitted, sum.doubtAborted, sum.n[jEmpty], sum.positions, sum.in, sum.out, sum.txlog)
+		if t.Failed() {
+			return
+		}
+		require.NotZero(t, sum.n[jCommitted], "no transaction committed in this phase: it proved nothing")
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"topicgate/topicstore/jetstream/jstest"
+)
+
+// serveRefused runs `topicgate serve --listen 127.0.0.1:0 args...` and
+// returns what it printed; it must exit with status 1 within 20s, having
+// listened on nothing.
+func serveRefused(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, crashBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "TOPICGATE_AUTH=trust")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "serve %v must be refused; it printed:\n%s", args, out)
+	require.NoError(t, ctx.Err(), "serve %v did not exit within 20s; it printed:\n%s", args, out)
+	require.Equal(t, 1, cmd.ProcessState.ExitCode(), "%s", out)
+	require.NotContains(t, string(out), "topicgate listening on")
+	t.Logf("refused after %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
+	return string(out)
+}
+
+// TestClusterServeRefusesMisconfiguration: `topicgate serve --store` on a
+// cluster it cannot use exits at once with a message that says what is
+// wrong and what to fix.
+func TestClusterServeRefusesMisconfiguration(t *testing.T) {
+	t.Run("Unreachable", func(t *testing.T) {
+		dead := "nats://alice:s3cret@" + crashFreePort(t)
+		out := serveRefused(t, "--store", dead+",nats://"+crashFreePort(t))
+		require.Contains(t, out, "cannot reach the NATS cluster at nats://alice:xxxxx@")
+		require.Contains(t, out, "start the nodes, or fix the --store URL list")
+		require.NotContains(t, out, "s3cret", "a password in --store is never printed")
+	})
+
+	t.Run("NoJetStream", func(t *testing.T) {
+		c := jstest.Start(t, 1, jstest.WithoutJetStream())
+		out := serveRefused(t, "--store", c.URL(), "--replicas", "1")
+		require.Contains(t, out, "JetStream is not enabled")
+		require.Contains(t, out, c.URLs()[0])
+		require.Contains(t, out, "start every node with -js, or give its config a jetstream { store_dir: ... } block")
+	})
+
+	t.Run("StreamOfAnotherApplication", func(t *testing.T) {
+		c := jstest.Start(t, 3)
+		js := jstest.JetStream(t, c.Connect())
+		ctx := context.Background()
+		_, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "TOPICGATE", Subjects: []string{"orders.>"}, Replicas: 3})
+		require.NoError(t, err)
+		out := serveRefused(t, "--store", c.URL())
+		require.Contains(t, out, `the cluster already has a stream "TOPICGATE" that is not topicgate's (it has no "topicgate.store" metadata): give topicgate another stream (--nats-stream), or remove that one`)
+		st, err := js.Stream(ctx, "TOPICGATE")
+		require.NoError(t, err, "the other application's stream is left alone")
+		require.Equal(t, []string{"orders.>"}, st.CachedInfo().Config.Subjects)
+
+		// The fix the message names: another stream.
+		s := newCrashServer(t)
+		s.args = []string{"--store", c.URL(), "--nats-stream", "TOPICGATE2"}
+		s.start()
+		conn := s.connect(ctx)
+		defer conn.Close(ctx)
+		exec(t, conn, "CREATE TOPIC t")
+		require.Equal(t, "INSERT 0 1", exec(t, conn, "INSERT INTO t (data) VALUES ('x')").String())
+		st, err = js.Stream(ctx, "TOPICGATE")
+		require.NoError(t, err)
+		require.Zero(t, st.CachedInfo().State.Msgs, fmt.Sprintf("nothing of topicgate's in the other stream: %+v", st.CachedInfo().State))
+	})
+}

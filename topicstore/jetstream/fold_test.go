@@ -1,0 +1,77 @@
+package jetstream
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jstest"
+)
+
+// TestFoldFillsWhenConsumerStalls: a gateway whose ordered consumer
+// delivers nothing (as when its node died, or when its connection moved
+// and a new consumer waits for the meta leader) still commits, on a fold
+// that fill brings up to date with batched direct gets, past what another
+// gateway wrote meanwhile (more than one fill batch).
+func TestFoldFillsWhenConsumerStalls(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	stores := openStores(t, c, Options{Replicas: 1, Stream: "TGFILL", Timeout: 2 * time.Second}, 2)
+	a, b := stores[0], stores[1]
+	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
+	_, err := b.Topic("t")
+	require.NoError(t, err)
+	b.cons.Stop() // b's fold gets nothing from its consumer from now on
+	write := func(s *Store, producer string, seq int64) {
+		t.Helper()
+		res, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+			{Partition: 0, ProducerID: producer, SeqNo: seq, HasSeqNo: true, Body: []byte("x")}}}}})
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Writes[0].Written)
+	}
+	const n = 400 // three messages each (guard, producer, records): past fillBatch
+	for i := range n {
+		write(a, "pa", int64(i+1))
+	}
+	start := time.Now()
+	write(b, "pb", 1)
+	t.Logf("b's commit on a stalled consumer took %v", time.Since(start))
+	ti, err := b.Topic("t")
+	require.NoError(t, err)
+	require.Equal(t, int64(n+1), ti.Partitions[0].EndOffset)
+	var offs []int64
+	require.NoError(t, b.Scan(ctx, "t", topicstore.ScanRange{Partition: 0, End: -1}, func(m *topicstore.Message) bool {
+		offs = append(offs, m.Offset)
+		return true
+	}))
+	require.Len(t, offs, n+1)
+	p, ok := b.Producer("t", "pa")
+	require.True(t, ok)
+	require.Equal(t, int64(n), p.MaxSeqNo, "b folded a's producer state")
+}
+
+// TestLeaderGetMatchesDirectGet: the fallback of a record batch read that
+// a lagging replica answered "not found" (leaderGet) returns what a direct
+// get does, and a sequence the stream lacks is an error.
+func TestLeaderGetMatchesDirectGet(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	s := openStores(t, c, Options{Replicas: 1, Stream: "TGGET"}, 1)[0]
+	require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
+	_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+		{Partition: 0, Body: []byte("one")}, {Partition: 0, Body: []byte("two")}}}}})
+	require.NoError(t, err)
+	s.mu.Lock()
+	seq := s.byName["t"].parts[0].recs[0].seq
+	s.mu.Unlock()
+	direct, err := s.stream.GetMsg(ctx, seq)
+	require.NoError(t, err)
+	got, err := s.leaderGet(ctx, seq)
+	require.NoError(t, err)
+	require.Equal(t, direct.Data, got)
+	_, err = s.leaderGet(ctx, seq+1000)
+	require.ErrorContains(t, err, "is gone from the leader too")
+}
