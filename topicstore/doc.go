@@ -15,6 +15,8 @@
 //   - api.go: Store, SharedStore, the optional Stager and EngineStatter,
 //     the request and result types, the errors callers map to SQLSTATEs,
 //     the limits and YDB's defaults.
+//   - groups.go: the optional GroupCoordinator, through which gateways
+//     sharing a cluster divide a streaming consumer's partitions.
 //   - config.go: what a valid TopicConfig is (NormalizeConfig, CloneConfig,
 //     MaxPartitions) and what its auto-partitioning fields mean
 //     (AutoPartitioned, StabilizationWindow, SplitThreshold). Every backend
