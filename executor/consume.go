@@ -167,6 +167,10 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 	g := s.eng.groups.get(cr.Topic, cr.Consumer)
 	s.joined(g, cr.Topic)
 	conflicts := 0
+	// On a shared store a read that holds nothing yet waits, even without
+	// WAIT, up to clusterSettle for its gateway's share (cluster.go).
+	var settle <-chan time.Time
+	settled := false
 	for {
 		ti, err := st.Topic(cr.Topic)
 		if err != nil {
@@ -188,6 +192,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 			s.noteTxHold(g)
 		}
 		held, regrouped := g.join(jr)
+		members := g.clusterSeen()
 		if pin {
 			s.deliver.pin(g, held)
 		}
@@ -202,7 +207,16 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if err != nil {
 			return nil, err
 		}
-		if rows.len() > 0 || deadline == nil || o.limit == 0 {
+		wait := deadline != nil
+		if !wait && !settled && rows.len() == 0 && o.limit != 0 && g.clusterPending() {
+			if settle == nil {
+				t := time.NewTimer(clusterSettle)
+				defer t.Stop()
+				settle = t.C
+			}
+			wait = true
+		}
+		if rows.len() > 0 || !wait || o.limit == 0 {
 			// LIMIT 0 joins the read session and returns at once, WAIT or not.
 			err := s.commitReads(ctx, reads)
 			if err != nil && tx == nil && txn.IsConflict(err) && conflicts < maxReadRetries {
@@ -223,8 +237,11 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		select {
 		case <-changed:
 		case <-regrouped:
+		case <-members:
 		case <-deadline:
 			deadline = nil // one last look, then return what there is
+		case <-settle:
+			settled = true
 		case <-ctx.Done():
 			return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 		}

@@ -95,6 +95,7 @@ func New(st topicstore.Store, opts Options) *Engine {
 	e.txm = txn.NewManager(st, txn.Options{Clock: opts.Clock, MaxStagedBytes: opts.MaxTxnBytes,
 		ObserveCommit: func(d time.Duration) { e.metrics.observe(kindCommit, d) }})
 	e.groups.clock, e.groups.grace = opts.Clock, opts.HandoffGrace
+	e.groups.co, _ = st.(topicstore.GroupCoordinator) // several gateways share st (cluster.go)
 	if opts.HandoffGrace == 0 {
 		e.groups.grace = DefaultHandoffGrace
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"topicgate/topicstore"
 )
 
 // DefaultReadSessionIdle is how long a read session keeps its partitions
@@ -58,6 +60,9 @@ type readGroup struct {
 	heldBack bool
 	clock    func() time.Time
 	grace    time.Duration // how long a pin holds a move back (handoff.go)
+	// cl divides the partitions among the gateways first when the store
+	// is shared by several (cluster.go); nil on a store of one process.
+	cl *clusterGroup
 }
 
 // readGroups is the engine's registry of consumer groups.
@@ -66,6 +71,9 @@ type readGroups struct {
 	groups map[groupKey]*readGroup
 	clock  func() time.Time
 	grace  time.Duration // handoff grace (Options.HandoffGrace, resolved)
+	// co is the store as a GroupCoordinator (nil: the store is one
+	// process's, and each group balances over its sessions alone).
+	co topicstore.GroupCoordinator
 }
 
 func (r *readGroups) get(topic, consumer string) *readGroup {
@@ -81,6 +89,9 @@ func (r *readGroups) get(topic, consumer string) *readGroup {
 			clock: r.clock, grace: r.grace}
 		if g.clock == nil {
 			g.clock = time.Now
+		}
+		if r.co != nil {
+			g.cl = &clusterGroup{co: r.co, topic: topic, consumer: consumer}
 		}
 		r.groups[k] = g
 	}
@@ -136,7 +147,7 @@ func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
 		g.sessions = live
 	}
 	g.parents = r.parents
-	if changed || !slices.Equal(g.parts, partitions) || g.graceOver(now) {
+	if changed || !slices.Equal(g.parts, partitions) || g.graceOver(now) || (g.cl != nil && g.cl.stale()) {
 		g.reassign(partitions)
 	}
 	var held []int32
@@ -233,13 +244,19 @@ func (g *readGroup) holder(p int32) uint32 {
 // reassign rebalances over partitions (sorted). A pinned partition the
 // balance would move stays with its holder until its pin ends or it has
 // waited the handoff grace; a partition new to the assignment goes to the
-// holder of its nearest ancestor if that session is live (affinity).
+// holder of its nearest ancestor if that session is live (affinity). On a
+// shared store the balance is over this gateway's share (cluster.go), and
+// a partition that leaves for another gateway is a move like any other.
 func (g *readGroup) reassign(partitions []int32) {
 	now := g.clock()
+	avail, away, saw := partitions, []int32(nil), uint64(0)
+	if g.cl != nil {
+		avail, away, saw = g.cl.share(partitions, len(g.sessions), g.owner)
+	}
 	cur := g.owner
 	if len(g.parents) > 0 {
 		cur = maps.Clone(g.owner)
-		for _, p := range partitions {
+		for _, p := range avail {
 			if _, ok := cur[p]; ok {
 				continue
 			}
@@ -251,9 +268,17 @@ func (g *readGroup) reassign(partitions []int32) {
 			}
 		}
 	}
-	next := balance(partitions, g.sessions, cur, g.sticky)
+	next := balance(avail, g.sessions, cur, g.sticky)
+	for _, p := range away {
+		next[p] = elsewhere
+	}
 	g.parts, g.heldBack = partitions, false
 	g.holdBack(next, now)
+	for p, s := range next {
+		if s == elsewhere {
+			delete(next, p)
+		}
+	}
 	moved := len(next) != len(g.owner)
 	for p, s := range next {
 		if g.owner[p] != s {
@@ -264,5 +289,8 @@ func (g *readGroup) reassign(partitions []int32) {
 	if moved {
 		close(g.changed)
 		g.changed = make(chan struct{})
+	}
+	if g.cl != nil {
+		g.clusterAfter(saw)
 	}
 }
