@@ -345,6 +345,8 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	case "l":
 		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
 		return nil
+	case "m", "h":
+		return s.applyGroup(tok, h, seq) // read-session groups (groups.go)
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {

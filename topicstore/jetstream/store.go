@@ -42,6 +42,9 @@ type Options struct {
 	// lease applies retention (default 30s; negative: never, tests call
 	// RunRetention).
 	RetentionInterval time.Duration
+	// GroupTTL is how long this gateway's read-session memberships outlive
+	// its last renewal (default DefaultGroupTTL; groups.go).
+	GroupTTL time.Duration
 }
 
 // Store is a topicstore.Store on a NATS JetStream cluster. See doc.go for
@@ -74,6 +77,8 @@ type Store struct {
 	wg      sync.WaitGroup
 
 	sh sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
+
+	groups groupsState // read-session groups (groups.go)
 }
 
 // Open connects to the cluster, checks it (Check), creates or adopts the
@@ -136,6 +141,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s.wg.Add(1)
 	go s.committer()
+	s.startGroups(o.GroupTTL)
 	if o.RetentionInterval > 0 {
 		s.wg.Add(1)
 		go s.maintain(o.RetentionInterval)
