@@ -65,6 +65,10 @@ type natsConfig struct {
 	Creds    string // --nats-creds: a .creds file (JWT and NKey seed)
 	CA       string // --nats-ca: the CA of the cluster's TLS certificates
 	Timeout  time.Duration
+	// SessionTTL (--nats-session-ttl) is how long this gateway's read
+	// sessions outlive its last renewal in the cluster (0: the store's
+	// default).
+	SessionTTL time.Duration
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -133,7 +137,7 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 			opts = append(opts, nats.RootCAs(cfg.NATS.CA))
 		}
 		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
-			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout})
+			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
 		}
