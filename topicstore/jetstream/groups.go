@@ -48,9 +48,13 @@ import (
 // Announce only records what the executor wants announced; one goroutine
 // (groupLoop) publishes the latest announcement of each group, in order
 // (a subject never has two publishes in flight: doc.go), and retries what
-// failed at the next renewal. Each publish is followed by a purge of the
-// subject's older messages, so that the stream keeps one record per
-// (group, gateway) and one heartbeat per gateway, not their history. What
+// failed at the next renewal. At each renewal it purges the older messages
+// of the subjects it published on since the last one, so that the stream
+// keeps one record per (group, gateway) and one heartbeat per gateway, not
+// their history; not at each publish, because a purge is a replicated
+// operation of the whole stream and readers joining and leaving all the
+// time would make many (under load the replicas then lag, and a read's
+// direct get answered by one that lags finds no message). What
 // a dead gateway left is purged by the survivors one TTL after it expired
 // (sweepGroups), up to the last sequence they folded of it, so a gateway
 // that was only cut off and comes back is not purged again: it publishes
@@ -94,6 +98,9 @@ type groupsState struct {
 	beatSeq   uint64    // our heartbeat's last sequence
 	beatAt    time.Time // when we last renewed it
 	beatUntil time.Time // until when that renewal lasts
+	// unpurged are the subjects published on since the last renewal, and
+	// their last sequence: what is below it is purged at the next one.
+	unpurged map[string]uint64
 }
 
 // gwBeat is a gateway's last heartbeat.
@@ -327,6 +334,7 @@ func (s *Store) groupLoop() {
 			if s.groupsActive() {
 				s.renewBeat()
 			}
+			s.purgeOld()
 			s.sweepGroups()
 		}
 		s.publishGroups()
@@ -440,8 +448,8 @@ func (s *Store) publishGroups() {
 }
 
 // publishExpecting publishes one message on subj, conditional on the
-// subject's last sequence being expect, then purges the subject's older
-// messages. It returns the sequence the subject ends at (the new message's,
+// subject's last sequence being expect (its older messages are purged at
+// the next renewal: purgeOld). It returns the sequence the subject ends at (the new message's,
 // or on a wrong expectation the one the stream has, for the next try) and
 // whether the message is stored.
 func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg)) (uint64, bool) {
@@ -453,9 +461,10 @@ func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg
 		ack, err := s.js.PublishMsg(ctx, m)
 		cancel()
 		if err == nil {
-			ctx, cancel := s.request(context.Background())
-			_ = s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeKeep(1))
-			cancel()
+			if s.groups.unpurged == nil {
+				s.groups.unpurged = map[string]uint64{}
+			}
+			s.groups.unpurged[subj] = ack.Sequence
 			return ack.Sequence, true
 		}
 		if ErrorCode(err) != ErrCodeWrongLastSequence {
@@ -476,6 +485,20 @@ func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg
 		}
 	}
 	return expect, false
+}
+
+// purgeOld purges what this gateway published before its last message on
+// each subject it published on since the last renewal.
+func (s *Store) purgeOld() {
+	for subj, seq := range s.groups.unpurged {
+		ctx, cancel := s.request(context.Background())
+		err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(seq))
+		cancel()
+		if err != nil {
+			return // the cluster is away: at the next renewal
+		}
+		delete(s.groups.unpurged, subj)
+	}
 }
 
 // sweepGroups tells the groups about members that expired, and purges
