@@ -74,7 +74,8 @@ func fillPartitions(t *testing.T, c *pgx.Conn, n int) {
 // on each gets two partitions each, disjoint; when the session on B closes
 // A gets all four; a session on B gets its two back, and when B's gateway
 // dies (its store closed under its session, so nothing leaves) its share
-// expires after the session TTL and goes to A. Nothing is read twice.
+// expires after the session TTL and goes to A; a third gateway stopped
+// gracefully hands its share to A at once. Nothing is read twice.
 func TestReadSessionsAcrossGateways(t *testing.T) {
 	cfg := clusterConfig(t)
 	const ttl = 2 * time.Second
@@ -137,4 +138,25 @@ func TestReadSessionsAcrossGateways(t *testing.T) {
 	var held int64
 	require.NoError(t, ca.QueryRow(ctx, "SELECT count(*) FROM sys.consumers WHERE topic = 't' AND read_session IS NOT NULL").Scan(&held))
 	require.EqualValues(t, 4, held, "A's session holds every partition")
+
+	// A gateway that stops gracefully hands its share over at once: its
+	// sessions leave before its store closes.
+	gc, err := start(cfg)
+	require.NoError(t, err)
+	cc := connect(t, gc)
+	fillPartitions(t, ca, 1)
+	onC := readPartitions(t, cc)
+	require.Len(t, onC, 2)
+	got = readPartitions(t, ca)
+	require.Len(t, got, 2)
+	for p := range got {
+		require.NotContains(t, onC, p)
+	}
+	stopped := time.Now()
+	require.NoError(t, gc.Close())
+	groupGateways(t, ga, ga)
+	t.Logf("C's share came to A %v after C began to stop", time.Since(stopped))
+	require.Less(t, time.Since(stopped), ttl/2, "no TTL to wait for")
+	fillPartitions(t, ca, 1)
+	require.Equal(t, map[int32]int{0: 1, 1: 1, 2: 1, 3: 1}, readPartitions(t, ca), "A reads C's partitions and its own")
 }
