@@ -239,6 +239,9 @@ func (g *readGroup) watch(stop <-chan struct{}) {
 		select {
 		case <-stop:
 		default:
+			// Sessions that idled out leave now, as another session's
+			// join would have them leave on one gateway.
+			g.expireIdle(g.clock(), 0)
 			g.reassign(g.parts)
 		}
 		g.mu.Unlock()
@@ -264,18 +267,21 @@ func (g *readGroup) clusterAfter(saw uint64) {
 // clusterPending reports whether this gateway's share of the group is
 // still on its way (see clusterGroup.pending); false on one gateway.
 func (g *readGroup) clusterPending() bool {
+	if g.cl == nil { // set when the group is made, never changed
+		return false
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.cl != nil && g.cl.pending
+	return g.cl.pending
 }
 
 // clusterSeen returns the channel closed at the next change of the
 // group's members (nil on one gateway: never).
 func (g *readGroup) clusterSeen() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.cl == nil {
 		return nil
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	return g.cl.seen
 }

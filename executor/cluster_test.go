@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,5 +250,43 @@ func TestClusterGroupHandoff(t *testing.T) {
 	a.leave(1)
 	a.mu.Lock()
 	require.Nil(t, a.cl.stop)
+	a.mu.Unlock()
+}
+
+// TestClusterGroupIdle: a session that stopped reading longer than the
+// idle limit leaves when the group changes, as another session's join
+// would have it leave on one gateway, so a gateway joining gets all.
+func TestClusterGroupIdle(t *testing.T) {
+	var ns atomic.Int64
+	ns.Store(time.Unix(1000, 0).UnixNano())
+	clock := func() time.Time { return time.Unix(0, ns.Load()) }
+	f := newFakeCluster()
+	gateway := func(id string) *readGroup {
+		r := readGroups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, id}}
+		return r.get("t", "c")
+	}
+	a, b := gateway("a"), gateway("b")
+	join := func(g *readGroup, pid uint32) []int32 {
+		held, _ := g.join(joinReq{pid: pid, partitions: parts(4), now: clock(), idle: time.Minute})
+		return held
+	}
+	join(a, 1)
+	ns.Add(int64(2 * time.Minute))
+	join(b, 2)
+	timeout := time.After(5 * time.Second)
+	for {
+		ch := f.changes()
+		if held := join(b, 2); len(held) == 4 {
+			break
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatal("b never gets the partitions of a's idle session")
+		}
+	}
+	a.mu.Lock()
+	require.Empty(t, a.sessions)
+	require.Nil(t, a.cl.stop, "a has no session left: its watcher stopped")
 	a.mu.Unlock()
 }

@@ -62,7 +62,8 @@ type readGroup struct {
 	grace    time.Duration // how long a pin holds a move back (handoff.go)
 	// cl divides the partitions among the gateways first when the store
 	// is shared by several (cluster.go); nil on a store of one process.
-	cl *clusterGroup
+	cl   *clusterGroup
+	idle time.Duration // the last join's joinReq.idle
 }
 
 // readGroups is the engine's registry of consumer groups.
@@ -134,17 +135,9 @@ func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
 		g.sessions = append(g.sessions, pid)
 	}
 	g.lastRead[pid] = now
-	if idle > 0 {
-		live := g.sessions[:0]
-		for _, s := range g.sessions {
-			if s != pid && now.Sub(g.lastRead[s]) > idle {
-				delete(g.lastRead, s)
-				changed = true
-				continue
-			}
-			live = append(live, s)
-		}
-		g.sessions = live
+	g.idle = idle
+	if g.expireIdle(now, pid) {
+		changed = true
 	}
 	g.parents = r.parents
 	if changed || !slices.Equal(g.parts, partitions) || g.graceOver(now) || (g.cl != nil && g.cl.stale()) {
@@ -176,6 +169,26 @@ func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
 		}
 	}
 	return held, g.changed
+}
+
+// expireIdle drops the sessions but keep that have not read for g.idle
+// (0: never) and reports whether it dropped any.
+func (g *readGroup) expireIdle(now time.Time, keep uint32) bool {
+	if g.idle <= 0 {
+		return false
+	}
+	dropped := false
+	live := g.sessions[:0]
+	for _, s := range g.sessions {
+		if s != keep && now.Sub(g.lastRead[s]) > g.idle {
+			delete(g.lastRead, s)
+			dropped = true
+			continue
+		}
+		live = append(live, s)
+	}
+	g.sessions = live
+	return dropped
 }
 
 // unpin ends one read of pid that pinned parts (join's held): once no read

@@ -327,7 +327,7 @@ func (s *Store) groupLoop() {
 	for {
 		select {
 		case <-s.done:
-			s.publishGroups()
+			s.publishGroups(true)
 			return
 		case <-s.groups.kick:
 		case <-tick.C:
@@ -337,7 +337,7 @@ func (s *Store) groupLoop() {
 			s.purgeOld()
 			s.sweepGroups()
 		}
-		s.publishGroups()
+		s.publishGroups(false)
 	}
 }
 
@@ -395,8 +395,10 @@ type groupJob struct {
 }
 
 // publishGroups publishes every announcement not stored yet, the
-// heartbeat first when one of them has sessions and it is not fresh.
-func (s *Store) publishGroups() {
+// heartbeat first when one of them has sessions and it is not fresh. The
+// last one, at Close, gives up at the first failure (the cluster is away:
+// Close must not wait a timeout per group).
+func (s *Store) publishGroups(last bool) {
 	g := &s.groups
 	s.mu.Lock()
 	var jobs []groupJob
@@ -435,6 +437,10 @@ func (s *Store) publishGroups() {
 		})
 		s.mu.Lock()
 		w := g.want[j.k]
+		if w == nil { // its topic was dropped meanwhile
+			s.mu.Unlock()
+			continue
+		}
 		w.seq = seq
 		if ok {
 			w.stored = max(w.stored, j.version)
@@ -444,14 +450,17 @@ func (s *Store) publishGroups() {
 			}
 		}
 		s.mu.Unlock()
+		if !ok && last {
+			return
+		}
 	}
 }
 
 // publishExpecting publishes one message on subj, conditional on the
 // subject's last sequence being expect (its older messages are purged at
-// the next renewal: purgeOld). It returns the sequence the subject ends at (the new message's,
-// or on a wrong expectation the one the stream has, for the next try) and
-// whether the message is stored.
+// the next renewal: purgeOld). It returns the sequence the subject ends at
+// (the new message's, or on a wrong expectation the one the stream has,
+// for the next try) and whether the message is stored.
 func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg)) (uint64, bool) {
 	for try := 0; try < 2; try++ {
 		m := nats.NewMsg(subj)
