@@ -36,7 +36,12 @@ import (
 //     computed from the current membership (its Saw is at least the
 //     group's Epoch): a gateway that has not seen a join yet may still
 //     count on its old share, and must not find a partition of that share
-//     taken under it.
+//     taken under it. A member that has not acknowledged the membership
+//     within clusterAckWait (a live gateway does within milliseconds) is
+//     taken to be dead or cut off, and no longer holds the others back
+//     (what it announces holding stays untouched until it expires):
+//     otherwise a gateway killed without leaving would stop every move of
+//     the consumer for a whole TTL as soon as any gateway joined.
 //
 // So in steady operation a partition is read by one gateway at a time and
 // a rebalance delivers nothing twice. This costs the joining side a round
@@ -60,6 +65,10 @@ import (
 // announcement stored, the other gateways letting the share go).
 const clusterSettle = time.Second
 
+// clusterAckWait is how long a membership change waits for another
+// gateway's acknowledgement before it goes on without it.
+const clusterAckWait = 2 * time.Second
+
 // elsewhere marks, in an assignment being computed, a partition that
 // belongs to another gateway (no session has process id 0): holdBack keeps
 // it with a local holder that pins it, like any move, and reassign drops
@@ -78,6 +87,13 @@ type clusterGroup struct {
 	// yet (another gateway holds them, or has not seen the current
 	// membership), or its own announcement is not stored yet.
 	pending bool
+	// epoch is the membership epoch of the last reassign and when this
+	// gateway first saw it (by the group's clock); recheck, when not zero,
+	// is when a member that has not acknowledged it stops holding the
+	// others back (the watcher reassigns then).
+	epoch   uint64
+	epochAt time.Time
+	recheck time.Time
 	// last is the announcement made last (announced: one was made).
 	last      topicstore.Announcement
 	announced bool
@@ -138,12 +154,16 @@ func splitGroup(partitions []int32, members []topicstore.GroupMember) map[string
 // change and whether something of the share is still to come (pending).
 // Called by reassign with the group's mu held; Members only reads the
 // store's state in memory.
-func (c *clusterGroup) share(partitions []int32, sessions int, owner map[int32]uint32) (mine, away []int32, saw uint64) {
+func (c *clusterGroup) share(partitions []int32, sessions int, owner map[int32]uint32, now time.Time) (mine, away []int32, saw uint64) {
 	view, ch, err := c.co.Members(c.topic, c.consumer)
 	c.seen = ch
+	c.recheck = time.Time{}
 	if err != nil {
 		c.pending = sessions > 0
 		return nil, partitions, 0
+	}
+	if view.Epoch != c.epoch {
+		c.epoch, c.epochAt = view.Epoch, now
 	}
 	self := c.co.GatewayID()
 	taken := map[int32]bool{}
@@ -153,7 +173,11 @@ func (c *clusterGroup) share(partitions []int32, sessions int, owner map[int32]u
 			member = true
 			continue
 		}
-		settled = settled && m.Saw >= view.Epoch
+		if m.Saw < view.Epoch {
+			if giveUp := c.epochAt.Add(clusterAckWait); now.Before(giveUp) {
+				settled, c.recheck = false, giveUp
+			}
+		}
 		for _, p := range m.Held {
 			taken[p] = true
 		}
@@ -196,9 +220,10 @@ func (c *clusterGroup) announce(sessions int, owner map[int32]uint32, saw uint64
 }
 
 // stale reports whether the group's members changed since the last
-// reassign (or the store could not say then).
-func (c *clusterGroup) stale() bool {
-	if c.seen == nil {
+// reassign (or the store could not say then), or a member that has not
+// acknowledged the membership stopped holding the others back.
+func (c *clusterGroup) stale(now time.Time) bool {
+	if c.seen == nil || (!c.recheck.IsZero() && !now.Before(c.recheck)) {
 		return true
 	}
 	select {
@@ -216,34 +241,45 @@ func (c *clusterGroup) stale() bool {
 func (g *readGroup) watch(stop <-chan struct{}) {
 	for {
 		g.mu.Lock()
-		ch := g.cl.seen
+		ch, recheck := g.cl.seen, g.cl.recheck
+		now := g.clock()
 		g.mu.Unlock()
-		if ch == nil {
+		wait := time.Duration(0) // 0: until the next change
+		switch {
+		case !recheck.IsZero():
+			// A member that has not acknowledged the membership holds the
+			// others back until recheck (or the next change).
+			wait = max(recheck.Sub(now), time.Millisecond)
+		case ch == nil:
 			// The store could not say (the topic is being dropped, or
 			// re-created): look again in a moment rather than never.
-			t := time.NewTimer(clusterSettle)
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		} else {
-			select {
-			case <-stop:
-				return
-			case <-ch:
-			}
+			wait = clusterSettle
+		}
+		var wake <-chan time.Time
+		var t *time.Timer
+		if wait > 0 {
+			t = time.NewTimer(wait)
+			wake = t.C
+		}
+		select {
+		case <-stop:
+		case <-ch:
+		case <-wake:
+		}
+		if t != nil {
+			t.Stop()
 		}
 		g.mu.Lock()
 		select {
-		case <-stop:
+		case <-stop: // the gateway's last session left
+			g.mu.Unlock()
+			return
 		default:
-			// Sessions that idled out leave now, as another session's
-			// join would have them leave on one gateway.
-			g.expireIdle(g.clock(), 0)
-			g.reassign(g.parts)
 		}
+		// Sessions that idled out leave now, as another session's join
+		// would have them leave on one gateway.
+		g.expireIdle(g.clock(), 0)
+		g.reassign(g.parts)
 		g.mu.Unlock()
 	}
 }

@@ -290,3 +290,40 @@ func TestClusterGroupIdle(t *testing.T) {
 	require.Nil(t, a.cl.stop, "a has no session left: its watcher stopped")
 	a.mu.Unlock()
 }
+
+// TestClusterGroupAckWait: a gateway killed without leaving never
+// acknowledges a later join; after clusterAckWait the others stop waiting
+// for it (but leave what it may still hold, its share, alone until it
+// expires).
+func TestClusterGroupAckWait(t *testing.T) {
+	var ns atomic.Int64
+	ns.Store(time.Unix(1000, 0).UnixNano())
+	clock := func() time.Time { return time.Unix(0, ns.Load()) }
+	f := newFakeCluster()
+	require.NoError(t, fakeGateway{f, "z"}.Announce("t", "c", topicstore.Announcement{Sessions: 1}))
+	r := readGroups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, "a"}}
+	a := r.get("t", "c")
+	join := func() []int32 {
+		held, _ := a.join(joinReq{pid: 1, partitions: parts(4), now: clock(), idle: time.Hour})
+		return held
+	}
+	require.Empty(t, join())
+	require.True(t, a.clusterPending(), "z has not seen a's join")
+	ns.Add(int64(clusterAckWait / 2))
+	require.Empty(t, join())
+	ns.Add(int64(clusterAckWait)) // past the wait however late a's watcher saw a's own record
+	require.Equal(t, []int32{0, 1}, join(), "a takes its share without z's acknowledgement")
+	f.expire("z")
+	timeout := time.After(5 * time.Second)
+	for {
+		ch := f.changes()
+		if held := join(); len(held) == 4 {
+			break
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatal("a never gets z's share after z expired")
+		}
+	}
+}

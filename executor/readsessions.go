@@ -140,7 +140,7 @@ func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
 		changed = true
 	}
 	g.parents = r.parents
-	if changed || !slices.Equal(g.parts, partitions) || g.graceOver(now) || (g.cl != nil && g.cl.stale()) {
+	if changed || !slices.Equal(g.parts, partitions) || g.graceOver(now) || (g.cl != nil && g.cl.stale(now)) {
 		g.reassign(partitions)
 	}
 	var held []int32
@@ -264,7 +264,7 @@ func (g *readGroup) reassign(partitions []int32) {
 	now := g.clock()
 	avail, away, saw := partitions, []int32(nil), uint64(0)
 	if g.cl != nil {
-		avail, away, saw = g.cl.share(partitions, len(g.sessions), g.owner)
+		avail, away, saw = g.cl.share(partitions, len(g.sessions), g.owner, now)
 	}
 	cur := g.owner
 	if len(g.parents) > 0 {
