@@ -153,7 +153,7 @@ func TestReadSessionsAcrossGateways(t *testing.T) {
 		require.NotContains(t, onC, p)
 	}
 	stopped := time.Now()
-	require.NoError(t, gc.Close())
+	require.NoError(t, gc.Shutdown(5*time.Second)) // what SIGTERM runs
 	groupGateways(t, ga, ga)
 	t.Logf("C's share came to A %v after C began to stop", time.Since(stopped))
 	require.Less(t, time.Since(stopped), ttl/2, "no TTL to wait for")
