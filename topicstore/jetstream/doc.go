@@ -1,6 +1,35 @@
 // Package jetstream is topicgate's store on a NATS JetStream cluster
-// (nats-server 2.12+, client nats.go v1.55; DESIGN.md §6). For now it holds
-// the primitives the store stands on:
+// (nats-server 2.12+, client nats.go v1.55; DESIGN.md §6): Store
+// implements topicstore.Store, Stager and GroupCoordinator and passes the
+// whole contract suite (storetest). It owns:
+//
+//   - the layout: one stream (DefaultStream, R3 by default) holding the
+//     catalog (c), record batches in the embedded store's format (d),
+//     producers (p), positions (o), retention starts (r), guards (g),
+//     staged chunks (t), shared-consumer windows (s), read-session members
+//     and heartbeats (m, h) and the maintenance lease (l), each on its own
+//     subjects (store.go);
+//   - the fold (fold.go): a gateway's whole state is a fold of the stream's
+//     headers in stream order, by one ordered consumer (filled from any
+//     replica when it stalls); nothing else changes it, so every gateway
+//     converges on the same state and rebuilds it at start;
+//   - the commit (commit.go): one atomic batch per group of requests, every
+//     message conditional on its subject's last sequence (a multi-key
+//     compare-and-set), so offsets stay contiguous, a (producer, seqno) is
+//     decided once and positions move only from where they were read; the
+//     batch is the whole commit, so there is nothing to roll forward; a
+//     commit returns once the fold has applied it (read your writes);
+//   - shared consumers (shared*.go) on sharedcore, staging (stage.go),
+//     catalog changes and splits (catalog.go), reads and retention
+//     (read.go), the maintenance lease (maintain.go) and read-session
+//     groups (groups.go).
+//
+// Invariants: no gateway state that the stream cannot rebuild (this
+// gateway's open stagings and caches aside); no publish that is not
+// conditional where a concurrent one could contradict it; a commit is
+// acknowledged only when a quorum stored it and this gateway folded it.
+//
+// The primitives it stands on:
 //
 //   - PublishAtomic: an atomic batch publish (ADR-50) over plain nats.go:
 //     Nats-Batch-Id, Nats-Batch-Sequence and Nats-Batch-Commit headers, every
