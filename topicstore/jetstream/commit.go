@@ -115,17 +115,12 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 			if err := validateMessage(t, w.Topic, m); err != nil {
 				return topicstore.CommitResult{}, err
 			}
-			c := codecOf(m)
-			body, err := topicstore.Compress(c, m.Body)
+			tail, _, err := topicstore.EncodeTail(nil, m, now)
 			if err != nil {
 				return topicstore.CommitResult{}, err
 			}
-			created := m.CreatedAt
-			if created.IsZero() {
-				created = now
-			}
 			pw.msgs[j] = pendingMsg{partition: m.Partition, producer: m.ProducerID, group: m.MessageGroupID,
-				seqNo: m.SeqNo, hasSeqNo: m.HasSeqNo, tail: topicstore.AppendTail(nil, m, c, body, created)}
+				seqNo: m.SeqNo, hasSeqNo: m.HasSeqNo, tail: tail}
 		}
 		cr.writes = append(cr.writes, pw)
 	}
@@ -167,13 +162,6 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	return o.res, o.err
 }
 
-func codecOf(m *topicstore.Message) topicstore.Codec {
-	if m.Codec == 0 {
-		return topicstore.CodecRaw
-	}
-	return m.Codec
-}
-
 // topicConfigView is what validation needs of a topic, copied under s.mu.
 type topicConfigView struct {
 	parts  int
@@ -205,7 +193,7 @@ func validateMessage(t topicConfigView, name string, m *topicstore.Message) erro
 	if m.Partition >= int32(t.parts) {
 		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, name, m.Partition)
 	}
-	if c := codecOf(m); !c.Valid() || !t.codecs[c] {
+	if c := topicstore.CodecOf(m); !c.Valid() || !t.codecs[c] {
 		return fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, name, c)
 	}
 	if len(m.Body) > topicstore.MaxMessageSize {
@@ -299,8 +287,14 @@ func (s *Store) runGroup(group []*commitReq) {
 				return
 			}
 		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
+			// Another write to the same subjects is being proposed: retry
+			// once the fold has seen something land, or after a short
+			// random while (two gateways must not retry in step).
 			d := time.Millisecond << min(attempt, 5)
-			time.Sleep(d/2 + rand.N(d/2))
+			s.mu.Lock()
+			from := s.applied
+			s.mu.Unlock()
+			s.waitAdvance(from, d/2+rand.N(d/2))
 		}
 	}
 }
@@ -463,6 +457,54 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	guarded := map[uint64]bool{}
 	var guards []*topicState
 	msgCount := 0
+	guard := func(t *topicState) {
+		if !guarded[t.rec.ID] && needsGuard(t) {
+			guarded[t.rec.ID] = true
+			guards = append(guards, t)
+			msgCount++
+		}
+	}
+	// producer is a producer's state as the group sees it, bound: a new
+	// one where its message goes, one whose partition split follows its
+	// key into the child (or the partition it names), keeping its seqnos,
+	// since dedup is per topic.
+	producer := func(t *topicState, id string, named int32) *simProd {
+		k := prodKey{t.rec.ID, id}
+		sp := prods[k]
+		if sp == nil {
+			sp = s.simProducer(t, id, now)
+			prods[k] = sp
+		}
+		if sp.fresh || inactive(t, sp.st.part) {
+			sp.st.part = s.bind(t, id, named)
+		}
+		return sp
+	}
+	// touch puts a producer whose state the group changed in the batch.
+	touch := func(sp *simProd) {
+		if !sp.touched {
+			sp.touched = true
+			prodOrder = append(prodOrder, sp)
+			msgCount++
+		}
+	}
+	// partFor is the group's part of partition part of t, which request i
+	// writes; its messages are counted as its segments grow.
+	partFor := func(i int, t *topicState, part int32) *simPart {
+		guard(t)
+		k := partKey{t.rec.ID, part}
+		sp := parts[k]
+		if sp == nil {
+			ps := t.parts[part]
+			sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq}
+			parts[k] = sp
+			partOrder = append(partOrder, sp)
+		}
+		if !slices.Contains(p.wrote[i], k) {
+			p.wrote[i] = append(p.wrote[i], k)
+		}
+		return sp
+	}
 	sh := s.newSharedPlan(group) // shared-consumer steps (shared_plan.go)
 	for i, r := range group {
 		if msgCount+sh.msgs >= maxGroupMsgs {
@@ -494,11 +536,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				msgCount++
 			}
 			sp.off = u.Offset
-			if !guarded[t.rec.ID] && needsGuard(t) {
-				guarded[t.rec.ID] = true
-				guards = append(guards, t)
-				msgCount++
-			}
+			guard(t)
 		}
 		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(writes))}
 		for wi, w := range writes {
@@ -507,15 +545,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 			for _, c := range w.staged {
 				part := c.Partition
 				if c.ProducerID != "" {
-					k := prodKey{t.rec.ID, c.ProducerID}
-					sp := prods[k]
-					if sp == nil {
-						sp = s.simProducer(t, c.ProducerID, now)
-						prods[k] = sp
-					}
-					if sp.fresh || inactive(t, sp.st.part) {
-						sp.st.part = s.bind(t, c.ProducerID, c.Partition)
-					}
+					sp := producer(t, c.ProducerID, c.Partition)
 					if !sp.fresh && c.SeqMax <= sp.st.maxNo {
 						res.Writes[wi].Duplicates += c.Count
 						continue
@@ -523,11 +553,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 
 					sp.fresh = false
 					sp.st.maxNo, sp.st.at = c.SeqMax, now
-					if !sp.touched {
-						sp.touched = true
-						prodOrder = append(prodOrder, sp)
-						msgCount++
-					}
+					touch(sp)
 					part = sp.st.part
 				} else if part >= 0 {
 					part = live(t, part, "")
@@ -537,22 +563,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 					}
 					part = unbound
 				}
-				if !guarded[t.rec.ID] && needsGuard(t) {
-					guarded[t.rec.ID] = true
-					guards = append(guards, t)
-					msgCount++
-				}
-				k := partKey{t.rec.ID, part}
-				sp := parts[k]
-				if sp == nil {
-					ps := t.parts[part]
-					sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq}
-					parts[k] = sp
-					partOrder = append(partOrder, sp)
-				}
-				if !slices.Contains(p.wrote[i], k) {
-					p.wrote[i] = append(p.wrote[i], k)
-				}
+				sp := partFor(i, t, part)
 				sp.segs = append(sp.segs, segment{ref: &stagedRef{seq: c.Seq, count: int64(c.Count), bytes: c.Bytes, crc: c.CRC}})
 				msgCount++
 				res.Writes[wi].Written += c.Count
@@ -561,20 +572,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 				part := m.partition
 				seq, hasSeq := m.seqNo, m.hasSeqNo
 				if m.producer != "" {
-					k := prodKey{t.rec.ID, m.producer}
-					sp := prods[k]
-					if sp == nil {
-						sp = s.simProducer(t, m.producer, now)
-						prods[k] = sp
-					}
-					if sp.fresh {
-						sp.st.part = s.bind(t, m.producer, m.partition)
-					} else if inactive(t, sp.st.part) {
-						// Its partition split: the producer follows its key
-						// into the child (or the partition it names),
-						// keeping its seqnos, since dedup is per topic.
-						sp.st.part = s.bind(t, m.producer, m.partition)
-					}
+					sp := producer(t, m.producer, m.partition)
 					if hasSeq && !sp.fresh && seq <= sp.st.maxNo {
 						res.Writes[wi].Duplicates++
 						continue
@@ -584,11 +582,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 					}
 					sp.fresh = false
 					sp.st.maxNo, sp.st.at = seq, now
-					if !sp.touched {
-						sp.touched = true
-						prodOrder = append(prodOrder, sp)
-						msgCount++
-					}
+					touch(sp)
 					part = sp.st.part
 				} else if part >= 0 {
 					part = live(t, part, m.group)
@@ -603,23 +597,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 						part = unbound
 					}
 				}
-				if !guarded[t.rec.ID] && needsGuard(t) {
-					guarded[t.rec.ID] = true
-					guards = append(guards, t)
-					msgCount++
-				}
-				k := partKey{t.rec.ID, part}
-				sp := parts[k]
-				if sp == nil {
-					ps := t.parts[part]
-					sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq}
-					parts[k] = sp
-					partOrder = append(partOrder, sp)
-					msgCount++
-				}
-				if !slices.Contains(p.wrote[i], k) {
-					p.wrote[i] = append(p.wrote[i], k)
-				}
+				sp := partFor(i, t, part)
 				before := sp.msgs()
 				sp.add(hasSeq, seq, m.tail)
 				msgCount += sp.msgs() - before

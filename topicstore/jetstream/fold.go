@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -256,9 +257,31 @@ func (s *Store) fill(seq uint64) {
 		if n, _ := s.fetchFrom(next); n > 0 {
 			giveUp = time.Now().Add(s.opts.Timeout)
 		} else {
-			time.Sleep(10 * time.Millisecond) // no replica answered, or a lagging one: ask again
+			// No replica answered, or a lagging one: ask again once the
+			// consumer delivers something, or after a short while.
+			s.waitAdvance(next-1, 10*time.Millisecond)
 		}
 		s.mu.Lock()
+	}
+}
+
+// waitAdvance blocks until the fold applies a message past from, d passes
+// or the store closes. What a refused or missing write waits for is
+// another publish landing, and the fold sees that: the timer only bounds
+// the wait when nothing lands.
+func (s *Store) waitAdvance(from uint64, d time.Duration) {
+	var expired atomic.Bool
+	t := time.AfterFunc(d, func() {
+		expired.Store(true)
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer t.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.applied <= from && !s.closed && !expired.Load() {
+		s.cond.Wait()
 	}
 }
 
