@@ -478,7 +478,7 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, e
 	takes := func(c topicstore.Codec) bool {
 		return len(dt.rec.Config.SupportedCodecs) == 0 || slices.Contains(dt.rec.Config.SupportedCodecs, c)
 	}
-	codec, body := codecOf(dm), dm.Body
+	codec, body := topicstore.CodecOf(dm), dm.Body
 	if !takes(codec) {
 		if !takes(topicstore.CodecRaw) {
 			return pendingWrite{}, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, dlq, codec)

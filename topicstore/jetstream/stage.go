@@ -75,77 +75,27 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
 	}
 	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: txnID}
-	type class struct {
-		part     int32
-		producer string
-	}
-	type chunkBuf struct {
-		c   topicstore.StagedChunk
-		buf []byte
-	}
-	open := map[class]*chunkBuf{}
-	var order []class
 	var pending []natsjs.PubAckFuture
-	var chunks []*topicstore.StagedChunk
+	var chunks []topicstore.StagedChunk
 	subject := s.stagedSubject(txnID)
-	flush := func(cb *chunkBuf) error {
-		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), topicstore.Checksum(cb.buf)
+	ch := topicstore.Chunker{Target: stageChunkBytes, Now: s.opts.Clock(), Flush: func(c topicstore.StagedChunk, payload []byte) error {
 		m := nats.NewMsg(subject)
-		m.Data = cb.buf
+		m.Data = payload
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {
 			return s.unavailable(err)
 		}
 		pending = append(pending, f)
-		c := cb.c
-		chunks = append(chunks, &c)
+		chunks = append(chunks, c)
 		return nil
-	}
-	now := s.opts.Clock()
-	var tail []byte
+	}}
 	for i := range msgs {
-		m := &msgs[i]
-		k := class{max(m.Partition, -1), m.ProducerID}
-		cb := open[k]
-		if cb == nil {
-			cb = &chunkBuf{c: topicstore.StagedChunk{Partition: k.part, ProducerID: k.producer, SeqOK: true}}
-			open[k] = cb
-			order = append(order, k)
-		}
-		c := codecOf(m)
-		body, err := topicstore.Compress(c, m.Body)
-		if err != nil {
+		if err := ch.Add(&msgs[i]); err != nil {
 			return topicstore.StagedBatch{}, err
 		}
-		created := m.CreatedAt
-		if created.IsZero() {
-			created = now
-		}
-		tail = topicstore.AppendTail(tail[:0], m, c, body, created)
-		cb.buf = topicstore.AppendMessage(cb.buf, m.HasSeqNo, m.SeqNo, tail)
-		cc := &cb.c
-		cc.Codecs |= 1 << c
-		if !m.HasSeqNo || (cc.Count > 0 && m.SeqNo <= cc.SeqMax) {
-			cc.SeqOK = false
-		}
-		if cc.Count == 0 {
-			cc.SeqMin = m.SeqNo
-		}
-		cc.SeqMax = max(cc.SeqMax, m.SeqNo)
-		cc.Count++
-		if len(cb.buf) >= stageChunkBytes {
-			if err := flush(cb); err != nil {
-				return topicstore.StagedBatch{}, err
-			}
-			delete(open, k)
-		}
 	}
-	for _, k := range order {
-		if cb := open[k]; cb != nil {
-			if err := flush(cb); err != nil {
-				return topicstore.StagedBatch{}, err
-			}
-		}
+	if err := ch.Close(); err != nil {
+		return topicstore.StagedBatch{}, err
 	}
 	for i, f := range pending {
 		select {
@@ -156,7 +106,7 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 		case <-ctx.Done():
 			return topicstore.StagedBatch{}, ctx.Err()
 		}
-		sb.Chunks = append(sb.Chunks, *chunks[i])
+		sb.Chunks = append(sb.Chunks, chunks[i])
 		sb.Bytes += chunks[i].Bytes
 	}
 	return sb, nil

@@ -69,16 +69,9 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 		ends := make([]int, len(w.Messages))
 		for j := range w.Messages {
 			m := &w.Messages[j]
-			c := codecOf(m)
-			body, err := topicstore.Compress(c, m.Body)
-			if err != nil {
+			if arena, _, err = topicstore.EncodeTail(arena, m, now); err != nil {
 				return topicstore.CommitResult{}, err
 			}
-			created := m.CreatedAt
-			if created.IsZero() {
-				created = now
-			}
-			arena = topicstore.AppendTail(arena, m, c, body, created)
 			ends[j] = len(arena)
 		}
 		msgs := make([]pendingMsg, len(w.Messages))
@@ -116,12 +109,6 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 }
 
 // codecOf returns m's codec; 0 means raw.
-func codecOf(m *topicstore.Message) topicstore.Codec {
-	if m.Codec == 0 {
-		return topicstore.CodecRaw
-	}
-	return m.Codec
-}
 
 // submit enqueues o and waits for its outcome.
 func (s *PebbleStore) submit(ctx context.Context, o *op) (reqOutcome, error) {

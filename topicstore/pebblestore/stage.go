@@ -61,7 +61,7 @@ func validateMessage(t *topic, name string, m *topicstore.Message) error {
 	if m.Partition >= int32(len(t.parts)) {
 		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, name, m.Partition)
 	}
-	if c := codecOf(m); !c.Valid() || !t.codecs[c] {
+	if c := topicstore.CodecOf(m); !c.Valid() || !t.codecs[c] {
 		return fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, name, c)
 	}
 	if len(m.Body) > topicstore.MaxMessageSize {
@@ -105,27 +105,16 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
 	}
 	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: st.sid}
-	type class struct {
-		part     int32
-		producer string
-	}
-	type chunkBuf struct {
-		c   topicstore.StagedChunk
-		buf []byte
-	}
-	open := map[class]*chunkBuf{}
-	var order []class
 	b := s.db.NewBatch()
 	defer func() { b.Close() }()
-	flush := func(cb *chunkBuf) error {
+	ch := topicstore.Chunker{Target: batchTargetBytes, Now: s.opts.Clock(), Flush: func(c topicstore.StagedChunk, payload []byte) error {
 		s.stage.mu.Lock()
-		cb.c.Seq = st.nextSeq
+		c.Seq = st.nextSeq
 		st.nextSeq++
 		s.stage.mu.Unlock()
-		cb.c.Bytes, cb.c.CRC = int64(len(cb.buf)), topicstore.Checksum(cb.buf)
-		sb.Chunks = append(sb.Chunks, cb.c)
-		sb.Bytes += cb.c.Bytes
-		if err := b.Set(stagedKey(st.sid, cb.c.Seq), cb.buf, nil); err != nil {
+		sb.Chunks = append(sb.Chunks, c)
+		sb.Bytes += c.Bytes
+		if err := b.Set(stagedKey(st.sid, c.Seq), payload, nil); err != nil {
 			return err
 		}
 		if b.Len() < stageFlushBytes {
@@ -135,53 +124,14 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 		b.Close()
 		b = s.db.NewBatch()
 		return err
-	}
-	now := s.opts.Clock()
-	var tail []byte
+	}}
 	for i := range msgs {
-		m := &msgs[i]
-		k := class{max(m.Partition, -1), m.ProducerID}
-		cb := open[k]
-		if cb == nil {
-			cb = &chunkBuf{c: topicstore.StagedChunk{Partition: k.part, ProducerID: k.producer, SeqOK: true}}
-			open[k] = cb
-			order = append(order, k)
-		}
-		c := codecOf(m)
-		body, err := topicstore.Compress(c, m.Body)
-		if err != nil {
+		if err := ch.Add(&msgs[i]); err != nil {
 			return topicstore.StagedBatch{}, err
 		}
-		created := m.CreatedAt
-		if created.IsZero() {
-			created = now
-		}
-		tail = topicstore.AppendTail(tail[:0], m, c, body, created)
-		cb.buf = topicstore.AppendMessage(cb.buf, m.HasSeqNo, m.SeqNo, tail)
-		cc := &cb.c
-		cc.Codecs |= 1 << c
-		if !m.HasSeqNo || (cc.Count > 0 && m.SeqNo <= cc.SeqMax) {
-			cc.SeqOK = false
-		}
-		if cc.Count == 0 {
-			cc.SeqMin = m.SeqNo
-		}
-		cc.SeqMax = max(cc.SeqMax, m.SeqNo)
-		cc.Count++
-		if len(cb.buf) >= batchTargetBytes {
-			if err := flush(cb); err != nil {
-				return topicstore.StagedBatch{}, err
-			}
-			delete(open, k)
-		}
 	}
-	for _, k := range order {
-		if cb := open[k]; cb != nil {
-			if err := flush(cb); err != nil {
-				return topicstore.StagedBatch{}, err
-			}
-			delete(open, k)
-		}
+	if err := ch.Close(); err != nil {
+		return topicstore.StagedBatch{}, err
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return topicstore.StagedBatch{}, err
