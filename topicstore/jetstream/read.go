@@ -95,13 +95,11 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 			return err
 		}
 		if h.Ref { // a transaction's staged chunk, joined by reference
-			rctx, cancel := s.request(ctx)
-			staged, err := s.stream.GetMsg(rctx, h.Seq)
-			cancel()
+			staged, err := s.recordBatch(ctx, h.Seq)
 			if err != nil {
 				return s.unavailable(err)
 			}
-			payload = staged.Data
+			payload = staged
 		}
 		if err := topicstore.CheckCRC(h, payload); err != nil {
 			return err
@@ -134,17 +132,47 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 // has not stored seq yet (it lags the node this gateway's fold read it
 // from by a moment, or is catching up after a restart: "message not
 // found"), from the stream's leader, which has every committed message.
+// Both can miss it for a moment: a leader elected a moment ago answers
+// before it has applied its whole log (seen once in TestClusterCrash,
+// under load on two cores, with no node down). So a miss is asked again,
+// backing off from a millisecond, until the store's timeout; a message
+// still missing then is reported with the stream's state, so a real loss
+// is told apart from a lag.
 func (s *Store) recordBatch(ctx context.Context, seq uint64) ([]byte, error) {
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	raw, err := s.stream.GetMsg(rctx, seq)
-	if err == nil {
-		return raw.Data, nil
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		raw, err := s.stream.GetMsg(rctx, seq)
+		if err == nil {
+			return raw.Data, nil
+		}
+		if !errors.Is(err, natsjs.ErrMsgNotFound) {
+			return nil, err
+		}
+		data, err := s.leaderGet(rctx, seq)
+		if err == nil || !errors.Is(err, natsjs.ErrMsgNotFound) {
+			return data, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-rctx.Done():
+			t.Stop()
+			return nil, s.missing(ctx, seq, err)
+		case <-t.C:
+		}
 	}
-	if !errors.Is(err, natsjs.ErrMsgNotFound) {
-		return nil, err
+}
+
+// missing describes a message the fold holds that no node returned: the
+// stream's first and last sequences and its count of interior deletes.
+func (s *Store) missing(ctx context.Context, seq uint64, err error) error {
+	ictx, cancel := s.request(ctx)
+	defer cancel()
+	if info, ierr := s.stream.Info(ictx); ierr == nil {
+		st := info.State
+		return fmt.Errorf("%w (stream first %d, last %d, %d deleted; leader %s)", err, st.FirstSeq, st.LastSeq, st.NumDeleted, info.Cluster.Leader)
 	}
-	return s.leaderGet(rctx, seq)
+	return err
 }
 
 // leaderGet fetches the data of the message at seq from the stream's
@@ -168,7 +196,11 @@ func (s *Store) leaderGet(ctx context.Context, seq uint64) ([]byte, error) {
 		return nil, fmt.Errorf("stream %s message %d: %w", s.opts.Stream, seq, err)
 	}
 	if r.Error != nil || r.Message == nil {
-		return nil, fmt.Errorf("stream %s message %d, which the fold holds, is gone from the leader too: %v", s.opts.Stream, seq, r.Error)
+		err := error(natsjs.ErrMsgNotFound)
+		if r.Error != nil && r.Error.ErrorCode != natsjs.JSErrCodeMessageNotFound {
+			err = r.Error
+		}
+		return nil, fmt.Errorf("stream %s message %d, which the fold holds, is gone from the leader too: %w", s.opts.Stream, seq, err)
 	}
 	return r.Message.Data, nil
 }
