@@ -187,6 +187,10 @@ func TestClusterCrash(t *testing.T) {
 		t.Logf("%s: txns: %d committed, %d rolled back, %d dropped, %d conflicts (40001), %d failed before COMMIT, %d in doubt (%d resolved committed, %d aborted), %d empty; positions %v; in %d, out %d, txlog %d",
 			ph.name, sum.n[jCommitted], sum.n[jRolledBack], sum.n[jDropped], sum.n[jConflict], sum.n[jKilled], sum.n[jInDoubt],
 			sum.doubtCommitted, sum.doubtAborted, sum.n[jEmpty], sum.positions, sum.in, sum.out, sum.txlog)
+		for msg, n := range st.doubtErrs {
+			t.Logf("%s: %d COMMIT(s) in doubt: %s", ph.name, n, msg)
+		}
+		st.doubtErrs = nil
 		if t.Failed() {
 			return
 		}

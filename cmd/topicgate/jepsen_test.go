@@ -273,6 +273,9 @@ type jepsenState struct {
 
 	doubtCommitted, doubtAborted int
 	consumed                     int
+	// doubtErrs counts the errors COMMITs in doubt got, by message, so a
+	// phase's log says why its commits failed.
+	doubtErrs map[string]int
 }
 
 func newJepsenState(workers int) *jepsenState {
@@ -558,6 +561,12 @@ func jepsenTxn(ctx context.Context, dsn string, c *pgx.Conn, w *jWorker, st *jep
 		return c, true
 	default: // the connection broke, or (on a cluster) 57P03: either way the outcome is unknown
 		setOutcome(jInDoubt)
+		st.mu.Lock()
+		if st.doubtErrs == nil {
+			st.doubtErrs = map[string]int{}
+		}
+		st.doubtErrs[err.Error()]++
+		st.mu.Unlock()
 		if !killed.Load() {
 			st.problem("worker %d txn %s: COMMIT: connection error with the server alive: %v", w.k, tx.id, err)
 		}
