@@ -71,6 +71,11 @@ var (
 	// committed offset (someone else moved the position). Callers map it
 	// to SQLSTATE 40001.
 	ErrPositionConflict = errors.New("consumer position was moved concurrently")
+	// ErrStagingSwept: the transaction's staged data was removed before its
+	// commit, because the store took the gateway that staged it for dead
+	// (it was out of touch with the cluster too long). Nothing of the
+	// commit is visible; callers map it to 40001 (retry the transaction).
+	ErrStagingSwept = errors.New("the transaction's staged data was swept")
 	// ErrLockExpired: a commit acknowledges a shared-consumer message whose
 	// lock expired or is not held by the committing session (40001).
 	ErrLockExpired = errors.New("message lock expired or not held")

@@ -63,7 +63,7 @@ func StoreError(err error, name string) error {
 // published, the client retries.
 func CommitError(err error, topics string) error {
 	if errors.Is(err, topicstore.ErrConsumerNotFound) || errors.Is(err, topicstore.ErrPartitionNotFound) ||
-		errors.Is(err, topicstore.ErrLockExpired) {
+		errors.Is(err, topicstore.ErrLockExpired) || errors.Is(err, topicstore.ErrStagingSwept) {
 		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
 	}
 	return StoreError(err, topics)

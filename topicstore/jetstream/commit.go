@@ -47,7 +47,12 @@ type commitReq struct {
 	pos    []topicstore.PositionUpdate
 	exact  bool      // SetPosition: the offset must lie in [start, end]
 	sh     []*shStep // shared-consumer steps: a commit's acks, or one SharedStore call (shared_plan.go)
-	out    chan commitOut
+	// staged says the request joins staged chunks; openedAt is the fold
+	// sequence its oldest staging opened at (a later sweep fence of this
+	// gateway refuses it: sweep.go).
+	staged   bool
+	openedAt uint64
+	out      chan commitOut
 }
 
 type commitOut struct {
@@ -98,8 +103,12 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 			return topicstore.CommitResult{}, err
 		}
 		pw := pendingWrite{topic: w.Topic, msgs: make([]pendingMsg, len(w.Messages))}
-		if pw.staged, err = s.claimStaged(ctx, t, w); err != nil {
+		var opened uint64
+		if pw.staged, opened, err = s.claimStaged(ctx, t, w); err != nil {
 			return topicstore.CommitResult{}, err
+		}
+		if len(w.Staged) > 0 && (!cr.staged || opened < cr.openedAt) {
+			cr.staged, cr.openedAt = true, opened
 		}
 		if len(pw.staged) > 0 {
 			// A chunk whose dedup cannot be decided from its summary
@@ -456,6 +465,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	// the plan refuses the batch.
 	guarded := map[uint64]bool{}
 	var guards []*topicState
+	fenced := false // the batch carries this gateway's fence check (sweep.go)
 	msgCount := 0
 	guard := func(t *topicState) {
 		if !guarded[t.rec.ID] && needsGuard(t) {
@@ -516,6 +526,16 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		if err := s.checkRequest(r, now, prods, poss); err != nil {
 			p.errs[i] = err
 			continue
+		}
+		if r.staged {
+			if err := s.swept.check(s.stage.gw, r.openedAt); err != nil {
+				p.errs[i] = err
+				continue
+			}
+			if !fenced {
+				fenced = true
+				msgCount++
+			}
 		}
 		writes, err := sh.step(r, now) // r's shared-consumer steps; dead-letter copies join its writes
 		if err != nil {
@@ -612,6 +632,9 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.catSeq, 10))
 		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.rec.Config.Name))
 		p.msgs = append(p.msgs, m)
+	}
+	if fenced {
+		p.msgs = append(p.msgs, s.fenceCheck())
 	}
 	// Producers and positions first, record batches last: the ack names
 	// the batch's last sequence, which is then a record's whenever the

@@ -363,8 +363,14 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	switch tok[0] {
 	case "c":
 		return s.applyCatalog(tok[1], h, seq)
-	case "t", "g":
-		return nil // staged data (read by reference), commit guards
+	case "t":
+		s.swept.chunk(tok, seq, ts) // staged data, read by reference (sweep.go)
+		return nil
+	case "f":
+		s.swept.fence(tok, h, seq) // sweep fences (sweep.go)
+		return nil
+	case "g":
+		return nil // commit guards
 	case "l":
 		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
 		return nil
@@ -392,6 +398,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
 		}
 		ps.recs = append(ps.recs, r)
+		s.swept.referenced(r.ref)
 		ps.end += r.count
 		ps.bytes += r.bytes
 		ps.lastSeq = seq

@@ -180,10 +180,7 @@ func (s *Store) Announce(topic, consumer string, a topicstore.Announcement) erro
 	w.a = a
 	w.version++
 	s.mu.Unlock()
-	select {
-	case s.groups.kick <- struct{}{}:
-	default:
-	}
+	s.kickGroups()
 	return nil
 }
 
@@ -330,6 +327,9 @@ func (s *Store) groupLoop() {
 			s.publishGroups(true)
 			return
 		case <-s.groups.kick:
+			if g := &s.groups; g.beatUntil.IsZero() && s.openStagings() > 0 {
+				s.renewBeat() // the first staging: the heartbeat at once
+			}
 		case <-tick.C:
 			if s.groupsActive() {
 				s.renewBeat()
@@ -341,16 +341,27 @@ func (s *Store) groupLoop() {
 	}
 }
 
-// groupsActive reports whether this gateway announces sessions anywhere.
+// groupsActive reports whether this gateway announces sessions anywhere
+// or has open stagings (whose chunks the others sweep once its heartbeat
+// has expired: sweep.go).
 func (s *Store) groupsActive() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, w := range s.groups.want {
 		if w.a.Sessions > 0 {
+			s.mu.Unlock()
 			return true
 		}
 	}
-	return false
+	s.mu.Unlock()
+	return s.openStagings() > 0
+}
+
+// kickGroups wakes groupLoop.
+func (s *Store) kickGroups() {
+	select {
+	case s.groups.kick <- struct{}{}:
+	default:
+	}
 }
 
 // renewBeat publishes this gateway's heartbeat and reports whether it is

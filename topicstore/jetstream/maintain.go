@@ -8,7 +8,8 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Maintenance: retention runs on one gateway at a time, the holder of a
+// Maintenance: retention and the sweep of dead gateways' staged chunks
+// (sweep.go) run on one gateway at a time, the holder of a
 // lease kept in the stream (subject <prefix>.l): a message naming the
 // holder and the time it holds it until. A gateway takes the lease when
 // it is free or expired and its holder renews it, each a publish
@@ -24,7 +25,7 @@ type leaseState struct {
 }
 
 // maintain runs until Close: every interval it takes or renews the lease
-// and, holding it, applies retention.
+// and, holding it, applies retention and sweeps staged chunks.
 func (s *Store) maintain(interval time.Duration) {
 	defer s.wg.Done()
 	tick := time.NewTicker(interval)
@@ -37,6 +38,7 @@ func (s *Store) maintain(interval time.Duration) {
 		}
 		if s.takeLease(3 * interval) {
 			_, _ = s.RunRetention(context.Background(), s.opts.Clock())
+			_, _ = s.sweepStaged(context.Background())
 		}
 	}
 }

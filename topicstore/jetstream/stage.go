@@ -24,8 +24,8 @@ import (
 // chunk joins as messages (read back at commit).
 //
 // DiscardStaged purges the transaction's subject. What a gateway that dies
-// with open transactions staged stays in the stream unreferenced (listed
-// in README as a gap: no sweep yet).
+// with open transactions staged is swept by the maintenance lease's
+// holder once the gateway's heartbeat has expired (sweep.go).
 
 // stageChunkBytes is the target size of a staged chunk.
 const stageChunkBytes = 256 << 10
@@ -40,6 +40,9 @@ type stagings struct {
 type staging struct {
 	committing bool
 	committed  bool
+	// openedAt is the fold's sequence when the staging opened: a sweep
+	// fence of this gateway after it means its chunks may be gone.
+	openedAt uint64
 }
 
 func (s *Store) stagedSubject(txnID uint64) string {
@@ -65,12 +68,18 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 	}
 	s.stage.mu.Lock()
 	st := s.stage.open[txnID]
-	if st == nil {
-		st = &staging{}
+	opened := st == nil
+	if opened {
+		s.mu.Lock()
+		st = &staging{openedAt: s.applied}
+		s.mu.Unlock()
 		s.stage.open[txnID] = st
 	}
 	committing := st.committing || st.committed
 	s.stage.mu.Unlock()
+	if opened {
+		s.kickGroups() // a gateway with stagings keeps a heartbeat (sweep.go)
+	}
 	if committing {
 		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
 	}
@@ -135,35 +144,37 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 
 // claimStaged validates a write's staged batches (this gateway's, open,
 // of the topic, partitions and codecs it accepts) and returns their
-// chunks in order.
-func (s *Store) claimStaged(ctx context.Context, t topicConfigView, w topicstore.TopicWrite) ([]topicstore.StagedChunk, error) {
-	var out []topicstore.StagedChunk
+// chunks in order, and the fold sequence the oldest of them opened at.
+func (s *Store) claimStaged(ctx context.Context, t topicConfigView, w topicstore.TopicWrite) (out []topicstore.StagedChunk, openedAt uint64, err error) {
 	for _, sb := range w.Staged {
 		if sb.Topic != w.Topic {
-			return nil, fmt.Errorf("staged batch of topic %q in a write to %q", sb.Topic, w.Topic)
+			return nil, 0, fmt.Errorf("staged batch of topic %q in a write to %q", sb.Topic, w.Topic)
 		}
 		s.stage.mu.Lock()
 		st := s.stage.open[sb.TxnID]
 		if st == nil || st.committed {
 			s.stage.mu.Unlock()
-			return nil, fmt.Errorf("staged data of transaction %d is gone (discarded or committed)", sb.TxnID)
+			return nil, 0, fmt.Errorf("staged data of transaction %d is gone (discarded or committed)", sb.TxnID)
 		}
 		st.committing = true
+		if openedAt == 0 || st.openedAt < openedAt {
+			openedAt = st.openedAt
+		}
 		s.stage.mu.Unlock()
 		for _, c := range sb.Chunks {
 			if c.Partition >= int32(t.parts) {
-				return nil, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, w.Topic, c.Partition)
+				return nil, 0, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, w.Topic, c.Partition)
 			}
 			for codec := topicstore.Codec(0); codec < 8; codec++ {
 				if c.Codecs&(1<<codec) != 0 && !t.codecs[codec] {
-					return nil, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, w.Topic, codec)
+					return nil, 0, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, w.Topic, codec)
 				}
 			}
 			c.Partition = max(c.Partition, -1)
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out, openedAt, nil
 }
 
 // settleStaged records how a commit naming these stagings ended.
@@ -235,12 +246,18 @@ func (s *Store) StagedMessages(ctx context.Context) (chunks uint64, open int, er
 	for _, n := range info.State.Subjects {
 		chunks += n
 	}
+	return chunks, s.openStagings(), nil
+}
+
+// openStagings counts this gateway's stagings not committed.
+func (s *Store) openStagings() int {
 	s.stage.mu.Lock()
 	defer s.stage.mu.Unlock()
+	n := 0
 	for _, st := range s.stage.open {
 		if !st.committed {
-			open++
+			n++
 		}
 	}
-	return chunks, open, nil
+	return n
 }

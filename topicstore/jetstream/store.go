@@ -66,6 +66,7 @@ type Store struct {
 	closed  bool
 	foldErr error
 	lease   leaseState // the maintenance lease, as folded
+	swept   sweptState // staged chunks and fences, as folded (sweep.go)
 	filling bool       // a fill runs
 	fillTo  uint64     // the highest sequence a fill was asked for
 	stalled bool       // fill, not the consumer, folded the last message: the consumer is behind

@@ -1,0 +1,272 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// Sweeping what dead gateways staged. A gateway's staged chunks
+// (<prefix>.t.<gateway>.<transaction>, stage.go) are referenced by a
+// commit or discarded by the gateway itself; one that dies with open
+// transactions leaves them behind. The holder of the maintenance lease
+// sweeps them: the chunks, not referenced by any record, of every gateway
+// whose heartbeat (groups.go; a gateway renews it while it has open
+// stagings) expired a TTL ago or that never had one, once its newest
+// chunk is a TTL old.
+//
+// A gateway only cut off from the cluster is not dead, and may come back
+// and commit what it staged. A fence keeps that from referencing swept
+// chunks: before deleting anything the sweeper publishes a fence on the
+// gateway's subject <prefix>.f.<gateway>, conditional on the subject's
+// last sequence as folded, and deletes only chunks stored before the
+// fence. Every commit batch that joins staged chunks carries a fence
+// check on the same subject, conditional the same way, so of a commit
+// and a fence racing one is refused; and a commit whose staging opened
+// before a fence this gateway has folded is refused by the plan with
+// ErrStagingSwept (40001: the transaction is retried whole). Both are
+// one subject's compare-and-set, so no sweep ever deletes a chunk a
+// commit references.
+
+// Header of a sweep fence: the sweeping gateway.
+const hFence = "Tg-Fence"
+
+// sweptState is, as folded, every gateway's staged chunks not yet swept
+// and its fence subject.
+type sweptState struct {
+	subjects map[string]*stagedSubject // by subject
+	chunks   map[uint64]bool           // every chunk's sequence: true once a record references it
+	fences   map[string]*fenceState    // by gateway
+}
+
+// stagedSubject is one staging's chunks.
+type stagedSubject struct {
+	gw     string
+	seqs   []uint64
+	newest time.Time
+}
+
+// fenceState is a gateway's fence subject: its last sequence (a fence or
+// a commit's fence check) and its last fence's.
+type fenceState struct {
+	last, fence uint64
+}
+
+func (w *sweptState) chunk(tok []string, seq uint64, ts time.Time) {
+	if len(tok) != 3 {
+		return
+	}
+	if w.subjects == nil {
+		w.subjects, w.chunks = map[string]*stagedSubject{}, map[uint64]bool{}
+	}
+	key := tok[1] + "." + tok[2]
+	ss := w.subjects[key]
+	if ss == nil {
+		ss = &stagedSubject{gw: tok[1]}
+		w.subjects[key] = ss
+	}
+	ss.seqs = append(ss.seqs, seq)
+	ss.newest = ts
+	w.chunks[seq] = false
+}
+
+func (w *sweptState) referenced(seq uint64) {
+	if _, ok := w.chunks[seq]; ok {
+		w.chunks[seq] = true
+	}
+}
+
+func (w *sweptState) fence(tok []string, h nats.Header, seq uint64) {
+	if len(tok) != 2 {
+		return
+	}
+	if w.fences == nil {
+		w.fences = map[string]*fenceState{}
+	}
+	f := w.fences[tok[1]]
+	if f == nil {
+		f = &fenceState{}
+		w.fences[tok[1]] = f
+	}
+	f.last = seq
+	if h.Get(hFence) != "" {
+		f.fence = seq
+	}
+}
+
+// check refuses a commit of gateway gw's stagings opened at openedAt if
+// a fence of gw came after. It runs under s.mu.
+func (w *sweptState) check(gw string, openedAt uint64) error {
+	if f := w.fences[gw]; f != nil && f.fence > openedAt {
+		return fmt.Errorf("%w: this gateway was taken for dead (out of touch with the cluster longer than its session TTL) after the transaction staged it", topicstore.ErrStagingSwept)
+	}
+	return nil
+}
+
+func (s *Store) fenceSubject(gw string) string { return s.prefix + ".f." + gw }
+
+// fenceCheck is the message of a commit batch that joins staged chunks:
+// conditional on this gateway's fence subject as folded; it replaces the
+// subject's older messages. It runs under s.mu.
+func (s *Store) fenceCheck() *nats.Msg {
+	m := nats.NewMsg(s.fenceSubject(s.stage.gw))
+	var last uint64
+	if f := s.swept.fences[s.stage.gw]; f != nil {
+		last = f.last
+	}
+	expect(m, last)
+	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	return m
+}
+
+// sweepStaged sweeps the staged chunks of dead gateways and reports how
+// many it deleted.
+func (s *Store) sweepStaged(ctx context.Context) (int, error) {
+	now := s.opts.Clock()
+	ttl := s.groups.ttl
+	if ttl <= 0 {
+		ttl = DefaultGroupTTL
+	}
+	type victim struct {
+		expect, fence, maxSeq uint64
+		newest                time.Time
+	}
+	dead := map[string]*victim{}
+	s.mu.Lock()
+	for _, ss := range s.swept.subjects {
+		if ss.gw == s.stage.gw {
+			continue
+		}
+		if b := s.groups.beats[ss.gw]; b != nil && now.Sub(b.until) < ttl {
+			continue // alive, or not dead long enough
+		}
+		v := dead[ss.gw]
+		if v == nil {
+			v = &victim{}
+			if f := s.swept.fences[ss.gw]; f != nil {
+				v.expect, v.fence = f.last, f.fence
+			}
+			dead[ss.gw] = v
+		}
+		v.newest = later(v.newest, ss.newest)
+		v.maxSeq = max(v.maxSeq, ss.seqs[len(ss.seqs)-1])
+	}
+	s.mu.Unlock()
+	deleted := 0
+	for gw, v := range dead {
+		if now.Sub(v.newest) < ttl {
+			continue // it staged a moment ago: its heartbeat may not be folded yet
+		}
+		fence := v.fence
+		if fence <= v.maxSeq { // a fence after every chunk of it is there already (a sweep before a restart)
+			m := nats.NewMsg(s.fenceSubject(gw))
+			m.Header.Set(hFence, s.stage.gw)
+			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+			expect(m, v.expect)
+			rctx, cancel := s.request(ctx)
+			ack, err := s.js.PublishMsg(rctx, m)
+			cancel()
+			if err != nil {
+				if ErrorCode(err) == ErrCodeWrongLastSequence {
+					continue // it committed meanwhile: alive after all; the next sweep looks again
+				}
+				return deleted, s.unavailable(err)
+			}
+			if err := s.waitApplied(ctx, ack.Sequence); err != nil {
+				return deleted, err
+			}
+			fence = ack.Sequence
+		}
+		n, err := s.deleteUnreferenced(ctx, gw, fence)
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// deleteUnreferenced deletes gateway gw's chunks stored before fence that
+// no record references, a staging's subject at once when none of it is,
+// and forgets them.
+func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64) (int, error) {
+	type job struct {
+		subject string
+		key     string
+		seqs    []uint64 // to delete one by one; nil: purge the subject below fence
+		n       int
+	}
+	var jobs []job
+	s.mu.Lock()
+	for key, ss := range s.swept.subjects {
+		if ss.gw != gw {
+			continue
+		}
+		var loose []uint64
+		refs := false
+		for _, seq := range ss.seqs {
+			switch {
+			case seq >= fence:
+			case s.swept.chunks[seq]:
+				refs = true
+			default:
+				loose = append(loose, seq)
+			}
+		}
+		j := job{subject: s.prefix + ".t." + key, key: key, n: len(loose)}
+		if refs {
+			j.seqs = loose // a commit joined some of it: those stay
+			if len(loose) == 0 {
+				j.seqs = []uint64{}
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	s.mu.Unlock()
+	deleted := 0
+	for _, j := range jobs {
+		if j.seqs == nil {
+			rctx, cancel := s.request(ctx)
+			err := s.stream.Purge(rctx, natsjs.WithPurgeSubject(j.subject), natsjs.WithPurgeSequence(fence))
+			cancel()
+			if err != nil {
+				return deleted, s.unavailable(err)
+			}
+		}
+		for _, seq := range j.seqs {
+			rctx, cancel := s.request(ctx)
+			err := s.stream.DeleteMsg(rctx, seq)
+			cancel()
+			if err != nil && !errors.Is(err, natsjs.ErrMsgNotFound) {
+				return deleted, s.unavailable(err)
+			}
+		}
+		deleted += j.n
+		s.mu.Lock()
+		if ss := s.swept.subjects[j.key]; ss != nil {
+			for _, seq := range ss.seqs {
+				if seq < fence {
+					delete(s.swept.chunks, seq)
+				}
+			}
+			if ss.seqs[len(ss.seqs)-1] < fence {
+				delete(s.swept.subjects, j.key)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return deleted, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
