@@ -64,7 +64,7 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 	require.Zero(t, n, "a lives: its staging stays")
 
 	require.NoError(t, a.Close()) // dies with transaction 2 open
-	ahead.Store(int64(3 * ttl))  // b's clock: a's heartbeat expired over a TTL ago
+	ahead.Store(int64(3 * ttl))   // b's clock: a's heartbeat expired over a TTL ago
 	n, err = b.sweepStaged(ctx)
 	require.NoError(t, err)
 	require.Equal(t, len(open.Chunks), n)
