@@ -7,8 +7,8 @@
 //     catalog (c), record batches in the embedded store's format (d),
 //     producers (p), positions (o), retention starts (r), guards (g),
 //     staged chunks (t), shared-consumer windows (s), read-session members
-//     and heartbeats (m, h) and the maintenance lease (l), each on its own
-//     subjects (store.go);
+//     and heartbeats (m, h), sweep fences (f) and the maintenance lease (l),
+//     each on its own subjects (store.go);
 //   - the fold (fold.go): a gateway's whole state is a fold of the stream's
 //     headers in stream order, by one ordered consumer (filled from any
 //     replica when it stalls); nothing else changes it, so every gateway
@@ -21,12 +21,14 @@
 //     commit returns once the fold has applied it (read your writes);
 //   - shared consumers (shared*.go) on sharedcore, staging (stage.go),
 //     catalog changes and splits (catalog.go), reads and retention
-//     (read.go), the maintenance lease (maintain.go) and read-session
+//     (read.go), the maintenance lease (maintain.go), the sweep of dead
+//     gateways' staged chunks behind a fence (sweep.go) and read-session
 //     groups (groups.go).
 //
 // Invariants: no gateway state that the stream cannot rebuild (this
 // gateway's open stagings and caches aside); no publish that is not
-// conditional where a concurrent one could contradict it; a commit is
+// conditional where a concurrent one could contradict it; no chunk a
+// committed record references is ever swept; a commit is
 // acknowledged only when a quorum stored it and this gateway folded it.
 //
 // The primitives it stands on:
