@@ -572,3 +572,14 @@ type EngineStats struct {
 type EngineStatter interface {
 	EngineStats() EngineStats
 }
+
+// ReadBarrier is implemented by stores whose state a process folds from a
+// log others also write (the cluster store): Barrier returns once this
+// process has applied everything any process had committed when it was
+// called, so a read after it sees every commit acknowledged before it
+// began, through whichever gateway (a linearizable read point, as etcd's
+// ReadIndex). The embedded store, the only writer of its state, need not
+// implement it.
+type ReadBarrier interface {
+	Barrier(ctx context.Context) error
+}

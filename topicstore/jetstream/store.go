@@ -72,6 +72,7 @@ type Store struct {
 	stalled bool       // fill, not the consumer, folded the last message: the consumer is behind
 
 	stage   stagings
+	barrier barriers // read barriers (barrier.go)
 	cons    natsjs.ConsumeContext
 	commits chan *commitReq
 	done    chan struct{}

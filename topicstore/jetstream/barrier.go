@@ -1,0 +1,65 @@
+package jetstream
+
+import (
+	"context"
+	"sync"
+
+	"topicgate/topicstore"
+)
+
+// Read barriers. A gateway's fold trails the stream by the time a message
+// takes to reach its ordered consumer: a stateless read through one
+// gateway could miss, for a few milliseconds, a commit another gateway
+// acknowledged. Barrier closes that gap the way etcd's ReadIndex does: it
+// asks the stream's leader for its last sequence and waits until the fold
+// has applied it. Callers that arrive while a request is out wait for the
+// next one (the one in flight may have been answered before they
+// arrived), and every caller waiting then shares it, so concurrent reads
+// cost one request per round trip, not one each.
+
+type barriers struct {
+	mu      sync.Mutex
+	running bool
+	waiting []chan error
+}
+
+// Barrier implements topicstore.ReadBarrier.
+func (s *Store) Barrier(ctx context.Context) error {
+	ch := make(chan error, 1)
+	b := &s.barrier
+	b.mu.Lock()
+	b.waiting = append(b.waiting, ch)
+	if !b.running {
+		b.running = true
+		go s.barrierLoop()
+	}
+	b.mu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// barrierLoop serves rounds until no caller waits: each round takes every
+// caller waiting, syncs the fold with the leader once, and answers them.
+func (s *Store) barrierLoop() {
+	b := &s.barrier
+	for {
+		b.mu.Lock()
+		round := b.waiting
+		b.waiting = nil
+		if len(round) == 0 {
+			b.running = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		err := s.sync(context.Background())
+		for _, ch := range round {
+			ch <- err
+		}
+	}
+}
+var _ topicstore.ReadBarrier = (*Store)(nil)
