@@ -62,4 +62,5 @@ func (s *Store) barrierLoop() {
 		}
 	}
 }
+
 var _ topicstore.ReadBarrier = (*Store)(nil)
