@@ -32,7 +32,9 @@ package main
 // in PostgreSQL) run like the others, on one PostgreSQL session per named
 // connection of the file ("connection name"), with "mode extended" sending
 // them with the extended protocol, as TestLogic does; each file has a
-// database of its own.
+// database of its own. A record that does not run but fails (in the file)
+// inside a transaction block fails PostgreSQL's block too, so that the
+// records after it see the same aborted block.
 //
 // Annotations. A comment line in the comments before a record (the
 // runners keep them, and -rewrite preserves them) makes a case explicit:
@@ -85,6 +87,7 @@ const pgRecordTimeout = 30 * time.Second
 type pgCounts struct {
 	compared int
 	differs  int            // run, with an annotated difference
+	aborted  int            // blocks failed for a record not run (abortBlock)
 	skipped  map[string]int // by rule
 }
 
@@ -102,8 +105,8 @@ func (c pgCounts) String() string {
 		reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
 	}
 	sort.Strings(reasons)
-	return fmt.Sprintf("compared %d, annotated differences %d, skipped %d (%s)",
-		c.compared, c.differs, c.skippedTotal(), strings.Join(reasons, ", "))
+	return fmt.Sprintf("compared %d, annotated differences %d, skipped %d (%s), blocks failed for a skipped record %d",
+		c.compared, c.differs, c.skippedTotal(), strings.Join(reasons, ", "), c.aborted)
 }
 
 func TestLogicAgainstPostgres(t *testing.T) {
@@ -125,6 +128,7 @@ func TestLogicAgainstPostgres(t *testing.T) {
 			t.Logf("%s: %v", name, c)
 			total.compared += c.compared
 			total.differs += c.differs
+			total.aborted += c.aborted
 			for r, n := range c.skipped {
 				total.skipped[r] += n
 			}
@@ -276,6 +280,12 @@ func runLogicFileOnPostgres(t *testing.T, path, dsn string) pgCounts {
 		if why != "" {
 			counts.skipped[why]++
 			cls.notSent(rec.sql)
+			if strings.HasPrefix(rec.arg, "error ") && cur.c.TxStatus() == 'T' {
+				// It failed in topicgate's transaction block, which now
+				// ignores commands until ROLLBACK: so must PostgreSQL's.
+				abortBlock(t, ctx, cur, path, rec)
+				counts.aborted++
+			}
 			continue
 		}
 		colnames := rec.kind == "query" && rec.arg == "colnames"
@@ -303,6 +313,15 @@ func runLogicFileOnPostgres(t *testing.T, path, dsn string) pgCounts {
 		}
 	}
 	return counts
+}
+
+// abortBlock fails the transaction block of lc, as a record that did not
+// run on PostgreSQL failed topicgate's.
+func abortBlock(t *testing.T, ctx context.Context, lc *logicConn, path string, rec logicRecord) {
+	_, err := lc.run(ctx, "DO $$BEGIN RAISE EXCEPTION 'a record not run here failed in topicgate'; END$$", false, false)
+	if err == nil || lc.c.TxStatus() != 'E' {
+		t.Fatalf("%s:%d: could not fail the transaction block as the record failed topicgate's: %v", path, rec.line, err)
+	}
 }
 
 // pgCompare renders the file's expectation and PostgreSQL's answer, and
