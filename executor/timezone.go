@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -12,9 +13,12 @@ import (
 )
 
 // parseTimeZone resolves a TimeZone setting: UTC/GMT, an IANA zone name,
-// or a numeric offset in hours east of UTC ("9", "-3:30", "+05:45"), as
-// SET TIME ZONE takes it. POSIX-style names with offsets ("UTC+3") and
-// intervals are not supported.
+// a number of hours east of UTC ("9", "-3.5"), or an offset with minutes
+// ("-3:30", "+05:45"), as SET TIME ZONE takes it. As in PostgreSQL, only
+// a plain number is hours east (SQL's sign); PostgreSQL reads anything
+// else as a POSIX zone, whose offsets count hours west: '-3:30' is UTC+3:30
+// and prints with no abbreviation. POSIX-style names with offsets
+// ("UTC+3") and intervals are not supported.
 func parseTimeZone(v string) (*time.Location, error) {
 	name := strings.TrimSpace(v)
 	switch strings.ToUpper(name) {
@@ -22,7 +26,10 @@ func parseTimeZone(v string) (*time.Location, error) {
 		return time.UTC, nil
 	}
 	if off, ok := parseHourOffset(name); ok {
-		return time.FixedZone(name, off), nil
+		if strings.Contains(name, ":") {
+			return time.FixedZone("", -off), nil
+		}
+		return time.FixedZone(offsetAbbrev(off), off), nil
 	}
 	if strings.ContainsAny(name, " ,") || name == "" {
 		return nil, badTimeZone(v)
@@ -36,6 +43,23 @@ func parseTimeZone(v string) (*time.Location, error) {
 
 func badTimeZone(v string) error {
 	return pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid value for parameter \"TimeZone\": \"%s\"", v)
+}
+
+// offsetAbbrev is the abbreviation PostgreSQL gives the zone of a plain
+// number of hours: "+09", "-03:30".
+func offsetAbbrev(off int) string {
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	s := fmt.Sprintf("%c%02d", sign, off/3600)
+	if m, sec := off%3600/60, off%60; m != 0 || sec != 0 {
+		s += fmt.Sprintf(":%02d", m)
+		if sec != 0 {
+			s += fmt.Sprintf(":%02d", sec)
+		}
+	}
+	return s
 }
 
 // parseHourOffset parses [+-]H[H][:MM] or a decimal number of hours.

@@ -105,6 +105,33 @@ type logicConn struct {
 	notices []string
 }
 
+// logicConnector returns a function that opens, on first use, the named
+// connection of a logic file ("connection name") to dsn, and returns it
+// again after; the connections close when the test ends.
+func logicConnector(t *testing.T, dsn string) func(name string) *logicConn {
+	ctx := context.Background()
+	conns := map[string]*logicConn{}
+	return func(name string) *logicConn {
+		if lc, ok := conns[name]; ok {
+			return lc
+		}
+		cfg, err := pgconn.ParseConfig(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc := &logicConn{}
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { lc.notices = append(lc.notices, n.Message) }
+		c, err := pgconn.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc.c = c
+		t.Cleanup(func() { c.Close(context.Background()) })
+		conns[name] = lc
+		return lc
+	}
+}
+
 func (lc *logicConn) run(ctx context.Context, sql string, extended, colnames bool) ([]string, error) {
 	lc.notices = nil
 	var out []string
@@ -194,26 +221,7 @@ func TestLogicOnCluster(t *testing.T) {
 
 func runLogicFile(t *testing.T, path string, a *app, rewrite bool) {
 	ctx := context.Background()
-	conns := map[string]*logicConn{}
-	connect := func(name string) *logicConn {
-		if lc, ok := conns[name]; ok {
-			return lc
-		}
-		cfg, err := pgconn.ParseConfig(a.dsn())
-		if err != nil {
-			t.Fatal(err)
-		}
-		lc := &logicConn{}
-		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { lc.notices = append(lc.notices, n.Message) }
-		c, err := pgconn.ConnectConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lc.c = c
-		t.Cleanup(func() { c.Close(context.Background()) })
-		conns[name] = lc
-		return lc
-	}
+	connect := logicConnector(t, a.dsn())
 	cur := connect("default")
 	extended := false
 	recs := parseLogicFile(t, path)
