@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -269,9 +270,13 @@ func poll(ctx context.Context, f func() error) error {
 }
 
 // allocatePorts returns 3 ports a node: client, cluster, monitor. Free ports
-// are held open together until all are chosen, so they are distinct; another
-// process may still take one before the node binds it, which then fails to
-// start with "address already in use" in its log.
+// are held open together until all are chosen, so they are distinct. They
+// are picked below the kernel's ephemeral range when it leaves room: a
+// node restarted on its old port must find it free, and a port of that
+// range is what any outgoing connection, or a listener on port 0 (a
+// test's gateway), may be given while the node is down (seen in
+// TestClusterCrash: a restarted node exiting with "address already in
+// use"). Another process may still take a port before the node binds it.
 func allocatePorts(base, nodes int) ([]int, error) {
 	ports := make([]int, 0, 3*nodes)
 	if base != 0 {
@@ -286,15 +291,43 @@ func allocatePorts(base, nodes int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range 3 * nodes {
-		l, err := net.Listen("tcp", hostPort(0))
+	lo, hi := belowEphemeral()
+	for tries := 0; len(ports) < 3*nodes; tries++ {
+		addr := hostPort(0)
+		if hi > lo {
+			addr = hostPort(lo + rand.IntN(hi-lo))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
+			if hi > lo && tries < 1000 {
+				continue // taken: try another
+			}
 			return nil, fmt.Errorf("natsnode: free port: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// belowEphemeral is a range of ports [lo, hi) under Linux's ephemeral
+// range (ip_local_port_range, 32768-60999 by default) and above the
+// well-known ones; lo == hi when there is none (another OS, or a range
+// that starts low).
+func belowEphemeral() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil || start < 12000 {
+		return 0, 0
+	}
+	return 10000, start
 }
 
 func (c *Cluster) config(n *Node) string {
