@@ -265,8 +265,8 @@ func TestClusterCrash(t *testing.T) {
 		crashVerify(t, v, producers, true)
 		sum := jepsenVerify(ctx, t, v, st)
 		crashSharedCheckStats(t, v, shl, shParts, shPerPart, false, true)
-		t.Logf("%s: shared: %d acks confirmed (%d in total), %d uncertain, %d abandoned without an ack (to be handed out again)",
-			ph.name, len(shl.confirmed)-confirmed, len(shl.confirmed), len(shl.uncertain), len(shl.unacked))
+		t.Logf("%s: shared: %d acks confirmed (%d in total), %d uncertain; %d messages held by a worker that lost its connection so far, %d of them not handed out again yet",
+			ph.name, len(shl.confirmed)-confirmed, len(shl.confirmed), len(shl.uncertain), shl.abandoned, len(shl.unacked))
 		t.Logf("%s: %v of load; dedup: %d INSERTs acknowledged, errors:%s", ph.name, load.Round(time.Millisecond), dedup.log.acked(), dedup.log.errorSummary())
 		t.Logf("%s: txns: %d committed, %d rolled back, %d dropped, %d conflicts (40001), %d failed before COMMIT, %d in doubt (%d resolved committed, %d aborted), %d empty; positions %v; in %d, out %d, txlog %d",
 			ph.name, sum.n[jCommitted], sum.n[jRolledBack], sum.n[jDropped], sum.n[jConflict], sum.n[jKilled], sum.n[jInDoubt],

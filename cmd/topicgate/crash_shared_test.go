@@ -34,8 +34,11 @@ type crashSharedLedger struct {
 	holder map[pos]int
 	// handed: times a message was handed out in the current cycle (since
 	// its last release).
-	handed   map[pos]int
-	problems []string
+	handed map[pos]int
+	// abandoned counts messages held by a worker when it lost its
+	// connection (abandon).
+	abandoned int
+	problems  []string
 }
 
 func newCrashSharedLedger(topic, consumer string) *crashSharedLedger {
@@ -56,6 +59,7 @@ func (l *crashSharedLedger) abandon(w int) {
 		}
 		delete(l.holder, p)
 		delete(l.handed, p)
+		l.abandoned++
 		if !l.uncertain[p] {
 			l.unacked[p] = true
 		}
