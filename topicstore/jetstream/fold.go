@@ -33,6 +33,7 @@ const (
 	hCount  = "Tg-Count"  // data: messages in it
 	hAt     = "Tg-At"     // data, producer: written at (unix micros)
 	hBytes  = "Tg-Bytes"  // data: payload bytes
+	hCum    = "Tg-Cum"    // data: the partition's payload bytes ever written, this batch included
 	hPart   = "Tg-Part"   // producer: bound partition
 	hSeqNo  = "Tg-SeqNo"  // producer: highest seqno stored
 	hOff    = "Tg-Off"    // position: committed offset
@@ -150,7 +151,18 @@ func (s *Store) startFold(ctx context.Context) error {
 		return s.unavailable(err)
 	}
 	s.cons = cc
-	return s.sync(ctx)
+	if err := s.sync(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	err = s.foldErr
+	s.mu.Unlock()
+	if err != nil {
+		// The view would be wrong (a partition's offsets, say): refuse to
+		// serve from it rather than answer from it.
+		return fmt.Errorf("topicgate: this gateway cannot fold the stream's history: %w", err)
+	}
+	return nil
 }
 
 // sync waits until the fold has applied everything the stream held when
@@ -388,12 +400,23 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps := t.parts[p]
 		r := recIdx{seq: seq, base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes),
 			ref: uint64(hInt(h, hRef))}
-		if r.base != ps.end {
+		switch {
+		case r.base == ps.end:
+		case r.base > ps.end && ps.lastSeq == 0:
+			// The partition's first batch in the stream: retention purged
+			// those before it (its start record, later in the stream,
+			// moves the start on to where it cut).
+			ps.start, ps.end = max(ps.start, r.base), r.base
+		default:
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
 		}
 		ps.recs = append(ps.recs, r)
 		ps.end += r.count
-		ps.bytes += r.bytes
+		if cum := hInt(h, hCum); cum > 0 {
+			ps.bytes = cum // exact even when retention purged earlier batches
+		} else {
+			ps.bytes += r.bytes // a batch written before Tg-Cum
+		}
 		ps.lastSeq = seq
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
 		if gw := h.Get(hGw); gw != "" {
