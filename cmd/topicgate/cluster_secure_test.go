@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"topicgate/topicstore/jetstream"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -91,4 +94,35 @@ func TestClusterSecureNodes(t *testing.T) {
 		out = serveRefused(t, "--store", c.URL(), "--replicas", "1", "--nats-creds", jstest.NewTLS(t).CA)
 		require.Contains(t, out, "is not a NATS .creds file")
 	})
+}
+
+// TestClusterSecureFailover: a gateway told only one node's tls:// URL,
+// with --nats-ca and --nats-creds, on three nodes in operator mode with
+// TLS, goes on through the others (found from the cluster: nats.go gives
+// them the same TLS configuration and credentials) when that node is
+// killed.
+func TestClusterSecureFailover(t *testing.T) {
+	op := jstest.NewOperator(t)
+	f := jstest.NewTLS(t)
+	ts := time.Now()
+	c := jstest.Start(t, 3, jstest.WithOperator(op), jstest.WithTLS(f))
+	t.Logf("3 nodes up in %v", time.Since(ts).Round(time.Millisecond))
+	a, err := start(config{Listen: "127.0.0.1:0", Store: c.URLs()[0], LogLevel: slog.LevelError,
+		NATS: natsConfig{Replicas: 3, Creds: op.Creds(t, "gateway"), CA: f.CA, Timeout: 2 * time.Second}})
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	conn := connect(t, a)
+	exec(t, conn, "CREATE TOPIC t")
+	exec(t, conn, "INSERT INTO t (data) VALUES ('before')")
+	t.Logf("gateway serving %v after the start", time.Since(ts).Round(time.Millisecond))
+	leader := c.StreamLeader(jetstream.DefaultStream)
+	c.Kill(0)
+	var tries int
+	d := within(t, 30*time.Second, func() error {
+		tries++
+		_, err := conn.Exec(context.Background(), "INSERT INTO t (data) VALUES ('after')")
+		return err
+	})
+	t.Logf("node 0 (the only URL the gateway was given; stream leader: node %d) killed: an INSERT succeeded %v later (%d attempts)", leader, d.Round(time.Millisecond), tries)
+	require.Equal(t, []string{"before", "after"}, queryText(t, conn, "SELECT convert_from(data, 'UTF8') FROM t ORDER BY offset"))
 }
