@@ -151,18 +151,7 @@ func (s *Store) startFold(ctx context.Context) error {
 		return s.unavailable(err)
 	}
 	s.cons = cc
-	if err := s.sync(ctx); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	err = s.foldErr
-	s.mu.Unlock()
-	if err != nil {
-		// The view would be wrong (a partition's offsets, say): refuse to
-		// serve from it rather than answer from it.
-		return fmt.Errorf("topicgate: this gateway cannot fold the stream's history: %w", err)
-	}
-	return nil
+	return s.sync(ctx)
 }
 
 // sync waits until the fold has applied everything the stream held when
@@ -187,6 +176,7 @@ const (
 
 // waitApplied blocks until the fold has applied seq (or ctx ends). If the
 // ordered consumer stops delivering before, fill fetches it (watchFold).
+// Once the fold failed to apply a message, it fails with that error.
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
@@ -205,6 +195,10 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 		s.cond.Wait()
 	}
 	switch {
+	case s.applied >= seq && s.foldErr != nil:
+		// The view is wrong from there on (a partition's offsets, say):
+		// refuse to answer from it, at start (Open) as later.
+		return fmt.Errorf("topicgate: this gateway cannot fold the stream, so its view of the cluster would be wrong: %w", s.foldErr)
 	case s.applied >= seq:
 		return nil
 	case s.closed:

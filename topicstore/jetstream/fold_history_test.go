@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
@@ -61,4 +62,36 @@ func TestGatewayStartsAfterRetention(t *testing.T) {
 	c3 := openStores(t, c, o, 1)[0]
 	t3, _ := c3.Topic("r")
 	require.Equal(t, ta.Partitions[0], t3.Partitions[0])
+}
+
+// TestFoldErrorRefuses: a stream message the fold cannot apply (here a
+// record batch that leaves a gap in a partition's offsets, which no
+// gateway writes) makes the gateway's next commit fail with the fold's
+// error, and a gateway started afterwards refuse to open, instead of
+// answering from a view that stopped following the stream.
+func TestFoldErrorRefuses(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Stream: "TGFOLDERR", Replicas: 1, RetentionInterval: -1}
+	a := openStores(t, c, o, 1)[0]
+	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "f", MinActivePartitions: 1}))
+	commit := func() error {
+		_, err := a.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{
+			{Topic: "f", Messages: []topicstore.Message{{Partition: 0, Body: []byte("x")}}}}})
+		return err
+	}
+	require.NoError(t, commit())
+	ti, err := a.Topic("f")
+	require.NoError(t, err)
+	m := nats.NewMsg(a.dataSubject(ti.ID, 0))
+	a.recordHeaders(m, 100, 1, time.Now().UnixMicro(), 1, 1)
+	_, err = a.js.PublishMsg(ctx, m)
+	require.NoError(t, err)
+	err = commit()
+	require.ErrorContains(t, err, "cannot fold the stream")
+	require.ErrorContains(t, err, "record batch at offset 100, expected 1")
+	t.Log(err)
+	o.URLs = c.URLs()
+	_, err = Open(ctx, o)
+	require.ErrorContains(t, err, "record batch at offset 100, expected 1")
 }
