@@ -20,6 +20,8 @@ var clusterFamilies = []string{
 	"topicgate_partition_end_offset", "topicgate_partition_bytes",
 	"topicgate_consumer_committed_offset", "topicgate_consumer_lag_messages",
 	"topicgate_shared_",
+	// the stream, as its leader answers
+	"topicgate_cluster_stream_",
 }
 
 // clusterSamples keeps the samples of clusterFamilies, as sorted lines.
@@ -41,10 +43,12 @@ func clusterSamples(m map[string]float64) []string {
 // started afterwards, shows the same cluster state (messages and bytes
 // written, partition offsets and sizes, consumer positions and lags, the
 // shared consumer's window, a lock taken through another gateway
-// included), while the traffic counters (transactions, sessions,
-// statement latencies, messages read, duplicates skipped) count what went
-// through that gateway: a dashboard sums those over the gateways, and
-// takes the others from any one.
+// included; the stream's size, last sequence, leader and replicas, as its
+// leader answers), while the traffic counters (transactions, sessions,
+// statement latencies, messages read, duplicates skipped, commit groups)
+// and the fold's and connection's figures are that gateway's: a dashboard
+// sums those over the gateways, and takes the others from any one. A
+// killed follower shows as a replica not current.
 func TestClusterMetrics(t *testing.T) {
 	g := startGateways(t, 2, 5*time.Second)
 	srvA := httptest.NewServer(g.gws[0].metricsHandler())
@@ -72,6 +76,7 @@ func TestClusterMetrics(t *testing.T) {
 		}
 		return nil
 	})
+	checkExposition(t, scrapeText(t, srvA))
 	t.Logf("cluster state, the same on A, B and a gateway started afterwards:\n%s", strings.Join(clusterSamples(mc), "\n"))
 	lbl := func(name, consumer string) string {
 		return name + `{topic="mc",consumer="` + consumer + `",partition="0"}`
@@ -105,5 +110,37 @@ func TestClusterMetrics(t *testing.T) {
 	require.NotZero(t, ma["topicgate_txn_commits_total"])
 	require.NotZero(t, mb["topicgate_txn_commits_total"])
 	_, hasStore := ma["topicgate_store_disk_bytes"]
-	require.False(t, hasStore, "the cluster store exports no topicgate_store_* (those are Pebble's LSM figures)")
+	require.False(t, hasStore, "the cluster store exports no LSM figures")
+
+	// The cluster's own figures: the stream (above: the same everywhere),
+	// each gateway's fold caught up with it, its connection and commits.
+	stream := `{stream="TOPICGATE"}`
+	require.Equal(t, 1.0, mc["topicgate_cluster_stream_up"+stream])
+	require.NotZero(t, mc["topicgate_cluster_stream_messages"+stream])
+	require.NotZero(t, mc["topicgate_cluster_stream_bytes"+stream])
+	for i, m := range []map[string]float64{ma, mb, mc} {
+		require.Equal(t, m["topicgate_cluster_stream_last_sequence"+stream], m["topicgate_cluster_fold_sequence"+stream], "gateway %d's fold is caught up", i)
+		require.Zero(t, m["topicgate_cluster_reconnects_total"], "gateway %d", i)
+	}
+	require.NotZero(t, ma["topicgate_store_commit_groups_total"])
+	require.GreaterOrEqual(t, ma["topicgate_store_commit_requests_total"], ma["topicgate_store_commit_groups_total"])
+	require.Zero(t, mc["topicgate_store_commit_groups_total"], "C wrote nothing")
+	leader := g.streamLeader()
+	leaderName := g.nodes.Nodes().Node(leader).Name
+	require.Equal(t, 1.0, mc[`topicgate_cluster_stream_leader{stream="TOPICGATE",server="`+leaderName+`"}`], "%v", clusterSamples(mc))
+	follower := (leader + 1) % 3
+	followerName := g.nodes.Nodes().Node(follower).Name
+	current := `topicgate_cluster_replica_current{stream="TOPICGATE",server="` + followerName + `"}`
+	require.Equal(t, 1.0, mc[current])
+
+	// A follower killed: the leader reports it behind, on every gateway.
+	g.nodes.Kill(follower)
+	d := within(t, 30*time.Second, func() error {
+		if v := scrape(t, srvA)[current]; v != 0 {
+			return fmt.Errorf("%s = %v", current, v)
+		}
+		return nil
+	})
+	t.Logf("follower %s killed: reported not current after %v", followerName, d.Round(time.Millisecond))
+	require.Equal(t, 1.0, scrape(t, srvC)["topicgate_cluster_stream_up"+stream])
 }

@@ -258,6 +258,8 @@ func (s *Store) runGroup(group []*commitReq) {
 		ack, err := PublishAtomic(ctx, s.nc, p.msgs)
 		cancel()
 		if err == nil {
+			s.commitGroups.Add(1)
+			s.commitRequests.Add(int64(len(group)))
 			err = s.waitApplied(context.Background(), ack.Sequence)
 			if err == nil {
 				s.throttle(p)
@@ -275,6 +277,7 @@ func (s *Store) runGroup(group []*commitReq) {
 			p.settle(s.unavailable(err))
 			return
 		}
+		s.commitReplans.Add(1)
 		if attempt >= maxAttempts || time.Now().After(deadline) {
 			p.settle(fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times in %v, each time for a write to the same subjects still in progress or not yet seen by this gateway (without a majority of the nodes none completes): %v",
 				topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), attempt+1, s.opts.Timeout, err))
