@@ -290,11 +290,27 @@ func (s *Store) Close() error {
 	close(s.done)
 	s.wg.Wait()
 	if s.cons != nil {
-		s.cons.Stop()
+		// nats.go's Stop waits for a re-creation of the ordered consumer in
+		// progress (after the node that held it died: a request of up to
+		// 10s, then a back-off of up to 10s, seen as a 10.7s Close), so it
+		// is given a moment and then left to finish once the connection is
+		// closed, rather than holding the gateway's shutdown.
+		stopped := make(chan struct{})
+		go func() {
+			s.cons.Stop()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(closeStopWait):
+		}
 	}
 	s.nc.Close()
 	return nil
 }
+
+// closeStopWait bounds Close's wait for the fold's consumer to stop.
+const closeStopWait = 500 * time.Millisecond
 
 // isClosed reports whether Close was called.
 func (s *Store) isClosed() bool {
