@@ -70,6 +70,9 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 	if st, ok := e.store.(topicstore.EngineStatter); ok {
 		writeEngineStats(p, st.EngineStats())
 	}
+	if st, ok := e.store.(topicstore.ClusterStatter); ok {
+		writeClusterStats(p, st)
+	}
 	topics := e.store.Topics()
 	e.writeTopics(p, topics)
 	p.family("topicgate_partition_end_offset", "gauge", "Next offset to be assigned.")

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net"
@@ -129,12 +131,9 @@ func start(cfg config) (*app, error) {
 func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.PebbleStore, error) {
 	if cfg.Store != "" {
 		urls := strings.Split(cfg.Store, ",")
-		var opts []nats.Option
-		if cfg.NATS.Creds != "" {
-			opts = append(opts, nats.UserCredentials(cfg.NATS.Creds))
-		}
-		if cfg.NATS.CA != "" {
-			opts = append(opts, nats.RootCAs(cfg.NATS.CA))
+		opts, err := natsOptions(cfg.NATS)
+		if err != nil {
+			return nil, nil, err
 		}
 		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL})
@@ -152,6 +151,34 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 		return nil, nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
 	return st, st, nil
+}
+
+// natsOptions turns --nats-creds and --nats-ca into nats.go options,
+// refusing files that cannot be what they are said to be (nats.go would
+// only fail at connect, in words that blame the URLs).
+func natsOptions(nc natsConfig) ([]nats.Option, error) {
+	var opts []nats.Option
+	if nc.Creds != "" {
+		b, err := os.ReadFile(nc.Creds)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-creds: %w", err)
+		}
+		if !bytes.Contains(b, []byte("BEGIN NATS USER JWT")) || !bytes.Contains(b, []byte("BEGIN USER NKEY SEED")) {
+			return nil, fmt.Errorf("--nats-creds %s is not a NATS .creds file (a user JWT and an NKey seed, as nsc or the account's operator generates)", nc.Creds)
+		}
+		opts = append(opts, nats.UserCredentials(nc.Creds))
+	}
+	if nc.CA != "" {
+		b, err := os.ReadFile(nc.CA)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-ca: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("--nats-ca %s holds no PEM certificate (give it the CA that signed the nodes' certificates)", nc.CA)
+		}
+		opts = append(opts, nats.RootCAs(nc.CA))
+	}
+	return opts, nil
 }
 
 // Addr is the address the server listens on.

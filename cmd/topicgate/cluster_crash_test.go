@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,68 @@ func (l *rpwLoad) stop(t *testing.T) {
 	l.st.problems = nil
 }
 
+// sharedLoad runs TestCrashSharedAcks' shared workers (crashSharedStep)
+// through gateways until stopped: worker k goes through dsns[k %
+// len(dsns)](), workers 0 and 1 acknowledge with autocommit DELETEs, 2
+// and 3 in transactions. A worker whose statement fails (its gateway
+// died, or the cluster answered 57P03) records what it held as abandoned
+// and reconnects.
+type sharedLoad struct {
+	l       *crashSharedLedger
+	stopped atomic.Bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func startSharedLoad(l *crashSharedLedger, dsns []func() string, cycle int, seed uint64) *sharedLoad {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	s := &sharedLoad{l: l, cancel: cancel}
+	for w := range 4 {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			dsn := dsns[w%len(dsns)]
+			var c *pgx.Conn
+			for !s.stopped.Load() && ctx.Err() == nil {
+				if c == nil {
+					if c = dialGateway(ctx, dsn()); c == nil {
+						continue
+					}
+				}
+				what, err := crashSharedStep(ctx, c, l, cycle, w, w >= 2, rng)
+				if err == nil {
+					continue
+				}
+				if code := pgCode(err); code != "" && code != "57P03" && ctx.Err() == nil {
+					l.problem("cycle %d worker %d: %s: %v", cycle, w, what, err)
+				}
+				c.Close(context.Background())
+				c = nil
+				l.abandon(w)
+			}
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}()
+	}
+	return s
+}
+
+// stop ends every worker after its turn and reports what they found wrong.
+func (s *sharedLoad) stop(t *testing.T) {
+	t.Helper()
+	s.stopped.Store(true)
+	s.wg.Wait()
+	s.cancel()
+	s.l.mu.Lock()
+	defer s.l.mu.Unlock()
+	for _, p := range s.l.problems {
+		t.Errorf("shared worker: %s", p)
+	}
+	s.l.problems = nil
+}
+
 // TestClusterCrash: mixed load through two gateway processes on one
 // cluster (dedup producers on t; read-process-write transactions from in
 // to out and txlog, retried on 40001, with an input producer) while, one
@@ -112,7 +175,13 @@ func (l *rpwLoad) stop(t *testing.T) {
 // seqno order in one partition, offsets contiguous (crashVerify); no input
 // consumed by two commits, out holds exactly the consumed inputs, no torn
 // or aborted transaction visible, no committed position of c moved
-// backwards (jepsenVerify).
+// backwards (jepsenVerify); no message of the shared consumer sh/w whose
+// ack was confirmed is handed out again, none handed to two live workers
+// at once, and every offset below committed_offset was acknowledged
+// (crashSharedCheckStats). At the end, a drain through a fresh gateway
+// (waiting out the locks of dead sessions) shows every message of sh
+// acknowledged exactly once, and every message a worker held without an
+// ack when it failed handed out again (crashSharedExactlyOnce).
 func TestClusterCrash(t *testing.T) {
 	g := startGateways(t, 0, 2*time.Second)
 	seed := uint64(time.Now().UnixNano())
@@ -131,12 +200,21 @@ func TestClusterCrash(t *testing.T) {
 		"CREATE TOPIC in (CONSUMER c) WITH (min_active_partitions = 4)",
 		"CREATE TOPIC out WITH (min_active_partitions = 4)",
 		"CREATE TOPIC txlog WITH (min_active_partitions = 2)",
+		// A lock outlives its gateway until its deadline: long enough for a
+		// live worker's turn through a leader election, short enough to
+		// expire within the test.
+		fmt.Sprintf("CREATE TOPIC sh (CONSUMER w WITH (type = 'shared', default_processing_timeout = Interval('PT%dS'))) WITH (min_active_partitions = %d)", shLockSeconds, shParts),
 	} {
 		exec(t, c, ddl)
 	}
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"sh"}, []string{"partition", "data"}, pgx.CopyFromSlice(shParts*shPerPart, func(i int) ([]any, error) {
+		return []any{int64(i % shParts), []byte(fmt.Sprintf("%d/%d", i%shParts, i/shParts))}, nil
+	}))
+	require.NoError(t, err)
+	shl := newCrashSharedLedger("sh", "w")
 	st := newJepsenState(jepsenWorkers)
 	const prefill = 2000
-	_, err := c.CopyFrom(ctx, pgx.Identifier{"in"}, []string{"partition", "data"}, pgx.CopyFromSlice(prefill, func(i int) ([]any, error) {
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"in"}, []string{"partition", "data"}, pgx.CopyFromSlice(prefill, func(i int) ([]any, error) {
 		return []any{int64(i % 4), []byte(jepsenInputID(int64(i)))}, nil
 	}))
 	require.NoError(t, err)
@@ -175,14 +253,20 @@ func TestClusterCrash(t *testing.T) {
 		start := time.Now()
 		dedup := startDedupLoad(producers, dsns, rng.Uint64())
 		rpw := startRPWLoad(st, dsns, rng.Uint64())
+		shared := startSharedLoad(shl, dsns, st.cycle, rng.Uint64())
+		confirmed := len(shl.confirmed)
 		ph.fault()
 		dedup.stop(t)
 		rpw.stop(t)
+		shared.stop(t)
 		load := time.Since(start)
 
 		v := connect(t, g.startGateway())
 		crashVerify(t, v, producers, true)
 		sum := jepsenVerify(ctx, t, v, st)
+		crashSharedCheckStats(t, v, shl, shParts, shPerPart, false, true)
+		t.Logf("%s: shared: %d acks confirmed (%d in total), %d uncertain; %d messages held by a worker that lost its connection so far, %d of them not handed out again yet",
+			ph.name, len(shl.confirmed)-confirmed, len(shl.confirmed), len(shl.uncertain), shl.abandoned, len(shl.unacked))
 		t.Logf("%s: %v of load; dedup: %d INSERTs acknowledged, errors:%s", ph.name, load.Round(time.Millisecond), dedup.log.acked(), dedup.log.errorSummary())
 		t.Logf("%s: txns: %d committed, %d rolled back, %d dropped, %d conflicts (40001), %d failed before COMMIT, %d in doubt (%d resolved committed, %d aborted), %d empty; positions %v; in %d, out %d, txlog %d",
 			ph.name, sum.n[jCommitted], sum.n[jRolledBack], sum.n[jDropped], sum.n[jConflict], sum.n[jKilled], sum.n[jInDoubt],
@@ -195,5 +279,17 @@ func TestClusterCrash(t *testing.T) {
 			return
 		}
 		require.NotZero(t, sum.n[jCommitted], "no transaction committed in this phase: it proved nothing")
+		require.Greater(t, len(shl.confirmed), confirmed, "no shared ack confirmed in this phase: it proved nothing")
 	}
+
+	v := connect(t, g.startGateway())
+	t0 := time.Now()
+	drained := crashSharedDrain(ctx, t, v, shl, st.cycle+1, shLockSeconds*time.Second+5*time.Second)
+	t.Logf("shared: drained in %v", time.Since(t0).Round(time.Millisecond))
+	crashSharedExactlyOnce(t, shl, drained, shParts, shPerPart)
+	crashSharedCheckStats(t, v, shl, shParts, shPerPart, true, false)
 }
+
+// TestClusterCrash's shared topic: partitions, messages per partition (more
+// than the workers acknowledge in the test), lock timeout.
+const shParts, shPerPart, shLockSeconds = 4, 2500, 6

@@ -78,12 +78,16 @@ func queryText(t testing.TB, c *pgx.Conn, sql string, args ...any) []string {
 	return out
 }
 
-// clusterViews is what sys.partitions and sys.consumers say about the
-// cluster's state (not about a gateway's sessions), sorted.
+// clusterViews is what sys.topics, sys.partitions, sys.consumers and
+// sys.producers say about the cluster's state (not about a gateway's
+// sessions: sys.sessions and sys.transactions, and
+// sys.consumers.read_session, are the gateway's), sorted.
 func clusterViews(t testing.TB, c *pgx.Conn) []string {
 	t.Helper()
 	out := queryText(t, c, "SELECT 'p', topic, partition, active, start_offset, end_offset, messages, bytes, last_write_at, state FROM sys.partitions")
 	out = append(out, queryText(t, c, "SELECT 'c', topic, consumer, partition, committed_offset, end_offset, lag_messages FROM sys.consumers")...)
+	out = append(out, queryText(t, c, "SELECT 't', topic, partitions, active_partitions, consumers, messages, bytes, created_at FROM sys.topics")...)
+	out = append(out, queryText(t, c, "SELECT 'r', topic, producer_id, partition, max_seqno, last_write_at FROM sys.producers")...)
 	sort.Strings(out)
 	return out
 }
@@ -216,13 +220,14 @@ func TestClusterTwoGateways(t *testing.T) {
 		lag := within(t, time.Second, func() error {
 			va, vb = clusterViews(t, a), clusterViews(t, b)
 			if !slices.Equal(va, vb) {
-				return fmt.Errorf("sys.partitions and sys.consumers differ:\nA: %q\nB: %q", va, vb)
+				return fmt.Errorf("the system views differ:\nA: %q\nB: %q", va, vb)
 			}
 			return nil
 		})
 		maxLag = max(maxLag, lag)
 		require.True(t, slices.ContainsFunc(va, func(s string) bool { return strings.HasPrefix(s, "p x 0 true 0 11 11 ") }), "%v", va)
 		require.True(t, slices.Contains(va, "c x c 0 5 11 6"), "%v", va)
+		require.True(t, slices.ContainsFunc(va, func(s string) bool { return strings.HasPrefix(s, "r ") }), "a producer in sys.producers: %v", va)
 	})
 	t.Logf("a stateless read through one gateway saw a write acknowledged through the other at most %v later", maxLag.Round(time.Microsecond))
 }

@@ -16,9 +16,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// crashSharedLedger is what the workers were told, across kill cycles.
+// crashSharedLedger is what the workers of a shared consumer were told,
+// across kill cycles.
 type crashSharedLedger struct {
-	mu sync.Mutex
+	topic, consumer string
+	mu              sync.Mutex
 	// confirmed: acks the server confirmed (DELETE tag, or COMMIT OK), with
 	// the cycle they were confirmed in.
 	confirmed map[pos]int
@@ -30,9 +32,38 @@ type crashSharedLedger struct {
 	unacked map[pos]bool
 	// holder: who holds a message in the current cycle (reset at a kill).
 	holder map[pos]int
-	// handed: times a message was handed out in the current cycle.
-	handed   map[pos]int
-	problems []string
+	// handed: times a message was handed out in the current cycle (since
+	// its last release).
+	handed map[pos]int
+	// abandoned counts messages held by a worker when it lost its
+	// connection (abandon).
+	abandoned int
+	problems  []string
+}
+
+func newCrashSharedLedger(topic, consumer string) *crashSharedLedger {
+	return &crashSharedLedger{topic: topic, consumer: consumer, confirmed: map[pos]int{}, uncertain: map[pos]bool{}, unacked: map[pos]bool{},
+		holder: map[pos]int{}, handed: map[pos]int{}}
+}
+
+// abandon: worker w's connection is gone (its server, or the worker,
+// closed it). What it held is released when its session ends, or when
+// its lock expires if it could not be: it may be handed out again, and
+// what had no ack in flight must be.
+func (l *crashSharedLedger) abandon(w int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p, h := range l.holder {
+		if h != w {
+			continue
+		}
+		delete(l.holder, p)
+		delete(l.handed, p)
+		l.abandoned++
+		if !l.uncertain[p] {
+			l.unacked[p] = true
+		}
+	}
 }
 
 func (l *crashSharedLedger) problem(f string, args ...any) {
@@ -119,7 +150,7 @@ func TestCrashSharedAcks(t *testing.T) {
 	}
 	c.Close(ctx)
 
-	l := &crashSharedLedger{confirmed: map[pos]int{}, uncertain: map[pos]bool{}, unacked: map[pos]bool{}}
+	l := newCrashSharedLedger("t", "w")
 	for cycle := 1; cycle <= cycles; cycle++ {
 		l.holder, l.handed = map[pos]int{}, map[pos]int{}
 		loadMs := 300 + rng.IntN(301)
@@ -138,7 +169,7 @@ func TestCrashSharedAcks(t *testing.T) {
 		}
 		s.start()
 		vc := s.connect(ctx)
-		crashSharedCheckStats(t, vc, l, parts, perPart, false)
+		crashSharedCheckStats(t, vc, l, parts, perPart, false, false)
 		vc.Close(ctx)
 		if t.Failed() {
 			return
@@ -149,23 +180,61 @@ func TestCrashSharedAcks(t *testing.T) {
 	l.holder, l.handed = map[pos]int{}, map[pos]int{}
 	dc := s.connect(ctx)
 	defer dc.Close(ctx)
+	drained := crashSharedDrain(ctx, t, dc, l, cycles+1, 0)
+	crashSharedExactlyOnce(t, l, drained, parts, perPart)
+	crashSharedCheckStats(t, dc, l, parts, perPart, true, false)
+
+	// A clean restart keeps it drained.
+	if err := s.stop(15 * time.Second); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	s.start()
+	fc := s.connect(ctx)
+	defer fc.Close(ctx)
+	ms, err := shAcquire(ctx, fc, "t", "CONSUMER = w", 1000)
+	if err != nil || len(ms) != 0 {
+		t.Errorf("after a clean restart: acquired %d messages, err %v; want none", len(ms), err)
+	}
+	crashSharedCheckStats(t, fc, l, parts, perPart, true, false)
+}
+
+// crashSharedDrain acquires and acknowledges through c what l's consumer
+// still hands out, until it hands out nothing (when wait is 0) or, within
+// wait, until every partition's committed_offset is at its end (locks of
+// dead sessions expire meanwhile). Every message goes through l.got, so
+// one whose ack was confirmed fails the test. It returns what it drained.
+func crashSharedDrain(ctx context.Context, t *testing.T, c *pgx.Conn, l *crashSharedLedger, cycle int, wait time.Duration) map[pos]bool {
+	t.Helper()
 	drained := map[pos]bool{}
+	opts := "CONSUMER = " + l.consumer
+	if wait > 0 {
+		opts += ", WAIT = '200ms'"
+	}
+	deadline := time.Now().Add(wait)
 	for {
-		ms, err := shAcquire(ctx, dc, "t", "CONSUMER = w", 1000)
+		ms, err := shAcquire(ctx, c, l.topic, opts, 1000)
 		if err != nil {
 			t.Fatalf("drain: acquire: %v", err)
 		}
 		if len(ms) == 0 {
-			break
+			if wait == 0 || crashSharedFinished(t, c, l) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("drain: after %v, messages are still unfinished: %+v", wait, shStats(t, c, l.topic, l.consumer))
+				break
+			}
+			continue
 		}
-		l.got(cycles+1, -1, ms)
-		n, err := shAckBatch(ctx, dc, "t", "w", ms)
+		l.got(cycle, -1, ms)
+		n, err := shAckBatch(ctx, c, l.topic, l.consumer, ms)
 		if err != nil {
 			t.Fatalf("drain: ack: %v", err)
 		}
 		if n != int64(len(ms)) {
 			t.Errorf("drain: %d of %d messages acked", n, len(ms))
 		}
+		l.mu.Lock()
 		for _, m := range ms {
 			if drained[m.pos()] {
 				t.Errorf("drain: message %v drained twice", m.pos())
@@ -173,17 +242,37 @@ func TestCrashSharedAcks(t *testing.T) {
 			drained[m.pos()] = true
 			delete(l.holder, m.pos())
 		}
+		l.mu.Unlock()
 	}
 	for _, p := range l.problems {
 		t.Error(p)
 	}
-	t.Logf("drained %d messages after the last restart; %d confirmed acks; %d uncertain acks never handed out again (acknowledged before the kill)",
+	t.Logf("drained %d messages; %d confirmed acks; %d uncertain acks never handed out again (acknowledged before the failure)",
 		len(drained), len(l.confirmed), len(l.uncertain))
-	for p := range l.unacked {
-		t.Errorf("message %v was acquired but not acknowledged before a SIGKILL, and was never handed out again", p)
+	return drained
+}
+
+// crashSharedFinished reports whether every message of l's consumer is
+// finished (acknowledged).
+func crashSharedFinished(t *testing.T, c *pgx.Conn, l *crashSharedLedger) bool {
+	for _, s := range shStats(t, c, l.topic, l.consumer) {
+		if s.committed != s.end {
+			return false
+		}
 	}
-	// Every message exactly once: confirmed, drained, or uncertain (acked
-	// before the kill without confirmation, never seen again).
+	return true
+}
+
+// crashSharedExactlyOnce checks, after crashSharedDrain, that each of the
+// parts*perPart messages was acknowledged exactly once: confirmed,
+// drained, or uncertain (acked without confirmation, never seen again),
+// and that every message acquired without an ack before a failure was
+// handed out again.
+func crashSharedExactlyOnce(t *testing.T, l *crashSharedLedger, drained map[pos]bool, parts, perPart int64) {
+	t.Helper()
+	for p := range l.unacked {
+		t.Errorf("message %v was acquired but not acknowledged before a failure, and was never handed out again", p)
+	}
 	var missing []string
 	for pi := int64(0); pi < parts; pi++ {
 		for off := int64(0); off < perPart; off++ {
@@ -206,31 +295,19 @@ func TestCrashSharedAcks(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d messages neither acked nor drained: %s", len(missing), strings.Join(missing[:min(len(missing), 20)], " "))
 	}
-	if got := len(l.confirmed) + len(drained) + len(l.uncertain); got != total {
-		t.Errorf("confirmed %d + drained %d + uncertain %d = %d, want %d", len(l.confirmed), len(drained), len(l.uncertain), got, total)
+	if got := len(l.confirmed) + len(drained) + len(l.uncertain); got != int(parts*perPart) {
+		t.Errorf("confirmed %d + drained %d + uncertain %d = %d, want %d", len(l.confirmed), len(drained), len(l.uncertain), got, parts*perPart)
 	}
-	crashSharedCheckStats(t, dc, l, parts, perPart, true)
-
-	// A clean restart keeps it drained.
-	if err := s.stop(15 * time.Second); err != nil {
-		t.Fatalf("SIGTERM: %v", err)
-	}
-	s.start()
-	fc := s.connect(ctx)
-	defer fc.Close(ctx)
-	ms, err := shAcquire(ctx, fc, "t", "CONSUMER = w", 1000)
-	if err != nil || len(ms) != 0 {
-		t.Errorf("after a clean restart: acquired %d messages, err %v; want none", len(ms), err)
-	}
-	crashSharedCheckStats(t, fc, l, parts, perPart, true)
 }
 
-// crashSharedCheckStats checks sys.consumers after a restart: no locks
-// survived, and every offset below committed_offset was acknowledged by a
-// worker (confirmed or uncertain). drained: the consumer must be at the end.
-func crashSharedCheckStats(t *testing.T, c *pgx.Conn, l *crashSharedLedger, parts, perPart int64, drained bool) {
+// crashSharedCheckStats checks sys.consumers after a restart: every
+// offset below committed_offset was acknowledged by a worker (confirmed or
+// uncertain), nothing is delayed or archived, and (unless locksSurvive:
+// the cluster store keeps a dead gateway's locks until their deadline) no
+// lock survived. drained: the consumer must be at the end.
+func crashSharedCheckStats(t *testing.T, c *pgx.Conn, l *crashSharedLedger, parts, perPart int64, drained, locksSurvive bool) {
 	t.Helper()
-	st := shStats(t, c, "t", "w")
+	st := shStats(t, c, l.topic, l.consumer)
 	if int64(len(st)) != parts {
 		t.Fatalf("sys.consumers: %d partitions, want %d", len(st), parts)
 	}
@@ -240,19 +317,21 @@ func crashSharedCheckStats(t *testing.T, c *pgx.Conn, l *crashSharedLedger, part
 		if s.end != perPart {
 			t.Errorf("partition %d: end_offset %d, want %d", s.part, s.end, perPart)
 		}
-		if s.acquired != 0 || s.delayed != 0 || s.archived != 0 {
+		if (s.acquired != 0 && !locksSurvive) || s.delayed != 0 || s.archived != 0 {
 			t.Errorf("partition %d after restart: %+v (locks do not survive a restart; nothing is delayed or archived)", s.part, s)
 		}
-		if drained && (s.committed != s.end || s.available != 0) {
+		if drained && (s.committed != s.end || s.available != 0 || s.acquired != 0) {
 			t.Errorf("partition %d not drained: %+v", s.part, s)
 		}
 		var lost []int64
+		l.mu.Lock()
 		for off := int64(0); off < s.committed; off++ {
 			p := pos{s.part, off}
 			if _, ok := l.confirmed[p]; !ok && !l.uncertain[p] && !drained {
 				lost = append(lost, off)
 			}
 		}
+		l.mu.Unlock()
 		if len(lost) > 0 {
 			sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
 			t.Errorf("partition %d: committed_offset %d, but offsets %s below it were never acknowledged", s.part, s.committed, crashSeqRanges(lost))
@@ -261,9 +340,9 @@ func crashSharedCheckStats(t *testing.T, c *pgx.Conn, l *crashSharedLedger, part
 	t.Logf("sys.consumers committed offsets: %v", committed)
 }
 
-// crashSharedLoad runs 4 workers (0, 1: autocommit DELETE acks; 2, 3:
-// transactions that acquire and COMMIT, half of them also DELETE inside
-// the block) until the server is SIGKILLed after load.
+// crashSharedLoad runs 4 workers (crashSharedStep; 0, 1: autocommit
+// DELETE acks; 2, 3: transactions) until the server is SIGKILLed after
+// load.
 func crashSharedLoad(t *testing.T, s *crashServer, l *crashSharedLedger, cycle int, seed uint64, load time.Duration, maxConfirmed int) time.Duration {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -288,94 +367,10 @@ func crashSharedLoad(t *testing.T, s *crashServer, l *crashSharedLedger, cycle i
 			defer wg.Done()
 			defer c.Close(context.Background())
 			for !killed.Load() {
-				if w < 2 {
-					ms, err := shAcquire(ctx, c, "t", "CONSUMER = w, WAIT = '50ms'", 10)
-					if err != nil {
-						unexpected(w, "acquire", err)
-						return
-					}
-					l.got(cycle, w, ms)
-					if len(ms) == 0 {
-						continue
-					}
-					// One DELETE per partition, pipelined; each statement's
-					// tag confirms its messages.
-					byPart := map[int64][]shMsg{}
-					var order []int64
-					for _, m := range ms {
-						if _, ok := byPart[m.part]; !ok {
-							order = append(order, m.part)
-						}
-						byPart[m.part] = append(byPart[m.part], m)
-					}
-					b := &pgx.Batch{}
-					for _, p := range order {
-						offs := make([]int64, len(byPart[p]))
-						for i, m := range byPart[p] {
-							offs[i] = m.off
-						}
-						b.Queue("DELETE FROM t WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)", p, offs)
-					}
-					br := c.SendBatch(ctx, b)
-					var failed error
-					for _, p := range order {
-						if failed != nil {
-							l.mark(l.uncertain, byPart[p])
-							continue
-						}
-						tag, err := br.Exec()
-						if err != nil {
-							failed = err
-							l.mark(l.uncertain, byPart[p])
-							continue
-						}
-						if n := tag.RowsAffected(); n != int64(len(byPart[p])) || !strings.HasPrefix(tag.String(), "DELETE") {
-							l.problem("cycle %d worker %d: ack of %d messages of partition %d: tag %q", cycle, w, len(byPart[p]), p, tag)
-						}
-						l.confirm(cycle, byPart[p])
-					}
-					if err := br.Close(); err != nil && failed == nil {
-						failed = err
-					}
-					if failed != nil {
-						unexpected(w, "ack", failed)
-						return
-					}
-					continue
-				}
-				// Transactional worker.
-				tx, err := c.Begin(ctx)
-				if err != nil {
-					unexpected(w, "BEGIN", err)
+				if what, err := crashSharedStep(ctx, c, l, cycle, w, w >= 2, rng); err != nil {
+					unexpected(w, what, err)
 					return
 				}
-				ms, err := shAcquire(ctx, tx, "t", "CONSUMER = w, WAIT = '50ms'", 10)
-				if err != nil {
-					unexpected(w, "acquire in a transaction", err)
-					return
-				}
-				l.got(cycle, w, ms)
-				if len(ms) > 0 && rng.IntN(2) == 0 {
-					// Also DELETE inside the block: applied at COMMIT.
-					p := ms[0].part
-					var offs []int64
-					for _, m := range ms {
-						if m.part == p {
-							offs = append(offs, m.off)
-						}
-					}
-					if _, err := tx.Exec(ctx, "DELETE FROM t WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)", p, offs); err != nil {
-						l.mark(l.unacked, ms)
-						unexpected(w, "DELETE in a transaction", err)
-						return
-					}
-				}
-				if err := tx.Commit(ctx); err != nil {
-					l.mark(l.uncertain, ms)
-					unexpected(w, "COMMIT", err)
-					return
-				}
-				l.confirm(cycle, ms)
 			}
 		}(w, conns[w], rand.New(rand.NewPCG(seed, uint64(w))))
 	}
@@ -402,4 +397,95 @@ func crashSharedLoad(t *testing.T, s *crashServer, l *crashSharedLedger, cycle i
 	}
 	l.mu.Unlock()
 	return ran
+}
+
+// crashSharedStep is one turn of worker w of l's consumer on c: acquire up
+// to 10 messages (waiting up to 50ms) and acknowledge them, with
+// autocommit DELETEs (one per partition, pipelined; each statement's tag
+// confirms its messages), or (txn) in a transaction that acquires and
+// COMMITs, half of the time also DELETEing inside the block. It records in
+// l what the server promised; on an error it says what failed.
+func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cycle, w int, txn bool, rng *rand.Rand) (string, error) {
+	acquire := "CONSUMER = " + l.consumer + ", WAIT = '50ms'"
+	del := "DELETE FROM " + l.topic + " WITH (CONSUMER = " + l.consumer + ") WHERE partition = $1 AND offset = ANY($2)"
+	if !txn {
+		ms, err := shAcquire(ctx, c, l.topic, acquire, 10)
+		if err != nil {
+			return "acquire", err
+		}
+		l.got(cycle, w, ms)
+		if len(ms) == 0 {
+			return "", nil
+		}
+		byPart := map[int64][]shMsg{}
+		var order []int64
+		for _, m := range ms {
+			if _, ok := byPart[m.part]; !ok {
+				order = append(order, m.part)
+			}
+			byPart[m.part] = append(byPart[m.part], m)
+		}
+		b := &pgx.Batch{}
+		for _, p := range order {
+			offs := make([]int64, len(byPart[p]))
+			for i, m := range byPart[p] {
+				offs[i] = m.off
+			}
+			b.Queue(del, p, offs)
+		}
+		br := c.SendBatch(ctx, b)
+		var failed error
+		for _, p := range order {
+			if failed != nil {
+				l.mark(l.uncertain, byPart[p])
+				continue
+			}
+			tag, err := br.Exec()
+			if err != nil {
+				failed = err
+				l.mark(l.uncertain, byPart[p])
+				continue
+			}
+			if n := tag.RowsAffected(); n != int64(len(byPart[p])) || !strings.HasPrefix(tag.String(), "DELETE") {
+				l.problem("cycle %d worker %d: ack of %d messages of partition %d: tag %q", cycle, w, len(byPart[p]), p, tag)
+			}
+			l.confirm(cycle, byPart[p])
+		}
+		if err := br.Close(); err != nil && failed == nil {
+			failed = err
+		}
+		if failed != nil {
+			return "ack", failed
+		}
+		return "", nil
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return "BEGIN", err
+	}
+	ms, err := shAcquire(ctx, tx, l.topic, acquire, 10)
+	if err != nil {
+		return "acquire in a transaction", err
+	}
+	l.got(cycle, w, ms)
+	if len(ms) > 0 && rng.IntN(2) == 0 {
+		// Also DELETE inside the block: applied at COMMIT.
+		p := ms[0].part
+		var offs []int64
+		for _, m := range ms {
+			if m.part == p {
+				offs = append(offs, m.off)
+			}
+		}
+		if _, err := tx.Exec(ctx, del, p, offs); err != nil {
+			l.mark(l.unacked, ms)
+			return "DELETE in a transaction", err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		l.mark(l.uncertain, ms)
+		return "COMMIT", err
+	}
+	l.confirm(cycle, ms)
+	return "", nil
 }

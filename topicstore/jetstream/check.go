@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -25,6 +26,8 @@ var (
 	ErrUnreachable  = errors.New("cannot reach the NATS cluster")
 	ErrNoJetStream  = errors.New("JetStream is not enabled")
 	ErrServerTooOld = errors.New("nats-server is too old")
+	ErrRefused      = errors.New("the NATS cluster refused the credentials")
+	ErrTLS          = errors.New("no TLS connection to the NATS cluster")
 )
 
 // Connect dials the cluster at urls (nats://host:port, user:password@ in a
@@ -32,13 +35,36 @@ var (
 func Connect(ctx context.Context, urls []string, opts ...nats.Option) (*nats.Conn, error) {
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("topicgate: %w at %s: %w (start the nodes, or fix the --store URL list)", ErrUnreachable, RedactURLs(urls), err)
+		return nil, connectError(urls, err)
 	}
 	if err := Check(ctx, nc); err != nil {
 		nc.Close()
 		return nil, err
 	}
 	return nc, nil
+}
+
+// connectError says what to fix when nats.Connect failed: the credentials,
+// the TLS set-up, or (anything else) the URL list.
+func connectError(urls []string, err error) error {
+	where := RedactURLs(urls)
+	switch {
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
+		return fmt.Errorf("topicgate: %w at %s: %w (fix the user:password in the --store URLs, or give --nats-creds the .creds file of a user the cluster knows)", ErrRefused, where, err)
+	case errors.Is(err, nats.ErrTLS):
+		var unknownCA x509.UnknownAuthorityError
+		var hostname x509.HostnameError
+		switch {
+		case errors.As(err, &unknownCA):
+			return fmt.Errorf("topicgate: %w at %s: %w (give --nats-ca the CA certificate, PEM, that signed the nodes' certificates)", ErrTLS, where, err)
+		case errors.As(err, &hostname):
+			return fmt.Errorf("topicgate: %w at %s: %w (name the nodes in --store as their certificates do)", ErrTLS, where, err)
+		}
+		return fmt.Errorf("topicgate: %w at %s: %w (check the nodes' tls { } block and --nats-ca)", ErrTLS, where, err)
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return fmt.Errorf("topicgate: %w at %s: %w (--nats-ca or a tls:// URL asks for TLS and the nodes do not offer it: give the nodes a tls { cert_file, key_file } block, or drop --nats-ca and use nats:// URLs)", ErrTLS, where, err)
+	}
+	return fmt.Errorf("topicgate: %w at %s: %w (start the nodes, or fix the --store URL list)", ErrUnreachable, where, err)
 }
 
 // Check refuses a server that cannot carry topicgate's store: one older than
@@ -62,7 +88,7 @@ func Check(ctx context.Context, nc *nats.Conn) error {
 	}
 	if _, err := js.AccountInfo(ctx); err != nil {
 		if errors.Is(err, natsjs.ErrJetStreamNotEnabled) || errors.Is(err, natsjs.ErrJetStreamNotEnabledForAccount) {
-			return fmt.Errorf("topicgate: the NATS server at %s (nats-server %s): %w (%v): start every node with -js, or give its config a jetstream { store_dir: ... } block",
+			return fmt.Errorf("topicgate: the NATS server at %s (nats-server %s): %w (%v): start every node with -js, or give its config a jetstream { store_dir: ... } block (in operator mode: give the account JetStream limits in its JWT)",
 				where, version, ErrNoJetStream, err)
 		}
 		return fmt.Errorf("topicgate: JetStream at %s (nats-server %s) did not answer: %w (are a majority of the cluster's nodes up?)", where, version, err)

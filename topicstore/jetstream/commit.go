@@ -267,6 +267,8 @@ func (s *Store) runGroup(group []*commitReq) {
 		ack, err := PublishAtomic(ctx, s.nc, p.msgs)
 		cancel()
 		if err == nil {
+			s.commitGroups.Add(1)
+			s.commitRequests.Add(int64(len(group)))
 			err = s.waitApplied(context.Background(), ack.Sequence)
 			if err == nil {
 				s.throttle(p)
@@ -284,6 +286,7 @@ func (s *Store) runGroup(group []*commitReq) {
 			p.settle(s.unavailable(err))
 			return
 		}
+		s.commitReplans.Add(1)
 		if attempt >= maxAttempts || time.Now().After(deadline) {
 			p.settle(fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times in %v, each time for a write to the same subjects still in progress or not yet seen by this gateway (without a majority of the nodes none completes): %v",
 				topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), attempt+1, s.opts.Timeout, err))
@@ -375,6 +378,9 @@ type simPart struct {
 	id     int32
 	end    int64
 	expect uint64 // the subject's last sequence before the batch
+	// written is the partition's payload bytes ever written, up to what
+	// the group appended so far (Tg-Cum).
+	written int64
 	// segs are what the group appends, in order: runs of message entries
 	// and staged chunks joined by reference.
 	segs []segment
@@ -506,7 +512,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		sp := parts[k]
 		if sp == nil {
 			ps := t.parts[part]
-			sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq}
+			sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq, written: ps.bytes}
 			parts[k] = sp
 			partOrder = append(partOrder, sp)
 		}
@@ -695,7 +701,8 @@ func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
 				Bytes: g.ref.bytes, Ref: true, Seq: g.ref.seq}
 			m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
 			m.Data = topicstore.PutRefRecord(h)
-			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes)
+			sp.written += g.ref.bytes
+			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes, sp.written)
 			m.Header.Set(hRef, strconv.FormatUint(g.ref.seq, 10))
 			if len(out) == 0 {
 				expect(m, sp.expect)
@@ -731,7 +738,8 @@ func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, a
 		copy(rec[topicstore.BatchHeaderLen:], payload)
 		m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
 		m.Data = rec
-		s.recordHeaders(m, base, n, at, int64(len(payload)))
+		sp.written += int64(len(payload))
+		s.recordHeaders(m, base, n, at, int64(len(payload)), sp.written)
 		if len(out) == 0 {
 			expect(m, sp.expect)
 		}
@@ -741,13 +749,15 @@ func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, a
 	return out, base
 }
 
-// recordHeaders sets what the fold reads of a record batch.
-func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes int64) {
+// recordHeaders sets what the fold reads of a record batch; cum is the
+// partition's payload bytes ever written, this batch's included.
+func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes, cum int64) {
 	m.Header.Set(hGw, s.stage.gw)
 	m.Header.Set(hBase, strconv.FormatInt(base, 10))
 	m.Header.Set(hCount, strconv.FormatInt(count, 10))
 	m.Header.Set(hAt, strconv.FormatInt(at, 10))
 	m.Header.Set(hBytes, strconv.FormatInt(bytes, 10))
+	m.Header.Set(hCum, strconv.FormatInt(cum, 10))
 }
 
 // expect makes m conditional on its subject's last sequence.

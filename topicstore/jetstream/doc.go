@@ -122,6 +122,25 @@
 //     Debian's nats-server 2.9.10 (run for real when installed), an
 //     unreachable URL list: TestCheckRefusesNoJetStream,
 //     TestCheckRefusesOldServer, TestCheckRefusesUnreachable, TestVersionAtLeast.
+//   - Connect tells refused credentials (ErrRefused: nats.ErrAuthorization,
+//     for a wrong user:password in a URL, no credentials, or a .creds file
+//     of an account the operator never signed) from TLS failures (ErrTLS:
+//     an unknown authority, a host name the certificate does not name, TLS
+//     asked of nodes that offer none); nats.go reconnects to the nodes the
+//     cluster announced with the same credentials and TLS configuration:
+//     jstest TestSecureNodes, cmd/topicgate TestClusterSecureNodes and
+//     TestClusterSecureFailover (one node's tls:// URL, operator mode).
+//   - A partition's first record batch in the stream may start past the
+//     offsets retention purged, and each batch carries the partition's
+//     bytes ever written (Tg-Cum), so a gateway started after a purge
+//     agrees with the others: TestGatewayStartsAfterRetention. A message
+//     the fold cannot apply fails every later waitApplied (commits, reads'
+//     syncs, Open) with that error, rather than leaving a view that stopped
+//     following the stream: TestFoldErrorRefuses.
+//   - ClusterStats asks the stream's leader (STREAM.INFO) at each /metrics
+//     scrape: every gateway reports the same stream figures, and a killed
+//     follower shows as not current about 6s later (cmd/topicgate
+//     TestClusterMetrics).
 //
 // Server limits on atomic batches (2.15 defaults, per node in jetstream {
 // limits { batch { ... } } }): 1000 messages a batch, 50 open batches a

@@ -33,6 +33,7 @@ const (
 	hCount  = "Tg-Count"  // data: messages in it
 	hAt     = "Tg-At"     // data, producer: written at (unix micros)
 	hBytes  = "Tg-Bytes"  // data: payload bytes
+	hCum    = "Tg-Cum"    // data: the partition's payload bytes ever written, this batch included
 	hPart   = "Tg-Part"   // producer: bound partition
 	hSeqNo  = "Tg-SeqNo"  // producer: highest seqno stored
 	hOff    = "Tg-Off"    // position: committed offset
@@ -175,6 +176,7 @@ const (
 
 // waitApplied blocks until the fold has applied seq (or ctx ends). If the
 // ordered consumer stops delivering before, fill fetches it (watchFold).
+// Once the fold failed to apply a message, it fails with that error.
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
@@ -193,6 +195,10 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 		s.cond.Wait()
 	}
 	switch {
+	case s.applied >= seq && s.foldErr != nil:
+		// The view is wrong from there on (a partition's offsets, say):
+		// refuse to answer from it, at start (Open) as later.
+		return fmt.Errorf("topicgate: this gateway cannot fold the stream, so its view of the cluster would be wrong: %w", s.foldErr)
 	case s.applied >= seq:
 		return nil
 	case s.closed:
@@ -394,13 +400,24 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps := t.parts[p]
 		r := recIdx{seq: seq, base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes),
 			ref: uint64(hInt(h, hRef))}
-		if r.base != ps.end {
+		switch {
+		case r.base == ps.end:
+		case r.base > ps.end && ps.lastSeq == 0:
+			// The partition's first batch in the stream: retention purged
+			// those before it (its start record, later in the stream,
+			// moves the start on to where it cut).
+			ps.start, ps.end = max(ps.start, r.base), r.base
+		default:
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
 		}
 		ps.recs = append(ps.recs, r)
 		s.swept.referenced(r.ref)
 		ps.end += r.count
-		ps.bytes += r.bytes
+		if cum := hInt(h, hCum); cum > 0 {
+			ps.bytes = cum // exact even when retention purged earlier batches
+		} else {
+			ps.bytes += r.bytes // a batch written before Tg-Cum
+		}
 		ps.lastSeq = seq
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
 		if gw := h.Get(hGw); gw != "" {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -81,6 +82,39 @@ type Store struct {
 	sh sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 
 	groups groupsState // read-session groups (groups.go)
+
+	// Commit counters for ClusterStats (commit.go).
+	commitGroups, commitRequests, commitReplans atomic.Int64
+}
+
+// ClusterStats implements topicstore.ClusterStatter: the stream's state
+// from its leader (one request, bounded by ctx and the store's timeout),
+// this gateway's connection, fold and commit counters.
+func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
+	s.mu.Lock()
+	applied := s.applied
+	s.mu.Unlock()
+	cs := topicstore.ClusterStats{Stream: s.opts.Stream, Applied: applied,
+		CommitGroups: s.commitGroups.Load(), CommitRequests: s.commitRequests.Load(), Replans: s.commitReplans.Load()}
+	if s.nc.IsConnected() {
+		cs.Server = s.nc.ConnectedServerName()
+	}
+	cs.Reconnects = s.nc.Stats().Reconnects
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	info, err := s.stream.Info(rctx)
+	if err != nil {
+		cs.StreamErr = s.unavailable(err)
+		return cs
+	}
+	cs.Messages, cs.Bytes, cs.LastSeq = info.State.Msgs, info.State.Bytes, info.State.LastSeq
+	if ci := info.Cluster; ci != nil {
+		cs.Leader = ci.Leader
+		for _, r := range ci.Replicas {
+			cs.Replicas = append(cs.Replicas, topicstore.ReplicaStats{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag})
+		}
+	}
+	return cs
 }
 
 // Open connects to the cluster, checks it (Check), creates or adopts the
@@ -258,11 +292,27 @@ func (s *Store) Close() error {
 	close(s.done)
 	s.wg.Wait()
 	if s.cons != nil {
-		s.cons.Stop()
+		// nats.go's Stop waits for a re-creation of the ordered consumer in
+		// progress (after the node that held it died: a request of up to
+		// 10s, then a back-off of up to 10s, seen as a 10.7s Close), so it
+		// is given a moment and then left to finish once the connection is
+		// closed, rather than holding the gateway's shutdown.
+		stopped := make(chan struct{})
+		go func() {
+			s.cons.Stop()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(closeStopWait):
+		}
 	}
 	s.nc.Close()
 	return nil
 }
+
+// closeStopWait bounds Close's wait for the fold's consumer to stop.
+const closeStopWait = 500 * time.Millisecond
 
 // isClosed reports whether Close was called.
 func (s *Store) isClosed() bool {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +68,28 @@ type Config struct {
 	// ReadyTimeout bounds the wait for a started node to report healthy
 	// (default 60s).
 	ReadyTimeout time.Duration
+
+	// Users, when set, makes the nodes refuse a client that does not give
+	// one of these user names with its password (authorization { users }):
+	// nats://user:password@host:port.
+	Users map[string]string
+	// TLSCert and TLSKey, when set, are the PEM files of the certificate
+	// and key the nodes' client port requires TLS with (tls { }); URL is
+	// then tls://. Routes and the monitoring port stay plain.
+	TLSCert, TLSKey string
+	// Operator, when set, runs the nodes in operator (decentralized JWT)
+	// mode: a client authenticates with a user JWT its account signed and
+	// the NKey seed of that user (a .creds file).
+	Operator *Operator
+}
+
+// Operator is what a node in operator mode trusts: the operator's JWT and
+// the accounts it signed, preloaded into a MEMORY resolver (no account
+// server is needed; the accounts cannot change while the node runs).
+type Operator struct {
+	JWT           string            // the operator's JWT
+	SystemAccount string            // the system account's public key; it must be in Accounts
+	Accounts      map[string]string // account public key -> account JWT
 }
 
 // Node is one nats-server process of a Cluster. Its ports and directory stay
@@ -78,13 +102,15 @@ type Node struct {
 	ClusterPort int
 	MonitorPort int
 
+	scheme string // of URL: nats, or tls when the client port requires TLS
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd     // nil before the first start
 	exited chan struct{} // closed when cmd has exited
 }
 
 // URL is the node's client URL.
-func (n *Node) URL() string { return fmt.Sprintf("nats://%s", hostPort(n.ClientPort)) }
+func (n *Node) URL() string { return fmt.Sprintf("%s://%s", n.scheme, hostPort(n.ClientPort)) }
 
 func (n *Node) confPath() string { return filepath.Join(n.Dir, "nats-server.conf") }
 
@@ -143,6 +169,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	default:
 		return nil, fmt.Errorf("natsnode: sync %q: want %q or %q", cfg.Sync, SyncDefault, SyncAlways)
 	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, errors.New("natsnode: TLSCert and TLSKey go together")
+	}
+	if cfg.Operator != nil && len(cfg.Users) > 0 {
+		return nil, errors.New("natsnode: Users and Operator exclude each other")
+	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 60 * time.Second
 	}
@@ -166,6 +198,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			ClientPort:  ports[3*i],
 			ClusterPort: ports[3*i+1],
 			MonitorPort: ports[3*i+2],
+			scheme:      "nats",
+		}
+		if cfg.TLSCert != "" {
+			n.scheme = "tls"
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -234,9 +270,13 @@ func poll(ctx context.Context, f func() error) error {
 }
 
 // allocatePorts returns 3 ports a node: client, cluster, monitor. Free ports
-// are held open together until all are chosen, so they are distinct; another
-// process may still take one before the node binds it, which then fails to
-// start with "address already in use" in its log.
+// are held open together until all are chosen, so they are distinct. They
+// are picked below the kernel's ephemeral range when it leaves room: a
+// node restarted on its old port must find it free, and a port of that
+// range is what any outgoing connection, or a listener on port 0 (a
+// test's gateway), may be given while the node is down (seen in
+// TestClusterCrash: a restarted node exiting with "address already in
+// use"). Another process may still take a port before the node binds it.
 func allocatePorts(base, nodes int) ([]int, error) {
 	ports := make([]int, 0, 3*nodes)
 	if base != 0 {
@@ -251,15 +291,43 @@ func allocatePorts(base, nodes int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range 3 * nodes {
-		l, err := net.Listen("tcp", hostPort(0))
+	lo, hi := belowEphemeral()
+	for tries := 0; len(ports) < 3*nodes; tries++ {
+		addr := hostPort(0)
+		if hi > lo {
+			addr = hostPort(lo + rand.IntN(hi-lo))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
+			if hi > lo && tries < 1000 {
+				continue // taken: try another
+			}
 			return nil, fmt.Errorf("natsnode: free port: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// belowEphemeral is a range of ports [lo, hi) under Linux's ephemeral
+// range (ip_local_port_range, 32768-60999 by default) and above the
+// well-known ones; lo == hi when there is none (another OS, or a range
+// that starts low).
+func belowEphemeral() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil || start < 12000 {
+		return 0, 0
+	}
+	return 10000, start
 }
 
 func (c *Cluster) config(n *Node) string {
@@ -270,6 +338,35 @@ func (c *Cluster) config(n *Node) string {
 	fmt.Fprintf(&b, "http: %s\n", q(hostPort(n.MonitorPort)))
 	// topicgate's largest message (12 MiB) must fit in one NATS message.
 	fmt.Fprintf(&b, "max_payload: %d\n", MaxPayload)
+	if len(c.cfg.Users) > 0 {
+		names := make([]string, 0, len(c.cfg.Users))
+		for u := range c.cfg.Users {
+			names = append(names, u)
+		}
+		sort.Strings(names)
+		b.WriteString("authorization {\n  users: [\n")
+		for _, u := range names {
+			fmt.Fprintf(&b, "    {user: %s, password: %s}\n", q(u), q(c.cfg.Users[u]))
+		}
+		b.WriteString("  ]\n}\n")
+	}
+	if c.cfg.TLSCert != "" {
+		fmt.Fprintf(&b, "tls {\n  cert_file: %s\n  key_file: %s\n}\n", q(c.cfg.TLSCert), q(c.cfg.TLSKey))
+	}
+	if op := c.cfg.Operator; op != nil {
+		fmt.Fprintf(&b, "operator: %s\n", q(op.JWT))
+		fmt.Fprintf(&b, "system_account: %s\n", q(op.SystemAccount))
+		b.WriteString("resolver: MEMORY\nresolver_preload: {\n")
+		keys := make([]string, 0, len(op.Accounts))
+		for k := range op.Accounts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %s: %s\n", k, q(op.Accounts[k]))
+		}
+		b.WriteString("}\n")
+	}
 	if !c.cfg.NoJetStream {
 		b.WriteString("jetstream {\n")
 		fmt.Fprintf(&b, "  store_dir: %s\n", q(n.Dir))

@@ -1,0 +1,67 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// clusterStatsTimeout bounds the request for the stream's state a scrape
+// makes on a cluster, so that a cluster without a leader slows a scrape
+// by at most this.
+const clusterStatsTimeout = 2 * time.Second
+
+// writeClusterStats writes a cluster store's figures: the stream's state
+// as its leader answers it (the same on every gateway: take it from any
+// one), and this gateway's connection, fold and commits (sum those over
+// the gateways).
+func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
+	ctx, cancel := context.WithTimeout(context.Background(), clusterStatsTimeout)
+	defer cancel()
+	cs := st.ClusterStats(ctx)
+	up := 0.0
+	if cs.StreamErr == nil {
+		up = 1
+	}
+	p.family("topicgate_cluster_stream_up", "gauge", "1 when the stream's leader answered this scrape; 0 when it did not (no leader, no quorum, timeout): the stream's figures are then left out.")
+	p.sample("topicgate_cluster_stream_up", up, "stream", cs.Stream)
+	if cs.StreamErr == nil {
+		p.family("topicgate_cluster_stream_messages", "gauge", "Messages in the stream (record batches, catalog, positions, windows, ...), as its leader reports.")
+		p.sample("topicgate_cluster_stream_messages", float64(cs.Messages), "stream", cs.Stream)
+		p.family("topicgate_cluster_stream_bytes", "gauge", "Bytes stored in the stream, per replica, as its leader reports.")
+		p.sample("topicgate_cluster_stream_bytes", float64(cs.Bytes), "stream", cs.Stream)
+		p.family("topicgate_cluster_stream_last_sequence", "gauge", "The stream's last sequence; minus topicgate_cluster_fold_sequence, how far this gateway's fold is behind.")
+		p.sample("topicgate_cluster_stream_last_sequence", float64(cs.LastSeq), "stream", cs.Stream)
+		if cs.Leader != "" {
+			p.family("topicgate_cluster_stream_leader", "gauge", "1 for the node that leads the stream.")
+			p.sample("topicgate_cluster_stream_leader", 1, "stream", cs.Stream, "server", cs.Leader)
+		}
+		if len(cs.Replicas) > 0 {
+			p.family("topicgate_cluster_replica_current", "gauge", "1 for a replica of the stream caught up with its leader, 0 for one behind or offline.")
+			for _, r := range cs.Replicas {
+				cur := 0.0
+				if r.Current && !r.Offline {
+					cur = 1
+				}
+				p.sample("topicgate_cluster_replica_current", cur, "stream", cs.Stream, "server", r.Name)
+			}
+			p.family("topicgate_cluster_replica_lag_operations", "gauge", "Operations a replica of the stream is behind its leader.")
+			for _, r := range cs.Replicas {
+				p.sample("topicgate_cluster_replica_lag_operations", float64(r.Lag), "stream", cs.Stream, "server", r.Name)
+			}
+		}
+	}
+	p.family("topicgate_cluster_fold_sequence", "gauge", "The highest stream sequence this gateway's fold applied.")
+	p.sample("topicgate_cluster_fold_sequence", float64(cs.Applied), "stream", cs.Stream)
+	connected := 0.0
+	if cs.Server != "" {
+		connected = 1
+	}
+	p.family("topicgate_cluster_connected", "gauge", "1 while this gateway is connected to a node of the cluster (server names it).")
+	p.sample("topicgate_cluster_connected", connected, "server", cs.Server)
+	p.single("topicgate_cluster_reconnects_total", "counter", "Times this gateway reconnected to the cluster.", float64(cs.Reconnects))
+	p.single("topicgate_store_commit_groups_total", "counter", "Batches written by group commit (on a cluster: atomic batches this gateway published).", float64(cs.CommitGroups))
+	p.single("topicgate_store_commit_requests_total", "counter", "Requests carried by those batches.", float64(cs.CommitRequests))
+	p.single("topicgate_cluster_commit_replans_total", "counter", "Atomic batches the cluster refused because a concurrent write to the same subjects came first, planned again.", float64(cs.Replans))
+}

@@ -1,0 +1,46 @@
+package topicstore
+
+import "context"
+
+// ClusterStats is what a store on a cluster reports for /metrics: the
+// stream's state as its leader answers it (the same whichever gateway
+// asks), and this gateway's own connection, fold and commits.
+type ClusterStats struct {
+	// Stream is the stream's name. StreamErr is set when its leader did
+	// not answer (no leader, no quorum, timeout): the stream's figures
+	// below are then zero.
+	Stream    string
+	StreamErr error
+	// Leader is the server name of the stream's leader; Replicas are the
+	// others as the leader sees them.
+	Leader   string
+	Replicas []ReplicaStats
+	// Messages, Bytes and LastSeq are the stream's.
+	Messages, Bytes, LastSeq uint64
+
+	// This gateway's: the highest stream sequence its fold applied (so
+	// LastSeq-Applied is how far it is behind), the node it is connected
+	// to ("" when it is not), how often it reconnected, and its commits:
+	// atomic batches published, the requests they carried, and publishes
+	// refused for a concurrent write to the same subjects and planned
+	// again.
+	Applied                               uint64
+	Server                                string
+	Reconnects                            uint64
+	CommitGroups, CommitRequests, Replans int64
+}
+
+// ReplicaStats is one replica of the stream other than its leader.
+type ReplicaStats struct {
+	Name    string
+	Current bool   // caught up with the leader
+	Offline bool   // not reachable
+	Lag     uint64 // operations behind the leader
+}
+
+// ClusterStatter is implemented by stores on a cluster; like
+// EngineStatter it is not part of Store. ClusterStats asks the cluster
+// (bounded by ctx) and always returns what it knows.
+type ClusterStatter interface {
+	ClusterStats(ctx context.Context) ClusterStats
+}
