@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -108,6 +109,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 	if s.isClosed() {
 		return topicstore.ErrClosed
 	}
+	deadline := time.Now().Add(s.opts.Timeout)
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
 		old := s.byName[name]
@@ -134,6 +136,10 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		cancel()
 		if err == nil {
 			return s.waitApplied(ctx, ack.Sequence)
+		}
+		if noLeader(err) && time.Now().Before(deadline) && ctx.Err() == nil {
+			s.awaitLeader(attempt) // nothing stored: an election (commit.go)
+			continue
 		}
 		code := ErrorCode(err)
 		if (code != ErrCodeWrongLastSequence && code != ErrCodeWrongLastSequenceConstant) || attempt >= maxAttempts {

@@ -279,6 +279,12 @@ func (s *Store) runGroup(group []*commitReq) {
 			}
 			return
 		}
+		if noLeader(err) && time.Now().Before(deadline) {
+			// Nothing stored: the stream has no leader this moment (an
+			// election, 2-8 s here): publish again until the timeout.
+			s.awaitLeader(attempt)
+			continue
+		}
 		code := ErrorCode(err)
 		retry := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant ||
 			code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight

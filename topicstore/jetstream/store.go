@@ -326,6 +326,23 @@ func (s *Store) request(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, s.opts.Timeout)
 }
 
+// noLeader reports whether a publish found no node to take it: the
+// stream has no leader this moment (an election) or no node is up.
+// Nothing of it was stored, so it may be published again.
+func noLeader(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, natsjs.ErrNoStreamResponse)
+}
+
+// awaitLeader waits before the attempt+1st publish after noLeader: until
+// the fold applies something (a leader took another gateway's write) or
+// 10 ms growing to 250 ms.
+func (s *Store) awaitLeader(attempt int) {
+	s.mu.Lock()
+	from := s.applied
+	s.mu.Unlock()
+	s.waitAdvance(from, min(10*time.Millisecond<<min(attempt, 5), 250*time.Millisecond))
+}
+
 // unavailable wraps a cluster error so the caller can tell it apart.
 func (s *Store) unavailable(err error) error {
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, natsjs.ErrNoStreamResponse) {
