@@ -36,6 +36,14 @@ func (m *queryMem) chargeFor(n int64, what string) error {
 	return nil
 }
 
+// release gives back what was charged since used was mark: the rows of a
+// run that ended (a correlated subquery's, a lateral right side's).
+func (m *queryMem) release(mark int64) {
+	if m.used > mark {
+		m.used = mark
+	}
+}
+
 // rowBytes estimates the memory a materialized row holds.
 func rowBytes(r []any) int64 {
 	n := int64(24 + 16*len(r))

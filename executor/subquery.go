@@ -155,7 +155,11 @@ func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, er
 	}
 	inner := *ec
 	inner.outer = r
-	res, err := inner.runSubquery(ctx, x, &queryMem{limit: ec.sess.eng.opts.MaxQueryBytes})
+	// The run holds the statement's memory while it runs; its result is
+	// all that is kept (and is small: see maxMemoValues).
+	mark := ec.mem.used
+	res, err := inner.runSubquery(ctx, x, ec.mem)
+	ec.mem.release(mark)
 	if err != nil || !x.Reusable {
 		return res, err
 	}
