@@ -24,8 +24,15 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 		if _, done := ec.subs[x]; done {
 			continue
 		}
+		// What the run held (a sort, a hash table) is given back when it
+		// ends; its result stays charged.
+		mark := mem.used
 		r, err := ec.runSubquery(ctx, x, mem)
 		if err != nil {
+			return err
+		}
+		mem.release(mark)
+		if err := mem.charge(r.bytes()); err != nil {
 			return err
 		}
 		if ec.subs == nil {
@@ -34,6 +41,18 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 		ec.subs[x] = r
 	}
 	return nil
+}
+
+// bytes estimates the memory the result holds.
+func (r *subResult) bytes() int64 {
+	n := 64 + valueBytes(r.value)
+	for k := range r.set {
+		n += 32 + int64(len(k))
+	}
+	for _, v := range r.list {
+		n += 32 + valueBytes(v)
+	}
+	return n
 }
 
 // runSubquery runs x's plan to the end (to its second row for a scalar
