@@ -104,11 +104,14 @@ func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *planner.Explai
 		if x.Analyze && x.Timing {
 			doc.set("Execution Time", ms(elapsed))
 		}
-		b, err := json.MarshalIndent([]any{doc}, "", "  ")
-		if err != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // ->> stays ->>, as PostgreSQL prints it
+		enc.SetIndent("", "  ")
+		if err := enc.Encode([]any{doc}); err != nil {
 			return nil, err
 		}
-		return [][]any{{string(b)}}, nil
+		return [][]any{{strings.TrimSuffix(b.String(), "\n")}}, nil
 	}
 	er.textPlan(x.Inner)
 	if x.Analyze && x.Timing {
@@ -348,14 +351,17 @@ func (o *jsonObj) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(o.vals[i])
-		if err != nil {
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(k); err != nil {
 			return nil, err
 		}
-		b.Write(kb)
+		b.Truncate(b.Len() - 1) // Encode's newline
 		b.WriteByte(':')
-		b.Write(vb)
+		if err := enc.Encode(o.vals[i]); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
