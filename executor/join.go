@@ -15,7 +15,7 @@ type joinIter struct {
 	leftKeys, rightKeys []planner.Expr // none: a nested loop
 	residual            planner.Expr
 	left, right         rowIter
-	mem         *queryMem
+	mem                 *queryMem
 
 	built   bool
 	rows    [][]any          // the right input

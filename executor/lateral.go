@@ -73,7 +73,7 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 		}
 		cur, matched := it.cur, it.matched
 		it.cur, it.right = nil, nil
-		it.ec.mem.release(it.mark) // what the right side held for this row is gone
+		it.ec.mem.release(it.mark)         // what the right side held for this row is gone
 		if jp.Kind == "LEFT" && !matched { // the left row with NULLs
 			return joinedRow(jp, cur, nil), nil
 		}

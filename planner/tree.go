@@ -1,5 +1,7 @@
 package planner
 
+import "slices"
+
 // Tree building: a SelectPlan is the bound query block; Tree turns it into
 // a tree of nodes (nodes.go) in two steps. logical lays the block out as
 // PostgreSQL's executor would run it without shortcuts (source, filter,
@@ -132,15 +134,10 @@ func blockExprs(p *SelectPlan) []Expr {
 // allSubqueries are the subquery expressions of p's own expressions and
 // its uncorrelated ones.
 func allSubqueries(p *SelectPlan) []*SubqueryExpr {
-	out := append([]*SubqueryExpr(nil), p.Subqueries...)
-	seen := map[*SubqueryExpr]bool{}
-	for _, s := range out {
-		seen[s] = true
-	}
+	out := p.Subqueries[:len(p.Subqueries):len(p.Subqueries)]
 	for _, e := range blockExprs(p) {
 		walk(e, func(x Expr) {
-			if sq, ok := x.(*SubqueryExpr); ok && !seen[sq] {
-				seen[sq] = true
+			if sq, ok := x.(*SubqueryExpr); ok && !slices.Contains(out, sq) {
 				out = append(out, sq)
 			}
 		})
@@ -278,8 +275,18 @@ func source(p *SelectPlan) Node {
 }
 
 // rawProjection is a message row with every stateless column (data only
-// when the query reads it).
+// when the query reads it). The two lists are shared: expressions are
+// immutable.
 func rawProjection(needData bool) []Expr {
+	if needData {
+		return rawWithData
+	}
+	return rawWithoutData
+}
+
+var rawWithData, rawWithoutData = newRawProjection(true), newRawProjection(false)
+
+func newRawProjection(needData bool) []Expr {
 	n := int(ColDelay) + 1
 	out := make([]Expr, n)
 	for i := 0; i < n; i++ {
