@@ -18,7 +18,7 @@ type lateralJoinIter struct {
 	ec   *evalCtx
 	node *planner.LateralJoinNode
 	left rowIter
-	mark int64 // the statement's memory use before the right side ran
+	mem  *queryMem // what the right side holds for the current left row
 
 	cur     []any   // the left row being joined
 	right   rowIter // its right rows
@@ -57,7 +57,8 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 			it.cur, it.matched = l[:lw:lw], false
 			inner := *it.ec
 			inner.outer = lateralRow{left: it.cur, outer: it.ec.outer}
-			it.mark = it.ec.mem.used
+			it.mem = it.ec.mem.sub()
+			inner.mem = it.mem
 			if it.right, err = it.s.open(ctx, &inner, it.node.Right, nil); err != nil {
 				return nil, err
 			}
@@ -73,7 +74,7 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 		}
 		cur, matched := it.cur, it.matched
 		it.cur, it.right = nil, nil
-		it.ec.mem.release(it.mark)         // what the right side held for this row is gone
+		it.mem.end()                       // what the right side held for this row is gone
 		if jp.Kind == "LEFT" && !matched { // the left row with NULLs
 			return joinedRow(jp, cur, nil), nil
 		}

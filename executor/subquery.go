@@ -25,13 +25,17 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 			continue
 		}
 		// What the run held (a sort, a hash table) is given back when it
-		// ends; its result stays charged.
-		mark := mem.used
-		r, err := ec.runSubquery(ctx, x, mem)
+		// ends; its result stays charged. The run is over before the
+		// statement reads on, so ec's budget is swapped for its time.
+		run := mem.sub()
+		saved := ec.mem
+		ec.mem = run
+		r, err := ec.runSubquery(ctx, x, run)
+		ec.mem = saved
+		run.end()
 		if err != nil {
 			return err
 		}
-		mem.release(mark)
 		if err := mem.charge(r.bytes()); err != nil {
 			return err
 		}
@@ -176,9 +180,9 @@ func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, er
 	inner.outer = r
 	// The run holds the statement's memory while it runs; its result is
 	// all that is kept (and is small: see maxMemoValues).
-	mark := ec.mem.used
-	res, err := inner.runSubquery(ctx, x, ec.mem)
-	ec.mem.release(mark)
+	inner.mem = ec.mem.sub()
+	res, err := inner.runSubquery(ctx, x, inner.mem)
+	inner.mem.end()
 	if err != nil || !x.Reusable {
 		return res, err
 	}

@@ -100,6 +100,11 @@ func TestQueryMemoryStatement(t *testing.T) {
 		require.Equal(t, "54000", pgCode(err), q)
 		require.Contains(t, err.Error(), "--max-query-mib", q)
 	}
+	// A sort above a lateral join holds the joined rows: the lateral
+	// right side giving back its own memory per left row does not give
+	// back the sort's (2100 rows of 1 KB).
+	_, err := c.Exec(ctx, "SELECT l.d FROM mm x, LATERAL (SELECT x.data AS d, g FROM generate_series(1, 3) g) l ORDER BY l.d")
+	require.Equal(t, "54000", pgCode(err))
 	// Subqueries that run one after the other give back what their sorts
 	// held once they end: only their results stay charged.
 	require.NoError(t, c.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+sorted+" a) + (SELECT count(*) FROM "+sorted+" b) + (SELECT count(*) FROM "+sorted+" c)").Scan(&n))
