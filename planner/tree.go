@@ -165,10 +165,8 @@ func correlatedIn(es ...Expr) []*SubqueryExpr {
 
 // logical lays p out as a chain of nodes without any shortcut.
 func logical(p *SelectPlan) Node {
-	if p.Consumer != nil {
-		n := &ConsumerReadNode{Plan: p}
-		n.subs = correlatedIn(blockExprs(p)...)
-		return withInitPlan(p, n)
+	if p.Consumer != nil { // it refuses correlated subqueries: no subplans
+		return withInitPlan(p, &ConsumerReadNode{Plan: p})
 	}
 	n := source(p)
 	if p.Filter != nil {
