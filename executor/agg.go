@@ -24,9 +24,9 @@ type aggState struct {
 	ordered  [][]any // rows of an aggregate with ORDER BY: sort keys, value, separator
 }
 
-// aggregate groups input rows by p.Agg.GroupBy, computes p.Agg.Aggs and
+// aggregate groups input rows by agg.GroupBy, computes agg.Aggs and
 // applies HAVING. Output rows are (group keys..., aggregate values...).
-func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIter, mem *queryMem) (rowIter, error) {
+func aggregate(ctx context.Context, ec *evalCtx, agg *planner.AggSpec, having planner.Expr, in rowIter, mem *queryMem) (rowIter, error) {
 	type group struct {
 		keys   []any
 		states []aggState
@@ -42,9 +42,9 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 		if r == nil {
 			break
 		}
-		keys := make([]any, len(p.Agg.GroupBy))
+		keys := make([]any, len(agg.GroupBy))
 		kb = kb[:0]
-		for i, g := range p.Agg.GroupBy {
+		for i, g := range agg.GroupBy {
 			v, err := ec.eval(g, valuesRow(r))
 			if err != nil {
 				return nil, err
@@ -55,32 +55,32 @@ func aggregate(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIt
 		k := string(kb)
 		gr, ok := groups[k]
 		if !ok {
-			gr = &group{keys: keys, states: make([]aggState, len(p.Agg.Aggs))}
+			gr = &group{keys: keys, states: make([]aggState, len(agg.Aggs))}
 			groups[k] = gr
 			order = append(order, k)
 			if err := mem.charge(2*int64(len(k)) + rowBytes(keys) + 160*int64(len(gr.states)) + 64); err != nil {
 				return nil, err
 			}
 		}
-		for i, a := range p.Agg.Aggs {
+		for i, a := range agg.Aggs {
 			if err := accumulate(ec, &gr.states[i], a, r, mem); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if len(groups) == 0 && len(p.Agg.GroupBy) == 0 {
-		groups[""] = &group{states: make([]aggState, len(p.Agg.Aggs))}
+	if len(groups) == 0 && len(agg.GroupBy) == 0 {
+		groups[""] = &group{states: make([]aggState, len(agg.Aggs))}
 		order = append(order, "")
 	}
 	var rows [][]any
 	for _, k := range order {
 		gr := groups[k]
 		out := append([]any(nil), gr.keys...)
-		for i, a := range p.Agg.Aggs {
+		for i, a := range agg.Aggs {
 			out = append(out, finish(&gr.states[i], a))
 		}
-		if p.Having != nil {
-			ok, err := ec.eval(p.Having, valuesRow(out))
+		if having != nil {
+			ok, err := ec.eval(having, valuesRow(out))
 			if err != nil {
 				return nil, err
 			}

@@ -145,6 +145,9 @@ type partRead struct {
 // consumer's position: at once in autocommit, at COMMIT in a transaction.
 func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
 	cr := p.Consumer
+	if ec.stats != nil {
+		return s.analyzeConsumerRead(ctx, ec, p)
+	}
 	if cr.Shared {
 		return s.runSharedRead(ctx, ec, p)
 	}
@@ -463,4 +466,62 @@ func (s *Session) joined(g *readGroup, topic string) {
 		s.groups = map[*readGroup]string{}
 	}
 	s.groups[g] = topic
+}
+
+// peekHeld returns, moving nothing, the partitions a read as cr would read
+// now in this session (its held ones, or its share were it to join) and
+// where each read would start (the transaction's read position, else the
+// committed one), for EXPLAIN.
+func (s *Session) peekHeld(cr *planner.ConsumerRead) ([]int32, map[int32]int64, error) {
+	st := s.eng.store
+	ti, err := st.Topic(cr.Topic)
+	if err != nil {
+		return nil, nil, txn.StoreError(err, cr.Topic)
+	}
+	if !hasConsumer(ti, cr.Consumer) {
+		return nil, nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, cr.Topic)
+	}
+	positions, err := st.Positions(cr.Topic, cr.Consumer)
+	if err != nil {
+		return nil, nil, txn.StoreError(err, cr.Topic)
+	}
+	parts, _, err := readable(ti, func() (map[int32]int64, error) { return positions, nil })
+	if err != nil {
+		return nil, nil, txn.StoreError(err, cr.Topic)
+	}
+	held := s.eng.groups.get(cr.Topic, cr.Consumer).wouldHold(s.info.ProcessID, parts)
+	start := map[int32]int64{}
+	tx := s.txc.Current()
+	for _, id := range held {
+		start[id] = positions[id]
+		if tx != nil {
+			if pos, ok := tx.ReadPos(txn.ReadKey{Topic: cr.Topic, Consumer: cr.Consumer, Partition: id}); ok {
+				start[id] = pos
+			}
+		}
+	}
+	return held, start, nil
+}
+
+// analyzeConsumerRead is a read as a consumer under EXPLAIN ANALYZE: it
+// reads what the read would return from the partitions it would hold,
+// without waiting, joining the read session, moving the position or (a
+// shared consumer) locking anything: a shared read returns no rows.
+func (s *Session) analyzeConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+	if p.Consumer.Shared {
+		return &sliceIter{}, nil
+	}
+	o, err := s.readOptions(ec, p)
+	if err != nil {
+		return nil, err
+	}
+	held, _, err := s.peekHeld(p.Consumer)
+	if err != nil {
+		return nil, err
+	}
+	rows, _, err := s.readHeld(ctx, ec, p, held, o)
+	if err != nil {
+		return nil, err
+	}
+	return rows.iter(), nil
 }

@@ -18,19 +18,27 @@
 //     validates, reports (ParameterStatus) and scopes them. cursor.go:
 //     DECLARE/FETCH/MOVE/CLOSE, and cursors and protocol portals as one
 //     namespace.
-//   - select.go, agg.go, msgrow.go: row iterators. A query over a topic
-//     streams partition by partition in offset order, with the pushed-down
-//     bounds as scan ranges and LIMIT applied while scanning, so reading a
-//     few rows from a huge topic touches few messages. ordered.go reads
+//   - run.go: the one switch that opens each plan node (planner.Tree) as
+//     exactly one row iterator; the strategy is the node, nothing is
+//     decided here. select.go, agg.go, msgrow.go: row iterators. A topic
+//     scan node streams partition by partition in offset order, with the
+//     pushed-down bounds as scan ranges and the filter, projection and
+//     LIMIT the planner fused into it applied while scanning, so reading
+//     a few rows from a huge topic touches few messages. ordered.go reads
 //     partitions newest first or merged by offset for the orders the
-//     planner hands to the scan. Sorting, aggregation, DISTINCT ON (topn.go),
-//     set operations and a join's right side (join.go) materialize, charged
-//     to the statement's memory limit (querymem.go: 54000 past
-//     --max-query-mib); ORDER BY with LIMIT keeps only LIMIT rows.
-//   - subquery.go: subquery expressions (run once, before the statement
-//     reads), derived tables, VALUES and set operations. recursive.go:
-//     WITH RECURSIVE, iteration by iteration over a work table, its rows
-//     streamed and charged to the memory limit.
+//     planner hands to the scan. Sorting, aggregation, DISTINCT ON
+//     (topn.go), windows, set operations, a hash or nested-loop join's
+//     right side (join.go), recursive unions and subquery results
+//     materialize, charged to the statement's one memory budget
+//     (evalCtx.mem, querymem.go: 54000 past --max-query-mib), which all
+//     the statement's blocks share; a correlated subquery's run and a
+//     lateral right side give back what they held when they end. A top-N
+//     sort keeps only LIMIT rows.
+//   - subquery.go: subquery expressions (an init plan runs the
+//     uncorrelated ones before its input starts), VALUES and set
+//     operations. lateral.go: a LATERAL right side, run per left row.
+//     recursive.go: WITH RECURSIVE, iteration by iteration over a work
+//     table, its rows streamed and charged to the memory limit.
 //   - numeric.go: numeric operands (planner/numeric.go does the decimal
 //     arithmetic); pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
@@ -59,8 +67,13 @@
 //     client; a WAIT read that found nothing waits for the store's events
 //     (publish, a freed message) or its next lock deadline or delay end,
 //     never on a poll.
-//   - ddl.go, sys.go, explain.go: topic DDL (with a NOTICE for a
-//     dead_letter_queue that does not exist), system views, EXPLAIN.
+//   - ddl.go, sys.go: topic DDL (with a NOTICE for a dead_letter_queue
+//     that does not exist), system views. explain.go: EXPLAIN prints the
+//     tree that runs, as text or JSON, with what it asks the session
+//     about a consumer read (the partitions it would hold, from where:
+//     peekHeld, moving nothing); EXPLAIN ANALYZE runs the query through
+//     the same open with each node's rows, loops and time counted, a
+//     consumer read reading without joining, committing or locking.
 //     sys_consumers.go computes every consumer partition's position and
 //     lag once for both sys.consumers and /metrics.
 //   - metrics.go, metrics_write.go: the engine's counters and statement

@@ -50,6 +50,12 @@ type evalCtx struct {
 	// recursive term reads next (planner.WorkTable); shared by the copies
 	// made for subqueries.
 	work map[*planner.WorkTable][][]any
+	// mem is the statement's memory budget (--max-query-mib), charged by
+	// every sort, hash table, window, set operation, DISTINCT, recursive
+	// union and subquery result of the statement; shared by the copies.
+	mem *queryMem
+	// stats, under EXPLAIN ANALYZE, counts each plan node's rows and time.
+	stats *nodeStats
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {

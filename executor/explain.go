@@ -1,43 +1,370 @@
 package executor
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"topicgate/planner"
-	"topicgate/sql"
 )
 
-// explain renders a plan as indented lines.
-func explain(p planner.Plan) []string {
-	var lines []string
-	add := func(depth int, format string, args ...any) {
-		lines = append(lines, strings.Repeat("  ", depth)+fmt.Sprintf(format, args...))
+// EXPLAIN prints the plan tree the statement runs (planner.Tree), node by
+// node as PostgreSQL's text format does (a child under "->", properties
+// indented under their node), or the same tree as one JSON document.
+// A consumer read also shows, asked of the session at EXPLAIN time, the
+// partitions the session would read and where. EXPLAIN ANALYZE runs the
+// query (a consumer read reads without moving or locking anything) and
+// adds each node's rows and loops, and with TIMING (the default) its
+// time in milliseconds.
+
+// nodeStat is what EXPLAIN ANALYZE measured of one node.
+type nodeStat struct {
+	rows, loops    int64
+	total, startup time.Duration
+	started        bool
+}
+
+// nodeStats holds the measured nodes of one EXPLAIN ANALYZE.
+type nodeStats struct {
+	by     map[planner.Node]*nodeStat
+	timing bool
+}
+
+func (ns *nodeStats) of(n planner.Node) *nodeStat {
+	st := ns.by[n]
+	if st == nil {
+		st = &nodeStat{}
+		ns.by[n] = st
 	}
+	return st
+}
+
+// start begins timing a call; the returned func ends it.
+func (st *nodeStat) start() func() {
+	t := time.Now()
+	return func() { st.total += time.Since(t) }
+}
+
+// statIter counts a node's rows and time.
+type statIter struct {
+	in rowIter
+	st *nodeStat
+}
+
+func (it *statIter) next(ctx context.Context) ([]any, error) {
+	t := time.Now()
+	r, err := it.in.next(ctx)
+	it.st.total += time.Since(t)
+	if !it.st.started {
+		it.st.started, it.st.startup = true, it.st.total
+	}
+	if r != nil {
+		it.st.rows++
+	}
+	return r, err
+}
+
+// explainRun is one EXPLAIN's rendering state.
+type explainRun struct {
+	s     *Session
+	stats *nodeStats
+	lines []string
+}
+
+// runExplain renders an EXPLAIN's rows (running the query first for
+// ANALYZE).
+func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *planner.ExplainPlan) ([][]any, error) {
+	er := &explainRun{s: s}
+	var elapsed time.Duration
+	if x.Analyze {
+		q := analyzedQuery(x.Inner)
+		er.stats = &nodeStats{by: map[planner.Node]*nodeStat{}, timing: x.Timing}
+		inner := *ec
+		inner.stats = er.stats
+		start := time.Now()
+		it, err := s.runSelect(ctx, &inner, q, nil)
+		for err == nil {
+			var r []any
+			if r, err = it.next(ctx); r == nil {
+				break
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		elapsed = time.Since(start)
+	}
+	if x.JSON {
+		doc := &jsonObj{}
+		doc.set("Plan", er.jsonPlan(x.Inner))
+		if x.Analyze && x.Timing {
+			doc.set("Execution Time", ms(elapsed))
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // ->> stays ->>, as PostgreSQL prints it
+		enc.SetIndent("", "  ")
+		if err := enc.Encode([]any{doc}); err != nil {
+			return nil, err
+		}
+		return [][]any{{strings.TrimSuffix(b.String(), "\n")}}, nil
+	}
+	er.textPlan(x.Inner)
+	if x.Analyze && x.Timing {
+		er.lines = append(er.lines, fmt.Sprintf("Execution Time: %.3f ms", ms(elapsed)))
+	}
+	rows := make([][]any, len(er.lines))
+	for i, l := range er.lines {
+		rows[i] = []any{l}
+	}
+	return rows, nil
+}
+
+// analyzedQuery is the query EXPLAIN ANALYZE runs (the planner allows
+// ANALYZE of queries only).
+func analyzedQuery(p planner.Plan) *planner.SelectPlan {
+	if d, ok := p.(*planner.DeclareCursorPlan); ok {
+		return d.Query
+	}
+	return p.(*planner.SelectPlan)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// top is the root line and the tree of a statement's plan: statements
+// other than queries are one line, with the tree of their query if any.
+func top(p planner.Plan) (string, []planner.Prop, planner.Node) {
 	switch x := p.(type) {
 	case *planner.SelectPlan:
-		explainSelect(x, 0, add)
-	case *planner.InsertPlan:
-		add(0, "Insert on topic %s (%s)", x.Topic, colNames(x.Cols))
-		if x.Select != nil {
-			explainSelect(x.Select, 1, add)
-		} else {
-			add(1, "Values: %d row(s)", len(x.Rows))
-		}
-	case *planner.CopyPlan:
-		add(0, "Copy into topic %s (%s) format %s", x.Topic, colNames(x.Cols), orText(x.Opts.Format))
-	case *planner.CreateTopicPlan:
-		add(0, "Create topic %s with %d partition(s), %d consumer(s)", x.Config.Name, x.Config.MinActivePartitions, len(x.Config.Consumers))
-	case *planner.AlterTopicPlan:
-		add(0, "Alter topic %s", x.Name)
-	case *planner.DropTopicPlan:
-		add(0, "Drop topic %s", strings.Join(x.Names, ", "))
-	case *planner.UtilityPlan:
-		add(0, "Utility %T", x.Stmt)
+		return "", nil, planner.Tree(x)
 	case *planner.DeclareCursorPlan: // as PostgreSQL: the cursor's query
-		explainSelect(x.Query, 0, add)
+		return "", nil, planner.Tree(x.Query)
+	case *planner.InsertPlan:
+		head := fmt.Sprintf("Insert on topic %s", x.Topic)
+		props := []planner.Prop{{Key: "Columns", Value: colNames(x.Cols)}}
+		if x.Select != nil {
+			return head, props, planner.Tree(x.Select)
+		}
+		return head, append(props, planner.Prop{Key: "Values", Value: fmt.Sprintf("%d row(s)", len(x.Rows))}), nil
+	case *planner.CopyOutPlan:
+		return "Copy To Stdout", []planner.Prop{{Key: "Format", Value: orText(x.Opts.Format)}}, planner.Tree(x.Select)
+	case *planner.CopyPlan:
+		return fmt.Sprintf("Copy into topic %s", x.Topic), []planner.Prop{{Key: "Columns", Value: colNames(x.Cols)}, {Key: "Format", Value: orText(x.Opts.Format)}}, nil
+	case *planner.CreateTopicPlan:
+		return fmt.Sprintf("Create topic %s with %d partition(s), %d consumer(s)", x.Config.Name, x.Config.MinActivePartitions, len(x.Config.Consumers)), nil, nil
+	case *planner.AlterTopicPlan:
+		return "Alter topic " + x.Name, nil, nil
+	case *planner.DropTopicPlan:
+		return "Drop topic " + strings.Join(x.Names, ", "), nil, nil
+	case *planner.UtilityPlan:
+		return fmt.Sprintf("Utility %T", x.Stmt), nil, nil
 	}
-	return lines
+	return fmt.Sprintf("%T", p), nil, nil
+}
+
+func (er *explainRun) add(indent int, s string) {
+	er.lines = append(er.lines, strings.Repeat(" ", indent)+s)
+}
+
+func (er *explainRun) textPlan(p planner.Plan) {
+	head, props, tree := top(p)
+	if head == "" {
+		er.textNode(tree, 0, true)
+		return
+	}
+	er.add(0, head)
+	for _, pr := range props {
+		er.add(2, pr.Key+": "+pr.Value)
+	}
+	if tree != nil {
+		er.textNode(tree, 2, false)
+	}
+}
+
+// textNode prints n at indent: its line ("->  " before a child's), its
+// properties, its subplans, then its children.
+func (er *explainRun) textNode(n planner.Node, indent int, root bool) {
+	name, props := n.Describe()
+	props = append(props, er.runtimeProps(n)...)
+	line := name + er.actual(n)
+	in := indent + 2
+	if !root {
+		line = "->  " + line
+		in = indent + 6
+	}
+	er.add(indent, line)
+	for _, pr := range props {
+		er.add(in, pr.Key+": "+pr.Value)
+	}
+	for _, sq := range n.SubPlans() {
+		er.add(in, subPlanTitle(sq))
+		er.textNode(planner.Tree(sq.Plan), in+2, false)
+	}
+	for _, c := range n.Children() {
+		er.textNode(c, in, false)
+	}
+}
+
+func subPlanTitle(sq *planner.SubqueryExpr) string {
+	t := fmt.Sprintf("SubPlan %s, run per outer row", sq)
+	if sq.Reusable {
+		t = fmt.Sprintf("SubPlan %s, run per distinct values of the %d outer column(s) it reads", sq, len(sq.OuterCols))
+	}
+	return t
+}
+
+// actual is a node's EXPLAIN ANALYZE annotation.
+func (er *explainRun) actual(n planner.Node) string {
+	if er.stats == nil {
+		return ""
+	}
+	st := er.stats.by[n]
+	if st == nil || st.loops == 0 {
+		return " (never executed)"
+	}
+	rows := (st.rows + st.loops/2) / st.loops // per loop, as PostgreSQL
+	if er.stats.timing {
+		return fmt.Sprintf(" (actual time=%.3f..%.3f rows=%d loops=%d)", ms(st.startup)/float64(st.loops), ms(st.total)/float64(st.loops), rows, st.loops)
+	}
+	return fmt.Sprintf(" (actual rows=%d loops=%d)", rows, st.loops)
+}
+
+// runtimeProps are what EXPLAIN asks the session about a node: for a
+// streaming consumer's read, the partitions this session would read and
+// their start positions.
+func (er *explainRun) runtimeProps(n planner.Node) []planner.Prop {
+	cn, ok := n.(*planner.ConsumerReadNode)
+	if !ok {
+		return nil
+	}
+	cr := cn.Plan.Consumer
+	if cr.Shared {
+		p := planner.Prop{Key: "Acquires", Value: "available messages, each locked for the processing timeout"}
+		if er.stats != nil {
+			p.Value = "nothing under EXPLAIN ANALYZE (it locks no message)"
+		}
+		return []planner.Prop{p}
+	}
+	held, start, err := er.s.peekHeld(cr)
+	if err != nil {
+		return []planner.Prop{{Key: "Session Holds", Value: "unknown: " + err.Error()}}
+	}
+	if len(held) == 0 {
+		return []planner.Prop{{Key: "Session Holds", Value: "no partition"}}
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
+	parts := make([]string, len(held))
+	for i, id := range held {
+		parts[i] = fmt.Sprintf("%d from offset %d", id, start[id])
+	}
+	return []planner.Prop{{Key: "Session Holds", Value: strings.Join(parts, ", ")}}
+}
+
+// jsonPlan is the plan as PostgreSQL's FORMAT JSON lays it out: a node is
+// an object with "Node Type", its properties and "Plans".
+func (er *explainRun) jsonPlan(p planner.Plan) *jsonObj {
+	head, props, tree := top(p)
+	if head == "" {
+		return er.jsonNode(tree, "")
+	}
+	m := &jsonObj{}
+	m.set("Node Type", head)
+	for _, pr := range props {
+		m.set(pr.Key, pr.Value)
+	}
+	if tree != nil {
+		m.set("Plans", []any{er.jsonNode(tree, "Source")})
+	}
+	return m
+}
+
+func (er *explainRun) jsonNode(n planner.Node, rel string) *jsonObj {
+	name, props := n.Describe()
+	m := &jsonObj{}
+	m.set("Node Type", name)
+	if rel != "" {
+		m.set("Parent Relationship", rel)
+	}
+	for _, pr := range append(props, er.runtimeProps(n)...) {
+		m.set(pr.Key, pr.Value)
+	}
+	if er.stats != nil {
+		st := er.stats.by[n]
+		if st == nil {
+			st = &nodeStat{}
+		}
+		if er.stats.timing && st.loops > 0 {
+			m.set("Actual Startup Time", ms(st.startup)/float64(st.loops))
+			m.set("Actual Total Time", ms(st.total)/float64(st.loops))
+		}
+		rows := st.rows
+		if st.loops > 0 {
+			rows = (st.rows + st.loops/2) / st.loops
+		}
+		m.set("Actual Rows", rows)
+		m.set("Actual Loops", st.loops)
+	}
+	var plans []any
+	for _, sq := range n.SubPlans() {
+		c := er.jsonNode(planner.Tree(sq.Plan), "SubPlan")
+		c.set("Subplan Name", sq.String())
+		plans = append(plans, c)
+	}
+	_, init := n.(*planner.InitPlanNode)
+	kids := n.Children()
+	for i, c := range kids {
+		r := "Outer"
+		switch {
+		case init && i < len(kids)-1:
+			r = "InitPlan"
+		case len(kids) == 2 && i == 1:
+			r = "Inner"
+		}
+		plans = append(plans, er.jsonNode(c, r))
+	}
+	if plans != nil {
+		m.set("Plans", plans)
+	}
+	return m
+}
+
+// jsonObj is a JSON object that keeps its keys in the order they were
+// set, as PostgreSQL prints them ("Node Type" first).
+type jsonObj struct {
+	keys []string
+	vals []any
+}
+
+func (o *jsonObj) set(k string, v any) {
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+}
+
+func (o *jsonObj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(k); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+		b.WriteByte(':')
+		if err := enc.Encode(o.vals[i]); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 func orText(f string) string {
@@ -53,197 +380,4 @@ func colNames(cols []planner.MsgCol) string {
 		names[i] = planner.MsgColumns[c].Name
 	}
 	return strings.Join(names, ", ")
-}
-
-func explainSelect(p *planner.SelectPlan, d int, add func(int, string, ...any)) {
-	for _, sq := range p.Subqueries { // run first, once
-		add(d, "Subquery %s:", sq)
-		explainSelect(sq.Plan, d+1, add)
-	}
-	if p.Limit != nil || p.Offset != nil {
-		add(d, "Limit: %v offset %v", exprOr(p.Limit, "all"), exprOr(p.Offset, "0"))
-		d++
-	}
-	if len(p.Sort) > 0 {
-		keys := make([]string, len(p.Sort))
-		for i, k := range p.Sort {
-			keys[i] = p.Project[k.Idx].String()
-			if k.Desc {
-				keys[i] += " DESC"
-			}
-		}
-		add(d, "Sort: %s", strings.Join(keys, ", "))
-		d++
-	}
-	proj := make([]string, len(p.Cols))
-	for i := range p.Cols {
-		proj[i] = p.Project[i].String()
-	}
-	add(d, "Project: %s", strings.Join(proj, ", "))
-	d++
-	if p.Agg != nil {
-		add(d, "Aggregate: group by %d key(s), %d aggregate(s)", len(p.Agg.GroupBy), len(p.Agg.Aggs))
-		d++
-	}
-	for _, w := range p.Windows {
-		add(d, "Window: %s", windowText(w))
-	}
-	if len(p.Windows) > 0 {
-		d++
-	}
-	if p.Filter != nil {
-		add(d, "Filter: %s", p.Filter)
-		d++
-	}
-	for _, sq := range planner.CorrelatedSubqueries(p) {
-		add(d, "Correlated %s, run per distinct values of the %d outer column(s) it reads:", sq, len(sq.OuterCols))
-		explainSelect(sq.Plan, d+1, add)
-	}
-	switch {
-	case p.Sub != nil:
-		add(d, "Derived table:")
-		explainSelect(p.Sub, d+1, add)
-	case p.Values != nil:
-		add(d, "Values: %d row(s)", len(p.Values))
-	case p.Recursive != nil:
-		all := ""
-		if p.Recursive.All {
-			all = " ALL"
-		}
-		add(d, "Recursive UNION%s over work table %s:", all, p.Recursive.Work.Name)
-		explainSelect(p.Recursive.NonRec, d+1, add)
-		explainSelect(p.Recursive.Rec, d+1, add)
-	case p.Work != nil:
-		add(d, "Work Table Scan: %s", p.Work.Name)
-	case p.Func != nil:
-		add(d, "Function Scan: %s", p.Func)
-	case p.Join != nil:
-		j := p.Join
-		cond := ""
-		if len(j.LeftKeys) > 0 {
-			keys := make([]string, len(j.LeftKeys))
-			for i := range j.LeftKeys {
-				keys[i] = j.LeftKeys[i].String() + " = " + j.RightKeys[i].String()
-			}
-			cond = " hash on " + strings.Join(keys, " AND ")
-		}
-		if j.Residual != nil {
-			cond += " filter " + j.Residual.String()
-		}
-		if j.Lateral {
-			add(d, "%s join, lateral%s (the right side runs for each left row):", j.Kind, cond)
-		} else {
-			add(d, "%s join%s (the right side is held):", j.Kind, cond)
-		}
-		explainSelect(j.Left, d+1, add)
-		explainSelect(j.Right, d+1, add)
-	case p.SetOp != nil:
-		all := ""
-		if p.SetOp.All {
-			all = " ALL"
-		}
-		add(d, "%s%s:", p.SetOp.Op, all)
-		explainSelect(p.SetOp.Left, d+1, add)
-		explainSelect(p.SetOp.Right, d+1, add)
-	case p.Scan != nil:
-		s := p.Scan
-		parts := "all"
-		if s.Partitions != nil {
-			ps := make([]string, len(s.Partitions))
-			for i, e := range s.Partitions {
-				ps[i] = e.String()
-			}
-			parts = strings.Join(ps, ", ")
-		} else if s.PartArray != nil {
-			parts = "ANY(" + s.PartArray.String() + ")"
-		}
-		order := ""
-		if s.Order != (planner.ScanOrder{}) {
-			order = ", order: " + s.Order.String()
-		}
-		add(d, "Scan topic %s: partitions %s, offsets %s%s, decode data: %v", s.Topic, parts, bounds(s.Lo, s.Hi), order, s.NeedData)
-	case p.Sys != nil:
-		if strings.Contains(p.Sys.View, ".") {
-			add(d, "System view %s", p.Sys.View)
-		} else {
-			add(d, "System view sys.%s", p.Sys.View)
-		}
-	default:
-		add(d, "Result: one row")
-	}
-}
-
-func exprOr(e planner.Expr, def string) string {
-	if e == nil {
-		return def
-	}
-	return e.String()
-}
-
-func bounds(lo, hi []planner.Bound) string {
-	var parts []string
-	for _, b := range lo {
-		op := ">"
-		if b.Inclusive {
-			op = ">="
-		}
-		parts = append(parts, op+" "+b.X.String())
-	}
-	for _, b := range hi {
-		op := "<"
-		if b.Inclusive {
-			op = "<="
-		}
-		parts = append(parts, op+" "+b.X.String())
-	}
-	if len(parts) == 0 {
-		return "all"
-	}
-	return strings.Join(parts, " and ")
-}
-
-// windowText describes a window function for EXPLAIN.
-func windowText(w *planner.WindowExpr) string {
-	var b strings.Builder
-	if w.Agg != nil {
-		b.WriteString(w.Agg.String())
-	} else {
-		args := make([]string, len(w.Args))
-		for i, a := range w.Args {
-			args[i] = a.String()
-		}
-		b.WriteString(w.Name + "(" + strings.Join(args, ", ") + ")")
-	}
-	b.WriteString(" OVER (")
-	var parts []string
-	if len(w.PartitionBy) > 0 {
-		ps := make([]string, len(w.PartitionBy))
-		for i, e := range w.PartitionBy {
-			ps[i] = e.String()
-		}
-		parts = append(parts, "PARTITION BY "+strings.Join(ps, ", "))
-	}
-	if len(w.OrderBy) > 0 {
-		os := make([]string, len(w.OrderBy))
-		for i, k := range w.OrderBy {
-			os[i] = w.Order[k.Idx].String()
-			if k.Desc {
-				os[i] += " DESC"
-			}
-		}
-		parts = append(parts, "ORDER BY "+strings.Join(os, ", "))
-	}
-	if f := w.Frame; f != nil {
-		parts = append(parts, fmt.Sprintf("%s BETWEEN %s AND %s%s", f.Mode, boundText(f.Start), boundText(f.End), f.Exclude))
-	}
-	b.WriteString(strings.Join(parts, " ") + ")")
-	return b.String()
-}
-
-func boundText(b planner.FrameBound) string {
-	off := ""
-	if b.Offset != nil {
-		off = b.Offset.String()
-	}
-	return sql.BoundText(b.Kind, off)
 }

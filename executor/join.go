@@ -10,10 +10,12 @@ import (
 // input's rows, which it holds (charged to the statement's memory):
 // looked up by the equality keys when there are some, else all tried.
 type joinIter struct {
-	ec          *evalCtx
-	jp          *planner.JoinPlan
-	left, right rowIter
-	mem         *queryMem
+	ec                  *evalCtx
+	jp                  *planner.JoinPlan
+	leftKeys, rightKeys []planner.Expr // none: a nested loop
+	residual            planner.Expr
+	left, right         rowIter
+	mem                 *queryMem
 
 	built   bool
 	rows    [][]any          // the right input
@@ -51,7 +53,7 @@ func (it *joinIter) key(exprs []planner.Expr, r row) (string, bool, error) {
 
 func (it *joinIter) build(ctx context.Context) error {
 	it.built = true
-	if len(it.jp.RightKeys) > 0 {
+	if len(it.rightKeys) > 0 {
 		it.byKey = map[string][]int{}
 	}
 	for {
@@ -64,7 +66,7 @@ func (it *joinIter) build(ctx context.Context) error {
 		}
 		r = r[:it.jp.RightWidth:it.jp.RightWidth]
 		if it.byKey != nil {
-			k, ok, err := it.key(it.jp.RightKeys, shifted{r, it.jp.LeftWidth})
+			k, ok, err := it.key(it.rightKeys, shifted{r, it.jp.LeftWidth})
 			if err != nil {
 				return err
 			}
@@ -102,7 +104,7 @@ func (it *joinIter) next(ctx context.Context) ([]any, error) {
 			it.cur, it.pos, it.matched = l[:lw:lw], 0, false
 			it.cands, it.all = nil, it.byKey == nil
 			if it.byKey != nil {
-				k, ok, err := it.key(it.jp.LeftKeys, valuesRow(it.cur))
+				k, ok, err := it.key(it.leftKeys, valuesRow(it.cur))
 				if err != nil {
 					return nil, err
 				}
@@ -121,7 +123,7 @@ func (it *joinIter) next(ctx context.Context) ([]any, error) {
 				i = it.cands[it.pos]
 			}
 			it.pos++
-			out, err := it.ec.tryJoin(it.jp, it.cur, it.rows[i])
+			out, err := it.ec.tryJoin(it.jp, it.residual, it.cur, it.rows[i])
 			if out != nil || err != nil {
 				it.matched = true
 				return out, err
@@ -143,11 +145,10 @@ func joinedRow(jp *planner.JoinPlan, l, r []any) []any {
 	return out
 }
 
-// tryJoin is the joined row of l and r if it passes jp's Residual, else
-// nil.
-func (ec *evalCtx) tryJoin(jp *planner.JoinPlan, l, r []any) ([]any, error) {
+// tryJoin is the joined row of l and r if it passes residual, else nil.
+func (ec *evalCtx) tryJoin(jp *planner.JoinPlan, residual planner.Expr, l, r []any) ([]any, error) {
 	out := joinedRow(jp, l, r)
-	if keep, err := ec.filter(jp.Residual, valuesRow(out)); !keep || err != nil {
+	if keep, err := ec.filter(residual, valuesRow(out)); !keep || err != nil {
 		return nil, err
 	}
 	return out, nil

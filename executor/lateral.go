@@ -16,8 +16,9 @@ import (
 type lateralJoinIter struct {
 	s    *Session
 	ec   *evalCtx
-	jp   *planner.JoinPlan
+	node *planner.LateralJoinNode
 	left rowIter
+	mem  *queryMem // what the right side holds for the current left row
 
 	cur     []any   // the left row being joined
 	right   rowIter // its right rows
@@ -42,7 +43,8 @@ func (r lateralRow) col(i int) (any, error) {
 }
 
 func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
-	lw := it.jp.LeftWidth
+	jp := it.node.Join
+	lw := jp.LeftWidth
 	for {
 		if it.cur == nil {
 			if err := ctx.Err(); err != nil {
@@ -55,13 +57,15 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 			it.cur, it.matched = l[:lw:lw], false
 			inner := *it.ec
 			inner.outer = lateralRow{left: it.cur, outer: it.ec.outer}
-			if it.right, err = it.s.runSelect(ctx, &inner, it.jp.Right, nil); err != nil {
+			it.mem = it.ec.mem.sub()
+			inner.mem = it.mem
+			if it.right, err = it.s.open(ctx, &inner, it.node.Right, nil); err != nil {
 				return nil, err
 			}
 		}
 		for r, err := it.right.next(ctx); r != nil || err != nil; r, err = it.right.next(ctx) {
 			if err == nil {
-				r, err = it.ec.tryJoin(it.jp, it.cur, r)
+				r, err = it.ec.tryJoin(jp, it.node.Residual, it.cur, r)
 			}
 			if r != nil || err != nil {
 				it.matched = true
@@ -70,8 +74,9 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 		}
 		cur, matched := it.cur, it.matched
 		it.cur, it.right = nil, nil
-		if it.jp.Kind == "LEFT" && !matched { // the left row with NULLs
-			return joinedRow(it.jp, cur, nil), nil
+		it.mem.end()                       // what the right side held for this row is gone
+		if jp.Kind == "LEFT" && !matched { // the left row with NULLs
+			return joinedRow(jp, cur, nil), nil
 		}
 	}
 }

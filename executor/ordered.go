@@ -18,7 +18,7 @@ import (
 // about ten messages per partition.
 type orderedScanIter struct {
 	ec      *evalCtx
-	plan    *planner.SelectPlan
+	plan    *planner.ScanNode
 	order   planner.ScanOrder
 	cursors []*partCursor // in partition order; merged when order.Merge
 	heap    cursorHeap    // order.Merge: cursors with a row ready
@@ -27,7 +27,7 @@ type orderedScanIter struct {
 	limit   int64 // -1 = none
 }
 
-func newOrderedScan(ec *evalCtx, store topicstore.Store, p *planner.SelectPlan, ti topicstore.TopicInfo,
+func newOrderedScan(ec *evalCtx, store topicstore.Store, p *planner.ScanNode, ti topicstore.TopicInfo,
 	ranges []partRange, minWrite time.Time, skip, limit int64) *orderedScanIter {
 	o := p.Scan.Order
 	if o.PartDesc {
@@ -122,7 +122,7 @@ func (it *orderedScanIter) push(ctx context.Context, c *partCursor) error {
 type partCursor struct {
 	ec       *evalCtx
 	store    topicstore.Store
-	plan     *planner.SelectPlan
+	plan     *planner.ScanNode
 	id       int32
 	desc     bool
 	want     int64 // rows that can still matter (skip+limit), -1 = all

@@ -170,9 +170,9 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		return "DROP TOPIC", true, s.execDropTopic(ctx, plan, out)
 	case *planner.ExplainPlan:
 		if p.it == nil {
-			var rows [][]any
-			for _, line := range explain(plan.Inner) {
-				rows = append(rows, []any{line})
+			rows, err := s.runExplain(ctx, p.ec, plan)
+			if err != nil {
+				return "", true, err
 			}
 			p.it = &sliceIter{rows: rows}
 		}

@@ -17,7 +17,26 @@ const DefaultMaxQueryBytes = 512 << 20
 // work to disk past work_mem; topicgate keeps it in memory, so past the
 // limit the statement fails with 54000 instead of the server running out
 // of memory for everyone.
-type queryMem struct{ used, limit int64 }
+//
+// A statement has one budget, shared by all its query blocks. A run that
+// ends before the statement does (a subquery's, a lateral right side's for
+// one left row) charges a sub-budget, which counts against the
+// statement's and gives back what it charged when it ends.
+type queryMem struct {
+	used, limit int64
+	parent      *queryMem // a sub-budget's statement budget
+}
+
+// sub is a budget for a run that ends before the statement does.
+func (m *queryMem) sub() *queryMem { return &queryMem{parent: m} }
+
+// end gives back everything the sub-budget m charged.
+func (m *queryMem) end() {
+	for p := m.parent; p != nil; p = p.parent {
+		p.used -= m.used
+	}
+	m.used = 0
+}
 
 // charge accounts for n more bytes held to sort or group rows.
 func (m *queryMem) charge(n int64) error {
@@ -28,6 +47,9 @@ func (m *queryMem) charge(n int64) error {
 // returns 54000 naming the limit and what.
 func (m *queryMem) chargeFor(n int64, what string) error {
 	m.used += n
+	if m.parent != nil {
+		return m.parent.chargeFor(n, what)
+	}
 	if m.limit > 0 && m.used > m.limit {
 		return pgerror.Newf(pgerror.CodeProgramLimitExceeded,
 			"the query needs more than %d MiB of memory to %s (server flag --max-query-mib); add a LIMIT or a narrower WHERE",

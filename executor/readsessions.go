@@ -307,3 +307,29 @@ func (g *readGroup) reassign(partitions []int32) {
 		g.clusterAfter(saw)
 	}
 }
+
+// wouldHold returns the partitions (of partitions, sorted) pid would hold
+// if it read now, changing nothing (EXPLAIN): those it holds when it is a
+// member of an unchanged assignment, else its share of a fresh balance
+// with it joined (an estimate on a shared store, whose gateways each
+// balance their own share).
+func (g *readGroup) wouldHold(pid uint32, partitions []int32) []int32 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	owner := g.owner
+	if !slices.Contains(g.sessions, pid) || !slices.Equal(g.parts, partitions) {
+		sessions := g.sessions
+		if !slices.Contains(sessions, pid) {
+			sessions = append(slices.Clone(sessions), pid)
+		}
+		owner = balance(partitions, sessions, g.owner, g.sticky)
+	}
+	var held []int32
+	for p, s := range owner {
+		if s == pid {
+			held = append(held, p)
+		}
+	}
+	slices.Sort(held)
+	return held
+}

@@ -23,6 +23,7 @@ import (
 type recursiveIter struct {
 	s        *Session
 	ec       *evalCtx
+	node     *planner.RecursiveUnionNode
 	rp       *planner.RecursivePlan
 	mem      *queryMem
 	cur      rowIter // the term being read; nil between terms
@@ -83,7 +84,7 @@ const recursiveWhat = "evaluate a recursive query (WITH RECURSIVE)"
 func (it *recursiveIter) startTerm(ctx context.Context) (rowIter, error) {
 	if !it.started {
 		it.started = true
-		return it.s.runSelect(ctx, it.ec, it.rp.NonRec, nil)
+		return it.s.open(ctx, it.ec, it.node.First, nil)
 	}
 	if len(it.produced) == 0 {
 		return nil, nil
@@ -95,10 +96,10 @@ func (it *recursiveIter) startTerm(ctx context.Context) (rowIter, error) {
 		it.ec.work = map[*planner.WorkTable][][]any{}
 	}
 	// The recursive term's plan reads its work table when it is started
-	// (runSelect), so another execution of the same plan (a correlated
+	// (its node is opened), so another execution of the same plan (a correlated
 	// subquery run per row) setting its own rows later does not disturb
 	// this one.
 	it.ec.work[it.rp.Work] = it.produced
 	it.produced = nil
-	return it.s.runSelect(ctx, it.ec, it.rp.Rec, nil)
+	return it.s.open(ctx, it.ec, it.node.Next, nil)
 }

@@ -11,7 +11,6 @@ import (
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/txn"
-	"topicgate/wire"
 )
 
 // rowIter yields result rows. next returns nil at the end.
@@ -52,7 +51,7 @@ type partRange struct {
 type scanIter struct {
 	ec       *evalCtx
 	store    topicstore.Store
-	plan     *planner.SelectPlan
+	plan     *planner.ScanNode
 	ranges   []partRange
 	minWrite time.Time
 	skip     int64
@@ -124,16 +123,6 @@ func (it *scanIter) fill(ctx context.Context) error {
 		it.ranges = it.ranges[1:]
 	}
 	return nil
-}
-
-// runBoth starts the two inputs of a join or set operation.
-func (s *Session) runBoth(ctx context.Context, ec *evalCtx, l, r *planner.SelectPlan) (rowIter, rowIter, error) {
-	li, err := s.runSelect(ctx, ec, l, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	ri, err := s.runSelect(ctx, ec, r, nil)
-	return li, ri, err
 }
 
 // filter reports whether the row passes f (nil passes everything).
@@ -260,204 +249,6 @@ func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
 		return 0, pgerror.Newf(code, "%s must not be negative", what)
 	}
 	return n, nil
-}
-
-// runSelect builds the iterator for a query.
-//
-// direct, when not nil, offers an encoder for rows built ahead of sending
-// (see directrows.go); only a caller that sends the whole result at once
-// may pass it.
-func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
-	limit, err := evalCount(ec, p.Limit, "LIMIT")
-	if err != nil {
-		return nil, err
-	}
-	skip, err := evalCount(ec, p.Offset, "OFFSET")
-	if err != nil {
-		return nil, err
-	}
-	skip = max(skip, 0)
-	ec.ctx = ctx
-	mem := &queryMem{limit: s.eng.opts.MaxQueryBytes}
-	if err := ec.runSubqueries(ctx, p.Subqueries, mem); err != nil {
-		return nil, err
-	}
-	if p.Consumer != nil {
-		return s.runConsumerRead(ctx, ec, p, direct)
-	}
-	streaming := p.Scan != nil && p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil && p.Windows == nil && p.SRFs == nil
-	if streaming {
-		ti, err := s.eng.store.Topic(p.Scan.Topic)
-		if err != nil {
-			return nil, txn.StoreError(err, p.Scan.Topic)
-		}
-		ranges, minWrite, err := scanRanges(ec, p.Scan, ti)
-		if err != nil {
-			return nil, err
-		}
-		if p.Scan.Order != (planner.ScanOrder{}) {
-			return newOrderedScan(ec, s.eng.store, p, ti, ranges, minWrite, skip, limit), nil
-		}
-		return &scanIter{ec: ec, store: s.eng.store, plan: p, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
-	}
-	// Materializing path: collect input rows, aggregate, sort, cut.
-	var input rowIter
-	switch {
-	case p.Scan != nil:
-		inner := *p
-		inner.Project = nil
-		inner.Limit, inner.Offset = nil, nil
-		ti, err := s.eng.store.Topic(p.Scan.Topic)
-		if err != nil {
-			return nil, txn.StoreError(err, p.Scan.Topic)
-		}
-		ranges, minWrite, err := scanRanges(ec, p.Scan, ti)
-		if err != nil {
-			return nil, err
-		}
-		input = &rawScanIter{scanIter{ec: ec, store: s.eng.store, plan: &inner, ranges: ranges, minWrite: minWrite, limit: -1}, p}
-	case p.Sys != nil:
-		rows, err := s.sysRows(p.Sys.View)
-		if err != nil {
-			return nil, err
-		}
-		input = &filterIter{ec: ec, in: &sliceIter{rows: rows}, filter: p.Filter}
-	case p.Sub != nil:
-		in, err := s.runSelect(ctx, ec, p.Sub, nil)
-		if err != nil {
-			return nil, err
-		}
-		input = &filterIter{ec: ec, in: in, filter: p.Filter}
-	case p.Join != nil && p.Join.Lateral:
-		l, err := s.runSelect(ctx, ec, p.Join.Left, nil)
-		if err != nil {
-			return nil, err
-		}
-		input = &filterIter{ec: ec, in: &lateralJoinIter{s: s, ec: ec, jp: p.Join, left: l}, filter: p.Filter}
-	case p.Join != nil:
-		l, r, err := s.runBoth(ctx, ec, p.Join.Left, p.Join.Right)
-		if err != nil {
-			return nil, err
-		}
-		input = &filterIter{ec: ec, in: &joinIter{ec: ec, jp: p.Join, left: l, right: r, mem: mem}, filter: p.Filter}
-	case p.SetOp != nil:
-		l, r, err := s.runBoth(ctx, ec, p.SetOp.Left, p.SetOp.Right)
-		if err != nil {
-			return nil, err
-		}
-		input = &filterIter{ec: ec, in: &setOpIter{op: p.SetOp, left: l, right: r, width: len(p.SetOp.Left.Cols), mem: mem}, filter: p.Filter}
-	case p.Values != nil:
-		input = &filterIter{ec: ec, in: &valuesIter{ec: ec, rows: p.Values}, filter: p.Filter}
-	case p.Recursive != nil:
-		input = &filterIter{ec: ec, in: &recursiveIter{s: s, ec: ec, rp: p.Recursive, mem: mem}, filter: p.Filter}
-	case p.Work != nil:
-		input = &filterIter{ec: ec, in: &sliceIter{rows: ec.work[p.Work]}, filter: p.Filter}
-	case p.Func != nil:
-		input = &filterIter{ec: ec, in: &funcScanIter{ec: ec, fs: p.Func}, filter: p.Filter}
-	default:
-		input = &sliceIter{rows: [][]any{{}}}
-		if p.Filter != nil {
-			input = &filterIter{ec: ec, in: input, filter: p.Filter}
-		}
-	}
-	if p.Windows != nil && p.Agg == nil {
-		if input, err = computeWindows(ctx, ec, p, input, mem); err != nil {
-			return nil, err
-		}
-	}
-	project := p.Project
-	if p.SRFs != nil && p.Agg == nil {
-		input, project = &srfIter{ec: ec, in: input, plan: p}, srfProjection(p)
-	}
-	if p.Agg == nil && len(p.Sort) == 0 && p.DistinctOn == nil {
-		return &projectIter{ec: ec, in: input, project: project, skip: skip, limit: limit}, nil
-	}
-	if p.Agg != nil {
-		if input, err = aggregate(ctx, ec, p, input, mem); err != nil {
-			return nil, err
-		}
-		if p.Windows != nil { // over the groups
-			if input, err = computeWindows(ctx, ec, p, input, mem); err != nil {
-				return nil, err
-			}
-		}
-		if p.SRFs != nil {
-			input, project = &srfIter{ec: ec, in: input, plan: p}, srfProjection(p)
-		}
-	}
-	var rows [][]any
-	var top *topN // ORDER BY with LIMIT keeps only what the limit can return
-	if len(p.Sort) > 0 && limit >= 0 && limit <= math.MaxInt32-skip && p.DistinctOn == nil {
-		top = newTopN(p.Sort, skip+limit)
-	}
-	var firsts *distinctOn
-	if p.DistinctOn != nil {
-		firsts = &distinctOn{cols: p.DistinctOn, keys: p.Sort, at: map[string]int{}}
-	}
-	for {
-		r, err := input.next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r == nil {
-			break
-		}
-		out, err := ec.project(project, valuesRow(r))
-		if err != nil {
-			return nil, err
-		}
-		if top != nil {
-			top.add(out)
-			continue
-		}
-		if firsts != nil {
-			if err := firsts.add(out, &rows, mem); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if len(p.Sort) > 0 || p.Agg != nil {
-			if err := mem.charge(rowBytes(out)); err != nil {
-				return nil, err
-			}
-		}
-		rows = append(rows, out)
-	}
-	switch {
-	case top != nil:
-		rows = top.sorted()
-	case len(p.Sort) > 0:
-		sortRows(rows, p.Sort)
-	}
-	if skip > 0 {
-		rows = rows[min(int64(len(rows)), skip):]
-	}
-	if limit >= 0 && int64(len(rows)) > limit {
-		rows = rows[:limit]
-	}
-	return &sliceIter{rows: rows}, nil
-}
-
-// rawScanIter yields message rows with every stateless column (for the
-// materializing path): the projection happens above aggregation/sort.
-type rawScanIter struct {
-	scanIter
-	outer *planner.SelectPlan
-}
-
-func (it *rawScanIter) next(ctx context.Context) ([]any, error) {
-	if it.plan.Project == nil {
-		n := int(planner.ColDelay) + 1
-		it.plan.Project = make([]planner.Expr, n)
-		for i := 0; i < n; i++ {
-			if i == int(planner.ColData) && !it.outer.Scan.NeedData {
-				it.plan.Project[i] = &planner.ConstExpr{}
-				continue
-			}
-			it.plan.Project[i] = &planner.ColExpr{Idx: i, T: planner.MsgColumns[i].Type}
-		}
-	}
-	return it.scanIter.next(ctx)
 }
 
 // filterIter applies a filter to materialized rows.

@@ -307,11 +307,12 @@ func regexpSplit(args []any) (srfGen, error) {
 // plan's set-returning calls and steps them in lockstep, projecting one
 // row per step with the exhausted ones NULL, until all are exhausted.
 type srfIter struct {
-	ec   *evalCtx
-	in   rowIter
-	plan *planner.SelectPlan
-	cur  row
-	gens []srfGen
+	ec      *evalCtx
+	in      rowIter
+	srfs    []*planner.FuncExpr
+	project []planner.Expr
+	cur     row
+	gens    []srfGen
 }
 
 func (it *srfIter) next(ctx context.Context) ([]any, error) {
@@ -326,7 +327,7 @@ func (it *srfIter) next(ctx context.Context) ([]any, error) {
 			}
 			it.cur = valuesRow(r)
 			it.gens = it.gens[:0]
-			for _, f := range it.plan.SRFs {
+			for _, f := range it.srfs {
 				args := make([]any, len(f.Args))
 				for i, a := range f.Args {
 					if args[i], err = it.ec.eval(a, it.cur); err != nil {
@@ -350,24 +351,14 @@ func (it *srfIter) next(ctx context.Context) ([]any, error) {
 				return nil, err
 			}
 			any = any || ok
-			it.ec.srf[it.plan.SRFs[i]] = v
+			it.ec.srf[it.srfs[i]] = v
 		}
 		if !any {
 			it.cur = nil
 			continue
 		}
-		return it.ec.project(it.plan.Project, it.cur)
+		return it.ec.project(it.project, it.cur)
 	}
-}
-
-// srfProjection is the projection above an srfIter, whose rows are
-// already projected: each column as it is.
-func srfProjection(p *planner.SelectPlan) []planner.Expr {
-	out := make([]planner.Expr, len(p.Project))
-	for i, e := range p.Project {
-		out[i] = &planner.ColExpr{Idx: i, T: e.Type()}
-	}
-	return out
 }
 
 // srfValue is the current value of a set-returning call (set by srfIter).

@@ -24,8 +24,19 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 		if _, done := ec.subs[x]; done {
 			continue
 		}
-		r, err := ec.runSubquery(ctx, x, mem)
+		// What the run held (a sort, a hash table) is given back when it
+		// ends; its result stays charged. The run is over before the
+		// statement reads on, so ec's budget is swapped for its time.
+		run := mem.sub()
+		saved := ec.mem
+		ec.mem = run
+		r, err := ec.runSubquery(ctx, x, run)
+		ec.mem = saved
+		run.end()
 		if err != nil {
+			return err
+		}
+		if err := mem.charge(r.bytes()); err != nil {
 			return err
 		}
 		if ec.subs == nil {
@@ -34,6 +45,18 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 		ec.subs[x] = r
 	}
 	return nil
+}
+
+// bytes estimates the memory the result holds.
+func (r *subResult) bytes() int64 {
+	n := 64 + valueBytes(r.value)
+	for k := range r.set {
+		n += 32 + int64(len(k))
+	}
+	for _, v := range r.list {
+		n += 32 + valueBytes(v)
+	}
+	return n
 }
 
 // runSubquery runs x's plan to the end (to its second row for a scalar
@@ -155,7 +178,11 @@ func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, er
 	}
 	inner := *ec
 	inner.outer = r
-	res, err := inner.runSubquery(ctx, x, &queryMem{limit: ec.sess.eng.opts.MaxQueryBytes})
+	// The run holds the statement's memory while it runs; its result is
+	// all that is kept (and is small: see maxMemoValues).
+	inner.mem = ec.mem.sub()
+	res, err := inner.runSubquery(ctx, x, inner.mem)
+	inner.mem.end()
 	if err != nil || !x.Reusable {
 		return res, err
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // computeWindows reads every input row (charged to the statement's
-// memory), computes each window function of the plan over its partitions,
-// and returns the rows with the results appended at the windows' slots.
-func computeWindows(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in rowIter, mem *queryMem) (rowIter, error) {
-	width := p.Windows[0].Slot
+// memory), computes each window function over its partitions, and returns
+// the rows with the results appended at the windows' slots.
+func computeWindows(ctx context.Context, ec *evalCtx, windows []*planner.WindowExpr, in rowIter, mem *queryMem) (rowIter, error) {
+	width := windows[0].Slot
 	var rows [][]any
 	for {
 		r, err := in.next(ctx)
@@ -24,14 +24,14 @@ func computeWindows(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, in 
 		if r == nil {
 			break
 		}
-		ext := make([]any, width+len(p.Windows))
+		ext := make([]any, width+len(windows))
 		copy(ext, r[:width])
 		if err := mem.charge(rowBytes(ext)); err != nil {
 			return nil, err
 		}
 		rows = append(rows, ext)
 	}
-	for _, w := range p.Windows {
+	for _, w := range windows {
 		if err := computeWindow(ctx, ec, w, rows); err != nil {
 			return nil, err
 		}

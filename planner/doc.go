@@ -7,29 +7,46 @@
 // term, its work table: recursive.go), subquery expressions (planned on their own;
 // uncorrelated ones are listed in SelectPlan.Subqueries and run once, a
 // correlated one reads the row around it through OuterRefs and runs per
-// row), and the rewrite rules
-// that shape a plan:
+// row), and the plan tree the executor runs.
 //
-//   - pushDown moves partition, offset and written_at predicates of a
-//     topic scan's filter into the scan's ranges, so a small read of a huge
-//     topic seeks instead of scanning (the filter is kept, bounds only
-//     narrow);
-//   - scanOrder drops an ORDER BY by partition and/or offset (either
+// A SelectPlan is the bound query block. Once the whole statement is
+// planned, tree.go builds each block's tree of nodes (nodes.go; the
+// block's Tree): logical lays the block out without shortcuts (source,
+// filter, aggregate with HAVING, windows, project or project-set,
+// DISTINCT ON, sort, limit, with an init plan for the subqueries that run
+// first), then these named rules rewrite it, in order:
+//
+//   - pushdownBounds moves partition, offset and written_at predicates of
+//     the filter above a topic scan into the scan's ranges (pushDown), so
+//     a small read of a huge topic seeks instead of scanning (the filter
+//     is kept, bounds only narrow);
+//   - scanOrder drops a sort by partition and/or offset (either
 //     direction) and hands the order to the scan, which reads partitions
 //     newest first or merges them by offset, so LIMIT stops it early (the
 //     tail of a topic reads a few messages per partition);
-//   - fromJoin plans each join input on its own, pushes WHERE terms over
-//     one side into that side (bounding its scan) and splits ON into hash
-//     keys and a residual condition;
-//   - rewriteAgg splits a grouped query into an aggregation and a
-//     projection over its output;
-//   - extractRefs turns the WHERE of a shared-consumer ack into explicit
-//     (partition, offset) references, refusing any shape that could match
-//     more than the client named.
+//   - extractJoinKeys splits a join's conditions (ON, USING and, for an
+//     inner or cross join, the WHERE terms over both sides: fromJoin
+//     collects them, so FROM a, b, c WHERE a.k = b.k AND b.k = c.k has
+//     keys) into equality keys and a residual; chooseHashJoin makes a
+//     join with keys a hash join (the rest are nested loops; LATERAL is
+//     its own node);
+//   - pushdownFilter, streamScan and pushdownLimit fuse the filter, the
+//     projection and LIMIT/OFFSET right above a topic scan into the scan,
+//     which then streams the query's rows and stops early; topN turns
+//     LIMIT over a sort into a top-N sort.
+//
+// Before the tree, fromJoin plans each join input on its own and pushes
+// WHERE terms over one side into that side (bounding its scan);
+// rewriteAgg splits a grouped query into an aggregation and a projection
+// over its output; extractRefs turns the WHERE of a shared-consumer ack
+// into explicit (partition, offset) references, refusing any shape that
+// could match more than the client named. EXPLAIN's options are checked
+// here (ExplainPlan) and its output describes the nodes (Node.Describe).
 //
 // Invariants: the planner never touches storage (it only asks the Catalog
 // for topic definitions); every user error it returns carries a SQLSTATE;
-// plans are immutable once built, so a prepared statement's plan can be
-// executed many times; the executor's builtin table and Builtins name the
+// plans and their trees are immutable once built, so a prepared
+// statement's plan can be executed many times and EXPLAIN prints the tree
+// that runs; the executor's builtin table and Builtins name the
 // same functions (a test checks it).
 package planner

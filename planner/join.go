@@ -12,20 +12,17 @@ import (
 // chain of joins is a left-deep tree. Rows are the left input's columns
 // followed by the right input's.
 //
-// The executor holds the right input's rows (under --max-query-mib) and
-// streams the left input: with equality conditions between the sides
-// (LeftKeys[i] = RightKeys[i]) it looks matches up by key, otherwise it
-// tries every right row. Residual is the rest of ON, over the joined row.
+// Conds are the join's conditions over the joined row: ON (and USING)
+// and, for an inner or cross join, the WHERE terms that read both sides
+// (still applied above the join too). The rules extractJoinKeys and
+// chooseHashJoin (tree.go) split them into hash keys and a residual.
 type JoinPlan struct {
 	Kind                  string // INNER, LEFT or CROSS
 	Left, Right           *SelectPlan
 	LeftWidth, RightWidth int
-	// LeftKeys are over the left row; RightKeys over the joined row's
-	// columns LeftWidth and up (the executor shifts the right row).
-	LeftKeys, RightKeys []Expr
-	Residual            Expr
+	Conds                 []Expr
 	// Lateral: Right reads the left row (lateral.go), so it runs again for
-	// each left row and nothing is held; every condition is in Residual.
+	// each left row and nothing is held; every condition is a residual.
 	Lateral bool
 }
 
@@ -115,7 +112,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 	if err != nil {
 		return nil, nil, err
 	}
-	var toLeft, toRight []sql.Expr
+	var toLeft, toRight, toJoin []sql.Expr
 	for _, w := range where {
 		switch sideOf(w, l0.scope, r0.scope) {
 		case 1:
@@ -123,6 +120,10 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		case 2:
 			if j.Kind != "LEFT" {
 				toRight = append(toRight, w)
+			}
+		case 3:
+			if j.Kind != "LEFT" && !lateral {
+				toJoin = append(toJoin, w)
 			}
 		}
 	}
@@ -179,20 +180,17 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		}
 		conds = conjuncts(on, conds)
 	}
-	var rest []Expr
-	for _, c := range conds {
-		if lk, rk, ok := equiKey(c, lw); ok && !lateral {
-			jp.LeftKeys = append(jp.LeftKeys, lk)
-			jp.RightKeys = append(jp.RightKeys, rk)
+	// WHERE terms over both sides are conditions of an inner join too, so
+	// that FROM a, b WHERE a.k = b.k hashes on k (extractJoinKeys); one
+	// that does not bind here is left to the WHERE above, which reports it.
+	for _, w := range toJoin {
+		c, err := b.bind(w, TBool)
+		if err != nil || c.Type() != TBool {
 			continue
 		}
-		rest = append(rest, c)
+		conds = conjuncts(c, conds)
 	}
-	if len(rest) == 1 {
-		jp.Residual = rest[0]
-	} else if len(rest) > 1 {
-		jp.Residual = &LogicExpr{And: true, Args: rest}
-	}
+	jp.Conds = conds
 	p.Join = jp
 	p.Subqueries = append(p.Subqueries, b.subs...)
 	star := append([]int(nil), l.star...)
@@ -267,9 +265,9 @@ func colSides(e Expr, lw int) int {
 	return s
 }
 
-// sideOf reports which input a WHERE conjunct reads only: 1 left, 2
-// right, 0 both, neither, or unknown (a subquery, an ambiguous or unknown
-// name: left to the WHERE above the join).
+// sideOf reports which input a WHERE conjunct reads: 1 left only, 2
+// right only, 3 both; 0 neither, or unknown (a subquery, an ambiguous or
+// unknown name: left to the WHERE above the join).
 func sideOf(e sql.Expr, l, r *Scope) int {
 	side := 0
 	bad := false
@@ -290,7 +288,7 @@ func sideOf(e sql.Expr, l, r *Scope) int {
 			}
 		}
 	}, nil)
-	if bad || side == 3 {
+	if bad {
 		return 0
 	}
 	return side

@@ -168,6 +168,9 @@ type SelectPlan struct {
 	// Subqueries are the subqueries of the plan's expressions, run before
 	// the plan reads anything.
 	Subqueries []*SubqueryExpr
+	// Tree is the block's plan tree (tree.go), built once the whole
+	// statement is planned; the executor runs it and EXPLAIN prints it.
+	Tree Node
 }
 
 // Columns implements Plan.
@@ -234,9 +237,14 @@ type UtilityPlan struct {
 	Cols []Column
 }
 
-// ExplainPlan describes Inner.
+// ExplainPlan describes Inner: its plan tree, as text or JSON; with
+// Analyze the executor runs Inner and reports each node's rows (and,
+// with Timing, its time).
 type ExplainPlan struct {
-	Inner Plan
+	Inner   Plan
+	Analyze bool
+	Timing  bool
+	JSON    bool
 }
 
 func (p *CreateTopicPlan) Columns() []Column { return nil }

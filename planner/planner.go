@@ -29,6 +29,7 @@ func Build(cat Catalog, stmt sql.Stmt, declared []Type) (Plan, []Type, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	finish(p)
 	for i, t := range params {
 		if t == TUnknown {
 			params[i] = TText
@@ -56,7 +57,14 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ExplainPlan{Inner: inner}, nil
+		if s.Analyze {
+			switch inner.(type) {
+			case *SelectPlan, *DeclareCursorPlan:
+			default:
+				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "EXPLAIN ANALYZE of %s is not supported (it would run the statement): only of a query", stmtName(s.Stmt))
+			}
+		}
+		return &ExplainPlan{Inner: inner, Analyze: s.Analyze, Timing: s.Timing, JSON: s.Format == "json"}, nil
 	case *sql.Show:
 		if strings.EqualFold(s.Name, "all") {
 			return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "name", T: TText}, {Name: "setting", T: TText}, {Name: "description", T: TText}}}, nil
@@ -89,4 +97,19 @@ func lookupTopic(cat Catalog, name string) (topicstore.TopicInfo, error) {
 		return ti, txn.StoreError(err, name)
 	}
 	return ti, nil
+}
+
+// stmtName names a statement's kind for messages.
+func stmtName(s sql.Stmt) string {
+	switch s.(type) {
+	case *sql.Insert:
+		return "INSERT"
+	case *sql.CopyFrom, *sql.CopyTo:
+		return "COPY"
+	case *sql.Update:
+		return "UPDATE"
+	case *sql.Delete:
+		return "DELETE"
+	}
+	return "this statement"
 }

@@ -303,10 +303,11 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	if err := p.collectSRFs(s.Distinct, groupBy); err != nil {
 		return nil, err
 	}
-	if p.Scan != nil && p.DistinctOn == nil && p.Windows == nil && p.SRFs == nil { // those read the scan in its natural order
-		// A consumer reads in the natural order only.
-		if o, ok := scanOrder(p); ok && (p.Consumer == nil || o == (ScanOrder{})) {
-			p.Scan.Order, p.Sort = o, nil
+	if p.Consumer != nil && p.DistinctOn == nil && p.Agg == nil {
+		// A consumer reads in the natural order only: ORDER BY partition,
+		// offset is no sort (a stateless scan's order is rule scanOrder's).
+		if o, ok := scanOrder(p.Sort, p.Project); ok && o == (ScanOrder{}) {
+			p.Sort = nil
 		}
 	}
 	var err error
@@ -343,7 +344,6 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		}
 	}
 	if p.Scan != nil {
-		pushDown(p.Scan, p.Filter)
 		p.Scan.NeedData = usesCol(p, int(ColData))
 	}
 	return p, nil
@@ -454,24 +454,24 @@ func figureColname(e sql.Expr) (string, int) {
 // ties of ORDER BY offset across partitions may come in any order, as in
 // PostgreSQL. Reading newest first lets ORDER BY offset DESC LIMIT 10 (the
 // tail of a topic) read about 10 messages per partition instead of all.
-func scanOrder(p *SelectPlan) (ScanOrder, bool) {
-	if p.Agg != nil || len(p.Sort) > 2 {
-		return ScanOrder{}, len(p.Sort) == 0
+func scanOrder(sort []SortKey, project []Expr) (ScanOrder, bool) {
+	if len(sort) > 2 {
+		return ScanOrder{}, false
 	}
 	col := func(k SortKey) MsgCol {
-		if c, ok := p.Project[k.Idx].(*ColExpr); ok && c.Idx < int(numMsgCols) {
+		if c, ok := project[k.Idx].(*ColExpr); ok && c.Idx < int(numMsgCols) {
 			return MsgCol(c.Idx)
 		}
 		return numMsgCols
 	}
 	var o ScanOrder
 	switch {
-	case len(p.Sort) == 0:
-	case len(p.Sort) == 1 && col(p.Sort[0]) == ColOffset:
-		o.Merge, o.OffsetDesc = true, p.Sort[0].Desc
-	case col(p.Sort[0]) == ColPartition && (len(p.Sort) == 1 || col(p.Sort[1]) == ColOffset):
-		o.PartDesc = p.Sort[0].Desc
-		o.OffsetDesc = len(p.Sort) == 2 && p.Sort[1].Desc
+	case len(sort) == 0:
+	case len(sort) == 1 && col(sort[0]) == ColOffset:
+		o.Merge, o.OffsetDesc = true, sort[0].Desc
+	case col(sort[0]) == ColPartition && (len(sort) == 1 || col(sort[1]) == ColOffset):
+		o.PartDesc = sort[0].Desc
+		o.OffsetDesc = len(sort) == 2 && sort[1].Desc
 	default:
 		return ScanOrder{}, false
 	}

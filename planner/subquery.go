@@ -288,24 +288,3 @@ func unionType(lt, rt Type, op string) (Type, error) {
 	}
 	return lt, pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", op, lt, rt)
 }
-
-// CorrelatedSubqueries lists the correlated subqueries of p's own
-// expressions (filter, select list, HAVING, a join's residual), for
-// EXPLAIN.
-func CorrelatedSubqueries(p *SelectPlan) []*SubqueryExpr {
-	var out []*SubqueryExpr
-	seen := map[*SubqueryExpr]bool{}
-	exprs := append([]Expr{p.Filter, p.Having}, p.Project...)
-	if p.Join != nil {
-		exprs = append(exprs, p.Join.Residual)
-	}
-	for _, e := range exprs {
-		walk(e, func(x Expr) {
-			if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated && !seen[sq] {
-				seen[sq] = true
-				out = append(out, sq)
-			}
-		})
-	}
-	return out
-}

@@ -549,10 +549,14 @@ type SetVar struct {
 // Show is SHOW name / SHOW ALL.
 type Show struct{ Name string }
 
-// Explain is EXPLAIN [ANALYZE] stmt.
+// Explain is EXPLAIN [ANALYZE] stmt or EXPLAIN (option [value], ...)
+// stmt: Format is "text" or "json"; Timing (ANALYZE's default) reports
+// each node's time.
 type Explain struct {
 	Stmt    Stmt
 	Analyze bool
+	Timing  bool
+	Format  string
 }
 
 // Empty is an empty query string (only comments or whitespace).

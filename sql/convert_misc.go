@@ -103,13 +103,55 @@ func constText(n *pg.Node) string {
 }
 
 func (c *converter) explainStmt(s *pg.ExplainStmt) (Stmt, error) {
-	out := &Explain{}
+	out := &Explain{Format: "text"}
+	timingSet := false
 	for _, o := range s.Options {
 		d := o.GetDefElem()
-		if d != nil && d.Defname == "analyze" {
-			v := constText(d.Arg)
-			out.Analyze = v == "" || v == "true" || v == "on" || v == "1"
+		if d == nil {
+			continue
 		}
+		v := ""
+		if d.Arg != nil {
+			v = strings.ToLower(constText(d.Arg))
+		}
+		boolean := func() (bool, error) {
+			switch v {
+			case "", "true", "on", "1":
+				return true, nil
+			case "false", "off", "0":
+				return false, nil
+			}
+			return false, pgerror.Newf(pgerror.CodeSyntaxError, "%s requires a Boolean value", d.Defname)
+		}
+		var err error
+		switch d.Defname {
+		case "analyze":
+			out.Analyze, err = boolean()
+		case "timing":
+			out.Timing, err = boolean()
+			timingSet = true
+		case "verbose", "costs", "settings", "buffers", "wal", "summary":
+			_, err = boolean() // accepted; topicgate has no costs or buffers to show
+		case "format":
+			switch v {
+			case "text", "json":
+				out.Format = v
+			case "xml", "yaml":
+				err = pgerror.Newf(pgerror.CodeFeatureNotSupported, "EXPLAIN format \"%s\" is not supported (text and json are)", v)
+			default:
+				err = pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized value for EXPLAIN option \"%s\": \"%s\"", d.Defname, v)
+			}
+		default:
+			err = pgerror.Newf(pgerror.CodeSyntaxError, "unrecognized EXPLAIN option \"%s\"", d.Defname)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !timingSet {
+		out.Timing = out.Analyze
+	} else if out.Timing && !out.Analyze {
+		return nil, pgerror.New(pgerror.CodeInvalidParameterValue, "EXPLAIN option TIMING requires ANALYZE")
 	}
 	inner, err := c.stmt(s.Query)
 	if err != nil {

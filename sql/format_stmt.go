@@ -190,7 +190,10 @@ func (f *formatter) stmt(s Stmt) {
 		f.w("SHOW ", ident(x.Name))
 	case *Explain:
 		f.w("EXPLAIN ")
-		if x.Analyze {
+		switch {
+		case x.Format == "json" || x.Analyze && !x.Timing:
+			f.w("(ANALYZE ", strconv.FormatBool(x.Analyze), ", TIMING ", strconv.FormatBool(x.Timing), ", FORMAT ", x.Format, ") ")
+		case x.Analyze:
 			f.w("ANALYZE ")
 		}
 		f.stmt(x.Stmt)

@@ -80,8 +80,8 @@ func TestOrderedScans(t *testing.T) {
 		}
 	}
 	tail := "SELECT partition, offset, convert_from(data, 'UTF8') FROM o ORDER BY offset DESC LIMIT 3"
-	require.NotContains(t, plan(tail), "Sort:", "the tail of a topic needs no sort")
-	require.Contains(t, plan(tail), "order: offset DESC, partitions merged")
+	require.NotContains(t, plan(tail), "Sort Key:", "the tail of a topic needs no sort")
+	require.Contains(t, plan(tail), "Order: offset DESC, partitions merged")
 	require.Equal(t, []row{{2, 1199, "p2-1199"}, {2, 1198, "p2-1198"}, {2, 1197, "p2-1197"}}, read(tail))
-	require.Contains(t, plan("SELECT data FROM o ORDER BY written_at DESC"), "Sort:")
+	require.Contains(t, plan("SELECT data FROM o ORDER BY written_at DESC"), "Sort Key:")
 }

@@ -1,0 +1,299 @@
+package executor
+
+import (
+	"context"
+	"math"
+
+	"topicgate/planner"
+	"topicgate/sql/pgerror"
+	"topicgate/txn"
+	"topicgate/wire"
+)
+
+// runSelect runs a query block: it opens the block's plan tree (the one
+// the planner built, planner.Tree). The statement's memory budget is
+// created by the first block that runs and shared by every block of the
+// statement (evalCtx.mem).
+//
+// direct, when not nil, offers an encoder for rows built ahead of sending
+// (see directrows.go); only a caller that sends the whole result at once
+// may pass it.
+func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
+	ec.ctx = ctx
+	if ec.mem == nil {
+		ec.mem = &queryMem{limit: s.eng.opts.MaxQueryBytes}
+	}
+	return s.open(ctx, ec, planner.Tree(p), direct)
+}
+
+// open starts the iterator of node n (under EXPLAIN ANALYZE, counted).
+func (s *Session) open(ctx context.Context, ec *evalCtx, n planner.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+	if ec.stats == nil {
+		return s.openNode(ctx, ec, n, direct)
+	}
+	st := ec.stats.of(n)
+	st.loops++
+	stop := st.start()
+	it, err := s.openNode(ctx, ec, n, direct)
+	stop()
+	if it == nil || err != nil {
+		return it, err
+	}
+	return &statIter{in: it, st: st}, nil
+}
+
+// openNode maps each kind of plan node to its one iterator. It decides
+// nothing the tree does not say: the strategy is the node.
+func (s *Session) openNode(ctx context.Context, ec *evalCtx, n planner.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+	switch x := n.(type) {
+	case *planner.InitPlanNode:
+		if err := ec.runSubqueries(ctx, x.Subs, ec.mem); err != nil {
+			return nil, err
+		}
+		return s.open(ctx, ec, x.Input, direct)
+	case *planner.ConsumerReadNode:
+		return s.runConsumerRead(ctx, ec, x.Plan, direct)
+	case *planner.ScanNode:
+		return s.openScan(ec, x)
+	case *planner.SysScanNode:
+		rows, err := s.sysRows(x.Sys.View)
+		if err != nil {
+			return nil, err
+		}
+		return &sliceIter{rows: rows}, nil
+	case *planner.FilterNode:
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &filterIter{ec: ec, in: in, filter: x.Cond}, nil
+	case *planner.ProjectNode:
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &projectIter{ec: ec, in: in, project: x.Exprs, limit: -1}, nil
+	case *planner.LimitNode:
+		skip, limit, err := counts(ec, x.Limit, x.Offset)
+		if err != nil {
+			return nil, err
+		}
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &limitIter{in: in, skip: skip, limit: limit}, nil
+	case *planner.SortNode:
+		rows, err := s.drain(ctx, ec, x.Input, true)
+		if err != nil {
+			return nil, err
+		}
+		sortRows(rows, x.Keys)
+		return &sliceIter{rows: rows}, nil
+	case *planner.TopNNode:
+		return s.openTopN(ctx, ec, x)
+	case *planner.DistinctOnNode:
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		firsts := &distinctOn{cols: x.Cols, keys: x.Keys, at: map[string]int{}}
+		var rows [][]any
+		for {
+			r, err := in.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				return &sliceIter{rows: rows}, nil
+			}
+			if err := firsts.add(r, &rows, ec.mem); err != nil {
+				return nil, err
+			}
+		}
+	case *planner.AggregateNode:
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		return aggregate(ctx, ec, x.Agg, x.Having, in, ec.mem)
+	case *planner.WindowNode:
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		return computeWindows(ctx, ec, x.Windows, in, ec.mem)
+	case *planner.ProjectSetNode:
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &srfIter{ec: ec, in: in, srfs: x.SRFs, project: x.Exprs}, nil
+	case *planner.HashJoinNode:
+		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return &joinIter{ec: ec, jp: x.Join, leftKeys: x.LeftKeys, rightKeys: x.RightKeys, residual: x.Residual, left: l, right: r, mem: ec.mem}, nil
+	case *planner.NestedLoopNode:
+		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return &joinIter{ec: ec, jp: x.Join, residual: x.Residual, left: l, right: r, mem: ec.mem}, nil
+	case *planner.LateralJoinNode:
+		l, err := s.open(ctx, ec, x.Left, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &lateralJoinIter{s: s, ec: ec, node: x, left: l}, nil
+	case *planner.SetOpNode:
+		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return &setOpIter{op: x.Op, left: l, right: r, width: len(x.Op.Left.Cols), mem: ec.mem}, nil
+	case *planner.ValuesNode:
+		return &valuesIter{ec: ec, rows: x.Rows}, nil
+	case *planner.SubqueryScanNode:
+		return s.open(ctx, ec, x.Input, nil)
+	case *planner.RecursiveUnionNode:
+		return &recursiveIter{s: s, ec: ec, node: x, rp: x.Rec, mem: ec.mem}, nil
+	case *planner.WorkTableScanNode:
+		return &sliceIter{rows: ec.work[x.Work]}, nil
+	case *planner.FunctionScanNode:
+		return &funcScanIter{ec: ec, fs: x.Func}, nil
+	case *planner.ResultNode:
+		return &sliceIter{rows: [][]any{{}}}, nil
+	}
+	return nil, pgerror.AssertionFailed("no iterator for plan node %T", n)
+}
+
+// openBoth starts the two inputs of a join or set operation.
+func (s *Session) openBoth(ctx context.Context, ec *evalCtx, l, r planner.Node) (rowIter, rowIter, error) {
+	li, err := s.open(ctx, ec, l, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	ri, err := s.open(ctx, ec, r, nil)
+	return li, ri, err
+}
+
+// openScan starts a topic scan over the ranges its bounds give, in its
+// order, with its filter, projection and limit applied as it reads.
+func (s *Session) openScan(ec *evalCtx, x *planner.ScanNode) (rowIter, error) {
+	skip, limit, err := counts(ec, x.Limit, x.Offset)
+	if err != nil {
+		return nil, err
+	}
+	ti, err := s.eng.store.Topic(x.Scan.Topic)
+	if err != nil {
+		return nil, txn.StoreError(err, x.Scan.Topic)
+	}
+	ranges, minWrite, err := scanRanges(ec, &x.Scan, ti)
+	if err != nil {
+		return nil, err
+	}
+	if x.Scan.Order != (planner.ScanOrder{}) {
+		return newOrderedScan(ec, s.eng.store, x, ti, ranges, minWrite, skip, limit), nil
+	}
+	return &scanIter{ec: ec, store: s.eng.store, plan: x, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
+}
+
+// drain reads a node's rows to the end, charged to the statement's memory
+// when charge is set.
+func (s *Session) drain(ctx context.Context, ec *evalCtx, n planner.Node, charge bool) ([][]any, error) {
+	in, err := s.open(ctx, ec, n, nil)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for {
+		r, err := in.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return rows, nil
+		}
+		if charge {
+			if err := ec.mem.charge(rowBytes(r)); err != nil {
+				return nil, err
+			}
+		}
+		rows = append(rows, r)
+	}
+}
+
+// openTopN keeps the rows ORDER BY ... LIMIT can return (all of them,
+// sorted, when the limit is too large to keep that way).
+func (s *Session) openTopN(ctx context.Context, ec *evalCtx, x *planner.TopNNode) (rowIter, error) {
+	skip, limit, err := counts(ec, x.Limit, x.Offset)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	if limit >= 0 && limit <= math.MaxInt32-skip {
+		in, err := s.open(ctx, ec, x.Input, nil)
+		if err != nil {
+			return nil, err
+		}
+		top := newTopN(x.Keys, skip+limit)
+		for {
+			r, err := in.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				break
+			}
+			top.add(r)
+		}
+		rows = top.sorted()
+	} else {
+		if rows, err = s.drain(ctx, ec, x.Input, true); err != nil {
+			return nil, err
+		}
+		sortRows(rows, x.Keys)
+	}
+	rows = rows[min(int64(len(rows)), skip):]
+	if limit >= 0 && int64(len(rows)) > limit {
+		rows = rows[:limit]
+	}
+	return &sliceIter{rows: rows}, nil
+}
+
+// counts evaluates LIMIT and OFFSET: skip >= 0, limit -1 for none.
+func counts(ec *evalCtx, limitExpr, offsetExpr planner.Expr) (skip, limit int64, err error) {
+	if limit, err = evalCount(ec, limitExpr, "LIMIT"); err != nil {
+		return 0, 0, err
+	}
+	if skip, err = evalCount(ec, offsetExpr, "OFFSET"); err != nil {
+		return 0, 0, err
+	}
+	return max(skip, 0), limit, nil
+}
+
+// limitIter skips and cuts its input's rows.
+type limitIter struct {
+	in          rowIter
+	skip, limit int64
+}
+
+func (it *limitIter) next(ctx context.Context) ([]any, error) {
+	for it.limit != 0 {
+		r, err := it.in.next(ctx)
+		if r == nil || err != nil {
+			return nil, err
+		}
+		if it.skip > 0 {
+			it.skip--
+			continue
+		}
+		if it.limit > 0 {
+			it.limit--
+		}
+		return r, nil
+	}
+	return nil, nil
+}

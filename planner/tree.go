@@ -1,0 +1,451 @@
+package planner
+
+import "slices"
+
+// Tree building: a SelectPlan is the bound query block; Tree turns it into
+// a tree of nodes (nodes.go) in two steps. logical lays the block out as
+// PostgreSQL's executor would run it without shortcuts (source, filter,
+// windows, aggregate, project, distinct, sort, limit, subqueries first);
+// then the rules below, in order, each rewrite the block's chain. Every
+// query block (a derived table, a join input, a subquery) has its own tree,
+// built once when the statement is planned (finish), so a prepared
+// statement runs the same tree every time and EXPLAIN prints the tree that
+// runs.
+
+// rule is one named rewrite of a block's node chain.
+type rule struct {
+	name  string
+	apply func(Node) Node
+}
+
+// Rules are the tree rules in the order they run (exported for tests and
+// the report of EXPLAIN's documentation).
+func Rules() []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.name
+	}
+	return out
+}
+
+var rules []rule
+
+func init() {
+	rules = []rule{
+		{"pushdownBounds", pushdownBounds},
+		{"scanOrder", scanOrderRule},
+		{"extractJoinKeys", extractJoinKeys},
+		{"chooseHashJoin", chooseHashJoin},
+		{"pushdownFilter", pushdownFilter},
+		{"streamScan", streamScan},
+		{"topN", topNRule},
+		{"pushdownLimit", pushdownLimit},
+	}
+}
+
+// Tree is p's plan tree: the one finish built, else (a plan built outside
+// Plan, as in some tests) a new one.
+func Tree(p *SelectPlan) Node {
+	if p.Tree != nil {
+		return p.Tree
+	}
+	return buildTree(p)
+}
+
+// buildTree builds p's tree and those of the blocks it reads.
+func buildTree(p *SelectPlan) Node {
+	n := logical(p)
+	for _, r := range rules {
+		n = applyChain(n, r.apply)
+	}
+	return n
+}
+
+// finish builds the trees of every query block of a planned statement.
+func finish(p Plan) {
+	switch x := p.(type) {
+	case *SelectPlan:
+		finishSelect(x)
+	case *InsertPlan:
+		if x.Select != nil {
+			finishSelect(x.Select)
+		}
+	case *CopyOutPlan:
+		finishSelect(x.Select)
+	case *DeclareCursorPlan:
+		finishSelect(x.Query)
+	case *ExplainPlan:
+		finish(x.Inner)
+	}
+}
+
+func finishSelect(p *SelectPlan) {
+	if p == nil || p.Tree != nil {
+		return
+	}
+	for _, c := range blockInputs(p) {
+		finishSelect(c)
+	}
+	for _, sq := range allSubqueries(p) {
+		finishSelect(sq.Plan)
+	}
+	p.Tree = buildTree(p)
+}
+
+// blockInputs are the query blocks p reads rows from.
+func blockInputs(p *SelectPlan) []*SelectPlan {
+	switch {
+	case p.Sub != nil:
+		return []*SelectPlan{p.Sub}
+	case p.Join != nil:
+		return []*SelectPlan{p.Join.Left, p.Join.Right}
+	case p.SetOp != nil:
+		return []*SelectPlan{p.SetOp.Left, p.SetOp.Right}
+	case p.Recursive != nil:
+		return []*SelectPlan{p.Recursive.NonRec, p.Recursive.Rec}
+	}
+	return nil
+}
+
+// blockExprs are the expressions of p itself (not of the blocks it reads).
+func blockExprs(p *SelectPlan) []Expr {
+	es := append([]Expr{p.Filter, p.Having, p.Limit, p.Offset}, p.Project...)
+	if p.Agg != nil {
+		es = append(es, p.Agg.GroupBy...)
+		for _, a := range p.Agg.Aggs {
+			es = append(es, a)
+		}
+	}
+	if p.Join != nil {
+		es = append(es, p.Join.Conds...)
+	}
+	for _, w := range p.Windows {
+		es = append(es, w)
+	}
+	for _, r := range p.Values {
+		es = append(es, r...)
+	}
+	if p.Func != nil {
+		es = append(es, p.Func.Call)
+	}
+	return es
+}
+
+// allSubqueries are the subquery expressions of p's own expressions and
+// its uncorrelated ones.
+func allSubqueries(p *SelectPlan) []*SubqueryExpr {
+	out := p.Subqueries[:len(p.Subqueries):len(p.Subqueries)]
+	for _, e := range blockExprs(p) {
+		walk(e, func(x Expr) {
+			if sq, ok := x.(*SubqueryExpr); ok && !slices.Contains(out, sq) {
+				out = append(out, sq)
+			}
+		})
+	}
+	return out
+}
+
+// correlatedIn lists the correlated subqueries of es.
+func correlatedIn(es ...Expr) []*SubqueryExpr {
+	var out []*SubqueryExpr
+	for _, e := range es {
+		walk(e, func(x Expr) {
+			if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated {
+				for _, s := range out {
+					if s == sq {
+						return
+					}
+				}
+				out = append(out, sq)
+			}
+		})
+	}
+	return out
+}
+
+// logical lays p out as a chain of nodes without any shortcut.
+func logical(p *SelectPlan) Node {
+	if p.Consumer != nil { // it refuses correlated subqueries: no subplans
+		return withInitPlan(p, &ConsumerReadNode{Plan: p})
+	}
+	n := source(p)
+	if p.Filter != nil {
+		f := &FilterNode{Cond: p.Filter}
+		f.Input, f.subs = n, correlatedIn(p.Filter)
+		n = f
+	}
+	windows := func() {
+		if p.Windows != nil {
+			w := &WindowNode{Windows: p.Windows}
+			w.Input = n
+			n = w
+		}
+	}
+	project := func() {
+		if p.SRFs != nil {
+			ps := &ProjectSetNode{SRFs: p.SRFs, Exprs: p.Project}
+			ps.Input, ps.subs = n, correlatedIn(p.Project...)
+			n = ps
+			return
+		}
+		pr := &ProjectNode{Exprs: p.Project, Cols: p.Cols}
+		pr.Input, pr.subs = n, correlatedIn(p.Project...)
+		n = pr
+	}
+	if p.Agg != nil {
+		a := &AggregateNode{Agg: p.Agg, Having: p.Having}
+		a.Input, a.subs = n, correlatedIn(p.Having)
+		n = a
+	}
+	windows()
+	project()
+	names := func(keys []SortKey) []string {
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			out[i] = p.Project[k.Idx].String()
+		}
+		return out
+	}
+	if p.DistinctOn != nil {
+		d := &DistinctOnNode{Cols: p.DistinctOn, Keys: p.Sort, KeyNames: names(p.Sort)}
+		for _, c := range p.DistinctOn {
+			d.ColNames = append(d.ColNames, p.Project[c].String())
+		}
+		d.Input = n
+		n = d
+	}
+	if len(p.Sort) > 0 {
+		s := &SortNode{Keys: p.Sort, Names: names(p.Sort)}
+		s.Input = n
+		n = s
+	}
+	if p.Limit != nil || p.Offset != nil {
+		l := &LimitNode{Limit: p.Limit, Offset: p.Offset}
+		l.Input = n
+		n = l
+	}
+	return withInitPlan(p, n)
+}
+
+func withInitPlan(p *SelectPlan, n Node) Node {
+	if len(p.Subqueries) == 0 {
+		return n
+	}
+	ip := &InitPlanNode{Subs: p.Subqueries}
+	ip.Input = n
+	return ip
+}
+
+// source is the node producing p's input rows.
+func source(p *SelectPlan) Node {
+	switch {
+	case p.Scan != nil:
+		return &ScanNode{Scan: *p.Scan, Project: rawProjection(p.Scan.NeedData)}
+	case p.Sys != nil:
+		return &SysScanNode{Sys: p.Sys}
+	case p.Sub != nil:
+		return &SubqueryScanNode{Input: Tree(p.Sub)}
+	case p.Join != nil:
+		j := joinBase{Join: p.Join, Left: Tree(p.Join.Left), Right: Tree(p.Join.Right)}
+		j.subs = correlatedIn(p.Join.Conds...)
+		if p.Join.Lateral {
+			return &LateralJoinNode{joinBase: j, Residual: andExprs(p.Join.Conds)}
+		}
+		return &NestedLoopNode{joinBase: j, conds: p.Join.Conds}
+	case p.SetOp != nil:
+		return &SetOpNode{Op: p.SetOp, Left: Tree(p.SetOp.Left), Right: Tree(p.SetOp.Right)}
+	case p.Values != nil:
+		n := &ValuesNode{Rows: p.Values}
+		for _, r := range p.Values {
+			n.subs = append(n.subs, correlatedIn(r...)...)
+		}
+		return n
+	case p.Recursive != nil:
+		return &RecursiveUnionNode{Rec: p.Recursive, First: Tree(p.Recursive.NonRec), Next: Tree(p.Recursive.Rec)}
+	case p.Work != nil:
+		return &WorkTableScanNode{Work: p.Work}
+	case p.Func != nil:
+		n := &FunctionScanNode{Func: p.Func}
+		n.subs = correlatedIn(p.Func.Call)
+		return n
+	}
+	return &ResultNode{}
+}
+
+// rawProjection is a message row with every stateless column (data only
+// when the query reads it). The two lists are shared: expressions are
+// immutable.
+func rawProjection(needData bool) []Expr {
+	if needData {
+		return rawWithData
+	}
+	return rawWithoutData
+}
+
+var rawWithData, rawWithoutData = newRawProjection(true), newRawProjection(false)
+
+func newRawProjection(needData bool) []Expr {
+	n := int(ColDelay) + 1
+	out := make([]Expr, n)
+	for i := 0; i < n; i++ {
+		if i == int(ColData) && !needData {
+			out[i] = &ConstExpr{}
+			continue
+		}
+		out[i] = &ColExpr{Idx: i, T: MsgColumns[i].Type, Name: MsgColumns[i].Name}
+	}
+	return out
+}
+
+func andExprs(es []Expr) Expr {
+	switch len(es) {
+	case 0:
+		return nil
+	case 1:
+		return es[0]
+	}
+	return &LogicExpr{And: true, Args: es}
+}
+
+// applyChain applies f to every node of a block's chain, innermost first.
+func applyChain(n Node, f func(Node) Node) Node {
+	if u, ok := n.(unary); ok {
+		u.setInput(applyChain(u.input(), f))
+	}
+	return f(n)
+}
+
+// scanBelow returns the scan under n's input when only a filter (if any)
+// is between them.
+func scanBelow(n Node) *ScanNode {
+	if f, ok := n.(*FilterNode); ok {
+		n = f.Input
+	}
+	s, _ := n.(*ScanNode)
+	return s
+}
+
+// pushdownBounds moves partition, offset and written_at predicates of the
+// filter right above a topic scan into the scan's ranges (pushDown), so a
+// small read of a huge topic seeks instead of scanning. The filter stays.
+func pushdownBounds(n Node) Node {
+	if f, ok := n.(*FilterNode); ok {
+		if s, ok := f.Input.(*ScanNode); ok {
+			pushDown(&s.Scan, f.Cond)
+		}
+	}
+	return n
+}
+
+// scanOrderRule drops a sort of a scan's projected rows that the scan can
+// produce itself (scanOrder) and hands the order to the scan.
+func scanOrderRule(n Node) Node {
+	s, ok := n.(*SortNode)
+	if !ok {
+		return n
+	}
+	pr, ok := s.Input.(*ProjectNode)
+	if !ok {
+		return n
+	}
+	sc := scanBelow(pr.Input)
+	if sc == nil {
+		return n
+	}
+	o, ok := scanOrder(s.Keys, pr.Exprs)
+	if !ok {
+		return n
+	}
+	sc.Scan.Order = o
+	return pr
+}
+
+// extractJoinKeys splits a join's conditions (ON, USING and the WHERE
+// terms over both sides of an inner join) into equality keys between an
+// expression of each side and a residual.
+func extractJoinKeys(n Node) Node {
+	nl, ok := n.(*NestedLoopNode)
+	if !ok || nl.conds == nil {
+		return n
+	}
+	var lk, rk, rest []Expr
+	seen := map[string]bool{}
+	for _, c := range nl.conds {
+		if l, r, ok := equiKey(c, nl.Join.LeftWidth); ok {
+			k := l.String() + "\x00" + r.String()
+			if !seen[k] { // ON a.k = b.k WHERE a.k = b.k: one key
+				seen[k] = true
+				lk, rk = append(lk, l), append(rk, r)
+			}
+			continue
+		}
+		rest = append(rest, c)
+	}
+	nl.conds = nil
+	nl.Residual = andExprs(rest)
+	if lk != nil {
+		return &HashJoinNode{joinBase: nl.joinBase, LeftKeys: lk, RightKeys: rk, Residual: nl.Residual}
+	}
+	return nl
+}
+
+// chooseHashJoin names an inner or cross join that found keys an INNER
+// hash join (a cross join with keys from WHERE is one).
+func chooseHashJoin(n Node) Node {
+	if h, ok := n.(*HashJoinNode); ok && h.Join.Kind == "CROSS" {
+		j := *h.Join
+		j.Kind = "INNER"
+		h.Join = &j
+	}
+	return n
+}
+
+// pushdownFilter evaluates the filter right above a topic scan inside the
+// scan, on each message as it is read.
+func pushdownFilter(n Node) Node {
+	if f, ok := n.(*FilterNode); ok {
+		if s, ok := f.Input.(*ScanNode); ok && s.Filter == nil {
+			s.Filter = f.Cond
+			s.subs = f.subs
+			return s
+		}
+	}
+	return n
+}
+
+// streamScan makes a projection right above a topic scan the scan's own
+// output: the scan then streams the query's rows.
+func streamScan(n Node) Node {
+	if p, ok := n.(*ProjectNode); ok {
+		if s, ok := p.Input.(*ScanNode); ok && !s.Fused {
+			s.Project, s.Fused = p.Exprs, true
+			s.subs = append(s.subs, p.subs...)
+			return s
+		}
+	}
+	return n
+}
+
+// topNRule keeps only LIMIT rows of a sort (ORDER BY ... LIMIT).
+func topNRule(n Node) Node {
+	if l, ok := n.(*LimitNode); ok && l.Limit != nil {
+		if s, ok := l.Input.(*SortNode); ok {
+			t := &TopNNode{Keys: s.Keys, Names: s.Names, Limit: l.Limit, Offset: l.Offset}
+			t.Input = s.Input
+			return t
+		}
+	}
+	return n
+}
+
+// pushdownLimit applies LIMIT and OFFSET inside a streaming scan (its
+// rows projected), which then stops reading once it has them.
+func pushdownLimit(n Node) Node {
+	if l, ok := n.(*LimitNode); ok {
+		if s, ok := l.Input.(*ScanNode); ok && s.Fused && s.Limit == nil && s.Offset == nil {
+			s.Limit, s.Offset = l.Limit, l.Offset
+			return s
+		}
+	}
+	return n
+}

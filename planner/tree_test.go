@@ -1,0 +1,56 @@
+package planner
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// kinds lists the node kinds of a query's tree, depth first.
+func kinds(t *testing.T, q string) []string {
+	t.Helper()
+	p, _ := plan(t, q)
+	var out []string
+	for _, n := range nodes(Tree(p.(*SelectPlan))) {
+		out = append(out, fmt.Sprintf("%T", n)[len("*planner."):])
+	}
+	return out
+}
+
+func TestTreeRules(t *testing.T) {
+	require.Equal(t, []string{"pushdownBounds", "scanOrder", "extractJoinKeys", "chooseHashJoin",
+		"pushdownFilter", "streamScan", "topN", "pushdownLimit"}, Rules())
+
+	// A filtered, projected, limited scan is one streaming scan node.
+	require.Equal(t, []string{"ScanNode"}, kinds(t, "SELECT data FROM t WHERE partition = 1 LIMIT 3"))
+	// ORDER BY over something a scan cannot order by sorts, with LIMIT a top-N.
+	require.Equal(t, []string{"TopNNode", "ScanNode"}, kinds(t, "SELECT data FROM t ORDER BY data LIMIT 3"))
+	require.Equal(t, []string{"LimitNode", "SortNode", "ScanNode"}, kinds(t, "SELECT data FROM t ORDER BY data OFFSET 3"))
+
+	// WHERE equalities between comma-joined relations are hash keys;
+	// a cross join without any stays a nested loop.
+	k := kinds(t, "SELECT count(*) FROM t a, t b, t c WHERE a.offset = b.offset AND b.offset = c.offset")
+	require.Equal(t, []string{"ProjectNode", "AggregateNode", "FilterNode", "HashJoinNode", "ProjectNode", "HashJoinNode", "ScanNode", "ScanNode", "ScanNode"}, k)
+	p, _ := plan(t, "SELECT count(*) FROM t a, t b WHERE a.offset = b.offset AND a.partition < b.partition")
+	var hj *HashJoinNode
+	for _, n := range nodes(Tree(p.(*SelectPlan))) {
+		if h, ok := n.(*HashJoinNode); ok {
+			hj = h
+		}
+	}
+	require.NotNil(t, hj)
+	require.Equal(t, "INNER", hj.Join.Kind, "a cross join with keys is an inner hash join")
+	require.Len(t, hj.LeftKeys, 1)
+	require.Equal(t, "(partition < partition)", hj.Residual.String())
+	require.Contains(t, kinds(t, "SELECT count(*) FROM t a, t b"), "NestedLoopNode")
+	// A LEFT join does not take WHERE terms as keys: they filter above.
+	require.Contains(t, kinds(t, "SELECT count(*) FROM t a LEFT JOIN t b ON true WHERE a.offset = b.offset"), "NestedLoopNode")
+
+	// Uncorrelated subqueries run first; the tree is built once.
+	p, _ = plan(t, "SELECT offset FROM t WHERE offset = (SELECT max(offset) FROM t)")
+	sp := p.(*SelectPlan)
+	require.IsType(t, &InitPlanNode{}, sp.Tree)
+	require.Same(t, sp.Tree, Tree(sp))
+	require.NotNil(t, sp.Subqueries[0].Plan.Tree, "a subquery's block has its own tree")
+}
