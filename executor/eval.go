@@ -56,6 +56,8 @@ type evalCtx struct {
 	mem *queryMem
 	// stats, under EXPLAIN ANALYZE, counts each plan node's rows and time.
 	stats *nodeStats
+	// read is the statement's read point (readPoint); shared by the copies.
+	read *readPoint
 }
 
 func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {

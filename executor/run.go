@@ -6,6 +6,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -23,7 +24,38 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if ec.mem == nil {
 		ec.mem = &queryMem{limit: s.eng.opts.MaxQueryBytes}
 	}
+	if ec.read == nil {
+		ec.read = &readPoint{}
+	}
 	return s.open(ctx, ec, planner.Tree(p), direct)
+}
+
+// readPoint is a statement's read point on a store whose state this
+// process folds from a log others write too (topicstore.ReadBarrier: the
+// cluster store). A statement's first topic scan waits at it, once, so
+// that it sees every commit acknowledged before the statement began,
+// through whichever gateway: PostgreSQL's READ COMMITTED snapshot per
+// statement. The embedded store is the only writer of its state and
+// needs none. Consumer reads do not wait: what they read from is a stored
+// position that their commit is conditional on, so a stale one ends in
+// 40001, never in a wrong answer.
+type readPoint struct{ taken bool }
+
+// takeReadPoint waits at the statement's read point, the first time.
+func (s *Session) takeReadPoint(ec *evalCtx) error {
+	rb, ok := s.eng.store.(topicstore.ReadBarrier)
+	if !ok || ec.read == nil || ec.read.taken {
+		return nil
+	}
+	ctx := ec.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := rb.Barrier(ctx); err != nil {
+		return txn.StoreError(err, "")
+	}
+	ec.read.taken = true
+	return nil
 }
 
 // open starts the iterator of node n (under EXPLAIN ANALYZE, counted).
@@ -56,6 +88,9 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n planner.Node, dir
 	case *planner.ScanNode:
 		return s.openScan(ec, x)
 	case *planner.SysScanNode:
+		if err := s.takeReadPoint(ec); err != nil { // the views show topic state too
+			return nil, err
+		}
 		rows, err := s.sysRows(x.Sys.View)
 		if err != nil {
 			return nil, err
@@ -184,6 +219,9 @@ func (s *Session) openBoth(ctx context.Context, ec *evalCtx, l, r planner.Node) 
 func (s *Session) openScan(ec *evalCtx, x *planner.ScanNode) (rowIter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.takeReadPoint(ec); err != nil {
 		return nil, err
 	}
 	ti, err := s.eng.store.Topic(x.Scan.Topic)
