@@ -212,6 +212,9 @@ func TestClusterCrash(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	shl := newCrashSharedLedger("sh", "w")
+	// A stream leader election here takes 4-8 s, longer than the locks:
+	// a lock may expire while its holder waits to acknowledge.
+	shl.lockTimeout = shLockSeconds * time.Second
 	st := newJepsenState(jepsenWorkers)
 	const prefill = 2000
 	_, err = c.CopyFrom(ctx, pgx.Identifier{"in"}, []string{"partition", "data"}, pgx.CopyFromSlice(prefill, func(i int) ([]any, error) {

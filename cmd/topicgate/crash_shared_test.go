@@ -33,8 +33,14 @@ type crashSharedLedger struct {
 	// holder: who holds a message in the current cycle (reset at a kill).
 	holder map[pos]int
 	// handed: times a message was handed out in the current cycle (since
-	// its last release).
-	handed map[pos]int
+	// its last release); handedAt: when, last.
+	handed   map[pos]int
+	handedAt map[pos]time.Time
+	// lockTimeout, when set, is the consumer's processing timeout: a lock
+	// held longer than that may have expired (the cluster may be without
+	// a leader for longer while its holder waits to acknowledge), and the
+	// message handed out again legitimately. Zero: locks outlive the test.
+	lockTimeout time.Duration
 	// abandoned counts messages held by a worker when it lost its
 	// connection (abandon).
 	abandoned int
@@ -43,7 +49,7 @@ type crashSharedLedger struct {
 
 func newCrashSharedLedger(topic, consumer string) *crashSharedLedger {
 	return &crashSharedLedger{topic: topic, consumer: consumer, confirmed: map[pos]int{}, uncertain: map[pos]bool{}, unacked: map[pos]bool{},
-		holder: map[pos]int{}, handed: map[pos]int{}}
+		holder: map[pos]int{}, handed: map[pos]int{}, handedAt: map[pos]time.Time{}}
 }
 
 // abandon: worker w's connection is gone (its server, or the worker,
@@ -84,6 +90,13 @@ func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 		if c, ok := l.confirmed[p]; ok {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d again, its ack was confirmed in cycle %d", cycle, p, w, c))
 		}
+		if at, ok := l.handedAt[p]; ok && l.lockTimeout > 0 && time.Since(at) > l.lockTimeout-time.Second {
+			// Its lock may have expired (it began when the server took
+			// it, a moment before the rows came): handing it out again is the
+			// at-least-once redelivery of a processing timeout.
+			delete(l.holder, p)
+			l.handed[p] = 0
+		}
 		if h, ok := l.holder[p]; ok {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d while worker %d holds it", cycle, p, w, h))
 		}
@@ -91,6 +104,7 @@ func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed out %d times in one server lifetime without any release", cycle, p, l.handed[p]+1))
 		}
 		l.handed[p]++
+		l.handedAt[p] = time.Now()
 		l.holder[p] = w
 		delete(l.uncertain, p) // it was not acknowledged after all
 		delete(l.unacked, p)
