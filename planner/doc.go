@@ -33,7 +33,11 @@
 //   - pushdownFilter, streamScan and pushdownLimit fuse the filter, the
 //     projection and LIMIT/OFFSET right above a topic scan into the scan,
 //     which then streams the query's rows and stops early; topN turns
-//     LIMIT over a sort into a top-N sort.
+//     LIMIT over a sort into a top-N sort;
+//   - cacheCorrelatedSubqueries (a rule over the whole block, after the
+//     chain rules) lets the executor keep each correlated subquery's
+//     results by the outer values it reads, unless it calls a volatile
+//     function.
 //
 // Before the tree, fromJoin plans each join input on its own and pushes
 // WHERE terms over one side into that side (bounding its scan);

@@ -24,9 +24,12 @@ type SubqueryExpr struct {
 	T          Type
 	Correlated bool
 	// OuterCols are the outer row's columns a correlated subquery reads;
-	// Reusable says its result is the same for equal values of them (it
-	// calls no volatile function), so the executor may keep it.
+	// Volatile says it calls a volatile function (clock_timestamp(),
+	// gen_random_uuid()), so equal values of them may give another result.
+	// Reusable, set by the cacheCorrelatedSubqueries rule, lets the
+	// executor keep a correlated subquery's results by those values.
 	OuterCols []int
+	Volatile  bool
 	Reusable  bool
 	id        int
 }
@@ -81,7 +84,7 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 	}
 	b.nsub++
 	correlated := len(use.cols) > 0
-	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Reusable: !use.volatile, id: b.nsub}
+	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Volatile: use.volatile, id: b.nsub}
 	for c := range use.cols {
 		e.OuterCols = append(e.OuterCols, c)
 	}

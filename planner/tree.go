@@ -21,9 +21,12 @@ type rule struct {
 // Rules are the tree rules in the order they run (exported for tests and
 // the report of EXPLAIN's documentation).
 func Rules() []string {
-	out := make([]string, len(rules))
-	for i, r := range rules {
-		out[i] = r.name
+	out := make([]string, 0, len(rules)+len(blockRules))
+	for _, r := range rules {
+		out = append(out, r.name)
+	}
+	for _, r := range blockRules {
+		out = append(out, r.name)
 	}
 	return out
 }
@@ -41,6 +44,28 @@ func init() {
 		{"topN", topNRule},
 		{"pushdownLimit", pushdownLimit},
 	}
+	blockRules = []blockRule{
+		{"cacheCorrelatedSubqueries", cacheCorrelatedSubqueries},
+	}
+}
+
+// blockRule is a named rule over a whole query block rather than its node
+// chain; they run after the chain rules.
+type blockRule struct {
+	name  string
+	apply func(*SelectPlan)
+}
+
+var blockRules []blockRule
+
+// cacheCorrelatedSubqueries lets the executor keep the results of each
+// correlated subquery of the block by the outer values it reads, unless
+// it calls a volatile function (SubPlan ... cached, in EXPLAIN): a
+// subquery per outer row then runs once per distinct outer value.
+func cacheCorrelatedSubqueries(p *SelectPlan) {
+	for _, sq := range allSubqueries(p) {
+		sq.Reusable = sq.Correlated && !sq.Volatile
+	}
 }
 
 // Tree is p's plan tree: the one finish built, else (a plan built outside
@@ -57,6 +82,9 @@ func buildTree(p *SelectPlan) Node {
 	n := logical(p)
 	for _, r := range rules {
 		n = applyChain(n, r.apply)
+	}
+	for _, r := range blockRules {
+		r.apply(p)
 	}
 	return n
 }

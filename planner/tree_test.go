@@ -20,7 +20,7 @@ func kinds(t *testing.T, q string) []string {
 
 func TestTreeRules(t *testing.T) {
 	require.Equal(t, []string{"pushdownBounds", "scanOrder", "extractJoinKeys", "chooseHashJoin",
-		"pushdownFilter", "streamScan", "topN", "pushdownLimit"}, Rules())
+		"pushdownFilter", "streamScan", "topN", "pushdownLimit", "cacheCorrelatedSubqueries"}, Rules())
 
 	// A filtered, projected, limited scan is one streaming scan node.
 	require.Equal(t, []string{"ScanNode"}, kinds(t, "SELECT data FROM t WHERE partition = 1 LIMIT 3"))
