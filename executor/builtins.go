@@ -15,6 +15,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 type builtin func(ec *evalCtx, args []any) (any, error)
@@ -54,7 +55,7 @@ func init() {
 			var b strings.Builder
 			for _, v := range a {
 				if v != nil {
-					b.WriteString(planner.FormatText(v))
+					b.WriteString(values.FormatText(v))
 				}
 			}
 			return b.String(), nil
@@ -156,7 +157,7 @@ func init() {
 		"to_jsonb": func(_ *evalCtx, a []any) (any, error) {
 			var v any = a[0]
 			if b, ok := v.([]byte); ok {
-				v = planner.FormatText(b)
+				v = values.FormatText(b)
 			}
 			b, _ := json.Marshal(v)
 			return string(b), nil
@@ -189,7 +190,7 @@ func asBytes(v any) []byte {
 	case string:
 		return []byte(x)
 	}
-	return []byte(planner.FormatText(v))
+	return []byte(values.FormatText(v))
 }
 
 func fnLength(_ *evalCtx, a []any) (any, error) {
@@ -199,7 +200,7 @@ func fnLength(_ *evalCtx, a []any) (any, error) {
 	case string:
 		return int64(utf8.RuneCountInString(x)), nil
 	}
-	return int64(len(planner.FormatText(a[0]))), nil
+	return int64(len(values.FormatText(a[0]))), nil
 }
 
 func fnEncode(_ *evalCtx, a []any) (any, error) {
@@ -236,7 +237,7 @@ func fnDecode(_ *evalCtx, a []any) (any, error) {
 	case "base64":
 		b, err = base64.StdEncoding.DecodeString(s)
 	case "escape":
-		return planner.ParseBytea(s)
+		return values.ParseBytea(s)
 	default:
 		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized encoding: \"%s\"", a[1])
 	}
@@ -347,7 +348,7 @@ func fnDatePart(_ *evalCtx, a []any) (any, error) {
 			return float64(sign * (rest % time.Minute) / time.Microsecond), nil
 		}
 	case string:
-		t, err := planner.ParseTimestamp(v)
+		t, err := values.ParseTimestamp(v)
 		if err != nil {
 			return nil, err
 		}
@@ -424,7 +425,7 @@ func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
 		}
 		args = append(args, v)
 	}
-	if x.Name == "to_char" && x.Args[0].Type() == planner.TDate {
+	if x.Name == "to_char" && x.Args[0].Type() == values.TDate {
 		if t, ok := args[0].(time.Time); ok {
 			args[0] = civilDate(t)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/wire"
 )
@@ -250,13 +251,13 @@ func eofErr(err error, def error) error {
 
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func decodeBinaryField(b []byte, t planner.Type) (any, error) {
+func decodeBinaryField(b []byte, t values.Type) (any, error) {
 	bad := func() error {
 		// PostgreSQL's receive functions' words for a value of the wrong size.
 		return pgerror.New(pgerror.CodeInvalidBinaryRepresentation, "incorrect binary data format")
 	}
 	switch t {
-	case planner.TInt8:
+	case values.TInt8:
 		switch len(b) {
 		case 8:
 			return int64(binary.BigEndian.Uint64(b)), nil
@@ -266,21 +267,21 @@ func decodeBinaryField(b []byte, t planner.Type) (any, error) {
 			return int64(int16(binary.BigEndian.Uint16(b))), nil
 		}
 		return nil, bad()
-	case planner.TText:
+	case values.TText:
 		return string(b), nil
-	case planner.TBytea:
+	case values.TBytea:
 		return b, nil
-	case planner.TJSONB:
+	case values.TJSONB:
 		if len(b) > 0 && b[0] == 1 {
 			b = b[1:]
 		}
-		return planner.ParseText(string(b), planner.TJSONB)
-	case planner.TTimestamptz:
+		return values.ParseText(string(b), values.TJSONB)
+	case values.TTimestamptz:
 		if len(b) != 8 {
 			return nil, bad()
 		}
 		return pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(b))) * time.Microsecond), nil
-	case planner.TInterval:
+	case values.TInterval:
 		if len(b) != 16 {
 			return nil, bad()
 		}
@@ -332,7 +333,7 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any
 			}
 			col := planner.MsgColumns[p.Cols[i]]
 			f = unescapeCopy(f)
-			v, perr := planner.ParseText(f, col.Type)
+			v, perr := values.ParseText(f, col.Type)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}
@@ -474,7 +475,7 @@ func copyCSV(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any)
 				continue
 			}
 			col := planner.MsgColumns[p.Cols[i]]
-			v, perr := planner.ParseText(f, col.Type)
+			v, perr := values.ParseText(f, col.Type)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}

@@ -14,6 +14,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // row gives expression evaluation access to the current input row.
@@ -143,7 +144,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return planner.Convert(v, x.X.Type(), x.T)
+		return values.Convert(v, x.X.Type(), x.T)
 	case *planner.InExpr:
 		v, err := ec.eval(x.X, r)
 		if err != nil || v == nil {
@@ -227,7 +228,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 			}
 			vals[i] = v
 		}
-		return planner.NormalizeParam(vals, x.T)
+		return values.NormalizeParam(vals, x.T)
 	}
 	return nil, pgerror.AssertionFailed("cannot evaluate %T", e)
 }
@@ -366,7 +367,7 @@ func jsonResult(got any, text bool) (any, error) {
 		}
 	}
 	b, _ := json.Marshal(got)
-	return planner.NormalizeJSONB(string(b))
+	return values.NormalizeJSONB(string(b))
 }
 
 func compareOp(op string, l, r any) (any, error) {
@@ -412,7 +413,7 @@ func compare(a, b any) (int, error) {
 		case float64:
 			return cmp3(float64(x) < y, float64(x) > y), nil
 		case string:
-			f, err := planner.ParseText(y, planner.TFloat8)
+			f, err := values.ParseText(y, values.TFloat8)
 			if err != nil {
 				return 0, err
 			}
@@ -425,7 +426,7 @@ func compare(a, b any) (int, error) {
 		case int64:
 			return cmp3(x < float64(y), x > float64(y)), nil
 		case string:
-			f, err := planner.ParseText(y, planner.TFloat8)
+			f, err := values.ParseText(y, values.TFloat8)
 			if err != nil {
 				return 0, err
 			}
@@ -501,16 +502,16 @@ func match(op string, l, r any) (any, error) {
 	return m, nil
 }
 
-func arith(op string, l, r any, t planner.Type) (any, error) {
+func arith(op string, l, r any, t values.Type) (any, error) {
 	if op == "||" {
 		if lb, ok := l.([]byte); ok {
 			if rb, ok := r.([]byte); ok {
 				return append(append([]byte{}, lb...), rb...), nil
 			}
 		}
-		return planner.FormatText(l) + planner.FormatText(r), nil
+		return values.FormatText(l) + values.FormatText(r), nil
 	}
-	if t == planner.TNumeric { // decimal arithmetic, PostgreSQL's scales
+	if t == values.TNumeric { // decimal arithmetic, PostgreSQL's scales
 		x, err := toNumeric(l)
 		if err != nil {
 			return nil, err
@@ -519,7 +520,7 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return planner.NumericArith(op, x, y)
+		return values.NumericArith(op, x, y)
 	}
 	// A numeric meeting a float8 (or an interval) computes in float8.
 	var err error
@@ -534,7 +535,7 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 		switch y := r.(type) {
 		case int64:
 			v, err := intArith(op, x, y)
-			if err == nil && t == planner.TInt4 {
+			if err == nil && t == values.TInt4 {
 				if n := v.(int64); n < math.MinInt32 || n > math.MaxInt32 {
 					return nil, pgerror.New(pgerror.CodeNumericValueOutOfRange, "integer out of range")
 				}
@@ -600,13 +601,13 @@ func arith(op string, l, r any, t planner.Type) (any, error) {
 // numericOperand turns a numeric (or numeric text) into float64.
 func numericOperand(v any) (any, error) {
 	if d, ok := v.(*apd.Decimal); ok {
-		return planner.NumericToFloat(d), nil
+		return values.NumericToFloat(d), nil
 	}
 	s, ok := v.(string)
 	if !ok {
 		return v, nil
 	}
-	f, err := planner.ParseText(s, planner.TFloat8)
+	f, err := values.ParseText(s, values.TFloat8)
 	if err != nil {
 		return nil, pgerror.AssertionFailed("numeric operand %q: %v", s, err)
 	}

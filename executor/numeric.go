@@ -3,8 +3,8 @@ package executor
 import (
 	"github.com/cockroachdb/apd/v3"
 
-	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // toNumeric converts an operand of a numeric operation: the planner has
@@ -15,11 +15,11 @@ func toNumeric(v any) (*apd.Decimal, error) {
 	case *apd.Decimal:
 		return x, nil
 	case int64:
-		return planner.NumericFromInt(x), nil
+		return values.NumericFromInt(x), nil
 	case float64:
-		return planner.NumericFromFloat(x)
+		return values.NumericFromFloat(x)
 	case string:
-		return planner.ParseNumeric(x)
+		return values.ParseNumeric(x)
 	}
 	return nil, pgerror.AssertionFailed("numeric operand %T", v)
 }
@@ -29,7 +29,7 @@ func toNumeric(v any) (*apd.Decimal, error) {
 // everything and equals itself.
 func compareNumeric(x *apd.Decimal, b any) (int, error) {
 	if f, ok := b.(float64); ok {
-		return compare(planner.NumericToFloat(x), f)
+		return compare(values.NumericToFloat(x), f)
 	}
 	y, err := toNumeric(b)
 	if err != nil {
@@ -70,7 +70,7 @@ func numericRound(a []any, mode apd.Rounder, fl func(float64) float64) (any, err
 	if scale > 16383 || scale < -131072 {
 		scale = max(min(scale, 16383), -131072)
 	}
-	return planner.NumericRound(d, int32(scale), mode)
+	return values.NumericRound(d, int32(scale), mode)
 }
 
 // numericFloorCeil rounds a numeric toward -Inf (floor) or +Inf (ceil).
@@ -89,5 +89,5 @@ func numericFloorCeil(a []any, ceil bool, fl func(float64) float64) (any, error)
 	if ceil {
 		mode = apd.RoundCeiling
 	}
-	return planner.NumericRound(d, 0, mode)
+	return values.NumericRound(d, 0, mode)
 }

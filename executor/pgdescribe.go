@@ -5,6 +5,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // The catalog functions of psql's less common describe commands (\do,
@@ -43,7 +44,7 @@ var pgDescribeFns = map[string]builtin{
 	// array_remove(a, x): a without the elements equal to x (psql's \sv
 	// strips the check options from reloptions).
 	"array_remove": func(_ *evalCtx, a []any) (any, error) {
-		x := planner.KeyText(a[1])
+		x := values.KeyText(a[1])
 		var out []string
 		switch arr := a[0].(type) {
 		case []string:
@@ -92,18 +93,18 @@ func fnFormat(_ *evalCtx, a []any) (any, error) {
 		switch f[i] {
 		case 's':
 			if v != nil {
-				b.WriteString(planner.FormatText(v))
+				b.WriteString(values.FormatText(v))
 			}
 		case 'I':
 			if v == nil {
 				return nil, pgerror.New(pgerror.CodeNullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
 			}
-			b.WriteString(quoteIdent(planner.FormatText(v)))
+			b.WriteString(quoteIdent(values.FormatText(v)))
 		case 'L':
 			if v == nil {
 				b.WriteString("NULL")
 			} else {
-				b.WriteString(quoteLiteral(planner.FormatText(v)))
+				b.WriteString(quoteLiteral(values.FormatText(v)))
 			}
 		default:
 			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized format() type specifier \"%c\"", f[i])

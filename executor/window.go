@@ -8,6 +8,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // computeWindows reads every input row (charged to the statement's
@@ -434,7 +435,7 @@ func orderFree(a *planner.AggExpr) bool {
 	case "count", "min", "max", "bool_and", "bool_or", "every":
 		return true
 	case "sum", "avg":
-		return a.Arg != nil && a.Arg.Type() != planner.TFloat8
+		return a.Arg != nil && a.Arg.Type() != values.TFloat8
 	}
 	return false
 }

@@ -43,6 +43,12 @@
 // could match more than the client named. EXPLAIN's options are checked
 // here (ExplainPlan) and its output describes the nodes (Node.Describe).
 //
+// Values (types, parsing, formatting, casts, numeric arithmetic) are
+// sql/values'; the planner uses them to type expressions and fold
+// constants, and aliases Type and its constants (valuetypes.go) because
+// its plan structs name them everywhere. It does not convert values at
+// run time: the executor does, with the same package.
+//
 // Invariants: the planner never touches storage (it only asks the Catalog
 // for topic definitions); every user error it returns carries a SQLSTATE;
 // plans and their trees are immutable once built, so a prepared

@@ -1,4 +1,4 @@
-package planner
+package values
 
 import (
 	"math"
@@ -119,6 +119,11 @@ func checkNumeric(d *apd.Decimal) (*apd.Decimal, error) {
 		return r, nil
 	}
 	return d, nil
+}
+
+// NumericNeg is -d within numeric's limits (a negated zero is zero).
+func NumericNeg(d *apd.Decimal) (*apd.Decimal, error) {
+	return checkNumeric(new(apd.Decimal).Neg(d))
 }
 
 // NumericText renders d as PostgreSQL prints a numeric: plain notation
