@@ -194,7 +194,7 @@ func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) erro
 			st.best = v
 			return nil
 		}
-		c, err := compare(v, st.best)
+		c, err := values.Compare(v, st.best)
 		if err != nil {
 			return err
 		}

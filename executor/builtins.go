@@ -397,7 +397,7 @@ func extreme(a []any, sign int) (any, error) {
 			best = v
 			continue
 		}
-		c, err := compare(v, best)
+		c, err := values.Compare(v, best)
 		if err != nil {
 			return nil, err
 		}

@@ -304,14 +304,14 @@ func logOf(x float64, f func(float64) float64) (any, error) {
 func fnMod(_ *evalCtx, a []any) (any, error) {
 	if x, ok := a[0].(int64); ok {
 		if y, ok := a[1].(int64); ok {
-			return intArith("%", x, y)
+			return values.IntArith("%", x, y)
 		}
 	}
-	x, err := toNumeric(a[0])
+	x, err := values.ToNumeric(a[0])
 	if err != nil {
 		return nil, err
 	}
-	y, err := toNumeric(a[1])
+	y, err := values.ToNumeric(a[1])
 	if err != nil {
 		return nil, err
 	}

@@ -39,9 +39,10 @@
 //     operations. lateral.go: a LATERAL right side, run per left row.
 //     recursive.go: WITH RECURSIVE, iteration by iteration over a work
 //     table, its rows streamed and charged to the memory limit.
-//   - numeric.go: numeric operands (sql/values does the decimal
-//     arithmetic, the parsing, formatting and casts of every value);
-//     pgcatalog.go: the pg_catalog tables psql's \d reads.
+//   - numeric.go: the round, trunc, floor and ceil builtins. Value logic
+//     (comparing, arithmetic, numeric's decimals, parsing, formatting and
+//     casts, COPY's binary fields) is sql/values'; this package evaluates
+//     expressions with it. pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). throttle.go:

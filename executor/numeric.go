@@ -7,46 +7,6 @@ import (
 	"topicgate/sql/values"
 )
 
-// toNumeric converts an operand of a numeric operation: the planner has
-// typed it numeric or integer; a float8 here comes from a float-computed
-// function typed numeric, a string from numeric text.
-func toNumeric(v any) (*apd.Decimal, error) {
-	switch x := v.(type) {
-	case *apd.Decimal:
-		return x, nil
-	case int64:
-		return values.NumericFromInt(x), nil
-	case float64:
-		return values.NumericFromFloat(x)
-	case string:
-		return values.ParseNumeric(x)
-	}
-	return nil, pgerror.AssertionFailed("numeric operand %T", v)
-}
-
-// compareNumeric orders a numeric against a numeric or an integer exactly,
-// and against a float8 in float8, as PostgreSQL does. NaN sorts above
-// everything and equals itself.
-func compareNumeric(x *apd.Decimal, b any) (int, error) {
-	if f, ok := b.(float64); ok {
-		return compare(values.NumericToFloat(x), f)
-	}
-	y, err := toNumeric(b)
-	if err != nil {
-		return 0, err
-	}
-	xn, yn := x.Form == apd.NaN, y.Form == apd.NaN
-	switch {
-	case xn && yn:
-		return 0, nil
-	case xn:
-		return 1, nil
-	case yn:
-		return -1, nil
-	}
-	return x.Cmp(y), nil
-}
-
 // numericFns are round, trunc, floor and ceil: numeric in, numeric out;
 // float8 (or an integer, which PostgreSQL rounds as float8) in, float8 out.
 // The two-argument forms exist only for numeric.
@@ -59,7 +19,7 @@ func numericRound(a []any, mode apd.Rounder, fl func(float64) float64) (any, err
 			return fl(f), nil
 		}
 	}
-	d, err := toNumeric(a[0])
+	d, err := values.ToNumeric(a[0])
 	if err != nil {
 		return nil, err
 	}

@@ -99,15 +99,15 @@ func newSeries(t values.Type, args []any) (srfGen, error) {
 		}
 	case values.TNumeric:
 		var err error
-		if g.dcur, err = toNumeric(args[0]); err != nil {
+		if g.dcur, err = values.ToNumeric(args[0]); err != nil {
 			return nil, err
 		}
-		if g.dstop, err = toNumeric(args[1]); err != nil {
+		if g.dstop, err = values.ToNumeric(args[1]); err != nil {
 			return nil, err
 		}
 		g.dstep = values.NumericFromInt(1)
 		if len(args) == 3 {
-			if g.dstep, err = toNumeric(args[2]); err != nil {
+			if g.dstep, err = values.ToNumeric(args[2]); err != nil {
 				return nil, err
 			}
 		}

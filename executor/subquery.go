@@ -231,7 +231,7 @@ func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
 		return true, nil
 	}
 	for _, w := range res.list {
-		if c, err := compare(v, w); err != nil {
+		if c, err := values.Compare(v, w); err != nil {
 			return nil, err
 		} else if c == 0 {
 			return true, nil

@@ -2,8 +2,10 @@
 // PostgreSQL OIDs and names), the text input of every type (ParseText and
 // its parts: bytea, timestamptz, interval, jsonb, arrays), the text output
 // (FormatText, FormatInterval, NumericText), the casts between types
-// (Convert, NormalizeParam for bound parameters), and numeric's decimal
-// arithmetic, rounding and keys (numeric.go). The planner uses it to type
+// (Convert, NormalizeParam for bound parameters), COPY's binary fields
+// (ParseBinary), ordering (Compare), the arithmetic operators (Arith,
+// IntArith), and numeric's decimal arithmetic, rounding and keys
+// (numeric.go). The planner uses it to type
 // and fold constants, the executor to compute and format at run time.
 //
 // A value is a plain Go value: NULL is nil; bool; the integer types and oid

@@ -46,3 +46,11 @@ func TestValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "2026-01-02 03:04:05+00", FormatText(ts))
 }
+
+func TestCompareAndArith(t *testing.T) {
+	c, err := Compare(int64(2), 2.5)
+	require.NoError(t, err)
+	require.Equal(t, -1, c)
+	_, err = IntArith("+", 1<<62, 1<<62)
+	require.Error(t, err)
+}
