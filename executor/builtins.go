@@ -20,14 +20,16 @@ import (
 
 type builtin func(ec *evalCtx, args []any) (any, error)
 
-// builtins implements planner.Builtins (same names; a test checks it).
-// Arguments arrive already converted to the planner's declared types;
-// a NULL argument makes the result NULL unless the function is listed in
-// nullAware.
+// builtins are the implementations of planner.Builtins, by name; init
+// registers each at its declaration's ID in impls. Arguments arrive
+// already converted to the planner's declared types; a NULL argument makes
+// the result NULL unless the declaration is NullAware.
 var builtins map[string]builtin
 
-var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true,
-	"quote_nullable": true}
+// impls[b.ID] implements planner.BuiltinList[b.ID]; registerBuiltins
+// fills every slot or panics, so an executor whose implementations and the
+// planner's declarations differ never starts.
+var impls []builtin
 
 func init() {
 	builtins = map[string]builtin{
@@ -172,15 +174,35 @@ func init() {
 		"greatest": func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
 		"least":    func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
 	}
-	for name, fn := range commonBuiltins {
-		builtins[name] = fn
+	for _, m := range []map[string]builtin{commonBuiltins, pgCatalogFns, pgDescribeFns} {
+		for name, fn := range m {
+			if _, dup := builtins[name]; dup {
+				panic("builtin " + name + " is implemented twice")
+			}
+			builtins[name] = fn
+		}
 	}
-	for name, fn := range pgCatalogFns {
-		builtins[name] = fn
+	impls = registerBuiltins(builtins)
+}
+
+// registerBuiltins keys each implementation by the planner's declaration
+// of the same name: one without a declaration, or a declaration without an
+// implementation, is a programming error caught before anything runs.
+func registerBuiltins(fns map[string]builtin) []builtin {
+	out := make([]builtin, len(planner.BuiltinList))
+	for name, fn := range fns {
+		b, ok := planner.Builtins[name]
+		if !ok {
+			panic("builtin " + name + " is implemented but not declared in planner.Builtins")
+		}
+		out[b.ID] = fn
 	}
-	for name, fn := range pgDescribeFns {
-		builtins[name] = fn
+	for _, b := range planner.BuiltinList {
+		if out[b.ID] == nil {
+			panic("builtin " + b.Name + " is declared in planner.Builtins but not implemented")
+		}
 	}
+	return out
 }
 
 func asBytes(v any) []byte {
@@ -409,10 +431,10 @@ func extreme(a []any, sign int) (any, error) {
 }
 
 func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
-	fn, ok := builtins[x.Name]
-	if !ok {
-		return nil, pgerror.AssertionFailed("builtin %s has no implementation", x.Name)
+	if x.Fn == nil {
+		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
 	}
+	fn := impls[x.Fn.ID]
 	var buf [4]any
 	args := buf[:0]
 	for _, a := range x.Args {
@@ -420,7 +442,7 @@ func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v == nil && !nullAware[x.Name] {
+		if v == nil && !x.Fn.NullAware {
 			return nil, nil
 		}
 		args = append(args, v)

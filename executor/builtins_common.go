@@ -20,7 +20,7 @@ import (
 // bound is 1 GB).
 const maxBuiltLen = 64 << 20
 
-// commonBuiltins implements planner's commonBuiltins (merged in init).
+// commonBuiltins implement planner's commonBuiltins (merged into builtins at init).
 var commonBuiltins = map[string]builtin{
 	"position":      fnStrpos,
 	"strpos":        fnStrpos,

@@ -44,6 +44,9 @@
 //     casts, COPY's binary fields) is sql/values'; this package evaluates
 //     expressions with it. pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
+//     builtins.go registers each builtin's implementation at init under
+//     its planner.Builtins declaration (impls, by the declaration's ID)
+//     and panics if the two sets differ.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). throttle.go:
 //     after a commit the session waits the write-speed delay the store

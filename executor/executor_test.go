@@ -23,6 +23,22 @@ func TestBuiltinsMatchPlanner(t *testing.T) {
 	}
 }
 
+// TestRegisterBuiltinsRefusesDivergence: an implementation without a
+// declaration, or a declaration without an implementation, stops the
+// executor at init (registerBuiltins panics).
+func TestRegisterBuiltinsRefusesDivergence(t *testing.T) {
+	fns := map[string]builtin{}
+	for name, fn := range builtins {
+		fns[name] = fn
+	}
+	require.NotPanics(t, func() { registerBuiltins(fns) })
+	fns["no_such_builtin"] = builtins["length"]
+	require.PanicsWithValue(t, "builtin no_such_builtin is implemented but not declared in planner.Builtins", func() { registerBuiltins(fns) })
+	delete(fns, "no_such_builtin")
+	delete(fns, "length")
+	require.PanicsWithValue(t, "builtin length is declared in planner.Builtins but not implemented", func() { registerBuiltins(fns) })
+}
+
 func TestAttrsJSON(t *testing.T) {
 	require.Equal(t, "{}", attrsJSON(nil))
 	require.Equal(t, `{"a": "1", "bb": "x\"y", "ccc": "\n"}`,

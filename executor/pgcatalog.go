@@ -328,9 +328,6 @@ func (s *Session) relOf(oid int64) (catalogRel, bool) {
 	return catalogRel{}, false
 }
 
-// format_type names a type whatever its typmod, NULL included.
-func init() { nullAware["format_type"] = true }
-
 func nullFn(*evalCtx, []any) (any, error) { return nil, nil }
 
 // relSize is pg_table_size and friends: a topic's stored bytes (its

@@ -13,7 +13,7 @@ import (
 // of objects topicgate has none of, encodings, pg_describe_object, and
 // pg_proc's functions (pg_get_functiondef and friends).
 
-// pgDescribeFns join builtins (planner.Builtins has their signatures).
+// pgDescribeFns join builtins (planner.Builtins declares them).
 var pgDescribeFns = map[string]builtin{
 	// Every object of these kinds would be in pg_catalog or public, both
 	// on the search path; there are none (their tables have no rows).
@@ -59,8 +59,6 @@ var pgDescribeFns = map[string]builtin{
 		return a[0], nil
 	},
 }
-
-func init() { nullAware["format"] = true }
 
 // fnFormat is format(fmt, args...) with the specifiers %s, %I, %L and %%
 // (psql's \dX: format('%s FROM %s', ...)); a NULL is ” for %s, NULL for

@@ -53,6 +53,9 @@
 // for topic definitions); every user error it returns carries a SQLSTATE;
 // plans and their trees are immutable once built, so a prepared
 // statement's plan can be executed many times and EXPLAIN prints the tree
-// that runs; the executor's builtin table and Builtins name the
-// same functions (a test checks it).
+// that runs; each scalar builtin is declared once, in Builtins (funcs.go:
+// signature, NULL handling, ID), and a bound call carries its declaration
+// (FuncExpr.Fn), whose ID keys the executor's implementation (the executor
+// panics at init unless every declaration has exactly one implementation
+// and every implementation a declaration).
 package planner

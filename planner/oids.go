@@ -111,7 +111,7 @@ func (b *binder) regtypeText(x *sql.Cast, t Type) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText}
+	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText, Fn: Builtins["regtypeout"]}
 	if t != TText {
 		out = &CastExpr{X: out, T: t}
 	}
