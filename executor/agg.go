@@ -8,6 +8,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 type aggState struct {
@@ -118,7 +119,7 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any, mem *que
 		if st.distinct == nil {
 			st.distinct = map[string]bool{}
 		}
-		k := planner.KeyText(v)
+		k := values.KeyText(v)
 		if st.distinct[k] {
 			return nil
 		}
@@ -193,7 +194,7 @@ func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) erro
 			st.best = v
 			return nil
 		}
-		c, err := compare(v, st.best)
+		c, err := values.Compare(v, st.best)
 		if err != nil {
 			return err
 		}
@@ -222,7 +223,7 @@ func finish(st *aggState, a *planner.AggExpr) any {
 	case "count":
 		return st.count
 	case "string_agg":
-		if a.T == planner.TBytea {
+		if a.T == values.TBytea {
 			return st.buf
 		}
 		return string(st.buf)
@@ -237,11 +238,11 @@ func finish(st *aggState, a *planner.AggExpr) any {
 			return nil
 		}
 		switch a.T {
-		case planner.TInt8:
+		case values.TInt8:
 			return st.sumI
-		case planner.TInterval:
+		case values.TInterval:
 			return st.sumD
-		case planner.TNumeric:
+		case values.TNumeric:
 			return st.numericSum()
 		}
 		return st.sumF
@@ -249,7 +250,7 @@ func finish(st *aggState, a *planner.AggExpr) any {
 		if st.count == 0 {
 			return nil
 		}
-		if a.T == planner.TNumeric {
+		if a.T == values.TNumeric {
 			return st.numericAvg()
 		}
 		return st.sumF / float64(st.count)
@@ -258,15 +259,15 @@ func finish(st *aggState, a *planner.AggExpr) any {
 }
 
 // arrayOf builds array_agg's result (accumulate refused NULL elements).
-func arrayOf(vs []any, t planner.Type) any {
+func arrayOf(vs []any, t values.Type) any {
 	switch t {
-	case planner.TInt8Array, planner.TOidArray:
+	case values.TInt8Array, values.TOidArray:
 		out := make([]int64, len(vs))
 		for i, v := range vs {
 			out[i], _ = v.(int64)
 		}
 		return out
-	case planner.TBoolArray:
+	case values.TBoolArray:
 		out := make([]bool, len(vs))
 		for i, v := range vs {
 			out[i], _ = v.(bool)
@@ -285,11 +286,11 @@ func arrayOf(vs []any, t planner.Type) any {
 func (st *aggState) addInt(x int64) error {
 	s := st.sumI + x
 	if (x > 0 && s < st.sumI) || (x < 0 && s > st.sumI) {
-		if err := st.addNumeric(planner.NumericFromInt(st.sumI)); err != nil {
+		if err := st.addNumeric(values.NumericFromInt(st.sumI)); err != nil {
 			return err
 		}
 		st.sumI = 0
-		return st.addNumeric(planner.NumericFromInt(x))
+		return st.addNumeric(values.NumericFromInt(x))
 	}
 	st.sumI = s
 	return nil
@@ -300,7 +301,7 @@ func (st *aggState) addNumeric(x *apd.Decimal) error {
 		st.sumN = x
 		return nil
 	}
-	s, err := planner.NumericArith("+", st.sumN, x)
+	s, err := values.NumericArith("+", st.sumN, x)
 	if err != nil {
 		return err
 	}
@@ -311,12 +312,12 @@ func (st *aggState) addNumeric(x *apd.Decimal) error {
 // numericSum is the exact sum of integers and numerics.
 func (st *aggState) numericSum() *apd.Decimal {
 	if st.sumN == nil {
-		return planner.NumericFromInt(st.sumI)
+		return values.NumericFromInt(st.sumI)
 	}
 	if st.sumI == 0 {
 		return st.sumN
 	}
-	s, err := planner.NumericArith("+", st.sumN, planner.NumericFromInt(st.sumI))
+	s, err := values.NumericArith("+", st.sumN, values.NumericFromInt(st.sumI))
 	if err != nil { // beyond numeric's range: NaN rather than a wrong value
 		return &apd.Decimal{Form: apd.NaN}
 	}
@@ -325,7 +326,7 @@ func (st *aggState) numericSum() *apd.Decimal {
 
 // numericAvg divides the sum by the count with PostgreSQL's division scale.
 func (st *aggState) numericAvg() *apd.Decimal {
-	q, err := planner.NumericArith("/", st.numericSum(), planner.NumericFromInt(st.count))
+	q, err := values.NumericArith("/", st.numericSum(), values.NumericFromInt(st.count))
 	if err != nil {
 		return &apd.Decimal{Form: apd.NaN}
 	}

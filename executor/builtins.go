@@ -15,18 +15,21 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 type builtin func(ec *evalCtx, args []any) (any, error)
 
-// builtins implements planner.Builtins (same names; a test checks it).
-// Arguments arrive already converted to the planner's declared types;
-// a NULL argument makes the result NULL unless the function is listed in
-// nullAware.
+// builtins are the implementations of planner.Builtins, by name; init
+// registers each at its declaration's ID in impls. Arguments arrive
+// already converted to the planner's declared types; a NULL argument makes
+// the result NULL unless the declaration is NullAware.
 var builtins map[string]builtin
 
-var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true,
-	"quote_nullable": true}
+// impls[b.ID] implements planner.BuiltinList[b.ID]; registerBuiltins
+// fills every slot or panics, so an executor whose implementations and the
+// planner's declarations differ never starts.
+var impls []builtin
 
 func init() {
 	builtins = map[string]builtin{
@@ -54,7 +57,7 @@ func init() {
 			var b strings.Builder
 			for _, v := range a {
 				if v != nil {
-					b.WriteString(planner.FormatText(v))
+					b.WriteString(values.FormatText(v))
 				}
 			}
 			return b.String(), nil
@@ -156,7 +159,7 @@ func init() {
 		"to_jsonb": func(_ *evalCtx, a []any) (any, error) {
 			var v any = a[0]
 			if b, ok := v.([]byte); ok {
-				v = planner.FormatText(b)
+				v = values.FormatText(b)
 			}
 			b, _ := json.Marshal(v)
 			return string(b), nil
@@ -171,15 +174,35 @@ func init() {
 		"greatest": func(_ *evalCtx, a []any) (any, error) { return extreme(a, 1) },
 		"least":    func(_ *evalCtx, a []any) (any, error) { return extreme(a, -1) },
 	}
-	for name, fn := range commonBuiltins {
-		builtins[name] = fn
+	for _, m := range []map[string]builtin{commonBuiltins, pgCatalogFns, pgDescribeFns} {
+		for name, fn := range m {
+			if _, dup := builtins[name]; dup {
+				panic("builtin " + name + " is implemented twice")
+			}
+			builtins[name] = fn
+		}
 	}
-	for name, fn := range pgCatalogFns {
-		builtins[name] = fn
+	impls = registerBuiltins(builtins)
+}
+
+// registerBuiltins keys each implementation by the planner's declaration
+// of the same name: one without a declaration, or a declaration without an
+// implementation, is a programming error caught before anything runs.
+func registerBuiltins(fns map[string]builtin) []builtin {
+	out := make([]builtin, len(planner.BuiltinList))
+	for name, fn := range fns {
+		b, ok := planner.Builtins[name]
+		if !ok {
+			panic("builtin " + name + " is implemented but not declared in planner.Builtins")
+		}
+		out[b.ID] = fn
 	}
-	for name, fn := range pgDescribeFns {
-		builtins[name] = fn
+	for _, b := range planner.BuiltinList {
+		if out[b.ID] == nil {
+			panic("builtin " + b.Name + " is declared in planner.Builtins but not implemented")
+		}
 	}
+	return out
 }
 
 func asBytes(v any) []byte {
@@ -189,7 +212,7 @@ func asBytes(v any) []byte {
 	case string:
 		return []byte(x)
 	}
-	return []byte(planner.FormatText(v))
+	return []byte(values.FormatText(v))
 }
 
 func fnLength(_ *evalCtx, a []any) (any, error) {
@@ -199,7 +222,7 @@ func fnLength(_ *evalCtx, a []any) (any, error) {
 	case string:
 		return int64(utf8.RuneCountInString(x)), nil
 	}
-	return int64(len(planner.FormatText(a[0]))), nil
+	return int64(len(values.FormatText(a[0]))), nil
 }
 
 func fnEncode(_ *evalCtx, a []any) (any, error) {
@@ -236,7 +259,7 @@ func fnDecode(_ *evalCtx, a []any) (any, error) {
 	case "base64":
 		b, err = base64.StdEncoding.DecodeString(s)
 	case "escape":
-		return planner.ParseBytea(s)
+		return values.ParseBytea(s)
 	default:
 		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized encoding: \"%s\"", a[1])
 	}
@@ -347,7 +370,7 @@ func fnDatePart(_ *evalCtx, a []any) (any, error) {
 			return float64(sign * (rest % time.Minute) / time.Microsecond), nil
 		}
 	case string:
-		t, err := planner.ParseTimestamp(v)
+		t, err := values.ParseTimestamp(v)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +419,7 @@ func extreme(a []any, sign int) (any, error) {
 			best = v
 			continue
 		}
-		c, err := compare(v, best)
+		c, err := values.Compare(v, best)
 		if err != nil {
 			return nil, err
 		}
@@ -408,10 +431,10 @@ func extreme(a []any, sign int) (any, error) {
 }
 
 func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
-	fn, ok := builtins[x.Name]
-	if !ok {
-		return nil, pgerror.AssertionFailed("builtin %s has no implementation", x.Name)
+	if x.Fn == nil {
+		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
 	}
+	fn := impls[x.Fn.ID]
 	var buf [4]any
 	args := buf[:0]
 	for _, a := range x.Args {
@@ -419,12 +442,12 @@ func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v == nil && !nullAware[x.Name] {
+		if v == nil && !x.Fn.NullAware {
 			return nil, nil
 		}
 		args = append(args, v)
 	}
-	if x.Name == "to_char" && x.Args[0].Type() == planner.TDate {
+	if x.Name == "to_char" && x.Args[0].Type() == values.TDate {
 		if t, ok := args[0].(time.Time); ok {
 			args[0] = civilDate(t)
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
-	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // maxBuiltLen bounds the strings repeat, lpad and rpad build, so that one
@@ -20,7 +20,7 @@ import (
 // bound is 1 GB).
 const maxBuiltLen = 64 << 20
 
-// commonBuiltins implements planner's commonBuiltins (merged in init).
+// commonBuiltins implement planner's commonBuiltins (merged into builtins at init).
 var commonBuiltins = map[string]builtin{
 	"position":      fnStrpos,
 	"strpos":        fnStrpos,
@@ -99,7 +99,7 @@ var commonBuiltins = map[string]builtin{
 	"date_trunc":      fnDateTrunc,
 	"gen_random_uuid": fnUUID,
 	"to_char":         fnToChar,
-	"current_date":    func(ec *evalCtx, _ []any) (any, error) { return planner.DateOf(ec.now), nil },
+	"current_date":    func(ec *evalCtx, _ []any) (any, error) { return values.DateOf(ec.now), nil },
 }
 
 // fnStrpos returns the 1-based character position of sub in s, 0 if
@@ -304,18 +304,18 @@ func logOf(x float64, f func(float64) float64) (any, error) {
 func fnMod(_ *evalCtx, a []any) (any, error) {
 	if x, ok := a[0].(int64); ok {
 		if y, ok := a[1].(int64); ok {
-			return intArith("%", x, y)
+			return values.IntArith("%", x, y)
 		}
 	}
-	x, err := toNumeric(a[0])
+	x, err := values.ToNumeric(a[0])
 	if err != nil {
 		return nil, err
 	}
-	y, err := toNumeric(a[1])
+	y, err := values.ToNumeric(a[1])
 	if err != nil {
 		return nil, err
 	}
-	return planner.NumericArith("%", x, y)
+	return values.NumericArith("%", x, y)
 }
 
 func fnSign(_ *evalCtx, a []any) (any, error) {
@@ -340,7 +340,7 @@ func fnSign(_ *evalCtx, a []any) (any, error) {
 		if x.Form == apd.NaN {
 			return x, nil
 		}
-		return planner.NumericFromInt(int64(x.Sign())), nil
+		return values.NumericFromInt(int64(x.Sign())), nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function sign(%T) does not exist", a[0])
 }

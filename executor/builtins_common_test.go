@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"topicgate/planner"
+	"topicgate/sql/values"
 	"topicgate/wire"
 )
 
@@ -15,17 +16,17 @@ import (
 // declared types: each call must return a value or an error, never panic
 // (client input reaches these directly).
 func TestBuiltinsNeverPanic(t *testing.T) {
-	values := map[planner.Type][]any{
-		planner.TText:        {"", "a", "héllo wörld", strings.Repeat("ab", 500), "\x00", "{a,b}"},
-		planner.TInt8:        {int64(0), int64(1), int64(-1), int64(3), int64(math.MaxInt64), int64(math.MinInt64), int64(1 << 40)},
-		planner.TFloat8:      {0.0, -1.0, 2.5, 1e308, -1e308, math.NaN(), math.Inf(1), math.Inf(-1)},
-		planner.TTimestamptz: {time.Time{}, time.Date(2024, 5, 17, 13, 4, 5, 6, time.UTC), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
-		planner.TTextArray:   {[]string{}, []string{"a", ""}},
-		planner.TBytea:       {[]byte{}, []byte{0xff, 0x00}, []byte("abc")},
-		planner.TJSONB:       {"{}", "[1,2]", `{"a":{"b":1}}`, "null"},
+	samples := map[values.Type][]any{
+		values.TText:        {"", "a", "héllo wörld", strings.Repeat("ab", 500), "\x00", "{a,b}"},
+		values.TInt8:        {int64(0), int64(1), int64(-1), int64(3), int64(math.MaxInt64), int64(math.MinInt64), int64(1 << 40)},
+		values.TFloat8:      {0.0, -1.0, 2.5, 1e308, -1e308, math.NaN(), math.Inf(1), math.Inf(-1)},
+		values.TTimestamptz: {time.Time{}, time.Date(2024, 5, 17, 13, 4, 5, 6, time.UTC), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
+		values.TTextArray:   {[]string{}, []string{"a", ""}},
+		values.TBytea:       {[]byte{}, []byte{0xff, 0x00}, []byte("abc")},
+		values.TJSONB:       {"{}", "[1,2]", `{"a":{"b":1}}`, "null"},
 	}
-	for _, ty := range []planner.Type{planner.TInt8, planner.TFloat8, planner.TText, planner.TBytea, planner.TTimestamptz} {
-		values[planner.TUnknown] = append(values[planner.TUnknown], values[ty]...)
+	for _, ty := range []values.Type{values.TInt8, values.TFloat8, values.TText, values.TBytea, values.TTimestamptz} {
+		samples[values.TUnknown] = append(samples[values.TUnknown], samples[ty]...)
 	}
 	ec := &evalCtx{now: time.Now(), sess: &Session{settings: newSettings(wire.SessionInfo{})}}
 	rng := rand.New(rand.NewSource(1))
@@ -38,9 +39,9 @@ func TestBuiltinsNeverPanic(t *testing.T) {
 			}
 			args := make([]any, n)
 			for i := range args {
-				vs := values[sig.ArgType(i)]
+				vs := samples[sig.ArgType(i)]
 				if len(vs) == 0 {
-					vs = values[planner.TUnknown]
+					vs = samples[values.TUnknown]
 				}
 				args[i] = vs[rng.Intn(len(vs))]
 			}

@@ -6,6 +6,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -66,7 +67,7 @@ func (s *Session) readOptions(ec *evalCtx, p *planner.SelectPlan) (readOpts, err
 	}
 	if d, ok := v.(time.Duration); ok {
 		if d < 0 {
-			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"wait\" must not be negative, got %s", planner.FormatInterval(d))
+			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"wait\" must not be negative, got %s", values.FormatInterval(d))
 		}
 		o.wait = d
 	}

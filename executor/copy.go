@@ -7,10 +7,10 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"time"
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/wire"
 )
@@ -226,7 +226,7 @@ func copyBinary(r *bufio.Reader, cols []planner.MsgCol, pos *copyPos, add func([
 			if _, err := io.ReadFull(r, buf); err != nil {
 				return eofErr(err, pos.formatErr("unexpected EOF in COPY data", pos.where(name, "", false, nil)))
 			}
-			v, err := decodeBinaryField(buf, planner.MsgColumns[c].Type)
+			v, err := values.ParseBinary(buf, planner.MsgColumns[c].Type)
 			if err != nil {
 				return pos.wrap(err, pos.where(name, "", false, nil))
 			}
@@ -246,50 +246,6 @@ func eofErr(err error, def error) error {
 		return err
 	}
 	return def
-}
-
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func decodeBinaryField(b []byte, t planner.Type) (any, error) {
-	bad := func() error {
-		// PostgreSQL's receive functions' words for a value of the wrong size.
-		return pgerror.New(pgerror.CodeInvalidBinaryRepresentation, "incorrect binary data format")
-	}
-	switch t {
-	case planner.TInt8:
-		switch len(b) {
-		case 8:
-			return int64(binary.BigEndian.Uint64(b)), nil
-		case 4:
-			return int64(int32(binary.BigEndian.Uint32(b))), nil
-		case 2:
-			return int64(int16(binary.BigEndian.Uint16(b))), nil
-		}
-		return nil, bad()
-	case planner.TText:
-		return string(b), nil
-	case planner.TBytea:
-		return b, nil
-	case planner.TJSONB:
-		if len(b) > 0 && b[0] == 1 {
-			b = b[1:]
-		}
-		return planner.ParseText(string(b), planner.TJSONB)
-	case planner.TTimestamptz:
-		if len(b) != 8 {
-			return nil, bad()
-		}
-		return pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(b))) * time.Microsecond), nil
-	case planner.TInterval:
-		if len(b) != 16 {
-			return nil, bad()
-		}
-		us := int64(binary.BigEndian.Uint64(b))
-		days := int32(binary.BigEndian.Uint32(b[8:]))
-		months := int32(binary.BigEndian.Uint32(b[12:]))
-		return time.Duration(us)*time.Microsecond + time.Duration(days)*24*time.Hour + time.Duration(months)*30*24*time.Hour, nil
-	}
-	return nil, bad()
 }
 
 func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any) error) error {
@@ -332,7 +288,7 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any
 			}
 			col := planner.MsgColumns[p.Cols[i]]
 			f = unescapeCopy(f)
-			v, perr := planner.ParseText(f, col.Type)
+			v, perr := values.ParseText(f, col.Type)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}
@@ -474,7 +430,7 @@ func copyCSV(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any)
 				continue
 			}
 			col := planner.MsgColumns[p.Cols[i]]
-			v, perr := planner.ParseText(f, col.Type)
+			v, perr := values.ParseText(f, col.Type)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}

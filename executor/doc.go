@@ -39,9 +39,14 @@
 //     operations. lateral.go: a LATERAL right side, run per left row.
 //     recursive.go: WITH RECURSIVE, iteration by iteration over a work
 //     table, its rows streamed and charged to the memory limit.
-//   - numeric.go: numeric operands (planner/numeric.go does the decimal
-//     arithmetic); pgcatalog.go: the pg_catalog tables psql's \d reads.
+//   - numeric.go: the round, trunc, floor and ceil builtins. Value logic
+//     (comparing, arithmetic, numeric's decimals, parsing, formatting and
+//     casts, COPY's binary fields) is sql/values'; this package evaluates
+//     expressions with it. pgcatalog.go: the pg_catalog tables psql's \d reads.
 //   - eval.go, builtins.go: expression evaluation over planner.Expr.
+//     builtins.go registers each builtin's implementation at init under
+//     its planner.Builtins declaration (impls, by the declaration's ID)
+//     and panics if the two sets differ.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). throttle.go:
 //     after a commit the session waits the write-speed delay the store

@@ -1,10 +1,8 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // row gives expression evaluation access to the current input row.
@@ -110,7 +109,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		if err != nil || rv == nil {
 			return nil, err
 		}
-		return arith(x.Op, l, rv, x.T)
+		return values.Arith(x.Op, l, rv, x.T)
 	case *planner.NegExpr:
 		v, err := ec.eval(x.X, r)
 		if err != nil || v == nil {
@@ -143,7 +142,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return planner.Convert(v, x.X.Type(), x.T)
+		return values.Convert(v, x.X.Type(), x.T)
 	case *planner.InExpr:
 		v, err := ec.eval(x.X, r)
 		if err != nil || v == nil {
@@ -159,7 +158,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 				sawNull = true
 				continue
 			}
-			c, err := compare(v, w)
+			c, err := values.Compare(v, w)
 			if err != nil {
 				return nil, err
 			}
@@ -227,7 +226,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 			}
 			vals[i] = v
 		}
-		return planner.NormalizeParam(vals, x.T)
+		return values.NormalizeParam(vals, x.T)
 	}
 	return nil, pgerror.AssertionFailed("cannot evaluate %T", e)
 }
@@ -366,7 +365,7 @@ func jsonResult(got any, text bool) (any, error) {
 		}
 	}
 	b, _ := json.Marshal(got)
-	return planner.NormalizeJSONB(string(b))
+	return values.NormalizeJSONB(string(b))
 }
 
 func compareOp(op string, l, r any) (any, error) {
@@ -374,7 +373,7 @@ func compareOp(op string, l, r any) (any, error) {
 	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
 		return match(op, l, r)
 	}
-	c, err := compare(l, r)
+	c, err := values.Compare(l, r)
 	if err != nil {
 		return nil, err
 	}
@@ -393,80 +392,6 @@ func compareOp(op string, l, r any) (any, error) {
 		return c >= 0, nil
 	}
 	return nil, pgerror.AssertionFailed("unknown comparison %s", op)
-}
-
-// compare orders two non-NULL values of comparable types.
-func compare(a, b any) (int, error) {
-	if x, ok := a.(*apd.Decimal); ok {
-		return compareNumeric(x, b)
-	}
-	if y, ok := b.(*apd.Decimal); ok {
-		c, err := compareNumeric(y, a)
-		return -c, err
-	}
-	switch x := a.(type) {
-	case int64:
-		switch y := b.(type) {
-		case int64:
-			return cmp3(x < y, x > y), nil
-		case float64:
-			return cmp3(float64(x) < y, float64(x) > y), nil
-		case string:
-			f, err := planner.ParseText(y, planner.TFloat8)
-			if err != nil {
-				return 0, err
-			}
-			return compare(float64(x), f)
-		}
-	case float64:
-		switch y := b.(type) {
-		case float64:
-			return cmp3(x < y, x > y), nil
-		case int64:
-			return cmp3(x < float64(y), x > float64(y)), nil
-		case string:
-			f, err := planner.ParseText(y, planner.TFloat8)
-			if err != nil {
-				return 0, err
-			}
-			return compare(x, f)
-		}
-	case string:
-		switch y := b.(type) {
-		case string:
-			return strings.Compare(x, y), nil
-		case int64, float64:
-			c, err := compare(b, a)
-			return -c, err
-		}
-	case []byte:
-		if y, ok := b.([]byte); ok {
-			return bytes.Compare(x, y), nil
-		}
-	case bool:
-		if y, ok := b.(bool); ok {
-			return cmp3(!x && y, x && !y), nil
-		}
-	case time.Time:
-		if y, ok := b.(time.Time); ok {
-			return x.Compare(y), nil
-		}
-	case time.Duration:
-		if y, ok := b.(time.Duration); ok {
-			return cmp3(x < y, x > y), nil
-		}
-	}
-	return 0, pgerror.Newf(pgerror.CodeDatatypeMismatch, "cannot compare %T with %T", a, b)
-}
-
-func cmp3(less, greater bool) int {
-	switch {
-	case less:
-		return -1
-	case greater:
-		return 1
-	}
-	return 0
 }
 
 var regexCache sync.Map // pattern key -> *regexp.Regexp
@@ -501,169 +426,6 @@ func match(op string, l, r any) (any, error) {
 	return m, nil
 }
 
-func arith(op string, l, r any, t planner.Type) (any, error) {
-	if op == "||" {
-		if lb, ok := l.([]byte); ok {
-			if rb, ok := r.([]byte); ok {
-				return append(append([]byte{}, lb...), rb...), nil
-			}
-		}
-		return planner.FormatText(l) + planner.FormatText(r), nil
-	}
-	if t == planner.TNumeric { // decimal arithmetic, PostgreSQL's scales
-		x, err := toNumeric(l)
-		if err != nil {
-			return nil, err
-		}
-		y, err := toNumeric(r)
-		if err != nil {
-			return nil, err
-		}
-		return planner.NumericArith(op, x, y)
-	}
-	// A numeric meeting a float8 (or an interval) computes in float8.
-	var err error
-	if l, err = numericOperand(l); err != nil {
-		return nil, err
-	}
-	if r, err = numericOperand(r); err != nil {
-		return nil, err
-	}
-	switch x := l.(type) {
-	case int64:
-		switch y := r.(type) {
-		case int64:
-			v, err := intArith(op, x, y)
-			if err == nil && t == planner.TInt4 {
-				if n := v.(int64); n < math.MinInt32 || n > math.MaxInt32 {
-					return nil, pgerror.New(pgerror.CodeNumericValueOutOfRange, "integer out of range")
-				}
-			}
-			return v, err
-		case float64:
-			return floatArith(op, float64(x), y)
-		case time.Time: // days + date
-			return y.AddDate(0, 0, int(x)), nil
-		}
-	case float64:
-		switch y := r.(type) {
-		case int64:
-			return floatArith(op, x, float64(y))
-		case float64:
-			return floatArith(op, x, y)
-		}
-	case time.Time:
-		switch y := r.(type) {
-		case time.Duration:
-			if op == "-" {
-				return x.Add(-y), nil
-			}
-			return x.Add(y), nil
-		case time.Time:
-			if t.IsInt() { // date - date: days between
-				return int64(x.Sub(y) / (24 * time.Hour)), nil
-			}
-			return x.Sub(y), nil
-		case int64: // date ± days
-			if op == "-" {
-				y = -y
-			}
-			return x.AddDate(0, 0, int(y)), nil
-		}
-	case time.Duration:
-		switch y := r.(type) {
-		case time.Duration:
-			if op == "-" {
-				return x - y, nil
-			}
-			return x + y, nil
-		case time.Time:
-			return y.Add(x), nil
-		case int64:
-			if op == "/" {
-				if y == 0 {
-					return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
-				}
-				return x / time.Duration(y), nil
-			}
-			return x * time.Duration(y), nil
-		case float64:
-			if op == "/" {
-				return time.Duration(float64(x) / y), nil
-			}
-			return time.Duration(float64(x) * y), nil
-		}
-	}
-	return nil, pgerror.AssertionFailed("arithmetic %T %s %T reached the executor", l, op, r)
-}
-
-// numericOperand turns a numeric (or numeric text) into float64.
-func numericOperand(v any) (any, error) {
-	if d, ok := v.(*apd.Decimal); ok {
-		return planner.NumericToFloat(d), nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return v, nil
-	}
-	f, err := planner.ParseText(s, planner.TFloat8)
-	if err != nil {
-		return nil, pgerror.AssertionFailed("numeric operand %q: %v", s, err)
-	}
-	return f, nil
-}
-
-func intArith(op string, x, y int64) (any, error) {
-	overflow := pgerror.New(pgerror.CodeNumericValueOutOfRange, "bigint out of range")
-	switch op {
-	case "+":
-		s := x + y
-		if (s > x) != (y > 0) {
-			return nil, overflow
-		}
-		return s, nil
-	case "-":
-		s := x - y
-		if (s < x) != (y > 0) {
-			return nil, overflow
-		}
-		return s, nil
-	case "*":
-		if x != 0 && (x*y/x != y || (x == -1 && y == math.MinInt64)) {
-			return nil, overflow
-		}
-		return x * y, nil
-	case "/", "%":
-		if y == 0 {
-			return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
-		}
-		if op == "/" {
-			return x / y, nil
-		}
-		return x % y, nil
-	}
-	return nil, pgerror.AssertionFailed("int op %s", op)
-}
-
-func floatArith(op string, x, y float64) (any, error) {
-	switch op {
-	case "+":
-		return x + y, nil
-	case "-":
-		return x - y, nil
-	case "*":
-		return x * y, nil
-	case "/":
-		if y == 0 {
-			return nil, pgerror.New(pgerror.CodeDivisionByZero, "division by zero")
-		}
-		return x / y, nil
-	case "%":
-		return math.Mod(x, y), nil
-	}
-	return nil, pgerror.AssertionFailed("float op %s", op)
-}
-
 func (ec *evalCtx) evalDistinct(x *planner.CmpExpr, r row) (any, error) {
 	l, err := ec.eval(x.L, r)
 	if err != nil {
@@ -675,7 +437,7 @@ func (ec *evalCtx) evalDistinct(x *planner.CmpExpr, r row) (any, error) {
 	}
 	same := l == nil && rv == nil
 	if l != nil && rv != nil {
-		c, err := compare(l, rv)
+		c, err := values.Compare(l, rv)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -24,13 +25,13 @@ type msgBuilder struct {
 
 // build fills m from vals (one per column, already of the column's type or
 // convertible to it).
-func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []planner.Type) error {
+func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []values.Type) error {
 	*m = topicstore.Message{Partition: -1, Codec: topicstore.CodecRaw, CreatedAt: b.now}
 	for i, c := range b.cols {
 		v := vals[i]
 		col := planner.MsgColumns[c]
 		if v != nil && types != nil && types[i] != col.Type {
-			cv, err := planner.Convert(v, types[i], col.Type)
+			cv, err := values.Convert(v, types[i], col.Type)
 			if err != nil {
 				return err
 			}
@@ -161,7 +162,7 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *planner
 		if err != nil {
 			return nil, err
 		}
-		types := make([]planner.Type, len(plan.Select.Cols))
+		types := make([]values.Type, len(plan.Select.Cols))
 		for i, c := range plan.Select.Cols {
 			types[i] = c.T
 		}
@@ -181,7 +182,7 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *planner
 	} else {
 		msgs = make([]topicstore.Message, len(plan.Rows))
 		vals := make([]any, len(plan.Cols))
-		types := make([]planner.Type, len(plan.Cols))
+		types := make([]values.Type, len(plan.Cols))
 		for i, row := range plan.Rows {
 			for j, e := range row {
 				v, err := ec.eval(e, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"topicgate/planner"
+	"topicgate/sql/values"
 )
 
 // joinIter joins the left input's rows, as they stream, with the right
@@ -46,7 +47,7 @@ func (it *joinIter) key(exprs []planner.Expr, r row) (string, bool, error) {
 			return "", false, err
 		}
 		it.kb = append(it.kb, 0)
-		it.kb = append(it.kb, planner.KeyText(v)...)
+		it.kb = append(it.kb, values.KeyText(v)...)
 	}
 	return string(it.kb), true, nil
 }

@@ -3,49 +3,9 @@ package executor
 import (
 	"github.com/cockroachdb/apd/v3"
 
-	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
-
-// toNumeric converts an operand of a numeric operation: the planner has
-// typed it numeric or integer; a float8 here comes from a float-computed
-// function typed numeric, a string from numeric text.
-func toNumeric(v any) (*apd.Decimal, error) {
-	switch x := v.(type) {
-	case *apd.Decimal:
-		return x, nil
-	case int64:
-		return planner.NumericFromInt(x), nil
-	case float64:
-		return planner.NumericFromFloat(x)
-	case string:
-		return planner.ParseNumeric(x)
-	}
-	return nil, pgerror.AssertionFailed("numeric operand %T", v)
-}
-
-// compareNumeric orders a numeric against a numeric or an integer exactly,
-// and against a float8 in float8, as PostgreSQL does. NaN sorts above
-// everything and equals itself.
-func compareNumeric(x *apd.Decimal, b any) (int, error) {
-	if f, ok := b.(float64); ok {
-		return compare(planner.NumericToFloat(x), f)
-	}
-	y, err := toNumeric(b)
-	if err != nil {
-		return 0, err
-	}
-	xn, yn := x.Form == apd.NaN, y.Form == apd.NaN
-	switch {
-	case xn && yn:
-		return 0, nil
-	case xn:
-		return 1, nil
-	case yn:
-		return -1, nil
-	}
-	return x.Cmp(y), nil
-}
 
 // numericFns are round, trunc, floor and ceil: numeric in, numeric out;
 // float8 (or an integer, which PostgreSQL rounds as float8) in, float8 out.
@@ -59,7 +19,7 @@ func numericRound(a []any, mode apd.Rounder, fl func(float64) float64) (any, err
 			return fl(f), nil
 		}
 	}
-	d, err := toNumeric(a[0])
+	d, err := values.ToNumeric(a[0])
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +30,7 @@ func numericRound(a []any, mode apd.Rounder, fl func(float64) float64) (any, err
 	if scale > 16383 || scale < -131072 {
 		scale = max(min(scale, 16383), -131072)
 	}
-	return planner.NumericRound(d, int32(scale), mode)
+	return values.NumericRound(d, int32(scale), mode)
 }
 
 // numericFloorCeil rounds a numeric toward -Inf (floor) or +Inf (ceil).
@@ -89,5 +49,5 @@ func numericFloorCeil(a []any, ceil bool, fl func(float64) float64) (any, error)
 	if ceil {
 		mode = apd.RoundCeiling
 	}
-	return planner.NumericRound(d, 0, mode)
+	return values.NumericRound(d, 0, mode)
 }

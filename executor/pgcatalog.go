@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"topicgate/planner"
+	"topicgate/sql/values"
 )
 
 // The pg_catalog tables psql's describe commands read (planner's
@@ -137,7 +138,7 @@ type catalogRel struct {
 	tuples float64
 	bytes  int64
 	names  []string
-	types  []planner.Type
+	types  []values.Type
 }
 
 // catalogRels lists the topics and the sys views, topics first.
@@ -147,7 +148,7 @@ func (s *Session) catalogRels() []catalogRel {
 		return nil
 	}
 	var names []string
-	var types []planner.Type
+	var types []values.Type
 	for c := planner.ColPartition; c <= planner.ColDelay; c++ {
 		names = append(names, planner.MsgColumns[c].Name)
 		types = append(types, planner.MsgColumns[c].Type)
@@ -201,13 +202,13 @@ func catalogRow(table string, vals map[string]any) []any {
 			continue
 		}
 		switch t := v.Types[i]; {
-		case t == planner.TBool:
+		case t == values.TBool:
 			row[i] = false
-		case t == planner.TFloat8:
+		case t == values.TFloat8:
 			row[i] = float64(0)
 		case t.IsInt():
 			row[i] = int64(0)
-		case t == planner.TName || t == planner.TChar:
+		case t == values.TName || t == values.TChar:
 			row[i] = ""
 		}
 	}
@@ -327,9 +328,6 @@ func (s *Session) relOf(oid int64) (catalogRel, bool) {
 	return catalogRel{}, false
 }
 
-// format_type names a type whatever its typmod, NULL included.
-func init() { nullAware["format_type"] = true }
-
 func nullFn(*evalCtx, []any) (any, error) { return nil, nil }
 
 // relSize is pg_table_size and friends: a topic's stored bytes (its
@@ -377,7 +375,7 @@ var pgCatalogFns = map[string]builtin{
 				if v == nil {
 					break
 				}
-				parts = append(parts, planner.KeyText(v))
+				parts = append(parts, values.KeyText(v))
 			}
 		}
 		sep, _ := a[1].(string)

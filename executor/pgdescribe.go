@@ -5,6 +5,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // The catalog functions of psql's less common describe commands (\do,
@@ -12,7 +13,7 @@ import (
 // of objects topicgate has none of, encodings, pg_describe_object, and
 // pg_proc's functions (pg_get_functiondef and friends).
 
-// pgDescribeFns join builtins (planner.Builtins has their signatures).
+// pgDescribeFns join builtins (planner.Builtins declares them).
 var pgDescribeFns = map[string]builtin{
 	// Every object of these kinds would be in pg_catalog or public, both
 	// on the search path; there are none (their tables have no rows).
@@ -43,7 +44,7 @@ var pgDescribeFns = map[string]builtin{
 	// array_remove(a, x): a without the elements equal to x (psql's \sv
 	// strips the check options from reloptions).
 	"array_remove": func(_ *evalCtx, a []any) (any, error) {
-		x := planner.KeyText(a[1])
+		x := values.KeyText(a[1])
 		var out []string
 		switch arr := a[0].(type) {
 		case []string:
@@ -58,8 +59,6 @@ var pgDescribeFns = map[string]builtin{
 		return a[0], nil
 	},
 }
-
-func init() { nullAware["format"] = true }
 
 // fnFormat is format(fmt, args...) with the specifiers %s, %I, %L and %%
 // (psql's \dX: format('%s FROM %s', ...)); a NULL is ” for %s, NULL for
@@ -92,18 +91,18 @@ func fnFormat(_ *evalCtx, a []any) (any, error) {
 		switch f[i] {
 		case 's':
 			if v != nil {
-				b.WriteString(planner.FormatText(v))
+				b.WriteString(values.FormatText(v))
 			}
 		case 'I':
 			if v == nil {
 				return nil, pgerror.New(pgerror.CodeNullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
 			}
-			b.WriteString(quoteIdent(planner.FormatText(v)))
+			b.WriteString(quoteIdent(values.FormatText(v)))
 		case 'L':
 			if v == nil {
 				b.WriteString("NULL")
 			} else {
-				b.WriteString(quoteLiteral(planner.FormatText(v)))
+				b.WriteString(quoteLiteral(values.FormatText(v)))
 			}
 		default:
 			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "unrecognized format() type specifier \"%c\"", f[i])

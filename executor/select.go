@@ -9,6 +9,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/txn"
 )
@@ -223,7 +224,7 @@ func toInt(v any) (int64, bool) {
 	case float64:
 		return int64(math.Ceil(x)), true
 	case *apd.Decimal:
-		return int64(math.Ceil(planner.NumericToFloat(x))), true
+		return int64(math.Ceil(values.NumericToFloat(x))), true
 	}
 	return 0, false
 }
@@ -297,7 +298,7 @@ func boundOffset(ec *evalCtx, b planner.Bound, lower bool) (n int64, null bool, 
 	case float64:
 		f = x
 	case *apd.Decimal:
-		f = planner.NumericToFloat(x)
+		f = values.NumericToFloat(x)
 	default:
 		if lower {
 			return 0, false, nil

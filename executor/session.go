@@ -9,6 +9,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -150,9 +151,9 @@ func (s *Session) Parse(ctx context.Context, query string, paramOIDs []uint32) (
 		if _, ok := st.(*sql.Empty); ok && len(stmts) == 1 {
 			return nil, nil
 		}
-		ps := &statement{s: s, ast: st, declared: make([]planner.Type, len(paramOIDs)), declaredOIDs: append([]uint32(nil), paramOIDs...)}
+		ps := &statement{s: s, ast: st, declared: make([]values.Type, len(paramOIDs)), declaredOIDs: append([]uint32(nil), paramOIDs...)}
 		for i, o := range paramOIDs {
-			ps.declared[i] = planner.TypeFromOID(o)
+			ps.declared[i] = values.TypeFromOID(o)
 		}
 		out = append(out, ps)
 	}
@@ -180,12 +181,12 @@ func (s *Session) onError(err error) error {
 type statement struct {
 	s        *Session
 	ast      sql.Stmt
-	declared []planner.Type
+	declared []values.Type
 	// declaredOIDs are the parameter types as the client declared them in
 	// Parse (0: let the server infer), kept for ParameterDescription.
 	declaredOIDs []uint32
 	plan         planner.Plan
-	params       []planner.Type
+	params       []values.Type
 	cols         []wire.Column
 }
 
@@ -228,7 +229,7 @@ func (st *statement) prepare() error {
 // decode) the value as the type the client chose.
 func (st *statement) paramOID(i int) uint32 {
 	if i < len(st.declaredOIDs) {
-		if o := st.declaredOIDs[i]; o != 0 && planner.TypeFromOID(o) == st.params[i] {
+		if o := st.declaredOIDs[i]; o != 0 && values.TypeFromOID(o) == st.params[i] {
 			return o
 		}
 	}
@@ -283,7 +284,7 @@ func (st *statement) Bind(ctx context.Context, params []any) (wire.Portal, error
 			v = time.Duration(iv.Microseconds)*time.Microsecond + time.Duration(iv.Days)*24*time.Hour +
 				time.Duration(iv.Months)*30*24*time.Hour
 		}
-		nv, err := planner.NormalizeParam(v, st.params[i])
+		nv, err := values.NormalizeParam(v, st.params[i])
 		if err != nil {
 			var pe *pgerror.Error
 			if errors.As(err, &pe) {
@@ -297,5 +298,5 @@ func (st *statement) Bind(ctx context.Context, params []any) (wire.Portal, error
 }
 
 func itoa(i int) string {
-	return planner.FormatText(int64(i))
+	return values.FormatText(int64(i))
 }

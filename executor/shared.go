@@ -8,6 +8,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -38,7 +39,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 		}
 		if d, ok := v.(time.Duration); ok {
 			if d <= 0 {
-				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"processing_timeout\" must be positive, got %s", planner.FormatInterval(d))
+				return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"processing_timeout\" must be positive, got %s", values.FormatInterval(d))
 			}
 			timeout = d
 		}

@@ -11,6 +11,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // srfGen yields the values of one set-returning call for one input row;
@@ -79,7 +80,7 @@ func (g *sliceGen) next() (any, bool, error) {
 // seriesGen is generate_series: integers, numerics or timestamps from
 // start to stop by step, lazily (a series may be long).
 type seriesGen struct {
-	t              planner.Type
+	t              values.Type
 	cur, stop, inc int64
 	dcur, dstop    *apd.Decimal
 	dstep          *apd.Decimal
@@ -88,25 +89,25 @@ type seriesGen struct {
 	done           bool
 }
 
-func newSeries(t planner.Type, args []any) (srfGen, error) {
+func newSeries(t values.Type, args []any) (srfGen, error) {
 	g := &seriesGen{t: t}
 	switch t {
-	case planner.TTimestamptz:
+	case values.TTimestamptz:
 		g.tcur, g.tstop, g.tstep = args[0].(time.Time), args[1].(time.Time), args[2].(time.Duration)
 		if g.tstep == 0 {
 			return nil, pgerror.New(pgerror.CodeInvalidParameterValue, "step size cannot equal zero")
 		}
-	case planner.TNumeric:
+	case values.TNumeric:
 		var err error
-		if g.dcur, err = toNumeric(args[0]); err != nil {
+		if g.dcur, err = values.ToNumeric(args[0]); err != nil {
 			return nil, err
 		}
-		if g.dstop, err = toNumeric(args[1]); err != nil {
+		if g.dstop, err = values.ToNumeric(args[1]); err != nil {
 			return nil, err
 		}
-		g.dstep = planner.NumericFromInt(1)
+		g.dstep = values.NumericFromInt(1)
 		if len(args) == 3 {
-			if g.dstep, err = toNumeric(args[2]); err != nil {
+			if g.dstep, err = values.ToNumeric(args[2]); err != nil {
 				return nil, err
 			}
 		}
@@ -142,7 +143,7 @@ func (g *seriesGen) next() (any, bool, error) {
 		return nil, false, nil
 	}
 	switch g.t {
-	case planner.TTimestamptz:
+	case values.TTimestamptz:
 		if g.tstep > 0 && g.tcur.After(g.tstop) || g.tstep < 0 && g.tcur.Before(g.tstop) {
 			g.done = true
 			return nil, false, nil
@@ -150,14 +151,14 @@ func (g *seriesGen) next() (any, bool, error) {
 		v := g.tcur
 		g.tcur = g.tcur.Add(g.tstep)
 		return v, true, nil
-	case planner.TNumeric:
+	case values.TNumeric:
 		c := g.dcur.Cmp(g.dstop)
 		if g.dstep.Negative && c < 0 || !g.dstep.Negative && c > 0 {
 			g.done = true
 			return nil, false, nil
 		}
 		v := g.dcur
-		next, err := planner.NumericArith("+", g.dcur, g.dstep)
+		next, err := values.NumericArith("+", g.dcur, g.dstep)
 		if err != nil {
 			return nil, false, err
 		}

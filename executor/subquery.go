@@ -6,13 +6,14 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // subResult is what a subquery expression evaluated to, once per
 // execution of its statement.
 type subResult struct {
 	value   any             // scalar: the value (nil for no row); EXISTS: bool
-	set     map[string]bool // IN: the non-NULL values, by planner.KeyText
+	set     map[string]bool // IN: the non-NULL values, by values.KeyText
 	list    []any           // IN: the values, when they are compared one by one
 	hasNull bool            // IN: a NULL among them
 }
@@ -102,7 +103,7 @@ func (ec *evalCtx) runSubquery(ctx context.Context, x *planner.SubqueryExpr, mem
 				return nil, err
 			}
 		}
-		v, err := planner.NormalizeParam(vals, x.T)
+		v, err := values.NormalizeParam(vals, x.T)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +128,7 @@ func (ec *evalCtx) runSubquery(ctx context.Context, x *planner.SubqueryExpr, mem
 			case v == nil:
 				r.hasNull = true
 			case byKey:
-				r.set[planner.KeyText(v)] = true
+				r.set[values.KeyText(v)] = true
 			default:
 				r.list = append(r.list, v)
 			}
@@ -226,11 +227,11 @@ func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
 		return false, nil // x IN (no rows) is false even for a NULL x
 	case v == nil:
 		return nil, nil
-	case res.set != nil && res.set[planner.KeyText(v)]:
+	case res.set != nil && res.set[values.KeyText(v)]:
 		return true, nil
 	}
 	for _, w := range res.list {
-		if c, err := compare(v, w); err != nil {
+		if c, err := values.Compare(v, w); err != nil {
 			return nil, err
 		} else if c == 0 {
 			return true, nil
@@ -243,13 +244,13 @@ func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
 }
 
 // appendKey appends v to a grouping key: NULLs are one value, equal
-// numerics of different scales are one value (planner.KeyText).
+// numerics of different scales are one value (values.KeyText).
 func appendKey(kb []byte, v any) []byte {
 	if v == nil {
 		return append(kb, 0, 'N')
 	}
 	kb = append(kb, 0, 'V')
-	return append(kb, planner.KeyText(v)...)
+	return append(kb, values.KeyText(v)...)
 }
 
 // projectIter projects rows as they come, with OFFSET and LIMIT: a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
 
@@ -171,7 +171,7 @@ func (s *Session) sessionRows() [][]any {
 			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 			parts := make([]string, len(ps))
 			for i, p := range ps {
-				parts[i] = planner.FormatText(int64(p))
+				parts[i] = values.FormatText(int64(p))
 			}
 			reading[pid] = append(reading[pid], k.topic+"/"+k.consumer+":"+strings.Join(parts, ","))
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"topicgate/planner"
+	"topicgate/sql/values"
 )
 
 // lessRow orders two rows by the sort keys (NULLs as the keys say); it
@@ -18,7 +19,7 @@ func lessRow(a, b []any, keys []planner.SortKey) bool {
 			}
 			return (x == nil) == k.NullsFirst
 		}
-		c, err := compare(x, y)
+		c, err := values.Compare(x, y)
 		if err != nil || c == 0 {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // computeWindows reads every input row (charged to the statement's
@@ -229,13 +230,13 @@ func frameOffset(ec *evalCtx, f *planner.WindowFrame, b planner.FrameBound, whic
 func compareZero(v any) (int, error) {
 	switch x := v.(type) {
 	case int64:
-		return compare(x, int64(0))
+		return values.Compare(x, int64(0))
 	case float64:
-		return compare(x, float64(0))
+		return values.Compare(x, float64(0))
 	case time.Duration:
-		return compare(x, time.Duration(0))
+		return values.Compare(x, time.Duration(0))
 	}
-	return compare(v, int64(0))
+	return values.Compare(v, int64(0))
 }
 
 // groupEnd is one past the last row of peer group g.
@@ -323,7 +324,7 @@ func (wf *winFrame) rangeBound(kind sql.BoundKind, off any, i int, end bool) int
 	if (kind == sql.BoundPreceding) != desc {
 		op = "-"
 	}
-	b, err := arith(op, x, off, wf.w.Order[0].Type())
+	b, err := values.Arith(op, x, off, wf.w.Order[0].Type())
 	if err != nil { // out of the type's range: past every value
 		if kind == sql.BoundPreceding {
 			return wf.nnLo
@@ -333,7 +334,7 @@ func (wf *winFrame) rangeBound(kind sql.BoundKind, off any, i int, end bool) int
 	// The first row past the bound in the window's order (for an end), or
 	// at or past it (for a start).
 	return wf.nnLo + sort.Search(wf.nnHi-wf.nnLo, func(k int) bool {
-		c, err := compare(wf.part[wf.nnLo+k].order[0], b)
+		c, err := values.Compare(wf.part[wf.nnLo+k].order[0], b)
 		if err != nil {
 			return true
 		}
@@ -434,7 +435,7 @@ func orderFree(a *planner.AggExpr) bool {
 	case "count", "min", "max", "bool_and", "bool_or", "every":
 		return true
 	case "sum", "avg":
-		return a.Arg != nil && a.Arg.Type() != planner.TFloat8
+		return a.Arg != nil && a.Arg.Type() != values.TFloat8
 	}
 	return false
 }

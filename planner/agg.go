@@ -120,7 +120,7 @@ func (p *SelectPlan) rewriteAgg(groupBy []Expr, aggs []*AggExpr, sortExprs []Exp
 			}
 			return &CastExpr{X: r, T: x.T}, nil
 		case *FuncExpr:
-			out := &FuncExpr{Name: x.Name, T: x.T, Set: x.Set}
+			out := &FuncExpr{Name: x.Name, T: x.T, Set: x.Set, Fn: x.Fn}
 			for _, a := range x.Args {
 				r, err := rw(a)
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // Scope resolves column names for the binder.
@@ -171,7 +172,7 @@ func coerce(e Expr, t Type) (Expr, error) {
 			return &ConstExpr{V: nil, T: t}, nil
 		}
 		if x.T == TUnknown {
-			v, err := ParseText(x.V.(string), t)
+			v, err := values.ParseText(x.V.(string), t)
 			if err != nil {
 				return nil, err
 			}
@@ -197,7 +198,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		if e, ok, err := b.bindRegtypeCast(x); ok {
 			return e, err
 		}
-		t, ok := TypeFromName(x.Type)
+		t, ok := values.TypeFromName(x.Type)
 		if !ok {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type)
 		}
@@ -251,7 +252,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 				case float64:
 					return &ConstExpr{V: -v, T: c.T}, nil
 				case *apd.Decimal:
-					n, err := checkNumeric(new(apd.Decimal).Neg(v))
+					n, err := values.NumericNeg(v)
 					if err != nil {
 						return nil, err
 					}
@@ -335,7 +336,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		}
 		arrWant := TUnknown
 		if l.Type() != TUnknown {
-			arrWant = ArrayOf(l.Type())
+			arrWant = values.ArrayOf(l.Type())
 		}
 		var arr Expr
 		if lit, ok := x.Array.(*sql.ArrayLit); ok {
@@ -433,7 +434,7 @@ func constExpr(l sql.Literal) (Expr, error) {
 		return &ConstExpr{V: l.Int, T: TInt8}, nil
 	case sql.LitFloat:
 		// 1.5 and 1e3 are numeric in PostgreSQL.
-		d, err := ParseNumeric(l.Str)
+		d, err := values.ParseNumeric(l.Str)
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +501,7 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
 			}
 		}
 	}
-	return &ArrayExpr{Elems: elems, T: ArrayOf(elem)}, nil
+	return &ArrayExpr{Elems: elems, T: values.ArrayOf(elem)}, nil
 }
 
 // bindCommon binds the branches of CASE, COALESCE or NULLIF (what) to one

@@ -47,10 +47,19 @@
 // could match more than the client named. EXPLAIN's options are checked
 // here (ExplainPlan) and its output describes the nodes (Node.Describe).
 //
+// Values (types, parsing, formatting, casts, numeric arithmetic) are
+// sql/values'; the planner uses them to type expressions and fold
+// constants, and aliases Type and its constants (valuetypes.go) because
+// its plan structs name them everywhere. It does not convert values at
+// run time: the executor does, with the same package.
+//
 // Invariants: the planner never touches storage (it only asks the Catalog
 // for topic definitions); every user error it returns carries a SQLSTATE;
 // plans and their trees are immutable once built, so a prepared
 // statement's plan can be executed many times and EXPLAIN prints the tree
-// that runs; the executor's builtin table and Builtins name the
-// same functions (a test checks it).
+// that runs; each scalar builtin is declared once, in Builtins (funcs.go:
+// signature, NULL handling, ID), and a bound call carries its declaration
+// (FuncExpr.Fn), whose ID keys the executor's implementation (the executor
+// panics at init unless every declaration has exactly one implementation
+// and every implementation a declaration).
 package planner

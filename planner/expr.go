@@ -83,6 +83,9 @@ type FuncExpr struct {
 	// Set marks a set-returning function of the select list (srf.go):
 	// the executor's ProjectSet step supplies its current value.
 	Set bool
+	// Fn is the scalar builtin's declaration (nil when Set); the executor
+	// runs the implementation registered for it.
+	Fn *Builtin
 }
 
 // CastExpr converts X to T.

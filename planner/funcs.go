@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"sort"
 	"strings"
 
 	"topicgate/sql"
@@ -35,9 +36,65 @@ func sameAsFirst(args []Expr) Type {
 	return args[0].Type()
 }
 
-// Builtins lists the scalar functions the executor implements (the
-// executor's table must have the same names; a test checks it).
-var Builtins = map[string]funcSig{
+// Builtin is one scalar builtin function, declared once, here: its
+// signature (argument count and types for inference, result type),
+// whether it sees NULL arguments, and its ID. A bound call carries its
+// entry (FuncExpr.Fn); the executor keeps the implementations in a table
+// indexed by ID, filled at its package init from the implementations it
+// registers under these names, and it panics at init (so no server or test
+// binary starts) if a declared function has no implementation or an
+// implementation has no declaration.
+type Builtin struct {
+	Name string
+	// ID is the entry's index in BuiltinList (names in order).
+	ID int
+	// NullAware functions are called with NULL arguments; any other
+	// returns NULL when an argument is NULL (PostgreSQL's strict).
+	NullAware bool
+	funcSig
+}
+
+// Builtins are the scalar builtin functions by name; BuiltinList the same
+// entries by ID.
+var Builtins, BuiltinList = declareBuiltins()
+
+// nullAware lists the builtins that see NULL arguments: concat skips
+// them, current_setting's missing_ok may be NULL, greatest and least
+// ignore them, quote_nullable prints NULL, format_type names a type
+// whatever its typmod (NULL included), format formats NULL arguments.
+var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true,
+	"quote_nullable": true, "format_type": true, "format": true}
+
+func declareBuiltins() (map[string]*Builtin, []*Builtin) {
+	names := make([]string, 0, len(builtinSigs)+len(commonBuiltins))
+	sigs := make(map[string]funcSig, cap(names))
+	for _, m := range []map[string]funcSig{builtinSigs, commonBuiltins} {
+		for name, sig := range m {
+			if _, dup := sigs[name]; dup {
+				panic("builtin " + name + " is declared twice")
+			}
+			sigs[name] = sig
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	byName := make(map[string]*Builtin, len(names))
+	list := make([]*Builtin, len(names))
+	for i, name := range names {
+		list[i] = &Builtin{Name: name, ID: i, NullAware: nullAware[name], funcSig: sigs[name]}
+		byName[name] = list[i]
+	}
+	for name := range nullAware {
+		if byName[name] == nil {
+			panic("null-aware builtin " + name + " is not declared")
+		}
+	}
+	return byName, list
+}
+
+// builtinSigs are the signatures of the core builtins (funcs_common.go
+// has the rest).
+var builtinSigs = map[string]funcSig{
 	"length":                {1, 1, []Type{TUnknown}, fixed(TInt4)},
 	"octet_length":          {1, 1, []Type{TUnknown}, fixed(TInt4)},
 	"char_length":           {1, 1, []Type{TText}, fixed(TInt4)},
@@ -173,7 +230,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if volatileFuncs[x.Name] && b.scope != nil && b.scope.outerUse != nil {
 		b.scope.outerUse.volatile = true
 	}
-	return &FuncExpr{Name: x.Name, Args: args, T: sig.result(args)}, nil
+	return &FuncExpr{Name: x.Name, Args: args, T: sig.result(args), Fn: sig}, nil
 }
 
 func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {

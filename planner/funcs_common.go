@@ -1,7 +1,7 @@
 package planner
 
-// commonBuiltins are PostgreSQL's common string, math and date functions; they
-// are merged into Builtins at init. String functions count characters, not
+// commonBuiltins are PostgreSQL's common string, math and date functions;
+// declareBuiltins merges them with builtinSigs into Builtins. String functions count characters, not
 // bytes, as PostgreSQL does for UTF8.
 var commonBuiltins = map[string]funcSig{
 	"position":        {2, 2, []Type{TText, TText}, fixed(TInt4)}, // position(sub IN s) arrives as (s, sub)
@@ -114,10 +114,4 @@ func roundType(args []Expr) Type {
 		return TFloat8
 	}
 	return TNumeric
-}
-
-func init() {
-	for name, sig := range commonBuiltins {
-		Builtins[name] = sig
-	}
 }

@@ -62,7 +62,7 @@ func (b *binder) bindLikeEscape(f *sql.FuncCall) (Expr, error) {
 			}
 		}
 	}
-	return &FuncExpr{Name: "like_escape", Args: args, T: t}, nil
+	return &FuncExpr{Name: "like_escape", Args: args, T: t, Fn: Builtins["like_escape"]}, nil
 }
 
 // likeType is the type two LIKE operands compare as: text, or bytea when

@@ -6,6 +6,7 @@ import (
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // The OIDs of the emulated catalog (executor/pgcatalog.go): schemas, the
@@ -68,7 +69,7 @@ func SysViewNames() []string {
 // view or catalog table; a name without a schema is looked up on the
 // search path (pg_catalog, then public). A bare number is an OID.
 func regclassOID(cat Catalog, s string) (int64, error) {
-	if n, err := ParseText(s, TInt8); err == nil {
+	if n, err := values.ParseText(s, TInt8); err == nil {
 		return n.(int64), nil
 	}
 	schema, name, qualified := strings.Cut(s, ".")
@@ -110,7 +111,7 @@ func (b *binder) regtypeText(x *sql.Cast, t Type) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText}
+	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText, Fn: Builtins["regtypeout"]}
 	if t != TText {
 		out = &CastExpr{X: out, T: t}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
 
@@ -28,7 +29,7 @@ func optBool(o sql.Option) (bool, error) {
 	case sql.LitBool:
 		return o.Value.Bool, nil
 	case sql.LitString, sql.LitIdent:
-		if v, err := ParseText(o.Value.Str, TBool); err == nil {
+		if v, err := values.ParseText(o.Value.Str, TBool); err == nil {
 			return v.(bool), nil
 		}
 	}
@@ -41,7 +42,7 @@ func optDuration(o sql.Option, min time.Duration) (time.Duration, error) {
 	case sql.LitInterval:
 		d = o.Value.Dur
 	case sql.LitString:
-		v, err := ParseInterval(o.Value.Str)
+		v, err := values.ParseInterval(o.Value.Str)
 		if err != nil {
 			return 0, badOption("option \"%s\" must be an interval such as Interval('PT30S'): %v", o.Name, err)
 		}
@@ -50,7 +51,7 @@ func optDuration(o sql.Option, min time.Duration) (time.Duration, error) {
 		return 0, badOption("option \"%s\" must be an interval such as Interval('PT30S')", o.Name)
 	}
 	if d < min {
-		return 0, badOption("option \"%s\" must be at least %s", o.Name, FormatInterval(min))
+		return 0, badOption("option \"%s\" must be at least %s", o.Name, values.FormatInterval(min))
 	}
 	return d, nil
 }
@@ -60,7 +61,7 @@ func optTime(o sql.Option) (time.Time, error) {
 	case sql.LitTime:
 		return o.Value.Time, nil
 	case sql.LitString:
-		t, err := ParseTimestamp(o.Value.Str)
+		t, err := values.ParseTimestamp(o.Value.Str)
 		if err == nil {
 			return t, nil
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // PgProc is one row of the emulated pg_proc: a built-in function with
@@ -71,7 +72,7 @@ func PgProcByOID(oid int64) (PgProc, bool) {
 // OID, a name (optionally pg_catalog-qualified) a function of pg_proc;
 // 42883 for none, 3F000 for a schema that does not exist.
 func regprocOID(s string) (int64, error) {
-	if n, err := ParseText(s, TInt8); err == nil {
+	if n, err := values.ParseText(s, TInt8); err == nil {
 		return n.(int64), nil
 	}
 	name := strings.TrimSpace(s)

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"topicgate/sql"
+	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
 
@@ -42,9 +43,9 @@ func textAlias(c *Column, e sql.Expr) {
 		}
 		switch x.Type {
 		case "varchar":
-			c.OID = oidVarchar
+			c.OID = values.OIDVarchar
 		case "bpchar":
-			c.OID = oidBpchar
+			c.OID = values.OIDBpchar
 		}
 	case *sql.ParamRef:
 		c.Param = x.N

@@ -5,6 +5,7 @@ import (
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // regtypeOIDs resolve 'name'::regtype for the types the emulated pg_type
@@ -45,7 +46,7 @@ func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
 	if !isCast || inner.Type != "regtype" || (x.Type != "text" && x.Type != "varchar" && x.Type != "name") {
 		return nil, false, nil
 	}
-	t, _ := TypeFromName(x.Type)
+	t, _ := values.TypeFromName(x.Type)
 	e, err = b.regtypeText(inner, t)
 	return e, true, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // SubqueryExpr is a subquery in an expression: a scalar subquery (the
@@ -101,7 +102,7 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 			if e.T.ElemType() != TUnknown {
 				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "ARRAY (subquery) of %s is not supported", e.T)
 			}
-			e.T = ArrayOf(e.T)
+			e.T = values.ArrayOf(e.T)
 		}
 	}
 	if x.Kind == sql.SubIn {

@@ -1,6 +1,10 @@
 package planner
 
-import "strings"
+import (
+	"strings"
+
+	"topicgate/sql/values"
+)
 
 // SysView describes a system view's columns; the executor produces rows.
 type SysView struct {
@@ -142,7 +146,7 @@ func init() {
 		var v SysView
 		for _, col := range strings.Fields(spec) {
 			name, typ, _ := strings.Cut(col, ":")
-			t, ok := TypeFromName(typ)
+			t, ok := values.TypeFromName(typ)
 			if typ == "char" {
 				t, ok = TChar, true
 			}

@@ -1,40 +1,40 @@
-package planner
+package values
 
 // PostgreSQL type OIDs (pg_type.oid), as clients see them.
 const (
-	oidBool        uint32 = 16
-	oidBytea       uint32 = 17
-	oidChar        uint32 = 18
-	oidName        uint32 = 19
-	oidInt8        uint32 = 20
-	oidInt2        uint32 = 21
-	oidInt4        uint32 = 23
-	oidText        uint32 = 25
-	oidOid         uint32 = 26
-	oidJSON        uint32 = 114
-	oidFloat4      uint32 = 700
-	oidFloat8      uint32 = 701
-	oidBoolArray   uint32 = 1000
-	oidInt4Array   uint32 = 1007
-	oidTextArray   uint32 = 1009
-	oidInt2Array   uint32 = 1005
-	oidInt8Array   uint32 = 1016
-	oidOidArray    uint32 = 1028
-	oidBpchar      uint32 = 1042
-	oidVarchar     uint32 = 1043
-	oidDate        uint32 = 1082
-	oidTimestamp   uint32 = 1114
-	oidTimestamptz uint32 = 1184
-	oidInterval    uint32 = 1186
-	oidNumeric     uint32 = 1700
-	oidUUID        uint32 = 2950
-	oidJSONB       uint32 = 3802
+	OIDBool        uint32 = 16
+	OIDBytea       uint32 = 17
+	OIDChar        uint32 = 18
+	OIDName        uint32 = 19
+	OIDInt8        uint32 = 20
+	OIDInt2        uint32 = 21
+	OIDInt4        uint32 = 23
+	OIDText        uint32 = 25
+	OIDOid         uint32 = 26
+	OIDJSON        uint32 = 114
+	OIDFloat4      uint32 = 700
+	OIDFloat8      uint32 = 701
+	OIDBoolArray   uint32 = 1000
+	OIDInt4Array   uint32 = 1007
+	OIDTextArray   uint32 = 1009
+	OIDInt2Array   uint32 = 1005
+	OIDInt8Array   uint32 = 1016
+	OIDOidArray    uint32 = 1028
+	OIDBpchar      uint32 = 1042
+	OIDVarchar     uint32 = 1043
+	OIDDate        uint32 = 1082
+	OIDTimestamp   uint32 = 1114
+	OIDTimestamptz uint32 = 1184
+	OIDInterval    uint32 = 1186
+	OIDNumeric     uint32 = 1700
+	OIDUUID        uint32 = 2950
+	OIDJSONB       uint32 = 3802
 )
 
 // Type is the SQL type of an expression or column.
 type Type uint8
 
-// Types the planner knows. TUnknown is an untyped string literal or a
+// The SQL types topicgate knows. TUnknown is an untyped string literal or a
 // parameter whose type is not yet inferred; it resolves from context, as in
 // PostgreSQL.
 const (
@@ -78,100 +78,100 @@ func (t Type) String() string { return typeNames[t] }
 func (t Type) OID() uint32 {
 	switch t {
 	case TBool:
-		return oidBool
+		return OIDBool
 	case TInt2:
-		return oidInt2
+		return OIDInt2
 	case TInt4:
-		return oidInt4
+		return OIDInt4
 	case TInt8:
-		return oidInt8
+		return OIDInt8
 	case TFloat8:
-		return oidFloat8
+		return OIDFloat8
 	case TNumeric:
-		return oidNumeric
+		return OIDNumeric
 	case TText, TUnknown, TNull:
-		return oidText
+		return OIDText
 	case TBytea:
-		return oidBytea
+		return OIDBytea
 	case TJSONB:
-		return oidJSONB
+		return OIDJSONB
 	case TJSON:
-		return oidJSON
+		return OIDJSON
 	case TTimestamptz:
-		return oidTimestamptz
+		return OIDTimestamptz
 	case TDate:
-		return oidDate
+		return OIDDate
 	case TInterval:
-		return oidInterval
+		return OIDInterval
 	case TInt8Array:
-		return oidInt8Array
+		return OIDInt8Array
 	case TOidArray:
-		return oidOidArray
+		return OIDOidArray
 	case TInt4Array:
-		return oidInt4Array
+		return OIDInt4Array
 	case TTextArray:
-		return oidTextArray
+		return OIDTextArray
 	case TBoolArray:
-		return oidBoolArray
+		return OIDBoolArray
 	case TOid:
-		return oidOid
+		return OIDOid
 	case TName:
-		return oidName
+		return OIDName
 	case TChar:
-		return oidChar
+		return OIDChar
 	}
-	return oidText
+	return OIDText
 }
 
 // TypeFromOID maps a client-declared parameter OID to a Type (TUnknown for
 // 0 or types we do not model).
 func TypeFromOID(oid uint32) Type {
 	switch oid {
-	case oidBool:
+	case OIDBool:
 		return TBool
-	case oidInt2:
+	case OIDInt2:
 		return TInt2
-	case oidInt4:
+	case OIDInt4:
 		return TInt4
-	case oidInt8:
+	case OIDInt8:
 		return TInt8
-	case oidFloat4, oidFloat8:
+	case OIDFloat4, OIDFloat8:
 		return TFloat8
-	case oidNumeric:
+	case OIDNumeric:
 		return TNumeric
-	case oidText, oidVarchar, oidBpchar:
+	case OIDText, OIDVarchar, OIDBpchar:
 		return TText
-	case oidUUID:
+	case OIDUUID:
 		// No uuid type here (gen_random_uuid returns text): the wire decodes
 		// a uuid parameter, binary (pgjdbc's setObject(UUID)) or text, to its
 		// text form, which goes wherever text does, as PostgreSQL's
 		// assignment cast of uuid to text does.
 		return TText
-	case oidName:
+	case OIDName:
 		return TName
-	case oidBytea:
+	case OIDBytea:
 		return TBytea
-	case oidJSONB:
+	case OIDJSONB:
 		return TJSONB
-	case oidJSON:
+	case OIDJSON:
 		return TJSON
-	case oidTimestamptz, oidTimestamp:
+	case OIDTimestamptz, OIDTimestamp:
 		return TTimestamptz
-	case oidDate:
+	case OIDDate:
 		return TDate
-	case oidInterval:
+	case OIDInterval:
 		return TInterval
-	case oidInt8Array, oidInt2Array:
+	case OIDInt8Array, OIDInt2Array:
 		return TInt8Array
-	case oidInt4Array:
+	case OIDInt4Array:
 		return TInt4Array
-	case oidOidArray:
+	case OIDOidArray:
 		return TOidArray
-	case oidTextArray:
+	case OIDTextArray:
 		return TTextArray
-	case oidBoolArray:
+	case OIDBoolArray:
 		return TBoolArray
-	case oidOid:
+	case OIDOid:
 		return TOid
 	}
 	return TUnknown

@@ -1,4 +1,4 @@
-package planner
+package values
 
 import (
 	"encoding/hex"

@@ -1,4 +1,4 @@
-package planner
+package values
 
 import (
 	"math"
@@ -119,6 +119,11 @@ func checkNumeric(d *apd.Decimal) (*apd.Decimal, error) {
 		return r, nil
 	}
 	return d, nil
+}
+
+// NumericNeg is -d within numeric's limits (a negated zero is zero).
+func NumericNeg(d *apd.Decimal) (*apd.Decimal, error) {
+	return checkNumeric(new(apd.Decimal).Neg(d))
 }
 
 // NumericText renders d as PostgreSQL prints a numeric: plain notation
@@ -392,4 +397,44 @@ func KeyText(v any) string {
 		return NumericKey(d)
 	}
 	return FormatText(v)
+}
+
+// ToNumeric converts an operand of a numeric operation: the planner has
+// typed it numeric or integer; a float8 here comes from a float-computed
+// function typed numeric, a string from numeric text.
+func ToNumeric(v any) (*apd.Decimal, error) {
+	switch x := v.(type) {
+	case *apd.Decimal:
+		return x, nil
+	case int64:
+		return NumericFromInt(x), nil
+	case float64:
+		return NumericFromFloat(x)
+	case string:
+		return ParseNumeric(x)
+	}
+	return nil, pgerror.AssertionFailed("numeric operand %T", v)
+}
+
+// compareNumeric orders a numeric against a numeric or an integer exactly,
+// and against a float8 in float8, as PostgreSQL does. NaN sorts above
+// everything and equals itself.
+func compareNumeric(x *apd.Decimal, b any) (int, error) {
+	if f, ok := b.(float64); ok {
+		return Compare(NumericToFloat(x), f)
+	}
+	y, err := ToNumeric(b)
+	if err != nil {
+		return 0, err
+	}
+	xn, yn := x.Form == apd.NaN, y.Form == apd.NaN
+	switch {
+	case xn && yn:
+		return 0, nil
+	case xn:
+		return 1, nil
+	case yn:
+		return -1, nil
+	}
+	return x.Cmp(y), nil
 }
