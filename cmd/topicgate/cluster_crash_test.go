@@ -139,9 +139,12 @@ func startSharedLoad(l *crashSharedLedger, dsns []func() string, cycle int, seed
 				if code := pgCode(err); code != "" && code != "57P03" && ctx.Err() == nil {
 					l.problem("cycle %d worker %d: %s: %v", cycle, w, what, err)
 				}
+				// Give up what it holds in the ledger before closing: the
+				// close releases its locks, and another worker may take
+				// them at once.
+				l.abandon(w)
 				c.Close(context.Background())
 				c = nil
-				l.abandon(w)
 			}
 			if c != nil {
 				c.Close(context.Background())
