@@ -89,6 +89,9 @@
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while
 // executing a statement becomes an internal error for that statement only;
 // a statement either publishes all its messages or none; no consumer
-// position moves past rows that did not reach the client; the package
-// never touches Pebble keys.
+// position moves past rows that did not reach the client; a statement's
+// first topic or view scan waits at the store's read point when it has
+// one (topicstore.ReadBarrier, run.go), so it sees every commit
+// acknowledged before it through any gateway; the package never touches
+// Pebble keys.
 package executor

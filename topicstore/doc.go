@@ -12,9 +12,11 @@
 //
 // # What the package holds, and why
 //
-//   - api.go: Store, SharedStore, the optional Stager and EngineStatter,
-//     the request and result types, the errors callers map to SQLSTATEs,
-//     the limits and YDB's defaults.
+//   - api.go: Store, SharedStore, the optional Stager, EngineStatter and
+//     ReadBarrier (a store whose state a process folds from a log others
+//     write too makes a read see every commit acknowledged before it), the
+//     request and result types, the errors callers map to SQLSTATEs, the
+//     limits and YDB's defaults.
 //   - groups.go: the optional GroupCoordinator, through which gateways
 //     sharing a cluster divide a streaming consumer's partitions.
 //   - config.go: what a valid TopicConfig is (NormalizeConfig, CloneConfig,
