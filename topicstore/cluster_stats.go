@@ -28,6 +28,9 @@ type ClusterStats struct {
 	Server                                string
 	Reconnects                            uint64
 	CommitGroups, CommitRequests, Replans int64
+	// BarrierMisses counts read barriers that found no leader in time,
+	// whose statements read this gateway's view as it was.
+	BarrierMisses int64
 }
 
 // ReplicaStats is one replica of the stream other than its leader.

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"topicgate/topicstore"
@@ -16,6 +17,14 @@ import (
 // next one (the one in flight may have been answered before they
 // arrived), and every caller waiting then shares it, so concurrent reads
 // cost one request per round trip, not one each.
+//
+// A round that gets no answer within the store's timeout (no leader: an
+// election; or a leader busy, as right after purging a large staging)
+// does not fail its statements: they read the gateway's view as it is,
+// and barrierMisses counts them (/metrics). Reads keep working while the
+// stream has no leader, as they did before barriers; no commit can be
+// acknowledged meanwhile anyway, unless this gateway alone is cut off
+// from a leader the others reach.
 
 type barriers struct {
 	mu      sync.Mutex
@@ -57,6 +66,10 @@ func (s *Store) barrierLoop() {
 		}
 		b.mu.Unlock()
 		err := s.sync(context.Background())
+		if err != nil && errors.Is(err, topicstore.ErrUnavailable) {
+			s.barrierMisses.Add(int64(len(round)))
+			err = nil
+		}
 		for _, ch := range round {
 			ch <- err
 		}

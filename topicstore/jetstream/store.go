@@ -85,6 +85,7 @@ type Store struct {
 
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64
+	barrierMisses                               atomic.Int64 // barrier.go
 }
 
 // ClusterStats implements topicstore.ClusterStatter: the stream's state
@@ -95,7 +96,8 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	applied := s.applied
 	s.mu.Unlock()
 	cs := topicstore.ClusterStats{Stream: s.opts.Stream, Applied: applied,
-		CommitGroups: s.commitGroups.Load(), CommitRequests: s.commitRequests.Load(), Replans: s.commitReplans.Load()}
+		CommitGroups: s.commitGroups.Load(), CommitRequests: s.commitRequests.Load(), Replans: s.commitReplans.Load(),
+		BarrierMisses: s.barrierMisses.Load()}
 	if s.nc.IsConnected() {
 		cs.Server = s.nc.ConnectedServerName()
 	}
