@@ -192,8 +192,8 @@ const streamMark = "topicgate.store"
 
 // ensureStream creates the stream, or adopts it if it is topicgate's; a
 // stream of that name that belongs to another application is refused.
-func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+func (s *Store) ensureStream(parent context.Context) (natsjs.Stream, error) {
+	ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
 	defer cancel()
 	st, err := s.js.Stream(ctx, s.opts.Stream)
 	if err == nil {
@@ -205,17 +205,47 @@ func (s *Store) ensureStream(ctx context.Context) (natsjs.Stream, error) {
 	if !errors.Is(err, natsjs.ErrStreamNotFound) {
 		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
 	}
-	st, err = s.js.CreateStream(ctx, s.streamConfig())
+	create := func() (natsjs.Stream, error) {
+		cctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
+		defer cancel()
+		return s.js.CreateStream(cctx, s.streamConfig())
+	}
+	st, err = create()
+	for try := 1; try < createTries && transientCreate(err); try++ {
+		// A cluster that has just formed, on a busy machine, may not
+		// place an R3 stream within the timeout (or answers 10005, no
+		// suitable peers, while it has not heard from every node): ask
+		// again with a fresh timeout. A creation that did happen although
+		// its answer was lost comes back as "already in use": adopted.
+		st, err = create()
+	}
 	if errors.Is(err, natsjs.ErrStreamNameAlreadyInUse) {
-		// Another gateway created it between the lookup and the create:
-		// adopt it (once the meta group has it everywhere).
-		return s.adoptStream(ctx)
+		// Another gateway created it between the lookup and the create
+		// (or an earlier try did): adopt it (once the meta group has it
+		// everywhere).
+		actx, cancel := context.WithTimeout(parent, s.opts.Timeout)
+		defer cancel()
+		return s.adoptStream(actx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("creating stream %q (R%d): %w", s.opts.Stream, s.opts.Replicas, err)
 	}
 	return st, nil
 }
+
+// createTries bounds the creations of the stream at start (transientCreate).
+const createTries = 3
+
+// transientCreate reports whether a stream creation failed in a way that
+// a moment later may not: a timeout, or no peers to place it on yet.
+func transientCreate(err error) bool {
+	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		ErrorCode(err) == errCodeNoSuitablePeers)
+}
+
+// errCodeNoSuitablePeers: JetStream could not place the stream's replicas
+// (it has not heard from enough nodes lately).
+const errCodeNoSuitablePeers = 10005
 
 // adoptStream looks the stream up until the cluster answers with it: a
 // stream another gateway has just created may not be known yet to the
