@@ -110,9 +110,16 @@ func TestMetaLeaderDown(t *testing.T) {
 	// also cost the client its connection (a reconnect is not what this
 	// measures).
 	js = jstest.JetStream(t, c.ConnectTo(c.StreamLeader(stream), nats.MaxReconnects(-1)))
+	// One publish first, so that the new stream's group has formed and its
+	// replicas are current before a node dies (on a busy machine the first
+	// one after a creation can take a while). The one after the kill may
+	// take up to 5 s; no election is needed for it (its leader lives).
+	if _, err := js.Publish(ctxFor(t, 5*time.Second), subj, []byte("warm")); err != nil {
+		t.Fatalf("publish before the kill: %v", err)
+	}
 	c.Kill(meta)
 	t0 := time.Now()
-	if _, err := js.Publish(ctxFor(t, 2*time.Second), subj, []byte("x")); err != nil {
+	if _, err := js.Publish(ctxFor(t, 5*time.Second), subj, []byte("x")); err != nil {
 		t.Fatalf("publish with the meta leader down: %v", err)
 	}
 	t.Logf("meta leader (node %d) killed: a publish to %s took %v", meta, stream, time.Since(t0))
