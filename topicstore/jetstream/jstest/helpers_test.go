@@ -2,6 +2,7 @@ package jstest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jstest"
 )
 
 func ctxFor(t testing.TB, d time.Duration) context.Context {
@@ -32,6 +34,19 @@ func atomicStream(t testing.TB, js natsjs.JetStream, name string, subjects ...st
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A new stream's group elects its leader a moment after the creation
+	// returns; until then a publish finds no responders (seen on a busy
+	// machine). The tests here are about what a stream with a leader does.
+	jstest.Eventually(t, 10*time.Second, func() error {
+		info, err := s.Info(ctxFor(t, time.Second))
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return fmt.Errorf("stream %s has no leader yet", name)
+		}
+		return nil
+	})
 	return s
 }
 
@@ -60,8 +75,23 @@ func expectLastSeq(m *nats.Msg, seq uint64) *nats.Msg {
 	return m
 }
 
+// A batch that finds no responders is published again for up to 10 s:
+// nothing of it was stored, and right after a stream's creation its
+// leader's interest in the subjects may not have reached the node the
+// client is connected to yet (as nats.go's own Publish retries).
 func publishAtomic(t testing.TB, nc *nats.Conn, msgs []*nats.Msg) (*jetstream.BatchAck, error) {
-	return jetstream.PublishAtomic(ctxFor(t, 10*time.Second), nc, msgs)
+	ctx := ctxFor(t, 10*time.Second)
+	for {
+		ack, err := jetstream.PublishAtomic(ctx, nc, msgs)
+		if !errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return ack, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // lastSeq is the stream's last sequence and message count.
@@ -81,24 +111,30 @@ func readAll(t testing.TB, s natsjs.Stream) []natsjs.Msg {
 	if n == 0 {
 		return nil
 	}
-	ctx := ctxFor(t, 10*time.Second)
-	cons, err := s.OrderedConsumer(ctx, natsjs.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A consumer's creation right after the stream's may find no
+	// responders for a moment (see publishAtomic): read again then.
 	var out []natsjs.Msg
-	for uint64(len(out)) < n {
-		b, err := cons.Fetch(int(n)-len(out), natsjs.FetchMaxWait(5*time.Second))
+	jstest.Eventually(t, 20*time.Second, func() error {
+		out = nil
+		ctx := ctxFor(t, 10*time.Second)
+		cons, err := s.OrderedConsumer(ctx, natsjs.OrderedConsumerConfig{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		for m := range b.Messages() {
-			out = append(out, m)
+		for uint64(len(out)) < n {
+			b, err := cons.Fetch(int(n)-len(out), natsjs.FetchMaxWait(5*time.Second))
+			if err != nil {
+				return err
+			}
+			for m := range b.Messages() {
+				out = append(out, m)
+			}
+			if err := b.Error(); err != nil {
+				return err
+			}
 		}
-		if err := b.Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return nil
+	})
 	return out
 }
 
