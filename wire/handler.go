@@ -3,6 +3,8 @@ package wire
 import (
 	"context"
 	"time"
+
+	"topicgate/sql/values"
 )
 
 // This file is the contract between the protocol layer and the engine that
@@ -10,36 +12,38 @@ import (
 // PostgreSQL v3 protocol and calls these interfaces; it knows nothing of
 // topics, SQL or storage.
 
-// Well-known type OIDs the wire layer can encode and decode.
+// Well-known type OIDs the wire layer can encode and decode: the values
+// package's (one list of PostgreSQL's type OIDs), named here for the
+// protocol code.
 const (
-	OIDBool        uint32 = 16
-	OIDBytea       uint32 = 17
-	OIDName        uint32 = 19
-	OIDInt8        uint32 = 20
-	OIDInt2        uint32 = 21
-	OIDInt4        uint32 = 23
-	OIDText        uint32 = 25
-	OIDOid         uint32 = 26
-	OIDJSON        uint32 = 114
-	OIDFloat4      uint32 = 700
-	OIDFloat8      uint32 = 701
-	OIDUnknown     uint32 = 705
-	OIDBoolArray   uint32 = 1000
-	OIDInt2Array   uint32 = 1005
-	OIDInt4Array   uint32 = 1007
-	OIDTextArray   uint32 = 1009
-	OIDInt8Array   uint32 = 1016
-	OIDOidArray    uint32 = 1028
-	OIDBpchar      uint32 = 1042
-	OIDVarchar     uint32 = 1043
-	OIDDate        uint32 = 1082
-	OIDTimestamp   uint32 = 1114
-	OIDTimestamptz uint32 = 1184
-	OIDInterval    uint32 = 1186
-	OIDNumeric     uint32 = 1700
-	OIDUUID        uint32 = 2950
-	OIDJSONB       uint32 = 3802
-	OIDChar        uint32 = 18
+	OIDBool        = values.OIDBool
+	OIDBytea       = values.OIDBytea
+	OIDName        = values.OIDName
+	OIDInt8        = values.OIDInt8
+	OIDInt2        = values.OIDInt2
+	OIDInt4        = values.OIDInt4
+	OIDText        = values.OIDText
+	OIDOid         = values.OIDOid
+	OIDJSON        = values.OIDJSON
+	OIDFloat4      = values.OIDFloat4
+	OIDFloat8      = values.OIDFloat8
+	OIDUnknown     = values.OIDUnknown
+	OIDBoolArray   = values.OIDBoolArray
+	OIDInt2Array   = values.OIDInt2Array
+	OIDInt4Array   = values.OIDInt4Array
+	OIDTextArray   = values.OIDTextArray
+	OIDInt8Array   = values.OIDInt8Array
+	OIDOidArray    = values.OIDOidArray
+	OIDBpchar      = values.OIDBpchar
+	OIDVarchar     = values.OIDVarchar
+	OIDDate        = values.OIDDate
+	OIDTimestamp   = values.OIDTimestamp
+	OIDTimestamptz = values.OIDTimestamptz
+	OIDInterval    = values.OIDInterval
+	OIDNumeric     = values.OIDNumeric
+	OIDUUID        = values.OIDUUID
+	OIDJSONB       = values.OIDJSONB
+	OIDChar        = values.OIDChar
 )
 
 // Column describes one result column (RowDescription field).

@@ -14,6 +14,7 @@ const (
 	OIDJSON        uint32 = 114
 	OIDFloat4      uint32 = 700
 	OIDFloat8      uint32 = 701
+	OIDUnknown     uint32 = 705
 	OIDBoolArray   uint32 = 1000
 	OIDInt4Array   uint32 = 1007
 	OIDTextArray   uint32 = 1009
