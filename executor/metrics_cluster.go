@@ -64,5 +64,8 @@ func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 	p.single("topicgate_store_commit_groups_total", "counter", "Batches written by group commit (on a cluster: atomic batches this gateway published).", float64(cs.CommitGroups))
 	p.single("topicgate_store_commit_requests_total", "counter", "Requests carried by those batches.", float64(cs.CommitRequests))
 	p.single("topicgate_cluster_read_barrier_misses_total", "counter", "Statements that found no stream leader for their read point within --nats-timeout and read this gateway's view as it was.", float64(cs.BarrierMisses))
+	p.single("topicgate_cluster_record_cache_hits_total", "counter", "Record batch reads this gateway answered from its cache of what it wrote or read.", float64(cs.CacheHits))
+	p.single("topicgate_cluster_record_cache_misses_total", "counter", "Record batch reads that went to the cluster (a direct get).", float64(cs.CacheMisses))
+	p.single("topicgate_cluster_record_cache_bytes", "gauge", "Bytes in this gateway's record cache (--nats-cache-mib bounds them).", float64(cs.CacheBytes))
 	p.single("topicgate_cluster_commit_replans_total", "counter", "Atomic batches the cluster refused because a concurrent write to the same subjects came first, planned again.", float64(cs.Replans))
 }

@@ -31,6 +31,9 @@ type ClusterStats struct {
 	// BarrierMisses counts read barriers that found no leader in time,
 	// whose statements read this gateway's view as it was.
 	BarrierMisses int64
+	// The gateway's cache of record batches: reads it answered, reads
+	// that went to the cluster, and the bytes it holds.
+	CacheHits, CacheMisses, CacheBytes int64
 }
 
 // ReplicaStats is one replica of the stream other than its leader.

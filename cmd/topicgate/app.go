@@ -71,6 +71,9 @@ type natsConfig struct {
 	// sessions outlive its last renewal in the cluster (0: the store's
 	// default).
 	SessionTTL time.Duration
+	// CacheMiB (--nats-cache-mib) bounds the gateway's cache of record
+	// batches (0: none).
+	CacheMiB int64
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -136,7 +139,8 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 			return nil, nil, err
 		}
 		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
-			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL})
+			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
+			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
 		}
@@ -239,4 +243,13 @@ func addUser(spec string, into map[string]string) error {
 	}
 	into[name] = pass
 	return nil
+}
+
+// natsCacheBytes is the jetstream store's CacheBytes for --nats-cache-mib:
+// 0 turns the cache off, which the store spells as a negative budget.
+func natsCacheBytes(mib int64) int64 {
+	if mib <= 0 {
+		return -1
+	}
+	return mib << 20
 }

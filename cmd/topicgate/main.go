@@ -56,6 +56,7 @@ func main() {
 	fs.StringVar(&cfg.NATS.Creds, "nats-creds", env("TOPICGATE_NATS_CREDS", ""), "with --store: a NATS .creds file (user JWT and NKey seed)")
 	fs.StringVar(&cfg.NATS.CA, "nats-ca", env("TOPICGATE_NATS_CA", ""), "with --store: the CA certificate (PEM) that signed the cluster's TLS certificates")
 	fs.DurationVar(&cfg.NATS.Timeout, "nats-timeout", 5*time.Second, "with --store: how long a request to the cluster may take before the statement fails with 57P03")
+	fs.Int64Var(&cfg.NATS.CacheMiB, "nats-cache-mib", jetstream.DefaultCacheBytes>>20, "with --store: the gateway's cache of the record batches it wrote or read, in MiB (0: none); a read of a cached batch needs no round trip to the cluster")
 	fs.DurationVar(&cfg.NATS.SessionTTL, "nats-session-ttl", jetstream.DefaultGroupTTL, "with --store: how long a gateway that stops renewing its read sessions (it died, or lost the cluster) keeps its share of each consumer's partitions before the other gateways take it; renewed every fifth of it")
 	fs.StringVar(&cfg.Auth, "auth", env("TOPICGATE_AUTH", ""), "trust, password, md5 or scram-sha-256 (default: trust without users, scram-sha-256 with)")
 	usersFile := fs.String("users-file", env("TOPICGATE_USERS_FILE", ""), "file of name:password lines")

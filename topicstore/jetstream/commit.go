@@ -269,7 +269,10 @@ func (s *Store) runGroup(group []*commitReq) {
 		if err == nil {
 			s.commitGroups.Add(1)
 			s.commitRequests.Add(int64(len(group)))
-			err = s.waitApplied(context.Background(), ack.Sequence)
+			err = s.waitOwn(context.Background(), ack.Sequence, p.msgs)
+			if err == nil {
+				s.cacheRecords(ack.Sequence, p.msgs)
+			}
 			if err == nil {
 				s.throttle(p)
 			}
@@ -313,6 +316,19 @@ func (s *Store) runGroup(group []*commitReq) {
 			from := s.applied
 			s.mu.Unlock()
 			s.waitAdvance(from, d/2+rand.N(d/2))
+		}
+	}
+}
+
+// cacheRecords puts the record batches of a batch the stream acknowledged
+// at ack (its last sequence) in the record cache: readers of what this
+// gateway just wrote need no direct get.
+func (s *Store) cacheRecords(ack uint64, msgs []*nats.Msg) {
+	first := ack - uint64(len(msgs)) + 1
+	data := s.prefix + ".d."
+	for i, m := range msgs {
+		if strings.HasPrefix(m.Subject, data) {
+			s.cache.put(first+uint64(i), m.Data)
 		}
 	}
 }

@@ -207,6 +207,46 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	return s.unavailable(ctx.Err())
 }
 
+// waitOwn is waitApplied for a batch this gateway published, msgs, which
+// the stream acknowledged at ack (its last message's sequence; a batch
+// lands at consecutive sequences). Once the fold has applied everything
+// before the batch it applies the batch from msgs itself, as the ordered
+// consumer would (the same subjects and headers; the consumer's copy,
+// when it comes, is then skipped), instead of waiting for the consumer to
+// deliver it: that saves a commit the push from the server (0.5-0.9 ms a
+// commit here). If the message before the batch is gone from the stream
+// (a rollup, a purge) the fold cannot tell it has everything before, and
+// the consumer's delivery is waited for as before.
+func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error {
+	n := uint64(len(msgs))
+	if n == 0 || ack < n {
+		return s.waitApplied(ctx, ack)
+	}
+	first := ack - n + 1
+	s.mu.Lock()
+	ready := s.applied == first-1
+	s.mu.Unlock()
+	if !ready && first > 1 {
+		if err := s.waitApplied(ctx, first-1); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	if s.applied == first-1 && s.foldErr == nil && !s.closed {
+		for i, m := range msgs {
+			seq := first + uint64(i)
+			if err := s.apply(m.Subject, m.Header, seq, time.Time{}); err != nil && s.foldErr == nil {
+				s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, m.Subject, err)
+			}
+			s.applied = seq
+		}
+		s.ownApplied.Add(1)
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	return s.waitApplied(ctx, ack)
+}
+
 // watchFold fills up to seq (fill) once the ordered consumer has
 // delivered nothing for fillAfter (at once while it is known to be behind),
 // unless waiting is closed first. A consumer that delivers, however far

@@ -139,6 +139,18 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 // still missing then is reported with the stream's state, so a real loss
 // is told apart from a lag.
 func (s *Store) recordBatch(ctx context.Context, seq uint64) ([]byte, error) {
+	if data, ok := s.cache.get(seq); ok {
+		return data, nil
+	}
+	data, err := s.fetchRecordBatch(ctx, seq)
+	if err == nil {
+		s.cache.put(seq, data)
+	}
+	return data, err
+}
+
+// fetchRecordBatch is recordBatch past the cache.
+func (s *Store) fetchRecordBatch(ctx context.Context, seq uint64) ([]byte, error) {
 	rctx, cancel := s.request(ctx)
 	defer cancel()
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {

@@ -46,7 +46,14 @@ type Options struct {
 	// GroupTTL is how long this gateway's read-session memberships outlive
 	// its last renewal (default DefaultGroupTTL; groups.go).
 	GroupTTL time.Duration
+	// CacheBytes bounds the cache of record batches this gateway wrote or
+	// read (cache.go; default DefaultCacheBytes, negative: none).
+	CacheBytes int64
 }
+
+// DefaultCacheBytes is the record cache's default budget: enough for the
+// last few hundred thousand small messages a gateway wrote.
+const DefaultCacheBytes = 64 << 20
 
 // Store is a topicstore.Store on a NATS JetStream cluster. See doc.go for
 // the layout. Its state is a fold of the stream's message headers, kept
@@ -83,9 +90,12 @@ type Store struct {
 
 	groups groupsState // read-session groups (groups.go)
 
+	cache *recordCache // record batches by stream sequence (cache.go)
+
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64
 	barrierMisses                               atomic.Int64 // barrier.go
+	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 }
 
 // ClusterStats implements topicstore.ClusterStatter: the stream's state
@@ -98,6 +108,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	cs := topicstore.ClusterStats{Stream: s.opts.Stream, Applied: applied,
 		CommitGroups: s.commitGroups.Load(), CommitRequests: s.commitRequests.Load(), Replans: s.commitReplans.Load(),
 		BarrierMisses: s.barrierMisses.Load()}
+	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.cache.stats()
 	if s.nc.IsConnected() {
 		cs.Server = s.nc.ConnectedServerName()
 	}
@@ -140,6 +151,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.RetentionInterval == 0 {
 		o.RetentionInterval = 30 * time.Second
 	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
 	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1)}, o.NATS...)...)
 	if err != nil {
 		return nil, err
@@ -161,6 +175,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
 		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
+	s.cache = newRecordCache(o.CacheBytes)
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
