@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -66,6 +69,9 @@ type natsConfig struct {
 	Stream   string
 	Creds    string // --nats-creds: a .creds file (JWT and NKey seed)
 	CA       string // --nats-ca: the CA of the cluster's TLS certificates
+	// Cert and Key (--nats-cert, --nats-key) are this gateway's client
+	// certificate and key, for nodes that verify clients.
+	Cert, Key string
 	Timeout  time.Duration
 	// SessionTTL (--nats-session-ttl) is how long this gateway's read
 	// sessions outlive its last renewal in the cluster (0: the store's
@@ -78,12 +84,15 @@ type natsConfig struct {
 
 // app is a running server: the store, the engine and the listener.
 type app struct {
-	store  topicstore.Store
-	pebble *pebblestore.PebbleStore // the embedded store, nil on a cluster
-	engine *executor.Engine
-	server *wire.Server
-	ln     net.Listener
-	done   chan error
+	store    topicstore.Store
+	pebble   *pebblestore.PebbleStore // the embedded store, nil on a cluster
+	engine   *executor.Engine
+	server   *wire.Server
+	ln       net.Listener
+	done     chan struct{} // closed when Serve has returned, with its error in serveErr
+	serveErr error
+	closed   sync.Once // Close and Shutdown run once; a second call returns the first's result
+	err      error
 }
 
 // start opens the store and starts serving; the listener is bound before
@@ -124,8 +133,11 @@ func start(cfg config) (*app, error) {
 		st.Close()
 		return nil, err
 	}
-	a := &app{store: st, pebble: pst, engine: eng, server: srv, ln: ln, done: make(chan error, 1)}
-	go func() { a.done <- srv.Serve(ln) }()
+	a := &app{store: st, pebble: pst, engine: eng, server: srv, ln: ln, done: make(chan struct{})}
+	go func() {
+		a.serveErr = srv.Serve(ln)
+		close(a.done)
+	}()
 	return a, nil
 }
 
@@ -182,6 +194,15 @@ func natsOptions(nc natsConfig) ([]nats.Option, error) {
 		}
 		opts = append(opts, nats.RootCAs(nc.CA))
 	}
+	if (nc.Cert == "") != (nc.Key == "") {
+		return nil, errors.New("--nats-cert and --nats-key go together: give both, a client certificate (PEM) and its key")
+	}
+	if nc.Cert != "" {
+		if _, err := tls.LoadX509KeyPair(nc.Cert, nc.Key); err != nil {
+			return nil, fmt.Errorf("--nats-cert %s and --nats-key %s are not a PEM certificate and its key: %w", nc.Cert, nc.Key, err)
+		}
+		opts = append(opts, nats.ClientCert(nc.Cert, nc.Key))
+	}
 	return opts, nil
 }
 
@@ -202,18 +223,24 @@ func (a *app) metricsHandler() http.Handler {
 // rolled back, its shared locks released, its read sessions left) for at
 // most grace, then closes the store.
 func (a *app) Shutdown(grace time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	_ = a.server.Shutdown(ctx)
-	<-a.done
-	return a.store.Close()
+	a.closed.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		_ = a.server.Shutdown(ctx)
+		<-a.done
+		a.err = a.store.Close()
+	})
+	return a.err
 }
 
 // Close stops accepting, closes connections and closes the store.
 func (a *app) Close() error {
-	a.server.Close()
-	<-a.done
-	return a.store.Close()
+	a.closed.Do(func() {
+		a.server.Close()
+		<-a.done
+		a.err = a.store.Close()
+	})
+	return a.err
 }
 
 // readUsers parses a users file: one `name:password` per line, # comments.

@@ -19,8 +19,16 @@ import (
 // pgx, and returns what it printed.
 func secureGateway(t *testing.T, topic string, args ...string) string {
 	t.Helper()
+	return secureGatewayEnv(t, topic, nil, args...)
+}
+
+// secureGatewayEnv is secureGateway with env added to the child's
+// environment (NAME=value).
+func secureGatewayEnv(t *testing.T, topic string, env []string, args ...string) string {
+	t.Helper()
 	s := newCrashServer(t)
 	s.args = append([]string{"--replicas", "1"}, args...)
+	s.env = env
 	s.start()
 	ctx := context.Background()
 	c := s.connect(ctx)
@@ -77,6 +85,37 @@ func TestClusterSecureNodes(t *testing.T) {
 		out = serveRefused(t, "--store", plain.URL(), "--replicas", "1", "--nats-ca", f.CA)
 		require.Contains(t, out, "secure connection not available")
 		require.Contains(t, out, "the nodes do not offer it")
+	})
+
+	t.Run("ClientCert", func(t *testing.T) {
+		// Nodes that verify clients (tls { ca_file, verify: true }): the
+		// gateway's certificate and key by flag, or by environment, with
+		// the CA and the URLs by environment too.
+		f := jstest.NewTLS(t)
+		c := jstest.Start(t, 1, jstest.WithClientVerify(f))
+		url := c.URLs()[0]
+		secureGateway(t, "t", "--store", url, "--nats-ca", f.CA, "--nats-cert", f.ClientCert, "--nats-key", f.ClientKey)
+		secureGatewayEnv(t, "t2", []string{"TOPICGATE_STORE=" + url, "TOPICGATE_NATS_CA=" + f.CA,
+			"TOPICGATE_NATS_CERT=" + f.ClientCert, "TOPICGATE_NATS_KEY=" + f.ClientKey})
+
+		out := serveRefused(t, "--store", url, "--replicas", "1", "--nats-ca", f.CA)
+		require.Contains(t, out, "no TLS connection to the NATS cluster at "+url)
+		// TLS 1.3 reports the refusal after the handshake, as an alert or
+		// as a closed connection, whichever the client sees first.
+		require.Contains(t, out, "give --nats-cert and --nats-key a certificate, PEM, that the CA in the nodes' tls { ca_file } signed")
+		other := jstest.NewTLS(t) // a certificate the nodes' CA did not sign
+		out = serveRefused(t, "--store", url, "--replicas", "1", "--nats-ca", f.CA, "--nats-cert", other.ClientCert, "--nats-key", other.ClientKey)
+		require.Contains(t, out, "give --nats-cert and --nats-key a certificate, PEM, that the CA in the nodes' tls { ca_file } signed")
+		out = serveRefused(t, "--store", url, "--replicas", "1", "--nats-ca", f.CA, "--nats-cert", f.ClientCert)
+		require.Contains(t, out, "--nats-cert and --nats-key go together")
+		out = serveRefused(t, "--store", url, "--replicas", "1", "--nats-ca", f.CA, "--nats-cert", f.ClientCert, "--nats-key", f.CA)
+		require.Contains(t, out, "are not a PEM certificate and its key")
+	})
+
+	t.Run("CredsByEnvironment", func(t *testing.T) {
+		op := jstest.NewOperator(t)
+		c := jstest.Start(t, 1, jstest.WithOperator(op))
+		secureGatewayEnv(t, "t", []string{"TOPICGATE_NATS_CREDS=" + op.Creds(t, "gateway")}, "--store", c.URL())
 	})
 
 	t.Run("Creds", func(t *testing.T) {

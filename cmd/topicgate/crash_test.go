@@ -30,6 +30,7 @@ type crashServer struct {
 	// args, when set, replace --data-dir: a gateway on a cluster is given
 	// --store and its flags instead.
 	args    []string
+	env     []string // extra NAME=value for the child's environment
 	logPath string
 	log     *os.File
 
@@ -157,7 +158,7 @@ func (s *crashServer) start() {
 		}
 		cmd := osexec.Command(s.bin, append([]string{"serve", "--listen", s.addr}, args...)...)
 		cmd.Stdout, cmd.Stderr = s.log, s.log
-		cmd.Env = append(os.Environ(), "TOPICGATE_AUTH=trust")
+		cmd.Env = append(append(os.Environ(), "TOPICGATE_AUTH=trust"), s.env...)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start server: %v", err)
 		}

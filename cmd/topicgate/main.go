@@ -55,6 +55,8 @@ func main() {
 	fs.StringVar(&cfg.NATS.Stream, "nats-stream", env("TOPICGATE_NATS_STREAM", "TOPICGATE"), "with --store: the JetStream stream that holds topicgate's data")
 	fs.StringVar(&cfg.NATS.Creds, "nats-creds", env("TOPICGATE_NATS_CREDS", ""), "with --store: a NATS .creds file (user JWT and NKey seed)")
 	fs.StringVar(&cfg.NATS.CA, "nats-ca", env("TOPICGATE_NATS_CA", ""), "with --store: the CA certificate (PEM) that signed the cluster's TLS certificates")
+	fs.StringVar(&cfg.NATS.Cert, "nats-cert", env("TOPICGATE_NATS_CERT", ""), "with --store: this gateway's client certificate (PEM), for nodes that verify clients (tls { verify: true })")
+	fs.StringVar(&cfg.NATS.Key, "nats-key", env("TOPICGATE_NATS_KEY", ""), "with --store: the key (PEM) of --nats-cert")
 	fs.DurationVar(&cfg.NATS.Timeout, "nats-timeout", 5*time.Second, "with --store: how long a request to the cluster may take before the statement fails with 57P03")
 	fs.Int64Var(&cfg.NATS.CacheMiB, "nats-cache-mib", jetstream.DefaultCacheBytes>>20, "with --store: the gateway's cache of the record batches it wrote or read, in MiB (0: none); a read of a cached batch needs no round trip to the cluster")
 	fs.DurationVar(&cfg.NATS.SessionTTL, "nats-session-ttl", jetstream.DefaultGroupTTL, "with --store: how long a gateway that stops renewing its read sessions (it died, or lost the cluster) keeps its share of each consumer's partitions before the other gateways take it; renewed every fifth of it")
@@ -120,10 +122,9 @@ func main() {
 	select {
 	case s := <-sig:
 		fmt.Fprintf(os.Stderr, "topicgate: %v, shutting down\n", s)
-	case err := <-a.done:
-		a.done <- err
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "topicgate:", err)
+	case <-a.done:
+		if a.serveErr != nil {
+			fmt.Fprintln(os.Stderr, "topicgate:", a.serveErr)
 		}
 	}
 	if err := a.Shutdown(10 * time.Second); err != nil {

@@ -51,6 +51,8 @@ func connectError(urls []string, err error) error {
 	switch {
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
 		return fmt.Errorf("topicgate: %w at %s: %w (fix the user:password in the --store URLs, or give --nats-creds the .creds file of a user the cluster knows)", ErrRefused, where, err)
+	case clientCertRefused(err):
+		return fmt.Errorf("topicgate: %w at %s: %w (the nodes require a client certificate that their CA signed: give --nats-cert and --nats-key a certificate, PEM, that the CA in the nodes' tls { ca_file } signed, and its key)", ErrTLS, where, err)
 	case errors.Is(err, nats.ErrTLS):
 		var unknownCA x509.UnknownAuthorityError
 		var hostname x509.HostnameError
@@ -65,6 +67,20 @@ func connectError(urls []string, err error) error {
 		return fmt.Errorf("topicgate: %w at %s: %w (--nats-ca or a tls:// URL asks for TLS and the nodes do not offer it: give the nodes a tls { cert_file, key_file } block, or drop --nats-ca and use nats:// URLs)", ErrTLS, where, err)
 	}
 	return fmt.Errorf("topicgate: %w at %s: %w (start the nodes, or fix the --store URL list)", ErrUnreachable, where, err)
+}
+
+// clientCertRefused reports whether a node that verifies clients refused
+// the connection: with TLS 1.3 it does so after the handshake, by an alert
+// (certificate required, unknown certificate authority, bad certificate)
+// or, when the alert does not reach the client first, by closing it.
+func clientCertRefused(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"tls: certificate required", "tls: unknown certificate authority", "tls: bad certificate", "closed by remote after TLS handshake"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Check refuses a server that cannot carry topicgate's store: one older than

@@ -30,12 +30,21 @@ func WithUsers(users map[string]string) Option {
 // for 127.0.0.1 and localhost, with its key.
 type TLSFiles struct {
 	CA, Cert, Key string
+	// ClientCert and ClientKey are a client certificate the CA signed
+	// (for nodes that verify clients: WithClientVerify).
+	ClientCert, ClientKey string
 }
 
 // WithTLS makes the nodes' client port require TLS with f's certificate
 // (URLs are then tls://).
 func WithTLS(f TLSFiles) Option {
 	return func(c *natsnode.Config) { c.TLSCert, c.TLSKey = f.Cert, f.Key }
+}
+
+// WithClientVerify is WithTLS whose nodes also require a client
+// certificate signed by f's CA.
+func WithClientVerify(f TLSFiles) Option {
+	return func(c *natsnode.Config) { c.TLSCert, c.TLSKey, c.TLSVerifyCA = f.Cert, f.Key, f.CA }
 }
 
 // NewTLS writes a new CA and a server certificate it signed (ECDSA P-256,
@@ -87,10 +96,33 @@ func NewTLS(t testing.TB) TLSFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := TLSFiles{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem")}
+	cliKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := &x509.Certificate{
+		SerialNumber: big.NewInt(3),
+		Subject:      pkix.Name{CommonName: "topicgate gateway"},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	cliDER, err := x509.CreateCertificate(rand.Reader, cli, caCert, &cliKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliKeyDER, err := x509.MarshalECPrivateKey(cliKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := TLSFiles{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem"),
+		ClientCert: filepath.Join(dir, "client.pem"), ClientKey: filepath.Join(dir, "client-key.pem")}
 	writePEM(t, f.CA, "CERTIFICATE", caDER)
 	writePEM(t, f.Cert, "CERTIFICATE", srvDER)
 	writePEM(t, f.Key, "EC PRIVATE KEY", keyDER)
+	writePEM(t, f.ClientCert, "CERTIFICATE", cliDER)
+	writePEM(t, f.ClientKey, "EC PRIVATE KEY", cliKeyDER)
 	return f
 }
 

@@ -77,6 +77,9 @@ type Config struct {
 	// and key the nodes' client port requires TLS with (tls { }); URL is
 	// then tls://. Routes and the monitoring port stay plain.
 	TLSCert, TLSKey string
+	// TLSVerifyCA, with TLSCert, makes the client port require a client
+	// certificate that this CA (a PEM file) signed (verify: true).
+	TLSVerifyCA string
 	// Operator, when set, runs the nodes in operator (decentralized JWT)
 	// mode: a client authenticates with a user JWT its account signed and
 	// the NKey seed of that user (a .creds file).
@@ -351,7 +354,11 @@ func (c *Cluster) config(n *Node) string {
 		b.WriteString("  ]\n}\n")
 	}
 	if c.cfg.TLSCert != "" {
-		fmt.Fprintf(&b, "tls {\n  cert_file: %s\n  key_file: %s\n}\n", q(c.cfg.TLSCert), q(c.cfg.TLSKey))
+		fmt.Fprintf(&b, "tls {\n  cert_file: %s\n  key_file: %s\n", q(c.cfg.TLSCert), q(c.cfg.TLSKey))
+		if c.cfg.TLSVerifyCA != "" {
+			fmt.Fprintf(&b, "  ca_file: %s\n  verify: true\n", q(c.cfg.TLSVerifyCA))
+		}
+		b.WriteString("}\n")
 	}
 	if op := c.cfg.Operator; op != nil {
 		fmt.Fprintf(&b, "operator: %s\n", q(op.JWT))
