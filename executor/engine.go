@@ -64,13 +64,18 @@ func (e *Engine) trace(k EventKind, pid uint32) {
 // Engine runs statements against a store. It implements wire.Handler: one
 // Session per connection.
 type Engine struct {
-	store    topicstore.Store
-	opts     Options
-	txm      *txn.Manager // every transaction of every session
-	cache    parseCache
-	sessions sync.Map // processID -> *Session
-	groups   readGroups
-	metrics  metrics
+	store topicstore.Store
+	// gather, on a store several gateways share, asks the others for
+	// their sessions (sys_sessions.go); nil on the embedded store.
+	gather topicstore.Gatherer
+	// gatewayID names this gateway in those views ("" on the embedded store).
+	gatewayID string
+	opts      Options
+	txm       *txn.Manager // every transaction of every session
+	cache     parseCache
+	sessions  sync.Map // processID -> *Session
+	groups    readGroups
+	metrics   metrics
 }
 
 func (e *Engine) idle() time.Duration {
@@ -96,6 +101,7 @@ func New(st topicstore.Store, opts Options) *Engine {
 		ObserveCommit: func(d time.Duration) { e.metrics.observe(kindCommit, d) }})
 	e.groups.clock, e.groups.grace = opts.Clock, opts.HandoffGrace
 	e.groups.co, _ = st.(topicstore.GroupCoordinator) // several gateways share st (cluster.go)
+	e.serveSessions()                                 // sys.sessions across gateways (sys_sessions.go)
 	if opts.HandoffGrace == 0 {
 		e.groups.grace = DefaultHandoffGrace
 	}

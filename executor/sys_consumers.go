@@ -2,11 +2,8 @@ package executor
 
 import (
 	"context"
-	"sort"
-	"strings"
 	"time"
 
-	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
 
@@ -81,6 +78,8 @@ func (e *Engine) consumerStates(topics []topicstore.TopicInfo, now time.Time) []
 // acquisition window and count what did not end in an ack.
 func (s *Session) consumerRows(topics []topicstore.TopicInfo) [][]any {
 	var rows [][]any
+	var remote map[heldKey]remoteHolder // asked for once a partition held by no session here shows up
+	asked := false
 	for _, cs := range s.eng.consumerStates(topics, s.eng.opts.Clock()) {
 		var lagTime any
 		if cs.lagKnown {
@@ -96,15 +95,24 @@ func (s *Session) consumerRows(topics []topicstore.TopicInfo) [][]any {
 			}
 			rows = append(rows, []any{cs.topic, cs.consumer, "shared", cs.important, int64(cs.partition), cs.committed,
 				cs.end, cs.end - cs.committed, lagTime, nil, st.Available, st.Acquired, st.Delayed, st.Archived, oldest,
-				st.ArchivedTotal, st.DeadLettered, st.DeadLetterFailures, dlqErr})
+				st.ArchivedTotal, st.DeadLettered, st.DeadLetterFailures, dlqErr, nil})
 			continue
 		}
-		var holder any
-		if cs.holder != 0 {
+		var holder, gateway any
+		switch {
+		case cs.holder != 0:
 			holder = int64(cs.holder)
+			gateway = nullText(s.eng.gatewayID)
+		case s.eng.gather != nil:
+			if !asked {
+				remote, asked = s.remoteHolders(), true
+			}
+			if h, ok := remote[heldKey{cs.topic, cs.consumer, cs.partition}]; ok {
+				holder, gateway = h.pid, h.gateway
+			}
 		}
 		rows = append(rows, []any{cs.topic, cs.consumer, "streaming", cs.important, int64(cs.partition), cs.committed,
-			cs.end, cs.end - cs.committed, lagTime, holder, nil, nil, nil, nil, nil, nil, nil, nil, nil})
+			cs.end, cs.end - cs.committed, lagTime, holder, nil, nil, nil, nil, nil, nil, nil, nil, nil, gateway})
 	}
 	return rows
 }
@@ -153,78 +161,4 @@ func (e *Engine) writtenAt(topic string, part int32, offset int64) (time.Time, b
 		return false
 	})
 	return t, found
-}
-
-// sessionRows builds sys.sessions from the engine's live sessions.
-func (s *Session) sessionRows() [][]any {
-	now := s.eng.opts.Clock()
-	reading := map[uint32][]string{}
-	s.eng.groups.mu.Lock()
-	for k, g := range s.eng.groups.groups {
-		g.mu.Lock()
-		by := map[uint32][]int32{}
-		for p, pid := range g.owner {
-			by[pid] = append(by[pid], p)
-		}
-		g.mu.Unlock()
-		for pid, ps := range by {
-			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-			parts := make([]string, len(ps))
-			for i, p := range ps {
-				parts[i] = values.FormatText(int64(p))
-			}
-			reading[pid] = append(reading[pid], k.topic+"/"+k.consumer+":"+strings.Join(parts, ","))
-		}
-	}
-	s.eng.groups.mu.Unlock()
-	var rows [][]any
-	s.eng.sessions.Range(func(_, v any) bool {
-		o := v.(*Session)
-		state, txnID, age, msgs, bytes := "idle", any(nil), any(nil), any(nil), any(nil)
-		if st := o.status.Load(); st != nil {
-			state = "idle in transaction"
-			if st.failed {
-				state = "idle in failed transaction"
-			}
-			txnID, age, msgs, bytes = int64(st.id), max(now.Sub(st.started), 0), int64(st.messages), st.bytes
-		}
-		if o.active.Load() {
-			state = "active"
-		}
-		app := ""
-		if p := o.appName.Load(); p != nil {
-			app = *p
-		}
-		r := reading[o.info.ProcessID]
-		sort.Strings(r)
-		rows = append(rows, []any{int64(o.info.ProcessID), o.info.User, o.info.Database, app, o.info.RemoteAddr,
-			state, txnID, age, msgs, bytes, strings.Join(r, " ")})
-		return true
-	})
-	sort.Slice(rows, func(i, j int) bool { return rows[i][0].(int64) < rows[j][0].(int64) })
-	return rows
-}
-
-// transactionRows builds sys.transactions: the open transaction blocks of
-// every session, from their published snapshots (the calling session's own
-// transaction included, as of its previous statement).
-func (s *Session) transactionRows() [][]any {
-	now := s.eng.opts.Clock()
-	var rows [][]any
-	s.eng.sessions.Range(func(_, v any) bool {
-		o := v.(*Session)
-		st := o.status.Load()
-		if st == nil {
-			return true
-		}
-		state := "open"
-		if st.failed {
-			state = "failed"
-		}
-		rows = append(rows, []any{int64(st.id), int64(o.info.ProcessID), state, max(now.Sub(st.started), 0),
-			int64(st.messages), st.bytes, strings.Join(st.topics, ","), strings.Join(st.reads, ",")})
-		return true
-	})
-	sort.Slice(rows, func(i, j int) bool { return rows[i][0].(int64) < rows[j][0].(int64) })
-	return rows
 }

@@ -187,9 +187,9 @@ var SysViews = map[string]SysView{
 	"consumers": {
 		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",
 			"lag_messages", "lag_time", "read_session", "available", "acquired", "delayed", "archived", "oldest_unacked_age",
-			"archived_total", "dead_lettered", "dead_letter_failures", "dead_letter_error"},
+			"archived_total", "dead_lettered", "dead_letter_failures", "dead_letter_error", "read_gateway"},
 		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8,
-			TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TInt8, TInt8, TText},
+			TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TInt8, TInt8, TText, TText},
 	},
 	// consumer_options is one row per consumer with every consumer option
 	// as it is in effect (defaults filled in); the shared-only options are
@@ -203,12 +203,12 @@ var SysViews = map[string]SysView{
 	},
 	"sessions": {
 		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",
-			"staged_messages", "staged_bytes", "reading"},
-		Types: []Type{TInt8, TText, TText, TText, TText, TText, TInt8, TInterval, TInt8, TInt8, TText},
+			"staged_messages", "staged_bytes", "reading", "gateway"},
+		Types: []Type{TInt8, TText, TText, TText, TText, TText, TInt8, TInterval, TInt8, TInt8, TText, TText},
 	},
 	"transactions": {
-		Names: []string{"id", "pid", "state", "age", "staged_messages", "staged_bytes", "topics", "reads"},
-		Types: []Type{TInt8, TInt8, TText, TInterval, TInt8, TInt8, TText, TText},
+		Names: []string{"id", "pid", "state", "age", "staged_messages", "staged_bytes", "topics", "reads", "gateway"},
+		Types: []Type{TInt8, TInt8, TText, TInterval, TInt8, TInt8, TText, TText, TText},
 	},
 	"producers": {
 		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},

@@ -152,7 +152,11 @@ type PartitionInfo struct {
 
 // TopicInfo is a topic's definition and state.
 type TopicInfo struct {
-	Config     TopicConfig
+	Config TopicConfig
+	// ID is the topic's number in the order topics were created, from 1,
+	// never reused (pg_class oids are derived from it): the same on every
+	// gateway of a cluster, and the same as the embedded store's for the
+	// same DDL.
 	ID         uint64
 	CreatedAt  time.Time
 	Partitions []PartitionInfo

@@ -13,10 +13,9 @@ import "time"
 //
 // A group is a (topic, consumer). A gateway's membership in a group is its
 // last Announce for it, and counts while the gateway is alive: the store
-// renews the gateway's liveness while any of its announcements has
-// sessions, and a gateway that stops renewing (it died, or lost the
-// cluster) drops out of every group after a TTL, as each other gateway's
-// clock sees it.
+// renews the gateway's liveness while it runs, and a gateway that stops
+// renewing (it died, or lost the cluster) drops out of every group after
+// a TTL, as each other gateway's clock sees it.
 type GroupCoordinator interface {
 	// GatewayID is this gateway's id among the members (one per opened
 	// store: a restarted gateway is a new member).

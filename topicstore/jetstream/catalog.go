@@ -194,7 +194,7 @@ func (s *Store) Topics() []topicstore.TopicInfo {
 
 // info describes t; it runs under s.mu.
 func (t *topicState) info() topicstore.TopicInfo {
-	ti := topicstore.TopicInfo{Config: topicstore.CloneConfig(t.rec.Config), ID: t.rec.ID, CreatedAt: timeMicros(t.rec.CreatedAt)}
+	ti := topicstore.TopicInfo{Config: topicstore.CloneConfig(t.rec.Config), ID: t.ordinal, CreatedAt: timeMicros(t.rec.CreatedAt)}
 	for i, ps := range t.parts {
 		pi := topicstore.PartitionInfo{ID: int32(i), Active: true, Parent: -1, StartOffset: ps.start, EndOffset: ps.end,
 			Messages: ps.end - ps.start, LastWrite: ps.lastWrite, WrittenBytes: ps.bytes, Bytes: ps.retainedBytes(),

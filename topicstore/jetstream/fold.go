@@ -62,6 +62,11 @@ type topicState struct {
 	initial map[string]map[int32]int64     // consumer -> initial positions (read_from)
 	changed chan struct{}                  // closed at the next visible change
 	rr      uint32                         // this gateway's round-robin cursor
+	// ordinal is the topic's number in creation order in the stream
+	// (TopicInfo.ID; rec.ID, its catalog record's sequence, names its
+	// subjects): every gateway folds every catalog record, which nothing
+	// purges, so every gateway numbers the topics alike.
+	ordinal uint64
 	// writers are the gateways that wrote the topic, with their last
 	// batch\'s written_at (roundRobin shares the partitions among them).
 	writers map[string]time.Time
@@ -537,6 +542,8 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	if rec.ID == 0 || old == nil {
 		rec.ID = seq
 		t := newTopicState(rec, seq)
+		s.created++
+		t.ordinal = s.created
 		s.byName[name], s.byID[rec.ID] = t, t
 		s.initialPositions(t, nil)
 		s.sharedCatalog(t, nil, seq)

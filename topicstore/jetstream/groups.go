@@ -37,9 +37,10 @@ import (
 // renewals then cost one publish per gateway per renewal interval, however
 // many consumers it reads, and a member record is written only when the
 // gateway's sessions or what they hold change. The gateway renews its
-// heartbeat groupRenewals times per TTL while any of its announcements has
-// sessions (so a gateway that reads nothing writes nothing), a publish
-// conditional on the subject's last sequence like every change; one that
+// heartbeat at start and then groupRenewals times per TTL for as long as
+// it runs (Gather waits for the gateways it shows alive: gather.go), a
+// publish conditional on the subject's last sequence like every change;
+// at a graceful stop it publishes one that has expired already; one that
 // dies, or loses the cluster, stops renewing and drops out of every group
 // once the TTL has passed, and the others take its share. The TTL must
 // outlast a stream leader election (5-8 s measured, doc.go) or every
@@ -321,19 +322,19 @@ func (s *Store) groupLoop() {
 	defer s.wg.Done()
 	tick := time.NewTicker(s.groups.ttl / groupRenewals)
 	defer tick.Stop()
+	s.renewBeat() // other gateways' Gather waits for this one from now on
 	for {
 		select {
 		case <-s.done:
 			s.publishGroups(true)
+			s.farewell()
 			return
 		case <-s.groups.kick:
-			if g := &s.groups; g.beatUntil.IsZero() && s.openStagings() > 0 {
-				s.renewBeat() // the first staging: the heartbeat at once
-			}
-		case <-tick.C:
-			if s.groupsActive() {
+			if g := &s.groups; !g.beatUntil.After(s.opts.Clock()) {
 				s.renewBeat()
 			}
+		case <-tick.C:
+			s.renewBeat()
 			s.purgeOld()
 			s.sweepGroups()
 		}
@@ -341,19 +342,35 @@ func (s *Store) groupLoop() {
 	}
 }
 
-// groupsActive reports whether this gateway announces sessions anywhere
-// or has open stagings (whose chunks the others sweep once its heartbeat
-// has expired: sweep.go).
-func (s *Store) groupsActive() bool {
+// farewell publishes, at Close, a heartbeat that has expired already, so
+// that the other gateways stop counting this one at once (in read-session
+// groups, in Gather, for the sweep of its staged chunks: its open
+// stagings were abandoned by Close) rather than a TTL later. Only a
+// gateway whose read sessions all left says goodbye (a graceful stop:
+// the server's sessions end before the store closes); one closed under
+// sessions that still hold partitions lets its heartbeat expire, as if it
+// had died, so nobody takes what they might still be reading. It is given
+// a second at most and skipped when the gateway has lost the cluster:
+// Close must not wait for a cluster that is away.
+func (s *Store) farewell() {
+	g := &s.groups
+	if g.beatSeq == 0 || !s.nc.IsConnected() {
+		return
+	}
 	s.mu.Lock()
-	for _, w := range s.groups.want {
+	for _, w := range g.want {
 		if w.a.Sessions > 0 {
 			s.mu.Unlock()
-			return true
+			return
 		}
 	}
 	s.mu.Unlock()
-	return s.openStagings() > 0
+	m := nats.NewMsg(s.beatSubject(s.stage.gw))
+	m.Header.Set(hUntil, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
+	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(g.beatSeq, 10))
+	ctx, cancel := context.WithTimeout(context.Background(), min(s.opts.Timeout, time.Second))
+	defer cancel()
+	_, _ = s.js.PublishMsg(ctx, m)
 }
 
 // kickGroups wakes groupLoop.

@@ -71,6 +71,7 @@ type Store struct {
 	byName  map[string]*topicState
 	byID    map[uint64]*topicState
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
+	created uint64            // topics created so far in the stream (TopicInfo.ID)
 	closed  bool
 	foldErr error
 	lease   leaseState // the maintenance lease, as folded
@@ -91,6 +92,8 @@ type Store struct {
 	groups groupsState // read-session groups (groups.go)
 
 	cache *recordCache // record batches by stream sequence (cache.go)
+
+	answer answerers // this gateway's answers to Gather (gather.go)
 
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64

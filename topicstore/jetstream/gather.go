@@ -1,0 +1,167 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"topicgate/topicstore"
+)
+
+// Gathering (topicstore.Gatherer): a question of some kind is one core
+// NATS request on _tg.<stream>.ask.<kind>, outside the stream's subjects
+// (nothing of it is stored), which every gateway of the stream answers
+// with its id (Tg-Gw) and its answer. The asker knows whom to wait for:
+// the gateways whose heartbeat (groups.go) has not expired by its clock.
+// Every gateway renews its heartbeat for as long as it runs, and a
+// gateway that stops gracefully publishes one that has expired already,
+// so a gateway that left is not waited for; one that died is waited for
+// until gatherTimeout and named in Missing. An answer from a gateway not
+// yet known (it started a moment ago) is taken if it comes first.
+
+// gatherTimeout bounds a Gather (a live gateway answers in milliseconds).
+const gatherTimeout = time.Second
+
+type answerers struct {
+	mu   sync.Mutex
+	fns  map[string]func() []byte
+	subs []*nats.Subscription
+	// silent holds the gateways that did not answer a Gather, with the
+	// sequence of the heartbeat they had then: they are not waited for
+	// again until they renew it (a gateway killed a moment ago shows
+	// alive for a TTL, and every view would otherwise wait a second).
+	silent map[string]uint64
+}
+
+func (s *Store) askSubject(kind string) string { return "_tg." + s.opts.Stream + ".ask." + kind }
+
+// Serve implements topicstore.Gatherer.
+func (s *Store) Serve(kind string, fn func() []byte) error {
+	a := &s.answer
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fns == nil {
+		a.fns = map[string]func() []byte{}
+	}
+	if _, ok := a.fns[kind]; ok {
+		return fmt.Errorf("jetstream: questions of kind %q are already answered", kind)
+	}
+	sub, err := s.nc.Subscribe(s.askSubject(kind), func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		r := nats.NewMsg(m.Reply)
+		r.Header.Set(hGw, s.stage.gw)
+		r.Data = fn()
+		_ = m.RespondMsg(r)
+	})
+	if err != nil {
+		return s.unavailable(err)
+	}
+	a.fns[kind], a.subs = fn, append(a.subs, sub)
+	return nil
+}
+
+// Gather implements topicstore.Gatherer.
+func (s *Store) Gather(ctx context.Context, kind string) (topicstore.Gathered, error) {
+	self := s.stage.gw
+	var out topicstore.Gathered
+	s.answer.mu.Lock()
+	fn := s.answer.fns[kind]
+	s.answer.mu.Unlock()
+	if fn != nil {
+		out.Answers = append(out.Answers, topicstore.GatewayAnswer{Gateway: self, Data: fn()})
+	}
+	pending, silent := s.liveGateways()
+	if len(pending) == 0 {
+		out.Missing = silent
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(s.opts.Timeout, gatherTimeout))
+	defer cancel()
+	inbox := s.nc.NewInbox()
+	sub, err := s.nc.SubscribeSync(inbox)
+	if err != nil {
+		return out, s.unavailable(err)
+	}
+	defer sub.Unsubscribe()
+	if err := s.nc.PublishRequest(s.askSubject(kind), inbox, nil); err != nil {
+		return out, s.unavailable(err)
+	}
+	got := map[string]bool{self: true}
+	for len(pending) > 0 {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			break // the timeout: whoever has not answered is missing
+		}
+		gw := m.Header.Get(hGw)
+		if gw == "" || got[gw] {
+			continue
+		}
+		got[gw] = true
+		delete(pending, gw)
+		out.Answers = append(out.Answers, topicstore.GatewayAnswer{Gateway: gw, Data: m.Data})
+	}
+	for gw := range pending {
+		out.Missing = append(out.Missing, gw)
+	}
+	out.Missing = append(out.Missing, silent...)
+	sort.Strings(out.Missing)
+	s.noteSilent(got, out.Missing)
+	return out, nil
+}
+
+// noteSilent records who did not answer, and forgets who did.
+func (s *Store) noteSilent(answered map[string]bool, missing []string) {
+	s.mu.Lock()
+	seqs := map[string]uint64{}
+	for _, gw := range missing {
+		if b := s.groups.beats[gw]; b != nil {
+			seqs[gw] = b.seq
+		}
+	}
+	s.mu.Unlock()
+	a := &s.answer
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.silent == nil {
+		a.silent = map[string]uint64{}
+	}
+	for gw := range answered {
+		delete(a.silent, gw)
+	}
+	for gw, seq := range seqs {
+		a.silent[gw] = seq
+	}
+}
+
+// liveGateways returns the other gateways whose heartbeat has not
+// expired: those to wait for, and those that did not answer last time
+// and have not renewed their heartbeat since (not waited for).
+func (s *Store) liveGateways() (wait map[string]bool, silent []string) {
+	s.answer.mu.Lock()
+	was := maps.Clone(s.answer.silent)
+	s.answer.mu.Unlock()
+	now := s.opts.Clock()
+	wait = map[string]bool{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for gw, b := range s.groups.beats {
+		if gw == s.stage.gw || !now.Before(b.until) {
+			continue
+		}
+		if seq, ok := was[gw]; ok && seq == b.seq {
+			silent = append(silent, gw)
+			continue
+		}
+		wait[gw] = true
+	}
+	return wait, silent
+}
+
+var _ topicstore.Gatherer = (*Store)(nil)

@@ -1,0 +1,73 @@
+package jetstream
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jstest"
+)
+
+// TestGather: a Gather collects one answer from every live gateway, its
+// own first, without waiting for a gateway that stopped gracefully (its
+// farewell heartbeat has expired already); a gateway that stops answering
+// without leaving (as if killed) is named missing, and is not waited for
+// again until it renews its heartbeat.
+func TestGather(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGGATHER", Timeout: 2 * time.Second}
+	stores := openStores(t, c, o, 3)
+	for i, s := range stores {
+		name := []byte{'a' + byte(i)}
+		require.NoError(t, s.Serve("who", func() []byte { return name }))
+	}
+	require.Error(t, stores[0].Serve("who", func() []byte { return nil }), "one answer per kind")
+	for _, s := range stores {
+		require.NoError(t, s.sync(ctx)) // every heartbeat folded everywhere
+	}
+	answers := func(g topicstore.Gathered) map[string]string {
+		m := map[string]string{}
+		for _, a := range g.Answers {
+			m[a.Gateway] = string(a.Data)
+		}
+		return m
+	}
+	a, b, d := stores[0], stores[1], stores[2]
+	g, err := a.Gather(ctx, "who")
+	require.NoError(t, err)
+	require.Equal(t, a.GatewayID(), g.Answers[0].Gateway, "its own answer first")
+	require.Equal(t, map[string]string{a.GatewayID(): "a", b.GatewayID(): "b", d.GatewayID(): "c"}, answers(g))
+	require.Empty(t, g.Missing)
+
+	// d stops gracefully: nobody waits for it.
+	require.NoError(t, d.Close())
+	require.NoError(t, a.sync(ctx))
+	wait, silent := a.liveGateways()
+	require.Equal(t, map[string]bool{b.GatewayID(): true}, wait)
+	require.Empty(t, silent)
+
+	// b stops answering but its heartbeat lives on.
+	for _, sub := range b.answer.subs {
+		require.NoError(t, sub.Unsubscribe())
+	}
+	g, err = a.Gather(ctx, "who")
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{a.GatewayID(): "a"}, answers(g))
+	require.Equal(t, []string{b.GatewayID()}, g.Missing)
+	wait, silent = a.liveGateways()
+	require.Empty(t, wait, "b is not waited for again")
+	require.Equal(t, []string{b.GatewayID()}, silent)
+	g, err = a.Gather(ctx, "who")
+	require.NoError(t, err)
+	require.Equal(t, []string{b.GatewayID()}, g.Missing)
+
+	// Once b renews its heartbeat it is waited for again.
+	require.True(t, b.renewBeat())
+	require.NoError(t, a.sync(ctx))
+	wait, _ = a.liveGateways()
+	require.Equal(t, map[string]bool{b.GatewayID(): true}, wait)
+}
