@@ -80,7 +80,10 @@
 //     the same open with each node's rows, loops and time counted, a
 //     consumer read reading without joining, committing or locking.
 //     sys_consumers.go computes every consumer partition's position and
-//     lag once for both sys.consumers and /metrics.
+//     lag once for both sys.consumers and /metrics. sys_sessions.go:
+//     sys.sessions and sys.transactions from one list of this process's
+//     sessions, which on a store several gateways share every gateway
+//     answers for itself (topicstore.Gatherer).
 //   - metrics.go, metrics_write.go: the engine's counters and statement
 //     latency histograms (a few atomic adds per statement) and their
 //     Prometheus exposition; per-partition and per-consumer figures are

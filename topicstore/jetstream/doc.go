@@ -18,7 +18,13 @@
 //     compare-and-set), so offsets stay contiguous, a (producer, seqno) is
 //     decided once and positions move only from where they were read; the
 //     batch is the whole commit, so there is nothing to roll forward; a
-//     commit returns once the fold has applied it (read your writes);
+//     commit returns once the fold has applied it (read your writes),
+//     which the committer does itself from the batch it published once
+//     the fold has everything before it (waitOwn);
+//   - the record cache (cache.go): record batches this gateway wrote or
+//     read, by stream sequence, so reads of recent data need no direct get;
+//   - gathering (gather.go): a question every live gateway answers over
+//     core NATS (topicstore.Gatherer: sys.sessions across gateways);
 //   - shared consumers (shared*.go) on sharedcore, staging (stage.go),
 //     catalog changes and splits (catalog.go), reads and retention
 //     (read.go), the maintenance lease (maintain.go), the sweep of dead
