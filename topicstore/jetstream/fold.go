@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -156,7 +157,36 @@ func (s *Store) startFold(ctx context.Context) error {
 		return s.unavailable(err)
 	}
 	s.cons = cc
-	return s.sync(ctx)
+	return s.replay(ctx)
+}
+
+// replay waits until the fold has applied everything the stream held at
+// start. Unlike sync it is not bounded by one request's timeout: a stream
+// of a few hundred thousand messages takes longer than that to fold (about
+// 60k messages a second here), and a gateway must be able to start on it.
+// It fails when the fold makes no progress for a whole timeout.
+func (s *Store) replay(ctx context.Context) error {
+	rctx, cancel := s.request(ctx)
+	info, err := s.stream.Info(rctx)
+	cancel()
+	if err != nil {
+		return s.unavailable(err)
+	}
+	for {
+		s.mu.Lock()
+		from := s.applied
+		s.mu.Unlock()
+		err := s.waitApplied(ctx, info.State.LastSeq)
+		if err == nil || !errors.Is(err, topicstore.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+		s.mu.Lock()
+		progressed := s.applied > from
+		s.mu.Unlock()
+		if !progressed {
+			return err
+		}
+	}
 }
 
 // sync waits until the fold has applied everything the stream held when

@@ -2,9 +2,11 @@ package jetstream
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
@@ -74,4 +76,42 @@ func TestLeaderGetMatchesDirectGet(t *testing.T) {
 	require.Equal(t, direct.Data, got)
 	_, err = s.leaderGet(ctx, seq+1000)
 	require.ErrorContains(t, err, "is gone from the leader too")
+}
+
+// TestOpenFoldsPastTheTimeout: a gateway starts on a stream whose fold
+// takes longer than one request's timeout (here 100 ms; about 60k
+// messages a second fold here), since the wait at start is bounded by
+// progress, not by the timeout (at 5 s a stream of 300k messages could no
+// longer be opened).
+func TestOpenFoldsPastTheTimeout(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGREPLAY", Timeout: 100 * time.Millisecond}
+	first := openStores(t, c, Options{Replicas: 1, Stream: o.Stream}, 1)[0]
+	// Guards (tg...g.*) are folded and ignored: the cheapest way to make
+	// a long stream.
+	const n = 30000
+	js := first.js
+	var acks []natsjs.PubAckFuture
+	for i := range n {
+		f, err := js.PublishAsync(fmt.Sprintf("%s.g.%d", first.prefix, i%64), nil)
+		require.NoError(t, err)
+		acks = append(acks, f)
+	}
+	for _, f := range acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			require.NoError(t, err)
+		}
+	}
+	start := time.Now()
+	s := openStores(t, c, o, 1)[0]
+	t.Logf("opened on a stream of %d messages in %v (timeout %v)", n, time.Since(start), o.Timeout)
+	info, err := first.stream.Info(ctx)
+	require.NoError(t, err)
+	s.mu.Lock()
+	applied := s.applied
+	s.mu.Unlock()
+	require.GreaterOrEqual(t, applied, info.State.LastSeq)
 }
