@@ -29,7 +29,11 @@ import (
 
 // Headers of topicgate's messages.
 const (
-	hTopic  = "Tg-Topic"  // catalog: the topic record (JSON); absent: dropped
+	hTopic = "Tg-Topic" // catalog: the topic record (JSON); absent: dropped
+	// hRec is a record batch's fields in one header, space-separated:
+	// base, count, at, bytes, cum, gw, ref (each as the header of that
+	// name below says). Batches written before it carry those headers.
+	hRec    = "Tg-Rec"
 	hBase   = "Tg-Base"   // data: first offset of the record batch
 	hCount  = "Tg-Count"  // data: messages in it
 	hAt     = "Tg-At"     // data, producer: written at (unix micros)
@@ -139,13 +143,22 @@ func (t *topicState) notify() {
 // startFold starts the ordered consumer and waits until it has folded
 // everything the stream holds (sync).
 func (s *Store) startFold(ctx context.Context) error {
-	rctx, cancel := s.request(ctx)
-	defer cancel()
-	cons, err := s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
-		FilterSubjects: []string{s.prefix + ".>"},
-		HeadersOnly:    true,
-		DeliverPolicy:  natsjs.DeliverAllPolicy,
-	})
+	create := func() (natsjs.Consumer, error) {
+		rctx, cancel := s.request(ctx)
+		defer cancel()
+		return s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
+			FilterSubjects: []string{s.prefix + ".>"},
+			HeadersOnly:    true,
+			DeliverPolicy:  natsjs.DeliverAllPolicy,
+		})
+	}
+	// The consumer's creation needs the meta leader, which a cluster that
+	// has just formed on a busy machine may not answer for within one
+	// timeout: asked again like the stream's creation (transientCreate).
+	cons, err := create()
+	for try := 1; try < createTries && transientCreate(err) && ctx.Err() == nil; try++ {
+		cons, err = create()
+	}
 	if err != nil {
 		return s.unavailable(err)
 	}
@@ -166,9 +179,15 @@ func (s *Store) startFold(ctx context.Context) error {
 // 60k messages a second here), and a gateway must be able to start on it.
 // It fails when the fold makes no progress for a whole timeout.
 func (s *Store) replay(ctx context.Context) error {
-	rctx, cancel := s.request(ctx)
-	info, err := s.stream.Info(rctx)
-	cancel()
+	ask := func() (*natsjs.StreamInfo, error) {
+		rctx, cancel := s.request(ctx)
+		defer cancel()
+		return s.stream.Info(rctx)
+	}
+	info, err := ask()
+	for try := 1; try < createTries && transientCreate(err) && ctx.Err() == nil; try++ {
+		info, err = ask() // a leader elected a moment ago, on a busy machine
+	}
 	if err != nil {
 		return s.unavailable(err)
 	}
@@ -473,8 +492,11 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			return fmt.Errorf("record batch for unknown partition %s", tok[2])
 		}
 		ps := t.parts[p]
-		r := recIdx{seq: seq, base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes),
-			ref: uint64(hInt(h, hRef))}
+		r, cum, gw, err := recordFields(h)
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", p, err)
+		}
+		r.seq = seq
 		switch {
 		case r.base == ps.end:
 		case r.base > ps.end && ps.lastSeq == 0:
@@ -488,14 +510,14 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps.recs = append(ps.recs, r)
 		s.swept.referenced(r.ref)
 		ps.end += r.count
-		if cum := hInt(h, hCum); cum > 0 {
+		if cum > 0 {
 			ps.bytes = cum // exact even when retention purged earlier batches
 		} else {
 			ps.bytes += r.bytes // a batch written before Tg-Cum
 		}
 		ps.lastSeq = seq
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
-		if gw := h.Get(hGw); gw != "" {
+		if gw != "" {
 			t.writers[gw] = ps.lastWrite
 		}
 		if rate, burst := topicstore.ThrottleLimits(&t.rec.Config); rate > 0 {
@@ -646,6 +668,40 @@ func (ps *partState) offsetAt(at time.Time) int64 {
 		return ps.end
 	}
 	return max(ps.recs[i].base, ps.start)
+}
+
+// recordFields reads a record batch's headers: Tg-Rec, or the headers of
+// one field each that batches written before it carry.
+func recordFields(h nats.Header) (r recIdx, cum int64, gw string, err error) {
+	v := h.Get(hRec)
+	if v == "" {
+		r = recIdx{base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes),
+			ref: uint64(hInt(h, hRef))}
+		return r, hInt(h, hCum), h.Get(hGw), nil
+	}
+	var f [7]string
+	for i := range f {
+		if i == len(f)-1 {
+			f[i] = v
+			break
+		}
+		var ok bool
+		if f[i], v, ok = strings.Cut(v, " "); !ok {
+			return r, 0, "", fmt.Errorf("bad %s header %q", hRec, h.Get(hRec))
+		}
+	}
+	var n [5]int64
+	for i := range n {
+		if n[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
+			return r, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
+		}
+	}
+	ref, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return r, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
+	}
+	r = recIdx{base: n[0], count: n[1], writtenAt: n[2], bytes: n[3], ref: ref}
+	return r, n[4], f[5], nil
 }
 
 func hInt(h nats.Header, k string) int64 {

@@ -81,11 +81,12 @@ func TestFoldErrorRefuses(t *testing.T) {
 		return err
 	}
 	require.NoError(t, commit())
-	ti, err := a.Topic("f")
-	require.NoError(t, err)
-	m := nats.NewMsg(a.dataSubject(ti.ID, 0))
-	a.recordHeaders(m, 100, 1, time.Now().UnixMicro(), 1, 1)
-	_, err = a.js.PublishMsg(ctx, m)
+	a.mu.Lock()
+	id := a.byName["f"].rec.ID // its subjects' id (TopicInfo.ID is its creation ordinal)
+	a.mu.Unlock()
+	m := nats.NewMsg(a.dataSubject(id, 0))
+	a.recordHeaders(m, 100, 1, time.Now().UnixMicro(), 1, 1, 0)
+	_, err := a.js.PublishMsg(ctx, m)
 	require.NoError(t, err)
 	err = commit()
 	require.ErrorContains(t, err, "cannot fold the stream")

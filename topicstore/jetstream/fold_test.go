@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -114,4 +115,33 @@ func TestOpenFoldsPastTheTimeout(t *testing.T) {
 	applied := s.applied
 	s.mu.Unlock()
 	require.GreaterOrEqual(t, applied, info.State.LastSeq, "the open returned with everything before it folded")
+}
+
+// TestRecordFields: a record batch's fields read the same from Tg-Rec as
+// from the one-field headers that batches written before it carry, and a
+// malformed Tg-Rec is an error, not zeros.
+func TestRecordFields(t *testing.T) {
+	s := &Store{stage: stagings{gw: "g1"}}
+	m := nats.NewMsg("x")
+	s.recordHeaders(m, 7, 3, 1700000000000001, 42, 99, 12)
+	r, cum, gw, err := recordFields(m.Header)
+	require.NoError(t, err)
+	require.Equal(t, recIdx{base: 7, count: 3, writtenAt: 1700000000000001, bytes: 42, ref: 12}, r)
+	require.Equal(t, int64(99), cum)
+	require.Equal(t, "g1", gw)
+
+	old := nats.Header{}
+	for k, v := range map[string]string{hBase: "7", hCount: "3", hAt: "1700000000000001", hBytes: "42", hCum: "99", hGw: "g1", hRef: "12"} {
+		old.Set(k, v)
+	}
+	r2, cum2, gw2, err := recordFields(old)
+	require.NoError(t, err)
+	require.Equal(t, []any{r, cum, gw}, []any{r2, cum2, gw2})
+
+	for _, bad := range []string{"1 2 3", "1 2 x 4 5 g 0", "1 2 3 4 5 g"} {
+		h := nats.Header{}
+		h.Set(hRec, bad)
+		_, _, _, err := recordFields(h)
+		require.Error(t, err, bad)
+	}
 }
