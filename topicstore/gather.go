@@ -20,6 +20,12 @@ type Gatherer interface {
 	// that is alive by the store's reckoning but does not answer within
 	// the store's timeout (capped by ctx) is named in Missing.
 	Gather(ctx context.Context, kind string) (Gathered, error)
+	// Tell sends data to every gateway's listener of kind (this one's
+	// too), at most once and without an answer; Hear sets this gateway's
+	// listener of kind for the store's life. A cancel that reached the
+	// wrong gateway travels this way.
+	Tell(kind string, data []byte) error
+	Hear(kind string, fn func(data []byte)) error
 }
 
 // Gathered is what Gather collected.

@@ -17,7 +17,10 @@
 //   - startup.go, auth.go, scram.go: startup packets are read straight from
 //     the socket (no read-ahead, so nothing can be smuggled in before a TLS
 //     handshake): SSLRequest ('S' + crypto/tls when configured, else 'N'),
-//     GSSENCRequest ('N'), CancelRequest (process id + random secret),
+//     GSSENCRequest ('N'), CancelRequest (process id + random secret; one
+//     that names no connection here goes to Config.ForwardCancel, for
+//     servers behind one address, and Server.Cancel answers one
+//     forwarded from elsewhere),
 //     StartupMessage (3.x; a newer minor version or _pq_ options get
 //     NegotiateProtocolVersion for 3.0). Authentication is trust, cleartext
 //     password, md5 or SCRAM-SHA-256 (RFC 5802/7677, no channel binding);

@@ -45,6 +45,12 @@ type Config struct {
 	// Logger receives connection errors and recovered panics; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// ForwardCancel, when set, receives each CancelRequest that names no
+	// connection of this server, to pass on to other servers that may
+	// hold it (several gateways behind one address: a client's cancel
+	// opens a new connection, which may land on another one). They answer
+	// it with Cancel.
+	ForwardCancel func(pid uint32, secret []byte)
 }
 
 // Server accepts PostgreSQL protocol connections and runs them against a
@@ -288,11 +294,21 @@ func (s *Server) unregister(c *conn) {
 // cancelRequest cancels the running statement of the connection with pid
 // if the secret matches. Mismatches are silently ignored, as in PostgreSQL.
 func (s *Server) cancelRequest(pid uint32, secret []byte) {
+	if !s.Cancel(pid, secret) && s.cfg.ForwardCancel != nil {
+		s.cfg.ForwardCancel(pid, append([]byte(nil), secret...))
+	}
+}
+
+// Cancel cancels what the connection with process id pid is running, as
+// a CancelRequest does, if secret is its key; it reports whether one
+// matched.
+func (s *Server) Cancel(pid uint32, secret []byte) bool {
 	s.mu.Lock()
 	c := s.conns[pid]
 	s.mu.Unlock()
 	if c == nil || subtle.ConstantTimeCompare(c.secret[:], secret) != 1 {
-		return
+		return false
 	}
 	c.cancelRunning()
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -72,7 +73,7 @@ type natsConfig struct {
 	// Cert and Key (--nats-cert, --nats-key) are this gateway's client
 	// certificate and key, for nodes that verify clients.
 	Cert, Key string
-	Timeout  time.Duration
+	Timeout   time.Duration
 	// SessionTTL (--nats-session-ttl) is how long this gateway's read
 	// sessions outlive its last renewal in the cluster (0: the store's
 	// default).
@@ -120,13 +121,34 @@ func start(cfg config) (*app, error) {
 	}
 	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20,
 		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace})
-	srv, err := wire.NewServer(wire.Config{
+	wcfg := wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
 		Auth: cfg.Auth, Users: cfg.Users, Logger: logger,
-	}, eng)
+	}
+	g, gathers := st.(topicstore.Gatherer)
+	if gathers {
+		// A CancelRequest for a session of another gateway (clients behind
+		// one address for all the gateways) is told to every gateway.
+		wcfg.ForwardCancel = func(pid uint32, secret []byte) {
+			_ = g.Tell(tellCancel, binary.BigEndian.AppendUint32(secret, pid))
+		}
+	}
+	srv, err := wire.NewServer(wcfg, eng)
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	if gathers {
+		err := g.Hear(tellCancel, func(b []byte) {
+			if len(b) >= 4 {
+				n := len(b) - 4
+				srv.Cancel(binary.BigEndian.Uint32(b[n:]), b[:n])
+			}
+		})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -271,6 +293,11 @@ func addUser(spec string, into map[string]string) error {
 	into[name] = pass
 	return nil
 }
+
+// tellCancel is the kind of message a gateway tells the others when a
+// CancelRequest names none of its sessions: the secret key, then the
+// process id (4 bytes, big-endian).
+const tellCancel = "cancel"
 
 // natsCacheBytes is the jetstream store's CacheBytes for --nats-cache-mib:
 // 0 turns the cache off, which the store spells as a negative budget.

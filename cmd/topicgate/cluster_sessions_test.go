@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -53,4 +55,53 @@ func TestClusterSessionsAcrossGateways(t *testing.T) {
 	require.NoError(t, g.gws[1].Close())
 	require.Equal(t, []string{"0"}, queryText(t, a, "SELECT count(*) FROM sys.sessions WHERE gateway = $1", gwB))
 	require.Equal(t, []string{fmt.Sprintf("%d %s", a.PgConn().PID(), gwA)}, queryText(t, a, "SELECT pid, gateway FROM sys.sessions"))
+}
+
+// TestClusterCancelThroughOtherGateway: a CancelRequest sent to gateway A
+// for a session of gateway B (as happens behind one address for every
+// gateway: the cancel opens a new connection) cancels B's statement.
+func TestClusterCancelThroughOtherGateway(t *testing.T) {
+	g := startGateways(t, 2, 5*time.Second)
+	ctx := context.Background()
+	a, b := connect(t, g.gws[0]), connect(t, g.gws[1])
+	exec(t, a, "CREATE TOPIC quiet (CONSUMER c)")
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(ctx, "SELECT data FROM quiet WITH (CONSUMER = c, WAIT = '30s') LIMIT 1")
+		done <- err
+	}()
+	bPid := int64(b.PgConn().PID())
+	waitFor(t, func() bool {
+		var n int64
+		require.NoError(t, a.QueryRow(ctx, "SELECT count(*) FROM sys.sessions WHERE pid = $1 AND gateway <> (SELECT gateway FROM sys.sessions WHERE pid = pg_backend_pid()) AND state = 'active'", bPid).Scan(&n))
+		return n == 1
+	})
+	// A CancelRequest (length 16, code 80877102, pid, secret) to A.
+	nc, err := net.Dial("tcp", g.gws[0].Addr())
+	require.NoError(t, err)
+	msg := binary.BigEndian.AppendUint32(nil, 16)
+	msg = binary.BigEndian.AppendUint32(msg, 80877102)
+	msg = binary.BigEndian.AppendUint32(msg, b.PgConn().PID())
+	msg = append(msg, b.PgConn().SecretKey()...)
+	_, err = nc.Write(msg)
+	require.NoError(t, err)
+	nc.Close()
+	select {
+	case err := <-done:
+		require.Equal(t, "57014", pgCode(err), "B's statement was canceled: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("B's statement was not canceled through A")
+	}
+	// A wrong secret cancels nothing (B's next WAIT read runs to its end).
+	go func() {
+		_, err := b.Exec(ctx, "SELECT data FROM quiet WITH (CONSUMER = c, WAIT = '300ms') LIMIT 1")
+		done <- err
+	}()
+	nc, err = net.Dial("tcp", g.gws[0].Addr())
+	require.NoError(t, err)
+	bad := append(msg[:12:12], 0, 0, 0, 0)
+	_, err = nc.Write(bad)
+	require.NoError(t, err)
+	nc.Close()
+	require.NoError(t, <-done)
 }

@@ -164,4 +164,28 @@ func (s *Store) liveGateways() (wait map[string]bool, silent []string) {
 	return wait, silent
 }
 
+func (s *Store) tellSubject(kind string) string { return "_tg." + s.opts.Stream + ".tell." + kind }
+
+// Tell implements topicstore.Gatherer: one core NATS publish, which every
+// gateway's Hear of kind receives (none if the cluster is away).
+func (s *Store) Tell(kind string, data []byte) error {
+	if err := s.nc.Publish(s.tellSubject(kind), data); err != nil {
+		return s.unavailable(err)
+	}
+	return nil
+}
+
+// Hear implements topicstore.Gatherer.
+func (s *Store) Hear(kind string, fn func(data []byte)) error {
+	sub, err := s.nc.Subscribe(s.tellSubject(kind), func(m *nats.Msg) { fn(m.Data) })
+	if err != nil {
+		return s.unavailable(err)
+	}
+	a := &s.answer
+	a.mu.Lock()
+	a.subs = append(a.subs, sub)
+	a.mu.Unlock()
+	return nil
+}
+
 var _ topicstore.Gatherer = (*Store)(nil)
