@@ -165,7 +165,11 @@ func (s *Store) startFold(ctx context.Context) error {
 	// A heartbeat every second (nats.go's default is 5s, and it
 	// re-creates the consumer after two missed ones): the consumer lives on
 	// one node, and when that node dies the fold stalls until then.
-	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) }, natsjs.PullHeartbeat(foldHeartbeat))
+	// Pulls of foldPull messages (nats.go's default is 500): a gateway
+	// starting on a stream of 318k messages folded it in 4.4 s on average
+	// against 6.0 s (five rounds alternated); the messages are headers
+	// only, so the buffer stays small.
+	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) }, natsjs.PullHeartbeat(foldHeartbeat), natsjs.PullMaxMessages(foldPull))
 	if err != nil {
 		return s.unavailable(err)
 	}
@@ -222,10 +226,12 @@ func (s *Store) sync(ctx context.Context) error {
 
 // foldHeartbeat is the ordered consumer's idle heartbeat; fillAfter is
 // how long waitApplied lets it deliver nothing before fetching what it
-// waits for itself (fill).
+// waits for itself (fill); foldPull is how many messages one pull of it
+// asks for (see startFold).
 const (
 	foldHeartbeat = time.Second
 	fillAfter     = 250 * time.Millisecond
+	foldPull      = 4096
 )
 
 // waitApplied blocks until the fold has applied seq (or ctx ends). If the
