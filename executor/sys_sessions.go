@@ -139,10 +139,7 @@ func (s *Session) allSessions() []gatewaySessions {
 	}
 	got, err := s.eng.gather.Gather(context.Background(), gatherSessions)
 	var res []gatewaySessions
-	for i, a := range got.Answers {
-		if i == 0 && a.Gateway == "" {
-			a.Gateway = s.eng.gatewayID
-		}
+	for _, a := range got.Answers {
 		var ss []sessionView
 		if json.Unmarshal(a.Data, &ss) != nil {
 			got.Missing = append(got.Missing, a.Gateway)

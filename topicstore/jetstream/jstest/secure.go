@@ -47,8 +47,8 @@ func WithClientVerify(f TLSFiles) Option {
 	return func(c *natsnode.Config) { c.TLSCert, c.TLSKey, c.TLSVerifyCA = f.Cert, f.Key, f.CA }
 }
 
-// NewTLS writes a new CA and a server certificate it signed (ECDSA P-256,
-// valid for an hour) into a directory of t's.
+// NewTLS writes a new CA, a server certificate and a client certificate
+// it signed (ECDSA P-256, valid for an hour) into a directory of t's.
 func NewTLS(t testing.TB) TLSFiles {
 	t.Helper()
 	dir := t.TempDir()
@@ -70,52 +70,22 @@ func NewTLS(t testing.TB) TLSFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:     []string{"localhost"},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srv, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cliKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli := &x509.Certificate{
+	srvDER, keyDER := issue(t, caCert, caKey, &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{"localhost"},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+	cliDER, cliKeyDER := issue(t, caCert, caKey, &x509.Certificate{
 		SerialNumber: big.NewInt(3),
 		Subject:      pkix.Name{CommonName: "topicgate gateway"},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	cliDER, err := x509.CreateCertificate(rand.Reader, cli, caCert, &cliKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cliKeyDER, err := x509.MarshalECPrivateKey(cliKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	f := TLSFiles{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem"),
 		ClientCert: filepath.Join(dir, "client.pem"), ClientKey: filepath.Join(dir, "client-key.pem")}
 	writePEM(t, f.CA, "CERTIFICATE", caDER)
@@ -124,6 +94,26 @@ func NewTLS(t testing.TB) TLSFiles {
 	writePEM(t, f.ClientCert, "CERTIFICATE", cliDER)
 	writePEM(t, f.ClientKey, "EC PRIVATE KEY", cliKeyDER)
 	return f
+}
+
+// issue signs tmpl (valid for an hour, for digital signatures) with the
+// CA for a new ECDSA P-256 key, and returns the certificate and the key,
+// DER.
+func issue(t testing.TB, ca *x509.Certificate, caKey *ecdsa.PrivateKey, tmpl *x509.Certificate) (cert, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl.NotBefore, tmpl.NotAfter, tmpl.KeyUsage = now.Add(-time.Minute), now.Add(time.Hour), x509.KeyUsageDigitalSignature
+	if cert, err = x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey); err != nil {
+		t.Fatal(err)
+	}
+	if key, err = x509.MarshalECPrivateKey(k); err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
 }
 
 func writePEM(t testing.TB, path, typ string, der []byte) {
