@@ -73,9 +73,10 @@
 // partition is active; a message naming another partition fails the
 // request with ProducerPartitionError. A producer without writes for
 // ProducerExpiry (DefaultProducerExpiry) is forgotten: binding and seqnos.
-// The messages of one TopicWrite that name no partition and have no key
-// (no producer and, in a keyed layout, no message group) share one
-// partition, chosen round robin.
+// The messages of one commit group (every TopicWrite of every request a
+// store commits together) that name no partition and have no key (no
+// producer and, in a keyed layout, no message group) share one partition
+// per topic, chosen round robin.
 //
 // Positions. A consumer's committed offset is the next offset it reads.
 // A PositionUpdate with Expect >= 0 fails the request with

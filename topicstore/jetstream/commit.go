@@ -543,6 +543,20 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		}
 		return sp
 	}
+	// sticky is the partition of the group's writes to a topic that name
+	// none and have no producer or key: one per topic per group, the next
+	// round-robin one (Kafka's sticky partitioner, KIP-480), so concurrent
+	// single-row INSERTs coalesced into one batch append one record batch,
+	// not one per partition.
+	sticky := map[uint64]int32{}
+	unboundPart := func(t *topicState) int32 {
+		p, ok := sticky[t.rec.ID]
+		if !ok {
+			p = s.roundRobin(t)
+			sticky[t.rec.ID] = p
+		}
+		return p
+	}
 	sh := s.newSharedPlan(group) // shared-consumer steps (shared_plan.go)
 	for i, r := range group {
 		if msgCount+sh.msgs >= maxGroupMsgs {
@@ -607,7 +621,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 					part = live(t, part, "")
 				} else {
 					if unbound < 0 {
-						unbound = s.roundRobin(t)
+						unbound = unboundPart(t)
 					}
 					part = unbound
 				}
@@ -640,7 +654,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 						part = t.rec.Layout.Owner(topicstore.KeyHash(m.group))
 					default:
 						if unbound < 0 {
-							unbound = s.roundRobin(t)
+							unbound = unboundPart(t)
 						}
 						part = unbound
 					}

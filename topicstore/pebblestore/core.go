@@ -194,6 +194,7 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		}
 	}
 	var refs []refAdd
+	sticky := map[uint64]int32{} // topic -> partition of its unbound messages in this group
 	// The previous message's producer (runs of one producer are common).
 	var (
 		lastT  *coreTopic
@@ -341,7 +342,15 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		res := make([]topicstore.WriteResult, len(writes))
 		for j, w := range writes {
 			t := s.Topics[w.TopicID]
-			unbound := int32(-1) // partition for this write's messages without producer
+			// unbound is the partition of the messages that have no
+			// producer and name none: one per topic per group, the next
+			// round-robin one, as on the cluster (Kafka's sticky
+			// partitioner), so concurrent single-row INSERTs committed
+			// together append one batch.
+			unbound, ok := sticky[w.TopicID]
+			if !ok {
+				unbound = -1
+			}
 			for k := range w.Staged {
 				c := &w.Staged[k]
 				if c.ProducerID == "" {
@@ -383,6 +392,9 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				out.Dels = append(out.Dels, stagedKey(c.SID, c.Seq))
 			}
 			admit(t, w.Msgs, &res[j], &unbound)
+			if unbound >= 0 {
+				sticky[w.TopicID] = unbound
+			}
 		}
 		out.Outcomes[i].Result = topicstore.CommitResult{Writes: res, Throttle: s.thr.settle(now)}
 	}

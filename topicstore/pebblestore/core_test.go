@@ -157,11 +157,17 @@ producer t1/c p2 max=1
 producer t1/d p0 max=1
 req0: 5/0
 `},
-		// Writes without producer: one round-robin partition per write.
-		{reqs: [][]pendingWrite{req(write(1, "x", "y"), write(1, "z"))}, want: `
-batch t1/p1 base=1 cum=11: x y
-batch t1/p2 base=1 cum=11: z
+		// Writes without producer: one round-robin partition per group
+		// and topic, for every write and request in it (sticky).
+		{reqs: [][]pendingWrite{req(write(1, "x", "y"), write(1, "z")), req(write(1, "w"))}, want: `
+batch t1/p1 base=1 cum=11: x y z w
 req0: 2/0 1/0
+req1: 1/0
+`},
+		// The next group takes the next partition.
+		{reqs: [][]pendingWrite{req(write(1, "v"))}, want: `
+batch t1/p2 base=1 cum=11: v
+req0: 1/0
 `},
 	})
 }

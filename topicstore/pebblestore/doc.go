@@ -70,7 +70,7 @@
 // At commit (TopicWrite.Staged, applied before the write's Messages) the
 // core gives each chunk the next Count offsets of its partition — explicit
 // partition, else the producer's binding (a new one round robin or on the
-// explicit partition), else the write's single round-robin partition,
+// explicit partition), else the group's single round-robin partition for the topic,
 // exactly as for in-memory messages — and writes a reference record at
 // m/<topic><partition><base>: the batch header (version byte 2: base,
 // count, written_at, cumulative bytes before, CRC of the staged payload)
