@@ -211,13 +211,24 @@ const streamMark = "topicgate.store"
 // ensureStream creates the stream, or adopts it if it is topicgate's; a
 // stream of that name that belongs to another application is refused.
 func (s *Store) ensureStream(parent context.Context) (natsjs.Stream, error) {
-	ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
-	defer cancel()
-	st, err := s.js.Stream(ctx, s.opts.Stream)
+	lookup := func() (natsjs.Stream, error) {
+		ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
+		defer cancel()
+		return s.js.Stream(ctx, s.opts.Stream)
+	}
+	st, err := lookup()
+	for try := 1; try < createTries && transientCreate(err); try++ {
+		// The meta leader may be too busy to answer within the timeout
+		// (another gateway creating the stream, many streams on the
+		// cluster): a client-side timeout, so ask again.
+		st, err = lookup()
+	}
 	if err == nil {
 		if st.CachedInfo().Config.Metadata[streamMark] == "" {
 			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream (--nats-stream), or remove that one", s.opts.Stream, streamMark)
 		}
+		ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
+		defer cancel()
 		return s.allowRollup(ctx, st)
 	}
 	if !errors.Is(err, natsjs.ErrStreamNotFound) {
