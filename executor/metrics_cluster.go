@@ -67,5 +67,6 @@ func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 	p.single("topicgate_cluster_record_cache_hits_total", "counter", "Record batch reads this gateway answered from its cache of what it wrote or read.", float64(cs.CacheHits))
 	p.single("topicgate_cluster_record_cache_misses_total", "counter", "Record batch reads that went to the cluster (a direct get).", float64(cs.CacheMisses))
 	p.single("topicgate_cluster_record_cache_bytes", "gauge", "Bytes in this gateway's record cache (--nats-cache-mib bounds them).", float64(cs.CacheBytes))
+	p.single("topicgate_cluster_commit_held_total", "counter", "Groups this gateway's committer held back, up to --commit-delay, for sessions that commit steadily and had not joined yet.", float64(cs.CommitHeld))
 	p.single("topicgate_cluster_commit_replans_total", "counter", "Atomic batches the cluster refused because a concurrent write to the same subjects came first, planned again.", float64(cs.Replans))
 }

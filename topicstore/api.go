@@ -275,6 +275,10 @@ type CommitRequest struct {
 	// holds, atomically with the writes and positions; a lock that expired
 	// (or is not held) fails the whole commit with ErrLockExpired.
 	Acks []SharedAck
+	// Session is the committing session (0: none given). A store may use
+	// it to pace group commit (jetstream: wait for the other sessions
+	// that commit steadily), never for what the commit means.
+	Session uint32
 }
 
 // SharedAck acknowledges messages of one shared consumer in a commit.

@@ -28,6 +28,9 @@ type ClusterStats struct {
 	Server                                string
 	Reconnects                            uint64
 	CommitGroups, CommitRequests, Replans int64
+	// CommitHeld counts groups the committer held back for sessions
+	// expected to join them (jetstream's CommitDelay).
+	CommitHeld int64
 	// BarrierMisses counts read barriers that found no leader in time,
 	// whose statements read this gateway's view as it was.
 	BarrierMisses int64

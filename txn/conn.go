@@ -217,6 +217,7 @@ func (c *Conn) commit(ctx context.Context, tx *Txn) (Result, error) {
 	}
 	tx.acks = c.held.acks(c.session)
 	req := tx.Request()
+	req.Session = c.session
 	if len(req.Writes) == 0 && len(req.Positions) == 0 && len(req.Acks) == 0 {
 		tx.discard()
 		c.held = nil

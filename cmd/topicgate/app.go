@@ -81,6 +81,9 @@ type natsConfig struct {
 	// CacheMiB (--nats-cache-mib) bounds the gateway's cache of record
 	// batches (0: none).
 	CacheMiB int64
+	// CommitDelay (--nats-commit-delay) is how long the committer may
+	// hold a group for sessions that commit steadily (0: never).
+	CommitDelay time.Duration
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -174,7 +177,7 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 		}
 		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
-			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB)})
+			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
 		}
@@ -306,4 +309,13 @@ func natsCacheBytes(mib int64) int64 {
 		return -1
 	}
 	return mib << 20
+}
+
+// natsCommitDelay is the jetstream store's CommitDelay for
+// --nats-commit-delay: 0 turns the wait off (a negative delay there).
+func natsCommitDelay(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

@@ -59,6 +59,7 @@ func main() {
 	fs.StringVar(&cfg.NATS.Key, "nats-key", env("TOPICGATE_NATS_KEY", ""), "with --store: the key (PEM) of --nats-cert")
 	fs.DurationVar(&cfg.NATS.Timeout, "nats-timeout", 5*time.Second, "with --store: how long a request to the cluster may take before the statement fails with 57P03")
 	fs.Int64Var(&cfg.NATS.CacheMiB, "nats-cache-mib", jetstream.DefaultCacheBytes>>20, "with --store: the gateway's cache of the record batches it wrote or read, in MiB (0: none); a read of a cached batch needs no round trip to the cluster")
+	fs.DurationVar(&cfg.NATS.CommitDelay, "nats-commit-delay", jetstream.DefaultCommitDelay, "with --store: how long a commit group may wait for the sessions that committed in the last 20 ms and have not joined it yet (group commit pacing; 0: never wait); a lone session never waits")
 	fs.DurationVar(&cfg.NATS.SessionTTL, "nats-session-ttl", jetstream.DefaultGroupTTL, "with --store: how long a gateway that stops renewing its read sessions (it died, or lost the cluster) keeps its share of each consumer's partitions before the other gateways take it; renewed every fifth of it")
 	fs.StringVar(&cfg.Auth, "auth", env("TOPICGATE_AUTH", ""), "trust, password, md5 or scram-sha-256 (default: trust without users, scram-sha-256 with)")
 	usersFile := fs.String("users-file", env("TOPICGATE_USERS_FILE", ""), "file of name:password lines")

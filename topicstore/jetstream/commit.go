@@ -52,6 +52,7 @@ type commitReq struct {
 	// gateway refuses it: sweep.go).
 	staged   bool
 	openedAt uint64
+	session  uint32 // the committing session, for pacing (pace.go); 0: none
 	out      chan commitOut
 }
 
@@ -96,7 +97,7 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 		return topicstore.CommitResult{}, topicstore.ErrClosed
 	}
 	now := s.opts.Clock()
-	cr := &commitReq{ctx: ctx, pos: req.Positions, exact: exact, out: make(chan commitOut, 1)}
+	cr := &commitReq{ctx: ctx, pos: req.Positions, exact: exact, session: req.Session, out: make(chan commitOut, 1)}
 	for _, w := range req.Writes {
 		t, err := s.topic(w.Topic)
 		if err != nil {
@@ -224,7 +225,7 @@ func (s *Store) committer() {
 			return
 		}
 	more:
-		for len(group) < 256 {
+		for len(group) < maxGroupReqs {
 			select {
 			case r := <-s.commits:
 				group = append(group, r)
@@ -232,9 +233,13 @@ func (s *Store) committer() {
 				break more
 			}
 		}
+		group = s.linger(group)
 		s.runGroup(group)
 	}
 }
+
+// maxGroupReqs bounds the requests the committer gathers into one group.
+const maxGroupReqs = 256
 
 // drain fails what is still queued at Close.
 func (s *Store) drain() {

@@ -20,7 +20,10 @@
 //     batch is the whole commit, so there is nothing to roll forward; a
 //     commit returns once the fold has applied it (read your writes),
 //     which the committer does itself from the batch it published once
-//     the fold has everything before it (waitOwn);
+//     the fold has everything before it (waitOwn); a group's messages
+//     without a producer share one partition per topic (sticky), and the
+//     committer may hold a group up to Options.CommitDelay for the
+//     sessions that commit steadily and have not joined it (pace.go);
 //   - the record cache (cache.go): record batches this gateway wrote or
 //     read, by stream sequence, so reads of recent data need no direct get;
 //   - gathering (gather.go): a question every live gateway answers over

@@ -49,7 +49,17 @@ type Options struct {
 	// CacheBytes bounds the cache of record batches this gateway wrote or
 	// read (cache.go; default DefaultCacheBytes, negative: none).
 	CacheBytes int64
+	// CommitDelay is how long the committer may hold a group back for
+	// the sessions that commit steadily but are not in it yet (pace.go;
+	// default DefaultCommitDelay, negative: never).
+	CommitDelay time.Duration
 }
+
+// DefaultCommitDelay is the committer's default CommitDelay: about half
+// a batch's round trip on a three-node cluster here, so a held group
+// gains more requests than the wait costs them (README, "Running a
+// cluster", has the measurements).
+const DefaultCommitDelay = time.Millisecond
 
 // DefaultCacheBytes is the record cache's default budget: enough for the
 // last few hundred thousand small messages a gateway wrote.
@@ -97,8 +107,11 @@ type Store struct {
 
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64
+	commitHeld                                  atomic.Int64 // groups linger held back (pace.go)
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
+
+	pace pacer // sessions that committed lately; the committer's alone (pace.go)
 }
 
 // ClusterStats implements topicstore.ClusterStatter: the stream's state
@@ -110,6 +123,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	s.mu.Unlock()
 	cs := topicstore.ClusterStats{Stream: s.opts.Stream, Applied: applied,
 		CommitGroups: s.commitGroups.Load(), CommitRequests: s.commitRequests.Load(), Replans: s.commitReplans.Load(),
+		CommitHeld:    s.commitHeld.Load(),
 		BarrierMisses: s.barrierMisses.Load()}
 	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.cache.stats()
 	if s.nc.IsConnected() {
@@ -156,6 +170,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.CacheBytes == 0 {
 		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.CommitDelay == 0 {
+		o.CommitDelay = DefaultCommitDelay
 	}
 	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1)}, o.NATS...)...)
 	if err != nil {
