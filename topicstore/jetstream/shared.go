@@ -168,7 +168,9 @@ func (s *Store) sharedRun(ctx context.Context, st *shStep) error {
 		if err := s.sharedFill(ctx, st.topic, st.consumer); err != nil {
 			return err
 		}
-		err := s.sharedSubmit(&commitReq{ctx: ctx, sh: []*shStep{st}, out: make(chan commitOut, 1)})
+		// The step's session paces like a commit's (pace.go): a group
+		// holding a worker's acquire does not wait for that worker.
+		err := s.sharedSubmit(&commitReq{ctx: ctx, sh: []*shStep{st}, session: st.holder.Session, out: make(chan commitOut, 1)})
 		var nb *needBodiesError
 		if !errors.As(err, &nb) || attempt >= 3 {
 			return err
