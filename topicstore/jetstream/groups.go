@@ -134,13 +134,16 @@ func (s *Store) memberSubject(k memberKey, gw string) string {
 }
 func (s *Store) beatSubject(gw string) string { return s.prefix + ".h." + gw }
 
-// startGroups starts the goroutine that publishes announcements and
-// renews the heartbeat. Open calls it once the fold has caught up.
+// startGroups publishes the first heartbeat, so that once Open returns
+// every other gateway's Gather waits for this one (as soon as its fold
+// has the heartbeat), then starts the goroutine that publishes
+// announcements and renews it. Open calls it once the fold has caught up.
 func (s *Store) startGroups(ttl time.Duration) {
 	if ttl <= 0 {
 		ttl = DefaultGroupTTL
 	}
 	s.groups.ttl, s.groups.kick = ttl, make(chan struct{}, 1)
+	s.renewBeat() // before the loop starts: nothing else touches it yet
 	s.wg.Add(1)
 	go s.groupLoop()
 }
@@ -322,7 +325,6 @@ func (s *Store) groupLoop() {
 	defer s.wg.Done()
 	tick := time.NewTicker(s.groups.ttl / groupRenewals)
 	defer tick.Stop()
-	s.renewBeat() // other gateways' Gather waits for this one from now on
 	for {
 		select {
 		case <-s.done:
