@@ -141,8 +141,11 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg) (*Batch
 		}
 		m.Header.Del(BatchCommitHeader)
 		if err := nc.PublishMsg(m); err != nil {
-			return nil, fmt.Errorf("jetstream: atomic batch message %d of %d: %w", i+1, len(msgs), err)
+			return nil, fmt.Errorf("jetstream: atomic batch message %d of %d: %w: %w", i+1, len(msgs), errBatchNotSent, err)
 		}
+	}
+	if nc.IsClosed() {
+		return nil, fmt.Errorf("jetstream: atomic batch on %s: %w: %w", msgs[last].Subject, errBatchNotSent, nats.ErrConnectionClosed)
 	}
 	commit := msgs[last]
 	commit.Header.Set(BatchCommitHeader, "1")

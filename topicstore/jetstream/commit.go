@@ -269,8 +269,17 @@ func (s *Store) runGroup(group []*commitReq) {
 			return
 		}
 		ctx, cancel := s.request(context.Background())
-		ack, err := PublishAtomic(ctx, s.nc, p.msgs)
+		nc := s.leaders.conn(s.nc)
+		ack, err := PublishAtomic(ctx, nc, p.msgs)
 		cancel()
+		if err != nil && nc != s.nc {
+			// The leader's connection failed it (its node went, or the
+			// leader moved): the store's own connection takes the next.
+			s.forgetLeader()
+			if errors.Is(err, errBatchNotSent) && time.Now().Before(deadline) {
+				continue
+			}
+		}
 		if err == nil {
 			s.commitGroups.Add(1)
 			s.commitRequests.Add(int64(len(group)))

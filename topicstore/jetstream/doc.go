@@ -24,6 +24,11 @@
 //     without a producer share one partition per topic (sticky), and the
 //     committer may hold a group up to Options.CommitDelay for the
 //     sessions that commit steadily and have not joined it (pace.go);
+//   - the route of a batch (leader.go): the committer publishes on a
+//     connection pinned to the node that leads the stream (one per node
+//     it reached, the leader told by the stream's info and its
+//     leader-elected advisories), so a batch is not forwarded over a route
+//     by another node; without a live one, on the store's own connection;
 //   - the record cache (cache.go): record batches this gateway wrote or
 //     read, by stream sequence, so reads of recent data need no direct get;
 //   - gathering (gather.go): a question every live gateway answers over

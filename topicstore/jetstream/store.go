@@ -97,6 +97,8 @@ type Store struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
+	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
+
 	sh sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 
 	groups groupsState // read-session groups (groups.go)
@@ -212,6 +214,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
+	s.startLeaderConns(ctx)
 	s.wg.Add(1)
 	go s.committer()
 	s.startGroups(o.GroupTTL)
@@ -385,6 +388,7 @@ func (s *Store) Close() error {
 		case <-time.After(closeStopWait):
 		}
 	}
+	s.leaders.close()
 	s.nc.Close()
 	return nil
 }
