@@ -272,9 +272,11 @@ func (s *Store) runGroup(group []*commitReq) {
 		nc := s.leaders.conn(s.nc)
 		ack, err := PublishAtomic(ctx, nc, p.msgs)
 		cancel()
-		if err != nil && nc != s.nc {
-			// The leader's connection failed it (its node went, or the
-			// leader moved): the store's own connection takes the next.
+		if err != nil && nc != s.nc && ErrorCode(err) == 0 {
+			// The leader's connection failed it, not the stream (its node
+			// went, the leader moved, a timeout): the store's own
+			// connection takes the next. A refusal (a wrong last
+			// sequence, 10071/10164) came from the leader: it stays.
 			s.forgetLeader()
 			if errors.Is(err, errBatchNotSent) && time.Now().Before(deadline) {
 				continue

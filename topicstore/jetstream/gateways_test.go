@@ -67,6 +67,14 @@ func TestGatewaysContendForOnePartition(t *testing.T) {
 	for range writers {
 		require.NoError(t, <-errs)
 	}
+	for i, s := range stores {
+		// Refusals come from the leader: its connection stays in use.
+		s.leaders.mu.Lock()
+		forgot := s.leaders.forgot
+		s.leaders.mu.Unlock()
+		require.Zero(t, forgot, "store %d forgot the leader (%d re-plans)", i, s.commitReplans.Load())
+	}
+	require.Positive(t, stores[0].commitReplans.Load()+stores[1].commitReplans.Load(), "the gateways met")
 	ti, err := openStores(t, c, o, 1)[0].Topic("hot") // a store opened now has folded all of it
 
 	require.NoError(t, err)

@@ -36,6 +36,7 @@ type leaderConns struct {
 	closed  bool
 	sub     *nats.Subscription
 	changed chan struct{} // closed and replaced at every change of leader or connections (tests wait on it)
+	forgot  int           // times a failed batch made it forget the leader
 	wg      sync.WaitGroup
 }
 
@@ -112,6 +113,7 @@ func (s *Store) forgetLeader() {
 		return
 	}
 	l.leader = ""
+	l.forgot++
 	l.notifyLocked()
 	l.wg.Go(func() {
 		ctx, cancel := s.request(context.Background())
