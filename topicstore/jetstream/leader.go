@@ -44,10 +44,11 @@ type leaderConns struct {
 // leader (nats-server's JSAdvisoryStreamLeaderElectedPre).
 const leaderElectedSubject = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."
 
-// startLeaderConns subscribes to the stream's leader advisories, dials
+// startLeaderConns subscribes to the stream's leader advisories and, in
+// the background (a node that is down must not hold up the start), dials
 // every node of the URL list and asks the stream who leads it. Nothing of
 // it can fail the store: a part that fails leaves batches on s.nc.
-func (s *Store) startLeaderConns(ctx context.Context) {
+func (s *Store) startLeaderConns() {
 	l := &s.leaders
 	l.urls = s.opts.URLs
 	l.opts = append([]nats.Option{nats.NoReconnect(), nats.DontRandomize(), nats.Timeout(s.opts.Timeout)}, s.opts.NATS...)
@@ -66,11 +67,18 @@ func (s *Store) startLeaderConns(ctx context.Context) {
 	}); err == nil {
 		l.sub = sub
 	}
-	l.dial()
-	rctx, cancel := s.request(ctx)
+	l.wg.Go(func() {
+		l.dial()
+		s.learnLeader()
+	})
+}
+
+// learnLeader asks the stream who leads it.
+func (s *Store) learnLeader() {
+	ctx, cancel := s.request(context.Background())
 	defer cancel()
-	if info, err := s.stream.Info(rctx); err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
-		l.setLeader(info.Cluster.Leader)
+	if info, err := s.stream.Info(ctx); err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
+		s.leaders.setLeader(info.Cluster.Leader)
 	}
 }
 
@@ -115,13 +123,7 @@ func (s *Store) forgetLeader() {
 	l.leader = ""
 	l.forgot++
 	l.notifyLocked()
-	l.wg.Go(func() {
-		ctx, cancel := s.request(context.Background())
-		defer cancel()
-		if info, err := s.stream.Info(ctx); err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
-			l.setLeader(info.Cluster.Leader)
-		}
-	})
+	l.wg.Go(s.learnLeader)
 }
 
 // dial connects to every URL that has no live connection yet, one at a
@@ -184,7 +186,10 @@ func (l *leaderConns) wait() <-chan struct{} {
 	return l.changed
 }
 
-// close closes every pinned connection and waits for a dial in progress.
+// close closes every pinned connection; a dial or a question in
+// progress ends by itself (a dial that connects after it closes what it
+// got; a question fails once the store's connection closes): wait for
+// them with l.wg.Wait after that.
 func (l *leaderConns) close() {
 	l.mu.Lock()
 	if l.conns == nil || l.closed {
@@ -199,7 +204,6 @@ func (l *leaderConns) close() {
 	if l.sub != nil {
 		_ = l.sub.Unsubscribe()
 	}
-	l.wg.Wait()
 	for _, c := range conns {
 		c.Close()
 	}

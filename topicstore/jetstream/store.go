@@ -214,7 +214,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	s.startLeaderConns(ctx)
+	s.startLeaderConns()
 	s.wg.Add(1)
 	go s.committer()
 	s.startGroups(o.GroupTTL)
@@ -390,6 +390,7 @@ func (s *Store) Close() error {
 	}
 	s.leaders.close()
 	s.nc.Close()
+	s.leaders.wg.Wait()
 	return nil
 }
 
