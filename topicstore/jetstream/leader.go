@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -23,96 +25,115 @@ import (
 // leader (not yet known, its node down, a URL list that names a load
 // balancer, credentials that may not subscribe to advisories) batches go
 // through the store's own connection, as before: this is a shortcut, never
-// a dependency. It is safe for concurrent use.
+// a dependency. Whatever is missing is looked for again by one refresh at
+// a time (dial the nodes without a live connection, ask the stream who
+// leads it), at once when a connection or the leader is lost and at most
+// every refreshEvery while batches find no live connection to the leader.
+// It is safe for concurrent use; nothing of it outlives Close by more
+// than a dial or a question in progress (each bounded by the store's
+// timeout; one that ends after Close drops what it got).
 type leaderConns struct {
 	urls []string
 	opts []nats.Option
+	ask  func() string // the stream's leader from its info, "" if it has none or did not answer
+	need int64         // the max_payload a node must allow (as Open checks the store's own)
 
 	mu      sync.Mutex
-	conns   map[string]*nats.Conn // live pinned connections by server name
+	conns   map[string]*nats.Conn // pinned connections by server name
 	byURL   map[string]string     // the server name each URL answered with
 	leader  string                // the stream's leader as last heard; "" unknown
-	dialing bool
+	heard   uint64                // advisories heard: an info answer older than the last is dropped
+	busy    bool                  // a refresh runs
+	again   bool                  // one was asked for while it ran
+	lastTry time.Time             // when the last refresh started
 	closed  bool
 	sub     *nats.Subscription
 	changed chan struct{} // closed and replaced at every change of leader or connections (tests wait on it)
 	forgot  int           // times a failed batch made it forget the leader
-	wg      sync.WaitGroup
 }
 
 // leaderElectedSubject is where the servers announce a stream's new
 // leader (nats-server's JSAdvisoryStreamLeaderElectedPre).
 const leaderElectedSubject = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."
 
-// startLeaderConns subscribes to the stream's leader advisories and, in
-// the background (a node that is down must not hold up the start), dials
-// every node of the URL list and asks the stream who leads it. Nothing of
-// it can fail the store: a part that fails leaves batches on s.nc.
+// refreshEvery bounds how often batches without a live connection to the
+// leader start a refresh.
+const refreshEvery = time.Second
+
+// startLeaderConns subscribes to the stream's leader advisories and starts
+// the first refresh in the background (a node that is down must not hold
+// up the start). Nothing of it can fail the store: a part that fails
+// leaves batches on s.nc.
 func (s *Store) startLeaderConns() {
 	l := &s.leaders
 	l.urls = s.opts.URLs
 	l.opts = append([]nats.Option{nats.NoReconnect(), nats.DontRandomize(), nats.Timeout(s.opts.Timeout)}, s.opts.NATS...)
+	l.need = minPayload
+	l.ask = func() string {
+		ctx, cancel := s.request(context.Background())
+		defer cancel()
+		if info, err := s.stream.Info(ctx); err == nil && info.Cluster != nil {
+			return info.Cluster.Leader
+		}
+		return ""
+	}
 	l.conns = map[string]*nats.Conn{}
 	l.byURL = map[string]string{}
 	l.changed = make(chan struct{})
-	l.dialing = true
 	// Subscribe before asking, so a change between the two is not missed.
 	if sub, err := s.nc.Subscribe(leaderElectedSubject+s.opts.Stream, func(m *nats.Msg) {
 		var adv struct {
 			Leader string `json:"leader"`
 		}
 		if json.Unmarshal(m.Data, &adv) == nil && adv.Leader != "" {
-			l.setLeader(adv.Leader)
+			l.elected(adv.Leader)
 		}
 	}); err == nil {
 		l.sub = sub
 	}
-	l.wg.Go(func() {
-		l.dial()
-		s.learnLeader()
-	})
-}
-
-// learnLeader asks the stream who leads it.
-func (s *Store) learnLeader() {
-	ctx, cancel := s.request(context.Background())
-	defer cancel()
-	if info, err := s.stream.Info(ctx); err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
-		s.leaders.setLeader(info.Cluster.Leader)
-	}
+	l.mu.Lock()
+	l.kickLocked(true)
+	l.mu.Unlock()
 }
 
 // conn is the connection the next batch goes out on: the pinned one to
-// the leader if it is live, else fallback.
+// the leader if it is live, else fallback (and, at most every
+// refreshEvery, a refresh looks for what is missing).
 func (l *leaderConns) conn(fallback *nats.Conn) *nats.Conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c := l.conns[l.leader]; c != nil && c.IsConnected() {
 		return c
 	}
+	l.kickLocked(false)
 	return fallback
 }
 
-// setLeader records the stream's leader; a leader this gateway has no
-// connection to has its node dialed again (it may have restarted).
-func (l *leaderConns) setLeader(name string) {
+// elected records the leader an advisory names.
+func (l *leaderConns) elected(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	l.heard++
+	l.setLocked(name)
+}
+
+// setLocked makes name the leader; one this gateway has no live
+// connection to has its node dialed again (it may have restarted).
+func (l *leaderConns) setLocked(name string) {
+	if l.closed || name == "" {
 		return
 	}
 	l.leader = name
 	l.notifyLocked()
-	if l.conns[name] == nil && !l.dialing {
-		l.dialing = true
-		l.wg.Go(func() { l.dial() })
+	if c := l.conns[name]; c == nil || !c.IsConnected() {
+		l.kickLocked(true)
 	}
 }
 
-// forget is told that a batch on the leader's connection failed: batches
-// take the store's own connection, which follows the cluster by itself,
-// until the stream's info (asked for at once, in the background) or an
-// advisory names the leader again.
+// forgetLeader is told that a batch on the leader's connection failed:
+// batches take the store's own connection, which follows the cluster by
+// itself, until a refresh (started at once) or an advisory names the
+// leader again.
 func (s *Store) forgetLeader() {
 	l := &s.leaders
 	l.mu.Lock()
@@ -123,17 +144,62 @@ func (s *Store) forgetLeader() {
 	l.leader = ""
 	l.forgot++
 	l.notifyLocked()
-	l.wg.Go(s.learnLeader)
+	l.kickLocked(true)
+}
+
+// kickLocked starts a refresh, or asks the running one for another round;
+// one not forced waits refreshEvery after the last.
+func (l *leaderConns) kickLocked(force bool) {
+	if l.closed {
+		return
+	}
+	if l.busy {
+		l.again = l.again || force
+		return
+	}
+	now := time.Now()
+	if !force && now.Sub(l.lastTry) < refreshEvery {
+		return
+	}
+	l.busy, l.lastTry = true, now
+	go l.refresh()
+}
+
+// refresh dials the nodes without a live connection and, if the leader
+// is unknown or still has none, asks the stream; again while it was
+// asked to meanwhile.
+func (l *leaderConns) refresh() {
+	for {
+		l.dial()
+		l.mu.Lock()
+		c, heard := l.conns[l.leader], l.heard
+		stale := l.leader == "" || c == nil || !c.IsConnected() // unknown, or its node unreachable: it may have moved
+		l.mu.Unlock()
+		if stale {
+			name := l.ask()
+			l.mu.Lock()
+			if l.heard == heard { // no advisory since the question: the answer is not stale
+				l.setLocked(name)
+			}
+			l.mu.Unlock()
+		}
+		l.mu.Lock()
+		if l.again && !l.closed {
+			l.again = false
+			l.lastTry = time.Now()
+			l.mu.Unlock()
+			continue
+		}
+		l.busy = false
+		l.mu.Unlock()
+		return
+	}
 }
 
 // dial connects to every URL that has no live connection yet, one at a
-// time (a few milliseconds each here); failures are skipped.
+// time (a few milliseconds each here); failures are skipped, and so is a
+// node that allows smaller messages than the store's own.
 func (l *leaderConns) dial() {
-	defer func() {
-		l.mu.Lock()
-		l.dialing = false
-		l.mu.Unlock()
-	}()
 	for _, u := range l.urls {
 		l.mu.Lock()
 		closed, known := l.closed, l.conns[l.byURL[u]]
@@ -144,8 +210,12 @@ func (l *leaderConns) dial() {
 		if known != nil && known.IsConnected() {
 			continue
 		}
-		c, err := nats.Connect(u, append(l.opts, nats.ClosedHandler(l.dropped))...)
+		c, err := nats.Connect(u, append(slices.Clip(l.opts), nats.ClosedHandler(l.dropped))...)
 		if err != nil {
+			continue
+		}
+		if c.MaxPayload() < l.need {
+			c.Close()
 			continue
 		}
 		name := c.ConnectedServerName()
@@ -162,7 +232,9 @@ func (l *leaderConns) dial() {
 	}
 }
 
-// dropped forgets a pinned connection its node closed.
+// dropped forgets a pinned connection that closed (its node went, a
+// ping timed out, the server closed it) and, if it was the leader's,
+// looks for it again at once: the node may still lead.
 func (l *leaderConns) dropped(c *nats.Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -170,6 +242,9 @@ func (l *leaderConns) dropped(c *nats.Conn) {
 		if have == c {
 			delete(l.conns, name)
 			l.notifyLocked()
+			if name == l.leader {
+				l.kickLocked(true)
+			}
 		}
 	}
 }
@@ -186,10 +261,9 @@ func (l *leaderConns) wait() <-chan struct{} {
 	return l.changed
 }
 
-// close closes every pinned connection; a dial or a question in
-// progress ends by itself (a dial that connects after it closes what it
-// got; a question fails once the store's connection closes): wait for
-// them with l.wg.Wait after that.
+// close closes every pinned connection. A refresh in progress is not
+// waited for (a dial to a node that drops packets takes the whole
+// timeout): it ends by itself, closing what it dials after this.
 func (l *leaderConns) close() {
 	l.mu.Lock()
 	if l.conns == nil || l.closed {

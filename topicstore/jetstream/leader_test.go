@@ -13,10 +13,11 @@ import (
 
 // TestBatchesGoToTheLeader: a store's commits go out on its pinned
 // connection to the node leading the stream, once Open's background dial
-// and question have found it; after the leader steps down they follow the new one (the
-// leader-elected advisory), and once the leader's node is killed its
-// connection is dropped at once and they go to the survivors' leader as
-// soon as it is elected. Every commit succeeds; none is lost.
+// and question have found it; a pinned connection lost while its node
+// leads is dialed again; after the leader steps down they follow the new
+// one (the leader-elected advisory), and once the leader's node is killed
+// its connection is dropped at once and they go to the survivors' leader
+// as soon as it is elected. Every commit succeeds; none is lost.
 func TestBatchesGoToTheLeader(t *testing.T) {
 	c := jstest.Start(t, 3)
 	ctx := context.Background()
@@ -58,6 +59,27 @@ func TestBatchesGoToTheLeader(t *testing.T) {
 		}
 	}
 	first := leaderAfter("") // dialed and asked in the background of Open
+
+	// A pinned connection that closes while its node still leads (a
+	// ping that timed out, the server closing it) is dialed again at
+	// once, with no election to say so.
+	s.leaders.mu.Lock()
+	lost := s.leaders.conns[first]
+	s.leaders.mu.Unlock()
+	lost.Close()
+	deadline := time.After(jstest.WaitTimeout)
+	for {
+		changed := s.leaders.wait()
+		if nc := s.leaders.conn(s.nc); nc != s.nc && nc != lost && nc.ConnectedServerName() == first {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the connection to %s was not dialed again", first)
+		}
+	}
+	require.Equal(t, first, leaderAfter(""))
 
 	admin := c.Connect()
 	resp, err := admin.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, jstest.WaitTimeout)

@@ -184,7 +184,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	if need := int64(topicstore.MaxMessageSize + 1<<20); nc.MaxPayload() < need {
+	if need := int64(minPayload); nc.MaxPayload() < need {
 		nc.Close()
 		return nil, fmt.Errorf("the NATS server at %s allows messages of %d bytes (max_payload); topicgate stores a message of up to %d bytes in one: set max_payload: %d in every node's configuration",
 			nc.ConnectedUrlRedacted(), nc.MaxPayload(), topicstore.MaxMessageSize, need)
@@ -224,6 +224,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// minPayload is the max_payload a node must allow: a topicgate message of
+// up to MaxMessageSize is stored in one NATS message, with room for its
+// headers.
+const minPayload = topicstore.MaxMessageSize + 1<<20
 
 // streamMark is the metadata that marks a stream as topicgate's.
 const streamMark = "topicgate.store"
@@ -390,7 +395,6 @@ func (s *Store) Close() error {
 	}
 	s.leaders.close()
 	s.nc.Close()
-	s.leaders.wg.Wait()
 	return nil
 }
 
