@@ -496,7 +496,7 @@ func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg
 		m := nats.NewMsg(subj)
 		fill(m)
 		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(expect, 10))
-		ctx, cancel := s.request(s.life)
+		ctx, cancel := s.request(context.Background())
 		ack, err := s.js.PublishMsg(ctx, m)
 		cancel()
 		if err == nil {
@@ -511,7 +511,7 @@ func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg
 		}
 		// Someone purged the subject (a sweep while this gateway was cut
 		// off): start from what the stream has.
-		ctx, cancel = s.request(s.life)
+		ctx, cancel = s.request(context.Background())
 		last, err := s.stream.GetLastMsgForSubject(ctx, subj)
 		cancel()
 		switch {
@@ -530,7 +530,7 @@ func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg
 // each subject it published on since the last renewal.
 func (s *Store) purgeOld() {
 	for subj, seq := range s.groups.unpurged {
-		ctx, cancel := s.request(s.life)
+		ctx, cancel := s.request(context.Background())
 		err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(seq))
 		cancel()
 		if err != nil {
@@ -579,14 +579,14 @@ func (s *Store) sweepGroups() {
 	}
 	s.mu.Unlock()
 	for _, id := range dropped {
-		ctx, cancel := s.request(s.life)
+		ctx, cancel := s.request(context.Background())
 		_ = s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.prefix+".m."+strconv.FormatUint(id, 10)+".>"))
 		cancel()
 	}
 	for gw, upTo := range dead {
 		ok := true
 		for _, subj := range []string{s.prefix + ".m.*.*." + gw, s.beatSubject(gw)} {
-			ctx, cancel := s.request(s.life)
+			ctx, cancel := s.request(context.Background())
 			err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(upTo+1))
 			cancel()
 			ok = ok && err == nil

@@ -37,8 +37,8 @@ func (s *Store) maintain(interval time.Duration) {
 		case <-tick.C:
 		}
 		if s.takeLease(3 * interval) {
-			_, _ = s.RunRetention(s.life, s.opts.Clock())
-			_, _ = s.sweepStaged(s.life)
+			_, _ = s.RunRetention(context.Background(), s.opts.Clock())
+			_, _ = s.sweepStaged(context.Background())
 		}
 	}
 }
@@ -57,7 +57,7 @@ func (s *Store) takeLease(d time.Duration) bool {
 	m.Header.Set(hHolder, s.stage.gw)
 	m.Header.Set(hUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
 	expect(m, l.seq)
-	ctx, cancel := s.request(s.life)
+	ctx, cancel := s.request(context.Background())
 	defer cancel()
 	ack, err := s.js.PublishMsg(ctx, m)
 	if err != nil {

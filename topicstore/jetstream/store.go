@@ -95,10 +95,6 @@ type Store struct {
 	cons    natsjs.ConsumeContext
 	commits chan *commitReq
 	done    chan struct{}
-	// life ends at Close: the background loops' requests derive from it,
-	// so Close does not wait out a request the cluster will not answer.
-	life    context.Context
-	endLife context.CancelFunc
 	wg      sync.WaitGroup
 
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
@@ -201,7 +197,6 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
 		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
-	s.life, s.endLife = context.WithCancel(context.Background())
 	s.cache = newRecordCache(o.CacheBytes)
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
@@ -381,7 +376,6 @@ func (s *Store) Close() error {
 	s.cond.Broadcast()
 	s.mu.Unlock()
 	close(s.done)
-	s.endLife()
 	s.wg.Wait()
 	if s.cons != nil {
 		// nats.go's Stop waits for a re-creation of the ordered consumer in
