@@ -61,6 +61,10 @@ const (
 	ErrCodeBatchDuplicateMsgID natsjs.ErrorCode = 10201
 	// ErrCodeBatchUnsupportedHeader (10177): e.g. Nats-Expected-Last-Msg-Id.
 	ErrCodeBatchUnsupportedHeader natsjs.ErrorCode = 10177
+	// ErrCodeNoSuitablePeers (10005): JetStream could not place a
+	// stream's replicas (it has not heard from enough nodes lately, as on
+	// a busy machine): creating it a moment later may work.
+	ErrCodeNoSuitablePeers natsjs.ErrorCode = errCodeNoSuitablePeers
 	// ErrCodeBatchTooManyInflight (10210): MaxBatchInflightStream or
 	// MaxBatchInflightServer reached; retry.
 	ErrCodeBatchTooManyInflight natsjs.ErrorCode = 10210

@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, natsjs.ErrStreamNotFound) {
 			return Result{}, fmt.Errorf("jsbench: %w", err)
 		}
-		if _, err := js.CreateStream(ctx, natsjs.StreamConfig{
+		if err := createStream(ctx, js, natsjs.StreamConfig{
 			Name:               name,
 			Subjects:           []string{subject(p)},
 			Replicas:           cfg.Replicas,
@@ -181,6 +181,29 @@ func connect(url string) (*nats.Conn, natsjs.JetStream, error) {
 	}
 	return nc, js, nil
 }
+
+// createStream creates the stream, again after a pause while JetStream
+// answers that it has no suitable peers (10005: on a busy machine a node
+// it has not heard from for a moment counts as offline; seen in a
+// clean-clone CI run), up to createTries times.
+func createStream(ctx context.Context, js natsjs.JetStream, cfg natsjs.StreamConfig) error {
+	pause := 50 * time.Millisecond
+	for try := 1; ; try++ {
+		_, err := js.CreateStream(ctx, cfg)
+		if err == nil || jetstream.ErrorCode(err) != jetstream.ErrCodeNoSuitablePeers || try == createTries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
+// createTries bounds createStream's tries (about 1.5 s of pauses).
+const createTries = 5
 
 func subject(partition int) string { return fmt.Sprintf("tgbench.%d", partition) }
 
