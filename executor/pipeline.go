@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"topicgate/planner"
-	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -90,9 +89,7 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 	}
 	n, err := s.write(ctx, d.topic, d.msgs, out)
 	if err != nil {
-		if context.Cause(ctx) == errStatementTimeout {
-			err = pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to statement timeout")
-		}
+		err = timedOut(ctx, err)
 		return "", s.onError(err)
 	}
 	return fmt.Sprintf("INSERT 0 %d", n), nil

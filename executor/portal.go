@@ -10,6 +10,7 @@ import (
 	"topicgate/planner"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
 )
@@ -84,9 +85,7 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			err = pgerror.AssertionFailed("panic executing statement: %v", r)
 		}
 		if err != nil {
-			if context.Cause(ctx) == errStatementTimeout {
-				err = pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to statement timeout")
-			}
+			err = timedOut(ctx, err)
 			err = s.onError(err)
 		}
 	}()
@@ -232,6 +231,17 @@ func (s *Session) withDelivery(d *delivery, f func() (rowIter, error)) (rowIter,
 
 // errStatementTimeout is the cause of a statement cut by statement_timeout.
 var errStatementTimeout = errors.New("statement timeout")
+
+// timedOut is the error of a statement that failed with err: 57014 when
+// statement_timeout cut it, except a commit whose outcome is unknown
+// (08007), which a cancellation must not be reported as.
+func timedOut(ctx context.Context, err error) error {
+	if context.Cause(ctx) != errStatementTimeout || pgerror.Code(err) == pgerror.CodeTransactionResolutionUnknown ||
+		errors.Is(err, topicstore.ErrOutcomeUnknown) {
+		return err
+	}
+	return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to statement timeout")
+}
 
 // settle ends the portal's delivery: committed when the statement
 // succeeded and its rows reached the client, abandoned otherwise.

@@ -61,9 +61,18 @@ var (
 	ErrClosed             = errors.New("store closed")
 	ErrCorrupt            = errors.New("corrupt data")
 	// ErrUnavailable: the store's cluster did not answer (no quorum, no
-	// leader, unreachable); nothing of the operation is known to have
-	// happened unless the store says so. Callers map it to 57P03.
+	// leader, unreachable). From Commit it promises that nothing of the
+	// commit was stored; elsewhere nothing of the operation is known to
+	// have happened unless the store says so. Callers map it to 57P03.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrOutcomeUnknown: the commit reached the store's cluster, and
+	// whether the cluster stored it could not be learned in time (it
+	// stopped answering). It is stored whole or not at all, never in part;
+	// the store settles what it staged once it learns which. A retry with
+	// the same producer_id and seqnos is safe (deduplicated). Callers map
+	// it to 08007 (transaction_resolution_unknown), never to an error that
+	// promises nothing was stored.
+	ErrOutcomeUnknown = errors.New("commit outcome unknown")
 	// ErrUnsupported: the backend does not implement the operation yet
 	// (0A000).
 	ErrUnsupported = errors.New("not supported by this store")

@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -236,6 +237,12 @@ func (c *Conn) commit(ctx context.Context, tx *Txn) (Result, error) {
 	}
 	res.CommitResult = cr
 	if err != nil {
+		if errors.Is(err, topicstore.ErrOutcomeUnknown) {
+			// The store keeps what the transaction staged until it learns
+			// whether the commit was stored.
+			tx.spilled = false
+			err = fmt.Errorf("transaction %d: %w", tx.ID, err)
+		}
 		c.rollback(tx)
 		if len(req.Positions) > 0 || len(req.Acks) > 0 {
 			err = CommitError(err, strings.Join(res.Topics, ", "))

@@ -46,9 +46,12 @@ func StoreError(err error, name string) error {
 		return pgerror.Newf(pgerror.CodeSerializationFailure, "could not commit: %v; retry the transaction", err)
 	case errors.Is(err, topicstore.ErrOffsetOutOfRange):
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "%v", err)
+	case errors.Is(err, topicstore.ErrOutcomeUnknown):
+		return pgerror.Newf(pgerror.CodeTransactionResolutionUnknown, "%v", err).
+			WithHint("The commit is stored whole or not at all. Retrying with the same producer_id and seqno values is safe (duplicates are skipped); writes without a producer_id may be stored twice if retried, so check the topic first.")
 	case errors.Is(err, topicstore.ErrUnavailable):
 		return pgerror.Newf(pgerror.CodeCannotConnectNow, "%v", err).
-			WithHint("The cluster needs a majority of its nodes; the statement may be retried once it has one.")
+			WithHint("Nothing of the statement was stored. The cluster needs a majority of its nodes; the statement may be retried once it has one.")
 	case errors.Is(err, topicstore.ErrUnsupported):
 		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "%v (topic \"%s\")", err, name)
 	case errors.Is(err, context.Canceled):

@@ -163,7 +163,7 @@ func (s *Store) known(name string) error {
 	if ok {
 		return nil
 	}
-	return s.sync(context.Background())
+	return s.io.sync(context.Background())
 }
 
 // Topic implements topicstore.Store.

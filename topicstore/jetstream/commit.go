@@ -2,44 +2,25 @@ package jetstream
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
 )
 
-// A commit is one atomic batch on the stream (PublishAtomic): the record
-// batches it appends, one message per partition (more if it is large);
-// the producers' new dedup state, one message each; the positions it
-// moves, one message each. Every message carries
-// Nats-Expected-Last-Subject-Sequence for its own subject, the sequence the
-// fold saw: the server commits the batch only if none of those subjects
-// changed since, so offsets stay contiguous, a producer's seqnos are
-// decided once, and a position moves only from where the committer read
-// it, whichever gateway wrote last. A refused batch means the fold was
-// behind: the committer waits until it caught up and plans again.
-//
-// One committer goroutine per gateway runs the groups: what requests
-// arrived while the previous batch was in flight are planned together and
-// published as one batch (group commit), so a gateway never has two
-// expectations on one subject in flight (the server refuses those, 10164).
-
-// maxGroupMsgs bounds the messages of one batch below the server's limit
-// of 1000; maxRecordBytes bounds one record batch message below NATS's
-// default max_payload of 1 MiB.
-const (
-	maxGroupMsgs   = 900
-	maxRecordBytes = 512 << 10
-	maxAttempts    = 64
-)
+// A commit is one atomic batch on the stream (PublishAtomic): a marker on
+// the gateway's chain (chain.go); the record batches it appends, one
+// message per partition (more if it is large); the producers' new dedup
+// state, one message each; the positions it moves, one message each.
+// Every message carries Nats-Expected-Last-Subject-Sequence for its own
+// subject, the sequence the fold saw: the server commits the batch only if
+// none of those subjects changed since, so offsets stay contiguous, a
+// producer's seqnos are decided once, and a position moves only from
+// where the committer read it, whichever gateway wrote last. A refused
+// batch means the fold was behind: the committer (committer.go) waits
+// until it caught up and plans again (plan.go). A commit too large for one
+// batch is a wide transaction (wide.go).
 
 type commitReq struct {
 	ctx    context.Context
@@ -53,7 +34,13 @@ type commitReq struct {
 	staged   bool
 	openedAt uint64
 	session  uint32 // the committing session, for pacing (pace.go); 0: none
-	out      chan commitOut
+	// stagings are the transactions whose staged chunks it joins.
+	stagings []uint64
+	// received is when the committer got it; deadline is when it stops
+	// trying to store it (its statement's deadline, else received plus
+	// Options.CommitTimeout).
+	received, deadline time.Time
+	out                chan commitOut
 }
 
 type commitOut struct {
@@ -91,61 +78,18 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 		req = &topicstore.CommitRequest{}
 	}
 	// The stagings the commit names are claimed below; whatever happens,
-	// they are settled (committed, or open again) when it returns.
-	defer func() { s.settleStaged(req, err == nil) }()
+	// they are settled (committed, open again, or in doubt) when it
+	// returns.
+	defer func() { s.settleStaged(req, err) }()
 	if s.isClosed() {
 		return topicstore.CommitResult{}, topicstore.ErrClosed
 	}
-	now := s.opts.Clock()
-	cr := &commitReq{ctx: ctx, pos: req.Positions, exact: exact, session: req.Session, out: make(chan commitOut, 1)}
-	for _, w := range req.Writes {
-		t, err := s.topic(w.Topic)
-		if err != nil {
-			return topicstore.CommitResult{}, err
-		}
-		pw := pendingWrite{topic: w.Topic, msgs: make([]pendingMsg, len(w.Messages))}
-		var opened uint64
-		if pw.staged, opened, err = s.claimStaged(ctx, t, w); err != nil {
-			return topicstore.CommitResult{}, err
-		}
-		if len(w.Staged) > 0 && (!cr.staged || opened < cr.openedAt) {
-			cr.staged, cr.openedAt = true, opened
-		}
-		if len(pw.staged) > 0 {
-			// A chunk whose dedup cannot be decided from its summary
-			// (no seqnos, or not increasing) joins as messages.
-			var expanded []pendingMsg
-			if pw.staged, expanded, err = s.expandStaged(ctx, pw.staged, false); err != nil {
-				return topicstore.CommitResult{}, err
-			}
-			pw.msgs = append(expanded, pw.msgs...)
-		}
-		for j := range w.Messages {
-			m := &w.Messages[j]
-			if err := validateMessage(t, w.Topic, m); err != nil {
-				return topicstore.CommitResult{}, err
-			}
-			tail, _, err := topicstore.EncodeTail(nil, m, now)
-			if err != nil {
-				return topicstore.CommitResult{}, err
-			}
-			pw.msgs[j] = pendingMsg{partition: m.Partition, producer: m.ProducerID, group: m.MessageGroupID,
-				seqNo: m.SeqNo, hasSeqNo: m.HasSeqNo, tail: tail}
-		}
-		cr.writes = append(cr.writes, pw)
-	}
-	steps, err := s.sharedAcks(ctx, req.Acks) // acknowledgements of shared-consumer messages (shared.go)
-	if err != nil {
+	cr, err := s.prepare(ctx, req, exact)
+	if err != nil || cr == nil {
 		return topicstore.CommitResult{}, err
 	}
-	cr.sh = steps
-	if len(cr.writes) == 0 && len(cr.pos) == 0 && len(cr.sh) == 0 {
-		return topicstore.CommitResult{}, nil
-	}
-	select {
-	case s.commits <- cr:
-	case <-s.done:
-		return topicstore.CommitResult{}, topicstore.ErrClosed
+	if err := s.submit(cr); err != nil {
+		return topicstore.CommitResult{}, err
 	}
 	// Once handed over, the outcome is waited for even if ctx ends: the
 	// batch may be committed, and the caller must not be told otherwise.
@@ -153,23 +97,113 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	if o.err == errExpand {
 		// A staged chunk is partly duplicates: every chunk joins as
 		// messages, decided one by one.
-		for i := range cr.writes {
-			w := &cr.writes[i]
-			_, expanded, err := s.expandStaged(ctx, w.staged, true)
-			if err != nil {
-				return topicstore.CommitResult{}, err
-			}
-			w.staged, w.msgs = nil, append(expanded, w.msgs...)
+		if err := s.expandAll(ctx, cr); err != nil {
+			return topicstore.CommitResult{}, err
 		}
-		cr.out = make(chan commitOut, 1)
-		select {
-		case s.commits <- cr:
-		case <-s.done:
-			return topicstore.CommitResult{}, topicstore.ErrClosed
+		if err := s.submit(cr); err != nil {
+			return topicstore.CommitResult{}, err
 		}
 		o = <-cr.out
 	}
 	return o.res, o.err
+}
+
+// submit hands cr to the committer.
+func (s *Store) submit(cr *commitReq) error {
+	select {
+	case s.commits <- cr:
+		return nil
+	case <-s.done:
+		return topicstore.ErrClosed
+	}
+}
+
+// expandAll makes every staged chunk of cr join as messages, for a
+// request the plan sent back with errExpand.
+func (s *Store) expandAll(ctx context.Context, cr *commitReq) error {
+	for i := range cr.writes {
+		w := &cr.writes[i]
+		_, expanded, err := s.expandStaged(ctx, w.staged, true)
+		if err != nil {
+			return err
+		}
+		w.staged, w.msgs = nil, append(expanded, w.msgs...)
+	}
+	cr.out = make(chan commitOut, 1)
+	return nil
+}
+
+// prepare turns req into a request to the committer: its messages
+// encoded, its stagings claimed and validated, its acknowledgements
+// checked. It returns nil for a request with nothing to commit.
+func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exact bool) (*commitReq, error) {
+	now := s.opts.Clock()
+	cr := s.newRequest(ctx, req.Session)
+	cr.pos, cr.exact = req.Positions, exact
+	claimed := map[uint64]bool{}
+	for _, w := range req.Writes {
+		t, err := s.topic(w.Topic)
+		if err != nil {
+			return nil, err
+		}
+		pw := pendingWrite{topic: w.Topic, msgs: make([]pendingMsg, len(w.Messages))}
+		var opened uint64
+		if pw.staged, opened, err = s.claimStaged(ctx, t, w, claimed); err != nil {
+			return nil, err
+		}
+		if len(w.Staged) > 0 && (!cr.staged || opened < cr.openedAt) {
+			cr.staged, cr.openedAt = true, opened
+		}
+		for _, sb := range w.Staged {
+			if !slices.Contains(cr.stagings, sb.TxnID) {
+				cr.stagings = append(cr.stagings, sb.TxnID)
+			}
+		}
+		if len(pw.staged) > 0 {
+			// A chunk whose dedup cannot be decided from its summary
+			// (no seqnos, or not increasing) joins as messages.
+			var expanded []pendingMsg
+			if pw.staged, expanded, err = s.expandStaged(ctx, pw.staged, false); err != nil {
+				return nil, err
+			}
+			pw.msgs = append(expanded, pw.msgs...)
+		}
+		base := len(pw.msgs) - len(w.Messages)
+		for j := range w.Messages {
+			m := &w.Messages[j]
+			if err := validateMessage(t, w.Topic, m); err != nil {
+				return nil, err
+			}
+			tail, _, err := topicstore.EncodeTail(nil, m, now)
+			if err != nil {
+				return nil, err
+			}
+			pw.msgs[base+j] = pendingMsg{partition: m.Partition, producer: m.ProducerID, group: m.MessageGroupID,
+				seqNo: m.SeqNo, hasSeqNo: m.HasSeqNo, tail: tail}
+		}
+		cr.writes = append(cr.writes, pw)
+	}
+	steps, err := s.sharedAcks(ctx, req.Acks) // acknowledgements of shared-consumer messages (shared.go)
+	if err != nil {
+		return nil, err
+	}
+	cr.sh = steps
+	if len(cr.writes) == 0 && len(cr.pos) == 0 && len(cr.sh) == 0 {
+		return nil, nil
+	}
+	return cr, nil
+}
+
+// newRequest is a request to the committer on behalf of ctx's statement,
+// with its deadline.
+func (s *Store) newRequest(ctx context.Context, session uint32) *commitReq {
+	cr := &commitReq{ctx: ctx, session: session, out: make(chan commitOut, 1)}
+	cr.received = s.io.now()
+	cr.deadline = cr.received.Add(s.opts.CommitTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(cr.deadline) {
+		cr.deadline = d
+	}
+	return cr
 }
 
 // topicConfigView is what validation needs of a topic, copied under s.mu.
@@ -211,822 +245,3 @@ func validateMessage(t topicConfigView, name string, m *topicstore.Message) erro
 	}
 	return nil
 }
-
-// committer runs the groups until the store closes.
-func (s *Store) committer() {
-	defer s.wg.Done()
-	for {
-		var group []*commitReq
-		select {
-		case r := <-s.commits:
-			group = append(group, r)
-		case <-s.done:
-			s.drain()
-			return
-		}
-	more:
-		for len(group) < maxGroupReqs {
-			select {
-			case r := <-s.commits:
-				group = append(group, r)
-			default:
-				break more
-			}
-		}
-		group = s.linger(group)
-		s.runGroup(group)
-	}
-}
-
-// maxGroupReqs bounds the requests the committer gathers into one group.
-const maxGroupReqs = 256
-
-// drain fails what is still queued at Close.
-func (s *Store) drain() {
-	for {
-		select {
-		case r := <-s.commits:
-			r.out <- commitOut{err: topicstore.ErrClosed}
-		default:
-			return
-		}
-	}
-}
-
-// runGroup plans, publishes and settles one group, planning again after
-// a refusal that says the fold was behind (10071: after catching up with
-// the sequence it names) or that another publish to one of the batch's
-// subjects is still being proposed (10164: after a short, growing, random
-// pause, since two gateways writing one partition meet there all the
-// time). It gives up after maxAttempts or the store's timeout, whichever
-// comes first, with ErrUnavailable.
-func (s *Store) runGroup(group []*commitReq) {
-	deadline := time.Now().Add(s.opts.Timeout)
-	for attempt := 0; ; attempt++ {
-		p := s.plan(group)
-		if len(p.msgs) == 0 {
-			p.settle(nil)
-			return
-		}
-		ctx, cancel := s.request(context.Background())
-		nc := s.leaders.conn(s.nc)
-		ack, err := PublishAtomic(ctx, nc, p.msgs)
-		cancel()
-		if err != nil && nc != s.nc && ErrorCode(err) == 0 {
-			// The leader's connection failed it, not the stream (its node
-			// went, the leader moved, a timeout): the store's own
-			// connection takes the next. A refusal (a wrong last
-			// sequence, 10071/10164) came from the leader: it stays.
-			s.forgetLeader()
-			if errors.Is(err, errBatchNotSent) && time.Now().Before(deadline) {
-				continue
-			}
-		}
-		if err == nil {
-			s.commitGroups.Add(1)
-			s.commitRequests.Add(int64(len(group)))
-			err = s.waitOwn(context.Background(), ack.Sequence, p.msgs)
-			if err == nil {
-				s.cacheRecords(ack.Sequence, p.msgs)
-			}
-			if err == nil {
-				s.throttle(p)
-			}
-			p.settle(err)
-			if err == nil {
-				s.autoSplit(p.wrote)
-			}
-			return
-		}
-		if noLeader(err) && time.Now().Before(deadline) {
-			// Nothing stored: the stream has no leader this moment (an
-			// election, 2-8 s here): publish again until the timeout.
-			s.awaitLeader(attempt)
-			continue
-		}
-		code := ErrorCode(err)
-		retry := code == ErrCodeWrongLastSequence || code == ErrCodeWrongLastSequenceConstant ||
-			code == ErrCodeBatchIncomplete || code == ErrCodeBatchTooManyInflight
-		if !retry {
-			p.settle(s.unavailable(err))
-			return
-		}
-		s.commitReplans.Add(1)
-		if attempt >= maxAttempts || time.Now().After(deadline) {
-			p.settle(fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times in %v, each time for a write to the same subjects still in progress or not yet seen by this gateway (without a majority of the nodes none completes): %v",
-				topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), attempt+1, s.opts.Timeout, err))
-			return
-		}
-		switch code {
-		case ErrCodeWrongLastSequence:
-			if err := s.catchUp(err); err != nil {
-				p.settle(err)
-				return
-			}
-		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
-			// Another write to the same subjects is being proposed: retry
-			// once the fold has seen something land, or after a short
-			// random while (two gateways must not retry in step).
-			d := time.Millisecond << min(attempt, 5)
-			s.mu.Lock()
-			from := s.applied
-			s.mu.Unlock()
-			s.waitAdvance(from, d/2+rand.N(d/2))
-		}
-	}
-}
-
-// cacheRecords puts the record batches of a batch the stream acknowledged
-// at ack (its last sequence) in the record cache: readers of what this
-// gateway just wrote need no direct get.
-func (s *Store) cacheRecords(ack uint64, msgs []*nats.Msg) {
-	first := ack - uint64(len(msgs)) + 1
-	data := s.prefix + ".d."
-	for i, m := range msgs {
-		if strings.HasPrefix(m.Subject, data) {
-			s.cache.put(first+uint64(i), m.Data)
-		}
-	}
-}
-
-// throttle sets each request's write-speed delay: the time the most
-// indebted of its partitions needs, now that the fold charged the batch.
-func (s *Store) throttle(p *groupPlan) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.opts.Clock()
-	for i, parts := range p.wrote {
-		for _, k := range parts {
-			t := s.byID[k.topic]
-			if t == nil || int(k.part) >= len(t.parts) {
-				continue
-			}
-			rate, burst := topicstore.ThrottleLimits(&t.rec.Config)
-			if rate == 0 {
-				continue
-			}
-			b := t.parts[k.part].bucket // a copy: the fold owns the bucket
-			b.Refill(now, rate, burst)
-			p.res[i].Throttle = max(p.res[i].Throttle, b.Debt(rate))
-		}
-	}
-}
-
-// catchUp waits until the fold has applied what made a batch stale: the
-// sequence a 10071 names, else the stream's last one.
-func (s *Store) catchUp(refusal error) error {
-	var apiErr *natsjs.APIError
-	if errors.As(refusal, &apiErr) {
-		if i := strings.LastIndex(apiErr.Description, ": "); i >= 0 {
-			if n, err := strconv.ParseUint(apiErr.Description[i+2:], 10, 64); err == nil {
-				return s.waitApplied(context.Background(), n)
-			}
-		}
-	}
-	return s.sync(context.Background())
-}
-
-// groupPlan is one batch and what each request of it gets.
-type groupPlan struct {
-	msgs []*nats.Msg
-	reqs []*commitReq
-	res  []topicstore.CommitResult
-	errs []error // a request refused at planning: not in the batch
-	// wrote lists each request's partitions, for its write-speed delay.
-	wrote [][]partKey
-}
-
-// settle answers every request: its own refusal, else the batch's outcome.
-func (p *groupPlan) settle(batchErr error) {
-	for i, r := range p.reqs {
-		switch {
-		case p.errs[i] != nil:
-			r.out <- commitOut{err: p.errs[i]}
-		case batchErr != nil:
-			r.out <- commitOut{err: batchErr}
-		default:
-			r.out <- commitOut{res: p.res[i]}
-		}
-	}
-}
-
-// simPart is a partition's end as the group sees it while planning.
-type simPart struct {
-	topic  *topicState
-	id     int32
-	end    int64
-	expect uint64 // the subject's last sequence before the batch
-	// written is the partition's payload bytes ever written, up to what
-	// the group appended so far (Tg-Cum).
-	written int64
-	// segs are what the group appends, in order: runs of message entries
-	// and staged chunks joined by reference.
-	segs []segment
-}
-
-// segment is a run of encoded message entries, or one staged chunk.
-type segment struct {
-	buf   []byte
-	count int64
-	ref   *stagedRef
-}
-
-// stagedRef is a staged chunk placed in a partition.
-type stagedRef struct {
-	seq   uint64 // the staged message's stream sequence
-	count int64
-	bytes int64
-	crc   uint32
-}
-
-// add appends one message entry.
-func (sp *simPart) add(hasSeq bool, seq int64, tail []byte) {
-	if n := len(sp.segs); n == 0 || sp.segs[n-1].ref != nil {
-		sp.segs = append(sp.segs, segment{})
-	}
-	g := &sp.segs[len(sp.segs)-1]
-	g.buf = topicstore.AppendMessage(g.buf, hasSeq, seq, tail)
-	g.count++
-}
-
-// msgs estimates how many stream messages the partition's part takes.
-func (sp *simPart) msgs() int {
-	n := 0
-	for _, g := range sp.segs {
-		n += 1 + len(g.buf)/maxRecordBytes
-	}
-	return n
-}
-
-type partKey struct {
-	topic uint64
-	part  int32
-}
-
-type prodKey struct {
-	topic    uint64
-	producer string
-}
-
-type simProd struct {
-	topic    *topicState
-	producer string
-	st       prodState
-	expect   uint64
-	fresh    bool // no live state before the group
-	touched  bool
-}
-
-type posKey struct {
-	topic     uint64
-	consumer  string
-	partition int32
-}
-
-type simPos struct {
-	topic  *topicState
-	key    posKey
-	off    int64
-	expect uint64
-}
-
-// plan validates each request against the fold and the requests before it
-// in the group, and builds the batch. It holds s.mu.
-func (s *Store) plan(group []*commitReq) *groupPlan {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.opts.Clock()
-	p := &groupPlan{reqs: group, res: make([]topicstore.CommitResult, len(group)), errs: make([]error, len(group)),
-		wrote: make([][]partKey, len(group))}
-	parts := map[partKey]*simPart{}
-	var partOrder []*simPart
-	prods := map[prodKey]*simProd{}
-	var prodOrder []*simProd
-	poss := map[posKey]*simPos{}
-	var posOrder []*simPos
-	// guards: one message per topic written or read, conditional on the
-	// topic's catalog subject, so a drop, an alteration or a split since
-	// the plan refuses the batch.
-	guarded := map[uint64]bool{}
-	var guards []*topicState
-	fenced := false // the batch carries this gateway's fence check (sweep.go)
-	msgCount := 0
-	guard := func(t *topicState) {
-		if !guarded[t.rec.ID] && needsGuard(t) {
-			guarded[t.rec.ID] = true
-			guards = append(guards, t)
-			msgCount++
-		}
-	}
-	// producer is a producer's state as the group sees it, bound: a new
-	// one where its message goes, one whose partition split follows its
-	// key into the child (or the partition it names), keeping its seqnos,
-	// since dedup is per topic.
-	producer := func(t *topicState, id string, named int32) *simProd {
-		k := prodKey{t.rec.ID, id}
-		sp := prods[k]
-		if sp == nil {
-			sp = s.simProducer(t, id, now)
-			prods[k] = sp
-		}
-		if sp.fresh || inactive(t, sp.st.part) {
-			sp.st.part = s.bind(t, id, named)
-		}
-		return sp
-	}
-	// touch puts a producer whose state the group changed in the batch.
-	touch := func(sp *simProd) {
-		if !sp.touched {
-			sp.touched = true
-			prodOrder = append(prodOrder, sp)
-			msgCount++
-		}
-	}
-	// partFor is the group's part of partition part of t, which request i
-	// writes; its messages are counted as its segments grow.
-	partFor := func(i int, t *topicState, part int32) *simPart {
-		guard(t)
-		k := partKey{t.rec.ID, part}
-		sp := parts[k]
-		if sp == nil {
-			ps := t.parts[part]
-			sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq, written: ps.bytes}
-			parts[k] = sp
-			partOrder = append(partOrder, sp)
-		}
-		if !slices.Contains(p.wrote[i], k) {
-			p.wrote[i] = append(p.wrote[i], k)
-		}
-		return sp
-	}
-	// sticky is the partition of the group's writes to a topic that name
-	// none and have no producer or key: one per topic per group, the next
-	// round-robin one (Kafka's sticky partitioner, KIP-480), so concurrent
-	// single-row INSERTs coalesced into one batch append one record batch,
-	// not one per partition.
-	sticky := map[uint64]int32{}
-	unboundPart := func(t *topicState) int32 {
-		p, ok := sticky[t.rec.ID]
-		if !ok {
-			p = s.roundRobin(t)
-			sticky[t.rec.ID] = p
-		}
-		return p
-	}
-	sh := s.newSharedPlan(group) // shared-consumer steps (shared_plan.go)
-	for i, r := range group {
-		if msgCount+sh.msgs >= maxGroupMsgs {
-			// The batch is full: the rest waits for the next group.
-			p.errs[i] = errRequeue
-			continue
-		}
-		// Validate first, against the group's simulation; only then apply.
-		if err := s.checkRequest(r, now, prods, poss); err != nil {
-			p.errs[i] = err
-			continue
-		}
-		if r.staged {
-			if err := s.swept.check(s.stage.gw, r.openedAt); err != nil {
-				p.errs[i] = err
-				continue
-			}
-			if !fenced {
-				fenced = true
-				msgCount++
-			}
-		}
-		writes, err := sh.step(r, now) // r's shared-consumer steps; dead-letter copies join its writes
-		if err != nil {
-			p.errs[i] = err
-			continue
-		}
-		for _, u := range r.pos {
-			t := s.byName[u.Topic]
-			k := posKey{t.rec.ID, u.Consumer, u.Partition}
-			sp := poss[k]
-			if sp == nil {
-				sp = &simPos{topic: t, key: k}
-				if ps := t.pos[u.Consumer][u.Partition]; ps != nil {
-					sp.expect = ps.seq
-				}
-				poss[k] = sp
-				posOrder = append(posOrder, sp)
-				msgCount++
-			}
-			sp.off = u.Offset
-			guard(t)
-		}
-		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(writes))}
-		for wi, w := range writes {
-			t := s.byName[w.topic]
-			unbound := int32(-1)
-			for _, c := range w.staged {
-				part := c.Partition
-				if c.ProducerID != "" {
-					sp := producer(t, c.ProducerID, c.Partition)
-					if !sp.fresh && c.SeqMax <= sp.st.maxNo {
-						res.Writes[wi].Duplicates += c.Count
-						continue
-					}
-
-					sp.fresh = false
-					sp.st.maxNo, sp.st.at = c.SeqMax, now
-					touch(sp)
-					part = sp.st.part
-				} else if part >= 0 {
-					part = live(t, part, "")
-				} else {
-					if unbound < 0 {
-						unbound = unboundPart(t)
-					}
-					part = unbound
-				}
-				sp := partFor(i, t, part)
-				sp.segs = append(sp.segs, segment{ref: &stagedRef{seq: c.Seq, count: int64(c.Count), bytes: c.Bytes, crc: c.CRC}})
-				msgCount++
-				res.Writes[wi].Written += c.Count
-			}
-			for _, m := range w.msgs {
-				part := m.partition
-				seq, hasSeq := m.seqNo, m.hasSeqNo
-				if m.producer != "" {
-					sp := producer(t, m.producer, m.partition)
-					if hasSeq && !sp.fresh && seq <= sp.st.maxNo {
-						res.Writes[wi].Duplicates++
-						continue
-					}
-					if !hasSeq {
-						seq, hasSeq = sp.st.maxNo+1, true
-					}
-					sp.fresh = false
-					sp.st.maxNo, sp.st.at = seq, now
-					touch(sp)
-					part = sp.st.part
-				} else if part >= 0 {
-					part = live(t, part, m.group)
-				} else {
-					switch {
-					case m.group != "" && t.rec.Layout.Keyed:
-						part = t.rec.Layout.Owner(topicstore.KeyHash(m.group))
-					default:
-						if unbound < 0 {
-							unbound = unboundPart(t)
-						}
-						part = unbound
-					}
-				}
-				sp := partFor(i, t, part)
-				before := sp.msgs()
-				sp.add(hasSeq, seq, m.tail)
-				msgCount += sp.msgs() - before
-				res.Writes[wi].Written++
-			}
-		}
-		res.Writes = res.Writes[:len(r.writes)]
-		p.res[i] = res
-	}
-	for _, t := range guards {
-		m := nats.NewMsg(s.guardSubject(t.rec.ID))
-		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.catSeq, 10))
-		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.rec.Config.Name))
-		p.msgs = append(p.msgs, m)
-	}
-	if fenced {
-		p.msgs = append(p.msgs, s.fenceCheck())
-	}
-	// Producers and positions first, record batches last: the ack names
-	// the batch's last sequence, which is then a record's whenever the
-	// group wrote one.
-	for _, sp := range prodOrder {
-		m := nats.NewMsg(s.producerSubject(sp.topic.rec.ID, sp.producer))
-		m.Header.Set(hPart, strconv.Itoa(int(sp.st.part)))
-		m.Header.Set(hSeqNo, strconv.FormatInt(sp.st.maxNo, 10))
-		m.Header.Set(hAt, strconv.FormatInt(sp.st.at.UnixMicro(), 10))
-		expect(m, sp.expect)
-		p.msgs = append(p.msgs, m)
-	}
-	for _, sp := range posOrder {
-		m := nats.NewMsg(s.positionSubject(sp.key.topic, sp.key.consumer, sp.key.partition))
-		m.Header.Set(hOff, strconv.FormatInt(sp.off, 10))
-		expect(m, sp.expect)
-		p.msgs = append(p.msgs, m)
-	}
-	p.msgs = append(p.msgs, sh.messages(poss)...) // shared-consumer states (shared_plan.go)
-	at := now.UnixMicro()
-	for _, sp := range partOrder {
-		p.msgs = append(p.msgs, s.records(sp, at)...)
-	}
-	// A request put off because the batch was full goes back in the queue.
-	keep := p.reqs[:0]
-	var keepRes []topicstore.CommitResult
-	var keepErrs []error
-	var keepWrote [][]partKey
-	for i, r := range p.reqs {
-		if p.errs[i] == errRequeue {
-			s.commits <- r
-			continue
-		}
-		keep, keepRes, keepErrs = append(keep, r), append(keepRes, p.res[i]), append(keepErrs, p.errs[i])
-		keepWrote = append(keepWrote, p.wrote[i])
-	}
-	p.reqs, p.res, p.errs, p.wrote = keep, keepRes, keepErrs, keepWrote
-	return p
-}
-
-// errRequeue: the batch is full, the request waits for the next group;
-// errExpand: a staged chunk is partly duplicates, so the request goes
-// back to its caller to join it as messages.
-var (
-	errRequeue = errors.New("requeue")
-	errExpand  = errors.New("expand staged chunks")
-)
-
-// records encodes a partition's part of the group as record batch
-// messages of at most maxRecordBytes each; the first carries the
-// expectation that keeps the partition's offsets contiguous.
-func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
-	var out []*nats.Msg
-	base := sp.end
-	for _, g := range sp.segs {
-		if g.ref != nil {
-			h := topicstore.BatchHeader{Base: base, Count: int(g.ref.count), WrittenAt: at, CRC: g.ref.crc,
-				Bytes: g.ref.bytes, Ref: true, Seq: g.ref.seq}
-			m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
-			m.Data = topicstore.PutRefRecord(h)
-			sp.written += g.ref.bytes
-			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes, sp.written, g.ref.seq)
-			if len(out) == 0 {
-				expect(m, sp.expect)
-			}
-			out = append(out, m)
-			base += g.ref.count
-			continue
-		}
-		out, base = s.inlineRecords(out, sp, g.buf, base, at)
-	}
-	return out
-}
-
-// inlineRecords appends buf's entries as record batch messages.
-func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, at int64) ([]*nats.Msg, int64) {
-	for len(rest) > 0 {
-		n, size := int64(0), 0
-		for size < len(rest) && (n == 0 || size < maxRecordBytes) {
-			_, tail, err := topicstore.NextEntry(rest[size:])
-			if err != nil {
-				break
-			}
-			size = len(rest) - len(tail)
-			n++
-		}
-		if size == 0 {
-			break // cannot happen: the group encoded these entries
-		}
-		payload := rest[:size]
-		rest = rest[size:]
-		rec := make([]byte, topicstore.BatchHeaderLen+len(payload))
-		topicstore.PutBatchHeader(rec, topicstore.BatchHeader{Base: base, Count: int(n), WrittenAt: at, CRC: topicstore.Checksum(payload)})
-		copy(rec[topicstore.BatchHeaderLen:], payload)
-		m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
-		m.Data = rec
-		sp.written += int64(len(payload))
-		s.recordHeaders(m, base, n, at, int64(len(payload)), sp.written, 0)
-		if len(out) == 0 {
-			expect(m, sp.expect)
-		}
-		out = append(out, m)
-		base += n
-	}
-	return out, base
-}
-
-// recordHeaders sets what the fold reads of a record batch, in one
-// header (hRec: fewer header lines make the fold cheaper, and every
-// gateway folds every message); cum is the partition's payload bytes ever
-// written, this batch's included; ref, if not 0, the staged message a
-// reference record joins.
-func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes, cum int64, ref uint64) {
-	b := make([]byte, 0, 96)
-	for _, v := range []int64{base, count, at, bytes, cum} {
-		b = strconv.AppendInt(b, v, 10)
-		b = append(b, ' ')
-	}
-	b = append(b, s.stage.gw...)
-	b = append(b, ' ')
-	b = strconv.AppendUint(b, ref, 10)
-	m.Header.Set(hRec, string(b))
-}
-
-// expect makes m conditional on its subject's last sequence.
-func expect(m *nats.Msg, seq uint64) {
-	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
-}
-
-// checkRequest refuses a request that cannot commit: a topic gone, a
-// partition it lacks, a producer named in another partition than its
-// binding, a position that moved.
-func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*simProd, poss map[posKey]*simPos) error {
-	for _, w := range r.writes {
-		t := s.byName[w.topic]
-		if t == nil {
-			return topicstore.ErrTopicNotFound
-		}
-		bound := map[string]int32{}
-		// A staged chunk of a producer is decided whole from its summary:
-		// all new or all duplicates; one that is partly duplicates goes
-		// back to be joined as messages (errExpand).
-		maxNo := map[string]int64{}
-		for _, c := range w.staged {
-			if c.ProducerID == "" {
-				continue
-			}
-			sp := prods[prodKey{t.rec.ID, c.ProducerID}]
-			if sp == nil {
-				sp = s.simProducer(t, c.ProducerID, now)
-			}
-			if c.Partition >= 0 && !sp.fresh && !inactive(t, sp.st.part) && sp.st.part != c.Partition {
-				return &topicstore.ProducerPartitionError{Producer: c.ProducerID, Bound: sp.st.part, Named: c.Partition}
-			}
-			cur, seen := maxNo[c.ProducerID]
-			if !seen && !sp.fresh {
-				cur, seen = sp.st.maxNo, true
-			}
-			if seen && c.SeqMin <= cur && c.SeqMax > cur {
-				return errExpand
-			}
-			if !seen || c.SeqMax > cur {
-				maxNo[c.ProducerID] = c.SeqMax
-			}
-		}
-		for _, m := range w.msgs {
-			if int(m.partition) >= len(t.parts) {
-				return topicstore.ErrPartitionNotFound
-			}
-			if m.producer == "" || m.partition < 0 {
-				continue
-			}
-			b, ok := bound[m.producer]
-			if !ok {
-				sp := prods[prodKey{t.rec.ID, m.producer}]
-				if sp == nil {
-					sp = s.simProducer(t, m.producer, now)
-				}
-				if !sp.fresh && !inactive(t, sp.st.part) {
-					b, ok = sp.st.part, true // a split partition's binding is void
-				}
-			}
-			if ok && b != m.partition {
-				return &topicstore.ProducerPartitionError{Producer: m.producer, Bound: b, Named: m.partition}
-			}
-			bound[m.producer] = m.partition
-		}
-	}
-	moved := map[posKey]int64{} // this request's earlier updates
-	for _, u := range r.pos {
-		t := s.byName[u.Topic]
-		if t == nil {
-			return topicstore.ErrTopicNotFound
-		}
-		if !hasConsumer(t, u.Consumer) {
-			return fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, u.Topic, u.Consumer)
-		}
-		if int(u.Partition) >= len(t.parts) || u.Partition < 0 {
-			return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
-		}
-		ps := t.parts[u.Partition]
-		k := posKey{t.rec.ID, u.Consumer, u.Partition}
-		cur := s.position(t, u.Consumer, u.Partition)
-		if sp := poss[k]; sp != nil {
-			cur = max(sp.off, ps.start)
-		}
-		if off, ok := moved[k]; ok {
-			cur = off
-		}
-		if u.Expect >= 0 && cur != u.Expect {
-			return fmt.Errorf("%w: topic %q consumer %q partition %d: committed offset is %d, expected %d",
-				topicstore.ErrPositionConflict, u.Topic, u.Consumer, u.Partition, cur, u.Expect)
-		}
-		// A commit may name an offset retention has passed (it reads as the
-		// start); an explicit position must lie in [start, end].
-		lo := int64(0)
-		if r.exact {
-			lo = ps.start
-		}
-		if u.Offset < lo || u.Offset > ps.end {
-			return fmt.Errorf("%w: topic %q consumer %q partition %d: offset %d is outside [%d, %d]",
-				topicstore.ErrOffsetOutOfRange, u.Topic, u.Consumer, u.Partition, u.Offset, ps.start, ps.end)
-		}
-		moved[k] = max(u.Offset, ps.start)
-	}
-	return nil
-}
-
-// needsGuard reports whether a commit touching t carries a guard on its
-// catalog subject: only a keyed (auto-partitioned) topic's layout can
-// change under a commit (a split) in a way that would make it write where
-// it must not, an inactive parent. A flat topic only gains partitions; a
-// write racing its DROP lands under the dropped topic's ID, which no fold
-// reads. The guard is not free: the server refuses an expectation on a
-// subject another in-flight batch also checks (10164), so every gateway
-// writing the topic serializes on it; flat topics, the common case, do
-// without.
-func needsGuard(t *topicState) bool { return t.rec.Layout.Keyed }
-
-// inactive reports whether partition p of t was split.
-func inactive(t *topicState, p int32) bool {
-	return int(p) < len(t.rec.Layout.Parts) && t.rec.Layout.Parts[p].Inactive
-}
-
-// live is where a write naming partition p goes: p, or, once p split, the
-// descendant owning key (the embedded store's rule).
-func live(t *topicState, p int32, key string) int32 {
-	if !inactive(t, p) {
-		return p
-	}
-	var h uint64
-	if key != "" {
-		h = topicstore.KeyHash(key)
-	}
-	return t.rec.Layout.Descendant(p, h, t.rec.Layout.Keyed && key != "")
-}
-
-// simProducer is a producer's state as the fold has it; a producer
-// unknown, expired or bound to a partition that no longer exists is fresh.
-func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simProd {
-	sp := &simProd{topic: t, producer: producer, fresh: true}
-	if ps := t.prods[producer]; ps != nil {
-		sp.expect = ps.seq
-		if now.Sub(ps.at) <= s.opts.ProducerExpiry && int(ps.part) < len(t.parts) {
-			sp.st, sp.fresh = *ps, false
-		}
-	}
-	return sp
-}
-
-// bind chooses a new producer's partition: the one its message names,
-// else the one owning its key in a keyed topic, else round robin.
-func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
-	switch {
-	case explicit >= 0:
-		return live(t, explicit, producer)
-	case t.rec.Layout.Keyed:
-		return t.rec.Layout.Owner(topicstore.KeyHash(producer))
-	}
-	return s.roundRobin(t)
-}
-
-// roundRobin picks the next active partition for an unbound write (and a
-// new producer's binding). The cursor is the gateway's own: nothing but
-// balance depends on it. It skips the partitions another gateway wrote
-// last within contendedFor, as long as some partition is left: every
-// gateway's batch expects its partitions' last sequences, so two gateways
-// appending to one partition refuse each other's batches, and spreading
-// unbound writes over disjoint partitions is what lets two gateways carry
-// more than one.
-func (s *Store) roundRobin(t *topicState) int32 {
-	var active []int32
-	for i, lp := range t.rec.Layout.Parts {
-		if !lp.Inactive {
-			active = append(active, int32(i))
-		}
-	}
-	if len(active) == 0 {
-		return 0
-	}
-	if mine := s.share(t, active); len(mine) > 0 {
-		active = mine
-	}
-	p := active[int(t.rr)%len(active)]
-	t.rr++
-	return p
-}
-
-// share is this gateway's part of active when other gateways write the
-// topic too: the gateways that wrote it within contendedFor, sorted by id,
-// take every n-th partition each. Every gateway computes the same split
-// from the same fold, so their unbound writes land in disjoint partitions.
-func (s *Store) share(t *topicState, active []int32) []int32 {
-	now := s.opts.Clock()
-	gws := []string{s.stage.gw}
-	for gw, at := range t.writers {
-		if gw != s.stage.gw && now.Sub(at) <= contendedFor {
-			gws = append(gws, gw)
-		}
-	}
-	if len(gws) == 1 || len(active) < len(gws) {
-		return nil
-	}
-	slices.Sort(gws)
-	k := slices.Index(gws, s.stage.gw)
-	var out []int32
-	for i, p := range active {
-		if i%len(gws) == k {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// contendedFor is how long a gateway counts as writing a topic after its
-// last batch there.
-const contendedFor = 5 * time.Second

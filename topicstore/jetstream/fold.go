@@ -280,14 +280,14 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error {
 	n := uint64(len(msgs))
 	if n == 0 || ack < n {
-		return s.waitApplied(ctx, ack)
+		return s.io.waitApplied(ctx, ack)
 	}
 	first := ack - n + 1
 	s.mu.Lock()
 	ready := s.applied == first-1
 	s.mu.Unlock()
 	if !ready && first > 1 {
-		if err := s.waitApplied(ctx, first-1); err != nil {
+		if err := s.io.waitApplied(ctx, first-1); err != nil {
 			return err
 		}
 	}
@@ -304,7 +304,7 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 		s.cond.Broadcast()
 	}
 	s.mu.Unlock()
-	return s.waitApplied(ctx, ack)
+	return s.io.waitApplied(ctx, ack)
 }
 
 // watchFold fills up to seq (fill) once the ordered consumer has
@@ -463,6 +463,10 @@ func (s *Store) foldAt(seq uint64, subject string, h nats.Header, ts time.Time, 
 // apply folds one message. It runs under s.mu.
 func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) error {
 	tok := strings.Split(strings.TrimPrefix(subject, s.prefix+"."), ".")
+	if len(tok) == 1 && tok[0] == "l" {
+		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
+		return nil
+	}
 	if len(tok) < 2 {
 		return nil
 	}
@@ -473,19 +477,20 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		s.swept.chunk(tok, seq, ts) // staged data, read by reference (sweep.go)
 		return nil
 	case "f":
-		s.swept.fence(tok, h, seq) // sweep fences (sweep.go)
-		return nil
+		return s.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)
+	case "x":
+		return s.applyDecision(tok, h, seq) // wide transactions' decisions (wide.go)
 	case "g":
 		return nil // commit guards
-	case "l":
-		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
-		return nil
 	case "m", "h":
 		return s.applyGroup(tok, h, seq) // read-session groups (groups.go)
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {
 		return err
+	}
+	if v := h.Get(hTxn); v != "" {
+		return s.applyIntent(v, tok, subject, h, seq) // a wide transaction's (wide.go)
 	}
 	t := s.byID[id]
 	if t == nil {

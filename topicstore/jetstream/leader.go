@@ -67,7 +67,8 @@ const refreshEvery = time.Second
 func (s *Store) startLeaderConns() {
 	l := &s.leaders
 	l.urls = s.opts.URLs
-	l.opts = append([]nats.Option{nats.NoReconnect(), nats.DontRandomize(), nats.Timeout(s.opts.Timeout)}, s.opts.NATS...)
+	l.opts = append([]nats.Option{nats.NoReconnect(), nats.DontRandomize(), nats.Timeout(s.opts.Timeout),
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut)}, s.opts.NATS...)
 	l.need = minPayload
 	l.ask = func() string {
 		ctx, cancel := s.request(context.Background())

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 )
 
 // Maintenance: retention and the sweep of dead gateways' staged chunks
@@ -36,11 +37,26 @@ func (s *Store) maintain(interval time.Duration) {
 			return
 		case <-tick.C:
 		}
+		ctx := context.Background()
+		s.settleDoubts(ctx, false)
+		s.settleWide(ctx)
+		s.purgeChain(ctx)
 		if s.takeLease(3 * interval) {
-			_, _ = s.RunRetention(context.Background(), s.opts.Clock())
-			_, _ = s.sweepStaged(context.Background())
+			if _, err := s.RunRetention(ctx, s.opts.Clock()); err != nil {
+				s.maintenanceFailed("retention", err)
+			}
+			s.abortDead()
+			if _, err := s.sweepStaged(ctx); err != nil {
+				s.maintenanceFailed("sweep of staged chunks", err)
+			}
 		}
 	}
+}
+
+// maintenanceFailed logs and counts a maintenance run that failed.
+func (s *Store) maintenanceFailed(what string, err error) {
+	s.maintenanceErrors.Add(1)
+	s.opts.Logger.Warn("maintenance failed", "gateway", s.stage.gw, "what", what, "err", err)
 }
 
 // takeLease takes or renews the maintenance lease for d and reports
@@ -57,6 +73,7 @@ func (s *Store) takeLease(d time.Duration) bool {
 	m.Header.Set(hHolder, s.stage.gw)
 	m.Header.Set(hUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
 	expect(m, l.seq)
+	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // the lease is its last message
 	ctx, cancel := s.request(context.Background())
 	defer cancel()
 	ack, err := s.js.PublishMsg(ctx, m)

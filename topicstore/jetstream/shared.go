@@ -170,7 +170,9 @@ func (s *Store) sharedRun(ctx context.Context, st *shStep) error {
 		}
 		// The step's session paces like a commit's (pace.go): a group
 		// holding a worker's acquire does not wait for that worker.
-		err := s.sharedSubmit(&commitReq{ctx: ctx, sh: []*shStep{st}, session: st.holder.Session, out: make(chan commitOut, 1)})
+		cr := s.newRequest(ctx, st.holder.Session)
+		cr.sh = []*shStep{st}
+		err := s.sharedSubmit(cr)
 		var nb *needBodiesError
 		if !errors.As(err, &nb) || attempt >= 3 {
 			return err

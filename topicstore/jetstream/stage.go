@@ -2,7 +2,7 @@ package jetstream
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -38,11 +38,43 @@ type stagings struct {
 }
 
 type staging struct {
-	committing bool
-	committed  bool
+	state stagingState
 	// openedAt is the fold's sequence when the staging opened: a sweep
 	// fence of this gateway after it means its chunks may be gone.
 	openedAt uint64
+}
+
+// stagingState is where a staging is between StageBatch and its end.
+type stagingState uint8
+
+const (
+	stagingOpen       stagingState = iota // taking batches; DiscardStaged deletes it
+	stagingCommitting                     // a commit naming it is under way
+	stagingDoubt                          // its commit's outcome is unknown: kept until the fold decides (chain.go)
+	stagingCommitted                      // referenced by committed records: the store's now
+)
+
+// settle moves the stagings txns to state; committed ones are forgotten
+// (the records that reference them keep their chunks). A staging in doubt
+// only leaves that state for committed or open (settleDoubts).
+func (st *stagings) settle(txns []uint64, state stagingState) {
+	if len(txns) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, txn := range txns {
+		x := st.open[txn]
+		switch {
+		case x == nil:
+		case state == stagingCommitted:
+			delete(st.open, txn)
+		case state == stagingDoubt && x.state != stagingCommitting:
+			// settleDoubts decided it first.
+		default:
+			x.state = state
+		}
+	}
 }
 
 func (s *Store) stagedSubject(txnID uint64) string {
@@ -75,7 +107,7 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 		s.mu.Unlock()
 		s.stage.open[txnID] = st
 	}
-	committing := st.committing || st.committed
+	committing := st.state != stagingOpen
 	s.stage.mu.Unlock()
 	if opened {
 		s.kickGroups() // a gateway with stagings keeps a heartbeat (sweep.go)
@@ -84,17 +116,13 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
 	}
 	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: txnID}
-	var pending []natsjs.PubAckFuture
+	var pending []*nats.Msg
 	var chunks []topicstore.StagedChunk
 	subject := s.stagedSubject(txnID)
 	ch := topicstore.Chunker{Target: stageChunkBytes, Now: s.opts.Clock(), Flush: func(c topicstore.StagedChunk, payload []byte) error {
 		m := nats.NewMsg(subject)
 		m.Data = payload
-		f, err := s.js.PublishMsgAsync(m)
-		if err != nil {
-			return s.unavailable(err)
-		}
-		pending = append(pending, f)
+		pending = append(pending, m)
 		chunks = append(chunks, c)
 		return nil
 	}}
@@ -106,15 +134,17 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 	if err := ch.Close(); err != nil {
 		return topicstore.StagedBatch{}, err
 	}
-	for i, f := range pending {
-		select {
-		case ack := <-f.Ok():
-			chunks[i].Seq = ack.Sequence
-		case err := <-f.Err():
-			return topicstore.StagedBatch{}, s.unavailable(err)
-		case <-ctx.Done():
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	seqs, err := s.io.publishAll(rctx, pending)
+	if err != nil {
+		if ctx.Err() != nil {
 			return topicstore.StagedBatch{}, ctx.Err()
 		}
+		return topicstore.StagedBatch{}, s.unavailable(err)
+	}
+	for i := range chunks {
+		chunks[i].Seq = seqs[i]
 		sb.Chunks = append(sb.Chunks, chunks[i])
 		sb.Bytes += chunks[i].Bytes
 	}
@@ -125,10 +155,9 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 func (s *Store) DiscardStaged(txnID uint64) error {
 	s.stage.mu.Lock()
 	st := s.stage.open[txnID]
-	if st == nil || st.committing || st.committed {
-		if st != nil && st.committed {
-			delete(s.stage.open, txnID)
-		}
+	if st == nil || st.state != stagingOpen {
+		// Committing: its commit settles it; in doubt: the fold decides
+		// (chain.go); committed: the store's.
 		s.stage.mu.Unlock()
 		return nil
 	}
@@ -136,7 +165,7 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 	s.stage.mu.Unlock()
 	ctx, cancel := s.request(context.Background())
 	defer cancel()
-	if err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.stagedSubject(txnID))); err != nil {
+	if err := s.io.purge(ctx, s.stagedSubject(txnID), 0); err != nil {
 		return s.unavailable(err)
 	}
 	return nil
@@ -145,18 +174,21 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 // claimStaged validates a write's staged batches (this gateway's, open,
 // of the topic, partitions and codecs it accepts) and returns their
 // chunks in order, and the fold sequence the oldest of them opened at.
-func (s *Store) claimStaged(ctx context.Context, t topicConfigView, w topicstore.TopicWrite) (out []topicstore.StagedChunk, openedAt uint64, err error) {
+// claimed holds the stagings the commit claimed already (another batch of
+// the same transaction).
+func (s *Store) claimStaged(ctx context.Context, t topicConfigView, w topicstore.TopicWrite, claimed map[uint64]bool) (out []topicstore.StagedChunk, openedAt uint64, err error) {
 	for _, sb := range w.Staged {
 		if sb.Topic != w.Topic {
 			return nil, 0, fmt.Errorf("staged batch of topic %q in a write to %q", sb.Topic, w.Topic)
 		}
 		s.stage.mu.Lock()
 		st := s.stage.open[sb.TxnID]
-		if st == nil || st.committed {
+		if st == nil || st.state != stagingOpen && !(st.state == stagingCommitting && claimed[sb.TxnID]) {
 			s.stage.mu.Unlock()
 			return nil, 0, fmt.Errorf("staged data of transaction %d is gone (discarded or committed)", sb.TxnID)
 		}
-		st.committing = true
+		st.state = stagingCommitting
+		claimed[sb.TxnID] = true
 		if openedAt == 0 || st.openedAt < openedAt {
 			openedAt = st.openedAt
 		}
@@ -177,17 +209,34 @@ func (s *Store) claimStaged(ctx context.Context, t topicConfigView, w topicstore
 	return out, openedAt, nil
 }
 
-// settleStaged records how a commit naming these stagings ended.
-func (s *Store) settleStaged(req *topicstore.CommitRequest, committed bool) {
-	s.stage.mu.Lock()
-	defer s.stage.mu.Unlock()
+// settleStaged records how a commit naming these stagings ended:
+// committed, in doubt (ErrOutcomeUnknown) or not.
+func (s *Store) settleStaged(req *topicstore.CommitRequest, err error) {
+	state := stagingOpen
+	switch {
+	case err == nil:
+		state = stagingCommitted
+	case errors.Is(err, topicstore.ErrOutcomeUnknown):
+		state = stagingDoubt
+	}
+	var txns []uint64
 	for _, w := range req.Writes {
 		for _, sb := range w.Staged {
-			if st := s.stage.open[sb.TxnID]; st != nil {
-				st.committing, st.committed = false, committed
-			}
+			txns = append(txns, sb.TxnID)
 		}
 	}
+	if state == stagingOpen {
+		// Back to open only from committing (a refused commit).
+		s.stage.mu.Lock()
+		for _, txn := range txns {
+			if st := s.stage.open[txn]; st != nil && st.state == stagingCommitting {
+				st.state = stagingOpen
+			}
+		}
+		s.stage.mu.Unlock()
+		return
+	}
+	s.stage.settle(txns, state)
 }
 
 // expandStaged reads back the chunks that must join as messages (a
@@ -208,12 +257,12 @@ func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChun
 	var dec topicstore.MsgDecoder
 	for _, c := range chunks {
 		rctx, cancel := s.request(ctx)
-		raw, err := s.stream.GetMsg(rctx, c.Seq)
+		data, err := s.io.getMsg(rctx, c.Seq)
 		cancel()
 		if err != nil {
 			return nil, nil, s.unavailable(err)
 		}
-		for p := raw.Data; len(p) > 0; {
+		for p := data; len(p) > 0; {
 			entry, rest, err := topicstore.NextEntry(p)
 			if err != nil {
 				return nil, nil, err
@@ -255,7 +304,7 @@ func (s *Store) openStagings() int {
 	defer s.stage.mu.Unlock()
 	n := 0
 	for _, st := range s.stage.open {
-		if !st.committed {
+		if st.state != stagingCommitted {
 			n++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +36,15 @@ type Options struct {
 	// Clock stamps written_at and producer activity (default time.Now).
 	Clock func() time.Time
 	// Timeout bounds each request to the cluster (default 5s): with no
-	// quorum the servers never answer, so a commit fails after it.
+	// quorum the servers never answer.
 	Timeout time.Duration
+	// CommitTimeout bounds how long a commit keeps trying to be stored
+	// while the cluster cannot take it (no leader: an election, a node
+	// stopped; default DefaultCommitTimeout), unless its statement's
+	// deadline comes first. A commit that stored nothing by then fails
+	// with ErrUnavailable; one whose outcome is still in doubt then with
+	// ErrOutcomeUnknown (chain.go).
+	CommitTimeout time.Duration
 	// ProducerExpiry: see topicstore.DefaultProducerExpiry.
 	ProducerExpiry time.Duration
 	// RetentionInterval is how often the gateway holding the maintenance
@@ -49,11 +57,37 @@ type Options struct {
 	// CacheBytes bounds the cache of record batches this gateway wrote or
 	// read (cache.go; default DefaultCacheBytes, negative: none).
 	CacheBytes int64
+	// StartTimeout bounds how long Open waits for a cluster that does not
+	// answer yet (its nodes still starting, no JetStream meta leader, no
+	// peers to place the stream on), trying again and logging what it
+	// waits for (default DefaultStartTimeout; negative: no waiting). What
+	// waiting cannot fix (credentials, TLS, a server too old, a stream
+	// that is not topicgate's) fails at once.
+	StartTimeout time.Duration
+	// Logger receives what an operator should see: a start that waits for
+	// the cluster, maintenance that failed, a batch whose outcome was
+	// settled late (default slog.Default()).
+	Logger *slog.Logger
 	// CommitDelay is how long the committer may hold a group back for
 	// the sessions that commit steadily but are not in it yet (pace.go;
 	// default DefaultCommitDelay, negative: never).
 	CommitDelay time.Duration
 }
+
+// DefaultCommitTimeout is Options.CommitTimeout's default: several times
+// the 4-8 s a stream leader election takes here (doc.go), so that a
+// commit rides one out as a delay rather than an error.
+const DefaultCommitTimeout = time.Minute
+
+// pingInterval and maxPingsOut: how a gateway notices a node that stopped
+// answering on a connection that stays open.
+const (
+	pingInterval = 2 * time.Second
+	maxPingsOut  = 3
+)
+
+// DefaultStartTimeout is Options.StartTimeout's default.
+const DefaultStartTimeout = time.Minute
 
 // DefaultCommitDelay is the committer's default CommitDelay: about half
 // a batch's round trip on a three-node cluster here, so a held group
@@ -90,12 +124,18 @@ type Store struct {
 	fillTo  uint64     // the highest sequence a fill was asked for
 	stalled bool       // fill, not the consumer, folded the last message: the consumer is behind
 
-	stage   stagings
-	barrier barriers // read barriers (barrier.go)
-	cons    natsjs.ConsumeContext
-	commits chan *commitReq
-	done    chan struct{}
-	wg      sync.WaitGroup
+	stage stagings
+	chain chainState // this gateway's chain and its batches in doubt (chain.go)
+	wide  wideState  // wide transactions, as folded and this gateway's own (wide.go)
+	io    clusterIO  // the commit protocol's I/O (io.go)
+	// maxBatch is the most messages in one atomic batch (0:
+	// MaxBatchMsgs; the simulation makes it small).
+	maxBatch int
+	barrier  barriers // read barriers (barrier.go)
+	cons     natsjs.ConsumeContext
+	commits  chan *commitReq
+	done     chan struct{}
+	wg       sync.WaitGroup
 
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
 
@@ -110,6 +150,9 @@ type Store struct {
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64
 	commitHeld                                  atomic.Int64 // groups linger held back (pace.go)
+	commitDoubts                                atomic.Int64 // batches whose answer never came (chain.go)
+	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
+	maintenanceErrors                           atomic.Int64 // maintenance runs that failed (maintain.go)
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
@@ -150,33 +193,58 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 }
 
 // Open connects to the cluster, checks it (Check), creates or adopts the
-// stream and folds its state.
+// stream and folds its state. A cluster that does not answer yet is waited
+// for, up to Options.StartTimeout.
 func Open(ctx context.Context, o Options) (*Store, error) {
-	if o.Replicas == 0 {
-		o.Replicas = 3
+	o = o.withDefaults()
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		s, err := open(ctx, o)
+		if err == nil {
+			if attempt > 0 {
+				o.Logger.Info("the NATS cluster answers", "urls", RedactURLs(o.URLs), "after", time.Since(start).Round(time.Millisecond))
+			}
+			return s, nil
+		}
+		wait := min(250*time.Millisecond<<min(attempt, 5), 5*time.Second)
+		if !startTransient(err) || ctx.Err() != nil || time.Since(start)+wait > o.StartTimeout {
+			return nil, err
+		}
+		o.Logger.Warn("waiting for the NATS cluster", "urls", RedactURLs(o.URLs), "waited", time.Since(start).Round(time.Millisecond),
+			"until", o.StartTimeout, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
-	if o.Stream == "" {
-		o.Stream = DefaultStream
+}
+
+// startTransient reports whether Open failed in a way that waiting may
+// cure: no node reachable, or the nodes up but not answering for
+// JetStream yet (no meta leader, no stream leader, no peers).
+func startTransient(err error) bool {
+	switch {
+	case errors.Is(err, ErrRefused), errors.Is(err, ErrTLS), errors.Is(err, ErrServerTooOld), errors.Is(err, ErrNoJetStream):
+		return false
+	case errors.Is(err, ErrUnreachable), errors.Is(err, topicstore.ErrUnavailable), transientCreate(err),
+		errors.Is(err, nats.ErrNoResponders), errors.Is(err, natsjs.ErrNoStreamResponse):
+		return true
 	}
-	if o.Clock == nil {
-		o.Clock = time.Now
+	switch ErrorCode(err) {
+	case errCodeNoSuitablePeers, 10008: // 10008: JetStream system temporarily unavailable
+		return true
 	}
-	if o.Timeout == 0 {
-		o.Timeout = 5 * time.Second
-	}
-	if o.ProducerExpiry == 0 {
-		o.ProducerExpiry = topicstore.DefaultProducerExpiry
-	}
-	if o.RetentionInterval == 0 {
-		o.RetentionInterval = 30 * time.Second
-	}
-	if o.CacheBytes == 0 {
-		o.CacheBytes = DefaultCacheBytes
-	}
-	if o.CommitDelay == 0 {
-		o.CommitDelay = DefaultCommitDelay
-	}
-	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1)}, o.NATS...)...)
+	return false
+}
+
+// open is one attempt of Open.
+func open(ctx context.Context, o Options) (*Store, error) {
+	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1),
+		// A node that stops answering (SIGSTOP, a network partition) is
+		// noticed within a few seconds rather than nats.go's default
+		// 2-4 minutes, and the connection moves to another node.
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut)}, o.NATS...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -194,23 +262,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	s := &Store{opts: o, nc: nc, js: js, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
-		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
-	s.cond = sync.NewCond(&s.mu)
-	s.cache = newRecordCache(o.CacheBytes)
-	s.prefix = "tg"
-	if o.Stream != DefaultStream {
-		s.prefix = strings.ToLower(o.Stream)
-	}
-	// One random id names this gateway everywhere: lock holders (shared
-	// consumers), staging subjects, guards, record writers, leases.
-	s.sh.gw = newHolderGateway()
-	s.stage = stagings{gw: strconv.FormatUint(s.sh.gw, 16), open: map[uint64]*staging{}}
+	s := newStore(o, newHolderGateway())
+	s.nc, s.js = nc, js
+	s.io = natsIO{s}
 	if s.stream, err = s.ensureStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
 	}
 	if err := s.startFold(ctx); err != nil {
+		if s.cons != nil {
+			s.cons.Stop()
+		}
 		nc.Close()
 		return nil, err
 	}
@@ -223,6 +285,63 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		go s.maintain(o.RetentionInterval)
 	}
 	return s, nil
+}
+
+// withDefaults fills in the options left zero.
+func (o Options) withDefaults() Options {
+	if o.Replicas == 0 {
+		o.Replicas = 3
+	}
+	if o.Stream == "" {
+		o.Stream = DefaultStream
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
+	if o.CommitTimeout == 0 {
+		o.CommitTimeout = DefaultCommitTimeout
+	}
+	if o.ProducerExpiry == 0 {
+		o.ProducerExpiry = topicstore.DefaultProducerExpiry
+	}
+	if o.RetentionInterval == 0 {
+		o.RetentionInterval = 30 * time.Second
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.CommitDelay == 0 {
+		o.CommitDelay = DefaultCommitDelay
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// newStore is a Store with its state empty and no connection: Open gives
+// it the cluster; the simulation (sim_test.go) its own clusterIO.
+func newStore(o Options, gw uint64) *Store {
+	s := &Store{opts: o, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
+		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	s.cache = newRecordCache(o.CacheBytes)
+	s.prefix = "tg"
+	if o.Stream != DefaultStream {
+		s.prefix = strings.ToLower(o.Stream)
+	}
+	// One random id names this gateway everywhere: lock holders (shared
+	// consumers), staging subjects, chains, guards, record writers,
+	// leases.
+	s.sh.gw = gw
+	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
+	return s
 }
 
 // minPayload is the max_payload a node must allow: a topicgate message of

@@ -2,12 +2,12 @@ package jetstream
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
 )
@@ -36,6 +36,26 @@ import (
 
 // Header of a sweep fence: the sweeping gateway.
 const hFence = "Tg-Fence"
+
+// wideOpen reports whether gateway gw has a wide transaction without a
+// decision (wide.go). It runs under s.mu.
+func (s *Store) wideOpen(gw string) bool {
+	for _, x := range s.wide.open {
+		if x.gw == gw {
+			return true
+		}
+	}
+	return false
+}
+
+// abortDead aborts the wide transactions of every gateway whose heartbeat
+// expired: the maintenance lease holder's part of wide.go.
+func (s *Store) abortDead() {
+	s.mu.Lock()
+	orphans := s.orphansLocked(func(*wideTxn) bool { return true })
+	s.mu.Unlock()
+	s.abortAll(orphans)
+}
 
 // sweptState is, as folded, every gateway's staged chunks not yet swept
 // and its fence subject.
@@ -111,20 +131,6 @@ func (w *sweptState) check(gw string, openedAt uint64) error {
 
 func (s *Store) fenceSubject(gw string) string { return s.prefix + ".f." + gw }
 
-// fenceCheck is the message of a commit batch that joins staged chunks:
-// conditional on this gateway's fence subject as folded; it replaces the
-// subject's older messages. It runs under s.mu.
-func (s *Store) fenceCheck() *nats.Msg {
-	m := nats.NewMsg(s.fenceSubject(s.stage.gw))
-	var last uint64
-	if f := s.swept.fences[s.stage.gw]; f != nil {
-		last = f.last
-	}
-	expect(m, last)
-	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
-	return m
-}
-
 // sweepStaged sweeps the staged chunks of dead gateways and reports how
 // many it deleted.
 func (s *Store) sweepStaged(ctx context.Context) (int, error) {
@@ -146,6 +152,9 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 		if b := s.groups.beats[ss.gw]; b != nil && now.Sub(b.until) < ttl {
 			continue // alive, or not dead long enough
 		}
+		if s.wideOpen(ss.gw) {
+			continue // a wide transaction of it is undecided: abortDead first
+		}
 		v := dead[ss.gw]
 		if v == nil {
 			v = &victim{}
@@ -158,19 +167,27 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 		v.maxSeq = max(v.maxSeq, ss.seqs[len(ss.seqs)-1])
 	}
 	s.mu.Unlock()
+	gws := make([]string, 0, len(dead))
+	for gw := range dead {
+		gws = append(gws, gw)
+	}
+	sort.Strings(gws)
 	deleted := 0
-	for gw, v := range dead {
+	for _, gw := range gws {
+		v := dead[gw]
 		if now.Sub(v.newest) < ttl {
 			continue // it staged a moment ago: its heartbeat may not be folded yet
 		}
 		fence := v.fence
 		if fence <= v.maxSeq { // a fence after every chunk of it is there already (a sweep before a restart)
-			m := nats.NewMsg(s.fenceSubject(gw))
+			// A link of its chain (chain.go): none of its batches planned
+			// before can land after it.
+			m := nats.NewMsg(s.chainSubject(gw))
 			m.Header.Set(hFence, s.stage.gw)
-			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+			m.Header.Set(hPrev, strconv.FormatUint(v.expect, 10))
 			expect(m, v.expect)
 			rctx, cancel := s.request(ctx)
-			ack, err := s.js.PublishMsg(rctx, m)
+			seq, err := s.io.publish(rctx, m)
 			cancel()
 			if err != nil {
 				if ErrorCode(err) == ErrCodeWrongLastSequence {
@@ -178,10 +195,13 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 				}
 				return deleted, s.unavailable(err)
 			}
-			if err := s.waitApplied(ctx, ack.Sequence); err != nil {
+			rctx, cancel = s.request(ctx)
+			err = s.io.waitApplied(rctx, seq)
+			cancel()
+			if err != nil {
 				return deleted, err
 			}
-			fence = ack.Sequence
+			fence = seq
 		}
 		n, err := s.deleteUnreferenced(ctx, gw, fence)
 		deleted += n
@@ -204,7 +224,13 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 	}
 	var jobs []job
 	s.mu.Lock()
-	for key, ss := range s.swept.subjects {
+	keys := make([]string, 0, len(s.swept.subjects))
+	for key := range s.swept.subjects {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		ss := s.swept.subjects[key]
 		if ss.gw != gw {
 			continue
 		}
@@ -233,7 +259,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 	for _, j := range jobs {
 		if j.seqs == nil {
 			rctx, cancel := s.request(ctx)
-			err := s.stream.Purge(rctx, natsjs.WithPurgeSubject(j.subject), natsjs.WithPurgeSequence(fence))
+			err := s.io.purge(rctx, j.subject, fence)
 			cancel()
 			if err != nil {
 				return deleted, s.unavailable(err)
@@ -241,9 +267,9 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		}
 		for _, seq := range j.seqs {
 			rctx, cancel := s.request(ctx)
-			err := s.stream.DeleteMsg(rctx, seq)
+			err := s.io.deleteMsg(rctx, seq)
 			cancel()
-			if err != nil && !errors.Is(err, natsjs.ErrMsgNotFound) {
+			if err != nil {
 				return deleted, s.unavailable(err)
 			}
 		}

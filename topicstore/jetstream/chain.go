@@ -1,0 +1,387 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// The chain: this gateway's commit subject, <prefix>.f.<gateway>.
+//
+// Every batch a gateway publishes begins with a marker on its chain:
+// Tg-Commit, the batch's number in this process, and Tg-Prev, the sequence
+// of the chain's last message when the batch was planned, which is also
+// the marker's expectation (Nats-Expected-Last-Subject-Sequence). So the
+// chain's messages each name their predecessor, and at most one message
+// ever follows a given one: the first published expecting it.
+//
+// That makes an outcome nobody answered decidable. A batch is in doubt
+// from the moment its commit message left until the gateway knows whether
+// the stream stored it (the ack was lost, came too late, or the
+// connection dropped after the commit message went out). The batch is
+// stored if and only if its marker follows its Tg-Prev; to learn which,
+// the gateway publishes a resolution (Tg-Resolve) expecting the same
+// predecessor. Either the resolution is stored, and the batch never can be
+// (its expectation fails from then on), or it is refused with the
+// sequence of what does follow, and once the fold has applied that
+// sequence it knows whether that was the batch's marker. Nothing in doubt
+// is ever discarded: a batch whose outcome stays unknown past its
+// requests' deadlines is answered with ErrOutcomeUnknown (08007), its
+// stagings are kept, and the fold settles it later, when whatever follows
+// its predecessor arrives (the gateway's next batch, or a resolution).
+//
+// The sweep's fences on a dead gateway's chain (sweep.go) and the aborts
+// of its wide transactions (wide.go) are links of the chain too, so a
+// batch of a gateway taken for dead that wakes up is refused. Nothing
+// rolls the chain up: a gateway purges its own chain below the last link
+// its fold applied (purgeChain), so its fold never misses a link of its
+// own; one that did (its chain purged by a sweeper while it was stopped)
+// marks the batches whose successor it missed as lost: unknown for ever,
+// their stagings left to the sweep, which deletes only chunks no record
+// references.
+
+// Headers of the chain's links.
+const (
+	hCommit  = "Tg-Commit"  // a batch's marker: its number in the gateway's process
+	hPrev    = "Tg-Prev"    // every link: its predecessor's sequence (its expectation)
+	hResolve = "Tg-Resolve" // a resolution: the number of the batch it resolves
+)
+
+func (s *Store) chainSubject(gw string) string { return s.prefix + ".f." + gw }
+
+// doubt is a batch of this gateway from its plan until the fold knows
+// whether it was stored; under s.mu.
+type doubt struct {
+	id   uint64 // its marker's Tg-Commit
+	prev uint64 // its marker's predecessor
+	n    int    // the batch's messages (the marker first)
+	// at is the marker's sequence once the fold saw it follow prev;
+	// dead: something else followed prev, so the batch is not stored and
+	// never will be; lost: the fold missed what followed prev.
+	at   uint64
+	dead bool
+	lost bool
+	// answered: the requests were told ErrOutcomeUnknown; what the batch
+	// staged is settled by settleDoubts once the fold decides.
+	answered bool
+	txns     []uint64 // the stagings the batch joins
+}
+
+func (d *doubt) decided() bool { return d.at != 0 || d.dead || d.lost }
+
+// chainState is this gateway's side of its chain; under s.mu.
+type chainState struct {
+	next    uint64   // the last batch number given out
+	doubts  []*doubt // batches planned and not settled, oldest first
+	purged  uint64   // the chain is purged below this sequence
+	decided int64    // doubts the fold decided after their requests were answered (a metric)
+}
+
+// marker registers a batch of n messages and returns its first message:
+// the marker linking it to the chain as this gateway's fold has it. It
+// runs under s.mu.
+func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *doubt) {
+	c := &s.chain
+	c.next++
+	d := &doubt{id: c.next, prev: s.chainLast(s.stage.gw), n: n, txns: txns}
+	c.doubts = append(c.doubts, d)
+	m := nats.NewMsg(s.chainSubject(s.stage.gw))
+	m.Header.Set(hCommit, strconv.FormatUint(d.id, 10))
+	m.Header.Set(hPrev, strconv.FormatUint(d.prev, 10))
+	expect(m, d.prev)
+	return m, d
+}
+
+// chainLast is the sequence of gateway gw's last chain link as folded. It
+// runs under s.mu.
+func (s *Store) chainLast(gw string) uint64 {
+	if f := s.swept.fences[gw]; f != nil {
+		return f.last
+	}
+	return 0
+}
+
+// applyChain folds a link of a gateway's chain: the sweep's view of it
+// (sweep.go) and, on this gateway's own chain, the doubts it decides. It
+// runs under s.mu.
+func (s *Store) applyChain(tok []string, h nats.Header, seq uint64) error {
+	if len(tok) != 2 {
+		return nil
+	}
+	before := s.chainLast(tok[1])
+	s.swept.fence(tok, h, seq)
+	if tok[1] != s.stage.gw {
+		return nil
+	}
+	prev := uint64(hInt(h, hPrev))
+	if h.Get(hPrev) == "" {
+		prev = before // a link written before Tg-Prev: its predecessor is the one folded before it
+	}
+	id := uint64(hInt(h, hCommit))
+	for _, d := range s.chain.doubts {
+		switch {
+		case d.decided():
+		case d.prev == prev && id == d.id && id != 0:
+			d.at = seq
+		case d.prev == prev:
+			d.dead = true
+		case d.prev >= before && d.prev < prev:
+			// What followed d.prev was deleted before this fold got it.
+			d.lost = true
+		}
+	}
+	s.cond.Broadcast()
+	return nil
+}
+
+// forget drops d from the doubts (its requests were answered from what
+// the committer learned itself). It runs under s.mu.
+func (c *chainState) forget(d *doubt) {
+	for i, x := range c.doubts {
+		if x == d {
+			c.doubts = append(c.doubts[:i], c.doubts[i+1:]...)
+			return
+		}
+	}
+}
+
+// outcome is what the committer knows of a batch it published.
+type outcome uint8
+
+const (
+	stored    outcome = iota + 1 // the stream stored it (ack, or resolved)
+	notStored                    // it is not stored and never will be
+	refused                      // the stream refused it (an expectation, a limit): not stored
+	unknown                      // in doubt past the deadline
+)
+
+// publishResolved publishes a planned batch whose first message is its
+// marker (d) and returns what became of it: with its last sequence if it
+// was stored; the refusal or the reason if not. A batch whose ack does not
+// come is resolved (resolve) until deadline; one still in doubt then is
+// unknown, and d stays registered for the fold to decide.
+func (s *Store) publishResolved(msgs []*nats.Msg, d *doubt, deadline time.Time) (outcome, uint64, error) {
+	ctx, cancel := s.requestUntil(deadline)
+	ack, err := s.io.publishBatch(ctx, msgs)
+	cancel()
+	switch {
+	case err == nil:
+		s.settleOwn(d)
+		return stored, ack.Sequence, nil
+	case ErrorCode(err) != 0:
+		s.settleOwn(d)
+		return refused, 0, err
+	case errors.Is(err, errBatchNotSent) || noLeader(err):
+		// The commit message never reached a leader: nothing stored.
+		s.settleOwn(d)
+		return notStored, 0, s.unavailable(err)
+	}
+	// The commit message left and no answer came.
+	s.commitDoubts.Add(1)
+	o, last, rerr := s.resolve(d, deadline)
+	if o == unknown {
+		return unknown, 0, fmt.Errorf("%v, then %v", err, rerr)
+	}
+	s.settleOwn(d)
+	if o == notStored {
+		return notStored, 0, s.unavailable(err)
+	}
+	return o, last, nil
+}
+
+// settleOwn forgets a doubt the committer settled itself.
+func (s *Store) settleOwn(d *doubt) {
+	s.mu.Lock()
+	s.chain.forget(d)
+	s.mu.Unlock()
+}
+
+// resolve learns whether the batch of d, whose answer never came, was
+// stored, and if so its last sequence. It returns unknown when the
+// cluster did not let it learn before deadline (or the store closed).
+func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
+	var last error
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		at, dead, lost, closed := d.at, d.dead, d.lost, s.closed
+		s.mu.Unlock()
+		switch {
+		case at != 0:
+			return stored, at + uint64(d.n) - 1, nil
+		case dead:
+			return notStored, 0, nil
+		case lost:
+			return unknown, 0, errors.New("this gateway's fold missed what followed the batch on its chain")
+		case closed:
+			return unknown, 0, topicstore.ErrClosed
+		case !s.io.now().Before(deadline):
+			if last == nil {
+				last = errors.New("no attempt to resolve it was answered")
+			}
+			return unknown, 0, last
+		}
+		m := nats.NewMsg(s.chainSubject(s.stage.gw))
+		m.Header.Set(hResolve, strconv.FormatUint(d.id, 10))
+		m.Header.Set(hPrev, strconv.FormatUint(d.prev, 10))
+		expect(m, d.prev)
+		ctx, cancel := s.requestUntil(deadline)
+		_, err := s.io.publish(ctx, m)
+		cancel()
+		switch code := ErrorCode(err); {
+		case err == nil:
+			// The resolution follows d.prev: the batch can never be stored.
+			s.mu.Lock()
+			if !d.decided() {
+				d.dead = true
+			}
+			s.mu.Unlock()
+			continue
+		case code == ErrCodeWrongLastSequence:
+			// Something follows d.prev (the batch, or an earlier
+			// resolution whose answer was lost): the fold tells which.
+			if n, ok := wrongLast(err); ok {
+				ctx, cancel := s.requestUntil(deadline)
+				last = s.io.waitApplied(ctx, n)
+				cancel()
+				continue
+			}
+			last = err
+		default:
+			// 10164: a publish to the chain is still being proposed (the
+			// batch itself, maybe); a timeout, no leader: ask again.
+			last = err
+		}
+		s.backoff(attempt)
+	}
+}
+
+// backoff waits before the attempt+1st try after an answer that said
+// nothing was decided: until the fold applies something (a leader took
+// another gateway's write) or 10 ms growing to 250 ms, jittered.
+func (s *Store) backoff(attempt int) {
+	s.mu.Lock()
+	from := s.applied
+	s.mu.Unlock()
+	d := min(10*time.Millisecond<<min(attempt, 5), 250*time.Millisecond)
+	s.io.waitAdvance(from, d/2+rand.N(d/2+1))
+}
+
+// requestUntil is a request's context: the store's timeout, cut short by
+// deadline.
+func (s *Store) requestUntil(deadline time.Time) (context.Context, context.CancelFunc) {
+	d := min(s.opts.Timeout, deadline.Sub(s.io.now()))
+	return context.WithTimeout(context.Background(), max(d, time.Millisecond))
+}
+
+// settleDoubts settles the doubts whose requests were answered
+// ErrOutcomeUnknown and that the fold has decided since: the stagings of
+// a stored batch are committed, those of a batch never stored are
+// deleted, those of a lost one left to the sweep. With resolve it first
+// resolves those still undecided (the committer does, when its own
+// batches are not using the chain). Any goroutine may call it.
+func (s *Store) settleDoubts(ctx context.Context, resolve bool) {
+	if resolve {
+		s.mu.Lock()
+		var open []*doubt
+		for _, d := range s.chain.doubts {
+			if d.answered && !d.decided() {
+				open = append(open, d)
+			}
+		}
+		s.mu.Unlock()
+		for _, d := range open {
+			_, _, _ = s.resolve(d, s.io.now().Add(s.opts.Timeout))
+		}
+	}
+	var committed, purge, lost []uint64
+	s.mu.Lock()
+	var keep []*doubt
+	for _, d := range s.chain.doubts {
+		if !d.answered || !d.decided() {
+			keep = append(keep, d)
+			continue
+		}
+		s.chain.decided++
+		switch {
+		case d.at != 0:
+			committed = append(committed, d.txns...)
+		case d.dead:
+			purge = append(purge, d.txns...)
+		default:
+			s.opts.Logger.Warn("a batch's outcome is lost: this gateway's fold missed what followed it on its chain (purged by another gateway's sweep while this one was away); its stagings are left to the sweep",
+				"gateway", s.stage.gw, "batch", d.id, "stagings", len(d.txns))
+			lost = append(lost, d.txns...)
+		}
+	}
+	s.chain.doubts = keep
+	s.mu.Unlock()
+	s.stage.settle(committed, stagingCommitted)
+	s.stage.settle(lost, stagingCommitted)
+	s.stage.settle(purge, stagingOpen)
+	for _, txn := range purge {
+		_ = s.DiscardStaged(txn)
+	}
+}
+
+// doubtsOpen reports whether a batch answered ErrOutcomeUnknown is not
+// settled yet.
+func (s *Store) doubtsOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.chain.doubts {
+		if d.answered {
+			return true
+		}
+	}
+	return false
+}
+
+// purgeChain deletes this gateway's chain below its last link as folded
+// (the links before it decided what they had to), when that moved on.
+func (s *Store) purgeChain(ctx context.Context) {
+	s.mu.Lock()
+	last := s.chainLast(s.stage.gw)
+	pending := len(s.chain.doubts) > 0
+	due := last > s.chain.purged && !pending
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	if err := s.io.purge(rctx, s.chainSubject(s.stage.gw), last); err == nil {
+		s.mu.Lock()
+		s.chain.purged = max(s.chain.purged, last)
+		s.mu.Unlock()
+	}
+}
+
+// wrongLast is the sequence a 10071 refusal names ("wrong last sequence:
+// N").
+func wrongLast(err error) (uint64, bool) {
+	var apiErr *natsjs.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	i := strings.LastIndex(apiErr.Description, ": ")
+	if i < 0 {
+		return 0, false
+	}
+	n, perr := strconv.ParseUint(apiErr.Description[i+2:], 10, 64)
+	return n, perr == nil
+}
+
+// errOutcome builds the answer to the requests of a batch left in doubt.
+func (s *Store) errOutcome(d *doubt, deadline time.Duration, cause error) error {
+	return fmt.Errorf("%w: the NATS cluster (%s) received the commit (batch %d of gateway %s) and did not tell within %v whether it stored it (%v); it is stored whole or not at all",
+		topicstore.ErrOutcomeUnknown, RedactURLs(s.opts.URLs), d.id, s.stage.gw, deadline.Round(time.Millisecond), cause)
+}

@@ -1,0 +1,334 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"topicgate/topicstore"
+)
+
+// The committer: one goroutine per gateway runs the groups. What requests
+// arrived while the previous batch was in flight are planned together
+// (plan.go) and published as one atomic batch (group commit), so a
+// gateway never has two expectations on one subject in flight (the server
+// refuses those, 10164). Each batch begins with its marker on the
+// gateway's chain (chain.go), so that a batch whose answer never came is
+// resolved, not guessed.
+//
+// What becomes of a group:
+//   - stored: the fold applies it (waitStored: for as long as that takes,
+//     since it is committed), and its requests are answered;
+//   - refused because the fold was behind (10071, 10164, 10176, 10210):
+//     planned again once it caught up, at most maxAttempts times;
+//   - not stored (no leader during an election, a batch that never left,
+//     one resolved as not stored): published again until each request's
+//     deadline (its statement's, else Options.CommitTimeout), when it is
+//     answered ErrUnavailable, which says that nothing was stored;
+//   - in doubt past the earliest deadline of its requests: answered
+//     ErrOutcomeUnknown (08007); the fold settles it later.
+//
+// A request too wide for one batch goes alone, as a wide transaction
+// (wide.go); one touching a topic a wide transaction holds waits for it.
+
+// maxGroupMsgs bounds the messages of one group's batch below the server's
+// limit of MaxBatchMsgs (a wide transaction's batches use the whole
+// limit); maxRecordBytes bounds one record batch message below NATS's
+// default max_payload of 1 MiB.
+const (
+	maxGroupMsgs   = 900
+	maxRecordBytes = 512 << 10
+	maxAttempts    = 64
+)
+
+// maxGroupReqs bounds the requests the committer gathers into one group.
+const maxGroupReqs = 256
+
+// settleEvery is how often an idle committer tries again to settle what it
+// answered ErrOutcomeUnknown.
+const settleEvery = time.Second
+
+// lockPoll is how often requests waiting for a wide transaction's topics
+// are planned again when the fold shows nothing new.
+const lockPoll = 50 * time.Millisecond
+
+// committer runs the groups until the store closes.
+func (s *Store) committer() {
+	defer s.wg.Done()
+	var queued, blocked []*commitReq
+	var blockedAt uint64
+	for {
+		if len(queued) == 0 {
+			var wake <-chan time.Time
+			switch {
+			case len(blocked) > 0:
+				wake = time.After(lockPoll)
+			case s.doubtsOpen() || s.wideAnswered():
+				wake = time.After(settleEvery)
+			}
+			select {
+			case r := <-s.commits:
+				queued = append(queued, r)
+			case <-wake:
+				s.settleDoubts(context.Background(), true)
+				if s.wideAnswered() {
+					s.settleWide(context.Background())
+				}
+			case <-s.done:
+				s.drain(append(queued, blocked...))
+				return
+			}
+		}
+		if len(blocked) > 0 {
+			s.mu.Lock()
+			moved := s.applied != blockedAt
+			s.mu.Unlock()
+			if moved || len(queued) == 0 {
+				s.abortOrphans(blocked)
+				queued = append(blocked, queued...)
+				blocked = nil
+			}
+		}
+	more:
+		for len(queued) < maxGroupReqs {
+			select {
+			case r := <-s.commits:
+				queued = append(queued, r)
+			default:
+				break more
+			}
+		}
+		n := min(len(queued), maxGroupReqs)
+		group := s.linger(queued[:n:n])
+		queued = queued[n:]
+		later, locked := s.runGroup(group)
+		queued = append(later, queued...)
+		if len(locked) > 0 {
+			s.mu.Lock()
+			blockedAt = s.applied
+			s.mu.Unlock()
+			blocked = append(blocked, locked...)
+		}
+		s.settleDoubts(context.Background(), true)
+		if s.wideAnswered() {
+			s.settleWide(context.Background())
+		}
+	}
+}
+
+// drain fails what is still queued at Close, and what is left of the
+// requests put off.
+func (s *Store) drain(left []*commitReq) {
+	for _, r := range left {
+		r.out <- commitOut{err: topicstore.ErrClosed}
+	}
+	for {
+		select {
+		case r := <-s.commits:
+			r.out <- commitOut{err: topicstore.ErrClosed}
+		default:
+			return
+		}
+	}
+}
+
+// runGroup plans, publishes and settles one group (see above). It returns
+// the requests put off: later (the batch was full, or a wide request goes
+// on its own next) and locked (a wide transaction holds a topic they
+// touch).
+func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
+	var why error // why the last attempt stored nothing
+	replans := 0
+	for attempt := 0; ; attempt++ {
+		if group = s.expire(group, why); len(group) == 0 {
+			return later, locked
+		}
+		p := s.plan(group)
+		later, locked = append(later, p.later...), append(locked, p.locked...)
+		group = p.reqs
+		if p.wide {
+			o, err := s.runWide(p)
+			switch o {
+			case stored, unknown:
+				return later, locked // answered
+			case refused:
+				// An expectation failed: plan again once caught up.
+				if replans++; replans > maxAttempts {
+					p.settle(s.gaveUp(replans, err))
+					return later, locked
+				}
+				if cerr := s.catchUp(err); cerr != nil && !errors.Is(cerr, topicstore.ErrUnavailable) {
+					p.settle(cerr)
+					return later, locked
+				}
+			default:
+				s.backoff(attempt)
+			}
+			why = err
+			continue
+		}
+		if len(p.msgs) == 0 {
+			p.settle(nil)
+			return later, locked
+		}
+		deadline := p.deadline()
+		o, last, err := s.publishResolved(p.msgs, p.doubt, deadline)
+		switch o {
+		case stored:
+			s.finish(p, last, p.msgs)
+			return later, locked
+		case unknown:
+			s.mu.Lock()
+			p.doubt.answered = true
+			s.mu.Unlock()
+			p.settle(s.errOutcome(p.doubt, s.io.now().Sub(p.started), err))
+			return later, locked
+		case notStored:
+			why = err
+			s.backoff(attempt)
+			continue
+		}
+		// Refused.
+		why = err
+		code := ErrorCode(err)
+		if code != ErrCodeWrongLastSequence && code != ErrCodeWrongLastSequenceConstant &&
+			code != ErrCodeBatchIncomplete && code != ErrCodeBatchTooManyInflight {
+			p.settle(s.unavailable(err))
+			return later, locked
+		}
+		s.commitReplans.Add(1)
+		if replans++; replans > maxAttempts {
+			p.settle(s.gaveUp(replans, err))
+			return later, locked
+		}
+		switch code {
+		case ErrCodeWrongLastSequence:
+			if err := s.catchUp(err); err != nil && !errors.Is(err, topicstore.ErrUnavailable) {
+				p.settle(err) // the fold failed
+				return later, locked
+			}
+		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
+			// Another write to the same subjects is being proposed: retry
+			// once the fold has seen something land, or after a short
+			// random while (two gateways must not retry in step).
+			s.backoff(min(attempt, 3))
+		}
+	}
+}
+
+// gaveUp is the answer to a group refused too often.
+func (s *Store) gaveUp(n int, err error) error {
+	return fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times, each time for a write to the same subjects still in progress or not yet seen by this gateway; nothing of it was stored: %v",
+		topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), n, err)
+}
+
+// expire answers the requests of group whose deadline passed, or whose
+// statement ended, before the next attempt (so nothing of them is
+// stored), and returns the others. why is what kept the last attempt from
+// storing it.
+func (s *Store) expire(group []*commitReq, why error) []*commitReq {
+	now := s.io.now()
+	keep := group[:0]
+	for _, r := range group {
+		switch {
+		case r.ctx.Err() != nil:
+			r.out <- commitOut{err: fmt.Errorf("%w; nothing of the commit was stored", context.Cause(r.ctx))}
+		case !now.Before(r.deadline):
+			r.out <- commitOut{err: s.timedOut(r, why)}
+		default:
+			keep = append(keep, r)
+		}
+	}
+	return keep
+}
+
+// timedOut is the answer to a request whose deadline passed with nothing
+// of it stored.
+func (s *Store) timedOut(r *commitReq, why error) error {
+	reason := "it waited for a wide transaction's topics"
+	if why != nil {
+		reason = why.Error()
+		if i := strings.Index(reason, ": "); errors.Is(why, topicstore.ErrUnavailable) && i >= 0 {
+			reason = reason[i+2:]
+		}
+	}
+	return fmt.Errorf("%w: the commit could not be stored within %v (%s); nothing of it was stored",
+		topicstore.ErrUnavailable, r.deadline.Sub(r.received).Round(time.Millisecond), reason)
+}
+
+// finish settles a group the stream stored, last being its last sequence:
+// the fold applies it, and its requests are answered.
+func (s *Store) finish(p *groupPlan, last uint64, msgs []*nats.Msg) {
+	s.commitGroups.Add(1)
+	s.commitRequests.Add(int64(len(p.reqs)))
+	s.waitStored(last, msgs)
+	s.cacheRecords(last, msgs)
+	s.throttle(p)
+	p.settle(nil)
+	s.autoSplit(p.wrote)
+}
+
+// waitStored waits until the fold has applied a batch the stream stored,
+// msgs, whose last sequence is last, for as long as that takes: the batch
+// is committed whatever happens, so its requests must not be told
+// otherwise. It returns early only when the store closes or its fold
+// failed (every later statement reports that).
+func (s *Store) waitStored(last uint64, msgs []*nats.Msg) {
+	for {
+		err := s.waitOwn(context.Background(), last, msgs)
+		if err == nil || !errors.Is(err, topicstore.ErrUnavailable) {
+			return
+		}
+	}
+}
+
+// cacheRecords puts the record batches of a batch the stream acknowledged
+// at ack (its last sequence) in the record cache: readers of what this
+// gateway just wrote need no direct get.
+func (s *Store) cacheRecords(ack uint64, msgs []*nats.Msg) {
+	first := ack - uint64(len(msgs)) + 1
+	data := s.prefix + ".d."
+	for i, m := range msgs {
+		if strings.HasPrefix(m.Subject, data) {
+			s.cache.put(first+uint64(i), m.Data)
+		}
+	}
+}
+
+// throttle sets each request's write-speed delay: the time the most
+// indebted of its partitions needs, now that the fold charged the batch.
+func (s *Store) throttle(p *groupPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Clock()
+	for i, parts := range p.wrote {
+		for _, k := range parts {
+			t := s.byID[k.topic]
+			if t == nil || int(k.part) >= len(t.parts) {
+				continue
+			}
+			rate, burst := topicstore.ThrottleLimits(&t.rec.Config)
+			if rate == 0 {
+				continue
+			}
+			b := t.parts[k.part].bucket // a copy: the fold owns the bucket
+			b.Refill(now, rate, burst)
+			p.res[i].Throttle = max(p.res[i].Throttle, b.Debt(rate))
+		}
+	}
+}
+
+// catchUp waits until the fold has applied what made a batch stale: the
+// sequence a 10071 names, else the stream's last one.
+func (s *Store) catchUp(refusal error) error {
+	ctx, cancel := s.request(context.Background())
+	defer cancel()
+	if n, ok := wrongLast(refusal); ok {
+		return s.io.waitApplied(ctx, n)
+	}
+	return s.io.sync(ctx)
+}

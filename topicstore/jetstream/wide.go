@@ -1,0 +1,625 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// Wide transactions: a commit too large for one atomic batch (more than
+// MaxBatchMsgs messages: thousands of producers, positions over thousands
+// of partitions, a staging of thousands of chunks).
+//
+// Its messages are published as intents, in as many batches as they take,
+// then decided by one message. An intent is the message the commit would
+// have published, on its own subject and with its own expectation, and a
+// header Tg-Txn naming the transaction ("<gateway> <number>"). The fold
+// holds an intent aside: the subject's state does not change, but the
+// intent is the subject's last message, so no commit planned on the state
+// before it can land on that subject any more. While a transaction has
+// intents and no decision it holds the topics they are on: a gateway
+// plans no commit that touches them (checkRequest: errLocked) until the
+// decision, and such requests wait in the committer.
+//
+// The decision is a message on the transaction's own subject,
+// <prefix>.x.<gateway>.<number>, published expecting that subject to be
+// empty, so exactly one decision is ever stored: "commit", in a batch with
+// the commit's catalog guards and a marker on the gateway's chain, or
+// "abort", which anybody may publish. When the fold applies the decision
+// it applies the transaction's intents in stream order (commit) or only
+// takes their sequences as the subjects' last ones (abort), and releases
+// the topics. Readers never see an intent before its decision.
+//
+// Who aborts: the gateway itself, when one of its intent batches is
+// refused (another commit changed a subject first), when its decision
+// batch is refused, or to learn the decision of a batch in doubt (an abort
+// either lands or finds the decision there); a gateway whose requests wait
+// for the topics of a transaction whose gateway's heartbeat expired; and
+// the maintenance lease holder, for every such transaction, before it
+// sweeps that gateway's staged chunks. An abort published by another
+// gateway carries a link on the owner's chain too (expecting its last link
+// as folded), so an intent batch the owner publishes after it is refused.
+//
+// A transaction that aborts is planned again, with a new number, like any
+// refused commit; its intents stay in the stream as the subjects' last
+// messages until the next commit there (or retention) replaces them.
+
+// Headers of wide transactions.
+const (
+	hTxn    = "Tg-Txn"    // an intent: "<gateway> <number>"
+	hDecide = "Tg-Decide" // a decision ("commit", "abort"); on a chain marker, the number decided
+	hAbort  = "Tg-Abort"  // another gateway's abort, as a link on the owner's chain: the number aborted
+)
+
+func (s *Store) decisionSubject(gw string, n uint64) string {
+	return s.prefix + ".x." + gw + "." + strconv.FormatUint(n, 10)
+}
+
+// wideTxn is a wide transaction as folded: intents with no decision yet.
+type wideTxn struct {
+	gw      string
+	n       uint64
+	intents []intent
+	topics  []uint64 // the topics it holds
+}
+
+type intent struct {
+	subject string
+	h       nats.Header
+	seq     uint64
+}
+
+// wideState is the wide transactions as folded, and this gateway's own;
+// under s.mu.
+type wideState struct {
+	open    map[string]*wideTxn // by "<gateway> <number>"
+	locked  map[uint64]int      // topic id -> open transactions holding it
+	decided map[string]uint64   // per gateway: its highest transaction number decided
+	// mine are this gateway's transactions whose decision it waits for:
+	// true once committed, false once aborted, absent while undecided.
+	mine map[uint64]*ownWide
+	next uint64 // the last number given out
+}
+
+// ownWide is one of this gateway's wide transactions from its first intent
+// until its decision is folded and its stagings settled.
+type ownWide struct {
+	decided, committed bool
+	answered           bool     // its request was told ErrOutcomeUnknown
+	txns               []uint64 // the stagings it joins
+}
+
+func wideKey(gw string, n uint64) string { return gw + " " + strconv.FormatUint(n, 10) }
+
+// applyIntent holds an intent aside (see above). It runs under s.mu.
+func (s *Store) applyIntent(v string, tok []string, subject string, h nats.Header, seq uint64) error {
+	gw, ns, _ := strings.Cut(v, " ")
+	n, err := strconv.ParseUint(ns, 10, 64)
+	if err != nil {
+		return fmt.Errorf("bad %s header %q", hTxn, v)
+	}
+	w := &s.wide
+	if n <= w.decided[gw] {
+		// Decided already: a late intent (the chain refuses those; kept
+		// safe) is void.
+		s.bumpSeq(tok, seq)
+		return nil
+	}
+	if w.open == nil {
+		w.open, w.locked = map[string]*wideTxn{}, map[uint64]int{}
+	}
+	key := wideKey(gw, n)
+	x := w.open[key]
+	if x == nil {
+		x = &wideTxn{gw: gw, n: n}
+		w.open[key] = x
+	}
+	x.intents = append(x.intents, intent{subject: subject, h: h, seq: seq})
+	if id, err := strconv.ParseUint(tok[1], 10, 64); err == nil && !containsID(x.topics, id) {
+		x.topics = append(x.topics, id)
+		w.locked[id]++
+	}
+	return nil
+}
+
+func containsID(ids []uint64, id uint64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// applyDecision folds a decision: the transaction's intents take effect
+// (commit) or only their sequences do (abort). It runs under s.mu.
+func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64) error {
+	if len(tok) != 3 {
+		return nil
+	}
+	gw := tok[1]
+	n, err := strconv.ParseUint(tok[2], 10, 64)
+	if err != nil {
+		return nil
+	}
+	commit := h.Get(hDecide) == "commit"
+	w := &s.wide
+	if w.decided == nil {
+		w.decided = map[string]uint64{}
+	}
+	w.decided[gw] = max(w.decided[gw], n)
+	if x := w.open[wideKey(gw, n)]; x != nil {
+		delete(w.open, wideKey(gw, n))
+		for _, id := range x.topics {
+			if w.locked[id]--; w.locked[id] <= 0 {
+				delete(w.locked, id)
+			}
+			if t := s.byID[id]; t != nil {
+				t.notify()
+			}
+		}
+		for _, in := range x.intents {
+			itok := strings.Split(strings.TrimPrefix(in.subject, s.prefix+"."), ".")
+			if !commit {
+				s.bumpSeq(itok, in.seq)
+				continue
+			}
+			h := make(nats.Header, len(in.h))
+			for k, v := range in.h {
+				if k != hTxn {
+					h[k] = v
+				}
+			}
+			if err := s.apply(in.subject, h, in.seq, time.Time{}); err != nil {
+				return fmt.Errorf("wide transaction %s %d, intent at sequence %d: %w", gw, n, in.seq, err)
+			}
+		}
+	}
+	if gw == s.stage.gw {
+		if o := w.mine[n]; o != nil {
+			o.decided, o.committed = true, commit
+		}
+	}
+	s.cond.Broadcast()
+	return nil
+}
+
+// bumpSeq makes seq the last sequence of a subject whose state does not
+// change: an intent void by an abort. It runs under s.mu.
+func (s *Store) bumpSeq(tok []string, seq uint64) {
+	if len(tok) < 3 {
+		return
+	}
+	id, err := strconv.ParseUint(tok[1], 10, 64)
+	if err != nil {
+		return
+	}
+	t := s.byID[id]
+	if t == nil {
+		return
+	}
+	switch {
+	case tok[0] == "d" && len(tok) == 3:
+		if p, err := strconv.Atoi(tok[2]); err == nil && p < len(t.parts) {
+			t.parts[p].lastSeq = seq
+		}
+	case tok[0] == "p" && len(tok) == 3:
+		raw, err := hex.DecodeString(tok[2])
+		if err != nil {
+			return
+		}
+		if ps := t.prods[string(raw)]; ps != nil {
+			ps.seq = seq
+		} else {
+			t.prods[string(raw)] = &prodState{seq: seq} // no state: a fresh producer
+		}
+	case tok[0] == "o" && len(tok) == 4:
+		raw, herr := hex.DecodeString(tok[2])
+		p, perr := strconv.Atoi(tok[3])
+		if herr != nil || perr != nil {
+			return
+		}
+		c := string(raw)
+		if t.pos[c] == nil {
+			t.pos[c] = map[int32]*posState{}
+		}
+		if ps := t.pos[c][int32(p)]; ps != nil {
+			ps.seq = seq
+		} else {
+			t.pos[c][int32(p)] = &posState{seq: seq, reset: true}
+		}
+	case tok[0] == "s" && len(tok) == 4:
+		_ = s.applyShared(t, tok, nats.Header{}, seq)
+	}
+}
+
+// requestLocked reports whether a wide transaction holds a topic r
+// touches. It runs under s.mu.
+func (s *Store) requestLocked(r *commitReq) bool {
+	if len(s.wide.locked) == 0 {
+		return false
+	}
+	held := func(name string) bool {
+		t := s.byName[name]
+		return t != nil && s.wide.locked[t.rec.ID] > 0
+	}
+	for _, w := range r.writes {
+		if held(w.topic) {
+			return true
+		}
+	}
+	for _, u := range r.pos {
+		if held(u.Topic) {
+			return true
+		}
+	}
+	for _, st := range r.sh {
+		if held(st.topic) {
+			return true
+		}
+		if t := s.byName[st.topic]; t != nil {
+			for _, c := range t.rec.Config.Consumers {
+				if c.Name == st.consumer && c.DeadLetterQueue != "" && held(c.DeadLetterQueue) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// runWide commits the one request of p, too wide for one batch, as a wide
+// transaction: its intents, then its decision. It settles the request,
+// except when it returns refused or notStored (nothing stored: the
+// committer plans it again) with the reason.
+func (s *Store) runWide(p *groupPlan) (outcome, error) {
+	s.mu.Lock()
+	s.wide.next++
+	n := s.wide.next
+	if s.wide.mine == nil {
+		s.wide.mine = map[uint64]*ownWide{}
+	}
+	own := &ownWide{txns: p.stagings()}
+	s.wide.mine[n] = own
+	s.mu.Unlock()
+	s.commitWide.Add(1)
+	key := wideKey(s.stage.gw, n)
+	guards := map[*nats.Msg]bool{}
+	for _, m := range p.guards {
+		guards[m] = true
+	}
+	var body []*nats.Msg
+	for _, m := range p.msgs {
+		if guards[m] {
+			continue
+		}
+		m.Header.Set(hTxn, key)
+		// An intent replaces nothing: an abort must leave the subject's
+		// state readable by a fold that replays the stream.
+		m.Header.Del(natsjs.MsgRollup)
+		body = append(body, m)
+	}
+	deadline := p.deadline()
+	size := s.batchLimit() - 1
+	for i := 0; i < len(body); i += size {
+		chunk := body[i:min(i+size, len(body))]
+		o, last, msgs, err := s.publishLinked(chunk, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(hTxn, key) })
+		if o == stored {
+			s.waitStored(last, msgs)
+			s.cacheRecords(last, msgs)
+			continue
+		}
+		if i == 0 && o != unknown {
+			s.forgetWide(n)
+			return o, err // nothing of it was stored
+		}
+		// Intents may be stored: abort them, so the topics are free again.
+		return s.endWide(p, n, own, o, err, deadline)
+	}
+	x := nats.NewMsg(s.decisionSubject(s.stage.gw, n))
+	x.Header.Set(hDecide, "commit")
+	expect(x, 0)
+	decision := append(append([]*nats.Msg{}, p.guards...), x)
+	o, last, msgs, err := s.publishLinked(decision, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(hDecide, strconv.FormatUint(n, 10)) })
+	if o == stored {
+		s.finish(p, last, msgs)
+		s.forgetWide(n)
+		return stored, nil
+	}
+	return s.endWide(p, n, own, o, err, deadline)
+}
+
+// publishLinked publishes msgs behind a marker on the chain (mark sets
+// its extra headers), as publishResolved does, again after each attempt
+// that stored nothing, until deadline. It returns the batch it published
+// last.
+func (s *Store) publishLinked(msgs []*nats.Msg, txns []uint64, deadline time.Time, mark func(*nats.Msg)) (outcome, uint64, []*nats.Msg, error) {
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		m, d := s.marker(len(msgs)+1, txns)
+		s.mu.Unlock()
+		mark(m)
+		batch := append([]*nats.Msg{m}, msgs...)
+		o, last, err := s.publishResolved(batch, d, deadline)
+		if o == unknown {
+			s.mu.Lock()
+			d.answered = true // the wide transaction's own doubt settles its stagings
+			d.txns = nil
+			s.mu.Unlock()
+		}
+		if o != notStored || !s.io.now().Before(deadline) {
+			return o, last, batch, err
+		}
+		s.backoff(attempt)
+	}
+}
+
+// endWide ends wide transaction n of this gateway after an intent or
+// decision batch that was not stored, or whose outcome is unknown: it
+// learns the decision, aborting the transaction if none was taken, and
+// settles the request (committed after all; unknown; or, returned to the
+// committer, not stored).
+func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why error, deadline time.Time) (outcome, error) {
+	committed, known, err := s.abortWide(s.stage.gw, n, deadline, false)
+	switch {
+	case known && committed:
+		// A decision batch in doubt was stored after all.
+		s.mu.Lock()
+		s.forgetWideLocked(n)
+		s.mu.Unlock()
+		s.commitGroups.Add(1)
+		s.commitRequests.Add(1)
+		s.throttle(p)
+		p.settle(nil)
+		s.autoSplit(p.wrote)
+		return stored, nil
+	case known:
+		s.forgetWide(n)
+		if o == refused {
+			return refused, why
+		}
+		return notStored, why
+	}
+	s.mu.Lock()
+	own.answered = true
+	s.mu.Unlock()
+	p.settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
+		topicstore.ErrOutcomeUnknown, RedactURLs(s.opts.URLs), s.io.now().Sub(p.started).Round(time.Millisecond), n, s.stage.gw, why, err))
+	return unknown, nil
+}
+
+func (s *Store) forgetWide(n uint64) {
+	s.mu.Lock()
+	s.forgetWideLocked(n)
+	s.mu.Unlock()
+}
+
+func (s *Store) forgetWideLocked(n uint64) { delete(s.wide.mine, n) }
+
+// abortWide publishes an abort of gateway gw's wide transaction n unless
+// it is decided, and reports its decision: committed (known), aborted
+// (known), or not known by deadline. foreign: gw is another gateway, taken
+// for dead; the abort then carries a link on its chain.
+func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool) (committed, known bool, err error) {
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		if gw == s.stage.gw {
+			if o := s.wide.mine[n]; o != nil && o.decided {
+				s.mu.Unlock()
+				return o.committed, true, nil
+			}
+		} else if s.wide.decided[gw] >= n && s.wide.open[wideKey(gw, n)] == nil {
+			s.mu.Unlock()
+			return false, true, nil // decided; a resolver needs no more
+		}
+		closed := s.closed
+		var link *nats.Msg
+		var d *doubt
+		if foreign {
+			link = nats.NewMsg(s.chainSubject(gw))
+			last := s.chainLast(gw)
+			link.Header.Set(hAbort, strconv.FormatUint(n, 10))
+			link.Header.Set(hPrev, strconv.FormatUint(last, 10))
+			expect(link, last)
+		} else {
+			link, d = s.marker(2, nil)
+			link.Header.Set(hDecide, strconv.FormatUint(n, 10))
+		}
+		s.mu.Unlock()
+		if closed || !s.io.now().Before(deadline) {
+			if d != nil {
+				s.settleOwn(d)
+			}
+			if err == nil {
+				err = topicstore.ErrClosed
+				if !closed {
+					err = fmt.Errorf("no answer before the deadline")
+				}
+			}
+			return false, false, err
+		}
+		x := nats.NewMsg(s.decisionSubject(gw, n))
+		x.Header.Set(hDecide, "abort")
+		expect(x, 0)
+		batch := []*nats.Msg{link, x}
+		if d != nil {
+			o, last, perr := s.publishResolved(batch, d, deadline)
+			switch o {
+			case stored:
+				// This abort is the decision: the fold applies it, and the
+				// next turn finds it decided.
+				ctx, cancel := s.requestUntil(deadline)
+				err = s.io.waitApplied(ctx, last)
+				cancel()
+				continue
+			case refused:
+				// The decision is there already, or the fold was behind
+				// on the chain: catch up and look again.
+				err = perr
+				if wl, ok := wrongLast(perr); ok {
+					ctx, cancel := s.requestUntil(deadline)
+					err = s.io.waitApplied(ctx, wl)
+					cancel()
+					continue
+				}
+			case unknown:
+				s.mu.Lock()
+				d.answered, d.txns = true, nil
+				s.mu.Unlock()
+				err = perr
+			default:
+				err = perr
+			}
+			s.backoff(attempt)
+			continue
+		}
+		ctx, cancel := s.requestUntil(deadline)
+		ack, perr := s.io.publishBatch(ctx, batch)
+		cancel()
+		switch {
+		case perr == nil:
+			ctx, cancel := s.requestUntil(deadline)
+			err = s.io.waitApplied(ctx, ack.Sequence)
+			cancel()
+			continue
+		case ErrorCode(perr) == ErrCodeWrongLastSequence:
+			if wl, ok := wrongLast(perr); ok {
+				ctx, cancel := s.requestUntil(deadline)
+				err = s.io.waitApplied(ctx, wl)
+				cancel()
+				continue
+			}
+		}
+		err = perr
+		s.backoff(attempt)
+	}
+}
+
+// abortOrphans aborts the wide transactions, holding a topic one of
+// blocked touches, whose gateway's heartbeat expired: their gateway died
+// between its intents and its decision.
+func (s *Store) abortOrphans(blocked []*commitReq) {
+	s.mu.Lock()
+	held := map[uint64]bool{}
+	for _, r := range blocked {
+		for _, w := range r.writes {
+			if t := s.byName[w.topic]; t != nil {
+				held[t.rec.ID] = true
+			}
+		}
+		for _, u := range r.pos {
+			if t := s.byName[u.Topic]; t != nil {
+				held[t.rec.ID] = true
+			}
+		}
+		for _, st := range r.sh {
+			if t := s.byName[st.topic]; t != nil {
+				held[t.rec.ID] = true
+			}
+		}
+	}
+	orphans := s.orphansLocked(func(x *wideTxn) bool {
+		for _, id := range x.topics {
+			if held[id] {
+				return true
+			}
+		}
+		return false
+	})
+	s.mu.Unlock()
+	s.abortAll(orphans)
+}
+
+// orphan names a wide transaction to abort.
+type orphan struct {
+	gw string
+	n  uint64
+}
+
+// orphansLocked lists the open wide transactions of other gateways whose
+// heartbeat expired, that match want (sorted, so that the order is the
+// same on every run). It runs under s.mu.
+func (s *Store) orphansLocked(want func(*wideTxn) bool) []orphan {
+	now := s.opts.Clock()
+	var out []orphan
+	for _, x := range s.wide.open {
+		if x.gw == s.stage.gw || !want(x) {
+			continue
+		}
+		if b := s.groups.beats[x.gw]; b != nil && !now.After(b.until) {
+			continue // its gateway lives
+		}
+		out = append(out, orphan{x.gw, x.n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].gw != out[j].gw {
+			return out[i].gw < out[j].gw
+		}
+		return out[i].n < out[j].n
+	})
+	return out
+}
+
+// abortAll aborts the orphans, each within the store's timeout.
+func (s *Store) abortAll(orphans []orphan) {
+	for _, o := range orphans {
+		_, _, _ = s.abortWide(o.gw, o.n, s.io.now().Add(s.opts.Timeout), true)
+	}
+}
+
+// wideAnswered reports whether a wide transaction of this gateway was
+// answered ErrOutcomeUnknown and is not settled yet.
+func (s *Store) wideAnswered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.wide.mine {
+		if o.answered {
+			return true
+		}
+	}
+	return false
+}
+
+// settleWide settles this gateway's wide transactions whose requests were
+// answered ErrOutcomeUnknown: once the fold has their decision their
+// stagings are committed or deleted; an undecided one is aborted (which
+// decides it, whichever way). Any goroutine may call it.
+func (s *Store) settleWide(ctx context.Context) {
+	s.mu.Lock()
+	var undecided []uint64
+	var committed, purge []uint64
+	for n, o := range s.wide.mine {
+		if !o.answered {
+			continue
+		}
+		if !o.decided {
+			undecided = append(undecided, n)
+			continue
+		}
+		if o.committed {
+			committed = append(committed, o.txns...)
+		} else {
+			purge = append(purge, o.txns...)
+		}
+		delete(s.wide.mine, n)
+	}
+	s.mu.Unlock()
+	sort.Slice(undecided, func(i, j int) bool { return undecided[i] < undecided[j] })
+	for _, n := range undecided {
+		_, _, _ = s.abortWide(s.stage.gw, n, s.io.now().Add(s.opts.Timeout), false)
+	}
+	s.stage.settle(committed, stagingCommitted)
+	s.stage.settle(purge, stagingOpen)
+	for _, txn := range purge {
+		_ = s.DiscardStaged(txn)
+	}
+}
