@@ -74,6 +74,9 @@ type natsConfig struct {
 	// certificate and key, for nodes that verify clients.
 	Cert, Key string
 	Timeout   time.Duration
+	// CommitTimeout (--nats-commit-timeout) and StartTimeout
+	// (--nats-start-timeout): see jetstream.Options.
+	CommitTimeout, StartTimeout time.Duration
 	// SessionTTL (--nats-session-ttl) is how long this gateway's read
 	// sessions outlive its last renewal in the cluster (0: the store's
 	// default).
@@ -175,8 +178,13 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 		if err != nil {
 			return nil, nil, err
 		}
+		start := cfg.NATS.StartTimeout
+		if start == 0 {
+			start = -1 // no waiting
+		}
 		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
+			CommitTimeout: cfg.NATS.CommitTimeout, StartTimeout: start, Logger: logger,
 			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
