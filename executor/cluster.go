@@ -65,6 +65,15 @@ import (
 // announcement stored, the other gateways letting the share go).
 const clusterSettle = time.Second
 
+// clusterSettleMax bounds how long a read waits for its share while the
+// store cannot say what the other gateways hold (no stream leader: an
+// election takes 4-8 s here).
+const clusterSettleMax = 30 * time.Second
+
+// clusterRecheck is how often a read waiting for its share brings this
+// gateway's view of the group up to the stream's (consume.go).
+const clusterRecheck = 100 * time.Millisecond
+
 // clusterAckWait is how long a membership change waits for another
 // gateway's acknowledgement before it goes on without it.
 const clusterAckWait = 2 * time.Second
@@ -182,7 +191,18 @@ func (c *clusterGroup) share(partitions []int32, sessions int, owner map[int32]u
 			taken[p] = true
 		}
 	}
-	split := splitGroup(partitions, view.Members)
+	members := view.Members
+	if !member && sessions > 0 && len(taken) == 0 && len(members) == 0 {
+		// Nobody else reads the consumer as far as the store shows, and
+		// this gateway's own announcement is not stored yet (the stream
+		// may have no leader for seconds: an election): its sessions take
+		// the whole split now rather than read nothing meanwhile. A
+		// gateway joining at the same moment may read the same messages;
+		// positions are conditional, so at most one read of them commits.
+		members = []topicstore.GroupMember{{Gateway: self, Announcement: topicstore.Announcement{Sessions: sessions}}}
+		member = true
+	}
+	split := splitGroup(partitions, members)
 	ours := map[int32]bool{}
 	c.pending = sessions > 0 && !member
 	for _, p := range split[self] {

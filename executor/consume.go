@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"topicgate/planner"
@@ -174,6 +175,8 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 	// On a shared store a read that holds nothing yet waits, even without
 	// WAIT, up to clusterSettle for its gateway's share (cluster.go).
 	var settle <-chan time.Time
+	var settleTimer *time.Timer
+	var settleFrom time.Time
 	settled := false
 	for {
 		ti, err := st.Topic(cr.Topic)
@@ -212,11 +215,12 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 			return nil, err
 		}
 		wait := deadline != nil
-		if !wait && !settled && rows.len() == 0 && o.limit != 0 && g.clusterPending() {
+		pending := rows.len() == 0 && o.limit != 0 && g.clusterPending()
+		if !wait && !settled && pending {
 			if settle == nil {
-				t := time.NewTimer(clusterSettle)
-				defer t.Stop()
-				settle = t.C
+				settleTimer = time.NewTimer(clusterSettle)
+				defer settleTimer.Stop()
+				settle, settleFrom = settleTimer.C, time.Now()
 			}
 			wait = true
 		}
@@ -238,7 +242,29 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.S
 		if pin {
 			s.deliver.unpinLast(s) // waiting reads no message: nothing to keep
 		}
+		// Waiting for its share, a read brings this gateway's view of the
+		// group up to the stream's every clusterRecheck (a read barrier):
+		// the release of a session that closed on another gateway must
+		// not wait for this gateway's fold, which stalls for seconds when
+		// the node its consumer was on dies.
+		var recheck <-chan time.Time
+		if pending {
+			recheck = time.After(clusterRecheck)
+		}
 		select {
+		case <-recheck:
+			if rb, ok := st.(topicstore.ReadBarrier); ok {
+				err := rb.Sync(ctx)
+				if ctx.Err() != nil {
+					return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
+				}
+				if errors.Is(err, topicstore.ErrUnavailable) && settleTimer != nil && !settled && time.Since(settleFrom) < clusterSettleMax {
+					// The store has no leader to say what was released
+					// (an election): that is no answer yet, so the wait
+					// for one goes on (a delay, not an empty read).
+					settleTimer.Reset(clusterSettle)
+				}
+			}
 		case <-changed:
 		case <-regrouped:
 		case <-members:

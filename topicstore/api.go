@@ -599,4 +599,10 @@ type EngineStatter interface {
 // implement it.
 type ReadBarrier interface {
 	Barrier(ctx context.Context) error
+	// Sync is Barrier that says when it could not reach the store's
+	// state (no leader to ask: an election): ErrUnavailable, where
+	// Barrier reads the process's view as it is. A read waiting for
+	// something another process published uses it to tell "not yet"
+	// from "cannot know yet".
+	Sync(ctx context.Context) error
 }

@@ -76,4 +76,7 @@ func (s *Store) barrierLoop() {
 	}
 }
 
+// Sync implements topicstore.ReadBarrier.
+func (s *Store) Sync(ctx context.Context) error { return s.sync(ctx) }
+
 var _ topicstore.ReadBarrier = (*Store)(nil)

@@ -149,30 +149,60 @@ func (s *Store) recordBatch(ctx context.Context, seq uint64) ([]byte, error) {
 	return data, err
 }
 
-// fetchRecordBatch is recordBatch past the cache.
+// fetchRecordBatch is recordBatch past the cache. What a stream without a
+// leader cannot answer (an election: no replica serves direct gets, and
+// there is no leader to ask) is asked again, like a miss, for as long as a
+// commit would ride it out (Options.CommitTimeout, cut short by ctx): a
+// read during an election is a delay, not an error.
 func (s *Store) fetchRecordBatch(ctx context.Context, seq uint64) ([]byte, error) {
-	rctx, cancel := s.request(ctx)
-	defer cancel()
+	deadline := time.Now().Add(s.opts.CommitTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	missed := time.Now().Add(s.opts.Timeout) // a message missing this long is reported
+	var last error
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		rctx, cancel := s.request(ctx)
 		raw, err := s.stream.GetMsg(rctx, seq)
 		if err == nil {
+			cancel()
 			return raw.Data, nil
 		}
-		if !errors.Is(err, natsjs.ErrMsgNotFound) {
+		if !errors.Is(err, natsjs.ErrMsgNotFound) && !transientRead(err) {
+			cancel()
 			return nil, err
 		}
-		data, err := s.leaderGet(rctx, seq)
-		if err == nil || !errors.Is(err, natsjs.ErrMsgNotFound) {
-			return data, err
+		data, lerr := s.leaderGet(rctx, seq)
+		cancel()
+		if lerr == nil {
+			return data, nil
+		}
+		if !errors.Is(lerr, natsjs.ErrMsgNotFound) && !transientRead(lerr) {
+			return nil, lerr
+		}
+		last = lerr
+		now := time.Now()
+		if ctx.Err() != nil || !now.Before(deadline) || errors.Is(lerr, natsjs.ErrMsgNotFound) && !now.Before(missed) {
+			return nil, s.missing(ctx, seq, last)
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-rctx.Done():
+		case <-ctx.Done():
 			t.Stop()
-			return nil, s.missing(ctx, seq, err)
+			return nil, s.missing(ctx, seq, last)
 		case <-t.C:
 		}
 	}
+}
+
+// transientRead reports whether a read failed because the stream could
+// not answer this moment (no leader, no replica serving, no answer in
+// time, a connection moving to another node), not because of what it
+// asked.
+func transientRead(err error) bool {
+	return noLeader(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, nats.ErrDisconnected)
 }
 
 // missing describes a message the fold holds that no node returned: the
