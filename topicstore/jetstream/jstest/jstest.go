@@ -85,6 +85,22 @@ func (c *Cluster) Kill(i int) {
 	}
 }
 
+// Pause sends node i SIGSTOP (see natsnode.Cluster.Pause); Resume SIGCONT.
+func (c *Cluster) Pause(i int) {
+	c.t.Helper()
+	if err := c.nodes.Pause(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// Resume sends node i SIGCONT.
+func (c *Cluster) Resume(i int) {
+	c.t.Helper()
+	if err := c.nodes.Resume(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
 // Restart starts node i again (same ports, same store) and waits until it is
 // healthy, which needs a JetStream quorum among the running nodes.
 func (c *Cluster) Restart(i int) {

@@ -497,6 +497,27 @@ func (c *Cluster) Kill(i int) error {
 	return nil
 }
 
+// Pause sends node i SIGSTOP: it keeps its connections open and answers
+// nothing, as a node that hangs (a long GC pause, a VM frozen) does, until
+// Resume.
+func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP) }
+
+// Resume sends node i SIGCONT.
+func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT) }
+
+func (c *Cluster) signal(i int, sig syscall.Signal) error {
+	n := c.nodes[i]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.runningLocked() {
+		return fmt.Errorf("natsnode: node %d is not running", i)
+	}
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("natsnode: %v to node %d: %w", sig, i, err)
+	}
+	return nil
+}
+
 // Restart starts node i again with the same ports and store (stopping it
 // first if it runs) and waits until it reports healthy and the meta leader
 // sees it current, which needs a JetStream quorum among the running nodes.
@@ -531,6 +552,7 @@ func (c *Cluster) stop(nodes []*Node) error {
 	for _, n := range nodes {
 		n.mu.Lock()
 		if n.runningLocked() {
+			n.cmd.Process.Signal(syscall.SIGCONT) // a paused node must run to take SIGTERM
 			n.cmd.Process.Signal(syscall.SIGTERM)
 			running = append(running, n)
 		}
@@ -557,6 +579,7 @@ func (c *Cluster) stop(nodes []*Node) error {
 func (c *Cluster) killAll() {
 	for i, n := range c.nodes {
 		if n.Running() {
+			c.Resume(i) // a paused node must run to take SIGTERM
 			c.Kill(i)
 		}
 	}
