@@ -25,7 +25,7 @@ var ErrFailed = pgerror.New(pgerror.CodeInFailedSQLTransaction, "current transac
 
 // DefaultMaxStagedBytes bounds one transaction's staged message bytes
 // (body bytes + 64 per message), in memory and spilled together.
-const DefaultMaxStagedBytes = 1 << 30
+const DefaultMaxStagedBytes = 16 << 30
 
 // DefaultSpillBytes is how many staged bytes a transaction keeps in memory
 // before it spills them to the store (see Txn.SpillBytes).

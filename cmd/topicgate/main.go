@@ -75,7 +75,7 @@ func main() {
 	fs.Int64Var(&cfg.CacheMiB, "cache-mib", 32, "Pebble block cache in MiB, on top of the memtables (reads of recent messages come from the memtables; older blocks also sit in the OS page cache)")
 	fs.Int64Var(&cfg.MemTableMiB, "memtable-mib", 16, "size of each of Pebble's two memtables in MiB")
 	fs.IntVar(&cfg.SharedWindow, "shared-window", 1000, "per partition, how many messages past the first unfinished one a shared consumer tracks (its acquisition window and the cap on acquired messages)")
-	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 1024, "the most one transaction (or autocommit COPY) may stage, in MiB")
+	fs.Int64Var(&cfg.MaxTxnMiB, "max-txn-mib", 16384, "the most one transaction (or autocommit COPY) may stage, in MiB")
 	fs.Int64Var(&cfg.MaxQueryMiB, "max-query-mib", executor.DefaultMaxQueryBytes>>20, "the most one statement may hold in memory to sort or group rows, in MiB (past it: SQLSTATE 54000; -1: no limit)")
 	fs.DurationVar(&cfg.HandoffGrace, "handoff-grace", executor.DefaultHandoffGrace, "how long a partition a joining read session takes stays with the session that holds it inside an open transaction (or an unfinished read) before it moves anyway and that transaction's COMMIT fails with 40001; 0 moves it at once")
 	_ = fs.Parse(os.Args[2:])
