@@ -256,8 +256,8 @@ func (s *Store) timedOut(r *commitReq, why error) error {
 			reason = reason[i+2:]
 		}
 	}
-	return fmt.Errorf("%w: the commit could not be stored within %v (%s); nothing of it was stored",
-		topicstore.ErrUnavailable, r.deadline.Sub(r.received).Round(time.Millisecond), reason)
+	return fmt.Errorf("%w: the NATS cluster (%s) did not store the commit within %v (%s); nothing of it was stored",
+		topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), r.deadline.Sub(r.received).Round(time.Millisecond), reason)
 }
 
 // finish settles a group the stream stored, last being its last sequence:
