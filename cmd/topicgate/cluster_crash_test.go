@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,7 +137,9 @@ func startSharedLoad(l *crashSharedLedger, dsns []func() string, cycle int, seed
 				if err == nil {
 					continue
 				}
-				if code := pgCode(err); code != "" && code != "57P03" && ctx.Err() == nil {
+				// 40001: a COMMIT that waited out a cluster without a
+				// leader for longer than its locks.
+				if code := pgCode(err); code != "" && code != "57P03" && code != "08007" && code != "40001" && ctx.Err() == nil {
 					l.problem("cycle %d worker %d: %s: %v", cycle, w, what, err)
 				}
 				// Give up what it holds in the ledger before closing: the
@@ -170,9 +173,13 @@ func (s *sharedLoad) stop(t *testing.T) {
 
 // TestClusterCrash: mixed load through two gateway processes on one
 // cluster (dedup producers on t; read-process-write transactions from in
-// to out and txlog, retried on 40001, with an input producer) while, one
-// phase each, a gateway is SIGKILLed in the middle of its commits and
-// restarted, and the node leading the stream is SIGKILLed and restarted.
+// to out and txlog, retried on 40001, with an input producer; shared
+// workers; transactions that spill 9 MiB each into bulk) while, one phase
+// each: a gateway is SIGKILLed in the middle of its commits and restarted;
+// the node leading the stream is SIGSTOPped for four times --nats-timeout
+// (commit messages in flight to it), then SIGCONTinued; a gateway is
+// SIGSTOPped between its publishes and its fold, then SIGCONTinued; the
+// stream's leader is SIGKILLed and restarted.
 // After each phase, through a gateway started then (its fold replays the
 // stream): every acknowledged (producer, seqno) is stored exactly once, in
 // seqno order in one partition, offsets contiguous (crashVerify); no input
@@ -181,7 +188,10 @@ func (s *sharedLoad) stop(t *testing.T) {
 // backwards (jepsenVerify); no message of the shared consumer sh/w whose
 // ack was confirmed is handed out again, none handed to two live workers
 // at once, and every offset below committed_offset was acknowledged
-// (crashSharedCheckStats). At the end, a drain through a fresh gateway
+// (crashSharedCheckStats); every spilled transaction is stored whole or not
+// at all, whole when committed, not at all when refused (57P03, 40001), and
+// 08007 only for one whose outcome the cluster could not tell. At the end,
+// a drain through a fresh gateway
 // (waiting out the locks of dead sessions) shows every message of sh
 // acknowledged exactly once, and every message a worker held without an
 // ack when it failed handed out again (crashSharedExactlyOnce).
@@ -231,6 +241,8 @@ func TestClusterCrash(t *testing.T) {
 	c.Close(ctx)
 
 	producers := newProducers(4)
+	exec(t, gws[0].connect(ctx), "CREATE TOPIC bulk WITH (min_active_partitions = 2)")
+	spills := &spillLedger{outcomes: map[string]string{}}
 	phases := []struct {
 		name  string
 		fault func()
@@ -240,6 +252,22 @@ func TestClusterCrash(t *testing.T) {
 			gws[0].kill()
 			time.Sleep(300 * time.Millisecond)
 			gws[0].start()
+			time.Sleep(time.Second)
+		}},
+		{"the stream leader SIGSTOPped for longer than --nats-timeout", func() {
+			time.Sleep(time.Duration(300+rng.IntN(400)) * time.Millisecond)
+			leader := g.streamLeader()
+			g.nodes.Pause(leader)
+			time.Sleep(4 * g.timeout) // as long as an election takes here, at most
+			g.nodes.Resume(leader)
+			t.Logf("node %d, the stream's leader, stopped for %v; node %d leads now", leader, 4*g.timeout, g.streamLeader())
+			time.Sleep(time.Second)
+		}},
+		{"gateway A SIGSTOPped between its publishes and its fold", func() {
+			time.Sleep(time.Duration(300+rng.IntN(400)) * time.Millisecond)
+			gws[0].pause()
+			time.Sleep(g.timeout + time.Duration(rng.IntN(1000))*time.Millisecond)
+			gws[0].cont()
 			time.Sleep(time.Second)
 		}},
 		{"the stream leader SIGKILLed under load", func() {
@@ -260,17 +288,21 @@ func TestClusterCrash(t *testing.T) {
 		dedup := startDedupLoad(producers, dsns, rng.Uint64())
 		rpw := startRPWLoad(st, dsns, rng.Uint64())
 		shared := startSharedLoad(shl, dsns, st.cycle, rng.Uint64())
+		spill := startSpillLoad(spills, dsns, st.cycle)
 		confirmed := len(shl.confirmed)
 		ph.fault()
 		dedup.stop(t)
 		rpw.stop(t)
 		shared.stop(t)
+		spill.stop(t)
 		load := time.Since(start)
 
 		v := connect(t, g.startGateway())
 		crashVerify(t, v, producers, true)
 		sum := jepsenVerify(ctx, t, v, st)
 		crashSharedCheckStats(t, v, shl, shParts, shPerPart, false, true)
+		spills.verify(t, v)
+		t.Logf("%s: spilled transactions: %s", ph.name, spills.summary())
 		t.Logf("%s: shared: %d acks confirmed (%d in total), %d uncertain; %d messages held by a worker that lost its connection so far, %d of them not handed out again yet",
 			ph.name, len(shl.confirmed)-confirmed, len(shl.confirmed), len(shl.uncertain), shl.abandoned, len(shl.unacked))
 		t.Logf("%s: %v of load; dedup: %d INSERTs acknowledged, errors:%s", ph.name, load.Round(time.Millisecond), dedup.log.acked(), dedup.log.errorSummary())
@@ -296,6 +328,140 @@ func TestClusterCrash(t *testing.T) {
 	crashSharedCheckStats(t, v, shl, shParts, shPerPart, true, false)
 }
 
+// spillLedger records the spilled transactions of TestClusterCrash: each
+// COPYs spillTxnMiB into topic bulk in a transaction (past the 8 MiB
+// spill threshold, so its rows are staged in the cluster and joined by
+// reference at COMMIT), every row tagged with the transaction's id.
+type spillLedger struct {
+	mu       sync.Mutex
+	outcomes map[string]string // transaction id -> what its client was answered
+	problems []string
+}
+
+const spillTxnMiB = 9
+
+// spillLoad is one client of spilled transactions through gateway A.
+type spillLoad struct {
+	l       *spillLedger
+	stopped atomic.Bool
+	done    chan struct{}
+}
+
+func startSpillLoad(l *spillLedger, dsns []func() string, cycle int) *spillLoad {
+	s := &spillLoad{l: l, done: make(chan struct{})}
+	row := make([]byte, 64<<10)
+	for i := range row {
+		row[i] = byte(i)
+	}
+	go func() {
+		defer close(s.done)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var c *pgx.Conn
+		for n := 0; !s.stopped.Load() && ctx.Err() == nil; n++ {
+			if c == nil {
+				if c = dialGateway(ctx, dsns[0]()); c == nil {
+					continue
+				}
+			}
+			id := fmt.Sprintf("c%d-%d", cycle, n)
+			what := spillTxn(ctx, c, id, row)
+			l.mu.Lock()
+			l.outcomes[id] = what
+			l.mu.Unlock()
+			if what == "broken" || what == "aborted" {
+				c.Close(context.Background())
+				c = nil
+			}
+		}
+		if c != nil {
+			c.Close(context.Background())
+		}
+	}()
+	return s
+}
+
+// spillTxn runs one spilled transaction and says how it ended:
+// "committed", "57P03" and "40001" (nothing stored), "08007" and "broken"
+// (the connection broke at COMMIT: unknown), "aborted" (it failed before
+// COMMIT).
+func spillTxn(ctx context.Context, c *pgx.Conn, id string, row []byte) string {
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		return "aborted"
+	}
+	rows := spillTxnMiB << 20 / len(row)
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"bulk"}, []string{"message_group_id", "data"},
+		pgx.CopyFromSlice(rows, func(int) ([]any, error) { return []any{id, row}, nil })); err != nil {
+		return "aborted"
+	}
+	_, err := c.Exec(ctx, "COMMIT")
+	switch code := pgCode(err); {
+	case err == nil:
+		return "committed"
+	case code == "57P03", code == "40001", code == "08007":
+		return code
+	case code == "":
+		return "broken"
+	default:
+		return "error " + err.Error()
+	}
+}
+
+func (s *spillLoad) stop(t *testing.T) {
+	s.stopped.Store(true)
+	<-s.done
+}
+
+// verify reads topic bulk whole: every transaction is there with all its
+// rows or with none, committed ones with all, ones that failed with 57P03,
+// 40001 or before COMMIT with none.
+func (l *spillLedger) verify(t *testing.T, c *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := c.Query(ctx, "SELECT message_group_id, count(*) FROM bulk GROUP BY message_group_id")
+	require.NoError(t, err)
+	stored := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var n int64
+		require.NoError(t, rows.Scan(&id, &n))
+		stored[id] = n
+	}
+	require.NoError(t, rows.Err())
+	whole := int64(spillTxnMiB << 20 / (64 << 10))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, what := range l.outcomes {
+		n := stored[id]
+		switch {
+		case n != 0 && n != whole:
+			t.Errorf("spilled transaction %s (%s): %d of its %d rows stored", id, what, n, whole)
+		case what == "committed" && n == 0:
+			t.Errorf("spilled transaction %s was committed and is not stored", id)
+		case (what == "57P03" || what == "40001" || what == "aborted") && n != 0:
+			t.Errorf("spilled transaction %s failed (%s) and is stored", id, what)
+		case strings.HasPrefix(what, "error"):
+			t.Errorf("spilled transaction %s: %s", id, what)
+		}
+	}
+	for id := range stored {
+		if _, ok := l.outcomes[id]; !ok {
+			t.Errorf("rows of transaction %s, which no client ran", id)
+		}
+	}
+}
+
+// summary counts the outcomes.
+func (l *spillLedger) summary() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := map[string]int{}
+	for _, what := range l.outcomes {
+		n[what]++
+	}
+	return fmt.Sprint(n)
+}
+
 // TestClusterCrash's shared topic: partitions, messages per partition (more
 // than the workers acknowledge in the test), lock timeout.
-const shParts, shPerPart, shLockSeconds = 4, 2500, 6
+const shParts, shPerPart, shLockSeconds = 4, 6000, 6

@@ -27,7 +27,10 @@ type gwCluster struct {
 	t       *testing.T
 	nodes   *jstest.Cluster
 	timeout time.Duration // each gateway's --nats-timeout
-	gws     []*app
+	// commitTimeout is each gateway's --nats-commit-timeout (0: the
+	// default) for the gateways started after it is set.
+	commitTimeout time.Duration
+	gws           []*app
 }
 
 // startGateways starts a three-node cluster and n gateways on it, each on
@@ -45,7 +48,7 @@ func startGateways(t *testing.T, n int, timeout time.Duration) *gwCluster {
 // default stream (TOPICGATE), R3, every node's URL.
 func (g *gwCluster) gatewayConfig() config {
 	return config{Listen: "127.0.0.1:0", Store: g.nodes.URL(), LogLevel: slog.LevelError,
-		NATS: natsConfig{Replicas: 3, Stream: jetstream.DefaultStream, Timeout: g.timeout}}
+		NATS: natsConfig{Replicas: 3, Stream: jetstream.DefaultStream, Timeout: g.timeout, CommitTimeout: g.commitTimeout}}
 }
 
 func (g *gwCluster) startGateway() *app {

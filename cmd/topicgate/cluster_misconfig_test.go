@@ -6,6 +6,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,12 +36,16 @@ func serveRefused(t *testing.T, args ...string) string {
 }
 
 // TestClusterServeRefusesMisconfiguration: `topicgate serve --store` on a
-// cluster it cannot use exits at once with a message that says what is
-// wrong and what to fix.
+// cluster it cannot use exits with a message that says what is wrong and
+// what to fix: at once when waiting cannot help, after
+// --nats-start-timeout when no node answers.
 func TestClusterServeRefusesMisconfiguration(t *testing.T) {
 	t.Run("Unreachable", func(t *testing.T) {
 		dead := "nats://alice:s3cret@" + crashFreePort(t)
-		out := serveRefused(t, "--store", dead+",nats://"+crashFreePort(t))
+		t0 := time.Now()
+		out := serveRefused(t, "--store", dead+",nats://"+crashFreePort(t), "--nats-start-timeout", "2s")
+		require.GreaterOrEqual(t, time.Since(t0), time.Second, "it waited for the cluster first")
+		require.Contains(t, out, "waiting for the NATS cluster")
 		require.Contains(t, out, "cannot reach the NATS cluster at nats://alice:xxxxx@")
 		require.Contains(t, out, "start the nodes, or fix the --store URL list")
 		require.NotContains(t, out, "s3cret", "a password in --store is never printed")
@@ -78,4 +83,50 @@ func TestClusterServeRefusesMisconfiguration(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, st.CachedInfo().State.Msgs, fmt.Sprintf("nothing of topicgate's in the other stream: %+v", st.CachedInfo().State))
 	})
+}
+
+// TestClusterGatewayWaitsForCluster: a gateway started while every node of
+// its cluster is down waits for them, saying so in its log, and serves
+// once they are back and have formed again (3 s later here), with what
+// was stored before.
+func TestClusterGatewayWaitsForCluster(t *testing.T) {
+	g := startGateways(t, 1, 2*time.Second)
+	ctx := context.Background()
+	c := connect(t, g.gws[0])
+	exec(t, c, "CREATE TOPIC t")
+	exec(t, c, "INSERT INTO t (data) VALUES ('before')")
+	c.Close(ctx)
+	require.NoError(t, g.gws[0].Close())
+	for i := range 3 {
+		g.nodes.Kill(i)
+	}
+	p := g.gatewayProcess()
+	back := make(chan time.Duration, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		t0 := time.Now()
+		// Together: a node is healthy only once a quorum runs.
+		var wg sync.WaitGroup
+		for i := range 3 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), jstest.WaitTimeout)
+				defer cancel()
+				if err := g.nodes.Nodes().Restart(ctx, i); err != nil {
+					t.Errorf("restart node %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		back <- time.Since(t0)
+	}()
+	t0 := time.Now()
+	p.start()
+	t.Logf("the gateway serves %v after it started; the nodes took %v to restart", time.Since(t0).Round(time.Millisecond), (<-back).Round(time.Millisecond))
+	out, err := os.ReadFile(p.logPath)
+	require.NoError(t, err)
+	require.Contains(t, string(out), "waiting for the NATS cluster")
+	v := p.connect(ctx)
+	require.Equal(t, []string{"before"}, queryText(t, v, "SELECT convert_from(data, 'UTF8') FROM t"))
+	exec(t, v, "INSERT INTO t (data) VALUES ('after')")
+	require.Equal(t, []string{"2"}, queryText(t, v, "SELECT count(*) FROM t"))
 }

@@ -209,6 +209,25 @@ func (s *crashServer) waitReady(timeout time.Duration) error {
 }
 
 // kill sends SIGKILL and waits for the process to be reaped.
+// pause sends the server SIGSTOP: it holds its connections and does
+// nothing until cont.
+func (s *crashServer) pause() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatal(err)
+	}
+	fmt.Fprintf(s.log, "=== %s SIGSTOP\n", time.Now().Format(time.RFC3339Nano))
+}
+
+// cont sends the server SIGCONT.
+func (s *crashServer) cont() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		s.t.Fatal(err)
+	}
+	fmt.Fprintf(s.log, "=== %s SIGCONT\n", time.Now().Format(time.RFC3339Nano))
+}
+
 func (s *crashServer) kill() {
 	if !s.running() {
 		return

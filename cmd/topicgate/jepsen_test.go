@@ -228,10 +228,11 @@ const (
 	jInDoubt                    // COMMIT sent, no answer: the server died (until verified)
 	jAborted                    // in doubt, found not committed
 	jEmpty                      // read nothing, rolled back, wrote nothing
+	jUnavailable                // COMMIT failed with 57P03: the cluster stored nothing of it
 	jOutcomes
 )
 
-var jOutcomeNames = [...]string{"pending", "committed", "rolled back", "dropped", "conflict", "killed before COMMIT", "in doubt", "aborted (was in doubt)", "empty"}
+var jOutcomeNames = [...]string{"pending", "committed", "rolled back", "dropped", "conflict", "killed before COMMIT", "in doubt", "aborted (was in doubt)", "empty", "unavailable (57P03)"}
 
 func (o jOutcome) String() string { return jOutcomeNames[o] }
 
@@ -324,10 +325,11 @@ func jepsenLoadAndKill(ctx context.Context, t *testing.T, s *crashServer, st *je
 }
 
 // faultErr reports whether err is what a fault may cause once killed is
-// set: a broken connection, or a cluster that did not answer (57P03).
+// set: a broken connection, or a cluster that did not store the commit
+// (57P03) or did not say whether it did (08007).
 func faultErr(err error, killed *atomic.Bool) bool {
 	code := pgCode(err)
-	return killed.Load() && (code == "" || code == "57P03")
+	return killed.Load() && (code == "" || code == "57P03" || code == "08007")
 }
 
 // jepsenProducer appends 1-8 fresh inputs per autocommit INSERT until the
@@ -559,7 +561,11 @@ func jepsenTxn(ctx context.Context, dsn string, c *pgx.Conn, w *jWorker, st *jep
 		setOutcome(jAborted)
 		st.problem("worker %d txn %s: COMMIT: unexpected error: %v", w.k, tx.id, err)
 		return c, true
-	default: // the connection broke, or (on a cluster) 57P03: either way the outcome is unknown
+	case pgCode(err) == "57P03":
+		// The cluster promises that it stored nothing of it: verified so.
+		setOutcome(jUnavailable)
+		return c, true
+	default: // the connection broke, or (on a cluster) 08007: the outcome is unknown
 		setOutcome(jInDoubt)
 		st.mu.Lock()
 		if st.doubtErrs == nil {
