@@ -25,7 +25,9 @@
 //     the same CommitRequest, ROLLBACK releases them, ROLLBACK TO
 //     SAVEPOINT releases those acquired since the savepoint.
 //   - errors.go: StoreError and CommitError, the one mapping of store
-//     errors to SQLSTATEs, used by planner and executor too.
+//     errors to SQLSTATEs, used by planner and executor too: a commit the
+//     store did not store is 57P03 (retry), one it could not say about is
+//     08007 (stored whole or not at all).
 //
 // What is not a transaction, on purpose: topic DDL and UPDATE
 // sys.consumers act at once and refuse to run inside a block (25001);
@@ -57,7 +59,7 @@
 //     leaves it, as in PostgreSQL (SQLSTATE 25P02).
 //
 //   - The staging is bounded: a transaction stages at most maxStaged bytes
-//     (Begin's argument; DefaultMaxStagedBytes, 1 GiB, when 0; a message
+//     (Begin's argument; DefaultMaxStagedBytes, 16 GiB, when 0; a message
 //     counts its body + 64 bytes); exceeding it is SQLSTATE 54000 and
 //     leaves the server unharmed. topicgate serve passes --max-txn-mib.
 //
@@ -69,7 +71,10 @@
 //     in one CommitRequest: the store links the staged batches into the
 //     partitions by reference, so commit cost does not grow with the
 //     staged data. Rollback, a failed commit and a dropped connection call
-//     DiscardStaged; what a crash leaves behind the store deletes at start.
+//     DiscardStaged, except a commit whose outcome the store could not
+//     learn (ErrOutcomeUnknown, 08007): what it staged is the store's
+//     until it learns; what a crash leaves behind the store deletes at
+//     start.
 //
 //   - Mark and RollbackTo (savepoint.go) serve SAVEPOINT and ROLLBACK TO:
 //     what was staged and read after the mark is dropped and the failed

@@ -345,22 +345,25 @@ func (s *Store) doubtsOpen() bool {
 	return false
 }
 
-// purgeChain deletes this gateway's chain below its last link as folded
-// (the links before it decided what they had to), when that moved on.
+// purgeChain deletes this gateway's chain below its last link as folded,
+// or below the predecessor of its oldest batch not settled yet (whose
+// outcome the link after that predecessor decides), when that moved on.
 func (s *Store) purgeChain(ctx context.Context) {
 	s.mu.Lock()
-	last := s.chainLast(s.stage.gw)
-	pending := len(s.chain.doubts) > 0
-	due := last > s.chain.purged && !pending
+	below := s.chainLast(s.stage.gw)
+	for _, d := range s.chain.doubts {
+		below = min(below, d.prev)
+	}
+	due := below > s.chain.purged
 	s.mu.Unlock()
 	if !due {
 		return
 	}
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	if err := s.io.purge(rctx, s.chainSubject(s.stage.gw), last); err == nil {
+	if err := s.io.purge(rctx, s.chainSubject(s.stage.gw), below); err == nil {
 		s.mu.Lock()
-		s.chain.purged = max(s.chain.purged, last)
+		s.chain.purged = max(s.chain.purged, below)
 		s.mu.Unlock()
 	}
 }

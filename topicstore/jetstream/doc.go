@@ -7,23 +7,42 @@
 //     catalog (c), record batches in the embedded store's format (d),
 //     producers (p), positions (o), retention starts (r), guards (g),
 //     staged chunks (t), shared-consumer windows (s), read-session members
-//     and heartbeats (m, h), sweep fences (f) and the maintenance lease (l),
-//     each on its own subjects (store.go);
+//     and heartbeats (m, h), each gateway's chain of commit markers,
+//     resolutions and sweep fences (f), wide transactions' decisions (x)
+//     and the maintenance lease (l), each on its own subjects (store.go);
 //   - the fold (fold.go): a gateway's whole state is a fold of the stream's
 //     headers in stream order, by one ordered consumer (filled from any
 //     replica when it stalls); nothing else changes it, so every gateway
 //     converges on the same state and rebuilds it at start;
-//   - the commit (commit.go): one atomic batch per group of requests, every
-//     message conditional on its subject's last sequence (a multi-key
-//     compare-and-set), so offsets stay contiguous, a (producer, seqno) is
-//     decided once and positions move only from where they were read; the
-//     batch is the whole commit, so there is nothing to roll forward; a
-//     commit returns once the fold has applied it (read your writes),
-//     which the committer does itself from the batch it published once
-//     the fold has everything before it (waitOwn); a group's messages
-//     without a producer share one partition per topic (sticky), and the
-//     committer may hold a group up to Options.CommitDelay for the
-//     sessions that commit steadily and have not joined it (pace.go);
+//   - the commit: a request prepared (commit.go), grouped by one committer
+//     goroutine (committer.go) and planned (plan.go) into one atomic batch
+//     per group, every message conditional on its subject's last sequence
+//     (a multi-key compare-and-set), so offsets stay contiguous, a
+//     (producer, seqno) is decided once and positions move only from where
+//     they were read; the batch is the whole commit, so there is nothing to
+//     roll forward; a commit returns once the fold has applied it (read
+//     your writes), which the committer does itself from the batch it
+//     published once the fold has everything before it (waitOwn); a
+//     group's messages without a producer share one partition per topic
+//     (sticky), and the committer may hold a group up to
+//     Options.CommitDelay for the sessions that commit steadily and have
+//     not joined it (pace.go); a batch that stored nothing is published
+//     again until its requests' deadline (Options.CommitTimeout), so an
+//     election is a delay;
+//   - outcomes in doubt (chain.go): every batch begins with a marker on
+//     the gateway's chain, whose links each name their predecessor, so a
+//     batch whose answer never came is resolved by publishing a link
+//     expecting the same predecessor; what stays unknown past the deadline
+//     is ErrOutcomeUnknown, and nothing of it (its stagings) is discarded
+//     until the fold decides it;
+//   - wide transactions (wide.go): a commit too large for one batch is
+//     published as intents, held aside by every fold and holding their
+//     topics, then decided by one message on its own subject, expected
+//     empty;
+//   - the cluster I/O of all of the above goes through clusterIO (io.go):
+//     natsIO in a gateway, a seeded scheduler's in the simulation
+//     (sim_test.go), which drives the same code through every order of
+//     lost acks, late proposals, crashes and stalls;
 //   - the route of a batch (leader.go): the committer publishes on a
 //     connection pinned to the node that leads the stream (one per node
 //     it reached, the leader told by the stream's info and its
@@ -40,10 +59,13 @@
 //     groups (groups.go).
 //
 // Invariants: no gateway state that the stream cannot rebuild (this
-// gateway's open stagings and caches aside); no publish that is not
-// conditional where a concurrent one could contradict it; no chunk a
-// committed record references is ever swept; a commit is
-// acknowledged only when a quorum stored it and this gateway folded it.
+// gateway's open stagings, batches in doubt and caches aside); no publish
+// that is not conditional where a concurrent one could contradict it; no
+// chunk a committed record (or an undecided intent) references is ever
+// swept, and no staging is deleted while a commit naming it is in doubt; a
+// commit is acknowledged only when a quorum stored it and this gateway
+// folded it, answered ErrUnavailable only when nothing of it was stored,
+// and ErrOutcomeUnknown otherwise.
 //
 // The primitives it stands on:
 //
@@ -158,7 +180,8 @@
 //
 // Server limits on atomic batches (2.15 defaults, per node in jetstream {
 // limits { batch { ... } } }): 1000 messages a batch, 50 open batches a
-// stream, 1000 a server, 10s without traffic abandons a batch.
+// stream, 1000 a server, 10s without traffic abandons a batch; wider
+// commits are wide transactions (wide.go).
 // An expectation on a subject with a publish still being
 // proposed is refused with 10164 rather than checked, so writers of one
 // subject must not pipeline expectations.

@@ -110,10 +110,23 @@ func TestKVRevisionsTTLAndWatch(t *testing.T) {
 		natsjs.WithExpectLastSequencePerSubject(rev), natsjs.WithMsgTTL(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range []natsjs.KeyValueOp{natsjs.KeyValuePut, natsjs.KeyValuePut, natsjs.KeyValuePurge} {
-		if e := nextEntry(t, lw); e.Operation() != op {
-			t.Fatalf("watch saw %s, want %s", e.Operation(), op)
+	// The watch sees the creation and the renewal, then the expiry; the
+	// creation only if it delivers it before the renewal replaces it (the
+	// bucket keeps one revision per key), which on a busy machine it may
+	// not.
+	puts := 0
+	for {
+		e := nextEntry(t, lw)
+		if e.Operation() == natsjs.KeyValuePurge {
+			break
 		}
+		if e.Operation() != natsjs.KeyValuePut {
+			t.Fatalf("watch saw %s, want puts and then the expiry marker", e.Operation())
+		}
+		puts++
+	}
+	if puts < 1 || puts > 2 {
+		t.Fatalf("watch saw %d puts before the expiry, want the renewal (and the creation before it)", puts)
 	}
 	if d := time.Since(renewedAt); d < 2*time.Second {
 		t.Fatalf("lease renewed for 2s expired after %v", d)
