@@ -489,6 +489,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	if err != nil {
 		return err
 	}
+	if len(s.chain.watch) > 0 && (tok[0] == "d" || tok[0] == "s") {
+		s.witnessed(subject, h, seq) // batches of this gateway in doubt (chain.go)
+	}
 	if v := h.Get(hTxn); v != "" {
 		return s.applyIntent(v, tok, subject, h, seq) // a wide transaction's (wide.go)
 	}
@@ -517,6 +520,12 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			ps.start, ps.end = max(ps.start, r.base), r.base
 		default:
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
+		}
+		if r.count == 0 {
+			// A record batch of no messages: a resolution (chain.go),
+			// which only takes the subject's sequence.
+			ps.lastSeq = seq
+			return nil
 		}
 		ps.recs = append(ps.recs, r)
 		s.swept.referenced(r.ref)

@@ -163,9 +163,7 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 	p := s.planLocked(group)
 	if len(p.msgs)+1 <= s.batchLimit() {
 		if len(p.msgs) > 0 {
-			var m *nats.Msg
-			m, p.doubt = s.marker(len(p.msgs)+1, p.stagings())
-			p.msgs = append([]*nats.Msg{m}, p.msgs...)
+			s.markBatch(p)
 		}
 		return p
 	}
@@ -188,14 +186,54 @@ func (s *Store) plan(group []*commitReq) *groupPlan {
 		p = s.planLocked([]*commitReq{p.reqs[first]})
 		p.later, p.locked = append(append(p.later, later...), rest...), append(p.locked, locked...)
 		if len(p.msgs)+1 <= s.batchLimit() {
-			var m *nats.Msg
-			m, p.doubt = s.marker(len(p.msgs)+1, p.stagings())
-			p.msgs = append([]*nats.Msg{m}, p.msgs...)
+			s.markBatch(p)
 			return p
 		}
 	}
 	p.wide = true
 	return p
+}
+
+// markBatch registers the batch's doubt (chain.go) with its witness: its
+// first record batch or, without one, its first shared-consumer state, or,
+// without either (or when it joins staged chunks), a marker put first. It
+// runs under s.mu.
+func (s *Store) markBatch(p *groupPlan) {
+	staged := false
+	for i, r := range p.reqs {
+		staged = staged || p.errs[i] == nil && r.staged
+	}
+	// A batch joining staged chunks carries a link of the chain whatever
+	// else it holds: the sweep fences the chain before it deletes chunks
+	// (sweep.go), so the link is what refuses a batch planned before the
+	// fence.
+	if i, prev, ok := p.witnessIndex(); ok && !staged {
+		p.doubt = s.witness(p.msgs, i, prev, p.stagings())
+		return
+	}
+	var m *nats.Msg
+	m, p.doubt = s.marker(len(p.msgs)+1, p.stagings())
+	p.msgs = append([]*nats.Msg{m}, p.msgs...)
+}
+
+// witnessIndex finds the batch's witness among its messages, a first
+// record batch or else a shared-consumer state expecting its own subject,
+// and the sequence it expects that subject at.
+func (p *groupPlan) witnessIndex() (int, uint64, bool) {
+	for _, key := range []string{hRec, hShared} {
+		for i, m := range p.msgs {
+			if m.Header.Get(key) == "" || m.Header.Get(natsjs.ExpectedLastSubjSeqSubjHeader) != "" {
+				continue
+			}
+			v := m.Header.Get(natsjs.ExpectedLastSubjSeqHeader)
+			if v == "" {
+				continue
+			}
+			prev, err := strconv.ParseUint(v, 10, 64)
+			return i, prev, err == nil
+		}
+	}
+	return 0, 0, false
 }
 
 // stagings lists the stagings the batch's requests join.

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
 )
@@ -98,7 +102,7 @@ func (w *simWorld) body() string {
 func (m *sim) startJob(g *simGW) {
 	var job func()
 	var reqs []*simReq
-	if m.rng.IntN(20) == 0 {
+	if m.rng.IntN(10) == 0 {
 		job = func() {
 			ctx := context.Background()
 			g.s.settleDoubts(ctx, true)
@@ -181,6 +185,9 @@ func (m *sim) request(g *simGW) *simReq {
 		r.kind = "staged"
 		w.stagedTxns++
 		tp := simTopics[m.rng.IntN(len(simTopics))]
+		if m.rng.IntN(3) == 0 {
+			tp.name, tp.parts = simQuiet, 4
+		}
 		w.nextID++
 		r.txn = uint64(w.nextID)
 		producer := ""
@@ -390,7 +397,7 @@ func removeSeq(s []int64, v int64) []int64 {
 func (m *sim) aftermath() {
 	for _, g := range m.live() {
 		var reqs []*simReq
-		for _, tp := range simTopics {
+		for _, tp := range allSimTopics() {
 			for p := range tp.parts {
 				b := m.w.body()
 				reqs = append(reqs, &simReq{kind: "after", bodies: []string{b}, req: &topicstore.CommitRequest{
@@ -482,7 +489,7 @@ func (m *sim) verify() {
 	prodPart := map[string]found{}
 	lastSeq := map[string]int64{}
 	referenced := map[uint64]bool{}
-	for _, tp := range simTopics {
+	for _, tp := range allSimTopics() {
 		t := v.byName[tp.name]
 		if t == nil {
 			m.fail(fmt.Errorf("topic %s is gone", tp.name))
@@ -646,4 +653,57 @@ func simDigest(s *Store) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// TestSimStoppedGatewaySwept is the sweep's race, scripted: gateway A
+// stages a transaction on a partition nobody else writes and sends its
+// commit, and stops (SIGSTOP) before the batch reaches the stream; B,
+// seeing A's heartbeat expired a TTL ago, fences A and sweeps its staged
+// chunks; A wakes up and its batch reaches the stream. The batch must be
+// refused: no record may reference a swept chunk.
+func TestSimStoppedGatewaySwept(t *testing.T) {
+	m := newSim(t, 1)
+	m.faults = false
+	defer m.stop()
+	a, b := m.gws[0], m.gws[1]
+	r := &simReq{kind: "staged", txn: 999, req: &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: simQuiet}}},
+		stage: []simStaged{{topic: simQuiet, msgs: []topicstore.Message{{Partition: 0, Body: []byte("x1")}, {Partition: 0, Body: []byte("x2")}}}},
+		bodies: []string{"x1", "x2"}}
+	a.busy, a.job = true, []*simReq{r}
+	a.jobs <- func() { m.execute(a, []*simReq{r}) }
+	m.wait()
+	for a.call != nil && a.call.kind != callBatch {
+		m.answer(a)
+	}
+	require.NotNil(t, a.call, "A sends its commit")
+	a.pausedUntil = m.now.Add(time.Hour)
+	// A is stopped: the others beat, fold and, once A's heartbeat expired a
+	// TTL ago, sweep.
+	for range 3 * int(simTTL/time.Second) {
+		m.now = m.now.Add(time.Second)
+		for _, g := range m.live() {
+			if g != a {
+				m.heartbeat(g)
+			}
+		}
+	}
+	m.runJob(b, func() {
+		b.s.abortDead()
+		_, err := b.s.sweepStaged(context.Background())
+		require.NoError(t, err)
+	})
+	// A wakes up; its batch reaches the stream.
+	a.pausedUntil = time.Time{}
+	for a.call != nil {
+		m.answer(a)
+	}
+	m.quiesce()
+	m.verify()
+	if m.err != nil || r.outcome != simFailed {
+		for _, l := range m.trace {
+			t.Log(l)
+		}
+	}
+	require.NoError(t, m.err)
+	require.Equal(t, simFailed, r.outcome, "A's commit was refused")
 }
