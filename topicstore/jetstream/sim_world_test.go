@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -459,12 +458,12 @@ func (m *sim) verify() {
 	if len(v.wide.open) > 0 || len(v.wide.locked) > 0 {
 		m.fail(fmt.Errorf("wide transactions left undecided: %d (topics held: %v)", len(v.wide.open), v.wide.locked))
 	}
-	want := simDigest(v)
+	want := foldDigest(m.t, v)
 	for _, g := range m.live() {
 		if g.s.foldErr != nil {
 			m.fail(fmt.Errorf("gateway %s: its fold failed: %w", g.name, g.s.foldErr))
 		}
-		if d := simDigest(g.s); d != want {
+		if d := foldDigest(m.t, g.s); d != want {
 			m.fail(fmt.Errorf("gateway %s folded another state:\n%s\nthan a fresh one:\n%s", g.name, d, want))
 		}
 		if n := len(g.s.chain.doubts); n > 0 {
@@ -632,29 +631,6 @@ func (m *sim) readRecord(r recIdx) ([]*topicstore.Message, error) {
 	return out, nil
 }
 
-// simDigest is the committed state a fold holds (what every gateway must
-// agree on).
-func simDigest(s *Store) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var lines []string
-	for name, ts := range s.byName {
-		for i, ps := range ts.parts {
-			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v", name, i, ps.start, ps.end, ps.lastSeq, ps.bytes, ps.recs))
-		}
-		for id, pr := range ts.prods {
-			lines = append(lines, fmt.Sprintf("%s producer %s seq=%d part=%d max=%d", name, id, pr.seq, pr.part, pr.maxNo))
-		}
-		for c, m := range ts.pos {
-			for p, st := range m {
-				lines = append(lines, fmt.Sprintf("%s position %s/%d %+v", name, c, p, *st))
-			}
-		}
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
-}
-
 // TestSimStoppedGatewaySwept is the sweep's race, scripted: gateway A
 // stages a transaction on a partition nobody else writes and sends its
 // commit, and stops (SIGSTOP) before the batch reaches the stream; B,
@@ -667,7 +643,7 @@ func TestSimStoppedGatewaySwept(t *testing.T) {
 	defer m.stop()
 	a, b := m.gws[0], m.gws[1]
 	r := &simReq{kind: "staged", txn: 999, req: &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: simQuiet}}},
-		stage: []simStaged{{topic: simQuiet, msgs: []topicstore.Message{{Partition: 0, Body: []byte("x1")}, {Partition: 0, Body: []byte("x2")}}}},
+		stage:  []simStaged{{topic: simQuiet, msgs: []topicstore.Message{{Partition: 0, Body: []byte("x1")}, {Partition: 0, Body: []byte("x2")}}}},
 		bodies: []string{"x1", "x2"}}
 	a.busy, a.job = true, []*simReq{r}
 	a.jobs <- func() { m.execute(a, []*simReq{r}) }
