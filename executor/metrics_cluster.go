@@ -69,4 +69,19 @@ func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 	p.single("topicgate_cluster_record_cache_bytes", "gauge", "Bytes in this gateway's record cache (--nats-cache-mib bounds them).", float64(cs.CacheBytes))
 	p.single("topicgate_cluster_commit_held_total", "counter", "Groups this gateway's committer held back, up to --commit-delay, for sessions that commit steadily and had not joined yet.", float64(cs.CommitHeld))
 	p.single("topicgate_cluster_commit_replans_total", "counter", "Atomic batches the cluster refused because a concurrent write to the same subjects came first, planned again.", float64(cs.Replans))
+	p.single("topicgate_cluster_commit_doubts_total", "counter", "Atomic batches whose answer never came (a lost ack, a timeout, a connection dropped after the commit message left), resolved by asking the stream.", float64(cs.Doubts))
+	p.single("topicgate_cluster_commit_unknown_total", "counter", "Commits still in doubt at their deadline, answered 08007 (stored whole or not at all; settled later).", float64(cs.DoubtsUnknown))
+	p.single("topicgate_cluster_wide_transactions_total", "counter", "Commits too large for one atomic batch, committed as wide transactions (intents, then one decision).", float64(cs.WideTxns))
+	held := 0.0
+	if cs.LeaseHeld {
+		held = 1
+	}
+	p.single("topicgate_cluster_maintenance_lease_held", "gauge", "1 while this gateway holds the maintenance lease (retention, the sweep of dead gateways' stagings).", held)
+	p.single("topicgate_cluster_maintenance_errors_total", "counter", "Maintenance runs of this gateway that failed (the lease, retention, the sweep); each is logged.", float64(cs.MaintenanceErrors))
+	if !cs.LastRetention.IsZero() {
+		p.single("topicgate_cluster_last_retention_seconds", "gauge", "When retention last completed on this gateway (unix seconds).", float64(cs.LastRetention.UnixMilli())/1000)
+	}
+	if !cs.LastSweep.IsZero() {
+		p.single("topicgate_cluster_last_sweep_seconds", "gauge", "When the sweep of dead gateways' staged chunks last completed on this gateway (unix seconds).", float64(cs.LastSweep.UnixMilli())/1000)
+	}
 }

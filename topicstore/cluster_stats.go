@@ -1,6 +1,9 @@
 package topicstore
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // ClusterStats is what a store on a cluster reports for /metrics: the
 // stream's state as its leader answers it (the same whichever gateway
@@ -37,6 +40,19 @@ type ClusterStats struct {
 	// The gateway's cache of record batches: reads it answered, reads
 	// that went to the cluster, and the bytes it holds.
 	CacheHits, CacheMisses, CacheBytes int64
+	// Commits in doubt: batches whose answer never came (resolved or
+	// not), and those still unknown at their deadline (answered 08007);
+	// wide transactions begun.
+	Doubts, DoubtsUnknown, WideTxns int64
+	// Maintenance: the gateway holding the lease ("" none), whether this
+	// one does, when retention and the sweep of dead gateways' stagings
+	// last completed on this gateway (zero: never), and the maintenance
+	// runs that failed here, the last failure's text.
+	LeaseHolder              string
+	LeaseHeld                bool
+	LastRetention, LastSweep time.Time
+	MaintenanceErrors        int64
+	LastMaintenanceError     string
 }
 
 // ReplicaStats is one replica of the stream other than its leader.

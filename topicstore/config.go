@@ -72,6 +72,20 @@ func CloneConfig(cfg TopicConfig) TopicConfig {
 	return cfg
 }
 
+// RetentionEvery is how often a store applies retention: every base, or
+// every half of the shortest retention_period of cfgs when that is
+// shorter (so data is gone within about one and a half periods of its
+// expiry), never more often than every second.
+func RetentionEvery(base time.Duration, cfgs []TopicConfig) time.Duration {
+	every := base
+	for i := range cfgs {
+		if p := cfgs[i].RetentionPeriod; p > 0 && p/2 < every {
+			every = p / 2
+		}
+	}
+	return max(every, time.Second)
+}
+
 // StabilizationWindow is cfg's window, or YDB's default of 5 minutes.
 func StabilizationWindow(cfg *TopicConfig) time.Duration {
 	if cfg.AutoPartitioningWindow > 0 {

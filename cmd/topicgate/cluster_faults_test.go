@@ -532,3 +532,39 @@ func TestClusterReadAfterNodeKilled(t *testing.T) {
 		g.nodes.Restart(node)
 	}
 }
+
+// TestClusterRetentionRuns: on the cluster, messages older than a topic's
+// retention period (4 s here) are gone within two periods of their
+// writing, seen through a gateway started after the first maintenance
+// run; and retention keeps running (its lease is renewed, not refused
+// after the first run): a second round written later is gone as well.
+func TestClusterRetentionRuns(t *testing.T) {
+	g := startGateways(t, 1, 2*time.Second)
+	ctx := context.Background()
+	c := connect(t, g.gws[0])
+	exec(t, c, "CREATE TOPIC r WITH (retention_period = Interval('PT4S'), min_active_partitions = 2)")
+	var cb *pgx.Conn
+	for round := range 2 {
+		exec(t, c, "INSERT INTO r (data) VALUES ('a'), ('b'), ('c'), ('d')")
+		t0 := time.Now()
+		if cb == nil {
+			time.Sleep(2500 * time.Millisecond) // past A's first maintenance run
+			cb = connect(t, g.startGateway())
+		}
+		within(t, 8*time.Second, func() error {
+			var n, retained int64
+			if err := cb.QueryRow(ctx, "SELECT count(*) FROM r").Scan(&n); err != nil {
+				return err
+			}
+			if err := cb.QueryRow(ctx, "SELECT sum(end_offset - start_offset) FROM sys.partitions WHERE topic = 'r'").Scan(&retained); err != nil {
+				return err
+			}
+			if n > 0 || retained > 0 {
+				time.Sleep(100 * time.Millisecond)
+				return fmt.Errorf("%d messages readable, %d retained", n, retained)
+			}
+			return nil
+		})
+		t.Logf("round %d: the messages were gone %v after their writing (retention 4 s)", round, time.Since(t0).Round(time.Millisecond))
+	}
+}

@@ -101,6 +101,7 @@ type chainState struct {
 	watch   map[string][]*doubt
 	purged  uint64 // the chain is purged below this sequence
 	decided int64  // doubts the fold decided after their requests were answered (a metric)
+	unknown int64  // batches answered ErrOutcomeUnknown (a metric)
 }
 
 // marker registers a batch of n messages and returns its first message:

@@ -184,6 +184,7 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 		case unknown:
 			s.mu.Lock()
 			p.doubt.answered = true
+			s.chain.unknown++
 			s.mu.Unlock()
 			p.settle(s.errOutcome(p.doubt, s.io.now().Sub(p.started), err))
 			return later, locked

@@ -3,7 +3,9 @@ package jetstream
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
+	"topicgate/topicstore"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -25,49 +27,91 @@ type leaseState struct {
 	until  time.Time
 }
 
-// maintain runs until Close: every interval it takes or renews the lease
-// and, holding it, applies retention and sweeps staged chunks.
+// maintain runs until Close: every interval (or half the shortest
+// retention period, when shorter: topicstore.RetentionEvery) it settles
+// this gateway's outcomes in doubt, purges its chain, and takes or renews
+// the lease and, holding it, applies retention, aborts the wide
+// transactions of dead gateways and sweeps their staged chunks. Every
+// failure is logged and counted (ClusterStats), none stops the loop.
 func (s *Store) maintain(interval time.Duration) {
 	defer s.wg.Done()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	every := s.maintainEvery(interval)
+	timer := time.NewTimer(every)
+	defer timer.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
 		ctx := context.Background()
 		s.settleDoubts(ctx, false)
 		s.settleWide(ctx)
 		s.purgeChain(ctx)
-		if s.takeLease(3 * interval) {
+		every = s.maintainEvery(interval)
+		held, err := s.takeLease(3 * every)
+		if err != nil {
+			s.maintenanceFailed("maintenance lease", err)
+		}
+		if held {
 			if _, err := s.RunRetention(ctx, s.opts.Clock()); err != nil {
 				s.maintenanceFailed("retention", err)
+			} else {
+				s.maint.set(func(m *maintState) { m.lastRetention = s.opts.Clock() })
 			}
 			s.abortDead()
 			if _, err := s.sweepStaged(ctx); err != nil {
 				s.maintenanceFailed("sweep of staged chunks", err)
+			} else {
+				s.maint.set(func(m *maintState) { m.lastSweep = s.opts.Clock() })
 			}
 		}
+		timer.Reset(every)
 	}
+}
+
+// maintainEvery is how often maintain runs now.
+func (s *Store) maintainEvery(interval time.Duration) time.Duration {
+	s.mu.Lock()
+	cfgs := make([]topicstore.TopicConfig, 0, len(s.byName))
+	for _, t := range s.byName {
+		cfgs = append(cfgs, t.rec.Config)
+	}
+	s.mu.Unlock()
+	return topicstore.RetentionEvery(interval, cfgs)
+}
+
+// maintState is what this gateway's maintenance did last, for
+// ClusterStats.
+type maintState struct {
+	mu                       sync.Mutex
+	lastRetention, lastSweep time.Time
+	lastErr                  string
+}
+
+func (m *maintState) set(f func(*maintState)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f(m)
 }
 
 // maintenanceFailed logs and counts a maintenance run that failed.
 func (s *Store) maintenanceFailed(what string, err error) {
 	s.maintenanceErrors.Add(1)
+	s.maint.set(func(m *maintState) { m.lastErr = what + ": " + err.Error() })
 	s.opts.Logger.Warn("maintenance failed", "gateway", s.stage.gw, "what", what, "err", err)
 }
 
 // takeLease takes or renews the maintenance lease for d and reports
-// whether this gateway holds it.
-func (s *Store) takeLease(d time.Duration) bool {
+// whether this gateway holds it; an error is a failure to ask (the
+// cluster did not answer), not another gateway holding it.
+func (s *Store) takeLease(d time.Duration) (bool, error) {
 	now := s.opts.Clock()
 	s.mu.Lock()
 	l := s.lease
 	s.mu.Unlock()
 	if l.holder != "" && l.holder != s.stage.gw && now.Before(l.until) {
-		return false // another gateway holds it
+		return false, nil // another gateway holds it
 	}
 	m := nats.NewMsg(s.prefix + ".l")
 	m.Header.Set(hHolder, s.stage.gw)
@@ -76,9 +120,15 @@ func (s *Store) takeLease(d time.Duration) bool {
 	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // the lease is its last message
 	ctx, cancel := s.request(context.Background())
 	defer cancel()
-	ack, err := s.js.PublishMsg(ctx, m)
+	seq, err := s.io.publish(ctx, m)
 	if err != nil {
-		return false // taken by another meanwhile, or the cluster is down
+		if ErrorCode(err) == ErrCodeWrongLastSequence {
+			return false, nil // taken or renewed by another meanwhile
+		}
+		return false, s.unavailable(err)
 	}
-	return s.waitApplied(context.Background(), ack.Sequence) == nil
+	if err := s.io.waitApplied(context.Background(), seq); err != nil {
+		return false, err
+	}
+	return true, nil
 }

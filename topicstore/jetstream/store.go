@@ -153,6 +153,7 @@ type Store struct {
 	commitDoubts                                atomic.Int64 // batches whose answer never came (chain.go)
 	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
 	maintenanceErrors                           atomic.Int64 // maintenance runs that failed (maintain.go)
+	maint                                       maintState
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
@@ -171,6 +172,17 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 		CommitHeld:    s.commitHeld.Load(),
 		BarrierMisses: s.barrierMisses.Load()}
 	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.cache.stats()
+	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maintenanceErrors.Load()
+	s.mu.Lock()
+	cs.DoubtsUnknown = s.chain.unknown
+	if s.lease.holder != "" && s.opts.Clock().Before(s.lease.until) {
+		cs.LeaseHolder = s.lease.holder
+		cs.LeaseHeld = s.lease.holder == s.stage.gw
+	}
+	s.mu.Unlock()
+	s.maint.set(func(m *maintState) {
+		cs.LastRetention, cs.LastSweep, cs.LastMaintenanceError = m.lastRetention, m.lastSweep, m.lastErr
+	})
 	if s.nc.IsConnected() {
 		cs.Server = s.nc.ConnectedServerName()
 	}

@@ -391,6 +391,7 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 	}
 	s.mu.Lock()
 	own.answered = true
+	s.chain.unknown++
 	s.mu.Unlock()
 	p.settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
 		topicstore.ErrOutcomeUnknown, RedactURLs(s.opts.URLs), s.io.now().Sub(p.started).Round(time.Millisecond), n, s.stage.gw, why, err))

@@ -34,7 +34,19 @@ type partCut struct {
 	based map[string]int64
 }
 
-// retentionLoop runs RunRetention every interval until Close.
+// retentionEvery is how often retentionLoop runs now: interval, or half
+// the shortest retention period when shorter.
+func (s *PebbleStore) retentionEvery(interval time.Duration) time.Duration {
+	infos := s.Topics()
+	cfgs := make([]topicstore.TopicConfig, len(infos))
+	for i, ti := range infos {
+		cfgs[i] = ti.Config
+	}
+	return topicstore.RetentionEvery(interval, cfgs)
+}
+
+// retentionLoop runs RunRetention every interval (or half the shortest
+// retention period, when shorter) until Close.
 func (s *PebbleStore) retentionLoop(interval time.Duration) {
 	defer s.bg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -46,16 +58,19 @@ func (s *PebbleStore) retentionLoop(interval time.Duration) {
 		case <-ctx.Done():
 		}
 	}()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	every := s.retentionEvery(interval)
+	timer := time.NewTimer(every)
+	defer timer.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
-		case <-tick.C:
+		case <-timer.C:
 			if _, err := s.RunRetention(ctx, s.opts.Clock()); err != nil && s.err() == nil {
 				log.Printf("topicstore: retention: %v", err)
 			}
+			every = s.retentionEvery(interval)
+			timer.Reset(every)
 		}
 	}
 }
