@@ -94,6 +94,7 @@ type partState struct {
 	end       int64  // next offset
 	bytes     int64  // stored payload bytes ever written
 	lastSeq   uint64 // stream sequence of the partition subject's last message (0: none)
+	startSeq  uint64 // the last sequence of its retention start subject (0: none)
 	lastWrite time.Time
 	// bucket is the write-speed token bucket, charged by the fold with
 	// every batch at its written_at: every gateway sees the same debt.
@@ -578,6 +579,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			return nil
 		}
 		ps := t.parts[p]
+		ps.startSeq = seq
 		if st := hInt(h, hStart); st > ps.start {
 			ps.start = st
 			i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > st })

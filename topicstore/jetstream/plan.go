@@ -444,6 +444,7 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 	}
 	for _, t := range guards {
 		m := nats.NewMsg(s.guardSubject(t.rec.ID))
+		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a guard is only ever its last message
 		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.catSeq, 10))
 		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.rec.Config.Name))
 		p.msgs = append(p.msgs, m)

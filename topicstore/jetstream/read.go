@@ -362,6 +362,11 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		purge uint64 // purge messages of the subject below this sequence
 		old   int64
 		refs  []uint64 // staged chunks only the purged batches reference
+		// prev is the start subject's last sequence; checks the
+		// positions the cut was decided from (important consumers,
+		// availability periods), each with its subject's last sequence.
+		prev   uint64
+		checks map[string]uint64
 	}
 	var cuts []cut
 	s.mu.Lock()
@@ -387,7 +392,15 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			if keep < len(ps.recs) {
 				start = ps.recs[keep].base
 			}
+			checks := map[string]uint64{}
 			for _, c := range t.rec.Config.Consumers {
+				if c.Important || c.AvailabilityPeriod > 0 {
+					var seq uint64
+					if st := t.pos[c.Name][int32(p)]; st != nil {
+						seq = st.seq
+					}
+					checks[s.positionSubject(t.rec.ID, c.Name, int32(p))] = seq
+				}
 				switch {
 				case c.Important:
 					start = min(start, s.position(t, c.Name, int32(p)))
@@ -407,7 +420,8 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			}
 			j := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > start })
 			j = min(j, len(ps.recs)-1) // the last batch stays
-			c := cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start}
+			c := cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start,
+				prev: ps.startSeq, checks: checks}
 			for _, r := range ps.recs[:j] {
 				if r.ref != 0 {
 					c.refs = append(c.refs, r.ref)
@@ -419,12 +433,33 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 	s.mu.Unlock()
 	var deleted int64
 	for _, c := range cuts {
+		// The start moves only if no position it was decided from moved
+		// since: an important consumer that rewinds meanwhile wins, and
+		// the next run decides again.
 		m := nats.NewMsg(s.startSubject(c.id, c.part))
 		m.Header.Set(hStart, strconv.FormatInt(c.start, 10))
+		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a partition's start is its last message
+		expect(m, c.prev)
+		batch := []*nats.Msg{m}
+		subjects := make([]string, 0, len(c.checks))
+		for subj := range c.checks {
+			subjects = append(subjects, subj)
+		}
+		sort.Strings(subjects)
+		for _, subj := range subjects {
+			g := nats.NewMsg(s.guardSubject(c.id))
+			g.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+			g.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(c.checks[subj], 10))
+			g.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, subj)
+			batch = append(batch, g)
+		}
 		rctx, cancel := s.request(ctx)
-		ack, err := s.js.PublishMsg(rctx, m)
+		ack, err := s.io.publishBatch(rctx, batch)
 		cancel()
 		if err != nil {
+			if ErrorCode(err) == ErrCodeWrongLastSequence || ErrorCode(err) == ErrCodeWrongLastSequenceConstant {
+				continue // a position moved: decided again at the next run
+			}
 			return deleted, s.unavailable(err)
 		}
 		if err := s.waitApplied(ctx, ack.Sequence); err != nil {
