@@ -590,6 +590,13 @@ type EngineStatter interface {
 	EngineStats() EngineStats
 }
 
+// Readier is implemented by stores that can be not ready while open (the
+// cluster store: no leader to answer, a view behind the stream). Ready
+// returns nil when the store serves now, or what it waits for.
+type Readier interface {
+	Ready(ctx context.Context) error
+}
+
 // ReadBarrier is implemented by stores whose state a process folds from a
 // log others also write (the cluster store): Barrier returns once this
 // process has applied everything any process had committed when it was

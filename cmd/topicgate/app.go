@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -241,6 +242,55 @@ func natsOptions(nc natsConfig) ([]nats.Option, error) {
 
 // Addr is the address the server listens on.
 func (a *app) Addr() string { return a.ln.Addr().String() }
+
+// httpHandler is `serve --http`: /metrics (Prometheus text), /healthz
+// (200 while the process serves HTTP: liveness), /readyz (200 once the
+// store is open and, on a cluster, reachable with this gateway's view
+// caught up with the stream; 503 with the reason otherwise), and what
+// net/http/pprof registered under /debug/pprof. a is nil until the server
+// started.
+func httpHandler(a *atomic.Pointer[app]) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		cur := a.Load()
+		if cur == nil {
+			http.Error(w, "starting: the store is not open yet", http.StatusServiceUnavailable)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := cur.ready(ctx); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		cur := a.Load()
+		if cur == nil {
+			http.Error(w, "starting: the store is not open yet", http.StatusServiceUnavailable)
+			return
+		}
+		cur.metricsHandler().ServeHTTP(w, r)
+	})
+	mux.Handle("/debug/pprof/", http.DefaultServeMux)
+	return mux
+}
+
+// readyTimeout bounds the check /readyz makes.
+const readyTimeout = 2 * time.Second
+
+// ready reports whether the store can serve: on a cluster, that a leader
+// answers and this gateway's view is caught up with the stream.
+func (a *app) ready(ctx context.Context) error {
+	if r, ok := a.store.(topicstore.Readier); ok {
+		return r.Ready(ctx)
+	}
+	return nil
+}
 
 // metricsHandler serves the engine's metrics in Prometheus text format
 // (`serve --http` mounts it at /metrics).

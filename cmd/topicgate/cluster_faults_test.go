@@ -416,6 +416,11 @@ func TestClusterQuorumLost(t *testing.T) {
 		require.GreaterOrEqual(t, took, g.commitTimeout-100*time.Millisecond, "an INSERT waits for the cluster for --nats-commit-timeout")
 		require.Less(t, took, g.commitTimeout+2*g.timeout+time.Second, "and then fails")
 	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err := g.gws[0].ready(rctx)
+	cancel()
+	require.Error(t, err, "/readyz: not ready without a quorum")
+	t.Logf("/readyz with two nodes down: %v", err)
 	// A read's point finds no leader within the timeout and the read goes
 	// on with the gateway's view (barrier.go); the messages' data must
 	// still come from a node, and the one left may not serve it without a
@@ -423,7 +428,7 @@ func TestClusterQuorumLost(t *testing.T) {
 	// 57P03, after about the timeout: it neither hangs nor lies.
 	t0 := time.Now()
 	var n0 int64
-	err := a.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n0)
+	err = a.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n0)
 	took := time.Since(t0)
 	if err != nil {
 		require.Equal(t, "57P03", pgCode(err), "%v", err)
@@ -446,6 +451,7 @@ func TestClusterQuorumLost(t *testing.T) {
 	})
 	t.Logf("node 0 restarted: healthy after %v, an INSERT succeeded %v after that (attempt %d)", healthy.Round(time.Millisecond), took.Round(time.Millisecond), n)
 	exec(t, a, ins, 3)
+	require.NoError(t, g.gws[0].ready(ctx), "/readyz: ready again")
 	g.nodes.Restart(1)
 	v := connect(t, g.startGateway())
 	require.Equal(t, []string{"p 1", "p 2", "p 3"}, queryText(t, v, "SELECT producer_id, seqno FROM t ORDER BY seqno"),

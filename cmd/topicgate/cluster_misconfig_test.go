@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	osexec "os/exec"
 	"strings"
@@ -86,9 +88,10 @@ func TestClusterServeRefusesMisconfiguration(t *testing.T) {
 }
 
 // TestClusterGatewayWaitsForCluster: a gateway started while every node of
-// its cluster is down waits for them, saying so in its log, and serves
-// once they are back and have formed again (3 s later here), with what
-// was stored before.
+// its cluster is down waits for them, saying so in its log (its /healthz
+// answers 200 meanwhile, its /readyz 503), and serves once they are back
+// and have formed again (3 s later here), with what was stored before,
+// /readyz then 200.
 func TestClusterGatewayWaitsForCluster(t *testing.T) {
 	g := startGateways(t, 1, 2*time.Second)
 	ctx := context.Background()
@@ -101,7 +104,19 @@ func TestClusterGatewayWaitsForCluster(t *testing.T) {
 		g.nodes.Kill(i)
 	}
 	p := g.gatewayProcess()
+	httpAddr := crashFreePort(t)
+	p.args = append(p.args, "--http", httpAddr)
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + httpAddr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
 	back := make(chan time.Duration, 1)
+	waiting := make(chan string, 1)
 	go func() {
 		time.Sleep(3 * time.Second)
 		t0 := time.Now()
@@ -120,11 +135,26 @@ func TestClusterGatewayWaitsForCluster(t *testing.T) {
 		back <- time.Since(t0)
 	}()
 	t0 := time.Now()
+	go func() {
+		// While it waits: alive, not ready.
+		for time.Since(t0) < 2*time.Second {
+			if code, _ := get("/healthz"); code == http.StatusOK {
+				code, body := get("/readyz")
+				waiting <- fmt.Sprintf("%d %s", code, body)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		waiting <- "no answer from /healthz"
+	}()
 	p.start()
 	t.Logf("the gateway serves %v after it started; the nodes took %v to restart", time.Since(t0).Round(time.Millisecond), (<-back).Round(time.Millisecond))
 	out, err := os.ReadFile(p.logPath)
 	require.NoError(t, err)
 	require.Contains(t, string(out), "waiting for the NATS cluster")
+	require.Equal(t, "503 starting: the store is not open yet", <-waiting, "while it waits for the cluster: /healthz 200, /readyz 503")
+	code, body := get("/readyz")
+	require.Equal(t, http.StatusOK, code, body)
 	v := p.connect(ctx)
 	require.Equal(t, []string{"before"}, queryText(t, v, "SELECT convert_from(data, 'UTF8') FROM t"))
 	exec(t, v, "INSERT INTO t (data) VALUES ('after')")

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -69,7 +70,7 @@ func main() {
 	fs.StringVar(&cfg.TLSCert, "tls-cert", env("TOPICGATE_TLS_CERT", ""), "TLS certificate (PEM)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
 	verbose := fs.Bool("v", false, "log connection-level events")
-	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /debug/pprof); off when empty")
+	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /healthz, /readyz, /debug/pprof); off when empty")
 	memLimit := fs.Int64("memory-limit-mib", 112, "soft limit of the Go heap in MiB (GOMEMLIMIT overrides it; Pebble's block cache and memtables, 64 MiB by default, come on top)")
 	gcPercent := fs.Int("gc-percent", 400, "Go GC target percentage (GOGC overrides it); the live heap is small, so the default GOGC of 100 collected every few MiB of message buffers; the memory limit caps the heap")
 	fs.Int64Var(&cfg.CacheMiB, "cache-mib", 32, "Pebble block cache in MiB, on top of the memtables (reads of recent messages come from the memtables; older blocks also sit in the OS page cache)")
@@ -103,18 +104,23 @@ func main() {
 	if *verbose {
 		cfg.LogLevel = slog.LevelDebug
 	}
-	a, err := start(cfg)
-	if err != nil {
-		fatal(err)
-	}
+	// The HTTP endpoint answers from the start: /healthz at once, /readyz
+	// (503) and /metrics (503) until the store is open, which on a
+	// cluster may wait for it (--nats-start-timeout).
+	var started atomic.Pointer[app]
 	if *httpAddr != "" {
-		http.Handle("/metrics", a.metricsHandler())
+		http.Handle("/", httpHandler(&started))
 		go func() {
 			if err := http.ListenAndServe(*httpAddr, nil); err != nil {
 				fmt.Fprintln(os.Stderr, "topicgate: http:", err)
 			}
 		}()
 	}
+	a, err := start(cfg)
+	if err != nil {
+		fatal(err)
+	}
+	started.Store(a)
 	where := "data in " + cfg.DataDir
 	if cfg.Store != "" {
 		where = "gateway on " + jetstream.RedactURLs(strings.Split(cfg.Store, ","))

@@ -3,9 +3,13 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"topicgate/topicstore"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 )
 
 // Read barriers. A gateway's fold trails the stream by the time a message
@@ -74,6 +78,36 @@ func (s *Store) barrierLoop() {
 			ch <- err
 		}
 	}
+}
+
+// Ready implements topicstore.Readier: the cluster stores a probe (a
+// message on this gateway's subject <prefix>.k.<gateway>, which replaces
+// the one before it), which needs a leader with a quorum (a leader cut
+// off from the others still answers questions for a while, and even
+// reports them current), and this gateway's fold catches up with it,
+// both within ctx.
+func (s *Store) Ready(ctx context.Context) error {
+	if s.isClosed() {
+		return topicstore.ErrClosed
+	}
+	if !s.nc.IsConnected() {
+		return fmt.Errorf("not connected to the NATS cluster (%s)", RedactURLs(s.opts.URLs))
+	}
+	m := nats.NewMsg(s.prefix + ".k." + s.stage.gw)
+	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	rctx, cancel := s.request(ctx)
+	seq, err := s.io.publish(rctx, m)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("the cluster did not store a probe: %w", s.unavailable(err))
+	}
+	if err := s.waitApplied(ctx, seq); err != nil {
+		s.mu.Lock()
+		applied := s.applied
+		s.mu.Unlock()
+		return fmt.Errorf("this gateway's view (stream sequence %d of %d) is not caught up with the stream: %w", applied, seq, err)
+	}
+	return nil
 }
 
 // Sync implements topicstore.ReadBarrier.

@@ -481,8 +481,8 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return s.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)
 	case "x":
 		return s.applyDecision(tok, h, seq) // wide transactions' decisions (wide.go)
-	case "g":
-		return nil // commit guards
+	case "g", "k":
+		return nil // commit guards, readiness probes
 	case "m", "h":
 		return s.applyGroup(tok, h, seq) // read-session groups (groups.go)
 	}
