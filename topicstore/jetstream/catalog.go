@@ -211,14 +211,8 @@ func (t *topicState) info() topicstore.TopicInfo {
 	return ti
 }
 
-// retainedBytes sums the payload of the batches still retained.
-func (ps *partState) retainedBytes() int64 {
-	var n int64
-	for _, r := range ps.recs {
-		n += r.bytes
-	}
-	return n
-}
+// retainedBytes is the payload of the batches still retained.
+func (ps *partState) retainedBytes() int64 { return ps.retained }
 
 // SplitPartition implements topicstore.Store: one catalog change, with
 // the embedded store's rules. A commit planned on the old layout carries a

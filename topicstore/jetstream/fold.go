@@ -95,6 +95,7 @@ type partState struct {
 	bytes     int64  // stored payload bytes ever written
 	lastSeq   uint64 // stream sequence of the partition subject's last message (0: none)
 	startSeq  uint64 // the last sequence of its retention start subject (0: none)
+	retained  int64  // payload bytes of recs (a running total: Topic reads it on every statement's plan)
 	lastWrite time.Time
 	// bucket is the write-speed token bucket, charged by the fold with
 	// every batch at its written_at: every gateway sees the same debt.
@@ -529,6 +530,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			return nil
 		}
 		ps.recs = append(ps.recs, r)
+		ps.retained += r.bytes
 		s.swept.referenced(r.ref)
 		ps.end += r.count
 		if cum > 0 {
@@ -583,6 +585,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		if st := hInt(h, hStart); st > ps.start {
 			ps.start = st
 			i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > st })
+			for _, r := range ps.recs[:i] {
+				ps.retained -= r.bytes
+			}
 			ps.recs = append(ps.recs[:0:0], ps.recs[i:]...)
 		}
 	}

@@ -458,12 +458,14 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 		m.Header.Set(hPart, strconv.Itoa(int(sp.st.part)))
 		m.Header.Set(hSeqNo, strconv.FormatInt(sp.st.maxNo, 10))
 		m.Header.Set(hAt, strconv.FormatInt(sp.st.at.UnixMicro(), 10))
+		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a producer's state is its last message
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)
 	}
 	for _, sp := range posOrder {
 		m := nats.NewMsg(s.positionSubject(sp.key.topic, sp.key.consumer, sp.key.partition))
 		m.Header.Set(hOff, strconv.FormatInt(sp.off, 10))
+		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a position is its last message
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)
 	}

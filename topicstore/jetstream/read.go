@@ -68,15 +68,31 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 	if r.End >= 0 && r.End < end {
 		end = r.End
 	}
-	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > start })
-	recs := append([]recIdx(nil), ps.recs[i:]...)
+	// The index is copied a slice at a time, from where the scan is: a
+	// read of a few messages at the head of a long backlog copies what it
+	// reads, not the backlog.
+	recs := s.recsFrom(ps, start, nil)
 	s.mu.Unlock()
 	minAt := int64(0)
 	if !r.MinWrittenAt.IsZero() {
 		minAt = r.MinWrittenAt.UnixMicro()
 	}
 	var dec topicstore.MsgDecoder
-	for _, rec := range recs {
+	for k := 0; ; k++ {
+		if k == len(recs) {
+			if len(recs) < scanSlice {
+				return nil
+			}
+			last := recs[len(recs)-1]
+			s.mu.Lock()
+			recs = s.recsFrom(ps, last.base+last.count, recs)
+			s.mu.Unlock()
+			if len(recs) == 0 {
+				return nil
+			}
+			k = 0
+		}
+		rec := recs[k]
 		if rec.base >= end {
 			return nil
 		}
@@ -124,7 +140,16 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 			}
 		}
 	}
-	return nil
+}
+
+// scanSlice is how many index entries Scan copies at a time.
+const scanSlice = 256
+
+// recsFrom copies into buf (reused) up to scanSlice of ps's batches, from
+// the one holding offset from. It runs under s.mu.
+func (s *Store) recsFrom(ps *partState, from int64, buf []recIdx) []recIdx {
+	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > from })
+	return append(buf[:0], ps.recs[i:min(i+scanSlice, len(ps.recs))]...)
 }
 
 // recordBatch fetches the record batch message at seq: by a direct get,
