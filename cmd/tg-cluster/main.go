@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,7 +46,7 @@ func (c *clusterFlags) register(fs *flag.FlagSet, basePort int) {
 	fs.StringVar(&c.dir, "dir", "", "directory for the nodes' configs, logs and stores (default: a temporary one, removed on exit)")
 	fs.IntVar(&c.nodes, "nodes", 3, "number of nodes")
 	fs.IntVar(&c.basePort, "base-port", basePort, fmt.Sprintf("client port of node 0 (routes +%d, HTTP monitoring +%d); 0 picks free ports", natsnode.ClusterPortOffset, natsnode.MonitorPortOffset))
-	fs.StringVar(&c.sync, "sync", natsnode.SyncDefault, "JetStream sync_interval: default, or always (fsync every write)")
+	fs.StringVar(&c.sync, "sync", natsnode.SyncAlways, "JetStream sync_interval: always (fsync every write before its ack: what survives losing power on every node at once), or default (nats-server's: a sync every 2 minutes, faster)")
 }
 
 func parse(fs *flag.FlagSet, args []string) error {
@@ -101,7 +102,11 @@ func (cf *clusterFlags) start(ctx context.Context) (c *natsnode.Cluster, stop fu
 func serve(args []string) error {
 	fs := flag.NewFlagSet("tg-cluster", flag.ContinueOnError)
 	var cf clusterFlags
-	cf.register(fs, 4222)
+	cf.register(fs, DefaultBasePort)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: tg-cluster [flags]        run a local NATS JetStream cluster for topicgate until SIGINT or SIGTERM\n       tg-cluster bench [flags]  measure the engine's ceiling (tg-cluster bench -h)\n\n")
+		fs.PrintDefaults()
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -113,11 +118,55 @@ func serve(args []string) error {
 	}
 	defer stop()
 	fmt.Println(c.URL())
-	fmt.Fprintf(os.Stderr, "tg-cluster: topicgate serve --store %s\ntg-cluster: running until SIGINT or SIGTERM\n", c.URL())
+	fmt.Fprintf(os.Stderr, "tg-cluster: topicgate serve --store %s\ntg-cluster: running until SIGINT or SIGTERM; a node that dies is started again\n", c.URL())
+	var wg sync.WaitGroup
+	for i := range c.N() {
+		wg.Go(func() { keepRunning(ctx, c, i) })
+	}
 	<-ctx.Done()
+	wg.Wait()
 	fmt.Fprintln(os.Stderr, "tg-cluster: stopping the nodes")
 	return nil
 }
+
+// DefaultBasePort is node 0's client port: not NATS's own 4222, so that a
+// NATS server already running on the machine keeps its ports (routes and
+// monitoring follow at +2000 and +4000).
+const DefaultBasePort = 14222
+
+// keepRunning starts node i again whenever its process exits, until ctx
+// ends (the nodes are then stopped on purpose).
+func keepRunning(ctx context.Context, c *natsnode.Cluster, i int) {
+	n := c.Node(i)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.Exited():
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "tg-cluster: %s exited (log %s); starting it again\n", n.Name, n.LogPath())
+		rctx, cancel := context.WithTimeout(ctx, restartWait)
+		err := c.Restart(rctx, i)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "tg-cluster: %s: %v\n", n.Name, err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "tg-cluster: %s is back\n", n.Name)
+	}
+}
+
+// restartWait bounds one restart of a node (it is healthy once a quorum
+// runs).
+const restartWait = time.Minute
 
 func bench(args []string) error {
 	fs := flag.NewFlagSet("tg-cluster bench", flag.ContinueOnError)

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,17 +28,18 @@ func TestMain(m *testing.M) {
 }
 
 // TestServeUntilSIGTERM runs tg-cluster as a user would: it prints the
-// --store list, the cluster behind it passes jetstream.Check, and SIGTERM
-// stops the command and its nodes.
+// --store list, the cluster behind it passes jetstream.Check, its nodes
+// fsync every write unless told otherwise, a node SIGKILLed is started
+// again, and SIGTERM stops the command and its nodes.
 func TestServeUntilSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-dir", dir, "-base-port", "0", "-sync", "always")
+	cmd := exec.Command(os.Args[0], "-dir", dir, "-base-port", "0")
 	cmd.Env = append(os.Environ(), "TG_CLUSTER_AS_MAIN=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -74,7 +77,31 @@ func TestServeUntilSIGTERM(t *testing.T) {
 	nc.Close()
 	conf, err := os.ReadFile(filepath.Join(dir, "n0", "nats-server.conf"))
 	if err != nil || !strings.Contains(string(conf), "sync_interval: always") {
-		t.Errorf("-sync always: node config %q (%v)", conf, err)
+		t.Errorf("by default the nodes sync every write: node config %q (%v)", conf, err)
+	}
+
+	// A node that dies is started again.
+	out, err := exec.Command("pgrep", "-f", filepath.Join(dir, "n1", "nats-server.conf")).Output()
+	pid, perr := strconv.Atoi(strings.Fields(string(out) + " x")[0])
+	if err != nil || perr != nil {
+		t.Fatalf("node 1's pid: %q %v %v", out, err, perr)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "tg-1 is back") {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1 not started again within 60s\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, u := range urls {
+		nc, err := jetstream.Connect(ctx, []string{u})
+		if err != nil {
+			t.Fatalf("%s after the restart: %v", u, err)
+		}
+		nc.Close()
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -107,4 +134,22 @@ func TestBadUsage(t *testing.T) {
 		}
 		t.Logf("%q: %s", args, strings.TrimSpace(string(out)))
 	}
+}
+
+// lockedBuffer is a buffer a command writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -120,6 +120,14 @@ func (n *Node) confPath() string { return filepath.Join(n.Dir, "nats-server.conf
 // LogPath is the file that collects the node's output over all its runs.
 func (n *Node) LogPath() string { return filepath.Join(n.Dir, "nats-server.log") }
 
+// Exited is closed when the node's current process exits (nil before
+// its first start).
+func (n *Node) Exited() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.exited
+}
+
 // Running reports whether the node's process is alive.
 func (n *Node) Running() bool {
 	n.mu.Lock()

@@ -99,3 +99,16 @@ func TestSingleNode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServerVersionMatchesGoMod: the version a built binary installs is
+// the one go.mod pins for the tests and the checkout.
+func TestServerVersionMatchesGoMod(t *testing.T) {
+	b, err := os.ReadFile("../../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := serverModule + " " + ServerVersion
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("go.mod does not require %s: update natsnode.ServerVersion", want)
+	}
+}
