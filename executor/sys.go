@@ -99,6 +99,8 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		rows = s.sessionRows()
 	case "transactions":
 		rows = s.transactionRows()
+	case "cluster":
+		rows = s.clusterRows()
 	case "producers":
 		for _, t := range topics {
 			ps, err := s.eng.store.Producers(t.Config.Name)

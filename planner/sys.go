@@ -214,4 +214,12 @@ var SysViews = map[string]SysView{
 		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},
 		Types: []Type{TText, TText, TInt8, TInt8, TTimestamptz},
 	},
+	// cluster is the cluster store as this gateway sees it, a row per
+	// member: the stream, its nodes (leader, replicas), the gateways
+	// alive (this one, the maintenance lease holder). Empty on the
+	// embedded store.
+	"cluster": {
+		Names: []string{"kind", "name", "role", "alive", "lag", "sequence", "detail"},
+		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TText},
+	},
 }

@@ -53,6 +53,17 @@ type ClusterStats struct {
 	LastRetention, LastSweep time.Time
 	MaintenanceErrors        int64
 	LastMaintenanceError     string
+	// Gateways are those whose heartbeat this gateway folded and that
+	// have not expired, this one included.
+	Gateways []GatewayStats
+}
+
+// GatewayStats is a gateway as the stream shows it.
+type GatewayStats struct {
+	ID    string    // the gateway's id in the stream's subjects
+	Name  string    // what it calls itself (its host and listen address)
+	Until time.Time // its heartbeat's expiry
+	Self  bool      // the gateway answering
 }
 
 // ReplicaStats is one replica of the stream other than its leader.

@@ -183,7 +183,9 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 		if start == 0 {
 			start = -1 // no waiting
 		}
+		host, _ := os.Hostname()
 		st, err := jetstream.Open(context.Background(), jetstream.Options{URLs: urls, NATS: opts, Replicas: cfg.NATS.Replicas,
+			Name:   strings.TrimSpace(host + " " + cfg.Listen),
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
 			CommitTimeout: cfg.NATS.CommitTimeout, StartTimeout: start, Logger: logger,
 			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay)})

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -60,8 +61,8 @@ func TestClusterMetrics(t *testing.T) {
 	exec(t, a, "CREATE TOPIC mc (CONSUMER s, CONSUMER w WITH (type = 'shared')) WITH (min_active_partitions = 1)")
 	exec(t, a, "INSERT INTO mc (producer_id, seqno, data) VALUES ('p', 1, 'a'), ('p', 2, 'b'), ('p', 3, 'c')")
 	exec(t, a, "INSERT INTO mc (producer_id, seqno, data) VALUES ('p', 3, 'c')") // a duplicate, through A
-	exec(t, b, "SELECT data FROM mc WITH (CONSUMER = s) LIMIT 1")                // moves s to 1, through B
-	ms := mustAcquire(t, b, "mc", "CONSUMER = w", 2)                             // locks offsets 0 and 1 for B's session
+	exec(t, b, "SELECT data FROM mc WITH (CONSUMER = s, WAIT = '5s') LIMIT 1")   // moves s to 1, through B (once B has folded A's INSERT)
+	ms := mustAcquire(t, b, "mc", "CONSUMER = w, WAIT = '5s'", 2)                // locks offsets 0 and 1 for B's session (once B has folded A's INSERT)
 	require.Len(t, ms, 2)
 	exec(t, b, "DELETE FROM mc WITH (CONSUMER = w) WHERE partition = 0 AND offset = 0")
 
@@ -155,4 +156,54 @@ func TestClusterMetrics(t *testing.T) {
 	})
 	t.Logf("follower %s killed: reported not current after %v", followerName, d.Round(time.Millisecond))
 	require.Equal(t, 1.0, scrape(t, srvC)["topicgate_cluster_stream_up"+stream])
+}
+
+// TestClusterSysCluster: sys.cluster through either gateway shows the
+// stream, its three nodes (one leader), both gateways by id and by the
+// name they gave themselves (host and listen address), this one with its
+// fold's sequence, and which of them holds the maintenance lease.
+func TestClusterSysCluster(t *testing.T) {
+	g := startGateways(t, 2, 2*time.Second)
+	c := connect(t, g.gws[0])
+	exec(t, c, "CREATE TOPIC t")
+	exec(t, c, "INSERT INTO t (data) VALUES ('x')")
+	host, _ := os.Hostname()
+	var leases int
+	for i, gw := range g.gws {
+		cc := connect(t, gw)
+		within(t, 10*time.Second, func() error {
+			rows := queryText(t, cc, "SELECT kind, name, coalesce(role, ''), alive, coalesce(sequence, 0) > 0 FROM sys.cluster ORDER BY kind, name")
+			var nodes, leaders, gateways int
+			self := ""
+			lease := false
+			for _, r := range rows {
+				f := strings.Fields(r)
+				switch f[0] {
+				case "node":
+					nodes++
+					if strings.Contains(r, "leader") {
+						leaders++
+					}
+				case "gateway":
+					gateways++
+					if !strings.Contains(r, host) {
+						return fmt.Errorf("gateway row %q does not name its host %q", r, host)
+					}
+					if strings.Contains(r, "this gateway") {
+						self = r
+					}
+					lease = lease || strings.Contains(r, "maintenance lease")
+				}
+			}
+			if nodes != 3 || leaders != 1 || gateways != 2 || self == "" || !strings.HasSuffix(self, "true true") {
+				return fmt.Errorf("gateway %d: sys.cluster %q", i, rows)
+			}
+			if lease {
+				leases++
+			}
+			t.Logf("gateway %d: %q", i, rows)
+			return nil
+		})
+	}
+	require.LessOrEqual(t, leases, 2)
 }

@@ -219,16 +219,16 @@ const jepsenOutPrefix = 48
 type jOutcome int
 
 const (
-	jPending    jOutcome = iota // still running (never left so after a cycle)
-	jCommitted                  // COMMIT answered COMMIT (or in doubt, found committed)
-	jRolledBack                 // ROLLBACK answered ROLLBACK
-	jDropped                    // the client closed the TCP connection before COMMIT
-	jConflict                   // COMMIT failed with 40001
-	jKilled                     // the server died before COMMIT was sent
-	jInDoubt                    // COMMIT sent, no answer: the server died (until verified)
-	jAborted                    // in doubt, found not committed
-	jEmpty                      // read nothing, rolled back, wrote nothing
-	jUnavailable                // COMMIT failed with 57P03: the cluster stored nothing of it
+	jPending     jOutcome = iota // still running (never left so after a cycle)
+	jCommitted                   // COMMIT answered COMMIT (or in doubt, found committed)
+	jRolledBack                  // ROLLBACK answered ROLLBACK
+	jDropped                     // the client closed the TCP connection before COMMIT
+	jConflict                    // COMMIT failed with 40001
+	jKilled                      // the server died before COMMIT was sent
+	jInDoubt                     // COMMIT sent, no answer: the server died (until verified)
+	jAborted                     // in doubt, found not committed
+	jEmpty                       // read nothing, rolled back, wrote nothing
+	jUnavailable                 // COMMIT failed with 57P03: the cluster stored nothing of it
 	jOutcomes
 )
 

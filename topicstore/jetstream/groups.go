@@ -76,6 +76,7 @@ const (
 	hHeld     = "Tg-Held"     // member: the partitions they hold, comma-separated
 	hSaw      = "Tg-Saw"      // member: the group epoch that assignment was computed from
 	hSince    = "Tg-Since"    // member: the record that set the session count (absent: this one)
+	hName     = "Tg-Name"     // heartbeat: what the gateway calls itself (Options.Name)
 )
 
 // memberKey names a group in the fold: a topic by ID (a dropped and
@@ -108,7 +109,8 @@ type groupsState struct {
 type gwBeat struct {
 	seq     uint64
 	until   time.Time
-	expired bool // the sweep has told the groups that it expired
+	expired bool   // the sweep has told the groups that it expired
+	name    string // what the gateway calls itself (Options.Name)
 }
 
 // memberRec is a member record as folded.
@@ -252,6 +254,9 @@ func (s *Store) applyGroup(tok []string, h nats.Header, seq uint64) error {
 			g.beats[gw] = b
 		}
 		b.seq, b.until, b.expired = seq, timeMicros(hInt(h, hUntil)), false
+		if name := h.Get(hName); name != "" {
+			b.name = name
+		}
 		if !wasLive && now.Before(b.until) {
 			g.notifyGateway(gw) // back (a gateway's first beat precedes its records)
 		}
@@ -395,6 +400,9 @@ func (s *Store) renewBeat() bool {
 	until := now.Add(g.ttl)
 	seq, ok := s.publishExpecting(subj, g.beatSeq, func(m *nats.Msg) {
 		m.Header.Set(hUntil, strconv.FormatInt(until.UnixMicro(), 10))
+		if s.opts.Name != "" {
+			m.Header.Set(hName, s.opts.Name)
+		}
 	})
 	if !ok {
 		g.beatSeq = seq

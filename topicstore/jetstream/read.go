@@ -225,7 +225,7 @@ func (s *Store) fetchRecordBatch(ctx context.Context, seq uint64) ([]byte, error
 // time, a connection moving to another node), not because of what it
 // asked.
 func transientRead(err error) bool {
-	return noLeader(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+	return noLeader(err) || ErrorCode(err) == errCodeTemporarilyUnavailable || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, nats.ErrDisconnected)
 }

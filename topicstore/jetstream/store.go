@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,9 @@ type Options struct {
 	// waiting cannot fix (credentials, TLS, a server too old, a stream
 	// that is not topicgate's) fails at once.
 	StartTimeout time.Duration
+	// Name is what this gateway calls itself in the stream (its host and
+	// listen address): sys.cluster shows it beside its id.
+	Name string
 	// Logger receives what an operator should see: a start that waits for
 	// the cluster, maintenance that failed, a batch whose outcome was
 	// settled late (default slog.Default()).
@@ -175,11 +179,18 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maintenanceErrors.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.unknown
-	if s.lease.holder != "" && s.opts.Clock().Before(s.lease.until) {
+	now := s.opts.Clock()
+	if s.lease.holder != "" && now.Before(s.lease.until) {
 		cs.LeaseHolder = s.lease.holder
 		cs.LeaseHeld = s.lease.holder == s.stage.gw
 	}
+	for gw, b := range s.groups.beats {
+		if now.Before(b.until) || gw == s.stage.gw {
+			cs.Gateways = append(cs.Gateways, topicstore.GatewayStats{ID: gw, Name: b.name, Until: b.until, Self: gw == s.stage.gw})
+		}
+	}
 	s.mu.Unlock()
+	sort.Slice(cs.Gateways, func(i, j int) bool { return cs.Gateways[i].ID < cs.Gateways[j].ID })
 	s.maint.set(func(m *maintState) {
 		cs.LastRetention, cs.LastSweep, cs.LastMaintenanceError = m.lastRetention, m.lastSweep, m.lastErr
 	})
@@ -244,7 +255,7 @@ func startTransient(err error) bool {
 		return true
 	}
 	switch ErrorCode(err) {
-	case errCodeNoSuitablePeers, 10008: // 10008: JetStream system temporarily unavailable
+	case errCodeNoSuitablePeers, errCodeTemporarilyUnavailable:
 		return true
 	}
 	return false
@@ -428,6 +439,10 @@ func transientCreate(err error) bool {
 		ErrorCode(err) == errCodeNoSuitablePeers)
 }
 
+// errCodeTemporarilyUnavailable: "JetStream system temporarily
+// unavailable", a node without a quorum for the stream.
+const errCodeTemporarilyUnavailable = 10008
+
 // errCodeNoSuitablePeers: JetStream could not place the stream's replicas
 // (it has not heard from enough nodes lately).
 const errCodeNoSuitablePeers = 10005
@@ -566,6 +581,9 @@ func (s *Store) unavailable(err error) error {
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, natsjs.ErrNoStreamResponse) {
 		// At once, not after the timeout: no node serves the stream now.
 		return fmt.Errorf("%w: the NATS cluster (%s) has no leader for stream %s (is a majority of its nodes up?): %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
+	}
+	if ErrorCode(err) == errCodeTemporarilyUnavailable {
+		return fmt.Errorf("%w: the NATS cluster (%s) has no quorum for stream %s: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) {
 		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Timeout, err)

@@ -1,0 +1,89 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// clusterRows is sys.cluster: the cluster store as this gateway sees it.
+// The stream's row (its last sequence; alive when its leader answered),
+// one per node (the leader, then the replicas with how many operations
+// they are behind), one per gateway alive (this one with its fold's
+// sequence and lag, and what its maintenance did last; the lease holder
+// named). The embedded store has no rows.
+func (s *Session) clusterRows() [][]any {
+	st, ok := s.eng.store.(topicstore.ClusterStatter)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterStatsTimeout)
+	defer cancel()
+	cs := st.ClusterStats(ctx)
+	var rows [][]any
+	var detail string
+	if cs.StreamErr != nil {
+		detail = cs.StreamErr.Error()
+	} else {
+		detail = fmt.Sprintf("%d messages, %d bytes", cs.Messages, cs.Bytes)
+	}
+	rows = append(rows, []any{"stream", cs.Stream, nil, cs.StreamErr == nil, nil, nullSeq(cs.LastSeq), detail})
+	if cs.Leader != "" {
+		rows = append(rows, []any{"node", cs.Leader, "leader", true, int64(0), nil, nil})
+	}
+	for _, r := range cs.Replicas {
+		var d any
+		if r.Offline {
+			d = "offline"
+		}
+		rows = append(rows, []any{"node", r.Name, "replica", r.Current && !r.Offline, int64(r.Lag), nil, d})
+	}
+	for _, g := range cs.Gateways {
+		name := g.ID
+		if g.Name != "" {
+			name += " (" + g.Name + ")"
+		}
+		var roles []string
+		if g.Self {
+			roles = append(roles, "this gateway")
+		}
+		if g.ID == cs.LeaseHolder {
+			roles = append(roles, "maintenance lease")
+		}
+		row := []any{"gateway", name, nullText(strings.Join(roles, ", ")), true, nil, nil, nil}
+		if g.Self {
+			if cs.StreamErr == nil && cs.LastSeq >= cs.Applied {
+				row[4] = int64(cs.LastSeq - cs.Applied)
+			}
+			row[5] = int64(cs.Applied)
+			var d []string
+			if !cs.LastRetention.IsZero() {
+				d = append(d, "retention "+cs.LastRetention.UTC().Format(time.RFC3339))
+			}
+			if !cs.LastSweep.IsZero() {
+				d = append(d, "sweep "+cs.LastSweep.UTC().Format(time.RFC3339))
+			}
+			if cs.MaintenanceErrors > 0 {
+				d = append(d, fmt.Sprintf("%d maintenance failures, the last: %s", cs.MaintenanceErrors, cs.LastMaintenanceError))
+			}
+			if cs.DoubtsUnknown > 0 {
+				d = append(d, fmt.Sprintf("%d commits answered 08007", cs.DoubtsUnknown))
+			}
+			row[6] = nullText(strings.Join(d, "; "))
+		} else {
+			row[6] = "heartbeat until " + g.Until.UTC().Format(time.RFC3339)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func nullSeq(v uint64) any {
+	if v == 0 {
+		return nil
+	}
+	return int64(v)
+}
