@@ -171,7 +171,11 @@ func (s *Store) startFold(ctx context.Context) error {
 	// starting on a stream of 318k messages folded it in 4.4 s on average
 	// against 6.0 s (five rounds alternated); the messages are headers
 	// only, so the buffer stays small.
-	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) }, natsjs.PullHeartbeat(foldHeartbeat), natsjs.PullMaxMessages(foldPull))
+	// The pull is also capped in bytes (headers can be large: a catalog
+	// record of thousands of partitions), at max_payload so that any one
+	// message fits.
+	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) }, natsjs.PullHeartbeat(foldHeartbeat),
+		natsjs.PullMaxMessagesWithBytesLimit(foldPull, foldPullBytes))
 	if err != nil {
 		return s.unavailable(err)
 	}
@@ -231,6 +235,7 @@ func (s *Store) sync(ctx context.Context) error {
 // waits for itself (fill); foldPull is how many messages one pull of it
 // asks for (see startFold).
 const (
+	foldPullBytes = minPayload
 	foldHeartbeat = time.Second
 	fillAfter     = 250 * time.Millisecond
 	foldPull      = 4096

@@ -59,6 +59,9 @@ const (
 type sharedFold struct {
 	gw     uint64 // this gateway's id: the Gateway of its lock holders
 	topics map[uint64]*shTopic
+	// bodies are the message bytes every shared consumer's metadata
+	// cache keeps on this gateway, bounded by shBodyCache together.
+	bodies int64
 }
 
 // newHolderGateway picks a random non-zero gateway id.
@@ -73,7 +76,8 @@ func newHolderGateway() uint64 {
 }
 
 type shTopic struct {
-	cons map[string]*shCons
+	cons   map[string]*shCons
+	bodies *int64 // the gateway's sharedFold.bodies
 }
 
 // shCons is one shared consumer of a topic.
@@ -83,6 +87,7 @@ type shCons struct {
 	freed chan struct{} // closed at the next Tg-Freed message or change of the topic; nil: nobody waits
 	meta  map[int32]*shMeta
 	cache int64                        // body bytes the meta entries keep
+	total *int64                       // the gateway's sharedFold.bodies, which cache is part of
 	ents  map[int32][]sharedcore.Entry // per partition: the window's entries of the last plan, reused by the next
 	rr    int                          // this gateway's round-robin cursor (sharedcore.Core.RR)
 }
@@ -107,9 +112,9 @@ type shMetaEnt struct {
 	msg            *topicstore.Message // the message itself, while the consumer's cache has room (shBodyCache)
 }
 
-// shBodyCache bounds the message bytes a consumer's metadata cache keeps
-// besides the metadata, so that an acquisition hands out what the fill
-// has read without reading it again.
+// shBodyCache bounds the message bytes the shared consumers' metadata
+// caches of a gateway keep together besides the metadata, so that an
+// acquisition hands out what the fill has read without reading it again.
 const shBodyCache = 8 << 20
 
 func (m *shMeta) end() int64 { return m.base + int64(len(m.ents)) }
@@ -130,7 +135,7 @@ func (s *Store) shTopicOf(id uint64) *shTopic {
 	}
 	st := s.sh.topics[id]
 	if st == nil {
-		st = &shTopic{cons: map[string]*shCons{}}
+		st = &shTopic{cons: map[string]*shCons{}, bodies: &s.sh.bodies}
 		s.sh.topics[id] = st
 	}
 	return st
@@ -139,7 +144,7 @@ func (s *Store) shTopicOf(id uint64) *shTopic {
 func (st *shTopic) consumer(name string) *shCons {
 	c := st.cons[name]
 	if c == nil {
-		c = &shCons{parts: map[int32]*shPartFold{}, meta: map[int32]*shMeta{}}
+		c = &shCons{parts: map[int32]*shPartFold{}, meta: map[int32]*shMeta{}, total: st.bodies}
 		st.cons[name] = c
 	}
 	return c
@@ -168,7 +173,16 @@ func (c *shCons) reset(gen uint64) {
 	for _, pf := range c.parts {
 		pf.raw, pf.st = "", shPartState{}
 	}
-	c.meta, c.cache = map[int32]*shMeta{}, 0
+	c.drop(c.cache)
+	c.meta = map[int32]*shMeta{}
+}
+
+// drop forgets n bytes of cached bodies.
+func (c *shCons) drop(n int64) {
+	c.cache -= n
+	if c.total != nil {
+		*c.total -= n
+	}
 }
 
 // entries returns n zeroed entries for a plan's window of partition p,
@@ -192,7 +206,7 @@ func (c *shCons) prune(m *shMeta, start int64) {
 	n := min(start-m.base, int64(len(m.ents)))
 	for _, e := range m.ents[:n] {
 		if e.msg != nil {
-			c.cache -= e.size
+			c.drop(e.size)
 		}
 	}
 	m.ents = append(m.ents[:0:0], m.ents[n:]...)
@@ -258,6 +272,7 @@ func (s *Store) sharedDropped(t *topicState) {
 	if st := s.sh.topics[t.rec.ID]; st != nil {
 		for _, c := range st.cons {
 			c.wake()
+			c.drop(c.cache)
 		}
 		delete(s.sh.topics, t.rec.ID)
 	}
@@ -340,7 +355,7 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 			jobs = append(jobs, job{p, m.end(), to})
 		}
 	}
-	room := shBodyCache - c.cache
+	room := shBodyCache - s.sh.bodies
 	s.mu.Unlock()
 	for _, j := range jobs {
 		var got []shMetaEnt
@@ -377,7 +392,7 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 			}
 			for _, e := range got {
 				if e.msg != nil {
-					c.cache += e.size
+					c.drop(-e.size)
 				}
 			}
 			m.ents = append(m.ents, got...)
