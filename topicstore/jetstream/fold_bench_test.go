@@ -73,4 +73,3 @@ func BenchmarkScanIndex(b *testing.B) {
 		})
 	}
 }
-
