@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,31 @@ func atomicStream(t testing.TB, js natsjs.JetStream, name string, subjects ...st
 		return nil
 	})
 	return s
+}
+
+// servedEverywhere waits until a publish to subject through each of c's
+// nodes reaches the stream's leader. The leader subscribes to the stream's
+// subjects when it is elected and the other nodes learn of that interest
+// through their routes a moment later; until then a publish through them
+// finds no responders (seen on a busy machine). The probe expects a last
+// sequence the stream cannot have, so it is refused and stores nothing.
+func servedEverywhere(t testing.TB, c *jstest.Cluster, subject string) {
+	t.Helper()
+	for i := range c.Nodes().N() {
+		nc := c.ConnectTo(i)
+		jstest.Eventually(t, 10*time.Second, func() error {
+			m := nats.NewMsg(subject)
+			m.Header.Set(natsjs.ExpectedLastSeqHeader, strconv.FormatUint(1<<62, 10))
+			resp, err := nc.RequestMsg(m, time.Second)
+			if err != nil {
+				return fmt.Errorf("through node %d: %w", i, err)
+			}
+			if !strings.Contains(string(resp.Data), `"error"`) {
+				t.Fatalf("the probe through node %d was stored: %s", i, resp.Data)
+			}
+			return nil
+		})
+	}
 }
 
 // batch makes n messages on subject with payloads "<tag>-<i>".

@@ -88,6 +88,7 @@ func TestAtomicBatchGapReported(t *testing.T) {
 func TestAtomicBatchesDoNotInterleave(t *testing.T) {
 	c := jstest.Start(t, 3)
 	s := atomicStream(t, jstest.JetStream(t, c.Connect()), "I", "i.>")
+	servedEverywhere(t, c, "i.probe")
 	const writers, batches, size = 4, 10, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*batches)
@@ -186,6 +187,7 @@ func TestBatchExpectedLastSequenceContiguous(t *testing.T) {
 	c := jstest.Start(t, 3)
 	ncA, ncB := c.ConnectTo(0), c.ConnectTo(1)
 	s := atomicStream(t, jstest.JetStream(t, ncA), "C", "c.>")
+	servedEverywhere(t, c, "c.probe")
 	head, _ := lastSeq(t, s) // both writers read head 0
 
 	msgs := batch("c.x", "A", 5)
