@@ -79,7 +79,13 @@ func (l *crashSharedLedger) problem(f string, args ...any) {
 }
 
 // got records messages handed to worker w and checks they may be.
-func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
+func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) { l.gotAt(cycle, w, ms, time.Now()) }
+
+// gotAt is got for messages whose acquiring statement was sent at sent:
+// their locks began at the earliest then (the server takes a lock when it
+// plans the statement's commit, which may wait out an election for longer
+// than the lock before the rows come back).
+func (l *crashSharedLedger) gotAt(cycle, w int, ms []shMsg, sent time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, m := range ms {
@@ -92,8 +98,8 @@ func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 		}
 		if at, ok := l.handedAt[p]; ok && l.lockTimeout > 0 && time.Since(at) > l.lockTimeout-time.Second {
 			// Its lock may have expired (it began when the server took
-			// it, a moment before the rows came): handing it out again is the
-			// at-least-once redelivery of a processing timeout.
+			// it, after the statement was sent): handing it out again is
+			// the at-least-once redelivery of a processing timeout.
 			delete(l.holder, p)
 			l.handed[p] = 0
 		}
@@ -104,7 +110,7 @@ func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed out %d times in one server lifetime without any release", cycle, p, l.handed[p]+1))
 		}
 		l.handed[p]++
-		l.handedAt[p] = time.Now()
+		l.handedAt[p] = sent
 		l.holder[p] = w
 		delete(l.uncertain, p) // it was not acknowledged after all
 		delete(l.unacked, p)
@@ -433,12 +439,12 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 	acquire := "CONSUMER = " + l.consumer + ", WAIT = '50ms'"
 	del := "DELETE FROM " + l.topic + " WITH (CONSUMER = " + l.consumer + ") WHERE partition = $1 AND offset = ANY($2)"
 	if !txn {
+		acquired := time.Now() // the locks begin after this, maybe long after
 		ms, err := shAcquire(ctx, c, l.topic, acquire, 10)
 		if err != nil {
 			return "acquire", err
 		}
-		acquired := time.Now()
-		l.got(cycle, w, ms)
+		l.gotAt(cycle, w, ms, acquired)
 		if len(ms) == 0 {
 			return "", nil
 		}
@@ -495,11 +501,12 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 	if err != nil {
 		return "BEGIN", err
 	}
+	sent := time.Now()
 	ms, err := shAcquire(ctx, tx, l.topic, acquire, 10)
 	if err != nil {
 		return "acquire in a transaction", err
 	}
-	l.got(cycle, w, ms)
+	l.gotAt(cycle, w, ms, sent)
 	if len(ms) > 0 && rng.IntN(2) == 0 {
 		// Also DELETE inside the block: applied at COMMIT.
 		p := ms[0].part
