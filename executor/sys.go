@@ -82,7 +82,7 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 			rows = append(rows, []any{c.Name, int64(len(t.Partitions)), active, int64(c.MinActivePartitions),
 				int64(c.MaxActivePartitions), ret, c.RetentionStorageMB, codecNames(c.SupportedCodecs), speed,
 				strategy, strings.Join(consumers, ","), msgs, bytes, nullTime(t.CreatedAt),
-				c.PartitionWriteBurstBytes, metering, up, down, window})
+				c.PartitionWriteBurstBytes, metering, up, down, window, topicstore.ProducerExpiry(&c, topicstore.DefaultProducerExpiry)})
 		}
 	case "partitions":
 		for _, t := range topics {

@@ -163,6 +163,8 @@ func ApplyTopicOptions(cfg *topicstore.TopicConfig, opts []sql.Option) error {
 			cfg.AutoPartitioningDownPercent = int(n)
 		case "auto_partitioning_stabilization_window":
 			cfg.AutoPartitioningWindow, err = optDuration(o, time.Second)
+		case "producer_inactivity_period":
+			cfg.ProducerExpiry, err = optDuration(o, time.Second)
 		default:
 			return badOption("unrecognized topic option \"%s\"", o.Name)
 		}
@@ -202,6 +204,8 @@ func ResetTopicOptions(cfg *topicstore.TopicConfig, names []string) error {
 			cfg.AutoPartitioningDownPercent = 0
 		case "auto_partitioning_stabilization_window":
 			cfg.AutoPartitioningWindow = 0
+		case "producer_inactivity_period":
+			cfg.ProducerExpiry = 0
 		case "min_active_partitions":
 			return badOption("option \"min_active_partitions\" cannot be reset: partitions are never removed")
 		default:

@@ -174,9 +174,9 @@ var SysViews = map[string]SysView{
 			"retention_period", "retention_storage_mb", "supported_codecs", "partition_write_speed_bytes_per_second",
 			"auto_partitioning_strategy", "consumers", "messages", "bytes", "created_at",
 			"partition_write_burst_bytes", "metering_mode", "auto_partitioning_up_utilization_percent",
-			"auto_partitioning_down_utilization_percent", "auto_partitioning_stabilization_window"},
+			"auto_partitioning_down_utilization_percent", "auto_partitioning_stabilization_window", "producer_inactivity_period"},
 		Types: []Type{TText, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TText, TInt8, TText, TText, TInt8, TInt8, TTimestamptz,
-			TInt8, TText, TInt8, TInt8, TInterval},
+			TInt8, TText, TInt8, TInt8, TInterval, TInterval},
 	},
 	"partitions": {
 		Names: []string{"topic", "partition", "active", "start_offset", "end_offset", "messages", "bytes", "last_write_at",

@@ -126,7 +126,11 @@ type TopicConfig struct {
 	AutoPartitioningUpPercent   int
 	AutoPartitioningDownPercent int
 	AutoPartitioningWindow      time.Duration
-	Consumers                   []ConsumerConfig
+	// ProducerExpiry is how long a producer's binding and dedup state
+	// survive without writes (producer_inactivity_period); 0 = the
+	// store's default (DefaultProducerExpiry unless configured).
+	ProducerExpiry time.Duration
+	Consumers      []ConsumerConfig
 }
 
 // PartitionInfo describes one partition's state.

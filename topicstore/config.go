@@ -107,3 +107,12 @@ func SplitThreshold(cfg *TopicConfig) float64 {
 	}
 	return float64(speed) * float64(pct) / 100
 }
+
+// ProducerExpiry is how long cfg's producers live without writes: its
+// producer_inactivity_period, else def (the store's default).
+func ProducerExpiry(cfg *TopicConfig, def time.Duration) time.Duration {
+	if cfg.ProducerExpiry > 0 {
+		return cfg.ProducerExpiry
+	}
+	return def
+}

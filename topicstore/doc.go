@@ -71,8 +71,10 @@
 // partition (the explicit partition of its first message, else its key's
 // partition in a keyed layout, else round robin) and stays there while the
 // partition is active; a message naming another partition fails the
-// request with ProducerPartitionError. A producer without writes for
-// ProducerExpiry (DefaultProducerExpiry) is forgotten: binding and seqnos.
+// request with ProducerPartitionError. A producer without writes for its
+// topic's TopicConfig.ProducerExpiry (producer_inactivity_period; else the
+// store's, DefaultProducerExpiry) is forgotten: binding and seqnos; a
+// retention run removes what the store kept of it.
 // The messages of one commit group (every TopicWrite of every request a
 // store commits together) that name no partition and have no key (no
 // producer and, in a keyed layout, no message group) share one partition

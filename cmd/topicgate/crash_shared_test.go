@@ -24,6 +24,7 @@ type crashSharedLedger struct {
 	// confirmed: acks the server confirmed (DELETE tag, or COMMIT OK), with
 	// the cycle they were confirmed in.
 	confirmed map[pos]int
+	by        map[pos]string // who confirmed it, when
 	// uncertain: an ack (DELETE or COMMIT) was sent and failed because the
 	// server died: the message may or may not be acknowledged.
 	uncertain map[pos]bool
@@ -33,13 +34,15 @@ type crashSharedLedger struct {
 	// holder: who holds a message in the current cycle (reset at a kill).
 	holder map[pos]int
 	// handed: times a message was handed out in the current cycle (since
-	// its last release); handedAt: when, last.
-	handed   map[pos]int
-	handedAt map[pos]time.Time
+	// its last release); until: when its last lock ends (the
+	// locked_until the server answered with).
+	handed map[pos]int
+	until  map[pos]time.Time
 	// lockTimeout, when set, is the consumer's processing timeout: a lock
-	// held longer than that may have expired (the cluster may be without
+	// may expire while its holder still works (the cluster may be without
 	// a leader for longer while its holder waits to acknowledge), and the
-	// message handed out again legitimately. Zero: locks outlive the test.
+	// message be handed out again legitimately once its locked_until has
+	// passed. Zero: locks outlive the test.
 	lockTimeout time.Duration
 	// abandoned counts messages held by a worker when it lost its
 	// connection (abandon).
@@ -48,8 +51,8 @@ type crashSharedLedger struct {
 }
 
 func newCrashSharedLedger(topic, consumer string) *crashSharedLedger {
-	return &crashSharedLedger{topic: topic, consumer: consumer, confirmed: map[pos]int{}, uncertain: map[pos]bool{}, unacked: map[pos]bool{},
-		holder: map[pos]int{}, handed: map[pos]int{}, handedAt: map[pos]time.Time{}}
+	return &crashSharedLedger{topic: topic, consumer: consumer, confirmed: map[pos]int{}, by: map[pos]string{}, uncertain: map[pos]bool{}, unacked: map[pos]bool{},
+		holder: map[pos]int{}, handed: map[pos]int{}, until: map[pos]time.Time{}}
 }
 
 // abandon: worker w's connection is gone (its server, or the worker,
@@ -79,13 +82,7 @@ func (l *crashSharedLedger) problem(f string, args ...any) {
 }
 
 // got records messages handed to worker w and checks they may be.
-func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) { l.gotAt(cycle, w, ms, time.Now()) }
-
-// gotAt is got for messages whose acquiring statement was sent at sent:
-// their locks began at the earliest then (the server takes a lock when it
-// plans the statement's commit, which may wait out an election for longer
-// than the lock before the rows come back).
-func (l *crashSharedLedger) gotAt(cycle, w int, ms []shMsg, sent time.Time) {
+func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, m := range ms {
@@ -94,33 +91,45 @@ func (l *crashSharedLedger) gotAt(cycle, w int, ms []shMsg, sent time.Time) {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v has data %q, want %q", cycle, p, m.data, want))
 		}
 		if c, ok := l.confirmed[p]; ok {
-			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d again, its ack was confirmed in cycle %d", cycle, p, w, c))
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d again at %s (delivery count %d), its ack was confirmed in cycle %d (%s)",
+				cycle, p, w, time.Now().Format("15:04:05.000"), m.dc, c, l.by[p]))
 		}
-		if at, ok := l.handedAt[p]; ok && l.lockTimeout > 0 && time.Since(at) > l.lockTimeout-time.Second {
-			// Its lock may have expired (it began when the server took
-			// it, after the statement was sent): handing it out again is
-			// the at-least-once redelivery of a processing timeout.
+		if until, ok := l.until[p]; ok && l.lockTimeout > 0 && !time.Now().Before(until) {
+			// Its last lock has expired: handing it out again is the
+			// at-least-once redelivery of a processing timeout.
 			delete(l.holder, p)
 			l.handed[p] = 0
 		}
 		if h, ok := l.holder[p]; ok {
-			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d while worker %d holds it", cycle, p, w, h))
+			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed to worker %d while worker %d holds it, locked until %v (now %v)",
+				cycle, p, w, h, l.until[p].Format("15:04:05.000"), time.Now().Format("15:04:05.000")))
 		}
 		if l.handed[p] > 0 {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v handed out %d times in one server lifetime without any release", cycle, p, l.handed[p]+1))
 		}
 		l.handed[p]++
-		l.handedAt[p] = sent
+		l.until[p] = m.lockedUntil
 		l.holder[p] = w
 		delete(l.uncertain, p) // it was not acknowledged after all
 		delete(l.unacked, p)
 	}
 }
 
-func (l *crashSharedLedger) confirm(cycle int, ms []shMsg) {
+// expiredBy reports whether a lock of ms had ended at now.
+func expiredBy(ms []shMsg, now time.Time) bool {
+	for _, m := range ms {
+		if !now.Before(m.lockedUntil) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *crashSharedLedger) confirm(cycle int, ms []shMsg, by string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, m := range ms {
+		l.by[m.pos()] = fmt.Sprintf("%s at %s, locked until %s", by, time.Now().Format("15:04:05.000"), m.lockedUntil.Format("15:04:05.000"))
 		if c, ok := l.confirmed[m.pos()]; ok {
 			l.problems = append(l.problems, fmt.Sprintf("cycle %d: message %v acked (confirmed) twice, first in cycle %d", cycle, m.pos(), c))
 		}
@@ -439,12 +448,11 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 	acquire := "CONSUMER = " + l.consumer + ", WAIT = '50ms'"
 	del := "DELETE FROM " + l.topic + " WITH (CONSUMER = " + l.consumer + ") WHERE partition = $1 AND offset = ANY($2)"
 	if !txn {
-		acquired := time.Now() // the locks begin after this, maybe long after
 		ms, err := shAcquire(ctx, c, l.topic, acquire, 10)
 		if err != nil {
 			return "acquire", err
 		}
-		l.gotAt(cycle, w, ms, acquired)
+		l.got(cycle, w, ms)
 		if len(ms) == 0 {
 			return "", nil
 		}
@@ -478,7 +486,7 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 				continue
 			}
 			if n := tag.RowsAffected(); n != int64(len(byPart[p])) || !strings.HasPrefix(tag.String(), "DELETE") {
-				if l.lockTimeout > 0 && time.Since(acquired) > l.lockTimeout-time.Second && strings.HasPrefix(tag.String(), "DELETE") {
+				if l.lockTimeout > 0 && expiredBy(byPart[p], time.Now()) && strings.HasPrefix(tag.String(), "DELETE") {
 					// The ack waited out a cluster without a leader for
 					// longer than the lock: some were not held any more
 					// (which, the tag does not say).
@@ -487,7 +495,7 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 				}
 				l.problem("cycle %d worker %d: ack of %d messages of partition %d: tag %q", cycle, w, len(byPart[p]), p, tag)
 			}
-			l.confirm(cycle, byPart[p])
+			l.confirm(cycle, byPart[p], fmt.Sprintf("worker %d's %s", w, tag))
 		}
 		if err := br.Close(); err != nil && failed == nil {
 			failed = err
@@ -501,12 +509,11 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 	if err != nil {
 		return "BEGIN", err
 	}
-	sent := time.Now()
 	ms, err := shAcquire(ctx, tx, l.topic, acquire, 10)
 	if err != nil {
 		return "acquire in a transaction", err
 	}
-	l.gotAt(cycle, w, ms, sent)
+	l.got(cycle, w, ms)
 	if len(ms) > 0 && rng.IntN(2) == 0 {
 		// Also DELETE inside the block: applied at COMMIT.
 		p := ms[0].part
@@ -525,6 +532,6 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 		l.mark(l.uncertain, ms)
 		return "COMMIT", err
 	}
-	l.confirm(cycle, ms)
+	l.confirm(cycle, ms, fmt.Sprintf("worker %d's COMMIT", w))
 	return "", nil
 }

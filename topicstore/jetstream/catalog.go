@@ -99,6 +99,9 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 		_ = s.stream.Purge(rctx, withSubject(s.prefix+"."+kind+"."+strconv.FormatUint(id, 10)+".>"))
 		cancel()
 	}
+	rctx, cancel := s.request(ctx)
+	_ = s.stream.Purge(rctx, withSubject(s.expirySubject(id)))
+	cancel()
 	return nil
 }
 

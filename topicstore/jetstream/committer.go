@@ -212,6 +212,11 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 				p.settle(err) // the fold failed
 				return later, locked
 			}
+			if replans > 1 && len(p.fresh) > 0 {
+				// Refused again though caught up: a producer that expired
+				// may be expected wrongly (producers.go).
+				s.repairProducers(p.fresh)
+			}
 		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
 			// Another write to the same subjects is being proposed: retry
 			// once the fold has seen something land, or after a short

@@ -5,7 +5,8 @@
 //
 //   - the layout: one stream (DefaultStream, R3 by default) holding the
 //     catalog (c), record batches in the embedded store's format (d),
-//     producers (p), positions (o), retention starts (r), guards (g),
+//     producers (p) and their expiry notices (e, producers.go),
+//     positions (o), retention starts (r), guards (g),
 //     staged chunks (t), shared-consumer windows (s), read-session members
 //     and heartbeats (m, h), each gateway's chain of commit markers,
 //     resolutions and sweep fences (f), wide transactions' decisions (x)

@@ -562,8 +562,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		if err != nil {
 			return err
 		}
-		t.prods[string(raw)] = &prodState{seq: seq, part: int32(hInt(h, hPart)), maxNo: hInt(h, hSeqNo),
-			at: time.UnixMicro(hInt(h, hAt)).UTC()}
+		t.prods[string(raw)] = prodFromHeaders(h, seq)
+	case tok[0] == "e" && len(tok) == 2:
+		applyExpiry(t, h) // producers that expired (producers.go)
 	case tok[0] == "o" && len(tok) == 4:
 		raw, err := hex.DecodeString(tok[2])
 		if err != nil {

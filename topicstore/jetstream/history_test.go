@@ -19,7 +19,7 @@ import (
 // each position's last message) and a small constant of the gateway's own
 // (its heartbeat, chain, lease), not one message per commit: producers,
 // positions, starts and the lease roll their subjects up, the chain is
-// purged by maintenance.
+// purged by maintenance; producers that expired leave the stream.
 func TestHistoryBoundedByLiveState(t *testing.T) {
 	c := jstest.Start(t, 1)
 	ctx := context.Background()
@@ -54,6 +54,14 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	live := 1 + 2*2 + producers + 2
 	t.Logf("%d commits: %d stream messages before retention, %d after; live state %d", commits, before, after, live)
 	require.LessOrEqual(t, after, uint64(live+10), "the stream holds the live state and a small constant")
+
+	// Once the producers expire (14 days by default) they leave too; one
+	// expiry notice is left for the topic.
+	_, err = s.RunRetention(ctx, time.Now().Add(topicstore.DefaultProducerExpiry+time.Hour))
+	require.NoError(t, err)
+	expired := streamMessages(t, s)
+	t.Logf("after the producers expired: %d stream messages", expired)
+	require.Equal(t, after-producers+1, expired, "the producers' messages are gone, one notice came")
 }
 
 func streamMessages(t *testing.T, s *Store) uint64 {

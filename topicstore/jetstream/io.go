@@ -33,6 +33,9 @@ type clusterIO interface {
 	// purge deletes the messages on subject (a filter: wildcards allowed)
 	// below sequence below; 0: all of them.
 	purge(ctx context.Context, subject string, below uint64) error
+	// lastFor returns the last message on subject: its sequence and
+	// headers, or 0 when the subject holds none.
+	lastFor(ctx context.Context, subject string) (uint64, nats.Header, error)
 	// deleteMsg deletes message seq; one already gone is no error.
 	deleteMsg(ctx context.Context, seq uint64) error
 	// waitApplied blocks until the fold has applied seq; it fails with
@@ -109,6 +112,17 @@ func (n natsIO) purge(ctx context.Context, subject string, below uint64) error {
 		opts = append(opts, natsjs.WithPurgeSequence(below))
 	}
 	return n.s.stream.Purge(ctx, opts...)
+}
+
+func (n natsIO) lastFor(ctx context.Context, subject string) (uint64, nats.Header, error) {
+	msg, err := n.s.stream.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, natsjs.ErrMsgNotFound) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return msg.Sequence, msg.Header, nil
 }
 
 func (n natsIO) deleteMsg(ctx context.Context, seq uint64) error {

@@ -34,6 +34,10 @@ type groupPlan struct {
 	guards []*nats.Msg
 	// started is when the plan was made, by the committer's clock.
 	started time.Time
+	// fresh lists the producers the plan took as new or expired: their
+	// subjects' expectations are the ones an expiry can make wrong
+	// (repairProducers).
+	fresh []prodKey
 }
 
 // settle answers every request: its own refusal, else the batch's outcome.
@@ -289,6 +293,9 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 		if sp == nil {
 			sp = s.simProducer(t, id, now)
 			prods[k] = sp
+			if sp.fresh {
+				p.fresh = append(p.fresh, k)
+			}
 		}
 		if sp.fresh || inactive(t, sp.st.part) {
 			sp.st.part = s.bind(t, id, named)
@@ -728,7 +735,7 @@ func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simP
 	sp := &simProd{topic: t, producer: producer, fresh: true}
 	if ps := t.prods[producer]; ps != nil {
 		sp.expect = ps.seq
-		if now.Sub(ps.at) <= s.opts.ProducerExpiry && int(ps.part) < len(t.parts) {
+		if now.Sub(ps.at) <= s.expiry(t) && int(ps.part) < len(t.parts) {
 			sp.st, sp.fresh = *ps, false
 		}
 	}

@@ -283,7 +283,7 @@ func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
 	now := s.opts.Clock()
 	var out []topicstore.ProducerInfo
 	for id, ps := range t.prods {
-		if now.Sub(ps.at) > s.opts.ProducerExpiry {
+		if now.Sub(ps.at) > s.expiry(t) {
 			continue
 		}
 		out = append(out, producerInfo(t, id, ps))
@@ -301,10 +301,15 @@ func (s *Store) Producer(topic, producer string) (topicstore.ProducerInfo, bool)
 		return topicstore.ProducerInfo{}, false
 	}
 	ps := t.prods[producer]
-	if ps == nil || s.opts.Clock().Sub(ps.at) > s.opts.ProducerExpiry {
+	if ps == nil || s.opts.Clock().Sub(ps.at) > s.expiry(t) {
 		return topicstore.ProducerInfo{}, false
 	}
 	return producerInfo(t, producer, ps), true
+}
+
+// expiry is how long t's producers live without writes.
+func (s *Store) expiry(t *topicState) time.Duration {
+	return topicstore.ProducerExpiry(&t.rec.Config, s.opts.ProducerExpiry)
 }
 
 // producerInfo describes a producer; one bound to a partition that split
@@ -378,7 +383,8 @@ func (s *Store) Changed(topic string) (<-chan struct{}, error) {
 // batches before it from the stream. The last batch of a partition is
 // never purged (its subject's sequence keeps appends contiguous); a start
 // at the end makes it invisible. Any gateway may run it: a start only
-// moves forward, and purging what is below it twice is harmless.
+// moves forward, and purging what is below it twice is harmless. Then it
+// removes the producers expired at now (producers.go).
 func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) {
 	type cut struct {
 		id    uint64
@@ -506,7 +512,11 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		}
 		deleted += c.start - c.old
 	}
-	return deleted, s.retireDrained(ctx)
+	if err := s.retireDrained(ctx); err != nil {
+		return deleted, err
+	}
+	_, err := s.expireProducers(ctx, now)
+	return deleted, err
 }
 
 // retireDrained marks deleted the inactive partitions that retention

@@ -7,9 +7,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -225,6 +227,16 @@ func (s *Store) applyShared(t *topicState, tok []string, h nats.Header, seq uint
 	if pf == nil {
 		pf = &shPartFold{}
 		c.parts[int32(p)] = pf
+	}
+	if exp := h.Get(natsjs.ExpectedLastSubjSeqHeader); exp != "" {
+		// A state expected the one before it; expecting an older one than
+		// the fold holds means the stream stored it over a state it did
+		// not expect (a later one may be missing here, rolled up: fine).
+		if e, _ := strconv.ParseUint(exp, 10, 64); e < pf.seq {
+			s.casBroken.Add(1)
+			slog.Error("the stream stored a shared-consumer state over one it did not expect", "subject", strings.Join(tok, "."),
+				"seq", seq, "expected", e, "folded", pf.seq)
+		}
 	}
 	pf.seq = seq
 	if gen, _ := strconv.ParseUint(h.Get(hGen), 10, 64); gen == c.gen && gen != 0 {

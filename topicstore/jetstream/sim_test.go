@@ -150,10 +150,11 @@ const (
 	callWaitApplied
 	callWaitAdvance
 	callSync
+	callLast
 )
 
 func (k simCallKind) String() string {
-	return [...]string{"", "batch", "publish", "publishAll", "get", "purge", "delete", "waitApplied", "waitAdvance", "sync"}[k]
+	return [...]string{"", "batch", "publish", "publishAll", "get", "purge", "delete", "waitApplied", "waitAdvance", "sync", "last"}[k]
 }
 
 type simCall struct {
@@ -168,6 +169,7 @@ type simReply struct {
 	last  uint64 // batch, publish: the last sequence
 	seqs  []uint64
 	data  []byte
+	h     nats.Header // last: the message's headers
 	err   error
 	crash bool
 }
@@ -241,6 +243,11 @@ func (io simIO) getMsg(_ context.Context, seq uint64) ([]byte, error) {
 
 func (io simIO) purge(_ context.Context, subject string, below uint64) error {
 	return io.ask(&simCall{kind: callPurge, subject: subject, seq: below}).err
+}
+
+func (io simIO) lastFor(_ context.Context, subject string) (uint64, nats.Header, error) {
+	r := io.ask(&simCall{kind: callLast, subject: subject})
+	return r.last, r.h, r.err
 }
 
 func (io simIO) deleteMsg(_ context.Context, seq uint64) error {
@@ -681,6 +688,14 @@ func (m *sim) answer(g *simGW) {
 			r.err = errSimNotFound // a lagging replica answered
 		default:
 			r.data = msg.data
+		}
+	case callLast:
+		if m.out() {
+			r.err = errSimTimeout
+			break
+		}
+		if msg := m.st.get(m.st.last[c.subject]); msg != nil {
+			r.last, r.h = m.st.last[c.subject], msg.h
 		}
 	case callPurge, callDelete:
 		if m.out() {

@@ -157,6 +157,8 @@ type Store struct {
 	commitDoubts                                atomic.Int64 // batches whose answer never came (chain.go)
 	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
 	maintenanceErrors                           atomic.Int64 // maintenance runs that failed (maintain.go)
+	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
+	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go)
 	maint                                       maintState
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)

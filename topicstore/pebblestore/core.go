@@ -48,6 +48,16 @@ type coreTopic struct {
 	ActiveIDs []int32
 	// Throttle is set while the topic has a write-speed limit (throttle.go).
 	Throttle *topicThrottle
+	// Expiry is the topic's producer_inactivity_period (0: the store's).
+	Expiry time.Duration
+}
+
+// expiry is how long t's producers live without writes.
+func (s *coreState) expiry(t *coreTopic) time.Duration {
+	if t.Expiry > 0 {
+		return t.Expiry
+	}
+	return s.Expiry
 }
 
 // setLayout installs l and the active-partition list it implies.

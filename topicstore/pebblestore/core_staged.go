@@ -53,7 +53,7 @@ type refAdd struct {
 // liveProducer returns id's dedup state, or nil if unknown or expired.
 func (s *coreState) liveProducer(t *coreTopic, id string, now time.Time) *producerState {
 	ps := t.Producers[id]
-	if ps != nil && s.Expiry > 0 && now.Sub(ps.LastWrite) > s.Expiry {
+	if ps != nil && s.expiry(t) > 0 && now.Sub(ps.LastWrite) > s.expiry(t) {
 		return nil // binding and dedup state expired
 	}
 	return ps

@@ -235,6 +235,7 @@ func (s *PebbleStore) syncDDL(b *pebble.Batch) error {
 
 func (s *PebbleStore) install(t *topic, ct *coreTopic) {
 	s.configureThrottle(t, ct)
+	ct.Expiry = t.cfg.ProducerExpiry
 	s.coreMu.Lock()
 	s.core.Topics[t.id] = ct
 	s.coreMu.Unlock()

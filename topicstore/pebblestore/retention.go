@@ -113,7 +113,41 @@ func (s *PebbleStore) RunRetention(ctx context.Context, now time.Time) (int64, e
 			return total, err
 		}
 	}
+	if _, err := s.submit(ctx, &op{ddl: func() error { return s.expireProducers(now) }}); err != nil {
+		return total, err
+	}
 	return total, nil
+}
+
+// expireProducers forgets the producers whose topic's
+// producer_inactivity_period passed without a write by now: they leave
+// the core and their keys the store (Open skips expired keys anyway, so
+// the deletion need not sync). It runs on the committer goroutine, as a
+// DDL op: no group decides on a producer while it goes.
+func (s *PebbleStore) expireProducers(now time.Time) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	n := 0
+	s.coreMu.Lock()
+	for id, ct := range s.core.Topics {
+		exp := s.core.expiry(ct)
+		for name, ps := range ct.Producers {
+			if !ps.fresh && now.Sub(ps.LastWrite) > exp {
+				delete(ct.Producers, name)
+				_ = b.Delete(producerKey(id, name), nil)
+				n++
+			}
+		}
+	}
+	s.coreMu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.fail(err)
+		return s.err()
+	}
+	return nil
 }
 
 // retireDrained marks deleted the inactive partitions of topic id that

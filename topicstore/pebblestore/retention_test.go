@@ -211,3 +211,51 @@ func TestRetentionWholeBatches(t *testing.T) {
 	eq(t, retain(t, s, now), int64(6))
 	eq(t, p0(t, s).StartOffset, int64(6))
 }
+
+// TestExpiredProducersLeave: a retention run deletes the keys of the
+// producers expired by then, and a reopened store finds none of them.
+func TestExpiredProducersLeave(t *testing.T) {
+	clk := newTestClock()
+	dir := t.TempDir()
+	s := openTest(t, dir, clk)
+	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 2, ProducerExpiry: time.Hour}))
+	for i := range 100 {
+		commit(t, s, "t", pmsg(fmt.Sprintf("old%d", i), 1, "x"))
+	}
+	clk.Advance(2 * time.Hour)
+	commit(t, s, "t", pmsg("live", 1, "x"))
+	producerKeys := func() int {
+		it, err := s.db.NewIter(nil)
+		must(t, err)
+		defer it.Close()
+		n := 0
+		for ok := it.SeekGE([]byte(prefixProducer)); ok && hasPrefix(it.Key(), prefixProducer); ok = it.Next() {
+			n++
+		}
+		return n
+	}
+	if n := producerKeys(); n != 101 {
+		t.Fatalf("%d producer keys before retention, want 101", n)
+	}
+	if _, err := s.RunRetention(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := producerKeys(); n != 1 {
+		t.Fatalf("%d producer keys after retention, want 1 (the live one)", n)
+	}
+	s.coreMu.Lock()
+	left := 0
+	for _, ct := range s.core.Topics {
+		left += len(ct.Producers)
+	}
+	s.coreMu.Unlock()
+	if left != 1 {
+		t.Fatalf("%d producers in memory, want 1", left)
+	}
+	must(t, s.Close())
+	s = openTest(t, dir, clk)
+	defer s.Close()
+	if ps, err := s.Producers("t"); err != nil || len(ps) != 1 || ps[0].ProducerID != "live" {
+		t.Fatalf("after reopening: %v, %v", ps, err)
+	}
+}

@@ -342,6 +342,7 @@ func (s *PebbleStore) recover() error {
 		}
 		ct.setLayout(t.layout.Clone())
 		s.configureThrottle(t, ct)
+		ct.Expiry = t.cfg.ProducerExpiry
 		s.topics[t.cfg.Name] = t
 		s.byID[t.id] = t
 		s.core.Topics[t.id] = ct
@@ -371,7 +372,7 @@ func (s *PebbleStore) recover() error {
 		if err != nil {
 			return err
 		}
-		if now.Sub(ps.LastWrite) > s.opts.ProducerExpiry || int(ps.Partition) >= len(ct.Parts) {
+		if now.Sub(ps.LastWrite) > s.core.expiry(ct) || int(ps.Partition) >= len(ct.Parts) {
 			continue // expired: forgotten, as if never seen
 		}
 		ct.Producers[string(k[8:])] = ps
@@ -520,7 +521,7 @@ func (s *PebbleStore) Producer(topic, producer string) (topicstore.ProducerInfo,
 	s.coreMu.Lock()
 	defer s.coreMu.Unlock()
 	if ct := s.core.Topics[t.id]; ct != nil {
-		if ps := ct.Producers[producer]; ps != nil && !ps.fresh && now.Sub(ps.LastWrite) <= s.opts.ProducerExpiry {
+		if ps := ct.Producers[producer]; ps != nil && !ps.fresh && now.Sub(ps.LastWrite) <= s.core.expiry(ct) {
 			part := ps.Partition
 			if ct.inactive(part) {
 				part = -1 // its partition split: the binding is void until its next write
@@ -543,7 +544,7 @@ func (s *PebbleStore) Producers(name string) ([]topicstore.ProducerInfo, error) 
 	s.coreMu.Lock()
 	if ct := s.core.Topics[t.id]; ct != nil {
 		for id, ps := range ct.Producers {
-			if now.Sub(ps.LastWrite) <= s.opts.ProducerExpiry && !ps.fresh {
+			if now.Sub(ps.LastWrite) <= s.core.expiry(ct) && !ps.fresh {
 				out = append(out, topicstore.ProducerInfo{ProducerID: id, Partition: ps.Partition, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite})
 			}
 		}

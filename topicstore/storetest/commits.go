@@ -19,6 +19,7 @@ var commitTests = []subtest{
 	{"Dedup", testDedup},
 	{"ProducerBinding", testBinding},
 	{"ProducerExpiry", testProducerExpiry},
+	{"ProducerInactivityPeriod", testProducerInactivityPeriod},
 	{"ExplicitPartition", testExplicitPartition},
 	{"UnboundWriteOnePartition", testUnboundWrite},
 	{"ContiguousFIFO", testContiguous},
@@ -189,6 +190,35 @@ func testProducerExpiry(e *env) {
 	require.False(t, ok, "b expired")
 	require.Equal(t, topicstore.WriteResult{Written: 1}, e.commit("t", pmsg("b", 1, "b-again")), "an expired producer starts over")
 	require.Equal(t, topicstore.WriteResult{Duplicates: 1}, e.commit("t", pmsg("a", 6, "dup")), "a live one keeps its seqnos")
+}
+
+// testProducerInactivityPeriod: a topic's producer_inactivity_period
+// replaces the default for its producers, also once altered; retention
+// runs forget the expired ones for good.
+func testProducerInactivityPeriod(e *env) {
+	t := e.t
+	e.createCfg(topicstore.TopicConfig{Name: "t", MinActivePartitions: 2, ProducerExpiry: time.Hour})
+	e.create("u", 2)
+	for _, topic := range []string{"t", "u"} {
+		e.commit(topic, pmsg("a", 5, "a"))
+	}
+	e.clk.Advance(2 * time.Hour)
+	e.retain(e.clk.Now())
+	_, ok := e.s.Producer("t", "a")
+	require.False(t, ok, "expired after t's hour")
+	_, ok = e.s.Producer("u", "a")
+	require.True(t, ok, "u keeps the default")
+	require.Equal(t, topicstore.WriteResult{Written: 1}, e.commit("t", pmsg("a", 1, "again")), "an expired producer starts over")
+
+	e.alter("t", func(c *topicstore.TopicConfig) { c.ProducerExpiry = 10 * time.Hour })
+	e.clk.Advance(2 * time.Hour)
+	e.retain(e.clk.Now())
+	_, ok = e.s.Producer("t", "a")
+	require.True(t, ok, "the altered period keeps it")
+	require.Equal(t, topicstore.WriteResult{Duplicates: 1}, e.commit("t", pmsg("a", 1, "dup")))
+	ti, err := e.s.Topic("t")
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Hour, ti.Config.ProducerExpiry)
 }
 
 // testExplicitPartition: an explicit partition binds a new producer; a

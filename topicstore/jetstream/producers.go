@@ -1,0 +1,135 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+)
+
+// Producers that expire leave the stream and every gateway's fold.
+//
+// A producer's state is the last message on its subject (p.<topic>.<id>,
+// rolled up): one message and one fold entry for every producer alive. One
+// whose topic's producer_inactivity_period passed without a write is
+// forgotten: every gateway already treats it as fresh (simProducer), and
+// the maintenance lease holder removes it (expireProducers) in two steps:
+//
+//  1. it purges the producer's subject up to the sequence its fold holds
+//     for it, so a write that came meanwhile survives;
+//  2. it publishes an expiry notice on e.<topic> (rolled up: only the
+//     newest is kept) naming a cutoff: every fold that applies the notice
+//     drops the topic's producers last written before it.
+//
+// A purge is not seen by the folds, and a gateway that lags behind a
+// rolled-up notice never sees it; either way a fold may hold an entry for
+// a subject that is empty now, or (the lease holder died between the two
+// steps, or a write came) lack one for a subject that is not. Neither
+// changes a decision: an expired producer is fresh whatever the fold
+// holds; only the expectation on its subject (Nats-Expected-Last-Subject-
+// Sequence) can be wrong, and the batch is refused. A group refused more
+// than once asks the stream for the last message of each fresh producer's
+// subject (repairProducers) and takes it as its state. So nothing is kept
+// per producer beyond its inactivity period, and the cost of the repair
+// falls on the rare write that races an expiry.
+
+// hBefore is an expiry notice's cutoff (unix micros): producers last
+// written before it are forgotten.
+const hBefore = "Tg-Before"
+
+// expirySubject is topic id's expiry notices.
+func (s *Store) expirySubject(id uint64) string {
+	return s.prefix + ".e." + strconv.FormatUint(id, 10)
+}
+
+// expiredProducer is one producer expireProducers removes.
+type expiredProducer struct {
+	topic uint64
+	id    string
+	seq   uint64
+}
+
+// expireProducers removes the producers expired at now from the stream
+// and the folds (see above) and returns how many it removed.
+func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error) {
+	var gone []expiredProducer
+	cutoffs := map[uint64]int64{}
+	s.mu.Lock()
+	for id, t := range s.byID {
+		cutoff := now.Add(-s.expiry(t))
+		for name, ps := range t.prods {
+			if ps.at.Before(cutoff) {
+				gone = append(gone, expiredProducer{id, name, ps.seq})
+				cutoffs[id] = cutoff.UnixMicro()
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range gone {
+		rctx, cancel := s.request(ctx)
+		err := s.io.purge(rctx, s.producerSubject(p.topic, p.id), p.seq+1)
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("purging expired producer %q: %w", p.id, s.unavailable(err))
+		}
+	}
+	for id, cutoff := range cutoffs {
+		m := nats.NewMsg(s.expirySubject(id))
+		m.Header.Set(hBefore, strconv.FormatInt(cutoff, 10))
+		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // only the newest notice matters
+		rctx, cancel := s.request(ctx)
+		_, err := s.js.PublishMsg(rctx, m)
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("publishing the expiry of producers: %w", s.unavailable(err))
+		}
+	}
+	s.expiredProducers.Add(int64(len(gone)))
+	return len(gone), nil
+}
+
+// applyExpiry folds an expiry notice: t's producers last written before
+// its cutoff are forgotten. It runs under s.mu.
+func applyExpiry(t *topicState, h nats.Header) {
+	cutoff := hInt(h, hBefore)
+	for name, ps := range t.prods {
+		if ps.at.UnixMicro() < cutoff {
+			delete(t.prods, name)
+		}
+	}
+}
+
+// prodFromHeaders is the producer state a message on its subject holds.
+func prodFromHeaders(h nats.Header, seq uint64) *prodState {
+	return &prodState{seq: seq, part: int32(hInt(h, hPart)), maxNo: hInt(h, hSeqNo), at: time.UnixMicro(hInt(h, hAt)).UTC()}
+}
+
+// repairProducers sets the fold's entry of each producer in keys to what
+// its subject holds now: the last message's state, or none when the
+// subject is empty. The fold may be wrong about a producer that expired
+// (see above); the stream is not. Errors leave an entry as it was: the
+// group is refused again and retried.
+func (s *Store) repairProducers(keys []prodKey) {
+	for _, k := range keys {
+		ctx, cancel := s.request(context.Background())
+		seq, h, err := s.io.lastFor(ctx, s.producerSubject(k.topic, k.producer))
+		cancel()
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if t := s.byID[k.topic]; t != nil {
+			cur := t.prods[k.producer]
+			switch {
+			case seq == 0:
+				delete(t.prods, k.producer)
+			case cur == nil || cur.seq < seq:
+				t.prods[k.producer] = prodFromHeaders(h, seq)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
