@@ -77,6 +77,9 @@ func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 		held = 1
 	}
 	p.single("topicgate_cluster_maintenance_lease_held", "gauge", "1 while this gateway holds the maintenance lease (retention, the sweep of dead gateways' stagings).", held)
+	p.single("topicgate_cluster_expired_producers_total", "counter", "Producers idle for their topic's producer_inactivity_period that this gateway's maintenance removed from the stream.", float64(cs.ExpiredProducers))
+	p.single("topicgate_cluster_expired_acquires_total", "counter", "Acquires taken again because their locks ended before the commit taking them was stored (an election longer than the processing timeout).", float64(cs.ExpiredAcquires))
+	p.single("topicgate_cluster_cas_broken_total", "counter", "Shared-consumer states the fold saw stored over a state they did not expect: the stream broke its compare-and-set (each is logged). Should stay 0.", float64(cs.CASBroken))
 	p.single("topicgate_cluster_maintenance_errors_total", "counter", "Maintenance runs of this gateway that failed (the lease, retention, the sweep); each is logged.", float64(cs.MaintenanceErrors))
 	if !cs.LastRetention.IsZero() {
 		p.single("topicgate_cluster_last_retention_seconds", "gauge", "When retention last completed on this gateway (unix seconds).", float64(cs.LastRetention.UnixMilli())/1000)

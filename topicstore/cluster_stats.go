@@ -52,7 +52,13 @@ type ClusterStats struct {
 	LeaseHeld                bool
 	LastRetention, LastSweep time.Time
 	MaintenanceErrors        int64
-	LastMaintenanceError     string
+	// ExpiredProducers counts the producers this gateway's maintenance
+	// removed; ExpiredAcquires the acquires whose locks ended before the
+	// commit taking them was stored (taken again); CASBroken the
+	// shared-consumer states the fold saw stored over a state they did
+	// not expect (the stream broke its compare-and-set: logged).
+	ExpiredProducers, ExpiredAcquires, CASBroken int64
+	LastMaintenanceError                         string
 	// Gateways are those whose heartbeat this gateway folded and that
 	// have not expired, this one included.
 	Gateways []GatewayStats

@@ -45,10 +45,26 @@ func (s *Store) AcquireAsync(ctx context.Context, req topicstore.AcquireRequest)
 	if req.Max <= 0 {
 		return res, nil
 	}
-	st := &shStep{kind: stAcquire, topic: req.Topic, consumer: req.Consumer, holder: s.holder(req.Session),
-		max: req.Max, timeout: req.Timeout, maxBytes: req.MaxBytes, watch: req.Watch}
-	if err := s.sharedRun(ctx, st); err != nil {
-		return res, err
+	var st *shStep
+	for attempt := 0; ; attempt++ {
+		st = &shStep{kind: stAcquire, topic: req.Topic, consumer: req.Consumer, holder: s.holder(req.Session),
+			max: req.Max, timeout: req.Timeout, maxBytes: req.MaxBytes, watch: req.Watch}
+		if err := s.sharedRun(ctx, st); err != nil {
+			return res, err
+		}
+		// Locks that ended while the commit taking them waited (out an
+		// election longer than the processing timeout) hold nothing:
+		// another gateway may have handed the messages out and had them
+		// acknowledged meanwhile. They are not handed out; the step is
+		// taken again, from the state as it is now.
+		if len(st.out.picked) == 0 || s.opts.Clock().Before(st.out.until) {
+			break
+		}
+		s.expiredAcquires.Add(1)
+		if attempt == 2 {
+			st.out.picked = nil // nothing held: the caller asks again
+			break
+		}
 	}
 	refs := make([]topicstore.MsgRef, len(st.out.picked))
 	for i, p := range st.out.picked {

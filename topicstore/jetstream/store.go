@@ -159,6 +159,7 @@ type Store struct {
 	maintenanceErrors                           atomic.Int64 // maintenance runs that failed (maintain.go)
 	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
 	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go)
+	expiredAcquires                             atomic.Int64 // acquires whose locks ended before they were stored (shared.go)
 	maint                                       maintState
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
@@ -179,6 +180,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 		BarrierMisses: s.barrierMisses.Load()}
 	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.cache.stats()
 	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maintenanceErrors.Load()
+	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.unknown
 	now := s.opts.Clock()
