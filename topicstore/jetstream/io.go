@@ -30,6 +30,10 @@ type clusterIO interface {
 	publishAll(ctx context.Context, msgs []*nats.Msg) ([]uint64, error)
 	// getMsg returns the payload of message seq.
 	getMsg(ctx context.Context, seq uint64) ([]byte, error)
+	// getRecord returns the payload of record batch message seq, which
+	// the fold holds: asked again while the stream cannot answer
+	// (recordBatch past its cache).
+	getRecord(ctx context.Context, seq uint64) ([]byte, error)
 	// purge deletes the messages on subject (a filter: wildcards allowed)
 	// below sequence below; 0: all of them.
 	purge(ctx context.Context, subject string, below uint64) error
@@ -96,6 +100,10 @@ func (n natsIO) publishAll(ctx context.Context, msgs []*nats.Msg) ([]uint64, err
 		}
 	}
 	return seqs, nil
+}
+
+func (n natsIO) getRecord(ctx context.Context, seq uint64) ([]byte, error) {
+	return n.s.fetchRecordBatch(ctx, seq)
 }
 
 func (n natsIO) getMsg(ctx context.Context, seq uint64) ([]byte, error) {

@@ -167,7 +167,7 @@ func (s *Store) recordBatch(ctx context.Context, seq uint64) ([]byte, error) {
 	if data, ok := s.cache.get(seq); ok {
 		return data, nil
 	}
-	data, err := s.fetchRecordBatch(ctx, seq)
+	data, err := s.io.getRecord(ctx, seq)
 	if err == nil {
 		s.cache.put(seq, data)
 	}

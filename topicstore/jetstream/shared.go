@@ -202,6 +202,10 @@ func (s *Store) sharedRun(ctx context.Context, st *shStep) error {
 // sharedSubmit hands a step's request to the committer and waits for it
 // (once handed over, whatever ctx does: it may commit).
 func (s *Store) sharedSubmit(cr *commitReq) error {
+	if s.inline != nil {
+		s.inline(cr)
+		return (<-cr.out).err
+	}
 	select {
 	case <-s.done:
 		return topicstore.ErrClosed

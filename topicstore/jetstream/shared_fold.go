@@ -64,6 +64,18 @@ type sharedFold struct {
 	// bodies are the message bytes every shared consumer's metadata
 	// cache keeps on this gateway, bounded by shBodyCache together.
 	bodies int64
+	// window is each partition's acquisition window (0:
+	// sharedcore.DefaultWindow; the simulation makes it small, so that
+	// windows move on and gateways' windows differ).
+	window int
+}
+
+// shWindow is each partition's acquisition window.
+func (s *Store) shWindow() int64 {
+	if s.sh.window > 0 {
+		return int64(s.sh.window)
+	}
+	return sharedcore.DefaultWindow
 }
 
 // newHolderGateway picks a random non-zero gateway id.
@@ -359,7 +371,7 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 		case m.base < start:
 			c.prune(m, start)
 		}
-		if to := min(start+sharedcore.DefaultWindow, t.parts[p].end); m.end() < to {
+		if to := min(start+s.shWindow(), t.parts[p].end); m.end() < to {
 			recs := t.parts[p].recs
 			if i := sort.Search(len(recs), func(i int) bool { return recs[i].base+recs[i].count >= to }); i < len(recs) {
 				to = recs[i].base + recs[i].count

@@ -156,7 +156,7 @@ type shSim struct {
 	cnt    []shCounts
 	orig   []string // per partition: the state as the fold has it, encoded
 	start0 []int64  // per partition: the start as built
-	full   []bool   // per partition: the window held sharedcore.DefaultWindow messages
+	full   []bool   // per partition: the window held a whole window of messages (shWindow)
 	limbo  []topicstore.MsgRef
 	moved  []pendingWrite // dead-letter copies decided and not yet handed to a request
 	used   bool           // a step ran on it
@@ -193,7 +193,8 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 	n := len(t.parts)
 	sim := &shSim{t: t, name: consumer, cc: cc, c: c, extra: make([][]shDurable, n), cnt: make([]shCounts, n),
 		orig: make([]string, n), start0: make([]int64, n), full: make([]bool, n)}
-	core := &sharedcore.Core{Cfg: sharedcore.NewConfig(cc), Window: sharedcore.DefaultWindow, Parts: make([]*sharedcore.Part, n), RR: c.rr % max(n, 1)}
+	window := s.shWindow()
+	core := &sharedcore.Core{Cfg: sharedcore.NewConfig(cc), Window: int(window), Parts: make([]*sharedcore.Part, n), RR: c.rr % max(n, 1)}
 	core.Tree = sharedcore.Tree{Parent: make([]int32, n), End: func(p int32) int64 { return t.parts[p].end }}
 	for i := range n {
 		p := int32(i)
@@ -209,7 +210,7 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 		}
 		end := start // the loaded window: what the cache has from start on
 		if m := c.meta[p]; m != nil && m.base <= start {
-			end = max(start, min(start+sharedcore.DefaultWindow, t.parts[p].end, m.end()))
+			end = max(start, min(start+window, t.parts[p].end, m.end()))
 		}
 		part := &sharedcore.Part{Start: start, Ents: c.entries(p, int(end-start))}
 		if end > start {
@@ -235,7 +236,7 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 				}
 			}
 		}
-		sim.start0[i], sim.full[i] = start, start+sharedcore.DefaultWindow < t.parts[p].end
+		sim.start0[i], sim.full[i] = start, start+window < t.parts[p].end
 		core.Parts[i] = part
 	}
 	sim.core = core

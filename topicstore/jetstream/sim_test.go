@@ -110,6 +110,7 @@ const (
 	simTimeout  = time.Second     // Options.Timeout
 	simCommit   = 4 * time.Second // Options.CommitTimeout
 	simBatch    = 8               // messages in one atomic batch: wide transactions are common
+	simWindow   = 6               // a shared consumer's window: windows move on and differ
 )
 
 var simTopics = []struct {
@@ -236,6 +237,13 @@ func (io simIO) publishAll(_ context.Context, msgs []*nats.Msg) ([]uint64, error
 	return r.seqs, r.err
 }
 
+// getRecord asks once where a gateway asks until the store's timeout: a
+// read that fails fails its caller (an acquire), which is what the
+// schedule checks.
+func (io simIO) getRecord(ctx context.Context, seq uint64) ([]byte, error) {
+	return io.getMsg(ctx, seq)
+}
+
 func (io simIO) getMsg(_ context.Context, seq uint64) ([]byte, error) {
 	r := io.ask(&simCall{kind: callGet, seq: seq})
 	return r.data, r.err
@@ -341,7 +349,7 @@ func (m *sim) logf(format string, args ...any) {
 // createTopic stores a topic's catalog record as CreateTopic would.
 func (m *sim) createTopic(name string, parts int) {
 	cfg := topicstore.TopicConfig{Name: name, MinActivePartitions: parts,
-		Consumers: []topicstore.ConsumerConfig{{Name: "c"}}}
+		Consumers: simConsumers(name)}
 	if err := topicstore.NormalizeConfig(&cfg); err != nil {
 		panic(err)
 	}
@@ -368,6 +376,7 @@ func (m *sim) startGateway() *simGW {
 	g.s = newStore(m.opts(), id)
 	g.s.io = simIO{g}
 	g.s.maxBatch = simBatch
+	g.s.sh.window = simWindow
 	g.s.groups.ttl = simTTL
 	g.name = g.s.stage.gw
 	m.gws = append(m.gws, g)
@@ -906,6 +915,7 @@ type simStats struct {
 	schedules, crashes, lostAcks, late, dropped, stalls, outages, pauses    int
 	acked, unknown, failed, wide, wideAcked, staged, stagedAcked, doubtSeen int
 	crashedReqs, fences, foreignAborts, aborts, resolutions                 int
+	acquires, hands, shAcks, releases                                       int
 }
 
 func (s *simStats) add(m *sim) {
@@ -925,6 +935,10 @@ func (s *simStats) add(m *sim) {
 	s.wideAcked += m.w.widesAcked
 	s.staged += m.w.stagedTxns
 	s.stagedAcked += m.w.stagedAcked
+	s.acquires += m.w.sh.acquires
+	s.hands += m.w.sh.hands
+	s.shAcks += m.w.sh.acks
+	s.releases += m.w.sh.releases
 	for _, g := range m.gws {
 		s.doubtSeen += int(g.s.commitDoubts.Load())
 	}
@@ -943,6 +957,6 @@ func (s *simStats) add(m *sim) {
 }
 
 func (s simStats) String() string {
-	return fmt.Sprintf("requests %d acknowledged, %d answered unknown (08007), %d lost with their gateway, %d refused; %d wide (%d acknowledged), %d staged (%d acknowledged); %d batches in doubt, %d resolutions; %d wide aborts (%d by another gateway), %d sweep fences; faults: %d crashes, %d acks lost, %d late proposals, %d lost proposals, %d fold stalls, %d outages, %d gateways stopped",
-		s.acked, s.unknown, s.crashedReqs, s.failed, s.wide, s.wideAcked, s.staged, s.stagedAcked, s.doubtSeen, s.resolutions, s.aborts, s.foreignAborts, s.fences, s.crashes, s.lostAcks, s.late, s.dropped, s.stalls, s.outages, s.pauses)
+	return fmt.Sprintf("requests %d acknowledged, %d answered unknown (08007), %d lost with their gateway, %d refused; %d wide (%d acknowledged), %d staged (%d acknowledged); %d batches in doubt, %d resolutions; %d wide aborts (%d by another gateway), %d sweep fences; shared consumer: %d acquires, %d messages handed out, %d acknowledgements confirmed, %d acks or releases asked; faults: %d crashes, %d acks lost, %d late proposals, %d lost proposals, %d fold stalls, %d outages, %d gateways stopped",
+		s.acked, s.unknown, s.crashedReqs, s.failed, s.wide, s.wideAcked, s.staged, s.stagedAcked, s.doubtSeen, s.resolutions, s.aborts, s.foreignAborts, s.fences, s.acquires, s.hands, s.shAcks, s.releases, s.crashes, s.lostAcks, s.late, s.dropped, s.stalls, s.outages, s.pauses)
 }

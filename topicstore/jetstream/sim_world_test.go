@@ -38,6 +38,11 @@ type simReq struct {
 	// first, so the outcome is unknown to it).
 	answered, crashed bool
 	outcome           simOutcome
+	// A worker's request on the shared consumer (sim_shared_test.go).
+	session uint32
+	max     int
+	refs    []topicstore.MsgRef
+	action  topicstore.SharedAction
 }
 
 type simStaged struct {
@@ -79,12 +84,14 @@ type simWorld struct {
 	nextID                                     int
 	wides, widesAcked, stagedTxns, stagedAcked int
 	crashedReqs                                int
+	sh                                         simLedger
 }
 
 func (w *simWorld) init() {
 	w.n = map[simOutcome]int{}
 	w.bodies = map[string]simOutcome{}
 	w.posAcked = map[simPosKey]int64{}
+	w.sh.init()
 	for i := range 6 {
 		tp := simTopics[i%len(simTopics)].name
 		w.prods = append(w.prods, &simProducer{id: fmt.Sprintf("p%d", i), topic: tp, next: 1, best: map[int64]simOutcome{}})
@@ -131,6 +138,9 @@ func (m *sim) startJob(g *simGW) {
 // request draws one request.
 func (m *sim) request(g *simGW) *simReq {
 	w := &m.w
+	if m.rng.IntN(10) < 3 {
+		return m.sharedRequest(g)
+	}
 	r := &simReq{req: &topicstore.CommitRequest{}}
 	switch k := m.rng.IntN(100); {
 	case k < 35:
@@ -250,7 +260,12 @@ func (m *sim) execute(g *simGW, reqs []*simReq) {
 	ctx := context.Background()
 	s := g.s
 	var group []*commitReq
+	var workers []*simReq
 	for _, r := range reqs {
+		if r.kind == "acquire" || r.kind == "ack" || r.kind == "release" {
+			workers = append(workers, r)
+			continue
+		}
 		ok := true
 		for _, st := range r.stage {
 			sb, err := s.StageBatch(ctx, r.txn, st.topic, st.msgs)
@@ -274,6 +289,16 @@ func (m *sim) execute(g *simGW, reqs []*simReq) {
 		r.cr = cr
 		group = append(group, cr)
 	}
+	// A worker's step runs with the group, the first one does, as the
+	// committer would group them.
+	s.inline = func(cr *commitReq) {
+		m.runAll(s, append(group, cr))
+		group = nil
+	}
+	for _, r := range workers {
+		m.sharedCall(g, r)
+	}
+	s.inline = nil
 	m.runAll(s, group)
 	for _, r := range reqs {
 		if r.cr == nil {
@@ -290,6 +315,7 @@ func (m *sim) execute(g *simGW, reqs []*simReq) {
 		}
 		s.settleStaged(r.req, o.err)
 		m.w.settle(r, o.err, o.res)
+		m.settleShared(g, r)
 		if o.err != nil && r.txn != 0 {
 			// The transaction rolls back. txn does not discard a staging
 			// whose commit is in doubt, but the store must not delete it
@@ -458,6 +484,7 @@ func (m *sim) verify() {
 	if len(v.wide.open) > 0 || len(v.wide.locked) > 0 {
 		m.fail(fmt.Errorf("wide transactions left undecided: %d (topics held: %v)", len(v.wide.open), v.wide.locked))
 	}
+	m.verifyShared(v)
 	want := foldDigest(m.t, v)
 	for _, g := range m.live() {
 		if g.s.foldErr != nil {

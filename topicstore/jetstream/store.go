@@ -135,11 +135,14 @@ type Store struct {
 	// maxBatch is the most messages in one atomic batch (0:
 	// MaxBatchMsgs; the simulation makes it small).
 	maxBatch int
-	barrier  barriers // read barriers (barrier.go)
-	cons     natsjs.ConsumeContext
-	commits  chan *commitReq
-	done     chan struct{}
-	wg       sync.WaitGroup
+	// inline, set by the simulation only, runs a shared step's request
+	// on the caller's goroutine (sharedSubmit) instead of the committer's.
+	inline  func(*commitReq)
+	barrier barriers // read barriers (barrier.go)
+	cons    natsjs.ConsumeContext
+	commits chan *commitReq
+	done    chan struct{}
+	wg      sync.WaitGroup
 
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
 
