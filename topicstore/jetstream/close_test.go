@@ -2,9 +2,13 @@ package jetstream
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
@@ -38,4 +42,20 @@ func TestCloseAfterNodeKilled(t *testing.T) {
 	d := time.Since(t0)
 	t.Logf("closed in %v", d)
 	require.Less(t, d, closeStopWait+time.Second)
+}
+
+// TestUnavailableErrors: what a cluster that cannot answer now makes a
+// statement fail with is ErrUnavailable (57P03, "run it again"), whatever
+// nats.go calls it; anything else passes through.
+func TestUnavailableErrors(t *testing.T) {
+	s := newStore(Options{Stream: DefaultStream}.withDefaults(), 1)
+	for _, err := range []error{nats.ErrNoResponders, natsjs.ErrNoStreamResponse, context.DeadlineExceeded, nats.ErrTimeout,
+		nats.ErrConnectionClosed, nats.ErrDisconnected, nats.ErrConnectionReconnecting, fmt.Errorf("publish: %w", nats.ErrDisconnected)} {
+		if got := s.unavailable(err); !errors.Is(got, topicstore.ErrUnavailable) {
+			t.Errorf("unavailable(%v) = %v, not ErrUnavailable", err, got)
+		}
+	}
+	if other := errors.New("other"); s.unavailable(other) != other {
+		t.Error("an error that says nothing of the cluster's availability was wrapped")
+	}
 }

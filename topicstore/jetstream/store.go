@@ -592,6 +592,11 @@ func (s *Store) unavailable(err error) error {
 	if ErrorCode(err) == errCodeTemporarilyUnavailable {
 		return fmt.Errorf("%w: the NATS cluster (%s) has no quorum for stream %s: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
 	}
+	if errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting) {
+		// The gateway's connection to its node dropped: it reconnects
+		// to another, and the statement may be run again.
+		return fmt.Errorf("%w: the connection to the NATS cluster (%s) is down, reconnecting: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), err)
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) {
 		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Timeout, err)
 	}
