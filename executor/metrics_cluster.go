@@ -52,6 +52,26 @@ func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 			}
 		}
 	}
+	var synced []topicstore.NodeDurability
+	for _, nd := range cs.Durability {
+		if nd.Checked {
+			synced = append(synced, nd)
+		}
+	}
+	if len(synced) > 0 {
+		p.family("topicgate_cluster_node_sync_always", "gauge", "1 for a node that writes every acknowledged write to disk before acknowledging it (sync_interval: always), 0 for one that syncs every topicgate_cluster_node_sync_interval_seconds (commits it acknowledged can be lost to a power loss); read from the nodes' --nats-monitor endpoints.")
+		for _, nd := range synced {
+			v := 0.0
+			if nd.SyncAlways {
+				v = 1
+			}
+			p.sample("topicgate_cluster_node_sync_always", v, "server", nd.Server)
+		}
+		p.family("topicgate_cluster_node_sync_interval_seconds", "gauge", "How often a node that does not sync every write syncs to disk (nats-server's default: 120).")
+		for _, nd := range synced {
+			p.sample("topicgate_cluster_node_sync_interval_seconds", nd.SyncInterval.Seconds(), "server", nd.Server)
+		}
+	}
 	p.family("topicgate_cluster_fold_sequence", "gauge", "The highest stream sequence this gateway's fold applied.")
 	p.sample("topicgate_cluster_fold_sequence", float64(cs.Applied), "stream", cs.Stream)
 	connected := 0.0

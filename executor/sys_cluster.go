@@ -32,14 +32,14 @@ func (s *Session) clusterRows() [][]any {
 	}
 	rows = append(rows, []any{"stream", cs.Stream, nil, cs.StreamErr == nil, nil, nullSeq(cs.LastSeq), detail})
 	if cs.Leader != "" {
-		rows = append(rows, []any{"node", cs.Leader, "leader", true, int64(0), nil, nil})
+		rows = append(rows, []any{"node", cs.Leader, "leader", true, int64(0), nil, nodeDetail(cs, cs.Leader, "")})
 	}
 	for _, r := range cs.Replicas {
-		var d any
+		var d string
 		if r.Offline {
 			d = "offline"
 		}
-		rows = append(rows, []any{"node", r.Name, "replica", r.Current && !r.Offline, int64(r.Lag), nil, d})
+		rows = append(rows, []any{"node", r.Name, "replica", r.Current && !r.Offline, int64(r.Lag), nil, nodeDetail(cs, r.Name, d)})
 	}
 	for _, g := range cs.Gateways {
 		name := g.ID
@@ -79,6 +79,25 @@ func (s *Session) clusterRows() [][]any {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// nodeDetail is a node row's detail: what is given, and how often the
+// node syncs to disk when the gateway could read it (--nats-monitor).
+func nodeDetail(cs topicstore.ClusterStats, server, detail string) any {
+	for _, nd := range cs.Durability {
+		if nd.Server != server || !nd.Checked {
+			continue
+		}
+		sync := "syncs every write"
+		if !nd.SyncAlways {
+			sync = fmt.Sprintf("syncs every %v, not every write: acknowledged commits can be lost to a power loss", nd.SyncInterval)
+		}
+		if detail != "" {
+			detail += "; "
+		}
+		detail += sync
+	}
+	return nullText(detail)
 }
 
 func nullSeq(v uint64) any {

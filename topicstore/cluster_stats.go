@@ -62,6 +62,23 @@ type ClusterStats struct {
 	// Gateways are those whose heartbeat this gateway folded and that
 	// have not expired, this one included.
 	Gateways []GatewayStats
+	// Durability is each node's sync setting, as the last reading of its
+	// monitoring endpoint found it (none when the gateway was given no
+	// endpoints).
+	Durability []NodeDurability
+}
+
+// NodeDurability is whether a node writes each acknowledged write to
+// disk before acknowledging it.
+type NodeDurability struct {
+	Monitor string // the node's monitoring endpoint
+	Server  string // its server_name
+	// Checked: the node answered; SyncAlways: it syncs every write,
+	// else every SyncInterval. Err says why it could not be asked.
+	Checked      bool
+	SyncAlways   bool
+	SyncInterval time.Duration
+	Err          string
 }
 
 // GatewayStats is a gateway as the stream shows it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -118,7 +119,7 @@ func serve(args []string) error {
 	}
 	defer stop()
 	fmt.Println(c.URL())
-	fmt.Fprintf(os.Stderr, "tg-cluster: topicgate serve --store %s\ntg-cluster: running until SIGINT or SIGTERM; a node that dies is started again\n", c.URL())
+	fmt.Fprintf(os.Stderr, "tg-cluster: topicgate serve --store %s --nats-monitor %s\ntg-cluster: running until SIGINT or SIGTERM; a node that dies is started again\n", c.URL(), strings.Join(c.MonitorURLs(), ","))
 	var wg sync.WaitGroup
 	for i := range c.N() {
 		wg.Go(func() { keepRunning(ctx, c, i) })

@@ -65,6 +65,17 @@ type config struct {
 	Logger *slog.Logger
 }
 
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // natsConfig is what a gateway is told about its cluster.
 type natsConfig struct {
 	Replicas int
@@ -88,6 +99,9 @@ type natsConfig struct {
 	// CommitDelay (--nats-commit-delay) is how long the committer may
 	// hold a group for sessions that commit steadily (0: never).
 	CommitDelay time.Duration
+	// Monitor (--nats-monitor) are the nodes' monitoring endpoints, read
+	// to check that they sync every write.
+	Monitor string
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -188,7 +202,8 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 			Name:   strings.TrimSpace(host + " " + cfg.Listen),
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
 			CommitTimeout: cfg.NATS.CommitTimeout, StartTimeout: start, Logger: logger,
-			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay)})
+			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay),
+			Monitor: splitList(cfg.NATS.Monitor)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
 		}

@@ -64,6 +64,7 @@ func main() {
 	fs.Int64Var(&cfg.NATS.CacheMiB, "nats-cache-mib", jetstream.DefaultCacheBytes>>20, "with --store: the gateway's cache of the record batches it wrote or read, in MiB (0: none); a read of a cached batch needs no round trip to the cluster")
 	fs.DurationVar(&cfg.NATS.CommitDelay, "nats-commit-delay", jetstream.DefaultCommitDelay, "with --store: how long a commit group may wait for the sessions that committed in the last 20 ms and have not joined it yet (group commit pacing; 0: never wait); a lone session never waits")
 	fs.DurationVar(&cfg.NATS.SessionTTL, "nats-session-ttl", jetstream.DefaultGroupTTL, "with --store: how long a gateway that stops renewing its read sessions (it died, or lost the cluster) keeps its share of each consumer's partitions before the other gateways take it; renewed every fifth of it")
+	fs.StringVar(&cfg.NATS.Monitor, "nats-monitor", env("TOPICGATE_NATS_MONITOR", ""), "with --store: the nodes' HTTP monitoring endpoints (http://host:8222,...), read at start and every minute to check that each node syncs every write to disk (a warning, sys.cluster and /metrics say which does not)")
 	fs.StringVar(&cfg.Auth, "auth", env("TOPICGATE_AUTH", ""), "trust, password, md5 or scram-sha-256 (default: trust without users, scram-sha-256 with)")
 	usersFile := fs.String("users-file", env("TOPICGATE_USERS_FILE", ""), "file of name:password lines")
 	fs.Var(userFlags(cfg.Users), "user", "a user as name:password (repeatable)")

@@ -43,7 +43,8 @@
 //   - the cluster I/O of all of the above goes through clusterIO (io.go):
 //     natsIO in a gateway, a seeded scheduler's in the simulation
 //     (sim_test.go), which drives the same code through every order of
-//     lost acks, late proposals, crashes and stalls;
+//     lost acks, late proposals, crashes and stalls, with shared-consumer
+//     workers whose every hand-out is checked (sim_shared_test.go);
 //   - the route of a batch (leader.go): the committer publishes on a
 //     connection pinned to the node that leads the stream (one per node
 //     it reached, the leader told by the stream's info and its
@@ -56,8 +57,9 @@
 //   - shared consumers (shared*.go) on sharedcore, staging (stage.go),
 //     catalog changes and splits (catalog.go), reads and retention
 //     (read.go), the maintenance lease (maintain.go), the sweep of dead
-//     gateways' staged chunks behind a fence (sweep.go) and read-session
-//     groups (groups.go).
+//     gateways' staged chunks behind a fence (sweep.go), read-session
+//     groups (groups.go) and the check that the nodes sync every write
+//     (durability.go, from their monitoring endpoints).
 //
 // Invariants: no gateway state that the stream cannot rebuild (this
 // gateway's open stagings, batches in doubt and caches aside); no publish

@@ -72,6 +72,10 @@ type Options struct {
 	// the cluster, maintenance that failed, a batch whose outcome was
 	// settled late (default slog.Default()).
 	Logger *slog.Logger
+	// Monitor are the nodes' HTTP monitoring endpoints (http://host:8222,
+	// ...): when given, the gateway checks that they sync every write
+	// (durability.go).
+	Monitor []string
 	// CommitDelay is how long the committer may hold a group back for
 	// the sessions that commit steadily but are not in it yet (pace.go;
 	// default DefaultCommitDelay, negative: never).
@@ -146,7 +150,8 @@ type Store struct {
 
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
 
-	sh sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
+	durable durability // the nodes' sync settings as last read (durability.go)
+	sh      sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
 
 	groups groupsState // read-session groups (groups.go)
 
@@ -198,6 +203,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	}
 	s.mu.Unlock()
 	sort.Slice(cs.Gateways, func(i, j int) bool { return cs.Gateways[i].ID < cs.Gateways[j].ID })
+	cs.Durability = s.nodesDurability()
 	s.maint.set(func(m *maintState) {
 		cs.LastRetention, cs.LastSweep, cs.LastMaintenanceError = m.lastRetention, m.lastSweep, m.lastErr
 	})
@@ -310,6 +316,7 @@ func open(ctx context.Context, o Options) (*Store, error) {
 	s.wg.Add(1)
 	go s.committer()
 	s.startGroups(o.GroupTTL)
+	s.startDurability()
 	if o.RetentionInterval > 0 {
 		s.wg.Add(1)
 		go s.maintain(o.RetentionInterval)

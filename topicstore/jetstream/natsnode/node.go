@@ -115,6 +115,9 @@ type Node struct {
 // URL is the node's client URL.
 func (n *Node) URL() string { return fmt.Sprintf("%s://%s", n.scheme, hostPort(n.ClientPort)) }
 
+// MonitorURL is the node's HTTP monitoring endpoint (/varz, /jsz, ...).
+func (n *Node) MonitorURL() string { return "http://" + hostPort(n.MonitorPort) }
+
 func (n *Node) confPath() string { return filepath.Join(n.Dir, "nats-server.conf") }
 
 // LogPath is the file that collects the node's output over all its runs.
@@ -483,6 +486,16 @@ func (c *Cluster) URLs() []string {
 	urls := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
 		urls[i] = n.URL()
+	}
+	return urls
+}
+
+// MonitorURLs are the nodes' monitoring endpoints: what --nats-monitor
+// takes.
+func (c *Cluster) MonitorURLs() []string {
+	urls := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		urls[i] = n.MonitorURL()
 	}
 	return urls
 }

@@ -1,0 +1,155 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"topicgate/topicstore"
+)
+
+// How durable the nodes are. A write the stream acknowledged is on a
+// majority of its replicas, but nats-server writes it to disk only at
+// its next sync, every two minutes unless the node is configured with
+// sync_interval: always: a power loss of a majority of the nodes within
+// that window loses acknowledged commits (Jepsen's analysis of NATS
+// 2.12.1 found such losses under coordinated crashes). A killed process
+// loses nothing, the kernel has the data. Whether the nodes sync every
+// write is not something a client connection can ask (it is in the
+// server's /varz, which the system account or the monitoring port
+// serves), so a gateway given the nodes' monitoring endpoints
+// (Options.Monitor, --nats-monitor) reads their configuration at start
+// and every durabilityEvery, logs a warning for each node that does not
+// sync every write, and reports them all in ClusterStats (sys.cluster,
+// /metrics). Without them it says once that it cannot tell.
+
+// durabilityEvery is how often the nodes' configuration is read again (a
+// node restarted with another configuration is noticed within it).
+const durabilityEvery = time.Minute
+
+// defaultSyncInterval is nats-server's sync interval when its
+// configuration names none.
+const defaultSyncInterval = 2 * time.Minute
+
+// durability is what the last reading of the nodes' configuration found.
+type durability struct {
+	mu    sync.Mutex
+	nodes []topicstore.NodeDurability
+}
+
+// varz is the part of nats-server's /varz answer read here.
+type varz struct {
+	ServerName string `json:"server_name"`
+	JetStream  struct {
+		Config struct {
+			SyncInterval time.Duration `json:"sync_interval"`
+			SyncAlways   bool          `json:"sync_always"`
+		} `json:"config"`
+	} `json:"jetstream"`
+}
+
+// readDurability reads the configuration of the node whose monitoring
+// endpoint is base (http://host:port).
+func readDurability(ctx context.Context, client *http.Client, base string) topicstore.NodeDurability {
+	nd := topicstore.NodeDurability{Monitor: base}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/varz", nil)
+	if err != nil {
+		nd.Err = err.Error()
+		return nd
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		nd.Err = err.Error()
+		return nd
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		nd.Err = err.Error()
+		return nd
+	}
+	if resp.StatusCode != http.StatusOK {
+		nd.Err = fmt.Sprintf("%s/varz answered %s", base, resp.Status)
+		return nd
+	}
+	var v varz
+	if err := json.Unmarshal(body, &v); err != nil {
+		nd.Err = fmt.Sprintf("%s/varz: %v", base, err)
+		return nd
+	}
+	nd.Server, nd.Checked = v.ServerName, true
+	nd.SyncAlways, nd.SyncInterval = v.JetStream.Config.SyncAlways, v.JetStream.Config.SyncInterval
+	if nd.SyncInterval == 0 {
+		nd.SyncInterval = defaultSyncInterval
+	}
+	return nd
+}
+
+// checkDurability reads every node's configuration and logs what changed
+// for the worse since the last reading: a node that does not sync every
+// write, one that cannot be asked.
+func (s *Store) checkDurability(ctx context.Context) {
+	client := &http.Client{Timeout: s.opts.Timeout}
+	nodes := make([]topicstore.NodeDurability, len(s.opts.Monitor))
+	for i, base := range s.opts.Monitor {
+		nodes[i] = readDurability(ctx, client, base)
+	}
+	s.durable.mu.Lock()
+	before := s.durable.nodes
+	s.durable.nodes = nodes
+	s.durable.mu.Unlock()
+	for i, nd := range nodes {
+		var was topicstore.NodeDurability
+		if i < len(before) {
+			was = before[i]
+		}
+		switch {
+		case nd.Err != "" && (was.Err == "" || len(before) == 0):
+			s.opts.Logger.Warn("cannot read a NATS node's configuration: whether it syncs every write is unknown", "monitor", nd.Monitor, "err", nd.Err)
+		case nd.Checked && !nd.SyncAlways && (was.SyncAlways || !was.Checked || was.SyncInterval != nd.SyncInterval):
+			s.opts.Logger.Warn("a NATS node does not sync every write to disk: commits it acknowledged can be lost if a majority of the nodes lose power within its sync interval; configure it with jetstream { sync_interval: always } (README, \"Running a cluster\")",
+				"node", nd.Server, "monitor", nd.Monitor, "sync_interval", nd.SyncInterval)
+		}
+	}
+}
+
+// durabilityLoop reads the nodes' configuration at start and every
+// durabilityEvery until the store closes.
+func (s *Store) durabilityLoop() {
+	defer s.wg.Done()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
+		s.checkDurability(ctx)
+		cancel()
+		t := time.NewTimer(durabilityEvery)
+		select {
+		case <-s.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// startDurability starts durabilityLoop, or says that the nodes'
+// durability is not known.
+func (s *Store) startDurability() {
+	if len(s.opts.Monitor) == 0 {
+		s.opts.Logger.Info("whether the NATS nodes sync every write to disk is not known to this gateway: give their monitoring endpoints (--nats-monitor) to have it checked")
+		return
+	}
+	s.wg.Add(1)
+	go s.durabilityLoop()
+}
+
+// nodesDurability is the last reading, for ClusterStats.
+func (s *Store) nodesDurability() []topicstore.NodeDurability {
+	s.durable.mu.Lock()
+	defer s.durable.mu.Unlock()
+	return append([]topicstore.NodeDurability(nil), s.durable.nodes...)
+}
