@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -78,7 +79,10 @@ func (s *Store) AlterTopic(ctx context.Context, name string, fn func(*topicstore
 }
 
 // DropTopic implements topicstore.Store: a catalog message without a
-// topic record; the topic's messages are purged after it.
+// topic record (naming the dropped topic's ID, Tg-Dropped); the topic's
+// messages are purged after it. A gateway that dies between the two
+// leaves them to the maintenance lease holder, which purges what every
+// dropped topic its fold knows of may have left (purgeLeftovers).
 func (s *Store) DropTopic(ctx context.Context, name string) error {
 	var id uint64
 	err := s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
@@ -92,16 +96,59 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 		return err
 	}
 	// The drop is committed; what is left of the topic is garbage that no
-	// fold reads (its ID is never reused), purged now or by the next drop's
-	// or retention's sweep if this gateway dies first.
-	for _, kind := range []string{"d", "p", "o", "r", "g", "s"} {
-		rctx, cancel := s.request(ctx)
-		_ = s.stream.Purge(rctx, withSubject(s.prefix+"."+kind+"."+strconv.FormatUint(id, 10)+".>"))
-		cancel()
+	// fold reads (its ID is never reused).
+	if s.purgeTopic(ctx, id) == nil {
+		s.mu.Lock()
+		delete(s.leftovers, id)
+		s.mu.Unlock()
 	}
-	rctx, cancel := s.request(ctx)
-	_ = s.stream.Purge(rctx, withSubject(s.expirySubject(id)))
-	cancel()
+	return nil
+}
+
+// topicFilters are the subjects of topic id's messages: its record
+// batches, producers and their expiry notices, positions, retention
+// starts, guards, shared-consumer states and read-session members.
+func (s *Store) topicFilters(id uint64) []string {
+	n := strconv.FormatUint(id, 10)
+	out := []string{s.expirySubject(id)}
+	for _, kind := range []string{"d", "p", "o", "r", "g", "s", "m"} {
+		out = append(out, s.prefix+"."+kind+"."+n+".>")
+	}
+	return out
+}
+
+// purgeTopic deletes every message of dropped topic id.
+func (s *Store) purgeTopic(ctx context.Context, id uint64) error {
+	for _, f := range s.topicFilters(id) {
+		rctx, cancel := s.request(ctx)
+		err := s.io.purge(rctx, f, 0)
+		cancel()
+		if err != nil {
+			return s.unavailable(err)
+		}
+	}
+	return nil
+}
+
+// purgeLeftovers purges what the dropped topics the fold knows of may
+// have left (a gateway died between a drop and its purge); each is
+// forgotten once purged. A maintenance step of the lease holder.
+func (s *Store) purgeLeftovers(ctx context.Context) error {
+	s.mu.Lock()
+	ids := make([]uint64, 0, len(s.leftovers))
+	for id := range s.leftovers {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := s.purgeTopic(ctx, id); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		delete(s.leftovers, id)
+		s.mu.Unlock()
+	}
 	return nil
 }
 
@@ -126,6 +173,9 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			return err
 		}
 		m := nats.NewMsg(s.catalogSubject(name))
+		if rec == nil && old != nil {
+			m.Header.Set(hDropped, strconv.FormatUint(old.rec.ID, 10))
+		}
 		if rec != nil {
 			b, err := json.Marshal(rec)
 			if err != nil {

@@ -29,7 +29,8 @@ import (
 
 // Headers of topicgate's messages.
 const (
-	hTopic = "Tg-Topic" // catalog: the topic record (JSON); absent: dropped
+	hTopic   = "Tg-Topic"   // catalog: the topic record (JSON); absent: dropped
+	hDropped = "Tg-Dropped" // catalog: the ID of the topic a drop dropped
 	// hRec is a record batch's fields in one header, space-separated:
 	// base, count, at, bytes, cum, gw, ref (each as the header of that
 	// name below says). Batches written before it carry those headers.
@@ -612,6 +613,13 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	s.catSeqs[name] = seq
 	js := h.Get(hTopic)
 	if js == "" {
+		// What the dropped topic left is purged by the drop, or by the
+		// maintenance lease holder if its gateway died first.
+		if id := uint64(hInt(h, hDropped)); id != 0 {
+			s.leftovers[id] = true
+		} else if old != nil {
+			s.leftovers[old.rec.ID] = true
+		}
 		if old != nil {
 			delete(s.byName, name)
 			delete(s.byID, old.rec.ID)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
@@ -69,4 +70,57 @@ func streamMessages(t *testing.T, s *Store) uint64 {
 	info, err := s.stream.Info(context.Background())
 	require.NoError(t, err)
 	return info.State.Msgs
+}
+
+// TestDroppedTopicLeavesNothing: a gateway that dies between a drop's
+// catalog message and its purge leaves the topic's messages behind; the
+// maintenance lease holder, here a gateway started after the drop, purges
+// them: record batches, producers, positions, shared-consumer states and
+// read-session members alike. Only the catalog's tombstone stays.
+func TestDroppedTopicLeavesNothing(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGDROP", Timeout: 2 * time.Second, RetentionInterval: -1}
+	s := openStores(t, c, o, 1)[0]
+	require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 2,
+		Consumers: []topicstore.ConsumerConfig{{Name: "c"}, {Name: "q", Shared: true}}}))
+	for i := range 20 {
+		_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+			{Partition: -1, ProducerID: fmt.Sprintf("p%d", i%4), SeqNo: int64(i/4 + 1), HasSeqNo: true, Body: []byte("x")}}}}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.SetPosition(ctx, "t", "c", 0, 1))
+	got, err := s.Acquire(ctx, topicstore.AcquireRequest{Topic: "t", Consumer: "q", Session: 1, Max: 3})
+	require.NoError(t, err)
+	require.NotEmpty(t, got)
+	s.mu.Lock()
+	id := s.byName["t"].rec.ID
+	s.mu.Unlock()
+	left := func(st *Store) map[string]uint64 {
+		out := map[string]uint64{}
+		for _, f := range st.topicFilters(id) {
+			info, err := st.stream.Info(ctx, natsjs.WithSubjectFilter(f))
+			require.NoError(t, err)
+			for subj, n := range info.State.Subjects {
+				out[subj] = n
+			}
+		}
+		return out
+	}
+	before := left(s)
+	require.NotEmpty(t, before)
+
+	// The drop's catalog message, and the gateway dies before its purge.
+	require.NoError(t, s.catalogChange(ctx, "t", func(*topicState) (*catalogRec, error) { return nil, nil }))
+	require.Equal(t, before, left(s), "nothing was purged yet")
+	require.NoError(t, s.Close())
+
+	s2 := openStores(t, c, o, 1)[0]
+	_, err = s2.RunRetention(ctx, time.Now())
+	require.NoError(t, err)
+	require.Empty(t, left(s2), "the dropped topic's messages after maintenance")
+	t.Logf("a drop cut short left %d subjects behind; the next maintenance purged them all", len(before))
+	s2.mu.Lock()
+	require.Empty(t, s2.leftovers)
+	s2.mu.Unlock()
 }

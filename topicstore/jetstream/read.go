@@ -17,8 +17,6 @@ import (
 
 func timeMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-func withSubject(subj string) natsjs.StreamPurgeOpt { return natsjs.WithPurgeSubject(subj) }
-
 func hasConsumer(t *topicState, name string) bool {
 	for _, c := range t.rec.Config.Consumers {
 		if c.Name == name {
@@ -513,6 +511,9 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		deleted += c.start - c.old
 	}
 	if err := s.retireDrained(ctx); err != nil {
+		return deleted, err
+	}
+	if err := s.purgeLeftovers(ctx); err != nil {
 		return deleted, err
 	}
 	_, err := s.expireProducers(ctx, now)

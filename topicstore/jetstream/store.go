@@ -123,14 +123,17 @@ type Store struct {
 	byName  map[string]*topicState
 	byID    map[uint64]*topicState
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
-	created uint64            // topics created so far in the stream (TopicInfo.ID)
-	closed  bool
-	foldErr error
-	lease   leaseState // the maintenance lease, as folded
-	swept   sweptState // staged chunks and fences, as folded (sweep.go)
-	filling bool       // a fill runs
-	fillTo  uint64     // the highest sequence a fill was asked for
-	stalled bool       // fill, not the consumer, folded the last message: the consumer is behind
+	// leftovers are dropped topics whose messages may not all be purged
+	// yet (catalog.go, purgeLeftovers).
+	leftovers map[uint64]bool
+	created   uint64 // topics created so far in the stream (TopicInfo.ID)
+	closed    bool
+	foldErr   error
+	lease     leaseState // the maintenance lease, as folded
+	swept     sweptState // staged chunks and fences, as folded (sweep.go)
+	filling   bool       // a fill runs
+	fillTo    uint64     // the highest sequence a fill was asked for
+	stalled   bool       // fill, not the consumer, folded the last message: the consumer is behind
 
 	stage stagings
 	chain chainState // this gateway's chain and its batches in doubt (chain.go)
@@ -366,7 +369,7 @@ func (o Options) withDefaults() Options {
 // it the cluster; the simulation (sim_test.go) its own clusterIO.
 func newStore(o Options, gw uint64) *Store {
 	s := &Store{opts: o, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
-		catSeqs: map[string]uint64{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+		catSeqs: map[string]uint64{}, leftovers: map[uint64]bool{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.cache = newRecordCache(o.CacheBytes)
 	s.prefix = "tg"
