@@ -52,13 +52,6 @@ type crashSharedLedger struct {
 	// connection (abandon).
 	abandoned int
 	problems  []string
-	// tolerate makes the violations of the cluster's known bug (issue
-	// 23, open: around a leader failure or a stopped gateway, a message
-	// is now and then handed out while another holder's lock on it
-	// stands, or after its ack was confirmed) known ones, logged and
-	// counted, not failures; TOPICGATE_STRICT_SHARED=1 makes them fail.
-	tolerate bool
-	known    []string
 }
 
 func newCrashSharedLedger(topic, consumer string) *crashSharedLedger {
@@ -86,13 +79,8 @@ func (l *crashSharedLedger) abandon(w int) {
 	}
 }
 
-// violation records a broken promise of the shared consumer: a problem,
-// or, with tolerate set, a known one (see tolerate).
+// violation records a broken promise of the shared consumer.
 func (l *crashSharedLedger) violation(msg string) {
-	if l.tolerate {
-		l.known = append(l.known, msg)
-		return
-	}
 	l.problems = append(l.problems, msg)
 }
 
@@ -166,6 +154,13 @@ func (l *crashSharedLedger) confirm(cycle int, ms []shMsg, by string) {
 		l.confirmed[m.pos()] = cycle
 		delete(l.holder, m.pos())
 	}
+}
+
+// reached reports whether n acks were confirmed.
+func (l *crashSharedLedger) reached(n int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.confirmed) >= n
 }
 
 func (l *crashSharedLedger) mark(set map[pos]bool, ms []shMsg) {

@@ -53,7 +53,8 @@ import (
 // no consumer position is behind one acknowledged; every chunk a record
 // references is there; no wide transaction is left undecided, no batch
 // left in doubt on a live gateway, and dead gateways' unreferenced chunks
-// are swept.
+// are swept. Workers of a shared consumer run among the commits, and each
+// message handed to one is checked as it is answered (sim_shared_test.go).
 
 // TestSimCommitProtocol runs simSchedules() schedules.
 func TestSimCommitProtocol(t *testing.T) {
