@@ -65,7 +65,7 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	require.Equal(t, after-producers+1, expired, "the producers' messages are gone, one notice came")
 }
 
-func streamMessages(t *testing.T, s *Store) uint64 {
+func streamMessages(t testing.TB, s *Store) uint64 {
 	t.Helper()
 	info, err := s.stream.Info(context.Background())
 	require.NoError(t, err)

@@ -1,0 +1,111 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jstest"
+)
+
+// BenchmarkGatewayStart measures a gateway's start (Open, which folds the
+// whole stream) and the heap it holds then, against a history of n
+// messages (TOPICGATE_START_HISTORY, default 1,000,000) of two kinds:
+//
+//   - rolled: n moves of one consumer's position, each rolling its subject
+//     up, as every producer, position, start and shared-consumer state
+//     does: the stream keeps the last, and a start costs what is live;
+//   - retained: n record batches of one message each, all within the
+//     topic's retention: the fold indexes every one of them, so a start
+//     costs what is retained (a fold snapshot would bound it).
+//
+// go test ./topicstore/jetstream -run '^$' -bench GatewayStart -benchtime 3x
+func BenchmarkGatewayStart(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("TOPICGATE_START_HISTORY")); err == nil && v > 0 {
+		n = v
+	}
+	for _, kind := range []string{"rolled", "retained"} {
+		// The history is written once; b.Run may call its function more
+		// than once.
+		c := jstest.Start(b, 1)
+		ctx := context.Background()
+		o := Options{URLs: c.URLs(), Replicas: 1, Stream: "TGSTART", RetentionInterval: -1, Timeout: 10 * time.Second,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		msgs := func() uint64 {
+			s, err := Open(ctx, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1,
+				Consumers: []topicstore.ConsumerConfig{{Name: "c"}}}); err != nil {
+				b.Fatal(err)
+			}
+			s.mu.Lock()
+			id := s.byName["t"].rec.ID
+			s.mu.Unlock()
+			at := time.Now().UnixMicro()
+			t0 := time.Now()
+			for i := range n {
+				var m *nats.Msg
+				if kind == "rolled" {
+					m = nats.NewMsg(s.positionSubject(id, "c", 0))
+					m.Header.Set(hOff, strconv.Itoa(i))
+					m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+				} else {
+					m = nats.NewMsg(s.dataSubject(id, 0))
+					m.Data = []byte("x")
+					s.recordHeaders(m, int64(i), 1, at, 1, int64(i+1), 0)
+				}
+				if _, err := s.js.PublishMsgAsync(m); err != nil {
+					b.Fatal(err)
+				}
+				if i%20_000 == 19_999 {
+					select {
+					case <-s.js.PublishAsyncComplete():
+					case <-time.After(time.Minute):
+						b.Fatal("publishes not acknowledged within a minute")
+					}
+				}
+			}
+			<-s.js.PublishAsyncComplete()
+			msgs := streamMessages(b, s)
+			b.Logf("%d %s history messages published in %v; the stream holds %d", n, kind, time.Since(t0).Round(time.Millisecond), msgs)
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			return msgs
+		}()
+		b.Run(fmt.Sprintf("%s=%d", kind, n), func(b *testing.B) {
+			var heap uint64
+			b.ResetTimer()
+			for range b.N {
+				s2, err := Open(ctx, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				heap = max(heap, ms.HeapInuse)
+				if err := s2.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
+			b.ReportMetric(float64(msgs), "stream-msgs")
+		})
+	}
+}
