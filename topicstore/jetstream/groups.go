@@ -375,10 +375,13 @@ func (s *Store) farewell() {
 	m := nats.NewMsg(s.beatSubject(s.stage.gw))
 	m.Header.Set(hUntil, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
 	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(g.beatSeq, 10))
-	ctx, cancel := context.WithTimeout(context.Background(), min(s.opts.Timeout, time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), min(s.opts.Timeout, farewellWait))
 	defer cancel()
 	_, _ = s.js.PublishMsg(ctx, m)
 }
+
+// farewellWait bounds Close's wait for its farewell heartbeat.
+const farewellWait = time.Second
 
 // kickGroups wakes groupLoop.
 func (s *Store) kickGroups() {
