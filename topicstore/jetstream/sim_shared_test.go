@@ -47,7 +47,6 @@ type simHeld struct {
 	gw      string
 	session uint32
 	ref     topicstore.MsgRef
-	until   time.Time
 }
 
 // simLedger is what the workers were answered.
@@ -58,7 +57,7 @@ type simLedger struct {
 	release map[simHoldKey]time.Time        // release asked (whatever the answer), when asked
 	held    []simHeld
 	// counters for the summary
-	acquires, hands, acks, releases, violations int
+	acquires, hands, acks, releases int
 }
 
 type simHoldKey struct {
@@ -175,7 +174,6 @@ func (m *sim) handOut(g *simGW, session uint32, a topicstore.Acquired) {
 	l.hands++
 	m.logf("%s: session %d got %d/%d (delivery %d) until %s", g.name, session, ref.Partition, ref.Offset, h.deliv, h.until.Format("15:04:05.000"))
 	bad := func(format string, args ...any) {
-		l.violations++
 		m.fail(fmt.Errorf("shared consumer: %d/%d handed to %s session %d (planned %s, delivery %d): %s", ref.Partition, ref.Offset,
 			g.name, session, h.plan.Format("15:04:05.000"), h.deliv, fmt.Sprintf(format, args...)))
 	}
@@ -197,7 +195,7 @@ func (m *sim) handOut(g *simGW, session uint32, a topicstore.Acquired) {
 		}
 	}
 	l.handed[ref] = append(l.handed[ref], h)
-	l.held = append(l.held, simHeld{gw: g.name, session: session, ref: ref, until: h.until})
+	l.held = append(l.held, simHeld{gw: g.name, session: session, ref: ref})
 }
 
 // ackConfirmed records an acknowledgement a worker was answered.
