@@ -112,6 +112,12 @@ type prodState struct {
 	part  int32
 	maxNo int64
 	at    time.Time
+	// pending counts the messages its subject holds before the last: the
+	// ones written since its last rollup (producers.go).
+	pending int32
+	// void: the last message is an intent an abort voided; the state is
+	// in one before it, which compaction must keep.
+	void bool
 }
 
 // posState is a committed position.
@@ -563,7 +569,11 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		if err != nil {
 			return err
 		}
-		t.prods[string(raw)] = prodFromHeaders(h, seq)
+		st := prodFromHeaders(h, seq)
+		if prev := t.prods[string(raw)]; prev != nil && h.Get(natsjs.MsgRollup) == "" {
+			st.pending = prev.pending + 1
+		}
+		t.prods[string(raw)] = st
 	case tok[0] == "e" && len(tok) == 2:
 		applyExpiry(t, h) // producers that expired (producers.go)
 	case tok[0] == "o" && len(tok) == 4:

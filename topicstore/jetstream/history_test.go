@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 // partition's last record batch and retention start, each producer's and
 // each position's last message) and a small constant of the gateway's own
 // (its heartbeat, chain, lease), not one message per commit: producers,
-// positions, starts and the lease roll their subjects up, the chain is
-// purged by maintenance; producers that expired leave the stream.
+// positions, starts and the lease roll their subjects up (producers every
+// producerRollupEvery writes, and maintenance compacts the idle ones), the
+// chain is purged by maintenance; producers that expired leave the stream.
 func TestHistoryBoundedByLiveState(t *testing.T) {
 	c := jstest.Start(t, 1)
 	ctx := context.Background()
@@ -45,8 +47,20 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 			}
 		}
 	}
+	// An active producer's subject holds at most producerRollupEvery
+	// messages: every producerRollupEvery-th write rolls it up.
+	s.mu.Lock()
+	id := s.byName["t"].rec.ID
+	s.mu.Unlock()
+	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.prefix+".p."+strconv.FormatUint(id, 10)+".*"))
+	require.NoError(t, err)
+	require.Len(t, info.State.Subjects, producers)
+	for subj, n := range info.State.Subjects {
+		require.LessOrEqual(t, n, uint64(producerRollupEvery), subj)
+		require.Greater(t, n, uint64(1), "%s: not rolled up on every write", subj)
+	}
 	before := streamMessages(t, s)
-	_, err := s.RunRetention(ctx, time.Now().Add(time.Hour))
+	_, err = s.RunRetention(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	s.purgeChain(ctx)
 	after := streamMessages(t, s)

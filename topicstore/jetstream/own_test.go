@@ -81,7 +81,8 @@ func TestOwnBatchFoldedFromWhatWasPublished(t *testing.T) {
 }
 
 // foldDigest prints the fold's state of every topic: partitions (record
-// batches, ends, last sequences), producers and positions.
+// batches, ends, last sequences), producers (but for the count of
+// messages before their last) and positions.
 func foldDigest(t *testing.T, s *Store) string {
 	t.Helper()
 	s.mu.Lock()
@@ -93,7 +94,11 @@ func foldDigest(t *testing.T, s *Store) string {
 			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v", name, i, ps.start, ps.end, ps.lastSeq, ps.bytes, ps.recs))
 		}
 		for id, pr := range ts.prods {
-			lines = append(lines, fmt.Sprintf("%s producer %s %+v", name, id, *pr))
+			// pending only chooses when a producer's subject rolls up:
+			// a fold that missed a purge counts messages that are gone.
+			st := *pr
+			st.pending = 0
+			lines = append(lines, fmt.Sprintf("%s producer %s %+v", name, id, st))
 		}
 		for c, m := range ts.pos {
 			for p, st := range m {

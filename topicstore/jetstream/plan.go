@@ -465,7 +465,11 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 		m.Header.Set(hPart, strconv.Itoa(int(sp.st.part)))
 		m.Header.Set(hSeqNo, strconv.FormatInt(sp.st.maxNo, 10))
 		m.Header.Set(hAt, strconv.FormatInt(sp.st.at.UnixMicro(), 10))
-		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a producer's state is its last message
+		if sp.st.pending+1 >= producerRollupEvery || (sp.fresh && sp.expect != 0) {
+			// A producer's state is its last message; the ones before
+			// go every producerRollupEvery writes (producers.go).
+			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+		}
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)
 	}

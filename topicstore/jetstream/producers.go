@@ -12,8 +12,15 @@ import (
 
 // Producers that expire leave the stream and every gateway's fold.
 //
-// A producer's state is the last message on its subject (p.<topic>.<id>,
-// rolled up): one message and one fold entry for every producer alive. One
+// A producer's state is the last message on its subject (p.<topic>.<id>):
+// one fold entry for every producer alive, and a bounded number of
+// messages. A rollup (Nats-Rollup: sub) removes the messages before it,
+// but it costs the stream a deletion on every replica inside the commit,
+// so a commit rolls a producer's subject up only when it would otherwise
+// hold producerRollupEvery messages (the fold counts them, pending); the
+// maintenance lease holder purges what idle producers left below their
+// last message (compactProducers). So an active producer holds at most
+// producerRollupEvery messages, an idle one a single message. One
 // whose topic's producer_inactivity_period passed without a write is
 // forgotten: every gateway already treats it as fresh (simProducer), and
 // the maintenance lease holder removes it (expireProducers) in two steps:
@@ -43,6 +50,50 @@ const hBefore = "Tg-Before"
 // expirySubject is topic id's expiry notices.
 func (s *Store) expirySubject(id uint64) string {
 	return s.prefix + ".e." + strconv.FormatUint(id, 10)
+}
+
+// producerRollupEvery bounds the messages a producer's subject holds:
+// every producerRollupEvery-th write rolls it up. Measured through a
+// gateway on three nodes syncing every write (ingest-dedup, 16
+// producers), a rollup on every write cost 5-7% of the throughput.
+const producerRollupEvery = 32
+
+// producerIdle is how long a producer has not written before maintenance
+// purges its subject down to its last message.
+const producerIdle = time.Minute
+
+// compactProducers purges, below its last message, the subject of each
+// producer idle at now whose subject holds more than one message, and
+// returns how many it purged. A purge is not seen by the folds: the lease
+// holder clears its own count, and another gateway's count only makes its
+// next rollup come early.
+func (s *Store) compactProducers(ctx context.Context, now time.Time) (int, error) {
+	var todo []expiredProducer
+	s.mu.Lock()
+	for id, t := range s.byID {
+		for name, ps := range t.prods {
+			if ps.pending > 0 && !ps.void && now.Sub(ps.at) >= producerIdle {
+				todo = append(todo, expiredProducer{id, name, ps.seq})
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range todo {
+		rctx, cancel := s.request(ctx)
+		err := s.io.purge(rctx, s.producerSubject(p.topic, p.id), p.seq)
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("compacting producer %q: %w", p.id, s.unavailable(err))
+		}
+		s.mu.Lock()
+		if t := s.byID[p.topic]; t != nil {
+			if ps := t.prods[p.id]; ps != nil && ps.seq == p.seq {
+				ps.pending = 0
+			}
+		}
+		s.mu.Unlock()
+	}
+	return len(todo), nil
 }
 
 // expiredProducer is one producer expireProducers removes.

@@ -516,6 +516,9 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 	if err := s.purgeLeftovers(ctx); err != nil {
 		return deleted, err
 	}
+	if _, err := s.compactProducers(ctx, now); err != nil {
+		return deleted, err
+	}
 	_, err := s.expireProducers(ctx, now)
 	return deleted, err
 }

@@ -118,6 +118,11 @@ func (m *sim) startJob(g *simGW) {
 			if _, err := g.s.sweepStaged(ctx); err != nil {
 				m.logf("%s: sweep: %v", g.name, err)
 			}
+			// Every producer counts as idle: compaction races the
+			// writes, rollups and wide intents on their subjects.
+			if _, err := g.s.compactProducers(ctx, g.s.io.now().Add(producerIdle)); err != nil {
+				m.logf("%s: compacting producers: %v", g.name, err)
+			}
 		}
 		m.logf("%s: maintenance", g.name)
 	} else {

@@ -219,8 +219,10 @@ func (s *Store) bumpSeq(tok []string, seq uint64) {
 		}
 		if ps := t.prods[string(raw)]; ps != nil {
 			ps.seq = seq
+			ps.pending++ // an intent replaces nothing
+			ps.void = true
 		} else {
-			t.prods[string(raw)] = &prodState{seq: seq} // no state: a fresh producer
+			t.prods[string(raw)] = &prodState{seq: seq, void: true} // no state: a fresh producer
 		}
 	case tok[0] == "o" && len(tok) == 4:
 		raw, herr := hex.DecodeString(tok[2])
