@@ -101,6 +101,9 @@ func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 	p.single("topicgate_cluster_expired_acquires_total", "counter", "Acquires taken again because their locks ended before the commit taking them was stored (an election longer than the processing timeout).", float64(cs.ExpiredAcquires))
 	p.single("topicgate_cluster_cas_broken_total", "counter", "Shared-consumer states the fold saw stored over a state they did not expect: the stream broke its compare-and-set (each is logged). Should stay 0.", float64(cs.CASBroken))
 	p.single("topicgate_cluster_maintenance_errors_total", "counter", "Maintenance runs of this gateway that failed (the lease, retention, the sweep); each is logged.", float64(cs.MaintenanceErrors))
+	p.single("topicgate_cluster_snapshot_sequence", "gauge", "The stream sequence the newest snapshot of the fold covers (0: none); a gateway starts from it.", float64(cs.SnapshotSeq))
+	p.single("topicgate_cluster_snapshots_written_total", "counter", "Snapshots of the fold this gateway wrote (as the maintenance lease holder).", float64(cs.SnapshotsWritten))
+	p.single("topicgate_cluster_snapshot_mismatches_total", "counter", "Snapshots whose writer's state differed from this gateway's at the same stream sequence: the gateways disagree on what the stream holds (each is logged). Should stay 0.", float64(cs.SnapshotMismatches))
 	if !cs.LastRetention.IsZero() {
 		p.single("topicgate_cluster_last_retention_seconds", "gauge", "When retention last completed on this gateway (unix seconds).", float64(cs.LastRetention.UnixMilli())/1000)
 	}

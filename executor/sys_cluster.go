@@ -66,6 +66,15 @@ func (s *Session) clusterRows() [][]any {
 			if !cs.LastSweep.IsZero() {
 				d = append(d, "sweep "+cs.LastSweep.UTC().Format(time.RFC3339))
 			}
+			if cs.SnapshotSeq > 0 {
+				d = append(d, fmt.Sprintf("snapshot at sequence %d, %s", cs.SnapshotSeq, cs.SnapshotAt.UTC().Format(time.RFC3339)))
+			}
+			if cs.SnapshotFrom > 0 {
+				d = append(d, fmt.Sprintf("started from the snapshot at sequence %d", cs.SnapshotFrom))
+			}
+			if cs.SnapshotMismatches > 0 {
+				d = append(d, fmt.Sprintf("%d snapshot digests differed from this gateway's state", cs.SnapshotMismatches))
+			}
 			if cs.MaintenanceErrors > 0 {
 				d = append(d, fmt.Sprintf("%d maintenance failures, the last: %s", cs.MaintenanceErrors, cs.LastMaintenanceError))
 			}

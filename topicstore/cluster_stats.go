@@ -59,6 +59,14 @@ type ClusterStats struct {
 	// not expect (the stream broke its compare-and-set: logged).
 	ExpiredProducers, ExpiredAcquires, CASBroken int64
 	LastMaintenanceError                         string
+	// Snapshots of the fold: the stream sequence the newest covers (0:
+	// none) and when this gateway folded its notice, the one this gateway
+	// started from (0: it replayed the stream), those it wrote, and the
+	// times its state differed from a snapshot writer's at the same
+	// sequence (logged: the gateways disagree).
+	SnapshotSeq, SnapshotFrom            uint64
+	SnapshotAt                           time.Time
+	SnapshotsWritten, SnapshotMismatches int64
 	// Gateways are those whose heartbeat this gateway folded and that
 	// have not expired, this one included.
 	Gateways []GatewayStats

@@ -1,6 +1,9 @@
 package topicstore
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The write meter auto-partitioning decides by (DESIGN.md §1a), the same
 // arithmetic in every backend: a partition's payload bytes in a ring of
@@ -65,4 +68,30 @@ func (m *WriteMeter) Full(now time.Time) bool { return now.Sub(m.Since) >= m.Win
 // the topic's threshold.
 func SplitDue(cfg *TopicConfig, m *WriteMeter, now time.Time) bool {
 	return cfg.AutoPartitioningStrategy == "scale_up" && m != nil && m.Full(now) && m.Rate(now) >= SplitThreshold(cfg)
+}
+
+// meterJSON is a WriteMeter's whole state, for a store that snapshots it.
+type meterJSON struct {
+	Window  time.Duration       `json:"window"`
+	Width   time.Duration       `json:"width"`
+	Since   time.Time           `json:"since"`
+	LastCum int64               `json:"last_cum"`
+	Idx     [MeterBuckets]int64 `json:"idx"`
+	Bytes   [MeterBuckets]int64 `json:"bytes"`
+}
+
+// MarshalJSON encodes the meter's whole state (a snapshot of the fold
+// keeps it: the jetstream store).
+func (m *WriteMeter) MarshalJSON() ([]byte, error) {
+	return json.Marshal(meterJSON{m.Window, m.width, m.Since, m.LastCum, m.idx, m.bytes})
+}
+
+// UnmarshalJSON restores what MarshalJSON encoded.
+func (m *WriteMeter) UnmarshalJSON(b []byte) error {
+	var j meterJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*m = WriteMeter{Window: j.Window, width: j.Width, Since: j.Since, LastCum: j.LastCum, idx: j.Idx, bytes: j.Bytes}
+	return nil
 }

@@ -102,6 +102,9 @@ type natsConfig struct {
 	// Monitor (--nats-monitor) are the nodes' monitoring endpoints, read
 	// to check that they sync every write.
 	Monitor string
+	// SnapshotEvery (--nats-snapshot-every) is how many stream messages
+	// pass between snapshots of the fold (0: never).
+	SnapshotEvery int
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -203,7 +206,7 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
 			CommitTimeout: cfg.NATS.CommitTimeout, StartTimeout: start, Logger: logger,
 			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay),
-			Monitor: splitList(cfg.NATS.Monitor)})
+			Monitor: splitList(cfg.NATS.Monitor), SnapshotEvery: natsSnapshotEvery(cfg.NATS.SnapshotEvery)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
 		}
@@ -393,4 +396,13 @@ func natsCommitDelay(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// natsSnapshotEvery is the jetstream store's SnapshotEvery for
+// --nats-snapshot-every: 0 turns snapshots off (a negative count there).
+func natsSnapshotEvery(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }

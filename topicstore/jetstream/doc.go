@@ -9,12 +9,16 @@
 //     positions (o), retention starts (r), guards (g),
 //     staged chunks (t), shared-consumer windows (s), read-session members
 //     and heartbeats (m, h), each gateway's chain of commit markers,
-//     resolutions and sweep fences (f), wide transactions' decisions (x)
-//     and the maintenance lease (l), each on its own subjects (store.go);
+//     resolutions and sweep fences (f), wide transactions' decisions (x),
+//     the maintenance lease (l) and snapshot points and notices (n), each
+//     on its own subjects (store.go);
 //   - the fold (fold.go): a gateway's whole state is a fold of the stream's
 //     headers in stream order, by one ordered consumer (filled from any
 //     replica when it stalls); nothing else changes it, so every gateway
-//     converges on the same state and rebuilds it at start;
+//     converges on the same state and rebuilds it at start, from the
+//     newest snapshot of what record batches made of it when there is one
+//     (snapshot.go: an object store bucket beside the stream; a digest
+//     at each snapshot's point checks that the gateways agree);
 //   - the commit: a request prepared (commit.go), grouped by one committer
 //     goroutine (committer.go) and planned (plan.go) into one atomic batch
 //     per group, every message conditional on its subject's last sequence

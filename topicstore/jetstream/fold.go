@@ -97,6 +97,7 @@ type partState struct {
 	lastSeq   uint64 // stream sequence of the partition subject's last message (0: none)
 	startSeq  uint64 // the last sequence of its retention start subject (0: none)
 	retained  int64  // payload bytes of recs (a running total: Topic reads it on every statement's plan)
+	sum       uint64 // the sum of recs' recHash (a running total: foldDigest reads it, snapshot.go)
 	lastWrite time.Time
 	// bucket is the write-speed token bucket, charged by the fold with
 	// every batch at its written_at: every gateway sees the same debt.
@@ -150,16 +151,27 @@ func (t *topicState) notify() {
 }
 
 // startFold starts the ordered consumer and waits until it has folded
-// everything the stream holds (sync).
+// everything the stream holds (sync); from the newest snapshot's sequence
+// on when there is one (snapshot.go).
 func (s *Store) startFold(ctx context.Context) error {
+	cfg := natsjs.OrderedConsumerConfig{
+		FilterSubjects: []string{s.prefix + ".>"},
+		HeadersOnly:    true,
+		DeliverPolicy:  natsjs.DeliverAllPolicy,
+	}
+	if !s.opts.IgnoreSnapshots {
+		from, err := s.startFromSnapshot(ctx) // snapshot.go
+		if err != nil {
+			return err
+		}
+		if from > 0 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = natsjs.DeliverByStartSequencePolicy, from+1
+		}
+	}
 	create := func() (natsjs.Consumer, error) {
 		rctx, cancel := s.request(ctx)
 		defer cancel()
-		return s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
-			FilterSubjects: []string{s.prefix + ".>"},
-			HeadersOnly:    true,
-			DeliverPolicy:  natsjs.DeliverAllPolicy,
-		})
+		return s.stream.OrderedConsumer(rctx, cfg)
 	}
 	// The consumer's creation needs the meta leader, which a cluster that
 	// has just formed on a busy machine may not answer for within one
@@ -481,6 +493,10 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
 		return nil
 	}
+	if len(tok) == 1 && tok[0] == "n" {
+		s.applySnap(h, seq) // snapshots' points and notices (snapshot.go)
+		return nil
+	}
 	if len(tok) < 2 {
 		return nil
 	}
@@ -527,10 +543,16 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		r.seq = seq
 		switch {
 		case r.base == ps.end:
-		case r.base > ps.end && ps.lastSeq == 0:
-			// The partition's first batch in the stream: retention purged
-			// those before it (its start record, later in the stream,
-			// moves the start on to where it cut).
+		case r.base > ps.end && ps.lastSeq <= s.snap.from:
+			// The partition's first batch in the stream, or since the
+			// snapshot the fold started from: retention purged those
+			// before it (its start record, later in the stream, moves
+			// the start on to where it cut), the snapshot's too.
+			for _, old := range ps.recs {
+				ps.retained -= old.bytes
+				ps.sum -= recHash(old)
+			}
+			ps.recs = ps.recs[:0:0]
 			ps.start, ps.end = max(ps.start, r.base), r.base
 		default:
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
@@ -543,6 +565,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		}
 		ps.recs = append(ps.recs, r)
 		ps.retained += r.bytes
+		ps.sum += recHash(r)
 		s.swept.referenced(r.ref)
 		ps.end += r.count
 		if cum > 0 {
@@ -604,6 +627,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > st })
 			for _, r := range ps.recs[:i] {
 				ps.retained -= r.bytes
+				ps.sum -= recHash(r)
 			}
 			ps.recs = append(ps.recs[:0:0], ps.recs[i:]...)
 		}

@@ -65,6 +65,9 @@ func (s *Store) maintain(interval time.Duration) {
 			} else {
 				s.maint.set(func(m *maintState) { m.lastSweep = s.opts.Clock() })
 			}
+			if err := s.maybeSnapshot(ctx); err != nil {
+				s.maintenanceFailed("snapshot of the fold", err)
+			}
 		}
 		timer.Reset(every)
 	}

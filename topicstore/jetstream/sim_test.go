@@ -295,6 +295,16 @@ type sim struct {
 	// outageEnd: until then the stream has no leader.
 	outageEnd time.Time
 	full      bool // keep the whole trace (a replayed seed)
+	// snaps are snapshots of gateways' folds taken during maintenance
+	// (snapshot.go); verify starts a fold from each.
+	snaps []simSnap
+}
+
+// simSnap is one gateway's snapshot encoding at its applied sequence.
+type simSnap struct {
+	gw   string
+	seq  uint64
+	data []byte
 }
 
 // joinsStaged reports whether a batch has a record joining staged chunks

@@ -109,7 +109,13 @@ func (m *sim) startJob(g *simGW) {
 	var job func()
 	var reqs []*simReq
 	if m.rng.IntN(10) == 0 {
+		snap := m.rng.IntN(3) == 0
 		job = func() {
+			if snap {
+				g.s.mu.Lock()
+				m.snaps = append(m.snaps, simSnap{g.name, g.s.applied, g.s.encodeSnapshot(g.s.applied, 0)})
+				g.s.mu.Unlock()
+			}
 			ctx := context.Background()
 			g.s.settleDoubts(ctx, true)
 			g.s.settleWide(ctx)
@@ -473,6 +479,43 @@ func (m *sim) aftermath() {
 	}
 }
 
+// verifySnapshots starts a fold from each snapshot taken, as a gateway
+// does (snapshot.go: every message up to the snapshot's sequence but
+// record batches, the snapshot, the rest of the stream), and checks it
+// holds what a fold of the whole stream does (want).
+func (m *sim) verifySnapshots(want string) {
+	for _, sn := range m.snaps {
+		dec, err := decodeSnapshot(sn.data)
+		if err != nil {
+			m.fail(fmt.Errorf("the snapshot of gateway %s at %d does not decode: %w", sn.gw, sn.seq, err))
+			return
+		}
+		w := newStore(m.opts(), 0xfffe)
+		for seq := uint64(1); seq <= sn.seq; seq++ {
+			if msg := m.st.get(seq); msg != nil && !strings.HasPrefix(msg.subject, w.prefix+".d.") {
+				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
+			}
+		}
+		if err := w.install(dec); err != nil {
+			m.fail(fmt.Errorf("the snapshot of gateway %s at %d: %w", sn.gw, sn.seq, err))
+			return
+		}
+		for seq := sn.seq + 1; seq <= m.st.lastSeq(); seq++ {
+			if msg := m.st.get(seq); msg != nil {
+				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
+			}
+		}
+		if w.foldErr != nil {
+			m.fail(fmt.Errorf("started from the snapshot of gateway %s at %d, the fold failed: %w", sn.gw, sn.seq, w.foldErr))
+			return
+		}
+		if d := foldDigest(m.t, w); d != want {
+			m.fail(fmt.Errorf("started from the snapshot of gateway %s at %d, a fold holds:\n%s\nthan a fresh one:\n%s", sn.gw, sn.seq, d, want))
+			return
+		}
+	}
+}
+
 // verify checks the invariants against a fresh gateway's fold of the
 // whole stream.
 func (m *sim) verify() {
@@ -491,6 +534,7 @@ func (m *sim) verify() {
 	}
 	m.verifyShared(v)
 	want := foldDigest(m.t, v)
+	m.verifySnapshots(want)
 	for _, g := range m.live() {
 		if g.s.foldErr != nil {
 			m.fail(fmt.Errorf("gateway %s: its fold failed: %w", g.name, g.s.foldErr))

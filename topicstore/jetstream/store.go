@@ -80,6 +80,13 @@ type Options struct {
 	// the sessions that commit steadily but are not in it yet (pace.go;
 	// default DefaultCommitDelay, negative: never).
 	CommitDelay time.Duration
+	// SnapshotEvery is how many stream messages the maintenance lease
+	// holder lets pass between snapshots of the fold, from which a gateway
+	// starts (snapshot.go; default DefaultSnapshotEvery, negative: never).
+	SnapshotEvery int
+	// IgnoreSnapshots makes the gateway start by replaying the whole
+	// stream, whatever snapshot there is.
+	IgnoreSnapshots bool
 }
 
 // DefaultCommitTimeout is Options.CommitTimeout's default: several times
@@ -172,6 +179,9 @@ type Store struct {
 	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go)
 	expiredAcquires                             atomic.Int64 // acquires whose locks ended before they were stored (shared.go)
 	maint                                       maintState
+	snapMismatches                              atomic.Int64 // snapshot.go
+	snapWritten                                 atomic.Int64 // snapshot.go
+	snap                                        snapState    // under mu (snapshot.go)
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
@@ -194,6 +204,8 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.unknown
+	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.snap.last, s.snap.lastAt, s.snap.from
+	cs.SnapshotsWritten, cs.SnapshotMismatches = s.snapWritten.Load(), s.snapMismatches.Load()
 	now := s.opts.Clock()
 	if s.lease.holder != "" && now.Before(s.lease.until) {
 		cs.LeaseHolder = s.lease.holder
@@ -239,6 +251,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		s, err := open(ctx, o)
+		if errors.Is(err, errSnapshotUnusable) {
+			o.Logger.Warn("not starting from the fold's snapshot: replaying the whole stream", "stream", o.Stream, "err", err)
+			o.IgnoreSnapshots = true
+			s, err = open(ctx, o)
+		}
 		if err == nil {
 			if attempt > 0 {
 				o.Logger.Info("the NATS cluster answers", "urls", RedactURLs(o.URLs), "after", time.Since(start).Round(time.Millisecond))

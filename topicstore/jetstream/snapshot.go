@@ -1,0 +1,643 @@
+package jetstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"topicgate/topicstore"
+)
+
+// Snapshots of the fold: a gateway starts in bounded time.
+//
+// A gateway's state is a fold of every message the stream holds, and the
+// stream holds every record batch retention keeps: a gateway starting on
+// millions of retained batches would fold millions of headers. Everything
+// else the stream holds is live state (catalog records, producers,
+// positions, shared-consumer states, leases: their subjects roll up or
+// are purged), so only what record batches (d.<topic>.<partition>) make
+// of the fold is large: each partition's index and its counters, the
+// topics' writers, the initial positions consumers took from the index.
+// A snapshot is exactly that part, as of one stream sequence S.
+//
+// Writing one (maybeSnapshot, by the maintenance lease holder once the
+// stream has grown by Options.SnapshotEvery messages since the last):
+//
+//  1. it publishes a point message on <prefix>.n; its sequence is S. Every
+//     gateway folding it computes a digest of its own state at S
+//     (foldDigest: catalog, partitions, producers, positions), and the
+//     writer also encodes its record-batch state there, under the fold's
+//     lock, so both are of S exactly;
+//  2. it stores the encoding in the JetStream object store bucket
+//     TG_SNAP_<stream> (object "fold": the newest replaces the one
+//     before; the object store checks a SHA-256 digest on every read);
+//  3. it publishes a done message on <prefix>.n naming S and the digest.
+//     Every gateway that folded the point compares its own digest with it
+//     and reports a difference loudly: an error log and
+//     topicgate_cluster_snapshot_mismatches_total, since two gateways
+//     that folded the same messages must hold the same state.
+//
+// Starting from one (startFold): the gateway reads the object (any error,
+// a digest that does not match, or a format version it does not know: a
+// warning and a full replay), folds every message up to S but record
+// batches through an ordered consumer filtered on the other subjects (the
+// server skips the record batches' blocks), installs the snapshot's
+// record-batch state, and folds the stream from S+1 on as always. A
+// snapshot that does not fit what the catalog says at S (another number
+// of partitions, a topic it lacks) is not used: the gateway starts again
+// with a full replay, with a warning. Record batches retention purged
+// after S are in the snapshot and leave the index at the retention start
+// message that purged them, which comes after S; a wide transaction open
+// at S has its record-batch intents in the snapshot.
+
+// Headers of <prefix>.n messages.
+const (
+	hSnap     = "Tg-Snap"      // "point" or "done"
+	hSnapSeq  = "Tg-Snap-Seq"  // done: the point's sequence
+	hSnapHash = "Tg-Snap-Hash" // done: the writer's digest at the point (hex)
+)
+
+// snapVersion is the snapshot format this gateway writes and reads; a
+// gateway that finds a newer one replays the stream instead.
+const snapVersion = 1
+
+// snapMagic opens every snapshot.
+var snapMagic = []byte("TGSNAP")
+
+// snapObject is the snapshot's name in its bucket.
+const snapObject = "fold"
+
+// DefaultSnapshotEvery is Options.SnapshotEvery's default.
+const DefaultSnapshotEvery = 200_000
+
+// errSnapshotUnusable: the snapshot does not fit the catalog; Open starts
+// again without it.
+var errSnapshotUnusable = errors.New("the fold's snapshot does not fit the stream")
+
+// snapState is what the fold knows of snapshots, under s.mu.
+type snapState struct {
+	point   uint64 // the last point folded
+	digest  uint64 // this gateway's foldDigest at point
+	capture bool   // this gateway wrote point and wants its encoding there
+	encoded []byte // the encoding at point (capture)
+	last    uint64 // the sequence the newest snapshot covers (its done folded)
+	lastAt  time.Time
+	from    uint64 // the snapshot this gateway started from (0: none)
+}
+
+// snapSubject is the subject of snapshot points and notices.
+func (s *Store) snapSubject() string { return s.prefix + ".n" }
+
+// snapBucket is the object store bucket of the stream's snapshots.
+func (s *Store) snapBucket() string { return "TG_SNAP_" + s.opts.Stream }
+
+// applySnap folds a point or a done message. It runs under s.mu.
+func (s *Store) applySnap(h nats.Header, seq uint64) {
+	switch h.Get(hSnap) {
+	case "point":
+		s.snap.point, s.snap.digest = seq, s.foldDigest()
+		if s.snap.capture && h.Get(hHolder) == s.stage.gw {
+			s.snap.encoded, s.snap.capture = s.encodeSnapshot(seq, s.snap.digest), false
+		}
+	case "done":
+		at, _ := strconv.ParseUint(h.Get(hSnapSeq), 10, 64)
+		want, _ := strconv.ParseUint(h.Get(hSnapHash), 16, 64)
+		s.snap.last, s.snap.lastAt = at, time.Now()
+		if at == s.snap.point && at != 0 && want != s.snap.digest {
+			s.snapMismatches.Add(1)
+			s.opts.Logger.Error("this gateway's state differs from the snapshot writer's at the same stream sequence: the gateways disagree on what the stream holds",
+				"stream", s.opts.Stream, "sequence", at, "digest", strconv.FormatUint(s.snap.digest, 16), "writer", strconv.FormatUint(want, 16))
+		}
+	}
+}
+
+// foldDigest hashes what every gateway that folded the same messages
+// holds alike: the catalog, each partition's offsets, counters and record
+// batches (a running sum of their hashes, recHash), producers and
+// positions. It runs under s.mu.
+func (s *Store) foldDigest() uint64 {
+	h := fnv.New64a()
+	var b []byte
+	ids := make([]uint64, 0, len(s.byID))
+	for id := range s.byID {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		t := s.byID[id]
+		b = binary.AppendUvarint(b[:0], id)
+		b = binary.AppendUvarint(b, t.catSeq)
+		for _, ps := range t.parts {
+			b = binary.AppendVarint(b, ps.start)
+			b = binary.AppendVarint(b, ps.end)
+			b = binary.AppendVarint(b, ps.bytes)
+			b = binary.AppendVarint(b, ps.retained)
+			b = binary.AppendUvarint(b, ps.lastSeq)
+			b = binary.AppendUvarint(b, ps.startSeq)
+			b = binary.AppendUvarint(b, uint64(len(ps.recs)))
+			b = binary.AppendUvarint(b, ps.sum)
+		}
+		h.Write(b)
+		names := make([]string, 0, len(t.prods))
+		for name := range t.prods {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			p := t.prods[name]
+			b = append(b[:0], name...)
+			b = binary.AppendUvarint(b, p.seq)
+			b = binary.AppendVarint(b, int64(p.part))
+			b = binary.AppendVarint(b, p.maxNo)
+			b = binary.AppendVarint(b, p.at.UnixMicro())
+			h.Write(b)
+		}
+		cons := make([]string, 0, len(t.pos))
+		for c := range t.pos {
+			cons = append(cons, c)
+		}
+		sort.Strings(cons)
+		for _, c := range cons {
+			for p := int32(0); p < int32(len(t.parts)); p++ {
+				if st := t.pos[c][p]; st != nil {
+					b = append(b[:0], c...)
+					b = binary.AppendVarint(b, int64(p))
+					b = binary.AppendUvarint(b, st.seq)
+					b = binary.AppendVarint(b, st.off)
+					h.Write(b)
+				}
+			}
+		}
+	}
+	return h.Sum64()
+}
+
+// recHash is one record batch's share of its partition's digest: the
+// partition keeps the sum of its batches' hashes, added as a batch comes
+// and subtracted as retention removes it, so the digest costs nothing per
+// batch.
+func recHash(r recIdx) uint64 {
+	x := r.seq*0x9e3779b97f4a7c15 ^ uint64(r.base)*0xbf58476d1ce4e5b9 ^ uint64(r.count)*0x94d049bb133111eb ^
+		uint64(r.writtenAt)*0xd6e8feb86659fd93 ^ uint64(r.bytes)*0xa0761d6478bd642f ^ r.ref*0xe7037ed1a0b428db
+	x ^= x >> 31
+	x *= 0x7fb5d329728ea185
+	x ^= x >> 27
+	return x
+}
+
+// snapMeta is a snapshot's small part (JSON); its record batches follow
+// it in binary, topic by topic and partition by partition in its order.
+type snapMeta struct {
+	Stream  string      `json:"stream"`
+	Created time.Time   `json:"created"` // the stream's: one of the same name made again is another
+	Seq     uint64      `json:"seq"`
+	Digest  string      `json:"digest"`
+	Topics  []snapTopic `json:"topics"`
+	Intents []snapIntnt `json:"intents,omitempty"`
+}
+
+type snapTopic struct {
+	ID      uint64                     `json:"id"`
+	Parts   []snapPart                 `json:"parts"`
+	Writers map[string]int64           `json:"writers,omitempty"` // unix micros
+	Initial map[string]map[int32]int64 `json:"initial,omitempty"`
+}
+
+type snapPart struct {
+	Start     int64                  `json:"start"`
+	End       int64                  `json:"end"`
+	Bytes     int64                  `json:"bytes"`
+	LastSeq   uint64                 `json:"last_seq"`
+	StartSeq  uint64                 `json:"start_seq"`
+	LastWrite int64                  `json:"last_write,omitempty"` // unix micros; 0: never
+	Bucket    topicstore.WriteBucket `json:"bucket"`
+	Meter     *topicstore.WriteMeter `json:"meter,omitempty"`
+	Recs      int                    `json:"recs"`
+}
+
+// snapIntnt is a record-batch intent of a wide transaction open at the
+// snapshot's sequence.
+type snapIntnt struct {
+	Subject string      `json:"subject"`
+	Seq     uint64      `json:"seq"`
+	Header  nats.Header `json:"header"`
+}
+
+// encodeSnapshot encodes the record-batch part of the fold at seq (see
+// above). It runs under s.mu.
+func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
+	meta := snapMeta{Stream: s.opts.Stream, Seq: seq, Digest: strconv.FormatUint(digest, 16)}
+	if s.stream != nil {
+		if info := s.stream.CachedInfo(); info != nil {
+			meta.Created = info.Created
+		}
+	}
+	ids := make([]uint64, 0, len(s.byID))
+	for id := range s.byID {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	n := 0
+	for _, id := range ids {
+		t := s.byID[id]
+		st := snapTopic{ID: id, Writers: map[string]int64{}, Initial: t.initial}
+		for gw, at := range t.writers {
+			st.Writers[gw] = at.UnixMicro()
+		}
+		for _, ps := range t.parts {
+			sp := snapPart{Start: ps.start, End: ps.end, Bytes: ps.bytes, LastSeq: ps.lastSeq, StartSeq: ps.startSeq,
+				Bucket: ps.bucket, Meter: ps.meter, Recs: len(ps.recs)}
+			if !ps.lastWrite.IsZero() {
+				sp.LastWrite = ps.lastWrite.UnixMicro()
+			}
+			n += len(ps.recs)
+			st.Parts = append(st.Parts, sp)
+		}
+		meta.Topics = append(meta.Topics, st)
+	}
+	for _, x := range s.wide.open {
+		for _, in := range x.intents {
+			if strings.HasPrefix(in.subject, s.prefix+".d.") {
+				meta.Intents = append(meta.Intents, snapIntnt{Subject: in.subject, Seq: in.seq, Header: in.h})
+			}
+		}
+	}
+	js, _ := json.Marshal(meta) // plain data: it cannot fail
+	out := make([]byte, 0, len(js)+n*12+32)
+	out = append(out, snapMagic...)
+	out = binary.AppendUvarint(out, snapVersion)
+	out = binary.AppendUvarint(out, uint64(len(js)))
+	out = append(out, js...)
+	for _, id := range ids {
+		for _, ps := range s.byID[id].parts {
+			var prevSeq uint64
+			var prevAt int64
+			for _, r := range ps.recs {
+				out = binary.AppendUvarint(out, r.seq-prevSeq)
+				out = binary.AppendVarint(out, r.base)
+				out = binary.AppendVarint(out, r.count)
+				out = binary.AppendVarint(out, r.writtenAt-prevAt)
+				out = binary.AppendVarint(out, r.bytes)
+				out = binary.AppendUvarint(out, r.ref)
+				prevSeq, prevAt = r.seq, r.writtenAt
+			}
+		}
+	}
+	return out
+}
+
+// snapshot is a decoded snapshot.
+type snapshot struct {
+	meta snapMeta
+	recs [][][]recIdx // by topic, by partition (meta's order)
+}
+
+// decodeSnapshot decodes what encodeSnapshot wrote.
+func decodeSnapshot(b []byte) (*snapshot, error) {
+	if !bytes.HasPrefix(b, snapMagic) {
+		return nil, errors.New("not a topicgate snapshot")
+	}
+	b = b[len(snapMagic):]
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, errors.New("truncated")
+	}
+	if v != snapVersion {
+		return nil, fmt.Errorf("format version %d, this gateway reads version %d", v, snapVersion)
+	}
+	b = b[n:]
+	l, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < l {
+		return nil, errors.New("truncated")
+	}
+	sn := &snapshot{}
+	if err := json.Unmarshal(b[n:n+int(l)], &sn.meta); err != nil {
+		return nil, err
+	}
+	b = b[n+int(l):]
+	bad := false
+	uv := func() uint64 {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		b = b[n:]
+		return x
+	}
+	iv := func() int64 {
+		x, n := binary.Varint(b)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		b = b[n:]
+		return x
+	}
+	for _, t := range sn.meta.Topics {
+		parts := make([][]recIdx, len(t.Parts))
+		for p, sp := range t.Parts {
+			if sp.Recs < 0 || sp.Recs > len(b) {
+				return nil, errors.New("truncated")
+			}
+			recs := make([]recIdx, sp.Recs)
+			var seq uint64
+			var at int64
+			for i := range recs {
+				seq += uv()
+				r := recIdx{seq: seq, base: iv(), count: iv()}
+				at += iv()
+				r.writtenAt, r.bytes, r.ref = at, iv(), uv()
+				recs[i] = r
+			}
+			if bad {
+				return nil, errors.New("truncated")
+			}
+			parts[p] = recs
+		}
+		sn.recs = append(sn.recs, parts)
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes past its end", len(b))
+	}
+	return sn, nil
+}
+
+// install puts the snapshot's record-batch state into the fold, which has
+// folded every other message up to its sequence. It runs under s.mu.
+func (s *Store) install(sn *snapshot) error {
+	if len(sn.meta.Topics) != len(s.byID) {
+		return fmt.Errorf("%w: %d topics at sequence %d, the catalog has %d", errSnapshotUnusable, len(sn.meta.Topics), sn.meta.Seq, len(s.byID))
+	}
+	for i, st := range sn.meta.Topics {
+		t := s.byID[st.ID]
+		if t == nil || len(t.parts) != len(st.Parts) {
+			return fmt.Errorf("%w: topic %d at sequence %d", errSnapshotUnusable, st.ID, sn.meta.Seq)
+		}
+		for p, sp := range st.Parts {
+			ps := t.parts[p]
+			ps.recs, ps.start, ps.end, ps.bytes = sn.recs[i][p], sp.Start, sp.End, sp.Bytes
+			ps.lastSeq, ps.startSeq, ps.bucket, ps.meter = sp.LastSeq, sp.StartSeq, sp.Bucket, sp.Meter
+			ps.lastWrite = time.Time{}
+			if sp.LastWrite != 0 {
+				ps.lastWrite = time.UnixMicro(sp.LastWrite).UTC()
+			}
+			ps.retained, ps.sum = 0, 0
+			for _, r := range ps.recs {
+				ps.retained += r.bytes
+				ps.sum += recHash(r)
+				s.swept.referenced(r.ref)
+			}
+		}
+		t.writers = map[string]time.Time{}
+		for gw, at := range st.Writers {
+			t.writers[gw] = time.UnixMicro(at).UTC()
+		}
+		t.initial = map[string]map[int32]int64{}
+		for c, m := range st.Initial {
+			t.initial[c] = m
+		}
+	}
+	for _, in := range sn.meta.Intents {
+		tok := strings.Split(strings.TrimPrefix(in.Subject, s.prefix+"."), ".")
+		if err := s.applyIntent(in.Header.Get(hTxn), tok, in.Subject, in.Header, in.Seq); err != nil {
+			return err
+		}
+	}
+	for _, x := range s.wide.open {
+		sort.Slice(x.intents, func(i, j int) bool { return x.intents[i].seq < x.intents[j].seq })
+	}
+	s.applied = sn.meta.Seq
+	s.snap.from = sn.meta.Seq
+	// The point at the snapshot's sequence was folded without the record
+	// batches: its digest is not this state's.
+	s.snap.point = 0
+	return nil
+}
+
+// snapTimeout bounds reading or writing one snapshot: tens of megabytes
+// for millions of retained batches, longer than one request's timeout.
+func (s *Store) snapTimeout() time.Duration { return max(s.opts.Timeout, time.Minute) }
+
+// loadSnapshot reads and decodes the stream's newest snapshot; nil when
+// there is none or it cannot be used (with a warning: the gateway
+// replays the stream instead).
+func (s *Store) loadSnapshot(ctx context.Context) *snapshot {
+	ctx, cancel := context.WithTimeout(ctx, s.snapTimeout())
+	defer cancel()
+	warn := func(why string, err error) *snapshot {
+		s.opts.Logger.Warn("not starting from the fold's snapshot: replaying the whole stream", "stream", s.opts.Stream, "why", why, "err", err)
+		return nil
+	}
+	obs, err := s.js.ObjectStore(ctx, s.snapBucket())
+	if errors.Is(err, natsjs.ErrBucketNotFound) {
+		return nil
+	}
+	if err != nil {
+		return warn("the snapshot bucket", err)
+	}
+	data, err := obs.GetBytes(ctx, snapObject)
+	if errors.Is(err, natsjs.ErrObjectNotFound) {
+		return nil
+	}
+	if err != nil {
+		return warn("reading the snapshot (a digest mismatch is corruption)", err)
+	}
+	sn, err := decodeSnapshot(data)
+	if err != nil {
+		return warn("decoding the snapshot", err)
+	}
+	info := s.stream.CachedInfo()
+	if info == nil || sn.meta.Created.IsZero() || !sn.meta.Created.Equal(info.Created) || info.State.LastSeq < sn.meta.Seq {
+		return warn("the snapshot is of another stream of that name", nil)
+	}
+	return sn
+}
+
+// foldFilters are the subjects of every message the fold applies but
+// record batches: what a start from a snapshot replays up to it.
+func (s *Store) foldFilters() []string {
+	out := []string{s.prefix + ".l", s.prefix + ".n"}
+	for _, k := range []string{"c", "t", "f", "x", "m", "h", "p", "e", "o", "s", "r"} {
+		out = append(out, s.prefix+"."+k+".>")
+	}
+	return out
+}
+
+// startFromSnapshot starts the fold from the newest snapshot (see above)
+// and returns its sequence, or 0 when there is none to start from.
+func (s *Store) startFromSnapshot(ctx context.Context) (uint64, error) {
+	sn := s.loadSnapshot(ctx)
+	if sn == nil {
+		return 0, nil
+	}
+	began := time.Now()
+	if err := s.replayFiltered(ctx, sn.meta.Seq); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	err := s.install(sn)
+	s.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	s.opts.Logger.Info("started from the fold's snapshot", "stream", s.opts.Stream, "sequence", sn.meta.Seq, "took", time.Since(began).Round(time.Millisecond))
+	return sn.meta.Seq, nil
+}
+
+// replayFiltered folds every message up to sequence to but record
+// batches (foldFilters), with an ordered consumer of its own.
+func (s *Store) replayFiltered(ctx context.Context, to uint64) error {
+	rctx, cancel := s.request(ctx)
+	cons, err := s.stream.OrderedConsumer(rctx, natsjs.OrderedConsumerConfig{
+		FilterSubjects: s.foldFilters(), HeadersOnly: true, DeliverPolicy: natsjs.DeliverAllPolicy})
+	if err != nil {
+		cancel()
+		return s.unavailable(err)
+	}
+	info, err := cons.Info(rctx)
+	cancel()
+	if err != nil {
+		return s.unavailable(err)
+	}
+	if info.NumPending == 0 {
+		return nil
+	}
+	for idle := false; ; {
+		// What is stored is there at once: a pull that does not wait, and
+		// one that waits only after one came back empty.
+		fetch := func() (natsjs.MessageBatch, error) { return cons.FetchNoWait(foldPull) }
+		if idle {
+			fetch = func() (natsjs.MessageBatch, error) { return cons.Fetch(foldPull, natsjs.FetchMaxWait(s.opts.Timeout)) }
+		}
+		batch, err := fetch()
+		if err != nil {
+			return s.unavailable(err)
+		}
+		got, done := 0, false
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil || done {
+				continue
+			}
+			if md.Sequence.Stream > to {
+				done = true
+				continue
+			}
+			s.foldAt(md.Sequence.Stream, m.Subject(), m.Headers(), md.Timestamp, false)
+			got++
+			done = md.NumPending == 0
+		}
+		if err := batch.Error(); err != nil {
+			return s.unavailable(err)
+		}
+		if done {
+			return nil
+		}
+		if got == 0 && !idle {
+			idle = true
+			continue
+		}
+		idle = false
+		if got == 0 {
+			return fmt.Errorf("%w: replaying the stream up to its snapshot (sequence %d) made no progress", topicstore.ErrUnavailable, to)
+		}
+	}
+}
+
+// maybeSnapshot writes a snapshot when the stream has grown by
+// Options.SnapshotEvery messages since the last one, and by a quarter of
+// the record batches the fold holds. The maintenance lease holder calls
+// it.
+func (s *Store) maybeSnapshot(ctx context.Context) error {
+	every := s.opts.SnapshotEvery
+	if every == 0 {
+		every = DefaultSnapshotEvery
+	}
+	if every < 0 {
+		return nil
+	}
+	s.mu.Lock()
+	// A snapshot costs in proportion to the batches it holds: one is
+	// written once the stream grew by a quarter of them too, so that
+	// writing snapshots costs a bounded share of what folding does.
+	var recs int
+	for _, t := range s.byID {
+		for _, ps := range t.parts {
+			recs += len(ps.recs)
+		}
+	}
+	since := s.applied - min(s.snap.last, s.applied)
+	due := since >= uint64(every) && since >= uint64(recs/4)
+	s.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return s.writeSnapshot(ctx)
+}
+
+// writeSnapshot writes a snapshot of the fold at a point it publishes
+// (see above).
+func (s *Store) writeSnapshot(ctx context.Context) error {
+	s.mu.Lock()
+	s.snap.capture, s.snap.encoded = true, nil
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.snap.capture, s.snap.encoded = false, nil
+		s.mu.Unlock()
+	}()
+	m := nats.NewMsg(s.snapSubject())
+	m.Header.Set(hSnap, "point")
+	m.Header.Set(hHolder, s.stage.gw)
+	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	rctx, cancel := s.request(ctx)
+	ack, err := s.js.PublishMsg(rctx, m)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("publishing a snapshot point: %w", s.unavailable(err))
+	}
+	if err := s.waitApplied(ctx, ack.Sequence); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	data, point, digest := s.snap.encoded, s.snap.point, s.snap.digest
+	s.mu.Unlock()
+	if data == nil || point != ack.Sequence {
+		return fmt.Errorf("the fold did not capture the snapshot point at sequence %d", ack.Sequence)
+	}
+	ctx, cancel = context.WithTimeout(ctx, s.snapTimeout())
+	defer cancel()
+	obs, err := s.js.CreateOrUpdateObjectStore(ctx, natsjs.ObjectStoreConfig{Bucket: s.snapBucket(), Replicas: s.opts.Replicas,
+		Storage: natsjs.FileStorage, Description: "topicgate: snapshots of the fold of stream " + s.opts.Stream})
+	if err != nil {
+		return fmt.Errorf("the snapshot bucket: %w", s.unavailable(err))
+	}
+	if _, err := obs.PutBytes(ctx, snapObject, data); err != nil {
+		return fmt.Errorf("storing a snapshot of %d bytes: %w", len(data), s.unavailable(err))
+	}
+	d := nats.NewMsg(s.snapSubject())
+	d.Header.Set(hSnap, "done")
+	d.Header.Set(hSnapSeq, strconv.FormatUint(point, 10))
+	d.Header.Set(hSnapHash, strconv.FormatUint(digest, 16))
+	d.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	rctx, cancel = s.request(ctx)
+	defer cancel()
+	dack, err := s.js.PublishMsg(rctx, d)
+	if err != nil {
+		return fmt.Errorf("publishing a snapshot's notice: %w", s.unavailable(err))
+	}
+	s.snapWritten.Add(1)
+	return s.waitApplied(ctx, dack.Sequence)
+}
