@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
 )
@@ -18,6 +19,38 @@ import (
 // catalog subject's last sequence, so two gateways creating the same topic
 // cannot both succeed; a creation's stream sequence is the topic's ID, so
 // a topic dropped and created again never sees the old one's messages.
+//
+// A creation also numbers the topic (TopicInfo.ID, 1, 2, ... as in the
+// embedded store): its batch holds a message on <prefix>.cn, rolled up and
+// conditional on that subject's last sequence, carrying the number
+// (Tg-Created), and the record carries it too (catalogRec.Ordinal). So
+// creations are numbered in order, and every gateway knows every live
+// topic's number without counting creation records, which lets a drop
+// remove them: the drop's tombstone rolls its catalog subject up, the
+// topic's messages are purged, and once the tombstone is tombstoneAge old
+// the maintenance lease holder purges it too (a gateway folding more than
+// that behind would miss the drop, as a Kafka consumer lagging past
+// delete.retention.ms misses a tombstone). Nothing is then kept of a
+// dropped topic, in the stream or in any fold.
+
+// hCreated is a topic-number message's number: the highest given out.
+const hCreated = "Tg-Created"
+
+// tombstoneAge is how long a dropped topic's tombstone stays in the
+// stream (Kafka's delete.retention.ms default).
+const tombstoneAge = 24 * time.Hour
+
+// leftover is a dropped topic as the fold knows it until its messages and
+// its tombstone are purged.
+type leftover struct {
+	name   string
+	seq    uint64    // the tombstone's sequence
+	at     time.Time // when it was dropped
+	purged bool      // the topic's messages are (this gateway purged them)
+}
+
+// numberSubject is the subject of topic numbers.
+func (s *Store) numberSubject() string { return s.prefix + ".cn" }
 
 // CreateTopic implements topicstore.Store.
 func (s *Store) CreateTopic(ctx context.Context, cfg topicstore.TopicConfig) error {
@@ -99,7 +132,9 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 	// fold reads (its ID is never reused).
 	if s.purgeTopic(ctx, id) == nil {
 		s.mu.Lock()
-		delete(s.leftovers, id)
+		if l := s.leftovers[id]; l != nil {
+			l.purged = true
+		}
 		s.mu.Unlock()
 	}
 	return nil
@@ -131,9 +166,10 @@ func (s *Store) purgeTopic(ctx context.Context, id uint64) error {
 }
 
 // purgeLeftovers purges what the dropped topics the fold knows of may
-// have left (a gateway died between a drop and its purge); each is
-// forgotten once purged. A maintenance step of the lease holder.
-func (s *Store) purgeLeftovers(ctx context.Context) error {
+// have left (a gateway died between a drop and its purge), and the
+// tombstones older than tombstoneAge at now; a dropped topic is forgotten
+// once both are purged. A maintenance step of the lease holder.
+func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	ids := make([]uint64, 0, len(s.leftovers))
 	for id := range s.leftovers {
@@ -142,14 +178,62 @@ func (s *Store) purgeLeftovers(ctx context.Context) error {
 	s.mu.Unlock()
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := s.purgeTopic(ctx, id); err != nil {
-			return err
+		s.mu.Lock()
+		l := *s.leftovers[id]
+		s.mu.Unlock()
+		if !l.purged {
+			if err := s.purgeTopic(ctx, id); err != nil {
+				return err
+			}
+		}
+		old := now.Sub(l.at) >= tombstoneAge
+		if old {
+			// Only the tombstone and what came before it: a creation of
+			// the name since stays.
+			rctx, cancel := s.request(ctx)
+			err := s.io.purge(rctx, s.catalogSubject(l.name), l.seq+1)
+			cancel()
+			if err != nil {
+				return s.unavailable(err)
+			}
 		}
 		s.mu.Lock()
-		delete(s.leftovers, id)
+		if cur := s.leftovers[id]; cur != nil {
+			cur.purged = true
+			if old {
+				s.forgetDrop(id)
+			}
+		}
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// forgetDrops forgets the dropped topics whose tombstone is older than
+// twice tombstoneAge at now, purged or not: the lease holder of that time
+// purged it. Every gateway's maintenance runs it.
+func (s *Store) forgetDrops(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, l := range s.leftovers {
+		if now.Sub(l.at) >= 2*tombstoneAge {
+			s.forgetDrop(id)
+		}
+	}
+}
+
+// forgetDrop drops dropped topic id from the fold: its leftover and its
+// name's catalog sequence, unless the name was created again since. It
+// runs under s.mu.
+func (s *Store) forgetDrop(id uint64) {
+	l := s.leftovers[id]
+	if l == nil {
+		return
+	}
+	delete(s.leftovers, id)
+	if s.byName[l.name] == nil && s.catSeqs[l.name] == l.seq {
+		delete(s.catSeqs, l.name)
+	}
 }
 
 // catalogChange publishes change's record for name (nil: a drop),
@@ -173,8 +257,22 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			return err
 		}
 		m := nats.NewMsg(s.catalogSubject(name))
+		var number *nats.Msg
 		if rec == nil && old != nil {
 			m.Header.Set(hDropped, strconv.FormatUint(old.rec.ID, 10))
+			m.Header.Set(hAt, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
+			// The tombstone is all the name's subject keeps.
+			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+		}
+		if rec != nil && old == nil {
+			// A creation: the next topic number, given out in order.
+			s.mu.Lock()
+			rec.Ordinal = s.created + 1
+			number = nats.NewMsg(s.numberSubject())
+			number.Header.Set(hCreated, strconv.FormatUint(rec.Ordinal, 10))
+			number.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+			expect(number, s.cnSeq)
+			s.mu.Unlock()
 		}
 		if rec != nil {
 			b, err := json.Marshal(rec)
@@ -185,10 +283,21 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		}
 		expect(m, last)
 		rctx, cancel := s.request(ctx)
-		ack, err := s.js.PublishMsg(rctx, m)
+		var acked uint64
+		if number != nil {
+			var ack *BatchAck
+			if ack, err = s.io.publishBatch(rctx, []*nats.Msg{number, m}); err == nil {
+				acked = ack.Sequence
+			}
+		} else {
+			var ack *natsjs.PubAck
+			if ack, err = s.js.PublishMsg(rctx, m); err == nil {
+				acked = ack.Sequence
+			}
+		}
 		cancel()
 		if err == nil {
-			return s.waitApplied(ctx, ack.Sequence)
+			return s.waitApplied(ctx, acked)
 		}
 		if noLeader(err) && time.Now().Before(deadline) && ctx.Err() == nil {
 			s.awaitLeader(attempt) // nothing stored: an election (commit.go)
@@ -201,6 +310,35 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		if err := s.catchUp(err); err != nil {
 			return err
 		}
+		s.mu.Lock()
+		absent := s.byName[name] == nil
+		s.mu.Unlock()
+		if absent {
+			s.repairCatalogSeq(ctx, name)
+		}
+	}
+}
+
+// repairCatalogSeq sets the fold's last sequence of name's catalog subject
+// to the stream's: a fold that forgot a dropped topic (forgetDrops) before
+// its tombstone was purged expects the subject empty, and one that holds
+// the sequence of a tombstone purged since expects it not to be.
+func (s *Store) repairCatalogSeq(ctx context.Context, name string) {
+	rctx, cancel := s.request(ctx)
+	seq, _, err := s.io.lastFor(rctx, s.catalogSubject(name))
+	cancel()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byName[name] != nil {
+		return
+	}
+	if seq == 0 {
+		delete(s.catSeqs, name)
+	} else {
+		s.catSeqs[name] = seq
 	}
 }
 

@@ -4,7 +4,7 @@
 // whole contract suite (storetest). It owns:
 //
 //   - the layout: one stream (DefaultStream, R3 by default) holding the
-//     catalog (c), record batches in the embedded store's format (d),
+//     catalog (c) and topic numbers (cn, catalog.go), record batches in the embedded store's format (d),
 //     producers (p) and their expiry notices (e, producers.go),
 //     positions (o), retention starts (r), guards (g),
 //     staged chunks (t), shared-consumer windows (s), read-session members

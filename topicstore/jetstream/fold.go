@@ -56,6 +56,10 @@ type catalogRec struct {
 	ID        uint64                 `json:"id"` // 0 in a creation: the record's stream sequence becomes the ID
 	CreatedAt int64                  `json:"created_at"`
 	Layout    topicstore.Layout      `json:"layout"`
+	// Ordinal is the topic's number (TopicInfo.ID), given out with the
+	// topic-number subject in the creation's batch (catalog.go); 0 in a
+	// record written before: the fold numbers it by counting.
+	Ordinal uint64 `json:"ordinal,omitempty"`
 }
 
 // topicState is a topic as the fold knows it.
@@ -68,13 +72,14 @@ type topicState struct {
 	initial map[string]map[int32]int64     // consumer -> initial positions (read_from)
 	changed chan struct{}                  // closed at the next visible change
 	rr      uint32                         // this gateway's round-robin cursor
-	// ordinal is the topic's number in creation order in the stream
-	// (TopicInfo.ID; rec.ID, its catalog record's sequence, names its
-	// subjects): every gateway folds every catalog record, which nothing
-	// purges, so every gateway numbers the topics alike.
+	// ordinal is the topic's number (TopicInfo.ID; rec.ID, its creation
+	// record's sequence, names its subjects): the creation record carries
+	// it (catalogRec.Ordinal), so every gateway numbers the topics alike
+	// though dropped topics' records are purged.
 	ordinal uint64
-	// writers are the gateways that wrote the topic, with their last
-	// batch\'s written_at (roundRobin shares the partitions among them).
+	// writers are the gateways that wrote the topic lately, with their
+	// last batch's written_at (roundRobin shares the partitions among
+	// them; forgetWriters).
 	writers map[string]time.Time
 }
 
@@ -143,6 +148,23 @@ func (t *topicState) resize() {
 		t.parts = append(t.parts, &partState{})
 	}
 }
+
+// forgetWriters drops the writers whose last batch is older than
+// writerMemory before at (a batch's written_at): every gateway forgets
+// alike, and writers holds the gateways writing now, not every one that
+// ever wrote (each restart is a new gateway). It runs under s.mu.
+func (t *topicState) forgetWriters(at time.Time) {
+	for gw, last := range t.writers {
+		if at.Sub(last) > writerMemory {
+			delete(t.writers, gw)
+		}
+	}
+}
+
+// writerMemory is how long the fold remembers a topic's writer after its
+// last batch: far longer than share counts it as writing (contendedFor),
+// so that clocks apart by less than that do not change a share.
+const writerMemory = 12 * contendedFor
 
 // notify wakes the topic's waiters.
 func (t *topicState) notify() {
@@ -493,6 +515,10 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
 		return nil
 	}
+	if len(tok) == 1 && tok[0] == "cn" {
+		s.cnSeq, s.created = seq, max(s.created, uint64(hInt(h, hCreated))) // topic numbers (catalog.go)
+		return nil
+	}
 	if len(tok) == 1 && tok[0] == "n" {
 		s.applySnap(h, seq) // snapshots' points and notices (snapshot.go)
 		return nil
@@ -576,6 +602,9 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps.lastSeq = seq
 		ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
 		if gw != "" {
+			if _, ok := t.writers[gw]; !ok {
+				t.forgetWriters(ps.lastWrite)
+			}
 			t.writers[gw] = ps.lastWrite
 		}
 		if rate, burst := topicstore.ThrottleLimits(&t.rec.Config); rate > 0 {
@@ -649,10 +678,12 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	if js == "" {
 		// What the dropped topic left is purged by the drop, or by the
 		// maintenance lease holder if its gateway died first.
-		if id := uint64(hInt(h, hDropped)); id != 0 {
-			s.leftovers[id] = true
-		} else if old != nil {
-			s.leftovers[old.rec.ID] = true
+		id := uint64(hInt(h, hDropped))
+		if id == 0 && old != nil {
+			id = old.rec.ID
+		}
+		if id != 0 {
+			s.leftovers[id] = &leftover{name: name, seq: seq, at: timeMicros(hInt(h, hAt))}
 		}
 		if old != nil {
 			delete(s.byName, name)
@@ -668,9 +699,12 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	}
 	if rec.ID == 0 || old == nil {
 		rec.ID = seq
+		if rec.Ordinal == 0 {
+			rec.Ordinal = s.created + 1 // a record written before topic numbers
+		}
+		s.created = max(s.created, rec.Ordinal)
 		t := newTopicState(rec, seq)
-		s.created++
-		t.ordinal = s.created
+		t.ordinal = rec.Ordinal
 		s.byName[name], s.byID[rec.ID] = t, t
 		s.initialPositions(t, nil)
 		s.sharedCatalog(t, nil, seq)
@@ -678,7 +712,10 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	}
 	prev := old.rec.Config.Consumers
 	reconfigureBuckets(old, &old.rec.Config, &rec.Config, time.UnixMicro(rec.CreatedAt))
-	old.rec, old.catSeq = rec, seq
+	if rec.Ordinal == 0 {
+		rec.Ordinal = old.ordinal
+	}
+	old.rec, old.catSeq, old.ordinal = rec, seq, rec.Ordinal
 	old.resize()
 	s.initialPositions(old, prev)
 	s.sharedCatalog(old, prev, seq)

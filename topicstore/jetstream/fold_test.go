@@ -145,3 +145,15 @@ func TestRecordFields(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// TestForgetWriters: a topic's writers are those that wrote within
+// writerMemory of the newest batch; an older one is forgotten when a new
+// writer comes, so the map holds the gateways writing now, not every one
+// that ever did.
+func TestForgetWriters(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	ts := &topicState{writers: map[string]time.Time{
+		"old": now.Add(-writerMemory - time.Second), "recent": now.Add(-contendedFor)}}
+	ts.forgetWriters(now)
+	require.Equal(t, map[string]time.Time{"recent": now.Add(-contendedFor)}, ts.writers)
+}

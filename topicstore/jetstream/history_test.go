@@ -134,7 +134,65 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left(s2), "the dropped topic's messages after maintenance")
 	t.Logf("a drop cut short left %d subjects behind; the next maintenance purged them all", len(before))
+
+	// The tombstone is all the name's catalog subject holds; it goes once
+	// tombstoneAge old, and no fold keeps anything of the topic then.
+	catalog := func() uint64 {
+		info, err := s2.stream.Info(ctx, natsjs.WithSubjectFilter(s2.catalogSubject("t")))
+		require.NoError(t, err)
+		return info.State.Subjects[s2.catalogSubject("t")]
+	}
+	require.Equal(t, uint64(1), catalog(), "the tombstone")
+	_, err = s2.RunRetention(ctx, time.Now().Add(tombstoneAge+time.Minute))
+	require.NoError(t, err)
+	require.Zero(t, catalog(), "the tombstone after tombstoneAge")
 	s2.mu.Lock()
 	require.Empty(t, s2.leftovers)
+	_, ok := s2.catSeqs["t"]
+	require.False(t, ok)
 	s2.mu.Unlock()
+
+	// A gateway that still holds the tombstone's sequence creates the
+	// name again all the same.
+	s3 := openStores(t, c, o, 1)[0]
+	s3.mu.Lock()
+	s3.catSeqs["t"] = s.catSeqs["t"]
+	s3.mu.Unlock()
+	require.NoError(t, s3.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
+}
+
+// TestTopicNumbersSurviveDrops: topics keep their numbers (TopicInfo.ID)
+// on every gateway, also one started after dropped topics' catalog
+// records were purged, and a new topic takes the next number.
+func TestTopicNumbersSurviveDrops(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGNUM", Timeout: 2 * time.Second, RetentionInterval: -1}
+	s := openStores(t, c, o, 1)[0]
+	for _, name := range []string{"a", "b", "c"} {
+		require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: name, MinActivePartitions: 1}))
+	}
+	require.NoError(t, s.DropTopic(ctx, "b"))
+	require.NoError(t, s.DropTopic(ctx, "c"))
+	require.NoError(t, s.AlterTopic(ctx, "a", func(cfg *topicstore.TopicConfig) error { cfg.MinActivePartitions = 2; return nil }))
+	_, err := s.RunRetention(ctx, time.Now().Add(tombstoneAge+time.Minute))
+	require.NoError(t, err)
+	numbers := func(st *Store) map[string]int64 {
+		out := map[string]int64{}
+		for _, ti := range st.Topics() {
+			out[ti.Config.Name] = int64(ti.ID)
+		}
+		return out
+	}
+	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.prefix+".c.>"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{s.catalogSubject("a"): 2}, info.State.Subjects, "b's and c's records are purged")
+	s2 := openStores(t, c, o, 1)[0]
+	require.Equal(t, map[string]int64{"a": 1}, numbers(s2))
+	require.NoError(t, s2.CreateTopic(ctx, topicstore.TopicConfig{Name: "d", MinActivePartitions: 1}))
+	require.NoError(t, s.sync(ctx))
+	want := map[string]int64{"a": 1, "d": 4}
+	require.Equal(t, want, numbers(s))
+	require.Equal(t, want, numbers(s2))
+	require.Equal(t, want, numbers(openStores(t, c, o, 1)[0]))
 }

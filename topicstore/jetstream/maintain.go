@@ -48,6 +48,7 @@ func (s *Store) maintain(interval time.Duration) {
 		s.settleDoubts(ctx, false)
 		s.settleWide(ctx)
 		s.purgeChain(ctx)
+		s.forgetDrops(s.opts.Clock())
 		every = s.maintainEvery(interval)
 		held, err := s.takeLease(3 * every)
 		if err != nil {

@@ -513,7 +513,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 	if err := s.retireDrained(ctx); err != nil {
 		return deleted, err
 	}
-	if err := s.purgeLeftovers(ctx); err != nil {
+	if err := s.purgeLeftovers(ctx, now); err != nil {
 		return deleted, err
 	}
 	if _, err := s.compactProducers(ctx, now); err != nil {

@@ -468,7 +468,7 @@ func (s *Store) loadSnapshot(ctx context.Context) *snapshot {
 // foldFilters are the subjects of every message the fold applies but
 // record batches: what a start from a snapshot replays up to it.
 func (s *Store) foldFilters() []string {
-	out := []string{s.prefix + ".l", s.prefix + ".n"}
+	out := []string{s.prefix + ".l", s.prefix + ".n", s.prefix + ".cn"}
 	for _, k := range []string{"c", "t", "f", "x", "m", "h", "p", "e", "o", "s", "r"} {
 		out = append(out, s.prefix+"."+k+".>")
 	}

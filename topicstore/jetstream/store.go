@@ -130,10 +130,11 @@ type Store struct {
 	byName  map[string]*topicState
 	byID    map[uint64]*topicState
 	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
-	// leftovers are dropped topics whose messages may not all be purged
-	// yet (catalog.go, purgeLeftovers).
-	leftovers map[uint64]bool
-	created   uint64 // topics created so far in the stream (TopicInfo.ID)
+	// leftovers are dropped topics whose messages or tombstone may not
+	// all be purged yet (catalog.go, purgeLeftovers), by topic ID.
+	leftovers map[uint64]*leftover
+	created   uint64 // the highest topic number given out (TopicInfo.ID)
+	cnSeq     uint64 // the topic-number subject's last sequence (catalog.go)
 	closed    bool
 	foldErr   error
 	lease     leaseState // the maintenance lease, as folded
@@ -386,7 +387,7 @@ func (o Options) withDefaults() Options {
 // it the cluster; the simulation (sim_test.go) its own clusterIO.
 func newStore(o Options, gw uint64) *Store {
 	s := &Store{opts: o, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
-		catSeqs: map[string]uint64{}, leftovers: map[uint64]bool{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+		catSeqs: map[string]uint64{}, leftovers: map[uint64]*leftover{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.cache = newRecordCache(o.CacheBytes)
 	s.prefix = "tg"
