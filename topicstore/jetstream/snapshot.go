@@ -53,7 +53,8 @@ import (
 // warning and a full replay), folds every message up to S but record
 // batches through an ordered consumer filtered on the other subjects (the
 // server skips the record batches' blocks), installs the snapshot's
-// record-batch state, and folds the stream from S+1 on as always. A
+// record-batch state (but a topic dropped since, whose tombstone rolled
+// its creation up), and folds the stream from S+1 on as always. A
 // snapshot that does not fit what the catalog says at S (another number
 // of partitions, a topic it lacks) is not used: the gateway starts again
 // with a full replay, with a warning. Record batches retention purged
@@ -377,13 +378,16 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 // install puts the snapshot's record-batch state into the fold, which has
 // folded every other message up to its sequence. It runs under s.mu.
 func (s *Store) install(sn *snapshot) error {
-	if len(sn.meta.Topics) != len(s.byID) {
-		return fmt.Errorf("%w: %d topics at sequence %d, the catalog has %d", errSnapshotUnusable, len(sn.meta.Topics), sn.meta.Seq, len(s.byID))
-	}
+	covered := 0
 	for i, st := range sn.meta.Topics {
 		t := s.byID[st.ID]
-		if t == nil || len(t.parts) != len(st.Parts) {
-			return fmt.Errorf("%w: topic %d at sequence %d", errSnapshotUnusable, st.ID, sn.meta.Seq)
+		if t == nil {
+			// Dropped since: its tombstone rolled its creation up.
+			continue
+		}
+		covered++
+		if len(t.parts) != len(st.Parts) {
+			return fmt.Errorf("%w: topic %d has %d partitions at sequence %d, the catalog says %d", errSnapshotUnusable, st.ID, len(st.Parts), sn.meta.Seq, len(t.parts))
 		}
 		for p, sp := range st.Parts {
 			ps := t.parts[p]
@@ -408,6 +412,9 @@ func (s *Store) install(sn *snapshot) error {
 		for c, m := range st.Initial {
 			t.initial[c] = m
 		}
+	}
+	if covered != len(s.byID) {
+		return fmt.Errorf("%w: it holds %d of the %d topics the catalog has at sequence %d", errSnapshotUnusable, covered, len(s.byID), sn.meta.Seq)
 	}
 	for _, in := range sn.meta.Intents {
 		tok := strings.Split(strings.TrimPrefix(in.Subject, s.prefix+"."), ".")
