@@ -48,7 +48,10 @@ func startGateways(t *testing.T, n int, timeout time.Duration) *gwCluster {
 // default stream (TOPICGATE), R3, every node's URL.
 func (g *gwCluster) gatewayConfig() config {
 	return config{Listen: "127.0.0.1:0", Store: g.nodes.URL(), LogLevel: slog.LevelError,
-		NATS: natsConfig{Replicas: 3, Stream: jetstream.DefaultStream, Timeout: g.timeout, CommitTimeout: g.commitTimeout}}
+		// A gateway started right after a node restarted waits for it, as
+		// with the command's default --nats-start-timeout.
+		NATS: natsConfig{Replicas: 3, Stream: jetstream.DefaultStream, Timeout: g.timeout, CommitTimeout: g.commitTimeout,
+			StartTimeout: 30 * time.Second}}
 }
 
 func (g *gwCluster) startGateway() *app {

@@ -530,7 +530,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	case "c":
 		return s.applyCatalog(tok[1], h, seq)
 	case "t":
-		s.swept.chunk(tok, seq, ts) // staged data, read by reference (sweep.go)
+		s.swept.chunk(tok, h, seq, ts) // staged data, read by reference (sweep.go)
 		return nil
 	case "f":
 		return s.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)

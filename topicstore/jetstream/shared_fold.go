@@ -426,17 +426,18 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 	return nil
 }
 
-// allowRollup turns on rollups on a stream created without them (state
-// messages replace their subject's last one).
-func (s *Store) allowRollup(ctx context.Context, st natsjs.Stream) (natsjs.Stream, error) {
+// upgradeStream turns on what a stream created by an older topicgate
+// lacks: rollups (state messages replace their subject's last one) and
+// per-message TTLs (stagings' "gone" markers expire, sweep.go).
+func (s *Store) upgradeStream(ctx context.Context, st natsjs.Stream) (natsjs.Stream, error) {
 	cfg := st.CachedInfo().Config
-	if cfg.AllowRollup {
+	if cfg.AllowRollup && cfg.AllowMsgTTL {
 		return st, nil
 	}
-	cfg.AllowRollup = true
+	cfg.AllowRollup, cfg.AllowMsgTTL = true, true
 	st, err := s.js.UpdateStream(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("allowing rollups on stream %q (shared-consumer states need them): %w", cfg.Name, err)
+		return nil, fmt.Errorf("allowing rollups and message TTLs on stream %q (shared-consumer states and staging markers need them): %w", cfg.Name, err)
 	}
 	return st, nil
 }

@@ -653,8 +653,8 @@ func (m *sim) verify() {
 	// A dead gateway's chunks that no record references are swept.
 	for seq := uint64(1); seq <= m.st.lastSeq(); seq++ {
 		msg := m.st.get(seq)
-		if msg == nil || !strings.HasPrefix(msg.subject, "tg.t.") || referenced[seq] {
-			continue
+		if msg == nil || !strings.HasPrefix(msg.subject, "tg.t.") || referenced[seq] || msg.h.Get(hGone) != "" {
+			continue // a "gone" marker its publisher did not delete expires (goneTTL)
 		}
 		gw := strings.Split(msg.subject, ".")[2]
 		for _, g := range m.gws {

@@ -163,12 +163,9 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 	}
 	delete(s.stage.open, txnID)
 	s.stage.mu.Unlock()
-	ctx, cancel := s.request(context.Background())
-	defer cancel()
-	if err := s.io.purge(ctx, s.stagedSubject(txnID), 0); err != nil {
-		return s.unavailable(err)
-	}
-	return nil
+	// A rollup of the staging's subject deletes its chunks, and every
+	// gateway's fold forgets them (sweep.go).
+	return s.markGone(context.Background(), s.stagedSubject(txnID), 0, true)
 }
 
 // claimStaged validates a write's staged batches (this gateway's, open,

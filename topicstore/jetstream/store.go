@@ -431,7 +431,7 @@ func (s *Store) ensureStream(parent context.Context) (natsjs.Stream, error) {
 		}
 		ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
 		defer cancel()
-		return s.allowRollup(ctx, st)
+		return s.upgradeStream(ctx, st)
 	}
 	if !errors.Is(err, natsjs.ErrStreamNotFound) {
 		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
@@ -516,6 +516,7 @@ func (s *Store) streamConfig() natsjs.StreamConfig {
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
 		AllowRollup:        true, // shared-consumer states replace their subject's last one (shared_fold.go)
+		AllowMsgTTL:        true, // stagings' "gone" markers expire (sweep.go)
 		Metadata:           map[string]string{streamMark: "1"},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
 )
@@ -59,17 +60,36 @@ func (s *Store) abortDead() {
 
 // sweptState is, as folded, every gateway's staged chunks not yet swept
 // and its fence subject.
+//
+// It holds only stagings that may still need sweeping: one whose every
+// chunk a record references is forgotten then (referenced), and one its
+// gateway discarded or a sweep deleted is forgotten when the fold meets
+// the "gone" marker published on its subject (markGone). A marker that is
+// not stored (the cluster did not answer) leaves the staging to the sweep
+// once its gateway is dead, which deletes what is left and marks it
+// again. So the
+// state is bounded by the stagings open or in doubt, not by every
+// staging ever.
 type sweptState struct {
 	subjects map[string]*stagedSubject // by subject
-	chunks   map[uint64]bool           // every chunk's sequence: true once a record references it
+	chunks   map[uint64]chunkState     // every chunk's sequence
 	fences   map[string]*fenceState    // by gateway
 }
 
 // stagedSubject is one staging's chunks.
 type stagedSubject struct {
+	key    string // <gateway>.<transaction>
 	gw     string
 	seqs   []uint64
+	refs   int // chunks a record references
 	newest time.Time
+}
+
+// chunkState is one staged chunk: its staging, and whether a record
+// references it.
+type chunkState struct {
+	ss  *stagedSubject
+	ref bool
 }
 
 // fenceState is a gateway's fence subject: its last sequence (a fence or
@@ -78,29 +98,123 @@ type fenceState struct {
 	last, fence uint64
 }
 
-func (w *sweptState) chunk(tok []string, seq uint64, ts time.Time) {
+func (w *sweptState) chunk(tok []string, h nats.Header, seq uint64, ts time.Time) {
 	if len(tok) != 3 {
 		return
 	}
-	if w.subjects == nil {
-		w.subjects, w.chunks = map[string]*stagedSubject{}, map[uint64]bool{}
-	}
 	key := tok[1] + "." + tok[2]
+	if v := h.Get(hGone); v != "" {
+		// A "gone" marker (markGone): the chunks before its bound go.
+		below, _ := strconv.ParseUint(v, 10, 64)
+		if below == 0 {
+			below = seq
+		}
+		w.forgetBelow(w.subjects[key], below)
+		return
+	}
+	if w.subjects == nil {
+		w.subjects, w.chunks = map[string]*stagedSubject{}, map[uint64]chunkState{}
+	}
 	ss := w.subjects[key]
 	if ss == nil {
-		ss = &stagedSubject{gw: tok[1]}
+		ss = &stagedSubject{key: key, gw: tok[1]}
 		w.subjects[key] = ss
 	}
 	ss.seqs = append(ss.seqs, seq)
 	ss.newest = ts
-	w.chunks[seq] = false
+	w.chunks[seq] = chunkState{ss: ss}
 }
 
+// referenced marks chunk seq referenced by a record; a staging whose
+// every chunk is referenced is forgotten: there is nothing of it to sweep.
 func (w *sweptState) referenced(seq uint64) {
-	if _, ok := w.chunks[seq]; ok {
-		w.chunks[seq] = true
+	c, ok := w.chunks[seq]
+	if !ok || c.ref {
+		return
+	}
+	c.ref = true
+	w.chunks[seq] = c
+	if c.ss.refs++; c.ss.refs == len(c.ss.seqs) {
+		w.forget(c.ss)
 	}
 }
+
+// forgetBelow drops the chunks of staging ss (nil: none) stored before
+// sequence below, and the staging when none is left.
+func (w *sweptState) forgetBelow(ss *stagedSubject, below uint64) {
+	if ss == nil {
+		return
+	}
+	kept, refs := ss.seqs[:0:0], 0
+	for _, seq := range ss.seqs {
+		if seq < below {
+			delete(w.chunks, seq)
+			continue
+		}
+		kept = append(kept, seq)
+		if w.chunks[seq].ref {
+			refs++
+		}
+	}
+	if len(kept) == 0 {
+		delete(w.subjects, ss.key)
+		return
+	}
+	ss.seqs, ss.refs = kept, refs
+}
+
+// forget drops staging ss (nil: none) and its chunks.
+func (w *sweptState) forget(ss *stagedSubject) {
+	if ss == nil {
+		return
+	}
+	for _, seq := range ss.seqs {
+		delete(w.chunks, seq)
+	}
+	delete(w.subjects, ss.key)
+}
+
+// markGone publishes the "gone" marker of a staging on its subject:
+// every fold forgets its chunks stored before below (0: before the
+// marker), and a rollup (rollup set) deletes every chunk before it in the
+// same step, also one that landed late, after a purge. The publisher
+// deletes the marker once its own fold applied it; should it never learn
+// the marker was stored, or die, the marker expires (goneTTL).
+func (s *Store) markGone(ctx context.Context, subject string, below uint64, rollup bool) error {
+	m := nats.NewMsg(subject)
+	m.Header.Set(hGone, strconv.FormatUint(below, 10))
+	m.Header.Set(natsjs.MsgTTLHeader, goneTTL.String())
+	if rollup {
+		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+	}
+	rctx, cancel := s.request(ctx)
+	seq, err := s.io.publish(rctx, m)
+	cancel()
+	if err != nil {
+		return s.unavailable(err)
+	}
+	rctx, cancel = s.request(ctx)
+	err = s.io.waitApplied(rctx, seq)
+	cancel()
+	if err != nil {
+		return err
+	}
+	rctx, cancel = s.request(ctx)
+	err = s.io.deleteMsg(rctx, seq)
+	cancel()
+	if err != nil {
+		return s.unavailable(err)
+	}
+	return nil
+}
+
+// hGone is a staging's "gone" marker: every fold forgets the staging's
+// chunks stored before that sequence (0: before the marker).
+const hGone = "Tg-Gone"
+
+// goneTTL is how long a "gone" marker its publisher did not delete stays
+// in the stream.
+const goneTTL = time.Hour
 
 func (w *sweptState) fence(tok []string, h nats.Header, seq uint64) {
 	if len(tok) != 2 {
@@ -219,7 +333,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 	type job struct {
 		subject string
 		key     string
-		seqs    []uint64 // to delete one by one; nil: purge the subject below fence
+		seqs    []uint64 // to delete one by one; nil: the whole staging (a rollup)
 		n       int
 	}
 	var jobs []job
@@ -239,7 +353,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		for _, seq := range ss.seqs {
 			switch {
 			case seq >= fence:
-			case s.swept.chunks[seq]:
+			case s.swept.chunks[seq].ref:
 				refs = true
 			default:
 				loose = append(loose, seq)
@@ -257,15 +371,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 	s.mu.Unlock()
 	deleted := 0
 	for _, j := range jobs {
-		if j.seqs == nil {
-			rctx, cancel := s.request(ctx)
-			err := s.io.purge(rctx, j.subject, fence)
-			cancel()
-			if err != nil {
-				return deleted, s.unavailable(err)
-			}
-		}
-		for _, seq := range j.seqs {
+		for _, seq := range j.seqs { // none when the marker's rollup deletes the whole staging
 			rctx, cancel := s.request(ctx)
 			err := s.io.deleteMsg(rctx, seq)
 			cancel()
@@ -274,18 +380,13 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 			}
 		}
 		deleted += j.n
-		s.mu.Lock()
-		if ss := s.swept.subjects[j.key]; ss != nil {
-			for _, seq := range ss.seqs {
-				if seq < fence {
-					delete(s.swept.chunks, seq)
-				}
-			}
-			if ss.seqs[len(ss.seqs)-1] < fence {
-				delete(s.swept.subjects, j.key)
-			}
+		// Every gateway forgets what was deleted: a staging none of
+		// which a record references goes whole (a rollup: a chunk that
+		// landed late goes too, and the fence refuses its commit); of
+		// one that is referenced in part, what came before the fence.
+		if err := s.markGone(ctx, j.subject, fence, j.seqs == nil); err != nil {
+			return deleted, err
 		}
-		s.mu.Unlock()
 	}
 	return deleted, nil
 }

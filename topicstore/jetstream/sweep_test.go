@@ -41,11 +41,28 @@ func caughtUp(t *testing.T, s *Store, sb topicstore.StagedBatch) {
 // live gateway's stagings are left alone.
 func TestSweepDeadGatewayStaging(t *testing.T) {
 	c := jstest.Start(t, 1)
-	const ttl = time.Second
-	var none, ahead atomic.Int64
-	st := sweepStores(t, c, "TGSWEEP", ttl, &none, &ahead)
-	a, b := st[0], st[1]
 	ctx := context.Background()
+	const ttl = time.Second
+	var none, ahead, none2 atomic.Int64
+	st := sweepStores(t, c, "TGSWEEP", ttl, &none, &ahead, &none2)
+	a, b, o := st[0], st[1], st[2] // o only folds
+	stagings := func(s *Store) []string {
+		require.NoError(t, s.sync(ctx))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var out []string
+		for key := range s.swept.subjects {
+			out = append(out, key)
+		}
+		require.Len(t, s.swept.chunks, func() int {
+			n := 0
+			for _, ss := range s.swept.subjects {
+				n += len(ss.seqs)
+			}
+			return n
+		}())
+		return out
+	}
 	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 2}))
 	done, err := a.StageBatch(ctx, 1, "t", storetest.Messages("done", 2000, 300, "", 0))
 	require.NoError(t, err)
@@ -59,6 +76,8 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 	require.EqualValues(t, len(done.Chunks)+len(open.Chunks), before)
 
 	caughtUp(t, b, open)
+	gw := a.stage.gw
+	require.Equal(t, []string{gw + ".2"}, stagings(o), "a committed staging is forgotten, an open one kept")
 	n, err := b.sweepStaged(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "a lives: its staging stays")
@@ -82,6 +101,19 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 	n, err = b.sweepStaged(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "a second sweep finds nothing")
+	require.Empty(t, stagings(o), "every gateway forgets a swept staging")
+	require.Empty(t, stagings(b))
+
+	// A discarded staging goes from the stream and from every fold.
+	sb, err := b.StageBatch(ctx, 3, "t", storetest.Messages("gone", 500, 300, "", 0))
+	require.NoError(t, err)
+	caughtUp(t, o, sb)
+	require.Len(t, stagings(o), 1)
+	require.NoError(t, b.DiscardStaged(3))
+	require.Empty(t, stagings(o))
+	left, _, err := b.StagedMessages(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, len(done.Chunks), left, "the discarded chunks are gone")
 }
 
 // TestSweepFencesLiveGateway: a gateway taken for dead while it lives
