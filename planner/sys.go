@@ -97,7 +97,7 @@ var pgCatalogSpec = map[string]string{
 	// objects, per-database role settings, subscriptions, operator classes
 	// and families. Their tables exist with no rows, as in a fresh
 	// PostgreSQL database without them (\do, \dc, \dy, \dF*, \de*, \dl,
-	// \drds, \dRs, \dd, \dAo, \dAp). pg_cast has no rows either (\dC, see README).
+	// \drds, \dRs, \dd, \dAo, \dAp). pg_cast has no rows either (\dC, see docs/psql-catalog.md).
 	"pg_operator": "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:char oprcanmerge:bool " +
 		"oprcanhash:bool oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:oid " +
 		"oprrest:oid oprjoin:oid",

@@ -192,7 +192,7 @@ func TestLogic(t *testing.T) {
 }
 
 // clusterPending lists the logic files that use what the cluster store
-// does not do yet, with the reason; README ("Running a cluster") lists
+// does not do yet, with the reason; docs/cluster/testing.md lists
 // the same. Every other file runs on a gateway and must give the embedded
 // store's answers.
 var clusterPending = map[string]string{}

@@ -51,7 +51,7 @@ func main() {
 	cfg := config{Users: map[string]string{}}
 	fs.StringVar(&cfg.Listen, "listen", env("TOPICGATE_LISTEN", "127.0.0.1:5433"), "address to listen on")
 	fs.StringVar(&cfg.DataDir, "data-dir", env("TOPICGATE_DATA_DIR", "./data"), "directory of the embedded store")
-	fs.StringVar(&cfg.Store, "store", env("TOPICGATE_STORE", ""), "a NATS JetStream cluster to be a stateless gateway on, as nats://[user:password@]host:port,... (README, \"Running a cluster\"); --data-dir is then unused")
+	fs.StringVar(&cfg.Store, "store", env("TOPICGATE_STORE", ""), "a NATS JetStream cluster to be a stateless gateway on, as nats://[user:password@]host:port,... (docs/cluster/running.md); --data-dir is then unused")
 	fs.IntVar(&cfg.NATS.Replicas, "replicas", 3, "with --store: the stream's replicas (acknowledged means stored on a majority of them)")
 	fs.StringVar(&cfg.NATS.Stream, "nats-stream", env("TOPICGATE_NATS_STREAM", "TOPICGATE"), "with --store: the JetStream stream that holds topicgate's data")
 	fs.StringVar(&cfg.NATS.Creds, "nats-creds", env("TOPICGATE_NATS_CREDS", ""), "with --store: a NATS .creds file (user JWT and NKey seed)")

@@ -11,7 +11,7 @@ import (
 // descriptions, foreign data, text search, role settings, large objects,
 // partitioned relations, subscriptions), and \sf and \sv. Each must print
 // what PostgreSQL 15 prints for a fresh database without such objects: the
-// same title and column headers, and no rows (the README says where
+// same title and column headers, and no rows (docs/psql-catalog.md says where
 // PostgreSQL's built-in rows are absent). Unaligned output (-A).
 func TestPsqlDescribeObjects(t *testing.T) {
 	a := startTestServer(t)

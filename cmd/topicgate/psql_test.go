@@ -79,7 +79,7 @@ func psqlRequireText(t *testing.T, want, got, what string) {
 	}
 }
 
-// TestPsql drives the real psql binary through the README walkthrough: DDL,
+// TestPsql drives the real psql binary through docs/walkthrough.md: DDL,
 // dedup INSERTs (with the NOTICE of a skipped duplicate), a zstd-coded
 // insert, convert_from, COPY FROM STDIN inside a script, sys.partitions,
 // ALTER TOPIC, DROP TOPIC and error reporting with ON_ERROR_STOP.

@@ -112,7 +112,7 @@ func (s *Store) checkDurability(ctx context.Context) {
 		case nd.Err != "" && (was.Err == "" || len(before) == 0):
 			s.opts.Logger.Warn("cannot read a NATS node's configuration: whether it syncs every write is unknown", "monitor", nd.Monitor, "err", nd.Err)
 		case nd.Checked && !nd.SyncAlways && (was.SyncAlways || !was.Checked || was.SyncInterval != nd.SyncInterval):
-			s.opts.Logger.Warn("a NATS node does not sync every write to disk: commits it acknowledged can be lost if a majority of the nodes lose power within its sync interval; configure it with jetstream { sync_interval: always } (README, \"Running a cluster\")",
+			s.opts.Logger.Warn("a NATS node does not sync every write to disk: commits it acknowledged can be lost if a majority of the nodes lose power within its sync interval; configure it with jetstream { sync_interval: always } (docs/cluster/running.md)",
 				"node", nd.Server, "monitor", nd.Monitor, "sync_interval", nd.SyncInterval)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // other node a batch takes one more hop each way: the node forwards every
 // message of it over its route to the leader and the ack back, which here
 // cost 7-9% of ingest-1 (a gateway given only the leader's URL against one
-// given only a follower's, README "Running a cluster").
+// given only a follower's, docs/cluster/leader.md).
 //
 // It holds one connection per node it could reach, by server name, each
 // pinned to its node (no reconnect: when the node goes, so does the

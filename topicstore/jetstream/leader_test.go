@@ -116,8 +116,8 @@ func TestBatchesGoToTheLeader(t *testing.T) {
 	}
 	// Its pinned connection closes with the node, so batches take the
 	// store's own connection (a publish during the election goes
-	// unanswered, on any connection: README) until the advisory names the
-	// survivors' leader.
+	// unanswered, on any connection: docs/cluster/durability.md) until
+	// the advisory names the survivors' leader.
 	leaderAfter(second)
 
 	ti, err := s.Topic("t")

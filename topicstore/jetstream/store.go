@@ -106,8 +106,8 @@ const DefaultStartTimeout = time.Minute
 
 // DefaultCommitDelay is the committer's default CommitDelay: about half
 // a batch's round trip on a three-node cluster here, so a held group
-// gains more requests than the wait costs them (README, "Running a
-// cluster", has the measurements).
+// gains more requests than the wait costs them (docs/cluster/commits.md
+// has the measurements).
 const DefaultCommitDelay = time.Millisecond
 
 // DefaultCacheBytes is the record cache's default budget: enough for the
