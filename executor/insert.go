@@ -103,8 +103,9 @@ func setMsgCol(m *topicstore.Message, c planner.MsgCol, v any) error {
 	return nil
 }
 
-// parseAttrs accepts a JSON object whose values are strings (numbers and
-// booleans are kept as their text).
+// parseAttrs accepts a JSON object whose values are strings: attributes
+// are string to string, as YDB's message metadata and Kafka's headers
+// (as text) are; any other value is 22023, naming its JSON type.
 func parseAttrs(s string) ([]topicstore.Attr, error) {
 	var obj map[string]any
 	dec := json.NewDecoder(strings.NewReader(s))
@@ -117,20 +118,29 @@ func parseAttrs(s string) ([]topicstore.Attr, error) {
 	}
 	out := make([]topicstore.Attr, 0, len(obj))
 	for k, v := range obj {
-		var val string
-		switch x := v.(type) {
-		case string:
-			val = x
-		case json.Number:
-			val = x.String()
-		case bool:
-			val = fmt.Sprint(x)
-		default:
-			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "attribute \"%s\" must be a string, not %s", k, truncate(fmt.Sprint(v), 32))
+		val, ok := v.(string)
+		if !ok {
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "attribute \"%s\" must be a string, not %s", k, jsonKind(v))
 		}
 		out = append(out, topicstore.Attr{Key: k, Value: val})
 	}
 	return out, nil
+}
+
+// jsonKind names a decoded JSON value's type as an error message does.
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		return "a number (" + truncate(x.String(), 32) + ")"
+	case bool:
+		return fmt.Sprintf("a boolean (%t)", x)
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 func truncate(s string, n int) string {
