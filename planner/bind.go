@@ -200,7 +200,8 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		}
 		t, ok := values.TypeFromName(x.Type)
 		if !ok {
-			return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type)
+			// The position is the type name's, as PostgreSQL's.
+			return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type), x.TypePos)
 		}
 		inner, err := b.bind(x.X, TUnknown)
 		if err != nil {

@@ -253,8 +253,9 @@ const (
 // name: int2 int4 int8 float4 float8 numeric bool text varchar bytea json
 // jsonb timestamptz timestamp interval date uuid, with "[]" suffix for arrays.
 type Cast struct {
-	X    Expr
-	Type string
+	X       Expr
+	Type    string
+	TypePos int // 1-based character position of the type name, 0 if unknown
 }
 
 // InList is X [NOT] IN (list).

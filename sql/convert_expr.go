@@ -134,7 +134,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Cast{X: e, Type: typ}, nil
+		return &Cast{X: e, Type: typ, TypePos: c.pos(x.TypeCast.TypeName.GetLocation())}, nil
 	case *pg.Node_CaseExpr:
 		return c.caseExpr(x.CaseExpr)
 	case *pg.Node_CoalesceExpr:
