@@ -14,30 +14,42 @@
 // block's Tree): logical lays the block out without shortcuts (source,
 // filter, aggregate with HAVING, windows, project or project-set,
 // DISTINCT ON, sort, limit, with an init plan for the subqueries that run
-// first), then these named rules rewrite it, in order:
+// first), then the named rules of tree.go rewrite it, in the order the
+// rules list there gives (Rules reports it; tree_test.go pins it). Each
+// chain rule runs over the whole chain, innermost node first, before the
+// next rule starts:
 //
-//   - pushdownBounds moves partition, offset and written_at predicates of
-//     the filter above a topic scan into the scan's ranges (pushDown), so
-//     a small read of a huge topic seeks instead of scanning (the filter
-//     is kept, bounds only narrow);
-//   - scanOrder drops a sort by partition and/or offset (either
-//     direction) and hands the order to the scan, which reads partitions
-//     newest first or merges them by offset, so LIMIT stops it early (the
-//     tail of a topic reads a few messages per partition);
-//   - extractJoinKeys splits a join's conditions (ON, USING and, for an
+//  1. pushdownBounds moves partition, offset and written_at predicates of
+//     the filter right above a topic scan into the scan's ranges
+//     (pushDown), so a small read of a huge topic seeks instead of
+//     scanning (the filter is kept, bounds only narrow);
+//  2. scanOrder drops a sort by partition and/or offset (either
+//     direction) of the projection over a scan and hands the order to the
+//     scan, which reads partitions newest first or merges them by offset,
+//     so LIMIT stops it early (the tail of a topic reads a few messages
+//     per partition);
+//  3. extractJoinKeys splits a join's conditions (ON, USING and, for an
 //     inner or cross join, the WHERE terms over both sides: fromJoin
 //     collects them, so FROM a, b, c WHERE a.k = b.k AND b.k = c.k has
-//     keys) into equality keys and a residual; chooseHashJoin makes a
-//     join with keys a hash join (the rest are nested loops; LATERAL is
-//     its own node);
-//   - pushdownFilter, streamScan and pushdownLimit fuse the filter, the
-//     projection and LIMIT/OFFSET right above a topic scan into the scan,
-//     which then streams the query's rows and stops early; topN turns
-//     LIMIT over a sort into a top-N sort;
-//   - cacheCorrelatedSubqueries (a rule over the whole block, after the
-//     chain rules) lets the executor keep each correlated subquery's
-//     results by the outer values it reads, unless it calls a volatile
-//     function.
+//     keys) into equality keys and a residual, and makes a join with keys
+//     a hash join (the rest stay nested loops; a LATERAL join is its own
+//     node, which no rule rewrites);
+//  4. chooseHashJoin names a cross join that found keys (from WHERE) an
+//     INNER hash join;
+//  5. pushdownFilter moves the filter right above a topic scan into the
+//     scan, which evaluates it on each message as it reads it;
+//  6. streamScan makes the projection right above a topic scan the scan's
+//     own output, so the scan streams the query's rows;
+//  7. topN turns LIMIT over a sort into a top-N sort that keeps only
+//     LIMIT (+ OFFSET) rows;
+//  8. pushdownLimit moves LIMIT/OFFSET right above a streaming scan into
+//     the scan, which stops reading once it has them (it runs after topN,
+//     so it only sees a LIMIT with no sort left between it and the scan:
+//     none was asked for, or scanOrder removed it);
+//  9. cacheCorrelatedSubqueries, a rule over the whole block that runs
+//     after the chain rules, lets the executor keep each correlated
+//     subquery's results by the outer values it reads, unless it calls a
+//     volatile function.
 //
 // Before the tree, fromJoin plans each join input on its own and pushes
 // WHERE terms over one side into that side (bounding its scan);

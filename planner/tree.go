@@ -5,7 +5,7 @@ import "slices"
 // Tree building: a SelectPlan is the bound query block; Tree turns it into
 // a tree of nodes (nodes.go) in two steps. logical lays the block out as
 // PostgreSQL's executor would run it without shortcuts (source, filter,
-// windows, aggregate, project, distinct, sort, limit, subqueries first);
+// aggregate, windows, project, DISTINCT ON, sort, limit, subqueries first);
 // then the rules below, in order, each rewrite the block's chain. Every
 // query block (a derived table, a join input, a subquery) has its own tree,
 // built once when the statement is planned (finish), so a prepared

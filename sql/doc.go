@@ -11,7 +11,11 @@
 //     COPY, BEGIN/COMMIT/ROLLBACK, SET/SHOW, EXPLAIN, ...), so clients get
 //     PostgreSQL's exact syntax and error messages; convert*.go map its
 //     protobuf tree onto ast.go and reject what topicgate does not support
-//     (LATERAL, data-modifying WITH, ...) with 0A000 naming the feature.
+//     (NATURAL, RIGHT and FULL joins, data-modifying WITH, ROWS FROM, ...)
+//     with 0A000 naming the feature. LATERAL is supported: a LATERAL
+//     subquery in FROM is marked TableRef.Lateral, and a function in FROM
+//     is lateral whether written so or not (the planner resolves the
+//     columns they name to their left).
 //     A WITH query is inlined where it is named; a WITH RECURSIVE query
 //     that names itself becomes a RecursiveCTE shared by its references,
 //     its shape checked as PostgreSQL's checkWellFormedRecursion does

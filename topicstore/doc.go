@@ -6,40 +6,49 @@
 // package), so executor, txn and planner depend on it alone.
 //
 // Backends: topicstore/pebblestore (embedded, one process, the default)
-// and topicstore/jetstream (a NATS JetStream cluster, DESIGN.md §6). Both
-// run the contract suite topicstore/storetest, which states the promises
-// below as tests.
+// and topicstore/jetstream (a NATS JetStream cluster: docs/cluster/).
+// Both run the contract suite topicstore/storetest, which states the
+// promises below as tests, and both claim every optional part of it
+// (storetest.Run).
 //
 // # What the package holds, and why
 //
-//   - api.go: Store, SharedStore, the optional Stager, EngineStatter and
-//     ReadBarrier (a store whose state a process folds from a log others
-//     write too makes a read see every commit acknowledged before it), the
-//     request and result types, the errors callers map to SQLSTATEs, the
-//     limits and YDB's defaults.
-//   - groups.go: the optional GroupCoordinator, through which gateways
-//     sharing a cluster divide a streaming consumer's partitions.
-//   - config.go: what a valid TopicConfig is (NormalizeConfig, CloneConfig,
-//     MaxPartitions) and what its auto-partitioning fields mean
-//     (AutoPartitioned, StabilizationWindow, SplitThreshold). Every backend
-//     must refuse the same configs with the same errors.
-//   - layout.go: a topic's partition layout and the key hash (KeyHash) that
-//     routes a producer or message group to a partition. It is pure, and a
-//     key must land in the same partition whichever backend holds the topic,
-//     so there is one copy.
-//   - codec.go, lzo1x.go: the message codecs. The store compresses on write
-//     and readers decompress with Message.Decode, so both sides need them.
-//   - record.go: the record-batch format (batch header, message entries,
-//     reference records) and its decoder. It is pure; the Pebble backend
-//     stores one batch per key, and a backend that stores record batches in
-//     a stream (JetStream: one stream message per batch) reuses the format
-//     and its checksums rather than inventing another.
+// One line per file:
 //
-// EngineStats and EngineStatter are here although only an LSM fills them:
-// the executor asks any store for them by type assertion, and must not
-// import a backend to name the type. Everything with backend state (keys,
-// batches in flight, goroutines, caches, the shared-consumer windows, the
-// write meters, the token buckets) lives in the backend.
+//   - doc.go: this overview and the promises every backend keeps.
+//   - api.go: Store, SharedStore, the optional Stager, Readier, ReadBarrier and EngineStatter; types, errors, defaults.
+//   - groups.go: the optional GroupCoordinator, through which gateways divide a streaming consumer's partitions.
+//   - gather.go: the optional Gatherer: a question every live gateway answers (sys.sessions), and cancels.
+//   - cluster_stats.go: the optional ClusterStatter and ClusterStats, a cluster store's figures for /metrics.
+//   - config.go: what a valid TopicConfig is and what its fields mean (NormalizeConfig, SplitThreshold, ...).
+//   - layout.go: a topic's partition layout, its splits, and KeyHash, which routes a key to a partition.
+//   - meter.go: the write meter auto-partitioning splits by (WriteMeter, SplitDue): arithmetic only.
+//   - throttle.go: the write-speed token bucket (WriteBucket, ThrottleLimits, MaxThrottle): arithmetic only.
+//   - codec.go: the message codecs (ParseCodec, Compress, Decompress); readers decompress with Message.Decode.
+//   - lzo1x.go: an LZO1X-1 compressor for the lzop codec (github.com/anchore/go-lzo decompresses).
+//   - record.go: the record-batch format (header, message entries, reference records, CRC32C) and its decoder.
+//   - chunks.go: a message's stored form (EncodeTail) and the Chunker that cuts a staging into StagedChunks.
+//   - refs.go: ReadRefs, which reads the messages a shared consumer picked, one Scan per partition.
+//
+// Why these are here and not in a backend: each is a contract type, or
+// code that keeps no backend state and reads no clock (ReadRefs reads
+// only through the Store's own Scan), that both backends must apply the
+// same way, so there is one copy. Every backend must refuse the
+// same configs with the same errors (config.go); a key must land in the
+// same partition whichever backend holds the topic (layout.go); a
+// partition must split at the same rate and be throttled by the same
+// debt (meter.go, throttle.go: the caller passes the time); the store
+// compresses on write and readers decompress, so both sides need the
+// codecs; the Pebble backend stores one record batch per key, and the
+// JetStream one (one stream message per batch) reuses the format, its
+// checksums and the staged chunks rather than inventing others. The
+// optional interfaces are found by type assertion (a backend that lacks
+// one need not fake it), and EngineStats and ClusterStats are here
+// although only an LSM, or only a cluster store, fills them: the executor
+// asks any store for them and must not import a backend to name the type.
+// The meters and buckets themselves, like everything else with backend
+// state (keys, batches in flight, goroutines, caches, the shared-consumer
+// windows), live in the backend.
 //
 // # What every backend promises
 //
@@ -62,7 +71,10 @@
 // ever lost. A partition's offsets are contiguous from its start; a
 // request's messages for one partition get consecutive offsets, in order.
 // Readers never see a commit in part, a gap that later fills, or data
-// that could still be lost.
+// that could still be lost. A failed Commit says what was stored:
+// ErrUnavailable only when nothing of it was, ErrOutcomeUnknown when the
+// store could not learn in time whether it was (it is then stored whole
+// or not at all, never in part).
 //
 // Producers. A message with a producer_id and a seqno at or below the
 // producer's max seqno is a duplicate: skipped, counted in
@@ -110,8 +122,9 @@
 // important consumer has not committed it or a consumer with an
 // availability_period has not committed it and it is younger than that
 // period. A backend may keep more than that (Pebble deletes whole record
-// batches), never less. An emptied partition keeps its offsets. An inactive partition emptied by retention, with no consumer
-// behind its end, is marked Deleted.
+// batches), never less. An emptied partition keeps its offsets. An
+// inactive partition emptied by retention, with no consumer behind its
+// end, is marked Deleted.
 //
 // Auto-partitioning. In a keyed layout (auto_partitioning_strategy
 // 'scale_up' or 'paused') a producer's messages, else a message group's,
@@ -129,8 +142,10 @@
 // batch once. DiscardStaged drops what a transaction staged and did not
 // commit.
 //
-// Write speed. A topic with partition_write_speed_bytes_per_second has a
-// token bucket per partition; a commit past it is never delayed in the
-// store but returns in CommitResult.Throttle how long the caller must hold
-// its acknowledgement back.
+// Write speed. A topic that sets partition_write_speed_bytes_per_second
+// explicitly has a token bucket per partition (throttle.go; the default
+// speed is only auto-partitioning's reference, and
+// partition_write_burst_bytes alone throttles nothing); a commit past it
+// is never delayed in the store but returns in CommitResult.Throttle how
+// long the caller must hold its acknowledgement back.
 package topicstore

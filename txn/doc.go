@@ -8,8 +8,16 @@
 //   - Manager (manager.go) is engine-wide: it numbers transactions,
 //     counts commits, rollbacks, conflicts and commit errors (/metrics),
 //     and reaches the store only through Committer, a narrow interface
-//     (Commit, Producer, ReleaseSession; a topicstore.Stager too, to spill
-//     to). Any backend that implements topicstore.Store is one.
+//     that any topicstore.Store satisfies (the executor passes its store
+//     to NewManager). Of its methods the package calls Commit (the one
+//     commit path, and commitEach's one-by-one position commits of an
+//     at-least-once read) and ReleaseSession (a rollback, a failed
+//     commit, a session's close, ROLLBACK TO SAVEPOINT); it never calls
+//     Committer.Producer: Admit takes its producer lookup as an argument
+//     (ProducerLookup; the executor passes its store's Producer). If the
+//     store is also a topicstore.Stager (NewManager asks by type
+//     assertion), large transactions spill to it; otherwise everything
+//     staged stays in memory.
 //   - Conn (conn.go) is one session's state machine: Autocommit,
 //     ImplicitBlock (a multi-statement query or a pipeline, up to Sync) or
 //     ExplicitBlock (BEGIN ... COMMIT/ROLLBACK). Every statement runs in a

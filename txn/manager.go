@@ -9,8 +9,10 @@ import (
 )
 
 // Committer is the narrow part of a store the transaction manager needs:
-// the one atomic commit, the producer state Admit consults, and the
-// release of shared-consumer messages a transaction held. Both backends
+// the one atomic commit (Commit) and the release of shared-consumer
+// messages a transaction held (ReleaseSession). It also declares
+// Producer, which this package never calls through it: Admit takes its
+// producer lookup from its caller (ProducerLookup). Both backends
 // implement it as part of topicstore.Store; a store that is also a
 // topicstore.Stager lets large transactions spill to it.
 type Committer interface {

@@ -15,11 +15,14 @@
 // delivery counts, dead-letter policies, ordering, Watch), Retention,
 // AutoPartitioning, Staging and Conflicts.
 //
-// Optional parts of the contract (today: topicstore.Stager) are found by
-// type assertion. A backend without one fails the suite unless it passes
-// RunWith a Config whose Unclaimed map names the part with the reason;
-// the subtests of that part are then skipped with the reason, never
-// silently.
+// Optional parts of the contract are the Features of storetest.go:
+// Staging (topicstore.Stager, found by type assertion), Shared (shared
+// consumers), Splits (SplitPartition), AutoSplit (the write meter and the
+// splits it decides) and WriteSpeed (write-speed limits). A backend
+// without one fails the suite unless it passes RunWith a Config whose
+// Unclaimed map names the part with the reason; the subtests of that part
+// are then skipped with the reason, never silently. Both backends claim
+// every part (Run).
 //
 // The suite asserts what the contract (topicstore's api.go and doc.go)
 // promises, not how a backend meets it: it never looks at keys, batch
