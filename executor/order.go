@@ -4,16 +4,17 @@ import (
 	"topicgate/topicstore"
 )
 
-// Reading in order across splits (DESIGN.md §1a). A split makes its
-// parent inactive and gives it two children; a producer's messages go on
-// in a child. So that a streaming consumer reads every producer's messages
-// in order, it is given a child only once it has finished the parent: the
-// parent is inactive and the consumer's committed position is at its end
-// (or retention emptied what was left). A finished partition has nothing
-// more to read and is left out of the balance; the children that become
-// readable go first to the session that held the parent (readGroup's
-// affinity). Positions count as committed: a transaction that read a
-// parent to its end moves on to the children after its COMMIT.
+// Reading in order across splits (docs/dialect/consumers.md, Splits). A
+// split makes its parent inactive and gives it two children; a producer's
+// messages go on in a child. So that a streaming consumer reads every
+// producer's messages in order, it is given a child only once it has
+// finished the parent: the parent is inactive and the consumer's committed
+// position is at its end (or retention emptied what was left). A finished
+// partition has nothing more to read and is left out of the balance; the
+// children that become readable go first to the session that held the
+// parent (readGroup's affinity). Positions count as committed: a
+// transaction that read a parent to its end moves on to the children after
+// its COMMIT.
 //
 // Stateless SELECT is not affected (it reads every partition), and shared
 // consumers have their own rule (topicstore's keep_messages_order

@@ -78,8 +78,9 @@ func warnThrottleCut(out wire.Output, res topicstore.CommitResult, topics []stri
 
 // noticeBurstOnly tells the user that a topic with partition_write_burst_bytes
 // but no explicit partition_write_speed_bytes_per_second is not throttled:
-// only an explicit speed turns the limit on (DESIGN.md §1); the burst is kept
-// and applies once a speed is set.
+// only an explicit speed turns the limit on
+// (docs/dialect/write-speed-limits.md); the burst is kept and applies once
+// a speed is set.
 func noticeBurstOnly(out wire.Output, cfg topicstore.TopicConfig) {
 	if cfg.PartitionWriteBurstBytes > 0 && cfg.PartitionWriteSpeedBytes == 0 {
 		out.Notice(pgerror.CodeWarning, fmt.Sprintf("partition_write_burst_bytes has no effect without partition_write_speed_bytes_per_second: topic %q is not throttled", cfg.Name))

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// This file is the narrow interface the rest of topicgate uses (DESIGN.md
-// §6). It speaks of topics, partitions, offsets, messages and producers,
-// never of SQL and never of a backend's keys or streams (doc.go states
-// what every backend promises).
+// This file is the narrow interface the rest of topicgate uses, which both
+// backends implement. It speaks of topics, partitions, offsets, messages
+// and producers, never of SQL and never of a backend's keys or streams
+// (doc.go states what every backend promises).
 
 // Codec is a message body compression codec.
 type Codec uint8

@@ -7,8 +7,8 @@ import (
 	"slices"
 )
 
-// A topic's partition layout (DESIGN.md §1a). A topic with
-// auto-partitioning ('scale_up' or 'paused') is keyed: its active
+// A topic's partition layout (docs/dialect/auto-partitioning.md). A topic
+// with auto-partitioning ('scale_up' or 'paused') is keyed: its active
 // partitions own disjoint ranges of a 64-bit hash space, together all of
 // it, and a message's key (its producer_id, else its message_group_id)
 // goes to the active partition whose range holds the key's hash. A split

@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// The write meter auto-partitioning decides by (DESIGN.md §1a), the same
-// arithmetic in every backend: a partition's payload bytes in a ring of
-// MeterBuckets buckets spanning the topic's stabilization window. It reads
-// no clock: the caller passes the time of each write.
+// The write meter auto-partitioning decides by
+// (docs/dialect/auto-partitioning.md), the same arithmetic in every
+// backend: a partition's payload bytes in a ring of MeterBuckets buckets
+// spanning the topic's stabilization window. It reads no clock: the caller
+// passes the time of each write.
 
 // MeterBuckets is how many buckets a window is metered in.
 const MeterBuckets = 60

@@ -37,8 +37,10 @@ func pgCode(err error) string {
 	return ""
 }
 
-// TestPgxStatements sends the statements of DESIGN.md §2 the way pgx does
-// by default: prepared, binary int8/bytea/int8[] parameters and results.
+// TestPgxStatements sends the dialect's core statements (CREATE TOPIC,
+// INSERT with and without producer dedup, SELECT over the message columns:
+// docs/dialect/) the way pgx does by default: prepared, binary
+// int8/bytea/int8[] parameters and results.
 func TestPgxStatements(t *testing.T) {
 	a := startTestServer(t)
 	c := connect(t, a)

@@ -1,5 +1,5 @@
 // Package jetstream is topicgate's store on a NATS JetStream cluster
-// (nats-server 2.12+, client nats.go v1.55; DESIGN.md §6): Store
+// (nats-server 2.12+, client nats.go v1.55; docs/cluster/): Store
 // implements topicstore.Store, Stager and GroupCoordinator and passes the
 // whole contract suite (storetest). It owns:
 //
@@ -118,7 +118,8 @@
 //   - No batch spans two streams: the other stream sees a stray message of
 //     an unknown batch, the committing one a gap, the commit gets 10176 and
 //     neither stream stores anything: TestBatchSpanningTwoStreams. Hence
-//     DESIGN.md's single metadata stream for multi-partition commit decisions.
+//     one stream for everything (the layout above), so that a commit over
+//     several partitions and topics is one atomic batch (wide.go aside).
 //   - KV (R3): Create is create-only and Update(rev) a CAS, both refused with
 //     10071 (nats.go: ErrKeyExists, ErrKeyRevisionMismatch); a watch wakes
 //     2-5ms after an update through another node, and an UpdatesOnly watch

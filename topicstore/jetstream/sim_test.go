@@ -20,14 +20,14 @@ import (
 	"topicgate/topicstore"
 )
 
-// The deterministic simulation of the commit protocol (DESIGN.md §7,
-// "Outcomes that are not known"). Several gateways, each a real Store made
-// by newStore with a simIO, run the real committer code (prepare,
-// runGroup, plan, the chain's resolution, wide transactions, the sweep)
-// against simStream, an in-memory stream. Every call a gateway makes to
-// the cluster or waits for from its fold is handed to one scheduler, which
-// answers one at a time, in an order and with faults drawn from a seeded
-// generator:
+// The deterministic simulation of the commit protocol (outcomes that are
+// not known: docs/cluster/durability.md). Several gateways, each a real
+// Store made by newStore with a simIO, run the real committer code
+// (prepare, runGroup, plan, the chain's resolution, wide transactions, the
+// sweep) against simStream, an in-memory stream. Every call a gateway makes
+// to the cluster or waits for from its fold is handed to one scheduler,
+// which answers one at a time, in an order and with faults drawn from a
+// seeded generator:
 //
 //   - a batch stored and its ack lost; a batch accepted by the leader and
 //     stored later, after its gateway gave up waiting, or never (a leader

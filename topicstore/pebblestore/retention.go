@@ -152,8 +152,9 @@ func (s *PebbleStore) expireProducers(now time.Time) error {
 
 // retireDrained marks deleted the inactive partitions of topic id that
 // hold nothing any more (retention removed all their messages) and that
-// every consumer has committed to their end (DESIGN.md §1a); it runs on
-// the committer goroutine, as a layout change.
+// every consumer has committed to their end
+// (docs/dialect/auto-partitioning.md, Deletion); it runs on the committer
+// goroutine, as a layout change.
 func (s *PebbleStore) retireDrained(id uint64) error {
 	s.mu.RLock()
 	t := s.byID[id]

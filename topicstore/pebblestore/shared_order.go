@@ -2,9 +2,10 @@ package pebblestore
 
 import "topicgate/topicstore/sharedcore"
 
-// keep_messages_order across splits (DESIGN.md §1a): the rule is the
-// shared core's (sharedcore/order.go); newShTree gives the core a topic
-// version's split tree, with each partition's visible end read live.
+// keep_messages_order across splits (docs/dialect/shared-consumers.md):
+// the rule is the shared core's (sharedcore/order.go); newShTree gives the
+// core a topic version's split tree, with each partition's visible end
+// read live.
 
 // newShTree reads t's layout.
 func newShTree(t *topic) sharedcore.Tree {

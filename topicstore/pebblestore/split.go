@@ -7,12 +7,12 @@ import (
 	"topicgate/topicstore"
 )
 
-// Auto-partitioning (DESIGN.md §1a). The committer meters every
-// partition's write rate from the groups it commits: each group adds its
-// payload bytes per partition to the partition's meter, a ring of
-// meterBuckets buckets spanning the topic's stabilization window. After a
-// group, a partition of a 'scale_up' topic splits when it has been metered
-// for a whole window and its mean rate over that window is at least
+// Auto-partitioning (docs/dialect/auto-partitioning.md). The committer
+// meters every partition's write rate from the groups it commits: each
+// group adds its payload bytes per partition to the partition's meter, a
+// ring of meterBuckets buckets spanning the topic's stabilization window.
+// After a group, a partition of a 'scale_up' topic splits when it has been
+// metered for a whole window and its mean rate over that window is at least
 // auto_partitioning_up_utilization_percent of
 // partition_write_speed_bytes_per_second, unless the topic has
 // max_active_partitions active partitions already. The split runs on the

@@ -13,7 +13,8 @@ import (
 // partition, of capacity partition_write_burst_bytes (default: one second of
 // the speed) refilled at the speed. A topic left at the default speed is not
 // throttled: the default only serves auto-partitioning as its reference
-// (DESIGN.md §1). partition_write_burst_bytes alone throttles nothing.
+// (docs/dialect/write-speed-limits.md). partition_write_burst_bytes alone
+// throttles nothing.
 //
 // The model is Kafka's quota "debt": a commit is never held back in the store.
 // The core charges the bytes each request appended to each throttled partition

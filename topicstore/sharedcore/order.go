@@ -1,18 +1,17 @@
 package sharedcore
 
-// keep_messages_order across splits (DESIGN.md §1a). A message group's
-// messages go on in a child partition when their partition splits, so a
-// shared consumer that keeps a group's order must finish (ack, or
-// archive, or dead-letter) the group's messages in the parent before it
-// hands out the group's messages in a child. The core knows the split
-// tree from its topic (Tree, refreshed by the backend when the layout
-// changes); a grouped message of a child is a candidate only if no
-// ancestor has an unfinished message of its group. An ancestor whose
-// window does not reach its end (more unfinished messages than the window
-// holds) may hide any group, so then the child's grouped messages wait
-// altogether. Ungrouped messages, and consumers without
-// keep_messages_order, are not affected: they read parents and children
-// freely.
+// keep_messages_order across splits (docs/dialect/shared-consumers.md). A
+// message group's messages go on in a child partition when their partition
+// splits, so a shared consumer that keeps a group's order must finish (ack,
+// or archive, or dead-letter) the group's messages in the parent before it
+// hands out the group's messages in a child. The core knows the split tree
+// from its topic (Tree, refreshed by the backend when the layout changes);
+// a grouped message of a child is a candidate only if no ancestor has an
+// unfinished message of its group. An ancestor whose window does not reach
+// its end (more unfinished messages than the window holds) may hide any
+// group, so then the child's grouped messages wait altogether. Ungrouped
+// messages, and consumers without keep_messages_order, are not affected:
+// they read parents and children freely.
 
 // Tree is a topic's split tree as the core sees it.
 type Tree struct {
