@@ -284,6 +284,13 @@ func (c *conn) receiveError(err error) {
 		return
 	}
 	var tooBig *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooBig) && tooBig.ActualBodyLen > pqLargeMessageLimit-4 {
+		// A length no message may have (PostgreSQL's "invalid message
+		// length", logged, not sent): the stream is out of step; close.
+		c.s.log.Debug("wire: invalid message length", "remote", c.nc.RemoteAddr().String(), "length", tooBig.ActualBodyLen+4)
+		c.fatal = true
+		return
+	}
 	if errors.As(err, &tooBig) {
 		c.sendErrorSeverity("FATAL", newError("54000", fmt.Sprintf("message of %d bytes exceeds the maximum message size of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen)))
 		c.fatal = true
@@ -294,6 +301,10 @@ func (c *conn) receiveError(err error) {
 	}
 	c.protocolViolation(err.Error())
 }
+
+// pqLargeMessageLimit is PostgreSQL's PQ_LARGE_MESSAGE_LIMIT: the
+// longest message length (length word included) it reads at all.
+const pqLargeMessageLimit = 0x3fffffff
 
 func (c *conn) protocolViolation(msg string) {
 	c.sendErrorSeverity("FATAL", newError("08P01", "protocol violation: "+msg))

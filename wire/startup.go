@@ -44,7 +44,10 @@ func readStartupPacket(r io.Reader) ([]byte, error) {
 // StartupMessage, authentication and session creation. It returns false
 // when the connection must be closed.
 func (c *conn) startup() bool {
-	tlsDone := false
+	// Each of SSL and GSS encryption is negotiated once, as in PostgreSQL:
+	// a second request is read as a startup packet of protocol 1234.5679
+	// (or .5680) and refused.
+	sslDone, gssDone := false, false
 	var body []byte
 	for {
 		var err error
@@ -57,8 +60,9 @@ func (c *conn) startup() bool {
 		}
 		code := binary.BigEndian.Uint32(body)
 		switch {
-		case code == sslRequestCode && len(body) == 4:
-			if tlsDone || c.s.tlsConf == nil {
+		case code == sslRequestCode && len(body) == 4 && !sslDone:
+			sslDone = true
+			if c.s.tlsConf == nil {
 				if _, err := c.nc.Write([]byte{'N'}); err != nil {
 					return false
 				}
@@ -74,9 +78,9 @@ func (c *conn) startup() bool {
 			}
 			c.nc = tc
 			c.bw.Reset(barrierWriter{c})
-			tlsDone = true
 			continue
-		case code == gssEncRequestCode && len(body) == 4:
+		case code == gssEncRequestCode && len(body) == 4 && !gssDone:
+			gssDone = true
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return false
 			}
