@@ -357,6 +357,12 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 			return "", nil, pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
 		}
 		return "SHOW", [][]any{{v}}, nil
+	case *sql.ShowCreateTopic:
+		ti, err := s.eng.store.Topic(st.Name)
+		if err != nil {
+			return "", nil, txn.StoreError(err, st.Name)
+		}
+		return "SHOW", [][]any{{ti.Config.Name, planner.CreateTopicDDL(ti.Config)}}, nil
 	case *sql.Discard:
 		return "DISCARD " + strings.ToUpper(st.What), nil, nil
 	case *sql.Deallocate:

@@ -70,6 +70,11 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 			return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "name", T: TText}, {Name: "setting", T: TText}, {Name: "description", T: TText}}}, nil
 		}
 		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: strings.ToLower(s.Name), T: TText}}}, nil
+	case *sql.ShowCreateTopic:
+		if _, err := lookupTopic(cat, s.Name); err != nil {
+			return nil, pgerror.At(err, s.Pos)
+		}
+		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "topic_name", T: TText}, {Name: "create_statement", T: TText}}}, nil
 	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.Savepoint, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
 		return &UtilityPlan{Stmt: s}, nil
 	case *sql.Update:

@@ -550,6 +550,13 @@ type SetVar struct {
 // Show is SHOW name / SHOW ALL.
 type Show struct{ Name string }
 
+// ShowCreateTopic is SHOW CREATE TOPIC name: the DDL that recreates the
+// topic with its options and consumers.
+type ShowCreateTopic struct {
+	Name string
+	Pos  int // 1-based character position of the name
+}
+
 // Explain is EXPLAIN [ANALYZE] stmt or EXPLAIN (option [value], ...)
 // stmt: Format is "text" or "json"; Timing (ANALYZE's default) reports
 // each node's time.
@@ -575,22 +582,23 @@ type Deallocate struct {
 // Listen-style and other statements PostgreSQL has but topicgate does not
 // are reported as 0A000 by the front end, naming the statement.
 
-func (*Select) stmtNode()      {}
-func (*Insert) stmtNode()      {}
-func (*Update) stmtNode()      {}
-func (*Delete) stmtNode()      {}
-func (*CopyFrom) stmtNode()    {}
-func (*CopyTo) stmtNode()      {}
-func (*CreateTopic) stmtNode() {}
-func (*AlterTopic) stmtNode()  {}
-func (*DropTopic) stmtNode()   {}
-func (*Begin) stmtNode()       {}
-func (*Commit) stmtNode()      {}
-func (*Rollback) stmtNode()    {}
-func (*Savepoint) stmtNode()   {}
-func (*SetVar) stmtNode()      {}
-func (*Show) stmtNode()        {}
-func (*Explain) stmtNode()     {}
-func (*Empty) stmtNode()       {}
-func (*Discard) stmtNode()     {}
-func (*Deallocate) stmtNode()  {}
+func (*Select) stmtNode()          {}
+func (*Insert) stmtNode()          {}
+func (*Update) stmtNode()          {}
+func (*Delete) stmtNode()          {}
+func (*CopyFrom) stmtNode()        {}
+func (*CopyTo) stmtNode()          {}
+func (*CreateTopic) stmtNode()     {}
+func (*AlterTopic) stmtNode()      {}
+func (*DropTopic) stmtNode()       {}
+func (*Begin) stmtNode()           {}
+func (*Commit) stmtNode()          {}
+func (*Rollback) stmtNode()        {}
+func (*Savepoint) stmtNode()       {}
+func (*SetVar) stmtNode()          {}
+func (*Show) stmtNode()            {}
+func (*ShowCreateTopic) stmtNode() {}
+func (*Explain) stmtNode()         {}
+func (*Empty) stmtNode()           {}
+func (*Discard) stmtNode()         {}
+func (*Deallocate) stmtNode()      {}

@@ -56,6 +56,17 @@ func parseOne(query string, toks []token) (Stmt, error) {
 		p := &ddlParser{src: query, toks: toks}
 		return p.parseTopicStmt()
 	}
+	if len(toks) >= 4 && toks[0].is("SHOW") && toks[1].is("CREATE") && toks[2].is("TOPIC") {
+		p := &ddlParser{src: query, toks: toks, i: 3}
+		name, pos, err := p.name()
+		if err != nil {
+			return nil, err
+		}
+		if !p.atEnd() {
+			return nil, p.syntaxErr(p.peek())
+		}
+		return &ShowCreateTopic{Name: name, Pos: pos}, nil
+	}
 	pp, err := prepass(query, toks)
 	if err != nil {
 		return nil, err
