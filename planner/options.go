@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -114,7 +115,9 @@ func checkDuplicates(opts []sql.Option) error {
 	seen := map[string]bool{}
 	for _, o := range opts {
 		if seen[o.Name] {
-			return badOption("option \"%s\" specified more than once", o.Name)
+			// As PostgreSQL says it of COPY's options, at the second.
+			return pgerror.At(pgerror.New(pgerror.CodeSyntaxError, "conflicting or redundant options").
+				WithDetail(fmt.Sprintf("Option \"%s\" is given more than once.", o.Name)), o.Pos)
 		}
 		seen[o.Name] = true
 	}

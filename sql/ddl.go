@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -321,7 +322,10 @@ func (p *ddlParser) optionList() ([]Option, error) {
 		o := Option{Name: strings.ToLower(t.Val), Pos: charPos(p.src, t.Pos)}
 		for _, prev := range opts {
 			if prev.Name == o.Name {
-				return nil, errAt(pgerror.CodeDuplicateObject, t.Pos, "option %q specified more than once", o.Name)
+				// PostgreSQL's words for an option given twice (COPY,
+				// sequences: errorConflictingDefElem), at the second.
+				return nil, errAt(pgerror.CodeSyntaxError, t.Pos, "conflicting or redundant options").
+					WithDetail(fmt.Sprintf("Option \"%s\" is given more than once.", o.Name))
 			}
 		}
 		if err := p.expectP("="); err != nil {

@@ -85,7 +85,7 @@ func TestErrorsArePgErrors(t *testing.T) {
 		"CREATE TABLE t (a int)":              {"0A000", 0},
 		"SELECT ü FROM t WHERE (":             {"42601", 24},
 		"SELECT ü, Interval('nope')":          {"22007", 20},
-		"CREATE TOPIC t WITH (a=1, a=2)":      {"42710", 27},
+		"CREATE TOPIC t WITH (a=1, a=2)":      {"42601", 27},
 	}
 	for q, want := range cases {
 		_, err := Parse(q)
