@@ -139,6 +139,9 @@ type catalogRel struct {
 	bytes  int64
 	names  []string
 	types  []values.Type
+	// options are a topic's pg_class.reloptions, which psql's \d+ shows
+	// as its Options footer (planner.TopicReloptions); nil for a view.
+	options []string
 }
 
 // catalogRels lists the topics and the sys views, topics first.
@@ -162,7 +165,7 @@ func (s *Session) catalogRels() []catalogRel {
 			bytes += p.Bytes
 		}
 		rels = append(rels, catalogRel{oid: int64(oidFirstTopic) + int64(t.ID), name: t.Config.Name, ns: oidPublicNS,
-			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types})
+			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: planner.TopicReloptions(t)})
 	}
 	for i, name := range planner.SysViewNames() {
 		v := planner.SysViews[name]
@@ -281,10 +284,14 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 		}
 	case "pg_class":
 		for _, r := range s.catalogRels() {
-			add(map[string]any{"oid": r.oid, "relname": r.name, "relnamespace": r.ns, "relkind": r.kind,
+			row := map[string]any{"oid": r.oid, "relname": r.name, "relnamespace": r.ns, "relkind": r.kind,
 				"relowner": int64(oidBootstrap), "relam": map[bool]int64{true: oidHeapAM}[r.kind == "r"],
 				"reltuples": r.tuples, "relpersistence": "p", "relreplident": replIdent(r),
-				"relnatts": int64(len(r.names))})
+				"relnatts": int64(len(r.names))}
+			if r.options != nil {
+				row["reloptions"] = r.options
+			}
+			add(row)
 		}
 	case "pg_attribute":
 		for _, r := range s.catalogRels() {
@@ -369,6 +376,12 @@ var pgCatalogFns = map[string]builtin{
 		switch x := a[0].(type) {
 		case []string:
 			parts = x
+		case []any:
+			for _, v := range x {
+				if v != nil { // NULL elements are left out, as without a null string
+					parts = append(parts, values.KeyText(v))
+				}
+			}
 		default:
 			for i := int64(1); ; i++ {
 				v := arrayElem(x, i)

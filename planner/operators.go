@@ -135,6 +135,9 @@ func (b *binder) bindConcat(x *sql.BinOp) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if at := l.Type(); at.ElemType() != TUnknown || r.Type().ElemType() != TUnknown {
+		return bindArrayConcat(x, l, r)
+	}
 	t := TText
 	if (l.Type() == TBytea || isUntyped(l)) && (r.Type() == TBytea || isUntyped(r)) && !(isUntyped(l) && isUntyped(r)) {
 		t = TBytea
@@ -232,4 +235,32 @@ func arithType(l, r Type, op string) (Type, error) {
 		return TInterval, nil
 	}
 	return 0, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l, op, r)
+}
+
+// bindArrayConcat binds a || b where one side is an array: two arrays of
+// one type concatenate (array_cat), and an array with an element of its
+// element type appends or prepends it (array_append, array_prepend), as
+// in PostgreSQL. An untyped literal takes the other side's type: the
+// array's when the other side is an array it could be ('{x}').
+func bindArrayConcat(x *sql.BinOp, l, r Expr) (Expr, error) {
+	at := l.Type()
+	if at.ElemType() == TUnknown {
+		at = r.Type()
+	}
+	for _, e := range []*Expr{&l, &r} {
+		if !isUntyped(*e) {
+			continue
+		}
+		var err error
+		if *e, err = coerce(*e, at); err != nil {
+			return nil, err
+		}
+	}
+	lt, rt := l.Type(), r.Type()
+	ok := lt == at && (rt == at || rt == at.ElemType() || rt == TNull) ||
+		rt == at && (lt == at.ElemType() || lt == TNull)
+	if !ok {
+		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s || %s", lt, rt)
+	}
+	return &ArithExpr{Op: "||", L: l, R: r, T: at}, nil
 }

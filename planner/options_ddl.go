@@ -185,3 +185,43 @@ var ddlWords = map[string]bool{"consumer": true, "with": true, "topic": true, "c
 
 // ddlString writes s as a standard SQL string literal.
 func ddlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// TopicReloptions are what pg_class.reloptions shows of a topic, as
+// "key=value" (psql's \d+ prints them as its Options footer): its
+// partitions (active of all), the options that differ from their
+// defaults, and each consumer with its type.
+func TopicReloptions(ti topicstore.TopicInfo) []string {
+	active := 0
+	for _, p := range ti.Partitions {
+		if p.Active {
+			active++
+		}
+	}
+	out := []string{"partitions=" + strconv.Itoa(active) + " active of " + strconv.Itoa(len(ti.Partitions))}
+	for _, o := range topicOptions(ti.Config) {
+		name, value, _ := strings.Cut(o, " = ")
+		out = append(out, name+"="+reloptionValue(value))
+	}
+	for _, c := range ti.Config.Consumers {
+		typ := "streaming"
+		if c.Shared {
+			typ = "shared"
+		}
+		out = append(out, "consumer "+c.Name+"="+typ)
+	}
+	return out
+}
+
+// reloptionValue strips a DDL value's quoting: Interval('P1D') is P1D,
+// 'raw,zstd' is raw,zstd.
+func reloptionValue(v string) string {
+	for _, w := range []string{"Interval(", "Datetime("} {
+		if strings.HasPrefix(v, w) && strings.HasSuffix(v, ")") {
+			v = v[len(w) : len(v)-1]
+		}
+	}
+	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		v = strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	}
+	return v
+}

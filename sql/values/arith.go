@@ -15,6 +15,9 @@ import (
 // range when t is integer), a numeric meeting a float8 in float8, and
 // timestamptz, date and interval arithmetic.
 func Arith(op string, l, r any, t Type) (any, error) {
+	if op == "||" && t.ElemType() != TUnknown {
+		return normalizeArray(arrayConcat(l, r), t)
+	}
 	if op == "||" {
 		if lb, ok := l.([]byte); ok {
 			if rb, ok := r.([]byte); ok {
@@ -177,4 +180,48 @@ func floatArith(op string, x, y float64) (any, error) {
 		return math.Mod(x, y), nil
 	}
 	return nil, pgerror.AssertionFailed("float op %s", op)
+}
+
+// arrayConcat is PostgreSQL's anyarray || anyarray (array_cat), and an
+// array with an element appended or prepended (the planner has given a
+// lone element the array's element type): the elements of l, then r's.
+func arrayConcat(l, r any) []any {
+	out := append(arrayElems(l), arrayElems(r)...)
+	if out == nil {
+		out = []any{}
+	}
+	return out
+}
+
+// arrayElems lists an array's elements, or a lone element as one.
+func arrayElems(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		return append([]any(nil), x...)
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	case []int64:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	case []int32:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = int64(e)
+		}
+		return out
+	case []bool:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	}
+	return []any{v}
 }
