@@ -60,7 +60,6 @@ type scanIter struct {
 	buf      [][]any
 	pos      int
 	mr       msgRow
-	err      error
 }
 
 func (it *scanIter) next(ctx context.Context) ([]any, error) {
@@ -287,7 +286,6 @@ func boundOffset(ec *evalCtx, b planner.Bound, lower bool) (n int64, null bool, 
 	var f float64
 	switch x := v.(type) {
 	case int64:
-		f = float64(x)
 		if lower && !b.Inclusive || !lower && b.Inclusive {
 			if x == math.MaxInt64 {
 				return x, false, nil

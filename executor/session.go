@@ -37,7 +37,6 @@ type Session struct {
 	deferStart time.Time
 	// savepoints are the open block's SAVEPOINTs, oldest first.
 	savepoints []savepoint
-	started    time.Time
 	groups     map[*readGroup]string // consumer groups this session reads in -> topic
 	// txHolds are the partitions held for this session's transactions
 	// (handoff.go), released once the transaction is over.

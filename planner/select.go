@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"strconv"
 	"strings"
 
 	"topicgate/sql"
@@ -509,8 +508,6 @@ func usesCol(p *SelectPlan, idx int) bool {
 	}
 	return found
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // bindDistinctOn records DISTINCT ON's columns (appending hidden ones as
 // ORDER BY does) and checks PostgreSQL's rule that the leading ORDER BY

@@ -134,7 +134,7 @@ func lzo1xBlock(out, in []byte, start, end, ti int, dict *[lzoDSize]uint16) ([]b
 				out = append(out, byte(lzoM3Marker|(mLen-2)))
 			} else {
 				mLen -= lzoM3MaxLen
-				out = append(out, lzoM3Marker|0)
+				out = append(out, lzoM3Marker) // its length bits 0: the length follows
 				for mLen > 255 {
 					mLen -= 255
 					out = append(out, 0)

@@ -354,7 +354,6 @@ func TestClusterCrash(t *testing.T) {
 type spillLedger struct {
 	mu       sync.Mutex
 	outcomes map[string]string // transaction id -> what its client was answered
-	problems []string
 }
 
 const spillTxnMiB = 9

@@ -163,8 +163,6 @@ func dedupWriter(ctx context.Context, stop *atomic.Bool, p *crashProducer, dsn f
 		retry := p.inflight != nil
 		sent := time.Now()
 		tag, err := crashInsertBatch(ctx, c, p.id, seqs)
-		if d := time.Since(sent); d > time.Second {
-		}
 		if err != nil {
 			p.inflight = seqs
 			if ctx.Err() != nil {

@@ -19,10 +19,9 @@ func waitRead(t *testing.T, admin, reader *pgx.Conn, q string, event func()) (ti
 	t.Helper()
 	ctx := context.Background()
 	type result struct {
-		at   time.Time
-		ts   []time.Time
-		err  error
-		rows int
+		at  time.Time
+		ts  []time.Time
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {

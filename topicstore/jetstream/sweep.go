@@ -243,8 +243,6 @@ func (w *sweptState) check(gw string, openedAt uint64) error {
 	return nil
 }
 
-func (s *Store) fenceSubject(gw string) string { return s.prefix + ".f." + gw }
-
 // sweepStaged sweeps the staged chunks of dead gateways and reports how
 // many it deleted.
 func (s *Store) sweepStaged(ctx context.Context) (int, error) {
