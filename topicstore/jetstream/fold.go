@@ -347,6 +347,7 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 				s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, m.Subject, err)
 			}
 			s.applied = seq
+			s.recordDigest(seq)
 		}
 		s.ownApplied.Add(1)
 		s.cond.Broadcast()
@@ -505,7 +506,16 @@ func (s *Store) foldAt(seq uint64, subject string, h nats.Header, ts time.Time, 
 		s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, subject, err)
 	}
 	s.applied = seq
+	s.recordDigest(seq)
 	s.cond.Broadcast()
+}
+
+// recordDigest runs the simulation's hook (Store.onApplied). It runs
+// under s.mu.
+func (s *Store) recordDigest(seq uint64) {
+	if s.onApplied != nil {
+		s.onApplied(seq)
+	}
 }
 
 // apply folds one message. It runs under s.mu.
@@ -520,7 +530,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == "n" {
-		s.applySnap(h, seq) // snapshots' points and notices (snapshot.go)
+		s.applySnap(h, seq, ts) // snapshots' points and notices (snapshot.go)
 		return nil
 	}
 	if len(tok) < 2 {

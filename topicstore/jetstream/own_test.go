@@ -87,6 +87,11 @@ func foldDigest(t *testing.T, s *Store) string {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return foldDigestLocked(s)
+}
+
+// foldDigestLocked is foldDigest under s.mu.
+func foldDigestLocked(s *Store) string {
 	var lines []string
 	lines = append(lines, fmt.Sprint("applied ", s.applied))
 	for name, ts := range s.byName {

@@ -160,7 +160,8 @@ func prodFromHeaders(h nats.Header, seq uint64) *prodState {
 
 // repairProducers sets the fold's entry of each producer in keys to what
 // its subject holds now: the last message's state, or none when the
-// subject is empty. The fold may be wrong about a producer that expired
+// subject is empty; a last message the fold has not reached yet it
+// leaves to the fold. The fold may be wrong about a producer that expired
 // (see above); the stream is not. Errors leave an entry as it was: the
 // group is refused again and retried.
 func (s *Store) repairProducers(keys []prodKey) {
@@ -172,6 +173,14 @@ func (s *Store) repairProducers(keys []prodKey) {
 			continue
 		}
 		s.mu.Lock()
+		if seq > s.applied {
+			// The fold is behind the stream there: it will fold that
+			// message itself. Taking it now would make the fold hold a
+			// state its stream position does not (snapshot.go checks
+			// that every gateway holds the same at the same position).
+			s.mu.Unlock()
+			continue
+		}
 		if t := s.byID[k.topic]; t != nil {
 			cur := t.prods[k.producer]
 			switch {

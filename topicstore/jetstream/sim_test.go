@@ -191,6 +191,9 @@ type simGW struct {
 	m    *sim
 	name string
 	s    *Store
+	// digests are the fold's digests (foldDigest) at every 7th sequence
+	// it applied (verifyDigests).
+	digests map[uint64]string
 	jobs chan func()
 	call *simCall
 	busy bool
@@ -385,6 +388,12 @@ func (m *sim) startGateway() *simGW {
 	id := 0x1000 + m.nextGW
 	g := &simGW{m: m, jobs: make(chan func(), 1)}
 	g.s = newStore(m.opts(), id)
+	g.digests = map[uint64]string{}
+	g.s.onApplied = func(seq uint64) {
+		if seq%7 == 0 {
+			g.digests[seq] = strconv.FormatUint(g.s.foldDigest(time.Time{}), 16)
+		}
+	}
 	g.s.io = simIO{g}
 	g.s.maxBatch = simBatch
 	g.s.sh.window = simWindow

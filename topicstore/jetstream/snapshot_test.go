@@ -130,10 +130,10 @@ func TestSnapshotStart(t *testing.T) {
 	}
 	require.Equal(t, int64(1), b.snapWritten.Load())
 
-	// A gateway whose state differs (here a's producer, changed by
-	// hand) says so at the next snapshot; the others do not.
+	// A gateway whose state differs (here a partition's byte count on a,
+	// changed by hand) says so at the next snapshot; the others do not.
 	a.mu.Lock()
-	a.byName["t"].prods["p1"].maxNo++
+	a.byName["t"].parts[0].bytes++
 	a.mu.Unlock()
 	require.NoError(t, b.writeSnapshot(ctx))
 	for _, s := range []*Store{a, f} {

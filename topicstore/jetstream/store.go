@@ -183,6 +183,9 @@ type Store struct {
 	snapMismatches                              atomic.Int64 // snapshot.go
 	snapWritten                                 atomic.Int64 // snapshot.go
 	snap                                        snapState    // under mu (snapshot.go)
+	// onApplied, set by the simulation only, runs under mu after the fold
+	// applied each sequence.
+	onApplied func(seq uint64)
 	barrierMisses                               atomic.Int64 // barrier.go
 	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
