@@ -83,25 +83,29 @@ type topicState struct {
 	writers map[string]time.Time
 }
 
-// recIdx locates one record batch of a partition.
+// recIdx locates one record batch of a partition: 40 bytes each, for
+// every retained batch (a reference record's staged message is in
+// partState.refs, rare).
 type recIdx struct {
 	seq       uint64
 	base      int64
 	count     int64
 	writtenAt int64 // unix micros
 	bytes     int64
-	ref       uint64 // a reference record's staged message, 0: inline
 }
 
 // partState is a partition's index: its record batches in offset order.
 type partState struct {
-	recs      []recIdx
-	start     int64  // first retained offset
-	end       int64  // next offset
-	bytes     int64  // stored payload bytes ever written
-	lastSeq   uint64 // stream sequence of the partition subject's last message (0: none)
-	startSeq  uint64 // the last sequence of its retention start subject (0: none)
-	retained  int64  // payload bytes of recs (a running total: Topic reads it on every statement's plan)
+	recs     []recIdx
+	start    int64  // first retained offset
+	end      int64  // next offset
+	bytes    int64  // stored payload bytes ever written
+	lastSeq  uint64 // stream sequence of the partition subject's last message (0: none)
+	startSeq uint64 // the last sequence of its retention start subject (0: none)
+	retained int64  // payload bytes of recs (a running total: Topic reads it on every statement's plan)
+	// refs are the staged messages reference records of recs point at,
+	// by the record's sequence (absent: an inline record).
+	refs      map[uint64]uint64
 	sum       uint64 // the sum of recs' recHash (a running total: foldDigest reads it, snapshot.go)
 	lastWrite time.Time
 	// bucket is the write-speed token bucket, charged by the fold with
@@ -572,7 +576,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			return fmt.Errorf("record batch for unknown partition %s", tok[2])
 		}
 		ps := t.parts[p]
-		r, cum, gw, err := recordFields(h)
+		r, ref, cum, gw, err := recordFields(h)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", p, err)
 		}
@@ -588,7 +592,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 				ps.retained -= old.bytes
 				ps.sum -= recHash(old)
 			}
-			ps.recs = ps.recs[:0:0]
+			ps.recs, ps.refs = ps.recs[:0:0], nil
 			ps.start, ps.end = max(ps.start, r.base), r.base
 		default:
 			return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
@@ -602,7 +606,13 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		ps.recs = append(ps.recs, r)
 		ps.retained += r.bytes
 		ps.sum += recHash(r)
-		s.swept.referenced(r.ref)
+		if ref != 0 {
+			if ps.refs == nil {
+				ps.refs = map[uint64]uint64{}
+			}
+			ps.refs[seq] = ref
+			s.swept.referenced(ref)
+		}
 		ps.end += r.count
 		if cum > 0 {
 			ps.bytes = cum // exact even when retention purged earlier batches
@@ -667,6 +677,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 			for _, r := range ps.recs[:i] {
 				ps.retained -= r.bytes
 				ps.sum -= recHash(r)
+				delete(ps.refs, r.seq)
 			}
 			ps.recs = append(ps.recs[:0:0], ps.recs[i:]...)
 		}
@@ -794,12 +805,11 @@ func (ps *partState) offsetAt(at time.Time) int64 {
 
 // recordFields reads a record batch's headers: Tg-Rec, or the headers of
 // one field each that batches written before it carry.
-func recordFields(h nats.Header) (r recIdx, cum int64, gw string, err error) {
+func recordFields(h nats.Header) (r recIdx, ref uint64, cum int64, gw string, err error) {
 	v := h.Get(hRec)
 	if v == "" {
-		r = recIdx{base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes),
-			ref: uint64(hInt(h, hRef))}
-		return r, hInt(h, hCum), h.Get(hGw), nil
+		r = recIdx{base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes)}
+		return r, uint64(hInt(h, hRef)), hInt(h, hCum), h.Get(hGw), nil
 	}
 	var f [7]string
 	for i := range f {
@@ -809,21 +819,21 @@ func recordFields(h nats.Header) (r recIdx, cum int64, gw string, err error) {
 		}
 		var ok bool
 		if f[i], v, ok = strings.Cut(v, " "); !ok {
-			return r, 0, "", fmt.Errorf("bad %s header %q", hRec, h.Get(hRec))
+			return r, 0, 0, "", fmt.Errorf("bad %s header %q", hRec, h.Get(hRec))
 		}
 	}
 	var n [5]int64
 	for i := range n {
 		if n[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
-			return r, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
+			return r, 0, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
 		}
 	}
-	ref, err := strconv.ParseUint(f[6], 10, 64)
+	ref, err = strconv.ParseUint(f[6], 10, 64)
 	if err != nil {
-		return r, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
+		return r, 0, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
 	}
-	r = recIdx{base: n[0], count: n[1], writtenAt: n[2], bytes: n[3], ref: ref}
-	return r, n[4], f[5], nil
+	r = recIdx{base: n[0], count: n[1], writtenAt: n[2], bytes: n[3]}
+	return r, ref, n[4], f[5], nil
 }
 
 func hInt(h nats.Header, k string) int64 {

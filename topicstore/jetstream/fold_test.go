@@ -124,9 +124,10 @@ func TestRecordFields(t *testing.T) {
 	s := &Store{stage: stagings{gw: "g1"}}
 	m := nats.NewMsg("x")
 	s.recordHeaders(m, 7, 3, 1700000000000001, 42, 99, 12)
-	r, cum, gw, err := recordFields(m.Header)
+	r, ref, cum, gw, err := recordFields(m.Header)
 	require.NoError(t, err)
-	require.Equal(t, recIdx{base: 7, count: 3, writtenAt: 1700000000000001, bytes: 42, ref: 12}, r)
+	require.Equal(t, recIdx{base: 7, count: 3, writtenAt: 1700000000000001, bytes: 42}, r)
+	require.Equal(t, uint64(12), ref)
 	require.Equal(t, int64(99), cum)
 	require.Equal(t, "g1", gw)
 
@@ -134,14 +135,14 @@ func TestRecordFields(t *testing.T) {
 	for k, v := range map[string]string{hBase: "7", hCount: "3", hAt: "1700000000000001", hBytes: "42", hCum: "99", hGw: "g1", hRef: "12"} {
 		old.Set(k, v)
 	}
-	r2, cum2, gw2, err := recordFields(old)
+	r2, ref2, cum2, gw2, err := recordFields(old)
 	require.NoError(t, err)
-	require.Equal(t, []any{r, cum, gw}, []any{r2, cum2, gw2})
+	require.Equal(t, []any{r, ref, cum, gw}, []any{r2, ref2, cum2, gw2})
 
 	for _, bad := range []string{"1 2 3", "1 2 x 4 5 g 0", "1 2 3 4 5 g"} {
 		h := nats.Header{}
 		h.Set(hRec, bad)
-		_, _, _, err := recordFields(h)
+		_, _, _, _, err := recordFields(h)
 		require.Error(t, err, bad)
 	}
 }

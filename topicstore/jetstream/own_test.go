@@ -96,7 +96,7 @@ func foldDigestLocked(s *Store) string {
 	lines = append(lines, fmt.Sprint("applied ", s.applied))
 	for name, ts := range s.byName {
 		for i, ps := range ts.parts {
-			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v", name, i, ps.start, ps.end, ps.lastSeq, ps.bytes, ps.recs))
+			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v refs=%v", name, i, ps.start, ps.end, ps.lastSeq, ps.bytes, ps.recs, ps.refs))
 		}
 		for id, pr := range ts.prods {
 			// pending only chooses when a producer's subject rolls up:

@@ -452,8 +452,8 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			c := cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start,
 				prev: ps.startSeq, checks: checks}
 			for _, r := range ps.recs[:j] {
-				if r.ref != 0 {
-					c.refs = append(c.refs, r.ref)
+				if ref := ps.refs[r.seq]; ref != 0 {
+					c.refs = append(c.refs, ref)
 				}
 			}
 			cuts = append(cuts, c)

@@ -194,10 +194,10 @@ type simGW struct {
 	// digests are the fold's digests (foldDigest) at every 7th sequence
 	// it applied (verifyDigests).
 	digests map[uint64]string
-	jobs chan func()
-	call *simCall
-	busy bool
-	dead bool
+	jobs    chan func()
+	call    *simCall
+	busy    bool
+	dead    bool
 	// beat is when its heartbeat was last published.
 	beat time.Time
 	// pausedUntil: stopped until then.

@@ -606,8 +606,8 @@ func (m *sim) verify() {
 					m.fail(fmt.Errorf("%s/%d offset %d (sequence %d): %w", tp.name, p, r.base, r.seq, err))
 					continue
 				}
-				if r.ref != 0 {
-					referenced[r.ref] = true
+				if ref := ps.refs[r.seq]; ref != 0 {
+					referenced[ref] = true
 				}
 				for i, msg := range msgs {
 					f := found{tp.name, int32(p), r.base + int64(i)}

@@ -166,7 +166,7 @@ func (s *Store) foldDigest(at time.Time) uint64 {
 // batch.
 func recHash(r recIdx) uint64 {
 	x := r.seq*0x9e3779b97f4a7c15 ^ uint64(r.base)*0xbf58476d1ce4e5b9 ^ uint64(r.count)*0x94d049bb133111eb ^
-		uint64(r.writtenAt)*0xd6e8feb86659fd93 ^ uint64(r.bytes)*0xa0761d6478bd642f ^ r.ref*0xe7037ed1a0b428db
+		uint64(r.writtenAt)*0xd6e8feb86659fd93 ^ uint64(r.bytes)*0xa0761d6478bd642f
 	x ^= x >> 31
 	x *= 0x7fb5d329728ea185
 	x ^= x >> 27
@@ -266,7 +266,7 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 				out = binary.AppendVarint(out, r.count)
 				out = binary.AppendVarint(out, r.writtenAt-prevAt)
 				out = binary.AppendVarint(out, r.bytes)
-				out = binary.AppendUvarint(out, r.ref)
+				out = binary.AppendUvarint(out, ps.refs[r.seq])
 				prevSeq, prevAt = r.seq, r.writtenAt
 			}
 		}
@@ -277,7 +277,8 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 // snapshot is a decoded snapshot.
 type snapshot struct {
 	meta snapMeta
-	recs [][][]recIdx // by topic, by partition (meta's order)
+	recs [][][]recIdx          // by topic, by partition (meta's order)
+	refs [][]map[uint64]uint64 // their reference records' staged messages, by record sequence
 }
 
 // decodeSnapshot decodes what encodeSnapshot wrote.
@@ -324,6 +325,7 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 	}
 	for _, t := range sn.meta.Topics {
 		parts := make([][]recIdx, len(t.Parts))
+		prefs := make([]map[uint64]uint64, len(t.Parts))
 		for p, sp := range t.Parts {
 			if sp.Recs < 0 || sp.Recs > len(b) {
 				return nil, errors.New("truncated")
@@ -335,7 +337,13 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 				seq += uv()
 				r := recIdx{seq: seq, base: iv(), count: iv()}
 				at += iv()
-				r.writtenAt, r.bytes, r.ref = at, iv(), uv()
+				r.writtenAt, r.bytes = at, iv()
+				if ref := uv(); ref != 0 {
+					if prefs[p] == nil {
+						prefs[p] = map[uint64]uint64{}
+					}
+					prefs[p][r.seq] = ref
+				}
 				recs[i] = r
 			}
 			if bad {
@@ -344,6 +352,7 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 			parts[p] = recs
 		}
 		sn.recs = append(sn.recs, parts)
+		sn.refs = append(sn.refs, prefs)
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("%d bytes past its end", len(b))
@@ -373,11 +382,13 @@ func (s *Store) install(sn *snapshot) error {
 			if sp.LastWrite != 0 {
 				ps.lastWrite = time.UnixMicro(sp.LastWrite).UTC()
 			}
-			ps.retained, ps.sum = 0, 0
+			ps.retained, ps.sum, ps.refs = 0, 0, sn.refs[i][p]
 			for _, r := range ps.recs {
 				ps.retained += r.bytes
 				ps.sum += recHash(r)
-				s.swept.referenced(r.ref)
+			}
+			for _, ref := range ps.refs {
+				s.swept.referenced(ref)
 			}
 		}
 		t.writers = map[string]time.Time{}

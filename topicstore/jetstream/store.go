@@ -185,9 +185,9 @@ type Store struct {
 	snap                                        snapState    // under mu (snapshot.go)
 	// onApplied, set by the simulation only, runs under mu after the fold
 	// applied each sequence.
-	onApplied func(seq uint64)
-	barrierMisses                               atomic.Int64 // barrier.go
-	ownApplied                                  atomic.Int64 // batches waitOwn folded from what it published (fold.go)
+	onApplied     func(seq uint64)
+	barrierMisses atomic.Int64 // barrier.go
+	ownApplied    atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
 	pace pacer // sessions that committed lately; the committer's alone (pace.go)
 }
