@@ -175,6 +175,19 @@ SELECT topic, partitions, retention_period, supported_codecs, consumers FROM sys
 		t.Errorf("unexpected stderr:\n%s", r.stderr)
 	}
 
+	// 2b. \d+ ends with the topic's Options footer (pg_class.reloptions),
+	// and SHOW CREATE TOPIC prints the DDL that recreates it.
+	r = runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-c", `\d+ orders`)
+	psqlRequireOK(t, r)
+	if want := "Options: partitions=4 active of 4, min_active_partitions=4, retention_period=P1D, " +
+		"supported_codecs=raw,gzip,zstd,lzop, consumer analytics=streaming, consumer audit=streaming\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("\\d+ orders lacks %q:\n%s", want, r.stdout)
+	}
+	r = runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-A", "-t", "-c", "SHOW CREATE TOPIC orders")
+	psqlRequireOK(t, r)
+	psqlRequireText(t, "orders|CREATE TOPIC orders (CONSUMER analytics, CONSUMER audit) WITH (min_active_partitions = 4, "+
+		"retention_period = Interval('P1D'), supported_codecs = 'raw,gzip,zstd,lzop')\n", r.stdout, "SHOW CREATE TOPIC")
+
 	// 3. Errors: with ON_ERROR_STOP=0 the script goes on past the error and
 	// psql exits 0 (psql's exit code reflects only the last statement when
 	// not stopping); with ON_ERROR_STOP=1 it stops and exits 3 (script) / 1 (-c).
