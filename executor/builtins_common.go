@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
@@ -225,17 +226,7 @@ func quoteLiteral(s string) string {
 // quoteIdent is PostgreSQL's quote_ident: quoted unless s is a lower-case
 // identifier that is not a reserved keyword.
 func quoteIdent(s string) string {
-	plain := s != "" && !reservedWords[s]
-	for i, c := range s {
-		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	return sql.QuoteIdentIfNeeded(s, func(w string) bool { return reservedWords[w] })
 }
 
 // reservedWords are PostgreSQL 15's reserved keywords (and those that may

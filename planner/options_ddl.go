@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"topicgate/sql"
 	"topicgate/topicstore"
 )
 
@@ -166,17 +167,7 @@ func ddlCodecs(cs []topicstore.Codec) string {
 // back: bare when it is a lower-case identifier and not a word of the
 // statement, else double-quoted.
 func ddlIdent(s string) string {
-	plain := s != "" && !ddlWords[s]
-	for i, c := range s {
-		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	return sql.QuoteIdentIfNeeded(s, func(w string) bool { return ddlWords[w] })
 }
 
 // ddlWords are the words of topic DDL a bare name must not be.

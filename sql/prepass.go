@@ -249,6 +249,24 @@ func offsetIsColumn(toks []token, i int, at func(int) token, kw map[int]bool) bo
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
+// QuoteIdentIfNeeded writes s bare when it is a lower-case identifier
+// (letters, digits after the first, underscores) that word does not
+// claim, else double-quoted: PostgreSQL's quote_ident with word its
+// reserved keywords, the topic DDL's renderer with its own words.
+func QuoteIdentIfNeeded(s string, word func(string) bool) string {
+	plain := s != "" && !word(s)
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return quoteIdent(s)
+}
+
 func quoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
 // yqlLiteral parses Interval('...') / Datetime('...') / Timestamp('...').
