@@ -9,7 +9,10 @@
 // and topicstore/jetstream (a NATS JetStream cluster: docs/cluster/).
 // Both run the contract suite topicstore/storetest, which states the
 // promises below as tests, and both claim every optional part of it
-// (storetest.Run).
+// (storetest.Run). What a commit decides (a producer's dedup and binding,
+// where a message goes, whether a position may move, and the words of
+// every refusal) is written once, in topicstore/decide, which both call;
+// what a shared consumer decides, once in topicstore/sharedcore.
 //
 // # What the package holds, and why
 //

@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -11,6 +10,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/decide"
 )
 
 // groupPlan is one batch and what each request of it gets.
@@ -138,7 +138,8 @@ type prodKey struct {
 type simProd struct {
 	topic    *topicState
 	producer string
-	st       prodState
+	st       prodState // the state before the group; d decides from it
+	d        decide.Producer
 	expect   uint64
 	fresh    bool // no live state before the group
 	touched  bool
@@ -297,8 +298,8 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 				p.fresh = append(p.fresh, k)
 			}
 		}
-		if sp.fresh || inactive(t, sp.st.part) {
-			sp.st.part = s.bind(t, id, named)
+		if sp.d.Fresh || inactive(t, sp.d.Part) {
+			sp.d.Part = s.bind(t, id, named)
 		}
 		return sp
 	}
@@ -388,15 +389,19 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 				part := c.Partition
 				if c.ProducerID != "" {
 					sp := producer(t, c.ProducerID, c.Partition)
-					if !sp.fresh && c.SeqMax <= sp.st.maxNo {
+					switch sp.d.AdmitChunk(true, c.SeqMin, c.SeqMax) {
+					case decide.ChunkDuplicate:
 						res.Writes[wi].Duplicates += c.Count
 						continue
+					case decide.ChunkMixed:
+						// checkRequest sends these back (errExpand); a
+						// chunk it let through is taken whole, as its
+						// seqnos name it.
+						sp.d.Fresh, sp.d.MaxSeqNo = false, c.SeqMax
 					}
-
-					sp.fresh = false
-					sp.st.maxNo, sp.st.at = c.SeqMax, now
+					sp.st.at = now
 					touch(sp)
-					part = sp.st.part
+					part = sp.d.Part
 				} else if part >= 0 {
 					part = live(t, part, "")
 				} else {
@@ -415,29 +420,22 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 				seq, hasSeq := m.seqNo, m.hasSeqNo
 				if m.producer != "" {
 					sp := producer(t, m.producer, m.partition)
-					if hasSeq && !sp.fresh && seq <= sp.st.maxNo {
+					var ok bool
+					if seq, ok = sp.d.Admit(hasSeq, seq); !ok {
 						res.Writes[wi].Duplicates++
 						continue
 					}
-					if !hasSeq {
-						seq, hasSeq = sp.st.maxNo+1, true
-					}
-					sp.fresh = false
-					sp.st.maxNo, sp.st.at = seq, now
+					hasSeq = true
+					sp.st.at = now
 					touch(sp)
-					part = sp.st.part
-				} else if part >= 0 {
-					part = live(t, part, m.group)
+					part = sp.d.Part
+				} else if p, ok := decide.Route(&t.rec.Layout, part, m.group); ok {
+					part = p
 				} else {
-					switch {
-					case m.group != "" && t.rec.Layout.Keyed:
-						part = t.rec.Layout.Owner(topicstore.KeyHash(m.group))
-					default:
-						if unbound < 0 {
-							unbound = unboundPart(t)
-						}
-						part = unbound
+					if unbound < 0 {
+						unbound = unboundPart(t)
 					}
+					part = unbound
 				}
 				sp := partFor(i, t, part)
 				before := sp.msgs()
@@ -462,8 +460,8 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 	// group wrote one.
 	for _, sp := range prodOrder {
 		m := nats.NewMsg(s.producerSubject(sp.topic.rec.ID, sp.producer))
-		m.Header.Set(hPart, strconv.Itoa(int(sp.st.part)))
-		m.Header.Set(hSeqNo, strconv.FormatInt(sp.st.maxNo, 10))
+		m.Header.Set(hPart, strconv.Itoa(int(sp.d.Part)))
+		m.Header.Set(hSeqNo, strconv.FormatInt(sp.d.MaxSeqNo, 10))
 		m.Header.Set(hAt, strconv.FormatInt(sp.st.at.UnixMicro(), 10))
 		if sp.st.pending+1 >= producerRollupEvery || (sp.fresh && sp.expect != 0) {
 			// A producer's state is its last message; the ones before
@@ -614,7 +612,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		if t == nil {
 			return topicstore.ErrTopicNotFound
 		}
-		bound := map[string]int32{}
+		var bound decide.Bindings
 		// A staged chunk of a producer is decided whole from its summary:
 		// all new or all duplicates; one that is partly duplicates goes
 		// back to be joined as messages (errExpand).
@@ -627,12 +625,12 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			if sp == nil {
 				sp = s.simProducer(t, c.ProducerID, now)
 			}
-			if c.Partition >= 0 && !sp.fresh && !inactive(t, sp.st.part) && sp.st.part != c.Partition {
-				return &topicstore.ProducerPartitionError{Producer: c.ProducerID, Bound: sp.st.part, Named: c.Partition}
+			if c.Partition >= 0 && !sp.d.Fresh && !inactive(t, sp.d.Part) && sp.d.Part != c.Partition {
+				return &topicstore.ProducerPartitionError{Producer: c.ProducerID, Bound: sp.d.Part, Named: c.Partition}
 			}
 			cur, seen := maxNo[c.ProducerID]
-			if !seen && !sp.fresh {
-				cur, seen = sp.st.maxNo, true
+			if !seen && !sp.d.Fresh {
+				cur, seen = sp.d.MaxSeqNo, true
 			}
 			if seen && c.SeqMin <= cur && c.SeqMax > cur {
 				return errExpand
@@ -645,36 +643,32 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			if int(m.partition) >= len(t.parts) {
 				return topicstore.ErrPartitionNotFound
 			}
-			if m.producer == "" || m.partition < 0 {
-				continue
-			}
-			b, ok := bound[m.producer]
-			if !ok {
+			err := bound.Check(m.producer, m.partition, func() (int32, bool) {
 				sp := prods[prodKey{t.rec.ID, m.producer}]
 				if sp == nil {
 					sp = s.simProducer(t, m.producer, now)
 				}
-				if !sp.fresh && !inactive(t, sp.st.part) {
-					b, ok = sp.st.part, true // a split partition's binding is void
+				if !sp.d.Fresh && !inactive(t, sp.d.Part) {
+					return sp.d.Part, true // a split partition's binding is void
 				}
+				return 0, false
+			})
+			if err != nil {
+				return err
 			}
-			if ok && b != m.partition {
-				return &topicstore.ProducerPartitionError{Producer: m.producer, Bound: b, Named: m.partition}
-			}
-			bound[m.producer] = m.partition
 		}
 	}
 	moved := map[posKey]int64{} // this request's earlier updates
 	for _, u := range r.pos {
 		t := s.byName[u.Topic]
 		if t == nil {
-			return topicstore.ErrTopicNotFound
+			return decide.TopicGone(u.Topic)
 		}
 		if !hasConsumer(t, u.Consumer) {
-			return fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, u.Topic, u.Consumer)
+			return decide.ConsumerGone(u.Topic, u.Consumer)
 		}
 		if int(u.Partition) >= len(t.parts) || u.Partition < 0 {
-			return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
+			return decide.PartitionGone(u.Topic, u.Partition)
 		}
 		ps := t.parts[u.Partition]
 		k := posKey{t.rec.ID, u.Consumer, u.Partition}
@@ -685,21 +679,12 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		if off, ok := moved[k]; ok {
 			cur = off
 		}
-		if u.Expect >= 0 && cur != u.Expect {
-			return fmt.Errorf("%w: topic %q consumer %q partition %d: committed offset is %d, expected %d",
-				topicstore.ErrPositionConflict, u.Topic, u.Consumer, u.Partition, cur, u.Expect)
+		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
+			Offset: u.Offset, Expect: u.Expect, Exact: r.exact}
+		if err := decide.CheckPosition(d, cur, ps.start, ps.end); err != nil {
+			return err
 		}
-		// A commit may name an offset retention has passed (it reads as the
-		// start); an explicit position must lie in [start, end].
-		lo := int64(0)
-		if r.exact {
-			lo = ps.start
-		}
-		if u.Offset < lo || u.Offset > ps.end {
-			return fmt.Errorf("%w: topic %q consumer %q partition %d: offset %d is outside [%d, %d]",
-				topicstore.ErrOffsetOutOfRange, u.Topic, u.Consumer, u.Partition, u.Offset, ps.start, ps.end)
-		}
-		moved[k] = max(u.Offset, ps.start)
+		moved[k] = decide.Moved(d, ps.start)
 	}
 	return nil
 }
@@ -716,22 +701,10 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 func needsGuard(t *topicState) bool { return t.rec.Layout.Keyed }
 
 // inactive reports whether partition p of t was split.
-func inactive(t *topicState, p int32) bool {
-	return int(p) < len(t.rec.Layout.Parts) && t.rec.Layout.Parts[p].Inactive
-}
+func inactive(t *topicState, p int32) bool { return decide.Inactive(&t.rec.Layout, p) }
 
-// live is where a write naming partition p goes: p, or, once p split, the
-// descendant owning key (the embedded store's rule).
-func live(t *topicState, p int32, key string) int32 {
-	if !inactive(t, p) {
-		return p
-	}
-	var h uint64
-	if key != "" {
-		h = topicstore.KeyHash(key)
-	}
-	return t.rec.Layout.Descendant(p, h, t.rec.Layout.Keyed && key != "")
-}
+// live is where a write naming partition p goes (decide.Live).
+func live(t *topicState, p int32, key string) int32 { return decide.Live(&t.rec.Layout, p, key) }
 
 // simProducer is a producer's state as the fold has it; a producer
 // unknown, expired or bound to a partition that no longer exists is fresh.
@@ -739,23 +712,17 @@ func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simP
 	sp := &simProd{topic: t, producer: producer, fresh: true}
 	if ps := t.prods[producer]; ps != nil {
 		sp.expect = ps.seq
-		if now.Sub(ps.at) <= s.expiry(t) && int(ps.part) < len(t.parts) {
+		if !decide.Expired(ps.at, now, s.expiry(t)) && int(ps.part) < len(t.parts) {
 			sp.st, sp.fresh = *ps, false
 		}
 	}
+	sp.d = decide.Producer{Part: sp.st.part, MaxSeqNo: sp.st.maxNo, Fresh: sp.fresh}
 	return sp
 }
 
-// bind chooses a new producer's partition: the one its message names,
-// else the one owning its key in a keyed topic, else round robin.
+// bind chooses a new producer's partition (decide.Bind).
 func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
-	switch {
-	case explicit >= 0:
-		return live(t, explicit, producer)
-	case t.rec.Layout.Keyed:
-		return t.rec.Layout.Owner(topicstore.KeyHash(producer))
-	}
-	return s.roundRobin(t)
+	return decide.Bind(&t.rec.Layout, producer, explicit, func() int32 { return s.roundRobin(t) })
 }
 
 // roundRobin picks the next active partition for an unbound write (and a

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/decide"
 )
 
 // The deterministic core of the committer: given the sequencer state and a
@@ -15,12 +16,11 @@ import (
 // in the store; it mutates the state in place, which is safe because a
 // failed Pebble write is fatal for the store.
 
-// producerState is a producer's dedup state and partition binding.
+// producerState is a producer's dedup state and partition binding (Fresh:
+// created in this group and no seqno accepted yet) and its last write.
 type producerState struct {
-	Partition int32
-	MaxSeqNo  int64
+	decide.Producer
 	LastWrite time.Time
-	fresh     bool // created in this group and no seqno accepted yet
 }
 
 // corePartition is a partition's sequencer state.
@@ -75,29 +75,14 @@ func (t *coreTopic) setLayout(l topicstore.Layout) {
 }
 
 // inactive reports whether partition p no longer takes writes.
-func (t *coreTopic) inactive(p int32) bool {
-	return int(p) < len(t.Layout.Parts) && t.Layout.Parts[p].Inactive
-}
+func (t *coreTopic) inactive(p int32) bool { return decide.Inactive(&t.Layout, p) }
 
 // keyed reports whether the topic routes keyed messages by hash.
-func (t *coreTopic) keyed() bool { return t.Layout.Keyed }
 
-// keyPart returns the active partition owning key's hash.
-func (t *coreTopic) keyPart(key string) int32 { return t.Layout.Owner(topicstore.KeyHash(key)) }
 
-// live returns where a write naming partition p goes: p while it is
-// active, else the active descendant continuing it for key (the one
-// owning key's hash, or the first without a key).
-func (t *coreTopic) live(p int32, key string) int32 {
-	if !t.inactive(p) {
-		return p
-	}
-	var h uint64
-	if key != "" {
-		h = topicstore.KeyHash(key)
-	}
-	return t.Layout.Descendant(p, h, t.Layout.Keyed && key != "")
-}
+
+// live returns where a write naming partition p goes (decide.Live).
+func (t *coreTopic) live(p int32, key string) int32 { return decide.Live(&t.Layout, p, key) }
 
 // coreState is everything the committer owns.
 type coreState struct {
@@ -248,17 +233,9 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		t.RR++
 		return p
 	}
-	// bind chooses a new producer's partition: where its first message
-	// goes (an explicit partition, continued past a split), else the
-	// partition owning its key in a keyed topic, else round robin.
+	// bind chooses a new producer's partition (decide.Bind).
 	bind := func(t *coreTopic, id string, explicit int32) int32 {
-		switch {
-		case explicit >= 0:
-			return t.live(explicit, id)
-		case t.keyed():
-			return t.keyPart(id)
-		}
-		return nextRR(t)
+		return decide.Bind(&t.Layout, id, explicit, func() int32 { return nextRR(t) })
 	}
 	// ref places a staged batch at the partition's end by reference; the
 	// partition's open batch is closed so later messages follow it.
@@ -276,13 +253,8 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 	admit := func(t *coreTopic, msgs []pendingMsg, r *topicstore.WriteResult, unbound *int32) {
 		for _, m := range msgs {
 			if m.ProducerID == "" {
-				part := m.Partition
-				switch {
-				case part >= 0:
-					part = t.live(part, m.Group)
-				case m.Group != "" && t.keyed():
-					part = t.keyPart(m.Group)
-				default:
+				part, ok := decide.Route(&t.Layout, m.Partition, m.Group)
+				if !ok {
 					if *unbound < 0 {
 						*unbound = nextRR(t)
 					}
@@ -292,44 +264,33 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				r.Written++
 				continue
 			}
-			if t == lastT && m.ProducerID == lastID && !t.inactive(lastPS.Partition) {
+			if t == lastT && m.ProducerID == lastID && !t.inactive(lastPS.Part) {
 				// Same producer as the previous message: skip the lookups.
-				if !lastPS.fresh && m.HasSeqNo && m.SeqNo <= lastPS.MaxSeqNo {
+				seq, ok := lastPS.Admit(m.HasSeqNo, m.SeqNo)
+				if !ok {
 					r.Duplicates++
 					continue
 				}
-				seq := lastPS.MaxSeqNo + 1
-				if m.HasSeqNo {
-					seq = m.SeqNo
-				}
-				lastPS.fresh, lastPS.MaxSeqNo = false, seq
-				part := lastPS.Partition
-				add(t, part, true, seq, m.Tail)
+				add(t, lastPS.Part, true, seq, m.Tail)
 				r.Written++
 				continue
 			}
 			ps := s.liveProducer(t, m.ProducerID, now)
 			if ps == nil {
 				ps = s.newProducer(t, m.ProducerID, bind(t, m.ProducerID, m.Partition))
-			} else if t.inactive(ps.Partition) {
+			} else if t.inactive(ps.Part) {
 				// Its partition split: the producer follows its key into
 				// the child (or the partition it names), keeping its
 				// seqnos, since dedup is per topic.
-				ps.Partition = bind(t, m.ProducerID, m.Partition)
+				ps.Part = bind(t, m.ProducerID, m.Partition)
 			}
-			seq := ps.MaxSeqNo + 1
-			if m.HasSeqNo {
-				seq = m.SeqNo
-				if !ps.fresh && seq <= ps.MaxSeqNo {
-					r.Duplicates++
-					continue
-				}
+			seq, ok := ps.Admit(m.HasSeqNo, m.SeqNo)
+			if !ok {
+				r.Duplicates++
+				continue
 			}
-			ps.fresh = false
-			ps.MaxSeqNo = seq
 			ps.LastWrite = now
-			part := ps.Partition // an explicit partition is the binding (check)
-			add(t, part, true, seq, m.Tail)
+			add(t, ps.Part, true, seq, m.Tail) // an explicit partition is the binding (check)
 			r.Written++
 			touch(t, m.ProducerID, ps)
 			lastT, lastID, lastPS = t, m.ProducerID, ps
@@ -379,14 +340,19 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 				}
 				lastT = nil // the producer cache may go stale below
 				ps := s.liveProducer(t, c.ProducerID, now)
-				if c.SeqOK && (ps == nil || ps.fresh || c.SeqMin > ps.MaxSeqNo) {
-					if ps == nil {
+				fresh := ps == nil
+				if fresh {
+					ps = &producerState{Producer: decide.Producer{Fresh: true}}
+				}
+				if ps.AdmitChunk(c.SeqOK, c.SeqMin, c.SeqMax) == decide.ChunkNew {
+					if fresh {
 						ps = s.newProducer(t, c.ProducerID, bind(t, c.ProducerID, c.Partition))
-					} else if t.inactive(ps.Partition) {
-						ps.Partition = bind(t, c.ProducerID, c.Partition)
+						ps.Fresh, ps.MaxSeqNo = false, c.SeqMax
+					} else if t.inactive(ps.Part) {
+						ps.Part = bind(t, c.ProducerID, c.Partition)
 					}
-					ps.fresh, ps.MaxSeqNo, ps.LastWrite = false, c.SeqMax, now
-					ref(t, ps.Partition, c)
+					ps.LastWrite = now
+					ref(t, ps.Part, c)
 					res[j].Written += c.Count
 					touch(t, c.ProducerID, ps)
 					continue
@@ -449,27 +415,14 @@ func (s *coreState) check(writes []pendingWrite, now time.Time) error {
 		// A producer stays in its partition: an explicit partition must
 		// be the one the producer is bound to, or, for a producer this
 		// write binds, the one its first explicit message named.
-		var bound map[string]int32
+		var b decide.Bindings
 		binding := func(id string, part int32) error {
-			if id == "" || part < 0 {
-				return nil
-			}
-			b, ok := bound[id]
-			if !ok {
-				if ps := s.liveProducer(t, id, now); ps != nil && !ps.fresh && !t.inactive(ps.Partition) {
-					b, ok = ps.Partition, true // a split partition's binding is void
+			return b.Check(id, part, func() (int32, bool) {
+				if ps := s.liveProducer(t, id, now); ps != nil && !ps.Fresh && !t.inactive(ps.Part) {
+					return ps.Part, true // a split partition's binding is void
 				}
-			}
-			if ok && b != part {
-				return &topicstore.ProducerPartitionError{Producer: id, Bound: b, Named: part}
-			}
-			if !ok {
-				if bound == nil {
-					bound = map[string]int32{}
-				}
-				bound[id] = part
-			}
-			return nil
+				return 0, false
+			})
 		}
 		for _, m := range w.Msgs {
 			if int(m.Partition) >= len(t.Parts) {
@@ -495,14 +448,14 @@ func (s *coreState) check(writes []pendingWrite, now time.Time) error {
 // (unix micros).
 func encodeProducer(ps *producerState) []byte {
 	b := make([]byte, 0, 24)
-	b = binary.AppendUvarint(b, uint64(ps.Partition))
+	b = binary.AppendUvarint(b, uint64(ps.Part))
 	b = binary.AppendVarint(b, ps.MaxSeqNo)
 	return binary.AppendVarint(b, ps.LastWrite.UnixMicro())
 }
 
 func decodeProducer(v []byte) (*producerState, error) {
 	r := topicstore.ByteReader{B: v}
-	ps := &producerState{Partition: int32(r.Uvarint()), MaxSeqNo: r.Varint()}
+	ps := &producerState{Producer: decide.Producer{Part: int32(r.Uvarint()), MaxSeqNo: r.Varint()}}
 	ps.LastWrite = time.UnixMicro(r.Varint()).UTC()
 	if r.Err {
 		return nil, topicstore.ErrCorrupt

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/decide"
 )
 
 // Consumer positions in the deterministic core. A committed offset is the
@@ -46,14 +47,14 @@ func (s *coreState) checkPositions(ps []pendingPos) error {
 	for _, u := range ps {
 		t := s.Topics[u.TopicID]
 		if t == nil || len(t.Parts) == 0 {
-			return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, u.Topic)
+			return decide.TopicGone(u.Topic)
 		}
 		pos := t.Consumers[u.Consumer]
 		if pos == nil {
-			return fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, u.Topic, u.Consumer)
+			return decide.ConsumerGone(u.Topic, u.Consumer)
 		}
 		if u.Partition < 0 || int(u.Partition) >= len(t.Parts) || int(u.Partition) >= len(pos) {
-			return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
+			return decide.PartitionGone(u.Topic, u.Partition)
 		}
 		ref := posRef{u.TopicID, u.Consumer, u.Partition}
 		p := t.Parts[u.Partition]
@@ -61,20 +62,13 @@ func (s *coreState) checkPositions(ps []pendingPos) error {
 		if !ok {
 			cur = t.committed(pos, u.Partition)
 		}
-		if u.Expect >= 0 && u.Expect != cur {
-			return fmt.Errorf("%w: topic %q consumer %q partition %d: committed offset is %d, expected %d",
-				topicstore.ErrPositionConflict, u.Topic, u.Consumer, u.Partition, cur, u.Expect)
-		}
-		lo := int64(0)
-		if u.Exact {
-			lo = p.Start
-		}
-		if u.Offset < lo || u.Offset > p.End {
-			return fmt.Errorf("%w: topic %q consumer %q partition %d: offset %d is outside [%d, %d]",
-				topicstore.ErrOffsetOutOfRange, u.Topic, u.Consumer, u.Partition, u.Offset, p.Start, p.End)
+		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
+			Offset: u.Offset, Expect: u.Expect, Exact: u.Exact}
+		if err := decide.CheckPosition(d, cur, p.Start, p.End); err != nil {
+			return err
 		}
 		if local != nil {
-			local[ref] = max(u.Offset, p.Start)
+			local[ref] = decide.Moved(d, p.Start)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/decide"
 )
 
 // Staged batches in the deterministic core. A staged batch (StagedChunk)
@@ -53,7 +54,7 @@ type refAdd struct {
 // liveProducer returns id's dedup state, or nil if unknown or expired.
 func (s *coreState) liveProducer(t *coreTopic, id string, now time.Time) *producerState {
 	ps := t.Producers[id]
-	if ps != nil && s.expiry(t) > 0 && now.Sub(ps.LastWrite) > s.expiry(t) {
+	if ps != nil && decide.Expired(ps.LastWrite, now, s.expiry(t)) {
 		return nil // binding and dedup state expired
 	}
 	return ps
@@ -61,7 +62,7 @@ func (s *coreState) liveProducer(t *coreTopic, id string, now time.Time) *produc
 
 // newProducer binds a new producer to part.
 func (s *coreState) newProducer(t *coreTopic, id string, part int32) *producerState {
-	ps := &producerState{Partition: part, fresh: true}
+	ps := &producerState{Producer: decide.Producer{Part: part, Fresh: true}}
 	if t.Producers == nil {
 		t.Producers = map[string]*producerState{}
 	}

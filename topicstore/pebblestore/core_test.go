@@ -81,7 +81,7 @@ func render(t *testing.T, out groupOutput) string {
 		case hasPrefix(kv.Key, prefixProducer):
 			ps, err := decodeProducer(kv.Value)
 			must(t, err)
-			fmt.Fprintf(&sb, "producer t%d/%s p%d max=%d", binary.BigEndian.Uint64(kv.Key[2:]), kv.Key[10:], ps.Partition, ps.MaxSeqNo)
+			fmt.Fprintf(&sb, "producer t%d/%s p%d max=%d", binary.BigEndian.Uint64(kv.Key[2:]), kv.Key[10:], ps.Part, ps.MaxSeqNo)
 		case hasPrefix(kv.Key, prefixPositions):
 			id, p, c, off, err := parsePosition(kv.Key, kv.Value)
 			must(t, err)

@@ -132,7 +132,7 @@ func (s *PebbleStore) expireProducers(now time.Time) error {
 	for id, ct := range s.core.Topics {
 		exp := s.core.expiry(ct)
 		for name, ps := range ct.Producers {
-			if !ps.fresh && now.Sub(ps.LastWrite) > exp {
+			if !ps.Fresh && now.Sub(ps.LastWrite) > exp {
 				delete(ct.Producers, name)
 				_ = b.Delete(producerKey(id, name), nil)
 				n++

@@ -372,7 +372,7 @@ func (s *PebbleStore) recover() error {
 		if err != nil {
 			return err
 		}
-		if now.Sub(ps.LastWrite) > s.core.expiry(ct) || int(ps.Partition) >= len(ct.Parts) {
+		if now.Sub(ps.LastWrite) > s.core.expiry(ct) || int(ps.Part) >= len(ct.Parts) {
 			continue // expired: forgotten, as if never seen
 		}
 		ct.Producers[string(k[8:])] = ps
@@ -521,8 +521,8 @@ func (s *PebbleStore) Producer(topic, producer string) (topicstore.ProducerInfo,
 	s.coreMu.Lock()
 	defer s.coreMu.Unlock()
 	if ct := s.core.Topics[t.id]; ct != nil {
-		if ps := ct.Producers[producer]; ps != nil && !ps.fresh && now.Sub(ps.LastWrite) <= s.core.expiry(ct) {
-			part := ps.Partition
+		if ps := ct.Producers[producer]; ps != nil && !ps.Fresh && now.Sub(ps.LastWrite) <= s.core.expiry(ct) {
+			part := ps.Part
 			if ct.inactive(part) {
 				part = -1 // its partition split: the binding is void until its next write
 			}
@@ -544,8 +544,8 @@ func (s *PebbleStore) Producers(name string) ([]topicstore.ProducerInfo, error) 
 	s.coreMu.Lock()
 	if ct := s.core.Topics[t.id]; ct != nil {
 		for id, ps := range ct.Producers {
-			if now.Sub(ps.LastWrite) <= s.core.expiry(ct) && !ps.fresh {
-				out = append(out, topicstore.ProducerInfo{ProducerID: id, Partition: ps.Partition, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite})
+			if now.Sub(ps.LastWrite) <= s.core.expiry(ct) && !ps.Fresh {
+				out = append(out, topicstore.ProducerInfo{ProducerID: id, Partition: ps.Part, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite})
 			}
 		}
 	}
