@@ -77,10 +77,6 @@ func (t *coreTopic) setLayout(l topicstore.Layout) {
 // inactive reports whether partition p no longer takes writes.
 func (t *coreTopic) inactive(p int32) bool { return decide.Inactive(&t.Layout, p) }
 
-// keyed reports whether the topic routes keyed messages by hash.
-
-
-
 // live returns where a write naming partition p goes (decide.Live).
 func (t *coreTopic) live(p int32, key string) int32 { return decide.Live(&t.Layout, p, key) }
 
