@@ -166,220 +166,244 @@ type coreReq struct {
 // (topic or partition gone, position conflict or out of range) changes
 // nothing and writes nothing.
 func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
-	out := groupOutput{Outcomes: make([]reqOutcome, len(reqs))}
-	bufs := map[partKey]*partBuf{}
-	var order []*partBuf
-	type prodKey struct {
-		topic uint64
-		id    string
-	}
-	touched := map[prodKey]*producerState{}
-	var prodOrder []prodKey
-	touch := func(t *coreTopic, id string, ps *producerState) {
-		pk := prodKey{t.ID, id}
-		if touched[pk] != ps {
-			if touched[pk] == nil {
-				prodOrder = append(prodOrder, pk)
-			}
-			touched[pk] = ps
-		}
-	}
-	var refs []refAdd
-	sticky := map[uint64]int32{} // topic -> partition of its unbound messages in this group
-	// The previous message's producer (runs of one producer are common).
-	var (
-		lastT  *coreTopic
-		lastID string
-		lastPS *producerState
-	)
-
+	g := &groupApply{s: s, now: now, out: groupOutput{Outcomes: make([]reqOutcome, len(reqs))},
+		bufs: map[partKey]*partBuf{}, touched: map[prodKey]*producerState{}, sticky: map[uint64]int32{}}
 	// Size new batch buffers for the whole group (bounded by the batch
 	// target) so appends rarely grow them.
-	groupBytes := 0
 	for _, r := range reqs {
 		for _, w := range r.Writes {
 			for _, m := range w.Msgs {
-				groupBytes += len(m.Tail) + 16
+				g.groupBytes += len(m.Tail) + 16
 			}
 		}
 	}
-	add := func(t *coreTopic, part int32, hasSeq bool, seq int64, tail []byte) {
-		k := partKey{t.ID, part}
-		b := bufs[k]
-		if b == nil || len(b.buf)-topicstore.BatchHeaderLen >= batchTargetBytes {
-			size := max(len(tail)+16, min(groupBytes, batchTargetBytes+len(tail)+16))
-			b = &partBuf{key: k, base: t.Parts[part].End, buf: make([]byte, topicstore.BatchHeaderLen, topicstore.BatchHeaderLen+size)}
-			bufs[k] = b
-			order = append(order, b)
-		}
-		b.buf = topicstore.AppendMessage(b.buf, hasSeq, seq, tail)
-		b.count++
-		if t.Throttle != nil {
-			s.thr.note(t.Throttle, part, len(tail))
-		}
-		t.Parts[part].End++
-	}
-	nextRR := func(t *coreTopic) int32 {
-		var p int32
-		if t.ActiveIDs != nil {
-			p = t.ActiveIDs[t.RR%uint32(len(t.ActiveIDs))]
-		} else {
-			p = int32(t.RR % uint32(len(t.Parts)))
-		}
-		t.RR++
-		return p
-	}
-	// bind chooses a new producer's partition (decide.Bind).
-	bind := func(t *coreTopic, id string, explicit int32) int32 {
-		return decide.Bind(&t.Layout, id, explicit, func() int32 { return nextRR(t) })
-	}
-	// ref places a staged batch at the partition's end by reference; the
-	// partition's open batch is closed so later messages follow it.
-	ref := func(t *coreTopic, part int32, c *pendingStaged) {
-		k := partKey{t.ID, part}
-		delete(bufs, k)
-		order = append(order, &partBuf{key: k, base: t.Parts[part].End, count: c.Count, ref: c})
-		t.Parts[part].End += int64(c.Count)
-		refs = append(refs, refAdd{c.SID, k, t.Parts[part].End})
-		if t.Throttle != nil {
-			s.thr.note(t.Throttle, part, int(c.Bytes))
-		}
-	}
-	// admit appends one write's messages: dedup, then partition choice.
-	admit := func(t *coreTopic, msgs []pendingMsg, r *topicstore.WriteResult, unbound *int32) {
-		for _, m := range msgs {
-			if m.ProducerID == "" {
-				part, ok := decide.Route(&t.Layout, m.Partition, m.Group)
-				if !ok {
-					if *unbound < 0 {
-						*unbound = nextRR(t)
-					}
-					part = *unbound
-				}
-				add(t, part, m.HasSeqNo, m.SeqNo, m.Tail)
-				r.Written++
-				continue
-			}
-			if t == lastT && m.ProducerID == lastID && !t.inactive(lastPS.Part) {
-				// Same producer as the previous message: skip the lookups.
-				seq, ok := lastPS.Admit(m.HasSeqNo, m.SeqNo)
-				if !ok {
-					r.Duplicates++
-					continue
-				}
-				add(t, lastPS.Part, true, seq, m.Tail)
-				r.Written++
-				continue
-			}
-			ps := s.liveProducer(t, m.ProducerID, now)
-			if ps == nil {
-				ps = s.newProducer(t, m.ProducerID, bind(t, m.ProducerID, m.Partition))
-			} else if t.inactive(ps.Part) {
-				// Its partition split: the producer follows its key into
-				// the child (or the partition it names), keeping its
-				// seqnos, since dedup is per topic.
-				ps.Part = bind(t, m.ProducerID, m.Partition)
-			}
-			seq, ok := ps.Admit(m.HasSeqNo, m.SeqNo)
-			if !ok {
-				r.Duplicates++
-				continue
-			}
-			ps.LastWrite = now
-			add(t, ps.Part, true, seq, m.Tail) // an explicit partition is the binding (check)
-			r.Written++
-			touch(t, m.ProducerID, ps)
-			lastT, lastID, lastPS = t, m.ProducerID, ps
-		}
-	}
-
 	for i, r := range reqs {
-		writes := r.Writes
-		if err := s.check(writes, now); err != nil {
-			out.Outcomes[i].Err = err
+		if err := s.check(r.Writes, now); err != nil {
+			g.out.Outcomes[i].Err = err
 			continue
 		}
 		// Positions are checked against the state before this request's
 		// own writes, and applied before them (they never count them).
 		if err := s.checkPositions(r.Positions); err != nil {
-			out.Outcomes[i].Err = err
+			g.out.Outcomes[i].Err = err
 			continue
 		}
-		out.Sets = s.applyPositions(out.Sets, r.Positions)
-		res := make([]topicstore.WriteResult, len(writes))
-		for j, w := range writes {
-			t := s.Topics[w.TopicID]
-			// unbound is the partition of the messages that have no
-			// producer and name none: one per topic per group, the next
-			// round-robin one, as on the cluster (Kafka's sticky
-			// partitioner), so concurrent single-row INSERTs committed
-			// together append one batch.
-			unbound, ok := sticky[w.TopicID]
-			if !ok {
-				unbound = -1
-			}
-			for k := range w.Staged {
-				c := &w.Staged[k]
-				if c.ProducerID == "" {
-					part := c.Partition
-					if part >= 0 {
-						part = t.live(part, "")
-					} else {
-						if unbound < 0 {
-							unbound = nextRR(t)
-						}
-						part = unbound
-					}
-					ref(t, part, c)
-					res[j].Written += c.Count
-					continue
-				}
-				lastT = nil // the producer cache may go stale below
-				ps := s.liveProducer(t, c.ProducerID, now)
-				fresh := ps == nil
-				if fresh {
-					ps = &producerState{Producer: decide.Producer{Fresh: true}}
-				}
-				if ps.AdmitChunk(c.SeqOK, c.SeqMin, c.SeqMax) == decide.ChunkNew {
-					if fresh {
-						ps = s.newProducer(t, c.ProducerID, bind(t, c.ProducerID, c.Partition))
-						ps.Fresh, ps.MaxSeqNo = false, c.SeqMax
-					} else if t.inactive(ps.Part) {
-						ps.Part = bind(t, c.ProducerID, c.Partition)
-					}
-					ps.LastWrite = now
-					ref(t, ps.Part, c)
-					res[j].Written += c.Count
-					touch(t, c.ProducerID, ps)
-					continue
-				}
-				// Rare: duplicates (or seqnos the summary cannot decide):
-				// copy the batch message by message, with dedup.
-				msgs, err := s.loadStaged(c)
-				if err != nil {
-					out.Err = err
-					return out
-				}
-				admit(t, msgs, &res[j], &unbound)
-				out.Dels = append(out.Dels, stagedKey(c.SID, c.Seq))
-			}
-			admit(t, w.Msgs, &res[j], &unbound)
-			if unbound >= 0 {
-				sticky[w.TopicID] = unbound
+		g.out.Sets = s.applyPositions(g.out.Sets, r.Positions)
+		res := make([]topicstore.WriteResult, len(r.Writes))
+		for j, w := range r.Writes {
+			if err := g.write(w, &res[j]); err != nil {
+				g.out.Err = err
+				return g.out
 			}
 		}
-		out.Outcomes[i].Result = topicstore.CommitResult{Writes: res, Throttle: s.thr.settle(now)}
+		g.out.Outcomes[i].Result = topicstore.CommitResult{Writes: res, Throttle: s.thr.settle(now)}
 	}
+	g.finish()
+	return g.out
+}
 
-	wa := now.UnixMicro()
-	for _, b := range order {
+type prodKey struct {
+	topic uint64
+	id    string
+}
+
+// groupApply is apply's work on one group: the batches it appends, the
+// producers it changes, the staged data it references.
+type groupApply struct {
+	s          *coreState
+	now        time.Time
+	out        groupOutput
+	groupBytes int // the group's message bytes, to size batch buffers
+	bufs       map[partKey]*partBuf
+	order      []*partBuf
+	touched    map[prodKey]*producerState
+	prodOrder  []prodKey
+	refs       []refAdd
+	// sticky is, per topic, the partition of the group's messages that
+	// have no producer and name none (decide.Route).
+	sticky map[uint64]int32
+	// The previous message's producer (runs of one producer are common).
+	lastT  *coreTopic
+	lastID string
+	lastPS *producerState
+}
+
+// touch records that the group changed producer id's state.
+func (g *groupApply) touch(t *coreTopic, id string, ps *producerState) {
+	pk := prodKey{t.ID, id}
+	if g.touched[pk] != ps {
+		if g.touched[pk] == nil {
+			g.prodOrder = append(g.prodOrder, pk)
+		}
+		g.touched[pk] = ps
+	}
+}
+
+// add appends one message to partition part's open batch.
+func (g *groupApply) add(t *coreTopic, part int32, hasSeq bool, seq int64, tail []byte) {
+	k := partKey{t.ID, part}
+	b := g.bufs[k]
+	if b == nil || len(b.buf)-topicstore.BatchHeaderLen >= batchTargetBytes {
+		size := max(len(tail)+16, min(g.groupBytes, batchTargetBytes+len(tail)+16))
+		b = &partBuf{key: k, base: t.Parts[part].End, buf: make([]byte, topicstore.BatchHeaderLen, topicstore.BatchHeaderLen+size)}
+		g.bufs[k] = b
+		g.order = append(g.order, b)
+	}
+	b.buf = topicstore.AppendMessage(b.buf, hasSeq, seq, tail)
+	b.count++
+	if t.Throttle != nil {
+		g.s.thr.note(t.Throttle, part, len(tail))
+	}
+	t.Parts[part].End++
+}
+
+// nextRR is t's next round-robin partition.
+func (t *coreTopic) nextRR() int32 {
+	var p int32
+	if t.ActiveIDs != nil {
+		p = t.ActiveIDs[t.RR%uint32(len(t.ActiveIDs))]
+	} else {
+		p = int32(t.RR % uint32(len(t.Parts)))
+	}
+	t.RR++
+	return p
+}
+
+// bind chooses a new producer's partition (decide.Bind).
+func (t *coreTopic) bind(id string, explicit int32) int32 {
+	return decide.Bind(&t.Layout, id, explicit, t.nextRR)
+}
+
+// unbound is the group's partition of t's messages that name none and
+// have no producer or key.
+func (g *groupApply) unbound(t *coreTopic) int32 {
+	p, ok := g.sticky[t.ID]
+	if !ok {
+		p = t.nextRR()
+		g.sticky[t.ID] = p
+	}
+	return p
+}
+
+// ref places a staged batch at the partition's end by reference; the
+// partition's open batch is closed so later messages follow it.
+func (g *groupApply) ref(t *coreTopic, part int32, c *pendingStaged) {
+	k := partKey{t.ID, part}
+	delete(g.bufs, k)
+	g.order = append(g.order, &partBuf{key: k, base: t.Parts[part].End, count: c.Count, ref: c})
+	t.Parts[part].End += int64(c.Count)
+	g.refs = append(g.refs, refAdd{c.SID, k, t.Parts[part].End})
+	if t.Throttle != nil {
+		g.s.thr.note(t.Throttle, part, int(c.Bytes))
+	}
+}
+
+// write applies one checked write: its staged chunks, then its messages.
+func (g *groupApply) write(w pendingWrite, r *topicstore.WriteResult) error {
+	s, t := g.s, g.s.Topics[w.TopicID]
+	for k := range w.Staged {
+		c := &w.Staged[k]
+		if c.ProducerID == "" {
+			part := c.Partition
+			if part >= 0 {
+				part = t.live(part, "")
+			} else {
+				part = g.unbound(t)
+			}
+			g.ref(t, part, c)
+			r.Written += c.Count
+			continue
+		}
+		g.lastT = nil // the producer cache may go stale below
+		ps := s.liveProducer(t, c.ProducerID, g.now)
+		fresh := ps == nil
+		if fresh {
+			ps = &producerState{Producer: decide.Producer{Fresh: true}}
+		}
+		if ps.AdmitChunk(c.SeqOK, c.SeqMin, c.SeqMax) == decide.ChunkNew {
+			if fresh {
+				ps = s.newProducer(t, c.ProducerID, t.bind(c.ProducerID, c.Partition))
+				ps.Fresh, ps.MaxSeqNo = false, c.SeqMax
+			} else if t.inactive(ps.Part) {
+				ps.Part = t.bind(c.ProducerID, c.Partition)
+			}
+			ps.LastWrite = g.now
+			g.ref(t, ps.Part, c)
+			r.Written += c.Count
+			g.touch(t, c.ProducerID, ps)
+			continue
+		}
+		// Rare: duplicates (or seqnos the summary cannot decide): copy
+		// the batch message by message, with dedup.
+		msgs, err := s.loadStaged(c)
+		if err != nil {
+			return err
+		}
+		g.admit(t, msgs, r)
+		g.out.Dels = append(g.out.Dels, stagedKey(c.SID, c.Seq))
+	}
+	g.admit(t, w.Msgs, r)
+	return nil
+}
+
+// admit appends one write's messages: dedup, then partition choice.
+func (g *groupApply) admit(t *coreTopic, msgs []pendingMsg, r *topicstore.WriteResult) {
+	for _, m := range msgs {
+		if m.ProducerID == "" {
+			part, ok := decide.Route(&t.Layout, m.Partition, m.Group)
+			if !ok {
+				part = g.unbound(t)
+			}
+			g.add(t, part, m.HasSeqNo, m.SeqNo, m.Tail)
+			r.Written++
+			continue
+		}
+		if t == g.lastT && m.ProducerID == g.lastID && !t.inactive(g.lastPS.Part) {
+			// Same producer as the previous message: skip the lookups.
+			seq, ok := g.lastPS.Admit(m.HasSeqNo, m.SeqNo)
+			if !ok {
+				r.Duplicates++
+				continue
+			}
+			g.add(t, g.lastPS.Part, true, seq, m.Tail)
+			r.Written++
+			continue
+		}
+		ps := g.s.liveProducer(t, m.ProducerID, g.now)
+		if ps == nil {
+			ps = g.s.newProducer(t, m.ProducerID, t.bind(m.ProducerID, m.Partition))
+		} else if t.inactive(ps.Part) {
+			// Its partition split: the producer follows its key into the
+			// child (or the partition it names), keeping its seqnos, since
+			// dedup is per topic.
+			ps.Part = t.bind(m.ProducerID, m.Partition)
+		}
+		seq, ok := ps.Admit(m.HasSeqNo, m.SeqNo)
+		if !ok {
+			r.Duplicates++
+			continue
+		}
+		ps.LastWrite = g.now
+		g.add(t, ps.Part, true, seq, m.Tail) // an explicit partition is the binding (check)
+		r.Written++
+		g.touch(t, m.ProducerID, ps)
+		g.lastT, g.lastID, g.lastPS = t, m.ProducerID, ps
+	}
+}
+
+// finish turns the group's batches, producers and references into the
+// Pebble writes and the partitions' new ends.
+func (g *groupApply) finish() {
+	s, out := g.s, &g.out
+	wa := g.now.UnixMicro()
+	for _, b := range g.order {
 		p := &s.Topics[b.key.topic].Parts[b.key.part]
 		if c := b.ref; c != nil {
 			out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), topicstore.PutRefRecord(topicstore.BatchHeader{
 				Base: b.base, Count: c.Count, WrittenAt: wa, CumBefore: p.EndCum, CRC: c.CRC,
 				Bytes: c.Bytes, SID: c.SID, Seq: c.Seq})})
 			p.EndCum += c.Bytes
-			out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, now})
+			out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, g.now})
 			out.Messages += b.count
 			continue
 		}
@@ -390,14 +414,13 @@ func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
 		})
 		p.EndCum += int64(len(payload))
 		out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), b.buf})
-		out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, now})
+		out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, g.now})
 		out.Messages += b.count
 	}
-	for _, pk := range prodOrder {
-		out.Sets = append(out.Sets, kv{producerKey(pk.topic, pk.id), encodeProducer(touched[pk])})
+	for _, pk := range g.prodOrder {
+		out.Sets = append(out.Sets, kv{producerKey(pk.topic, pk.id), encodeProducer(g.touched[pk])})
 	}
-	out.Sets = s.addRefs(out.Sets, refs)
-	return out
+	out.Sets = s.addRefs(out.Sets, g.refs)
 }
 
 // check rejects a request whose topics were dropped (or partitions do not
