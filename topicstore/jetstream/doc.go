@@ -12,7 +12,7 @@
 //     resolutions and sweep fences (f), wide transactions' decisions (x),
 //     the maintenance lease (l) and snapshot points and notices (n), each
 //     on its own subjects (store.go);
-//   - the fold (fold.go): a gateway's whole state is a fold of the stream's
+//   - the fold (fold.go; what each message does, fold_apply.go): a gateway's whole state is a fold of the stream's
 //     headers in stream order, by one ordered consumer (filled from any
 //     replica when it stalls); nothing else changes it, so every gateway
 //     converges on the same state and rebuilds it at start, from the
@@ -20,8 +20,9 @@
 //     (snapshot.go: an object store bucket beside the stream; a digest
 //     at each snapshot's point checks that the gateways agree);
 //   - the commit: a request prepared (commit.go), grouped by one committer
-//     goroutine (committer.go) and planned (plan.go) into one atomic batch
-//     per group, every message conditional on its subject's last sequence
+//     goroutine (committer.go) and planned (plan.go; its checks and
+//     routing, plan_check.go, on topicstore/decide; its record batches,
+//     plan_records.go) into one atomic batch per group, every message conditional on its subject's last sequence
 //     (a multi-key compare-and-set), so offsets stay contiguous, a
 //     (producer, seqno) is decided once and positions move only from where
 //     they were read; the batch is the whole commit, so there is nothing to

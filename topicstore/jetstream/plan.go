@@ -265,92 +265,17 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 	now := s.opts.Clock()
 	p := &groupPlan{reqs: group, res: make([]topicstore.CommitResult, len(group)), errs: make([]error, len(group)),
 		wrote: make([][]partKey, len(group)), started: s.io.now()}
-	parts := map[partKey]*simPart{}
-	var partOrder []*simPart
-	prods := map[prodKey]*simProd{}
-	var prodOrder []*simProd
-	poss := map[posKey]*simPos{}
-	var posOrder []*simPos
-	// guards: one message per topic written or read, conditional on the
-	// topic's catalog subject, so a drop, an alteration or a split since
-	// the plan refuses the batch.
-	guarded := map[uint64]bool{}
-	var guards []*topicState
-	msgCount := 1 // the marker
-	guard := func(t *topicState) {
-		if !guarded[t.rec.ID] && needsGuard(t) {
-			guarded[t.rec.ID] = true
-			guards = append(guards, t)
-			msgCount++
-		}
-	}
-	// producer is a producer's state as the group sees it, bound: a new
-	// one where its message goes, one whose partition split follows its
-	// key into the child (or the partition it names), keeping its seqnos,
-	// since dedup is per topic.
-	producer := func(t *topicState, id string, named int32) *simProd {
-		k := prodKey{t.rec.ID, id}
-		sp := prods[k]
-		if sp == nil {
-			sp = s.simProducer(t, id, now)
-			prods[k] = sp
-			if sp.fresh {
-				p.fresh = append(p.fresh, k)
-			}
-		}
-		if sp.d.Fresh || inactive(t, sp.d.Part) {
-			sp.d.Part = s.bind(t, id, named)
-		}
-		return sp
-	}
-	// touch puts a producer whose state the group changed in the batch.
-	touch := func(sp *simProd) {
-		if !sp.touched {
-			sp.touched = true
-			prodOrder = append(prodOrder, sp)
-			msgCount++
-		}
-	}
-	// partFor is the group's part of partition part of t, which request i
-	// writes; its messages are counted as its segments grow.
-	partFor := func(i int, t *topicState, part int32) *simPart {
-		guard(t)
-		k := partKey{t.rec.ID, part}
-		sp := parts[k]
-		if sp == nil {
-			ps := t.parts[part]
-			sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq, written: ps.bytes}
-			parts[k] = sp
-			partOrder = append(partOrder, sp)
-		}
-		if !slices.Contains(p.wrote[i], k) {
-			p.wrote[i] = append(p.wrote[i], k)
-		}
-		return sp
-	}
-	// sticky is the partition of the group's writes to a topic that name
-	// none and have no producer or key: one per topic per group, the next
-	// round-robin one (Kafka's sticky partitioner, KIP-480), so concurrent
-	// single-row INSERTs coalesced into one batch append one record batch,
-	// not one per partition.
-	sticky := map[uint64]int32{}
-	unboundPart := func(t *topicState) int32 {
-		p, ok := sticky[t.rec.ID]
-		if !ok {
-			p = s.roundRobin(t)
-			sticky[t.rec.ID] = p
-		}
-		return p
-	}
+	b := &groupBuild{s: s, p: p, now: now, parts: map[partKey]*simPart{}, prods: map[prodKey]*simProd{},
+		poss: map[posKey]*simPos{}, guarded: map[uint64]bool{}, msgCount: 1 /* the marker */, sticky: map[uint64]int32{}}
 	sh := s.newSharedPlan(group) // shared-consumer steps (shared_plan.go)
 	for i, r := range group {
-		if i > 0 && msgCount+sh.msgs >= s.groupLimit() {
+		if i > 0 && b.msgCount+sh.msgs >= s.groupLimit() {
 			// The batch is full: the rest waits for the next group.
 			p.errs[i] = errRequeue
 			continue
 		}
 		// Validate first, against the group's simulation; only then apply.
-		if err := s.checkRequest(r, now, prods, poss); err != nil {
+		if err := s.checkRequest(r, now, b.prods, b.poss); err != nil {
 			p.errs[i] = err
 			continue
 		}
@@ -365,89 +290,205 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 			p.errs[i] = err
 			continue
 		}
-		for _, u := range r.pos {
-			t := s.byName[u.Topic]
-			k := posKey{t.rec.ID, u.Consumer, u.Partition}
-			sp := poss[k]
-			if sp == nil {
-				sp = &simPos{topic: t, key: k}
-				if ps := t.pos[u.Consumer][u.Partition]; ps != nil {
-					sp.expect = ps.seq
-				}
-				poss[k] = sp
-				posOrder = append(posOrder, sp)
-				msgCount++
-			}
-			sp.off = u.Offset
-			guard(t)
-		}
+		b.positions(r)
 		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(writes))}
-		for wi, w := range writes {
-			t := s.byName[w.topic]
-			unbound := int32(-1)
-			for _, c := range w.staged {
-				part := c.Partition
-				if c.ProducerID != "" {
-					sp := producer(t, c.ProducerID, c.Partition)
-					switch sp.d.AdmitChunk(true, c.SeqMin, c.SeqMax) {
-					case decide.ChunkDuplicate:
-						res.Writes[wi].Duplicates += c.Count
-						continue
-					case decide.ChunkMixed:
-						// checkRequest sends these back (errExpand); a
-						// chunk it let through is taken whole, as its
-						// seqnos name it.
-						sp.d.Fresh, sp.d.MaxSeqNo = false, c.SeqMax
-					}
-					sp.st.at = now
-					touch(sp)
-					part = sp.d.Part
-				} else if part >= 0 {
-					part = live(t, part, "")
-				} else {
-					if unbound < 0 {
-						unbound = unboundPart(t)
-					}
-					part = unbound
-				}
-				sp := partFor(i, t, part)
-				sp.segs = append(sp.segs, segment{ref: &stagedRef{seq: c.Seq, count: int64(c.Count), bytes: c.Bytes, crc: c.CRC}})
-				msgCount++
-				res.Writes[wi].Written += c.Count
-			}
-			for _, m := range w.msgs {
-				part := m.partition
-				seq, hasSeq := m.seqNo, m.hasSeqNo
-				if m.producer != "" {
-					sp := producer(t, m.producer, m.partition)
-					var ok bool
-					if seq, ok = sp.d.Admit(hasSeq, seq); !ok {
-						res.Writes[wi].Duplicates++
-						continue
-					}
-					hasSeq = true
-					sp.st.at = now
-					touch(sp)
-					part = sp.d.Part
-				} else if p, ok := decide.Route(&t.rec.Layout, part, m.group); ok {
-					part = p
-				} else {
-					if unbound < 0 {
-						unbound = unboundPart(t)
-					}
-					part = unbound
-				}
-				sp := partFor(i, t, part)
-				before := sp.msgs()
-				sp.add(hasSeq, seq, m.tail)
-				msgCount += sp.msgs() - before
-				res.Writes[wi].Written++
-			}
+		for wi := range writes {
+			b.write(i, &writes[wi], &res.Writes[wi])
 		}
 		res.Writes = res.Writes[:len(r.writes)]
 		p.res[i] = res
 	}
-	for _, t := range guards {
+	b.messages(sh)
+	p.putOff()
+	return p
+}
+
+// groupBuild is planLocked's work on one group: the group's view of the
+// partitions, producers and positions it changes, and the guards it
+// needs, from which it builds the batch.
+type groupBuild struct {
+	s   *Store
+	p   *groupPlan
+	now time.Time
+	// parts, prods and poss are the group's view, in the order first
+	// touched (partOrder, prodOrder, posOrder).
+	parts     map[partKey]*simPart
+	partOrder []*simPart
+	prods     map[prodKey]*simProd
+	prodOrder []*simProd
+	poss      map[posKey]*simPos
+	posOrder  []*simPos
+	// guards: one message per topic written or read, conditional on the
+	// topic's catalog subject, so a drop, an alteration or a split since
+	// the plan refuses the batch.
+	guarded  map[uint64]bool
+	guards   []*topicState
+	msgCount int // messages in the batch so far
+	// sticky is the partition of the group's writes to a topic that name
+	// none and have no producer or key: one per topic per group, the next
+	// round-robin one (Kafka's sticky partitioner, KIP-480), so concurrent
+	// single-row INSERTs coalesced into one batch append one record batch,
+	// not one per partition.
+	sticky map[uint64]int32
+}
+
+// guard puts t's guard in the batch, once, when t needs one.
+func (b *groupBuild) guard(t *topicState) {
+	if !b.guarded[t.rec.ID] && needsGuard(t) {
+		b.guarded[t.rec.ID] = true
+		b.guards = append(b.guards, t)
+		b.msgCount++
+	}
+}
+
+// producer is a producer's state as the group sees it, bound: a new one
+// where its message goes, one whose partition split follows its key into
+// the child (or the partition it names), keeping its seqnos, since dedup
+// is per topic.
+func (b *groupBuild) producer(t *topicState, id string, named int32) *simProd {
+	k := prodKey{t.rec.ID, id}
+	sp := b.prods[k]
+	if sp == nil {
+		sp = b.s.simProducer(t, id, b.now)
+		b.prods[k] = sp
+		if sp.fresh {
+			b.p.fresh = append(b.p.fresh, k)
+		}
+	}
+	if sp.d.Fresh || inactive(t, sp.d.Part) {
+		sp.d.Part = b.s.bind(t, id, named)
+	}
+	return sp
+}
+
+// touch puts a producer whose state the group changed in the batch.
+func (b *groupBuild) touch(sp *simProd) {
+	if !sp.touched {
+		sp.touched = true
+		b.prodOrder = append(b.prodOrder, sp)
+		b.msgCount++
+	}
+}
+
+// partFor is the group's part of partition part of t, which request i
+// writes; its messages are counted as its segments grow.
+func (b *groupBuild) partFor(i int, t *topicState, part int32) *simPart {
+	b.guard(t)
+	k := partKey{t.rec.ID, part}
+	sp := b.parts[k]
+	if sp == nil {
+		ps := t.parts[part]
+		sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq, written: ps.bytes}
+		b.parts[k] = sp
+		b.partOrder = append(b.partOrder, sp)
+	}
+	if !slices.Contains(b.p.wrote[i], k) {
+		b.p.wrote[i] = append(b.p.wrote[i], k)
+	}
+	return sp
+}
+
+// unbound is the group's partition of t's writes that name none and have
+// no producer or key (sticky).
+func (b *groupBuild) unbound(t *topicState) int32 {
+	p, ok := b.sticky[t.rec.ID]
+	if !ok {
+		p = b.s.roundRobin(t)
+		b.sticky[t.rec.ID] = p
+	}
+	return p
+}
+
+// positions takes r's position updates into the group.
+func (b *groupBuild) positions(r *commitReq) {
+	for _, u := range r.pos {
+		t := b.s.byName[u.Topic]
+		k := posKey{t.rec.ID, u.Consumer, u.Partition}
+		sp := b.poss[k]
+		if sp == nil {
+			sp = &simPos{topic: t, key: k}
+			if ps := t.pos[u.Consumer][u.Partition]; ps != nil {
+				sp.expect = ps.seq
+			}
+			b.poss[k] = sp
+			b.posOrder = append(b.posOrder, sp)
+			b.msgCount++
+		}
+		sp.off = u.Offset
+		b.guard(t)
+	}
+}
+
+// write takes one checked write of request i into the group: its staged
+// chunks, by reference, then its messages.
+func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) {
+	t := b.s.byName[w.topic]
+	unbound := int32(-1)
+	for _, c := range w.staged {
+		part := c.Partition
+		if c.ProducerID != "" {
+			sp := b.producer(t, c.ProducerID, c.Partition)
+			switch sp.d.AdmitChunk(true, c.SeqMin, c.SeqMax) {
+			case decide.ChunkDuplicate:
+				res.Duplicates += c.Count
+				continue
+			case decide.ChunkMixed:
+				// checkRequest sends these back (errExpand); a chunk it
+				// let through is taken whole, as its seqnos name it.
+				sp.d.Fresh, sp.d.MaxSeqNo = false, c.SeqMax
+			}
+			sp.st.at = b.now
+			b.touch(sp)
+			part = sp.d.Part
+		} else if part >= 0 {
+			part = live(t, part, "")
+		} else {
+			if unbound < 0 {
+				unbound = b.unbound(t)
+			}
+			part = unbound
+		}
+		sp := b.partFor(i, t, part)
+		sp.segs = append(sp.segs, segment{ref: &stagedRef{seq: c.Seq, count: int64(c.Count), bytes: c.Bytes, crc: c.CRC}})
+		b.msgCount++
+		res.Written += c.Count
+	}
+	for _, m := range w.msgs {
+		part := m.partition
+		seq, hasSeq := m.seqNo, m.hasSeqNo
+		if m.producer != "" {
+			sp := b.producer(t, m.producer, m.partition)
+			var ok bool
+			if seq, ok = sp.d.Admit(hasSeq, seq); !ok {
+				res.Duplicates++
+				continue
+			}
+			hasSeq = true
+			sp.st.at = b.now
+			b.touch(sp)
+			part = sp.d.Part
+		} else if p, ok := decide.Route(&t.rec.Layout, part, m.group); ok {
+			part = p
+		} else {
+			if unbound < 0 {
+				unbound = b.unbound(t)
+			}
+			part = unbound
+		}
+		sp := b.partFor(i, t, part)
+		before := sp.msgs()
+		sp.add(hasSeq, seq, m.tail)
+		b.msgCount += sp.msgs() - before
+		res.Written++
+	}
+}
+
+// messages builds the batch's messages: guards, producers and positions
+// first, record batches last (the ack names the batch's last sequence,
+// which is then a record's whenever the group wrote one).
+func (b *groupBuild) messages(sh *sharedPlan) {
+	s, p := b.s, b.p
+	for _, t := range b.guards {
 		m := nats.NewMsg(s.guardSubject(t.rec.ID))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a guard is only ever its last message
 		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.catSeq, 10))
@@ -455,10 +496,7 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 		p.msgs = append(p.msgs, m)
 		p.guards = append(p.guards, m)
 	}
-	// Producers and positions first, record batches last: the ack names
-	// the batch's last sequence, which is then a record's whenever the
-	// group wrote one.
-	for _, sp := range prodOrder {
+	for _, sp := range b.prodOrder {
 		m := nats.NewMsg(s.producerSubject(sp.topic.rec.ID, sp.producer))
 		m.Header.Set(hPart, strconv.Itoa(int(sp.d.Part)))
 		m.Header.Set(hSeqNo, strconv.FormatInt(sp.d.MaxSeqNo, 10))
@@ -471,20 +509,24 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)
 	}
-	for _, sp := range posOrder {
+	for _, sp := range b.posOrder {
 		m := nats.NewMsg(s.positionSubject(sp.key.topic, sp.key.consumer, sp.key.partition))
 		m.Header.Set(hOff, strconv.FormatInt(sp.off, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a position is its last message
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)
 	}
-	p.msgs = append(p.msgs, sh.messages(poss)...) // shared-consumer states (shared_plan.go)
-	at := now.UnixMicro()
-	for _, sp := range partOrder {
+	p.msgs = append(p.msgs, sh.messages(b.poss)...) // shared-consumer states (shared_plan.go)
+	at := b.now.UnixMicro()
+	for _, sp := range b.partOrder {
 		p.msgs = append(p.msgs, s.records(sp, at)...)
 	}
-	// A request put off (the batch was full, or a wide transaction holds
-	// a topic it touches) leaves the plan; the committer sends it again.
+}
+
+// putOff takes out of the plan the requests put off (the batch was full,
+// or a wide transaction holds a topic it touches); the committer sends
+// them again.
+func (p *groupPlan) putOff() {
 	keep := p.reqs[:0:0]
 	var keepRes []topicstore.CommitResult
 	var keepErrs []error
@@ -502,7 +544,6 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 		keepWrote = append(keepWrote, p.wrote[i])
 	}
 	p.reqs, p.res, p.errs, p.wrote = keep, keepRes, keepErrs, keepWrote
-	return p
 }
 
 // groupLimit is how many messages a group's batch is filled to.
@@ -518,265 +559,3 @@ var (
 	errExpand  = errors.New("expand staged chunks")
 	errLocked  = errors.New("a topic is held by a wide transaction")
 )
-
-// records encodes a partition's part of the group as record batch
-// messages of at most maxRecordBytes each; the first carries the
-// expectation that keeps the partition's offsets contiguous.
-func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
-	var out []*nats.Msg
-	base := sp.end
-	for _, g := range sp.segs {
-		if g.ref != nil {
-			h := topicstore.BatchHeader{Base: base, Count: int(g.ref.count), WrittenAt: at, CRC: g.ref.crc,
-				Bytes: g.ref.bytes, Ref: true, Seq: g.ref.seq}
-			m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
-			m.Data = topicstore.PutRefRecord(h)
-			sp.written += g.ref.bytes
-			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes, sp.written, g.ref.seq)
-			if len(out) == 0 {
-				expect(m, sp.expect)
-			}
-			out = append(out, m)
-			base += g.ref.count
-			continue
-		}
-		out, base = s.inlineRecords(out, sp, g.buf, base, at)
-	}
-	return out
-}
-
-// inlineRecords appends buf's entries as record batch messages.
-func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, at int64) ([]*nats.Msg, int64) {
-	for len(rest) > 0 {
-		n, size := int64(0), 0
-		for size < len(rest) && (n == 0 || size < maxRecordBytes) {
-			_, tail, err := topicstore.NextEntry(rest[size:])
-			if err != nil {
-				break
-			}
-			size = len(rest) - len(tail)
-			n++
-		}
-		if size == 0 {
-			break // cannot happen: the group encoded these entries
-		}
-		payload := rest[:size]
-		rest = rest[size:]
-		rec := make([]byte, topicstore.BatchHeaderLen+len(payload))
-		topicstore.PutBatchHeader(rec, topicstore.BatchHeader{Base: base, Count: int(n), WrittenAt: at, CRC: topicstore.Checksum(payload)})
-		copy(rec[topicstore.BatchHeaderLen:], payload)
-		m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
-		m.Data = rec
-		sp.written += int64(len(payload))
-		s.recordHeaders(m, base, n, at, int64(len(payload)), sp.written, 0)
-		if len(out) == 0 {
-			expect(m, sp.expect)
-		}
-		out = append(out, m)
-		base += n
-	}
-	return out, base
-}
-
-// recordHeaders sets what the fold reads of a record batch, in one
-// header (hRec: fewer header lines make the fold cheaper, and every
-// gateway folds every message); cum is the partition's payload bytes ever
-// written, this batch's included; ref, if not 0, the staged message a
-// reference record joins.
-func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes, cum int64, ref uint64) {
-	b := make([]byte, 0, 96)
-	for _, v := range []int64{base, count, at, bytes, cum} {
-		b = strconv.AppendInt(b, v, 10)
-		b = append(b, ' ')
-	}
-	b = append(b, s.stage.gw...)
-	b = append(b, ' ')
-	b = strconv.AppendUint(b, ref, 10)
-	m.Header.Set(hRec, string(b))
-}
-
-// expect makes m conditional on its subject's last sequence.
-func expect(m *nats.Msg, seq uint64) {
-	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
-}
-
-// checkRequest refuses a request that cannot commit: a topic gone, a
-// partition it lacks, a producer named in another partition than its
-// binding, a position that moved.
-func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*simProd, poss map[posKey]*simPos) error {
-	if s.requestLocked(r) {
-		return errLocked // a wide transaction holds a topic it touches (wide.go)
-	}
-	for _, w := range r.writes {
-		t := s.byName[w.topic]
-		if t == nil {
-			return topicstore.ErrTopicNotFound
-		}
-		var bound decide.Bindings
-		// A staged chunk of a producer is decided whole from its summary:
-		// all new or all duplicates; one that is partly duplicates goes
-		// back to be joined as messages (errExpand).
-		maxNo := map[string]int64{}
-		for _, c := range w.staged {
-			if c.ProducerID == "" {
-				continue
-			}
-			sp := prods[prodKey{t.rec.ID, c.ProducerID}]
-			if sp == nil {
-				sp = s.simProducer(t, c.ProducerID, now)
-			}
-			if c.Partition >= 0 && !sp.d.Fresh && !inactive(t, sp.d.Part) && sp.d.Part != c.Partition {
-				return &topicstore.ProducerPartitionError{Producer: c.ProducerID, Bound: sp.d.Part, Named: c.Partition}
-			}
-			cur, seen := maxNo[c.ProducerID]
-			if !seen && !sp.d.Fresh {
-				cur, seen = sp.d.MaxSeqNo, true
-			}
-			if seen && c.SeqMin <= cur && c.SeqMax > cur {
-				return errExpand
-			}
-			if !seen || c.SeqMax > cur {
-				maxNo[c.ProducerID] = c.SeqMax
-			}
-		}
-		for _, m := range w.msgs {
-			if int(m.partition) >= len(t.parts) {
-				return topicstore.ErrPartitionNotFound
-			}
-			err := bound.Check(m.producer, m.partition, func() (int32, bool) {
-				sp := prods[prodKey{t.rec.ID, m.producer}]
-				if sp == nil {
-					sp = s.simProducer(t, m.producer, now)
-				}
-				if !sp.d.Fresh && !inactive(t, sp.d.Part) {
-					return sp.d.Part, true // a split partition's binding is void
-				}
-				return 0, false
-			})
-			if err != nil {
-				return err
-			}
-		}
-	}
-	moved := map[posKey]int64{} // this request's earlier updates
-	for _, u := range r.pos {
-		t := s.byName[u.Topic]
-		if t == nil {
-			return decide.TopicGone(u.Topic)
-		}
-		if !hasConsumer(t, u.Consumer) {
-			return decide.ConsumerGone(u.Topic, u.Consumer)
-		}
-		if int(u.Partition) >= len(t.parts) || u.Partition < 0 {
-			return decide.PartitionGone(u.Topic, u.Partition)
-		}
-		ps := t.parts[u.Partition]
-		k := posKey{t.rec.ID, u.Consumer, u.Partition}
-		cur := s.position(t, u.Consumer, u.Partition)
-		if sp := poss[k]; sp != nil {
-			cur = max(sp.off, ps.start)
-		}
-		if off, ok := moved[k]; ok {
-			cur = off
-		}
-		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
-			Offset: u.Offset, Expect: u.Expect, Exact: r.exact}
-		if err := decide.CheckPosition(d, cur, ps.start, ps.end); err != nil {
-			return err
-		}
-		moved[k] = decide.Moved(d, ps.start)
-	}
-	return nil
-}
-
-// needsGuard reports whether a commit touching t carries a guard on its
-// catalog subject: only a keyed (auto-partitioned) topic's layout can
-// change under a commit (a split) in a way that would make it write where
-// it must not, an inactive parent. A flat topic only gains partitions; a
-// write racing its DROP lands under the dropped topic's ID, which no fold
-// reads. The guard is not free: the server refuses an expectation on a
-// subject another in-flight batch also checks (10164), so every gateway
-// writing the topic serializes on it; flat topics, the common case, do
-// without.
-func needsGuard(t *topicState) bool { return t.rec.Layout.Keyed }
-
-// inactive reports whether partition p of t was split.
-func inactive(t *topicState, p int32) bool { return decide.Inactive(&t.rec.Layout, p) }
-
-// live is where a write naming partition p goes (decide.Live).
-func live(t *topicState, p int32, key string) int32 { return decide.Live(&t.rec.Layout, p, key) }
-
-// simProducer is a producer's state as the fold has it; a producer
-// unknown, expired or bound to a partition that no longer exists is fresh.
-func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simProd {
-	sp := &simProd{topic: t, producer: producer, fresh: true}
-	if ps := t.prods[producer]; ps != nil {
-		sp.expect = ps.seq
-		if !decide.Expired(ps.at, now, s.expiry(t)) && int(ps.part) < len(t.parts) {
-			sp.st, sp.fresh = *ps, false
-		}
-	}
-	sp.d = decide.Producer{Part: sp.st.part, MaxSeqNo: sp.st.maxNo, Fresh: sp.fresh}
-	return sp
-}
-
-// bind chooses a new producer's partition (decide.Bind).
-func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
-	return decide.Bind(&t.rec.Layout, producer, explicit, func() int32 { return s.roundRobin(t) })
-}
-
-// roundRobin picks the next active partition for an unbound write (and a
-// new producer's binding). The cursor is the gateway's own: nothing but
-// balance depends on it. It skips the partitions another gateway wrote
-// last within contendedFor, as long as some partition is left: every
-// gateway's batch expects its partitions' last sequences, so two gateways
-// appending to one partition refuse each other's batches, and spreading
-// unbound writes over disjoint partitions is what lets two gateways carry
-// more than one.
-func (s *Store) roundRobin(t *topicState) int32 {
-	var active []int32
-	for i, lp := range t.rec.Layout.Parts {
-		if !lp.Inactive {
-			active = append(active, int32(i))
-		}
-	}
-	if len(active) == 0 {
-		return 0
-	}
-	if mine := s.share(t, active); len(mine) > 0 {
-		active = mine
-	}
-	p := active[int(t.rr)%len(active)]
-	t.rr++
-	return p
-}
-
-// share is this gateway's part of active when other gateways write the
-// topic too: the gateways that wrote it within contendedFor, sorted by id,
-// take every n-th partition each. Every gateway computes the same split
-// from the same fold, so their unbound writes land in disjoint partitions.
-func (s *Store) share(t *topicState, active []int32) []int32 {
-	now := s.opts.Clock()
-	gws := []string{s.stage.gw}
-	for gw, at := range t.writers {
-		if gw != s.stage.gw && now.Sub(at) <= contendedFor {
-			gws = append(gws, gw)
-		}
-	}
-	if len(gws) == 1 || len(active) < len(gws) {
-		return nil
-	}
-	slices.Sort(gws)
-	k := slices.Index(gws, s.stage.gw)
-	var out []int32
-	for i, p := range active {
-		if i%len(gws) == k {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// contendedFor is how long a gateway counts as writing a topic after its
-// last batch there.
-const contendedFor = 5 * time.Second
