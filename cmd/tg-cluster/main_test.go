@@ -13,8 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // The test binary doubles as the command: with TG_CLUSTER_AS_MAIN=1 it runs
@@ -28,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestServeUntilSIGTERM runs tg-cluster as a user would: it prints the
-// --store list, the cluster behind it passes jetstream.Check, its nodes
+// --store list, the cluster behind it passes jsext.Check, its nodes
 // fsync every write unless told otherwise, a node SIGKILLed is started
 // again, and SIGTERM stops the command and its nodes.
 func TestServeUntilSIGTERM(t *testing.T) {
@@ -70,7 +69,7 @@ func TestServeUntilSIGTERM(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc, err := jetstream.Connect(ctx, urls)
+	nc, err := jsext.Connect(ctx, urls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestServeUntilSIGTERM(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, u := range urls {
-		nc, err := jetstream.Connect(ctx, []string{u})
+		nc, err := jsext.Connect(ctx, []string{u})
 		if err != nil {
 			t.Fatalf("%s after the restart: %v", u, err)
 		}
@@ -115,7 +114,7 @@ func TestServeUntilSIGTERM(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("still running 20s after SIGTERM\n%s", stderr.String())
 	}
-	if _, err := jetstream.Connect(ctx, urls); !errors.Is(err, jetstream.ErrUnreachable) {
+	if _, err := jsext.Connect(ctx, urls); !errors.Is(err, jsext.ErrUnreachable) {
 		t.Fatalf("after exit the nodes still answer: %v", err)
 	}
 	if !strings.Contains(stderr.String(), "stopping the nodes") {

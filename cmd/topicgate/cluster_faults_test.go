@@ -15,6 +15,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // loadLog is what dedup writers under faults were told, in time.
@@ -414,7 +415,7 @@ func TestClusterQuorumLost(t *testing.T) {
 		took := time.Since(t0)
 		t.Logf("INSERT %d with two nodes down: %v after %v", i, err, took.Round(time.Millisecond))
 		require.Contains(t, []string{"08007", "57P03"}, pgCode(err), "%v", err)
-		require.Contains(t, err.Error(), "the NATS cluster ("+jetstream.RedactURLs(g.nodes.URLs())+")")
+		require.Contains(t, err.Error(), "the NATS cluster ("+jsext.RedactURLs(g.nodes.URLs())+")")
 		require.GreaterOrEqual(t, took, g.commitTimeout-100*time.Millisecond, "an INSERT waits for the cluster for --nats-commit-timeout")
 		require.Less(t, took, g.commitTimeout+2*g.timeout+time.Second, "and then fails")
 	}

@@ -26,6 +26,7 @@ import (
 
 	"topicgate/executor"
 	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 type userFlags map[string]string
@@ -125,7 +126,7 @@ func main() {
 	started.Store(a)
 	where := "data in " + cfg.DataDir
 	if cfg.Store != "" {
-		where = "gateway on " + jetstream.RedactURLs(strings.Split(cfg.Store, ","))
+		where = "gateway on " + jsext.RedactURLs(strings.Split(cfg.Store, ","))
 	}
 	fmt.Fprintf(os.Stderr, "topicgate listening on %s (%s, auth %s)\n", a.Addr(), where, strings.ToLower(authName(cfg)))
 	sig := make(chan os.Signal, 1)

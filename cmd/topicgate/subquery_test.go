@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
-	"github.com/stretchr/testify/require"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestPgxSubqueries: parameters inside subqueries, derived tables, VALUES

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -91,7 +92,7 @@ func (s *Store) Ready(ctx context.Context) error {
 		return topicstore.ErrClosed
 	}
 	if !s.nc.IsConnected() {
-		return fmt.Errorf("not connected to the NATS cluster (%s)", RedactURLs(s.opts.URLs))
+		return fmt.Errorf("not connected to the NATS cluster (%s)", jsext.RedactURLs(s.opts.URLs))
 	}
 	m := nats.NewMsg(s.prefix + ".k." + s.stage.gw)
 	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)

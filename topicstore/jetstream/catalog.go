@@ -13,6 +13,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // Topic DDL: each change is one catalog message, conditional on the
@@ -285,7 +286,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		rctx, cancel := s.request(ctx)
 		var acked uint64
 		if number != nil {
-			var ack *BatchAck
+			var ack *jsext.BatchAck
 			if ack, err = s.io.publishBatch(rctx, []*nats.Msg{number, m}); err == nil {
 				acked = ack.Sequence
 			}
@@ -303,8 +304,8 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			s.awaitLeader(attempt) // nothing stored: an election (commit.go)
 			continue
 		}
-		code := ErrorCode(err)
-		if (code != ErrCodeWrongLastSequence && code != ErrCodeWrongLastSequenceConstant) || attempt >= maxAttempts {
+		code := jsext.ErrorCode(err)
+		if (code != jsext.ErrCodeWrongLastSequence && code != jsext.ErrCodeWrongLastSequenceConstant) || attempt >= maxAttempts {
 			return s.unavailable(err)
 		}
 		if err := s.catchUp(err); err != nil {

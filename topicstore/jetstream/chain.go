@@ -13,6 +13,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // Outcomes in doubt, and the chain.
@@ -267,10 +268,10 @@ func (s *Store) publishResolved(msgs []*nats.Msg, d *doubt, deadline time.Time) 
 	case err == nil:
 		s.settleOwn(d)
 		return stored, ack.Sequence, nil
-	case ErrorCode(err) != 0:
+	case jsext.ErrorCode(err) != 0:
 		s.settleOwn(d)
 		return refused, 0, err
-	case errors.Is(err, errBatchNotSent) || noLeader(err):
+	case errors.Is(err, jsext.ErrBatchNotSent) || noLeader(err):
 		// The commit message never reached a leader: nothing stored.
 		s.settleOwn(d)
 		return notStored, 0, s.unavailable(err)
@@ -323,7 +324,7 @@ func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
 		ctx, cancel := s.requestUntil(deadline)
 		_, err := s.io.publish(ctx, m)
 		cancel()
-		switch code := ErrorCode(err); {
+		switch code := jsext.ErrorCode(err); {
 		case err == nil:
 			// The resolution follows d.prev: the batch can never be stored.
 			s.mu.Lock()
@@ -332,7 +333,7 @@ func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
 			}
 			s.mu.Unlock()
 			continue
-		case code == ErrCodeWrongLastSequence:
+		case code == jsext.ErrCodeWrongLastSequence:
 			// Something follows d.prev (the batch, or an earlier
 			// resolution whose answer was lost): the fold tells which.
 			if n, ok := wrongLast(err); ok {
@@ -512,5 +513,5 @@ func wrongLast(err error) (uint64, bool) {
 // errOutcome builds the answer to the requests of a batch left in doubt.
 func (s *Store) errOutcome(d *doubt, deadline time.Duration, cause error) error {
 	return fmt.Errorf("%w: the NATS cluster (%s) received the commit (batch %d of gateway %s) and did not tell within %v whether it stored it (%v); it is stored whole or not at all",
-		topicstore.ErrOutcomeUnknown, RedactURLs(s.opts.URLs), d.id, s.stage.gw, deadline.Round(time.Millisecond), cause)
+		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), d.id, s.stage.gw, deadline.Round(time.Millisecond), cause)
 }

@@ -9,7 +9,7 @@ import (
 	"topicgate/topicstore"
 )
 
-// A commit is one atomic batch on the stream (PublishAtomic): a marker on
+// A commit is one atomic batch on the stream (jsext.PublishAtomic): a marker on
 // the gateway's chain (chain.go); the record batches it appends, one
 // message per partition (more if it is large); the producers' new dedup
 // state, one message each; the positions it moves, one message each.

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // The committer: one goroutine per gateway runs the groups. What requests
@@ -36,7 +37,7 @@ import (
 // (wide.go); one touching a topic a wide transaction holds waits for it.
 
 // maxGroupMsgs bounds the messages of one group's batch below the server's
-// limit of MaxBatchMsgs (a wide transaction's batches use the whole
+// limit of jsext.MaxBatchMsgs (a wide transaction's batches use the whole
 // limit); maxRecordBytes bounds one record batch message below NATS's
 // default max_payload of 1 MiB.
 const (
@@ -195,9 +196,9 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 		}
 		// Refused.
 		why = err
-		code := ErrorCode(err)
-		if code != ErrCodeWrongLastSequence && code != ErrCodeWrongLastSequenceConstant &&
-			code != ErrCodeBatchIncomplete && code != ErrCodeBatchTooManyInflight {
+		code := jsext.ErrorCode(err)
+		if code != jsext.ErrCodeWrongLastSequence && code != jsext.ErrCodeWrongLastSequenceConstant &&
+			code != jsext.ErrCodeBatchIncomplete && code != jsext.ErrCodeBatchTooManyInflight {
 			p.settle(s.unavailable(err))
 			return later, locked
 		}
@@ -207,7 +208,7 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 			return later, locked
 		}
 		switch code {
-		case ErrCodeWrongLastSequence:
+		case jsext.ErrCodeWrongLastSequence:
 			if err := s.catchUp(err); err != nil && !errors.Is(err, topicstore.ErrUnavailable) {
 				p.settle(err) // the fold failed
 				return later, locked
@@ -217,7 +218,7 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 				// may be expected wrongly (producers.go).
 				s.repairProducers(p.fresh)
 			}
-		case ErrCodeWrongLastSequenceConstant, ErrCodeBatchTooManyInflight:
+		case jsext.ErrCodeWrongLastSequenceConstant, jsext.ErrCodeBatchTooManyInflight:
 			// Another write to the same subjects is being proposed: retry
 			// once the fold has seen something land, or after a short
 			// random while (two gateways must not retry in step).
@@ -229,7 +230,7 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 // gaveUp is the answer to a group refused too often.
 func (s *Store) gaveUp(n int, err error) error {
 	return fmt.Errorf("%w: the NATS cluster (%s) refused the commit %d times, each time for a write to the same subjects still in progress or not yet seen by this gateway; nothing of it was stored: %v",
-		topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), n, err)
+		topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), n, err)
 }
 
 // expire answers the requests of group whose deadline passed, or whose
@@ -263,7 +264,7 @@ func (s *Store) timedOut(r *commitReq, why error) error {
 		}
 	}
 	return fmt.Errorf("%w: the NATS cluster (%s) did not store the commit within %v (%s); nothing of it was stored",
-		topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), r.deadline.Sub(r.received).Round(time.Millisecond), reason)
+		topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), r.deadline.Sub(r.received).Round(time.Millisecond), reason)
 }
 
 // finish settles a group the stream stored, last being its last sequence:

@@ -75,20 +75,10 @@
 // folded it, answered ErrUnavailable only when nothing of it was stored,
 // and ErrOutcomeUnknown otherwise.
 //
-// The primitives it stands on:
+// The primitives it stands on (atomic batch publish, JetStream error
+// codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-//   - PublishAtomic: an atomic batch publish (ADR-50) over plain nats.go:
-//     Nats-Batch-Id, Nats-Batch-Sequence and Nats-Batch-Commit headers, every
-//     message but the last published without a reply, the last a request
-//     whose answer is the batch's ack, so a batch costs one round trip
-//     (orbit.go's jetstreamext.PublishMsgBatch waits for an ack of the first
-//     message too; nats.go has no batch API);
-//   - ErrorCode and the ErrCode* constants, to tell JetStream refusals apart;
-//   - Connect and Check: refuse, with a message that says what to fix, an
-//     unreachable cluster (the URLs named, passwords redacted), a server
-//     without JetStream, and one older than 2.12.
-//
-// Subpackages: natsnode runs real nats-server processes built from the
+// Subpackages: jsext (above); natsnode runs real nats-server processes built from the
 // version go.mod pins (tool directive); jstest gives a test its own cluster;
 // jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //
@@ -102,7 +92,7 @@
 //     different nodes never interleave: TestAtomicBatchesDoNotInterleave.
 //   - A batch that lost a message (a gap in Nats-Batch-Sequence) is refused
 //     at commit, err_code 10176 "atomic publish batch is incomplete", nothing
-//     stored: TestAtomicBatchGapReported. PublishAtomic publishes all but the
+//     stored: TestAtomicBatchGapReported. jsext.PublishAtomic publishes all but the
 //     commit without a reply, so a dropped message surfaces this way.
 //   - Per-subject compare-and-set: a batch one of whose
 //     Nats-Expected-Last-Subject-Sequence checks fails is refused whole with
@@ -163,13 +153,13 @@
 //     instead); Nats-Expected-Last-Msg-Id is refused in a batch (10177):
 //     TestBatchMsgIDs. So batch retries are made idempotent by the
 //     expected-sequence checks, and a 10201 means "already applied".
-//   - Check refuses no JetStream (the server answers 503 err_code 10076),
+//   - jsext.Check refuses no JetStream (the server answers 503 err_code 10076),
 //     Debian's nats-server 2.9.10 (run for real when installed), an
 //     unreachable URL list: TestCheckRefusesNoJetStream,
 //     TestCheckRefusesOldServer, TestCheckRefusesUnreachable, TestVersionAtLeast.
-//   - Connect tells refused credentials (ErrRefused: nats.ErrAuthorization,
+//   - jsext.Connect tells refused credentials (jsext.ErrRefused: nats.ErrAuthorization,
 //     for a wrong user:password in a URL, no credentials, or a .creds file
-//     of an account the operator never signed) from TLS failures (ErrTLS:
+//     of an account the operator never signed) from TLS failures (jsext.ErrTLS:
 //     an unknown authority, a host name the certificate does not name, TLS
 //     asked of nodes that offer none); nats.go reconnects to the nodes the
 //     cluster announced with the same credentials and TLS configuration:

@@ -15,6 +15,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // Read-session groups (topicstore.GroupCoordinator): which gateways have
@@ -517,7 +518,7 @@ func (s *Store) publishExpecting(subj string, expect uint64, fill func(*nats.Msg
 			s.groups.unpurged[subj] = ack.Sequence
 			return ack.Sequence, true
 		}
-		if ErrorCode(err) != ErrCodeWrongLastSequence {
+		if jsext.ErrorCode(err) != jsext.ErrCodeWrongLastSequence {
 			return expect, false // the cluster is away: retried at the next renewal
 		}
 		// Someone purged the subject (a sweep while this gateway was cut

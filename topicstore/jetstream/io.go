@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"topicgate/topicstore/jetstream/jsext"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -21,8 +22,8 @@ import (
 type clusterIO interface {
 	// now is the time deadlines are measured by.
 	now() time.Time
-	// publishBatch publishes msgs as one atomic batch (PublishAtomic).
-	publishBatch(ctx context.Context, msgs []*nats.Msg) (*BatchAck, error)
+	// publishBatch publishes msgs as one atomic batch (jsext.PublishAtomic).
+	publishBatch(ctx context.Context, msgs []*nats.Msg) (*jsext.BatchAck, error)
 	// publish publishes one message and returns its stream sequence.
 	publish(ctx context.Context, m *nats.Msg) (uint64, error)
 	// publishAll publishes msgs, each on its own, without waiting for one
@@ -57,11 +58,11 @@ type natsIO struct{ s *Store }
 
 func (n natsIO) now() time.Time { return time.Now() }
 
-func (n natsIO) publishBatch(ctx context.Context, msgs []*nats.Msg) (*BatchAck, error) {
+func (n natsIO) publishBatch(ctx context.Context, msgs []*nats.Msg) (*jsext.BatchAck, error) {
 	s := n.s
 	nc := s.leaders.conn(s.nc)
-	ack, err := PublishAtomic(ctx, nc, msgs)
-	if err != nil && nc != s.nc && ErrorCode(err) == 0 {
+	ack, err := jsext.PublishAtomic(ctx, nc, msgs)
+	if err != nil && nc != s.nc && jsext.ErrorCode(err) == 0 {
 		// The leader's connection failed it, not the stream (its node
 		// went, the leader moved, a timeout): the store's own connection
 		// takes the next. A refusal (a wrong last sequence, 10071/10164)

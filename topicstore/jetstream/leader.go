@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -283,8 +282,3 @@ func (l *leaderConns) close() {
 		c.Close()
 	}
 }
-
-// errBatchNotSent marks a PublishAtomic that failed before its commit
-// message went out: the server stored nothing of it (an open batch it
-// never sees committed is dropped), so it may be sent again.
-var errBatchNotSent = errors.New("the batch was not sent")

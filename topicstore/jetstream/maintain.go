@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -126,7 +127,7 @@ func (s *Store) takeLease(d time.Duration) (bool, error) {
 	defer cancel()
 	seq, err := s.io.publish(ctx, m)
 	if err != nil {
-		if ErrorCode(err) == ErrCodeWrongLastSequence {
+		if jsext.ErrorCode(err) == jsext.ErrCodeWrongLastSequence {
 			return false, nil // taken or renewed by another meanwhile
 		}
 		return false, s.unavailable(err)

@@ -11,6 +11,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/decide"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // groupPlan is one batch and what each request of it gets.
@@ -257,7 +258,7 @@ func (s *Store) batchLimit() int {
 	if s.maxBatch > 0 {
 		return s.maxBatch
 	}
-	return MaxBatchMsgs
+	return jsext.MaxBatchMsgs
 }
 
 // planLocked is plan under s.mu, without the marker.

@@ -13,6 +13,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 func timeMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
@@ -223,7 +224,7 @@ func (s *Store) fetchRecordBatch(ctx context.Context, seq uint64) ([]byte, error
 // time, a connection moving to another node), not because of what it
 // asked.
 func transientRead(err error) bool {
-	return noLeader(err) || ErrorCode(err) == errCodeTemporarilyUnavailable || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+	return noLeader(err) || jsext.ErrorCode(err) == errCodeTemporarilyUnavailable || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, nats.ErrDisconnected)
 }
@@ -486,7 +487,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		ack, err := s.io.publishBatch(rctx, batch)
 		cancel()
 		if err != nil {
-			if ErrorCode(err) == ErrCodeWrongLastSequence || ErrorCode(err) == ErrCodeWrongLastSequenceConstant {
+			if jsext.ErrorCode(err) == jsext.ErrCodeWrongLastSequence || jsext.ErrorCode(err) == jsext.ErrCodeWrongLastSequenceConstant {
 				continue // a position moved: decided again at the next run
 			}
 			return deleted, s.unavailable(err)

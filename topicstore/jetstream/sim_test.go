@@ -18,6 +18,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // The deterministic simulation of the commit protocol (outcomes that are
@@ -223,12 +224,12 @@ func (io simIO) ask(c *simCall) simReply {
 
 func (io simIO) now() time.Time { return io.g.m.now }
 
-func (io simIO) publishBatch(_ context.Context, msgs []*nats.Msg) (*BatchAck, error) {
+func (io simIO) publishBatch(_ context.Context, msgs []*nats.Msg) (*jsext.BatchAck, error) {
 	r := io.ask(&simCall{kind: callBatch, msgs: msgs})
 	if r.err != nil {
 		return nil, r.err
 	}
-	return &BatchAck{Sequence: r.last, Count: len(msgs)}, nil
+	return &jsext.BatchAck{Sequence: r.last, Count: len(msgs)}, nil
 }
 
 func (io simIO) publish(_ context.Context, m *nats.Msg) (uint64, error) {
@@ -798,7 +799,7 @@ func (m *sim) publish(g *simGW, c *simCall) simReply {
 	switch {
 	case m.chance(3):
 		if batch {
-			return simReply{err: fmt.Errorf("sim: %w: %w", errBatchNotSent, nats.ErrConnectionClosed)}
+			return simReply{err: fmt.Errorf("sim: %w: %w", jsext.ErrBatchNotSent, nats.ErrConnectionClosed)}
 		}
 		return simReply{err: fmt.Errorf("sim: %w", natsjs.ErrNoStreamResponse)}
 	case m.chance(3):
@@ -813,7 +814,7 @@ func (m *sim) publish(g *simGW, c *simCall) simReply {
 	switch {
 	case batch && m.chance(3):
 		// A leader change lost the open batch.
-		return simReply{err: simAPIError(ErrCodeBatchIncomplete, "atomic publish batch is incomplete")}
+		return simReply{err: simAPIError(jsext.ErrCodeBatchIncomplete, "atomic publish batch is incomplete")}
 	case m.chance(8):
 		m.st.inflight = append(m.st.inflight, &simProposal{msgs: cloneMsgs(c.msgs), at: m.now})
 		m.logf("%s: proposal in flight", g.name)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"topicgate/topicstore/jetstream/jsext"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -66,10 +67,10 @@ func (st *simStream) check(msgs []*nats.Msg) error {
 		if v := m.Header.Get(natsjs.ExpectedLastSeqHeader); v != "" {
 			n, _ := strconv.ParseUint(v, 10, 64)
 			if i != 0 {
-				return simAPIError(ErrCodeWrongLastSequenceConstant, "wrong last sequence")
+				return simAPIError(jsext.ErrCodeWrongLastSequenceConstant, "wrong last sequence")
 			}
 			if n != st.lastSeq() {
-				return simAPIError(ErrCodeWrongLastSequence, fmt.Sprintf("wrong last sequence: %d", st.lastSeq()))
+				return simAPIError(jsext.ErrCodeWrongLastSequence, fmt.Sprintf("wrong last sequence: %d", st.lastSeq()))
 			}
 		}
 		if v := m.Header.Get(natsjs.ExpectedLastSubjSeqHeader); v != "" {
@@ -78,11 +79,11 @@ func (st *simStream) check(msgs []*nats.Msg) error {
 				subj = o
 			}
 			if written[subj] || st.proposed(subj) {
-				return simAPIError(ErrCodeWrongLastSequenceConstant, "wrong last sequence")
+				return simAPIError(jsext.ErrCodeWrongLastSequenceConstant, "wrong last sequence")
 			}
 			n, _ := strconv.ParseUint(v, 10, 64)
 			if st.last[subj] != n {
-				return simAPIError(ErrCodeWrongLastSequence, fmt.Sprintf("wrong last sequence: %d", st.last[subj]))
+				return simAPIError(jsext.ErrCodeWrongLastSequence, fmt.Sprintf("wrong last sequence: %d", st.last[subj]))
 			}
 		}
 		written[m.Subject] = true
@@ -109,7 +110,7 @@ func (st *simStream) store(msgs []*nats.Msg, now time.Time) uint64 {
 		for k, v := range m.Header {
 			h[k] = append([]string(nil), v...)
 		}
-		for _, k := range []string{BatchIDHeader, BatchSeqHeader, BatchCommitHeader} {
+		for _, k := range []string{jsext.BatchIDHeader, jsext.BatchSeqHeader, jsext.BatchCommitHeader} {
 			delete(h, k)
 		}
 		st.msgs = append(st.msgs, &simMsg{subject: m.Subject, h: h, data: append([]byte(nil), m.Data...), ts: now})

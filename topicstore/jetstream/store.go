@@ -17,6 +17,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // DefaultStream is the stream a cluster's topicgate gateways share.
@@ -148,7 +149,7 @@ type Store struct {
 	wide  wideState  // wide transactions, as folded and this gateway's own (wide.go)
 	io    clusterIO  // the commit protocol's I/O (io.go)
 	// maxBatch is the most messages in one atomic batch (0:
-	// MaxBatchMsgs; the simulation makes it small).
+	// jsext.MaxBatchMsgs; the simulation makes it small).
 	maxBatch int
 	// inline, set by the simulation only, runs a shared step's request
 	// on the caller's goroutine (sharedSubmit) instead of the committer's.
@@ -247,7 +248,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	return cs
 }
 
-// Open connects to the cluster, checks it (Check), creates or adopts the
+// Open connects to the cluster, checks it (jsext.Check), creates or adopts the
 // stream and folds its state. A cluster that does not answer yet is waited
 // for, up to Options.StartTimeout.
 func Open(ctx context.Context, o Options) (*Store, error) {
@@ -262,7 +263,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		if err == nil {
 			if attempt > 0 {
-				o.Logger.Info("the NATS cluster answers", "urls", RedactURLs(o.URLs), "after", time.Since(start).Round(time.Millisecond))
+				o.Logger.Info("the NATS cluster answers", "urls", jsext.RedactURLs(o.URLs), "after", time.Since(start).Round(time.Millisecond))
 			}
 			return s, nil
 		}
@@ -270,7 +271,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		if !startTransient(err) || ctx.Err() != nil || time.Since(start)+wait > o.StartTimeout {
 			return nil, err
 		}
-		o.Logger.Warn("waiting for the NATS cluster", "urls", RedactURLs(o.URLs), "waited", time.Since(start).Round(time.Millisecond),
+		o.Logger.Warn("waiting for the NATS cluster", "urls", jsext.RedactURLs(o.URLs), "waited", time.Since(start).Round(time.Millisecond),
 			"until", o.StartTimeout, "err", err)
 		select {
 		case <-ctx.Done():
@@ -285,14 +286,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // JetStream yet (no meta leader, no stream leader, no peers).
 func startTransient(err error) bool {
 	switch {
-	case errors.Is(err, ErrRefused), errors.Is(err, ErrTLS), errors.Is(err, ErrServerTooOld), errors.Is(err, ErrNoJetStream):
+	case errors.Is(err, jsext.ErrRefused), errors.Is(err, jsext.ErrTLS), errors.Is(err, jsext.ErrServerTooOld), errors.Is(err, jsext.ErrNoJetStream):
 		return false
-	case errors.Is(err, ErrUnreachable), errors.Is(err, topicstore.ErrUnavailable), transientCreate(err),
+	case errors.Is(err, jsext.ErrUnreachable), errors.Is(err, topicstore.ErrUnavailable), transientCreate(err),
 		errors.Is(err, nats.ErrNoResponders), errors.Is(err, natsjs.ErrNoStreamResponse):
 		return true
 	}
-	switch ErrorCode(err) {
-	case errCodeNoSuitablePeers, errCodeTemporarilyUnavailable:
+	switch jsext.ErrorCode(err) {
+	case jsext.ErrCodeNoSuitablePeers, errCodeTemporarilyUnavailable:
 		return true
 	}
 	return false
@@ -300,7 +301,7 @@ func startTransient(err error) bool {
 
 // open is one attempt of Open.
 func open(ctx context.Context, o Options) (*Store, error) {
-	nc, err := Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1),
+	nc, err := jsext.Connect(ctx, o.URLs, append([]nats.Option{nats.MaxReconnects(-1),
 		// A node that stops answering (SIGSTOP, a network partition) is
 		// noticed within a few seconds rather than nats.go's default
 		// 2-4 minutes, and the connection moves to another node.
@@ -308,7 +309,7 @@ func open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Check(ctx, nc); err != nil {
+	if err := jsext.Check(ctx, nc); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -474,16 +475,12 @@ const createTries = 3
 // a moment later may not: a timeout, or no peers to place it on yet.
 func transientCreate(err error) bool {
 	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		ErrorCode(err) == errCodeNoSuitablePeers)
+		jsext.ErrorCode(err) == jsext.ErrCodeNoSuitablePeers)
 }
 
 // errCodeTemporarilyUnavailable: "JetStream system temporarily
 // unavailable", a node without a quorum for the stream.
 const errCodeTemporarilyUnavailable = 10008
-
-// errCodeNoSuitablePeers: JetStream could not place the stream's replicas
-// (it has not heard from enough nodes lately).
-const errCodeNoSuitablePeers = 10005
 
 // adoptStream looks the stream up until the cluster answers with it: a
 // stream another gateway has just created may not be known yet to the
@@ -619,18 +616,18 @@ func (s *Store) awaitLeader(attempt int) {
 func (s *Store) unavailable(err error) error {
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, natsjs.ErrNoStreamResponse) {
 		// At once, not after the timeout: no node serves the stream now.
-		return fmt.Errorf("%w: the NATS cluster (%s) has no leader for stream %s (is a majority of its nodes up?): %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
+		return fmt.Errorf("%w: the NATS cluster (%s) has no leader for stream %s (is a majority of its nodes up?): %v", topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), s.opts.Stream, err)
 	}
-	if ErrorCode(err) == errCodeTemporarilyUnavailable {
-		return fmt.Errorf("%w: the NATS cluster (%s) has no quorum for stream %s: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Stream, err)
+	if jsext.ErrorCode(err) == errCodeTemporarilyUnavailable {
+		return fmt.Errorf("%w: the NATS cluster (%s) has no quorum for stream %s: %v", topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), s.opts.Stream, err)
 	}
 	if errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting) {
 		// The gateway's connection to its node dropped: it reconnects
 		// to another, and the statement may be run again.
-		return fmt.Errorf("%w: the connection to the NATS cluster (%s) is down, reconnecting: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), err)
+		return fmt.Errorf("%w: the connection to the NATS cluster (%s) is down, reconnecting: %v", topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) {
-		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, RedactURLs(s.opts.URLs), s.opts.Timeout, err)
+		return fmt.Errorf("%w: the NATS cluster (%s) did not answer within %v: %v", topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), s.opts.Timeout, err)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // Sweeping what dead gateways staged. A gateway's staged chunks
@@ -302,7 +303,7 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 			seq, err := s.io.publish(rctx, m)
 			cancel()
 			if err != nil {
-				if ErrorCode(err) == ErrCodeWrongLastSequence {
+				if jsext.ErrorCode(err) == jsext.ErrCodeWrongLastSequence {
 					continue // it committed meanwhile: alive after all; the next sweep looks again
 				}
 				return deleted, s.unavailable(err)

@@ -13,10 +13,11 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
 )
 
 // Wide transactions: a commit too large for one atomic batch (more than
-// MaxBatchMsgs messages: thousands of producers, positions over thousands
+// jsext.MaxBatchMsgs messages: thousands of producers, positions over thousands
 // of partitions, a staging of thousands of chunks).
 //
 // Its messages are published as intents, in as many batches as they take,
@@ -396,7 +397,7 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 	s.chain.unknown++
 	s.mu.Unlock()
 	p.settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
-		topicstore.ErrOutcomeUnknown, RedactURLs(s.opts.URLs), s.io.now().Sub(p.started).Round(time.Millisecond), n, s.stage.gw, why, err))
+		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), s.io.now().Sub(p.started).Round(time.Millisecond), n, s.stage.gw, why, err))
 	return unknown, nil
 }
 
@@ -494,7 +495,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 			err = s.io.waitApplied(ctx, ack.Sequence)
 			cancel()
 			continue
-		case ErrorCode(perr) == ErrCodeWrongLastSequence:
+		case jsext.ErrorCode(perr) == jsext.ErrCodeWrongLastSequence:
 			if wl, ok := wrongLast(perr); ok {
 				ctx, cancel := s.requestUntil(deadline)
 				err = s.io.waitApplied(ctx, wl)

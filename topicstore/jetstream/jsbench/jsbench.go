@@ -10,11 +10,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"topicgate/topicstore/jetstream/jsext"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
-
-	"topicgate/topicstore/jetstream"
 )
 
 // Modes.
@@ -190,7 +189,7 @@ func createStream(ctx context.Context, js natsjs.JetStream, cfg natsjs.StreamCon
 	pause := 50 * time.Millisecond
 	for try := 1; ; try++ {
 		_, err := js.CreateStream(ctx, cfg)
-		if err == nil || jetstream.ErrorCode(err) != jetstream.ErrCodeNoSuitablePeers || try == createTries {
+		if err == nil || jsext.ErrorCode(err) != jsext.ErrCodeNoSuitablePeers || try == createTries {
 			return err
 		}
 		select {
@@ -296,7 +295,7 @@ func (cl *client) publish(ctx context.Context, mode string) error {
 		_, err := cl.js.PublishMsg(ctx, cl.msgs[0])
 		return err
 	}
-	_, err := jetstream.PublishAtomic(ctx, cl.nc, cl.msgs)
+	_, err := jsext.PublishAtomic(ctx, cl.nc, cl.msgs)
 	return err
 }
 

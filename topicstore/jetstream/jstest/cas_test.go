@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -51,20 +51,20 @@ func TestBatchCASUnderLeaderFaults(t *testing.T) {
 				state.Header.Set("Tg-Writer", strconv.Itoa(w))
 				other := &nats.Msg{Subject: fmt.Sprintf("cas.w.%d", w), Data: []byte("x")}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				ack, err := jetstream.PublishAtomic(ctx, wc, []*nats.Msg{state, other})
+				ack, err := jsext.PublishAtomic(ctx, wc, []*nats.Msg{state, other})
 				cancel()
 				var apiErr *natsjs.APIError
 				switch {
 				case err == nil:
 					stored.Add(1)
 					expect = ack.First()
-				case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.ErrCodeWrongLastSequence:
+				case errors.As(err, &apiErr) && apiErr.ErrorCode == jsext.ErrCodeWrongLastSequence:
 					refused.Add(1)
 					i := strings.LastIndex(apiErr.Description, ": ")
 					if v, perr := strconv.ParseUint(apiErr.Description[i+2:], 10, 64); i >= 0 && perr == nil {
 						expect = v
 					}
-				case jetstream.ErrorCode(err) != 0:
+				case jsext.ErrorCode(err) != 0:
 					refused.Add(1)
 				default:
 					unknown.Add(1)

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -105,10 +105,10 @@ func expectLastSeq(m *nats.Msg, seq uint64) *nats.Msg {
 // nothing of it was stored, and right after a stream's creation its
 // leader's interest in the subjects may not have reached the node the
 // client is connected to yet (as nats.go's own Publish retries).
-func publishAtomic(t testing.TB, nc *nats.Conn, msgs []*nats.Msg) (*jetstream.BatchAck, error) {
+func publishAtomic(t testing.TB, nc *nats.Conn, msgs []*nats.Msg) (*jsext.BatchAck, error) {
 	ctx := ctxFor(t, 10*time.Second)
 	for {
-		ack, err := jetstream.PublishAtomic(ctx, nc, msgs)
+		ack, err := jsext.PublishAtomic(ctx, nc, msgs)
 		if !errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil {
 			return ack, err
 		}
@@ -175,7 +175,7 @@ func seqOf(t testing.TB, m natsjs.Msg) uint64 {
 
 func wantCode(t testing.TB, err error, code natsjs.ErrorCode) {
 	t.Helper()
-	if got := jetstream.ErrorCode(err); got != code {
+	if got := jsext.ErrorCode(err); got != code {
 		t.Fatalf("err = %v (err_code %d), want err_code %d", err, got, code)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -41,7 +41,7 @@ func TestKVRevisionsTTLAndWatch(t *testing.T) {
 	if !errors.Is(err, natsjs.ErrKeyExists) {
 		t.Fatalf("second Create: %v, want ErrKeyExists", err)
 	}
-	t.Logf("create of an existing key: %v (err_code %d)", err, jetstream.ErrorCode(err))
+	t.Logf("create of an existing key: %v (err_code %d)", err, jsext.ErrorCode(err))
 	rev2, err := kvA.Update(ctx, "pos.c1", []byte("20"), rev)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestKVRevisionsTTLAndWatch(t *testing.T) {
 	if !errors.Is(err, natsjs.ErrKeyRevisionMismatch) {
 		t.Fatalf("stale Update: %v, want ErrKeyRevisionMismatch", err)
 	}
-	t.Logf("stale update: %v (err_code %d)", err, jetstream.ErrorCode(err))
+	t.Logf("stale update: %v (err_code %d)", err, jsext.ErrorCode(err))
 
 	w, err := kvA.Watch(ctx, "pos.*", natsjs.UpdatesOnly())
 	if err != nil {

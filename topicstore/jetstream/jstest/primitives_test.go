@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"topicgate/topicstore/jetstream"
+	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -36,7 +36,7 @@ func TestAtomicBatchAllOrNothing(t *testing.T) {
 
 	// Never committed: staged on the leader, invisible, dropped after 10s.
 	for i, m := range batch("p0.a", "open", 5) {
-		m.Header = nats.Header{jetstream.BatchIDHeader: {"open-batch"}, jetstream.BatchSeqHeader: {fmt.Sprint(i + 1)}}
+		m.Header = nats.Header{jsext.BatchIDHeader: {"open-batch"}, jsext.BatchSeqHeader: {fmt.Sprint(i + 1)}}
 		if err := nc.PublishMsg(m); err != nil {
 			t.Fatal(err)
 		}
@@ -64,9 +64,9 @@ func TestAtomicBatchGapReported(t *testing.T) {
 	nc := c.Connect()
 	s := atomicStream(t, jstest.JetStream(t, nc), "G", "g.>")
 	m1 := &nats.Msg{Subject: "g.a", Data: []byte("1"), Header: nats.Header{
-		jetstream.BatchIDHeader: {"b"}, jetstream.BatchSeqHeader: {"1"}}}
+		jsext.BatchIDHeader: {"b"}, jsext.BatchSeqHeader: {"1"}}}
 	m3 := &nats.Msg{Subject: "g.a", Data: []byte("3"), Header: nats.Header{
-		jetstream.BatchIDHeader: {"b"}, jetstream.BatchSeqHeader: {"3"}, jetstream.BatchCommitHeader: {"1"}}}
+		jsext.BatchIDHeader: {"b"}, jsext.BatchSeqHeader: {"3"}, jsext.BatchCommitHeader: {"1"}}}
 	if err := nc.PublishMsg(m1); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestAtomicBatchesDoNotInterleave(t *testing.T) {
 		nc := c.ConnectTo(w % 3) // through different nodes, so through routes too
 		wg.Go(func() {
 			for b := range batches {
-				if _, err := jetstream.PublishAtomic(ctxFor(t, 10*time.Second), nc, batch("i.x", fmt.Sprintf("w%db%d", w, b), size)); err != nil {
+				if _, err := jsext.PublishAtomic(ctxFor(t, 10*time.Second), nc, batch("i.x", fmt.Sprintf("w%db%d", w, b), size)); err != nil {
 					errs <- err
 				}
 			}
@@ -144,7 +144,7 @@ func TestBatchExpectedSubjectSeqRejectsWhole(t *testing.T) {
 		}
 	}
 	_, err := publishAtomic(t, nc, stale())
-	wantCode(t, err, jetstream.ErrCodeWrongLastSequence)
+	wantCode(t, err, jsext.ErrCodeWrongLastSequence)
 	if !strings.Contains(err.Error(), "wrong last sequence: 2") {
 		t.Errorf("error %q should name prodB's real last sequence 2", err)
 	}
@@ -159,7 +159,7 @@ func TestBatchExpectedSubjectSeqRejectsWhole(t *testing.T) {
 		{Subject: "d.0.prodA", Data: []byte("a2")},
 		expectSubjSeq(&nats.Msg{Subject: "d.0.prodA", Data: []byte("a3")}, 1),
 	})
-	wantCode(t, err, jetstream.ErrCodeWrongLastSequenceConstant)
+	wantCode(t, err, jsext.ErrCodeWrongLastSequenceConstant)
 	t.Logf("expectation after a write in the same batch: %v", err)
 
 	// The expectation may name another subject than the message's
@@ -199,7 +199,7 @@ func TestBatchExpectedLastSequenceContiguous(t *testing.T) {
 	msgs = batch("c.x", "B", 5)
 	expectLastSeq(msgs[0], head)
 	_, err = publishAtomic(t, ncB, msgs)
-	wantCode(t, err, jetstream.ErrCodeWrongLastSequence)
+	wantCode(t, err, jsext.ErrCodeWrongLastSequence)
 	if !strings.Contains(err.Error(), "wrong last sequence: 5") {
 		t.Errorf("error %q should name the head 5", err)
 	}
@@ -218,7 +218,7 @@ func TestBatchExpectedLastSequenceContiguous(t *testing.T) {
 	msgs = batch("c.x", "late", 2)
 	expectLastSeq(msgs[1], ack.Sequence+1)
 	_, err = publishAtomic(t, ncA, msgs)
-	wantCode(t, err, jetstream.ErrCodeWrongLastSequenceConstant)
+	wantCode(t, err, jsext.ErrCodeWrongLastSequenceConstant)
 	if last, n := lastSeq(t, s); last != 10 || n != 10 {
 		t.Fatalf("last %d, %d msgs; want 10, 10", last, n)
 	}
@@ -242,7 +242,7 @@ func TestBatchSpanningTwoStreams(t *testing.T) {
 			msgs = append(msgs, &nats.Msg{Subject: subj, Data: []byte(subj)})
 		}
 		_, err := publishAtomic(t, nc, msgs)
-		wantCode(t, err, jetstream.ErrCodeBatchIncomplete)
+		wantCode(t, err, jsext.ErrCodeBatchIncomplete)
 		t.Logf("%v: %v", subjects, err)
 	}
 	for _, s := range []struct {
@@ -277,13 +277,13 @@ func TestBatchMsgIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := publishAtomic(t, nc, withIDs())
-	wantCode(t, err, jetstream.ErrCodeBatchDuplicateMsgID)
+	wantCode(t, err, jsext.ErrCodeBatchDuplicateMsgID)
 	t.Logf("retried batch: %v", err)
 
 	msgs := batch("m.x", "lastid", 2)
 	msgs[0].Header = nats.Header{"Nats-Expected-Last-Msg-Id": {"tx1-1"}}
 	_, err = publishAtomic(t, nc, msgs)
-	wantCode(t, err, jetstream.ErrCodeBatchUnsupportedHeader)
+	wantCode(t, err, jsext.ErrCodeBatchUnsupportedHeader)
 	t.Logf("expected last msg id: %v", err)
 	if last, n := lastSeq(t, s); last != 2 || n != 2 {
 		t.Fatalf("last %d, %d msgs; want 2, 2", last, n)

@@ -1,4 +1,4 @@
-package jetstream
+package jsext
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package jetstream
+package jsext
 
 import (
 	"context"
@@ -64,7 +64,7 @@ const (
 	// ErrCodeNoSuitablePeers (10005): JetStream could not place a
 	// stream's replicas (it has not heard from enough nodes lately, as on
 	// a busy machine): creating it a moment later may work.
-	ErrCodeNoSuitablePeers natsjs.ErrorCode = errCodeNoSuitablePeers
+	ErrCodeNoSuitablePeers natsjs.ErrorCode = 10005
 	// ErrCodeBatchTooManyInflight (10210): MaxBatchInflightStream or
 	// MaxBatchInflightServer reached; retry.
 	ErrCodeBatchTooManyInflight natsjs.ErrorCode = 10210
@@ -145,11 +145,11 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg) (*Batch
 		}
 		m.Header.Del(BatchCommitHeader)
 		if err := nc.PublishMsg(m); err != nil {
-			return nil, fmt.Errorf("jetstream: atomic batch message %d of %d: %w: %w", i+1, len(msgs), errBatchNotSent, err)
+			return nil, fmt.Errorf("jetstream: atomic batch message %d of %d: %w: %w", i+1, len(msgs), ErrBatchNotSent, err)
 		}
 	}
 	if nc.IsClosed() {
-		return nil, fmt.Errorf("jetstream: atomic batch on %s: %w: %w", msgs[last].Subject, errBatchNotSent, nats.ErrConnectionClosed)
+		return nil, fmt.Errorf("jetstream: atomic batch on %s: %w: %w", msgs[last].Subject, ErrBatchNotSent, nats.ErrConnectionClosed)
 	}
 	commit := msgs[last]
 	commit.Header.Set(BatchCommitHeader, "1")
@@ -172,3 +172,8 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg) (*Batch
 	}
 	return &r.BatchAck, nil
 }
+
+// ErrBatchNotSent marks a PublishAtomic that failed before its commit
+// message went out: the server stored nothing of it (an open batch it
+// never sees committed is dropped), so it may be sent again.
+var ErrBatchNotSent = errors.New("the batch was not sent")

@@ -1,4 +1,4 @@
-package jetstream
+package jsext_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -21,7 +22,7 @@ func checkCtx(t *testing.T) context.Context {
 
 func TestCheckAcceptsCluster(t *testing.T) {
 	c := jstest.Start(t, 3)
-	nc, err := Connect(checkCtx(t), c.URLs())
+	nc, err := jsext.Connect(checkCtx(t), c.URLs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +34,9 @@ func TestCheckAcceptsCluster(t *testing.T) {
 
 func TestCheckRefusesNoJetStream(t *testing.T) {
 	c := jstest.Start(t, 1, jstest.WithoutJetStream())
-	_, err := Connect(checkCtx(t), c.URLs())
-	if !errors.Is(err, ErrNoJetStream) {
-		t.Fatalf("err = %v, want ErrNoJetStream", err)
+	_, err := jsext.Connect(checkCtx(t), c.URLs())
+	if !errors.Is(err, jsext.ErrNoJetStream) {
+		t.Fatalf("err = %v, want jsext.ErrNoJetStream", err)
 	}
 	for _, want := range []string{c.URLs()[0], "-js", "2.15.2"} {
 		if !strings.Contains(err.Error(), want) {
@@ -54,9 +55,9 @@ func TestCheckRefusesUnreachable(t *testing.T) {
 	l.Close() // nothing listens there now
 	urls := []string{"nats://tg:secret@" + addr, "nats://" + addr}
 	t0 := time.Now()
-	_, err = Connect(checkCtx(t), urls)
-	if !errors.Is(err, ErrUnreachable) {
-		t.Fatalf("err = %v, want ErrUnreachable", err)
+	_, err = jsext.Connect(checkCtx(t), urls)
+	if !errors.Is(err, jsext.ErrUnreachable) {
+		t.Fatalf("err = %v, want jsext.ErrUnreachable", err)
 	}
 	msg := err.Error()
 	if !strings.Contains(msg, "nats://tg:xxxxx@"+addr+",nats://"+addr) || strings.Contains(msg, "secret") {
@@ -79,13 +80,13 @@ func TestCheckRefusesOldServer(t *testing.T) {
 		t.Skipf("no old nats-server to run (%s: %v)", bin, err)
 	}
 	reported := strings.TrimPrefix(strings.TrimSpace(string(out)), "nats-server: ")
-	if ok, err := VersionAtLeast(reported, MinServerMajor, MinServerMinor); err != nil || ok {
-		t.Skipf("%s is %s, not older than %d.%d", bin, reported, MinServerMajor, MinServerMinor)
+	if ok, err := jsext.VersionAtLeast(reported, jsext.MinServerMajor, jsext.MinServerMinor); err != nil || ok {
+		t.Skipf("%s is %s, not older than %d.%d", bin, reported, jsext.MinServerMajor, jsext.MinServerMinor)
 	}
 	c := jstest.Start(t, 1, jstest.WithBinary(bin))
-	_, err = Connect(checkCtx(t), c.URLs())
-	if !errors.Is(err, ErrServerTooOld) {
-		t.Fatalf("err = %v, want ErrServerTooOld", err)
+	_, err = jsext.Connect(checkCtx(t), c.URLs())
+	if !errors.Is(err, jsext.ErrServerTooOld) {
+		t.Fatalf("err = %v, want jsext.ErrServerTooOld", err)
 	}
 	for _, want := range []string{strings.TrimPrefix(reported, "v"), "2.12", "go tool nats-server"} {
 		if !strings.Contains(err.Error(), want) {
@@ -109,14 +110,14 @@ func TestVersionAtLeast(t *testing.T) {
 		{"2.9.10", false}, // Debian bookworm's package
 		{"1.4.1", false},
 	} {
-		got, err := VersionAtLeast(tc.v, MinServerMajor, MinServerMinor)
+		got, err := jsext.VersionAtLeast(tc.v, jsext.MinServerMajor, jsext.MinServerMinor)
 		if err != nil || got != tc.want {
-			t.Errorf("VersionAtLeast(%q) = %v, %v; want %v", tc.v, got, err, tc.want)
+			t.Errorf("jsext.VersionAtLeast(%q) = %v, %v; want %v", tc.v, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"", "2", "x.y.z"} {
-		if _, err := VersionAtLeast(bad, 2, 12); err == nil {
-			t.Errorf("VersionAtLeast(%q): no error", bad)
+		if _, err := jsext.VersionAtLeast(bad, 2, 12); err == nil {
+			t.Errorf("jsext.VersionAtLeast(%q): no error", bad)
 		}
 	}
 }
