@@ -446,37 +446,6 @@ func figureColname(e sql.Expr) (string, int) {
 	return "", 0
 }
 
-// scanOrder is the rule that drops a sort a topic scan can do itself: by
-// partition, by partition then offset, or by offset alone (the partitions
-// merged), each ascending or descending. Offsets are unique within a
-// partition, so these orders are total where PostgreSQL's would be, and
-// ties of ORDER BY offset across partitions may come in any order, as in
-// PostgreSQL. Reading newest first lets ORDER BY offset DESC LIMIT 10 (the
-// tail of a topic) read about 10 messages per partition instead of all.
-func scanOrder(sort []SortKey, project []Expr) (ScanOrder, bool) {
-	if len(sort) > 2 {
-		return ScanOrder{}, false
-	}
-	col := func(k SortKey) MsgCol {
-		if c, ok := project[k.Idx].(*ColExpr); ok && c.Idx < int(numMsgCols) {
-			return MsgCol(c.Idx)
-		}
-		return numMsgCols
-	}
-	var o ScanOrder
-	switch {
-	case len(sort) == 0:
-	case len(sort) == 1 && col(sort[0]) == ColOffset:
-		o.Merge, o.OffsetDesc = true, sort[0].Desc
-	case col(sort[0]) == ColPartition && (len(sort) == 1 || col(sort[1]) == ColOffset):
-		o.PartDesc = sort[0].Desc
-		o.OffsetDesc = len(sort) == 2 && sort[1].Desc
-	default:
-		return ScanOrder{}, false
-	}
-	return o, true
-}
-
 func usesCol(p *SelectPlan, idx int) bool {
 	found := false
 	visit := func(e Expr) {
