@@ -64,6 +64,7 @@ func opName(names []*pg.Node) string {
 	return names[len(names)-1].GetString_().GetSval()
 }
 
+// expr converts an expression node, or refuses it with 0A000 naming it.
 func (c *converter) expr(n *pg.Node) (Expr, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_ColumnRef:
@@ -79,24 +80,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 	case *pg.Node_AExpr:
 		return c.aExpr(x.AExpr)
 	case *pg.Node_BoolExpr:
-		args, err := c.exprs(x.BoolExpr.Args)
-		if err != nil {
-			return nil, err
-		}
-		switch x.BoolExpr.Boolop {
-		case pg.BoolExprType_NOT_EXPR:
-			return &UnaryOp{Op: "NOT", X: args[0]}, nil
-		case pg.BoolExprType_AND_EXPR, pg.BoolExprType_OR_EXPR:
-			op := "AND"
-			if x.BoolExpr.Boolop == pg.BoolExprType_OR_EXPR {
-				op = "OR"
-			}
-			e := args[0]
-			for _, a := range args[1:] {
-				e = &BinOp{Op: op, L: e, R: a}
-			}
-			return e, nil
-		}
+		return c.boolExpr(x.BoolExpr)
 	case *pg.Node_NullTest:
 		e, err := c.expr(x.NullTest.Arg)
 		if err != nil {
@@ -104,25 +88,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		}
 		return &IsNull{X: e, Not: x.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
 	case *pg.Node_BooleanTest:
-		e, err := c.expr(x.BooleanTest.Arg)
-		if err != nil {
-			return nil, err
-		}
-		switch x.BooleanTest.Booltesttype {
-		case pg.BoolTestType_IS_TRUE:
-			return &IsBool{X: e, Value: true}, nil
-		case pg.BoolTestType_IS_NOT_TRUE:
-			return &IsBool{X: e, Value: true, Not: true}, nil
-		case pg.BoolTestType_IS_FALSE:
-			return &IsBool{X: e, Value: false}, nil
-		case pg.BoolTestType_IS_NOT_FALSE:
-			return &IsBool{X: e, Value: false, Not: true}, nil
-		case pg.BoolTestType_IS_UNKNOWN:
-			return &IsBool{X: e, Unknown: true}, nil
-		case pg.BoolTestType_IS_NOT_UNKNOWN:
-			return &IsBool{X: e, Unknown: true, Not: true}, nil
-		}
-		return nil, c.unsupported(x.BooleanTest.Location, "this boolean test")
+		return c.booleanTest(x.BooleanTest)
 	case *pg.Node_FuncCall:
 		return c.funcCall(x.FuncCall)
 	case *pg.Node_TypeCast:
@@ -160,37 +126,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		}
 		return &ArrayLit{Elems: elems}, nil
 	case *pg.Node_SubLink:
-		sl := x.SubLink
-		out := &SubLink{}
-		switch sl.SubLinkType {
-		case pg.SubLinkType_EXPR_SUBLINK:
-		case pg.SubLinkType_EXISTS_SUBLINK:
-			out.Kind = SubExists
-		case pg.SubLinkType_ARRAY_SUBLINK:
-			out.Kind = SubArray
-		case pg.SubLinkType_ANY_SUBLINK:
-			// x IN (subquery) has no operator name; = ANY (subquery) has "=".
-			if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
-				return nil, c.unsupported(sl.Location, "an operator other than = with ANY (subquery)")
-			}
-			out.Kind = SubIn
-			var err error
-			if out.X, err = c.expr(sl.Testexpr); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, c.unsupported(sl.Location, "%s", subLinkNames[sl.SubLinkType])
-		}
-		sel := sl.Subselect.GetSelectStmt()
-		if sel == nil {
-			return nil, c.unsupported(sl.Location, "this subquery")
-		}
-		s, err := c.selectStmt(sel)
-		if err != nil {
-			return nil, err
-		}
-		out.Select = s
-		return out, nil
+		return c.subLink(x.SubLink)
 	case *pg.Node_SetToDefault:
 		return &Default{}, nil
 	case *pg.Node_SqlvalueFunction:
@@ -210,6 +146,87 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		return nil, c.unsupported(-1, "%s", exprKindName(x))
 	}
 	return nil, c.unsupported(-1, "this expression")
+}
+
+// boolExpr converts NOT, and AND and OR (left-deep over their arguments).
+func (c *converter) boolExpr(b *pg.BoolExpr) (Expr, error) {
+	args, err := c.exprs(b.Args)
+	if err != nil {
+		return nil, err
+	}
+	switch b.Boolop {
+	case pg.BoolExprType_NOT_EXPR:
+		return &UnaryOp{Op: "NOT", X: args[0]}, nil
+	case pg.BoolExprType_AND_EXPR, pg.BoolExprType_OR_EXPR:
+		op := "AND"
+		if b.Boolop == pg.BoolExprType_OR_EXPR {
+			op = "OR"
+		}
+		e := args[0]
+		for _, a := range args[1:] {
+			e = &BinOp{Op: op, L: e, R: a}
+		}
+		return e, nil
+	}
+	return nil, c.unsupported(-1, "this expression")
+}
+
+// booleanTest converts x IS [NOT] TRUE, FALSE or UNKNOWN.
+func (c *converter) booleanTest(t *pg.BooleanTest) (Expr, error) {
+	e, err := c.expr(t.Arg)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Booltesttype {
+	case pg.BoolTestType_IS_TRUE:
+		return &IsBool{X: e, Value: true}, nil
+	case pg.BoolTestType_IS_NOT_TRUE:
+		return &IsBool{X: e, Value: true, Not: true}, nil
+	case pg.BoolTestType_IS_FALSE:
+		return &IsBool{X: e, Value: false}, nil
+	case pg.BoolTestType_IS_NOT_FALSE:
+		return &IsBool{X: e, Value: false, Not: true}, nil
+	case pg.BoolTestType_IS_UNKNOWN:
+		return &IsBool{X: e, Unknown: true}, nil
+	case pg.BoolTestType_IS_NOT_UNKNOWN:
+		return &IsBool{X: e, Unknown: true, Not: true}, nil
+	}
+	return nil, c.unsupported(t.Location, "this boolean test")
+}
+
+// subLink converts a subquery expression: scalar, EXISTS, ARRAY, or
+// x IN / = ANY (subquery).
+func (c *converter) subLink(sl *pg.SubLink) (Expr, error) {
+	out := &SubLink{}
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXPR_SUBLINK:
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		out.Kind = SubExists
+	case pg.SubLinkType_ARRAY_SUBLINK:
+		out.Kind = SubArray
+	case pg.SubLinkType_ANY_SUBLINK:
+		// x IN (subquery) has no operator name; = ANY (subquery) has "=".
+		if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
+			return nil, c.unsupported(sl.Location, "an operator other than = with ANY (subquery)")
+		}
+		out.Kind = SubIn
+		var err error
+		if out.X, err = c.expr(sl.Testexpr); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, c.unsupported(sl.Location, "%s", subLinkNames[sl.SubLinkType])
+	}
+	sel := sl.Subselect.GetSelectStmt()
+	if sel == nil {
+		return nil, c.unsupported(sl.Location, "this subquery")
+	}
+	s, err := c.selectStmt(sel)
+	if err != nil {
+		return nil, err
+	}
+	out.Select = s
+	return out, nil
 }
 
 func (c *converter) columnRef(cr *pg.ColumnRef) (Expr, error) {
