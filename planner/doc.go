@@ -14,10 +14,13 @@
 // block's Tree): logical lays the block out without shortcuts (source,
 // filter, aggregate with HAVING, windows, project or project-set,
 // DISTINCT ON, sort, limit, with an init plan for the subqueries that run
-// first), then the named rules of tree.go rewrite it, in the order the
-// rules list there gives (Rules reports it; tree_test.go pins it). Each
-// chain rule runs over the whole chain, innermost node first, before the
-// next rule starts:
+// first), then the named rules of rules.go rewrite it, in the order its
+// list gives (Rules reports it; tree_test.go pins it). Each rule is a file
+// of its own, rule_<name>.go (the helpers only it uses with it), and has
+// its cases in testdata/rules/<name>: queries in, their trees out with
+// and without the rule, each case saying whether the rule fires
+// (rules_test.go). Each chain rule runs over the whole chain, innermost
+// node first, before the next rule starts:
 //
 //  1. pushdownBounds moves partition, offset and written_at predicates of
 //     the filter right above a topic scan into the scan's ranges

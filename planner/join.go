@@ -15,7 +15,8 @@ import (
 // Conds are the join's conditions over the joined row: ON (and USING)
 // and, for an inner or cross join, the WHERE terms that read both sides
 // (still applied above the join too). The rules extractJoinKeys and
-// chooseHashJoin (tree.go) split them into hash keys and a residual.
+// chooseHashJoin (rule_extract_join_keys.go, rule_choose_hash_join.go)
+// split them into hash keys and a residual.
 type JoinPlan struct {
 	Kind                  string // INNER, LEFT or CROSS
 	Left, Right           *SelectPlan
@@ -207,62 +208,6 @@ func usingErr(err error, col, side string) error {
 		return err
 	}
 	return pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" specified in USING clause does not exist in %s table", col, side)
-}
-
-// equiKey splits an equality between an expression over the left columns
-// only and one over the right columns only (either way round) into join
-// keys of one type.
-func equiKey(c Expr, lw int) (Expr, Expr, bool) {
-	cmp, ok := c.(*CmpExpr)
-	if !ok || cmp.Op != "=" {
-		return nil, nil, false
-	}
-	ls, rs := colSides(cmp.L, lw), colSides(cmp.R, lw)
-	var lk, rk Expr
-	switch {
-	case ls == 1 && rs == 2:
-		lk, rk = cmp.L, cmp.R
-	case ls == 2 && rs == 1:
-		lk, rk = cmp.R, cmp.L
-	default:
-		return nil, nil, false
-	}
-	lt, rt := lk.Type(), rk.Type()
-	if lt != rt { // compare as one type, so that equal keys have one text
-		switch {
-		case lt.IsNumeric() && rt.IsNumeric():
-			t := max(rankOf(lt), rankOf(rt)).typ()
-			lk, rk = castTo(lk, t), castTo(rk, t)
-		case lt.IsText() && rt.IsText():
-			lk, rk = castTo(lk, TText), castTo(rk, TText)
-		default:
-			return nil, nil, false // compared row by row, as bound
-		}
-	}
-	return lk, rk, true
-}
-
-func castTo(e Expr, t Type) Expr {
-	if e.Type() == t {
-		return e
-	}
-	return &CastExpr{X: e, T: t}
-}
-
-// colSides reports which side's columns e reads: 0 none, 1 left only,
-// 2 right only, 3 both. Subqueries count as neither.
-func colSides(e Expr, lw int) int {
-	s := 0
-	walk(e, func(x Expr) {
-		if c, ok := x.(*ColExpr); ok {
-			if c.Idx < lw {
-				s |= 1
-			} else {
-				s |= 2
-			}
-		}
-	})
-	return s
 }
 
 // sideOf reports which input a WHERE conjunct reads: 1 left only, 2

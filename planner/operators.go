@@ -8,6 +8,9 @@ import (
 
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
@@ -121,6 +124,48 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.Type(), x.Op, r.Type())
+}
+
+// bindUnaryOp binds NOT, unary minus (folded into a numeric constant) and
+// unary plus.
+func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (Expr, error) {
+	switch x.Op {
+	case "NOT":
+		inner, err := b.bind(x.X, TBool)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(inner, TBool, "argument of NOT"); err != nil {
+			return nil, err
+		}
+		return &NotExpr{X: inner}, nil
+	case "-":
+		inner, err := b.bind(x.X, TInt8)
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := inner.(*ConstExpr); ok {
+			switch v := c.V.(type) {
+			case int64:
+				return &ConstExpr{V: -v, T: c.T}, nil
+			case float64:
+				return &ConstExpr{V: -v, T: c.T}, nil
+			case *apd.Decimal:
+				n, err := values.NumericNeg(v)
+				if err != nil {
+					return nil, err
+				}
+				return &ConstExpr{V: n, T: c.T}, nil
+			}
+		}
+		if !inner.Type().IsNumeric() && inner.Type() != TInterval {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: - %s", inner.Type())
+		}
+		return &NegExpr{X: inner}, nil
+	case "+":
+		return b.bind(x.X, want)
+	}
+	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", x)
 }
 
 // bindConcat binds a || b: bytea || bytea is bytea; anything else is text,

@@ -1,186 +1,60 @@
 package planner
 
-// walk calls fn for e and every sub-expression.
-func walk(e Expr, fn func(Expr)) {
-	if e == nil {
-		return
-	}
-	fn(e)
-	switch x := e.(type) {
-	case *CmpExpr:
-		walk(x.L, fn)
-		walk(x.R, fn)
-	case *LogicExpr:
-		for _, a := range x.Args {
-			walk(a, fn)
-		}
-	case *NotExpr:
-		walk(x.X, fn)
-	case *ArithExpr:
-		walk(x.L, fn)
-		walk(x.R, fn)
-	case *NegExpr:
-		walk(x.X, fn)
-	case *JSONGetExpr:
-		walk(x.X, fn)
-		walk(x.Key, fn)
-	case *JSONTestExpr:
-		walk(x.X, fn)
-		walk(x.Y, fn)
-	case *JSONPathExpr:
-		walk(x.X, fn)
-		walk(x.Path, fn)
-	case *FuncExpr:
-		for _, a := range x.Args {
-			walk(a, fn)
-		}
-	case *CastExpr:
-		walk(x.X, fn)
-	case *InExpr:
-		walk(x.X, fn)
-		for _, a := range x.List {
-			walk(a, fn)
-		}
-	case *AnyExpr:
-		walk(x.X, fn)
-		walk(x.Array, fn)
-	case *IsNullExpr:
-		walk(x.X, fn)
-	case *IsBoolExpr:
-		walk(x.X, fn)
-	case *CaseExpr:
-		for _, w := range x.Whens {
-			walk(w.Cond, fn)
-			walk(w.Result, fn)
-		}
-		walk(x.Else, fn)
-	case *CoalesceExpr:
-		for _, a := range x.Args {
-			walk(a, fn)
-		}
-	case *ArrayExpr:
-		for _, a := range x.Elems {
-			walk(a, fn)
-		}
-	case *SubscriptExpr:
-		walk(x.X, fn)
-		walk(x.Index, fn)
-	case *SubqueryExpr:
-		walk(x.X, fn) // the subquery's own plan is not part of this one
-	case *WindowExpr:
-		for _, l := range [][]Expr{x.Args, x.PartitionBy, x.Order} {
-			for _, a := range l {
-				walk(a, fn)
-			}
-		}
-		if x.Agg != nil {
-			walk(x.Agg, fn)
-		}
-	case *AggExpr:
-		walk(x.Arg, fn)
-		walk(x.Sep, fn)
-		walk(x.Filter, fn)
-		for _, o := range x.Order {
-			walk(o, fn)
-		}
-	}
+// The rules that rewrite each query block's tree once logical (tree.go)
+// has laid it out, in the order they run: each is in its own file
+// (rule_<name>.go) with its cases in testdata/rules/<name>
+// (rules_test.go).
+
+// rule is one named rewrite of a block's node chain.
+type rule struct {
+	name  string
+	apply func(Node) Node
 }
 
-// conjuncts splits a filter into its top-level AND terms.
-func conjuncts(e Expr, out []Expr) []Expr {
-	if l, ok := e.(*LogicExpr); ok && l.And {
-		for _, a := range l.Args {
-			out = conjuncts(a, out)
-		}
-		return out
+// Rules are the tree rules in the order they run (exported for tests and
+// the report of EXPLAIN's documentation).
+func Rules() []string {
+	out := make([]string, 0, len(rules)+len(blockRules))
+	for _, r := range rules {
+		out = append(out, r.name)
 	}
-	if e != nil {
-		out = append(out, e)
+	for _, r := range blockRules {
+		out = append(out, r.name)
 	}
 	return out
 }
 
-// isConstant reports whether e has no column references (constants and
-// parameters only), so the executor can evaluate it once per execution.
-func isConstant(e Expr) bool {
-	ok := true
-	walk(e, func(x Expr) {
-		switch x.(type) {
-		case *ColExpr, *AggExpr:
-			ok = false
-		case *SubqueryExpr: // a correlated one needs the row
-			ok = ok && !x.(*SubqueryExpr).Correlated
-		case *FuncExpr:
-			if f := x.(*FuncExpr); f.Name == "clock_timestamp" {
-				ok = false
-			}
-		}
-	})
-	return ok
-}
+var rules []rule
 
-var flipOp = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-
-// pushDown is the rule that moves partition, offset and written_at
-// predicates of the filter into the scan, so a read of a few messages from a
-// huge topic seeks instead of scanning. The filter itself is kept.
-func pushDown(s *MsgScan, filter Expr) {
-	for _, c := range conjuncts(filter, nil) {
-		switch x := c.(type) {
-		case *CmpExpr:
-			col, ok := x.L.(*ColExpr)
-			val, op := x.R, x.Op
-			if !ok {
-				col, ok = x.R.(*ColExpr)
-				val, op = x.L, flipOp[x.Op]
-			}
-			if !ok || op == "" || !isConstant(val) {
-				continue
-			}
-			switch MsgCol(col.Idx) {
-			case ColPartition:
-				if op == "=" && s.Partitions == nil && s.PartArray == nil {
-					s.Partitions = []Expr{val}
-				}
-			case ColOffset:
-				addBound(&s.Lo, &s.Hi, op, val)
-			case ColWrittenAt:
-				var hi []Bound
-				addBound(&s.MinWrittenAt, &hi, op, val)
-			}
-		case *InExpr:
-			col, ok := x.X.(*ColExpr)
-			if !ok || x.Not || MsgCol(col.Idx) != ColPartition || s.Partitions != nil {
-				continue
-			}
-			all := true
-			for _, v := range x.List {
-				all = all && isConstant(v)
-			}
-			if all {
-				s.Partitions = x.List
-			}
-		case *AnyExpr:
-			col, ok := x.X.(*ColExpr)
-			if ok && !x.All && x.Op == "=" && MsgCol(col.Idx) == ColPartition && isConstant(x.Array) && s.Partitions == nil {
-				s.PartArray = x.Array
-			}
-		}
+func init() {
+	rules = []rule{
+		{"pushdownBounds", pushdownBounds},
+		{"scanOrder", scanOrderRule},
+		{"extractJoinKeys", extractJoinKeys},
+		{"chooseHashJoin", chooseHashJoin},
+		{"pushdownFilter", pushdownFilter},
+		{"streamScan", streamScan},
+		{"topN", topNRule},
+		{"pushdownLimit", pushdownLimit},
+	}
+	blockRules = []blockRule{
+		{"cacheCorrelatedSubqueries", cacheCorrelatedSubqueries},
 	}
 }
 
-func addBound(lo, hi *[]Bound, op string, val Expr) {
-	switch op {
-	case "=":
-		*lo = append(*lo, Bound{X: val, Inclusive: true})
-		*hi = append(*hi, Bound{X: val, Inclusive: true})
-	case ">":
-		*lo = append(*lo, Bound{X: val})
-	case ">=":
-		*lo = append(*lo, Bound{X: val, Inclusive: true})
-	case "<":
-		*hi = append(*hi, Bound{X: val})
-	case "<=":
-		*hi = append(*hi, Bound{X: val, Inclusive: true})
+// blockRule is a named rule over a whole query block rather than its node
+// chain; they run after the chain rules.
+type blockRule struct {
+	name  string
+	apply func(*SelectPlan)
+}
+
+var blockRules []blockRule
+
+// applyChain applies f to every node of a block's chain, innermost first.
+func applyChain(n Node, f func(Node) Node) Node {
+	if u, ok := n.(unary); ok {
+		u.setInput(applyChain(u.input(), f))
 	}
+	return f(n)
 }

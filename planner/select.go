@@ -7,167 +7,112 @@ import (
 	"topicgate/sql/pgerror"
 )
 
-// sharedScope adds delivery_count and locked_until for shared-consumer
-// reads.
-func sharedScope(topic string) *Scope {
-	s := msgScope(topic)
-	for _, c := range []MsgCol{ColDeliveryCount, ColLockedUntil} {
-		s.Names = append(s.Names, MsgColumns[c].Name)
-		s.Types = append(s.Types, MsgColumns[c].Type)
-	}
-	return s
-}
-
-// msgScope is the scope of a topic's message columns for stateless reads.
-func msgScope(topic string) *Scope {
-	n := int(ColDelay) + 1
-	s := &Scope{Names: make([]string, n), Types: make([]Type, n), Source: "topic \"" + topic + "\""}
-	for i := 0; i < n; i++ {
-		s.Names[i] = MsgColumns[i].Name
-		s.Types[i] = MsgColumns[i].Type
-	}
-	s.Lookup = func(name string) (int, bool) {
-		c, ok := ydbAliases[name]
-		if ok && int(c) < n {
-			return int(c), true
-		}
-		return 0, false
-	}
-	return s
-}
-
 func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error) {
 	return planSelectIn(cat, s, params, nil, nil)
 }
 
 // planSelectIn plans a SELECT that is a subquery of an expression of a
 // query whose scope is outer (nil for none); use records what s takes from
-// outer.
+// outer. It binds the clauses in PostgreSQL's order: FROM, WHERE, the
+// select list, DISTINCT ON, GROUP BY, HAVING, ORDER BY, windows, then the
+// grouping's rewrite, the sort keys, LIMIT and OFFSET.
 func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use *outerUse) (*SelectPlan, error) {
 	p := &SelectPlan{}
-	var scope *Scope
-	var star []int
-	if s.From != nil && s.From.Join != nil {
-		var err error
-		if scope, star, err = fromJoin(cat, s.From.Join, params, p, sqlConjuncts(s.Where, nil), outer, use); err != nil {
-			return nil, err
-		}
-	} else if s.From != nil && s.From.Func != nil {
-		var err error
-		// The arguments see no FROM columns, only the query around.
-		b := newBinder(params, (&Scope{Source: "function"}).withOuter(outer, use, "\x00"))
-		if outer == nil {
-			b = newBinder(params, nil)
-		}
-		b.cat = cat
-		if scope, err = fromFunc(b, s.From, p); err != nil {
-			return nil, err
-		}
-		for i := range scope.Names {
-			star = append(star, i)
-		}
-	} else if s.From != nil && (s.From.Sub != nil || s.From.Values != nil || s.From.SetOp != nil || s.From.Recursive != nil || s.From.WorkTable != nil) {
-		var err error
-		switch {
-		case s.From.Recursive != nil || s.From.WorkTable != nil:
-			scope, err = fromRecursive(cat, s.From, params, p, outer, use)
-		case s.From.Sub != nil:
-			scope, err = fromSubquery(cat, s.From, params, p, outer, use)
-		case s.From.SetOp != nil:
-			scope, err = fromSetOp(cat, s.From, params, p, outer, use)
-		default:
-			scope, err = fromValues(s.From, params, p, outer, use)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for i := range scope.Names {
-			star = append(star, i)
-		}
-	} else if s.From != nil {
-		schema := s.From.Schema
-		if _, ok := PgCatalogViews[s.From.Name]; ok && schema == "" {
-			// pg_catalog is searched first, as in PostgreSQL: ruby-pg
-			// reads "pg_type" unqualified.
-			schema = "pg_catalog"
-		}
-		switch schema {
-		case "", "public":
-			ti, err := lookupTopic(cat, s.From.Name)
-			if err != nil {
-				return nil, pgerror.At(err, s.From.Pos)
-			}
-			if len(s.From.Hints) > 0 {
-				if p.Consumer, err = planConsumerRead(newBinder(params, nil), ti, s.From.Hints); err != nil {
-					return nil, err
-				}
-			}
-			scope = msgScope(s.From.Name)
-			if p.Consumer != nil && p.Consumer.Shared {
-				scope = sharedScope(s.From.Name)
-			}
-			p.Scan = &MsgScan{Topic: s.From.Name}
-			p.Hints = s.From.Hints
-			for _, c := range StarColumns {
-				star = append(star, int(c))
-			}
-			if p.Consumer != nil && p.Consumer.Shared {
-				star = append(star, int(ColDeliveryCount), int(ColLockedUntil))
-			}
-		case "sys":
-			view, ok := SysViews[s.From.Name]
-			if !ok {
-				return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"sys.%s\" does not exist", s.From.Name), s.From.Pos)
-			}
-			p.Sys = &SysScan{View: s.From.Name, Names: view.Names, Types: view.Types}
-			scope = &Scope{Names: view.Names, Types: view.Types, Source: "sys." + s.From.Name}
-			for i := range view.Names {
-				star = append(star, i)
-			}
-		case "pg_catalog":
-			view, ok := PgCatalogViews[s.From.Name]
-			if !ok {
-				return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"pg_catalog.%s\" does not exist", s.From.Name), s.From.Pos)
-			}
-			p.Sys = &SysScan{View: "pg_catalog." + s.From.Name, Names: view.Names, Types: view.Types}
-			scope = &Scope{Names: view.Names, Types: view.Types, Source: "pg_catalog." + s.From.Name}
-			for i := range view.Star() {
-				star = append(star, i)
-			}
-		default:
-			return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", s.From.Schema, s.From.Name), s.From.Pos)
-		}
+	scope, star, err := planFrom(cat, s, params, p, outer, use)
+	if err != nil {
+		return nil, err
 	}
 	if outer != nil {
-		rel := ""
-		if s.From != nil && s.From.Join == nil {
-			rel = s.From.Alias
-			if rel == "" {
-				rel = s.From.Name
-			}
-		}
-		scope = scope.withOuter(outer, use, rel)
+		scope = scope.withOuter(outer, use, fromRel(s.From))
 	}
 	b := newBinder(params, scope)
 	b.cat = cat
 	defer func() { p.Subqueries = b.subs }()
-	b.srfWhere = "WHERE"
-	if s.Where != nil {
-		f, err := b.bind(s.Where, TBool)
-		if err != nil {
-			return nil, err
-		}
-		if err := wantType(f, TBool, "argument of WHERE"); err != nil {
-			return nil, err
-		}
-		p.Filter = f
+	if err := p.bindWhere(b, s.Where); err != nil {
+		return nil, err
 	}
-	// Select list.
+	// Aggregates are allowed from the select list to ORDER BY; windows
+	// and set-returning functions in the select list and ORDER BY only.
 	b.allowAgg, b.allowWindow, b.allowSRF = true, true, true
+	if err := p.bindTargets(b, s, scope, star); err != nil {
+		return nil, err
+	}
+	b.allowWindow, b.allowSRF = false, false
+	distinctOn, err := p.bindDistinctOnExprs(b, s)
+	if err != nil {
+		return nil, err
+	}
+	groupBy, err := p.bindGroupBy(b, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.bindHaving(b, s.Having); err != nil {
+		return nil, err
+	}
+	b.allowWindow, b.allowSRF = true, true
+	sortExprs, err := p.bindOrderBy(b, s.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	b.allowAgg, b.allowWindow, b.allowSRF = false, false, false
+	if err := p.placeWindows(b, s.Distinct || distinctOn != nil, groupBy, scope); err != nil {
+		return nil, err
+	}
+	if len(b.aggs) > 0 || len(groupBy) > 0 {
+		if err := p.rewriteAgg(groupBy, b.aggs, sortExprs); err != nil {
+			return nil, err
+		}
+	}
+	p.addSortKeys(s.OrderBy, sortExprs)
+	if err := p.bindDistinctOn(distinctOn); err != nil {
+		return nil, err
+	}
+	if err := p.collectSRFs(s.Distinct, groupBy); err != nil {
+		return nil, err
+	}
+	if p.Consumer != nil && p.DistinctOn == nil && p.Agg == nil {
+		// A consumer reads in the natural order only: ORDER BY partition,
+		// offset is no sort (a stateless scan's order is rule scanOrder's).
+		if o, ok := scanOrder(p.Sort, p.Project); ok && o == (ScanOrder{}) {
+			p.Sort = nil
+		}
+	}
+	if err := p.bindLimitOffset(b, s); err != nil {
+		return nil, err
+	}
+	if err := p.checkConsumerRead(); err != nil {
+		return nil, err
+	}
+	if p.Scan != nil {
+		p.Scan.NeedData = usesCol(p, int(ColData))
+	}
+	return p, nil
+}
+
+// bindWhere binds WHERE, a boolean.
+func (p *SelectPlan) bindWhere(b *binder, where sql.Expr) error {
+	b.srfWhere = "WHERE"
+	if where == nil {
+		return nil
+	}
+	f, err := b.bind(where, TBool)
+	if err != nil {
+		return err
+	}
+	if err := wantType(f, TBool, "argument of WHERE"); err != nil {
+		return err
+	}
+	p.Filter = f
+	return nil
+}
+
+// bindTargets binds the select list into p's projection and output
+// columns, * and t.* expanding to the FROM item's star columns.
+func (p *SelectPlan) bindTargets(b *binder, s *sql.Select, scope *Scope, star []int) error {
 	for _, t := range s.Targets {
 		if st, ok := t.Expr.(*sql.Star); ok {
 			if s.From == nil {
-				return nil, pgerror.New(pgerror.CodeSyntaxError, "SELECT * with no tables specified is not valid")
+				return pgerror.New(pgerror.CodeSyntaxError, "SELECT * with no tables specified is not valid")
 			}
 			before := len(p.Cols)
 			for _, i := range star {
@@ -178,17 +123,17 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 				p.Cols = append(p.Cols, Column{Name: scope.Names[i], T: scope.Types[i]})
 			}
 			if len(p.Cols) == before {
-				return nil, pgerror.Newf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table \"%s\"", st.Table)
+				return pgerror.Newf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table \"%s\"", st.Table)
 			}
 			continue
 		}
 		e, err := b.bind(t.Expr, TUnknown)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if isUntyped(e) {
 			if e, err = coerce(e, TText); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		p.Project = append(p.Project, e)
@@ -196,20 +141,32 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		textAlias(&col, t.Expr)
 		p.Cols = append(p.Cols, col)
 	}
-	b.allowWindow, b.allowSRF = false, false
-	var distinctOn []Expr
-	if len(s.DistinctOn) > 0 {
-		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
-			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DISTINCT ON with GROUP BY or aggregates is not supported")
-		}
-		for _, d := range s.DistinctOn {
-			e, err := b.bindOrderRef(d, p)
-			if err != nil {
-				return nil, err
-			}
-			distinctOn = append(distinctOn, e)
-		}
+	return nil
+}
+
+// bindDistinctOnExprs binds the expressions of DISTINCT ON (bindDistinctOn
+// records them once ORDER BY is known).
+func (p *SelectPlan) bindDistinctOnExprs(b *binder, s *sql.Select) ([]Expr, error) {
+	if len(s.DistinctOn) == 0 {
+		return nil, nil
 	}
+	if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
+		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DISTINCT ON with GROUP BY or aggregates is not supported")
+	}
+	var out []Expr
+	for _, d := range s.DistinctOn {
+		e, err := b.bindOrderRef(d, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// bindGroupBy binds the grouping: SELECT DISTINCT's (every output
+// column), then GROUP BY's items.
+func (p *SelectPlan) bindGroupBy(b *binder, s *sql.Select) ([]Expr, error) {
 	var groupBy []Expr
 	if s.Distinct {
 		// SELECT DISTINCT is a grouping by every output column.
@@ -234,51 +191,67 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		}
 		groupBy = append(groupBy, e)
 	}
-	if s.Having != nil {
-		b.srfWhere = "HAVING"
-		h, err := b.bind(s.Having, TBool)
-		if err != nil {
-			return nil, err
-		}
-		p.Having = h
+	return groupBy, nil
+}
+
+// bindHaving binds HAVING.
+func (p *SelectPlan) bindHaving(b *binder, having sql.Expr) error {
+	if having == nil {
+		return nil
 	}
-	// ORDER BY: output position, output alias, or an expression.
-	sortExprs := make([]Expr, len(s.OrderBy))
-	b.allowWindow, b.allowSRF = true, true
-	for i, o := range s.OrderBy {
+	b.srfWhere = "HAVING"
+	h, err := b.bind(having, TBool)
+	if err != nil {
+		return err
+	}
+	p.Having = h
+	return nil
+}
+
+// bindOrderBy binds ORDER BY's items: an output position, an output
+// alias, or an expression.
+func (p *SelectPlan) bindOrderBy(b *binder, orderBy []sql.OrderBy) ([]Expr, error) {
+	sortExprs := make([]Expr, len(orderBy))
+	for i, o := range orderBy {
 		e, err := b.bindOrderRef(o.Expr, p)
 		if err != nil {
 			return nil, err
 		}
 		sortExprs[i] = e
 	}
-	b.allowAgg, b.allowWindow, b.allowSRF = false, false, false
-	if len(b.wins) > 0 {
-		switch {
-		case s.Distinct || distinctOn != nil:
-			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "window functions together with DISTINCT are not supported")
-		case p.Consumer != nil:
-			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "window functions are not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
-		}
-		// Windows run over the input rows, or over the groups (after
-		// HAVING) when there is a grouping; their results follow the row.
-		width := 0
-		if len(b.aggs) > 0 || len(groupBy) > 0 {
-			width = len(groupBy) + len(b.aggs)
-		} else if scope != nil {
-			width = len(scope.Names)
-		}
-		for i, w := range b.wins {
-			w.Slot = width + i
-		}
-		p.Windows = b.wins
+	return sortExprs, nil
+}
+
+// placeWindows gives each window function of the block its slot: windows
+// run over the input rows, or over the groups (after HAVING) when there is
+// a grouping, and their results follow the row.
+func (p *SelectPlan) placeWindows(b *binder, distinct bool, groupBy []Expr, scope *Scope) error {
+	if len(b.wins) == 0 {
+		return nil
 	}
+	switch {
+	case distinct:
+		return pgerror.New(pgerror.CodeFeatureNotSupported, "window functions together with DISTINCT are not supported")
+	case p.Consumer != nil:
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "window functions are not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
+	}
+	width := 0
 	if len(b.aggs) > 0 || len(groupBy) > 0 {
-		if err := p.rewriteAgg(groupBy, b.aggs, sortExprs); err != nil {
-			return nil, err
-		}
+		width = len(groupBy) + len(b.aggs)
+	} else if scope != nil {
+		width = len(scope.Names)
 	}
-	for i, o := range s.OrderBy {
+	for i, w := range b.wins {
+		w.Slot = width + i
+	}
+	p.Windows = b.wins
+	return nil
+}
+
+// addSortKeys makes ORDER BY's expressions sort keys over the projection,
+// appending a hidden column for each that is not an output column.
+func (p *SelectPlan) addSortKeys(orderBy []sql.OrderBy, sortExprs []Expr) {
+	for i, o := range orderBy {
 		idx := -1
 		for j := range p.Cols {
 			if p.Project[j].String() == sortExprs[i].String() {
@@ -296,56 +269,52 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		}
 		p.Sort = append(p.Sort, SortKey{Idx: idx, Desc: o.Desc, NullsFirst: nf})
 	}
-	if err := p.bindDistinctOn(distinctOn); err != nil {
-		return nil, err
-	}
-	if err := p.collectSRFs(s.Distinct, groupBy); err != nil {
-		return nil, err
-	}
-	if p.Consumer != nil && p.DistinctOn == nil && p.Agg == nil {
-		// A consumer reads in the natural order only: ORDER BY partition,
-		// offset is no sort (a stateless scan's order is rule scanOrder's).
-		if o, ok := scanOrder(p.Sort, p.Project); ok && o == (ScanOrder{}) {
-			p.Sort = nil
-		}
-	}
+}
+
+// bindLimitOffset binds LIMIT and OFFSET, bigint counts.
+func (p *SelectPlan) bindLimitOffset(b *binder, s *sql.Select) error {
 	var err error
 	if s.Limit != nil {
 		if p.Limit, err = bindCount(b, s.Limit, "LIMIT"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if s.Offset != nil {
 		if p.Offset, err = bindCount(b, s.Offset, "OFFSET"); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if p.Consumer != nil && p.Consumer.Shared && p.Filter != nil {
-		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+	return nil
+}
+
+// checkConsumerRead refuses what a read as a consumer cannot do: it
+// returns messages in offset order per partition as it reads them, and a
+// shared consumer locks each message it returns.
+func (p *SelectPlan) checkConsumerRead() error {
+	if p.Consumer == nil {
+		return nil
+	}
+	if p.Consumer.Shared && p.Filter != nil {
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported,
 			"a read as shared consumer \"%s\" locks the messages it returns: WHERE is not supported with it", p.Consumer.Consumer)
 	}
-	if p.Consumer != nil {
-		correlated := false
-		for _, e := range append([]Expr{p.Filter}, p.Project...) {
-			walk(e, func(x Expr) {
-				if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated {
-					correlated = true
-				}
-			})
-		}
-		if correlated {
-			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
-				"a correlated subquery is not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
-		}
-		if p.Agg != nil || len(p.Sort) > 0 || p.Offset != nil {
-			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
-				"a read as consumer \"%s\" returns messages in offset order per partition: ORDER BY, GROUP BY, DISTINCT, aggregates and OFFSET are not supported with it", p.Consumer.Consumer)
-		}
+	correlated := false
+	for _, e := range append([]Expr{p.Filter}, p.Project...) {
+		walk(e, func(x Expr) {
+			if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated {
+				correlated = true
+			}
+		})
 	}
-	if p.Scan != nil {
-		p.Scan.NeedData = usesCol(p, int(ColData))
+	if correlated {
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"a correlated subquery is not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
 	}
-	return p, nil
+	if p.Agg != nil || len(p.Sort) > 0 || p.Offset != nil {
+		return pgerror.Newf(pgerror.CodeFeatureNotSupported,
+			"a read as consumer \"%s\" returns messages in offset order per partition: ORDER BY, GROUP BY, DISTINCT, aggregates and OFFSET are not supported with it", p.Consumer.Consumer)
+	}
+	return nil
 }
 
 func bindCount(b *binder, e sql.Expr, what string) (Expr, error) {
@@ -444,37 +413,6 @@ func figureColname(e sql.Expr) (string, int) {
 		}
 	}
 	return "", 0
-}
-
-// scanOrder is the rule that drops a sort a topic scan can do itself: by
-// partition, by partition then offset, or by offset alone (the partitions
-// merged), each ascending or descending. Offsets are unique within a
-// partition, so these orders are total where PostgreSQL's would be, and
-// ties of ORDER BY offset across partitions may come in any order, as in
-// PostgreSQL. Reading newest first lets ORDER BY offset DESC LIMIT 10 (the
-// tail of a topic) read about 10 messages per partition instead of all.
-func scanOrder(sort []SortKey, project []Expr) (ScanOrder, bool) {
-	if len(sort) > 2 {
-		return ScanOrder{}, false
-	}
-	col := func(k SortKey) MsgCol {
-		if c, ok := project[k.Idx].(*ColExpr); ok && c.Idx < int(numMsgCols) {
-			return MsgCol(c.Idx)
-		}
-		return numMsgCols
-	}
-	var o ScanOrder
-	switch {
-	case len(sort) == 0:
-	case len(sort) == 1 && col(sort[0]) == ColOffset:
-		o.Merge, o.OffsetDesc = true, sort[0].Desc
-	case col(sort[0]) == ColPartition && (len(sort) == 1 || col(sort[1]) == ColOffset):
-		o.PartDesc = sort[0].Desc
-		o.OffsetDesc = len(sort) == 2 && sort[1].Desc
-	default:
-		return ScanOrder{}, false
-	}
-	return o, true
 }
 
 func usesCol(p *SelectPlan, idx int) bool {

@@ -64,6 +64,7 @@ func opName(names []*pg.Node) string {
 	return names[len(names)-1].GetString_().GetSval()
 }
 
+// expr converts an expression node, or refuses it with 0A000 naming it.
 func (c *converter) expr(n *pg.Node) (Expr, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_ColumnRef:
@@ -79,24 +80,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 	case *pg.Node_AExpr:
 		return c.aExpr(x.AExpr)
 	case *pg.Node_BoolExpr:
-		args, err := c.exprs(x.BoolExpr.Args)
-		if err != nil {
-			return nil, err
-		}
-		switch x.BoolExpr.Boolop {
-		case pg.BoolExprType_NOT_EXPR:
-			return &UnaryOp{Op: "NOT", X: args[0]}, nil
-		case pg.BoolExprType_AND_EXPR, pg.BoolExprType_OR_EXPR:
-			op := "AND"
-			if x.BoolExpr.Boolop == pg.BoolExprType_OR_EXPR {
-				op = "OR"
-			}
-			e := args[0]
-			for _, a := range args[1:] {
-				e = &BinOp{Op: op, L: e, R: a}
-			}
-			return e, nil
-		}
+		return c.boolExpr(x.BoolExpr)
 	case *pg.Node_NullTest:
 		e, err := c.expr(x.NullTest.Arg)
 		if err != nil {
@@ -104,25 +88,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		}
 		return &IsNull{X: e, Not: x.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
 	case *pg.Node_BooleanTest:
-		e, err := c.expr(x.BooleanTest.Arg)
-		if err != nil {
-			return nil, err
-		}
-		switch x.BooleanTest.Booltesttype {
-		case pg.BoolTestType_IS_TRUE:
-			return &IsBool{X: e, Value: true}, nil
-		case pg.BoolTestType_IS_NOT_TRUE:
-			return &IsBool{X: e, Value: true, Not: true}, nil
-		case pg.BoolTestType_IS_FALSE:
-			return &IsBool{X: e, Value: false}, nil
-		case pg.BoolTestType_IS_NOT_FALSE:
-			return &IsBool{X: e, Value: false, Not: true}, nil
-		case pg.BoolTestType_IS_UNKNOWN:
-			return &IsBool{X: e, Unknown: true}, nil
-		case pg.BoolTestType_IS_NOT_UNKNOWN:
-			return &IsBool{X: e, Unknown: true, Not: true}, nil
-		}
-		return nil, c.unsupported(x.BooleanTest.Location, "this boolean test")
+		return c.booleanTest(x.BooleanTest)
 	case *pg.Node_FuncCall:
 		return c.funcCall(x.FuncCall)
 	case *pg.Node_TypeCast:
@@ -160,37 +126,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		}
 		return &ArrayLit{Elems: elems}, nil
 	case *pg.Node_SubLink:
-		sl := x.SubLink
-		out := &SubLink{}
-		switch sl.SubLinkType {
-		case pg.SubLinkType_EXPR_SUBLINK:
-		case pg.SubLinkType_EXISTS_SUBLINK:
-			out.Kind = SubExists
-		case pg.SubLinkType_ARRAY_SUBLINK:
-			out.Kind = SubArray
-		case pg.SubLinkType_ANY_SUBLINK:
-			// x IN (subquery) has no operator name; = ANY (subquery) has "=".
-			if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
-				return nil, c.unsupported(sl.Location, "an operator other than = with ANY (subquery)")
-			}
-			out.Kind = SubIn
-			var err error
-			if out.X, err = c.expr(sl.Testexpr); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, c.unsupported(sl.Location, "%s", subLinkNames[sl.SubLinkType])
-		}
-		sel := sl.Subselect.GetSelectStmt()
-		if sel == nil {
-			return nil, c.unsupported(sl.Location, "this subquery")
-		}
-		s, err := c.selectStmt(sel)
-		if err != nil {
-			return nil, err
-		}
-		out.Select = s
-		return out, nil
+		return c.subLink(x.SubLink)
 	case *pg.Node_SetToDefault:
 		return &Default{}, nil
 	case *pg.Node_SqlvalueFunction:
@@ -210,6 +146,87 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		return nil, c.unsupported(-1, "%s", exprKindName(x))
 	}
 	return nil, c.unsupported(-1, "this expression")
+}
+
+// boolExpr converts NOT, and AND and OR (left-deep over their arguments).
+func (c *converter) boolExpr(b *pg.BoolExpr) (Expr, error) {
+	args, err := c.exprs(b.Args)
+	if err != nil {
+		return nil, err
+	}
+	switch b.Boolop {
+	case pg.BoolExprType_NOT_EXPR:
+		return &UnaryOp{Op: "NOT", X: args[0]}, nil
+	case pg.BoolExprType_AND_EXPR, pg.BoolExprType_OR_EXPR:
+		op := "AND"
+		if b.Boolop == pg.BoolExprType_OR_EXPR {
+			op = "OR"
+		}
+		e := args[0]
+		for _, a := range args[1:] {
+			e = &BinOp{Op: op, L: e, R: a}
+		}
+		return e, nil
+	}
+	return nil, c.unsupported(-1, "this expression")
+}
+
+// booleanTest converts x IS [NOT] TRUE, FALSE or UNKNOWN.
+func (c *converter) booleanTest(t *pg.BooleanTest) (Expr, error) {
+	e, err := c.expr(t.Arg)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Booltesttype {
+	case pg.BoolTestType_IS_TRUE:
+		return &IsBool{X: e, Value: true}, nil
+	case pg.BoolTestType_IS_NOT_TRUE:
+		return &IsBool{X: e, Value: true, Not: true}, nil
+	case pg.BoolTestType_IS_FALSE:
+		return &IsBool{X: e, Value: false}, nil
+	case pg.BoolTestType_IS_NOT_FALSE:
+		return &IsBool{X: e, Value: false, Not: true}, nil
+	case pg.BoolTestType_IS_UNKNOWN:
+		return &IsBool{X: e, Unknown: true}, nil
+	case pg.BoolTestType_IS_NOT_UNKNOWN:
+		return &IsBool{X: e, Unknown: true, Not: true}, nil
+	}
+	return nil, c.unsupported(t.Location, "this boolean test")
+}
+
+// subLink converts a subquery expression: scalar, EXISTS, ARRAY, or
+// x IN / = ANY (subquery).
+func (c *converter) subLink(sl *pg.SubLink) (Expr, error) {
+	out := &SubLink{}
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXPR_SUBLINK:
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		out.Kind = SubExists
+	case pg.SubLinkType_ARRAY_SUBLINK:
+		out.Kind = SubArray
+	case pg.SubLinkType_ANY_SUBLINK:
+		// x IN (subquery) has no operator name; = ANY (subquery) has "=".
+		if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
+			return nil, c.unsupported(sl.Location, "an operator other than = with ANY (subquery)")
+		}
+		out.Kind = SubIn
+		var err error
+		if out.X, err = c.expr(sl.Testexpr); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, c.unsupported(sl.Location, "%s", subLinkNames[sl.SubLinkType])
+	}
+	sel := sl.Subselect.GetSelectStmt()
+	if sel == nil {
+		return nil, c.unsupported(sl.Location, "this subquery")
+	}
+	s, err := c.selectStmt(sel)
+	if err != nil {
+		return nil, err
+	}
+	out.Select = s
+	return out, nil
 }
 
 func (c *converter) columnRef(cr *pg.ColumnRef) (Expr, error) {
@@ -376,18 +393,8 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	var over *Window
 	if f.Over != nil {
-		w, err := c.resolveWindow(f.Over)
-		if err != nil {
-			return nil, err
-		}
-		over = &Window{}
-		if over.Frame, err = c.frame(w); err != nil {
-			return nil, err
-		}
-		if over.PartitionBy, err = c.exprs(w.PartitionClause); err != nil {
-			return nil, err
-		}
-		if over.OrderBy, err = c.orderBy(w.OrderClause); err != nil {
+		var err error
+		if over, err = c.over(f.Over); err != nil {
 			return nil, err
 		}
 	}
@@ -475,122 +482,6 @@ func (c *converter) typeName(t *pg.TypeName) (string, error) {
 		name += "[]"
 	}
 	return name, nil
-}
-
-// PostgreSQL's FRAMEOPTION_* bits (nodes/parsenodes.h).
-const (
-	frameNonDefault     = 0x00001
-	frameRows           = 0x00004
-	frameGroups         = 0x00008
-	frameStartUnbPrec   = 0x00020
-	frameEndUnbFoll     = 0x00100
-	frameStartCurrent   = 0x00200
-	frameEndCurrent     = 0x00400
-	frameStartFollowing = 0x02000
-	frameEndFollowing   = 0x04000
-	frameStartOffset    = 0x00800 | frameStartFollowing
-	frameEndOffset      = 0x01000 | frameEndFollowing
-	frameExclCurrent    = 0x08000
-	frameExclGroup      = 0x10000
-	frameExclTies       = 0x20000
-)
-
-// frame converts a window's frame clause; nil for the default frame. The
-// grammar has already refused the impossible ones (a frame starting at
-// UNBOUNDED FOLLOWING, or ending before it starts by construction).
-func (c *converter) frame(w *pg.WindowDef) (*Frame, error) {
-	o := w.FrameOptions
-	if o&frameNonDefault == 0 {
-		return nil, nil
-	}
-	f := &Frame{Mode: FrameRange}
-	switch {
-	case o&frameRows != 0:
-		f.Mode = FrameRows
-	case o&frameGroups != 0:
-		f.Mode = FrameGroups
-	}
-	var err error
-	if f.Start, err = c.frameBound(o, o&frameStartUnbPrec != 0, o&frameStartCurrent != 0, false,
-		o&frameStartOffset != 0, o&frameStartFollowing != 0, w.StartOffset); err != nil {
-		return nil, err
-	}
-	if f.End, err = c.frameBound(o, false, o&frameEndCurrent != 0, o&frameEndUnbFoll != 0,
-		o&frameEndOffset != 0, o&frameEndFollowing != 0, w.EndOffset); err != nil {
-		return nil, err
-	}
-	switch {
-	case o&frameExclCurrent != 0:
-		f.Exclude = ExcludeCurrentRow
-	case o&frameExclGroup != 0:
-		f.Exclude = ExcludeGroup
-	case o&frameExclTies != 0:
-		f.Exclude = ExcludeTies
-	}
-	return f, nil
-}
-
-func (c *converter) frameBound(o int32, unbPrec, current, unbFoll, offset, following bool, off *pg.Node) (FrameBound, error) {
-	switch {
-	case unbPrec:
-		return FrameBound{Kind: BoundUnboundedPreceding}, nil
-	case current:
-		return FrameBound{Kind: BoundCurrentRow}, nil
-	case unbFoll:
-		return FrameBound{Kind: BoundUnboundedFollowing}, nil
-	case !offset:
-		return FrameBound{}, pgerror.AssertionFailed("window frame options %#x name no bound", o)
-	}
-	e, err := c.expr(off)
-	if err != nil {
-		return FrameBound{}, err
-	}
-	if following {
-		return FrameBound{Kind: BoundFollowing, Offset: e}, nil
-	}
-	return FrameBound{Kind: BoundPreceding, Offset: e}, nil
-}
-
-// resolveWindow returns the window an OVER clause means: OVER w is the
-// WINDOW definition w; OVER (w ...) copies w's PARTITION BY and ORDER BY
-// and adds to them, under PostgreSQL's rules (42P20 otherwise).
-func (c *converter) resolveWindow(w *pg.WindowDef) (*pg.WindowDef, error) {
-	name := w.Name
-	if c.windows[name] == w { // a definition of the WINDOW clause
-		name = ""
-	}
-	if name == "" && w.Refname == "" {
-		return w, nil
-	}
-	ref := name
-	if ref == "" {
-		ref = w.Refname
-	}
-	base, ok := c.windows[ref]
-	if !ok {
-		return nil, errAt(pgerror.CodeUndefinedObject, c.pp.orig(int(w.Location)), "window \"%s\" does not exist", ref)
-	}
-	base, err := c.resolveWindow(base)
-	if err != nil {
-		return nil, err
-	}
-	if name != "" { // OVER w
-		return base, nil
-	}
-	switch {
-	case len(w.PartitionClause) > 0:
-		return nil, errAt(pgerror.CodeWindowingError, c.pp.orig(int(w.Location)), "cannot override PARTITION BY clause of window \"%s\"", ref)
-	case len(w.OrderClause) > 0 && len(base.OrderClause) > 0:
-		return nil, errAt(pgerror.CodeWindowingError, c.pp.orig(int(w.Location)), "cannot override ORDER BY clause of window \"%s\"", ref)
-	case base.FrameOptions&frameNonDefault != 0:
-		return nil, errAt(pgerror.CodeWindowingError, c.pp.orig(int(w.Location)), "cannot copy window \"%s\" because it has a frame clause", ref)
-	}
-	out := &pg.WindowDef{PartitionClause: base.PartitionClause, OrderClause: base.OrderClause,
-		FrameOptions: w.FrameOptions, StartOffset: w.StartOffset, EndOffset: w.EndOffset, Location: w.Location}
-	if len(w.OrderClause) > 0 {
-		out.OrderClause = w.OrderClause
-	}
-	return out, nil
 }
 
 // collate accepts COLLATE with the default collation (psql's catalog

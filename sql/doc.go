@@ -1,8 +1,10 @@
-// Package sql turns query text into topicgate's typed AST (ast.go). It owns
-// parsing only: it executes nothing, knows no catalog and validates no
-// option names or values (the planner does); errors are *pgerror.Error with
-// PostgreSQL's SQLSTATE codes (42601 syntax, 0A000 unsupported, ...) and a
-// 1-based character Position where known.
+// Package sql turns query text into topicgate's typed AST (ast.go: the
+// Stmt and Expr interfaces, literals, options and FROM items; ast_expr.go
+// the expressions; ast_stmt.go the statements). It owns parsing only: it
+// executes nothing, knows no catalog and validates no option names or
+// values (the planner does); errors are *pgerror.Error with PostgreSQL's
+// SQLSTATE codes (42601 syntax, 0A000 unsupported, ...) and a 1-based
+// character Position where known.
 //
 // Two front ends produce the same AST:
 //
@@ -10,7 +12,7 @@
 //     parses every PostgreSQL statement (SELECT, INSERT, UPDATE, DELETE,
 //     COPY, BEGIN/COMMIT/ROLLBACK, SET/SHOW, EXPLAIN, ...), so clients get
 //     PostgreSQL's exact syntax and error messages; convert*.go map its
-//     protobuf tree onto ast.go and reject what topicgate does not support
+//     protobuf tree onto the AST and reject what topicgate does not support
 //     (NATURAL, RIGHT and FULL joins, data-modifying WITH, ROWS FROM, ...)
 //     with 0A000 naming the feature. LATERAL is supported: a LATERAL
 //     subquery in FROM is marked TableRef.Lateral, and a function in FROM

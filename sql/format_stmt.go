@@ -55,55 +55,17 @@ func (f *formatter) returning(ts []Target) {
 	}
 }
 
-func (f *formatter) consumer(c ConsumerDef) {
-	f.w("CONSUMER ", ident(c.Name))
-	if len(c.Options) > 0 {
-		f.w(" WITH ")
-		f.options(c.Options)
-	}
-}
-
+// stmt prints a statement (Format).
 func (f *formatter) stmt(s Stmt) {
 	switch x := s.(type) {
 	case *Select:
 		f.sel(x)
 	case *Insert:
-		f.w("INSERT INTO ")
-		f.table(x.Table)
-		if x.Columns != nil {
-			f.w(" ")
-			f.names(x.Columns)
-		}
-		if x.Select != nil {
-			f.w(" ")
-			f.sel(x.Select)
-		}
-		for i, row := range x.Values {
-			f.w(map[bool]string{true: " VALUES (", false: ", ("}[i == 0])
-			f.exprList(row)
-			f.w(")")
-		}
-		f.returning(x.Returning)
+		f.insert(x)
 	case *Update:
-		f.w("UPDATE ")
-		f.table(x.Table)
-		for i, sc := range x.Set {
-			f.w(map[bool]string{true: " SET ", false: ", "}[i == 0], ident(sc.Column), " = ")
-			f.expr(sc.Value)
-		}
-		if x.Where != nil {
-			f.w(" WHERE ")
-			f.expr(x.Where)
-		}
-		f.returning(x.Returning)
+		f.update(x)
 	case *Delete:
-		f.w("DELETE FROM ")
-		f.table(x.Table)
-		if x.Where != nil {
-			f.w(" WHERE ")
-			f.expr(x.Where)
-		}
-		f.returning(x.Returning)
+		f.delete(x)
 	case *CopyFrom:
 		f.w("COPY ")
 		f.table(x.Table)
@@ -119,54 +81,13 @@ func (f *formatter) stmt(s Stmt) {
 		f.w(") TO STDOUT ")
 		f.copyOptions(x.CopyOptions)
 	case *CreateTopic:
-		f.w("CREATE TOPIC ")
-		if x.IfNotExists {
-			f.w("IF NOT EXISTS ")
-		}
-		f.w(ident(x.Name))
-		if len(x.Consumers) > 0 {
-			f.w(" (")
-			for i, c := range x.Consumers {
-				if i > 0 {
-					f.w(", ")
-				}
-				f.consumer(c)
-			}
-			f.w(")")
-		}
-		if len(x.Options) > 0 {
-			f.w(" WITH ")
-			f.options(x.Options)
-		}
+		f.createTopic(x)
 	case *AlterTopic:
-		f.w("ALTER TOPIC ")
-		if x.IfExists {
-			f.w("IF EXISTS ")
-		}
-		f.w(ident(x.Name))
-		for i, a := range x.Actions {
-			f.w(map[bool]string{true: " ", false: ", "}[i == 0])
-			f.alterAction(a)
-		}
+		f.alterTopic(x)
 	case *DropTopic:
-		f.w("DROP TOPIC ")
-		if x.IfExists {
-			f.w("IF EXISTS ")
-		}
-		for i, n := range x.Names {
-			if i > 0 {
-				f.w(", ")
-			}
-			f.w(ident(n))
-		}
+		f.dropTopic(x)
 	case *Begin:
-		f.w("BEGIN")
-		if x.Isolation != "" {
-			f.w(" ISOLATION LEVEL ", strings.ToUpper(x.Isolation))
-		}
-		if x.ReadOnly {
-			f.w(" READ ONLY")
-		}
+		f.begin(x)
 	case *Commit:
 		f.w("COMMIT")
 	case *Rollback:
@@ -174,50 +95,15 @@ func (f *formatter) stmt(s Stmt) {
 	case *Savepoint:
 		f.w(x.Op, " ", ident(x.Name))
 	case *SetVar:
-		switch {
-		case x.All:
-			f.w("RESET ALL")
-		case x.Reset:
-			f.w("RESET ", ident(x.Name))
-		default:
-			f.w("SET ")
-			if x.Local {
-				f.w("LOCAL ")
-			}
-			f.w(ident(x.Name), " = ", quoteString(x.Value))
-		}
+		f.setVar(x)
 	case *Show:
 		f.w("SHOW ", ident(x.Name))
 	case *Explain:
-		f.w("EXPLAIN ")
-		switch {
-		case x.Format == "json" || x.Analyze && !x.Timing:
-			f.w("(ANALYZE ", strconv.FormatBool(x.Analyze), ", TIMING ", strconv.FormatBool(x.Timing), ", FORMAT ", x.Format, ") ")
-		case x.Analyze:
-			f.w("ANALYZE ")
-		}
-		f.stmt(x.Stmt)
+		f.explain(x)
 	case *DeclareCursor:
-		f.w("DECLARE ", ident(x.Name))
-		if x.Binary {
-			f.w(" BINARY")
-		}
-		if x.Scroll {
-			f.w(" SCROLL")
-		}
-		f.w(" CURSOR")
-		if x.Hold {
-			f.w(" WITH HOLD")
-		}
-		f.w(" FOR ")
-		f.sel(x.Query)
+		f.declareCursor(x)
 	case *Fetch:
-		f.w(map[bool]string{false: "FETCH ", true: "MOVE "}[x.Move])
-		n := strconv.FormatInt(x.Count, 10)
-		if x.Count == FetchAll {
-			n = "ALL"
-		}
-		f.w([...]string{FetchForward: "FORWARD ", FetchBackward: "BACKWARD ", FetchAbsolute: "ABSOLUTE ", FetchRelative: "RELATIVE "}[x.Direction], n, " FROM ", ident(x.Name))
+		f.fetch(x)
 	case *CloseCursor:
 		if x.All {
 			f.w("CLOSE ALL")
@@ -239,33 +125,116 @@ func (f *formatter) stmt(s Stmt) {
 	}
 }
 
-func (f *formatter) alterAction(a AlterAction) {
-	switch x := a.(type) {
-	case *AddConsumer:
-		f.w("ADD ")
-		f.consumer(x.Consumer)
-	case *DropConsumer:
-		f.w("DROP CONSUMER ", ident(x.Name))
-	case *AlterConsumer:
-		f.w("ALTER CONSUMER ", ident(x.Name))
-		if x.Reset != nil {
-			f.w(" RESET ")
-			f.names(x.Reset)
-		} else {
-			f.w(" SET ")
-			f.options(x.Set)
-		}
-	case *SetOptions:
-		f.w("SET ")
-		f.options(x.Options)
-	case *ResetOptions:
-		f.w("RESET ")
-		f.names(x.Names)
-	case *SplitPartition:
-		f.w(fmt.Sprintf("SPLIT PARTITION %d", x.Partition))
-	default:
-		f.w(fmt.Sprintf("<%T>", a))
+// insert prints INSERT INTO ... [(cols)] SELECT or VALUES [RETURNING].
+func (f *formatter) insert(x *Insert) {
+	f.w("INSERT INTO ")
+	f.table(x.Table)
+	if x.Columns != nil {
+		f.w(" ")
+		f.names(x.Columns)
 	}
+	if x.Select != nil {
+		f.w(" ")
+		f.sel(x.Select)
+	}
+	for i, row := range x.Values {
+		f.w(map[bool]string{true: " VALUES (", false: ", ("}[i == 0])
+		f.exprList(row)
+		f.w(")")
+	}
+	f.returning(x.Returning)
+}
+
+// update prints UPDATE ... SET ... [WHERE] [RETURNING].
+func (f *formatter) update(x *Update) {
+	f.w("UPDATE ")
+	f.table(x.Table)
+	for i, sc := range x.Set {
+		f.w(map[bool]string{true: " SET ", false: ", "}[i == 0], ident(sc.Column), " = ")
+		f.expr(sc.Value)
+	}
+	if x.Where != nil {
+		f.w(" WHERE ")
+		f.expr(x.Where)
+	}
+	f.returning(x.Returning)
+}
+
+// delete prints DELETE FROM ... [WHERE] [RETURNING].
+func (f *formatter) delete(x *Delete) {
+	f.w("DELETE FROM ")
+	f.table(x.Table)
+	if x.Where != nil {
+		f.w(" WHERE ")
+		f.expr(x.Where)
+	}
+	f.returning(x.Returning)
+}
+
+// begin prints BEGIN with its isolation level and access mode.
+func (f *formatter) begin(x *Begin) {
+	f.w("BEGIN")
+	if x.Isolation != "" {
+		f.w(" ISOLATION LEVEL ", strings.ToUpper(x.Isolation))
+	}
+	if x.ReadOnly {
+		f.w(" READ ONLY")
+	}
+}
+
+// setVar prints SET [LOCAL], RESET or RESET ALL.
+func (f *formatter) setVar(x *SetVar) {
+	switch {
+	case x.All:
+		f.w("RESET ALL")
+	case x.Reset:
+		f.w("RESET ", ident(x.Name))
+	default:
+		f.w("SET ")
+		if x.Local {
+			f.w("LOCAL ")
+		}
+		f.w(ident(x.Name), " = ", quoteString(x.Value))
+	}
+}
+
+// explain prints EXPLAIN, its options and the statement.
+func (f *formatter) explain(x *Explain) {
+	f.w("EXPLAIN ")
+	switch {
+	case x.Format == "json" || x.Analyze && !x.Timing:
+		f.w("(ANALYZE ", strconv.FormatBool(x.Analyze), ", TIMING ", strconv.FormatBool(x.Timing), ", FORMAT ", x.Format, ") ")
+	case x.Analyze:
+		f.w("ANALYZE ")
+	}
+	f.stmt(x.Stmt)
+}
+
+// declareCursor prints DECLARE ... CURSOR ... FOR.
+func (f *formatter) declareCursor(x *DeclareCursor) {
+	f.w("DECLARE ", ident(x.Name))
+	if x.Binary {
+		f.w(" BINARY")
+	}
+	if x.Scroll {
+		f.w(" SCROLL")
+	}
+	f.w(" CURSOR")
+	if x.Hold {
+		f.w(" WITH HOLD")
+	}
+	f.w(" FOR ")
+	f.sel(x.Query)
+}
+
+// fetch prints FETCH or MOVE with its direction and count.
+func (f *formatter) fetch(x *Fetch) {
+	f.w(map[bool]string{false: "FETCH ", true: "MOVE "}[x.Move])
+	n := strconv.FormatInt(x.Count, 10)
+	if x.Count == FetchAll {
+		n = "ALL"
+	}
+	f.w([...]string{FetchForward: "FORWARD ", FetchBackward: "BACKWARD ", FetchAbsolute: "ABSOLUTE ", FetchRelative: "RELATIVE "}[x.Direction], n, " FROM ", ident(x.Name))
 }
 
 func (f *formatter) copyOptions(o CopyOptions) {

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"topicgate/internal/datadriven"
 	"topicgate/sql/pgerror"
 )
 
@@ -40,9 +40,9 @@ func runCase(query string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestDataDriven runs testdata/*.txt: cases are "query\n----\nexpected\n"
-// separated by blank lines; lines starting with # before a query are
-// comments. Run with -rewrite to regenerate the expected output.
+// TestDataDriven runs testdata/*.txt (the format of internal/datadriven:
+// "query\n----\nexpected\n" cases separated by blank lines, # comments
+// before a query). Run with -rewrite to regenerate the expected output.
 func TestDataDriven(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil || len(files) == 0 {
@@ -50,53 +50,7 @@ func TestDataDriven(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out strings.Builder
-			blocks := strings.Split(strings.TrimRight(string(data), "\n")+"\n", "\n\n")
-			for _, blk := range blocks {
-				blk = strings.Trim(blk, "\n")
-				if blk == "" {
-					continue
-				}
-				var comments []string
-				lines := strings.Split(blk, "\n")
-				for len(lines) > 0 && strings.HasPrefix(lines[0], "#") {
-					comments = append(comments, lines[0])
-					lines = lines[1:]
-				}
-				sep := len(lines)
-				for i, l := range lines {
-					if l == "----" {
-						sep = i
-						break
-					}
-				}
-				query := strings.Join(lines[:sep], "\n")
-				want := ""
-				if sep < len(lines) {
-					want = strings.Join(lines[sep+1:], "\n")
-				}
-				if query == "" && len(comments) > 0 {
-					out.WriteString(strings.Join(comments, "\n") + "\n\n")
-					continue
-				}
-				got := runCase(query)
-				if !*rewriteFlag && want != got {
-					t.Errorf("%s: query:\n%s\ngot:\n%s\nwant:\n%s", file, query, got, want)
-				}
-				for _, c := range comments {
-					out.WriteString(c + "\n")
-				}
-				fmt.Fprintf(&out, "%s\n----\n%s\n\n", query, got)
-			}
-			if *rewriteFlag {
-				if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			datadriven.RunFile(t, file, *rewriteFlag, runCase)
 		})
 	}
 }

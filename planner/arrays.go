@@ -1,0 +1,61 @@
+package planner
+
+import (
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
+)
+
+// Arrays: ARRAY[...] and '{...}' literals, and subscripts.
+
+// bindArray binds ARRAY[...] or an array literal's elements to type elem:
+// when elem is unknown, the first typed element's, else text.
+func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
+	elems := make([]Expr, len(x.Elems))
+	for i, e := range x.Elems {
+		var err error
+		if elems[i], err = b.bind(e, elem); err != nil {
+			return nil, err
+		}
+		if elem == TUnknown && !isUntyped(elems[i]) { // ARRAY['a', NULL]: the first typed element's type
+			elem = elems[i].Type()
+		}
+	}
+	if elem == TUnknown || elem == TNull {
+		elem = TText
+	}
+	for i, e := range elems {
+		if isUntyped(e) {
+			var err error
+			if elems[i], err = coerce(e, elem); err != nil {
+				return nil, pgerror.At(err, sql.ExprPos(x.Elems[i]))
+			}
+		}
+	}
+	return &ArrayExpr{Elems: elems, T: values.ArrayOf(elem)}, nil
+}
+
+// bindSubscript binds arr[i], an element of the array's type.
+func (b *binder) bindSubscript(x *sql.Subscript) (Expr, error) {
+	arr, err := b.bind(x.X, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	et := arr.Type().ElemType()
+	if et == TUnknown {
+		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arr.Type())
+	}
+	idx, err := b.bind(x.Index, TInt4)
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(idx) {
+		if idx, err = coerce(idx, TInt4); err != nil {
+			return nil, err
+		}
+	}
+	if !idx.Type().IsInt() && idx.Type() != TNull {
+		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
+	}
+	return &SubscriptExpr{X: arr, Index: idx, T: et}, nil
+}

@@ -1,0 +1,63 @@
+package planner
+
+import (
+	"topicgate/sql"
+	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
+)
+
+// bindCast binds CAST(x AS t) and x::t: an untyped literal or parameter
+// takes the type, 'name'::regclass and 'name'::regproc resolve the name to
+// an oid, and casts involving regtype are bindRegtypeCast's.
+func (b *binder) bindCast(x *sql.Cast) (Expr, error) {
+	if e, ok, err := b.bindRegtypeCast(x); ok {
+		return e, err
+	}
+	t, ok := values.TypeFromName(x.Type)
+	if !ok {
+		// The position is the type name's, as PostgreSQL's.
+		return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type), x.TypePos)
+	}
+	inner, err := b.bind(x.X, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := inner.(*ConstExpr); ok && c.T == TUnknown {
+		if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.cat != nil {
+			oid, err := regclassOID(b.cat, str) // 'name'::regclass names a relation
+			if err != nil {
+				return nil, err
+			}
+			return &ConstExpr{V: oid, T: TOid}, nil
+		}
+		if str, isStr := c.V.(string); isStr && x.Type == "regproc" {
+			oid, err := regprocOID(str) // 'name'::regproc names a function (psql's \sf)
+			if err != nil {
+				return nil, err
+			}
+			return &ConstExpr{V: oid, T: TOid}, nil
+		}
+		return coerce(c, t)
+	}
+	if p, ok := inner.(*ParamExpr); ok && p.Type() == TUnknown {
+		return coerce(p, t)
+	}
+	return &CastExpr{X: inner, T: t}, nil
+}
+
+// bindCollate binds x COLLATE c: x must be text.
+func (b *binder) bindCollate(x *sql.Collate, want Type) (Expr, error) {
+	inner, err := b.bind(x.X, want)
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(inner) {
+		if inner, err = coerce(inner, TText); err != nil {
+			return nil, err
+		}
+	}
+	if t := inner.Type(); !t.IsText() && t != TTextArray && t != TNull {
+		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "collations are not supported by type %s", t)
+	}
+	return inner, nil // every collation topicgate accepts compares bytewise
+}

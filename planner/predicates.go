@@ -1,0 +1,103 @@
+package planner
+
+import (
+	"topicgate/sql"
+	"topicgate/sql/values"
+)
+
+// Predicates: IN, BETWEEN, IS [NOT] TRUE/FALSE/UNKNOWN and
+// op ANY/ALL (array).
+
+// bindInList binds x [NOT] IN (list): the items take x's type, an untyped
+// x the first item's.
+func (b *binder) bindInList(x *sql.InList) (Expr, error) {
+	l, err := b.bind(x.X, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]Expr, len(x.List))
+	for i, it := range x.List {
+		if list[i], err = b.bind(it, l.Type()); err != nil {
+			return nil, err
+		}
+		if err := comparable(l, list[i], "IN"); err != nil {
+			return nil, err
+		}
+	}
+	if isUntyped(l) && len(list) > 0 {
+		if l, err = coerce(l, list[0].Type()); err != nil {
+			return nil, err
+		}
+	}
+	return &InExpr{X: l, List: list, Not: x.Not}, nil
+}
+
+// bindBetween binds x [NOT] BETWEEN lo AND hi as x >= lo AND x <= hi.
+func (b *binder) bindBetween(x *sql.Between) (Expr, error) {
+	l, err := b.bind(x.X, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := b.bind(x.Lo, l.Type())
+	if err != nil {
+		return nil, err
+	}
+	hi, err := b.bind(x.Hi, l.Type())
+	if err != nil {
+		return nil, err
+	}
+	var out Expr = &LogicExpr{And: true, Args: []Expr{&CmpExpr{Op: ">=", L: l, R: lo}, &CmpExpr{Op: "<=", L: l, R: hi}}}
+	if x.Not {
+		out = &NotExpr{X: out}
+	}
+	return out, nil
+}
+
+// bindIsBool binds x IS [NOT] TRUE, FALSE or UNKNOWN (IS NULL of a
+// boolean).
+func (b *binder) bindIsBool(x *sql.IsBool) (Expr, error) {
+	inner, err := b.bind(x.X, TBool)
+	if err != nil {
+		return nil, err
+	}
+	if x.Unknown { // a boolean's third value is NULL
+		if isUntyped(inner) {
+			if inner, err = coerce(inner, TBool); err != nil {
+				return nil, err
+			}
+		}
+		if err := wantType(inner, TBool, "argument of IS UNKNOWN"); err != nil {
+			return nil, err
+		}
+		return &IsNullExpr{X: inner, Not: x.Not}, nil
+	}
+	return &IsBoolExpr{X: inner, Value: x.Value, Not: x.Not}, nil
+}
+
+// bindAnyAll binds x op ANY/ALL (array): the array is of x's type, an
+// untyped x takes the array's element type.
+func (b *binder) bindAnyAll(x *sql.AnyAll) (Expr, error) {
+	l, err := b.bind(x.X, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	arrWant := TUnknown
+	if l.Type() != TUnknown {
+		arrWant = values.ArrayOf(l.Type())
+	}
+	var arr Expr
+	if lit, ok := x.Array.(*sql.ArrayLit); ok {
+		arr, err = b.bindArray(lit, l.Type())
+	} else {
+		arr, err = b.bind(x.Array, arrWant)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if isUntyped(l) && arr.Type() != TUnknown {
+		if l, err = coerce(l, arr.Type().ElemType()); err != nil {
+			return nil, err
+		}
+	}
+	return &AnyExpr{Op: x.Op, X: l, Array: arr, All: x.All}, nil
+}

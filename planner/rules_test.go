@@ -1,0 +1,117 @@
+package planner
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"topicgate/internal/datadriven"
+	"topicgate/sql"
+	"topicgate/topicstore"
+)
+
+var rewriteFlag = flag.Bool("rewrite", false, "rewrite the expected output of testdata/rules/*")
+
+// TestRules runs testdata/rules/<rule>, a file per rule of Rules() (the
+// format of internal/datadriven: a query, "----", the output). A case's
+// output says whether the rule changes the query's tree, comparing the
+// statement planned with every rule to the statement planned without this
+// one, and prints the tree as EXPLAIN's text does (without what EXPLAIN
+// asks the session): both trees when the rule fires, so its effect shows,
+// else the one. Each file has a case where its rule fires and one where it
+// must not. Run with -rewrite to regenerate the expected output.
+func TestRules(t *testing.T) {
+	files, err := filepath.Glob("testdata/rules/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	slices.Sort(names)
+	want := slices.Sorted(slices.Values(Rules()))
+	if !slices.Equal(names, want) {
+		t.Fatalf("testdata/rules has %v, want a file per rule: %v", names, want)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			var fired, idle int
+			datadriven.RunFile(t, filepath.Join("testdata", "rules", name), *rewriteFlag, func(q string) string {
+				with, without := explainRule(t, q, ""), explainRule(t, q, name)
+				if with == without {
+					idle++
+					return name + " does not fire:\n" + with
+				}
+				fired++
+				return "without " + name + ":\n" + without + "\nwith " + name + ":\n" + with
+			})
+			if fired == 0 || idle == 0 {
+				t.Errorf("%s: %d case(s) where the rule fires and %d where it does not: want both", name, fired, idle)
+			}
+		})
+	}
+}
+
+// rulesCatalog holds the topics the rule cases read.
+var rulesCatalog = fakeCatalog{
+	"events": {Config: topicstore.TopicConfig{Name: "events", MinActivePartitions: 4}},
+	"clicks": {Config: topicstore.TopicConfig{Name: "clicks", MinActivePartitions: 2}},
+}
+
+// explainRule plans query with every rule but skip ("": all of them) and
+// prints its tree.
+func explainRule(t *testing.T, query, skip string) string {
+	t.Helper()
+	chain, block := rules, blockRules
+	defer func() { rules, blockRules = chain, block }()
+	rules = slices.DeleteFunc(slices.Clone(chain), func(r rule) bool { return r.name == skip })
+	blockRules = slices.DeleteFunc(slices.Clone(block), func(r blockRule) bool { return r.name == skip })
+	stmts, err := sql.Parse(query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	if len(stmts) != 1 {
+		t.Fatalf("%s: %d statements, want 1", query, len(stmts))
+	}
+	p, _, err := Build(rulesCatalog, stmts[0], nil)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	sp, ok := p.(*SelectPlan)
+	if !ok {
+		t.Fatalf("%s: a %T, want a query", query, p)
+	}
+	var b strings.Builder
+	explainText(&b, Tree(sp), 0, true)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// explainText prints n as EXPLAIN's text does (executor/explain.go): its
+// line, "->  " before a child's, its properties, its subplans, then its
+// children.
+func explainText(b *strings.Builder, n Node, indent int, root bool) {
+	name, props := n.Describe()
+	in := indent + 2
+	if !root {
+		name, in = "->  "+name, indent+6
+	}
+	fmt.Fprintf(b, "%s%s\n", strings.Repeat(" ", indent), name)
+	for _, pr := range props {
+		fmt.Fprintf(b, "%s%s: %s\n", strings.Repeat(" ", in), pr.Key, pr.Value)
+	}
+	for _, sq := range n.SubPlans() {
+		title := fmt.Sprintf("SubPlan %s, run per outer row", sq)
+		if sq.Reusable {
+			title = fmt.Sprintf("SubPlan %s, run per distinct values of the %d outer column(s) it reads", sq, len(sq.OuterCols))
+		}
+		fmt.Fprintf(b, "%s%s\n", strings.Repeat(" ", in), title)
+		explainText(b, Tree(sq.Plan), in+2, false)
+	}
+	for _, c := range n.Children() {
+		explainText(b, c, in, false)
+	}
+}
