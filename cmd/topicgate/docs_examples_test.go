@@ -9,7 +9,10 @@ import (
 
 // TestDocsExamples runs, with the real psql, every code block of docs/
 // whose info string is "sql run" (```sql run), each on a fresh server and
-// stopping at the first error: the examples that say they run, do.
+// stopping at the first error: the examples that say they run, do. Every
+// SQL block says what it is: "sql run", or "sql syntax" for a synopsis
+// with placeholders (a bare ```sql fails the test); a psql session with
+// its output is a ```psql block.
 func TestDocsExamples(t *testing.T) {
 	var files []string
 	err := filepath.WalkDir("../../docs", func(path string, d os.DirEntry, err error) error {
@@ -26,6 +29,11 @@ func TestDocsExamples(t *testing.T) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(line) == "```sql" {
+				t.Errorf("%s: a ```sql block must say whether it runs (```sql run) or is a synopsis (```sql syntax)", f)
+			}
 		}
 		for i, block := range runnableBlocks(string(data)) {
 			n++
