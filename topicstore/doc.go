@@ -19,7 +19,8 @@
 // One line per file:
 //
 //   - doc.go: this overview and the promises every backend keeps.
-//   - api.go: Store, SharedStore, the optional Stager, Readier, ReadBarrier and EngineStatter; types, errors, defaults.
+//   - api.go: Store, the optional Stager, Readier, ReadBarrier and EngineStatter; types, errors, defaults.
+//   - shared_api.go: SharedStore, a shared consumer's acquire, ack, release and reject, and their types.
 //   - groups.go: the optional GroupCoordinator, through which gateways divide a streaming consumer's partitions.
 //   - gather.go: the optional Gatherer: a question every live gateway answers (sys.sessions), and cancels.
 //   - cluster_stats.go: the optional ClusterStatter and ClusterStats, a cluster store's figures for /metrics.

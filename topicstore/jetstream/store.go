@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -414,138 +413,12 @@ const minPayload = topicstore.MaxMessageSize + 1<<20
 // streamMark is the metadata that marks a stream as topicgate's.
 const streamMark = "topicgate.store"
 
-// ensureStream creates the stream, or adopts it if it is topicgate's; a
-// stream of that name that belongs to another application is refused.
-func (s *Store) ensureStream(parent context.Context) (natsjs.Stream, error) {
-	lookup := func() (natsjs.Stream, error) {
-		ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
-		defer cancel()
-		return s.js.Stream(ctx, s.opts.Stream)
-	}
-	st, err := lookup()
-	for try := 1; try < createTries && transientCreate(err); try++ {
-		// The meta leader may be too busy to answer within the timeout
-		// (another gateway creating the stream, many streams on the
-		// cluster): a client-side timeout, so ask again.
-		st, err = lookup()
-	}
-	if err == nil {
-		if st.CachedInfo().Config.Metadata[streamMark] == "" {
-			return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream (--nats-stream), or remove that one", s.opts.Stream, streamMark)
-		}
-		ctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
-		defer cancel()
-		return s.upgradeStream(ctx, st)
-	}
-	if !errors.Is(err, natsjs.ErrStreamNotFound) {
-		return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
-	}
-	create := func() (natsjs.Stream, error) {
-		cctx, cancel := context.WithTimeout(parent, s.opts.Timeout)
-		defer cancel()
-		return s.js.CreateStream(cctx, s.streamConfig())
-	}
-	st, err = create()
-	for try := 1; try < createTries && transientCreate(err); try++ {
-		// A cluster that has just formed, on a busy machine, may not
-		// place an R3 stream within the timeout (or answers 10005, no
-		// suitable peers, while it has not heard from every node): ask
-		// again with a fresh timeout. A creation that did happen although
-		// its answer was lost comes back as "already in use": adopted.
-		st, err = create()
-	}
-	if errors.Is(err, natsjs.ErrStreamNameAlreadyInUse) {
-		// Another gateway created it between the lookup and the create
-		// (or an earlier try did): adopt it (once the meta group has it
-		// everywhere).
-		actx, cancel := context.WithTimeout(parent, s.opts.Timeout)
-		defer cancel()
-		return s.adoptStream(actx)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("creating stream %q (R%d): %w", s.opts.Stream, s.opts.Replicas, err)
-	}
-	return st, nil
-}
-
 // createTries bounds the creations of the stream at start (transientCreate).
 const createTries = 3
-
-// transientCreate reports whether a stream creation failed in a way that
-// a moment later may not: a timeout, or no peers to place it on yet.
-func transientCreate(err error) bool {
-	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		jsext.ErrorCode(err) == jsext.ErrCodeNoSuitablePeers)
-}
 
 // errCodeTemporarilyUnavailable: "JetStream system temporarily
 // unavailable", a node without a quorum for the stream.
 const errCodeTemporarilyUnavailable = 10008
-
-// adoptStream looks the stream up until the cluster answers with it: a
-// stream another gateway has just created may not be known yet to the
-// node this one asks. The wait is bounded by the request's context.
-func (s *Store) adoptStream(ctx context.Context) (natsjs.Stream, error) {
-	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
-		st, err := s.js.Stream(ctx, s.opts.Stream)
-		if err == nil {
-			if st.CachedInfo().Config.Metadata[streamMark] == "" {
-				return nil, fmt.Errorf("the cluster already has a stream %q that is not topicgate's (it has no %q metadata): give topicgate another stream, or remove that one", s.opts.Stream, streamMark)
-			}
-			return st, nil
-		}
-		if !errors.Is(err, natsjs.ErrStreamNotFound) {
-			return nil, fmt.Errorf("looking up stream %q: %w", s.opts.Stream, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("stream %q was created by another gateway but is not visible yet: %w", s.opts.Stream, ctx.Err())
-		case <-time.After(delay):
-		}
-	}
-}
-
-// streamConfig is the stream topicgate creates.
-func (s *Store) streamConfig() natsjs.StreamConfig {
-	return natsjs.StreamConfig{
-		Name:               s.opts.Stream,
-		Description:        "topicgate topics: catalog, record batches, producers and consumer positions",
-		Subjects:           []string{s.prefix + ".>"},
-		Storage:            natsjs.FileStorage,
-		Replicas:           s.opts.Replicas,
-		AllowDirect:        true,
-		AllowAtomicPublish: true,
-		AllowRollup:        true, // shared-consumer states replace their subject's last one (shared_fold.go)
-		AllowMsgTTL:        true, // stagings' "gone" markers expire (sweep.go)
-		Metadata:           map[string]string{streamMark: "1"},
-	}
-}
-
-// Subjects. Names and producer/consumer ids are hex-encoded into one
-// token, so any string is a valid subject token.
-func (s *Store) catalogSubject(name string) string {
-	return s.prefix + ".c." + hex.EncodeToString([]byte(name))
-}
-func (s *Store) dataSubject(id uint64, p int32) string {
-	return s.prefix + ".d." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
-}
-func (s *Store) producerSubject(id uint64, producer string) string {
-	return s.prefix + ".p." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(producer))
-}
-func (s *Store) positionSubject(id uint64, consumer string, p int32) string {
-	return s.prefix + ".o." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
-}
-
-// guardSubject is this gateway's guard subject for topic id: its own, so
-// that no two gateways' batches name the same subject (the server refuses
-// an expectation on a subject another publish is still being proposed on,
-// 10164, which made two gateways refuse each other's batches).
-func (s *Store) guardSubject(id uint64) string {
-	return s.prefix + ".g." + strconv.FormatUint(id, 10) + "." + s.stage.gw
-}
-func (s *Store) startSubject(id uint64, p int32) string {
-	return s.prefix + ".r." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
-}
 
 // Close stops the store; it may be called more than once.
 func (s *Store) Close() error {

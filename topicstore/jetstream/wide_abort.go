@@ -1,0 +1,238 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/jsext"
+)
+
+// Ending wide transactions that lost their way: aborting one whose batch
+// failed or whose gateway died, and settling this gateway's own whose
+// outcome a request was told is unknown (wide.go says what a wide
+// transaction is).
+
+// abortWide publishes an abort of gateway gw's wide transaction n unless
+// it is decided, and reports its decision: committed (known), aborted
+// (known), or not known by deadline. foreign: gw is another gateway, taken
+// for dead; the abort then carries a link on its chain.
+func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool) (committed, known bool, err error) {
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		if gw == s.stage.gw {
+			if o := s.wide.mine[n]; o != nil && o.decided {
+				s.mu.Unlock()
+				return o.committed, true, nil
+			}
+		} else if s.wide.decided[gw] >= n && s.wide.open[wideKey(gw, n)] == nil {
+			s.mu.Unlock()
+			return false, true, nil // decided; a resolver needs no more
+		}
+		closed := s.closed
+		var link *nats.Msg
+		var d *doubt
+		if foreign {
+			link = nats.NewMsg(s.chainSubject(gw))
+			last := s.chainLast(gw)
+			link.Header.Set(hAbort, strconv.FormatUint(n, 10))
+			link.Header.Set(hPrev, strconv.FormatUint(last, 10))
+			expect(link, last)
+		} else {
+			link, d = s.marker(2, nil)
+			link.Header.Set(hDecide, strconv.FormatUint(n, 10))
+		}
+		s.mu.Unlock()
+		if closed || !s.io.now().Before(deadline) {
+			if d != nil {
+				s.settleOwn(d)
+			}
+			if err == nil {
+				err = topicstore.ErrClosed
+				if !closed {
+					err = fmt.Errorf("no answer before the deadline")
+				}
+			}
+			return false, false, err
+		}
+		x := nats.NewMsg(s.decisionSubject(gw, n))
+		x.Header.Set(hDecide, "abort")
+		expect(x, 0)
+		batch := []*nats.Msg{link, x}
+		if d != nil {
+			o, last, perr := s.publishResolved(batch, d, deadline)
+			switch o {
+			case stored:
+				// This abort is the decision: the fold applies it, and the
+				// next turn finds it decided.
+				ctx, cancel := s.requestUntil(deadline)
+				err = s.io.waitApplied(ctx, last)
+				cancel()
+				continue
+			case refused:
+				// The decision is there already, or the fold was behind
+				// on the chain: catch up and look again.
+				err = perr
+				if wl, ok := wrongLast(perr); ok {
+					ctx, cancel := s.requestUntil(deadline)
+					err = s.io.waitApplied(ctx, wl)
+					cancel()
+					continue
+				}
+			case unknown:
+				s.mu.Lock()
+				d.answered, d.txns = true, nil
+				s.mu.Unlock()
+				err = perr
+			default:
+				err = perr
+			}
+			s.backoff(attempt)
+			continue
+		}
+		ctx, cancel := s.requestUntil(deadline)
+		ack, perr := s.io.publishBatch(ctx, batch)
+		cancel()
+		switch {
+		case perr == nil:
+			ctx, cancel := s.requestUntil(deadline)
+			err = s.io.waitApplied(ctx, ack.Sequence)
+			cancel()
+			continue
+		case jsext.ErrorCode(perr) == jsext.ErrCodeWrongLastSequence:
+			if wl, ok := wrongLast(perr); ok {
+				ctx, cancel := s.requestUntil(deadline)
+				err = s.io.waitApplied(ctx, wl)
+				cancel()
+				continue
+			}
+		}
+		err = perr
+		s.backoff(attempt)
+	}
+}
+
+// abortOrphans aborts the wide transactions, holding a topic one of
+// blocked touches, whose gateway's heartbeat expired: their gateway died
+// between its intents and its decision.
+func (s *Store) abortOrphans(blocked []*commitReq) {
+	s.mu.Lock()
+	held := map[uint64]bool{}
+	for _, r := range blocked {
+		for _, w := range r.writes {
+			if t := s.byName[w.topic]; t != nil {
+				held[t.rec.ID] = true
+			}
+		}
+		for _, u := range r.pos {
+			if t := s.byName[u.Topic]; t != nil {
+				held[t.rec.ID] = true
+			}
+		}
+		for _, st := range r.sh {
+			if t := s.byName[st.topic]; t != nil {
+				held[t.rec.ID] = true
+			}
+		}
+	}
+	orphans := s.orphansLocked(func(x *wideTxn) bool {
+		for _, id := range x.topics {
+			if held[id] {
+				return true
+			}
+		}
+		return false
+	})
+	s.mu.Unlock()
+	s.abortAll(orphans)
+}
+
+// orphan names a wide transaction to abort.
+type orphan struct {
+	gw string
+	n  uint64
+}
+
+// orphansLocked lists the open wide transactions of other gateways whose
+// heartbeat expired, that match want (sorted, so that the order is the
+// same on every run). It runs under s.mu.
+func (s *Store) orphansLocked(want func(*wideTxn) bool) []orphan {
+	now := s.opts.Clock()
+	var out []orphan
+	for _, x := range s.wide.open {
+		if x.gw == s.stage.gw || !want(x) {
+			continue
+		}
+		if b := s.groups.beats[x.gw]; b != nil && !now.After(b.until) {
+			continue // its gateway lives
+		}
+		out = append(out, orphan{x.gw, x.n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].gw != out[j].gw {
+			return out[i].gw < out[j].gw
+		}
+		return out[i].n < out[j].n
+	})
+	return out
+}
+
+// abortAll aborts the orphans, each within the store's timeout.
+func (s *Store) abortAll(orphans []orphan) {
+	for _, o := range orphans {
+		_, _, _ = s.abortWide(o.gw, o.n, s.io.now().Add(s.opts.Timeout), true)
+	}
+}
+
+// wideAnswered reports whether a wide transaction of this gateway was
+// answered ErrOutcomeUnknown and is not settled yet.
+func (s *Store) wideAnswered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.wide.mine {
+		if o.answered {
+			return true
+		}
+	}
+	return false
+}
+
+// settleWide settles this gateway's wide transactions whose requests were
+// answered ErrOutcomeUnknown: once the fold has their decision their
+// stagings are committed or deleted; an undecided one is aborted (which
+// decides it, whichever way). Any goroutine may call it.
+func (s *Store) settleWide(ctx context.Context) {
+	s.mu.Lock()
+	var undecided []uint64
+	var committed, purge []uint64
+	for n, o := range s.wide.mine {
+		if !o.answered {
+			continue
+		}
+		if !o.decided {
+			undecided = append(undecided, n)
+			continue
+		}
+		if o.committed {
+			committed = append(committed, o.txns...)
+		} else {
+			purge = append(purge, o.txns...)
+		}
+		delete(s.wide.mine, n)
+	}
+	s.mu.Unlock()
+	sort.Slice(undecided, func(i, j int) bool { return undecided[i] < undecided[j] })
+	for _, n := range undecided {
+		_, _, _ = s.abortWide(s.stage.gw, n, s.io.now().Add(s.opts.Timeout), false)
+	}
+	s.stage.settle(committed, stagingCommitted)
+	s.stage.settle(purge, stagingOpen)
+	for _, txn := range purge {
+		_ = s.DiscardStaged(txn)
+	}
+}
