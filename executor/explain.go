@@ -185,36 +185,12 @@ func (er *explainRun) textPlan(p planner.Plan) {
 	}
 }
 
-// textNode prints n at indent: its line ("->  " before a child's), its
-// properties, its subplans, then its children.
+// textNode prints n at indent as planner.ExplainText does, with what the
+// run adds (actual, runtimeProps).
 func (er *explainRun) textNode(n planner.Node, indent int, root bool) {
-	name, props := n.Describe()
-	props = append(props, er.runtimeProps(n)...)
-	line := name + er.actual(n)
-	in := indent + 2
-	if !root {
-		line = "->  " + line
-		in = indent + 6
-	}
-	er.add(indent, line)
-	for _, pr := range props {
-		er.add(in, pr.Key+": "+pr.Value)
-	}
-	for _, sq := range n.SubPlans() {
-		er.add(in, subPlanTitle(sq))
-		er.textNode(planner.Tree(sq.Plan), in+2, false)
-	}
-	for _, c := range n.Children() {
-		er.textNode(c, in, false)
-	}
-}
-
-func subPlanTitle(sq *planner.SubqueryExpr) string {
-	t := fmt.Sprintf("SubPlan %s, run per outer row", sq)
-	if sq.Reusable {
-		t = fmt.Sprintf("SubPlan %s, run per distinct values of the %d outer column(s) it reads", sq, len(sq.OuterCols))
-	}
-	return t
+	er.lines = append(er.lines, planner.ExplainText(n, indent, !root, func(n planner.Node) (string, []planner.Prop) {
+		return er.actual(n), er.runtimeProps(n)
+	})...)
 }
 
 // actual is a node's EXPLAIN ANALYZE annotation.

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"flag"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,33 +84,5 @@ func explainRule(t *testing.T, query, skip string) string {
 	if !ok {
 		t.Fatalf("%s: a %T, want a query", query, p)
 	}
-	var b strings.Builder
-	explainText(&b, Tree(sp), 0, true)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// explainText prints n as EXPLAIN's text does (executor/explain.go): its
-// line, "->  " before a child's, its properties, its subplans, then its
-// children.
-func explainText(b *strings.Builder, n Node, indent int, root bool) {
-	name, props := n.Describe()
-	in := indent + 2
-	if !root {
-		name, in = "->  "+name, indent+6
-	}
-	fmt.Fprintf(b, "%s%s\n", strings.Repeat(" ", indent), name)
-	for _, pr := range props {
-		fmt.Fprintf(b, "%s%s: %s\n", strings.Repeat(" ", in), pr.Key, pr.Value)
-	}
-	for _, sq := range n.SubPlans() {
-		title := fmt.Sprintf("SubPlan %s, run per outer row", sq)
-		if sq.Reusable {
-			title = fmt.Sprintf("SubPlan %s, run per distinct values of the %d outer column(s) it reads", sq, len(sq.OuterCols))
-		}
-		fmt.Fprintf(b, "%s%s\n", strings.Repeat(" ", in), title)
-		explainText(b, Tree(sq.Plan), in+2, false)
-	}
-	for _, c := range n.Children() {
-		explainText(b, c, in, false)
-	}
+	return strings.Join(ExplainText(Tree(sp), 0, false, nil), "\n")
 }
