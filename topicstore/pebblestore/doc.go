@@ -108,9 +108,10 @@
 //     codec in supported_codecs, body size — then compresses and encodes
 //     the messages. Nothing is enqueued if any check fails.
 //  2. One committer goroutine drains all queued requests (a group) and runs
-//     the deterministic core (core.go): offsets, producer bindings (round
-//     robin on first use, expiring after ProducerExpiry without writes),
-//     seqno dedup; out come the batches and producer records of the group.
+//     the deterministic core (core.go, groupApply): offsets, and the
+//     decisions of topicstore/decide (producer bindings, round robin on
+//     first use, expiring after ProducerExpiry without writes; seqno
+//     dedup); out come the batches and producer records of the group.
 //  3. The committer applies the group as one Pebble batch with
 //     ApplyNoSyncWait(Sync) and moves on to the next group while a second
 //     goroutine (the syncer) waits for the fsync, in FIFO order.
@@ -198,7 +199,7 @@
 // # Shared-consumer durability
 //
 // Acknowledgements, archives and delivery counts are per-message records
-// under k/ (shared.go). An acquisition's batch (its new counts) is applied
+// under k/ (shared.go; written by shared_persist.go). An acquisition's batch (its new counts) is applied
 // with a sync requested at once and waited for before its rows reach the
 // client; acknowledgements are applied without a sync and synced once at
 // the caller's durability barrier (syncTo: a ticket per deferred batch, one
