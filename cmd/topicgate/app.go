@@ -105,6 +105,9 @@ type natsConfig struct {
 	// SnapshotEvery (--nats-snapshot-every) is how many stream messages
 	// pass between snapshots of the fold (0: never).
 	SnapshotEvery int
+	// DecisionHold (--nats-decision-hold) is how long a wide
+	// transaction's decision stays in the stream at least.
+	DecisionHold time.Duration
 }
 
 // app is a running server: the store, the engine and the listener.
@@ -206,7 +209,8 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 			Stream: cfg.NATS.Stream, Clock: cfg.Clock, Timeout: cfg.NATS.Timeout, GroupTTL: cfg.NATS.SessionTTL,
 			CommitTimeout: cfg.NATS.CommitTimeout, StartTimeout: start, Logger: logger,
 			CacheBytes: natsCacheBytes(cfg.NATS.CacheMiB), CommitDelay: natsCommitDelay(cfg.NATS.CommitDelay),
-			Monitor: splitList(cfg.NATS.Monitor), SnapshotEvery: natsSnapshotEvery(cfg.NATS.SnapshotEvery)})
+			Monitor: splitList(cfg.NATS.Monitor), SnapshotEvery: natsSnapshotEvery(cfg.NATS.SnapshotEvery),
+			DecisionHold: cfg.NATS.DecisionHold})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open the cluster store: %w", err)
 		}

@@ -99,6 +99,10 @@ type partState struct {
 	bytes    int64  // stored payload bytes ever written
 	lastSeq  uint64 // stream sequence of the partition subject's last message (0: none)
 	startSeq uint64 // the last sequence of its retention start subject (0: none)
+	// cutSeq is where retention's last cut purged the subject below (the
+	// first batch it kept, or the last batch, which stays): every message
+	// of the subject before it is gone or going (wide_retire.go).
+	cutSeq uint64
 	retained int64  // payload bytes of recs (a running total: Topic reads it on every statement's plan)
 	// refs are the staged messages reference records of recs point at,
 	// by the record's sequence (absent: an inline record).

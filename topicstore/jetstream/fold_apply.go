@@ -45,7 +45,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	case "f":
 		return s.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)
 	case "x":
-		return s.applyDecision(tok, h, seq) // wide transactions' decisions (wide.go)
+		return s.applyDecision(tok, h, seq, ts) // wide transactions' decisions (wide.go, wide_retire.go)
 	case "g", "k":
 		return nil // commit guards, readiness probes
 	case "m", "h":
@@ -195,6 +195,9 @@ func applyStart(t *topicState, part string, h nats.Header, seq uint64) {
 	if st := hInt(h, hStart); st > ps.start {
 		ps.start = st
 		i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > st })
+		if n := len(ps.recs); n > 0 {
+			ps.cutSeq = max(ps.cutSeq, ps.recs[min(i, n-1)].seq) // RunRetention's purge (read.go)
+		}
 		for _, r := range ps.recs[:i] {
 			ps.retained -= r.bytes
 			ps.sum -= recHash(r)

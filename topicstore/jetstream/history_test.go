@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -195,4 +196,205 @@ func TestTopicNumbersSurviveDrops(t *testing.T) {
 	require.Equal(t, want, numbers(s))
 	require.Equal(t, want, numbers(s2))
 	require.Equal(t, want, numbers(openStores(t, c, o, 1)[0]))
+}
+
+// TestWideDecisionsRetired: every wide transaction's decision stays in
+// the stream only until none of its intents is left and no gateway can
+// need it (wide_retire.go). Here 5 wide commits of 20 producers each
+// (batches of 8 messages) leave 5 decisions; once retention has cut their
+// record batches and the hold has passed, maintenance publishes their
+// producers' states again, purges what is below, and retires the
+// decisions; the producers still deduplicate, and a gateway that starts
+// afterwards folds the same state without them.
+func TestWideDecisionsRetired(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGWIDE", Timeout: 2 * time.Second, RetentionInterval: -1, SnapshotEvery: -1,
+		DecisionHold: time.Second}
+	s := openStores(t, c, o, 1)[0]
+	s.maxBatch = 8
+	require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 2, RetentionPeriod: time.Minute}))
+	commit := func(round int) topicstore.CommitResult {
+		var msgs []topicstore.Message
+		for p := range 20 {
+			msgs = append(msgs, topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("p%d", p), SeqNo: int64(round + 1),
+				HasSeqNo: true, Body: []byte("x")})
+		}
+		res, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: msgs}}})
+		require.NoError(t, err)
+		return res
+	}
+	for round := range 5 {
+		require.Equal(t, 20, commit(round).Writes[0].Written)
+	}
+	decisions := func(st *Store) (n, markers int) {
+		info, err := st.stream.Info(ctx, natsjs.WithSubjectFilter(st.prefix+".x.>"))
+		require.NoError(t, err)
+		for subj := range info.State.Subjects {
+			_, h, err := st.io.lastFor(ctx, subj)
+			require.NoError(t, err)
+			if h.Get(hGone) != "" {
+				markers++
+			} else {
+				n++
+			}
+		}
+		return n, markers
+	}
+	n, _ := decisions(s)
+	require.Equal(t, 5, n, "one decision per wide commit")
+
+	// Not before the hold has passed, nor while its record batches are
+	// retained.
+	retired, err := s.retireDecisions(ctx, time.Now())
+	require.NoError(t, err)
+	require.Zero(t, retired, "within the hold")
+	retired, err = s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Zero(t, retired, "record batches retained")
+
+	_, err = s.RunRetention(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, s.io.sync(ctx))
+	retired, err = s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 4, retired, "the last commit's batches are their partitions' last, which retention keeps")
+
+	// Once both partitions have a later batch and retention cut again,
+	// the last one goes too.
+	_, err = s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+		{Partition: 0, Body: []byte("later")}, {Partition: 1, Body: []byte("later")}}}}})
+	require.NoError(t, err)
+	_, err = s.RunRetention(ctx, time.Now().Add(2*time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, s.io.sync(ctx))
+	retired, err = s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 1, retired)
+	require.NoError(t, s.io.sync(ctx))
+	n, markers := decisions(s)
+	require.Zero(t, n, "decisions left")
+	require.Equal(t, 5, markers, "each retired decision's marker, until its TTL")
+	s.mu.Lock()
+	done := len(s.wide.done)
+	s.mu.Unlock()
+	require.Zero(t, done)
+
+	// The producers' states survived: a seqno again is a duplicate, the
+	// next is new.
+	res, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{
+		{Partition: -1, ProducerID: "p3", SeqNo: 5, HasSeqNo: true, Body: []byte("again")},
+		{Partition: -1, ProducerID: "p4", SeqNo: 6, HasSeqNo: true, Body: []byte("new")}}}}})
+	require.NoError(t, err)
+	require.Equal(t, topicstore.WriteResult{Written: 1, Duplicates: 1}, res.Writes[0])
+
+	// A gateway that starts now folds the same producers, with no
+	// transaction open or waiting.
+	s2 := openStores(t, c, o, 1)[0]
+	want, err := s.Producers("t")
+	require.NoError(t, err)
+	got, err := s2.Producers("t")
+	require.NoError(t, err)
+	require.ElementsMatch(t, want, got)
+	s2.mu.Lock()
+	open, done := len(s2.wide.open), len(s2.wide.done)
+	s2.mu.Unlock()
+	require.Zero(t, open)
+	require.Zero(t, done)
+	t.Logf("5 wide commits of 20 producers: their decisions retired, %d stream messages left", streamMessages(t, s))
+}
+
+// TestRetiredDecisionReachesLaggard: a fold that missed a wide
+// transaction's decision (it was retired before the fold got there: a
+// gateway further behind than DecisionHold) learns the outcome from the
+// retirement's marker and ends with the state every other gateway has.
+func TestRetiredDecisionReachesLaggard(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGLAG", Timeout: 2 * time.Second, RetentionInterval: -1, SnapshotEvery: -1,
+		DecisionHold: time.Second}
+	s := openStores(t, c, o, 1)[0]
+	s.maxBatch = 8
+	require.NoError(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 12,
+		Consumers: []topicstore.ConsumerConfig{{Name: "c"}}}))
+	var msgs []topicstore.Message
+	for p := range 12 {
+		msgs = append(msgs, topicstore.Message{Partition: int32(p), Body: []byte("x")})
+	}
+	_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: msgs}}})
+	require.NoError(t, err)
+	// Positions on 12 partitions: wider than a batch of 8.
+	req := &topicstore.CommitRequest{}
+	for p := range 12 {
+		req.Positions = append(req.Positions, topicstore.PositionUpdate{Topic: "t", Consumer: "c", Partition: int32(p), Offset: 1, Expect: -1})
+	}
+	_, err = s.Commit(ctx, req)
+	require.NoError(t, err)
+	// Both commits were wide (12 record batches, then 12 positions); the
+	// laggard misses the second's decision.
+	s.mu.Lock()
+	n := len(s.wide.done)
+	var decision uint64
+	for _, d := range s.wide.done {
+		decision = max(decision, d.seq)
+	}
+	s.mu.Unlock()
+	require.Equal(t, 2, n)
+
+	// What a laggard folded: everything before the decision.
+	type stored struct {
+		seq     uint64
+		subject string
+		h       nats.Header
+		ts      time.Time
+	}
+	read := func(from, to uint64) []stored {
+		var out []stored
+		for seq := from; seq <= to; seq++ {
+			m, err := s.stream.GetMsg(ctx, seq)
+			if err != nil {
+				continue // deleted
+			}
+			out = append(out, stored{seq, m.Subject, m.Header, m.Time})
+		}
+		return out
+	}
+	before := read(1, decision-1)
+
+	// The record batches are retained: only the positions' decision goes.
+	retired, err := s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 1, retired)
+	require.NoError(t, s.io.sync(ctx))
+	_, err = s.stream.GetMsg(ctx, decision)
+	require.ErrorIs(t, err, natsjs.ErrMsgNotFound, "the decision is gone")
+
+	lag := newStore(o.withDefaults(), 0x7777)
+	for _, m := range before {
+		lag.foldAt(m.seq, m.subject, m.h, m.ts, false)
+	}
+	lag.mu.Lock()
+	open := len(lag.wide.open)
+	lag.mu.Unlock()
+	require.Equal(t, 1, open, "the laggard holds the transaction's intents")
+	s.mu.Lock()
+	last := s.applied
+	s.mu.Unlock()
+	for _, m := range read(decision, last) {
+		lag.foldAt(m.seq, m.subject, m.h, m.ts, false)
+	}
+	lag.mu.Lock()
+	foldErr, open, locked := lag.foldErr, len(lag.wide.open), len(lag.wide.locked)
+	lag.mu.Unlock()
+	require.NoError(t, foldErr)
+	require.Zero(t, open)
+	require.Zero(t, locked)
+	want, err := s.Positions("t", "c")
+	require.NoError(t, err)
+	got, err := lag.Positions("t", "c")
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	for p := range int32(12) {
+		require.Equal(t, int64(1), got[p])
+	}
 }

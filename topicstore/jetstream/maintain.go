@@ -32,7 +32,8 @@ type leaseState struct {
 // retention period, when shorter: topicstore.RetentionEvery) it settles
 // this gateway's outcomes in doubt, purges its chain, and takes or renews
 // the lease and, holding it, applies retention, aborts the wide
-// transactions of dead gateways and sweeps their staged chunks. Every
+// transactions of dead gateways, sweeps their staged chunks, takes a
+// snapshot when one is due and retires wide transactions' decisions. Every
 // failure is logged and counted (ClusterStats), none stops the loop.
 func (s *Store) maintain(interval time.Duration) {
 	defer s.wg.Done()
@@ -69,6 +70,9 @@ func (s *Store) maintain(interval time.Duration) {
 			}
 			if err := s.maybeSnapshot(ctx); err != nil {
 				s.maintenanceFailed("snapshot of the fold", err)
+			}
+			if _, err := s.retireDecisions(ctx, s.opts.Clock()); err != nil {
+				s.maintenanceFailed("retiring wide transactions' decisions", err)
 			}
 		}
 		timer.Reset(every)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -396,6 +397,22 @@ func (m *sim) startGateway() *simGW {
 		}
 	}
 	g.s.io = simIO{g}
+	// The newest snapshot is the one a gateway starts from
+	// (verifySnapshots checks those a retirement left usable), and no
+	// decision is retired that a live gateway has not folded.
+	g.s.snapFloor = func() uint64 {
+		if len(m.snaps) == 0 {
+			return math.MaxUint64
+		}
+		return m.snaps[len(m.snaps)-1].seq
+	}
+	g.s.foldedFloor = func() uint64 {
+		floor := uint64(math.MaxUint64)
+		for _, o := range m.live() {
+			floor = min(floor, o.s.applied)
+		}
+		return floor
+	}
 	g.s.maxBatch = simBatch
 	g.s.sh.window = simWindow
 	g.s.groups.ttl = simTTL
@@ -882,6 +899,15 @@ func (m *sim) quiesce() {
 			g.s.settleWide(context.Background())
 		})
 	}
+	m.drain()
+	if live := m.live(); len(live) > 0 {
+		g := live[0]
+		m.runJob(g, func() {
+			if _, err := g.s.retireDecisions(context.Background(), g.s.io.now().Add(g.s.opts.DecisionHold)); err != nil {
+				m.logf("%s: retiring decisions: %v", g.name, err)
+			}
+		})
+	}
 }
 
 // drain answers every call until every gateway is idle and folded up.
@@ -935,7 +961,7 @@ func stack() string {
 type simStats struct {
 	schedules, crashes, lostAcks, late, dropped, stalls, outages, pauses    int
 	acked, unknown, failed, wide, wideAcked, staged, stagedAcked, doubtSeen int
-	crashedReqs, fences, foreignAborts, aborts, resolutions                 int
+	crashedReqs, fences, foreignAborts, aborts, resolutions, retired        int
 	acquires, hands, shAcks, releases                                       int
 }
 
@@ -962,6 +988,7 @@ func (s *simStats) add(m *sim) {
 	s.releases += m.w.sh.releases
 	for _, g := range m.gws {
 		s.doubtSeen += int(g.s.commitDoubts.Load())
+		s.retired += int(g.s.decisionsRetired.Load())
 	}
 	for _, msg := range m.st.msgs {
 		switch {
@@ -978,6 +1005,6 @@ func (s *simStats) add(m *sim) {
 }
 
 func (s simStats) String() string {
-	return fmt.Sprintf("requests %d acknowledged, %d answered unknown (08007), %d lost with their gateway, %d refused; %d wide (%d acknowledged), %d staged (%d acknowledged); %d batches in doubt, %d resolutions; %d wide aborts (%d by another gateway), %d sweep fences; shared consumer: %d acquires, %d messages handed out, %d acknowledgements confirmed, %d acks or releases asked; faults: %d crashes, %d acks lost, %d late proposals, %d lost proposals, %d fold stalls, %d outages, %d gateways stopped",
-		s.acked, s.unknown, s.crashedReqs, s.failed, s.wide, s.wideAcked, s.staged, s.stagedAcked, s.doubtSeen, s.resolutions, s.aborts, s.foreignAborts, s.fences, s.acquires, s.hands, s.shAcks, s.releases, s.crashes, s.lostAcks, s.late, s.dropped, s.stalls, s.outages, s.pauses)
+	return fmt.Sprintf("requests %d acknowledged, %d answered unknown (08007), %d lost with their gateway, %d refused; %d wide (%d acknowledged), %d staged (%d acknowledged); %d batches in doubt, %d resolutions; %d wide aborts (%d by another gateway), %d decisions retired, %d sweep fences; shared consumer: %d acquires, %d messages handed out, %d acknowledgements confirmed, %d acks or releases asked; faults: %d crashes, %d acks lost, %d late proposals, %d lost proposals, %d fold stalls, %d outages, %d gateways stopped",
+		s.acked, s.unknown, s.crashedReqs, s.failed, s.wide, s.wideAcked, s.staged, s.stagedAcked, s.doubtSeen, s.resolutions, s.aborts, s.foreignAborts, s.retired, s.fences, s.acquires, s.hands, s.shAcks, s.releases, s.crashes, s.lostAcks, s.late, s.dropped, s.stalls, s.outages, s.pauses)
 }

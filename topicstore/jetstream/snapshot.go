@@ -181,6 +181,18 @@ type snapMeta struct {
 	Digest  string      `json:"digest"`
 	Topics  []snapTopic `json:"topics"`
 	Intents []snapIntnt `json:"intents,omitempty"`
+	// Done lists the decided wide transactions not retired at Seq, with
+	// their record-batch intents (wide_retire.go); DoneListed says the
+	// snapshot lists them (one written before it does not).
+	Done       []snapDone `json:"done,omitempty"`
+	DoneListed bool       `json:"done_listed,omitempty"`
+}
+
+// snapDone is a decided wide transaction whose decision is not retired.
+type snapDone struct {
+	Gw      string      `json:"gw"`
+	N       uint64      `json:"n"`
+	Intents []snapIntnt `json:"intents,omitempty"` // its record-batch intents
 }
 
 type snapTopic struct {
@@ -196,6 +208,7 @@ type snapPart struct {
 	Bytes     int64                  `json:"bytes"`
 	LastSeq   uint64                 `json:"last_seq"`
 	StartSeq  uint64                 `json:"start_seq"`
+	CutSeq    uint64                 `json:"cut_seq,omitempty"`
 	LastWrite int64                  `json:"last_write,omitempty"` // unix micros; 0: never
 	Bucket    topicstore.WriteBucket `json:"bucket"`
 	Meter     *topicstore.WriteMeter `json:"meter,omitempty"`
@@ -232,7 +245,7 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 			st.Writers[gw] = at.UnixMicro()
 		}
 		for _, ps := range t.parts {
-			sp := snapPart{Start: ps.start, End: ps.end, Bytes: ps.bytes, LastSeq: ps.lastSeq, StartSeq: ps.startSeq,
+			sp := snapPart{Start: ps.start, End: ps.end, Bytes: ps.bytes, LastSeq: ps.lastSeq, StartSeq: ps.startSeq, CutSeq: ps.cutSeq,
 				Bucket: ps.bucket, Meter: ps.meter, Recs: len(ps.recs)}
 			if !ps.lastWrite.IsZero() {
 				sp.LastWrite = ps.lastWrite.UnixMicro()
@@ -249,6 +262,22 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 			}
 		}
 	}
+	meta.DoneListed = true
+	for _, d := range s.wide.done {
+		sd := snapDone{Gw: d.gw, N: d.n}
+		for _, in := range d.intents {
+			if strings.HasPrefix(in.subject, s.prefix+".d.") {
+				sd.Intents = append(sd.Intents, snapIntnt{Subject: in.subject, Seq: in.seq, Header: in.h})
+			}
+		}
+		meta.Done = append(meta.Done, sd)
+	}
+	sort.Slice(meta.Done, func(i, j int) bool {
+		if meta.Done[i].Gw != meta.Done[j].Gw {
+			return meta.Done[i].Gw < meta.Done[j].Gw
+		}
+		return meta.Done[i].N < meta.Done[j].N
+	})
 	js, _ := json.Marshal(meta) // plain data: it cannot fail
 	out := make([]byte, 0, len(js)+n*12+32)
 	out = append(out, snapMagic...)

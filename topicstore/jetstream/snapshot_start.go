@@ -117,7 +117,7 @@ func (s *Store) install(sn *snapshot) error {
 		for p, sp := range st.Parts {
 			ps := t.parts[p]
 			ps.recs, ps.start, ps.end, ps.bytes = sn.recs[i][p], sp.Start, sp.End, sp.Bytes
-			ps.lastSeq, ps.startSeq, ps.bucket, ps.meter = sp.LastSeq, sp.StartSeq, sp.Bucket, sp.Meter
+			ps.lastSeq, ps.startSeq, ps.cutSeq, ps.bucket, ps.meter = sp.LastSeq, sp.StartSeq, sp.CutSeq, sp.Bucket, sp.Meter
 			ps.lastWrite = time.Time{}
 			if sp.LastWrite != 0 {
 				ps.lastWrite = time.UnixMicro(sp.LastWrite).UTC()
@@ -152,6 +152,7 @@ func (s *Store) install(sn *snapshot) error {
 	for _, x := range s.wide.open {
 		sort.Slice(x.intents, func(i, j int) bool { return x.intents[i].seq < x.intents[j].seq })
 	}
+	s.installDone(sn.meta)
 	s.applied = sn.meta.Seq
 	s.snap.from = sn.meta.Seq
 	// The point at the snapshot's sequence was folded without the record
@@ -213,6 +214,9 @@ func (s *Store) startFromSnapshot(ctx context.Context) (uint64, error) {
 		return 0, nil
 	}
 	began := time.Now()
+	s.mu.Lock()
+	s.wide.filtered = true
+	s.mu.Unlock()
 	if err := s.replayFiltered(ctx, sn.meta.Seq); err != nil {
 		return 0, err
 	}
@@ -283,5 +287,29 @@ func (s *Store) replayFiltered(ctx context.Context, to uint64) error {
 		if got == 0 {
 			return fmt.Errorf("%w: replaying the stream up to its snapshot (sequence %d) made no progress", topicstore.ErrUnavailable, to)
 		}
+	}
+}
+
+// installDone gives the decided transactions the filtered replay found
+// their record-batch intents from the snapshot (meta); with a snapshot
+// that does not list them, they stay partial: this gateway never retires
+// their decisions. It runs under s.mu.
+func (s *Store) installDone(meta snapMeta) {
+	s.wide.filtered = false
+	if !meta.DoneListed {
+		return
+	}
+	for _, sd := range meta.Done {
+		d := s.wide.done[wideKey(sd.Gw, sd.N)]
+		if d == nil {
+			continue // retired since the snapshot
+		}
+		for _, in := range sd.Intents {
+			d.intents = append(d.intents, intent{subject: in.Subject, h: in.Header, seq: in.Seq})
+		}
+		sort.Slice(d.intents, func(i, j int) bool { return d.intents[i].seq < d.intents[j].seq })
+	}
+	for _, d := range s.wide.done {
+		d.partial = false
 	}
 }

@@ -87,7 +87,15 @@ type Options struct {
 	// IgnoreSnapshots makes the gateway start by replaying the whole
 	// stream, whatever snapshot there is.
 	IgnoreSnapshots bool
+	// DecisionHold is how long a wide transaction's decision stays in the
+	// stream at least after it was taken (wide_retire.go; default
+	// DefaultDecisionHold): a gateway whose fold falls further behind than
+	// that may have to be restarted.
+	DecisionHold time.Duration
 }
+
+// DefaultDecisionHold is Options.DecisionHold's default.
+const DefaultDecisionHold = 10 * time.Minute
 
 // DefaultCommitTimeout is Options.CommitTimeout's default: several times
 // the 4-8 s a stream leader election takes here (doc.go), so that a
@@ -190,6 +198,18 @@ type Store struct {
 	ownApplied    atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
 	pace pacer // sessions that committed lately; the committer's alone (pace.go)
+	// snapFloor, set by the simulation, replaces the fold's knowledge of
+	// snapshots in snapshotsPast: the newest snapshot's sequence.
+	snapFloor func() uint64
+	// foldedFloor, set by the simulation, is the lowest sequence the live
+	// gateways' folds applied: retireDecisions retires nothing above it
+	// (the simulation's gateways lag far behind in stream terms in no
+	// time; DecisionHold stands for it in a cluster).
+	foldedFloor func() uint64
+	// decisionsRetired counts the decisions this gateway retired;
+	// retiredUpTo is the highest one's sequence (under mu).
+	decisionsRetired atomic.Int64
+	retiredUpTo      uint64
 }
 
 // ClusterStats implements topicstore.ClusterStatter: the stream's state
@@ -364,6 +384,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CommitTimeout == 0 {
 		o.CommitTimeout = DefaultCommitTimeout
+	}
+	if o.DecisionHold <= 0 {
+		o.DecisionHold = DefaultDecisionHold
 	}
 	if o.ProducerExpiry == 0 {
 		o.ProducerExpiry = topicstore.DefaultProducerExpiry

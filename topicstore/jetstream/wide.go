@@ -51,6 +51,9 @@ import (
 // A transaction that aborts is planned again, with a new number, like any
 // refused commit; its intents stay in the stream as the subjects' last
 // messages until the next commit there (or retention) replaces them.
+//
+// Once none of a transaction's intents is left in the stream and no
+// gateway can need it any more, its decision is retired (wide_retire.go).
 
 // Headers of wide transactions.
 const (
@@ -83,6 +86,13 @@ type wideState struct {
 	open    map[string]*wideTxn // by "<gateway> <number>"
 	locked  map[uint64]int      // topic id -> open transactions holding it
 	decided map[string]uint64   // per gateway: its highest transaction number decided
+	// done are the decided transactions whose decision is not retired yet
+	// (wide_retire.go), by "<gateway> <number>".
+	done map[string]*doneTxn
+	// filtered is set while the fold replays the stream up to a snapshot
+	// without its record batches (snapshot_start.go): the transactions
+	// decided then lack their record-batch intents until install.
+	filtered bool
 	// mine are this gateway's transactions whose decision it waits for:
 	// true once committed, false once aborted, absent while undecided.
 	mine map[uint64]*ownWide
@@ -140,8 +150,9 @@ func containsID(ids []uint64, id uint64) bool {
 }
 
 // applyDecision folds a decision: the transaction's intents take effect
-// (commit) or only their sequences do (abort). It runs under s.mu.
-func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64) error {
+// (commit) or only their sequences do (abort); or a retirement marker
+// (wide_retire.go). It runs under s.mu.
+func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.Time) error {
 	if len(tok) != 3 {
 		return nil
 	}
@@ -152,35 +163,18 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64) error {
 	}
 	commit := h.Get(hDecide) == "commit"
 	w := &s.wide
+	if h.Get(hGone) != "" {
+		return s.applyRetired(gw, n, commit)
+	}
 	if w.decided == nil {
 		w.decided = map[string]uint64{}
 	}
 	w.decided[gw] = max(w.decided[gw], n)
+	s.noteDone(gw, n, seq, ts, commit)
 	if x := w.open[wideKey(gw, n)]; x != nil {
-		delete(w.open, wideKey(gw, n))
-		for _, id := range x.topics {
-			if w.locked[id]--; w.locked[id] <= 0 {
-				delete(w.locked, id)
-			}
-			if t := s.byID[id]; t != nil {
-				t.notify()
-			}
-		}
-		for _, in := range x.intents {
-			itok := strings.Split(strings.TrimPrefix(in.subject, s.prefix+"."), ".")
-			if !commit {
-				s.bumpSeq(itok, in.seq)
-				continue
-			}
-			h := make(nats.Header, len(in.h))
-			for k, v := range in.h {
-				if k != hTxn {
-					h[k] = v
-				}
-			}
-			if err := s.apply(in.subject, h, in.seq, time.Time{}); err != nil {
-				return fmt.Errorf("wide transaction %s %d, intent at sequence %d: %w", gw, n, in.seq, err)
-			}
+		s.wide.done[wideKey(gw, n)].intents = x.intents
+		if err := s.closeWide(x, commit, false); err != nil {
+			return err
 		}
 	}
 	if gw == s.stage.gw {
@@ -189,6 +183,44 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64) error {
 		}
 	}
 	s.cond.Broadcast()
+	return nil
+}
+
+// closeWide ends open transaction x as decided: its topics are free
+// again, and its intents take effect (commit) or only their sequences do
+// (abort). skipMoved leaves out the intents whose subject the fold has
+// folded a later message on (a decision learnt late: wide_retire.go). It
+// runs under s.mu.
+func (s *Store) closeWide(x *wideTxn, commit, skipMoved bool) error {
+	w := &s.wide
+	delete(w.open, wideKey(x.gw, x.n))
+	for _, id := range x.topics {
+		if w.locked[id]--; w.locked[id] <= 0 {
+			delete(w.locked, id)
+		}
+		if t := s.byID[id]; t != nil {
+			t.notify()
+		}
+	}
+	for _, in := range x.intents {
+		itok := strings.Split(strings.TrimPrefix(in.subject, s.prefix+"."), ".")
+		if skipMoved && s.subjectMoved(itok, in.seq) {
+			continue
+		}
+		if !commit {
+			s.bumpSeq(itok, in.seq)
+			continue
+		}
+		h := make(nats.Header, len(in.h))
+		for k, v := range in.h {
+			if k != hTxn {
+				h[k] = v
+			}
+		}
+		if err := s.apply(in.subject, h, in.seq, time.Time{}); err != nil {
+			return fmt.Errorf("wide transaction %s %d, intent at sequence %d: %w", x.gw, x.n, in.seq, err)
+		}
+	}
 	return nil
 }
 
