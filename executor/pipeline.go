@@ -80,17 +80,15 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 		s.multi = true
 		s.beginBlock(txn.ImplicitBlock)
 		defer s.publishStatus()
-	} else if d := s.settings.stmtTimeout; d > 0 {
-		// The INSERT's commit is still its statement's: statement_timeout
-		// bounds it as it bounds an autocommit INSERT's.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
-		defer cancel()
 	}
-	n, err := s.write(ctx, d.topic, d.msgs, out)
-	if err != nil {
-		err = timedOut(ctx, err)
-		return "", s.onError(err)
-	}
-	return fmt.Sprintf("INSERT 0 %d", n), nil
+	// Committed (atSync) or staged, the INSERT is still its statement's:
+	// statement_timeout bounds it as it bounds an autocommit INSERT's.
+	err = s.inStatement(ctx, func(ctx context.Context) error {
+		n, err := s.write(ctx, d.topic, d.msgs, out)
+		if err == nil {
+			tag = fmt.Sprintf("INSERT 0 %d", n)
+		}
+		return err
+	})
+	return tag, err
 }

@@ -42,20 +42,18 @@ func waitThrottle(ctx context.Context, d time.Duration) (cut bool) {
 }
 
 // throttleCommit waits res's throttle delay; afterwards res.Throttle is the
-// delay only when the wait was cut short, else 0 (see warnThrottleCut). A
-// pipelined INSERT commits after its Execute returned, with a context that
-// has no statement_timeout (pipeline.go): its wait gets the session's
+// delay only when the wait was cut short, else 0 (see warnThrottleCut).
+// The implicit block of a multi-statement query or a pipeline commits at
+// Sync, outside every statement (block.go): its wait gets the session's
 // statement_timeout of its own.
 func (s *Session) throttleCommit(ctx context.Context, res *topicstore.CommitResult) {
 	if res.Throttle <= 0 {
 		return
 	}
-	if d := s.settings.stmtTimeout; d > 0 {
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
-			defer cancel()
-		}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = s.withStatementTimeout(ctx)
+		defer cancel()
 	}
 	if !waitThrottle(ctx, res.Throttle) {
 		res.Throttle = 0
