@@ -28,6 +28,12 @@
 //     publishes, moves a position or acknowledges ends in. Guard is the
 //     failed-state check (25P02); End commits or rolls back a block; a
 //     COMMIT of a failed block rolls back.
+//     The session that owns a Conn gives it a Listener (Manager.Conn): the
+//     Conn asks it before every commit reaches the store (CheckCommit: the
+//     executor's check that the partitions read are still the session's)
+//     and tells it once when each transaction is over, committed or rolled
+//     back (Ended), so the executor never compares transactions to learn
+//     that one ended.
 //   - held.go: the shared-consumer messages an explicit block (or an
 //     autocommit INSERT ... SELECT) acquired; COMMIT acknowledges them in
 //     the same CommitRequest, ROLLBACK releases them, ROLLBACK TO

@@ -96,5 +96,8 @@ func (m *Manager) begin() *Txn {
 	return t
 }
 
-// Conn returns the transaction state of a new session.
-func (m *Manager) Conn(session uint32) *Conn { return &Conn{m: m, session: session} }
+// Conn returns the transaction state of a new session; l (may be nil)
+// hears of its transactions.
+func (m *Manager) Conn(session uint32, l Listener) *Conn {
+	return &Conn{m: m, session: session, l: l}
+}
