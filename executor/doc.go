@@ -65,7 +65,8 @@
 //     flushed to a client still there (its partitions pinned against a
 //     rebalance until then); a statement that failed, was cancelled, lost
 //     its client or whose portal closed unfinished commits nothing and
-//     hands back what it acquired, its delivery uncounted. shared.go:
+//     hands back what it acquired (txn.Conn.Release, the one release of
+//     shared messages), its delivery uncounted. shared.go:
 //     shared-consumer reads and actions; an acquisition's delivery counts
 //     and an action's outcome are made durable (their store waits queued
 //     in pendingDurable) by WaitDurable before any output reaches the

@@ -47,8 +47,6 @@ type Session struct {
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
-	// sharedUsed are the shared consumers this session acquired from.
-	sharedUsed map[sharedKey]bool
 	// portals finds a protocol portal by name (wire.PortalUser), for FETCH
 	// and MOVE naming one.
 	portals func(name string) (wire.Portal, bool)
@@ -135,13 +133,11 @@ func (s *Session) TxStatus() byte {
 	return byte(s.txc.State())
 }
 
-// Close implements wire.Session: an open transaction rolls back.
+// Close implements wire.Session: an open transaction rolls back and the
+// session's shared-consumer locks are released (txn.Conn.Close).
 func (s *Session) Close() {
-	s.txc.Close()
 	_ = s.WaitDurable()
-	for k := range s.sharedUsed {
-		s.eng.store.ReleaseSession(k.Topic, k.Consumer, s.info.ProcessID, nil)
-	}
+	s.txc.Close()
 	for g := range s.groups {
 		g.leave(s.info.ProcessID)
 	}

@@ -49,6 +49,8 @@ type Conn struct {
 	// so an autocommit INSERT allocates no transaction.
 	spare *Txn
 	held  held
+	// used are the shared consumers the session acquired from (Acquiring).
+	used map[SharedKey]bool
 	// l hears of the session's transactions (Listener); nil: nobody.
 	l Listener
 }
@@ -174,16 +176,20 @@ func (c *Conn) Rollback() {
 	}
 }
 
-// Close ends the session: an open block rolls back. The messages it held
-// are left to the caller, which releases every lock of the session.
+// Close ends the session: an open block rolls back, and every lock the
+// session holds on a shared consumer it acquired from (Acquiring) is
+// released, as a failed attempt.
 func (c *Conn) Close() {
-	c.held = nil
 	if tx := c.tx; tx != nil {
 		tx.discard()
 		c.tx, c.mode = nil, Autocommit
 		c.m.rollbacks.Add(1)
 		c.ended(tx, false)
 	}
+	for k := range c.used {
+		c.release(k, nil, 0)
+	}
+	c.held, c.used = nil, nil
 }
 
 // Statement runs one statement's effects: stage stages writes, records
@@ -338,7 +344,7 @@ func (c *Conn) RollbackTo(sp Savepoint) error {
 			}
 		}
 		if len(refs) > 0 {
-			c.m.store.ReleaseSession(k.Topic, k.Consumer, c.session, refs)
+			c.release(k, refs, len(refs))
 		}
 	}
 	now := c.held

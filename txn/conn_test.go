@@ -15,9 +15,11 @@ import (
 // scriptedStore is a Committer whose commits answer from a script of
 // errors (nil: success), and which records what it was asked.
 type scriptedStore struct {
-	answers  []error
-	got      []*topicstore.CommitRequest
-	released []topicstore.MsgRef
+	answers     []error
+	got         []*topicstore.CommitRequest
+	released    []topicstore.MsgRef
+	undelivered []topicstore.MsgRef
+	releasedAll []SharedKey
 }
 
 func (s *scriptedStore) Commit(_ context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
@@ -40,7 +42,10 @@ func (s *scriptedStore) Producer(string, string) (topicstore.ProducerInfo, bool)
 	return topicstore.ProducerInfo{}, false
 }
 
-func (s *scriptedStore) ReleaseSession(_, _ string, _ uint32, refs []topicstore.MsgRef) {
+func (s *scriptedStore) ReleaseSession(topic, consumer string, _ uint32, refs []topicstore.MsgRef) {
+	if refs == nil {
+		s.releasedAll = append(s.releasedAll, SharedKey{topic, consumer})
+	}
 	s.released = append(s.released, refs...)
 }
 
@@ -64,6 +69,10 @@ func (l *listener) CheckCommit(tx *Txn) error {
 }
 
 func (l *listener) Ended(tx *Txn, committed bool) { l.ended = append(l.ended, ended{tx.ID, committed}) }
+
+func (s *scriptedStore) ReleaseUndelivered(_, _ string, _ uint32, refs []topicstore.MsgRef) {
+	s.undelivered = append(s.undelivered, refs...)
+}
 
 func newConn(st *scriptedStore) (*Manager, *Conn) {
 	m, c, _ := newListened(st)
@@ -294,4 +303,30 @@ func TestListenerEnded(t *testing.T) {
 	tx = c.Begin(ExplicitBlock)
 	c.Close()
 	require.Equal(t, []ended{{tx.ID, false}}, l.ended[6:], "the session's close")
+}
+
+// TestRelease: the one release of shared messages counts the first ones
+// as delivery attempts and hands the rest back undelivered, and the block
+// holds none of them any more; Close releases every lock of the session
+// on each shared consumer it acquired from.
+func TestRelease(t *testing.T) {
+	st := &scriptedStore{}
+	_, c := newConn(st)
+	k := SharedKey{Topic: "q", Consumer: "w"}
+	r := func(o int64) topicstore.MsgRef { return topicstore.MsgRef{Offset: o} }
+
+	c.Acquiring(k)
+	c.Begin(ExplicitBlock)
+	c.Hold(k, []topicstore.MsgRef{r(1), r(2), r(3)})
+	c.Release(k, []topicstore.MsgRef{r(1), r(2)}, 1)
+	require.Equal(t, []topicstore.MsgRef{r(1)}, st.released)
+	require.Equal(t, []topicstore.MsgRef{r(2)}, st.undelivered)
+	require.False(t, c.Holds(k, r(1)))
+	require.False(t, c.Holds(k, r(2)))
+	require.True(t, c.Holds(k, r(3)))
+
+	c.Close()
+	require.Equal(t, []SharedKey{k}, st.releasedAll)
+	require.Equal(t, []topicstore.MsgRef{r(1)}, st.released, "the close releases all of k at once")
+	require.False(t, c.Holds(k, r(3)))
 }
