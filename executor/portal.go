@@ -147,18 +147,13 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		return tag, done, err
 	case *planner.InsertPlan:
 		if s.defers(plan) {
-			*kind = kindNone // observed when it commits (write)
-			tag, done, err := s.deferInsert(ctx, p.ec, plan)
-			if err == nil {
-				s.deferStart = p.started
-			}
-			return tag, done, err
+			*kind = kindNone // observed when it is written (DeferredTag)
 		}
-		n, err := s.execInsert(ctx, p.ec, plan, out)
-		if err != nil {
-			return "", true, err
+		tag, err := s.execInsert(ctx, p.ec, plan, out)
+		if tag == wire.TagDeferred {
+			s.deferStart = p.started
 		}
-		return fmt.Sprintf("INSERT 0 %d", n), true, nil
+		return tag, true, err
 	case *planner.CopyPlan:
 		n, err := s.execCopy(ctx, plan, out)
 		if err != nil {

@@ -15,9 +15,9 @@ import (
 // throttled partition at once and says how long its acknowledgement must be
 // held back (CommitResult.Throttle, topicstore/throttle.go); the session
 // waits that long here, on its own goroutine, after the commit and outside
-// every store lock, before it answers the client. Every commit path waits:
-// autocommit INSERT (write), COPY and INSERT ... SELECT (implicitTxn) and
-// COMMIT (commitTx).
+// every store lock, before it answers the client. Every commit that
+// writes waits (afterCommit): an autocommit INSERT's or COPY's
+// (inWriteTxn) and a block's, at COMMIT or Sync (endBlock).
 //
 // The wait honours the statement's context: a cancel, statement_timeout or
 // client hangup ends it at once. The messages are already written, so the
