@@ -21,8 +21,11 @@
 //     settings and cursors. pipeline.go: the extended protocol's
 //     statements up to Sync as one implicit transaction, opened lazily (a
 //     lone Bind/Execute/Sync still commits as autocommit). settings.go:
-//     run-time parameters as PostgreSQL 15 validates, reports
-//     (ParameterStatus) and scopes them. cursor.go: DECLARE/FETCH/MOVE/
+//     run-time parameters and their scopes (SET LOCAL, a block's SETs, a
+//     savepoint's), as PostgreSQL 15 has them; settings_check.go
+//     validates and parses their values, settings_startup.go applies the
+//     startup packet's, settings_report.go reports them (ParameterStatus,
+//     pg_settings, SHOW ALL). cursor.go: DECLARE/FETCH/MOVE/
 //     CLOSE, and cursors and protocol portals as one namespace.
 //   - run.go: the one switch that opens each plan node (planner.Tree) as
 //     exactly one row iterator; the strategy is the node, nothing is
