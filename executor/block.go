@@ -40,9 +40,8 @@ func (s *Session) beginBlock(mode txn.Mode) {
 // endBlock commits (commit, and the block did not fail) or rolls back the
 // open block through the transaction manager and returns the command tag;
 // the session's own state of the block (settings, cursors, savepoints)
-// follows the outcome.
+// follows the outcome (the cursors through txnListener.Ended).
 func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (string, error) {
-	tx := s.txc.Block()
 	s.savepoints = nil
 	res, committed, err := s.txc.End(ctx, commit)
 	if err == nil && committed {
@@ -50,7 +49,6 @@ func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (s
 		s.afterCommit(ctx, out, &res)
 		return "COMMIT", nil
 	}
-	s.dropCursorsOf(tx)
 	s.settings.rollback()
 	if err != nil {
 		return "", err

@@ -12,6 +12,7 @@ import (
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
+	"topicgate/txn"
 	"topicgate/wire"
 )
 
@@ -36,15 +37,18 @@ func (r *copyReader) Read(p []byte) (int, error) {
 
 var pgcopySig = []byte("PGCOPY\n\xff\r\n\x00")
 
-// execCopy runs COPY topic FROM STDIN. A COPY is all or nothing: in
-// autocommit it runs as one implicit transaction, and inside a block it
-// stages into the block. Rows are handed to the transaction in slices of
-// copySlice bytes, so a huge COPY spills to the store instead of being held
-// in memory; the transaction's size limit applies (54000 beyond it).
+// execCopy runs COPY topic FROM STDIN through the write route
+// (insert.go). A COPY is all or nothing: in autocommit it runs as one
+// transaction of its own, and inside a block it stages into the block.
+// Rows are handed to the transaction in slices of copySlice bytes, so a
+// huge COPY spills to the store instead of being held in memory; the
+// transaction's size limit applies (54000 beyond it).
 func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Output) (int, error) {
-	if s.txc.Current() == nil {
-		return s.implicitTxn(ctx, out, func() (int, error) { return s.execCopy(ctx, p, out) })
-	}
+	return s.inWriteTxn(ctx, out, func(tx *txn.Txn, _ bool) (int, error) { return s.copyIn(ctx, tx, p, out) })
+}
+
+// copyIn reads COPY's data and stages its messages in tx, slice by slice.
+func (s *Session) copyIn(ctx context.Context, tx *txn.Txn, p *planner.CopyPlan, out wire.Output) (int, error) {
 	format := p.Opts.Format
 	if format == "" {
 		format = "text"
@@ -64,7 +68,7 @@ func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Ou
 	pos := &copyPos{topic: p.Topic}
 	total := 0
 	flush := func() error {
-		n, err := s.write(ctx, p.Topic, msgs, out)
+		n, err := s.stage(tx, p.Topic, msgs, false)
 		total += n
 		msgs, size = make([]topicstore.Message, 0, 1024), 0
 		return err

@@ -22,13 +22,11 @@ import (
 // A cursor keeps the row iterator its query started with, as a portal
 // does between row-limited Executes: a topic scan reads on as FETCH asks
 // for rows, so FETCH FORWARD 2000 from a huge topic reads about 2000
-// messages. A cursor remembers the transaction block it was declared in
-// and counts as closed once that block is over; closed cursors are dropped
-// at the session's next cursor statement, so nothing is needed where a
-// transaction ends.
-//
-// A WITH HOLD cursor declared in a block that rolls back is dropped with
-// it (endBlock calls dropCursorsOf), as in PostgreSQL. Where topicgate
+// messages. A cursor remembers the transaction block it was declared in;
+// when that block ends the transaction manager tells the session
+// (txn.Listener.Ended), and the block's cursors close (endCursors): those
+// without WITH HOLD always, the WITH HOLD ones when it rolled back, as
+// in PostgreSQL. Where topicgate
 // differs: a WITH HOLD cursor is not materialized at COMMIT, so it reads
 // the topic as it is when FETCH runs (messages are immutable once written;
 // retention may have removed some meanwhile).
@@ -38,7 +36,7 @@ type cursor struct {
 	// statement and created are what pg_cursors shows.
 	statement string
 	created   time.Time
-	tx        *txn.Txn // the block it was declared in; nil in autocommit
+	tx        *txn.Txn // the block it was declared in; nil in autocommit or once that committed
 	ec        *evalCtx
 	it        rowIter
 	cols      []wire.Column
@@ -49,32 +47,22 @@ type cursor struct {
 	atEnd   bool
 }
 
-// open reports whether c is still open in s: a WITH HOLD cursor is, a
-// cursor without it only inside the block it was declared in.
-func (s *Session) cursorOpen(c *cursor) bool {
-	return c.hold || c.tx != nil && c.tx == s.txc.Block()
-}
-
-// dropCursorsOf drops the cursors declared in tx, which rolled back.
-func (s *Session) dropCursorsOf(tx *txn.Txn) {
+// endCursors closes the cursors of the block tx, which is over: those
+// without WITH HOLD, and the WITH HOLD ones too when it rolled back; the
+// WITH HOLD ones of a committed block stay (txnListener.Ended).
+func (s *Session) endCursors(tx *txn.Txn, committed bool) {
 	for name, c := range s.cursors {
-		if c.tx == tx {
-			delete(s.cursors, name)
-		}
-	}
-}
-
-// sweepCursors drops the cursors whose transaction block has ended.
-func (s *Session) sweepCursors() {
-	for name, c := range s.cursors {
-		if !s.cursorOpen(c) {
+		switch {
+		case c.tx != tx:
+		case c.hold && committed:
+			c.tx = nil
+		default:
 			delete(s.cursors, name)
 		}
 	}
 }
 
 func (s *Session) lookupCursor(name string) (*cursor, error) {
-	s.sweepCursors()
 	c, ok := s.cursors[name]
 	if !ok {
 		return nil, pgerror.Newf(pgerror.CodeInvalidCursorName, "cursor \"%s\" does not exist", name)
@@ -168,7 +156,6 @@ func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.De
 	if s.txc.Block() == nil && !plan.Hold {
 		return pgerror.New(pgerror.CodeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 	}
-	s.sweepCursors()
 	if _, ok := s.cursors[plan.Name]; ok {
 		return pgerror.Newf(pgerror.CodeDuplicateCursor, "cursor \"%s\" already exists", plan.Name)
 	}

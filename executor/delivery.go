@@ -171,12 +171,6 @@ func (d *delivery) abandon(s *Session, sent int64) {
 		case sent > 0:
 			counted = len(a.refs)
 		}
-		if counted > 0 {
-			s.eng.store.ReleaseSession(a.k.Topic, a.k.Consumer, s.info.ProcessID, a.refs[:counted])
-		}
-		if counted < len(a.refs) {
-			s.eng.store.ReleaseUndelivered(a.k.Topic, a.k.Consumer, s.info.ProcessID, a.refs[counted:])
-		}
-		s.txc.Unhold(a.k, a.refs)
+		s.txc.Release(a.k, a.refs, counted)
 	}
 }

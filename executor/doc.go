@@ -8,16 +8,25 @@
 //
 // Layers inside the package:
 //   - engine.go, session.go, portal.go: the wire.Handler/Session/Statement/
-//     Portal implementations; statement lifecycle (statement_timeout).
-//     block.go: when a block begins and ends (explicit, the implicit one
-//     of a multi-statement query, ended at Sync) and what the session
-//     keeps of it besides txn's state: SET LOCAL scope, cursors, the
-//     savepoints' settings and cursors. pipeline.go: the extended protocol's statements up to
-//     Sync as one implicit transaction, opened lazily (a lone
-//     Bind/Execute/Sync still commits as autocommit). settings.go: run-time parameters as PostgreSQL 15
-//     validates, reports (ParameterStatus) and scopes them. cursor.go:
-//     DECLARE/FETCH/MOVE/CLOSE, and cursors and protocol portals as one
-//     namespace.
+//     Portal implementations; the statement lifecycle (inStatement: every
+//     statement's, a pipeline's deferred INSERT's too, with
+//     withStatementTimeout the one place statement_timeout is set up).
+//     The session is its transactions' txn.Listener (txnListener): txn
+//     asks it before each commit (checkHeld) and tells it when each
+//     transaction ended, and what the session kept of the transaction
+//     (handoff holds, the block's cursors) follows then. block.go: when a
+//     block begins and ends (explicit, the implicit one of a
+//     multi-statement query, ended at Sync) and what the session keeps of
+//     it besides txn's state: SET LOCAL scope, cursors, the savepoints'
+//     settings and cursors. pipeline.go: the extended protocol's
+//     statements up to Sync as one implicit transaction, opened lazily (a
+//     lone Bind/Execute/Sync still commits as autocommit). settings.go:
+//     run-time parameters and their scopes (SET LOCAL, a block's SETs, a
+//     savepoint's), as PostgreSQL 15 has them; settings_check.go
+//     validates and parses their values, settings_startup.go applies the
+//     startup packet's, settings_report.go reports them (ParameterStatus,
+//     pg_settings, SHOW ALL). cursor.go: DECLARE/FETCH/MOVE/
+//     CLOSE, and cursors and protocol portals as one namespace.
 //   - run.go: the one switch that opens each plan node (planner.Tree) as
 //     exactly one row iterator; the strategy is the node, nothing is
 //     decided here. select.go, agg.go, msgrow.go: row iterators. A topic
@@ -47,8 +56,12 @@
 //     builtins.go registers each builtin's implementation at init under
 //     its planner.Builtins declaration (impls, by the declaration's ID)
 //     and panics if the two sets differ.
-//   - insert.go, copy.go: turning rows into messages and publishing them in
-//     one commit (or staging them in the open transaction). throttle.go:
+//   - insert.go, copy.go: the one write route of every INSERT and COPY
+//     (alone, in a block, pipelined, or reading a consumer): messages
+//     built, staged in the statement's transaction (inWriteTxn, stage),
+//     which in autocommit is the statement's own, committed at its end
+//     (a pipelined INSERT stages or commits at the client's next
+//     message). throttle.go:
 //     after a commit the session waits the write-speed delay the store
 //     decided (CommitResult.Throttle) on a timer and the statement's
 //     context; a wait cut short still succeeds, with a WARNING. copyout.go:
@@ -65,7 +78,8 @@
 //     flushed to a client still there (its partitions pinned against a
 //     rebalance until then); a statement that failed, was cancelled, lost
 //     its client or whose portal closed unfinished commits nothing and
-//     hands back what it acquired, its delivery uncounted. shared.go:
+//     hands back what it acquired (txn.Conn.Release, the one release of
+//     shared messages), its delivery uncounted. shared.go:
 //     shared-consumer reads and actions; an acquisition's delivery counts
 //     and an action's outcome are made durable (their store waits queued
 //     in pendingDurable) by WaitDurable before any output reaches the

@@ -113,8 +113,8 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 	if err := startupError(info); err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, info: info, settings: newSettings(info), txc: e.txm.Conn(info.ProcessID)}
-	s.txc.SetCheck(s.checkHeld)
+	s := &Session{eng: e, info: info, settings: newSettings(info)}
+	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
 	e.sessions.Store(info.ProcessID, s)
 	return s, nil
 }

@@ -16,8 +16,8 @@ import (
 //     explicit block, an implicit one, INSERT ... SELECT) read the
 //     partition, and its COMMIT checks that it still holds it (checkHeld).
 //     The hold ends when the transaction ends, committed or rolled back:
-//     the session notices at the end of each statement and at each
-//     ReadyForQuery (endTxHolds).
+//     the transaction manager tells the session (txn.Listener.Ended),
+//     which releases it (endTxHolds).
 //
 // So a joining reader never makes a short transaction fail: only a
 // transaction still open after the grace loses its partition, and its
@@ -176,17 +176,15 @@ func (s *Session) noteTxHold(g *readGroup) {
 	s.txHolds = append(s.txHolds, sessionHold{g: g, txID: id})
 }
 
-// endTxHolds ends the holds of every transaction of the session that is
-// over (the session has no transaction, or another one). It runs on the
-// session's goroutine after each statement and at each ReadyForQuery.
-func (s *Session) endTxHolds() {
+// endTxHolds ends the holds of the session's transaction txID, which is
+// over (txnListener.Ended, on the session's goroutine).
+func (s *Session) endTxHolds(txID uint64) {
 	if len(s.txHolds) == 0 {
 		return
 	}
 	keep := s.txHolds[:0]
-	tx := s.txc.Current()
 	for _, h := range s.txHolds {
-		if tx != nil && tx.ID == h.txID {
+		if h.txID != txID {
 			keep = append(keep, h)
 			continue
 		}

@@ -150,16 +150,64 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (int, error) {
-	if plan.Select != nil && plan.Select.Consumer != nil && s.txc.Current() == nil {
-		// Streaming or shared: the read and the writes commit together.
-		return s.implicitTxn(ctx, out, func() (int, error) { return s.execInsert(ctx, ec, plan, out) })
+// The write route. Every INSERT and every COPY ... FROM STDIN, alone, in a
+// block, in a pipeline or reading a consumer, takes the same steps:
+//
+//  1. its messages are built: an INSERT's VALUES or query rows
+//     (insertMessages), COPY's data (copy.go). An INSERT that reads a
+//     consumer builds them inside its transaction, since the read is part
+//     of it; any other INSERT before it, so that a build that fails begins
+//     nothing;
+//  2. a pipelined INSERT may stop here and finish at the client's next
+//     message (pipeline.go), which then runs step 3 as an autocommit
+//     statement (Sync) or in the pipeline's implicit block;
+//  3. they are staged (stage) in the statement's transaction (inWriteTxn):
+//     the open block's, or, in autocommit, one of the statement's own that
+//     commits, through txn's one commit path, when the statement's work is
+//     done (its tag then counts what the commit wrote, duplicates skipped).
+
+// execInsert runs an INSERT and returns its tag: "INSERT 0 n", or
+// wire.TagDeferred for a pipelined INSERT whose write waits for the
+// client's next message (pipeline.go).
+func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (string, error) {
+	var n int
+	var err error
+	if plan.Select != nil && plan.Select.Consumer != nil {
+		// Read-process-write: the read and the writes commit together.
+		n, err = s.inWriteTxn(ctx, out, func(tx *txn.Txn, _ bool) (int, error) {
+			msgs, err := s.insertMessages(ctx, ec, plan)
+			if err != nil {
+				return 0, err
+			}
+			return s.stage(tx, plan.Topic, msgs, false)
+		})
+	} else {
+		var msgs []topicstore.Message
+		if msgs, err = s.insertMessages(ctx, ec, plan); err != nil {
+			return "", err
+		}
+		if s.defers(plan) {
+			// The store checks the messages when they commit or stage, and
+			// either failure is still this statement's error
+			// (DeferredTag's).
+			s.deferred = &deferredWrite{topic: plan.Topic, msgs: msgs}
+			return wire.TagDeferred, nil
+		}
+		n, err = s.insertBuilt(ctx, out, plan.Topic, msgs)
 	}
-	msgs, err := s.insertMessages(ctx, ec, plan)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	return s.write(ctx, plan.Topic, msgs, out)
+	return fmt.Sprintf("INSERT 0 %d", n), nil
+}
+
+// insertBuilt runs step 3 of the write route for an INSERT that
+// reads no consumer: msgs go to topic in the statement's transaction.
+func (s *Session) insertBuilt(ctx context.Context, out wire.Output, topic string, msgs []topicstore.Message) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	return s.inWriteTxn(ctx, out, func(tx *txn.Txn, own bool) (int, error) { return s.stage(tx, topic, msgs, own) })
 }
 
 // insertMessages evaluates the messages an INSERT writes: its VALUES rows
@@ -209,39 +257,61 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *planner
 	return msgs, nil
 }
 
-// write publishes msgs (autocommit) or stages them (transaction block).
-func (s *Session) write(ctx context.Context, topic string, msgs []topicstore.Message, out wire.Output) (int, error) {
-	if !s.deferStart.IsZero() { // a deferred pipeline INSERT: its latency ends here
-		start := s.deferStart
-		s.deferStart = time.Time{}
-		defer func() { s.eng.metrics.observe(kindInsert, time.Since(start)) }()
-	}
-	if len(msgs) == 0 {
-		return 0, nil
-	}
+// inWriteTxn runs work, which stages a statement's writes (and, for
+// INSERT ... SELECT from a consumer, records its read), in the statement's
+// transaction: the open block's (own false), where they commit with the
+// block and the count is work's; or, in autocommit, a transaction of the
+// statement's own (own true), committed when work returns nil and rolled
+// back when it fails, so a COPY or a read-process-write INSERT publishes
+// its writes and moves the consumer's position in one atomic commit. The
+// count is then what the commit wrote, duplicates skipped.
+func (s *Session) inWriteTxn(ctx context.Context, out wire.Output, work func(tx *txn.Txn, own bool) (int, error)) (int, error) {
 	if tx := s.txc.Current(); tx != nil {
-		// A partition the topic lacks is the statement's error, as in
-		// autocommit: found at COMMIT it would fail the whole transaction
-		// as a conflict (40001) that no retry can cure.
-		if err := s.checkPartitions(topic, msgs); err != nil {
-			return 0, err
-		}
-		n, err := tx.Admit(topic, msgs, s.eng.store.Producer)
-		if err != nil {
-			return 0, txn.StoreError(err, topic)
-		}
-		if err := tx.Stage(topic, msgs); err != nil {
-			return 0, err
-		}
-		return n, nil
+		return work(tx, false)
 	}
-	// Autocommit: the INSERT is a transaction of its own.
-	res, err := s.txc.Statement(ctx, func(tx *txn.Txn) error { return tx.Stage(topic, msgs) })
+	res, err := s.txc.Statement(ctx, func(tx *txn.Txn) error {
+		_, err := work(tx, true)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
 	s.afterCommit(ctx, out, &res)
-	return res.Writes[0].Written, nil
+	written := 0
+	for _, w := range res.Writes {
+		written += w.Written
+	}
+	return written, nil
+}
+
+// stage stages msgs for topic in tx and returns how many of them the
+// statement's tag counts in a block (Admit: what dedup will keep).
+// Staging checks first what the commit would otherwise refuse for the
+// whole transaction: a partition the topic lacks is the statement's
+// error, as in autocommit (found at COMMIT it would fail the transaction
+// as a conflict, 40001, that no retry can cure), and so is a producer
+// bound to another partition. Only an autocommit INSERT's messages staged
+// alone in its own transaction skip both: its commit comes next and its
+// refusal is the statement's error as is, and its tag counts what that
+// commit wrote.
+func (s *Session) stage(tx *txn.Txn, topic string, msgs []topicstore.Message, alone bool) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	if alone {
+		return 0, tx.Stage(topic, msgs)
+	}
+	if err := s.checkPartitions(topic, msgs); err != nil {
+		return 0, err
+	}
+	n, err := tx.Admit(topic, msgs, s.eng.store.Producer)
+	if err != nil {
+		return 0, txn.StoreError(err, topic)
+	}
+	if err := tx.Stage(topic, msgs); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // checkPartitions fails with the statement's error when a message names
@@ -267,24 +337,4 @@ func reportDuplicates(out wire.Output, res []topicstore.WriteResult) {
 	if dups > 0 {
 		out.Notice(pgerror.CodeSuccessfulCompletion, fmt.Sprintf("skipped %d duplicate message(s): seqno not above the producer's last stored seqno", dups))
 	}
-}
-
-// implicitTxn runs fn as the implicit transaction of an autocommit
-// statement, so a read-process-write INSERT ... SELECT ... WITH (CONSUMER =
-// c), or a COPY, publishes its writes and moves the consumer's position in
-// one atomic commit. It returns how many messages the commit wrote.
-func (s *Session) implicitTxn(ctx context.Context, out wire.Output, fn func() (int, error)) (int, error) {
-	res, err := s.txc.Statement(ctx, func(*txn.Txn) error {
-		_, err := fn()
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	s.afterCommit(ctx, out, &res)
-	written := 0
-	for _, w := range res.Writes {
-		written += w.Written
-	}
-	return written, nil
 }

@@ -277,7 +277,6 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 			add(r)
 		}
 	case "pg_cursors":
-		s.sweepCursors()
 		for _, c := range s.cursors {
 			add(map[string]any{"name": c.name, "statement": c.statement, "is_holdable": c.hold,
 				"is_binary": false, "is_scrollable": false, "creation_time": c.created})

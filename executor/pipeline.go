@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"topicgate/planner"
 	"topicgate/topicstore"
@@ -21,8 +22,8 @@ import (
 //     its messages are built and checked, and the Execute's CommandComplete
 //     waits for the client's next message. When that is Sync the INSERT
 //     commits on its own, as an autocommit statement: the common
-//     Bind/Execute/Sync keeps the autocommit write path and a tag that
-//     counts the messages written after dedup. When another message comes
+//     Bind/Execute/Sync takes the write route (insert.go) as an autocommit
+//     INSERT does, with a tag that counts the messages written after dedup. When another message comes
 //     first, the INSERT's messages are staged in a new implicit block that
 //     the rest of the pipeline runs in, committed at Sync if every
 //     statement succeeded, rolled back otherwise; its tag, like any INSERT's
@@ -54,22 +55,10 @@ func (s *Session) defers(plan *planner.InsertPlan) bool {
 	return s.pipe && s.txc.Block() == nil && !s.multi && (plan.Select == nil || plan.Select.Consumer == nil)
 }
 
-// deferInsert builds the messages of a deferred INSERT; DeferredTag
-// writes them.
-func (s *Session) deferInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan) (string, bool, error) {
-	msgs, err := s.insertMessages(ctx, ec, plan)
-	if err != nil {
-		return "", true, err
-	}
-	// The store checks the messages when they commit or stage, and either
-	// failure is still this statement's error (DeferredTag's).
-	s.deferred = &deferredWrite{topic: plan.Topic, msgs: msgs}
-	return wire.TagDeferred, true, nil
-}
-
-// DeferredTag implements wire.Pipeliner: the deferred INSERT commits on
-// its own (atSync) or opens the pipeline's implicit block with its
-// messages staged.
+// DeferredTag implements wire.Pipeliner: the deferred INSERT (execInsert
+// built its messages) finishes the write route, committed on its own as
+// an autocommit statement (atSync) or staged in the pipeline's implicit
+// block, which it opens.
 func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool) (tag string, err error) {
 	d := s.deferred
 	s.deferred = nil
@@ -80,17 +69,17 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 		s.multi = true
 		s.beginBlock(txn.ImplicitBlock)
 		defer s.publishStatus()
-	} else if d := s.settings.stmtTimeout; d > 0 {
-		// The INSERT's commit is still its statement's: statement_timeout
-		// bounds it as it bounds an autocommit INSERT's.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
-		defer cancel()
 	}
-	n, err := s.write(ctx, d.topic, d.msgs, out)
-	if err != nil {
-		err = timedOut(ctx, err)
-		return "", s.onError(err)
-	}
-	return fmt.Sprintf("INSERT 0 %d", n), nil
+	// Committed (atSync) or staged, the INSERT is still its statement's:
+	// statement_timeout bounds it as it bounds an autocommit INSERT's.
+	err = s.inStatement(ctx, func(ctx context.Context) error {
+		n, err := s.insertBuilt(ctx, out, d.topic, d.msgs)
+		if err == nil {
+			tag = fmt.Sprintf("INSERT 0 %d", n)
+		}
+		return err
+	})
+	s.eng.metrics.observe(kindInsert, time.Since(s.deferStart)) // its latency ends here
+	s.deferStart = time.Time{}
+	return tag, err
 }

@@ -50,7 +50,9 @@ func (p *portal) Close() {
 	p.deliver.abandon(p.st.s, p.sent)
 }
 
-// Execute implements wire.Portal.
+// Execute implements wire.Portal: the statement's lifecycle around run
+// (sys.sessions' active flag, the latency histogram, client_min_messages),
+// the statement itself run through inStatement.
 func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag string, done bool, err error) {
 	s := p.st.s
 	if p.running {
@@ -75,11 +77,23 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	if s.settings.quiet {
 		out = quietOutput{out, s.settings.quieter}
 	}
-	if d := s.settings.stmtTimeout; d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
-		defer cancel()
-	}
+	err = s.inStatement(ctx, func(ctx context.Context) error {
+		var err error
+		tag, done, err = p.run(ctx, out, maxRows, &kind)
+		return err
+	})
+	return tag, done, err
+}
+
+// inStatement runs f as one statement of the session: f's context ends
+// after statement_timeout (withStatementTimeout), a panic in f is an
+// internal error of this statement only, and f's error is mapped (57014
+// when the timeout cut it, timedOut) and moves an open block to the
+// failed state (onError). A portal's Execute and the completion of a
+// pipeline's deferred INSERT (DeferredTag) run through it.
+func (s *Session) inStatement(ctx context.Context, f func(ctx context.Context) error) (err error) {
+	ctx, cancel := s.withStatementTimeout(ctx)
+	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
 			err = pgerror.AssertionFailed("panic executing statement: %v", r)
@@ -89,6 +103,14 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 			err = s.onError(err)
 		}
 	}()
+	return f(ctx)
+}
+
+// run runs the portal's statement (up to maxRows rows of it) inside
+// inStatement. kind is the latency histogram the statement counts in; a
+// deferred INSERT clears it (it is observed when it commits).
+func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *stmtKind) (tag string, done bool, err error) {
+	s := p.st.s
 	if err := s.txc.Guard(endsTxn(p.st.ast)); err != nil {
 		return "", true, err
 	}
@@ -125,18 +147,13 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 		return tag, done, err
 	case *planner.InsertPlan:
 		if s.defers(plan) {
-			kind = kindNone // observed when it commits (write)
-			tag, done, err := s.deferInsert(ctx, p.ec, plan)
-			if err == nil {
-				s.deferStart = p.started
-			}
-			return tag, done, err
+			*kind = kindNone // observed when it is written (DeferredTag)
 		}
-		n, err := s.execInsert(ctx, p.ec, plan, out)
-		if err != nil {
-			return "", true, err
+		tag, err := s.execInsert(ctx, p.ec, plan, out)
+		if tag == wire.TagDeferred {
+			s.deferStart = p.started
 		}
-		return fmt.Sprintf("INSERT 0 %d", n), true, nil
+		return tag, true, err
 	case *planner.CopyPlan:
 		n, err := s.execCopy(ctx, plan, out)
 		if err != nil {
@@ -227,6 +244,16 @@ func (s *Session) withDelivery(d *delivery, f func() (rowIter, error)) (rowIter,
 	s.deliver = d
 	defer func() { s.deliver = nil }()
 	return f()
+}
+
+// withStatementTimeout is the one place statement_timeout is set up: ctx
+// bounded by the session's statement_timeout, with errStatementTimeout as
+// its cause; ctx itself when the setting is 0.
+func (s *Session) withStatementTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.settings.stmtTimeout; d > 0 {
+		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
+	}
+	return ctx, func() {}
 }
 
 // errStatementTimeout is the cause of a statement cut by statement_timeout.

@@ -39,7 +39,7 @@ type Session struct {
 	savepoints []savepoint
 	groups     map[*readGroup]string // consumer groups this session reads in -> topic
 	// txHolds are the partitions held for this session's transactions
-	// (handoff.go), released once the transaction is over.
+	// (handoff.go), released when the transaction is over (endTxHolds).
 	txHolds []sessionHold
 	active  atomic.Bool // a statement is running (sys.sessions)
 	status  atomic.Pointer[txStatus]
@@ -47,8 +47,6 @@ type Session struct {
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
 	readArena arena
-	// sharedUsed are the shared consumers this session acquired from.
-	sharedUsed map[sharedKey]bool
 	// portals finds a protocol portal by name (wire.PortalUser), for FETCH
 	// and MOVE naming one.
 	portals func(name string) (wire.Portal, bool)
@@ -59,8 +57,8 @@ type Session struct {
 	// pendingDurable are acknowledgements decided but not yet known to be
 	// synced; WaitDurable runs them before output reaches the client.
 	pendingDurable []func() error
-	// cursors are the open cursors by name (cursor.go); one whose
-	// transaction block has ended counts as closed.
+	// cursors are the open cursors by name (cursor.go); those of a
+	// transaction block leave when it ends (endCursors).
 	cursors map[string]*cursor
 }
 
@@ -76,9 +74,26 @@ type txStatus struct {
 	reads    []string // topic/consumer:partition read from
 }
 
+// txnListener is the session as the listener of its transactions
+// (txn.Listener). Before a commit it checks that the partitions the
+// transaction read are still the session's (checkHeld); when a
+// transaction is over, what the session kept of it follows: the
+// partitions it held for the transaction go (handoff.go), and so do the
+// cursors declared in it (cursor.go).
+type txnListener Session
+
+// CheckCommit implements txn.Listener.
+func (l *txnListener) CheckCommit(tx *txn.Txn) error { return (*Session)(l).checkHeld(tx) }
+
+// Ended implements txn.Listener.
+func (l *txnListener) Ended(tx *txn.Txn, committed bool) {
+	s := (*Session)(l)
+	s.endTxHolds(tx.ID)
+	s.endCursors(tx, committed)
+}
+
 // publishStatus refreshes the snapshot after a statement.
 func (s *Session) publishStatus() {
-	s.endTxHolds()
 	if app, _ := s.settings.get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
 		s.appName.Store(&app)
 	}
@@ -115,17 +130,14 @@ func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.chan
 
 // TxStatus implements wire.Session.
 func (s *Session) TxStatus() byte {
-	s.endTxHolds() // a transaction that ended at Sync lets its partitions go
 	return byte(s.txc.State())
 }
 
-// Close implements wire.Session: an open transaction rolls back.
+// Close implements wire.Session: an open transaction rolls back and the
+// session's shared-consumer locks are released (txn.Conn.Close).
 func (s *Session) Close() {
-	s.txc.Close()
 	_ = s.WaitDurable()
-	for k := range s.sharedUsed {
-		s.eng.store.ReleaseSession(k.Topic, k.Consumer, s.info.ProcessID, nil)
-	}
+	s.txc.Close()
 	for g := range s.groups {
 		g.leave(s.info.ProcessID)
 	}

@@ -52,7 +52,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 		return &sliceIter{}, nil
 	}
 	k := sharedKey{Topic: cr.Topic, Consumer: cr.Consumer}
-	s.useShared(k)
+	s.txc.Acquiring(k) // the session's close releases what it still holds
 	var deadline <-chan time.Time
 	if o.wait > 0 {
 		timer := time.NewTimer(o.wait)
@@ -81,7 +81,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 				for i, a := range acq {
 					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 				}
-				s.eng.store.ReleaseSession(cr.Topic, cr.Consumer, s.info.ProcessID, refs)
+				s.txc.Release(k, refs, len(refs))
 				return nil, err
 			}
 			if len(acq) > 0 && (s.txc.Current() != nil || s.deliver != nil) {
@@ -146,15 +146,6 @@ func (s *Session) sharedRows(ec *evalCtx, p *planner.SelectPlan, acq []topicstor
 		rows = append(rows, out)
 	}
 	return rows, nil
-}
-
-// useShared remembers a shared consumer this session acquired from, so
-// Close releases its locks.
-func (s *Session) useShared(k sharedKey) {
-	if s.sharedUsed == nil {
-		s.sharedUsed = map[sharedKey]bool{}
-	}
-	s.sharedUsed[k] = true
 }
 
 // execSharedAction runs an ack (DELETE), release, reject or extend

@@ -15,9 +15,9 @@ import (
 // throttled partition at once and says how long its acknowledgement must be
 // held back (CommitResult.Throttle, topicstore/throttle.go); the session
 // waits that long here, on its own goroutine, after the commit and outside
-// every store lock, before it answers the client. Every commit path waits:
-// autocommit INSERT (write), COPY and INSERT ... SELECT (implicitTxn) and
-// COMMIT (commitTx).
+// every store lock, before it answers the client. Every commit that
+// writes waits (afterCommit): an autocommit INSERT's or COPY's
+// (inWriteTxn) and a block's, at COMMIT or Sync (endBlock).
 //
 // The wait honours the statement's context: a cancel, statement_timeout or
 // client hangup ends it at once. The messages are already written, so the
@@ -42,20 +42,18 @@ func waitThrottle(ctx context.Context, d time.Duration) (cut bool) {
 }
 
 // throttleCommit waits res's throttle delay; afterwards res.Throttle is the
-// delay only when the wait was cut short, else 0 (see warnThrottleCut). A
-// pipelined INSERT commits after its Execute returned, with a context that
-// has no statement_timeout (pipeline.go): its wait gets the session's
+// delay only when the wait was cut short, else 0 (see warnThrottleCut).
+// The implicit block of a multi-statement query or a pipeline commits at
+// Sync, outside every statement (block.go): its wait gets the session's
 // statement_timeout of its own.
 func (s *Session) throttleCommit(ctx context.Context, res *topicstore.CommitResult) {
 	if res.Throttle <= 0 {
 		return
 	}
-	if d := s.settings.stmtTimeout; d > 0 {
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
-			defer cancel()
-		}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = s.withStatementTimeout(ctx)
+		defer cancel()
 	}
 	if !waitThrottle(ctx, res.Throttle) {
 		res.Throttle = 0

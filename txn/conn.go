@@ -49,13 +49,39 @@ type Conn struct {
 	// so an autocommit INSERT allocates no transaction.
 	spare *Txn
 	held  held
-	check func(*Txn) error
+	// used are the shared consumers the session acquired from (Acquiring).
+	used map[SharedKey]bool
+	// l hears of the session's transactions (Listener); nil: nobody.
+	l Listener
 }
 
-// SetCheck sets a check every commit runs before it reaches the store
-// (the executor's: every partition the transaction read is still this
-// session's). Its error rolls the transaction back and is returned as is.
-func (c *Conn) SetCheck(fn func(*Txn) error) { c.check = fn }
+// Listener is the session's side of its transactions: the executor's
+// session gives one to Manager.Conn, and the Conn asks it before each
+// commit and tells it when each transaction is over, so the session
+// never has to compare transactions to learn that one ended. Both are
+// called on the session's goroutine.
+type Listener interface {
+	// CheckCommit is asked on the one commit path before a transaction
+	// reaches the store (the executor's check: every partition the
+	// transaction read is still this session's), except for an
+	// at-least-once read (Txn.AtLeastOnce). Its error rolls the
+	// transaction back and is the commit's error as is.
+	CheckCommit(tx *Txn) error
+	// Ended is told once, when tx is over: committed (the store stored
+	// it, or there was nothing to store), or rolled back (ROLLBACK, a
+	// COMMIT of a failed block, a failed autocommit statement, a failed
+	// commit, the session's close). The messages the block held are
+	// acknowledged or released by then. A ROLLBACK TO SAVEPOINT ends no
+	// transaction and is not told.
+	Ended(tx *Txn, committed bool)
+}
+
+// ended tells the listener that tx is over.
+func (c *Conn) ended(tx *Txn, committed bool) {
+	if c.l != nil {
+		c.l.Ended(tx, committed)
+	}
+}
 
 // Mode returns the mode of the session's next statement.
 func (c *Conn) Mode() Mode { return c.mode }
@@ -150,15 +176,20 @@ func (c *Conn) Rollback() {
 	}
 }
 
-// Close ends the session: an open block rolls back. The messages it held
-// are left to the caller, which releases every lock of the session.
+// Close ends the session: an open block rolls back, and every lock the
+// session holds on a shared consumer it acquired from (Acquiring) is
+// released, as a failed attempt.
 func (c *Conn) Close() {
-	c.held = nil
-	if c.tx != nil {
-		c.tx.discard()
+	if tx := c.tx; tx != nil {
+		tx.discard()
 		c.tx, c.mode = nil, Autocommit
 		c.m.rollbacks.Add(1)
+		c.ended(tx, false)
 	}
+	for k := range c.used {
+		c.release(k, nil, 0)
+	}
+	c.held, c.used = nil, nil
 }
 
 // Statement runs one statement's effects: stage stages writes, records
@@ -195,22 +226,23 @@ func (c *Conn) rollback(tx *Txn) {
 	tx.discard()
 	c.releaseHeld()
 	c.m.rollbacks.Add(1)
+	c.ended(tx, false)
 }
 
 // commit is the one commit path: every transaction that publishes,
 // moves a position or acknowledges ends here. It checks the transaction
-// (SetCheck), adds the acknowledgements of the shared messages held,
+// (Listener.CheckCommit), adds the acknowledgements of the shared messages held,
 // sends one CommitRequest to the store, maps a refusal to its SQLSTATE
 // (StoreError) and counts the outcome. Either way the transaction is over
-// when it returns.
+// when it returns, and the listener was told (Listener.Ended).
 func (c *Conn) commit(ctx context.Context, tx *Txn) (Result, error) {
 	res := Result{Topics: tx.Topics()}
 	if tx.state == Failed {
 		c.rollback(tx)
 		return res, ErrFailed
 	}
-	if c.check != nil && !tx.atLeastOnce {
-		if err := c.check(tx); err != nil {
+	if c.l != nil && !tx.atLeastOnce {
+		if err := c.l.CheckCommit(tx); err != nil {
 			c.rollback(tx)
 			c.count(err)
 			return res, err
@@ -222,6 +254,7 @@ func (c *Conn) commit(ctx context.Context, tx *Txn) (Result, error) {
 	if len(req.Writes) == 0 && len(req.Positions) == 0 && len(req.Acks) == 0 {
 		tx.discard()
 		c.held = nil
+		c.ended(tx, true)
 		return res, nil
 	}
 	start := time.Now()
@@ -256,6 +289,7 @@ func (c *Conn) commit(ctx context.Context, tx *Txn) (Result, error) {
 	tx.discard()
 	c.held = nil
 	c.m.commits.Add(1)
+	c.ended(tx, true)
 	return res, nil
 }
 
@@ -310,7 +344,7 @@ func (c *Conn) RollbackTo(sp Savepoint) error {
 			}
 		}
 		if len(refs) > 0 {
-			c.m.store.ReleaseSession(k.Topic, k.Consumer, c.session, refs)
+			c.release(k, refs, len(refs))
 		}
 	}
 	now := c.held

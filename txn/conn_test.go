@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -14,9 +15,11 @@ import (
 // scriptedStore is a Committer whose commits answer from a script of
 // errors (nil: success), and which records what it was asked.
 type scriptedStore struct {
-	answers  []error
-	got      []*topicstore.CommitRequest
-	released []topicstore.MsgRef
+	answers     []error
+	got         []*topicstore.CommitRequest
+	released    []topicstore.MsgRef
+	undelivered []topicstore.MsgRef
+	releasedAll []SharedKey
 }
 
 func (s *scriptedStore) Commit(_ context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
@@ -39,13 +42,47 @@ func (s *scriptedStore) Producer(string, string) (topicstore.ProducerInfo, bool)
 	return topicstore.ProducerInfo{}, false
 }
 
-func (s *scriptedStore) ReleaseSession(_, _ string, _ uint32, refs []topicstore.MsgRef) {
+func (s *scriptedStore) ReleaseSession(topic, consumer string, _ uint32, refs []topicstore.MsgRef) {
+	if refs == nil {
+		s.releasedAll = append(s.releasedAll, SharedKey{topic, consumer})
+	}
 	s.released = append(s.released, refs...)
 }
 
+// listener is a Listener that checks commits with check (nil: none) and
+// records the transactions told to have ended.
+type listener struct {
+	check func(*Txn) error
+	ended []ended
+}
+
+type ended struct {
+	id        uint64
+	committed bool
+}
+
+func (l *listener) CheckCommit(tx *Txn) error {
+	if l.check == nil {
+		return nil
+	}
+	return l.check(tx)
+}
+
+func (l *listener) Ended(tx *Txn, committed bool) { l.ended = append(l.ended, ended{tx.ID, committed}) }
+
+func (s *scriptedStore) ReleaseUndelivered(_, _ string, _ uint32, refs []topicstore.MsgRef) {
+	s.undelivered = append(s.undelivered, refs...)
+}
+
 func newConn(st *scriptedStore) (*Manager, *Conn) {
+	m, c, _ := newListened(st)
+	return m, c
+}
+
+func newListened(st *scriptedStore) (*Manager, *Conn, *listener) {
 	m := NewManager(st, Options{Clock: func() time.Time { return time.Unix(0, 0) }})
-	return m, m.Conn(7)
+	l := &listener{}
+	return m, m.Conn(7, l), l
 }
 
 // TestAutocommitStatement: an autocommit statement is a transaction of its
@@ -137,7 +174,7 @@ func TestBlockLifecycle(t *testing.T) {
 // asked.
 func TestCommitErrors(t *testing.T) {
 	st := &scriptedStore{answers: []error{topicstore.ErrPositionConflict, topicstore.ErrPartitionNotFound, topicstore.ErrPartitionNotFound}}
-	m, c := newConn(st)
+	m, c, l := newListened(st)
 	ctx := context.Background()
 	c.Begin(ExplicitBlock).RecordRead(ReadKey{Topic: "in", Consumer: "c"}, 0, 4, 40)
 	_, committed, err := c.End(ctx, true)
@@ -153,9 +190,9 @@ func TestCommitErrors(t *testing.T) {
 	_, _, err = c.End(ctx, true)
 	require.Equal(t, pgerror.CodeSerializationFailure, pgerror.Code(err), "a partition gone under a read is a conflict")
 
-	c.SetCheck(func(*Txn) error {
+	l.check = func(*Txn) error {
 		return pgerror.New(pgerror.CodeSerializationFailure, "partition reassigned")
-	})
+	}
 	c.Begin(ExplicitBlock)
 	_, _, err = c.End(ctx, true)
 	require.Equal(t, pgerror.CodeSerializationFailure, pgerror.Code(err))
@@ -167,8 +204,8 @@ func TestCommitErrors(t *testing.T) {
 // the positions others moved and moves the rest, one by one.
 func TestAtLeastOnceRead(t *testing.T) {
 	st := &scriptedStore{answers: []error{topicstore.ErrPositionConflict, topicstore.ErrPositionConflict, nil}}
-	m, c := newConn(st)
-	c.SetCheck(func(*Txn) error { t.Fatal("an at-least-once read skips the check"); return nil })
+	m, c, l := newListened(st)
+	l.check = func(*Txn) error { t.Fatal("an at-least-once read skips the check"); return nil }
 	_, err := c.Statement(context.Background(), func(tx *Txn) error {
 		tx.AtLeastOnce()
 		tx.RecordRead(ReadKey{Topic: "in", Consumer: "c", Partition: 0}, 0, 4, 40)
@@ -220,4 +257,76 @@ func TestHeldSharedMessages(t *testing.T) {
 	c.Rollback()
 	require.Equal(t, []topicstore.MsgRef{r(3), r(5)}, st.released)
 	require.False(t, c.Holds(k, r(5)))
+}
+
+// TestListenerEnded: the listener is told once that each transaction is
+// over, whichever way it ended, and never of a ROLLBACK TO SAVEPOINT.
+func TestListenerEnded(t *testing.T) {
+	st := &scriptedStore{answers: []error{nil, topicstore.ErrPositionConflict}}
+	_, c, l := newListened(st)
+	ctx := context.Background()
+
+	tx := c.Begin(ExplicitBlock)
+	require.NoError(t, tx.Stage("out", msgs(1, 0)))
+	_, _, err := c.End(ctx, true)
+	require.NoError(t, err)
+	require.Equal(t, []ended{{tx.ID, true}}, l.ended, "a commit")
+
+	tx = c.Begin(ExplicitBlock)
+	sp := c.Savepoint()
+	require.NoError(t, c.RollbackTo(sp))
+	require.Len(t, l.ended, 1, "a ROLLBACK TO SAVEPOINT ends nothing")
+	tx.RecordRead(ReadKey{Topic: "in", Consumer: "c"}, 0, 4, 40)
+	_, _, err = c.End(ctx, true)
+	require.Error(t, err)
+	require.Equal(t, ended{tx.ID, false}, l.ended[1], "a failed commit")
+
+	var stmt uint64
+	_, err = c.Statement(ctx, func(tx *Txn) error { stmt = tx.ID; return nil })
+	require.NoError(t, err)
+	require.Equal(t, ended{stmt, true}, l.ended[2], "an autocommit statement with nothing to store")
+	_, err = c.Statement(ctx, func(tx *Txn) error { stmt = tx.ID; return errors.New("boom") })
+	require.Error(t, err)
+	require.Equal(t, ended{stmt, false}, l.ended[3], "a failed autocommit statement")
+
+	tx = c.Begin(ImplicitBlock)
+	c.Fail()
+	_, committed, err := c.End(ctx, true)
+	require.NoError(t, err)
+	require.False(t, committed)
+	require.Equal(t, ended{tx.ID, false}, l.ended[4], "a failed block's COMMIT rolls back")
+
+	tx = c.Begin(ExplicitBlock)
+	c.Rollback()
+	require.Equal(t, ended{tx.ID, false}, l.ended[5], "ROLLBACK")
+
+	tx = c.Begin(ExplicitBlock)
+	c.Close()
+	require.Equal(t, []ended{{tx.ID, false}}, l.ended[6:], "the session's close")
+}
+
+// TestRelease: the one release of shared messages counts the first ones
+// as delivery attempts and hands the rest back undelivered, and the block
+// holds none of them any more; Close releases every lock of the session
+// on each shared consumer it acquired from.
+func TestRelease(t *testing.T) {
+	st := &scriptedStore{}
+	_, c := newConn(st)
+	k := SharedKey{Topic: "q", Consumer: "w"}
+	r := func(o int64) topicstore.MsgRef { return topicstore.MsgRef{Offset: o} }
+
+	c.Acquiring(k)
+	c.Begin(ExplicitBlock)
+	c.Hold(k, []topicstore.MsgRef{r(1), r(2), r(3)})
+	c.Release(k, []topicstore.MsgRef{r(1), r(2)}, 1)
+	require.Equal(t, []topicstore.MsgRef{r(1)}, st.released)
+	require.Equal(t, []topicstore.MsgRef{r(2)}, st.undelivered)
+	require.False(t, c.Holds(k, r(1)))
+	require.False(t, c.Holds(k, r(2)))
+	require.True(t, c.Holds(k, r(3)))
+
+	c.Close()
+	require.Equal(t, []SharedKey{k}, st.releasedAll)
+	require.Equal(t, []topicstore.MsgRef{r(1)}, st.released, "the close releases all of k at once")
+	require.False(t, c.Holds(k, r(3)))
 }

@@ -11,8 +11,8 @@
 //     that any topicstore.Store satisfies (the executor passes its store
 //     to NewManager). Of its methods the package calls Commit (the one
 //     commit path, and commitEach's one-by-one position commits of an
-//     at-least-once read) and ReleaseSession (a rollback, a failed
-//     commit, a session's close, ROLLBACK TO SAVEPOINT); it never calls
+//     at-least-once read), ReleaseSession and ReleaseUndelivered (held.go's
+//     release, their one caller); it never calls
 //     Committer.Producer: Admit takes its producer lookup as an argument
 //     (ProducerLookup; the executor passes its store's Producer). If the
 //     store is also a topicstore.Stager (NewManager asks by type
@@ -28,10 +28,21 @@
 //     publishes, moves a position or acknowledges ends in. Guard is the
 //     failed-state check (25P02); End commits or rolls back a block; a
 //     COMMIT of a failed block rolls back.
+//     The session that owns a Conn gives it a Listener (Manager.Conn): the
+//     Conn asks it before every commit reaches the store (CheckCommit: the
+//     executor's check that the partitions read are still the session's)
+//     and tells it once when each transaction is over, committed or rolled
+//     back (Ended), so the executor never compares transactions to learn
+//     that one ended.
 //   - held.go: the shared-consumer messages an explicit block (or an
 //     autocommit INSERT ... SELECT) acquired; COMMIT acknowledges them in
 //     the same CommitRequest, ROLLBACK releases them, ROLLBACK TO
-//     SAVEPOINT releases those acquired since the savepoint.
+//     SAVEPOINT releases those acquired since the savepoint. It is also
+//     the one place any message a session acquired goes back to the queue
+//     (release): a rollback's, a savepoint's, the executor's for rows that
+//     never reached the client (Conn.Release: the first ones as delivery
+//     attempts, the rest undelivered), and every lock of the session on
+//     each shared consumer it acquired from (Acquiring) when it closes.
 //   - errors.go: StoreError and CommitError, the one mapping of store
 //     errors to SQLSTATEs, used by planner and executor too: a commit the
 //     store did not store is 57P03 (retry), one it could not say about is

@@ -90,6 +90,43 @@ func (c *Conn) Unhold(k SharedKey, refs []topicstore.MsgRef) {
 // Holds reports whether the open block acquired r of k.
 func (c *Conn) Holds(k SharedKey, r topicstore.MsgRef) bool { return c.held[k][r] }
 
+// Acquiring notes that the session acquires messages of k: Close releases
+// every lock the session still holds there.
+func (c *Conn) Acquiring(k SharedKey) {
+	if c.used == nil {
+		c.used = map[SharedKey]bool{}
+	}
+	c.used[k] = true
+}
+
+// Release hands refs of k, which the session acquired, back to the
+// queue: the first counted of them as delivery attempts (their rows may
+// have reached the client: the attempt counts against
+// max_processing_attempts), the rest as undelivered (not counted). The
+// block holds them no longer.
+func (c *Conn) Release(k SharedKey, refs []topicstore.MsgRef, counted int) {
+	c.release(k, refs, counted)
+}
+
+// release is the one place shared-consumer messages go back to the
+// queue: Release (a statement's rows that never reached the client), a
+// rollback (releaseHeld), ROLLBACK TO SAVEPOINT and the session's close
+// (refs nil: every lock the session holds on k, as attempts).
+func (c *Conn) release(k SharedKey, refs []topicstore.MsgRef, counted int) {
+	if refs == nil {
+		c.m.store.ReleaseSession(k.Topic, k.Consumer, c.session, nil)
+		delete(c.held, k)
+		return
+	}
+	if counted > 0 {
+		c.m.store.ReleaseSession(k.Topic, k.Consumer, c.session, refs[:counted])
+	}
+	if counted < len(refs) {
+		c.m.store.ReleaseUndelivered(k.Topic, k.Consumer, c.session, refs[counted:])
+	}
+	c.Unhold(k, refs)
+}
+
 // releaseHeld hands back every message the block acquired.
 func (c *Conn) releaseHeld() {
 	for k, m := range c.held {
@@ -98,7 +135,7 @@ func (c *Conn) releaseHeld() {
 			refs = append(refs, r)
 		}
 		if len(refs) > 0 {
-			c.m.store.ReleaseSession(k.Topic, k.Consumer, c.session, refs)
+			c.release(k, refs, len(refs))
 		}
 	}
 	c.held = nil

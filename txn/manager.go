@@ -10,7 +10,8 @@ import (
 
 // Committer is the narrow part of a store the transaction manager needs:
 // the one atomic commit (Commit) and the release of shared-consumer
-// messages a transaction held (ReleaseSession). It also declares
+// messages the session acquired (ReleaseSession, ReleaseUndelivered;
+// held.go's release is their one caller). It also declares
 // Producer, which this package never calls through it: Admit takes its
 // producer lookup from its caller (ProducerLookup). Both backends
 // implement it as part of topicstore.Store; a store that is also a
@@ -19,6 +20,7 @@ type Committer interface {
 	Commit(ctx context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error)
 	Producer(topic, producer string) (info topicstore.ProducerInfo, ok bool)
 	ReleaseSession(topic, consumer string, session uint32, refs []topicstore.MsgRef)
+	ReleaseUndelivered(topic, consumer string, session uint32, refs []topicstore.MsgRef)
 }
 
 // Options configure a Manager.
@@ -96,5 +98,8 @@ func (m *Manager) begin() *Txn {
 	return t
 }
 
-// Conn returns the transaction state of a new session.
-func (m *Manager) Conn(session uint32) *Conn { return &Conn{m: m, session: session} }
+// Conn returns the transaction state of a new session; l (may be nil)
+// hears of its transactions.
+func (m *Manager) Conn(session uint32, l Listener) *Conn {
+	return &Conn{m: m, session: session, l: l}
+}

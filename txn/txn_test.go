@@ -23,7 +23,7 @@ func (r *recordingStore) Commit(_ context.Context, req *topicstore.CommitRequest
 
 // commit ends tx through the one commit path of a fresh Conn.
 func commit(tx *Txn, st Committer) (Result, error) {
-	return NewManager(st, Options{}).Conn(1).commit(context.Background(), tx)
+	return NewManager(st, Options{}).Conn(1, nil).commit(context.Background(), tx)
 }
 
 func msgs(n int, size int) []topicstore.Message {
