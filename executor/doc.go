@@ -39,14 +39,15 @@
 //     operations. lateral.go: a LATERAL right side, run per left row.
 //     recursive.go: WITH RECURSIVE, iteration by iteration over a work
 //     table, its rows streamed and charged to the memory limit.
-//   - numeric.go: the round, trunc, floor and ceil builtins. Value logic
-//     (comparing, arithmetic, numeric's decimals, parsing, formatting and
-//     casts, COPY's binary fields) is sql/values'; this package evaluates
-//     expressions with it. pgcatalog.go: the pg_catalog tables psql's \d reads.
-//   - eval.go, builtins.go: expression evaluation over planner.Expr.
-//     builtins.go registers each builtin's implementation at init under
-//     its planner.Builtins declaration (impls, by the declaration's ID)
-//     and panics if the two sets differ.
+//   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
+//     formatting and casts, COPY's binary fields) is sql/values'; the
+//     builtins' implementations and the text and jsonb operators are
+//     package eval's; this package evaluates expressions with them.
+//     pgcatalog.go, pgdescribe.go: the pg_catalog tables psql's \d reads.
+//   - eval.go, jsontest.go: expression evaluation over planner.Expr.
+//     evalctx.go: evalCtx implements eval.Context (the statement's time,
+//     the session's settings and catalog) and calls builtins through
+//     eval.Call. srf.go, funcscan.go: set-returning functions.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). throttle.go:
 //     after a commit the session waits the write-speed delay the store

@@ -3,13 +3,11 @@ package executor
 import (
 	"context"
 	"encoding/json"
-	"regexp"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
 
+	"topicgate/eval"
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -91,7 +89,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		if err != nil || rv == nil {
 			return nil, err
 		}
-		return compareOp(x.Op, l, rv)
+		return eval.Compare(x.Op, l, rv)
 	case *planner.LogicExpr:
 		return ec.evalLogic(x, r)
 	case *planner.NotExpr:
@@ -216,7 +214,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		if err != nil || iv == nil {
 			return nil, err
 		}
-		return arrayElem(arr, iv.(int64)), nil
+		return eval.ArrayElem(arr, iv.(int64)), nil
 	case *planner.ArrayExpr:
 		vals := make([]any, len(x.Elems))
 		for i, el := range x.Elems {
@@ -287,7 +285,7 @@ func (ec *evalCtx) evalAny(x *planner.AnyExpr, r row) (any, error) {
 		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "op ANY/ALL (array) requires array on right side")
 	}
 	for _, e := range elems {
-		res, err := compareOp(x.Op, v, e)
+		res, err := eval.Compare(x.Op, v, e)
 		if err != nil {
 			return nil, err
 		}
@@ -323,7 +321,7 @@ func (ec *evalCtx) evalJSONGet(x *planner.JSONGetExpr, r row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	doc, err := decodeJSON(v.(string))
+	doc, err := eval.DecodeJSON(v.(string))
 	if err != nil {
 		return nil, err
 	}
@@ -348,82 +346,7 @@ func (ec *evalCtx) evalJSONGet(x *planner.JSONGetExpr, r row) (any, error) {
 	default:
 		return nil, nil
 	}
-	return jsonResult(got, x.Text)
-}
-
-// jsonResult renders an extracted JSON value as jsonb, or as text (->>,
-// #>>: a string's contents, NULL for JSON null).
-func jsonResult(got any, text bool) (any, error) {
-	if text {
-		switch g := got.(type) {
-		case nil:
-			return nil, nil
-		case string:
-			return g, nil
-		case json.Number:
-			return g.String(), nil
-		}
-	}
-	b, _ := json.Marshal(got)
-	return values.NormalizeJSONB(string(b))
-}
-
-func compareOp(op string, l, r any) (any, error) {
-	switch op {
-	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
-		return match(op, l, r)
-	}
-	c, err := values.Compare(l, r)
-	if err != nil {
-		return nil, err
-	}
-	switch op {
-	case "=":
-		return c == 0, nil
-	case "<>":
-		return c != 0, nil
-	case "<":
-		return c < 0, nil
-	case "<=":
-		return c <= 0, nil
-	case ">":
-		return c > 0, nil
-	case ">=":
-		return c >= 0, nil
-	}
-	return nil, pgerror.AssertionFailed("unknown comparison %s", op)
-}
-
-var regexCache sync.Map // pattern key -> *regexp.Regexp
-
-func match(op string, l, r any) (any, error) {
-	switch op {
-	case "~~", "!~~", "~~*", "!~~*":
-		return like(op, l, r)
-	}
-	s, ok1 := l.(string)
-	p, ok2 := r.(string)
-	if !ok1 || !ok2 {
-		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator %s needs text operands", op)
-	}
-	key := op + "\x00" + p
-	re, ok := regexCache.Load(key)
-	if !ok {
-		src := p
-		if strings.Contains(op, "*") {
-			src = "(?i)" + src
-		}
-		c, err := regexp.Compile(src)
-		if err != nil {
-			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid regular expression: %v", err)
-		}
-		re, _ = regexCache.LoadOrStore(key, c)
-	}
-	m := re.(*regexp.Regexp).MatchString(s)
-	if strings.HasPrefix(op, "!") {
-		return !m, nil
-	}
-	return m, nil
+	return eval.JSONResult(got, x.Text)
 }
 
 func (ec *evalCtx) evalDistinct(x *planner.CmpExpr, r row) (any, error) {

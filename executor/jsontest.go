@@ -1,12 +1,10 @@
 package executor
 
 import (
-	"encoding/json"
 	"strconv"
-	"strings"
 
+	"topicgate/eval"
 	"topicgate/planner"
-	"topicgate/sql/pgerror"
 )
 
 // evalJSONTest evaluates jsonb's ?, ?|, ?& (does the object have the key,
@@ -32,115 +30,30 @@ func (ec *evalCtx) evalJSONTest(x *planner.JSONTestExpr, r row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	doc, err := decodeJSON(v.(string))
+	doc, err := eval.DecodeJSON(v.(string))
 	if err != nil {
 		return nil, err
 	}
 	switch x.Op {
 	case "?":
-		return hasKey(doc, y.(string)), nil
+		return eval.HasKey(doc, y.(string)), nil
 	case "?|", "?&":
 		keys, _ := y.([]string)
 		for _, k := range keys {
-			if hasKey(doc, k) == (x.Op == "?|") {
+			if eval.HasKey(doc, k) == (x.Op == "?|") {
 				return x.Op == "?|", nil
 			}
 		}
 		return x.Op == "?&", nil
 	}
-	other, err := decodeJSON(y.(string))
+	other, err := eval.DecodeJSON(y.(string))
 	if err != nil {
 		return nil, err
 	}
 	if x.Op == "<@" {
-		return jsonContains(other, doc, true), nil
+		return eval.JSONContains(other, doc, true), nil
 	}
-	return jsonContains(doc, other, true), nil
-}
-
-func decodeJSON(s string) (any, error) {
-	var doc any
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, pgerror.Newf(pgerror.CodeInvalidTextRepresentation, "invalid json: %v", err)
-	}
-	return doc, nil
-}
-
-func hasKey(doc any, k string) bool {
-	switch d := doc.(type) {
-	case map[string]any:
-		_, ok := d[k]
-		return ok
-	case []any:
-		for _, e := range d {
-			if s, ok := e.(string); ok && s == k {
-				return true
-			}
-		}
-	case string:
-		return d == k
-	}
-	return false
-}
-
-// jsonContains reports whether a contains b: objects contain the pairs of
-// b (recursively), arrays contain every element of b in any order, and at
-// the top level an array contains a bare scalar equal to an element.
-func jsonContains(a, b any, top bool) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, bv := range y {
-			av, ok := x[k]
-			if !ok || !jsonContains(av, bv, false) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok {
-			if _, scalar := b.(map[string]any); !top || scalar {
-				return false
-			}
-			y = []any{b}
-		}
-		for _, bv := range y {
-			found := false
-			for _, av := range x {
-				if jsonContains(av, bv, false) {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return false
-			}
-		}
-		return true
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		return numbersEqual(x, y)
-	default:
-		return a == b
-	}
-}
-
-func numbersEqual(a, b json.Number) bool {
-	if a == b {
-		return true
-	}
-	fa, errA := a.Float64()
-	fb, errB := b.Float64()
-	return errA == nil && errB == nil && fa == fb
+	return eval.JSONContains(doc, other, true), nil
 }
 
 // evalJSONPath evaluates X #> path and X #>> path: each element of the
@@ -154,7 +67,7 @@ func (ec *evalCtx) evalJSONPath(x *planner.JSONPathExpr, r row) (any, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
-	got, err := decodeJSON(v.(string))
+	got, err := eval.DecodeJSON(v.(string))
 	if err != nil {
 		return nil, err
 	}
@@ -181,5 +94,5 @@ func (ec *evalCtx) evalJSONPath(x *planner.JSONPathExpr, r row) (any, error) {
 			return nil, nil
 		}
 	}
-	return jsonResult(got, x.Text)
+	return eval.JSONResult(got, x.Text)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"topicgate/eval"
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -31,14 +32,14 @@ func newSRF(f *planner.FuncExpr, args []any) (srfGen, error) {
 	}
 	switch f.Name {
 	case "unnest":
-		n, _ := arrayLen(args[0]).(int64)
+		n, _ := eval.ArrayLen(args[0]).(int64)
 		vals := make([]any, n)
 		for i := range vals {
-			vals[i] = arrayElem(args[0], int64(i+1))
+			vals[i] = eval.ArrayElem(args[0], int64(i+1))
 		}
 		return &sliceGen{vals: vals}, nil
 	case "generate_subscripts":
-		n, _ := arrayLen(args[0]).(int64)
+		n, _ := eval.ArrayLen(args[0]).(int64)
 		if args[1].(int64) != 1 {
 			n = 0 // topicgate's arrays have one dimension
 		}
@@ -182,7 +183,7 @@ func (g *seriesGen) next() (any, bool, error) {
 // PostgreSQL's errors for a document of the wrong shape. Object keys come
 // in jsonb's order: shorter keys first, then bytewise.
 func jsonbElements(name, doc string) (srfGen, error) {
-	v, err := decodeJSON(doc)
+	v, err := eval.DecodeJSON(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func jsonbElements(name, doc string) (srfGen, error) {
 		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "cannot %s", what)
 	}
 	for _, e := range arr {
-		x, err := jsonResult(e, name == "jsonb_array_elements_text")
+		x, err := eval.JSONResult(e, name == "jsonb_array_elements_text")
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +253,7 @@ type jsonbPair struct {
 // jsonbEach is jsonb_each and jsonb_each_text, in jsonb's key order; a
 // document that is not an object is PostgreSQL's 22023.
 func jsonbEach(name, doc string) (srfGen, error) {
-	v, err := decodeJSON(doc)
+	v, err := eval.DecodeJSON(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +263,7 @@ func jsonbEach(name, doc string) (srfGen, error) {
 	}
 	vals := make([]any, 0, len(obj))
 	for _, k := range jsonbKeys(obj) {
-		x, err := jsonResult(obj[k], name == "jsonb_each_text")
+		x, err := eval.JSONResult(obj[k], name == "jsonb_each_text")
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,26 @@
+// Package eval implements what evaluating an expression needs beyond
+// sql/values' value logic: the builtin functions the planner declares
+// (planner.Builtins), by family, and the operators over text and jsonb.
+//
+// Files:
+//   - builtins.go: the registry. init merges the families' maps and keys
+//     each implementation by its declaration's ID; it panics if the
+//     implemented names and planner.Builtins differ, so a binary whose
+//     two sets diverge never starts. Call runs one planned call.
+//   - context.go: Context, what a builtin reads of the statement running
+//     it (its timestamp, the session's TimeZone, settings, user and
+//     database, the catalog's relations); the executor implements it.
+//   - string_builtins.go, math_builtins.go, datetime_builtins.go (and
+//     tochar.go, to_char's templates), json_builtins.go,
+//     array_builtins.go, system_builtins.go (session information and
+//     settings), catalog_builtins.go (what psql's describe commands call).
+//   - compare.go, like.go: the comparison operators, LIKE/ILIKE as
+//     PostgreSQL's like_match.c matches and the regular expression
+//     matches.
+//
+// Invariants: a builtin never panics on any argument of its declared
+// types (client input reaches them directly; TestBuiltinsNeverPanic); every
+// user error carries a SQLSTATE (pgerror); a builtin reaches the session
+// only through Context. The package imports planner and sql, never the
+// executor.
+package eval
