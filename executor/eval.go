@@ -109,21 +109,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		}
 		return values.Arith(x.Op, l, rv, x.T)
 	case *planner.NegExpr:
-		v, err := ec.eval(x.X, r)
-		if err != nil || v == nil {
-			return nil, err
-		}
-		switch n := v.(type) {
-		case int64:
-			return -n, nil
-		case float64:
-			return -n, nil
-		case time.Duration:
-			return -n, nil
-		case *apd.Decimal:
-			return new(apd.Decimal).Neg(n), nil
-		}
-		return nil, pgerror.AssertionFailed("negation of %T", v)
+		return ec.evalNeg(x, r)
 	case *planner.JSONGetExpr:
 		return ec.evalJSONGet(x, r)
 	case *planner.JSONTestExpr:
@@ -136,38 +122,9 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		}
 		return ec.evalFunc(x, r)
 	case *planner.CastExpr:
-		v, err := ec.eval(x.X, r)
-		if err != nil {
-			return nil, err
-		}
-		return values.Convert(v, x.X.Type(), x.T)
+		return ec.evalCast(x, r)
 	case *planner.InExpr:
-		v, err := ec.eval(x.X, r)
-		if err != nil || v == nil {
-			return nil, err
-		}
-		sawNull := false
-		for _, it := range x.List {
-			w, err := ec.eval(it, r)
-			if err != nil {
-				return nil, err
-			}
-			if w == nil {
-				sawNull = true
-				continue
-			}
-			c, err := values.Compare(v, w)
-			if err != nil {
-				return nil, err
-			}
-			if c == 0 {
-				return !x.Not, nil
-			}
-		}
-		if sawNull {
-			return nil, nil
-		}
-		return x.Not, nil
+		return ec.evalIn(x, r)
 	case *planner.AnyExpr:
 		return ec.evalAny(x, r)
 	case *planner.IsNullExpr:
@@ -184,19 +141,7 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		is := v != nil && v.(bool) == x.Value
 		return is != x.Not, nil
 	case *planner.CaseExpr:
-		for _, w := range x.Whens {
-			c, err := ec.eval(w.Cond, r)
-			if err != nil {
-				return nil, err
-			}
-			if c == true {
-				return ec.eval(w.Result, r)
-			}
-		}
-		if x.Else == nil {
-			return nil, nil
-		}
-		return ec.eval(x.Else, r)
+		return ec.evalCase(x, r)
 	case *planner.CoalesceExpr:
 		for _, a := range x.Args {
 			v, err := ec.eval(a, r)
@@ -227,6 +172,78 @@ func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) {
 		return values.NormalizeParam(vals, x.T)
 	}
 	return nil, pgerror.AssertionFailed("cannot evaluate %T", e)
+}
+
+func (ec *evalCtx) evalNeg(x *planner.NegExpr, r row) (any, error) {
+	v, err := ec.eval(x.X, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	switch n := v.(type) {
+	case int64:
+		return -n, nil
+	case float64:
+		return -n, nil
+	case time.Duration:
+		return -n, nil
+	case *apd.Decimal:
+		return new(apd.Decimal).Neg(n), nil
+	}
+	return nil, pgerror.AssertionFailed("negation of %T", v)
+}
+
+// evalCast converts with sql/values' casts.
+func (ec *evalCtx) evalCast(x *planner.CastExpr, r row) (any, error) {
+	v, err := ec.eval(x.X, r)
+	if err != nil {
+		return nil, err
+	}
+	return values.Convert(v, x.X.Type(), x.T)
+}
+
+func (ec *evalCtx) evalIn(x *planner.InExpr, r row) (any, error) {
+	v, err := ec.eval(x.X, r)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	sawNull := false
+	for _, it := range x.List {
+		w, err := ec.eval(it, r)
+		if err != nil {
+			return nil, err
+		}
+		if w == nil {
+			sawNull = true
+			continue
+		}
+		c, err := values.Compare(v, w)
+		if err != nil {
+			return nil, err
+		}
+		if c == 0 {
+			return !x.Not, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return x.Not, nil
+}
+
+func (ec *evalCtx) evalCase(x *planner.CaseExpr, r row) (any, error) {
+	for _, w := range x.Whens {
+		c, err := ec.eval(w.Cond, r)
+		if err != nil {
+			return nil, err
+		}
+		if c == true {
+			return ec.eval(w.Result, r)
+		}
+	}
+	if x.Else == nil {
+		return nil, nil
+	}
+	return ec.eval(x.Else, r)
 }
 
 func (ec *evalCtx) evalLogic(x *planner.LogicExpr, r row) (any, error) {
