@@ -192,11 +192,15 @@ func (ec *evalCtx) evalNeg(x *planner.NegExpr, r row) (any, error) {
 	return nil, pgerror.AssertionFailed("negation of %T", v)
 }
 
-// evalCast converts with sql/values' casts.
+// evalCast converts with sql/values' casts; under a DateStyle other than
+// the default, dates print and read in it.
 func (ec *evalCtx) evalCast(x *planner.CastExpr, r row) (any, error) {
 	v, err := ec.eval(x.X, r)
 	if err != nil {
 		return nil, err
+	}
+	if ec.sess != nil && ec.sess.settings.dateStyle != (values.DateStyle{}) {
+		return values.ConvertIn(v, x.X.Type(), x.T, ec.sess.settings.dateStyle)
 	}
 	return values.Convert(v, x.X.Type(), x.T)
 }

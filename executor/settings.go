@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/wire"
 )
 
@@ -19,9 +20,8 @@ import (
 // reports (GUC_REPORT) are sent again with ParameterStatus whenever their
 // value changes, before the next ReadyForQuery; a SET inside a transaction
 // block is undone by ROLLBACK, and SET LOCAL lasts until the block ends.
-// Values topicgate cannot honour (a DateStyle other than ISO, an
-// IntervalStyle other than postgres, ...) are refused with 0A000 rather
-// than accepted and ignored.
+// Values topicgate cannot honour (an IntervalStyle other than postgres,
+// ...) are refused with 0A000 rather than accepted and ignored.
 
 // param describes one parameter.
 type param struct {
@@ -34,7 +34,10 @@ type param struct {
 	// given is the name as the statement spelled it (lower-cased), which
 	// PostgreSQL's messages for bool, integer and enum values quote.
 	given string
-	desc  string // SHOW ALL's description
+	// current is the parameter's value before the one being checked
+	// (DateStyle's parts not given keep theirs).
+	current string
+	desc    string // SHOW ALL's description
 }
 
 var params = map[string]*param{}
@@ -121,8 +124,11 @@ type settings struct {
 	txnBefore  map[string]string
 	txnSession map[string]string
 
-	loc         *time.Location // TimeZone, for printing timestamptz
-	stmtTimeout time.Duration  // statement_timeout; 0 = none
+	loc *time.Location // TimeZone, for printing timestamptz
+	// dateStyle is DateStyle: its zero value, ISO, MDY, prints and reads
+	// dates on the fast paths.
+	dateStyle   values.DateStyle
+	stmtTimeout time.Duration // statement_timeout; 0 = none
 	// idleTimeout and idleInTxnTimeout are idle_session_timeout and
 	// idle_in_transaction_session_timeout; 0 = none.
 	idleTimeout, idleInTxnTimeout time.Duration
@@ -276,6 +282,7 @@ func (s *settings) apply(name, value string) error {
 	if p.check != nil {
 		given := *p
 		given.given = strings.ToLower(name)
+		given.current = s.vals[strings.ToLower(p.name)]
 		p = &given
 		if value, err = p.check(p, value); err != nil {
 			return err
@@ -287,6 +294,8 @@ func (s *settings) apply(name, value string) error {
 	switch k {
 	case "timezone":
 		s.loc, _ = parseTimeZone(value)
+	case "datestyle":
+		s.dateStyle, _ = values.ParseDateStyle(value)
 	case "statement_timeout":
 		s.stmtTimeout = millis(value)
 	case "idle_session_timeout":
@@ -572,52 +581,83 @@ func checkEncoding(p *param, v string) (string, error) {
 	return "", badValue(p, v)
 }
 
-// checkDateStyle normalises DateStyle as PostgreSQL does ("iso" is "ISO,
-// MDY"); topicgate prints and reads dates in ISO style, month first.
+// normalizeParam is values.NormalizeParam for a bound parameter of type
+// t; a date or timestamptz in text reads in the session's DateStyle order.
+func (s *settings) normalizeParam(v any, t values.Type) (any, error) {
+	if s.dateStyle.Order != values.MDY && (t == values.TDate || t == values.TTimestamptz) {
+		switch x := v.(type) {
+		case string:
+			return values.ParseTextIn(x, t, s.dateStyle.Order)
+		case []byte:
+			return values.ParseTextIn(string(x), t, s.dateStyle.Order)
+		}
+	}
+	return values.NormalizeParam(v, t)
+}
+
+// checkDateStyle normalises DateStyle as PostgreSQL's check_datestyle
+// does: a comma-separated list of an output style (ISO, SQL, Postgres,
+// German) and an input order (MDY, DMY, YMD and their synonyms); a part
+// not given keeps its current value, except that German alone also means
+// DMY, and DEFAULT means ISO, MDY for the parts not given.
 func checkDateStyle(p *param, v string) (string, error) {
-	style, order := "", ""
-	for _, tok := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		var s, o string
+	cur, ok := values.ParseDateStyle(p.current)
+	if !ok {
+		cur = values.DateStyle{}
+	}
+	style, order := cur.Output, cur.Order
+	haveStyle, haveOrder := false, false
+	for _, tok := range strings.Split(v, ",") {
+		tok = strings.TrimSpace(tok)
+		if tok == "" && strings.TrimSpace(v) == "" {
+			continue
+		}
+		if tok == "" || strings.ContainsAny(tok, " \t") {
+			return "", badValue(p, v).WithDetail("List syntax is invalid.")
+		}
+		var s values.DateOutput
+		var o values.DateOrder
+		isStyle, isOrder := false, false
 		switch strings.ToUpper(tok) {
 		case "ISO":
-			s = "ISO"
+			s, isStyle = values.DateISO, true
 		case "SQL":
-			s = "SQL"
+			s, isStyle = values.DateSQL, true
 		case "POSTGRES":
-			s = "Postgres"
+			s, isStyle = values.DatePostgres, true
 		case "GERMAN":
-			s = "German"
+			s, isStyle = values.DateGerman, true
+			if !haveOrder {
+				order = values.DMY
+			}
 		case "YMD":
-			o = "YMD"
+			o, isOrder = values.YMD, true
 		case "DMY", "EURO", "EUROPEAN":
-			o = "DMY"
+			o, isOrder = values.DMY, true
 		case "MDY", "US", "NONEURO", "NONEUROPEAN":
-			o = "MDY"
+			o, isOrder = values.MDY, true
 		case "DEFAULT":
-			s, o = "ISO", "MDY"
+			if !haveStyle {
+				style = values.DateISO
+			}
+			if !haveOrder {
+				order = values.MDY
+			}
+			continue
 		default:
 			return "", badValue(p, v).WithDetail("Unrecognized key word: \"" + tok + "\".")
 		}
-		if (s != "" && style != "" && s != style) || (o != "" && order != "" && o != order) {
+		if (isStyle && haveStyle && s != style) || (isOrder && haveOrder && o != order) {
 			return "", badValue(p, v).WithDetail("Conflicting \"datestyle\" specifications.")
 		}
-		if s != "" {
-			style = s
+		if isStyle {
+			style, haveStyle = s, true
 		}
-		if o != "" {
-			order = o
+		if isOrder {
+			order, haveOrder = o, true
 		}
 	}
-	if style == "" {
-		style = "ISO"
-	}
-	if order == "" {
-		order = "MDY"
-	}
-	if style != "ISO" || order != "MDY" {
-		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported, "DateStyle \"%s, %s\" is not supported: topicgate prints dates in ISO style and reads them month first (ISO, MDY)", style, order)
-	}
-	return style + ", " + order, nil
+	return values.DateStyle{Output: style, Order: order}.String(), nil
 }
 
 func checkIntervalStyle(p *param, v string) (string, error) {
