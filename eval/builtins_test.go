@@ -89,6 +89,7 @@ func TestBuiltinsNeverPanic(t *testing.T) {
 type fakeContext struct{ now time.Time }
 
 func (c fakeContext) Now() time.Time                               { return c.now }
+func (fakeContext) DateStyle() values.DateStyle                    { return values.DateStyle{} }
 func (fakeContext) Location() *time.Location                       { return time.UTC }
 func (fakeContext) Session() Session                               { return Session{User: "u", Database: "d"} }
 func (fakeContext) Setting(string) (string, bool)                  { return "", false }

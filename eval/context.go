@@ -1,6 +1,10 @@
 package eval
 
-import "time"
+import (
+	"time"
+
+	"topicgate/sql/values"
+)
 
 // Context is what a builtin reads of the statement running it and of the
 // session around it. The executor's evaluation context implements it;
@@ -11,6 +15,9 @@ type Context interface {
 	Now() time.Time
 	// Location is the session's TimeZone (to_char prints timestamptz in it).
 	Location() *time.Location
+	// DateStyle is the session's DateStyle, which casts between dates
+	// and text follow.
+	DateStyle() values.DateStyle
 	// Session says who runs the statement.
 	Session() Session
 	// Setting is a run-time parameter's current value (current_setting);

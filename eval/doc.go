@@ -1,8 +1,18 @@
-// Package eval implements what evaluating an expression needs beyond
-// sql/values' value logic: the builtin functions the planner declares
-// (planner.Builtins), by family, and the operators over text and jsonb.
+// Package eval evaluates the planner's expressions (planner.Expr) over a
+// row, with sql/values' value logic, and implements the builtin functions
+// the planner declares (planner.Builtins), by family, and the operators
+// over text and jsonb.
 //
 // Files:
+//   - expr.go: Expr, the evaluator: one switch over the expression kinds,
+//     three-valued logic, casts (in the session's DateStyle), builtin
+//     calls. What it needs of the running statement is Env (parameters,
+//     the outer row of a correlated subquery, subqueries' results, the
+//     current values of set-returning calls), which the executor
+//     implements: subqueries and set-returning functions run plans, so
+//     they stay there. jsonops.go: jsonb's -> ->> #> #>> ? ?| ?& @> <@; a
+//     topic message's attributes are read straight from the message
+//     (AttrsRow).
 //   - builtins.go: the registry. init merges the families' maps and keys
 //     each implementation by its declaration's ID; it panics if the
 //     implemented names and planner.Builtins differ, so a binary whose
@@ -21,6 +31,6 @@
 // Invariants: a builtin never panics on any argument of its declared
 // types (client input reaches them directly; TestBuiltinsNeverPanic); every
 // user error carries a SQLSTATE (pgerror); a builtin reaches the session
-// only through Context. The package imports planner and sql, never the
-// executor.
+// only through Context, an expression only through Env. The package
+// imports planner, sql and topicstore's types, never the executor.
 package eval

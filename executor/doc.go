@@ -44,10 +44,11 @@
 //     builtins' implementations and the text and jsonb operators are
 //     package eval's; this package evaluates expressions with them.
 //     pgcatalog.go, pgdescribe.go: the pg_catalog tables psql's \d reads.
-//   - eval.go, jsontest.go: expression evaluation over planner.Expr.
-//     evalctx.go: evalCtx implements eval.Context (the statement's time,
-//     the session's settings and catalog) and calls builtins through
-//     eval.Call. srf.go, funcscan.go: set-returning functions.
+//   - eval.go: evalCtx, what one execution of a statement evaluates
+//     expressions with (eval.Expr); evalctx.go: evalCtx implements
+//     eval.Env (parameters, the statement's time, the session's settings
+//     and catalog, subqueries' results, set-returning calls' values).
+//     srf.go, funcscan.go: set-returning functions.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). throttle.go:
 //     after a commit the session waits the write-speed delay the store

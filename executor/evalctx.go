@@ -5,16 +5,33 @@ import (
 
 	"topicgate/eval"
 	"topicgate/planner"
-	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
-// evalCtx implements eval.Context: what a builtin reads of the statement
-// and its session.
-var _ eval.Context = (*evalCtx)(nil)
+// evalCtx implements eval.Env: what evaluating an expression and a
+// builtin read of the statement and its session.
+var _ eval.Env = (*evalCtx)(nil)
 
 func (ec *evalCtx) Now() time.Time { return ec.now }
 
 func (ec *evalCtx) Location() *time.Location { return ec.sess.settings.loc }
+
+func (ec *evalCtx) DateStyle() values.DateStyle {
+	if ec.sess == nil {
+		return values.DateStyle{}
+	}
+	return ec.sess.settings.dateStyle
+}
+
+func (ec *evalCtx) Params() []any { return ec.params }
+
+func (ec *evalCtx) Outer() eval.Row { return ec.outer }
+
+func (ec *evalCtx) Subquery(x *planner.SubqueryExpr, r eval.Row) (any, error) {
+	return ec.evalSubquery(x, r)
+}
+
+func (ec *evalCtx) SRFValue(f *planner.FuncExpr) (any, error) { return ec.srfValue(f) }
 
 func (ec *evalCtx) Session() eval.Session {
 	i := ec.sess.info
@@ -54,25 +71,4 @@ func (s *Session) DatabaseSize() int64 {
 		}
 	}
 	return n
-}
-
-// evalFunc evaluates a builtin's arguments and calls it (eval.Call); a
-// NULL argument makes the result NULL unless the builtin is NullAware.
-func (ec *evalCtx) evalFunc(x *planner.FuncExpr, r row) (any, error) {
-	if x.Fn == nil {
-		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
-	}
-	var buf [4]any
-	args := buf[:0]
-	for _, a := range x.Args {
-		v, err := ec.eval(a, r)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil && !x.Fn.NullAware {
-			return nil, nil
-		}
-		args = append(args, v)
-	}
-	return eval.Call(ec, x, args)
 }
