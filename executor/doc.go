@@ -17,7 +17,9 @@
 //     Bind/Execute/Sync still commits as autocommit). settings.go: run-time parameters as PostgreSQL 15
 //     validates, reports (ParameterStatus) and scopes them. cursor.go:
 //     DECLARE/FETCH/MOVE/CLOSE, and cursors and protocol portals as one
-//     namespace.
+//     namespace. timezone.go: TimeZone's zones, and presentRow, which
+//     readies a result's values for the wire in the session's TimeZone
+//     and DateStyle.
 //   - run.go: the one switch that opens each plan node (planner.Tree) as
 //     exactly one row iterator; the strategy is the node, nothing is
 //     decided here. select.go, agg.go, msgrow.go: row iterators. A topic
@@ -40,9 +42,9 @@
 //     recursive.go: WITH RECURSIVE, iteration by iteration over a work
 //     table, its rows streamed and charged to the memory limit.
 //   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
-//     formatting and casts, COPY's binary fields) is sql/values'; the
-//     builtins' implementations and the text and jsonb operators are
-//     package eval's; this package evaluates expressions with them.
+//     formatting and casts, COPY's binary fields) is sql/values';
+//     evaluating an expression, the builtins and the text and jsonb
+//     operators are package eval's; this package runs plans with them.
 //     pgcatalog.go, pgdescribe.go: the pg_catalog tables psql's \d reads.
 //   - eval.go: evalCtx, what one execution of a statement evaluates
 //     expressions with (eval.Expr); evalctx.go: evalCtx implements
