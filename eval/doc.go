@@ -23,7 +23,9 @@
 //   - string_builtins.go, math_builtins.go, datetime_builtins.go (and
 //     tochar.go, to_char's templates), json_builtins.go,
 //     array_builtins.go, system_builtins.go (session information and
-//     settings), catalog_builtins.go (what psql's describe commands call).
+//     settings), catalog_builtins.go (what psql's describe commands call),
+//     generator_builtins.go (the set-returning functions, as Generators
+//     the executor steps).
 //   - compare.go, like.go: the comparison operators, LIKE/ILIKE as
 //     PostgreSQL's like_match.c matches and the regular expression
 //     matches.

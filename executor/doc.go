@@ -50,7 +50,8 @@
 //     expressions with (eval.Expr); evalctx.go: evalCtx implements
 //     eval.Env (parameters, the statement's time, the session's settings
 //     and catalog, subqueries' results, set-returning calls' values).
-//     srf.go, funcscan.go: set-returning functions.
+//     srf.go, funcscan.go: set-returning calls (eval's Generators)
+//     stepped in a select list (ProjectSet) and in FROM.
 //   - insert.go, copy.go: turning rows into messages and publishing them in
 //     one commit (or staging them in the open transaction). throttle.go:
 //     after a commit the session waits the write-speed delay the store
