@@ -10,9 +10,9 @@ import (
 // dimension and no NULL elements: int8[] is []int64, text[] []string,
 // bool[] []bool.
 var arrayBuiltins = map[string]Func{
-	"array_length": func(_ Context, a []any) (any, error) { return ArrayLen(a[0]), nil },
+	"array_length": func(_ Context, a []any) (any, error) { return arrayLen(a[0]), nil },
 	"cardinality": func(_ Context, a []any) (any, error) { // 0 for an empty array
-		if n := ArrayLen(a[0]); n != nil {
+		if n := arrayLen(a[0]); n != nil {
 			return n, nil
 		}
 		return int64(0), nil
@@ -33,7 +33,7 @@ var arrayBuiltins = map[string]Func{
 			}
 		default:
 			for i := int64(1); ; i++ {
-				v := ArrayElem(x, i)
+				v := arrayElem(x, i)
 				if v == nil {
 					break
 				}
@@ -47,7 +47,7 @@ var arrayBuiltins = map[string]Func{
 		if d, _ := a[1].(int64); d != 1 {
 			return nil, nil
 		}
-		return ArrayLen(a[0]), nil
+		return arrayLen(a[0]), nil
 	},
 	// array_remove(a, x): a without the elements equal to x (psql's \sv
 	// strips the check options from reloptions).
@@ -68,9 +68,9 @@ var arrayBuiltins = map[string]Func{
 	},
 }
 
-// ArrayLen is an array's length; an empty array has no dimension, so
+// arrayLen is an array's length; an empty array has no dimension, so
 // its length is NULL, as in PostgreSQL.
-func ArrayLen(v any) any {
+func arrayLen(v any) any {
 	n := -1
 	switch x := v.(type) {
 	case []int64:
@@ -86,8 +86,8 @@ func ArrayLen(v any) any {
 	return int64(n)
 }
 
-// ArrayElem is arr[i] (1-based), nil outside the array.
-func ArrayElem(arr any, i int64) any {
+// arrayElem is arr[i] (1-based), nil outside the array.
+func arrayElem(arr any, i int64) any {
 	if i < 1 {
 		return nil
 	}

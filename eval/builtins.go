@@ -59,9 +59,9 @@ func register(fns map[string]Func) []Func {
 	return out
 }
 
-// Call runs the builtin of call x over its evaluated arguments args
+// call runs the builtin of call x over its evaluated arguments args
 // (NULLs already handled as its declaration says). args may be modified.
-func Call(ctx Context, x *planner.FuncExpr, args []any) (any, error) {
+func call(ctx Context, x *planner.FuncExpr, args []any) (any, error) {
 	if x.Fn == nil {
 		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
 	}

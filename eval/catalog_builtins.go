@@ -17,8 +17,8 @@ const (
 	OIDPgClassRel   = 1259 // pg_class's own OID, as pg_type.typrelid and classoid
 	OIDInternalLang = 12   // pg_language's "internal"
 	EncodingUTF8    = 6    // pg_database.encoding of UTF8
-	// SysViewDefSuffix ends pg_get_viewdef's text of a system view.
-	SysViewDefSuffix = "a topicgate system view, computed from the store's state"
+	// sysViewDefSuffix ends pg_get_viewdef's text of a system view.
+	sysViewDefSuffix = "a topicgate system view, computed from the store's state"
 )
 
 // FormatTypeNames are format_type's names for the types topicgate's
@@ -106,7 +106,7 @@ var catalogBuiltins = map[string]Func{
 		if r.Namespace == planner.OIDPgCatalogNS {
 			schema = "pg_catalog."
 		}
-		return " SELECT " + strings.Join(r.Columns, ",\n    ") + "\n   FROM " + schema + r.Name + "; -- " + SysViewDefSuffix, nil
+		return " SELECT " + strings.Join(r.Columns, ",\n    ") + "\n   FROM " + schema + r.Name + "; -- " + sysViewDefSuffix, nil
 	},
 	// Nothing has a default, a comment, a rule, an extended statistic or
 	// an expression: these answer NULL.

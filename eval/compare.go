@@ -9,10 +9,10 @@ import (
 	"topicgate/sql/values"
 )
 
-// Compare evaluates a comparison operator over two non-NULL values: the
+// compareOp evaluates a comparison operator over two non-NULL values: the
 // orderings and equality (values.Compare), LIKE and ILIKE (like.go) and
 // the POSIX regular expression matches ~, ~*, !~ and !~*.
-func Compare(op string, l, r any) (any, error) {
+func compareOp(op string, l, r any) (any, error) {
 	switch op {
 	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
 		return match(op, l, r)

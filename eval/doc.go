@@ -16,7 +16,7 @@
 //   - builtins.go: the registry. init merges the families' maps and keys
 //     each implementation by its declaration's ID; it panics if the
 //     implemented names and planner.Builtins differ, so a binary whose
-//     two sets diverge never starts. Call runs one planned call.
+//     two sets diverge never starts; call runs one planned call.
 //   - context.go: Context, what a builtin reads of the statement running
 //     it (its timestamp, the session's TimeZone, settings, user and
 //     database, the catalog's relations); the executor implements it.

@@ -77,7 +77,7 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 		if err != nil || rv == nil {
 			return nil, err
 		}
-		return Compare(x.Op, l, rv)
+		return compareOp(x.Op, l, rv)
 	case *planner.LogicExpr:
 		return evalLogic(env, x, r)
 	case *planner.NotExpr:
@@ -147,7 +147,7 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 		if err != nil || iv == nil {
 			return nil, err
 		}
-		return ArrayElem(arr, iv.(int64)), nil
+		return arrayElem(arr, iv.(int64)), nil
 	case *planner.ArrayExpr:
 		vals := make([]any, len(x.Elems))
 		for i, el := range x.Elems {
@@ -294,7 +294,7 @@ func evalAny(env Env, x *planner.AnyExpr, r Row) (any, error) {
 		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "op ANY/ALL (array) requires array on right side")
 	}
 	for _, e := range elems {
-		res, err := Compare(x.Op, v, e)
+		res, err := compareOp(x.Op, v, e)
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +330,7 @@ func evalJSONGet(env Env, x *planner.JSONGetExpr, r Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	doc, err := DecodeJSON(v.(string))
+	doc, err := decodeJSON(v.(string))
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func evalJSONGet(env Env, x *planner.JSONGetExpr, r Row) (any, error) {
 	default:
 		return nil, nil
 	}
-	return JSONResult(got, x.Text)
+	return jsonResult(got, x.Text)
 }
 
 func evalDistinct(env Env, x *planner.CmpExpr, r Row) (any, error) {
@@ -378,7 +378,7 @@ func evalDistinct(env Env, x *planner.CmpExpr, r Row) (any, error) {
 	return same == (x.Op == "IS NOT DISTINCT FROM"), nil
 }
 
-// evalFunc evaluates a builtin's arguments and calls it (Call); a
+// evalFunc evaluates a builtin's arguments and calls it (call); a
 // NULL argument makes the result NULL unless the builtin is NullAware.
 func evalFunc(env Env, x *planner.FuncExpr, r Row) (any, error) {
 	if x.Fn == nil {
@@ -396,5 +396,5 @@ func evalFunc(env Env, x *planner.FuncExpr, r Row) (any, error) {
 		}
 		args = append(args, v)
 	}
-	return Call(env, x, args)
+	return call(env, x, args)
 }

@@ -39,14 +39,14 @@ func NewGenerator(f *planner.FuncExpr, args []any) (Generator, error) {
 	}
 	switch f.Name {
 	case "unnest":
-		n, _ := ArrayLen(args[0]).(int64)
+		n, _ := arrayLen(args[0]).(int64)
 		vals := make([]any, n)
 		for i := range vals {
-			vals[i] = ArrayElem(args[0], int64(i+1))
+			vals[i] = arrayElem(args[0], int64(i+1))
 		}
 		return &sliceGen{vals: vals}, nil
 	case "generate_subscripts":
-		n, _ := ArrayLen(args[0]).(int64)
+		n, _ := arrayLen(args[0]).(int64)
 		if args[1].(int64) != 1 {
 			n = 0 // topicgate's arrays have one dimension
 		}
@@ -190,7 +190,7 @@ func (g *seriesGen) Next() (any, bool, error) {
 // PostgreSQL's errors for a document of the wrong shape. Object keys come
 // in jsonb's order: shorter keys first, then bytewise.
 func jsonbElements(name, doc string) (Generator, error) {
-	v, err := DecodeJSON(doc)
+	v, err := decodeJSON(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func jsonbElements(name, doc string) (Generator, error) {
 		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "cannot %s", what)
 	}
 	for _, e := range arr {
-		x, err := JSONResult(e, name == "jsonb_array_elements_text")
+		x, err := jsonResult(e, name == "jsonb_array_elements_text")
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ type JSONBPair struct {
 // jsonbEach is jsonb_each and jsonb_each_text, in jsonb's key order; a
 // document that is not an object is PostgreSQL's 22023.
 func jsonbEach(name, doc string) (Generator, error) {
-	v, err := DecodeJSON(doc)
+	v, err := decodeJSON(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func jsonbEach(name, doc string) (Generator, error) {
 	}
 	vals := make([]any, 0, len(obj))
 	for _, k := range jsonbKeys(obj) {
-		x, err := JSONResult(obj[k], name == "jsonb_each_text")
+		x, err := jsonResult(obj[k], name == "jsonb_each_text")
 		if err != nil {
 			return nil, err
 		}

@@ -9,8 +9,8 @@ import (
 )
 
 // jsonBuiltins are the functions over json and jsonb (jsonb's operators,
-// which the executor evaluates, use DecodeJSON, HasKey, JSONContains and
-// JSONResult).
+// jsonops.go, and the jsonb generators use decodeJSON, hasKey,
+// jsonContains and jsonResult too).
 var jsonBuiltins = map[string]Func{
 	"jsonb_typeof": func(_ Context, a []any) (any, error) {
 		s := strings.TrimSpace(a[0].(string))
@@ -46,8 +46,8 @@ var jsonBuiltins = map[string]Func{
 	},
 }
 
-// DecodeJSON parses JSON text, its numbers kept as json.Number.
-func DecodeJSON(s string) (any, error) {
+// decodeJSON parses JSON text, its numbers kept as json.Number.
+func decodeJSON(s string) (any, error) {
 	var doc any
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -57,8 +57,8 @@ func DecodeJSON(s string) (any, error) {
 	return doc, nil
 }
 
-// HasKey is jsonb's ?: an object's key, or an array's string element.
-func HasKey(doc any, k string) bool {
+// hasKey is jsonb's ?: an object's key, or an array's string element.
+func hasKey(doc any, k string) bool {
 	switch d := doc.(type) {
 	case map[string]any:
 		_, ok := d[k]
@@ -75,10 +75,10 @@ func HasKey(doc any, k string) bool {
 	return false
 }
 
-// JSONContains reports whether a contains b: objects contain the pairs of
+// jsonContains reports whether a contains b: objects contain the pairs of
 // b (recursively), arrays contain every element of b in any order, and at
 // the top level an array contains a bare scalar equal to an element.
-func JSONContains(a, b any, top bool) bool {
+func jsonContains(a, b any, top bool) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -87,7 +87,7 @@ func JSONContains(a, b any, top bool) bool {
 		}
 		for k, bv := range y {
 			av, ok := x[k]
-			if !ok || !JSONContains(av, bv, false) {
+			if !ok || !jsonContains(av, bv, false) {
 				return false
 			}
 		}
@@ -103,7 +103,7 @@ func JSONContains(a, b any, top bool) bool {
 		for _, bv := range y {
 			found := false
 			for _, av := range x {
-				if JSONContains(av, bv, false) {
+				if jsonContains(av, bv, false) {
 					found = true
 					break
 				}
@@ -133,9 +133,9 @@ func numbersEqual(a, b json.Number) bool {
 	return errA == nil && errB == nil && fa == fb
 }
 
-// JSONResult renders an extracted JSON value as jsonb, or as text (->>,
+// jsonResult renders an extracted JSON value as jsonb, or as text (->>,
 // #>>: a string's contents, NULL for JSON null).
-func JSONResult(got any, text bool) (any, error) {
+func jsonResult(got any, text bool) (any, error) {
 	if text {
 		switch g := got.(type) {
 		case nil:

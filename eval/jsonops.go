@@ -29,30 +29,30 @@ func evalJSONTest(env Env, x *planner.JSONTestExpr, r Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	doc, err := DecodeJSON(v.(string))
+	doc, err := decodeJSON(v.(string))
 	if err != nil {
 		return nil, err
 	}
 	switch x.Op {
 	case "?":
-		return HasKey(doc, y.(string)), nil
+		return hasKey(doc, y.(string)), nil
 	case "?|", "?&":
 		keys, _ := y.([]string)
 		for _, k := range keys {
-			if HasKey(doc, k) == (x.Op == "?|") {
+			if hasKey(doc, k) == (x.Op == "?|") {
 				return x.Op == "?|", nil
 			}
 		}
 		return x.Op == "?&", nil
 	}
-	other, err := DecodeJSON(y.(string))
+	other, err := decodeJSON(y.(string))
 	if err != nil {
 		return nil, err
 	}
 	if x.Op == "<@" {
-		return JSONContains(other, doc, true), nil
+		return jsonContains(other, doc, true), nil
 	}
-	return JSONContains(doc, other, true), nil
+	return jsonContains(doc, other, true), nil
 }
 
 // evalJSONPath evaluates X #> path and X #>> path: each element of the
@@ -66,7 +66,7 @@ func evalJSONPath(env Env, x *planner.JSONPathExpr, r Row) (any, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
-	got, err := DecodeJSON(v.(string))
+	got, err := decodeJSON(v.(string))
 	if err != nil {
 		return nil, err
 	}
@@ -93,5 +93,5 @@ func evalJSONPath(env Env, x *planner.JSONPathExpr, r Row) (any, error) {
 			return nil, nil
 		}
 	}
-	return JSONResult(got, x.Text)
+	return jsonResult(got, x.Text)
 }

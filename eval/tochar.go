@@ -27,7 +27,7 @@ func fnToChar(ctx Context, a []any) (any, error) {
 	return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "to_char is supported for timestamps and dates only")
 }
 
-// civilDate marks a date argument (Call wraps it), which to_char must
+// civilDate marks a date argument (call wraps it), which to_char must
 // not move into the session's time zone.
 type civilDate time.Time
 
