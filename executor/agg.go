@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"topicgate/eval"
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -166,10 +167,10 @@ func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) erro
 				return err
 			}
 			if s != nil {
-				st.buf = append(st.buf, asBytes(s)...)
+				st.buf = append(st.buf, eval.AsBytes(s)...)
 			}
 		}
-		st.buf = append(st.buf, asBytes(v)...)
+		st.buf = append(st.buf, eval.AsBytes(v)...)
 	case "bool_and", "every":
 		st.all = (st.count == 1 || st.all) && v == true
 	case "bool_or":

@@ -45,7 +45,7 @@ func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *planner.CopyO
 			break
 		}
 		r = r[:len(cols)] // hidden sort columns
-		presentRow(r, cols, s.settings.loc)
+		presentRow(r, cols, s.settings)
 		if buf, err = f.row(buf[:0], r); err != nil {
 			return n, err
 		}

@@ -325,7 +325,7 @@ func (s *Session) cursorStep(ctx context.Context, c *cursor, count int64, send b
 		if len(r) > len(c.cols) {
 			r = r[:len(c.cols)]
 		}
-		presentRow(r, c.cols, s.settings.loc)
+		presentRow(r, c.cols, s.settings)
 		if err := out.WriteRow(r); err != nil {
 			return n, err
 		}

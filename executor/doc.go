@@ -27,6 +27,9 @@
 //     startup packet's, settings_report.go reports them (ParameterStatus,
 //     pg_settings, SHOW ALL). cursor.go: DECLARE/FETCH/MOVE/
 //     CLOSE, and cursors and protocol portals as one namespace.
+//     timezone.go: TimeZone's zones, and presentRow, which readies a
+//     result's values for the wire in the session's TimeZone and
+//     DateStyle.
 //   - run.go: the one switch that opens each plan node (planner.Tree) as
 //     exactly one row iterator; the strategy is the node, nothing is
 //     decided here. select.go, agg.go, msgrow.go: row iterators. A topic
@@ -48,14 +51,17 @@
 //     operations. lateral.go: a LATERAL right side, run per left row.
 //     recursive.go: WITH RECURSIVE, iteration by iteration over a work
 //     table, its rows streamed and charged to the memory limit.
-//   - numeric.go: the round, trunc, floor and ceil builtins. Value logic
-//     (comparing, arithmetic, numeric's decimals, parsing, formatting and
-//     casts, COPY's binary fields) is sql/values'; this package evaluates
-//     expressions with it. pgcatalog.go: the pg_catalog tables psql's \d reads.
-//   - eval.go, builtins.go: expression evaluation over planner.Expr.
-//     builtins.go registers each builtin's implementation at init under
-//     its planner.Builtins declaration (impls, by the declaration's ID)
-//     and panics if the two sets differ.
+//   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
+//     formatting and casts, COPY's binary fields) is sql/values';
+//     evaluating an expression, the builtins and the text and jsonb
+//     operators are package eval's; this package runs plans with them.
+//     pgcatalog.go, pgdescribe.go: the pg_catalog tables psql's \d reads.
+//   - eval.go: evalCtx, what one execution of a statement evaluates
+//     expressions with (eval.Expr); evalctx.go: evalCtx implements
+//     eval.Env (parameters, the statement's time, the session's settings
+//     and catalog, subqueries' results, set-returning calls' values).
+//     srf.go, funcscan.go: set-returning calls (eval's Generators)
+//     stepped in a select list (ProjectSet) and in FROM.
 //   - insert.go, copy.go: the one write route of every INSERT and COPY
 //     (alone, in a block, pipelined, or reading a consumer): messages
 //     built, staged in the statement's transaction (inWriteTxn, stage),

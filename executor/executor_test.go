@@ -12,33 +12,6 @@ import (
 	"topicgate/topicstore"
 )
 
-func TestBuiltinsMatchPlanner(t *testing.T) {
-	for name := range planner.Builtins {
-		_, ok := builtins[name]
-		require.True(t, ok, "builtin %s is planned but not implemented", name)
-	}
-	for name := range builtins {
-		_, ok := planner.Builtins[name]
-		require.True(t, ok, "builtin %s is implemented but not planned", name)
-	}
-}
-
-// TestRegisterBuiltinsRefusesDivergence: an implementation without a
-// declaration, or a declaration without an implementation, stops the
-// executor at init (registerBuiltins panics).
-func TestRegisterBuiltinsRefusesDivergence(t *testing.T) {
-	fns := map[string]builtin{}
-	for name, fn := range builtins {
-		fns[name] = fn
-	}
-	require.NotPanics(t, func() { registerBuiltins(fns) })
-	fns["no_such_builtin"] = builtins["length"]
-	require.PanicsWithValue(t, "builtin no_such_builtin is implemented but not declared in planner.Builtins", func() { registerBuiltins(fns) })
-	delete(fns, "no_such_builtin")
-	delete(fns, "length")
-	require.PanicsWithValue(t, "builtin length is declared in planner.Builtins but not implemented", func() { registerBuiltins(fns) })
-}
-
 func TestAttrsJSON(t *testing.T) {
 	require.Equal(t, "{}", attrsJSON(nil))
 	require.Equal(t, `{"a": "1", "bb": "x\"y", "ccc": "\n"}`,
@@ -65,15 +38,6 @@ func TestReadCSVRecord(t *testing.T) {
 	_, _, raw, err = readCSVRecord(bufio.NewReader(strings.NewReader("\"abc\n")), ',', '"', '"')
 	require.ErrorIs(t, err, errUnterminatedCSV)
 	require.Equal(t, "\"abc\n", raw)
-}
-
-func TestLike(t *testing.T) {
-	m, err := match("~~", "hello", "h%l_o")
-	require.NoError(t, err)
-	require.Equal(t, true, m)
-	m, err = match("!~~*", "HELLO", "h%")
-	require.NoError(t, err)
-	require.Equal(t, false, m)
 }
 
 func TestEvalThreeValuedLogic(t *testing.T) {

@@ -3,20 +3,21 @@ package executor
 import (
 	"context"
 
+	"topicgate/eval"
 	"topicgate/planner"
 	"topicgate/sql/pgerror"
 )
 
 // funcScanIter yields the rows of a function in FROM (planner.FuncScan):
 // the values of a set-returning call, from the generators the select
-// list steps (srf.go), or the one value of a scalar call; a row of
+// list steps too (eval.NewGenerator), or the one value of a scalar call; a row of
 // jsonb_each is its key and value; WITH ORDINALITY numbers the rows. The
 // arguments are evaluated when it starts, against ec's outer row (a
 // lateral join's left row, the row around a subquery).
 type funcScanIter struct {
 	ec  *evalCtx
 	fs  *planner.FuncScan
-	gen srfGen
+	gen eval.Generator
 	n   int64 // rows yielded
 }
 
@@ -27,7 +28,7 @@ func (it *funcScanIter) start() error {
 		if err != nil {
 			return err
 		}
-		it.gen = &sliceGen{vals: []any{v}}
+		it.gen = eval.Values(v)
 		return nil
 	}
 	args := make([]any, len(call.Args))
@@ -38,7 +39,7 @@ func (it *funcScanIter) start() error {
 		}
 		args[i] = v
 	}
-	g, err := newSRF(call, args)
+	g, err := eval.NewGenerator(call, args)
 	if err != nil {
 		return err
 	}
@@ -55,13 +56,13 @@ func (it *funcScanIter) next(ctx context.Context) ([]any, error) {
 	if err := ctx.Err(); err != nil { // a series may be long
 		return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
-	v, ok, err := it.gen.next()
+	v, ok, err := it.gen.Next()
 	if !ok || err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, len(it.fs.Cols))
-	if p, ok := v.(jsonbPair); ok {
-		out = append(out, p.key, p.value)
+	if p, ok := v.(eval.JSONBPair); ok {
+		out = append(out, p.Key, p.Value)
 	} else {
 		out = append(out, v)
 	}

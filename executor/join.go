@@ -35,7 +35,7 @@ type shifted struct {
 	off int
 }
 
-func (s shifted) col(i int) (any, error) { return s.r[i-s.off], nil }
+func (s shifted) Col(i int) (any, error) { return s.r[i-s.off], nil }
 
 // key encodes the join key values; ok is false when one is NULL (a NULL
 // key matches nothing).

@@ -32,14 +32,14 @@ type lateralRow struct {
 	outer row
 }
 
-func (r lateralRow) col(i int) (any, error) {
+func (r lateralRow) Col(i int) (any, error) {
 	if i < len(r.left) {
 		return r.left[i], nil
 	}
 	if r.outer == nil {
 		return nil, pgerror.AssertionFailed("lateral reference %d past the left row, outside a subquery", i)
 	}
-	return r.outer.col(i - len(r.left))
+	return r.outer.Col(i - len(r.left))
 }
 
 func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {

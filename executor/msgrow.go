@@ -46,7 +46,11 @@ func (r *msgRow) reset(m *topicstore.Message) {
 	r.acq = nil
 }
 
-func (r *msgRow) col(i int) (any, error) {
+// MsgAttrs implements eval.AttrsRow: attrs ->> 'k' reads the message's
+// attributes directly.
+func (r *msgRow) MsgAttrs() []topicstore.Attr { return r.m.Attrs }
+
+func (r *msgRow) Col(i int) (any, error) {
 	m := r.m
 	switch planner.MsgCol(i) {
 	case planner.ColPartition:

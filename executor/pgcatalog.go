@@ -2,9 +2,8 @@ package executor
 
 import (
 	"sort"
-	"strconv"
-	"strings"
 
+	"topicgate/eval"
 	"topicgate/planner"
 	"topicgate/sql/values"
 )
@@ -16,22 +15,21 @@ import (
 // Every column is a topic's message column (pg_attribute), with the types
 // of pg_type; the tables topicgate has nothing for have no rows.
 const (
-	oidPgCatalogNS  = planner.OIDPgCatalogNS
-	oidPublicNS     = planner.OIDPublicNS
-	oidSysNS        = planner.OIDSysNS
-	oidSysViews     = planner.OIDSysViews   // + the view's rank by name
-	oidFirstTopic   = planner.OIDFirstTopic // + the topic's store ID
-	oidBootstrap    = 10                    // the owner of everything
-	oidHeapAM       = 2
-	oidDatabase     = 5
-	oidPgDefaultTS  = 1663
-	oidPgGlobalTS   = 1664
-	oidDefaultColl  = 100
-	oidCColl        = 950
-	oidPosixColl    = 951
-	oidPgClassRel   = 1259 // pg_class's own OID, as pg_type.typrelid and classoid
-	encodingUTF8    = 6
-	sysViewDefSufix = "a topicgate system view, computed from the store's state"
+	oidPgCatalogNS = planner.OIDPgCatalogNS
+	oidPublicNS    = planner.OIDPublicNS
+	oidSysNS       = planner.OIDSysNS
+	oidSysViews    = planner.OIDSysViews   // + the view's rank by name
+	oidFirstTopic  = planner.OIDFirstTopic // + the topic's store ID
+	oidBootstrap   = 10                    // the owner of everything
+	oidHeapAM      = 2
+	oidDatabase    = 5
+	oidPgDefaultTS = 1663
+	oidPgGlobalTS  = 1664
+	oidDefaultColl = 100
+	oidCColl       = 950
+	oidPosixColl   = 951
+	oidPgClassRel  = eval.OIDPgClassRel
+	encodingUTF8   = eval.EncodingUTF8
 )
 
 // pgTypes are the rows of pg_type: the types topic and system view columns
@@ -92,17 +90,6 @@ func typeInput(t int64, elem int64) (int64, string) {
 	}
 	in := typeInputs[t]
 	return in.oid, in.name
-}
-
-// formatTypeNames are format_type's names for those types.
-var formatTypeNames = map[int64]string{
-	16: "boolean", 17: "bytea", 18: `"char"`, 19: "name", 20: "bigint", 21: "smallint", 23: "integer",
-	25: "text", 26: "oid", 114: "json", 700: "real", 701: "double precision", 1000: "boolean[]",
-	1007: "integer[]", 1009: "text[]", 1016: "bigint[]", 1043: "character varying", 1082: "date",
-	1114: "timestamp without time zone", 1184: "timestamp with time zone", 1186: "interval",
-	1700: "numeric", 3802: "jsonb",
-	// The pseudo-types pg_proc's rows return.
-	2249: "record", 2275: "cstring", 2277: "anyarray", 2278: "void", 2279: "trigger", 2283: "anyelement",
 }
 
 // typeCollation is pg_type.typcollation of a type OID.
@@ -271,7 +258,7 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 	case "pg_language":
 		// The language of every function in pg_proc; no procedural
 		// language (lanplcallfoid 0), so \dL lists none.
-		add(map[string]any{"oid": int64(oidInternalLang), "lanname": "internal", "lanowner": int64(oidBootstrap)})
+		add(map[string]any{"oid": int64(eval.OIDInternalLang), "lanname": "internal", "lanowner": int64(oidBootstrap)})
 	case "pg_settings":
 		for _, r := range s.settings.catalogRows() {
 			add(r)
@@ -332,178 +319,4 @@ func (s *Session) relOf(oid int64) (catalogRel, bool) {
 		}
 	}
 	return catalogRel{}, false
-}
-
-func nullFn(*evalCtx, []any) (any, error) { return nil, nil }
-
-// relSize is pg_table_size and friends: a topic's stored bytes (its
-// partitions' retained messages), 0 for a view, NULL for no relation.
-func relSize(ec *evalCtx, a []any) (any, error) {
-	oid, ok := a[0].(int64)
-	if !ok {
-		return nil, nil
-	}
-	r, ok := ec.sess.relOf(oid)
-	if !ok {
-		return nil, nil
-	}
-	return r.bytes, nil
-}
-
-// pgCatalogFns are the catalog functions those psql queries call.
-var pgCatalogFns = map[string]builtin{
-	"pg_get_userbyid": func(ec *evalCtx, _ []any) (any, error) { return ec.sess.info.User, nil },
-	"pg_table_is_visible": func(_ *evalCtx, a []any) (any, error) {
-		// Topics and pg_catalog tables: public and pg_catalog are on the
-		// search path, sys is not.
-		oid, _ := a[0].(int64)
-		return oid >= oidFirstTopic || oid < oidSysNS && oid > 0, nil
-	},
-	"pg_type_is_visible":     func(_ *evalCtx, a []any) (any, error) { return a[0] != nil, nil },
-	"pg_tablespace_location": func(_ *evalCtx, a []any) (any, error) { return "", nil },
-	"pg_encoding_to_char": func(_ *evalCtx, a []any) (any, error) {
-		if n, _ := a[0].(int64); n == encodingUTF8 {
-			return "UTF8", nil
-		}
-		return "", nil
-	},
-	"array_to_string": func(_ *evalCtx, a []any) (any, error) {
-		if a[0] == nil || a[1] == nil {
-			return nil, nil
-		}
-		var parts []string
-		switch x := a[0].(type) {
-		case []string:
-			parts = x
-		case []any:
-			for _, v := range x {
-				if v != nil { // NULL elements are left out, as without a null string
-					parts = append(parts, values.KeyText(v))
-				}
-			}
-		default:
-			for i := int64(1); ; i++ {
-				v := arrayElem(x, i)
-				if v == nil {
-					break
-				}
-				parts = append(parts, values.KeyText(v))
-			}
-		}
-		sep, _ := a[1].(string)
-		return strings.Join(parts, sep), nil
-	},
-	"array_upper": func(_ *evalCtx, a []any) (any, error) {
-		if d, _ := a[1].(int64); d != 1 {
-			return nil, nil
-		}
-		return arrayLen(a[0]), nil
-	},
-	"format_type": func(_ *evalCtx, a []any) (any, error) {
-		oid, ok := a[0].(int64)
-		if !ok {
-			return nil, nil
-		}
-		if oid == 0 {
-			return "-", nil
-		}
-		if n, ok := formatTypeNames[oid]; ok {
-			return n, nil
-		}
-		return "???", nil
-	},
-	// regtypeout is a regtype's text: the type's name as format_type
-	// gives it, "-" for 0, the number for an OID no type has.
-	"regtypeout": func(_ *evalCtx, a []any) (any, error) {
-		oid, ok := a[0].(int64)
-		switch {
-		case !ok:
-			return nil, nil
-		case oid == 0:
-			return "-", nil
-		}
-		if n, ok := formatTypeNames[oid]; ok {
-			return n, nil
-		}
-		return strconv.FormatInt(oid, 10), nil
-	},
-	"pg_table_size":          relSize,
-	"pg_total_relation_size": relSize,
-	"pg_relation_size":       relSize,
-	"pg_indexes_size": func(_ *evalCtx, a []any) (any, error) {
-		if a[0] == nil {
-			return nil, nil
-		}
-		return int64(0), nil
-	},
-	"pg_database_size": func(ec *evalCtx, a []any) (any, error) {
-		if a[0] == nil {
-			return nil, nil
-		}
-		var n int64
-		if ec.sess.eng == nil {
-			return n, nil
-		}
-		for _, t := range ec.sess.eng.store.Topics() {
-			for _, p := range t.Partitions {
-				n += p.Bytes
-			}
-		}
-		return n, nil
-	},
-	"has_database_privilege": func(_ *evalCtx, a []any) (any, error) { return true, nil },
-	"has_table_privilege":    func(_ *evalCtx, a []any) (any, error) { return true, nil },
-	"has_schema_privilege":   func(_ *evalCtx, a []any) (any, error) { return true, nil },
-	"pg_function_is_visible": func(_ *evalCtx, a []any) (any, error) { return a[0] != nil, nil },
-	"pg_get_viewdef": func(ec *evalCtx, a []any) (any, error) {
-		oid, _ := a[0].(int64)
-		r, ok := ec.sess.relOf(oid)
-		if !ok || r.kind != "v" {
-			return nil, nil
-		}
-		schema := "sys."
-		if r.ns == oidPgCatalogNS {
-			schema = "pg_catalog."
-		}
-		return " SELECT " + strings.Join(r.names, ",\n    ") + "\n   FROM " + schema + r.name + "; -- " + sysViewDefSufix, nil
-	},
-	// Nothing has a default, a comment, a rule, an extended statistic or
-	// an expression: these answer NULL.
-	"pg_get_expr":                     nullFn,
-	"col_description":                 nullFn,
-	"obj_description":                 nullFn,
-	"shobj_description":               nullFn,
-	"pg_get_ruledef":                  nullFn,
-	"pg_get_statisticsobjdef_columns": nullFn,
-	"pg_get_indexdef":                 nullFn,
-	"pg_get_constraintdef":            nullFn,
-	"pg_get_triggerdef":               nullFn,
-	"pg_relation_is_publishable": func(_ *evalCtx, a []any) (any, error) {
-		if a[0] == nil {
-			return nil, nil
-		}
-		return false, nil
-	},
-}
-
-// arrayElem is arr[i] (1-based), nil outside the array.
-func arrayElem(arr any, i int64) any {
-	if i < 1 {
-		return nil
-	}
-	switch x := arr.(type) {
-	case []int64:
-		if i <= int64(len(x)) {
-			return x[i-1]
-		}
-	case []string:
-		if i <= int64(len(x)) {
-			return x[i-1]
-		}
-	case []bool:
-		if i <= int64(len(x)) {
-			return x[i-1]
-		}
-	}
-	return nil
 }

@@ -312,7 +312,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		if len(r) > len(p.st.cols) {
 			r = r[:len(p.st.cols)]
 		}
-		presentRow(r, p.st.cols, p.st.s.settings.loc)
+		presentRow(r, p.st.cols, p.st.s.settings)
 		if err := out.WriteRow(r); err != nil {
 			return "", true, err
 		}

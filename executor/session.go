@@ -295,7 +295,7 @@ func (st *statement) Bind(ctx context.Context, params []any) (wire.Portal, error
 			v = time.Duration(iv.Microseconds)*time.Microsecond + time.Duration(iv.Days)*24*time.Hour +
 				time.Duration(iv.Months)*30*24*time.Hour
 		}
-		nv, err := values.NormalizeParam(v, st.params[i])
+		nv, err := st.s.settings.normalizeParam(v, st.params[i])
 		if err != nil {
 			var pe *pgerror.Error
 			if errors.As(err, &pe) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 	"topicgate/wire"
 )
 
@@ -17,9 +18,8 @@ import (
 // reports (GUC_REPORT) are sent again with ParameterStatus whenever their
 // value changes, before the next ReadyForQuery; a SET inside a transaction
 // block is undone by ROLLBACK, and SET LOCAL lasts until the block ends.
-// Values topicgate cannot honour (a DateStyle other than ISO, an
-// IntervalStyle other than postgres, ...) are refused with 0A000 rather
-// than accepted and ignored.
+// Values topicgate cannot honour (an IntervalStyle other than postgres,
+// ...) are refused with 0A000 rather than accepted and ignored.
 //
 // This file holds the parameters' table and a session's values and their
 // scopes; settings_check.go the validation of values, settings_startup.go
@@ -36,7 +36,10 @@ type param struct {
 	// given is the name as the statement spelled it (lower-cased), which
 	// PostgreSQL's messages for bool, integer and enum values quote.
 	given string
-	desc  string // SHOW ALL's description
+	// current is the parameter's value before the one being checked
+	// (DateStyle's parts not given keep theirs).
+	current string
+	desc    string // SHOW ALL's description
 }
 
 var params = map[string]*param{}
@@ -123,8 +126,11 @@ type settings struct {
 	txnBefore  map[string]string
 	txnSession map[string]string
 
-	loc         *time.Location // TimeZone, for printing timestamptz
-	stmtTimeout time.Duration  // statement_timeout; 0 = none
+	loc *time.Location // TimeZone, for printing timestamptz
+	// dateStyle is DateStyle: its zero value, ISO, MDY, prints and reads
+	// dates on the fast paths.
+	dateStyle   values.DateStyle
+	stmtTimeout time.Duration // statement_timeout; 0 = none
 	// idleTimeout and idleInTxnTimeout are idle_session_timeout and
 	// idle_in_transaction_session_timeout; 0 = none.
 	idleTimeout, idleInTxnTimeout time.Duration
@@ -171,6 +177,7 @@ func (s *settings) apply(name, value string) error {
 	if p.check != nil {
 		given := *p
 		given.given = strings.ToLower(name)
+		given.current = s.vals[strings.ToLower(p.name)]
 		p = &given
 		if value, err = p.check(p, value); err != nil {
 			return err
@@ -182,6 +189,8 @@ func (s *settings) apply(name, value string) error {
 	switch k {
 	case "timezone":
 		s.loc, _ = parseTimeZone(value)
+	case "datestyle":
+		s.dateStyle, _ = values.ParseDateStyle(value)
 	case "statement_timeout":
 		s.stmtTimeout = millis(value)
 	case "idle_session_timeout":
@@ -309,4 +318,18 @@ func (s *settings) endTxn(commit bool) {
 		_ = s.apply(k, v)
 	}
 	s.txnBefore, s.txnSession = nil, nil
+}
+
+// normalizeParam is values.NormalizeParam for a bound parameter of type
+// t; a date or timestamptz in text reads in the session's DateStyle order.
+func (s *settings) normalizeParam(v any, t values.Type) (any, error) {
+	if s.dateStyle.Order != values.MDY && (t == values.TDate || t == values.TTimestamptz) {
+		switch x := v.(type) {
+		case string:
+			return values.ParseTextIn(x, t, s.dateStyle.Order)
+		case []byte:
+			return values.ParseTextIn(string(x), t, s.dateStyle.Order)
+		}
+	}
+	return values.NormalizeParam(v, t)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // Validating and parsing parameter values (settings.go's param.check):
@@ -74,52 +75,69 @@ func checkEncoding(p *param, v string) (string, error) {
 	return "", badValue(p, v)
 }
 
-// checkDateStyle normalises DateStyle as PostgreSQL does ("iso" is "ISO,
-// MDY"); topicgate prints and reads dates in ISO style, month first.
+// checkDateStyle normalises DateStyle as PostgreSQL's check_datestyle
+// does: a comma-separated list of an output style (ISO, SQL, Postgres,
+// German) and an input order (MDY, DMY, YMD and their synonyms); a part
+// not given keeps its current value, except that German alone also means
+// DMY, and DEFAULT means ISO, MDY for the parts not given.
 func checkDateStyle(p *param, v string) (string, error) {
-	style, order := "", ""
-	for _, tok := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		var s, o string
+	cur, ok := values.ParseDateStyle(p.current)
+	if !ok {
+		cur = values.DateStyle{}
+	}
+	style, order := cur.Output, cur.Order
+	haveStyle, haveOrder := false, false
+	for _, tok := range strings.Split(v, ",") {
+		tok = strings.TrimSpace(tok)
+		if tok == "" && strings.TrimSpace(v) == "" {
+			continue
+		}
+		if tok == "" || strings.ContainsAny(tok, " \t") {
+			return "", badValue(p, v).WithDetail("List syntax is invalid.")
+		}
+		var s values.DateOutput
+		var o values.DateOrder
+		isStyle, isOrder := false, false
 		switch strings.ToUpper(tok) {
 		case "ISO":
-			s = "ISO"
+			s, isStyle = values.DateISO, true
 		case "SQL":
-			s = "SQL"
+			s, isStyle = values.DateSQL, true
 		case "POSTGRES":
-			s = "Postgres"
+			s, isStyle = values.DatePostgres, true
 		case "GERMAN":
-			s = "German"
+			s, isStyle = values.DateGerman, true
+			if !haveOrder {
+				order = values.DMY
+			}
 		case "YMD":
-			o = "YMD"
+			o, isOrder = values.YMD, true
 		case "DMY", "EURO", "EUROPEAN":
-			o = "DMY"
+			o, isOrder = values.DMY, true
 		case "MDY", "US", "NONEURO", "NONEUROPEAN":
-			o = "MDY"
+			o, isOrder = values.MDY, true
 		case "DEFAULT":
-			s, o = "ISO", "MDY"
+			if !haveStyle {
+				style = values.DateISO
+			}
+			if !haveOrder {
+				order = values.MDY
+			}
+			continue
 		default:
 			return "", badValue(p, v).WithDetail("Unrecognized key word: \"" + tok + "\".")
 		}
-		if (s != "" && style != "" && s != style) || (o != "" && order != "" && o != order) {
+		if (isStyle && haveStyle && s != style) || (isOrder && haveOrder && o != order) {
 			return "", badValue(p, v).WithDetail("Conflicting \"datestyle\" specifications.")
 		}
-		if s != "" {
-			style = s
+		if isStyle {
+			style, haveStyle = s, true
 		}
-		if o != "" {
-			order = o
+		if isOrder {
+			order, haveOrder = o, true
 		}
 	}
-	if style == "" {
-		style = "ISO"
-	}
-	if order == "" {
-		order = "MDY"
-	}
-	if style != "ISO" || order != "MDY" {
-		return "", pgerror.Newf(pgerror.CodeFeatureNotSupported, "DateStyle \"%s, %s\" is not supported: topicgate prints dates in ISO style and reads them month first (ISO, MDY)", style, order)
-	}
-	return style + ", " + order, nil
+	return values.DateStyle{Output: style, Order: order}.String(), nil
 }
 
 func checkIntervalStyle(p *param, v string) (string, error) {

@@ -163,7 +163,7 @@ func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, er
 	if x.Reusable {
 		var kb []byte
 		for _, c := range x.OuterCols {
-			v, err := r.col(c)
+			v, err := r.Col(c)
 			if err != nil {
 				return nil, err
 			}

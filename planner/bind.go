@@ -69,6 +69,11 @@ func coerce(e Expr, t Type) (Expr, error) {
 			return &ConstExpr{V: nil, T: t}, nil
 		}
 		if x.T == TUnknown {
+			if (t == TDate || t == TTimestamptz) && values.DateOrderMatters(x.V.(string)) {
+				// '01/02/2024' reads in the session's DateStyle, known
+				// when the statement runs.
+				return &CastExpr{X: x, T: t}, nil
+			}
 			v, err := values.ParseText(x.V.(string), t)
 			if err != nil {
 				return nil, err

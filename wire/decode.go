@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"topicgate/sql/values"
 	"unicode/utf8"
 )
 
@@ -278,11 +279,15 @@ func decodeText(oid uint32, s string) (any, error) {
 		return decodeByteaText(s)
 	case OIDJSON, OIDJSONB:
 		return checkJSON([]byte(s))
-	case OIDTimestamptz:
-		return parseTimestamp(s, true)
-	case OIDTimestamp:
-		return parseTimestamp(s, false)
-	case OIDDate:
+	case OIDTimestamptz, OIDTimestamp, OIDDate:
+		if values.DateOrderMatters(s) {
+			// '01/02/2024' reads in the session's DateStyle: the
+			// session parses it (values.ParseTextIn).
+			return s, nil
+		}
+		if oid != OIDDate {
+			return parseTimestamp(s, oid == OIDTimestamptz)
+		}
 		t, err := parseTimestamp(s, false)
 		if err != nil {
 			return nil, newError("22007", fmt.Sprintf("invalid input syntax for type date: %q", s))

@@ -52,6 +52,10 @@
 //   - encode*.go, decode*.go: values in text and binary formats by type OID
 //     (see the table in handler.go). The hot types (int8, bytea, text,
 //     timestamptz) are appended into one reused buffer without allocation.
+//     Dates and timestamps print in ISO style; a values.StyledTime (a
+//     session with another DateStyle) prints in its style, and a text
+//     date whose field order is ambiguous ('01/02/2024') is passed on as
+//     text for the session to read in its DateStyle.
 //   - errors.go: any error with SQLState() becomes an ErrorResponse with that
 //     code (and ErrorDetail/ErrorHint/ErrorPosition/ErrorWhere when
 //     present); others are XX000.

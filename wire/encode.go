@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"topicgate/sql/values"
 )
 
 // appendValue appends the encoding of v (non-nil) as type oid in format
@@ -70,12 +71,24 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 	case OIDTimestamptz, OIDTimestamp:
 		t, ok := v.(time.Time)
 		if !ok {
+			if st, styled := v.(values.StyledTime); styled {
+				if bin {
+					return appendTimestamp(buf, st.T, oid == OIDTimestamptz, true), nil
+				}
+				return values.AppendTimestamp(buf, st.T, oid == OIDTimestamptz, st.Style), nil
+			}
 			break
 		}
 		return appendTimestamp(buf, t, oid == OIDTimestamptz, bin), nil
 	case OIDDate:
 		t, ok := v.(time.Time)
 		if !ok {
+			if st, styled := v.(values.StyledTime); styled {
+				if bin {
+					return appendDate(buf, st.T, true), nil
+				}
+				return values.AppendDate(buf, st.T.UTC(), st.Style), nil
+			}
 			break
 		}
 		return appendDate(buf, t, bin), nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"topicgate/sql/values"
 )
 
 func TestEncodeText(t *testing.T) {
@@ -139,5 +140,31 @@ func TestDecodeBinaryRoundTrip(t *testing.T) {
 		got, err := decodeBinary(tc.oid, b)
 		require.NoError(t, err, tc.oid)
 		require.Equal(t, tc.v, got, tc.oid)
+	}
+}
+
+// TestDateStyle: a values.StyledTime prints in its style as text and as
+// its instant in binary; a text date whose field order is ambiguous
+// passes through undecoded, for the session to read in its DateStyle.
+func TestDateStyle(t *testing.T) {
+	ts := time.Date(2024, 1, 2, 3, 4, 5, 120000000, time.UTC)
+	german := values.DateStyle{Output: values.DateGerman, Order: values.DMY}
+	st := values.StyledTime{T: ts, Style: german}
+	for oid, want := range map[uint32]string{OIDTimestamptz: "02.01.2024 03:04:05.12 UTC", OIDTimestamp: "02.01.2024 03:04:05.12", OIDDate: "02.01.2024"} {
+		got, err := appendValue(nil, oid, 0, st)
+		if err != nil || string(got) != want {
+			t.Errorf("oid %d: got %q, %v; want %q", oid, got, err, want)
+		}
+		bin, err := appendValue(nil, oid, 1, st)
+		plain, _ := appendValue(nil, oid, 1, ts)
+		if err != nil || string(bin) != string(plain) {
+			t.Errorf("oid %d binary: got %x, %v; want %x", oid, bin, err, plain)
+		}
+	}
+	for _, oid := range []uint32{OIDDate, OIDTimestamptz, OIDTimestamp} {
+		v, err := decodeText(oid, "01/02/2024")
+		if err != nil || v != "01/02/2024" {
+			t.Errorf("oid %d: decoded %v, %v; want the text", oid, v, err)
+		}
 	}
 }

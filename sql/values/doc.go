@@ -2,7 +2,9 @@
 // PostgreSQL OIDs and names), the text input of every type (ParseText and
 // its parts: bytea, timestamptz, interval, jsonb, arrays), the text output
 // (FormatText, FormatInterval, NumericText), the casts between types
-// (Convert, NormalizeParam for bound parameters), COPY's binary fields
+// (Convert, NormalizeParam for bound parameters), dates and timestamps in
+// a DateStyle other than the default (datestyle.go: ConvertIn, ParseTextIn,
+// AppendDate, AppendTimestamp; the session passes its DateStyle in), COPY's binary fields
 // (ParseBinary), ordering (Compare), the arithmetic operators (Arith,
 // IntArith), and numeric's decimal arithmetic, rounding and keys
 // (numeric.go). The planner uses it to type

@@ -59,14 +59,8 @@ func ParseText(s string, t Type) (any, error) {
 			return s, nil
 		}
 		return nil, pgerror.Newf(pgerror.CodeInvalidTextRepresentation, "invalid input syntax for type %s: %q", t, s)
-	case TTimestamptz:
-		return ParseTimestamp(s)
-	case TDate:
-		v, err := ParseTimestamp(s) // a date, or a timestamp whose day is taken
-		if err != nil {
-			return nil, pgerror.Newf(pgerror.CodeInvalidDatetimeFormat, "invalid input syntax for type date: %q", s)
-		}
-		return DateOf(v), nil
+	case TTimestamptz, TDate: // a date reads as a timestamp whose day is taken
+		return ParseTextIn(s, t, MDY)
 	case TInterval:
 		return ParseInterval(s)
 	case TInt8Array, TInt4Array, TTextArray, TBoolArray, TOidArray:

@@ -2,6 +2,7 @@ package values
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -53,4 +54,27 @@ func TestCompareAndArith(t *testing.T) {
 	require.Equal(t, -1, c)
 	_, err = IntArith("+", 1<<62, 1<<62)
 	require.Error(t, err)
+}
+
+func TestDateStyle(t *testing.T) {
+	for _, s := range []string{"ISO, MDY", "SQL, DMY", "Postgres, YMD", "German, DMY"} {
+		ds, ok := ParseDateStyle(s)
+		require.True(t, ok, s)
+		require.Equal(t, s, ds.String())
+	}
+	_, ok := ParseDateStyle("iso")
+	require.False(t, ok)
+	require.Equal(t, DateStyle{}, DateStyle{Output: DateISO, Order: MDY}, "the zero value is the default")
+
+	for in, want := range map[string]bool{
+		"01/02/2024": true, "1-2-24": true, "02.01.2024 10:00": true, "2024/01/02": false,
+		"2024-01-02": false, "epoch": false, "01/02": false, "a1/02/03": false,
+	} {
+		require.Equal(t, want, DateOrderMatters(in), in)
+	}
+
+	ts := time.Date(12345, 6, 7, 8, 9, 10, 500, time.UTC) // rounds to the microsecond
+	require.Equal(t, "06/07/12345 08:09:10.000001 UTC", string(AppendTimestamp(nil, ts, true, DateStyle{Output: DateSQL})))
+	require.Equal(t, "07.06.12345", string(AppendDate(nil, ts, DateStyle{Output: DateGerman})))
+	require.Equal(t, "12345-06-07 08:09:10.000001", string(AppendTimestamp(nil, ts, false, DateStyle{})))
 }

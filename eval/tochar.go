@@ -1,4 +1,4 @@
-package executor
+package eval
 
 import (
 	"fmt"
@@ -14,12 +14,12 @@ import (
 // YY Y MONTH Month month MON Mon mon MM DAY Day day DY Dy dy DDD DD D ID
 // W WW Q CC TZ tz OF, the FM prefix (no padding), "quoted text" and \
 // escapes; other characters are copied. Numbers are not supported.
-func fnToChar(ec *evalCtx, a []any) (any, error) {
+func fnToChar(ctx Context, a []any) (any, error) {
 	switch t := a[0].(type) {
 	case civilDate: // a date is a calendar day: no zone to convert to
 		return formatTemplate(time.Time(t), a[1].(string)), nil
 	case time.Time:
-		if loc := ec.sess.settings.loc; loc != nil {
+		if loc := ctx.Location(); loc != nil {
 			t = t.In(loc)
 		}
 		return formatTemplate(t, a[1].(string)), nil
@@ -27,7 +27,7 @@ func fnToChar(ec *evalCtx, a []any) (any, error) {
 	return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "to_char is supported for timestamps and dates only")
 }
 
-// civilDate marks a date argument (evalFunc wraps it), which to_char must
+// civilDate marks a date argument (call wraps it), which to_char must
 // not move into the session's time zone.
 type civilDate time.Time
 

@@ -1,4 +1,4 @@
-package executor
+package eval
 
 import (
 	"fmt"
@@ -142,7 +142,7 @@ func matchLike[T string | []byte](t, p T, bytewise bool) (int, error) {
 // calls: the pattern with escape in place of backslash (an empty escape:
 // none, every backslash literal), as PostgreSQL's do_like_escape, for text
 // (by character) and bytea (by byte).
-func fnLikeEscape(_ *evalCtx, a []any) (any, error) {
+func fnLikeEscape(_ Context, a []any) (any, error) {
 	switch p := a[0].(type) {
 	case string:
 		if e, ok := a[1].(string); ok {
