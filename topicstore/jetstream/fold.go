@@ -102,8 +102,8 @@ type partState struct {
 	// cutSeq is where retention's last cut purged the subject below (the
 	// first batch it kept, or the last batch, which stays): every message
 	// of the subject before it is gone or going (wide_retire.go).
-	cutSeq uint64
-	retained int64  // payload bytes of recs (a running total: Topic reads it on every statement's plan)
+	cutSeq   uint64
+	retained int64 // payload bytes of recs (a running total: Topic reads it on every statement's plan)
 	// refs are the staged messages reference records of recs point at,
 	// by the record's sequence (absent: an inline record).
 	refs      map[uint64]uint64
@@ -138,6 +138,9 @@ type posState struct {
 	// reset: the consumer was dropped and added again since; off is not
 	// its position (seq still is the subject's last sequence).
 	reset bool
+	// void: the subject's last message is an intent an abort voided; the
+	// position is in the message before it.
+	void bool
 }
 
 func newTopicState(rec catalogRec, seq uint64) *topicState {

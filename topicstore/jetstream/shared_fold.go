@@ -111,6 +111,9 @@ type shPartFold struct {
 	seq uint64      // the subject's last sequence, of any generation
 	raw string      // its Tg-Shared header if of the current generation, else ""
 	st  shPartState // raw, decoded
+	// void: the subject's last message is an intent an abort voided; the
+	// state is in the message before it.
+	void bool
 }
 
 // shMeta caches the metadata of a partition's messages base, base+1, ...
@@ -250,7 +253,7 @@ func (s *Store) applyShared(t *topicState, tok []string, h nats.Header, seq uint
 				"seq", seq, "expected", e, "folded", pf.seq)
 		}
 	}
-	pf.seq = seq
+	pf.seq, pf.void = seq, false
 	if gen, _ := strconv.ParseUint(h.Get(hGen), 10, 64); gen == c.gen && gen != 0 {
 		st, err := decodeState(h.Get(hShared))
 		if err != nil {

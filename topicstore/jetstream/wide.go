@@ -266,12 +266,19 @@ func (s *Store) bumpSeq(tok []string, seq uint64) {
 			t.pos[c] = map[int32]*posState{}
 		}
 		if ps := t.pos[c][int32(p)]; ps != nil {
-			ps.seq = seq
+			ps.seq, ps.void = seq, true
 		} else {
-			t.pos[c][int32(p)] = &posState{seq: seq, reset: true}
+			t.pos[c][int32(p)] = &posState{seq: seq, reset: true, void: true}
 		}
 	case tok[0] == "s" && len(tok) == 4:
 		_ = s.applyShared(t, tok, nats.Header{}, seq)
+		if raw, err := hex.DecodeString(tok[2]); err == nil {
+			if p, err := strconv.Atoi(tok[3]); err == nil {
+				if pf := s.shTopicOf(t.rec.ID).consumer(string(raw)).parts[int32(p)]; pf != nil {
+					pf.void = true
+				}
+			}
+		}
 	}
 }
 

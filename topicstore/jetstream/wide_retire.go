@@ -108,35 +108,36 @@ func (s *Store) applyRetired(gw string, n uint64, commit bool) error {
 // subjectMoved reports whether the fold holds a later message than seq
 // on the subject of tok. It runs under s.mu.
 func (s *Store) subjectMoved(tok []string, seq uint64) bool {
-	last, ok := s.subjectLast(tok)
+	last, _, ok := s.subjectLast(tok)
 	return ok && last > seq
 }
 
 // subjectLast is the last sequence the fold holds for the topic subject
-// of tok (record batches, producers, positions, shared-consumer states);
-// ok false: it holds none (the topic, producer, consumer is gone) or the
-// subject is of another kind.
-func (s *Store) subjectLast(tok []string) (uint64, bool) {
+// of tok (record batches, producers, positions, shared-consumer states),
+// and whether that message is an intent an abort voided (the subject's
+// state is then in a message before it); ok false: it holds none (the
+// topic, producer, consumer is gone) or the subject is of another kind.
+func (s *Store) subjectLast(tok []string) (last uint64, void, ok bool) {
 	if len(tok) < 3 {
-		return 0, false
+		return 0, false, false
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	t := s.byID[id]
 	if t == nil {
-		return 0, false
+		return 0, false, false
 	}
 	switch {
 	case tok[0] == "d" && len(tok) == 3:
 		if p, err := strconv.Atoi(tok[2]); err == nil && p < len(t.parts) {
-			return t.parts[p].lastSeq, true
+			return t.parts[p].lastSeq, false, true
 		}
 	case tok[0] == "p" && len(tok) == 3:
 		if raw, err := hex.DecodeString(tok[2]); err == nil {
 			if ps := t.prods[string(raw)]; ps != nil {
-				return ps.seq, true
+				return ps.seq, ps.void, true
 			}
 		}
 	case tok[0] == "o" && len(tok) == 4:
@@ -144,7 +145,7 @@ func (s *Store) subjectLast(tok []string) (uint64, bool) {
 		p, perr := strconv.Atoi(tok[3])
 		if herr == nil && perr == nil {
 			if ps := t.pos[string(raw)][int32(p)]; ps != nil {
-				return ps.seq, true
+				return ps.seq, ps.void, true
 			}
 		}
 	case tok[0] == "s" && len(tok) == 4:
@@ -153,12 +154,12 @@ func (s *Store) subjectLast(tok []string) (uint64, bool) {
 		if st := s.sh.topics[id]; st != nil && herr == nil && perr == nil {
 			if c := st.cons[string(raw)]; c != nil {
 				if pf := c.parts[int32(p)]; pf != nil {
-					return pf.seq, true
+					return pf.seq, pf.void, true
 				}
 			}
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // retireStep is what the lease holder does for one intent.
@@ -199,13 +200,17 @@ func (s *Store) planRetire(d *doneTxn) (steps []retireStep, ready bool) {
 			steps = append(steps, retireStep{subject: in.subject, purge: cut})
 			continue
 		}
-		last, ok := s.subjectLast(tok)
+		last, void, ok := s.subjectLast(tok)
 		switch {
 		case !ok && (tok[0] == "p" || tok[0] == "o" || tok[0] == "s"):
 			// An expired producer or a dropped consumer: its subject was
 			// purged with it.
 		case !ok:
 			ready = false // a kind no plan writes intents on: keep it
+		case last > in.seq && void:
+			// The subject's state is in a message before its last (an
+			// aborted intent): purging below it would lose it.
+			ready = false
 		case last > in.seq:
 			steps = append(steps, retireStep{subject: in.subject, purge: last})
 		case d.commit && (tok[0] == "p" || tok[0] == "o"):
