@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -86,10 +87,27 @@ type topicState struct {
 type recIdx struct {
 	seq       uint64
 	base      int64
-	count     int64
-	writtenAt int64 // unix micros
-	bytes     int64
+	writtenAt int64  // unix micros
+	n         uint32 // messages (count)
+	size      uint32 // payload bytes (bytes)
 }
+
+// newRecIdx is the index entry of a record batch at stream sequence seq;
+// it fails for a batch whose count or bytes do not fit the entry's 32
+// bits (a record batch holds at most a message's or a staged chunk's
+// worth: megabytes).
+func newRecIdx(seq uint64, base, count, writtenAt, bytes int64) (recIdx, error) {
+	if count < 0 || count > math.MaxUint32 || bytes < 0 || bytes > math.MaxUint32 {
+		return recIdx{}, fmt.Errorf("record batch of %d messages, %d bytes: out of the index's range", count, bytes)
+	}
+	return recIdx{seq: seq, base: base, writtenAt: writtenAt, n: uint32(count), size: uint32(bytes)}, nil
+}
+
+// count is the batch's message count.
+func (r recIdx) count() int64 { return int64(r.n) }
+
+// bytes is the batch's payload bytes.
+func (r recIdx) bytes() int64 { return int64(r.size) }
 
 // partState is a partition's index: its record batches in offset order.
 type partState struct {

@@ -102,7 +102,7 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 		// before it (its start record, later in the stream, moves
 		// the start on to where it cut), the snapshot's too.
 		for _, old := range ps.recs {
-			ps.retained -= old.bytes
+			ps.retained -= old.bytes()
 			ps.sum -= recHash(old)
 		}
 		ps.recs, ps.refs = ps.recs[:0:0], nil
@@ -110,14 +110,14 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 	default:
 		return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.base, ps.end)
 	}
-	if r.count == 0 {
+	if r.count() == 0 {
 		// A record batch of no messages: a resolution (chain.go),
 		// which only takes the subject's sequence.
 		ps.lastSeq = seq
 		return nil
 	}
 	ps.recs = append(ps.recs, r)
-	ps.retained += r.bytes
+	ps.retained += r.bytes()
 	ps.sum += recHash(r)
 	if ref != 0 {
 		if ps.refs == nil {
@@ -126,11 +126,11 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 		ps.refs[seq] = ref
 		s.swept.referenced(ref)
 	}
-	ps.end += r.count
+	ps.end += r.count()
 	if cum > 0 {
 		ps.bytes = cum // exact even when retention purged earlier batches
 	} else {
-		ps.bytes += r.bytes // a batch written before Tg-Cum
+		ps.bytes += r.bytes() // a batch written before Tg-Cum
 	}
 	ps.lastSeq = seq
 	ps.lastWrite = time.UnixMicro(r.writtenAt).UTC()
@@ -141,7 +141,7 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 		t.writers[gw] = ps.lastWrite
 	}
 	if rate, burst := topicstore.ThrottleLimits(&t.rec.Config); rate > 0 {
-		ps.bucket.Charge(ps.lastWrite, rate, burst, r.bytes)
+		ps.bucket.Charge(ps.lastWrite, rate, burst, r.bytes())
 	}
 	if w := topicstore.StabilizationWindow(&t.rec.Config); ps.meter == nil || ps.meter.Window != w {
 		ps.meter = topicstore.NewWriteMeter(w, ps.lastWrite, ps.bytes)
@@ -194,12 +194,12 @@ func applyStart(t *topicState, part string, h nats.Header, seq uint64) {
 	ps.startSeq = seq
 	if st := hInt(h, hStart); st > ps.start {
 		ps.start = st
-		i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > st })
+		i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count() > st })
 		if n := len(ps.recs); n > 0 {
 			ps.cutSeq = max(ps.cutSeq, ps.recs[min(i, n-1)].seq) // RunRetention's purge (read.go)
 		}
 		for _, r := range ps.recs[:i] {
-			ps.retained -= r.bytes
+			ps.retained -= r.bytes()
 			ps.sum -= recHash(r)
 			delete(ps.refs, r.seq)
 		}
@@ -330,8 +330,8 @@ func (ps *partState) offsetAt(at time.Time) int64 {
 func recordFields(h nats.Header) (r recIdx, ref uint64, cum int64, gw string, err error) {
 	v := h.Get(hRec)
 	if v == "" {
-		r = recIdx{base: hInt(h, hBase), count: hInt(h, hCount), writtenAt: hInt(h, hAt), bytes: hInt(h, hBytes)}
-		return r, uint64(hInt(h, hRef)), hInt(h, hCum), h.Get(hGw), nil
+		r, err = newRecIdx(0, hInt(h, hBase), hInt(h, hCount), hInt(h, hAt), hInt(h, hBytes))
+		return r, uint64(hInt(h, hRef)), hInt(h, hCum), h.Get(hGw), err
 	}
 	var f [7]string
 	for i := range f {
@@ -354,8 +354,8 @@ func recordFields(h nats.Header) (r recIdx, ref uint64, cum int64, gw string, er
 	if err != nil {
 		return r, 0, 0, "", fmt.Errorf("bad %s header %q: %w", hRec, h.Get(hRec), err)
 	}
-	r = recIdx{base: n[0], count: n[1], writtenAt: n[2], bytes: n[3]}
-	return r, ref, n[4], f[5], nil
+	r, err = newRecIdx(0, n[0], n[1], n[2], n[3])
+	return r, ref, n[4], f[5], err
 }
 
 func hInt(h nats.Header, k string) int64 {

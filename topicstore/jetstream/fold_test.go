@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -126,7 +127,9 @@ func TestRecordFields(t *testing.T) {
 	s.recordHeaders(m, 7, 3, 1700000000000001, 42, 99, 12)
 	r, ref, cum, gw, err := recordFields(m.Header)
 	require.NoError(t, err)
-	require.Equal(t, recIdx{base: 7, count: 3, writtenAt: 1700000000000001, bytes: 42}, r)
+	require.Equal(t, recIdx{base: 7, n: 3, writtenAt: 1700000000000001, size: 42}, r)
+	// The fold holds one entry per retained record batch: 32 bytes.
+	require.Equal(t, uintptr(32), unsafe.Sizeof(r))
 	require.Equal(t, uint64(12), ref)
 	require.Equal(t, int64(99), cum)
 	require.Equal(t, "g1", gw)

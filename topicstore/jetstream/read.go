@@ -84,7 +84,7 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 			}
 			last := recs[len(recs)-1]
 			s.mu.Lock()
-			recs = s.recsFrom(ps, last.base+last.count, recs)
+			recs = s.recsFrom(ps, last.base+last.count(), recs)
 			s.mu.Unlock()
 			if len(recs) == 0 {
 				return nil
@@ -147,7 +147,7 @@ const scanSlice = 256
 // recsFrom copies into buf (reused) up to scanSlice of ps's batches, from
 // the one holding offset from. It runs under s.mu.
 func (s *Store) recsFrom(ps *partState, from int64, buf []recIdx) []recIdx {
-	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > from })
+	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count() > from })
 	return append(buf[:0], ps.recs[i:min(i+scanSlice, len(ps.recs))]...)
 }
 
@@ -412,8 +412,8 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			if limit > 0 {
 				var size int64
 				i := len(ps.recs)
-				for i > 0 && size+ps.recs[i-1].bytes <= limit {
-					size += ps.recs[i-1].bytes
+				for i > 0 && size+ps.recs[i-1].bytes() <= limit {
+					size += ps.recs[i-1].bytes()
 					i--
 				}
 				keep = max(keep, i)
@@ -448,7 +448,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			if start <= ps.start {
 				continue
 			}
-			j := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count > start })
+			j := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count() > start })
 			j = min(j, len(ps.recs)-1) // the last batch stays
 			c := cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start,
 				prev: ps.startSeq, checks: checks}

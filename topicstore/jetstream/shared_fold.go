@@ -376,8 +376,8 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 		}
 		if to := min(start+s.shWindow(), t.parts[p].end); m.end() < to {
 			recs := t.parts[p].recs
-			if i := sort.Search(len(recs), func(i int) bool { return recs[i].base+recs[i].count >= to }); i < len(recs) {
-				to = recs[i].base + recs[i].count
+			if i := sort.Search(len(recs), func(i int) bool { return recs[i].base+recs[i].count() >= to }); i < len(recs) {
+				to = recs[i].base + recs[i].count()
 			}
 			jobs = append(jobs, job{p, m.end(), to})
 		}

@@ -610,13 +610,13 @@ func (m *sim) verify() {
 		for p, ps := range t.parts {
 			next := ps.start
 			for _, r := range ps.recs {
-				if r.base+r.count <= ps.start {
+				if r.base+r.count() <= ps.start {
 					continue
 				}
 				if r.base > next {
 					m.fail(fmt.Errorf("%s/%d: offsets %d..%d missing", tp.name, p, next, r.base-1))
 				}
-				next = r.base + r.count
+				next = r.base + r.count()
 				msgs, err := m.readRecord(r)
 				if err != nil {
 					m.fail(fmt.Errorf("%s/%d offset %d (sequence %d): %w", tp.name, p, r.base, r.seq, err))
@@ -738,8 +738,8 @@ func (m *sim) readRecord(r recIdx) ([]*topicstore.Message, error) {
 		c.Body = append([]byte(nil), msg.Body...)
 		out = append(out, &c)
 	}
-	if int64(len(out)) != r.count {
-		return nil, fmt.Errorf("record batch of %d messages holds %d", r.count, len(out))
+	if int64(len(out)) != r.count() {
+		return nil, fmt.Errorf("record batch of %d messages holds %d", r.count(), len(out))
 	}
 	return out, nil
 }

@@ -164,8 +164,8 @@ func (s *Store) foldDigest(at time.Time) uint64 {
 // and subtracted as retention removes it, so the digest costs nothing per
 // batch.
 func recHash(r recIdx) uint64 {
-	x := r.seq*0x9e3779b97f4a7c15 ^ uint64(r.base)*0xbf58476d1ce4e5b9 ^ uint64(r.count)*0x94d049bb133111eb ^
-		uint64(r.writtenAt)*0xd6e8feb86659fd93 ^ uint64(r.bytes)*0xa0761d6478bd642f
+	x := r.seq*0x9e3779b97f4a7c15 ^ uint64(r.base)*0xbf58476d1ce4e5b9 ^ uint64(r.count())*0x94d049bb133111eb ^
+		uint64(r.writtenAt)*0xd6e8feb86659fd93 ^ uint64(r.bytes())*0xa0761d6478bd642f
 	x ^= x >> 31
 	x *= 0x7fb5d329728ea185
 	x ^= x >> 27
@@ -291,9 +291,9 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 			for _, r := range ps.recs {
 				out = binary.AppendUvarint(out, r.seq-prevSeq)
 				out = binary.AppendVarint(out, r.base)
-				out = binary.AppendVarint(out, r.count)
+				out = binary.AppendVarint(out, r.count())
 				out = binary.AppendVarint(out, r.writtenAt-prevAt)
-				out = binary.AppendVarint(out, r.bytes)
+				out = binary.AppendVarint(out, r.bytes())
 				out = binary.AppendUvarint(out, ps.refs[r.seq])
 				prevSeq, prevAt = r.seq, r.writtenAt
 			}

@@ -75,9 +75,12 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 			var at int64
 			for i := range recs {
 				seq += uv()
-				r := recIdx{seq: seq, base: iv(), count: iv()}
+				base, count := iv(), iv()
 				at += iv()
-				r.writtenAt, r.bytes = at, iv()
+				r, err := newRecIdx(seq, base, count, at, iv())
+				if err != nil {
+					return nil, err
+				}
 				if ref := uv(); ref != 0 {
 					if prefs[p] == nil {
 						prefs[p] = map[uint64]uint64{}
@@ -124,7 +127,7 @@ func (s *Store) install(sn *snapshot) error {
 			}
 			ps.retained, ps.sum, ps.refs = 0, 0, sn.refs[i][p]
 			for _, r := range ps.recs {
-				ps.retained += r.bytes
+				ps.retained += r.bytes()
 				ps.sum += recHash(r)
 			}
 			for _, ref := range ps.refs {
