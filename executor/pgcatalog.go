@@ -5,6 +5,7 @@ import (
 
 	"topicgate/eval"
 	"topicgate/planner"
+	"topicgate/planner/topicopts"
 	"topicgate/sql/values"
 )
 
@@ -127,7 +128,7 @@ type catalogRel struct {
 	names  []string
 	types  []values.Type
 	// options are a topic's pg_class.reloptions, which psql's \d+ shows
-	// as its Options footer (planner.TopicReloptions); nil for a view.
+	// as its Options footer (topicopts.TopicReloptions); nil for a view.
 	options []string
 }
 
@@ -152,7 +153,7 @@ func (s *Session) catalogRels() []catalogRel {
 			bytes += p.Bytes
 		}
 		rels = append(rels, catalogRel{oid: int64(oidFirstTopic) + int64(t.ID), name: t.Config.Name, ns: oidPublicNS,
-			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: planner.TopicReloptions(t)})
+			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: topicopts.TopicReloptions(t)})
 	}
 	for i, name := range planner.SysViewNames() {
 		v := planner.SysViews[name]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"topicgate/planner"
+	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -389,7 +390,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		if err != nil {
 			return "", nil, txn.StoreError(err, st.Name)
 		}
-		return "SHOW", [][]any{{ti.Config.Name, planner.CreateTopicDDL(ti.Config)}}, nil
+		return "SHOW", [][]any{{ti.Config.Name, topicopts.CreateTopicDDL(ti.Config)}}, nil
 	case *sql.Discard:
 		return "DISCARD " + strings.ToUpper(st.What), nil, nil
 	case *sql.Deallocate:

@@ -1,7 +1,8 @@
 // Package planner turns a parsed statement (sql.Stmt) and the catalog into
 // a typed plan the executor runs. It owns type checking (binding column
 // names, inferring parameter types from context as PostgreSQL does, casts),
-// the validation of topic, consumer and read options, the shapes of FROM
+// the validation of read options (a topic's and its consumers' options
+// are package topicopts', which topic DDL calls), the shapes of FROM
 // (a topic, a sys or pg_catalog view, a subquery or WITH query, VALUES, a
 // set operation, a join, a WITH RECURSIVE query and, in its recursive
 // term, its work table: recursive.go), subquery expressions (planned on their own;

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -53,7 +54,7 @@ func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
 		if t == TText {
 			return &CastExpr{X: e, T: TText}, nil
 		}
-		return nil, badOption("read option \"%s\" must be of type %s, not %s", o.Name, t, e.Type())
+		return nil, topicopts.BadOption("read option \"%s\" must be of type %s, not %s", o.Name, t, e.Type())
 	}
 	return e, nil
 }
@@ -61,14 +62,14 @@ func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
 func coerceHint(e Expr, t Type, name string) (Expr, error) {
 	x, err := coerce(e, t)
 	if err != nil {
-		return nil, badOption("read option \"%s\": %v", name, err)
+		return nil, topicopts.BadOption("read option \"%s\": %v", name, err)
 	}
 	return x, nil
 }
 
 // planConsumerRead validates the WITH (...) read options of a SELECT.
 func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*ConsumerRead, error) {
-	if err := checkDuplicates(hints); err != nil {
+	if err := topicopts.CheckDuplicates(hints); err != nil {
 		return nil, err
 	}
 	cr := &ConsumerRead{Topic: ti.Config.Name}
@@ -77,7 +78,7 @@ func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*
 		switch o.Name {
 		case "consumer":
 			if o.Value.Kind != sql.LitIdent && o.Value.Kind != sql.LitString {
-				return nil, badOption("read option \"consumer\" must be a consumer name")
+				return nil, topicopts.BadOption("read option \"consumer\" must be a consumer name")
 			}
 			cr.Consumer = o.Value.Str
 		case "wait":
@@ -95,14 +96,14 @@ func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*
 		case "processing_timeout":
 			cr.ProcessingTimeout, err = hintExpr(b, o, TInterval)
 		default:
-			return nil, badOption("unrecognized read option \"%s\" (known: consumer, wait, max_bytes, read_from, max_lag, partitions, partition_max_in_flight_bytes, processing_timeout)", o.Name)
+			return nil, topicopts.BadOption("unrecognized read option \"%s\" (known: consumer, wait, max_bytes, read_from, max_lag, partitions, partition_max_in_flight_bytes, processing_timeout)", o.Name)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if cr.Consumer == "" {
-		return nil, badOption("read options on topic \"%s\" need CONSUMER = name", ti.Config.Name)
+		return nil, topicopts.BadOption("read options on topic \"%s\" need CONSUMER = name", ti.Config.Name)
 	}
 	found := false
 	for _, c := range ti.Config.Consumers {
@@ -114,7 +115,7 @@ func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*
 		return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, ti.Config.Name)
 	}
 	if cr.ProcessingTimeout != nil && !cr.Shared {
-		return nil, badOption("read option \"processing_timeout\" is only valid for a shared consumer; \"%s\" is streaming", cr.Consumer)
+		return nil, topicopts.BadOption("read option \"processing_timeout\" is only valid for a shared consumer; \"%s\" is streaming", cr.Consumer)
 	}
 	return cr, nil
 }
@@ -129,7 +130,7 @@ func ParsePartitionList(s string) ([]int32, error) {
 		}
 		n, err := strconv.ParseInt(p, 10, 32)
 		if err != nil || n < 0 {
-			return nil, badOption("read option \"partitions\": \"%s\" is not a partition number", p)
+			return nil, topicopts.BadOption("read option \"partitions\": \"%s\" is not a partition number", p)
 		}
 		out = append(out, int32(n))
 	}

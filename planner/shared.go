@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -53,7 +54,7 @@ func sharedTarget(cat Catalog, t sql.TableRef, params *[]Type, verb string) (*Co
 		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s ... WITH (CONSUMER = %s): consumer \"%s\" is a streaming consumer; acknowledgements are for shared consumers (streaming consumers commit positions by reading)", verb, cr.Consumer, cr.Consumer)
 	}
 	if cr.Wait != nil || cr.MaxBytes != nil || cr.ReadFrom != nil || cr.MaxLag != nil || cr.Partitions != nil || cr.MaxInFlight != nil || cr.ProcessingTimeout != nil {
-		return nil, badOption("%s on a shared consumer takes only CONSUMER = name", verb)
+		return nil, topicopts.BadOption("%s on a shared consumer takes only CONSUMER = name", verb)
 	}
 	return cr, nil
 }
