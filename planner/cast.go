@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -24,14 +25,14 @@ func (b *binder) bindCast(x *sql.Cast) (Expr, error) {
 	}
 	if c, ok := inner.(*ConstExpr); ok && c.T == TUnknown {
 		if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.cat != nil {
-			oid, err := regclassOID(b.cat, str) // 'name'::regclass names a relation
+			oid, err := catalog.RegclassOID(b.cat, str) // 'name'::regclass names a relation
 			if err != nil {
 				return nil, err
 			}
 			return &ConstExpr{V: oid, T: TOid}, nil
 		}
 		if str, isStr := c.V.(string); isStr && x.Type == "regproc" {
-			oid, err := regprocOID(str) // 'name'::regproc names a function (psql's \sf)
+			oid, err := catalog.RegprocOID(str) // 'name'::regproc names a function (psql's \sf)
 			if err != nil {
 				return nil, err
 			}

@@ -73,9 +73,10 @@
 // for topic definitions); every user error it returns carries a SQLSTATE;
 // plans and their trees are immutable once built, so a prepared
 // statement's plan can be executed many times and EXPLAIN prints the tree
-// that runs; each scalar builtin is declared once, in Builtins (funcs.go:
-// signature, NULL handling, ID), and a bound call carries its declaration
-// (FuncExpr.Fn), whose ID keys the executor's implementation (the executor
-// panics at init unless every declaration has exactly one implementation
-// and every implementation a declaration).
+// that runs; each scalar builtin is declared once, in catalog.Builtins
+// (signature, NULL handling, ID; package planner/catalog also declares the
+// system views, the OIDs and pg_proc), and a bound call carries its declaration
+// (FuncExpr.Fn), whose ID keys eval's implementation (eval panics at init
+// unless every declaration has exactly one implementation and every
+// implementation a declaration).
 package planner

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"topicgate/planner/catalog"
 )
 
 // Expr is a type-checked scalar expression. The executor evaluates it.
@@ -85,7 +86,7 @@ type FuncExpr struct {
 	Set bool
 	// Fn is the scalar builtin's declaration (nil when Set); the executor
 	// runs the implementation registered for it.
-	Fn *Builtin
+	Fn *catalog.Builtin
 }
 
 // CastExpr converts X to T.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -56,7 +57,7 @@ func everyColumn(scope *Scope, err error) (*Scope, []int, error) {
 // public schema), a sys view or a pg_catalog table.
 func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, []int, error) {
 	schema := f.Schema
-	if _, ok := PgCatalogViews[f.Name]; ok && schema == "" {
+	if _, ok := catalog.PgCatalogViews[f.Name]; ok && schema == "" {
 		// pg_catalog is searched first, as in PostgreSQL: ruby-pg
 		// reads "pg_type" unqualified.
 		schema = "pg_catalog"
@@ -66,7 +67,7 @@ func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 	case "", "public":
 		return fromTopic(cat, f, params, p)
 	case "sys":
-		view, ok := SysViews[f.Name]
+		view, ok := catalog.SysViews[f.Name]
 		if !ok {
 			return nil, nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"sys.%s\" does not exist", f.Name), f.Pos)
 		}
@@ -76,7 +77,7 @@ func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 		}
 		return &Scope{Names: view.Names, Types: view.Types, Source: "sys." + f.Name}, star, nil
 	case "pg_catalog":
-		view, ok := PgCatalogViews[f.Name]
+		view, ok := catalog.PgCatalogViews[f.Name]
 		if !ok {
 			return nil, nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"pg_catalog.%s\" does not exist", f.Name), f.Pos)
 		}

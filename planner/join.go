@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/catalog"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -53,7 +54,7 @@ func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr
 	}
 	s := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: t, Where: andAll(where)}
 	shown := -1 // every column is in SELECT *
-	if v, ok := PgCatalogViews[t.Name]; ok && t.Func == nil && t.Sub == nil && t.Recursive == nil &&
+	if v, ok := catalog.PgCatalogViews[t.Name]; ok && t.Func == nil && t.Sub == nil && t.Recursive == nil &&
 		(t.Schema == "" || t.Schema == "pg_catalog") && v.Star() < len(v.Names) {
 		// A catalog table's system column tableoid is in the relation
 		// (a join condition may name it), not in its SELECT *.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -62,7 +63,7 @@ func (b *binder) bindLikeEscape(f *sql.FuncCall) (Expr, error) {
 			}
 		}
 	}
-	return &FuncExpr{Name: "like_escape", Args: args, T: t, Fn: Builtins["like_escape"]}, nil
+	return &FuncExpr{Name: "like_escape", Args: args, T: t, Fn: catalog.Builtins["like_escape"]}, nil
 }
 
 // likeType is the type two LIKE operands compare as: text, or bytea when

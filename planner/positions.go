@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -17,7 +18,7 @@ type SetPositionPlan struct {
 func (p *SetPositionPlan) Columns() []Column { return nil }
 
 func planSetPosition(s *sql.Update, params *[]Type) (Plan, error) {
-	view := SysViews["consumers"]
+	view := catalog.SysViews["consumers"]
 	scope := &Scope{Names: view.Names, Types: view.Types, Source: "sys.consumers"}
 	b := newBinder(params, scope)
 	if len(s.Set) != 1 || s.Set[0].Column != "committed_offset" {
