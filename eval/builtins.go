@@ -3,8 +3,8 @@ package eval
 import (
 	"time"
 
-	"topicgate/planner"
 	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
@@ -62,7 +62,7 @@ func register(fns map[string]Func) []Func {
 
 // call runs the builtin of call x over its evaluated arguments args
 // (NULLs already handled as its declaration says). args may be modified.
-func call(ctx Context, x *planner.FuncExpr, args []any) (any, error) {
+func call(ctx Context, x *plantree.FuncExpr, args []any) (any, error) {
 	if x.Fn == nil {
 		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
 	}

@@ -1,4 +1,4 @@
-// Package eval evaluates the planner's expressions (planner.Expr) over a
+// Package eval evaluates the planner's expressions (plantree.Expr) over a
 // row, with sql/values' value logic, and implements the builtin functions
 // package planner/catalog declares (catalog.Builtins), by family, and the operators
 // over text and jsonb.
@@ -34,6 +34,6 @@
 // types (client input reaches them directly; TestBuiltinsNeverPanic); every
 // user error carries a SQLSTATE (pgerror); a builtin reaches the session
 // only through Context, an expression only through Env. The package
-// imports planner, planner/catalog, sql and topicstore's types, never the
-// executor.
+// imports planner/plantree, planner/catalog, sql and topicstore's types,
+// never the executor.
 package eval

@@ -4,8 +4,8 @@ import (
 	"sort"
 
 	"topicgate/eval"
-	"topicgate/planner"
 	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/planner/topicopts"
 	"topicgate/sql/values"
 )
@@ -141,9 +141,9 @@ func (s *Session) catalogRels() []catalogRel {
 	}
 	var names []string
 	var types []values.Type
-	for c := planner.ColPartition; c <= planner.ColDelay; c++ {
-		names = append(names, planner.MsgColumns[c].Name)
-		types = append(types, planner.MsgColumns[c].Type)
+	for c := plantree.ColPartition; c <= plantree.ColDelay; c++ {
+		names = append(names, plantree.MsgColumns[c].Name)
+		types = append(types, plantree.MsgColumns[c].Type)
 	}
 	topics := s.eng.store.Topics()
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Config.Name < topics[j].Config.Name })

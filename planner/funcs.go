@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -11,15 +12,15 @@ import (
 var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true,
 	"string_agg": true, "bool_and": true, "bool_or": true, "every": true, "array_agg": true}
 
-func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
+func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	if x.Over != nil {
-		return b.noSRF("!window function calls cannot contain set-returning function calls", func() (Expr, error) { return b.bindWindow(x) })
+		return b.noSRF("!window function calls cannot contain set-returning function calls", func() (plantree.Expr, error) { return b.bindWindow(x) })
 	}
 	if windowOnly[x.Name] {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "window function %s requires an OVER clause", x.Name)
 	}
 	if aggregates[x.Name] {
-		return b.noSRF("!aggregate function calls cannot contain set-returning function calls", func() (Expr, error) { return b.bindAgg(x) })
+		return b.noSRF("!aggregate function calls cannot contain set-returning function calls", func() (plantree.Expr, error) { return b.bindAgg(x) })
 	}
 	if SetReturning[x.Name] && x.Filter == nil && len(x.Order) == 0 {
 		return b.bindSRF(x)
@@ -42,7 +43,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		if a.Type() == TNull {
 			name = TUnknown.String()
 		}
-		return &ConstExpr{V: name, T: TText}, nil
+		return &plantree.ConstExpr{V: name, T: TText}, nil
 	}
 	sig, ok := catalog.Builtins[x.Name]
 	if !ok {
@@ -65,7 +66,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if len(x.Args) < sig.Min() || (sig.Max() >= 0 && len(x.Args) > sig.Max()) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
 	}
-	args := make([]Expr, len(x.Args))
+	args := make([]plantree.Expr, len(x.Args))
 	for i, a := range x.Args {
 		want := sig.ArgType(i)
 		var err error
@@ -86,7 +87,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 					WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 			}
 			if want != at {
-				args[i] = &CastExpr{X: args[i], T: want}
+				args[i] = &plantree.CastExpr{X: args[i], T: want}
 			}
 		}
 	}
@@ -103,14 +104,14 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	for i, a := range args {
 		argTypes[i] = a.Type()
 	}
-	return &FuncExpr{Name: x.Name, Args: args, T: sig.Result(argTypes), Fn: sig}, nil
+	return &plantree.FuncExpr{Name: x.Name, Args: args, T: sig.Result(argTypes), Fn: sig}, nil
 }
 
-func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
+func (b *binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	if !b.allowAgg {
 		return nil, pgerror.Newf(pgerror.CodeGroupingError, "aggregate functions are not allowed here")
 	}
-	agg := &AggExpr{Name: x.Name, Distinct: x.Distinct}
+	agg := &plantree.AggExpr{Name: x.Name, Distinct: x.Distinct}
 	if x.Filter != nil {
 		b.allowAgg = false
 		f, err := b.bind(x.Filter, TBool)
@@ -135,7 +136,7 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 			nf = *o.NullsFirst
 		}
 		agg.Order = append(agg.Order, e)
-		agg.OrderBy = append(agg.OrderBy, SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
+		agg.OrderBy = append(agg.OrderBy, plantree.SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
 	}
 	if x.Star || (x.Name == "count" && len(x.Args) == 0) {
 		if x.Name != "count" {

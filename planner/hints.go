@@ -4,43 +4,20 @@ import (
 	"strconv"
 	"strings"
 
+	"topicgate/planner/plantree"
 	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 )
 
-// ConsumerRead is a read as a named consumer: SELECT ... FROM t WITH
-// (CONSUMER = c, ...). Option values are expressions (constants or
-// parameters) evaluated once per execution; nil means not given.
-type ConsumerRead struct {
-	Topic    string
-	Consumer string
-	Shared   bool
-	// Wait long-polls up to this interval for at least one message.
-	Wait Expr
-	// MaxBytes caps the bytes of data returned (at least one message is
-	// always returned).
-	MaxBytes Expr
-	// ReadFrom skips messages written before this time.
-	ReadFrom Expr
-	// MaxLag skips messages written more than this interval ago.
-	MaxLag Expr
-	// Partitions restricts the read to these partitions (text '0,2').
-	Partitions Expr
-	// MaxInFlight is partition_max_in_flight_bytes.
-	MaxInFlight Expr
-	// ProcessingTimeout is the lock duration for shared consumers.
-	ProcessingTimeout Expr
-}
-
-func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
-	var e Expr
+func hintExpr(b *binder, o sql.Option, t Type) (plantree.Expr, error) {
+	var e plantree.Expr
 	switch o.Value.Kind {
 	case sql.LitParam:
 		e = b.param(o.Value.Param)
 	case sql.LitIdent:
-		e = &ConstExpr{V: o.Value.Str, T: TUnknown}
+		e = &plantree.ConstExpr{V: o.Value.Str, T: TUnknown}
 	default:
 		var err error
 		if e, err = constExpr(o.Value); err != nil {
@@ -52,14 +29,14 @@ func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
 	}
 	if e.Type() != t && !(e.Type().IsInt() && t.IsInt()) {
 		if t == TText {
-			return &CastExpr{X: e, T: TText}, nil
+			return &plantree.CastExpr{X: e, T: TText}, nil
 		}
 		return nil, topicopts.BadOption("read option \"%s\" must be of type %s, not %s", o.Name, t, e.Type())
 	}
 	return e, nil
 }
 
-func coerceHint(e Expr, t Type, name string) (Expr, error) {
+func coerceHint(e plantree.Expr, t Type, name string) (plantree.Expr, error) {
 	x, err := coerce(e, t)
 	if err != nil {
 		return nil, topicopts.BadOption("read option \"%s\": %v", name, err)
@@ -68,11 +45,11 @@ func coerceHint(e Expr, t Type, name string) (Expr, error) {
 }
 
 // planConsumerRead validates the WITH (...) read options of a SELECT.
-func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*ConsumerRead, error) {
+func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*plantree.ConsumerRead, error) {
 	if err := topicopts.CheckDuplicates(hints); err != nil {
 		return nil, err
 	}
-	cr := &ConsumerRead{Topic: ti.Config.Name}
+	cr := &plantree.ConsumerRead{Topic: ti.Config.Name}
 	for _, o := range hints {
 		var err error
 		switch o.Name {

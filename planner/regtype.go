@@ -2,6 +2,7 @@ package planner
 
 import (
 	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/values"
 )
@@ -10,7 +11,7 @@ import (
 // runs as oid: 'name'::regtype resolves the name (42704 if no such type),
 // and x::regtype::text names the type as regtypeout does (regtypeText).
 // ok is false for any other cast.
-func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
+func (b *binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err error) {
 	if x.Type == "regtype" {
 		if c, isConst := x.X.(*sql.Const); isConst {
 			if c.Lit.Kind == sql.LitString {
@@ -18,7 +19,7 @@ func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
 				if err != nil {
 					return nil, true, err
 				}
-				return &ConstExpr{V: oid, T: TOid}, true, nil
+				return &plantree.ConstExpr{V: oid, T: TOid}, true, nil
 			}
 		}
 		return nil, false, nil
@@ -35,14 +36,14 @@ func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
 // regtypeText binds x::regtype::t for a text type t: a regtype prints as
 // the type's name (asyncpg's introspection reads elemtype::regtype::text),
 // where regtype is otherwise an oid here.
-func (b *binder) regtypeText(x *sql.Cast, t Type) (Expr, error) {
+func (b *binder) regtypeText(x *sql.Cast, t Type) (plantree.Expr, error) {
 	oid, err := b.bind(x, TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText, Fn: catalog.Builtins["regtypeout"]}
+	var out plantree.Expr = &plantree.FuncExpr{Name: "regtypeout", Args: []plantree.Expr{oid}, T: TText, Fn: catalog.Builtins["regtypeout"]}
 	if t != TText {
-		out = &CastExpr{X: out, T: t}
+		out = &plantree.CastExpr{X: out, T: t}
 	}
 	return out, nil
 }
