@@ -1,7 +1,7 @@
 // Package eval evaluates the planner's expressions (plantree.Expr) over a
 // row, with sql/values' value logic, and implements the builtin functions
-// package planner/catalog declares (catalog.Builtins), by family, and the operators
-// over text and jsonb.
+// package planner/catalog declares (catalog.Builtins), by family, and the
+// operators over text and jsonb.
 //
 // Files:
 //   - expr.go: Expr, the evaluator: one switch over the expression kinds,

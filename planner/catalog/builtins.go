@@ -43,11 +43,11 @@ func sameAsFirst(args []values.Type) values.Type {
 // Builtin is one scalar builtin function, declared once, here: its
 // signature (argument count and types for inference, result type),
 // whether it sees NULL arguments, and its ID. A bound call carries its
-// entry (planner.FuncExpr.Fn); package eval keeps the implementations in a table
-// indexed by ID, filled at its package init from the implementations it
-// registers under these names, and it panics at init (so no server or test
-// binary starts) if a declared function has no implementation or an
-// implementation has no declaration.
+// entry (plantree.FuncExpr.Fn); package eval keeps the implementations in
+// a table indexed by ID, filled at its package init from the
+// implementations it registers under these names, and it panics at init
+// (so no server or test binary starts) if a declared function has no
+// implementation or an implementation has no declaration.
 type Builtin struct {
 	Name string
 	// ID is the entry's index in BuiltinList (names in order).
