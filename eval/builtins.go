@@ -3,7 +3,8 @@ package eval
 import (
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
@@ -13,12 +14,12 @@ import (
 // a call unless the declaration is NullAware.
 type Func func(ctx Context, args []any) (any, error)
 
-// builtins are the implementations of planner.Builtins, by name, merged
+// builtins are the implementations of catalog.Builtins, by name, merged
 // from the families' maps at init; impls holds each at its declaration's
 // ID.
 var builtins map[string]Func
 
-// impls[b.ID] implements planner.BuiltinList[b.ID]; register fills every
+// impls[b.ID] implements catalog.BuiltinList[b.ID]; register fills every
 // slot or panics, so a binary whose implementations and the planner's
 // declarations differ never starts.
 var impls []Func
@@ -43,17 +44,17 @@ func init() {
 // same name: one without a declaration, or a declaration without an
 // implementation, is a programming error caught before anything runs.
 func register(fns map[string]Func) []Func {
-	out := make([]Func, len(planner.BuiltinList))
+	out := make([]Func, len(catalog.BuiltinList))
 	for name, fn := range fns {
-		b, ok := planner.Builtins[name]
+		b, ok := catalog.Builtins[name]
 		if !ok {
-			panic("builtin " + name + " is implemented but not declared in planner.Builtins")
+			panic("builtin " + name + " is implemented but not declared in catalog.Builtins")
 		}
 		out[b.ID] = fn
 	}
-	for _, b := range planner.BuiltinList {
+	for _, b := range catalog.BuiltinList {
 		if out[b.ID] == nil {
-			panic("builtin " + b.Name + " is declared in planner.Builtins but not implemented")
+			panic("builtin " + b.Name + " is declared in catalog.Builtins but not implemented")
 		}
 	}
 	return out
@@ -61,7 +62,7 @@ func register(fns map[string]Func) []Func {
 
 // call runs the builtin of call x over its evaluated arguments args
 // (NULLs already handled as its declaration says). args may be modified.
-func call(ctx Context, x *planner.FuncExpr, args []any) (any, error) {
+func call(ctx Context, x *plantree.FuncExpr, args []any) (any, error) {
 	if x.Fn == nil {
 		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
 	}

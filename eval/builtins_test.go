@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/catalog"
 	"topicgate/sql/values"
 
 	"github.com/stretchr/testify/require"
 )
 
 func TestBuiltinsMatchPlanner(t *testing.T) {
-	for name := range planner.Builtins {
+	for name := range catalog.Builtins {
 		_, ok := builtins[name]
 		require.True(t, ok, "builtin %s is planned but not implemented", name)
 	}
 	for name := range builtins {
-		_, ok := planner.Builtins[name]
+		_, ok := catalog.Builtins[name]
 		require.True(t, ok, "builtin %s is implemented but not planned", name)
 	}
 }
@@ -34,10 +34,10 @@ func TestRegisterBuiltinsRefusesDivergence(t *testing.T) {
 	}
 	require.NotPanics(t, func() { register(fns) })
 	fns["no_such_builtin"] = builtins["length"]
-	require.PanicsWithValue(t, "builtin no_such_builtin is implemented but not declared in planner.Builtins", func() { register(fns) })
+	require.PanicsWithValue(t, "builtin no_such_builtin is implemented but not declared in catalog.Builtins", func() { register(fns) })
 	delete(fns, "no_such_builtin")
 	delete(fns, "length")
-	require.PanicsWithValue(t, "builtin length is declared in planner.Builtins but not implemented", func() { register(fns) })
+	require.PanicsWithValue(t, "builtin length is declared in catalog.Builtins but not implemented", func() { register(fns) })
 }
 
 // TestBuiltinsNeverPanic calls every builtin with extreme arguments of its
@@ -59,7 +59,7 @@ func TestBuiltinsNeverPanic(t *testing.T) {
 	ctx := fakeContext{now: time.Now()}
 	rng := rand.New(rand.NewSource(1))
 	for name, fn := range builtins {
-		sig := planner.Builtins[name]
+		sig := catalog.Builtins[name]
 		for iter := 0; iter < 300; iter++ {
 			n := sig.Min()
 			if max := sig.Max(); max > n {

@@ -3,8 +3,7 @@ package eval
 import (
 	"strconv"
 	"strings"
-
-	"topicgate/planner"
+	"topicgate/planner/catalog"
 )
 
 // The catalog functions psql's describe commands (\d and its variants,
@@ -39,7 +38,7 @@ var catalogBuiltins = map[string]Func{
 		// Topics and pg_catalog tables: public and pg_catalog are on the
 		// search path, sys is not.
 		oid, _ := a[0].(int64)
-		return oid >= planner.OIDFirstTopic || oid < planner.OIDSysNS && oid > 0, nil
+		return oid >= catalog.OIDFirstTopic || oid < catalog.OIDSysNS && oid > 0, nil
 	},
 	"pg_type_is_visible":     func(_ Context, a []any) (any, error) { return a[0] != nil, nil },
 	"pg_tablespace_location": func(_ Context, a []any) (any, error) { return "", nil },
@@ -103,7 +102,7 @@ var catalogBuiltins = map[string]Func{
 			return nil, nil
 		}
 		schema := "sys."
-		if r.Namespace == planner.OIDPgCatalogNS {
+		if r.Namespace == catalog.OIDPgCatalogNS {
 			schema = "pg_catalog."
 		}
 		return " SELECT " + strings.Join(r.Columns, ",\n    ") + "\n   FROM " + schema + r.Name + "; -- " + sysViewDefSuffix, nil
@@ -186,7 +185,7 @@ func describeObject(ctx Context, a []any) (any, error) {
 		}
 		kind := map[string]string{"r": "table", "v": "view"}[r.Kind]
 		name := r.Name
-		if r.Namespace == planner.OIDSysNS {
+		if r.Namespace == catalog.OIDSysNS {
 			name = "sys." + name
 		}
 		desc := kind + " " + name
@@ -194,24 +193,24 @@ func describeObject(ctx Context, a []any) (any, error) {
 			desc = "column " + r.Columns[sub-1] + " of " + desc
 		}
 		return desc, nil
-	case planner.PgCatalogOIDs["pg_proc"]:
-		if p, ok := planner.PgProcByOID(oid); ok {
+	case catalog.PgCatalogOIDs["pg_proc"]:
+		if p, ok := catalog.PgProcByOID(oid); ok {
 			return "function " + p.Name + "(" + argTypes(p) + ")", nil
 		}
-	case planner.PgCatalogOIDs["pg_type"]:
+	case catalog.PgCatalogOIDs["pg_type"]:
 		if n, ok := FormatTypeNames[oid]; ok {
 			return "type " + n, nil
 		}
-	case planner.PgCatalogOIDs["pg_namespace"]:
+	case catalog.PgCatalogOIDs["pg_namespace"]:
 		switch oid {
-		case planner.OIDPgCatalogNS:
+		case catalog.OIDPgCatalogNS:
 			return "schema pg_catalog", nil
-		case planner.OIDPublicNS:
+		case catalog.OIDPublicNS:
 			return "schema public", nil
-		case planner.OIDSysNS:
+		case catalog.OIDSysNS:
 			return "schema sys", nil
 		}
-	case planner.PgCatalogOIDs["pg_language"]:
+	case catalog.PgCatalogOIDs["pg_language"]:
 		if oid == OIDInternalLang {
 			return "language internal", nil
 		}
@@ -219,7 +218,7 @@ func describeObject(ctx Context, a []any) (any, error) {
 	return nil, nil
 }
 
-func argTypes(p planner.PgProc) string {
+func argTypes(p catalog.PgProc) string {
 	var names []string
 	for _, t := range p.Args {
 		names = append(names, FormatTypeNames[t])
@@ -229,7 +228,7 @@ func argTypes(p planner.PgProc) string {
 
 func functionResult(_ Context, a []any) (any, error) {
 	oid, _ := a[0].(int64)
-	p, ok := planner.PgProcByOID(oid)
+	p, ok := catalog.PgProcByOID(oid)
 	if !ok {
 		return nil, nil
 	}
@@ -238,7 +237,7 @@ func functionResult(_ Context, a []any) (any, error) {
 
 func functionArgs(_ Context, a []any) (any, error) {
 	oid, _ := a[0].(int64)
-	p, ok := planner.PgProcByOID(oid)
+	p, ok := catalog.PgProcByOID(oid)
 	if !ok {
 		return nil, nil
 	}
@@ -249,7 +248,7 @@ func functionArgs(_ Context, a []any) (any, error) {
 // FUNCTION text of a built-in function (psql's \sf), NULL for no function.
 func functionDef(_ Context, a []any) (any, error) {
 	oid, _ := a[0].(int64)
-	p, ok := planner.PgProcByOID(oid)
+	p, ok := catalog.PgProcByOID(oid)
 	if !ok {
 		return nil, nil
 	}

@@ -1,7 +1,7 @@
-// Package eval evaluates the planner's expressions (planner.Expr) over a
+// Package eval evaluates the planner's expressions (plantree.Expr) over a
 // row, with sql/values' value logic, and implements the builtin functions
-// the planner declares (planner.Builtins), by family, and the operators
-// over text and jsonb.
+// package planner/catalog declares (catalog.Builtins), by family, and the
+// operators over text and jsonb.
 //
 // Files:
 //   - expr.go: Expr, the evaluator: one switch over the expression kinds,
@@ -15,7 +15,7 @@
 //     (AttrsRow).
 //   - builtins.go: the registry. init merges the families' maps and keys
 //     each implementation by its declaration's ID; it panics if the
-//     implemented names and planner.Builtins differ, so a binary whose
+//     implemented names and catalog.Builtins differ, so a binary whose
 //     two sets diverge never starts; call runs one planned call.
 //   - context.go: Context, what a builtin reads of the statement running
 //     it (its timestamp, the session's TimeZone, settings, user and
@@ -34,5 +34,6 @@
 // types (client input reaches them directly; TestBuiltinsNeverPanic); every
 // user error carries a SQLSTATE (pgerror); a builtin reaches the session
 // only through Context, an expression only through Env. The package
-// imports planner, sql and topicstore's types, never the executor.
+// imports planner/plantree, planner/catalog, sql and topicstore's types,
+// never the executor.
 package eval

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -34,38 +34,38 @@ type Env interface {
 	Context
 	Params() []any
 	// Outer is the row of the query around the correlated subquery
-	// running (planner.OuterRef reads it); nil outside one.
+	// running (plantree.OuterRef reads it); nil outside one.
 	Outer() Row
-	Subquery(x *planner.SubqueryExpr, r Row) (any, error)
-	SRFValue(f *planner.FuncExpr) (any, error)
+	Subquery(x *plantree.SubqueryExpr, r Row) (any, error)
+	SRFValue(f *plantree.FuncExpr) (any, error)
 }
 
 // Expr evaluates e over row r. NULL is nil; a comparison, an operator or
 // a strict builtin with a NULL operand is NULL; AND, OR, IN and
 // IS DISTINCT FROM follow SQL's three-valued logic.
-func Expr(env Env, e planner.Expr, r Row) (any, error) {
+func Expr(env Env, e plantree.Expr, r Row) (any, error) {
 	switch x := e.(type) {
-	case *planner.ColExpr:
+	case *plantree.ColExpr:
 		return r.Col(x.Idx)
-	case *planner.ConstExpr:
+	case *plantree.ConstExpr:
 		return x.V, nil
-	case *planner.SubqueryExpr:
+	case *plantree.SubqueryExpr:
 		return env.Subquery(x, r)
-	case *planner.OuterRef:
+	case *plantree.OuterRef:
 		outer := env.Outer()
 		if outer == nil {
 			return nil, pgerror.AssertionFailed("outer reference %s evaluated outside its subquery", x)
 		}
 		return outer.Col(x.Idx)
-	case *planner.WindowExpr:
+	case *plantree.WindowExpr:
 		return r.Col(x.Slot) // computed by computeWindows
-	case *planner.ParamExpr:
+	case *plantree.ParamExpr:
 		params := env.Params()
 		if x.Idx >= len(params) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedParameter, "there is no parameter $%d", x.Idx+1)
 		}
 		return params[x.Idx], nil
-	case *planner.CmpExpr:
+	case *plantree.CmpExpr:
 		if x.Op == "IS DISTINCT FROM" || x.Op == "IS NOT DISTINCT FROM" {
 			return evalDistinct(env, x, r)
 		}
@@ -78,15 +78,15 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 			return nil, err
 		}
 		return compareOp(x.Op, l, rv)
-	case *planner.LogicExpr:
+	case *plantree.LogicExpr:
 		return evalLogic(env, x, r)
-	case *planner.NotExpr:
+	case *plantree.NotExpr:
 		v, err := Expr(env, x.X, r)
 		if err != nil || v == nil {
 			return nil, err
 		}
 		return !v.(bool), nil
-	case *planner.ArithExpr:
+	case *plantree.ArithExpr:
 		l, err := Expr(env, x.L, r)
 		if err != nil || l == nil {
 			return nil, err
@@ -96,41 +96,41 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 			return nil, err
 		}
 		return values.Arith(x.Op, l, rv, x.T)
-	case *planner.NegExpr:
+	case *plantree.NegExpr:
 		return evalNeg(env, x, r)
-	case *planner.JSONGetExpr:
+	case *plantree.JSONGetExpr:
 		return evalJSONGet(env, x, r)
-	case *planner.JSONTestExpr:
+	case *plantree.JSONTestExpr:
 		return evalJSONTest(env, x, r)
-	case *planner.JSONPathExpr:
+	case *plantree.JSONPathExpr:
 		return evalJSONPath(env, x, r)
-	case *planner.FuncExpr:
+	case *plantree.FuncExpr:
 		if x.Set {
 			return env.SRFValue(x)
 		}
 		return evalFunc(env, x, r)
-	case *planner.CastExpr:
+	case *plantree.CastExpr:
 		return evalCast(env, x, r)
-	case *planner.InExpr:
+	case *plantree.InExpr:
 		return evalIn(env, x, r)
-	case *planner.AnyExpr:
+	case *plantree.AnyExpr:
 		return evalAny(env, x, r)
-	case *planner.IsNullExpr:
+	case *plantree.IsNullExpr:
 		v, err := Expr(env, x.X, r)
 		if err != nil {
 			return nil, err
 		}
 		return (v == nil) != x.Not, nil
-	case *planner.IsBoolExpr:
+	case *plantree.IsBoolExpr:
 		v, err := Expr(env, x.X, r)
 		if err != nil {
 			return nil, err
 		}
 		is := v != nil && v.(bool) == x.Value
 		return is != x.Not, nil
-	case *planner.CaseExpr:
+	case *plantree.CaseExpr:
 		return evalCase(env, x, r)
-	case *planner.CoalesceExpr:
+	case *plantree.CoalesceExpr:
 		for _, a := range x.Args {
 			v, err := Expr(env, a, r)
 			if err != nil || v != nil {
@@ -138,7 +138,7 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 			}
 		}
 		return nil, nil
-	case *planner.SubscriptExpr:
+	case *plantree.SubscriptExpr:
 		arr, err := Expr(env, x.X, r)
 		if err != nil || arr == nil {
 			return nil, err
@@ -148,7 +148,7 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 			return nil, err
 		}
 		return arrayElem(arr, iv.(int64)), nil
-	case *planner.ArrayExpr:
+	case *plantree.ArrayExpr:
 		vals := make([]any, len(x.Elems))
 		for i, el := range x.Elems {
 			v, err := Expr(env, el, r)
@@ -162,7 +162,7 @@ func Expr(env Env, e planner.Expr, r Row) (any, error) {
 	return nil, pgerror.AssertionFailed("cannot evaluate %T", e)
 }
 
-func evalNeg(env Env, x *planner.NegExpr, r Row) (any, error) {
+func evalNeg(env Env, x *plantree.NegExpr, r Row) (any, error) {
 	v, err := Expr(env, x.X, r)
 	if err != nil || v == nil {
 		return nil, err
@@ -182,7 +182,7 @@ func evalNeg(env Env, x *planner.NegExpr, r Row) (any, error) {
 
 // evalCast converts with sql/values' casts; under a DateStyle other than
 // the default, dates print and read in it.
-func evalCast(env Env, x *planner.CastExpr, r Row) (any, error) {
+func evalCast(env Env, x *plantree.CastExpr, r Row) (any, error) {
 	v, err := Expr(env, x.X, r)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func evalCast(env Env, x *planner.CastExpr, r Row) (any, error) {
 	return values.Convert(v, x.X.Type(), x.T)
 }
 
-func evalIn(env Env, x *planner.InExpr, r Row) (any, error) {
+func evalIn(env Env, x *plantree.InExpr, r Row) (any, error) {
 	v, err := Expr(env, x.X, r)
 	if err != nil || v == nil {
 		return nil, err
@@ -222,7 +222,7 @@ func evalIn(env Env, x *planner.InExpr, r Row) (any, error) {
 	return x.Not, nil
 }
 
-func evalCase(env Env, x *planner.CaseExpr, r Row) (any, error) {
+func evalCase(env Env, x *plantree.CaseExpr, r Row) (any, error) {
 	for _, w := range x.Whens {
 		c, err := Expr(env, w.Cond, r)
 		if err != nil {
@@ -238,7 +238,7 @@ func evalCase(env Env, x *planner.CaseExpr, r Row) (any, error) {
 	return Expr(env, x.Else, r)
 }
 
-func evalLogic(env Env, x *planner.LogicExpr, r Row) (any, error) {
+func evalLogic(env Env, x *plantree.LogicExpr, r Row) (any, error) {
 	sawNull := false
 	for _, a := range x.Args {
 		v, err := Expr(env, a, r)
@@ -259,7 +259,7 @@ func evalLogic(env Env, x *planner.LogicExpr, r Row) (any, error) {
 	return x.And, nil
 }
 
-func evalAny(env Env, x *planner.AnyExpr, r Row) (any, error) {
+func evalAny(env Env, x *plantree.AnyExpr, r Row) (any, error) {
 	v, err := Expr(env, x.X, r)
 	if err != nil || v == nil {
 		return nil, err
@@ -305,13 +305,13 @@ func evalAny(env Env, x *planner.AnyExpr, r Row) (any, error) {
 	return x.All, nil
 }
 
-func evalJSONGet(env Env, x *planner.JSONGetExpr, r Row) (any, error) {
+func evalJSONGet(env Env, x *plantree.JSONGetExpr, r Row) (any, error) {
 	key, err := Expr(env, x.Key, r)
 	if err != nil || key == nil {
 		return nil, err
 	}
 	// Fast path: attrs ->> 'k' reads the message's attribute directly.
-	if c, ok := x.X.(*planner.ColExpr); ok && planner.MsgCol(c.Idx) == planner.ColAttrs {
+	if c, ok := x.X.(*plantree.ColExpr); ok && plantree.MsgCol(c.Idx) == plantree.ColAttrs {
 		if mr, ok := r.(AttrsRow); ok {
 			k, _ := key.(string)
 			for _, a := range mr.MsgAttrs() {
@@ -358,7 +358,7 @@ func evalJSONGet(env Env, x *planner.JSONGetExpr, r Row) (any, error) {
 	return jsonResult(got, x.Text)
 }
 
-func evalDistinct(env Env, x *planner.CmpExpr, r Row) (any, error) {
+func evalDistinct(env Env, x *plantree.CmpExpr, r Row) (any, error) {
 	l, err := Expr(env, x.L, r)
 	if err != nil {
 		return nil, err
@@ -380,7 +380,7 @@ func evalDistinct(env Env, x *planner.CmpExpr, r Row) (any, error) {
 
 // evalFunc evaluates a builtin's arguments and calls it (call); a
 // NULL argument makes the result NULL unless the builtin is NullAware.
-func evalFunc(env Env, x *planner.FuncExpr, r Row) (any, error) {
+func evalFunc(env Env, x *plantree.FuncExpr, r Row) (any, error) {
 	if x.Fn == nil {
 		return nil, pgerror.AssertionFailed("builtin %s was planned without its declaration", x.Name)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
@@ -31,7 +31,7 @@ func Values(vals ...any) Generator { return &sliceGen{vals: vals} }
 // arguments. A
 // NULL argument yields no rows (they are all strict), except for
 // generate_subscripts's optional reverse flag.
-func NewGenerator(f *planner.FuncExpr, args []any) (Generator, error) {
+func NewGenerator(f *plantree.FuncExpr, args []any) (Generator, error) {
 	for _, a := range args {
 		if a == nil {
 			return &sliceGen{}, nil

@@ -2,20 +2,19 @@ package eval
 
 import (
 	"strconv"
-
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 )
 
 // evalJSONTest evaluates jsonb's ?, ?|, ?& (does the object have the key,
 // any key, every key; an array's string elements count as keys) and @>,
 // <@ (containment, as PostgreSQL defines it for jsonb).
-func evalJSONTest(env Env, x *planner.JSONTestExpr, r Row) (any, error) {
+func evalJSONTest(env Env, x *plantree.JSONTestExpr, r Row) (any, error) {
 	y, err := Expr(env, x.Y, r)
 	if err != nil || y == nil {
 		return nil, err
 	}
 	// Fast path: attrs ? 'k' reads the message's attributes directly.
-	if c, ok := x.X.(*planner.ColExpr); ok && x.Op == "?" && planner.MsgCol(c.Idx) == planner.ColAttrs {
+	if c, ok := x.X.(*plantree.ColExpr); ok && x.Op == "?" && plantree.MsgCol(c.Idx) == plantree.ColAttrs {
 		if mr, ok := r.(AttrsRow); ok {
 			for _, a := range mr.MsgAttrs() {
 				if a.Key == y.(string) {
@@ -57,7 +56,7 @@ func evalJSONTest(env Env, x *planner.JSONTestExpr, r Row) (any, error) {
 
 // evalJSONPath evaluates X #> path and X #>> path: each element of the
 // text[] path is an object key or an array index (negative from the end).
-func evalJSONPath(env Env, x *planner.JSONPathExpr, r Row) (any, error) {
+func evalJSONPath(env Env, x *plantree.JSONPathExpr, r Row) (any, error) {
 	v, err := Expr(env, x.X, r)
 	if err != nil || v == nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
@@ -28,7 +28,7 @@ type aggState struct {
 
 // aggregate groups input rows by agg.GroupBy, computes agg.Aggs and
 // applies HAVING. Output rows are (group keys..., aggregate values...).
-func aggregate(ctx context.Context, ec *evalCtx, agg *planner.AggSpec, having planner.Expr, in rowIter, mem *queryMem) (rowIter, error) {
+func aggregate(ctx context.Context, ec *evalCtx, agg *plantree.AggSpec, having plantree.Expr, in rowIter, mem *queryMem) (rowIter, error) {
 	type group struct {
 		keys   []any
 		states []aggState
@@ -95,7 +95,7 @@ func aggregate(ctx context.Context, ec *evalCtx, agg *planner.AggSpec, having pl
 	return &sliceIter{rows: rows}, nil
 }
 
-func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any, mem *queryMem) error {
+func accumulate(ec *evalCtx, st *aggState, a *plantree.AggExpr, r []any, mem *queryMem) error {
 	if a.Filter != nil {
 		ok, err := ec.eval(a.Filter, valuesRow(r))
 		if err != nil || ok != true {
@@ -158,7 +158,7 @@ func accumulate(ec *evalCtx, st *aggState, a *planner.AggExpr, r []any, mem *que
 
 // fold adds value v (the st.count-th) to st; sep yields string_agg's
 // separator for this row.
-func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) error {
+func fold(st *aggState, a *plantree.AggExpr, v any, sep func() (any, error)) error {
 	switch a.Name {
 	case "string_agg":
 		if st.count > 1 {
@@ -206,7 +206,7 @@ func fold(st *aggState, a *planner.AggExpr, v any, sep func() (any, error)) erro
 	return nil
 }
 
-func finish(st *aggState, a *planner.AggExpr) any {
+func finish(st *aggState, a *plantree.AggExpr) any {
 	if st.count == 0 && a.Name != "count" {
 		return nil // every aggregate but count is NULL over no rows
 	}

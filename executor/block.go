@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/txn"
@@ -73,18 +73,18 @@ func (s *Session) afterCommit(ctx context.Context, out wire.Output, res *txn.Res
 // implicitBlock runs before each statement of a multi-statement query:
 // it opens the implicit block, or, before a statement that cannot run in
 // a block, commits it.
-func (s *Session) implicitBlock(ctx context.Context, plan planner.Plan, out wire.Output) error {
+func (s *Session) implicitBlock(ctx context.Context, plan plantree.Plan, out wire.Output) error {
 	if !s.multi {
 		return nil
 	}
 	switch p := plan.(type) {
-	case *planner.CreateTopicPlan, *planner.AlterTopicPlan, *planner.DropTopicPlan, *planner.SetPositionPlan:
+	case *plantree.CreateTopicPlan, *plantree.AlterTopicPlan, *plantree.DropTopicPlan, *plantree.SetPositionPlan:
 		if s.txc.Mode() == txn.ImplicitBlock {
 			_, err := s.endBlock(ctx, out, true)
 			return err
 		}
 		return nil
-	case *planner.UtilityPlan:
+	case *plantree.UtilityPlan:
 		switch p.Stmt.(type) {
 		case *sql.Begin, *sql.Commit, *sql.Rollback:
 			return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -25,7 +26,7 @@ type readOpts struct {
 	// enc, when set, receives the rows encoded (see directrows.go); cols
 	// are the projected message columns.
 	enc  *wire.RowEncoder
-	cols []planner.MsgCol
+	cols []plantree.MsgCol
 }
 
 // readRows is what a consumer read gathered: materialized rows, or the
@@ -49,14 +50,14 @@ func (r *readRows) iter() rowIter {
 	return &sliceIter{rows: r.rows}
 }
 
-func (s *Session) readOptions(ec *evalCtx, p *planner.SelectPlan) (readOpts, error) {
+func (s *Session) readOptions(ec *evalCtx, p *plantree.SelectPlan) (readOpts, error) {
 	cr := p.Consumer
 	o := readOpts{limit: -1}
 	var err error
 	if o.limit, err = evalCount(ec, p.Limit, "LIMIT"); err != nil {
 		return o, err
 	}
-	evalOpt := func(e planner.Expr) (any, error) {
+	evalOpt := func(e plantree.Expr) (any, error) {
 		if e == nil {
 			return nil, nil
 		}
@@ -145,7 +146,7 @@ type partRead struct {
 // runConsumerRead reads the next messages as a consumer from the
 // partitions this session holds, long-polling when asked, and moves the
 // consumer's position: at once in autocommit, at COMMIT in a transaction.
-func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
+func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
 	cr := p.Consumer
 	if ec.stats != nil {
 		return s.analyzeConsumerRead(ctx, ec, p)
@@ -290,7 +291,7 @@ func hasConsumer(ti topicstore.TopicInfo, name string) bool {
 // readHeld reads from the held partitions with fair per-partition quotas:
 // first up to ceil(limit/P) from each, then what is left of the limit from
 // those that had more.
-func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, held []int32, o readOpts) (readRows, []partRead, error) {
+func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, held []int32, o readOpts) (readRows, []partRead, error) {
 	rows := readRows{enc: o.enc}
 	cr := p.Consumer
 	var parts []int32
@@ -368,7 +369,7 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *planner.SelectPl
 // readPartition appends up to q (-1 = no limit) matching messages of one
 // partition to rows, advancing r.next past everything it looked at. full
 // reports that it stopped because of q (the partition may have more).
-func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
+func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
 	if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
 		return 0, false, nil
 	}
@@ -499,7 +500,7 @@ func (s *Session) joined(g *readGroup, topic string) {
 // now in this session (its held ones, or its share were it to join) and
 // where each read would start (the transaction's read position, else the
 // committed one), for EXPLAIN.
-func (s *Session) peekHeld(cr *planner.ConsumerRead) ([]int32, map[int32]int64, error) {
+func (s *Session) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64, error) {
 	st := s.eng.store
 	ti, err := st.Topic(cr.Topic)
 	if err != nil {
@@ -534,7 +535,7 @@ func (s *Session) peekHeld(cr *planner.ConsumerRead) ([]int32, map[int32]int64, 
 // reads what the read would return from the partitions it would hold,
 // without waiting, joining the read session, moving the position or (a
 // shared consumer) locking anything: a shared read returns no rows.
-func (s *Session) analyzeConsumerRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+func (s *Session) analyzeConsumerRead(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan) (rowIter, error) {
 	if p.Consumer.Shared {
 		return &sliceIter{}, nil
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -43,12 +43,12 @@ var pgcopySig = []byte("PGCOPY\n\xff\r\n\x00")
 // Rows are handed to the transaction in slices of copySlice bytes, so a
 // huge COPY spills to the store instead of being held in memory; the
 // transaction's size limit applies (54000 beyond it).
-func (s *Session) execCopy(ctx context.Context, p *planner.CopyPlan, out wire.Output) (int, error) {
+func (s *Session) execCopy(ctx context.Context, p *plantree.CopyPlan, out wire.Output) (int, error) {
 	return s.inWriteTxn(ctx, out, func(tx *txn.Txn, _ bool) (int, error) { return s.copyIn(ctx, tx, p, out) })
 }
 
 // copyIn reads COPY's data and stages its messages in tx, slice by slice.
-func (s *Session) copyIn(ctx context.Context, tx *txn.Txn, p *planner.CopyPlan, out wire.Output) (int, error) {
+func (s *Session) copyIn(ctx context.Context, tx *txn.Txn, p *plantree.CopyPlan, out wire.Output) (int, error) {
 	format := p.Opts.Format
 	if format == "" {
 		format = "text"
@@ -161,7 +161,7 @@ func (p *copyPos) wrap(err error, where string) error {
 	return &pgerror.Error{Code: code, Message: err.Error(), Where: where}
 }
 
-func copyBinary(r *bufio.Reader, cols []planner.MsgCol, pos *copyPos, add func([]any) error) error {
+func copyBinary(r *bufio.Reader, cols []plantree.MsgCol, pos *copyPos, add func([]any) error) error {
 	// Header errors have no line: PostgreSQL reads the header before its
 	// error context is set up.
 	sig := make([]byte, len(pgcopySig))
@@ -211,7 +211,7 @@ func copyBinary(r *bufio.Reader, cols []planner.MsgCol, pos *copyPos, add func([
 			return pos.formatErr("row field count is "+itoa(int(n))+", expected "+itoa(len(cols)), pos.where("", "", false, nil))
 		}
 		for i, c := range cols {
-			name := planner.MsgColumns[c].Name
+			name := plantree.MsgColumns[c].Name
 			if _, err := io.ReadFull(r, b4[:]); err != nil {
 				return eofErr(err, pos.formatErr("unexpected EOF in COPY data", pos.where(name, "", false, nil)))
 			}
@@ -230,7 +230,7 @@ func copyBinary(r *bufio.Reader, cols []planner.MsgCol, pos *copyPos, add func([
 			if _, err := io.ReadFull(r, buf); err != nil {
 				return eofErr(err, pos.formatErr("unexpected EOF in COPY data", pos.where(name, "", false, nil)))
 			}
-			v, err := values.ParseBinary(buf, planner.MsgColumns[c].Type)
+			v, err := values.ParseBinary(buf, plantree.MsgColumns[c].Type)
 			if err != nil {
 				return pos.wrap(err, pos.where(name, "", false, nil))
 			}
@@ -252,7 +252,7 @@ func eofErr(err error, def error) error {
 	return def
 }
 
-func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any) error) error {
+func copyText(r *bufio.Reader, p *plantree.CopyPlan, pos *copyPos, add func([]any) error) error {
 	delim := p.Opts.Delimiter
 	if delim == "" {
 		delim = "\t"
@@ -290,7 +290,7 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any
 				vals[i] = nil
 				continue
 			}
-			col := planner.MsgColumns[p.Cols[i]]
+			col := plantree.MsgColumns[p.Cols[i]]
 			f = unescapeCopy(f)
 			v, perr := values.ParseText(f, col.Type)
 			if perr != nil {
@@ -309,12 +309,12 @@ func copyText(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any
 
 // fieldCount checks the number of fields of a line, with PostgreSQL's
 // errors (22P04) for too many and too few.
-func fieldCount(pos *copyPos, cols []planner.MsgCol, n int, line string) error {
+func fieldCount(pos *copyPos, cols []plantree.MsgCol, n int, line string) error {
 	switch {
 	case n > len(cols):
 		return pos.formatErr("extra data after last expected column", pos.where("", "", false, &line))
 	case n < len(cols):
-		return pos.formatErr("missing data for column \""+planner.MsgColumns[cols[n]].Name+"\"", pos.where("", "", false, &line))
+		return pos.formatErr("missing data for column \""+plantree.MsgColumns[cols[n]].Name+"\"", pos.where("", "", false, &line))
 	}
 	return nil
 }
@@ -385,7 +385,7 @@ func hexVal(c byte) int {
 	return int(c-'A') + 10
 }
 
-func copyCSV(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any) error) error {
+func copyCSV(r *bufio.Reader, p *plantree.CopyPlan, pos *copyPos, add func([]any) error) error {
 	delim := byte(',')
 	if p.Opts.Delimiter != "" {
 		delim = p.Opts.Delimiter[0]
@@ -433,7 +433,7 @@ func copyCSV(r *bufio.Reader, p *planner.CopyPlan, pos *copyPos, add func([]any)
 				vals[i] = nil
 				continue
 			}
-			col := planner.MsgColumns[p.Cols[i]]
+			col := plantree.MsgColumns[p.Cols[i]]
 			v, perr := values.ParseText(f, col.Type)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/wire"
 )
@@ -15,7 +15,7 @@ import (
 // (wire.AppendValue). A consumer read in the query moves the consumer's
 // position as the same SELECT would: in autocommit once the last row was
 // flushed to the client (the portal's delivery, delivery.go).
-func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *planner.CopyOutPlan, out wire.Output) (int64, error) {
+func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *plantree.CopyOutPlan, out wire.Output) (int64, error) {
 	it, err := s.runSelect(ctx, ec, p.Select, nil)
 	if err != nil {
 		return 0, err
@@ -74,7 +74,7 @@ type copyFormatter struct {
 	scratch    []byte
 }
 
-func newCopyFormatter(p *planner.CopyOutPlan, cols []wire.Column) *copyFormatter {
+func newCopyFormatter(p *plantree.CopyOutPlan, cols []wire.Column) *copyFormatter {
 	o := p.Opts
 	f := &copyFormatter{format: o.Format, cols: cols, wantHeader: o.Header}
 	if f.format == "" {

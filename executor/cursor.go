@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/txn"
@@ -73,7 +73,7 @@ func (s *Session) lookupCursor(name string) (*cursor, error) {
 // fetchColumns are the columns a FETCH statement returns: its cursor's
 // (none for MOVE, or for a cursor that does not exist: executing it is
 // 34000). Statement preparation asks, since only the session knows them.
-func (s *Session) fetchColumns(f *planner.FetchPlan) []wire.Column {
+func (s *Session) fetchColumns(f *plantree.FetchPlan) []wire.Column {
 	if f.Fetch.Move {
 		return nil
 	}
@@ -152,7 +152,7 @@ func (o *countingOutput) WriteRows(e *wire.RowEncoder) error {
 
 // execDeclare opens a cursor: its query starts now (subqueries run, system
 // views are read) and its rows come as FETCH asks for them.
-func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *planner.DeclareCursorPlan, statement string) error {
+func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *plantree.DeclareCursorPlan, statement string) error {
 	if s.txc.Block() == nil && !plan.Hold {
 		return pgerror.New(pgerror.CodeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 	}
@@ -184,7 +184,7 @@ func errBackward() error {
 // the columns the statement was prepared with (its RowDescription): a
 // prepared FETCH run again on a newer cursor of the same name with other
 // columns is refused rather than sending rows that do not match them.
-func (s *Session) execFetch(ctx context.Context, plan *planner.FetchPlan, cols []wire.Column, out wire.Output) (string, error) {
+func (s *Session) execFetch(ctx context.Context, plan *plantree.FetchPlan, cols []wire.Column, out wire.Output) (string, error) {
 	f := plan.Fetch
 	c, err := s.lookupCursor(f.Name)
 	if err != nil {
@@ -337,7 +337,7 @@ func (s *Session) cursorStep(ctx context.Context, c *cursor, count int64, send b
 }
 
 // execCloseCursor closes one cursor or all of them.
-func (s *Session) execCloseCursor(plan *planner.CloseCursorPlan) (string, error) {
+func (s *Session) execCloseCursor(plan *plantree.CloseCursorPlan) (string, error) {
 	if plan.Close.All {
 		s.cursors = nil
 		return "CLOSE CURSOR ALL", nil

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/txn"
@@ -18,7 +18,7 @@ func (s *Session) noDDLInTxn(what string) error {
 	return nil
 }
 
-func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPlan, out wire.Output) error {
+func (s *Session) execCreateTopic(ctx context.Context, p *plantree.CreateTopicPlan, out wire.Output) error {
 	if err := s.noDDLInTxn("CREATE TOPIC"); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Session) execCreateTopic(ctx context.Context, p *planner.CreateTopicPla
 	return nil
 }
 
-func (s *Session) execAlterTopic(ctx context.Context, p *planner.AlterTopicPlan, out wire.Output) error {
+func (s *Session) execAlterTopic(ctx context.Context, p *plantree.AlterTopicPlan, out wire.Output) error {
 	if err := s.noDDLInTxn("ALTER TOPIC"); err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Session) noticeMissingDLQs(cfg topicstore.TopicConfig, out wire.Output)
 	}
 }
 
-func (s *Session) execDropTopic(ctx context.Context, p *planner.DropTopicPlan, out wire.Output) error {
+func (s *Session) execDropTopic(ctx context.Context, p *plantree.DropTopicPlan, out wire.Output) error {
 	if err := s.noDDLInTxn("DROP TOPIC"); err != nil {
 		return err
 	}

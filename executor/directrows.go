@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/wire"
@@ -24,19 +24,19 @@ import (
 // Only the result's columns count: the planner may append hidden sort
 // columns after them (ORDER BY partition, offset, the natural order of a
 // consumer read, keeps them), which the generic path cuts off too.
-func directCols(p *planner.SelectPlan) []planner.MsgCol {
+func directCols(p *plantree.SelectPlan) []plantree.MsgCol {
 	if len(p.Cols) == 0 || len(p.Cols) > len(p.Project) {
 		return nil
 	}
-	out := make([]planner.MsgCol, len(p.Cols))
+	out := make([]plantree.MsgCol, len(p.Cols))
 	for i, e := range p.Project[:len(p.Cols)] {
-		c, ok := e.(*planner.ColExpr)
+		c, ok := e.(*plantree.ColExpr)
 		if !ok {
 			return nil
 		}
-		switch mc := planner.MsgCol(c.Idx); mc {
-		case planner.ColPartition, planner.ColOffset, planner.ColSeqNo, planner.ColProducerID,
-			planner.ColMessageGroupID, planner.ColCodec, planner.ColData:
+		switch mc := plantree.MsgCol(c.Idx); mc {
+		case plantree.ColPartition, plantree.ColOffset, plantree.ColSeqNo, plantree.ColProducerID,
+			plantree.ColMessageGroupID, plantree.ColCodec, plantree.ColData:
 			out[i] = mc
 		default:
 			return nil
@@ -47,27 +47,27 @@ func directCols(p *planner.SelectPlan) []planner.MsgCol {
 
 // encodeMsg appends m's DataRow; m and its slices need only be valid
 // during the call. It computes the same values as msgRow.col.
-func encodeMsg(enc *wire.RowEncoder, cols []planner.MsgCol, m *topicstore.Message) error {
+func encodeMsg(enc *wire.RowEncoder, cols []plantree.MsgCol, m *topicstore.Message) error {
 	enc.StartRow()
 	for _, c := range cols {
 		switch c {
-		case planner.ColPartition:
+		case plantree.ColPartition:
 			enc.Int(int64(m.Partition))
-		case planner.ColOffset:
+		case plantree.ColOffset:
 			enc.Int(m.Offset)
-		case planner.ColSeqNo:
+		case plantree.ColSeqNo:
 			if m.HasSeqNo {
 				enc.Int(m.SeqNo)
 			} else {
 				enc.Null()
 			}
-		case planner.ColProducerID:
+		case plantree.ColProducerID:
 			textOrNull(enc, m.ProducerID)
-		case planner.ColMessageGroupID:
+		case plantree.ColMessageGroupID:
 			textOrNull(enc, m.MessageGroupID)
-		case planner.ColCodec:
+		case plantree.ColCodec:
 			enc.Text(m.Codec.String())
-		case planner.ColData:
+		case plantree.ColData:
 			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
 				enc.Bytes(m.Body)
 				continue

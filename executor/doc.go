@@ -30,7 +30,7 @@
 //     timezone.go: TimeZone's zones, and presentRow, which readies a
 //     result's values for the wire in the session's TimeZone and
 //     DateStyle.
-//   - run.go: the one switch that opens each plan node (planner.Tree) as
+//   - run.go: the one switch that opens each plan node (plantree.Tree) as
 //     exactly one row iterator; the strategy is the node, nothing is
 //     decided here. select.go, agg.go, msgrow.go: row iterators. A topic
 //     scan node streams partition by partition in offset order, with the

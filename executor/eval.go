@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 )
 
 // row gives expression evaluation access to the current input row.
@@ -22,24 +22,24 @@ type evalCtx struct {
 	params []any
 	now    time.Time
 	sess   *Session
-	subs   map[*planner.SubqueryExpr]*subResult // results of this execution's subqueries
+	subs   map[*plantree.SubqueryExpr]*subResult // results of this execution's subqueries
 	// ctx is the running statement's (set by runSelect), for correlated
 	// subqueries, which run while an expression is evaluated.
 	ctx context.Context
 	// outer is the row of the query around a correlated subquery while
-	// the subquery runs (planner.OuterRef reads it).
+	// the subquery runs (plantree.OuterRef reads it).
 	outer row
 	// memo keeps reusable correlated subqueries' results by the outer
 	// values they read, for this execution (shared by the copies made for
 	// subqueries).
-	memo map[*planner.SubqueryExpr]map[string]*subResult
+	memo map[*plantree.SubqueryExpr]map[string]*subResult
 	// srf holds the current values of the set-returning calls of the
 	// select lists being projected (srfIter sets them).
-	srf map[*planner.FuncExpr]any
+	srf map[*plantree.FuncExpr]any
 	// work holds, for each recursive query running, the rows its
-	// recursive term reads next (planner.WorkTable); shared by the copies
+	// recursive term reads next (plantree.WorkTable); shared by the copies
 	// made for subqueries.
-	work map[*planner.WorkTable][][]any
+	work map[*plantree.WorkTable][][]any
 	// mem is the statement's memory budget (--max-query-mib), charged by
 	// every sort, hash table, window, set operation, DISTINCT, recursive
 	// union and subquery result of the statement; shared by the copies.
@@ -51,4 +51,4 @@ type evalCtx struct {
 }
 
 // eval evaluates e over r (eval.Expr) in this statement.
-func (ec *evalCtx) eval(e planner.Expr, r row) (any, error) { return eval.Expr(ec, e, r) }
+func (ec *evalCtx) eval(e plantree.Expr, r row) (any, error) { return eval.Expr(ec, e, r) }

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/values"
 )
 
@@ -27,11 +27,11 @@ func (ec *evalCtx) Params() []any { return ec.params }
 
 func (ec *evalCtx) Outer() eval.Row { return ec.outer }
 
-func (ec *evalCtx) Subquery(x *planner.SubqueryExpr, r eval.Row) (any, error) {
+func (ec *evalCtx) Subquery(x *plantree.SubqueryExpr, r eval.Row) (any, error) {
 	return ec.evalSubquery(x, r)
 }
 
-func (ec *evalCtx) SRFValue(f *planner.FuncExpr) (any, error) { return ec.srfValue(f) }
+func (ec *evalCtx) SRFValue(f *plantree.FuncExpr) (any, error) { return ec.srfValue(f) }
 
 func (ec *evalCtx) Session() eval.Session {
 	i := ec.sess.info

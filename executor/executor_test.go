@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/topicstore"
 )
@@ -47,7 +48,7 @@ func TestEvalThreeValuedLogic(t *testing.T) {
 	require.NoError(t, err)
 	ec := &evalCtx{}
 	var got []any
-	for _, e := range p.(*planner.SelectPlan).Project {
+	for _, e := range p.(*plantree.SelectPlan).Project {
 		v, err := ec.eval(e, valuesRow(nil))
 		require.NoError(t, err)
 		got = append(got, v)

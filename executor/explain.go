@@ -8,11 +8,10 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 )
 
-// EXPLAIN prints the plan tree the statement runs (planner.Tree), node by
+// EXPLAIN prints the plan tree the statement runs (plantree.Tree), node by
 // node as PostgreSQL's text format does (a child under "->", properties
 // indented under their node), or the same tree as one JSON document.
 // A consumer read also shows, asked of the session at EXPLAIN time, the
@@ -30,11 +29,11 @@ type nodeStat struct {
 
 // nodeStats holds the measured nodes of one EXPLAIN ANALYZE.
 type nodeStats struct {
-	by     map[planner.Node]*nodeStat
+	by     map[plantree.Node]*nodeStat
 	timing bool
 }
 
-func (ns *nodeStats) of(n planner.Node) *nodeStat {
+func (ns *nodeStats) of(n plantree.Node) *nodeStat {
 	st := ns.by[n]
 	if st == nil {
 		st = &nodeStat{}
@@ -77,12 +76,12 @@ type explainRun struct {
 
 // runExplain renders an EXPLAIN's rows (running the query first for
 // ANALYZE).
-func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *planner.ExplainPlan) ([][]any, error) {
+func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *plantree.ExplainPlan) ([][]any, error) {
 	er := &explainRun{s: s}
 	var elapsed time.Duration
 	if x.Analyze {
 		q := analyzedQuery(x.Inner)
-		er.stats = &nodeStats{by: map[planner.Node]*nodeStat{}, timing: x.Timing}
+		er.stats = &nodeStats{by: map[plantree.Node]*nodeStat{}, timing: x.Timing}
 		inner := *ec
 		inner.stats = er.stats
 		start := time.Now()
@@ -126,41 +125,41 @@ func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *planner.Explai
 
 // analyzedQuery is the query EXPLAIN ANALYZE runs (the planner allows
 // ANALYZE of queries only).
-func analyzedQuery(p planner.Plan) *planner.SelectPlan {
-	if d, ok := p.(*planner.DeclareCursorPlan); ok {
+func analyzedQuery(p plantree.Plan) *plantree.SelectPlan {
+	if d, ok := p.(*plantree.DeclareCursorPlan); ok {
 		return d.Query
 	}
-	return p.(*planner.SelectPlan)
+	return p.(*plantree.SelectPlan)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // top is the root line and the tree of a statement's plan: statements
 // other than queries are one line, with the tree of their query if any.
-func top(p planner.Plan) (string, []planner.Prop, planner.Node) {
+func top(p plantree.Plan) (string, []plantree.Prop, plantree.Node) {
 	switch x := p.(type) {
-	case *planner.SelectPlan:
-		return "", nil, planner.Tree(x)
-	case *planner.DeclareCursorPlan: // as PostgreSQL: the cursor's query
-		return "", nil, planner.Tree(x.Query)
-	case *planner.InsertPlan:
+	case *plantree.SelectPlan:
+		return "", nil, plantree.Tree(x)
+	case *plantree.DeclareCursorPlan: // as PostgreSQL: the cursor's query
+		return "", nil, plantree.Tree(x.Query)
+	case *plantree.InsertPlan:
 		head := fmt.Sprintf("Insert on topic %s", x.Topic)
-		props := []planner.Prop{{Key: "Columns", Value: colNames(x.Cols)}}
+		props := []plantree.Prop{{Key: "Columns", Value: colNames(x.Cols)}}
 		if x.Select != nil {
-			return head, props, planner.Tree(x.Select)
+			return head, props, plantree.Tree(x.Select)
 		}
-		return head, append(props, planner.Prop{Key: "Values", Value: fmt.Sprintf("%d row(s)", len(x.Rows))}), nil
-	case *planner.CopyOutPlan:
-		return "Copy To Stdout", []planner.Prop{{Key: "Format", Value: orText(x.Opts.Format)}}, planner.Tree(x.Select)
-	case *planner.CopyPlan:
-		return fmt.Sprintf("Copy into topic %s", x.Topic), []planner.Prop{{Key: "Columns", Value: colNames(x.Cols)}, {Key: "Format", Value: orText(x.Opts.Format)}}, nil
-	case *planner.CreateTopicPlan:
+		return head, append(props, plantree.Prop{Key: "Values", Value: fmt.Sprintf("%d row(s)", len(x.Rows))}), nil
+	case *plantree.CopyOutPlan:
+		return "Copy To Stdout", []plantree.Prop{{Key: "Format", Value: orText(x.Opts.Format)}}, plantree.Tree(x.Select)
+	case *plantree.CopyPlan:
+		return fmt.Sprintf("Copy into topic %s", x.Topic), []plantree.Prop{{Key: "Columns", Value: colNames(x.Cols)}, {Key: "Format", Value: orText(x.Opts.Format)}}, nil
+	case *plantree.CreateTopicPlan:
 		return fmt.Sprintf("Create topic %s with %d partition(s), %d consumer(s)", x.Config.Name, x.Config.MinActivePartitions, len(x.Config.Consumers)), nil, nil
-	case *planner.AlterTopicPlan:
+	case *plantree.AlterTopicPlan:
 		return "Alter topic " + x.Name, nil, nil
-	case *planner.DropTopicPlan:
+	case *plantree.DropTopicPlan:
 		return "Drop topic " + strings.Join(x.Names, ", "), nil, nil
-	case *planner.UtilityPlan:
+	case *plantree.UtilityPlan:
 		return fmt.Sprintf("Utility %T", x.Stmt), nil, nil
 	}
 	return fmt.Sprintf("%T", p), nil, nil
@@ -170,7 +169,7 @@ func (er *explainRun) add(indent int, s string) {
 	er.lines = append(er.lines, strings.Repeat(" ", indent)+s)
 }
 
-func (er *explainRun) textPlan(p planner.Plan) {
+func (er *explainRun) textPlan(p plantree.Plan) {
 	head, props, tree := top(p)
 	if head == "" {
 		er.textNode(tree, 0, true)
@@ -185,16 +184,16 @@ func (er *explainRun) textPlan(p planner.Plan) {
 	}
 }
 
-// textNode prints n at indent as planner.ExplainText does, with what the
+// textNode prints n at indent as plantree.ExplainText does, with what the
 // run adds (actual, runtimeProps).
-func (er *explainRun) textNode(n planner.Node, indent int, root bool) {
-	er.lines = append(er.lines, planner.ExplainText(n, indent, !root, func(n planner.Node) (string, []planner.Prop) {
+func (er *explainRun) textNode(n plantree.Node, indent int, root bool) {
+	er.lines = append(er.lines, plantree.ExplainText(n, indent, !root, func(n plantree.Node) (string, []plantree.Prop) {
 		return er.actual(n), er.runtimeProps(n)
 	})...)
 }
 
 // actual is a node's EXPLAIN ANALYZE annotation.
-func (er *explainRun) actual(n planner.Node) string {
+func (er *explainRun) actual(n plantree.Node) string {
 	if er.stats == nil {
 		return ""
 	}
@@ -212,37 +211,37 @@ func (er *explainRun) actual(n planner.Node) string {
 // runtimeProps are what EXPLAIN asks the session about a node: for a
 // streaming consumer's read, the partitions this session would read and
 // their start positions.
-func (er *explainRun) runtimeProps(n planner.Node) []planner.Prop {
-	cn, ok := n.(*planner.ConsumerReadNode)
+func (er *explainRun) runtimeProps(n plantree.Node) []plantree.Prop {
+	cn, ok := n.(*plantree.ConsumerReadNode)
 	if !ok {
 		return nil
 	}
 	cr := cn.Plan.Consumer
 	if cr.Shared {
-		p := planner.Prop{Key: "Acquires", Value: "available messages, each locked for the processing timeout"}
+		p := plantree.Prop{Key: "Acquires", Value: "available messages, each locked for the processing timeout"}
 		if er.stats != nil {
 			p.Value = "nothing under EXPLAIN ANALYZE (it locks no message)"
 		}
-		return []planner.Prop{p}
+		return []plantree.Prop{p}
 	}
 	held, start, err := er.s.peekHeld(cr)
 	if err != nil {
-		return []planner.Prop{{Key: "Session Holds", Value: "unknown: " + err.Error()}}
+		return []plantree.Prop{{Key: "Session Holds", Value: "unknown: " + err.Error()}}
 	}
 	if len(held) == 0 {
-		return []planner.Prop{{Key: "Session Holds", Value: "no partition"}}
+		return []plantree.Prop{{Key: "Session Holds", Value: "no partition"}}
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
 	parts := make([]string, len(held))
 	for i, id := range held {
 		parts[i] = fmt.Sprintf("%d from offset %d", id, start[id])
 	}
-	return []planner.Prop{{Key: "Session Holds", Value: strings.Join(parts, ", ")}}
+	return []plantree.Prop{{Key: "Session Holds", Value: strings.Join(parts, ", ")}}
 }
 
 // jsonPlan is the plan as PostgreSQL's FORMAT JSON lays it out: a node is
 // an object with "Node Type", its properties and "Plans".
-func (er *explainRun) jsonPlan(p planner.Plan) *jsonObj {
+func (er *explainRun) jsonPlan(p plantree.Plan) *jsonObj {
 	head, props, tree := top(p)
 	if head == "" {
 		return er.jsonNode(tree, "")
@@ -258,7 +257,7 @@ func (er *explainRun) jsonPlan(p planner.Plan) *jsonObj {
 	return m
 }
 
-func (er *explainRun) jsonNode(n planner.Node, rel string) *jsonObj {
+func (er *explainRun) jsonNode(n plantree.Node, rel string) *jsonObj {
 	name, props := n.Describe()
 	m := &jsonObj{}
 	m.set("Node Type", name)
@@ -286,11 +285,11 @@ func (er *explainRun) jsonNode(n planner.Node, rel string) *jsonObj {
 	}
 	var plans []any
 	for _, sq := range n.SubPlans() {
-		c := er.jsonNode(planner.Tree(sq.Plan), "SubPlan")
+		c := er.jsonNode(plantree.Tree(sq.Plan), "SubPlan")
 		c.set("Subplan Name", sq.String())
 		plans = append(plans, c)
 	}
-	_, init := n.(*planner.InitPlanNode)
+	_, init := n.(*plantree.InitPlanNode)
 	kids := n.Children()
 	for i, c := range kids {
 		r := "Outer"
@@ -350,10 +349,10 @@ func orText(f string) string {
 	return f
 }
 
-func colNames(cols []planner.MsgCol) string {
+func colNames(cols []plantree.MsgCol) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = planner.MsgColumns[c].Name
+		names[i] = plantree.MsgColumns[c].Name
 	}
 	return strings.Join(names, ", ")
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 )
 
-// funcScanIter yields the rows of a function in FROM (planner.FuncScan):
+// funcScanIter yields the rows of a function in FROM (plantree.FuncScan):
 // the values of a set-returning call, from the generators the select
 // list steps too (eval.NewGenerator), or the one value of a scalar call; a row of
 // jsonb_each is its key and value; WITH ORDINALITY numbers the rows. The
@@ -16,13 +16,13 @@ import (
 // lateral join's left row, the row around a subquery).
 type funcScanIter struct {
 	ec  *evalCtx
-	fs  *planner.FuncScan
+	fs  *plantree.FuncScan
 	gen eval.Generator
 	n   int64 // rows yielded
 }
 
 func (it *funcScanIter) start() error {
-	call, ok := it.fs.Call.(*planner.FuncExpr)
+	call, ok := it.fs.Call.(*plantree.FuncExpr)
 	if !ok || !call.Set {
 		v, err := it.ec.eval(it.fs.Call, nil)
 		if err != nil {

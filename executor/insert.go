@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -19,7 +19,7 @@ import (
 // msgBuilder turns column values into a topicstore.Message.
 type msgBuilder struct {
 	topic string
-	cols  []planner.MsgCol
+	cols  []plantree.MsgCol
 	now   time.Time
 }
 
@@ -29,7 +29,7 @@ func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []values.Typ
 	*m = topicstore.Message{Partition: -1, Codec: topicstore.CodecRaw, CreatedAt: b.now}
 	for i, c := range b.cols {
 		v := vals[i]
-		col := planner.MsgColumns[c]
+		col := plantree.MsgColumns[c]
 		if v != nil && types != nil && types[i] != col.Type {
 			cv, err := values.Convert(v, types[i], col.Type)
 			if err != nil {
@@ -38,7 +38,7 @@ func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []values.Typ
 			v = cv
 		}
 		if v == nil {
-			if c == planner.ColData {
+			if c == plantree.ColData {
 				return pgerror.Newf(pgerror.CodeNotNullViolation, "null value in column \"data\" of topic \"%s\" violates not-null constraint", b.topic)
 			}
 			continue
@@ -56,44 +56,44 @@ func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []values.Typ
 	return nil
 }
 
-func setMsgCol(m *topicstore.Message, c planner.MsgCol, v any) error {
+func setMsgCol(m *topicstore.Message, c plantree.MsgCol, v any) error {
 	switch c {
-	case planner.ColPartition:
+	case plantree.ColPartition:
 		n := v.(int64)
 		if n < 0 || n > math.MaxInt32 {
 			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "partition %d is out of range", n)
 		}
 		m.Partition = int32(n)
-	case planner.ColSeqNo:
+	case plantree.ColSeqNo:
 		n := v.(int64)
 		if n < 0 {
 			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "seqno %d must not be negative", n)
 		}
 		m.SeqNo, m.HasSeqNo = n, true
-	case planner.ColProducerID:
+	case plantree.ColProducerID:
 		m.ProducerID = v.(string)
 		if len(m.ProducerID) > 2048 {
 			return pgerror.New(pgerror.CodeProgramLimitExceeded, "producer_id is longer than 2048 bytes")
 		}
-	case planner.ColMessageGroupID:
+	case plantree.ColMessageGroupID:
 		m.MessageGroupID = v.(string)
-	case planner.ColCreatedAt:
+	case plantree.ColCreatedAt:
 		m.CreatedAt = v.(time.Time)
-	case planner.ColCodec:
+	case plantree.ColCodec:
 		codec, err := topicstore.ParseCodec(strings.ToLower(v.(string)))
 		if err != nil {
 			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "unknown codec \"%s\" (known: raw, gzip, lzop, zstd)", v)
 		}
 		m.Codec = codec
-	case planner.ColAttrs:
+	case plantree.ColAttrs:
 		attrs, err := parseAttrs(v.(string))
 		if err != nil {
 			return err
 		}
 		m.Attrs = attrs
-	case planner.ColData:
+	case plantree.ColData:
 		m.Body = v.([]byte)
-	case planner.ColDelay:
+	case plantree.ColDelay:
 		d := v.(time.Duration)
 		if d < 0 {
 			return pgerror.New(pgerror.CodeInvalidParameterValue, "delay must not be negative")
@@ -169,7 +169,7 @@ func truncate(s string, n int) string {
 // execInsert runs an INSERT and returns its tag: "INSERT 0 n", or
 // wire.TagDeferred for a pipelined INSERT whose write waits for the
 // client's next message (pipeline.go).
-func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan, out wire.Output) (string, error) {
+func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *plantree.InsertPlan, out wire.Output) (string, error) {
 	var n int
 	var err error
 	if plan.Select != nil && plan.Select.Consumer != nil {
@@ -212,7 +212,7 @@ func (s *Session) insertBuilt(ctx context.Context, out wire.Output, topic string
 
 // insertMessages evaluates the messages an INSERT writes: its VALUES rows
 // or its query's rows.
-func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *planner.InsertPlan) ([]topicstore.Message, error) {
+func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *plantree.InsertPlan) ([]topicstore.Message, error) {
 	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
 	var msgs []topicstore.Message
 	if plan.Select != nil {

@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/values"
 )
 
@@ -12,9 +12,9 @@ import (
 // looked up by the equality keys when there are some, else all tried.
 type joinIter struct {
 	ec                  *evalCtx
-	jp                  *planner.JoinPlan
-	leftKeys, rightKeys []planner.Expr // none: a nested loop
-	residual            planner.Expr
+	jp                  *plantree.JoinPlan
+	leftKeys, rightKeys []plantree.Expr // none: a nested loop
+	residual            plantree.Expr
 	left, right         rowIter
 	mem                 *queryMem
 
@@ -39,7 +39,7 @@ func (s shifted) Col(i int) (any, error) { return s.r[i-s.off], nil }
 
 // key encodes the join key values; ok is false when one is NULL (a NULL
 // key matches nothing).
-func (it *joinIter) key(exprs []planner.Expr, r row) (string, bool, error) {
+func (it *joinIter) key(exprs []plantree.Expr, r row) (string, bool, error) {
 	it.kb = it.kb[:0]
 	for _, e := range exprs {
 		v, err := it.ec.eval(e, r)
@@ -139,7 +139,7 @@ func (it *joinIter) next(ctx context.Context) ([]any, error) {
 }
 
 // joinedRow is left row l followed by right row r (nil: NULLs).
-func joinedRow(jp *planner.JoinPlan, l, r []any) []any {
+func joinedRow(jp *plantree.JoinPlan, l, r []any) []any {
 	out := make([]any, jp.LeftWidth+jp.RightWidth)
 	copy(out, l)
 	copy(out[jp.LeftWidth:], r)
@@ -147,7 +147,7 @@ func joinedRow(jp *planner.JoinPlan, l, r []any) []any {
 }
 
 // tryJoin is the joined row of l and r if it passes residual, else nil.
-func (ec *evalCtx) tryJoin(jp *planner.JoinPlan, residual planner.Expr, l, r []any) ([]any, error) {
+func (ec *evalCtx) tryJoin(jp *plantree.JoinPlan, residual plantree.Expr, l, r []any) ([]any, error) {
 	out := joinedRow(jp, l, r)
 	if keep, err := ec.filter(residual, valuesRow(out)); !keep || err != nil {
 		return nil, err

@@ -3,12 +3,12 @@ package executor
 import (
 	"context"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 )
 
 // lateralJoinIter joins each left row with the rows its right side gives
-// for it (planner.JoinPlan.Lateral: `FROM t, jsonb_each_text(t.attrs)`):
+// for it (plantree.JoinPlan.Lateral: `FROM t, jsonb_each_text(t.attrs)`):
 // the right plan runs again for every left row, whose columns its
 // OuterRefs read (then those of the row around a subquery), and nothing
 // is held. Residual filters the joined rows; a LEFT join keeps a left row
@@ -16,7 +16,7 @@ import (
 type lateralJoinIter struct {
 	s    *Session
 	ec   *evalCtx
-	node *planner.LateralJoinNode
+	node *plantree.LateralJoinNode
 	left rowIter
 	mem  *queryMem // what the right side holds for the current left row
 

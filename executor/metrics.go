@@ -4,8 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 )
 
 // metrics are the engine's counters, exported in Prometheus text format by
@@ -71,9 +70,9 @@ const (
 var stmtKindNames = [numStmtKinds]string{"", "insert", "copy", "read", "consumer_read", "acquire", "ack", "commit"}
 
 // stmtKindOf classifies a plan.
-func stmtKindOf(plan planner.Plan) stmtKind {
+func stmtKindOf(plan plantree.Plan) stmtKind {
 	switch p := plan.(type) {
-	case *planner.SelectPlan:
+	case *plantree.SelectPlan:
 		switch {
 		case p.Consumer != nil && p.Consumer.Shared:
 			return kindAcquire
@@ -82,13 +81,13 @@ func stmtKindOf(plan planner.Plan) stmtKind {
 		case p.Scan != nil:
 			return kindRead
 		}
-	case *planner.CopyOutPlan:
+	case *plantree.CopyOutPlan:
 		return kindRead
-	case *planner.InsertPlan:
+	case *plantree.InsertPlan:
 		return kindInsert
-	case *planner.CopyPlan:
+	case *plantree.CopyPlan:
 		return kindCopy
-	case *planner.SharedActionPlan:
+	case *plantree.SharedActionPlan:
 		return kindAck
 	}
 	return kindNone

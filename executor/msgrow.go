@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/topicstore"
 )
 
@@ -52,35 +52,35 @@ func (r *msgRow) MsgAttrs() []topicstore.Attr { return r.m.Attrs }
 
 func (r *msgRow) Col(i int) (any, error) {
 	m := r.m
-	switch planner.MsgCol(i) {
-	case planner.ColPartition:
+	switch plantree.MsgCol(i) {
+	case plantree.ColPartition:
 		return int64(m.Partition), nil
-	case planner.ColOffset:
+	case plantree.ColOffset:
 		return m.Offset, nil
-	case planner.ColSeqNo:
+	case plantree.ColSeqNo:
 		if !m.HasSeqNo {
 			return nil, nil
 		}
 		return m.SeqNo, nil
-	case planner.ColProducerID:
+	case plantree.ColProducerID:
 		if m.ProducerID == "" {
 			return nil, nil
 		}
 		return m.ProducerID, nil
-	case planner.ColMessageGroupID:
+	case plantree.ColMessageGroupID:
 		if m.MessageGroupID == "" {
 			return nil, nil
 		}
 		return m.MessageGroupID, nil
-	case planner.ColCreatedAt:
+	case plantree.ColCreatedAt:
 		return m.CreatedAt, nil
-	case planner.ColWrittenAt:
+	case plantree.ColWrittenAt:
 		return m.WrittenAt, nil
-	case planner.ColCodec:
+	case plantree.ColCodec:
 		return m.Codec.String(), nil
-	case planner.ColAttrs:
+	case plantree.ColAttrs:
 		return attrsJSON(m.Attrs), nil
-	case planner.ColData:
+	case plantree.ColData:
 		if !r.decoded {
 			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
 				if r.arena != nil {
@@ -98,17 +98,17 @@ func (r *msgRow) Col(i int) (any, error) {
 			r.decoded = true
 		}
 		return r.data, nil
-	case planner.ColDelay:
+	case plantree.ColDelay:
 		if m.Delay == 0 {
 			return nil, nil
 		}
 		return m.Delay, nil
-	case planner.ColDeliveryCount:
+	case plantree.ColDeliveryCount:
 		if r.acq == nil {
 			return nil, nil
 		}
 		return int64(r.acq.DeliveryCount), nil
-	case planner.ColLockedUntil:
+	case plantree.ColLockedUntil:
 		if r.acq == nil {
 			return nil, nil
 		}

@@ -6,20 +6,20 @@ import (
 	"slices"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/topicstore"
 	"topicgate/txn"
 )
 
-// orderedScanIter streams a topic scan in a planner.ScanOrder other than
+// orderedScanIter streams a topic scan in a plantree.ScanOrder other than
 // the natural one (scanIter's): partitions in descending order, each
 // partition newest first, or all partitions merged by offset. Skip and
 // limit apply as rows come out, so ORDER BY offset DESC LIMIT 10 reads
 // about ten messages per partition.
 type orderedScanIter struct {
 	ec      *evalCtx
-	plan    *planner.ScanNode
-	order   planner.ScanOrder
+	plan    *plantree.ScanNode
+	order   plantree.ScanOrder
 	cursors []*partCursor // in partition order; merged when order.Merge
 	heap    cursorHeap    // order.Merge: cursors with a row ready
 	started bool
@@ -27,7 +27,7 @@ type orderedScanIter struct {
 	limit   int64 // -1 = none
 }
 
-func newOrderedScan(ec *evalCtx, store topicstore.Store, p *planner.ScanNode, ti topicstore.TopicInfo,
+func newOrderedScan(ec *evalCtx, store topicstore.Store, p *plantree.ScanNode, ti topicstore.TopicInfo,
 	ranges []partRange, minWrite time.Time, skip, limit int64) *orderedScanIter {
 	o := p.Scan.Order
 	if o.PartDesc {
@@ -122,7 +122,7 @@ func (it *orderedScanIter) push(ctx context.Context, c *partCursor) error {
 type partCursor struct {
 	ec       *evalCtx
 	store    topicstore.Store
-	plan     *planner.ScanNode
+	plan     *plantree.ScanNode
 	id       int32
 	desc     bool
 	want     int64 // rows that can still matter (skip+limit), -1 = all

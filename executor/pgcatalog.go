@@ -4,7 +4,9 @@ import (
 	"sort"
 
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
+	"topicgate/planner/topicopts"
 	"topicgate/sql/values"
 )
 
@@ -15,11 +17,11 @@ import (
 // Every column is a topic's message column (pg_attribute), with the types
 // of pg_type; the tables topicgate has nothing for have no rows.
 const (
-	oidPgCatalogNS = planner.OIDPgCatalogNS
-	oidPublicNS    = planner.OIDPublicNS
-	oidSysNS       = planner.OIDSysNS
-	oidSysViews    = planner.OIDSysViews   // + the view's rank by name
-	oidFirstTopic  = planner.OIDFirstTopic // + the topic's store ID
+	oidPgCatalogNS = catalog.OIDPgCatalogNS
+	oidPublicNS    = catalog.OIDPublicNS
+	oidSysNS       = catalog.OIDSysNS
+	oidSysViews    = catalog.OIDSysViews   // + the view's rank by name
+	oidFirstTopic  = catalog.OIDFirstTopic // + the topic's store ID
 	oidBootstrap   = 10                    // the owner of everything
 	oidHeapAM      = 2
 	oidDatabase    = 5
@@ -127,7 +129,7 @@ type catalogRel struct {
 	names  []string
 	types  []values.Type
 	// options are a topic's pg_class.reloptions, which psql's \d+ shows
-	// as its Options footer (planner.TopicReloptions); nil for a view.
+	// as its Options footer (topicopts.TopicReloptions); nil for a view.
 	options []string
 }
 
@@ -139,9 +141,9 @@ func (s *Session) catalogRels() []catalogRel {
 	}
 	var names []string
 	var types []values.Type
-	for c := planner.ColPartition; c <= planner.ColDelay; c++ {
-		names = append(names, planner.MsgColumns[c].Name)
-		types = append(types, planner.MsgColumns[c].Type)
+	for c := plantree.ColPartition; c <= plantree.ColDelay; c++ {
+		names = append(names, plantree.MsgColumns[c].Name)
+		types = append(types, plantree.MsgColumns[c].Type)
 	}
 	topics := s.eng.store.Topics()
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Config.Name < topics[j].Config.Name })
@@ -152,20 +154,20 @@ func (s *Session) catalogRels() []catalogRel {
 			bytes += p.Bytes
 		}
 		rels = append(rels, catalogRel{oid: int64(oidFirstTopic) + int64(t.ID), name: t.Config.Name, ns: oidPublicNS,
-			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: planner.TopicReloptions(t)})
+			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: topicopts.TopicReloptions(t)})
 	}
-	for i, name := range planner.SysViewNames() {
-		v := planner.SysViews[name]
+	for i, name := range catalog.SysViewNames() {
+		v := catalog.SysViews[name]
 		rels = append(rels, catalogRel{oid: int64(oidSysViews + i), name: name, ns: oidSysNS, kind: "v", tuples: -1,
 			names: v.Names, types: v.Types})
 	}
-	for name, oid := range planner.PgCatalogOIDs {
-		v, ok := planner.PgCatalogViews[name]
+	for name, oid := range catalog.PgCatalogOIDs {
+		v, ok := catalog.PgCatalogViews[name]
 		if !ok {
 			continue
 		}
 		kind := "r"
-		if planner.PgCatalogIsView[name] {
+		if catalog.PgCatalogIsView[name] {
 			kind = "v"
 		}
 		rels = append(rels, catalogRel{oid: oid, name: name, ns: oidPgCatalogNS, kind: kind, tuples: -1,
@@ -180,7 +182,7 @@ func (s *Session) catalogRels() []catalogRel {
 // arrays and timestamps, as PostgreSQL's NOT NULL catalog columns and its
 // nullable ones (pg_node_tree, aclitem[], ...) read.
 func catalogRow(table string, vals map[string]any) []any {
-	v := planner.PgCatalogViews[table]
+	v := catalog.PgCatalogViews[table]
 	row := make([]any, len(v.Names))
 	for i, n := range v.Names {
 		if x, ok := vals[n]; ok {
@@ -188,7 +190,7 @@ func catalogRow(table string, vals map[string]any) []any {
 			continue
 		}
 		if i >= v.Star() { // tableoid
-			row[i] = planner.PgCatalogOIDs[table]
+			row[i] = catalog.PgCatalogOIDs[table]
 			continue
 		}
 		switch t := v.Types[i]; {
@@ -253,7 +255,7 @@ func (s *Session) pgCatalogRows(table string) [][]any {
 		}
 	case "pg_proc":
 		// The types' input functions and the few other built-ins
-		// planner.PgProcs lists; no user functions (\df shows none).
+		// catalog.PgProcs lists; no user functions (\df shows none).
 		procRows(add)
 	case "pg_language":
 		// The language of every function in pg_proc; no procedural

@@ -2,12 +2,12 @@ package executor
 
 import (
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/catalog"
 )
 
 // procRows are pg_proc's rows.
 func procRows(add func(map[string]any)) {
-	for _, p := range planner.PgProcs {
+	for _, p := range catalog.PgProcs {
 		// proargtypes is an oidvector in PostgreSQL; here an oid[] with
 		// the same elements (pgcli casts it to regtype[]).
 		args := append([]int64{}, p.Args...)

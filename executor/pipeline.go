@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -51,7 +51,7 @@ type deferredWrite struct {
 func (s *Session) Pipelined() { s.pipe = true }
 
 // defers reports whether an INSERT waits for the pipeline's next message.
-func (s *Session) defers(plan *planner.InsertPlan) bool {
+func (s *Session) defers(plan *plantree.InsertPlan) bool {
 	return s.pipe && s.txc.Block() == nil && !s.multi && (plan.Select == nil || plan.Select.Consumer == nil)
 }
 

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
+	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -117,7 +118,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 	if err := s.implicitBlock(ctx, p.st.plan, out); err != nil {
 		return "", true, err
 	}
-	if _, utility := p.st.plan.(*planner.UtilityPlan); !utility && s.txc.Block() == nil && !s.settings.inTxn {
+	if _, utility := p.st.plan.(*plantree.UtilityPlan); !utility && s.txc.Block() == nil && !s.settings.inTxn {
 		// An autocommit statement is a transaction of its own for its
 		// settings too: set_config() in a statement that fails is undone.
 		s.settings.begin()
@@ -127,7 +128,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), sess: s}
 	}
 	switch plan := p.st.plan.(type) {
-	case *planner.SelectPlan:
+	case *plantree.SelectPlan:
 		if p.it == nil {
 			var direct func() *wire.RowEncoder
 			if maxRows <= 0 {
@@ -145,7 +146,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 			err = p.settle(ctx, out, p.sent, err)
 		}
 		return tag, done, err
-	case *planner.InsertPlan:
+	case *plantree.InsertPlan:
 		if s.defers(plan) {
 			*kind = kindNone // observed when it is written (DeferredTag)
 		}
@@ -154,13 +155,13 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 			s.deferStart = p.started
 		}
 		return tag, true, err
-	case *planner.CopyPlan:
+	case *plantree.CopyPlan:
 		n, err := s.execCopy(ctx, plan, out)
 		if err != nil {
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
-	case *planner.CopyOutPlan:
+	case *plantree.CopyOutPlan:
 		p.deliver = &p.dlv
 		var n int64
 		_, err := s.withDelivery(p.deliver, func() (rowIter, error) {
@@ -172,19 +173,19 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 			return "", true, err
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
-	case *planner.SharedActionPlan:
+	case *plantree.SharedActionPlan:
 		tag, err := s.execSharedAction(ctx, p.ec, plan, out)
 		return tag, true, err
-	case *planner.SetPositionPlan:
+	case *plantree.SetPositionPlan:
 		tag, err := s.execSetPosition(ctx, p.ec, plan)
 		return tag, true, err
-	case *planner.CreateTopicPlan:
+	case *plantree.CreateTopicPlan:
 		return "CREATE TOPIC", true, s.execCreateTopic(ctx, plan, out)
-	case *planner.AlterTopicPlan:
+	case *plantree.AlterTopicPlan:
 		return "ALTER TOPIC", true, s.execAlterTopic(ctx, plan, out)
-	case *planner.DropTopicPlan:
+	case *plantree.DropTopicPlan:
 		return "DROP TOPIC", true, s.execDropTopic(ctx, plan, out)
-	case *planner.ExplainPlan:
+	case *plantree.ExplainPlan:
 		if p.it == nil {
 			rows, err := s.runExplain(ctx, p.ec, plan)
 			if err != nil {
@@ -197,15 +198,15 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 			t = "EXPLAIN"
 		}
 		return t, d, err
-	case *planner.DeclareCursorPlan:
+	case *plantree.DeclareCursorPlan:
 		return "DECLARE CURSOR", true, s.execDeclare(ctx, p.ec, plan, sql.Format(p.st.ast))
-	case *planner.FetchPlan:
+	case *plantree.FetchPlan:
 		tag, err := s.execFetch(ctx, plan, p.st.cols, out)
 		return tag, true, err
-	case *planner.CloseCursorPlan:
+	case *plantree.CloseCursorPlan:
 		tag, err := s.execCloseCursor(plan)
 		return tag, true, err
-	case *planner.UtilityPlan:
+	case *plantree.UtilityPlan:
 		if p.it != nil {
 			return p.stream(ctx, out, maxRows)
 		}
@@ -323,7 +324,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 
 // execUtility runs transaction control, SET, SHOW and friends. rows is
 // non-nil for statements that return rows (SHOW).
-func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, out wire.Output) (string, [][]any, error) {
+func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, out wire.Output) (string, [][]any, error) {
 	switch st := plan.Stmt.(type) {
 	case *sql.Begin:
 		tag := "BEGIN"
@@ -389,7 +390,7 @@ func (s *Session) execUtility(ctx context.Context, plan *planner.UtilityPlan, ou
 		if err != nil {
 			return "", nil, txn.StoreError(err, st.Name)
 		}
-		return "SHOW", [][]any{{ti.Config.Name, planner.CreateTopicDDL(ti.Config)}}, nil
+		return "SHOW", [][]any{{ti.Config.Name, topicopts.CreateTopicDDL(ti.Config)}}, nil
 	case *sql.Discard:
 		return "DISCARD " + strings.ToUpper(st.What), nil, nil
 	case *sql.Deallocate:

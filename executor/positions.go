@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/txn"
 )
 
 // execSetPosition runs UPDATE sys.consumers SET committed_offset = ...:
 // each selected row's position is set (synced) on its own.
-func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *planner.SetPositionPlan) (string, error) {
+func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *plantree.SetPositionPlan) (string, error) {
 	if s.txc.Block() != nil {
 		return "", pgerror.New(pgerror.CodeActiveSQLTransaction, "UPDATE sys.consumers cannot run inside a transaction block: positions set explicitly take effect at once")
 	}

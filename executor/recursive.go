@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 )
 
@@ -23,8 +23,8 @@ import (
 type recursiveIter struct {
 	s        *Session
 	ec       *evalCtx
-	node     *planner.RecursiveUnionNode
-	rp       *planner.RecursivePlan
+	node     *plantree.RecursiveUnionNode
+	rp       *plantree.RecursivePlan
 	mem      *queryMem
 	cur      rowIter // the term being read; nil between terms
 	produced [][]any // the rows of the running iteration: the next work table
@@ -93,7 +93,7 @@ func (it *recursiveIter) startTerm(ctx context.Context) (rowIter, error) {
 		return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	if it.ec.work == nil {
-		it.ec.work = map[*planner.WorkTable][][]any{}
+		it.ec.work = map[*plantree.WorkTable][][]any{}
 	}
 	// The recursive term's plan reads its work table when it is started
 	// (its node is opened), so another execution of the same plan (a correlated

@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/txn"
@@ -12,14 +12,14 @@ import (
 )
 
 // runSelect runs a query block: it opens the block's plan tree (the one
-// the planner built, planner.Tree). The statement's memory budget is
+// the planner built, plantree.Tree). The statement's memory budget is
 // created by the first block that runs and shared by every block of the
 // statement (evalCtx.mem).
 //
 // direct, when not nil, offers an encoder for rows built ahead of sending
 // (see directrows.go); only a caller that sends the whole result at once
 // may pass it.
-func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
+func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
 	ec.ctx = ctx
 	if ec.mem == nil {
 		ec.mem = &queryMem{limit: s.eng.opts.MaxQueryBytes}
@@ -27,7 +27,7 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *planner.SelectP
 	if ec.read == nil {
 		ec.read = &readPoint{}
 	}
-	return s.open(ctx, ec, planner.Tree(p), direct)
+	return s.open(ctx, ec, plantree.Tree(p), direct)
 }
 
 // readPoint is a statement's read point on a store whose state this
@@ -59,7 +59,7 @@ func (s *Session) takeReadPoint(ec *evalCtx) error {
 }
 
 // open starts the iterator of node n (under EXPLAIN ANALYZE, counted).
-func (s *Session) open(ctx context.Context, ec *evalCtx, n planner.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func (s *Session) open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
 	if ec.stats == nil {
 		return s.openNode(ctx, ec, n, direct)
 	}
@@ -76,18 +76,18 @@ func (s *Session) open(ctx context.Context, ec *evalCtx, n planner.Node, direct 
 
 // openNode maps each kind of plan node to its one iterator. It decides
 // nothing the tree does not say: the strategy is the node.
-func (s *Session) openNode(ctx context.Context, ec *evalCtx, n planner.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func (s *Session) openNode(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
 	switch x := n.(type) {
-	case *planner.InitPlanNode:
+	case *plantree.InitPlanNode:
 		if err := ec.runSubqueries(ctx, x.Subs, ec.mem); err != nil {
 			return nil, err
 		}
 		return s.open(ctx, ec, x.Input, direct)
-	case *planner.ConsumerReadNode:
+	case *plantree.ConsumerReadNode:
 		return s.runConsumerRead(ctx, ec, x.Plan, direct)
-	case *planner.ScanNode:
+	case *plantree.ScanNode:
 		return s.openScan(ec, x)
-	case *planner.SysScanNode:
+	case *plantree.SysScanNode:
 		if err := s.takeReadPoint(ec); err != nil { // the views show topic state too
 			return nil, err
 		}
@@ -96,19 +96,19 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n planner.Node, dir
 			return nil, err
 		}
 		return &sliceIter{rows: rows}, nil
-	case *planner.FilterNode:
+	case *plantree.FilterNode:
 		in, err := s.open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &filterIter{ec: ec, in: in, filter: x.Cond}, nil
-	case *planner.ProjectNode:
+	case *plantree.ProjectNode:
 		in, err := s.open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &projectIter{ec: ec, in: in, project: x.Exprs, limit: -1}, nil
-	case *planner.LimitNode:
+	case *plantree.LimitNode:
 		skip, limit, err := counts(ec, x.Limit, x.Offset)
 		if err != nil {
 			return nil, err
@@ -118,16 +118,16 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n planner.Node, dir
 			return nil, err
 		}
 		return &limitIter{in: in, skip: skip, limit: limit}, nil
-	case *planner.SortNode:
+	case *plantree.SortNode:
 		rows, err := s.drain(ctx, ec, x.Input, true)
 		if err != nil {
 			return nil, err
 		}
 		sortRows(rows, x.Keys)
 		return &sliceIter{rows: rows}, nil
-	case *planner.TopNNode:
+	case *plantree.TopNNode:
 		return s.openTopN(ctx, ec, x)
-	case *planner.DistinctOnNode:
+	case *plantree.DistinctOnNode:
 		in, err := s.open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
@@ -146,66 +146,66 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n planner.Node, dir
 				return nil, err
 			}
 		}
-	case *planner.AggregateNode:
+	case *plantree.AggregateNode:
 		in, err := s.open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return aggregate(ctx, ec, x.Agg, x.Having, in, ec.mem)
-	case *planner.WindowNode:
+	case *plantree.WindowNode:
 		in, err := s.open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return computeWindows(ctx, ec, x.Windows, in, ec.mem)
-	case *planner.ProjectSetNode:
+	case *plantree.ProjectSetNode:
 		in, err := s.open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &srfIter{ec: ec, in: in, srfs: x.SRFs, project: x.Exprs}, nil
-	case *planner.HashJoinNode:
+	case *plantree.HashJoinNode:
 		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
 		return &joinIter{ec: ec, jp: x.Join, leftKeys: x.LeftKeys, rightKeys: x.RightKeys, residual: x.Residual, left: l, right: r, mem: ec.mem}, nil
-	case *planner.NestedLoopNode:
+	case *plantree.NestedLoopNode:
 		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
 		return &joinIter{ec: ec, jp: x.Join, residual: x.Residual, left: l, right: r, mem: ec.mem}, nil
-	case *planner.LateralJoinNode:
+	case *plantree.LateralJoinNode:
 		l, err := s.open(ctx, ec, x.Left, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &lateralJoinIter{s: s, ec: ec, node: x, left: l}, nil
-	case *planner.SetOpNode:
+	case *plantree.SetOpNode:
 		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
 		return &setOpIter{op: x.Op, left: l, right: r, width: len(x.Op.Left.Cols), mem: ec.mem}, nil
-	case *planner.ValuesNode:
+	case *plantree.ValuesNode:
 		return &valuesIter{ec: ec, rows: x.Rows}, nil
-	case *planner.SubqueryScanNode:
+	case *plantree.SubqueryScanNode:
 		return s.open(ctx, ec, x.Input, nil)
-	case *planner.RecursiveUnionNode:
+	case *plantree.RecursiveUnionNode:
 		return &recursiveIter{s: s, ec: ec, node: x, rp: x.Rec, mem: ec.mem}, nil
-	case *planner.WorkTableScanNode:
+	case *plantree.WorkTableScanNode:
 		return &sliceIter{rows: ec.work[x.Work]}, nil
-	case *planner.FunctionScanNode:
+	case *plantree.FunctionScanNode:
 		return &funcScanIter{ec: ec, fs: x.Func}, nil
-	case *planner.ResultNode:
+	case *plantree.ResultNode:
 		return &sliceIter{rows: [][]any{{}}}, nil
 	}
 	return nil, pgerror.AssertionFailed("no iterator for plan node %T", n)
 }
 
 // openBoth starts the two inputs of a join or set operation.
-func (s *Session) openBoth(ctx context.Context, ec *evalCtx, l, r planner.Node) (rowIter, rowIter, error) {
+func (s *Session) openBoth(ctx context.Context, ec *evalCtx, l, r plantree.Node) (rowIter, rowIter, error) {
 	li, err := s.open(ctx, ec, l, nil)
 	if err != nil {
 		return nil, nil, err
@@ -216,7 +216,7 @@ func (s *Session) openBoth(ctx context.Context, ec *evalCtx, l, r planner.Node) 
 
 // openScan starts a topic scan over the ranges its bounds give, in its
 // order, with its filter, projection and limit applied as it reads.
-func (s *Session) openScan(ec *evalCtx, x *planner.ScanNode) (rowIter, error) {
+func (s *Session) openScan(ec *evalCtx, x *plantree.ScanNode) (rowIter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (s *Session) openScan(ec *evalCtx, x *planner.ScanNode) (rowIter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.Scan.Order != (planner.ScanOrder{}) {
+	if x.Scan.Order != (plantree.ScanOrder{}) {
 		return newOrderedScan(ec, s.eng.store, x, ti, ranges, minWrite, skip, limit), nil
 	}
 	return &scanIter{ec: ec, store: s.eng.store, plan: x, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
@@ -240,7 +240,7 @@ func (s *Session) openScan(ec *evalCtx, x *planner.ScanNode) (rowIter, error) {
 
 // drain reads a node's rows to the end, charged to the statement's memory
 // when charge is set.
-func (s *Session) drain(ctx context.Context, ec *evalCtx, n planner.Node, charge bool) ([][]any, error) {
+func (s *Session) drain(ctx context.Context, ec *evalCtx, n plantree.Node, charge bool) ([][]any, error) {
 	in, err := s.open(ctx, ec, n, nil)
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (s *Session) drain(ctx context.Context, ec *evalCtx, n planner.Node, charge
 
 // openTopN keeps the rows ORDER BY ... LIMIT can return (all of them,
 // sorted, when the limit is too large to keep that way).
-func (s *Session) openTopN(ctx context.Context, ec *evalCtx, x *planner.TopNNode) (rowIter, error) {
+func (s *Session) openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNode) (rowIter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
 		return nil, err
@@ -302,7 +302,7 @@ func (s *Session) openTopN(ctx context.Context, ec *evalCtx, x *planner.TopNNode
 }
 
 // counts evaluates LIMIT and OFFSET: skip >= 0, limit -1 for none.
-func counts(ec *evalCtx, limitExpr, offsetExpr planner.Expr) (skip, limit int64, err error) {
+func counts(ec *evalCtx, limitExpr, offsetExpr plantree.Expr) (skip, limit int64, err error) {
 	if limit, err = evalCount(ec, limitExpr, "LIMIT"); err != nil {
 		return 0, 0, err
 	}

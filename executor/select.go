@@ -7,7 +7,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -52,7 +52,7 @@ type partRange struct {
 type scanIter struct {
 	ec       *evalCtx
 	store    topicstore.Store
-	plan     *planner.ScanNode
+	plan     *plantree.ScanNode
 	ranges   []partRange
 	minWrite time.Time
 	skip     int64
@@ -126,7 +126,7 @@ func (it *scanIter) fill(ctx context.Context) error {
 }
 
 // filter reports whether the row passes f (nil passes everything).
-func (ec *evalCtx) filter(f planner.Expr, r row) (bool, error) {
+func (ec *evalCtx) filter(f plantree.Expr, r row) (bool, error) {
 	if f == nil {
 		return true, nil
 	}
@@ -135,7 +135,7 @@ func (ec *evalCtx) filter(f planner.Expr, r row) (bool, error) {
 }
 
 // project evaluates the projection of a row.
-func (ec *evalCtx) project(exprs []planner.Expr, r row) ([]any, error) {
+func (ec *evalCtx) project(exprs []plantree.Expr, r row) ([]any, error) {
 	out := make([]any, len(exprs))
 	for i, e := range exprs {
 		v, err := ec.eval(e, r)
@@ -149,7 +149,7 @@ func (ec *evalCtx) project(exprs []planner.Expr, r row) ([]any, error) {
 
 // scanRanges evaluates the pushed-down bounds against the topic's
 // partitions.
-func scanRanges(ec *evalCtx, s *planner.MsgScan, ti topicstore.TopicInfo) ([]partRange, time.Time, error) {
+func scanRanges(ec *evalCtx, s *plantree.MsgScan, ti topicstore.TopicInfo) ([]partRange, time.Time, error) {
 	var want map[int64]bool
 	if s.Partitions != nil || s.PartArray != nil {
 		want = map[int64]bool{}
@@ -229,7 +229,7 @@ func toInt(v any) (int64, bool) {
 }
 
 // evalCount evaluates a LIMIT/OFFSET expression; -1 when absent.
-func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
+func evalCount(ec *evalCtx, e plantree.Expr, what string) (int64, error) {
 	if e == nil {
 		return -1, nil
 	}
@@ -255,7 +255,7 @@ func evalCount(ec *evalCtx, e planner.Expr, what string) (int64, error) {
 type filterIter struct {
 	ec     *evalCtx
 	in     rowIter
-	filter planner.Expr
+	filter plantree.Expr
 }
 
 func (it *filterIter) next(ctx context.Context) ([]any, error) {
@@ -278,7 +278,7 @@ func (it *filterIter) next(ctx context.Context) ([]any, error) {
 // edge: the first offset to read (lower) or the first not to read (upper).
 // null reports a NULL bound (the predicate matches nothing); a value of
 // another type leaves the range open (the filter still decides).
-func boundOffset(ec *evalCtx, b planner.Bound, lower bool) (n int64, null bool, err error) {
+func boundOffset(ec *evalCtx, b plantree.Bound, lower bool) (n int64, null bool, err error) {
 	v, err := ec.eval(b.X, nil)
 	if err != nil || v == nil {
 		return 0, v == nil && err == nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -196,7 +197,7 @@ type statement struct {
 	// declaredOIDs are the parameter types as the client declared them in
 	// Parse (0: let the server infer), kept for ParameterDescription.
 	declaredOIDs []uint32
-	plan         planner.Plan
+	plan         plantree.Plan
 	params       []values.Type
 	cols         []wire.Column
 }
@@ -224,7 +225,7 @@ func (st *statement) prepare() error {
 	if show, ok := st.ast.(*sql.Show); ok && len(st.cols) == 1 {
 		st.cols[0].Name = paramName(show.Name) // SHOW datestyle names its column DateStyle
 	}
-	if f, ok := plan.(*planner.FetchPlan); ok {
+	if f, ok := plan.(*plantree.FetchPlan); ok {
 		st.cols = st.s.fetchColumns(f) // the cursor's, which only the session knows
 	}
 	return nil
@@ -257,7 +258,7 @@ func endsTxn(s sql.Stmt) bool {
 	return false
 }
 
-func wireColumns(cols []planner.Column) []wire.Column {
+func wireColumns(cols []plantree.Column) []wire.Column {
 	if cols == nil {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -22,7 +22,7 @@ type sharedKey = txn.SharedKey
 const defaultSharedLimit = 1000
 
 // runSharedRead acquires up to LIMIT available messages under a lock.
-func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.SelectPlan) (rowIter, error) {
+func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan) (rowIter, error) {
 	cr := p.Consumer
 	o, err := s.readOptions(ec, p)
 	if err != nil {
@@ -124,7 +124,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *planner.Sel
 	}
 }
 
-func (s *Session) sharedRows(ec *evalCtx, p *planner.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
+func (s *Session) sharedRows(ec *evalCtx, p *plantree.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
 	var nb int64
 	for i := range acq {
 		nb += int64(len(acq[i].Message.Body))
@@ -150,7 +150,7 @@ func (s *Session) sharedRows(ec *evalCtx, p *planner.SelectPlan, acq []topicstor
 
 // execSharedAction runs an ack (DELETE), release, reject or extend
 // (UPDATE) on messages this session holds.
-func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *planner.SharedActionPlan, out wire.Output) (string, error) {
+func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *plantree.SharedActionPlan, out wire.Output) (string, error) {
 	verb := "UPDATE"
 	if p.Action == topicstore.ActionAck {
 		verb = "DELETE"
@@ -240,7 +240,7 @@ func reportOutcomes(out wire.Output, verb string, refs []topicstore.MsgRef, outc
 	return done
 }
 
-func evalRefs(ec *evalCtx, groups []planner.RefGroup, ti topicstore.TopicInfo) ([]topicstore.MsgRef, error) {
+func evalRefs(ec *evalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) ([]topicstore.MsgRef, error) {
 	var refs []topicstore.MsgRef
 	seen := map[topicstore.MsgRef]bool{}
 	add := func(part int64, v any) error {

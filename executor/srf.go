@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"topicgate/eval"
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/pgerror"
 )
 
@@ -15,15 +15,15 @@ import (
 type srfIter struct {
 	ec      *evalCtx
 	in      rowIter
-	srfs    []*planner.FuncExpr
-	project []planner.Expr
+	srfs    []*plantree.FuncExpr
+	project []plantree.Expr
 	cur     row
 	gens    []eval.Generator
 }
 
 func (it *srfIter) next(ctx context.Context) ([]any, error) {
 	if it.ec.srf == nil {
-		it.ec.srf = map[*planner.FuncExpr]any{}
+		it.ec.srf = map[*plantree.FuncExpr]any{}
 	}
 	for {
 		if it.cur == nil {
@@ -68,7 +68,7 @@ func (it *srfIter) next(ctx context.Context) ([]any, error) {
 }
 
 // srfValue is the current value of a set-returning call (set by srfIter).
-func (ec *evalCtx) srfValue(f *planner.FuncExpr) (any, error) {
+func (ec *evalCtx) srfValue(f *plantree.FuncExpr) (any, error) {
 	v, ok := ec.srf[f]
 	if !ok {
 		return nil, pgerror.AssertionFailed("set-returning function %s evaluated outside its ProjectSet", strings.ToLower(f.Name))

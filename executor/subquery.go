@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -20,7 +20,7 @@ type subResult struct {
 
 // runSubqueries evaluates the plan's subquery expressions before the plan
 // reads anything, so that no subquery runs inside another read.
-func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryExpr, mem *queryMem) error {
+func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*plantree.SubqueryExpr, mem *queryMem) error {
 	for _, x := range subs {
 		if _, done := ec.subs[x]; done {
 			continue
@@ -41,7 +41,7 @@ func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*planner.SubqueryEx
 			return err
 		}
 		if ec.subs == nil {
-			ec.subs = map[*planner.SubqueryExpr]*subResult{}
+			ec.subs = map[*plantree.SubqueryExpr]*subResult{}
 		}
 		ec.subs[x] = r
 	}
@@ -62,7 +62,7 @@ func (r *subResult) bytes() int64 {
 
 // runSubquery runs x's plan to the end (to its second row for a scalar
 // subquery, its first for EXISTS) and returns what it evaluates to.
-func (ec *evalCtx) runSubquery(ctx context.Context, x *planner.SubqueryExpr, mem *queryMem) (*subResult, error) {
+func (ec *evalCtx) runSubquery(ctx context.Context, x *plantree.SubqueryExpr, mem *queryMem) (*subResult, error) {
 	it, err := ec.sess.runSelect(ctx, ec, x.Plan, nil)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ const (
 // subquery's result is kept for the next row with the same outer values
 // (the newest message of each partition runs once per partition, not once
 // per message).
-func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, error) {
+func (ec *evalCtx) runCorrelated(x *plantree.SubqueryExpr, r row) (*subResult, error) {
 	ctx := ec.ctx
 	if ctx == nil {
 		return nil, pgerror.AssertionFailed("correlated subquery %s evaluated outside a statement", x)
@@ -188,7 +188,7 @@ func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, er
 		return res, err
 	}
 	if ec.memo == nil {
-		ec.memo = map[*planner.SubqueryExpr]map[string]*subResult{}
+		ec.memo = map[*plantree.SubqueryExpr]map[string]*subResult{}
 	}
 	m := ec.memo[x]
 	if m == nil {
@@ -202,7 +202,7 @@ func (ec *evalCtx) runCorrelated(x *planner.SubqueryExpr, r row) (*subResult, er
 }
 
 // evalSubquery returns a subquery expression's value for the current row.
-func (ec *evalCtx) evalSubquery(x *planner.SubqueryExpr, r row) (any, error) {
+func (ec *evalCtx) evalSubquery(x *plantree.SubqueryExpr, r row) (any, error) {
 	res, ok := ec.subs[x]
 	if x.Correlated {
 		var err error
@@ -259,7 +259,7 @@ func appendKey(kb []byte, v any) []byte {
 type projectIter struct {
 	ec          *evalCtx
 	in          rowIter
-	project     []planner.Expr
+	project     []plantree.Expr
 	skip, limit int64
 }
 
@@ -288,7 +288,7 @@ func (it *projectIter) next(ctx context.Context) ([]any, error) {
 // valuesIter evaluates a VALUES list's rows one by one.
 type valuesIter struct {
 	ec   *evalCtx
-	rows [][]planner.Expr
+	rows [][]plantree.Expr
 }
 
 func (it *valuesIter) next(context.Context) ([]any, error) {
@@ -313,7 +313,7 @@ func (it *valuesIter) next(context.Context) ([]any, error) {
 // seen before; INTERSECT and EXCEPT hold the right side's rows (counted,
 // for ALL) and stream the left side through them.
 type setOpIter struct {
-	op          *planner.SetOpPlan
+	op          *plantree.SetOpPlan
 	left, right rowIter
 	width       int
 	seen        map[string]int // UNION: rows out; INTERSECT/EXCEPT: right-side counts

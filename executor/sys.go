@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/catalog"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 )
@@ -115,7 +115,7 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 	default:
 		return nil, pgerror.AssertionFailed("unknown system view %s", view)
 	}
-	if v, ok := planner.SysViews[view]; ok {
+	if v, ok := catalog.SysViews[view]; ok {
 		for _, r := range rows {
 			if len(r) != len(v.Names) {
 				return nil, pgerror.AssertionFailed("sys.%s row has %d values, want %d", view, len(r), len(v.Names))

@@ -4,13 +4,13 @@ import (
 	"container/heap"
 	"sort"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql/values"
 )
 
 // lessRow orders two rows by the sort keys (NULLs as the keys say); it
 // reports false for rows with equal keys.
-func lessRow(a, b []any, keys []planner.SortKey) bool {
+func lessRow(a, b []any, keys []plantree.SortKey) bool {
 	for _, k := range keys {
 		x, y := a[k.Idx], b[k.Idx]
 		if x == nil || y == nil {
@@ -32,7 +32,7 @@ func lessRow(a, b []any, keys []planner.SortKey) bool {
 }
 
 // sortRows sorts rows by the keys, keeping the input order of equal rows.
-func sortRows(rows [][]any, keys []planner.SortKey) {
+func sortRows(rows [][]any, keys []plantree.SortKey) {
 	sort.SliceStable(rows, func(i, j int) bool { return lessRow(rows[i], rows[j], keys) })
 }
 
@@ -41,14 +41,14 @@ func sortRows(rows [][]any, keys []planner.SortKey) {
 // them. The heap's top is the worst row kept (among equal keys, the one
 // added last, so that ties keep their input order as sortRows does).
 type topN struct {
-	keys []planner.SortKey
+	keys []plantree.SortKey
 	n    int
 	rows [][]any
 	seq  []int64
 	next int64
 }
 
-func newTopN(keys []planner.SortKey, n int64) *topN { return &topN{keys: keys, n: int(n)} }
+func newTopN(keys []plantree.SortKey, n int64) *topN { return &topN{keys: keys, n: int(n)} }
 
 // worse reports whether row i sorts after row j.
 func (t *topN) worse(i, j int) bool {
@@ -104,7 +104,7 @@ func (b byOrder) Swap(i, j int)      { b.t.Swap(i, j) }
 // sort would put it first).
 type distinctOn struct {
 	cols []int
-	keys []planner.SortKey
+	keys []plantree.SortKey
 	at   map[string]int // key -> index in rows
 	kb   []byte
 }

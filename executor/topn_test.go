@@ -4,8 +4,7 @@ import (
 	"math/rand"
 	"reflect"
 	"testing"
-
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 )
 
 // TestTopNMatchesStableSort: topN(k) returns the first k rows of the stable
@@ -22,9 +21,9 @@ func TestTopNMatchesStableSort(t *testing.T) {
 			}
 			rows[i] = []any{a, int64(rng.Intn(3)), int64(i)} // column 2 tells rows apart
 		}
-		keys := []planner.SortKey{{Idx: 0, Desc: rng.Intn(2) == 0, NullsFirst: rng.Intn(2) == 0}}
+		keys := []plantree.SortKey{{Idx: 0, Desc: rng.Intn(2) == 0, NullsFirst: rng.Intn(2) == 0}}
 		if rng.Intn(2) == 0 {
-			keys = append(keys, planner.SortKey{Idx: 1, Desc: rng.Intn(2) == 0})
+			keys = append(keys, plantree.SortKey{Idx: 1, Desc: rng.Intn(2) == 0})
 		}
 		k := rng.Intn(n + 3)
 		want := append([][]any(nil), rows...)

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -14,7 +14,7 @@ import (
 // computeWindows reads every input row (charged to the statement's
 // memory), computes each window function over its partitions, and returns
 // the rows with the results appended at the windows' slots.
-func computeWindows(ctx context.Context, ec *evalCtx, windows []*planner.WindowExpr, in rowIter, mem *queryMem) (rowIter, error) {
+func computeWindows(ctx context.Context, ec *evalCtx, windows []*plantree.WindowExpr, in rowIter, mem *queryMem) (rowIter, error) {
 	width := windows[0].Slot
 	var rows [][]any
 	for {
@@ -46,7 +46,7 @@ type winRow struct {
 	order []any
 }
 
-func computeWindow(ctx context.Context, ec *evalCtx, w *planner.WindowExpr, rows [][]any) error {
+func computeWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, rows [][]any) error {
 	parts := map[string][]winRow{}
 	var keys []string
 	var kb []byte
@@ -85,12 +85,12 @@ func computeWindow(ctx context.Context, ec *evalCtx, w *planner.WindowExpr, rows
 
 // peers reports whether two rows tie on the window's ORDER BY (every row
 // is a peer of every other without one).
-func peers(w *planner.WindowExpr, a, b winRow) bool {
+func peers(w *plantree.WindowExpr, a, b winRow) bool {
 	return !lessRow(a.order, b.order, w.OrderBy) && !lessRow(b.order, a.order, w.OrderBy)
 }
 
 // fillWindow writes w's value for each row of one sorted partition.
-func fillWindow(ctx context.Context, ec *evalCtx, w *planner.WindowExpr, part []winRow) error {
+func fillWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, part []winRow) error {
 	set := func(i int, v any) { part[i].row[w.Slot] = v }
 	switch w.Name {
 	case "row_number":
@@ -149,14 +149,14 @@ func fillWindow(ctx context.Context, ec *evalCtx, w *planner.WindowExpr, part []
 // defaultFrame is PostgreSQL's frame without a frame clause: RANGE
 // UNBOUNDED PRECEDING, that is from the partition's start to the current
 // row's last peer (every row is a peer of every other without an ORDER BY).
-var defaultFrame = &planner.WindowFrame{Mode: sql.FrameRange,
-	Start: planner.FrameBound{Kind: sql.BoundUnboundedPreceding},
-	End:   planner.FrameBound{Kind: sql.BoundCurrentRow}}
+var defaultFrame = &plantree.WindowFrame{Mode: sql.FrameRange,
+	Start: plantree.FrameBound{Kind: sql.BoundUnboundedPreceding},
+	End:   plantree.FrameBound{Kind: sql.BoundCurrentRow}}
 
 // winFrame locates a frame's rows in one sorted partition.
 type winFrame struct {
-	w          *planner.WindowExpr
-	f          *planner.WindowFrame
+	w          *plantree.WindowExpr
+	f          *plantree.WindowFrame
 	part       []winRow
 	n          int
 	grp        []int // row -> its peer group
@@ -167,7 +167,7 @@ type winFrame struct {
 	nnLo, nnHi int // RANGE with an offset: the rows whose ORDER BY value is not NULL
 }
 
-func newWinFrame(ec *evalCtx, w *planner.WindowExpr, part []winRow) (*winFrame, error) {
+func newWinFrame(ec *evalCtx, w *plantree.WindowExpr, part []winRow) (*winFrame, error) {
 	f := w.Frame
 	if f == nil {
 		f = defaultFrame
@@ -203,7 +203,7 @@ func newWinFrame(ec *evalCtx, w *planner.WindowExpr, part []winRow) (*winFrame, 
 
 // frameOffset evaluates a bound's offset (nil without one), as PostgreSQL
 // does: not NULL, not negative.
-func frameOffset(ec *evalCtx, f *planner.WindowFrame, b planner.FrameBound, which string) (any, error) {
+func frameOffset(ec *evalCtx, f *plantree.WindowFrame, b plantree.FrameBound, which string) (any, error) {
 	if b.Offset == nil {
 		return nil, nil
 	}
@@ -254,7 +254,7 @@ func (wf *winFrame) bounds(i int) (lo, hi int) {
 
 // bound places one frame bound for row i: the frame's first row for the
 // start, one past its last row for the end.
-func (wf *winFrame) bound(b planner.FrameBound, off int64, i int, end bool) int {
+func (wf *winFrame) bound(b plantree.FrameBound, off int64, i int, end bool) int {
 	switch b.Kind {
 	case sql.BoundUnboundedPreceding:
 		return 0
@@ -371,7 +371,7 @@ func (wf *winFrame) excluded(i, j int) bool {
 // folded afresh for each row, which for a sliding frame of W rows costs
 // O(W) per row (PostgreSQL too restarts an aggregate such as max whenever
 // the frame's start moves).
-func fillFramed(ctx context.Context, ec *evalCtx, w *planner.WindowExpr, part []winRow) error {
+func fillFramed(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, part []winRow) error {
 	wf, err := newWinFrame(ec, w, part)
 	if err != nil {
 		return err
@@ -430,7 +430,7 @@ func fillFramed(ctx context.Context, ec *evalCtx, w *planner.WindowExpr, part []
 
 // orderFree reports whether an aggregate's result does not depend on the
 // order of its input: not a float sum, whose rounding does.
-func orderFree(a *planner.AggExpr) bool {
+func orderFree(a *plantree.AggExpr) bool {
 	switch a.Name {
 	case "count", "min", "max", "bool_and", "bool_or", "every":
 		return true
@@ -443,7 +443,7 @@ func orderFree(a *planner.AggExpr) bool {
 // frameValue computes first_value, last_value or nth_value for row i,
 // whose frame is [lo, hi) less the excluded rows; NULL when the frame has
 // no such row.
-func frameValue(ec *evalCtx, w *planner.WindowExpr, wf *winFrame, part []winRow, i, lo, hi int) (any, error) {
+func frameValue(ec *evalCtx, w *plantree.WindowExpr, wf *winFrame, part []winRow, i, lo, hi int) (any, error) {
 	nth := int64(1)
 	if w.Name == "nth_value" {
 		v, err := ec.eval(w.Args[1], valuesRow(part[i].row))

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -10,8 +11,8 @@ import (
 
 // bindArray binds ARRAY[...] or an array literal's elements to type elem:
 // when elem is unknown, the first typed element's, else text.
-func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
-	elems := make([]Expr, len(x.Elems))
+func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
+	elems := make([]plantree.Expr, len(x.Elems))
 	for i, e := range x.Elems {
 		var err error
 		if elems[i], err = b.bind(e, elem); err != nil {
@@ -32,11 +33,11 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (Expr, error) {
 			}
 		}
 	}
-	return &ArrayExpr{Elems: elems, T: values.ArrayOf(elem)}, nil
+	return &plantree.ArrayExpr{Elems: elems, T: values.ArrayOf(elem)}, nil
 }
 
 // bindSubscript binds arr[i], an element of the array's type.
-func (b *binder) bindSubscript(x *sql.Subscript) (Expr, error) {
+func (b *binder) bindSubscript(x *sql.Subscript) (plantree.Expr, error) {
 	arr, err := b.bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
@@ -57,5 +58,5 @@ func (b *binder) bindSubscript(x *sql.Subscript) (Expr, error) {
 	if !idx.Type().IsInt() && idx.Type() != TNull {
 		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "array subscript must have type integer")
 	}
-	return &SubscriptExpr{X: arr, Index: idx, T: et}, nil
+	return &plantree.SubscriptExpr{X: arr, Index: idx, T: et}, nil
 }

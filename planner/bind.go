@@ -3,6 +3,7 @@ package planner
 import (
 	"math"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -14,28 +15,28 @@ type binder struct {
 	scope       *Scope
 	allowAgg    bool
 	argAggs     bool // an aggregate's arguments may hold aggregates (a window aggregate's, over grouped rows)
-	aggs        []*AggExpr
+	aggs        []*plantree.AggExpr
 	allowWindow bool
-	wins        []*WindowExpr
-	allowSRF    bool            // set-returning functions allowed (the select list, ORDER BY)
-	srfWhere    string          // else the clause named in the error (srfError)
-	cat         Catalog         // for subqueries; nil where they are not allowed
-	subs        []*SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
+	wins        []*plantree.WindowExpr
+	allowSRF    bool                     // set-returning functions allowed (the select list, ORDER BY)
+	srfWhere    string                   // else the clause named in the error (srfError)
+	cat         Catalog                  // for subqueries; nil where they are not allowed
+	subs        []*plantree.SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
 	nsub        int
 }
 
 func newBinder(params *[]Type, scope *Scope) *binder { return &binder{params: params, scope: scope} }
 
-func (b *binder) param(n int) *ParamExpr {
+func (b *binder) param(n int) *plantree.ParamExpr {
 	for len(*b.params) < n {
 		*b.params = append(*b.params, TUnknown)
 	}
-	return &ParamExpr{Idx: n - 1, types: b.params}
+	return plantree.NewParam(n-1, b.params)
 }
 
 // bind binds e; want (may be TUnknown) is the type the context expects,
 // used to type parameters and untyped literals.
-func (b *binder) bind(e sql.Expr, want Type) (Expr, error) {
+func (b *binder) bind(e sql.Expr, want Type) (plantree.Expr, error) {
 	x, err := b.bind0(e, want)
 	if err == nil && want != TUnknown && isUntyped(x) {
 		x, err = coerce(x, want)
@@ -46,39 +47,39 @@ func (b *binder) bind(e sql.Expr, want Type) (Expr, error) {
 	return x, nil
 }
 
-func isUntyped(e Expr) bool {
+func isUntyped(e plantree.Expr) bool {
 	switch x := e.(type) {
-	case *ParamExpr:
+	case *plantree.ParamExpr:
 		return x.Type() == TUnknown
-	case *ConstExpr:
+	case *plantree.ConstExpr:
 		return x.T == TUnknown || x.T == TNull
 	}
 	return false
 }
 
 // coerce gives an untyped expression type t.
-func coerce(e Expr, t Type) (Expr, error) {
+func coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 	switch x := e.(type) {
-	case *ParamExpr:
+	case *plantree.ParamExpr:
 		if x.Type() == TUnknown {
-			(*x.types)[x.Idx] = t
+			x.Infer(t)
 		}
 		return x, nil
-	case *ConstExpr:
+	case *plantree.ConstExpr:
 		if x.V == nil {
-			return &ConstExpr{V: nil, T: t}, nil
+			return &plantree.ConstExpr{V: nil, T: t}, nil
 		}
 		if x.T == TUnknown {
 			if (t == TDate || t == TTimestamptz) && values.DateOrderMatters(x.V.(string)) {
 				// '01/02/2024' reads in the session's DateStyle, known
 				// when the statement runs.
-				return &CastExpr{X: x, T: t}, nil
+				return &plantree.CastExpr{X: x, T: t}, nil
 			}
 			v, err := values.ParseText(x.V.(string), t)
 			if err != nil {
 				return nil, err
 			}
-			return &ConstExpr{V: v, T: t}, nil
+			return &plantree.ConstExpr{V: v, T: t}, nil
 		}
 	}
 	return e, nil
@@ -86,14 +87,14 @@ func coerce(e Expr, t Type) (Expr, error) {
 
 // bind0 binds e by its kind; bind adds the context's type to untyped
 // results and the error position.
-func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
+func (b *binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *sql.ColumnRef:
 		i, err := b.scope.resolveRef(x.Table, x.Name)
 		if err != nil {
 			return b.outerRef(x, err)
 		}
-		return &ColExpr{Idx: i, T: b.scope.Types[i], Name: b.scope.Names[i]}, nil
+		return &plantree.ColExpr{Idx: i, T: b.scope.Types[i], Name: b.scope.Names[i]}, nil
 	case *sql.Const:
 		return constExpr(x.Lit)
 	case *sql.ParamRef:
@@ -117,7 +118,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &IsNullExpr{X: inner, Not: x.Not}, nil
+		return &plantree.IsNullExpr{X: inner, Not: x.Not}, nil
 	case *sql.IsBool:
 		return b.bindIsBool(x)
 	case *sql.AnyAll:
@@ -127,14 +128,14 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	case *sql.Subscript:
 		return b.bindSubscript(x)
 	case *sql.Case:
-		return b.noSRF("CASE", func() (Expr, error) { return b.bindCase(x, want) })
+		return b.noSRF("CASE", func() (plantree.Expr, error) { return b.bindCase(x, want) })
 	case *sql.Coalesce:
 		return b.bindCoalesce(x, want)
 	case *sql.NullIf:
 		return b.bindNullIf(x, want)
 	case *sql.Default:
 		// DEFAULT in VALUES: the column is absent for this row.
-		return &ConstExpr{V: nil, T: want}, nil
+		return &plantree.ConstExpr{V: nil, T: want}, nil
 	case *sql.Star:
 		return nil, pgerror.New(pgerror.CodeSyntaxError, "* is only allowed in a select list or count(*)")
 	case *sql.SubLink:
@@ -143,39 +144,39 @@ func (b *binder) bind0(e sql.Expr, want Type) (Expr, error) {
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", e)
 }
 
-func constExpr(l sql.Literal) (Expr, error) {
+func constExpr(l sql.Literal) (plantree.Expr, error) {
 	switch l.Kind {
 	case sql.LitNull:
-		return &ConstExpr{V: nil, T: TNull}, nil
+		return &plantree.ConstExpr{V: nil, T: TNull}, nil
 	case sql.LitInt:
 		// As in PostgreSQL, an integer literal is an integer (int4) when
 		// it fits, else a bigint.
 		if l.Int >= math.MinInt32 && l.Int <= math.MaxInt32 {
-			return &ConstExpr{V: l.Int, T: TInt4}, nil
+			return &plantree.ConstExpr{V: l.Int, T: TInt4}, nil
 		}
-		return &ConstExpr{V: l.Int, T: TInt8}, nil
+		return &plantree.ConstExpr{V: l.Int, T: TInt8}, nil
 	case sql.LitFloat:
 		// 1.5 and 1e3 are numeric in PostgreSQL.
 		d, err := values.ParseNumeric(l.Str)
 		if err != nil {
 			return nil, err
 		}
-		return &ConstExpr{V: d, T: TNumeric}, nil
+		return &plantree.ConstExpr{V: d, T: TNumeric}, nil
 	case sql.LitString:
-		return &ConstExpr{V: l.Str, T: TUnknown}, nil
+		return &plantree.ConstExpr{V: l.Str, T: TUnknown}, nil
 	case sql.LitBool:
-		return &ConstExpr{V: l.Bool, T: TBool}, nil
+		return &plantree.ConstExpr{V: l.Bool, T: TBool}, nil
 	case sql.LitInterval:
-		return &ConstExpr{V: l.Dur, T: TInterval}, nil
+		return &plantree.ConstExpr{V: l.Dur, T: TInterval}, nil
 	case sql.LitTime:
-		return &ConstExpr{V: l.Time, T: TTimestamptz}, nil
+		return &plantree.ConstExpr{V: l.Time, T: TTimestamptz}, nil
 	case sql.LitIdent:
 		return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist", l.Str)
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "literal kind %d is not supported here", l.Kind)
 }
 
-func wantType(e Expr, t Type, what string) error {
+func wantType(e plantree.Expr, t Type, what string) error {
 	if e.Type() == t || e.Type() == TNull || e.Type() == TUnknown {
 		return nil
 	}
@@ -183,7 +184,7 @@ func wantType(e Expr, t Type, what string) error {
 }
 
 // comparable reports whether values of l's and r's types can be compared.
-func comparable(l, r Expr, op string) error {
+func comparable(l, r plantree.Expr, op string) error {
 	lt, rt := l.Type(), r.Type()
 	if lt == rt || lt == TUnknown || rt == TUnknown || lt == TNull || rt == TNull {
 		return nil

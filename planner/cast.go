@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -9,7 +11,7 @@ import (
 // bindCast binds CAST(x AS t) and x::t: an untyped literal or parameter
 // takes the type, 'name'::regclass and 'name'::regproc resolve the name to
 // an oid, and casts involving regtype are bindRegtypeCast's.
-func (b *binder) bindCast(x *sql.Cast) (Expr, error) {
+func (b *binder) bindCast(x *sql.Cast) (plantree.Expr, error) {
 	if e, ok, err := b.bindRegtypeCast(x); ok {
 		return e, err
 	}
@@ -22,31 +24,31 @@ func (b *binder) bindCast(x *sql.Cast) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := inner.(*ConstExpr); ok && c.T == TUnknown {
+	if c, ok := inner.(*plantree.ConstExpr); ok && c.T == TUnknown {
 		if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.cat != nil {
-			oid, err := regclassOID(b.cat, str) // 'name'::regclass names a relation
+			oid, err := catalog.RegclassOID(b.cat, str) // 'name'::regclass names a relation
 			if err != nil {
 				return nil, err
 			}
-			return &ConstExpr{V: oid, T: TOid}, nil
+			return &plantree.ConstExpr{V: oid, T: TOid}, nil
 		}
 		if str, isStr := c.V.(string); isStr && x.Type == "regproc" {
-			oid, err := regprocOID(str) // 'name'::regproc names a function (psql's \sf)
+			oid, err := catalog.RegprocOID(str) // 'name'::regproc names a function (psql's \sf)
 			if err != nil {
 				return nil, err
 			}
-			return &ConstExpr{V: oid, T: TOid}, nil
+			return &plantree.ConstExpr{V: oid, T: TOid}, nil
 		}
 		return coerce(c, t)
 	}
-	if p, ok := inner.(*ParamExpr); ok && p.Type() == TUnknown {
+	if p, ok := inner.(*plantree.ParamExpr); ok && p.Type() == TUnknown {
 		return coerce(p, t)
 	}
-	return &CastExpr{X: inner, T: t}, nil
+	return &plantree.CastExpr{X: inner, T: t}, nil
 }
 
 // bindCollate binds x COLLATE c: x must be text.
-func (b *binder) bindCollate(x *sql.Collate, want Type) (Expr, error) {
+func (b *binder) bindCollate(x *sql.Collate, want Type) (plantree.Expr, error) {
 	inner, err := b.bind(x.X, want)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -9,26 +10,26 @@ import (
 // resolve to one type.
 
 // bindCoalesce binds COALESCE(args...).
-func (b *binder) bindCoalesce(x *sql.Coalesce, want Type) (Expr, error) {
-	var args []Expr
+func (b *binder) bindCoalesce(x *sql.Coalesce, want Type) (plantree.Expr, error) {
+	var args []plantree.Expr
 	var t Type
-	_, err := b.noSRF("COALESCE", func() (e Expr, err error) {
+	_, err := b.noSRF("COALESCE", func() (e plantree.Expr, err error) {
 		args, t, err = b.bindCommon(x.Args, want, "COALESCE")
 		return nil, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &CoalesceExpr{Args: args, T: t}, nil
+	return &plantree.CoalesceExpr{Args: args, T: t}, nil
 }
 
 // bindNullIf binds NULLIF(a, b) as CASE WHEN a = b THEN NULL ELSE a END.
-func (b *binder) bindNullIf(x *sql.NullIf, want Type) (Expr, error) {
+func (b *binder) bindNullIf(x *sql.NullIf, want Type) (plantree.Expr, error) {
 	args, t, err := b.bindCommon([]sql.Expr{x.A, x.B}, want, "NULLIF")
 	if err != nil {
 		return nil, err
 	}
-	return &CaseExpr{Whens: []CaseWhen{{Cond: &CmpExpr{Op: "=", L: args[0], R: args[1]}, Result: &ConstExpr{T: t}}}, Else: args[0], T: t}, nil
+	return &plantree.CaseExpr{Whens: []plantree.CaseWhen{{Cond: &plantree.CmpExpr{Op: "=", L: args[0], R: args[1]}, Result: &plantree.ConstExpr{T: t}}}, Else: args[0], T: t}, nil
 }
 
 // bindCommon binds the branches of CASE, COALESCE or NULLIF (what) to one
@@ -36,8 +37,8 @@ func (b *binder) bindNullIf(x *sql.NullIf, want Type) (Expr, error) {
 // only when every branch is an untyped literal or parameter), numeric
 // branches widen to the widest, untyped ones are read as it, and other
 // mixtures are 42804.
-func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]Expr, Type, error) {
-	out := make([]Expr, len(args))
+func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]plantree.Expr, Type, error) {
+	out := make([]plantree.Expr, len(args))
 	t := TUnknown
 	for i, a := range args {
 		hint := t
@@ -55,7 +56,7 @@ func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]Expr, Ty
 		case t == TUnknown:
 			t = at
 		case at != t && at.IsNumeric() && t.IsNumeric():
-			t = max(rankOf(at), rankOf(t)).typ()
+			t = max(plantree.RankOf(at), plantree.RankOf(t)).Type()
 		case (at == TDate || at == TTimestamptz) && (t == TDate || t == TTimestamptz):
 			t = TTimestamptz
 		case at != t && !(at.IsText() && t.IsText()):
@@ -72,7 +73,7 @@ func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]Expr, Ty
 		if isUntyped(out[i]) {
 			out[i], err = coerce(out[i], t)
 		} else if out[i].Type() != t {
-			out[i] = &CastExpr{X: out[i], T: t}
+			out[i] = &plantree.CastExpr{X: out[i], T: t}
 		}
 		if err != nil {
 			return nil, 0, err
@@ -81,31 +82,10 @@ func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]Expr, Ty
 	return out, t, nil
 }
 
-// numericRank orders numeric types by width for CASE/COALESCE resolution.
-type numericRank int
-
-func rankOf(t Type) numericRank {
-	switch t {
-	case TInt2:
-		return 1
-	case TInt4, TOid:
-		return 2
-	case TInt8:
-		return 3
-	case TNumeric:
-		return 4
-	}
-	return 5 // float8
-}
-
-func (r numericRank) typ() Type {
-	return [...]Type{TInt2, TInt2, TInt4, TInt8, TNumeric, TFloat8}[r]
-}
-
 // bindCase binds CASE [arg] WHEN ... THEN ... [ELSE ...] END: a WHEN
 // of a CASE with an argument is arg = value.
-func (b *binder) bindCase(x *sql.Case, want Type) (Expr, error) {
-	var arg Expr
+func (b *binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
+	var arg plantree.Expr
 	var err error
 	if x.Arg != nil {
 		if arg, err = b.bind(x.Arg, TUnknown); err != nil {
@@ -127,19 +107,19 @@ func (b *binder) bindCase(x *sql.Case, want Type) (Expr, error) {
 	if x.Else != nil { // back to WHENs..., ELSE
 		bound = append(bound[1:], bound[0])
 	}
-	out := &CaseExpr{T: t}
+	out := &plantree.CaseExpr{T: t}
 	for i, w := range x.Whens {
-		var cond Expr
+		var cond plantree.Expr
 		if arg != nil {
 			v, err := b.bind(w.Cond, arg.Type())
 			if err != nil {
 				return nil, err
 			}
-			cond = &CmpExpr{Op: "=", L: arg, R: v}
+			cond = &plantree.CmpExpr{Op: "=", L: arg, R: v}
 		} else if cond, err = b.bind(w.Cond, TBool); err != nil {
 			return nil, err
 		}
-		out.Whens = append(out.Whens, CaseWhen{Cond: cond, Result: bound[i]})
+		out.Whens = append(out.Whens, plantree.CaseWhen{Cond: cond, Result: bound[i]})
 	}
 	if x.Else != nil {
 		out.Else = bound[len(bound)-1]

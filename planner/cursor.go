@@ -1,35 +1,12 @@
 package planner
 
 import (
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
-// DeclareCursorPlan is DECLARE name CURSOR [WITH HOLD] FOR query: a
-// stateless read (a topic, a system view, VALUES, ...) whose rows FETCH
-// hands out. A read as a consumer moves positions and holds partitions,
-// which a cursor left open across statements must not do: 0A000.
-type DeclareCursorPlan struct {
-	Name  string
-	Hold  bool
-	Query *SelectPlan
-}
-
-// FetchPlan is FETCH or MOVE on a cursor of the session. Its columns are
-// the cursor's, which only the session knows (Cols is nil here).
-type FetchPlan struct {
-	Fetch sql.Fetch
-	Cols  []Column
-}
-
-// CloseCursorPlan is CLOSE name or CLOSE ALL.
-type CloseCursorPlan struct{ Close sql.CloseCursor }
-
-func (p *DeclareCursorPlan) Columns() []Column { return nil }
-func (p *FetchPlan) Columns() []Column         { return p.Cols }
-func (p *CloseCursorPlan) Columns() []Column   { return nil }
-
-func planDeclareCursor(cat Catalog, s *sql.DeclareCursor, params *[]Type) (Plan, error) {
+func planDeclareCursor(cat Catalog, s *sql.DeclareCursor, params *[]Type) (plantree.Plan, error) {
 	switch {
 	case s.Binary:
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported,
@@ -46,18 +23,18 @@ func planDeclareCursor(cat Catalog, s *sql.DeclareCursor, params *[]Type) (Plan,
 			"a read as consumer \"%s\" in a cursor is not supported: a cursor reads statelessly; "+
 				"read as the consumer with SELECT ... WITH (CONSUMER = %s) LIMIT n", c.Consumer, c.Consumer)
 	}
-	return &DeclareCursorPlan{Name: s.Name, Hold: s.Hold, Query: q}, nil
+	return &plantree.DeclareCursorPlan{Name: s.Name, Hold: s.Hold, Query: q}, nil
 }
 
 // consumerRead finds a read as a consumer anywhere in p's inputs.
-func consumerRead(p *SelectPlan) *ConsumerRead {
+func consumerRead(p *plantree.SelectPlan) *plantree.ConsumerRead {
 	if p == nil {
 		return nil
 	}
 	if p.Consumer != nil {
 		return p.Consumer
 	}
-	var in []*SelectPlan
+	var in []*plantree.SelectPlan
 	in = append(in, p.Sub)
 	if p.SetOp != nil {
 		in = append(in, p.SetOp.Left, p.SetOp.Right)

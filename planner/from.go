@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -12,7 +14,7 @@ import (
 // planFrom plans s's FROM item into p: the scope of its columns and the
 // columns * expands to (nil for none). A join takes the WHERE terms over
 // one of its sides into that side (fromJoin).
-func planFrom(cat Catalog, s *sql.Select, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, []int, error) {
+func planFrom(cat Catalog, s *sql.Select, params *[]Type, p *plantree.SelectPlan, outer *Scope, use *outerUse) (*Scope, []int, error) {
 	f := s.From
 	switch {
 	case f == nil:
@@ -54,9 +56,9 @@ func everyColumn(scope *Scope, err error) (*Scope, []int, error) {
 
 // fromNamed plans a FROM item that names a relation: a topic (of the
 // public schema), a sys view or a pg_catalog table.
-func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, []int, error) {
+func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *plantree.SelectPlan) (*Scope, []int, error) {
 	schema := f.Schema
-	if _, ok := PgCatalogViews[f.Name]; ok && schema == "" {
+	if _, ok := catalog.PgCatalogViews[f.Name]; ok && schema == "" {
 		// pg_catalog is searched first, as in PostgreSQL: ruby-pg
 		// reads "pg_type" unqualified.
 		schema = "pg_catalog"
@@ -66,21 +68,21 @@ func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 	case "", "public":
 		return fromTopic(cat, f, params, p)
 	case "sys":
-		view, ok := SysViews[f.Name]
+		view, ok := catalog.SysViews[f.Name]
 		if !ok {
 			return nil, nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"sys.%s\" does not exist", f.Name), f.Pos)
 		}
-		p.Sys = &SysScan{View: f.Name, Names: view.Names, Types: view.Types}
+		p.Sys = &plantree.SysScan{View: f.Name, Names: view.Names, Types: view.Types}
 		for i := range view.Names {
 			star = append(star, i)
 		}
 		return &Scope{Names: view.Names, Types: view.Types, Source: "sys." + f.Name}, star, nil
 	case "pg_catalog":
-		view, ok := PgCatalogViews[f.Name]
+		view, ok := catalog.PgCatalogViews[f.Name]
 		if !ok {
 			return nil, nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"pg_catalog.%s\" does not exist", f.Name), f.Pos)
 		}
-		p.Sys = &SysScan{View: "pg_catalog." + f.Name, Names: view.Names, Types: view.Types}
+		p.Sys = &plantree.SysScan{View: "pg_catalog." + f.Name, Names: view.Names, Types: view.Types}
 		for i := range view.Star() {
 			star = append(star, i)
 		}
@@ -91,7 +93,7 @@ func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 
 // fromTopic plans a read of a topic: a scan of its stateless messages, or
 // with read hints naming a consumer, a read as that consumer.
-func fromTopic(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Scope, []int, error) {
+func fromTopic(cat Catalog, f *sql.TableRef, params *[]Type, p *plantree.SelectPlan) (*Scope, []int, error) {
 	ti, err := lookupTopic(cat, f.Name)
 	if err != nil {
 		return nil, nil, pgerror.At(err, f.Pos)
@@ -106,14 +108,14 @@ func fromTopic(cat Catalog, f *sql.TableRef, params *[]Type, p *SelectPlan) (*Sc
 	if shared {
 		scope = sharedScope(f.Name)
 	}
-	p.Scan = &MsgScan{Topic: f.Name}
+	p.Scan = &plantree.MsgScan{Topic: f.Name}
 	p.Hints = f.Hints
 	var star []int
-	for _, c := range StarColumns {
+	for _, c := range plantree.StarColumns {
 		star = append(star, int(c))
 	}
 	if shared {
-		star = append(star, int(ColDeliveryCount), int(ColLockedUntil))
+		star = append(star, int(plantree.ColDeliveryCount), int(plantree.ColLockedUntil))
 	}
 	return scope, star, nil
 }
@@ -134,23 +136,23 @@ func fromRel(f *sql.TableRef) string {
 // reads.
 func sharedScope(topic string) *Scope {
 	s := msgScope(topic)
-	for _, c := range []MsgCol{ColDeliveryCount, ColLockedUntil} {
-		s.Names = append(s.Names, MsgColumns[c].Name)
-		s.Types = append(s.Types, MsgColumns[c].Type)
+	for _, c := range []plantree.MsgCol{plantree.ColDeliveryCount, plantree.ColLockedUntil} {
+		s.Names = append(s.Names, plantree.MsgColumns[c].Name)
+		s.Types = append(s.Types, plantree.MsgColumns[c].Type)
 	}
 	return s
 }
 
 // msgScope is the scope of a topic's message columns for stateless reads.
 func msgScope(topic string) *Scope {
-	n := int(ColDelay) + 1
+	n := int(plantree.ColDelay) + 1
 	s := &Scope{Names: make([]string, n), Types: make([]Type, n), Source: "topic \"" + topic + "\""}
 	for i := 0; i < n; i++ {
-		s.Names[i] = MsgColumns[i].Name
-		s.Types[i] = MsgColumns[i].Type
+		s.Names[i] = plantree.MsgColumns[i].Name
+		s.Types[i] = plantree.MsgColumns[i].Type
 	}
 	s.Lookup = func(name string) (int, bool) {
-		c, ok := ydbAliases[name]
+		c, ok := plantree.YDBAliases[name]
 		if ok && int(c) < n {
 			return int(c), true
 		}

@@ -1,156 +1,26 @@
 package planner
 
 import (
-	"sort"
 	"strings"
 
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
-// funcSig describes a builtin's argument types (for inference) and result.
-type funcSig struct {
-	min, max int    // argument count bounds; max -1 = variadic
-	args     []Type // expected types for inference; TUnknown = any; last repeats
-	result   func(args []Expr) Type
-}
-
-// Min and Max are the argument count bounds (Max -1: variadic).
-func (s funcSig) Min() int { return s.min }
-func (s funcSig) Max() int { return s.max }
-
-// ArgType is the declared type of argument i (TUnknown: any).
-func (s funcSig) ArgType(i int) Type {
-	if len(s.args) == 0 {
-		return TUnknown
-	}
-	return s.args[min(i, len(s.args)-1)]
-}
-
-func fixed(t Type) func([]Expr) Type { return func([]Expr) Type { return t } }
-
-func sameAsFirst(args []Expr) Type {
-	if len(args) == 0 || args[0].Type() == TUnknown {
-		return TText
-	}
-	return args[0].Type()
-}
-
-// Builtin is one scalar builtin function, declared once, here: its
-// signature (argument count and types for inference, result type),
-// whether it sees NULL arguments, and its ID. A bound call carries its
-// entry (FuncExpr.Fn); the executor keeps the implementations in a table
-// indexed by ID, filled at its package init from the implementations it
-// registers under these names, and it panics at init (so no server or test
-// binary starts) if a declared function has no implementation or an
-// implementation has no declaration.
-type Builtin struct {
-	Name string
-	// ID is the entry's index in BuiltinList (names in order).
-	ID int
-	// NullAware functions are called with NULL arguments; any other
-	// returns NULL when an argument is NULL (PostgreSQL's strict).
-	NullAware bool
-	funcSig
-}
-
-// Builtins are the scalar builtin functions by name; BuiltinList the same
-// entries by ID.
-var Builtins, BuiltinList = declareBuiltins()
-
-// nullAware lists the builtins that see NULL arguments: concat skips
-// them, current_setting's missing_ok may be NULL, greatest and least
-// ignore them, quote_nullable prints NULL, format_type names a type
-// whatever its typmod (NULL included), format formats NULL arguments.
-var nullAware = map[string]bool{"concat": true, "current_setting": true, "greatest": true, "least": true,
-	"quote_nullable": true, "format_type": true, "format": true}
-
-func declareBuiltins() (map[string]*Builtin, []*Builtin) {
-	names := make([]string, 0, len(builtinSigs)+len(commonBuiltins))
-	sigs := make(map[string]funcSig, cap(names))
-	for _, m := range []map[string]funcSig{builtinSigs, commonBuiltins} {
-		for name, sig := range m {
-			if _, dup := sigs[name]; dup {
-				panic("builtin " + name + " is declared twice")
-			}
-			sigs[name] = sig
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	byName := make(map[string]*Builtin, len(names))
-	list := make([]*Builtin, len(names))
-	for i, name := range names {
-		list[i] = &Builtin{Name: name, ID: i, NullAware: nullAware[name], funcSig: sigs[name]}
-		byName[name] = list[i]
-	}
-	for name := range nullAware {
-		if byName[name] == nil {
-			panic("null-aware builtin " + name + " is not declared")
-		}
-	}
-	return byName, list
-}
-
-// builtinSigs are the signatures of the core builtins (funcs_common.go
-// has the rest).
-var builtinSigs = map[string]funcSig{
-	"length":                {1, 1, []Type{TUnknown}, fixed(TInt4)},
-	"octet_length":          {1, 1, []Type{TUnknown}, fixed(TInt4)},
-	"char_length":           {1, 1, []Type{TText}, fixed(TInt4)},
-	"convert_from":          {2, 2, []Type{TBytea, TText}, fixed(TText)},
-	"convert_to":            {2, 2, []Type{TText, TText}, fixed(TBytea)},
-	"encode":                {2, 2, []Type{TBytea, TText}, fixed(TText)},
-	"decode":                {2, 2, []Type{TText, TText}, fixed(TBytea)},
-	"lower":                 {1, 1, []Type{TText}, fixed(TText)},
-	"upper":                 {1, 1, []Type{TText}, fixed(TText)},
-	"substr":                {2, 3, []Type{TUnknown, TInt8, TInt8}, sameAsFirst},
-	"substring":             {2, 3, []Type{TUnknown, TInt8, TInt8}, sameAsFirst},
-	"concat":                {0, -1, []Type{TText}, fixed(TText)},
-	"md5":                   {1, 1, []Type{TUnknown}, fixed(TText)},
-	"now":                   {0, 0, nil, fixed(TTimestamptz)},
-	"current_timestamp":     {0, 0, nil, fixed(TTimestamptz)},
-	"statement_timestamp":   {0, 0, nil, fixed(TTimestamptz)},
-	"transaction_timestamp": {0, 0, nil, fixed(TTimestamptz)},
-	"clock_timestamp":       {0, 0, nil, fixed(TTimestamptz)},
-	"to_timestamp":          {1, 1, []Type{TFloat8}, fixed(TTimestamptz)},
-	"date_part":             {2, 2, []Type{TText, TUnknown}, fixed(TFloat8)},
-	"extract":               {2, 2, []Type{TText, TUnknown}, fixed(TFloat8)},
-	"abs":                   {1, 1, []Type{TUnknown}, sameAsFirst},
-	"round":                 {1, 2, []Type{TUnknown, TInt8}, roundType},
-	"floor":                 {1, 1, []Type{TUnknown}, roundType},
-	"ceil":                  {1, 1, []Type{TUnknown}, roundType},
-	"to_hex":                {1, 1, []Type{TInt8}, fixed(TText)},
-	"pg_size_pretty":        {1, 1, []Type{TInt8}, fixed(TText)},
-	"version":               {0, 0, nil, fixed(TText)},
-	"current_database":      {0, 0, nil, fixed(TName)},
-	"current_schema":        {0, 0, nil, fixed(TName)},
-	"current_user":          {0, 0, nil, fixed(TName)},
-	"session_user":          {0, 0, nil, fixed(TName)},
-	"current_setting":       {1, 2, []Type{TText, TBool}, fixed(TText)},
-	"set_config":            {3, 3, []Type{TText, TText, TBool}, fixed(TText)},
-	"pg_backend_pid":        {0, 0, nil, fixed(TInt4)},
-	"jsonb_typeof":          {1, 1, []Type{TJSONB}, fixed(TText)},
-	"jsonb_pretty":          {1, 1, []Type{TJSONB}, fixed(TText)},
-	"to_jsonb":              {1, 1, []Type{TUnknown}, fixed(TJSONB)},
-	"array_length":          {2, 2, []Type{TUnknown, TInt8}, fixed(TInt4)},
-	"cardinality":           {1, 1, []Type{TUnknown}, fixed(TInt4)},
-	"greatest":              {1, -1, []Type{TUnknown}, sameAsFirst},
-	"least":                 {1, -1, []Type{TUnknown}, sameAsFirst},
-}
-
 var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true,
 	"string_agg": true, "bool_and": true, "bool_or": true, "every": true, "array_agg": true}
 
-func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
+func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	if x.Over != nil {
-		return b.noSRF("!window function calls cannot contain set-returning function calls", func() (Expr, error) { return b.bindWindow(x) })
+		return b.noSRF("!window function calls cannot contain set-returning function calls", func() (plantree.Expr, error) { return b.bindWindow(x) })
 	}
 	if windowOnly[x.Name] {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "window function %s requires an OVER clause", x.Name)
 	}
 	if aggregates[x.Name] {
-		return b.noSRF("!aggregate function calls cannot contain set-returning function calls", func() (Expr, error) { return b.bindAgg(x) })
+		return b.noSRF("!aggregate function calls cannot contain set-returning function calls", func() (plantree.Expr, error) { return b.bindAgg(x) })
 	}
 	if SetReturning[x.Name] && x.Filter == nil && len(x.Order) == 0 {
 		return b.bindSRF(x)
@@ -173,9 +43,9 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		if a.Type() == TNull {
 			name = TUnknown.String()
 		}
-		return &ConstExpr{V: name, T: TText}, nil
+		return &plantree.ConstExpr{V: name, T: TText}, nil
 	}
-	sig, ok := Builtins[x.Name]
+	sig, ok := catalog.Builtins[x.Name]
 	if !ok {
 		// Named with its argument types, as PostgreSQL does.
 		var types []string
@@ -193,10 +63,10 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, strings.Join(types, ", ")).
 			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 	}
-	if len(x.Args) < sig.min || (sig.max >= 0 && len(x.Args) > sig.max) {
+	if len(x.Args) < sig.Min() || (sig.Max() >= 0 && len(x.Args) > sig.Max()) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
 	}
-	args := make([]Expr, len(x.Args))
+	args := make([]plantree.Expr, len(x.Args))
 	for i, a := range x.Args {
 		want := sig.ArgType(i)
 		var err error
@@ -217,7 +87,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 					WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 			}
 			if want != at {
-				args[i] = &CastExpr{X: args[i], T: want}
+				args[i] = &plantree.CastExpr{X: args[i], T: want}
 			}
 		}
 	}
@@ -230,14 +100,18 @@ func (b *binder) bindFunc(x *sql.FuncCall) (Expr, error) {
 	if volatileFuncs[x.Name] && b.scope != nil && b.scope.outerUse != nil {
 		b.scope.outerUse.volatile = true
 	}
-	return &FuncExpr{Name: x.Name, Args: args, T: sig.result(args), Fn: sig}, nil
+	argTypes := make([]Type, len(args))
+	for i, a := range args {
+		argTypes[i] = a.Type()
+	}
+	return &plantree.FuncExpr{Name: x.Name, Args: args, T: sig.Result(argTypes), Fn: sig}, nil
 }
 
-func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
+func (b *binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	if !b.allowAgg {
 		return nil, pgerror.Newf(pgerror.CodeGroupingError, "aggregate functions are not allowed here")
 	}
-	agg := &AggExpr{Name: x.Name, Distinct: x.Distinct}
+	agg := &plantree.AggExpr{Name: x.Name, Distinct: x.Distinct}
 	if x.Filter != nil {
 		b.allowAgg = false
 		f, err := b.bind(x.Filter, TBool)
@@ -262,7 +136,7 @@ func (b *binder) bindAgg(x *sql.FuncCall) (Expr, error) {
 			nf = *o.NullsFirst
 		}
 		agg.Order = append(agg.Order, e)
-		agg.OrderBy = append(agg.OrderBy, SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
+		agg.OrderBy = append(agg.OrderBy, plantree.SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
 	}
 	if x.Star || (x.Name == "count" && len(x.Args) == 0) {
 		if x.Name != "count" {

@@ -1,44 +1,14 @@
 package planner
 
 import (
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
-// FuncScan is a function in FROM. Call is a set-returning call (a
-// FuncExpr with Set, bound as in the select list: its rows) or a scalar
-// expression (one row, as PostgreSQL gives for upper('x') in FROM). Cols
-// are the function's columns (one, or jsonb_each's key and value) and,
-// WITH ORDINALITY, a last bigint column numbering the rows from 1.
-//
-// The arguments may read the FROM items to the function's left (a
-// lateral reference, see JoinPlan.Lateral) and the query around a
-// subquery, both through OuterRefs.
-type FuncScan struct {
-	Call       Expr
-	Cols       []Column
-	Ordinality bool
-}
-
-// Name is the function's name.
-func (fs *FuncScan) Name() string {
-	if f, ok := fs.Call.(*FuncExpr); ok {
-		return f.Name
-	}
-	return fs.Call.String()
-}
-
-func (fs *FuncScan) String() string {
-	s := fs.Call.String()
-	if fs.Ordinality {
-		s += " WITH ORDINALITY"
-	}
-	return s
-}
-
 // recordSRFs are the set-returning functions of several columns, which
 // only FROM takes (the select list has no record type): their columns.
-var recordSRFs = map[string][]Column{
+var recordSRFs = map[string][]plantree.Column{
 	"jsonb_each_text": {{Name: "key", T: TText}, {Name: "value", T: TText}},
 	"jsonb_each":      {{Name: "key", T: TText}, {Name: "value", T: TJSONB}},
 }
@@ -46,12 +16,12 @@ var recordSRFs = map[string][]Column{
 // fromFunc binds a function in FROM; b's scope is what its arguments may
 // read (the FROM items to its left and the query around, as OuterRefs;
 // nil for nothing).
-func fromFunc(b *binder, t *sql.TableRef, p *SelectPlan) (*Scope, error) {
+func fromFunc(b *binder, t *sql.TableRef, p *plantree.SelectPlan) (*Scope, error) {
 	f := t.Func
 	if err := checkFromFuncCall(f); err != nil {
 		return nil, err
 	}
-	fs := &FuncScan{Ordinality: t.Ordinality}
+	fs := &plantree.FuncScan{Ordinality: t.Ordinality}
 	name := f.Name
 	if t.Alias != "" {
 		name = t.Alias // a function of one column takes the alias as its name
@@ -68,19 +38,19 @@ func fromFunc(b *binder, t *sql.TableRef, p *SelectPlan) (*Scope, error) {
 		if cols := recordSRFs[f.Name]; cols != nil {
 			fs.Cols = append(fs.Cols, cols...)
 		} else {
-			fs.Cols = []Column{{Name: name, T: fs.Call.Type()}}
+			fs.Cols = []plantree.Column{{Name: name, T: fs.Call.Type()}}
 		}
 	default:
 		if fs.Call, err = b.bind(f, TUnknown); err != nil {
 			return nil, err
 		}
-		fs.Cols = []Column{{Name: name, T: fs.Call.Type()}}
+		fs.Cols = []plantree.Column{{Name: name, T: fs.Call.Type()}}
 	}
 	if containsSubquery(fs.Call) {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery in the arguments of a function in FROM is not supported")
 	}
 	if fs.Ordinality {
-		fs.Cols = append(fs.Cols, Column{Name: "ordinality", T: TInt8})
+		fs.Cols = append(fs.Cols, plantree.Column{Name: "ordinality", T: TInt8})
 	}
 	p.Func = fs
 	return aliasedScope(t, fs.Cols, sourceName("function", name))
@@ -110,10 +80,10 @@ func checkFromFuncCall(f *sql.FuncCall) error {
 	return nil
 }
 
-func containsSubquery(e Expr) bool {
+func containsSubquery(e plantree.Expr) bool {
 	found := false
-	walk(e, func(x Expr) {
-		if _, ok := x.(*SubqueryExpr); ok {
+	plantree.Walk(e, func(x plantree.Expr) {
+		if _, ok := x.(*plantree.SubqueryExpr); ok {
 			found = true
 		}
 	})

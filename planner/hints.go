@@ -4,42 +4,20 @@ import (
 	"strconv"
 	"strings"
 
+	"topicgate/planner/plantree"
+	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 )
 
-// ConsumerRead is a read as a named consumer: SELECT ... FROM t WITH
-// (CONSUMER = c, ...). Option values are expressions (constants or
-// parameters) evaluated once per execution; nil means not given.
-type ConsumerRead struct {
-	Topic    string
-	Consumer string
-	Shared   bool
-	// Wait long-polls up to this interval for at least one message.
-	Wait Expr
-	// MaxBytes caps the bytes of data returned (at least one message is
-	// always returned).
-	MaxBytes Expr
-	// ReadFrom skips messages written before this time.
-	ReadFrom Expr
-	// MaxLag skips messages written more than this interval ago.
-	MaxLag Expr
-	// Partitions restricts the read to these partitions (text '0,2').
-	Partitions Expr
-	// MaxInFlight is partition_max_in_flight_bytes.
-	MaxInFlight Expr
-	// ProcessingTimeout is the lock duration for shared consumers.
-	ProcessingTimeout Expr
-}
-
-func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
-	var e Expr
+func hintExpr(b *binder, o sql.Option, t Type) (plantree.Expr, error) {
+	var e plantree.Expr
 	switch o.Value.Kind {
 	case sql.LitParam:
 		e = b.param(o.Value.Param)
 	case sql.LitIdent:
-		e = &ConstExpr{V: o.Value.Str, T: TUnknown}
+		e = &plantree.ConstExpr{V: o.Value.Str, T: TUnknown}
 	default:
 		var err error
 		if e, err = constExpr(o.Value); err != nil {
@@ -51,33 +29,33 @@ func hintExpr(b *binder, o sql.Option, t Type) (Expr, error) {
 	}
 	if e.Type() != t && !(e.Type().IsInt() && t.IsInt()) {
 		if t == TText {
-			return &CastExpr{X: e, T: TText}, nil
+			return &plantree.CastExpr{X: e, T: TText}, nil
 		}
-		return nil, badOption("read option \"%s\" must be of type %s, not %s", o.Name, t, e.Type())
+		return nil, topicopts.BadOption("read option \"%s\" must be of type %s, not %s", o.Name, t, e.Type())
 	}
 	return e, nil
 }
 
-func coerceHint(e Expr, t Type, name string) (Expr, error) {
+func coerceHint(e plantree.Expr, t Type, name string) (plantree.Expr, error) {
 	x, err := coerce(e, t)
 	if err != nil {
-		return nil, badOption("read option \"%s\": %v", name, err)
+		return nil, topicopts.BadOption("read option \"%s\": %v", name, err)
 	}
 	return x, nil
 }
 
 // planConsumerRead validates the WITH (...) read options of a SELECT.
-func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*ConsumerRead, error) {
-	if err := checkDuplicates(hints); err != nil {
+func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*plantree.ConsumerRead, error) {
+	if err := topicopts.CheckDuplicates(hints); err != nil {
 		return nil, err
 	}
-	cr := &ConsumerRead{Topic: ti.Config.Name}
+	cr := &plantree.ConsumerRead{Topic: ti.Config.Name}
 	for _, o := range hints {
 		var err error
 		switch o.Name {
 		case "consumer":
 			if o.Value.Kind != sql.LitIdent && o.Value.Kind != sql.LitString {
-				return nil, badOption("read option \"consumer\" must be a consumer name")
+				return nil, topicopts.BadOption("read option \"consumer\" must be a consumer name")
 			}
 			cr.Consumer = o.Value.Str
 		case "wait":
@@ -95,14 +73,14 @@ func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*
 		case "processing_timeout":
 			cr.ProcessingTimeout, err = hintExpr(b, o, TInterval)
 		default:
-			return nil, badOption("unrecognized read option \"%s\" (known: consumer, wait, max_bytes, read_from, max_lag, partitions, partition_max_in_flight_bytes, processing_timeout)", o.Name)
+			return nil, topicopts.BadOption("unrecognized read option \"%s\" (known: consumer, wait, max_bytes, read_from, max_lag, partitions, partition_max_in_flight_bytes, processing_timeout)", o.Name)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if cr.Consumer == "" {
-		return nil, badOption("read options on topic \"%s\" need CONSUMER = name", ti.Config.Name)
+		return nil, topicopts.BadOption("read options on topic \"%s\" need CONSUMER = name", ti.Config.Name)
 	}
 	found := false
 	for _, c := range ti.Config.Consumers {
@@ -114,7 +92,7 @@ func planConsumerRead(b *binder, ti topicstore.TopicInfo, hints []sql.Option) (*
 		return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "consumer \"%s\" does not exist in topic \"%s\"", cr.Consumer, ti.Config.Name)
 	}
 	if cr.ProcessingTimeout != nil && !cr.Shared {
-		return nil, badOption("read option \"processing_timeout\" is only valid for a shared consumer; \"%s\" is streaming", cr.Consumer)
+		return nil, topicopts.BadOption("read option \"processing_timeout\" is only valid for a shared consumer; \"%s\" is streaming", cr.Consumer)
 	}
 	return cr, nil
 }
@@ -129,7 +107,7 @@ func ParsePartitionList(s string) ([]int32, error) {
 		}
 		n, err := strconv.ParseInt(p, 10, 32)
 		if err != nil || n < 0 {
-			return nil, badOption("read option \"partitions\": \"%s\" is not a partition number", p)
+			return nil, topicopts.BadOption("read option \"partitions\": \"%s\" is not a partition number", p)
 		}
 		out = append(out, int32(n))
 	}

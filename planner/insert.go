@@ -2,40 +2,41 @@ package planner
 
 import (
 	"strings"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
 // resolveWriteCols resolves an INSERT/COPY column list. Without a list the
 // only column is data.
-func resolveWriteCols(topic string, names []string) ([]MsgCol, error) {
+func resolveWriteCols(topic string, names []string) ([]plantree.MsgCol, error) {
 	if len(names) == 0 {
-		return []MsgCol{ColData}, nil
+		return []plantree.MsgCol{plantree.ColData}, nil
 	}
-	cols := make([]MsgCol, 0, len(names))
-	seen := map[MsgCol]bool{}
+	cols := make([]plantree.MsgCol, 0, len(names))
+	seen := map[plantree.MsgCol]bool{}
 	for _, n := range names {
-		c, ok := LookupMsgCol(n)
+		c, ok := plantree.LookupMsgCol(n)
 		if !ok {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" of topic \"%s\" does not exist", n, topic)
 		}
-		if !MsgColumns[c].Writable {
-			return nil, pgerror.Newf("428C9", "cannot insert a value into column \"%s\": it is assigned by the server", MsgColumns[c].Name)
+		if !plantree.MsgColumns[c].Writable {
+			return nil, pgerror.Newf("428C9", "cannot insert a value into column \"%s\": it is assigned by the server", plantree.MsgColumns[c].Name)
 		}
 		if seen[c] {
-			return nil, pgerror.Newf(pgerror.CodeDuplicateColumn, "column \"%s\" specified more than once", MsgColumns[c].Name)
+			return nil, pgerror.Newf(pgerror.CodeDuplicateColumn, "column \"%s\" specified more than once", plantree.MsgColumns[c].Name)
 		}
 		seen[c] = true
 		cols = append(cols, c)
 	}
-	if !seen[ColData] {
+	if !seen[plantree.ColData] {
 		return nil, pgerror.Newf(pgerror.CodeNotNullViolation, "null value in column \"data\" of topic \"%s\" violates not-null constraint", topic).
 			WithHint("Every message needs a body: add data to the column list.")
 	}
 	return cols, nil
 }
 
-func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (Plan, error) {
+func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (plantree.Plan, error) {
 	topic := s.Table.Name
 	if s.Table.Schema != "" && s.Table.Schema != "public" {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "cannot insert into \"%s.%s\"", s.Table.Schema, topic)
@@ -53,7 +54,7 @@ func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &InsertPlan{Topic: topic, Cols: cols}
+	p := &plantree.InsertPlan{Topic: topic, Cols: cols}
 	if s.Select != nil {
 		sp, err := planSelect(cat, s.Select, params)
 		if err != nil {
@@ -63,7 +64,7 @@ func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (Plan, error) {
 			return nil, pgerror.Newf(pgerror.CodeSyntaxError, "INSERT has %d target columns but the SELECT returns %d", len(cols), len(sp.Cols))
 		}
 		for i, c := range cols {
-			if err := assignable(sp.Cols[i].T, MsgColumns[c]); err != nil {
+			if err := assignable(sp.Cols[i].T, plantree.MsgColumns[c]); err != nil {
 				return nil, err
 			}
 		}
@@ -78,9 +79,9 @@ func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (Plan, error) {
 			}
 			return nil, pgerror.New(pgerror.CodeSyntaxError, "INSERT has more target columns than expressions")
 		}
-		out := make([]Expr, len(row))
+		out := make([]plantree.Expr, len(row))
 		for i, e := range row {
-			mc := MsgColumns[cols[i]]
+			mc := plantree.MsgColumns[cols[i]]
 			x, err := b.bind(e, mc.Type)
 			if err != nil {
 				return nil, err
@@ -97,7 +98,7 @@ func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (Plan, error) {
 
 // assignable checks a value of type t may be stored in column c (with the
 // assignment casts PostgreSQL would apply).
-func assignable(t Type, c MsgColumn) error {
+func assignable(t Type, c plantree.MsgColumn) error {
 	ct := c.Type
 	switch {
 	case t == ct || t == TNull || t == TUnknown:
@@ -119,7 +120,7 @@ func assignable(t Type, c MsgColumn) error {
 		WithHint("You will need to rewrite or cast the expression.")
 }
 
-func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
+func planCopy(cat Catalog, s *sql.CopyFrom) (plantree.Plan, error) {
 	topic := s.Table.Name
 	if _, err := lookupTopic(cat, topic); err != nil {
 		return nil, err
@@ -131,11 +132,11 @@ func planCopy(cat Catalog, s *sql.CopyFrom) (Plan, error) {
 	if err := checkCopyOptions(s.CopyOptions); err != nil {
 		return nil, err
 	}
-	return &CopyPlan{Topic: topic, Cols: cols, Opts: *s}, nil
+	return &plantree.CopyPlan{Topic: topic, Cols: cols, Opts: *s}, nil
 }
 
 // planCopyOut plans COPY ... TO STDOUT as its query.
-func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
+func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (plantree.Plan, error) {
 	if err := checkCopyOptions(s.CopyOptions); err != nil {
 		return nil, err
 	}
@@ -145,7 +146,7 @@ func planCopyOut(cat Catalog, s *sql.CopyTo, params *[]Type) (Plan, error) {
 	}
 	opts := *s
 	opts.Query = nil
-	return &CopyOutPlan{Select: sel, Opts: opts}, nil
+	return &plantree.CopyOutPlan{Select: sel, Opts: opts}, nil
 }
 
 // checkCopyOptions rejects what PostgreSQL rejects in COPY options, on

@@ -3,33 +3,15 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
-// JoinPlan joins two inputs. Each input is a plan of its own (SELECT *
-// over a topic, a view, a subquery, a VALUES list or another join), so a
-// chain of joins is a left-deep tree. Rows are the left input's columns
-// followed by the right input's.
-//
-// Conds are the join's conditions over the joined row: ON (and USING)
-// and, for an inner or cross join, the WHERE terms that read both sides
-// (still applied above the join too). The rules extractJoinKeys and
-// chooseHashJoin (rule_extract_join_keys.go, rule_choose_hash_join.go)
-// split them into hash keys and a residual.
-type JoinPlan struct {
-	Kind                  string // INNER, LEFT or CROSS
-	Left, Right           *SelectPlan
-	LeftWidth, RightWidth int
-	Conds                 []Expr
-	// Lateral: Right reads the left row (lateral.go), so it runs again for
-	// each left row and nothing is held; every condition is a residual.
-	Lateral bool
-}
-
 // relation is a planned FROM item with its columns' names and qualifiers.
 type relation struct {
-	plan  *SelectPlan
+	plan  *plantree.SelectPlan
 	scope *Scope
 	star  []int // the columns SELECT * lists
 }
@@ -38,7 +20,7 @@ type relation struct {
 // it (they may bound its scan).
 func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr, outer *Scope, use *outerUse) (relation, error) {
 	if t.Join != nil {
-		p := &SelectPlan{}
+		p := &plantree.SelectPlan{}
 		scope, star, err := fromJoin(cat, t.Join, params, p, where, outer, use)
 		if err != nil {
 			return relation{}, err
@@ -46,14 +28,14 @@ func planRelation(cat Catalog, t *sql.TableRef, params *[]Type, where []sql.Expr
 		// The joined row itself is the relation: every column, in order,
 		// so the outer scope's indexes are the join's.
 		for i := range scope.Names {
-			p.Project = append(p.Project, &ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
-			p.Cols = append(p.Cols, Column{Name: scope.Names[i], T: scope.Types[i]})
+			p.Project = append(p.Project, &plantree.ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
+			p.Cols = append(p.Cols, plantree.Column{Name: scope.Names[i], T: scope.Types[i]})
 		}
 		return relation{plan: p, scope: scope, star: star}, nil
 	}
 	s := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: t, Where: andAll(where)}
 	shown := -1 // every column is in SELECT *
-	if v, ok := PgCatalogViews[t.Name]; ok && t.Func == nil && t.Sub == nil && t.Recursive == nil &&
+	if v, ok := catalog.PgCatalogViews[t.Name]; ok && t.Func == nil && t.Sub == nil && t.Recursive == nil &&
 		(t.Schema == "" || t.Schema == "pg_catalog") && v.Star() < len(v.Names) {
 		// A catalog table's system column tableoid is in the relation
 		// (a join condition may name it), not in its SELECT *.
@@ -104,7 +86,7 @@ func andAll(es []sql.Expr) sql.Expr {
 // the columns SELECT * lists (USING columns once). where are the outer
 // WHERE's conjuncts: those over one side only are pushed into it (into
 // the left side only, for a LEFT join); they are still applied above.
-func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []sql.Expr, outer *Scope, use *outerUse) (*Scope, []int, error) {
+func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *plantree.SelectPlan, where []sql.Expr, outer *Scope, use *outerUse) (*Scope, []int, error) {
 	l0, err := planRelation(cat, &j.Left, params, nil, outer, use)
 	if err != nil {
 		return nil, nil, err
@@ -147,10 +129,10 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		scope.Quals = append(scope.Quals, s.Quals...)
 		scope.QualOnly = append(scope.QualOnly, s.QualOnly...)
 	}
-	jp := &JoinPlan{Kind: j.Kind, Left: l.plan, Right: r.plan, LeftWidth: lw, RightWidth: rw, Lateral: lateral}
+	jp := &plantree.JoinPlan{Kind: j.Kind, Left: l.plan, Right: r.plan, LeftWidth: lw, RightWidth: rw, Lateral: lateral}
 	b := newBinder(params, scope)
 	b.cat = cat
-	var conds []Expr
+	var conds []plantree.Expr
 	hidden := map[int]bool{}
 	for _, u := range j.Using {
 		li, err := l.scope.resolveRef("", u)
@@ -161,12 +143,12 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		if err != nil {
 			return nil, nil, usingErr(err, u, "right")
 		}
-		lc := &ColExpr{Idx: li, T: scope.Types[li], Name: u}
-		rc := &ColExpr{Idx: lw + ri, T: scope.Types[lw+ri], Name: u}
+		lc := &plantree.ColExpr{Idx: li, T: scope.Types[li], Name: u}
+		rc := &plantree.ColExpr{Idx: lw + ri, T: scope.Types[lw+ri], Name: u}
 		if err := comparable(lc, rc, "="); err != nil {
 			return nil, nil, err
 		}
-		conds = append(conds, &CmpExpr{Op: "=", L: lc, R: rc})
+		conds = append(conds, &plantree.CmpExpr{Op: "=", L: lc, R: rc})
 		hidden[lw+ri] = true
 		scope.QualOnly[lw+ri] = true
 	}
@@ -179,7 +161,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		if err := wantType(on, TBool, "argument of JOIN/ON"); err != nil {
 			return nil, nil, err
 		}
-		conds = conjuncts(on, conds)
+		conds = plantree.Conjuncts(on, conds)
 	}
 	// WHERE terms over both sides are conditions of an inner join too, so
 	// that FROM a, b WHERE a.k = b.k hashes on k (extractJoinKeys); one
@@ -189,7 +171,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *SelectPlan, where []s
 		if err != nil || c.Type() != TBool {
 			continue
 		}
-		conds = conjuncts(c, conds)
+		conds = plantree.Conjuncts(c, conds)
 	}
 	jp.Conds = conds
 	p.Join = jp

@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -22,7 +23,7 @@ import (
 // Outer, as for a lateral item inside a LATERAL subquery): ok false if it
 // is in none. Each level's outerUse records the column in its own
 // numbering (its Outer's columns, then the next level's).
-func (b *binder) lateralOuterRef(o *Scope, x *sql.ColumnRef) (Expr, bool, error) {
+func (b *binder) lateralOuterRef(o *Scope, x *sql.ColumnRef) (plantree.Expr, bool, error) {
 	type level struct {
 		use *outerUse
 		off int
@@ -35,7 +36,7 @@ func (b *binder) lateralOuterRef(o *Scope, x *sql.ColumnRef) (Expr, bool, error)
 			for _, l := range levels {
 				l.use.add(l.off + i)
 			}
-			return &OuterRef{Idx: levels[0].off + i, T: s.Types[i], Name: s.Names[i]}, true, nil
+			return &plantree.OuterRef{Idx: levels[0].off + i, T: s.Types[i], Name: s.Names[i]}, true, nil
 		}
 		var pe *pgerror.Error
 		if !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {

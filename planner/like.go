@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -11,12 +13,12 @@ import (
 // bytea and bytea !~~ bytea; an untyped side takes the other's type, two
 // take text. LIKE p ESCAPE e arrives as the pattern like_escape(p, e),
 // resolved on its own arguments as PostgreSQL does.
-func (b *binder) bindLike(x *sql.BinOp, op string) (Expr, error) {
+func (b *binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
 	l, err := b.bind(x.L, TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	var r Expr
+	var r plantree.Expr
 	if f, ok := x.R.(*sql.FuncCall); ok && f.Name == "like_escape" && len(f.Args) == 2 && f.Over == nil && f.Filter == nil && len(f.Order) == 0 && !f.Star && !f.Distinct {
 		r, err = b.bindLikeEscape(f)
 	} else {
@@ -30,20 +32,20 @@ func (b *binder) bindLike(x *sql.BinOp, op string) (Expr, error) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", argTypeName(l), op, argTypeName(r)).
 			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 	}
-	for i, e := range []*Expr{&l, &r} {
+	for i, e := range []*plantree.Expr{&l, &r} {
 		if isUntyped(*e) {
 			if *e, err = coerce(*e, t); err != nil {
 				return nil, pgerror.At(err, sql.ExprPos([]sql.Expr{x.L, x.R}[i]))
 			}
 		}
 	}
-	return &CmpExpr{Op: op, L: l, R: r}, nil
+	return &plantree.CmpExpr{Op: op, L: l, R: r}, nil
 }
 
 // bindLikeEscape binds like_escape(pattern, escape): text, or bytea when
 // an argument is (an untyped one takes the other's type).
-func (b *binder) bindLikeEscape(f *sql.FuncCall) (Expr, error) {
-	args := make([]Expr, 2)
+func (b *binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
+	args := make([]plantree.Expr, 2)
 	for i, a := range f.Args {
 		var err error
 		if args[i], err = b.bind(a, TUnknown); err != nil {
@@ -62,14 +64,14 @@ func (b *binder) bindLikeEscape(f *sql.FuncCall) (Expr, error) {
 			}
 		}
 	}
-	return &FuncExpr{Name: "like_escape", Args: args, T: t, Fn: Builtins["like_escape"]}, nil
+	return &plantree.FuncExpr{Name: "like_escape", Args: args, T: t, Fn: catalog.Builtins["like_escape"]}, nil
 }
 
 // likeType is the type two LIKE operands compare as: text, or bytea when
 // bytes (LIKE, not ILIKE) allows it; ok false when no operator takes them.
-func likeType(bytes bool, l, r Expr) (Type, bool) {
+func likeType(bytes bool, l, r plantree.Expr) (Type, bool) {
 	t := TUnknown
-	for _, e := range []Expr{l, r} {
+	for _, e := range []plantree.Expr{l, r} {
 		if isUntyped(e) || e.Type() == TNull {
 			continue
 		}

@@ -6,6 +6,7 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -13,7 +14,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 )
 
-func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
+func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	op := strings.ToUpper(x.Op)
 	switch op {
 	case "AND", "OR":
@@ -25,12 +26,12 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range []Expr{l, r} {
+		for _, e := range []plantree.Expr{l, r} {
 			if err := wantType(e, TBool, "argument of "+op); err != nil {
 				return nil, err
 			}
 		}
-		return &LogicExpr{And: op == "AND", Args: []Expr{l, r}}, nil
+		return &plantree.LogicExpr{And: op == "AND", Args: []plantree.Expr{l, r}}, nil
 	case "->", "->>":
 		l, err := b.bind(x.L, TJSONB)
 		if err != nil {
@@ -43,7 +44,7 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &JSONGetExpr{X: l, Key: k, Text: op == "->>"}, nil
+		return &plantree.JSONGetExpr{X: l, Key: k, Text: op == "->>"}, nil
 	case "^": // exponentiation, in double precision as PostgreSQL's float8 ^
 		return b.bindFunc(&sql.FuncCall{Name: "power", Args: []sql.Expr{x.L, x.R}})
 	case "?", "?|", "?&", "@>", "<@":
@@ -58,7 +59,7 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		var path Expr
+		var path plantree.Expr
 		if lit, ok := x.R.(*sql.ArrayLit); ok {
 			path, err = b.bindArray(lit, TText)
 		} else {
@@ -73,7 +74,7 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		if lt, pt := l.Type(), path.Type(); lt != TJSONB || (pt != TTextArray && pt != TNull) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, pt)
 		}
-		return &JSONPathExpr{X: l, Path: path, Text: op == "#>>"}, nil
+		return &plantree.JSONPathExpr{X: l, Path: path, Text: op == "#>>"}, nil
 	case "||":
 		return b.bindConcat(x)
 	}
@@ -110,25 +111,25 @@ func (b *binder) bindBinOp(x *sql.BinOp) (Expr, error) {
 		if err := comparable(l, r, op); err != nil {
 			return nil, err
 		}
-		return &CmpExpr{Op: op, L: l, R: r}, nil
+		return &plantree.CmpExpr{Op: op, L: l, R: r}, nil
 	case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
 		if err := comparable(l, r, op); err != nil {
 			return nil, err
 		}
-		return &CmpExpr{Op: op, L: l, R: r}, nil
+		return &plantree.CmpExpr{Op: op, L: l, R: r}, nil
 	case "+", "-", "*", "/", "%":
 		t, err := arithType(l.Type(), r.Type(), op)
 		if err != nil {
 			return nil, err
 		}
-		return &ArithExpr{Op: op, L: l, R: r, T: t}, nil
+		return &plantree.ArithExpr{Op: op, L: l, R: r, T: t}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l.Type(), x.Op, r.Type())
 }
 
 // bindUnaryOp binds NOT, unary minus (folded into a numeric constant) and
 // unary plus.
-func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (Expr, error) {
+func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
 	switch x.Op {
 	case "NOT":
 		inner, err := b.bind(x.X, TBool)
@@ -138,30 +139,30 @@ func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (Expr, error) {
 		if err := wantType(inner, TBool, "argument of NOT"); err != nil {
 			return nil, err
 		}
-		return &NotExpr{X: inner}, nil
+		return &plantree.NotExpr{X: inner}, nil
 	case "-":
 		inner, err := b.bind(x.X, TInt8)
 		if err != nil {
 			return nil, err
 		}
-		if c, ok := inner.(*ConstExpr); ok {
+		if c, ok := inner.(*plantree.ConstExpr); ok {
 			switch v := c.V.(type) {
 			case int64:
-				return &ConstExpr{V: -v, T: c.T}, nil
+				return &plantree.ConstExpr{V: -v, T: c.T}, nil
 			case float64:
-				return &ConstExpr{V: -v, T: c.T}, nil
+				return &plantree.ConstExpr{V: -v, T: c.T}, nil
 			case *apd.Decimal:
 				n, err := values.NumericNeg(v)
 				if err != nil {
 					return nil, err
 				}
-				return &ConstExpr{V: n, T: c.T}, nil
+				return &plantree.ConstExpr{V: n, T: c.T}, nil
 			}
 		}
 		if !inner.Type().IsNumeric() && inner.Type() != TInterval {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: - %s", inner.Type())
 		}
-		return &NegExpr{X: inner}, nil
+		return &plantree.NegExpr{X: inner}, nil
 	case "+":
 		return b.bind(x.X, want)
 	}
@@ -171,7 +172,7 @@ func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (Expr, error) {
 // bindConcat binds a || b: bytea || bytea is bytea; anything else is text,
 // a non-text operand taking its text form ('x' || 1 is 'x1'), as
 // PostgreSQL's text || anynonarray.
-func (b *binder) bindConcat(x *sql.BinOp) (Expr, error) {
+func (b *binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
 	l, err := b.bind(x.L, TUnknown)
 	if err != nil {
 		return nil, err
@@ -187,19 +188,19 @@ func (b *binder) bindConcat(x *sql.BinOp) (Expr, error) {
 	if (l.Type() == TBytea || isUntyped(l)) && (r.Type() == TBytea || isUntyped(r)) && !(isUntyped(l) && isUntyped(r)) {
 		t = TBytea
 	}
-	for _, e := range []*Expr{&l, &r} {
+	for _, e := range []*plantree.Expr{&l, &r} {
 		if isUntyped(*e) {
 			if *e, err = coerce(*e, t); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return &ArithExpr{Op: "||", L: l, R: r, T: t}, nil
+	return &plantree.ArithExpr{Op: "||", L: l, R: r, T: t}, nil
 }
 
 // bindJSONTest binds jsonb's key-existence (?, ?|, ?&) and containment
 // (@>, <@) operators.
-func (b *binder) bindJSONTest(x *sql.BinOp, op string) (Expr, error) {
+func (b *binder) bindJSONTest(x *sql.BinOp, op string) (plantree.Expr, error) {
 	l, err := b.bind(x.L, TJSONB)
 	if err != nil {
 		return nil, err
@@ -216,7 +217,7 @@ func (b *binder) bindJSONTest(x *sql.BinOp, op string) (Expr, error) {
 	case "?|", "?&":
 		rWant = TTextArray
 	}
-	var r Expr
+	var r plantree.Expr
 	if lit, ok := x.R.(*sql.ArrayLit); ok && rWant == TTextArray {
 		r, err = b.bindArray(lit, TText)
 	} else {
@@ -234,7 +235,7 @@ func (b *binder) bindJSONTest(x *sql.BinOp, op string) (Expr, error) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
 			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 	}
-	return &JSONTestExpr{Op: op, X: l, Y: r}, nil
+	return &plantree.JSONTestExpr{Op: op, X: l, Y: r}, nil
 }
 
 func normLikeOp(op string) string {
@@ -287,12 +288,12 @@ func arithType(l, r Type, op string) (Type, error) {
 // element type appends or prepends it (array_append, array_prepend), as
 // in PostgreSQL. An untyped literal takes the other side's type: the
 // array's when the other side is an array it could be ('{x}').
-func bindArrayConcat(x *sql.BinOp, l, r Expr) (Expr, error) {
+func bindArrayConcat(x *sql.BinOp, l, r plantree.Expr) (plantree.Expr, error) {
 	at := l.Type()
 	if at.ElemType() == TUnknown {
 		at = r.Type()
 	}
-	for _, e := range []*Expr{&l, &r} {
+	for _, e := range []*plantree.Expr{&l, &r} {
 		if !isUntyped(*e) {
 			continue
 		}
@@ -307,5 +308,5 @@ func bindArrayConcat(x *sql.BinOp, l, r Expr) (Expr, error) {
 	if !ok {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s || %s", lt, rt)
 	}
-	return &ArithExpr{Op: "||", L: l, R: r, T: at}, nil
+	return &plantree.ArithExpr{Op: "||", L: l, R: r, T: at}, nil
 }

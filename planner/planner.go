@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -12,7 +13,7 @@ import (
 // Build plans stmt. declared holds the parameter types the client declared
 // (TUnknown where it did not); the returned slice has one inferred type per
 // parameter the statement uses. Unresolved parameters default to text.
-func Build(cat Catalog, stmt sql.Stmt, declared []Type) (Plan, []Type, error) {
+func Build(cat Catalog, stmt sql.Stmt, declared []Type) (plantree.Plan, []Type, error) {
 	params := append([]Type(nil), declared...)
 	used := sql.ParamsUsed(stmt)
 	if n := len(used); n > len(params) {
@@ -29,7 +30,7 @@ func Build(cat Catalog, stmt sql.Stmt, declared []Type) (Plan, []Type, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	finish(p)
+	plantree.Finish(p)
 	for i, t := range params {
 		if t == TUnknown {
 			params[i] = TText
@@ -38,7 +39,7 @@ func Build(cat Catalog, stmt sql.Stmt, declared []Type) (Plan, []Type, error) {
 	return p, params, nil
 }
 
-func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
+func build(cat Catalog, stmt sql.Stmt, params *[]Type) (plantree.Plan, error) {
 	switch s := stmt.(type) {
 	case *sql.Select:
 		return planSelect(cat, s, params)
@@ -51,7 +52,7 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 	case *sql.AlterTopic:
 		return planAlterTopic(s)
 	case *sql.DropTopic:
-		return &DropTopicPlan{Names: s.Names, IfExists: s.IfExists}, nil
+		return &plantree.DropTopicPlan{Names: s.Names, IfExists: s.IfExists}, nil
 	case *sql.Explain:
 		inner, err := build(cat, s.Stmt, params)
 		if err != nil {
@@ -59,24 +60,24 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 		}
 		if s.Analyze {
 			switch inner.(type) {
-			case *SelectPlan, *DeclareCursorPlan:
+			case *plantree.SelectPlan, *plantree.DeclareCursorPlan:
 			default:
 				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "EXPLAIN ANALYZE of %s is not supported (it would run the statement): only of a query", stmtName(s.Stmt))
 			}
 		}
-		return &ExplainPlan{Inner: inner, Analyze: s.Analyze, Timing: s.Timing, JSON: s.Format == "json"}, nil
+		return &plantree.ExplainPlan{Inner: inner, Analyze: s.Analyze, Timing: s.Timing, JSON: s.Format == "json"}, nil
 	case *sql.Show:
 		if strings.EqualFold(s.Name, "all") {
-			return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "name", T: TText}, {Name: "setting", T: TText}, {Name: "description", T: TText}}}, nil
+			return &plantree.UtilityPlan{Stmt: s, Cols: []plantree.Column{{Name: "name", T: TText}, {Name: "setting", T: TText}, {Name: "description", T: TText}}}, nil
 		}
-		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: strings.ToLower(s.Name), T: TText}}}, nil
+		return &plantree.UtilityPlan{Stmt: s, Cols: []plantree.Column{{Name: strings.ToLower(s.Name), T: TText}}}, nil
 	case *sql.ShowCreateTopic:
 		if _, err := lookupTopic(cat, s.Name); err != nil {
 			return nil, pgerror.At(err, s.Pos)
 		}
-		return &UtilityPlan{Stmt: s, Cols: []Column{{Name: "topic_name", T: TText}, {Name: "create_statement", T: TText}}}, nil
+		return &plantree.UtilityPlan{Stmt: s, Cols: []plantree.Column{{Name: "topic_name", T: TText}, {Name: "create_statement", T: TText}}}, nil
 	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.Savepoint, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
-		return &UtilityPlan{Stmt: s}, nil
+		return &plantree.UtilityPlan{Stmt: s}, nil
 	case *sql.Update:
 		if s.Table.Schema == "sys" && s.Table.Name == "consumers" {
 			return planSetPosition(s, params)
@@ -89,9 +90,9 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (Plan, error) {
 	case *sql.DeclareCursor:
 		return planDeclareCursor(cat, s, params)
 	case *sql.Fetch:
-		return &FetchPlan{Fetch: *s}, nil
+		return &plantree.FetchPlan{Fetch: *s}, nil
 	case *sql.CloseCursor:
-		return &CloseCursorPlan{Close: *s}, nil
+		return &plantree.CloseCursorPlan{Close: *s}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "statement %T is not supported", stmt)
 }
@@ -117,4 +118,9 @@ func stmtName(s sql.Stmt) string {
 		return "DELETE"
 	}
 	return "this statement"
+}
+
+// Catalog is what the planner may ask about topics. It never writes.
+type Catalog interface {
+	Topic(name string) (topicstore.TopicInfo, error)
 }

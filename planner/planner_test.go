@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -22,7 +23,7 @@ func (c fakeCatalog) Topic(name string) (topicstore.TopicInfo, error) {
 
 var cat = fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActivePartitions: 4}}}
 
-func plan(t *testing.T, q string, declared ...Type) (Plan, []Type) {
+func plan(t *testing.T, q string, declared ...Type) (plantree.Plan, []Type) {
 	t.Helper()
 	stmts, err := sql.Parse(q)
 	require.NoError(t, err)
@@ -107,7 +108,7 @@ func TestPushDown(t *testing.T) {
 	require.False(t, sorts(p), "rule scanOrder drops the sort")
 	// Other orders by partition and offset are scan orders too (rule
 	// scanOrder); anything else still sorts.
-	for q, want := range map[string]ScanOrder{
+	for q, want := range map[string]plantree.ScanOrder{
 		"SELECT offset FROM t ORDER BY offset DESC":               {Merge: true, OffsetDesc: true},
 		"SELECT offset FROM t ORDER BY offset":                    {Merge: true},
 		"SELECT data FROM t ORDER BY partition DESC":              {PartDesc: true},
@@ -128,8 +129,8 @@ func TestPushDown(t *testing.T) {
 }
 
 // nodes lists a plan's tree, depth first.
-func nodes(n Node) []Node {
-	out := []Node{n}
+func nodes(n plantree.Node) []plantree.Node {
+	out := []plantree.Node{n}
 	for _, c := range n.Children() {
 		out = append(out, nodes(c)...)
 	}
@@ -137,9 +138,9 @@ func nodes(n Node) []Node {
 }
 
 // scanOf is the topic scan of a query's tree.
-func scanOf(t *testing.T, p Plan) *ScanNode {
-	for _, n := range nodes(Tree(p.(*SelectPlan))) {
-		if s, ok := n.(*ScanNode); ok {
+func scanOf(t *testing.T, p plantree.Plan) *plantree.ScanNode {
+	for _, n := range nodes(plantree.Tree(p.(*plantree.SelectPlan))) {
+		if s, ok := n.(*plantree.ScanNode); ok {
 			return s
 		}
 	}
@@ -148,10 +149,10 @@ func scanOf(t *testing.T, p Plan) *ScanNode {
 }
 
 // sorts reports whether a query's tree sorts.
-func sorts(p Plan) bool {
-	for _, n := range nodes(Tree(p.(*SelectPlan))) {
+func sorts(p plantree.Plan) bool {
+	for _, n := range nodes(plantree.Tree(p.(*plantree.SelectPlan))) {
 		switch n.(type) {
-		case *SortNode, *TopNNode:
+		case *plantree.SortNode, *plantree.TopNNode:
 			return true
 		}
 	}

@@ -1,29 +1,20 @@
 package planner
 
 import (
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
-// SetPositionPlan is UPDATE sys.consumers SET committed_offset = v WHERE
-// ...: it moves the committed offset of every (topic, consumer, partition)
-// row the filter selects.
-type SetPositionPlan struct {
-	Filter Expr // over sys.consumers columns; nil = every row
-	Offset Expr // may use the row's columns, e.g. end_offset
-}
-
-// Columns implements Plan.
-func (p *SetPositionPlan) Columns() []Column { return nil }
-
-func planSetPosition(s *sql.Update, params *[]Type) (Plan, error) {
-	view := SysViews["consumers"]
+func planSetPosition(s *sql.Update, params *[]Type) (plantree.Plan, error) {
+	view := catalog.SysViews["consumers"]
 	scope := &Scope{Names: view.Names, Types: view.Types, Source: "sys.consumers"}
 	b := newBinder(params, scope)
 	if len(s.Set) != 1 || s.Set[0].Column != "committed_offset" {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "only committed_offset of sys.consumers can be updated")
 	}
-	p := &SetPositionPlan{}
+	p := &plantree.SetPositionPlan{}
 	var err error
 	if p.Offset, err = b.bind(s.Set[0].Value, TInt8); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/values"
 )
@@ -10,12 +11,12 @@ import (
 
 // bindInList binds x [NOT] IN (list): the items take x's type, an untyped
 // x the first item's.
-func (b *binder) bindInList(x *sql.InList) (Expr, error) {
+func (b *binder) bindInList(x *sql.InList) (plantree.Expr, error) {
 	l, err := b.bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	list := make([]Expr, len(x.List))
+	list := make([]plantree.Expr, len(x.List))
 	for i, it := range x.List {
 		if list[i], err = b.bind(it, l.Type()); err != nil {
 			return nil, err
@@ -29,11 +30,11 @@ func (b *binder) bindInList(x *sql.InList) (Expr, error) {
 			return nil, err
 		}
 	}
-	return &InExpr{X: l, List: list, Not: x.Not}, nil
+	return &plantree.InExpr{X: l, List: list, Not: x.Not}, nil
 }
 
 // bindBetween binds x [NOT] BETWEEN lo AND hi as x >= lo AND x <= hi.
-func (b *binder) bindBetween(x *sql.Between) (Expr, error) {
+func (b *binder) bindBetween(x *sql.Between) (plantree.Expr, error) {
 	l, err := b.bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
@@ -46,16 +47,16 @@ func (b *binder) bindBetween(x *sql.Between) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out Expr = &LogicExpr{And: true, Args: []Expr{&CmpExpr{Op: ">=", L: l, R: lo}, &CmpExpr{Op: "<=", L: l, R: hi}}}
+	var out plantree.Expr = &plantree.LogicExpr{And: true, Args: []plantree.Expr{&plantree.CmpExpr{Op: ">=", L: l, R: lo}, &plantree.CmpExpr{Op: "<=", L: l, R: hi}}}
 	if x.Not {
-		out = &NotExpr{X: out}
+		out = &plantree.NotExpr{X: out}
 	}
 	return out, nil
 }
 
 // bindIsBool binds x IS [NOT] TRUE, FALSE or UNKNOWN (IS NULL of a
 // boolean).
-func (b *binder) bindIsBool(x *sql.IsBool) (Expr, error) {
+func (b *binder) bindIsBool(x *sql.IsBool) (plantree.Expr, error) {
 	inner, err := b.bind(x.X, TBool)
 	if err != nil {
 		return nil, err
@@ -69,14 +70,14 @@ func (b *binder) bindIsBool(x *sql.IsBool) (Expr, error) {
 		if err := wantType(inner, TBool, "argument of IS UNKNOWN"); err != nil {
 			return nil, err
 		}
-		return &IsNullExpr{X: inner, Not: x.Not}, nil
+		return &plantree.IsNullExpr{X: inner, Not: x.Not}, nil
 	}
-	return &IsBoolExpr{X: inner, Value: x.Value, Not: x.Not}, nil
+	return &plantree.IsBoolExpr{X: inner, Value: x.Value, Not: x.Not}, nil
 }
 
 // bindAnyAll binds x op ANY/ALL (array): the array is of x's type, an
 // untyped x takes the array's element type.
-func (b *binder) bindAnyAll(x *sql.AnyAll) (Expr, error) {
+func (b *binder) bindAnyAll(x *sql.AnyAll) (plantree.Expr, error) {
 	l, err := b.bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (b *binder) bindAnyAll(x *sql.AnyAll) (Expr, error) {
 	if l.Type() != TUnknown {
 		arrWant = values.ArrayOf(l.Type())
 	}
-	var arr Expr
+	var arr plantree.Expr
 	if lit, ok := x.Array.(*sql.ArrayLit); ok {
 		arr, err = b.bindArray(lit, l.Type())
 	} else {
@@ -99,5 +100,5 @@ func (b *binder) bindAnyAll(x *sql.AnyAll) (Expr, error) {
 			return nil, err
 		}
 	}
-	return &AnyExpr{Op: x.Op, X: l, Array: arr, All: x.All}, nil
+	return &plantree.AnyExpr{Op: x.Op, X: l, Array: arr, All: x.All}, nil
 }

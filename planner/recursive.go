@@ -1,27 +1,10 @@
 package planner
 
 import (
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
-
-// RecursivePlan is a WITH RECURSIVE query, NonRec UNION [ALL] Rec: the
-// executor runs NonRec, then Rec over the rows of the previous iteration
-// (Work) until an iteration yields no row; without All, a row equal to any
-// row already produced is discarded. Both terms have the columns of Work.
-type RecursivePlan struct {
-	NonRec, Rec *SelectPlan
-	All         bool
-	Work        *WorkTable
-}
-
-// WorkTable is the relation a recursive term reads its query through: the
-// rows of the previous iteration. Each planned RecursivePlan has its own,
-// so an execution keys the running iteration's rows by it.
-type WorkTable struct {
-	Name string
-	Cols []Column
-}
 
 // workCatalog is the catalog a recursive term is planned against: it
 // knows the work table of the query being planned, and those of the
@@ -29,11 +12,11 @@ type WorkTable struct {
 type workCatalog struct {
 	Catalog
 	ref  *sql.RecursiveCTE
-	work *WorkTable
+	work *plantree.WorkTable
 }
 
 // workTableOf finds the work table of ref in cat.
-func workTableOf(cat Catalog, ref *sql.RecursiveCTE) *WorkTable {
+func workTableOf(cat Catalog, ref *sql.RecursiveCTE) *plantree.WorkTable {
 	for {
 		w, ok := cat.(*workCatalog)
 		if !ok {
@@ -55,8 +38,8 @@ func workTableOf(cat Catalog, ref *sql.RecursiveCTE) *WorkTable {
 // where UNION would resolve the same type. outer and use are the query
 // around a subquery expression the reference is in (nil outside one): a
 // correlated WITH RECURSIVE reads it.
-func fromRecursive(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
-	var cols []Column
+func fromRecursive(cat Catalog, t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
+	var cols []plantree.Column
 	if t.WorkTable != nil {
 		wt := workTableOf(cat, t.WorkTable)
 		if wt == nil {
@@ -82,8 +65,8 @@ func fromRecursive(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, 
 }
 
 // planRecursive plans both terms of r.
-func planRecursive(cat Catalog, r *sql.RecursiveCTE, params *[]Type, outer *Scope, use *outerUse) (*RecursivePlan, error) {
-	plan := func(cat Catalog, s *sql.Select) (*SelectPlan, error) {
+func planRecursive(cat Catalog, r *sql.RecursiveCTE, params *[]Type, outer *Scope, use *outerUse) (*plantree.RecursivePlan, error) {
+	plan := func(cat Catalog, s *sql.Select) (*plantree.SelectPlan, error) {
 		if outer == nil {
 			return planSelect(cat, s, params)
 		}
@@ -97,13 +80,13 @@ func planRecursive(cat Catalog, r *sql.RecursiveCTE, params *[]Type, outer *Scop
 		return nil, pgerror.At(pgerror.Newf(pgerror.CodeInvalidColumnReference,
 			"WITH query \"%s\" has %d columns available but %d columns specified", r.Name, len(non.Cols), len(r.Cols)), r.Pos)
 	}
-	wt := &WorkTable{Name: r.Name, Cols: make([]Column, len(non.Cols))}
+	wt := &plantree.WorkTable{Name: r.Name, Cols: make([]plantree.Column, len(non.Cols))}
 	for i, c := range non.Cols {
 		if c.T == TNull || c.T == TUnknown {
-			non.Project[i] = &CastExpr{X: non.Project[i], T: TText}
+			non.Project[i] = &plantree.CastExpr{X: non.Project[i], T: TText}
 			c.T, non.Cols[i].T = TText, TText
 		}
-		wt.Cols[i] = Column{Name: c.Name, T: c.T}
+		wt.Cols[i] = plantree.Column{Name: c.Name, T: c.T}
 		if i < len(r.Cols) {
 			wt.Cols[i].Name = r.Cols[i]
 		}
@@ -139,7 +122,7 @@ func planRecursive(cat Catalog, r *sql.RecursiveCTE, params *[]Type, outer *Scop
 				WithHint("Cast the output of the non-recursive term to the correct type."), pos)
 		}
 		if rt != c.T {
-			rec.Project[i] = &CastExpr{X: rec.Project[i], T: c.T}
+			rec.Project[i] = &plantree.CastExpr{X: rec.Project[i], T: c.T}
 			rec.Cols[i].T = c.T
 		}
 	}
@@ -149,10 +132,10 @@ func planRecursive(cat Catalog, r *sql.RecursiveCTE, params *[]Type, outer *Scop
 	if c := consumerRead(rec); c != nil {
 		return nil, recursiveConsumer(c)
 	}
-	return &RecursivePlan{NonRec: non, Rec: rec, All: r.All, Work: wt}, nil
+	return &plantree.RecursivePlan{NonRec: non, Rec: rec, All: r.All, Work: wt}, nil
 }
 
-func recursiveConsumer(c *ConsumerRead) error {
+func recursiveConsumer(c *plantree.ConsumerRead) error {
 	return pgerror.Newf(pgerror.CodeFeatureNotSupported,
 		"a read as consumer \"%s\" in a recursive query is not supported: a recursive query reads statelessly", c.Consumer)
 }

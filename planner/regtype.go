@@ -1,43 +1,25 @@
 package planner
 
 import (
-	"strings"
-
+	"topicgate/planner/catalog"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
-	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
-
-// regtypeOIDs resolve 'name'::regtype for the types the emulated pg_type
-// lists (executor/pgcatalog.go) and the pseudo-types pg_proc's results
-// name, under PostgreSQL's names and its format_type spellings.
-var regtypeOIDs = map[string]int64{
-	"bool": 16, "boolean": 16, "bytea": 17, `"char"`: 18, "char": 18, "name": 19, "int8": 20, "bigint": 20,
-	"int2": 21, "smallint": 21, "int4": 23, "integer": 23, "int": 23, "text": 25, "oid": 26, "json": 114,
-	"float4": 700, "real": 700, "float8": 701, "double precision": 701, "varchar": 1043,
-	"character varying": 1043, "date": 1082, "timestamp": 1114, "timestamp without time zone": 1114,
-	"timestamptz": 1184, "timestamp with time zone": 1184, "interval": 1186, "numeric": 1700, "jsonb": 3802,
-	"record": 2249, "cstring": 2275, "anyarray": 2277, "void": 2278, "trigger": 2279, "anyelement": 2283,
-	"bool[]": 1000, "boolean[]": 1000, "int4[]": 1007, "integer[]": 1007, "text[]": 1009, "int8[]": 1016,
-	"bigint[]": 1016,
-}
 
 // bindRegtypeCast binds the casts that involve regtype, which topicgate
 // runs as oid: 'name'::regtype resolves the name (42704 if no such type),
 // and x::regtype::text names the type as regtypeout does (regtypeText).
 // ok is false for any other cast.
-func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
+func (b *binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err error) {
 	if x.Type == "regtype" {
 		if c, isConst := x.X.(*sql.Const); isConst {
 			if c.Lit.Kind == sql.LitString {
-				s := c.Lit.Str
-				name := strings.ToLower(strings.TrimSpace(s))
-				name = strings.TrimPrefix(name, "pg_catalog.")
-				oid, found := regtypeOIDs[name]
-				if !found {
-					return nil, true, pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", s)
+				oid, err := catalog.RegtypeOID(c.Lit.Str)
+				if err != nil {
+					return nil, true, err
 				}
-				return &ConstExpr{V: oid, T: TOid}, true, nil
+				return &plantree.ConstExpr{V: oid, T: TOid}, true, nil
 			}
 		}
 		return nil, false, nil
@@ -49,4 +31,19 @@ func (b *binder) bindRegtypeCast(x *sql.Cast) (e Expr, ok bool, err error) {
 	t, _ := values.TypeFromName(x.Type)
 	e, err = b.regtypeText(inner, t)
 	return e, true, err
+}
+
+// regtypeText binds x::regtype::t for a text type t: a regtype prints as
+// the type's name (asyncpg's introspection reads elemtype::regtype::text),
+// where regtype is otherwise an oid here.
+func (b *binder) regtypeText(x *sql.Cast, t Type) (plantree.Expr, error) {
+	oid, err := b.bind(x, TUnknown)
+	if err != nil {
+		return nil, err
+	}
+	var out plantree.Expr = &plantree.FuncExpr{Name: "regtypeout", Args: []plantree.Expr{oid}, T: TText, Fn: catalog.Builtins["regtypeout"]}
+	if t != TText {
+		out = &plantree.CastExpr{X: out, T: t}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -111,7 +112,7 @@ func (s *Scope) resolve(name string) (int, Type, bool) {
 
 // outerRef resolves a column this query lacks (err) in the query around
 // it, for a correlated subquery.
-func (b *binder) outerRef(x *sql.ColumnRef, err error) (Expr, error) {
+func (b *binder) outerRef(x *sql.ColumnRef, err error) (plantree.Expr, error) {
 	var pe *pgerror.Error
 	if b.scope == nil || b.scope.Outer == nil || !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 		return nil, err
@@ -119,7 +120,7 @@ func (b *binder) outerRef(x *sql.ColumnRef, err error) (Expr, error) {
 	o := b.scope.Outer
 	if i, oerr := o.resolveRef(x.Table, x.Name); oerr == nil {
 		b.scope.outerUse.add(i)
-		return &OuterRef{Idx: i, T: o.Types[i], Name: o.Names[i]}, nil
+		return &plantree.OuterRef{Idx: i, T: o.Types[i], Name: o.Names[i]}, nil
 	} else if !errors.As(oerr, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 		return nil, oerr // ambiguous there
 	}

@@ -3,11 +3,13 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
-func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error) {
+func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*plantree.SelectPlan, error) {
 	return planSelectIn(cat, s, params, nil, nil)
 }
 
@@ -16,8 +18,8 @@ func planSelect(cat Catalog, s *sql.Select, params *[]Type) (*SelectPlan, error)
 // outer. It binds the clauses in PostgreSQL's order: FROM, WHERE, the
 // select list, DISTINCT ON, GROUP BY, HAVING, ORDER BY, windows, then the
 // grouping's rewrite, the sort keys, LIMIT and OFFSET.
-func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use *outerUse) (*SelectPlan, error) {
-	p := &SelectPlan{}
+func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use *outerUse) (*plantree.SelectPlan, error) {
+	p := &plantree.SelectPlan{}
 	scope, star, err := planFrom(cat, s, params, p, outer, use)
 	if err != nil {
 		return nil, err
@@ -28,69 +30,69 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	b := newBinder(params, scope)
 	b.cat = cat
 	defer func() { p.Subqueries = b.subs }()
-	if err := p.bindWhere(b, s.Where); err != nil {
+	if err := bindWhere(p, b, s.Where); err != nil {
 		return nil, err
 	}
 	// Aggregates are allowed from the select list to ORDER BY; windows
 	// and set-returning functions in the select list and ORDER BY only.
 	b.allowAgg, b.allowWindow, b.allowSRF = true, true, true
-	if err := p.bindTargets(b, s, scope, star); err != nil {
+	if err := bindTargets(p, b, s, scope, star); err != nil {
 		return nil, err
 	}
 	b.allowWindow, b.allowSRF = false, false
-	distinctOn, err := p.bindDistinctOnExprs(b, s)
+	distinctOn, err := bindDistinctOnExprs(p, b, s)
 	if err != nil {
 		return nil, err
 	}
-	groupBy, err := p.bindGroupBy(b, s)
+	groupBy, err := bindGroupBy(p, b, s)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.bindHaving(b, s.Having); err != nil {
+	if err := bindHaving(p, b, s.Having); err != nil {
 		return nil, err
 	}
 	b.allowWindow, b.allowSRF = true, true
-	sortExprs, err := p.bindOrderBy(b, s.OrderBy)
+	sortExprs, err := bindOrderBy(p, b, s.OrderBy)
 	if err != nil {
 		return nil, err
 	}
 	b.allowAgg, b.allowWindow, b.allowSRF = false, false, false
-	if err := p.placeWindows(b, s.Distinct || distinctOn != nil, groupBy, scope); err != nil {
+	if err := placeWindows(p, b, s.Distinct || distinctOn != nil, groupBy, scope); err != nil {
 		return nil, err
 	}
 	if len(b.aggs) > 0 || len(groupBy) > 0 {
-		if err := p.rewriteAgg(groupBy, b.aggs, sortExprs); err != nil {
+		if err := rewriteAgg(p, groupBy, b.aggs, sortExprs); err != nil {
 			return nil, err
 		}
 	}
-	p.addSortKeys(s.OrderBy, sortExprs)
-	if err := p.bindDistinctOn(distinctOn); err != nil {
+	addSortKeys(p, s.OrderBy, sortExprs)
+	if err := bindDistinctOn(p, distinctOn); err != nil {
 		return nil, err
 	}
-	if err := p.collectSRFs(s.Distinct, groupBy); err != nil {
+	if err := collectSRFs(p, s.Distinct, groupBy); err != nil {
 		return nil, err
 	}
 	if p.Consumer != nil && p.DistinctOn == nil && p.Agg == nil {
 		// A consumer reads in the natural order only: ORDER BY partition,
 		// offset is no sort (a stateless scan's order is rule scanOrder's).
-		if o, ok := scanOrder(p.Sort, p.Project); ok && o == (ScanOrder{}) {
+		if o, ok := plantree.ScanOrderOf(p.Sort, p.Project); ok && o == (plantree.ScanOrder{}) {
 			p.Sort = nil
 		}
 	}
-	if err := p.bindLimitOffset(b, s); err != nil {
+	if err := bindLimitOffset(p, b, s); err != nil {
 		return nil, err
 	}
-	if err := p.checkConsumerRead(); err != nil {
+	if err := checkConsumerRead(p); err != nil {
 		return nil, err
 	}
 	if p.Scan != nil {
-		p.Scan.NeedData = usesCol(p, int(ColData))
+		p.Scan.NeedData = usesCol(p, int(plantree.ColData))
 	}
 	return p, nil
 }
 
 // bindWhere binds WHERE, a boolean.
-func (p *SelectPlan) bindWhere(b *binder, where sql.Expr) error {
+func bindWhere(p *plantree.SelectPlan, b *binder, where sql.Expr) error {
 	b.srfWhere = "WHERE"
 	if where == nil {
 		return nil
@@ -108,7 +110,7 @@ func (p *SelectPlan) bindWhere(b *binder, where sql.Expr) error {
 
 // bindTargets binds the select list into p's projection and output
 // columns, * and t.* expanding to the FROM item's star columns.
-func (p *SelectPlan) bindTargets(b *binder, s *sql.Select, scope *Scope, star []int) error {
+func bindTargets(p *plantree.SelectPlan, b *binder, s *sql.Select, scope *Scope, star []int) error {
 	for _, t := range s.Targets {
 		if st, ok := t.Expr.(*sql.Star); ok {
 			if s.From == nil {
@@ -119,8 +121,8 @@ func (p *SelectPlan) bindTargets(b *binder, s *sql.Select, scope *Scope, star []
 				if st.Table != "" && scope.Quals != nil && scope.Quals[i] != st.Table {
 					continue // t.* in a join
 				}
-				p.Project = append(p.Project, &ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
-				p.Cols = append(p.Cols, Column{Name: scope.Names[i], T: scope.Types[i]})
+				p.Project = append(p.Project, &plantree.ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
+				p.Cols = append(p.Cols, plantree.Column{Name: scope.Names[i], T: scope.Types[i]})
 			}
 			if len(p.Cols) == before {
 				return pgerror.Newf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table \"%s\"", st.Table)
@@ -137,7 +139,7 @@ func (p *SelectPlan) bindTargets(b *binder, s *sql.Select, scope *Scope, star []
 			}
 		}
 		p.Project = append(p.Project, e)
-		col := Column{Name: targetName(t), T: e.Type()}
+		col := plantree.Column{Name: targetName(t), T: e.Type()}
 		textAlias(&col, t.Expr)
 		p.Cols = append(p.Cols, col)
 	}
@@ -146,14 +148,14 @@ func (p *SelectPlan) bindTargets(b *binder, s *sql.Select, scope *Scope, star []
 
 // bindDistinctOnExprs binds the expressions of DISTINCT ON (bindDistinctOn
 // records them once ORDER BY is known).
-func (p *SelectPlan) bindDistinctOnExprs(b *binder, s *sql.Select) ([]Expr, error) {
+func bindDistinctOnExprs(p *plantree.SelectPlan, b *binder, s *sql.Select) ([]plantree.Expr, error) {
 	if len(s.DistinctOn) == 0 {
 		return nil, nil
 	}
 	if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DISTINCT ON with GROUP BY or aggregates is not supported")
 	}
-	var out []Expr
+	var out []plantree.Expr
 	for _, d := range s.DistinctOn {
 		e, err := b.bindOrderRef(d, p)
 		if err != nil {
@@ -166,8 +168,8 @@ func (p *SelectPlan) bindDistinctOnExprs(b *binder, s *sql.Select) ([]Expr, erro
 
 // bindGroupBy binds the grouping: SELECT DISTINCT's (every output
 // column), then GROUP BY's items.
-func (p *SelectPlan) bindGroupBy(b *binder, s *sql.Select) ([]Expr, error) {
-	var groupBy []Expr
+func bindGroupBy(p *plantree.SelectPlan, b *binder, s *sql.Select) ([]plantree.Expr, error) {
+	var groupBy []plantree.Expr
 	if s.Distinct {
 		// SELECT DISTINCT is a grouping by every output column.
 		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
@@ -181,8 +183,8 @@ func (p *SelectPlan) bindGroupBy(b *binder, s *sql.Select) ([]Expr, error) {
 			return nil, err
 		}
 		hasAgg := false
-		walk(e, func(x Expr) {
-			if _, ok := x.(*AggExpr); ok {
+		plantree.Walk(e, func(x plantree.Expr) {
+			if _, ok := x.(*plantree.AggExpr); ok {
 				hasAgg = true
 			}
 		})
@@ -195,7 +197,7 @@ func (p *SelectPlan) bindGroupBy(b *binder, s *sql.Select) ([]Expr, error) {
 }
 
 // bindHaving binds HAVING.
-func (p *SelectPlan) bindHaving(b *binder, having sql.Expr) error {
+func bindHaving(p *plantree.SelectPlan, b *binder, having sql.Expr) error {
 	if having == nil {
 		return nil
 	}
@@ -210,8 +212,8 @@ func (p *SelectPlan) bindHaving(b *binder, having sql.Expr) error {
 
 // bindOrderBy binds ORDER BY's items: an output position, an output
 // alias, or an expression.
-func (p *SelectPlan) bindOrderBy(b *binder, orderBy []sql.OrderBy) ([]Expr, error) {
-	sortExprs := make([]Expr, len(orderBy))
+func bindOrderBy(p *plantree.SelectPlan, b *binder, orderBy []sql.OrderBy) ([]plantree.Expr, error) {
+	sortExprs := make([]plantree.Expr, len(orderBy))
 	for i, o := range orderBy {
 		e, err := b.bindOrderRef(o.Expr, p)
 		if err != nil {
@@ -225,7 +227,7 @@ func (p *SelectPlan) bindOrderBy(b *binder, orderBy []sql.OrderBy) ([]Expr, erro
 // placeWindows gives each window function of the block its slot: windows
 // run over the input rows, or over the groups (after HAVING) when there is
 // a grouping, and their results follow the row.
-func (p *SelectPlan) placeWindows(b *binder, distinct bool, groupBy []Expr, scope *Scope) error {
+func placeWindows(p *plantree.SelectPlan, b *binder, distinct bool, groupBy []plantree.Expr, scope *Scope) error {
 	if len(b.wins) == 0 {
 		return nil
 	}
@@ -250,7 +252,7 @@ func (p *SelectPlan) placeWindows(b *binder, distinct bool, groupBy []Expr, scop
 
 // addSortKeys makes ORDER BY's expressions sort keys over the projection,
 // appending a hidden column for each that is not an output column.
-func (p *SelectPlan) addSortKeys(orderBy []sql.OrderBy, sortExprs []Expr) {
+func addSortKeys(p *plantree.SelectPlan, orderBy []sql.OrderBy, sortExprs []plantree.Expr) {
 	for i, o := range orderBy {
 		idx := -1
 		for j := range p.Cols {
@@ -267,12 +269,12 @@ func (p *SelectPlan) addSortKeys(orderBy []sql.OrderBy, sortExprs []Expr) {
 		if o.NullsFirst != nil {
 			nf = *o.NullsFirst
 		}
-		p.Sort = append(p.Sort, SortKey{Idx: idx, Desc: o.Desc, NullsFirst: nf})
+		p.Sort = append(p.Sort, plantree.SortKey{Idx: idx, Desc: o.Desc, NullsFirst: nf})
 	}
 }
 
 // bindLimitOffset binds LIMIT and OFFSET, bigint counts.
-func (p *SelectPlan) bindLimitOffset(b *binder, s *sql.Select) error {
+func bindLimitOffset(p *plantree.SelectPlan, b *binder, s *sql.Select) error {
 	var err error
 	if s.Limit != nil {
 		if p.Limit, err = bindCount(b, s.Limit, "LIMIT"); err != nil {
@@ -290,7 +292,7 @@ func (p *SelectPlan) bindLimitOffset(b *binder, s *sql.Select) error {
 // checkConsumerRead refuses what a read as a consumer cannot do: it
 // returns messages in offset order per partition as it reads them, and a
 // shared consumer locks each message it returns.
-func (p *SelectPlan) checkConsumerRead() error {
+func checkConsumerRead(p *plantree.SelectPlan) error {
 	if p.Consumer == nil {
 		return nil
 	}
@@ -299,9 +301,9 @@ func (p *SelectPlan) checkConsumerRead() error {
 			"a read as shared consumer \"%s\" locks the messages it returns: WHERE is not supported with it", p.Consumer.Consumer)
 	}
 	correlated := false
-	for _, e := range append([]Expr{p.Filter}, p.Project...) {
-		walk(e, func(x Expr) {
-			if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated {
+	for _, e := range append([]plantree.Expr{p.Filter}, p.Project...) {
+		plantree.Walk(e, func(x plantree.Expr) {
+			if sq, ok := x.(*plantree.SubqueryExpr); ok && sq.Correlated {
 				correlated = true
 			}
 		})
@@ -317,7 +319,7 @@ func (p *SelectPlan) checkConsumerRead() error {
 	return nil
 }
 
-func bindCount(b *binder, e sql.Expr, what string) (Expr, error) {
+func bindCount(b *binder, e sql.Expr, what string) (plantree.Expr, error) {
 	b.srfWhere = what
 	x, err := b.bind(e, TInt8)
 	if err != nil {
@@ -331,7 +333,7 @@ func bindCount(b *binder, e sql.Expr, what string) (Expr, error) {
 
 // bindOrderRef binds an ORDER BY / GROUP BY item: an integer constant is an
 // output position, a bare name matching an output alias is that column.
-func (b *binder) bindOrderRef(e sql.Expr, p *SelectPlan) (Expr, error) {
+func (b *binder) bindOrderRef(e sql.Expr, p *plantree.SelectPlan) (plantree.Expr, error) {
 	if c, ok := e.(*sql.Const); ok && c.Lit.Kind == sql.LitInt {
 		n := int(c.Lit.Int)
 		if n < 1 || n > len(p.Cols) {
@@ -415,14 +417,14 @@ func figureColname(e sql.Expr) (string, int) {
 	return "", 0
 }
 
-func usesCol(p *SelectPlan, idx int) bool {
+func usesCol(p *plantree.SelectPlan, idx int) bool {
 	found := false
-	visit := func(e Expr) {
-		walk(e, func(x Expr) {
+	visit := func(e plantree.Expr) {
+		plantree.Walk(e, func(x plantree.Expr) {
 			switch x := x.(type) {
-			case *ColExpr:
+			case *plantree.ColExpr:
 				found = found || x.Idx == idx
-			case *SubqueryExpr: // a correlated one reads the row too
+			case *plantree.SubqueryExpr: // a correlated one reads the row too
 				for _, c := range x.OuterCols {
 					found = found || c == idx
 				}
@@ -450,7 +452,7 @@ func usesCol(p *SelectPlan, idx int) bool {
 // bindDistinctOn records DISTINCT ON's columns (appending hidden ones as
 // ORDER BY does) and checks PostgreSQL's rule that the leading ORDER BY
 // items are DISTINCT ON expressions.
-func (p *SelectPlan) bindDistinctOn(exprs []Expr) error {
+func bindDistinctOn(p *plantree.SelectPlan, exprs []plantree.Expr) error {
 	if len(exprs) == 0 {
 		return nil
 	}
@@ -479,4 +481,24 @@ func (p *SelectPlan) bindDistinctOn(exprs []Expr) error {
 		}
 	}
 	return nil
+}
+
+// textAlias records in c what PostgreSQL would report for a select-list
+// expression the planner types as text: a cast to varchar or bpchar keeps
+// its type's OID, and a bare parameter its declared type (see Column).
+func textAlias(c *plantree.Column, e sql.Expr) {
+	switch x := e.(type) {
+	case *sql.Cast:
+		if c.T != TText {
+			return
+		}
+		switch x.Type {
+		case "varchar":
+			c.OID = values.OIDVarchar
+		case "bpchar":
+			c.OID = values.OIDBpchar
+		}
+	case *sql.ParamRef:
+		c.Param = x.N
+	}
 }

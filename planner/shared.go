@@ -3,38 +3,14 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/plantree"
+	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 )
 
-// RefGroup selects messages of one partition: Partition = value and offset
-// in Offsets (each a scalar) or in the array OffsetArray.
-type RefGroup struct {
-	Partition   Expr
-	Offsets     []Expr
-	OffsetArray Expr
-}
-
-// SharedActionPlan acknowledges, releases, rejects or extends messages a
-// session holds from a shared consumer:
-//
-//	DELETE FROM t WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)   -- ack
-//	UPDATE t WITH (CONSUMER = w) SET locked_until = NULL WHERE ...                -- release
-//	UPDATE t WITH (CONSUMER = w) SET state = 'released' WHERE ...                 -- release
-//	UPDATE t WITH (CONSUMER = w) SET state = 'rejected' WHERE ...                 -- reject
-//	UPDATE t WITH (CONSUMER = w) SET locked_until = now() + Interval('PT60S') WHERE ...  -- extend
-type SharedActionPlan struct {
-	Topic, Consumer string
-	Action          topicstore.SharedAction
-	Until           Expr // extend
-	Refs            []RefGroup
-}
-
-// Columns implements Plan.
-func (p *SharedActionPlan) Columns() []Column { return nil }
-
-func sharedTarget(cat Catalog, t sql.TableRef, params *[]Type, verb string) (*ConsumerRead, error) {
+func sharedTarget(cat Catalog, t sql.TableRef, params *[]Type, verb string) (*plantree.ConsumerRead, error) {
 	ti, err := lookupTopic(cat, t.Name)
 	if err != nil {
 		return nil, err
@@ -53,29 +29,29 @@ func sharedTarget(cat Catalog, t sql.TableRef, params *[]Type, verb string) (*Co
 		return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "%s ... WITH (CONSUMER = %s): consumer \"%s\" is a streaming consumer; acknowledgements are for shared consumers (streaming consumers commit positions by reading)", verb, cr.Consumer, cr.Consumer)
 	}
 	if cr.Wait != nil || cr.MaxBytes != nil || cr.ReadFrom != nil || cr.MaxLag != nil || cr.Partitions != nil || cr.MaxInFlight != nil || cr.ProcessingTimeout != nil {
-		return nil, badOption("%s on a shared consumer takes only CONSUMER = name", verb)
+		return nil, topicopts.BadOption("%s on a shared consumer takes only CONSUMER = name", verb)
 	}
 	return cr, nil
 }
 
-func planSharedDelete(cat Catalog, s *sql.Delete, params *[]Type) (Plan, error) {
+func planSharedDelete(cat Catalog, s *sql.Delete, params *[]Type) (plantree.Plan, error) {
 	cr, err := sharedTarget(cat, s.Table, params, "DELETE")
 	if err != nil {
 		return nil, err
 	}
-	p := &SharedActionPlan{Topic: cr.Topic, Consumer: cr.Consumer, Action: topicstore.ActionAck}
+	p := &plantree.SharedActionPlan{Topic: cr.Topic, Consumer: cr.Consumer, Action: topicstore.ActionAck}
 	if p.Refs, err = extractRefs(s.Where, params, cr.Topic); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-func planSharedUpdate(cat Catalog, s *sql.Update, params *[]Type) (Plan, error) {
+func planSharedUpdate(cat Catalog, s *sql.Update, params *[]Type) (plantree.Plan, error) {
 	cr, err := sharedTarget(cat, s.Table, params, "UPDATE")
 	if err != nil {
 		return nil, err
 	}
-	p := &SharedActionPlan{Topic: cr.Topic, Consumer: cr.Consumer}
+	p := &plantree.SharedActionPlan{Topic: cr.Topic, Consumer: cr.Consumer}
 	usage := pgerror.New(pgerror.CodeFeatureNotSupported,
 		"UPDATE on a shared consumer takes one of: SET locked_until = NULL (release), SET locked_until = <timestamptz> (extend), SET state = 'released' | 'rejected'")
 	if len(s.Set) != 1 {
@@ -121,7 +97,7 @@ func planSharedUpdate(cat Catalog, s *sql.Update, params *[]Type) (Plan, error) 
 // extractRefs turns WHERE partition = p AND offset IN (...) [OR ...] into
 // reference groups; any other shape is refused, so an acknowledgement can
 // never match more than the client named.
-func extractRefs(where sql.Expr, params *[]Type, topic string) ([]RefGroup, error) {
+func extractRefs(where sql.Expr, params *[]Type, topic string) ([]plantree.RefGroup, error) {
 	bad := pgerror.New(pgerror.CodeFeatureNotSupported,
 		"name the messages as WHERE partition = <p> AND offset IN (...) | offset = <o> | offset = ANY(<int8[]>), optionally OR-ed")
 	if where == nil {
@@ -132,10 +108,10 @@ func extractRefs(where sql.Expr, params *[]Type, topic string) ([]RefGroup, erro
 	if err != nil {
 		return nil, err
 	}
-	var groups []RefGroup
-	var disj func(e Expr) error
-	disj = func(e Expr) error {
-		if l, ok := e.(*LogicExpr); ok && !l.And {
+	var groups []plantree.RefGroup
+	var disj func(e plantree.Expr) error
+	disj = func(e plantree.Expr) error {
+		if l, ok := e.(*plantree.LogicExpr); ok && !l.And {
 			for _, a := range l.Args {
 				if err := disj(a); err != nil {
 					return err
@@ -143,31 +119,31 @@ func extractRefs(where sql.Expr, params *[]Type, topic string) ([]RefGroup, erro
 			}
 			return nil
 		}
-		var g RefGroup
-		for _, c := range conjuncts(e, nil) {
+		var g plantree.RefGroup
+		for _, c := range plantree.Conjuncts(e, nil) {
 			switch x := c.(type) {
-			case *CmpExpr:
-				col, ok := x.L.(*ColExpr)
-				if !ok || x.Op != "=" || !isConstant(x.R) {
+			case *plantree.CmpExpr:
+				col, ok := x.L.(*plantree.ColExpr)
+				if !ok || x.Op != "=" || !plantree.IsConstant(x.R) {
 					return bad
 				}
-				switch MsgCol(col.Idx) {
-				case ColPartition:
+				switch plantree.MsgCol(col.Idx) {
+				case plantree.ColPartition:
 					g.Partition = x.R
-				case ColOffset:
+				case plantree.ColOffset:
 					g.Offsets = append(g.Offsets, x.R)
 				default:
 					return bad
 				}
-			case *InExpr:
-				col, ok := x.X.(*ColExpr)
-				if !ok || x.Not || MsgCol(col.Idx) != ColOffset {
+			case *plantree.InExpr:
+				col, ok := x.X.(*plantree.ColExpr)
+				if !ok || x.Not || plantree.MsgCol(col.Idx) != plantree.ColOffset {
 					return bad
 				}
 				g.Offsets = append(g.Offsets, x.List...)
-			case *AnyExpr:
-				col, ok := x.X.(*ColExpr)
-				if !ok || x.All || x.Op != "=" || MsgCol(col.Idx) != ColOffset || !isConstant(x.Array) {
+			case *plantree.AnyExpr:
+				col, ok := x.X.(*plantree.ColExpr)
+				if !ok || x.All || x.Op != "=" || plantree.MsgCol(col.Idx) != plantree.ColOffset || !plantree.IsConstant(x.Array) {
 					return bad
 				}
 				g.OffsetArray = x.Array

@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -31,7 +32,7 @@ const srfHint = "You might be able to move the set-returning function into a LAT
 
 // noSRF binds with set-returning functions refused: where names the clause
 // for the error message, or, starting with "!", is the whole message.
-func (b *binder) noSRF(where string, fn func() (Expr, error)) (Expr, error) {
+func (b *binder) noSRF(where string, fn func() (plantree.Expr, error)) (plantree.Expr, error) {
 	save, saveWhere := b.allowSRF, b.srfWhere
 	b.allowSRF, b.srfWhere = false, where
 	defer func() { b.allowSRF, b.srfWhere = save, saveWhere }()
@@ -54,12 +55,12 @@ func (b *binder) srfError() error {
 }
 
 // bindSRF binds a call of a set-returning function of the select list.
-func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
+func (b *binder) bindSRF(x *sql.FuncCall) (plantree.Expr, error) {
 	if !b.allowSRF {
 		return nil, b.srfError()
 	}
-	var args []Expr
-	_, err := b.noSRF("!set-returning function calls in the arguments of a set-returning function are not supported", func() (Expr, error) {
+	var args []plantree.Expr
+	_, err := b.noSRF("!set-returning function calls in the arguments of a set-returning function are not supported", func() (plantree.Expr, error) {
 		for _, a := range x.Args {
 			e, err := b.bind(a, TUnknown)
 			if err != nil {
@@ -72,7 +73,7 @@ func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FuncExpr{Name: x.Name, Args: args, Set: true}
+	f := &plantree.FuncExpr{Name: x.Name, Args: args, Set: true}
 	types := make([]string, len(args))
 	for i, a := range args {
 		types[i] = argTypeName(a)
@@ -166,7 +167,7 @@ func (b *binder) bindSRF(x *sql.FuncCall) (Expr, error) {
 // seriesType resolves generate_series's overload from its arguments:
 // integers (int4, or int8 if any is), numeric, or timestamptz with an
 // interval step (dates take it too, as in PostgreSQL).
-func seriesType(args []Expr) (Type, error) {
+func seriesType(args []plantree.Expr) (Type, error) {
 	t := TUnknown
 	for i, a := range args {
 		if isUntyped(a) || a.Type() == TNull {
@@ -219,7 +220,7 @@ var errNoOverload = pgerror.New(pgerror.CodeUndefinedFunction, "no overload")
 // argCast converts a to t, implicitly as PostgreSQL would for a function
 // argument: an untyped literal or parameter takes t, a numeric widens, a
 // date becomes a timestamptz; anything else is an error.
-func argCast(a Expr, t Type) (Expr, error) {
+func argCast(a plantree.Expr, t Type) (plantree.Expr, error) {
 	if isUntyped(a) {
 		return coerce(a, t)
 	}
@@ -227,19 +228,19 @@ func argCast(a Expr, t Type) (Expr, error) {
 	switch {
 	case at == t || at == TNull:
 		return a, nil
-	case at.IsNumeric() && t.IsNumeric() && rankOf(at) <= rankOf(t):
-		return &CastExpr{X: a, T: t}, nil
+	case at.IsNumeric() && t.IsNumeric() && plantree.RankOf(at) <= plantree.RankOf(t):
+		return &plantree.CastExpr{X: a, T: t}, nil
 	case at.IsText() && t == TText:
-		return &CastExpr{X: a, T: t}, nil
+		return &plantree.CastExpr{X: a, T: t}, nil
 	case at == TDate && t == TTimestamptz:
-		return &CastExpr{X: a, T: t}, nil
+		return &plantree.CastExpr{X: a, T: t}, nil
 	}
 	return nil, errNoOverload
 }
 
 // argTypeName names e's type in an error as PostgreSQL does: an untyped
 // literal or NULL is unknown.
-func argTypeName(e Expr) string {
+func argTypeName(e plantree.Expr) string {
 	if isUntyped(e) {
 		return TUnknown.String()
 	}
@@ -262,7 +263,7 @@ func undefinedFunc(name string, types []string) error {
 // collectSRFs lists the set-returning calls of the select list and ORDER
 // BY (p.Project, after any rewrite) and refuses the shapes the executor
 // does not run them in.
-func (p *SelectPlan) collectSRFs(distinct bool, groupBy []Expr) error {
+func collectSRFs(p *plantree.SelectPlan, distinct bool, groupBy []plantree.Expr) error {
 	for _, g := range groupBy {
 		if hasSRF(g) {
 			what := "GROUP BY"
@@ -273,8 +274,8 @@ func (p *SelectPlan) collectSRFs(distinct bool, groupBy []Expr) error {
 		}
 	}
 	for _, e := range p.Project {
-		walk(e, func(x Expr) {
-			if f, ok := x.(*FuncExpr); ok && f.Set {
+		plantree.Walk(e, func(x plantree.Expr) {
+			if f, ok := x.(*plantree.FuncExpr); ok && f.Set {
 				p.SRFs = append(p.SRFs, f)
 			}
 		})
@@ -292,10 +293,10 @@ func (p *SelectPlan) collectSRFs(distinct bool, groupBy []Expr) error {
 }
 
 // hasSRF reports whether e calls a set-returning function.
-func hasSRF(e Expr) bool {
+func hasSRF(e plantree.Expr) bool {
 	found := false
-	walk(e, func(x Expr) {
-		if f, ok := x.(*FuncExpr); ok && f.Set {
+	plantree.Walk(e, func(x plantree.Expr) {
+		if f, ok := x.(*plantree.FuncExpr); ok && f.Set {
 			found = true
 		}
 	})

@@ -4,69 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
 
-// SubqueryExpr is a subquery in an expression: a scalar subquery (the
-// single value of its single column, NULL without rows), EXISTS, or X IN
-// (subquery). An uncorrelated one runs once per execution of the
-// statement, before the statement reads anything (SelectPlan.Subqueries
-// lists them), and its result is kept. A correlated one (Correlated: Plan
-// reads columns of the query around it, as OuterRefs) runs for each row it
-// is evaluated on.
-type SubqueryExpr struct {
-	Kind       sql.SubKind
-	X          Expr // SubIn: the value tested
-	Plan       *SelectPlan
-	T          Type
-	Correlated bool
-	// OuterCols are the outer row's columns a correlated subquery reads;
-	// Volatile says it calls a volatile function (clock_timestamp(),
-	// gen_random_uuid()), so equal values of them may give another result.
-	// Reusable, set by the cacheCorrelatedSubqueries rule, lets the
-	// executor keep a correlated subquery's results by those values.
-	OuterCols []int
-	Volatile  bool
-	Reusable  bool
-	id        int
-}
-
-// OuterRef is a correlated subquery's reference to column Idx of the row of
-// the query directly around it.
-type OuterRef struct {
-	Idx  int
-	T    Type
-	Name string
-}
-
-func (e *OuterRef) Type() Type     { return e.T }
-func (e *OuterRef) String() string { return "(outer " + e.Name + ")" }
-
-func (e *SubqueryExpr) Type() Type { return e.T }
-
-// String names the subquery uniquely within its statement: two subqueries
-// never match each other (as ORDER BY matches select-list expressions).
-func (e *SubqueryExpr) String() string {
-	switch e.Kind {
-	case sql.SubExists:
-		return "EXISTS (subquery " + strconv.Itoa(e.id) + ")"
-	case sql.SubIn:
-		return "(" + e.X.String() + " IN (subquery " + strconv.Itoa(e.id) + "))"
-	case sql.SubArray:
-		return "ARRAY(subquery " + strconv.Itoa(e.id) + ")"
-	}
-	return "(subquery " + strconv.Itoa(e.id) + ")"
-}
-
 // bindSubLink plans a subquery of an expression. Its WHERE, select list,
 // GROUP BY, HAVING and ORDER BY may name columns of this query (a
 // correlated subquery); its joins' ON clauses and derived tables may not
 // (0A000), nor may a subquery name columns two queries out.
-func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
+func (b *binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
 	if b.cat == nil {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
 	}
@@ -85,7 +34,7 @@ func (b *binder) bindSubLink(x *sql.SubLink) (Expr, error) {
 	}
 	b.nsub++
 	correlated := len(use.cols) > 0
-	e := &SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Volatile: use.volatile, id: b.nsub}
+	e := plantree.NewSubquery(b.nsub, plantree.SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Volatile: use.volatile})
 	for c := range use.cols {
 		e.OuterCols = append(e.OuterCols, c)
 	}
@@ -147,7 +96,7 @@ func (b *binder) refersOuter(s *sql.Select) bool {
 // In a subquery of an expression, the derived table may name columns of
 // the query around that subquery (outer, recording them in use), as in
 // PostgreSQL: it runs while that query's row is the outer one.
-func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
+func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	inner, err := planSelectIn(cat, t.Sub, params, outer, use)
 	if err != nil {
 		return nil, err
@@ -158,7 +107,7 @@ func fromSubquery(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, o
 
 // aliasedScope is the scope of FROM item t's columns cols, renamed by its
 // column aliases.
-func aliasedScope(t *sql.TableRef, cols []Column, source string) (*Scope, error) {
+func aliasedScope(t *sql.TableRef, cols []plantree.Column, source string) (*Scope, error) {
 	names := make([]string, len(cols))
 	types := make([]Type, len(cols))
 	for i, c := range cols {
@@ -174,7 +123,7 @@ func aliasedScope(t *sql.TableRef, cols []Column, source string) (*Scope, error)
 // PostgreSQL resolves for it (as for UNION), and is named columnN. Its
 // expressions may read outer (nil for none), the query around a subquery
 // or the left side of a LATERAL subquery, recording it in use.
-func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
+func fromValues(t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	width := len(t.Values[0])
 	for _, row := range t.Values {
 		if len(row) != width {
@@ -186,9 +135,9 @@ func fromValues(t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, us
 		b = newBinder(params, (&Scope{Source: "VALUES"}).withOuter(outer, use, "\x00"))
 	}
 	b.srfWhere = "VALUES"
-	p.Values = make([][]Expr, len(t.Values))
+	p.Values = make([][]plantree.Expr, len(t.Values))
 	for i := range p.Values {
-		p.Values[i] = make([]Expr, width)
+		p.Values[i] = make([]plantree.Expr, width)
 	}
 	names := make([]string, width)
 	types := make([]Type, width)
@@ -228,19 +177,11 @@ func sourceName(kind, alias string) string {
 	return kind + " \"" + alias + "\""
 }
 
-// SetOpPlan is Left UNION/INTERSECT/EXCEPT [ALL] Right; both sides have
-// the same number of columns, cast to common types.
-type SetOpPlan struct {
-	Op          string
-	All         bool
-	Left, Right *SelectPlan
-}
-
 // fromSetOp plans a set operation's sides and resolves each column's
 // type as PostgreSQL does for UNION (numeric types widen; the left side
 // names the columns). Both sides may read outer (nil for none), recording
 // it in use, as a derived table does.
-func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
+func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *Scope, use *outerUse) (*Scope, error) {
 	op := t.SetOp
 	l, err := planSelectIn(cat, op.Left, params, outer, use)
 	if err != nil {
@@ -260,15 +201,15 @@ func fromSetOp(cat Catalog, t *sql.TableRef, params *[]Type, p *SelectPlan, oute
 		if err != nil {
 			return nil, err
 		}
-		for _, side := range []*SelectPlan{l, r} {
+		for _, side := range []*plantree.SelectPlan{l, r} {
 			if side.Cols[i].T != ct {
-				side.Project[i] = &CastExpr{X: side.Project[i], T: ct}
+				side.Project[i] = &plantree.CastExpr{X: side.Project[i], T: ct}
 				side.Cols[i].T = ct
 			}
 		}
 		names[i], types[i] = l.Cols[i].Name, ct
 	}
-	p.SetOp = &SetOpPlan{Op: op.Op, All: op.All, Left: l, Right: r}
+	p.SetOp = &plantree.SetOpPlan{Op: op.Op, All: op.All, Left: l, Right: r}
 	return &Scope{Names: names, Types: types, Source: "the " + op.Op}, nil
 }
 
@@ -284,7 +225,7 @@ func unionType(lt, rt Type, op string) (Type, error) {
 	case rt == TNull || rt == TUnknown:
 		return lt, nil
 	case lt.IsNumeric() && rt.IsNumeric():
-		return max(rankOf(lt), rankOf(rt)).typ(), nil
+		return max(plantree.RankOf(lt), plantree.RankOf(rt)).Type(), nil
 	case lt.IsText() && rt.IsText():
 		return TText, nil
 	case (lt == TDate || lt == TTimestamptz) && (rt == TDate || rt == TTimestamptz):

@@ -1,80 +1,21 @@
 package planner
 
 import (
-	"strconv"
-	"strings"
-
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
-
-// WindowExpr is a window function call, f(...) OVER (PARTITION BY ...
-// ORDER BY ... [frame]). Without a frame clause the frame is PostgreSQL's
-// default: with an ORDER BY, the rows from the partition's start to the
-// current row and its peers; without one, the whole partition. The executor computes every window of a plan
-// (SelectPlan.Windows) over the filtered input rows and appends the results
-// to each row; the expression then reads its column, Slot.
-type WindowExpr struct {
-	Name        string // row_number, rank, dense_rank, lag, lead, first_value, last_value, nth_value, or an aggregate
-	Args        []Expr
-	Agg         *AggExpr // for an aggregate (count, sum, avg, min, max, ...)
-	PartitionBy []Expr
-	Order       []Expr
-	OrderBy     []SortKey    // Idx into Order
-	Frame       *WindowFrame // nil: the default frame
-	T           Type
-	Slot        int
-}
-
-// WindowFrame is a window's frame clause. Offsets are expressions without
-// column references (constants, parameters, uncorrelated subqueries) that
-// the executor evaluates once per statement: bigints for ROWS and GROUPS,
-// for RANGE a value of the ORDER BY column's type (an interval for a
-// timestamptz).
-type WindowFrame struct {
-	Mode       sql.FrameMode
-	Start, End FrameBound
-	Exclude    sql.FrameExclude
-}
-
-// FrameBound is one end of a WindowFrame.
-type FrameBound struct {
-	Kind   sql.BoundKind
-	Offset Expr // BoundPreceding, BoundFollowing
-}
-
-func (e *WindowExpr) Type() Type { return e.T }
-
-// String names the window by its slot: two windows never match each other
-// (as ORDER BY matches select-list expressions).
-func (e *WindowExpr) String() string {
-	var b strings.Builder
-	if e.Agg != nil {
-		b.WriteString(e.Agg.String())
-	} else {
-		b.WriteString(e.Name + "(")
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(a.String())
-		}
-		b.WriteString(")")
-	}
-	b.WriteString(" OVER (#" + strconv.Itoa(e.Slot) + ")")
-	return b.String()
-}
 
 var windowOnly = map[string]bool{"row_number": true, "rank": true, "dense_rank": true, "lag": true, "lead": true,
 	"first_value": true, "last_value": true, "nth_value": true}
 
 // bindWindow binds a window function call; allowed in the select list and
 // ORDER BY only (b.allowWindow); over the groups when there is a grouping.
-func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
+func (b *binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 	if !b.allowWindow {
 		return nil, pgerror.Newf(pgerror.CodeWindowingError, "window functions are not allowed here")
 	}
-	w := &WindowExpr{Name: x.Name}
+	w := &plantree.WindowExpr{Name: x.Name}
 	// Its arguments, PARTITION BY and ORDER BY may use aggregates (of the
 	// grouping the window runs over), but not window functions.
 	saveAgg, saveWin := b.allowAgg, b.allowWindow
@@ -97,7 +38,7 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 			nf = *o.NullsFirst
 		}
 		w.Order = append(w.Order, e)
-		w.OrderBy = append(w.OrderBy, SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
+		w.OrderBy = append(w.OrderBy, plantree.SortKey{Idx: i, Desc: o.Desc, NullsFirst: nf})
 	}
 	if f := x.Over.Frame; f != nil {
 		var err error
@@ -124,7 +65,7 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 			return nil, pgerror.AssertionFailed("window aggregate %s not registered last", e)
 		}
 		b.aggs = b.aggs[:len(b.aggs)-1]
-		w.Agg = e.(*AggExpr)
+		w.Agg = e.(*plantree.AggExpr)
 		w.T = w.Agg.T
 		if w.Agg.Name == "array_agg" || w.Agg.Name == "string_agg" {
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s as a window function is not supported", x.Name)
@@ -172,7 +113,7 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 				if err := comparable(w.Args[0], e, ","); err != nil {
 					return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s, bigint, %s) does not exist", x.Name, w.Args[0].Type(), e.Type())
 				}
-				e = &CastExpr{X: e, T: w.Args[0].Type()}
+				e = &plantree.CastExpr{X: e, T: w.Args[0].Type()}
 			}
 			w.Args = append(w.Args, e)
 		}
@@ -187,13 +128,13 @@ func (b *binder) bindWindow(x *sql.FuncCall) (Expr, error) {
 }
 
 // bindFrame binds a frame clause; order is the window's ORDER BY.
-func (b *binder) bindFrame(f *sql.Frame, order []Expr) (*WindowFrame, error) {
+func (b *binder) bindFrame(f *sql.Frame, order []plantree.Expr) (*plantree.WindowFrame, error) {
 	mode := f.Mode.String()
 	if f.Mode == sql.FrameGroups && len(order) == 0 {
 		return nil, pgerror.New(pgerror.CodeWindowingError, "GROUPS mode requires an ORDER BY clause")
 	}
-	wf := &WindowFrame{Mode: f.Mode, Exclude: f.Exclude}
-	bounds := []*FrameBound{&wf.Start, &wf.End}
+	wf := &plantree.WindowFrame{Mode: f.Mode, Exclude: f.Exclude}
+	bounds := []*plantree.FrameBound{&wf.Start, &wf.End}
 	for i, fb := range []sql.FrameBound{f.Start, f.End} {
 		bounds[i].Kind = fb.Kind
 		if fb.Offset == nil {
@@ -211,7 +152,7 @@ func (b *binder) bindFrame(f *sql.Frame, order []Expr) (*WindowFrame, error) {
 		if vars {
 			return nil, pgerror.Newf(pgerror.CodeInvalidColumnReference, "argument of %s must not contain variables", mode)
 		}
-		var e Expr
+		var e plantree.Expr
 		var err error
 		if f.Mode == sql.FrameRange {
 			e, err = b.bindRangeOffset(fb.Offset, order[0].Type())
@@ -229,7 +170,7 @@ func (b *binder) bindFrame(f *sql.Frame, order []Expr) (*WindowFrame, error) {
 	return wf, nil
 }
 
-func (b *binder) bindOffset(x sql.Expr, want Type) (Expr, error) {
+func (b *binder) bindOffset(x sql.Expr, want Type) (plantree.Expr, error) {
 	e, err := b.bind(x, want)
 	if err == nil && isUntyped(e) {
 		e, err = coerce(e, want)
@@ -240,7 +181,7 @@ func (b *binder) bindOffset(x sql.Expr, want Type) (Expr, error) {
 // bindRangeOffset binds a RANGE frame's offset for an ORDER BY column of
 // type ct: a number for a number, an interval for a timestamptz or an
 // interval (PostgreSQL's in_range support functions).
-func (b *binder) bindRangeOffset(x sql.Expr, ct Type) (Expr, error) {
+func (b *binder) bindRangeOffset(x sql.Expr, ct Type) (plantree.Expr, error) {
 	want := ct
 	switch {
 	case ct.IsInt():
@@ -259,7 +200,7 @@ func (b *binder) bindRangeOffset(x sql.Expr, ct Type) (Expr, error) {
 	switch {
 	case ot == want || ot == TNull:
 	case ot.IsInt() && (want.IsInt() || want == TFloat8 || want == TNumeric):
-		e = &CastExpr{X: e, T: want}
+		e = &plantree.CastExpr{X: e, T: want}
 	default:
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", ct, ot)
 	}

@@ -1,7 +1,7 @@
 // Package datadriven runs test files of cases, each an input and the
 // output expected of it, and rewrites their expectations on request. The
 // parser's cases (sql/testdata/*.txt) and the planner's rule cases
-// (planner/testdata/rules/*) are such files.
+// (planner/plantree/testdata/rules/*) are such files.
 //
 // A file is cases separated by blank lines. A case is its input lines, a
 // line "----", then the expected output (no blank line in it); lines

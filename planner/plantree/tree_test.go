@@ -1,8 +1,9 @@
-package planner
+package plantree_test
 
 import (
 	"fmt"
 	"testing"
+	"topicgate/planner/plantree"
 
 	"github.com/stretchr/testify/require"
 )
@@ -10,17 +11,17 @@ import (
 // kinds lists the node kinds of a query's tree, depth first.
 func kinds(t *testing.T, q string) []string {
 	t.Helper()
-	p, _ := plan(t, q)
+	p := plan(t, q)
 	var out []string
-	for _, n := range nodes(Tree(p.(*SelectPlan))) {
-		out = append(out, fmt.Sprintf("%T", n)[len("*planner."):])
+	for _, n := range nodes(plantree.Tree(p.(*plantree.SelectPlan))) {
+		out = append(out, fmt.Sprintf("%T", n)[len("*plantree."):])
 	}
 	return out
 }
 
 func TestTreeRules(t *testing.T) {
 	require.Equal(t, []string{"pushdownBounds", "scanOrder", "extractJoinKeys", "chooseHashJoin",
-		"pushdownFilter", "streamScan", "topN", "pushdownLimit", "cacheCorrelatedSubqueries"}, Rules())
+		"pushdownFilter", "streamScan", "topN", "pushdownLimit", "cacheCorrelatedSubqueries"}, plantree.Rules())
 
 	// A filtered, projected, limited scan is one streaming scan node.
 	require.Equal(t, []string{"ScanNode"}, kinds(t, "SELECT data FROM t WHERE partition = 1 LIMIT 3"))
@@ -32,10 +33,10 @@ func TestTreeRules(t *testing.T) {
 	// a cross join without any stays a nested loop.
 	k := kinds(t, "SELECT count(*) FROM t a, t b, t c WHERE a.offset = b.offset AND b.offset = c.offset")
 	require.Equal(t, []string{"ProjectNode", "AggregateNode", "FilterNode", "HashJoinNode", "ProjectNode", "HashJoinNode", "ScanNode", "ScanNode", "ScanNode"}, k)
-	p, _ := plan(t, "SELECT count(*) FROM t a, t b WHERE a.offset = b.offset AND a.partition < b.partition")
-	var hj *HashJoinNode
-	for _, n := range nodes(Tree(p.(*SelectPlan))) {
-		if h, ok := n.(*HashJoinNode); ok {
+	p := plan(t, "SELECT count(*) FROM t a, t b WHERE a.offset = b.offset AND a.partition < b.partition")
+	var hj *plantree.HashJoinNode
+	for _, n := range nodes(plantree.Tree(p.(*plantree.SelectPlan))) {
+		if h, ok := n.(*plantree.HashJoinNode); ok {
 			hj = h
 		}
 	}
@@ -48,9 +49,9 @@ func TestTreeRules(t *testing.T) {
 	require.Contains(t, kinds(t, "SELECT count(*) FROM t a LEFT JOIN t b ON true WHERE a.offset = b.offset"), "NestedLoopNode")
 
 	// Uncorrelated subqueries run first; the tree is built once.
-	p, _ = plan(t, "SELECT offset FROM t WHERE offset = (SELECT max(offset) FROM t)")
-	sp := p.(*SelectPlan)
-	require.IsType(t, &InitPlanNode{}, sp.Tree)
-	require.Same(t, sp.Tree, Tree(sp))
+	p = plan(t, "SELECT offset FROM t WHERE offset = (SELECT max(offset) FROM t)")
+	sp := p.(*plantree.SelectPlan)
+	require.IsType(t, &plantree.InitPlanNode{}, sp.Tree)
+	require.Same(t, sp.Tree, plantree.Tree(sp))
 	require.NotNil(t, sp.Subqueries[0].Plan.Tree, "a subquery's block has its own tree")
 }

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // cacheCorrelatedSubqueries lets the executor keep the results of each
 // correlated subquery of the block by the outer values it reads, unless

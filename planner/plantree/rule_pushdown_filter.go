@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // pushdownFilter evaluates the filter right above a topic scan inside the
 // scan, on each message as it is read.

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // The rules that rewrite each query block's tree once logical (tree.go)
 // has laid it out, in the order they run: each is in its own file

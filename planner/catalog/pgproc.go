@@ -1,4 +1,4 @@
-package planner
+package catalog
 
 import (
 	"strings"
@@ -68,11 +68,11 @@ func PgProcByOID(oid int64) (PgProc, bool) {
 	return PgProc{}, false
 }
 
-// regprocOID resolves 'name'::regproc as PostgreSQL does: a number is an
+// RegprocOID resolves 'name'::regproc as PostgreSQL does: a number is an
 // OID, a name (optionally pg_catalog-qualified) a function of pg_proc;
 // 42883 for none, 3F000 for a schema that does not exist.
-func regprocOID(s string) (int64, error) {
-	if n, err := values.ParseText(s, TInt8); err == nil {
+func RegprocOID(s string) (int64, error) {
+	if n, err := values.ParseText(s, values.TInt8); err == nil {
 		return n.(int64), nil
 	}
 	name := strings.TrimSpace(s)

@@ -1,15 +1,9 @@
-package planner
+package plantree
 
 import (
 	"topicgate/sql"
-	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
-
-// Catalog is what the planner may ask about topics. It never writes.
-type Catalog interface {
-	Topic(name string) (topicstore.TopicInfo, error)
-}
 
 // Column is a result column.
 type Column struct {
@@ -30,26 +24,6 @@ func (c Column) TypeOID() uint32 {
 		return c.OID
 	}
 	return c.T.OID()
-}
-
-// textAlias records in c what PostgreSQL would report for a select-list
-// expression the planner types as text: a cast to varchar or bpchar keeps
-// its type's OID, and a bare parameter its declared type (see Column).
-func textAlias(c *Column, e sql.Expr) {
-	switch x := e.(type) {
-	case *sql.Cast:
-		if c.T != TText {
-			return
-		}
-		switch x.Type {
-		case "varchar":
-			c.OID = values.OIDVarchar
-		case "bpchar":
-			c.OID = values.OIDBpchar
-		}
-	case *sql.ParamRef:
-		c.Param = x.N
-	}
 }
 
 // Plan is a planned statement. Params holds the inferred parameter types
@@ -253,3 +227,159 @@ func (p *AlterTopicPlan) Columns() []Column  { return nil }
 func (p *DropTopicPlan) Columns() []Column   { return nil }
 func (p *UtilityPlan) Columns() []Column     { return p.Cols }
 func (p *ExplainPlan) Columns() []Column     { return []Column{{Name: "QUERY PLAN", T: TText}} }
+
+// JoinPlan joins two inputs. Each input is a plan of its own (SELECT *
+// over a topic, a view, a subquery, a VALUES list or another join), so a
+// chain of joins is a left-deep tree. Rows are the left input's columns
+// followed by the right input's.
+//
+// Conds are the join's conditions over the joined row: ON (and USING)
+// and, for an inner or cross join, the WHERE terms that read both sides
+// (still applied above the join too). The rules extractJoinKeys and
+// chooseHashJoin (rule_extract_join_keys.go, rule_choose_hash_join.go)
+// split them into hash keys and a residual.
+type JoinPlan struct {
+	Kind                  string // INNER, LEFT or CROSS
+	Left, Right           *SelectPlan
+	LeftWidth, RightWidth int
+	Conds                 []Expr
+	// Lateral: Right reads the left row (lateral.go), so it runs again for
+	// each left row and nothing is held; every condition is a residual.
+	Lateral bool
+}
+
+// FuncScan is a function in FROM. Call is a set-returning call (a
+// FuncExpr with Set, bound as in the select list: its rows) or a scalar
+// expression (one row, as PostgreSQL gives for upper('x') in FROM). Cols
+// are the function's columns (one, or jsonb_each's key and value) and,
+// WITH ORDINALITY, a last bigint column numbering the rows from 1.
+//
+// The arguments may read the FROM items to the function's left (a
+// lateral reference, see JoinPlan.Lateral) and the query around a
+// subquery, both through OuterRefs.
+type FuncScan struct {
+	Call       Expr
+	Cols       []Column
+	Ordinality bool
+}
+
+// Name is the function's name.
+func (fs *FuncScan) Name() string {
+	if f, ok := fs.Call.(*FuncExpr); ok {
+		return f.Name
+	}
+	return fs.Call.String()
+}
+
+func (fs *FuncScan) String() string {
+	s := fs.Call.String()
+	if fs.Ordinality {
+		s += " WITH ORDINALITY"
+	}
+	return s
+}
+
+// RecursivePlan is a WITH RECURSIVE query, NonRec UNION [ALL] Rec: the
+// executor runs NonRec, then Rec over the rows of the previous iteration
+// (Work) until an iteration yields no row; without All, a row equal to any
+// row already produced is discarded. Both terms have the columns of Work.
+type RecursivePlan struct {
+	NonRec, Rec *SelectPlan
+	All         bool
+	Work        *WorkTable
+}
+
+// WorkTable is the relation a recursive term reads its query through: the
+// rows of the previous iteration. Each planned RecursivePlan has its own,
+// so an execution keys the running iteration's rows by it.
+type WorkTable struct {
+	Name string
+	Cols []Column
+}
+
+// ConsumerRead is a read as a named consumer: SELECT ... FROM t WITH
+// (CONSUMER = c, ...). Option values are expressions (constants or
+// parameters) evaluated once per execution; nil means not given.
+type ConsumerRead struct {
+	Topic    string
+	Consumer string
+	Shared   bool
+	// Wait long-polls up to this interval for at least one message.
+	Wait Expr
+	// MaxBytes caps the bytes of data returned (at least one message is
+	// always returned).
+	MaxBytes Expr
+	// ReadFrom skips messages written before this time.
+	ReadFrom Expr
+	// MaxLag skips messages written more than this interval ago.
+	MaxLag Expr
+	// Partitions restricts the read to these partitions (text '0,2').
+	Partitions Expr
+	// MaxInFlight is partition_max_in_flight_bytes.
+	MaxInFlight Expr
+	// ProcessingTimeout is the lock duration for shared consumers.
+	ProcessingTimeout Expr
+}
+
+// DeclareCursorPlan is DECLARE name CURSOR [WITH HOLD] FOR query: a
+// stateless read (a topic, a system view, VALUES, ...) whose rows FETCH
+// hands out. A read as a consumer moves positions and holds partitions,
+// which a cursor left open across statements must not do: 0A000.
+type DeclareCursorPlan struct {
+	Name  string
+	Hold  bool
+	Query *SelectPlan
+}
+
+// FetchPlan is FETCH or MOVE on a cursor of the session. Its columns are
+// the cursor's, which only the session knows (Cols is nil here).
+type FetchPlan struct {
+	Fetch sql.Fetch
+	Cols  []Column
+}
+
+// CloseCursorPlan is CLOSE name or CLOSE ALL.
+type CloseCursorPlan struct{ Close sql.CloseCursor }
+
+func (p *DeclareCursorPlan) Columns() []Column { return nil }
+
+func (p *FetchPlan) Columns() []Column { return p.Cols }
+
+func (p *CloseCursorPlan) Columns() []Column { return nil }
+
+// SetPositionPlan is UPDATE sys.consumers SET committed_offset = v WHERE
+// ...: it moves the committed offset of every (topic, consumer, partition)
+// row the filter selects.
+type SetPositionPlan struct {
+	Filter Expr // over sys.consumers columns; nil = every row
+	Offset Expr // may use the row's columns, e.g. end_offset
+}
+
+// Columns implements Plan.
+func (p *SetPositionPlan) Columns() []Column { return nil }
+
+// RefGroup selects messages of one partition: Partition = value and offset
+// in Offsets (each a scalar) or in the array OffsetArray.
+type RefGroup struct {
+	Partition   Expr
+	Offsets     []Expr
+	OffsetArray Expr
+}
+
+// SharedActionPlan acknowledges, releases, rejects or extends messages a
+// session holds from a shared consumer:
+//
+//	DELETE FROM t WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)   -- ack
+//	UPDATE t WITH (CONSUMER = w) SET locked_until = NULL WHERE ...                -- release
+//	UPDATE t WITH (CONSUMER = w) SET state = 'released' WHERE ...                 -- release
+//	UPDATE t WITH (CONSUMER = w) SET state = 'rejected' WHERE ...                 -- reject
+//	UPDATE t WITH (CONSUMER = w) SET locked_until = now() + Interval('PT60S') WHERE ...  -- extend
+type SharedActionPlan struct {
+	Topic, Consumer string
+	Action          topicstore.SharedAction
+	Until           Expr // extend
+	Refs            []RefGroup
+}
+
+// Columns implements Plan.
+func (p *SharedActionPlan) Columns() []Column { return nil }

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // extractJoinKeys splits a join's conditions (ON, USING and the WHERE
 // terms over both sides of an inner join) into equality keys between an
@@ -51,7 +51,7 @@ func equiKey(c Expr, lw int) (Expr, Expr, bool) {
 	if lt != rt { // compare as one type, so that equal keys have one text
 		switch {
 		case lt.IsNumeric() && rt.IsNumeric():
-			t := max(rankOf(lt), rankOf(rt)).typ()
+			t := max(RankOf(lt), RankOf(rt)).Type()
 			lk, rk = castTo(lk, t), castTo(rk, t)
 		case lt.IsText() && rt.IsText():
 			lk, rk = castTo(lk, TText), castTo(rk, TText)
@@ -73,7 +73,7 @@ func castTo(e Expr, t Type) Expr {
 // 2 right only, 3 both. Subqueries count as neither.
 func colSides(e Expr, lw int) int {
 	s := 0
-	walk(e, func(x Expr) {
+	Walk(e, func(x Expr) {
 		if c, ok := x.(*ColExpr); ok {
 			if c.Idx < lw {
 				s |= 1

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // streamScan makes a projection right above a topic scan the scan's own
 // output: the scan then streams the query's rows.

@@ -1,4 +1,4 @@
-package planner
+package catalog
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // SysView describes a system view's columns; the executor produces rows.
 type SysView struct {
 	Names []string
-	Types []Type
+	Types []values.Type
 	// Shown, when not zero, is how many of Names SELECT * lists: a
 	// pg_catalog table's last column is its system column tableoid,
 	// which a query reaches only by name (psql's \dL and \dd join
@@ -148,7 +148,7 @@ func init() {
 			name, typ, _ := strings.Cut(col, ":")
 			t, ok := values.TypeFromName(typ)
 			if typ == "char" {
-				t, ok = TChar, true
+				t, ok = values.TChar, true
 			}
 			if !ok {
 				panic("pg_catalog." + table + "." + name + ": unknown type " + typ)
@@ -159,7 +159,7 @@ func init() {
 		if !PgCatalogIsView[table] {
 			v.Shown = len(v.Names)
 			v.Names = append(v.Names, "tableoid")
-			v.Types = append(v.Types, TOid)
+			v.Types = append(v.Types, values.TOid)
 		}
 		PgCatalogViews[table] = v
 	}
@@ -175,21 +175,21 @@ var SysViews = map[string]SysView{
 			"auto_partitioning_strategy", "consumers", "messages", "bytes", "created_at",
 			"partition_write_burst_bytes", "metering_mode", "auto_partitioning_up_utilization_percent",
 			"auto_partitioning_down_utilization_percent", "auto_partitioning_stabilization_window", "producer_inactivity_period"},
-		Types: []Type{TText, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TText, TInt8, TText, TText, TInt8, TInt8, TTimestamptz,
-			TInt8, TText, TInt8, TInt8, TInterval, TInterval},
+		Types: []values.Type{values.TText, values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TInterval, values.TInt8, values.TText, values.TInt8, values.TText, values.TText, values.TInt8, values.TInt8, values.TTimestamptz,
+			values.TInt8, values.TText, values.TInt8, values.TInt8, values.TInterval, values.TInterval},
 	},
 	"partitions": {
 		Names: []string{"topic", "partition", "active", "start_offset", "end_offset", "messages", "bytes", "last_write_at",
 			"state", "parent", "children", "key_from", "key_to", "write_rate", "utilization", "throttled_seconds"},
-		Types: []Type{TText, TInt8, TBool, TInt8, TInt8, TInt8, TInt8, TTimestamptz,
-			TText, TInt8, TInt8Array, TText, TText, TFloat8, TFloat8, TFloat8},
+		Types: []values.Type{values.TText, values.TInt8, values.TBool, values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TTimestamptz,
+			values.TText, values.TInt8, values.TInt8Array, values.TText, values.TText, values.TFloat8, values.TFloat8, values.TFloat8},
 	},
 	"consumers": {
 		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",
 			"lag_messages", "lag_time", "read_session", "available", "acquired", "delayed", "archived", "oldest_unacked_age",
 			"archived_total", "dead_lettered", "dead_letter_failures", "dead_letter_error", "read_gateway"},
-		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TInt8, TInt8, TInterval, TInt8,
-			TInt8, TInt8, TInt8, TInt8, TInterval, TInt8, TInt8, TInt8, TText, TText},
+		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TInterval, values.TInt8,
+			values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TInterval, values.TInt8, values.TInt8, values.TInt8, values.TText, values.TText},
 	},
 	// consumer_options is one row per consumer with every consumer option
 	// as it is in effect (defaults filled in); the shared-only options are
@@ -198,21 +198,21 @@ var SysViews = map[string]SysView{
 		Names: []string{"topic", "consumer", "type", "important", "read_from", "availability_period", "supported_codecs",
 			"default_processing_timeout", "max_processing_attempts", "dead_letter_policy", "dead_letter_queue",
 			"dead_letter_queue_exists", "keep_messages_order", "receive_message_delay"},
-		Types: []Type{TText, TText, TText, TBool, TTimestamptz, TInterval, TText,
-			TInterval, TInt8, TText, TText, TBool, TBool, TInterval},
+		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TTimestamptz, values.TInterval, values.TText,
+			values.TInterval, values.TInt8, values.TText, values.TText, values.TBool, values.TBool, values.TInterval},
 	},
 	"sessions": {
 		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",
 			"staged_messages", "staged_bytes", "reading", "gateway"},
-		Types: []Type{TInt8, TText, TText, TText, TText, TText, TInt8, TInterval, TInt8, TInt8, TText, TText},
+		Types: []values.Type{values.TInt8, values.TText, values.TText, values.TText, values.TText, values.TText, values.TInt8, values.TInterval, values.TInt8, values.TInt8, values.TText, values.TText},
 	},
 	"transactions": {
 		Names: []string{"id", "pid", "state", "age", "staged_messages", "staged_bytes", "topics", "reads", "gateway"},
-		Types: []Type{TInt8, TInt8, TText, TInterval, TInt8, TInt8, TText, TText, TText},
+		Types: []values.Type{values.TInt8, values.TInt8, values.TText, values.TInterval, values.TInt8, values.TInt8, values.TText, values.TText, values.TText},
 	},
 	"producers": {
 		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},
-		Types: []Type{TText, TText, TInt8, TInt8, TTimestamptz},
+		Types: []values.Type{values.TText, values.TText, values.TInt8, values.TInt8, values.TTimestamptz},
 	},
 	// cluster is the cluster store as this gateway sees it, a row per
 	// member: the stream, its nodes (leader, replicas), the gateways
@@ -220,6 +220,6 @@ var SysViews = map[string]SysView{
 	// embedded store.
 	"cluster": {
 		Names: []string{"kind", "name", "role", "alive", "lag", "sequence", "detail"},
-		Types: []Type{TText, TText, TText, TBool, TInt8, TInt8, TText},
+		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TInt8, values.TInt8, values.TText},
 	},
 }

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 import "slices"
 
@@ -9,11 +9,11 @@ import "slices"
 // then the rules (rules.go lists them in order, each in its own
 // rule_*.go file) rewrite the block's chain. Every
 // query block (a derived table, a join input, a subquery) has its own tree,
-// built once when the statement is planned (finish), so a prepared
+// built once when the statement is planned (Finish), so a prepared
 // statement runs the same tree every time and EXPLAIN prints the tree that
 // runs.
 
-// Tree is p's plan tree: the one finish built, else (a plan built outside
+// Tree is p's plan tree: the one Finish built, else (a plan built outside
 // Plan, as in some tests) a new one.
 func Tree(p *SelectPlan) Node {
 	if p.Tree != nil {
@@ -34,8 +34,8 @@ func buildTree(p *SelectPlan) Node {
 	return n
 }
 
-// finish builds the trees of every query block of a planned statement.
-func finish(p Plan) {
+// Finish builds the trees of every query block of a planned statement.
+func Finish(p Plan) {
 	switch x := p.(type) {
 	case *SelectPlan:
 		finishSelect(x)
@@ -48,7 +48,7 @@ func finish(p Plan) {
 	case *DeclareCursorPlan:
 		finishSelect(x.Query)
 	case *ExplainPlan:
-		finish(x.Inner)
+		Finish(x.Inner)
 	}
 }
 
@@ -109,7 +109,7 @@ func blockExprs(p *SelectPlan) []Expr {
 func allSubqueries(p *SelectPlan) []*SubqueryExpr {
 	out := p.Subqueries[:len(p.Subqueries):len(p.Subqueries)]
 	for _, e := range blockExprs(p) {
-		walk(e, func(x Expr) {
+		Walk(e, func(x Expr) {
 			if sq, ok := x.(*SubqueryExpr); ok && !slices.Contains(out, sq) {
 				out = append(out, sq)
 			}
@@ -122,7 +122,7 @@ func allSubqueries(p *SelectPlan) []*SubqueryExpr {
 func correlatedIn(es ...Expr) []*SubqueryExpr {
 	var out []*SubqueryExpr
 	for _, e := range es {
-		walk(e, func(x Expr) {
+		Walk(e, func(x Expr) {
 			if sq, ok := x.(*SubqueryExpr); ok && sq.Correlated {
 				for _, s := range out {
 					if s == sq {

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // chooseHashJoin names an inner or cross join that found keys an INNER
 // hash join (a cross join with keys from WHERE is one).

@@ -1,12 +1,12 @@
-package planner
+package catalog
 
 import (
 	"sort"
 	"strings"
 
-	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
+	"topicgate/topicstore"
 )
 
 // The OIDs of the emulated catalog (executor/pgcatalog.go): schemas, the
@@ -64,12 +64,17 @@ func SysViewNames() []string {
 	return names
 }
 
-// regclassOID resolves a relation name, as 'name'::regclass does: an
+// Topics finds a topic by name (the planner's Catalog is one).
+type Topics interface {
+	Topic(name string) (topicstore.TopicInfo, error)
+}
+
+// RegclassOID resolves a relation name, as 'name'::regclass does: an
 // optionally schema-qualified (pg_catalog, public or sys) topic, system
 // view or catalog table; a name without a schema is looked up on the
 // search path (pg_catalog, then public). A bare number is an OID.
-func regclassOID(cat Catalog, s string) (int64, error) {
-	if n, err := values.ParseText(s, TInt8); err == nil {
+func RegclassOID(topics Topics, s string) (int64, error) {
+	if n, err := values.ParseText(s, values.TInt8); err == nil {
 		return n.(int64), nil
 	}
 	schema, name, qualified := strings.Cut(s, ".")
@@ -96,24 +101,9 @@ func regclassOID(cat Catalog, s string) (int64, error) {
 		}
 	}
 	if schema == "" || schema == "public" {
-		if ti, err := cat.Topic(name); err == nil {
+		if ti, err := topics.Topic(name); err == nil {
 			return int64(OIDFirstTopic) + int64(ti.ID), nil
 		}
 	}
 	return 0, pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s\" does not exist", s)
-}
-
-// regtypeText binds x::regtype::t for a text type t: a regtype prints as
-// the type's name (asyncpg's introspection reads elemtype::regtype::text),
-// where regtype is otherwise an oid here.
-func (b *binder) regtypeText(x *sql.Cast, t Type) (Expr, error) {
-	oid, err := b.bind(x, TUnknown)
-	if err != nil {
-		return nil, err
-	}
-	var out Expr = &FuncExpr{Name: "regtypeout", Args: []Expr{oid}, T: TText, Fn: Builtins["regtypeout"]}
-	if t != TText {
-		out = &CastExpr{X: out, T: t}
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package planner
+package plantree_test
 
 import (
 	"flag"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"topicgate/internal/datadriven"
+	"topicgate/planner"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/topicstore"
 )
@@ -32,7 +34,7 @@ func TestRules(t *testing.T) {
 		names = append(names, filepath.Base(f))
 	}
 	slices.Sort(names)
-	want := slices.Sorted(slices.Values(Rules()))
+	want := slices.Sorted(slices.Values(plantree.Rules()))
 	if !slices.Equal(names, want) {
 		t.Fatalf("testdata/rules has %v, want a file per rule: %v", names, want)
 	}
@@ -65,10 +67,7 @@ var rulesCatalog = fakeCatalog{
 // prints its tree.
 func explainRule(t *testing.T, query, skip string) string {
 	t.Helper()
-	chain, block := rules, blockRules
-	defer func() { rules, blockRules = chain, block }()
-	rules = slices.DeleteFunc(slices.Clone(chain), func(r rule) bool { return r.name == skip })
-	blockRules = slices.DeleteFunc(slices.Clone(block), func(r blockRule) bool { return r.name == skip })
+	defer plantree.WithoutRule(skip)()
 	stmts, err := sql.Parse(query)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
@@ -76,13 +75,13 @@ func explainRule(t *testing.T, query, skip string) string {
 	if len(stmts) != 1 {
 		t.Fatalf("%s: %d statements, want 1", query, len(stmts))
 	}
-	p, _, err := Build(rulesCatalog, stmts[0], nil)
+	p, _, err := planner.Build(rulesCatalog, stmts[0], nil)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
-	sp, ok := p.(*SelectPlan)
+	sp, ok := p.(*plantree.SelectPlan)
 	if !ok {
 		t.Fatalf("%s: a %T, want a query", query, p)
 	}
-	return strings.Join(ExplainText(Tree(sp), 0, false, nil), "\n")
+	return strings.Join(plantree.ExplainText(plantree.Tree(sp), 0, false, nil), "\n")
 }

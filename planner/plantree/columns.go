@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // MsgCol identifies a message column of a topic.
 type MsgCol uint8
@@ -49,8 +49,8 @@ var MsgColumns = [numMsgCols]MsgColumn{
 var StarColumns = []MsgCol{ColPartition, ColOffset, ColSeqNo, ColProducerID, ColMessageGroupID,
 	ColCreatedAt, ColWrittenAt, ColCodec, ColAttrs, ColData}
 
-// ydbAliases maps YDB's metadata names to our columns.
-var ydbAliases = map[string]MsgCol{
+// YDBAliases maps YDB's metadata names to our columns.
+var YDBAliases = map[string]MsgCol{
 	"__ydb_offset":           ColOffset,
 	"__ydb_partition_id":     ColPartition,
 	"__ydb_seq_no":           ColSeqNo,
@@ -67,6 +67,6 @@ func LookupMsgCol(name string) (MsgCol, bool) {
 			return MsgCol(i), true
 		}
 	}
-	c, ok := ydbAliases[name]
+	c, ok := YDBAliases[name]
 	return c, ok
 }

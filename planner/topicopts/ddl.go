@@ -1,4 +1,4 @@
-package planner
+package topicopts
 
 import (
 	"strconv"
@@ -10,8 +10,8 @@ import (
 )
 
 // CreateTopicDDL is the CREATE TOPIC statement that recreates cfg (SHOW
-// CREATE TOPIC): the inverse of ApplyTopicOptions and
-// ApplyConsumerOptions, option by option, listing only the options that
+// CREATE TOPIC): the inverse of applyTopicOptions and
+// applyConsumerOptions, option by option, listing only the options that
 // differ from their defaults, in the order the parsers name them.
 // Partitions added by auto-partitioning are not options: the statement
 // creates min_active_partitions of them.

@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // pushdownBounds moves partition, offset and written_at predicates of the
 // filter right above a topic scan into the scan's ranges (pushDown), so a
@@ -18,7 +18,7 @@ var flipOp = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "
 // predicates of the filter into the scan, so a read of a few messages from a
 // huge topic seeks instead of scanning. The filter itself is kept.
 func pushDown(s *MsgScan, filter Expr) {
-	for _, c := range conjuncts(filter, nil) {
+	for _, c := range Conjuncts(filter, nil) {
 		switch x := c.(type) {
 		case *CmpExpr:
 			col, ok := x.L.(*ColExpr)
@@ -27,7 +27,7 @@ func pushDown(s *MsgScan, filter Expr) {
 				col, ok = x.R.(*ColExpr)
 				val, op = x.L, flipOp[x.Op]
 			}
-			if !ok || op == "" || !isConstant(val) {
+			if !ok || op == "" || !IsConstant(val) {
 				continue
 			}
 			switch MsgCol(col.Idx) {
@@ -48,14 +48,14 @@ func pushDown(s *MsgScan, filter Expr) {
 			}
 			all := true
 			for _, v := range x.List {
-				all = all && isConstant(v)
+				all = all && IsConstant(v)
 			}
 			if all {
 				s.Partitions = x.List
 			}
 		case *AnyExpr:
 			col, ok := x.X.(*ColExpr)
-			if ok && !x.All && x.Op == "=" && MsgCol(col.Idx) == ColPartition && isConstant(x.Array) && s.Partitions == nil {
+			if ok && !x.All && x.Op == "=" && MsgCol(col.Idx) == ColPartition && IsConstant(x.Array) && s.Partitions == nil {
 				s.PartArray = x.Array
 			}
 		}

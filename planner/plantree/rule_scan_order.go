@@ -1,7 +1,7 @@
-package planner
+package plantree
 
 // scanOrderRule drops a sort of a scan's projected rows that the scan can
-// produce itself (scanOrder) and hands the order to the scan.
+// produce itself (ScanOrderOf) and hands the order to the scan.
 func scanOrderRule(n Node) Node {
 	s, ok := n.(*SortNode)
 	if !ok {
@@ -15,7 +15,7 @@ func scanOrderRule(n Node) Node {
 	if sc == nil {
 		return n
 	}
-	o, ok := scanOrder(s.Keys, pr.Exprs)
+	o, ok := ScanOrderOf(s.Keys, pr.Exprs)
 	if !ok {
 		return n
 	}
@@ -23,14 +23,16 @@ func scanOrderRule(n Node) Node {
 	return pr
 }
 
-// scanOrder is the rule that drops a sort a topic scan can do itself: by
-// partition, by partition then offset, or by offset alone (the partitions
-// merged), each ascending or descending. Offsets are unique within a
+// ScanOrderOf is the order, if any, in which a topic scan can itself
+// produce the sort of its projected rows (the scanOrder rule drops such a
+// sort; the planner asks it too): by partition, by partition then offset,
+// or by offset alone (the partitions merged), each ascending or
+// descending. Offsets are unique within a
 // partition, so these orders are total where PostgreSQL's would be, and
 // ties of ORDER BY offset across partitions may come in any order, as in
 // PostgreSQL. Reading newest first lets ORDER BY offset DESC LIMIT 10 (the
 // tail of a topic) read about 10 messages per partition instead of all.
-func scanOrder(sort []SortKey, project []Expr) (ScanOrder, bool) {
+func ScanOrderOf(sort []SortKey, project []Expr) (ScanOrder, bool) {
 	if len(sort) > 2 {
 		return ScanOrder{}, false
 	}

@@ -1,8 +1,11 @@
-package planner
+package plantree
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"topicgate/planner/catalog"
+	"topicgate/sql"
 )
 
 // Expr is a type-checked scalar expression. The executor evaluates it.
@@ -30,6 +33,15 @@ type ParamExpr struct {
 	T     Type
 	types *[]Type // shared inference slot
 }
+
+// NewParam is parameter $idx+1, whose type is (*types)[idx]: the slots
+// the statement's parameters share while it is bound, so a type inferred
+// at one use types them all.
+func NewParam(idx int, types *[]Type) *ParamExpr { return &ParamExpr{Idx: idx, types: types} }
+
+// Infer sets the parameter's type in its shared slot (binding only: a
+// plan once built is immutable).
+func (e *ParamExpr) Infer(t Type) { (*e.types)[e.Idx] = t }
 
 // CmpExpr compares L and R (= <> < <= > >= LIKE ILIKE ~ and negations).
 type CmpExpr struct {
@@ -85,7 +97,7 @@ type FuncExpr struct {
 	Set bool
 	// Fn is the scalar builtin's declaration (nil when Set); the executor
 	// runs the implementation registered for it.
-	Fn *Builtin
+	Fn *catalog.Builtin
 }
 
 // CastExpr converts X to T.
@@ -297,4 +309,128 @@ func joinExprs(es []Expr) string {
 		parts[i] = a.String()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// SubqueryExpr is a subquery in an expression: a scalar subquery (the
+// single value of its single column, NULL without rows), EXISTS, or X IN
+// (subquery). An uncorrelated one runs once per execution of the
+// statement, before the statement reads anything (SelectPlan.Subqueries
+// lists them), and its result is kept. A correlated one (Correlated: Plan
+// reads columns of the query around it, as OuterRefs) runs for each row it
+// is evaluated on.
+type SubqueryExpr struct {
+	Kind       sql.SubKind
+	X          Expr // SubIn: the value tested
+	Plan       *SelectPlan
+	T          Type
+	Correlated bool
+	// OuterCols are the outer row's columns a correlated subquery reads;
+	// Volatile says it calls a volatile function (clock_timestamp(),
+	// gen_random_uuid()), so equal values of them may give another result.
+	// Reusable, set by the cacheCorrelatedSubqueries rule, lets the
+	// executor keep a correlated subquery's results by those values.
+	OuterCols []int
+	Volatile  bool
+	Reusable  bool
+	id        int
+}
+
+// NewSubquery is e numbered id, which its String names (unique within
+// the statement).
+func NewSubquery(id int, e SubqueryExpr) *SubqueryExpr {
+	e.id = id
+	return &e
+}
+
+// OuterRef is a correlated subquery's reference to column Idx of the row of
+// the query directly around it.
+type OuterRef struct {
+	Idx  int
+	T    Type
+	Name string
+}
+
+func (e *OuterRef) Type() Type { return e.T }
+
+func (e *OuterRef) String() string { return "(outer " + e.Name + ")" }
+
+func (e *SubqueryExpr) Type() Type { return e.T }
+
+// String names the subquery uniquely within its statement: two subqueries
+// never match each other (as ORDER BY matches select-list expressions).
+func (e *SubqueryExpr) String() string {
+	switch e.Kind {
+	case sql.SubExists:
+		return "EXISTS (subquery " + strconv.Itoa(e.id) + ")"
+	case sql.SubIn:
+		return "(" + e.X.String() + " IN (subquery " + strconv.Itoa(e.id) + "))"
+	case sql.SubArray:
+		return "ARRAY(subquery " + strconv.Itoa(e.id) + ")"
+	}
+	return "(subquery " + strconv.Itoa(e.id) + ")"
+}
+
+// SetOpPlan is Left UNION/INTERSECT/EXCEPT [ALL] Right; both sides have
+// the same number of columns, cast to common types.
+type SetOpPlan struct {
+	Op          string
+	All         bool
+	Left, Right *SelectPlan
+}
+
+// WindowExpr is a window function call, f(...) OVER (PARTITION BY ...
+// ORDER BY ... [frame]). Without a frame clause the frame is PostgreSQL's
+// default: with an ORDER BY, the rows from the partition's start to the
+// current row and its peers; without one, the whole partition. The executor computes every window of a plan
+// (SelectPlan.Windows) over the filtered input rows and appends the results
+// to each row; the expression then reads its column, Slot.
+type WindowExpr struct {
+	Name        string // row_number, rank, dense_rank, lag, lead, first_value, last_value, nth_value, or an aggregate
+	Args        []Expr
+	Agg         *AggExpr // for an aggregate (count, sum, avg, min, max, ...)
+	PartitionBy []Expr
+	Order       []Expr
+	OrderBy     []SortKey    // Idx into Order
+	Frame       *WindowFrame // nil: the default frame
+	T           Type
+	Slot        int
+}
+
+// WindowFrame is a window's frame clause. Offsets are expressions without
+// column references (constants, parameters, uncorrelated subqueries) that
+// the executor evaluates once per statement: bigints for ROWS and GROUPS,
+// for RANGE a value of the ORDER BY column's type (an interval for a
+// timestamptz).
+type WindowFrame struct {
+	Mode       sql.FrameMode
+	Start, End FrameBound
+	Exclude    sql.FrameExclude
+}
+
+// FrameBound is one end of a WindowFrame.
+type FrameBound struct {
+	Kind   sql.BoundKind
+	Offset Expr // BoundPreceding, BoundFollowing
+}
+
+func (e *WindowExpr) Type() Type { return e.T }
+
+// String names the window by its slot: two windows never match each other
+// (as ORDER BY matches select-list expressions).
+func (e *WindowExpr) String() string {
+	var b strings.Builder
+	if e.Agg != nil {
+		b.WriteString(e.Agg.String())
+	} else {
+		b.WriteString(e.Name + "(")
+		for i, a := range e.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(a.String())
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(" OVER (#" + strconv.Itoa(e.Slot) + ")")
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package planner
+package topicopts
 
 import (
 	"fmt"
@@ -11,16 +11,18 @@ import (
 	"topicgate/topicstore"
 )
 
-func badOption(format string, args ...any) error {
+// BadOption is the error of an invalid option value (22023), for the
+// options of topics, consumers and reads alike.
+func BadOption(format string, args ...any) error {
 	return pgerror.Newf(pgerror.CodeInvalidParameterValue, format, args...)
 }
 
 func optInt(o sql.Option, lo, hi int64) (int64, error) {
 	if o.Value.Kind != sql.LitInt {
-		return 0, badOption("option \"%s\" must be an integer", o.Name)
+		return 0, BadOption("option \"%s\" must be an integer", o.Name)
 	}
 	if o.Value.Int < lo || o.Value.Int > hi {
-		return 0, badOption("option \"%s\" value %d is out of range [%d, %d]", o.Name, o.Value.Int, lo, hi)
+		return 0, BadOption("option \"%s\" value %d is out of range [%d, %d]", o.Name, o.Value.Int, lo, hi)
 	}
 	return o.Value.Int, nil
 }
@@ -30,11 +32,11 @@ func optBool(o sql.Option) (bool, error) {
 	case sql.LitBool:
 		return o.Value.Bool, nil
 	case sql.LitString, sql.LitIdent:
-		if v, err := values.ParseText(o.Value.Str, TBool); err == nil {
+		if v, err := values.ParseText(o.Value.Str, values.TBool); err == nil {
 			return v.(bool), nil
 		}
 	}
-	return false, badOption("option \"%s\" must be a boolean", o.Name)
+	return false, BadOption("option \"%s\" must be a boolean", o.Name)
 }
 
 func optDuration(o sql.Option, min time.Duration) (time.Duration, error) {
@@ -45,14 +47,14 @@ func optDuration(o sql.Option, min time.Duration) (time.Duration, error) {
 	case sql.LitString:
 		v, err := values.ParseInterval(o.Value.Str)
 		if err != nil {
-			return 0, badOption("option \"%s\" must be an interval such as Interval('PT30S'): %v", o.Name, err)
+			return 0, BadOption("option \"%s\" must be an interval such as Interval('PT30S'): %v", o.Name, err)
 		}
 		d = v
 	default:
-		return 0, badOption("option \"%s\" must be an interval such as Interval('PT30S')", o.Name)
+		return 0, BadOption("option \"%s\" must be an interval such as Interval('PT30S')", o.Name)
 	}
 	if d < min {
-		return 0, badOption("option \"%s\" must be at least %s", o.Name, values.FormatInterval(min))
+		return 0, BadOption("option \"%s\" must be at least %s", o.Name, values.FormatInterval(min))
 	}
 	return d, nil
 }
@@ -69,12 +71,12 @@ func optTime(o sql.Option) (time.Time, error) {
 	case sql.LitInt:
 		return time.Unix(o.Value.Int, 0).UTC(), nil
 	}
-	return time.Time{}, badOption("option \"%s\" must be a timestamp such as Datetime('2026-01-01T00:00:00Z')", o.Name)
+	return time.Time{}, BadOption("option \"%s\" must be a timestamp such as Datetime('2026-01-01T00:00:00Z')", o.Name)
 }
 
 func optString(o sql.Option, allowed ...string) (string, error) {
 	if o.Value.Kind != sql.LitString && o.Value.Kind != sql.LitIdent {
-		return "", badOption("option \"%s\" must be a string", o.Name)
+		return "", BadOption("option \"%s\" must be a string", o.Name)
 	}
 	s := o.Value.Str
 	if len(allowed) == 0 {
@@ -85,7 +87,7 @@ func optString(o sql.Option, allowed ...string) (string, error) {
 			return a, nil
 		}
 	}
-	return "", badOption("option \"%s\" has invalid value '%s' (allowed: %s)", o.Name, s, strings.Join(allowed, ", "))
+	return "", BadOption("option \"%s\" has invalid value '%s' (allowed: %s)", o.Name, s, strings.Join(allowed, ", "))
 }
 
 func optCodecs(o sql.Option) ([]topicstore.Codec, error) {
@@ -101,21 +103,22 @@ func optCodecs(o sql.Option) ([]topicstore.Codec, error) {
 		}
 		c, err := topicstore.ParseCodec(strings.ToLower(part))
 		if err != nil {
-			return nil, badOption("option \"%s\": unknown codec \"%s\" (known: raw, gzip, lzop, zstd)", o.Name, part)
+			return nil, BadOption("option \"%s\": unknown codec \"%s\" (known: raw, gzip, lzop, zstd)", o.Name, part)
 		}
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		return nil, badOption("option \"%s\" must list at least one codec", o.Name)
+		return nil, BadOption("option \"%s\" must list at least one codec", o.Name)
 	}
 	return out, nil
 }
 
-func checkDuplicates(opts []sql.Option) error {
+// CheckDuplicates refuses an option list that names an option twice
+// (42601 at the second, as PostgreSQL says it of COPY's options).
+func CheckDuplicates(opts []sql.Option) error {
 	seen := map[string]bool{}
 	for _, o := range opts {
 		if seen[o.Name] {
-			// As PostgreSQL says it of COPY's options, at the second.
 			return pgerror.At(pgerror.New(pgerror.CodeSyntaxError, "conflicting or redundant options").
 				WithDetail(fmt.Sprintf("Option \"%s\" is given more than once.", o.Name)), o.Pos)
 		}
@@ -124,9 +127,9 @@ func checkDuplicates(opts []sql.Option) error {
 	return nil
 }
 
-// ApplyTopicOptions validates opts and applies them to cfg.
-func ApplyTopicOptions(cfg *topicstore.TopicConfig, opts []sql.Option) error {
-	if err := checkDuplicates(opts); err != nil {
+// applyTopicOptions validates opts and applies them to cfg.
+func applyTopicOptions(cfg *topicstore.TopicConfig, opts []sql.Option) error {
+	if err := CheckDuplicates(opts); err != nil {
 		return err
 	}
 	for _, o := range opts {
@@ -169,20 +172,20 @@ func ApplyTopicOptions(cfg *topicstore.TopicConfig, opts []sql.Option) error {
 		case "producer_inactivity_period":
 			cfg.ProducerExpiry, err = optDuration(o, time.Second)
 		default:
-			return badOption("unrecognized topic option \"%s\"", o.Name)
+			return BadOption("unrecognized topic option \"%s\"", o.Name)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	if cfg.MaxActivePartitions > 0 && cfg.MinActivePartitions > cfg.MaxActivePartitions {
-		return badOption("min_active_partitions (%d) exceeds max_active_partitions (%d)", cfg.MinActivePartitions, cfg.MaxActivePartitions)
+		return BadOption("min_active_partitions (%d) exceeds max_active_partitions (%d)", cfg.MinActivePartitions, cfg.MaxActivePartitions)
 	}
 	return nil
 }
 
-// ResetTopicOptions restores the named options to their defaults.
-func ResetTopicOptions(cfg *topicstore.TopicConfig, names []string) error {
+// resetTopicOptions restores the named options to their defaults.
+func resetTopicOptions(cfg *topicstore.TopicConfig, names []string) error {
 	for _, n := range names {
 		switch n {
 		case "max_active_partitions", "partition_count_limit":
@@ -210,9 +213,9 @@ func ResetTopicOptions(cfg *topicstore.TopicConfig, names []string) error {
 		case "producer_inactivity_period":
 			cfg.ProducerExpiry = 0
 		case "min_active_partitions":
-			return badOption("option \"min_active_partitions\" cannot be reset: partitions are never removed")
+			return BadOption("option \"min_active_partitions\" cannot be reset: partitions are never removed")
 		default:
-			return badOption("unrecognized topic option \"%s\"", n)
+			return BadOption("unrecognized topic option \"%s\"", n)
 		}
 	}
 	return nil
@@ -223,9 +226,9 @@ var sharedOnly = map[string]bool{
 	"dead_letter_queue": true, "keep_messages_order": true, "receive_message_delay": true,
 }
 
-// ApplyConsumerOptions validates opts and applies them to c.
-func ApplyConsumerOptions(c *topicstore.ConsumerConfig, opts []sql.Option) error {
-	if err := checkDuplicates(opts); err != nil {
+// applyConsumerOptions validates opts and applies them to c.
+func applyConsumerOptions(c *topicstore.ConsumerConfig, opts []sql.Option) error {
+	if err := CheckDuplicates(opts); err != nil {
 		return err
 	}
 	for _, o := range opts {
@@ -258,32 +261,32 @@ func ApplyConsumerOptions(c *topicstore.ConsumerConfig, opts []sql.Option) error
 		case "receive_message_delay":
 			c.ReceiveMessageDelay, err = optDuration(o, 0)
 		default:
-			return badOption("unrecognized consumer option \"%s\"", o.Name)
+			return BadOption("unrecognized consumer option \"%s\"", o.Name)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return ValidateConsumer(c, opts)
+	return validateConsumer(c, opts)
 }
 
-// ValidateConsumer checks option combinations.
-func ValidateConsumer(c *topicstore.ConsumerConfig, opts []sql.Option) error {
+// validateConsumer checks option combinations.
+func validateConsumer(c *topicstore.ConsumerConfig, opts []sql.Option) error {
 	if c.Important && c.AvailabilityPeriod > 0 {
-		return badOption("consumer \"%s\": important and availability_period cannot be combined", c.Name)
+		return BadOption("consumer \"%s\": important and availability_period cannot be combined", c.Name)
 	}
 	if !c.Shared {
 		for _, o := range opts {
 			if sharedOnly[o.Name] {
-				return badOption("option \"%s\" is only valid for a shared consumer (type = 'shared'); consumer \"%s\" is streaming", o.Name, c.Name)
+				return BadOption("option \"%s\" is only valid for a shared consumer (type = 'shared'); consumer \"%s\" is streaming", o.Name, c.Name)
 			}
 		}
 	}
 	if c.DeadLetterQueue != "" && c.DeadLetterPolicy != "move" {
-		return badOption("consumer \"%s\": dead_letter_queue requires dead_letter_policy = 'move'", c.Name)
+		return BadOption("consumer \"%s\": dead_letter_queue requires dead_letter_policy = 'move'", c.Name)
 	}
 	if c.DeadLetterPolicy == "move" && c.DeadLetterQueue == "" {
-		return badOption("consumer \"%s\": dead_letter_policy 'move' requires dead_letter_queue", c.Name)
+		return BadOption("consumer \"%s\": dead_letter_policy 'move' requires dead_letter_queue", c.Name)
 	}
 	return nil
 }

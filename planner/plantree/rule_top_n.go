@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // topNRule keeps only LIMIT rows of a sort (ORDER BY ... LIMIT).
 func topNRule(n Node) Node {

@@ -1,98 +1,98 @@
-package planner
+package plantree
 
 // Helpers over bound expressions that binding and the rules share.
 
-// walk calls fn for e and every sub-expression.
-func walk(e Expr, fn func(Expr)) {
+// Walk calls fn for e and every sub-expression.
+func Walk(e Expr, fn func(Expr)) {
 	if e == nil {
 		return
 	}
 	fn(e)
 	switch x := e.(type) {
 	case *CmpExpr:
-		walk(x.L, fn)
-		walk(x.R, fn)
+		Walk(x.L, fn)
+		Walk(x.R, fn)
 	case *LogicExpr:
 		for _, a := range x.Args {
-			walk(a, fn)
+			Walk(a, fn)
 		}
 	case *NotExpr:
-		walk(x.X, fn)
+		Walk(x.X, fn)
 	case *ArithExpr:
-		walk(x.L, fn)
-		walk(x.R, fn)
+		Walk(x.L, fn)
+		Walk(x.R, fn)
 	case *NegExpr:
-		walk(x.X, fn)
+		Walk(x.X, fn)
 	case *JSONGetExpr:
-		walk(x.X, fn)
-		walk(x.Key, fn)
+		Walk(x.X, fn)
+		Walk(x.Key, fn)
 	case *JSONTestExpr:
-		walk(x.X, fn)
-		walk(x.Y, fn)
+		Walk(x.X, fn)
+		Walk(x.Y, fn)
 	case *JSONPathExpr:
-		walk(x.X, fn)
-		walk(x.Path, fn)
+		Walk(x.X, fn)
+		Walk(x.Path, fn)
 	case *FuncExpr:
 		for _, a := range x.Args {
-			walk(a, fn)
+			Walk(a, fn)
 		}
 	case *CastExpr:
-		walk(x.X, fn)
+		Walk(x.X, fn)
 	case *InExpr:
-		walk(x.X, fn)
+		Walk(x.X, fn)
 		for _, a := range x.List {
-			walk(a, fn)
+			Walk(a, fn)
 		}
 	case *AnyExpr:
-		walk(x.X, fn)
-		walk(x.Array, fn)
+		Walk(x.X, fn)
+		Walk(x.Array, fn)
 	case *IsNullExpr:
-		walk(x.X, fn)
+		Walk(x.X, fn)
 	case *IsBoolExpr:
-		walk(x.X, fn)
+		Walk(x.X, fn)
 	case *CaseExpr:
 		for _, w := range x.Whens {
-			walk(w.Cond, fn)
-			walk(w.Result, fn)
+			Walk(w.Cond, fn)
+			Walk(w.Result, fn)
 		}
-		walk(x.Else, fn)
+		Walk(x.Else, fn)
 	case *CoalesceExpr:
 		for _, a := range x.Args {
-			walk(a, fn)
+			Walk(a, fn)
 		}
 	case *ArrayExpr:
 		for _, a := range x.Elems {
-			walk(a, fn)
+			Walk(a, fn)
 		}
 	case *SubscriptExpr:
-		walk(x.X, fn)
-		walk(x.Index, fn)
+		Walk(x.X, fn)
+		Walk(x.Index, fn)
 	case *SubqueryExpr:
-		walk(x.X, fn) // the subquery's own plan is not part of this one
+		Walk(x.X, fn) // the subquery's own plan is not part of this one
 	case *WindowExpr:
 		for _, l := range [][]Expr{x.Args, x.PartitionBy, x.Order} {
 			for _, a := range l {
-				walk(a, fn)
+				Walk(a, fn)
 			}
 		}
 		if x.Agg != nil {
-			walk(x.Agg, fn)
+			Walk(x.Agg, fn)
 		}
 	case *AggExpr:
-		walk(x.Arg, fn)
-		walk(x.Sep, fn)
-		walk(x.Filter, fn)
+		Walk(x.Arg, fn)
+		Walk(x.Sep, fn)
+		Walk(x.Filter, fn)
 		for _, o := range x.Order {
-			walk(o, fn)
+			Walk(o, fn)
 		}
 	}
 }
 
-// conjuncts splits a filter into its top-level AND terms.
-func conjuncts(e Expr, out []Expr) []Expr {
+// Conjuncts splits a filter into its top-level AND terms.
+func Conjuncts(e Expr, out []Expr) []Expr {
 	if l, ok := e.(*LogicExpr); ok && l.And {
 		for _, a := range l.Args {
-			out = conjuncts(a, out)
+			out = Conjuncts(a, out)
 		}
 		return out
 	}
@@ -102,11 +102,11 @@ func conjuncts(e Expr, out []Expr) []Expr {
 	return out
 }
 
-// isConstant reports whether e has no column references (constants and
+// IsConstant reports whether e has no column references (constants and
 // parameters only), so the executor can evaluate it once per execution.
-func isConstant(e Expr) bool {
+func IsConstant(e Expr) bool {
 	ok := true
-	walk(e, func(x Expr) {
+	Walk(e, func(x Expr) {
 		switch x.(type) {
 		case *ColExpr, *AggExpr:
 			ok = false

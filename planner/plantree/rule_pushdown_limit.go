@@ -1,4 +1,4 @@
-package planner
+package plantree
 
 // pushdownLimit applies LIMIT and OFFSET inside a streaming scan (its
 // rows projected), which then stops reading once it has them.
