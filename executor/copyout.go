@@ -16,7 +16,7 @@ import (
 // position as the same SELECT would: in autocommit once the last row was
 // flushed to the client (the portal's delivery, delivery.go).
 func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *plantree.CopyOutPlan, out wire.Output) (int64, error) {
-	it, err := s.runSelect(ctx, ec, p.Select, nil)
+	it, err := runSelect(ctx, ec, p.Select, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -159,7 +159,7 @@ func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *plantree.D
 	if _, ok := s.cursors[plan.Name]; ok {
 		return pgerror.Newf(pgerror.CodeDuplicateCursor, "cursor \"%s\" already exists", plan.Name)
 	}
-	it, err := s.runSelect(ctx, ec, plan.Query, nil)
+	it, err := runSelect(ctx, ec, plan.Query, nil)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func (r valuesRow) Col(i int) (any, error) { return r[i], nil }
 type evalCtx struct {
 	params []any
 	now    time.Time
-	sess   *Session
+	host   rowHost                               // the session running the statement
 	subs   map[*plantree.SubqueryExpr]*subResult // results of this execution's subqueries
 	// ctx is the running statement's (set by runSelect), for correlated
 	// subqueries, which run while an expression is evaluated.

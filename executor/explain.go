@@ -85,7 +85,7 @@ func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *plantree.Expla
 		inner := *ec
 		inner.stats = er.stats
 		start := time.Now()
-		it, err := s.runSelect(ctx, &inner, q, nil)
+		it, err := runSelect(ctx, &inner, q, nil)
 		for err == nil {
 			var r []any
 			if r, err = it.next(ctx); r == nil {

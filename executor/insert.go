@@ -216,7 +216,7 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *plantre
 	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
 	var msgs []topicstore.Message
 	if plan.Select != nil {
-		it, err := s.runSelect(ctx, ec, plan.Select, nil)
+		it, err := runSelect(ctx, ec, plan.Select, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,6 @@ import (
 // is held. Residual filters the joined rows; a LEFT join keeps a left row
 // without matches, padded with NULLs.
 type lateralJoinIter struct {
-	s    *Session
 	ec   *evalCtx
 	node *plantree.LateralJoinNode
 	left rowIter
@@ -59,7 +58,7 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 			inner.outer = lateralRow{left: it.cur, outer: it.ec.outer}
 			it.mem = it.ec.mem.sub()
 			inner.mem = it.mem
-			if it.right, err = it.s.open(ctx, &inner, it.node.Right, nil); err != nil {
+			if it.right, err = open(ctx, &inner, it.node.Right, nil); err != nil {
 				return nil, err
 			}
 		}

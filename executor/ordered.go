@@ -177,7 +177,7 @@ func (c *partCursor) fill(ctx context.Context) error {
 	}
 	var cbErr error
 	var n, nb int64
-	defer func() { c.ec.sess.eng.metrics.noteRead(c.plan.Scan.Topic, n, nb) }()
+	defer func() { c.ec.host.NoteRead(c.plan.Scan.Topic, n, nb) }()
 	sr := topicstore.ScanRange{Partition: c.id, Start: from, End: to, MinWrittenAt: c.minWrite}
 	err := c.store.Scan(ctx, c.plan.Scan.Topic, sr, func(m *topicstore.Message) bool {
 		n, nb = n+1, nb+int64(len(m.Body))

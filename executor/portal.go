@@ -125,7 +125,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		defer func() { s.settings.endTxn(err == nil) }()
 	}
 	if p.ec == nil {
-		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), sess: s}
+		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), host: sessionHost{s}}
 	}
 	switch plan := p.st.plan.(type) {
 	case *plantree.SelectPlan:
@@ -135,7 +135,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 				direct = out.RowEncoder
 			}
 			p.deliver = &p.dlv
-			p.it, err = s.withDelivery(p.deliver, func() (rowIter, error) { return s.runSelect(ctx, p.ec, plan, direct) })
+			p.it, err = s.withDelivery(p.deliver, func() (rowIter, error) { return runSelect(ctx, p.ec, plan, direct) })
 			if err != nil {
 				p.deliver.abandon(s, 0)
 				return "", true, err

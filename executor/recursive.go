@@ -21,7 +21,6 @@ import (
 // 54000 once it has produced more than --max-query-mib, instead of looping
 // for ever.
 type recursiveIter struct {
-	s        *Session
 	ec       *evalCtx
 	node     *plantree.RecursiveUnionNode
 	rp       *plantree.RecursivePlan
@@ -84,7 +83,7 @@ const recursiveWhat = "evaluate a recursive query (WITH RECURSIVE)"
 func (it *recursiveIter) startTerm(ctx context.Context) (rowIter, error) {
 	if !it.started {
 		it.started = true
-		return it.s.open(ctx, it.ec, it.node.First, nil)
+		return open(ctx, it.ec, it.node.First, nil)
 	}
 	if len(it.produced) == 0 {
 		return nil, nil
@@ -101,5 +100,5 @@ func (it *recursiveIter) startTerm(ctx context.Context) (rowIter, error) {
 	// this one.
 	it.ec.work[it.rp.Work] = it.produced
 	it.produced = nil
-	return it.s.open(ctx, it.ec, it.node.Next, nil)
+	return open(ctx, it.ec, it.node.Next, nil)
 }

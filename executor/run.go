@@ -19,15 +19,15 @@ import (
 // direct, when not nil, offers an encoder for rows built ahead of sending
 // (see directrows.go); only a caller that sends the whole result at once
 // may pass it.
-func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
+func runSelect(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
 	ec.ctx = ctx
 	if ec.mem == nil {
-		ec.mem = &queryMem{limit: s.eng.opts.MaxQueryBytes}
+		ec.mem = &queryMem{limit: ec.host.MaxQueryBytes()}
 	}
 	if ec.read == nil {
 		ec.read = &readPoint{}
 	}
-	return s.open(ctx, ec, plantree.Tree(p), direct)
+	return open(ctx, ec, plantree.Tree(p), direct)
 }
 
 // readPoint is a statement's read point on a store whose state this
@@ -42,8 +42,8 @@ func (s *Session) runSelect(ctx context.Context, ec *evalCtx, p *plantree.Select
 type readPoint struct{ taken bool }
 
 // takeReadPoint waits at the statement's read point, the first time.
-func (s *Session) takeReadPoint(ec *evalCtx) error {
-	rb, ok := s.eng.store.(topicstore.ReadBarrier)
+func (ec *evalCtx) takeReadPoint() error {
+	rb, ok := ec.host.Store().(topicstore.ReadBarrier)
 	if !ok || ec.read == nil || ec.read.taken {
 		return nil
 	}
@@ -59,14 +59,14 @@ func (s *Session) takeReadPoint(ec *evalCtx) error {
 }
 
 // open starts the iterator of node n (under EXPLAIN ANALYZE, counted).
-func (s *Session) open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
 	if ec.stats == nil {
-		return s.openNode(ctx, ec, n, direct)
+		return openNode(ctx, ec, n, direct)
 	}
 	st := ec.stats.of(n)
 	st.loops++
 	stop := st.start()
-	it, err := s.openNode(ctx, ec, n, direct)
+	it, err := openNode(ctx, ec, n, direct)
 	stop()
 	if it == nil || err != nil {
 		return it, err
@@ -76,34 +76,25 @@ func (s *Session) open(ctx context.Context, ec *evalCtx, n plantree.Node, direct
 
 // openNode maps each kind of plan node to its one iterator. It decides
 // nothing the tree does not say: the strategy is the node.
-func (s *Session) openNode(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func openNode(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
 	switch x := n.(type) {
 	case *plantree.InitPlanNode:
 		if err := ec.runSubqueries(ctx, x.Subs, ec.mem); err != nil {
 			return nil, err
 		}
-		return s.open(ctx, ec, x.Input, direct)
-	case *plantree.ConsumerReadNode:
-		return s.runConsumerRead(ctx, ec, x.Plan, direct)
+		return open(ctx, ec, x.Input, direct)
+	case *plantree.ConsumerReadNode, *plantree.SysScanNode:
+		return ec.host.Open(ctx, ec, n, direct)
 	case *plantree.ScanNode:
-		return s.openScan(ec, x)
-	case *plantree.SysScanNode:
-		if err := s.takeReadPoint(ec); err != nil { // the views show topic state too
-			return nil, err
-		}
-		rows, err := s.sysRows(x.Sys.View)
-		if err != nil {
-			return nil, err
-		}
-		return &sliceIter{rows: rows}, nil
+		return openScan(ec, x)
 	case *plantree.FilterNode:
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &filterIter{ec: ec, in: in, filter: x.Cond}, nil
 	case *plantree.ProjectNode:
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -113,22 +104,22 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n plantree.Node, di
 		if err != nil {
 			return nil, err
 		}
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &limitIter{in: in, skip: skip, limit: limit}, nil
 	case *plantree.SortNode:
-		rows, err := s.drain(ctx, ec, x.Input, true)
+		rows, err := drain(ctx, ec, x.Input, true)
 		if err != nil {
 			return nil, err
 		}
 		sortRows(rows, x.Keys)
 		return &sliceIter{rows: rows}, nil
 	case *plantree.TopNNode:
-		return s.openTopN(ctx, ec, x)
+		return openTopN(ctx, ec, x)
 	case *plantree.DistinctOnNode:
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -147,43 +138,43 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n plantree.Node, di
 			}
 		}
 	case *plantree.AggregateNode:
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return aggregate(ctx, ec, x.Agg, x.Having, in, ec.mem)
 	case *plantree.WindowNode:
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return computeWindows(ctx, ec, x.Windows, in, ec.mem)
 	case *plantree.ProjectSetNode:
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
 		return &srfIter{ec: ec, in: in, srfs: x.SRFs, project: x.Exprs}, nil
 	case *plantree.HashJoinNode:
-		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
+		l, r, err := openBoth(ctx, ec, x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
 		return &joinIter{ec: ec, jp: x.Join, leftKeys: x.LeftKeys, rightKeys: x.RightKeys, residual: x.Residual, left: l, right: r, mem: ec.mem}, nil
 	case *plantree.NestedLoopNode:
-		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
+		l, r, err := openBoth(ctx, ec, x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
 		return &joinIter{ec: ec, jp: x.Join, residual: x.Residual, left: l, right: r, mem: ec.mem}, nil
 	case *plantree.LateralJoinNode:
-		l, err := s.open(ctx, ec, x.Left, nil)
+		l, err := open(ctx, ec, x.Left, nil)
 		if err != nil {
 			return nil, err
 		}
-		return &lateralJoinIter{s: s, ec: ec, node: x, left: l}, nil
+		return &lateralJoinIter{ec: ec, node: x, left: l}, nil
 	case *plantree.SetOpNode:
-		l, r, err := s.openBoth(ctx, ec, x.Left, x.Right)
+		l, r, err := openBoth(ctx, ec, x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
@@ -191,9 +182,9 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n plantree.Node, di
 	case *plantree.ValuesNode:
 		return &valuesIter{ec: ec, rows: x.Rows}, nil
 	case *plantree.SubqueryScanNode:
-		return s.open(ctx, ec, x.Input, nil)
+		return open(ctx, ec, x.Input, nil)
 	case *plantree.RecursiveUnionNode:
-		return &recursiveIter{s: s, ec: ec, node: x, rp: x.Rec, mem: ec.mem}, nil
+		return &recursiveIter{ec: ec, node: x, rp: x.Rec, mem: ec.mem}, nil
 	case *plantree.WorkTableScanNode:
 		return &sliceIter{rows: ec.work[x.Work]}, nil
 	case *plantree.FunctionScanNode:
@@ -201,30 +192,36 @@ func (s *Session) openNode(ctx context.Context, ec *evalCtx, n plantree.Node, di
 	case *plantree.ResultNode:
 		return &sliceIter{rows: [][]any{{}}}, nil
 	}
-	return nil, pgerror.AssertionFailed("no iterator for plan node %T", n)
+	return nil, errNoIterator(n)
+}
+
+// errNoIterator is the error of a plan node nothing opens.
+func errNoIterator(n plantree.Node) error {
+	return pgerror.AssertionFailed("no iterator for plan node %T", n)
 }
 
 // openBoth starts the two inputs of a join or set operation.
-func (s *Session) openBoth(ctx context.Context, ec *evalCtx, l, r plantree.Node) (rowIter, rowIter, error) {
-	li, err := s.open(ctx, ec, l, nil)
+func openBoth(ctx context.Context, ec *evalCtx, l, r plantree.Node) (rowIter, rowIter, error) {
+	li, err := open(ctx, ec, l, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	ri, err := s.open(ctx, ec, r, nil)
+	ri, err := open(ctx, ec, r, nil)
 	return li, ri, err
 }
 
 // openScan starts a topic scan over the ranges its bounds give, in its
 // order, with its filter, projection and limit applied as it reads.
-func (s *Session) openScan(ec *evalCtx, x *plantree.ScanNode) (rowIter, error) {
+func openScan(ec *evalCtx, x *plantree.ScanNode) (rowIter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.takeReadPoint(ec); err != nil {
+	if err := ec.takeReadPoint(); err != nil {
 		return nil, err
 	}
-	ti, err := s.eng.store.Topic(x.Scan.Topic)
+	store := ec.host.Store()
+	ti, err := store.Topic(x.Scan.Topic)
 	if err != nil {
 		return nil, txn.StoreError(err, x.Scan.Topic)
 	}
@@ -233,15 +230,15 @@ func (s *Session) openScan(ec *evalCtx, x *plantree.ScanNode) (rowIter, error) {
 		return nil, err
 	}
 	if x.Scan.Order != (plantree.ScanOrder{}) {
-		return newOrderedScan(ec, s.eng.store, x, ti, ranges, minWrite, skip, limit), nil
+		return newOrderedScan(ec, store, x, ti, ranges, minWrite, skip, limit), nil
 	}
-	return &scanIter{ec: ec, store: s.eng.store, plan: x, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
+	return &scanIter{ec: ec, store: store, plan: x, ranges: ranges, minWrite: minWrite, skip: skip, limit: limit}, nil
 }
 
 // drain reads a node's rows to the end, charged to the statement's memory
 // when charge is set.
-func (s *Session) drain(ctx context.Context, ec *evalCtx, n plantree.Node, charge bool) ([][]any, error) {
-	in, err := s.open(ctx, ec, n, nil)
+func drain(ctx context.Context, ec *evalCtx, n plantree.Node, charge bool) ([][]any, error) {
+	in, err := open(ctx, ec, n, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -265,14 +262,14 @@ func (s *Session) drain(ctx context.Context, ec *evalCtx, n plantree.Node, charg
 
 // openTopN keeps the rows ORDER BY ... LIMIT can return (all of them,
 // sorted, when the limit is too large to keep that way).
-func (s *Session) openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNode) (rowIter, error) {
+func openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNode) (rowIter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
 		return nil, err
 	}
 	var rows [][]any
 	if limit >= 0 && limit <= math.MaxInt32-skip {
-		in, err := s.open(ctx, ec, x.Input, nil)
+		in, err := open(ctx, ec, x.Input, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +286,7 @@ func (s *Session) openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNod
 		}
 		rows = top.sorted()
 	} else {
-		if rows, err = s.drain(ctx, ec, x.Input, true); err != nil {
+		if rows, err = drain(ctx, ec, x.Input, true); err != nil {
 			return nil, err
 		}
 		sortRows(rows, x.Keys)

@@ -112,7 +112,7 @@ func (it *scanIter) fill(ctx context.Context) error {
 		}
 		return true
 	})
-	it.ec.sess.eng.metrics.noteRead(it.plan.Scan.Topic, n, nb)
+	it.ec.host.NoteRead(it.plan.Scan.Topic, n, nb)
 	if cbErr != nil {
 		return cbErr
 	}

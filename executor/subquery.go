@@ -63,7 +63,7 @@ func (r *subResult) bytes() int64 {
 // runSubquery runs x's plan to the end (to its second row for a scalar
 // subquery, its first for EXISTS) and returns what it evaluates to.
 func (ec *evalCtx) runSubquery(ctx context.Context, x *plantree.SubqueryExpr, mem *queryMem) (*subResult, error) {
-	it, err := ec.sess.runSelect(ctx, ec, x.Plan, nil)
+	it, err := runSelect(ctx, ec, x.Plan, nil)
 	if err != nil {
 		return nil, err
 	}

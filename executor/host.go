@@ -1,0 +1,106 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"topicgate/eval"
+	"topicgate/planner/plantree"
+	"topicgate/sql/values"
+	"topicgate/topicstore"
+	"topicgate/wire"
+)
+
+// rowHost is what running a plan's rows asks of the session: the store,
+// the statement's memory limit, the read counters, the nodes only the
+// session can open (a consumer read, a system view) and what evaluating
+// an expression reads of the session (eval.Env's session part).
+type rowHost interface {
+	Store() topicstore.Store
+	MaxQueryBytes() int64
+	NoteRead(topic string, n, nbytes int64)
+	Open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error)
+	Location() *time.Location
+	DateStyle() values.DateStyle
+	Session() eval.Session
+	Setting(name string) (string, bool)
+	SetSetting(name, value string, local bool) (string, error)
+	Catalog() eval.Catalog
+}
+
+// sessionHost is the session as its statements' row host.
+type sessionHost struct{ s *Session }
+
+var _ rowHost = sessionHost{}
+
+func (h sessionHost) Store() topicstore.Store { return h.s.eng.store }
+
+func (h sessionHost) MaxQueryBytes() int64 { return h.s.eng.opts.MaxQueryBytes }
+
+func (h sessionHost) NoteRead(topic string, n, nbytes int64) {
+	h.s.eng.metrics.noteRead(topic, n, nbytes)
+}
+
+// Open opens the nodes only the session can: a read as a consumer and a
+// system view.
+func (h sessionHost) Open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+	s := h.s
+	switch x := n.(type) {
+	case *plantree.ConsumerReadNode:
+		return s.runConsumerRead(ctx, ec, x.Plan, direct)
+	case *plantree.SysScanNode:
+		if err := ec.takeReadPoint(); err != nil { // the views show topic state too
+			return nil, err
+		}
+		rows, err := s.sysRows(x.Sys.View)
+		if err != nil {
+			return nil, err
+		}
+		return &sliceIter{rows: rows}, nil
+	}
+	return nil, errNoIterator(n)
+}
+
+func (h sessionHost) Location() *time.Location { return h.s.settings.loc }
+
+func (h sessionHost) DateStyle() values.DateStyle { return h.s.settings.dateStyle }
+
+func (h sessionHost) Session() eval.Session {
+	i := h.s.info
+	return eval.Session{Database: i.Database, User: i.User, ProcessID: i.ProcessID, ServerVersion: Version}
+}
+
+func (h sessionHost) Setting(name string) (string, bool) { return h.s.settings.get(name) }
+
+func (h sessionHost) SetSetting(name, value string, local bool) (string, error) {
+	if err := h.s.settings.set(name, value, local); err != nil {
+		return "", err
+	}
+	v, _ := h.s.settings.get(paramName(name))
+	return v, nil
+}
+
+func (h sessionHost) Catalog() eval.Catalog { return h.s }
+
+// Relation implements eval.Catalog.
+func (s *Session) Relation(oid int64) (eval.Relation, bool) {
+	r, ok := s.relOf(oid)
+	if !ok {
+		return eval.Relation{}, false
+	}
+	return eval.Relation{Name: r.name, Namespace: r.ns, Kind: r.kind, Bytes: r.bytes, Columns: r.names}, true
+}
+
+// DatabaseSize implements eval.Catalog.
+func (s *Session) DatabaseSize() int64 {
+	var n int64
+	if s.eng == nil {
+		return n
+	}
+	for _, t := range s.eng.store.Topics() {
+		for _, p := range t.Partitions {
+			n += p.Bytes
+		}
+	}
+	return n
+}
