@@ -7,6 +7,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -378,7 +379,7 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *plantree.Se
 	var cbErr error
 	bytes0 := r.bytes
 	defer func() { s.eng.metrics.noteRead(r.key.Topic, n, r.bytes-bytes0) }()
-	mr := &msgRow{arena: &s.readArena}
+	mr := &rowexec.MsgRow{Arena: &s.readArena}
 	var slab []any
 	sr := topicstore.ScanRange{Partition: r.key.Partition, Start: r.next, End: -1}
 	err := s.eng.store.Scan(ctx, r.key.Topic, sr, func(m *topicstore.Message) bool {
@@ -404,7 +405,7 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *plantree.Se
 			n++
 			return true
 		}
-		mr.reset(m)
+		mr.Reset(m)
 		if p.Filter != nil {
 			ok, err := ec.eval(p.Filter, mr)
 			if err != nil {

@@ -46,7 +46,7 @@ func directCols(p *plantree.SelectPlan) []plantree.MsgCol {
 }
 
 // encodeMsg appends m's DataRow; m and its slices need only be valid
-// during the call. It computes the same values as msgRow.col.
+// during the call. It computes the same values as rowexec.MsgRow.Col.
 func encodeMsg(enc *wire.RowEncoder, cols []plantree.MsgCol, m *topicstore.Message) error {
 	enc.StartRow()
 	for _, c := range cols {

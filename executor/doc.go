@@ -32,7 +32,8 @@
 //     DateStyle.
 //   - run.go: the one switch that opens each plan node (plantree.Tree) as
 //     exactly one row iterator; the strategy is the node, nothing is
-//     decided here. select.go, agg.go, msgrow.go: row iterators. A topic
+//     decided here. select.go, agg.go: row iterators (a message read is
+//     a rowexec.MsgRow). A topic
 //     scan node streams partition by partition in offset order, with the
 //     pushed-down bounds as scan ranges and the filter, projection and
 //     LIMIT the planner fused into it applied while scanning, so reading

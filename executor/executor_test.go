@@ -10,14 +10,7 @@ import (
 	"topicgate/planner"
 	"topicgate/planner/plantree"
 	"topicgate/sql"
-	"topicgate/topicstore"
 )
-
-func TestAttrsJSON(t *testing.T) {
-	require.Equal(t, "{}", attrsJSON(nil))
-	require.Equal(t, `{"a": "1", "bb": "x\"y", "ccc": "\n"}`,
-		attrsJSON([]topicstore.Attr{{Key: "ccc", Value: "\n"}, {Key: "a", Value: "1"}, {Key: "bb", Value: `x"y`}}))
-}
 
 func TestUnescapeCopy(t *testing.T) {
 	require.Equal(t, "a\tb\\c\x01A", unescapeCopy(`a\tb\\c\001\x41`))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/topicstore"
 	"topicgate/txn"
 )
@@ -132,7 +133,7 @@ type partCursor struct {
 	rows     [][]any
 	offs     []int64
 	pos      int
-	mr       msgRow
+	mr       rowexec.MsgRow
 }
 
 const (
@@ -184,7 +185,7 @@ func (c *partCursor) fill(ctx context.Context) error {
 		if !c.desc {
 			c.lo = m.Offset + 1
 		}
-		c.mr.reset(m)
+		c.mr.Reset(m)
 		if keep, err := c.ec.filter(c.plan.Filter, &c.mr); err != nil || !keep {
 			cbErr = err
 			return err == nil

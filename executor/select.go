@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -59,7 +60,7 @@ type scanIter struct {
 	limit    int64 // -1 = none
 	buf      [][]any
 	pos      int
-	mr       msgRow
+	mr       rowexec.MsgRow
 }
 
 func (it *scanIter) next(ctx context.Context) ([]any, error) {
@@ -88,7 +89,7 @@ func (it *scanIter) fill(ctx context.Context) error {
 	err := it.store.Scan(ctx, it.plan.Scan.Topic, sr, func(m *topicstore.Message) bool {
 		n, nb = n+1, nb+int64(len(m.Body))
 		pr.lo = m.Offset + 1
-		it.mr.reset(m)
+		it.mr.Reset(m)
 		if keep, err := it.ec.filter(it.plan.Filter, &it.mr); err != nil || !keep {
 			cbErr = err
 			return err == nil

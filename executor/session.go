@@ -8,6 +8,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -47,7 +48,7 @@ type Session struct {
 	appName atomic.Pointer[string]
 	// readArena holds copies of message bodies for consumer reads; its
 	// chunks are handed to rows and never reused, only replaced.
-	readArena arena
+	readArena rowexec.Arena
 	// portals finds a protocol portal by name (wire.PortalUser), for FETCH
 	// and MOVE naming one.
 	portals func(name string) (wire.Portal, bool)

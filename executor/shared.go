@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -131,10 +132,10 @@ func (s *Session) sharedRows(ec *evalCtx, p *plantree.SelectPlan, acq []topicsto
 	}
 	s.eng.metrics.noteRead(p.Consumer.Topic, int64(len(acq)), nb)
 	rows := make([][]any, 0, len(acq))
-	mr := &msgRow{}
+	mr := &rowexec.MsgRow{}
 	for i := range acq {
-		mr.reset(&acq[i].Message)
-		mr.acq = &acq[i]
+		mr.Reset(&acq[i].Message)
+		mr.Acquired = &acq[i]
 		out := make([]any, len(p.Project))
 		for j, e := range p.Project {
 			v, err := ec.eval(e, mr)

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"strconv"
@@ -9,25 +9,28 @@ import (
 	"topicgate/topicstore"
 )
 
-// msgRow exposes a stored message as a row of message columns. Columns are
+// MsgRow exposes a stored message as a row of message columns. Columns are
 // computed on demand, so a query that never reads data never decompresses
 // a body. m and its slices are only valid during the store's Scan callback;
-// values returned by col are copies that outlive it.
-type msgRow struct {
+// values returned by Col are copies that outlive it.
+type MsgRow struct {
 	m       *topicstore.Message
 	data    []byte
 	decoded bool
-	arena   *arena               // optional: where copies of bodies go
-	acq     *topicstore.Acquired // set for shared-consumer reads
+	// Arena, when set, is where copies of bodies go.
+	Arena *Arena
+	// Acquired is set for shared-consumer reads (after Reset, which
+	// clears it): delivery_count and locked_until read it.
+	Acquired *topicstore.Acquired
 }
 
-// arena hands out byte slices carved from large chunks, so reading many
+// Arena hands out byte slices carved from large chunks, so reading many
 // messages costs one allocation per chunk instead of one per body.
-type arena struct{ buf []byte }
+type Arena struct{ buf []byte }
 
 const arenaChunk = 64 << 10
 
-func (a *arena) copy(b []byte) []byte {
+func (a *Arena) copy(b []byte) []byte {
 	if len(b) > arenaChunk/4 {
 		return append([]byte(nil), b...)
 	}
@@ -39,18 +42,19 @@ func (a *arena) copy(b []byte) []byte {
 	return a.buf[n:len(a.buf):len(a.buf)]
 }
 
-func (r *msgRow) reset(m *topicstore.Message) {
+// Reset makes r the row of m.
+func (r *MsgRow) Reset(m *topicstore.Message) {
 	r.m = m
 	r.data = nil
 	r.decoded = false
-	r.acq = nil
+	r.Acquired = nil
 }
 
 // MsgAttrs implements eval.AttrsRow: attrs ->> 'k' reads the message's
 // attributes directly.
-func (r *msgRow) MsgAttrs() []topicstore.Attr { return r.m.Attrs }
+func (r *MsgRow) MsgAttrs() []topicstore.Attr { return r.m.Attrs }
 
-func (r *msgRow) Col(i int) (any, error) {
+func (r *MsgRow) Col(i int) (any, error) {
 	m := r.m
 	switch plantree.MsgCol(i) {
 	case plantree.ColPartition:
@@ -83,8 +87,8 @@ func (r *msgRow) Col(i int) (any, error) {
 	case plantree.ColData:
 		if !r.decoded {
 			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
-				if r.arena != nil {
-					r.data = r.arena.copy(m.Body)
+				if r.Arena != nil {
+					r.data = r.Arena.copy(m.Body)
 				} else {
 					r.data = append([]byte(nil), m.Body...)
 				}
@@ -104,15 +108,15 @@ func (r *msgRow) Col(i int) (any, error) {
 		}
 		return m.Delay, nil
 	case plantree.ColDeliveryCount:
-		if r.acq == nil {
+		if r.Acquired == nil {
 			return nil, nil
 		}
-		return int64(r.acq.DeliveryCount), nil
+		return int64(r.Acquired.DeliveryCount), nil
 	case plantree.ColLockedUntil:
-		if r.acq == nil {
+		if r.Acquired == nil {
 			return nil, nil
 		}
-		return r.acq.LockedUntil, nil
+		return r.Acquired.LockedUntil, nil
 	}
 	return nil, nil
 }
