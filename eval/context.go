@@ -7,8 +7,8 @@ import (
 )
 
 // Context is what a builtin reads of the statement running it and of the
-// session around it. The executor's evaluation context implements it;
-// builtins reach nothing else of the executor.
+// session around it. rowexec's evaluation context (rowexec.EvalCtx)
+// implements it; builtins reach nothing else of the executor.
 type Context interface {
 	// Now is the statement's timestamp: now(), current_date and the
 	// other transaction-time functions all return it.

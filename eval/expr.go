@@ -27,8 +27,8 @@ type AttrsRow interface {
 // Env is what evaluating an expression needs of the running statement
 // besides the row: a builtin's Context, the bound parameters, the row of
 // the query around a correlated subquery, subqueries' results and the
-// current values of the set-returning calls being projected. The
-// executor implements it; subqueries and set-returning functions run
+// current values of the set-returning calls being projected. Package
+// rowexec implements it; subqueries and set-returning functions run
 // there.
 type Env interface {
 	Context

@@ -14,8 +14,8 @@ import (
 
 // The set-returning functions (planner/srf.go declares them):
 // generate_series, generate_subscripts, unnest, jsonb_array_elements[_text],
-// jsonb_object_keys, jsonb_each[_text] and regexp_split_to_table. The
-// executor steps them, in a select list (ProjectSet) or in FROM.
+// jsonb_object_keys, jsonb_each[_text] and regexp_split_to_table. Package
+// rowexec steps them, in a select list (ProjectSet) or in FROM.
 
 // Generator yields the values of one set-returning call for one input
 // row; ok false means it is exhausted.

@@ -44,25 +44,25 @@ func (r *readRows) len() int {
 	return len(r.rows)
 }
 
-func (r *readRows) iter() rowIter {
+func (r *readRows) iter() rowexec.Iter {
 	if r.enc != nil {
 		return &encodedIter{enc: r.enc}
 	}
-	return &sliceIter{rows: r.rows}
+	return rowexec.Rows(r.rows)
 }
 
-func (s *Session) readOptions(ec *evalCtx, p *plantree.SelectPlan) (readOpts, error) {
+func (s *Session) readOptions(ec *rowexec.EvalCtx, p *plantree.SelectPlan) (readOpts, error) {
 	cr := p.Consumer
 	o := readOpts{limit: -1}
 	var err error
-	if o.limit, err = evalCount(ec, p.Limit, "LIMIT"); err != nil {
+	if o.limit, err = rowexec.EvalCount(ec, p.Limit, "LIMIT"); err != nil {
 		return o, err
 	}
 	evalOpt := func(e plantree.Expr) (any, error) {
 		if e == nil {
 			return nil, nil
 		}
-		return ec.eval(e, nil)
+		return ec.Eval(e, nil)
 	}
 	v, err := evalOpt(cr.Wait)
 	if err != nil {
@@ -105,7 +105,7 @@ func (s *Session) readOptions(ec *evalCtx, p *plantree.SelectPlan) (readOpts, er
 		if d < 0 {
 			return o, pgerror.New(pgerror.CodeInvalidParameterValue, "read option \"max_lag\" must not be negative")
 		}
-		if t := ec.now.Add(-d); t.After(o.skipBefore) {
+		if t := ec.Now().Add(-d); t.After(o.skipBefore) {
 			o.skipBefore = t
 		}
 	}
@@ -147,9 +147,9 @@ type partRead struct {
 // runConsumerRead reads the next messages as a consumer from the
 // partitions this session holds, long-polling when asked, and moves the
 // consumer's position: at once in autocommit, at COMMIT in a transaction.
-func (s *Session) runConsumerRead(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
+func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
 	cr := p.Consumer
-	if ec.stats != nil {
+	if ec.Analyzing() {
 		return s.analyzeConsumerRead(ctx, ec, p)
 	}
 	if cr.Shared {
@@ -292,7 +292,7 @@ func hasConsumer(ti topicstore.TopicInfo, name string) bool {
 // readHeld reads from the held partitions with fair per-partition quotas:
 // first up to ceil(limit/P) from each, then what is left of the limit from
 // those that had more.
-func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, held []int32, o readOpts) (readRows, []partRead, error) {
+func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan, held []int32, o readOpts) (readRows, []partRead, error) {
 	rows := readRows{enc: o.enc}
 	cr := p.Consumer
 	var parts []int32
@@ -370,7 +370,7 @@ func (s *Session) readHeld(ctx context.Context, ec *evalCtx, p *plantree.SelectP
 // readPartition appends up to q (-1 = no limit) matching messages of one
 // partition to rows, advancing r.next past everything it looked at. full
 // reports that it stopped because of q (the partition may have more).
-func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
+func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
 	if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
 		return 0, false, nil
 	}
@@ -407,7 +407,7 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *plantree.Se
 		}
 		mr.Reset(m)
 		if p.Filter != nil {
-			ok, err := ec.eval(p.Filter, mr)
+			ok, err := ec.Eval(p.Filter, mr)
 			if err != nil {
 				cbErr = err
 				return false
@@ -422,7 +422,7 @@ func (s *Session) readPartition(ctx context.Context, ec *evalCtx, p *plantree.Se
 		out := slab[:len(p.Project):len(p.Project)]
 		slab = slab[len(p.Project):]
 		for i, e := range p.Project {
-			v, err := ec.eval(e, mr)
+			v, err := ec.Eval(e, mr)
 			if err != nil {
 				cbErr = err
 				return false
@@ -536,9 +536,9 @@ func (s *Session) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64,
 // reads what the read would return from the partitions it would hold,
 // without waiting, joining the read session, moving the position or (a
 // shared consumer) locking anything: a shared read returns no rows.
-func (s *Session) analyzeConsumerRead(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan) (rowIter, error) {
+func (s *Session) analyzeConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan) (rowexec.Iter, error) {
 	if p.Consumer.Shared {
-		return &sliceIter{}, nil
+		return rowexec.Rows(nil), nil
 	}
 	o, err := s.readOptions(ec, p)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/wire"
 )
@@ -15,8 +16,8 @@ import (
 // (wire.AppendValue). A consumer read in the query moves the consumer's
 // position as the same SELECT would: in autocommit once the last row was
 // flushed to the client (the portal's delivery, delivery.go).
-func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *plantree.CopyOutPlan, out wire.Output) (int64, error) {
-	it, err := runSelect(ctx, ec, p.Select, nil)
+func (s *Session) execCopyOut(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.CopyOutPlan, out wire.Output) (int64, error) {
+	it, err := rowexec.Run(ctx, ec, p.Select, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +38,7 @@ func (s *Session) execCopyOut(ctx context.Context, ec *evalCtx, p *plantree.Copy
 		if err := ctx.Err(); err != nil {
 			return n, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 		}
-		r, err := it.next(ctx)
+		r, err := it.Next(ctx)
 		if err != nil {
 			return n, err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/txn"
@@ -37,8 +38,8 @@ type cursor struct {
 	statement string
 	created   time.Time
 	tx        *txn.Txn // the block it was declared in; nil in autocommit or once that committed
-	ec        *evalCtx
-	it        rowIter
+	ec        *rowexec.EvalCtx
+	it        rowexec.Iter
 	cols      []wire.Column
 	// pos counts the rows fetched or moved over; atStart is true until the
 	// first FETCH or MOVE, atEnd once the query has no more rows.
@@ -152,14 +153,14 @@ func (o *countingOutput) WriteRows(e *wire.RowEncoder) error {
 
 // execDeclare opens a cursor: its query starts now (subqueries run, system
 // views are read) and its rows come as FETCH asks for them.
-func (s *Session) execDeclare(ctx context.Context, ec *evalCtx, plan *plantree.DeclareCursorPlan, statement string) error {
+func (s *Session) execDeclare(ctx context.Context, ec *rowexec.EvalCtx, plan *plantree.DeclareCursorPlan, statement string) error {
 	if s.txc.Block() == nil && !plan.Hold {
 		return pgerror.New(pgerror.CodeNoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 	}
 	if _, ok := s.cursors[plan.Name]; ok {
 		return pgerror.Newf(pgerror.CodeDuplicateCursor, "cursor \"%s\" already exists", plan.Name)
 	}
-	it, err := runSelect(ctx, ec, plan.Query, nil)
+	it, err := rowexec.Run(ctx, ec, plan.Query, nil)
 	if err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func (s *Session) execFetch(ctx context.Context, plan *plantree.FetchPlan, cols 
 	if f.Move {
 		verb = "MOVE"
 	}
-	c.ec.ctx = ctx // correlated subqueries run in the fetching statement
+	c.ec.SetContext(ctx) // correlated subqueries run in the fetching statement
 	var n int64
 	count := f.Count
 	switch f.Direction {
@@ -309,7 +310,7 @@ func (s *Session) cursorStep(ctx context.Context, c *cursor, count int64, send b
 		if err := ctx.Err(); err != nil {
 			return n, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 		}
-		r, err := c.it.next(ctx)
+		r, err := c.it.Next(ctx)
 		if err != nil {
 			return n, err
 		}

@@ -99,6 +99,6 @@ func textOrNull(enc *wire.RowEncoder, s string) {
 // sends them in one write.
 type encodedIter struct{ enc *wire.RowEncoder }
 
-func (*encodedIter) next(context.Context) ([]any, error) {
+func (*encodedIter) Next(context.Context) ([]any, error) {
 	return nil, pgerror.AssertionFailed("encoded rows read one by one")
 }

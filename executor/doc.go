@@ -1,7 +1,7 @@
 // Package executor runs plans. It implements wire.Handler (Engine) and
 // wire.Session (Session): the wire layer hands it query text and bind
 // values, it parses (sql), plans (planner) and runs the plan against the
-// store (topicstore) as row iterators. Every transaction belongs to txn:
+// store (topicstore) as row iterators (rowexec). Every transaction belongs to txn:
 // a Session holds a txn.Conn and asks it to begin, end, guard and commit;
 // the executor never commits to the store itself and never maps a store
 // error to a SQLSTATE itself (txn.StoreError).
@@ -30,39 +30,21 @@
 //     timezone.go: TimeZone's zones, and presentRow, which readies a
 //     result's values for the wire in the session's TimeZone and
 //     DateStyle.
-//   - run.go: the one switch that opens each plan node (plantree.Tree) as
-//     exactly one row iterator; the strategy is the node, nothing is
-//     decided here. select.go, agg.go: row iterators (a message read is
-//     a rowexec.MsgRow). A topic
-//     scan node streams partition by partition in offset order, with the
-//     pushed-down bounds as scan ranges and the filter, projection and
-//     LIMIT the planner fused into it applied while scanning, so reading
-//     a few rows from a huge topic touches few messages. ordered.go reads
-//     partitions newest first or merged by offset for the orders the
-//     planner hands to the scan. Sorting, aggregation, DISTINCT ON
-//     (topn.go), windows, set operations, a hash or nested-loop join's
-//     right side (join.go), recursive unions and subquery results
-//     materialize, charged to the statement's one memory budget
-//     (evalCtx.mem, querymem.go: 54000 past --max-query-mib), which all
-//     the statement's blocks share; a correlated subquery's run and a
-//     lateral right side give back what they held when they end. A top-N
-//     sort keeps only LIMIT rows.
-//   - subquery.go: subquery expressions (an init plan runs the
-//     uncorrelated ones before its input starts), VALUES and set
-//     operations. lateral.go: a LATERAL right side, run per left row.
-//     recursive.go: WITH RECURSIVE, iteration by iteration over a work
-//     table, its rows streamed and charged to the memory limit.
+//   - host.go: sessionHost, the session as rowexec.Host. Package rowexec
+//     runs the plan's rows: it opens each plan node as one row iterator,
+//     evaluates expressions with an execution's rowexec.EvalCtx (which
+//     every statement here is run with) and charges what it materializes
+//     to the statement's memory budget. It asks the session through Host
+//     for the store, the memory limit, the read counters, the settings
+//     and catalog eval reads, and to open the two node kinds only the
+//     session can: a read as a consumer (consume.go, shared.go) and a
+//     system or pg_catalog view (sys.go, pgcatalog.go), which takes the
+//     statement's read point first (rowexec.EvalCtx.TakeReadPoint).
 //   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
 //     formatting and casts, COPY's binary fields) is sql/values';
 //     evaluating an expression, the builtins and the text and jsonb
-//     operators are package eval's; this package runs plans with them.
-//     pgcatalog.go, pgdescribe.go: the pg_catalog tables psql's \d reads.
-//   - eval.go: evalCtx, what one execution of a statement evaluates
-//     expressions with (eval.Expr); evalctx.go: evalCtx implements
-//     eval.Env (parameters, the statement's time, the session's settings
-//     and catalog, subqueries' results, set-returning calls' values).
-//     srf.go, funcscan.go: set-returning calls (eval's Generators)
-//     stepped in a select list (ProjectSet) and in FROM.
+//     operators are package eval's. pgcatalog.go, pgdescribe.go: the
+//     pg_catalog tables psql's \d reads.
 //   - insert.go, copy.go: the one write route of every INSERT and COPY
 //     (alone, in a block, pipelined, or reading a consumer): messages
 //     built, staged in the statement's transaction (inWriteTxn, stage),
@@ -98,7 +80,8 @@
 //     tree that runs, as text or JSON, with what it asks the session
 //     about a consumer read (the partitions it would hold, from where:
 //     peekHeld, moving nothing); EXPLAIN ANALYZE runs the query through
-//     the same open with each node's rows, loops and time counted, a
+//     the same rowexec.Run with each node's rows, loops and time counted
+//     (rowexec.NodeStats), a
 //     consumer read reading without joining, committing or locking.
 //     sys_consumers.go computes every consumer partition's position and
 //     lag once for both sys.consumers and /metrics. sys_sessions.go:
@@ -115,7 +98,7 @@
 // a statement either publishes all its messages or none; no consumer
 // position moves past rows that did not reach the client; a statement's
 // first topic or view scan waits at the store's read point when it has
-// one (topicstore.ReadBarrier, run.go), so it sees every commit
-// acknowledged before it through any gateway; the package never touches
-// Pebble keys.
+// one (topicstore.ReadBarrier, rowexec.EvalCtx.TakeReadPoint), so it
+// sees every commit acknowledged before it through any gateway; the
+// package never touches Pebble keys.
 package executor

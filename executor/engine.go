@@ -153,3 +153,7 @@ func (c *parseCache) parse(q string) ([]sql.Stmt, error) {
 
 // Topic implements planner.Catalog.
 func (e *Engine) Topic(name string) (topicstore.TopicInfo, error) { return e.store.Topic(name) }
+
+// DefaultMaxQueryBytes bounds what one statement may hold in memory to sort
+// or group rows (Options.MaxQueryBytes).
+const DefaultMaxQueryBytes = 512 << 20

@@ -6,10 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"topicgate/planner"
-	"topicgate/planner/plantree"
-	"topicgate/sql"
 )
 
 func TestUnescapeCopy(t *testing.T) {
@@ -32,19 +28,4 @@ func TestReadCSVRecord(t *testing.T) {
 	_, _, raw, err = readCSVRecord(bufio.NewReader(strings.NewReader("\"abc\n")), ',', '"', '"')
 	require.ErrorIs(t, err, errUnterminatedCSV)
 	require.Equal(t, "\"abc\n", raw)
-}
-
-func TestEvalThreeValuedLogic(t *testing.T) {
-	stmts, err := sql.Parse("SELECT NULL AND false, NULL OR true, NULL AND true, 1 IN (2, NULL), NOT (NULL::bool)")
-	require.NoError(t, err)
-	p, _, err := planner.Build(nil, stmts[0], nil)
-	require.NoError(t, err)
-	ec := &evalCtx{}
-	var got []any
-	for _, e := range p.(*plantree.SelectPlan).Project {
-		v, err := ec.eval(e, valuesRow(nil))
-		require.NoError(t, err)
-		got = append(got, v)
-	}
-	require.Equal(t, []any{false, true, nil, nil, nil}, got)
 }

@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 )
 
 // EXPLAIN prints the plan tree the statement runs (plantree.Tree), node by
@@ -20,75 +22,26 @@ import (
 // adds each node's rows and loops, and with TIMING (the default) its
 // time in milliseconds.
 
-// nodeStat is what EXPLAIN ANALYZE measured of one node.
-type nodeStat struct {
-	rows, loops    int64
-	total, startup time.Duration
-	started        bool
-}
-
-// nodeStats holds the measured nodes of one EXPLAIN ANALYZE.
-type nodeStats struct {
-	by     map[plantree.Node]*nodeStat
-	timing bool
-}
-
-func (ns *nodeStats) of(n plantree.Node) *nodeStat {
-	st := ns.by[n]
-	if st == nil {
-		st = &nodeStat{}
-		ns.by[n] = st
-	}
-	return st
-}
-
-// start begins timing a call; the returned func ends it.
-func (st *nodeStat) start() func() {
-	t := time.Now()
-	return func() { st.total += time.Since(t) }
-}
-
-// statIter counts a node's rows and time.
-type statIter struct {
-	in rowIter
-	st *nodeStat
-}
-
-func (it *statIter) next(ctx context.Context) ([]any, error) {
-	t := time.Now()
-	r, err := it.in.next(ctx)
-	it.st.total += time.Since(t)
-	if !it.st.started {
-		it.st.started, it.st.startup = true, it.st.total
-	}
-	if r != nil {
-		it.st.rows++
-	}
-	return r, err
-}
-
 // explainRun is one EXPLAIN's rendering state.
 type explainRun struct {
 	s     *Session
-	stats *nodeStats
+	stats *rowexec.NodeStats
 	lines []string
 }
 
 // runExplain renders an EXPLAIN's rows (running the query first for
 // ANALYZE).
-func (s *Session) runExplain(ctx context.Context, ec *evalCtx, x *plantree.ExplainPlan) ([][]any, error) {
+func (s *Session) runExplain(ctx context.Context, ec *rowexec.EvalCtx, x *plantree.ExplainPlan) ([][]any, error) {
 	er := &explainRun{s: s}
 	var elapsed time.Duration
 	if x.Analyze {
 		q := analyzedQuery(x.Inner)
-		er.stats = &nodeStats{by: map[plantree.Node]*nodeStat{}, timing: x.Timing}
-		inner := *ec
-		inner.stats = er.stats
+		er.stats = rowexec.NewNodeStats(x.Timing)
 		start := time.Now()
-		it, err := runSelect(ctx, &inner, q, nil)
+		it, err := rowexec.Run(ctx, ec.WithStats(er.stats), q, nil)
 		for err == nil {
 			var r []any
-			if r, err = it.next(ctx); r == nil {
+			if r, err = it.Next(ctx); r == nil {
 				break
 			}
 		}
@@ -197,15 +150,15 @@ func (er *explainRun) actual(n plantree.Node) string {
 	if er.stats == nil {
 		return ""
 	}
-	st := er.stats.by[n]
-	if st == nil || st.loops == 0 {
+	st := er.stats.Of(n)
+	if st.Loops == 0 {
 		return " (never executed)"
 	}
-	rows := (st.rows + st.loops/2) / st.loops // per loop, as PostgreSQL
-	if er.stats.timing {
-		return fmt.Sprintf(" (actual time=%.3f..%.3f rows=%d loops=%d)", ms(st.startup)/float64(st.loops), ms(st.total)/float64(st.loops), rows, st.loops)
+	rows := (st.Rows + st.Loops/2) / st.Loops // per loop, as PostgreSQL
+	if er.stats.Timing {
+		return fmt.Sprintf(" (actual time=%.3f..%.3f rows=%d loops=%d)", ms(st.Startup)/float64(st.Loops), ms(st.Total)/float64(st.Loops), rows, st.Loops)
 	}
-	return fmt.Sprintf(" (actual rows=%d loops=%d)", rows, st.loops)
+	return fmt.Sprintf(" (actual rows=%d loops=%d)", rows, st.Loops)
 }
 
 // runtimeProps are what EXPLAIN asks the session about a node: for a
@@ -268,20 +221,17 @@ func (er *explainRun) jsonNode(n plantree.Node, rel string) *jsonObj {
 		m.set(pr.Key, pr.Value)
 	}
 	if er.stats != nil {
-		st := er.stats.by[n]
-		if st == nil {
-			st = &nodeStat{}
+		st := er.stats.Of(n)
+		if er.stats.Timing && st.Loops > 0 {
+			m.set("Actual Startup Time", ms(st.Startup)/float64(st.Loops))
+			m.set("Actual Total Time", ms(st.Total)/float64(st.Loops))
 		}
-		if er.stats.timing && st.loops > 0 {
-			m.set("Actual Startup Time", ms(st.startup)/float64(st.loops))
-			m.set("Actual Total Time", ms(st.total)/float64(st.loops))
-		}
-		rows := st.rows
-		if st.loops > 0 {
-			rows = (st.rows + st.loops/2) / st.loops
+		rows := st.Rows
+		if st.Loops > 0 {
+			rows = (st.Rows + st.Loops/2) / st.Loops
 		}
 		m.set("Actual Rows", rows)
-		m.set("Actual Loops", st.loops)
+		m.set("Actual Loops", st.Loops)
 	}
 	var plans []any
 	for _, sq := range n.SubPlans() {

@@ -6,32 +6,17 @@ import (
 
 	"topicgate/eval"
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
+	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/wire"
 )
 
-// rowHost is what running a plan's rows asks of the session: the store,
-// the statement's memory limit, the read counters, the nodes only the
-// session can open (a consumer read, a system view) and what evaluating
-// an expression reads of the session (eval.Env's session part).
-type rowHost interface {
-	Store() topicstore.Store
-	MaxQueryBytes() int64
-	NoteRead(topic string, n, nbytes int64)
-	Open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error)
-	Location() *time.Location
-	DateStyle() values.DateStyle
-	Session() eval.Session
-	Setting(name string) (string, bool)
-	SetSetting(name, value string, local bool) (string, error)
-	Catalog() eval.Catalog
-}
-
 // sessionHost is the session as its statements' row host.
 type sessionHost struct{ s *Session }
 
-var _ rowHost = sessionHost{}
+var _ rowexec.Host = sessionHost{}
 
 func (h sessionHost) Store() topicstore.Store { return h.s.eng.store }
 
@@ -43,22 +28,22 @@ func (h sessionHost) NoteRead(topic string, n, nbytes int64) {
 
 // Open opens the nodes only the session can: a read as a consumer and a
 // system view.
-func (h sessionHost) Open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func (h sessionHost) Open(ctx context.Context, ec *rowexec.EvalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
 	s := h.s
 	switch x := n.(type) {
 	case *plantree.ConsumerReadNode:
 		return s.runConsumerRead(ctx, ec, x.Plan, direct)
 	case *plantree.SysScanNode:
-		if err := ec.takeReadPoint(); err != nil { // the views show topic state too
+		if err := ec.TakeReadPoint(); err != nil { // the views show topic state too
 			return nil, err
 		}
 		rows, err := s.sysRows(x.Sys.View)
 		if err != nil {
 			return nil, err
 		}
-		return &sliceIter{rows: rows}, nil
+		return rowexec.Rows(rows), nil
 	}
-	return nil, errNoIterator(n)
+	return nil, pgerror.AssertionFailed("the session opens no plan node %T", n)
 }
 
 func (h sessionHost) Location() *time.Location { return h.s.settings.loc }

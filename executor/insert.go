@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
@@ -169,7 +170,7 @@ func truncate(s string, n int) string {
 // execInsert runs an INSERT and returns its tag: "INSERT 0 n", or
 // wire.TagDeferred for a pipelined INSERT whose write waits for the
 // client's next message (pipeline.go).
-func (s *Session) execInsert(ctx context.Context, ec *evalCtx, plan *plantree.InsertPlan, out wire.Output) (string, error) {
+func (s *Session) execInsert(ctx context.Context, ec *rowexec.EvalCtx, plan *plantree.InsertPlan, out wire.Output) (string, error) {
 	var n int
 	var err error
 	if plan.Select != nil && plan.Select.Consumer != nil {
@@ -212,11 +213,11 @@ func (s *Session) insertBuilt(ctx context.Context, out wire.Output, topic string
 
 // insertMessages evaluates the messages an INSERT writes: its VALUES rows
 // or its query's rows.
-func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *plantree.InsertPlan) ([]topicstore.Message, error) {
-	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.now}
+func (s *Session) insertMessages(ctx context.Context, ec *rowexec.EvalCtx, plan *plantree.InsertPlan) ([]topicstore.Message, error) {
+	b := &msgBuilder{topic: plan.Topic, cols: plan.Cols, now: ec.Now()}
 	var msgs []topicstore.Message
 	if plan.Select != nil {
-		it, err := runSelect(ctx, ec, plan.Select, nil)
+		it, err := rowexec.Run(ctx, ec, plan.Select, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +226,7 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *plantre
 			types[i] = c.T
 		}
 		for {
-			r, err := it.next(ctx)
+			r, err := it.Next(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -243,7 +244,7 @@ func (s *Session) insertMessages(ctx context.Context, ec *evalCtx, plan *plantre
 		types := make([]values.Type, len(plan.Cols))
 		for i, row := range plan.Rows {
 			for j, e := range row {
-				v, err := ec.eval(e, nil)
+				v, err := ec.Eval(e, nil)
 				if err != nil {
 					return nil, err
 				}

@@ -9,6 +9,7 @@ import (
 
 	"topicgate/planner/plantree"
 	"topicgate/planner/topicopts"
+	"topicgate/rowexec"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -21,8 +22,8 @@ import (
 type portal struct {
 	st     *statement
 	params []any
-	ec     *evalCtx
-	it     rowIter
+	ec     *rowexec.EvalCtx
+	it     rowexec.Iter
 	sent   int64
 	done   bool
 	// deliver holds the consumer-read effects that wait for the rows to
@@ -125,7 +126,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		defer func() { s.settings.endTxn(err == nil) }()
 	}
 	if p.ec == nil {
-		p.ec = &evalCtx{params: p.params, now: s.eng.opts.Clock().UTC(), host: sessionHost{s}}
+		p.ec = rowexec.NewEvalCtx(sessionHost{s}, p.params, s.eng.opts.Clock().UTC())
 	}
 	switch plan := p.st.plan.(type) {
 	case *plantree.SelectPlan:
@@ -135,7 +136,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 				direct = out.RowEncoder
 			}
 			p.deliver = &p.dlv
-			p.it, err = s.withDelivery(p.deliver, func() (rowIter, error) { return runSelect(ctx, p.ec, plan, direct) })
+			p.it, err = s.withDelivery(p.deliver, func() (rowexec.Iter, error) { return rowexec.Run(ctx, p.ec, plan, direct) })
 			if err != nil {
 				p.deliver.abandon(s, 0)
 				return "", true, err
@@ -164,7 +165,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 	case *plantree.CopyOutPlan:
 		p.deliver = &p.dlv
 		var n int64
-		_, err := s.withDelivery(p.deliver, func() (rowIter, error) {
+		_, err := s.withDelivery(p.deliver, func() (rowexec.Iter, error) {
 			var err error
 			n, err = s.execCopyOut(ctx, p.ec, plan, out)
 			return nil, err
@@ -191,7 +192,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 			if err != nil {
 				return "", true, err
 			}
-			p.it = &sliceIter{rows: rows}
+			p.it = rowexec.Rows(rows)
 		}
 		t, d, err := p.stream(ctx, out, maxRows)
 		if d && err == nil {
@@ -214,7 +215,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		if err != nil || rows == nil {
 			return tag, true, err
 		}
-		p.it = &sliceIter{rows: rows}
+		p.it = rowexec.Rows(rows)
 		t, d, err := p.stream(ctx, out, maxRows)
 		if d && err == nil {
 			t = tag
@@ -241,7 +242,7 @@ func (q quietOutput) Warning(code, msg string) {
 
 // withDelivery runs f with d as the session's delivery (delivery.go),
 // reset however f ends.
-func (s *Session) withDelivery(d *delivery, f func() (rowIter, error)) (rowIter, error) {
+func (s *Session) withDelivery(d *delivery, f func() (rowexec.Iter, error)) (rowexec.Iter, error) {
 	s.deliver = d
 	defer func() { s.deliver = nil }()
 	return f()
@@ -289,7 +290,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		}
 		p.sent += int64(e.enc.Rows())
 		p.done = true
-		p.it = &sliceIter{}
+		p.it = rowexec.Rows(nil)
 		return fmt.Sprintf("SELECT %d", e.enc.Rows()), true, nil
 	}
 	// The tag counts the rows of this Execute only, as PostgreSQL's does:
@@ -302,7 +303,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		if err := ctx.Err(); err != nil {
 			return "", true, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 		}
-		r, err := p.it.next(ctx)
+		r, err := p.it.Next(ctx)
 		if err != nil {
 			return "", true, err
 		}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/txn"
 )
 
 // execSetPosition runs UPDATE sys.consumers SET committed_offset = ...:
 // each selected row's position is set (synced) on its own.
-func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *plantree.SetPositionPlan) (string, error) {
+func (s *Session) execSetPosition(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SetPositionPlan) (string, error) {
 	if s.txc.Block() != nil {
 		return "", pgerror.New(pgerror.CodeActiveSQLTransaction, "UPDATE sys.consumers cannot run inside a transaction block: positions set explicitly take effect at once")
 	}
@@ -22,7 +23,7 @@ func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *plantree.
 	n := 0
 	for _, r := range rows {
 		if p.Filter != nil {
-			ok, err := ec.eval(p.Filter, valuesRow(r))
+			ok, err := ec.Eval(p.Filter, rowexec.ValuesRow(r))
 			if err != nil {
 				return "", err
 			}
@@ -30,7 +31,7 @@ func (s *Session) execSetPosition(ctx context.Context, ec *evalCtx, p *plantree.
 				continue
 			}
 		}
-		v, err := ec.eval(p.Offset, valuesRow(r))
+		v, err := ec.Eval(p.Offset, rowexec.ValuesRow(r))
 		if err != nil {
 			return "", err
 		}

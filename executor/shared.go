@@ -23,7 +23,7 @@ type sharedKey = txn.SharedKey
 const defaultSharedLimit = 1000
 
 // runSharedRead acquires up to LIMIT available messages under a lock.
-func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan) (rowIter, error) {
+func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan) (rowexec.Iter, error) {
 	cr := p.Consumer
 	o, err := s.readOptions(ec, p)
 	if err != nil {
@@ -34,7 +34,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *plantree.Se
 	}
 	var timeout time.Duration
 	if cr.ProcessingTimeout != nil {
-		v, err := ec.eval(cr.ProcessingTimeout, nil)
+		v, err := ec.Eval(cr.ProcessingTimeout, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +50,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *plantree.Se
 		max = defaultSharedLimit
 	}
 	if max == 0 {
-		return &sliceIter{}, nil
+		return rowexec.Rows(nil), nil
 	}
 	k := sharedKey{Topic: cr.Topic, Consumer: cr.Consumer}
 	s.txc.Acquiring(k) // the session's close releases what it still holds
@@ -95,7 +95,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *plantree.Se
 					s.deliver.acquired = append(s.deliver.acquired, sharedAcquired{k, refs})
 				}
 			}
-			return &sliceIter{rows: rows}, nil
+			return rowexec.Rows(rows), nil
 		}
 		if err := res.Wait(); err != nil {
 			return nil, txn.StoreError(err, cr.Topic)
@@ -125,7 +125,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *evalCtx, p *plantree.Se
 	}
 }
 
-func (s *Session) sharedRows(ec *evalCtx, p *plantree.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
+func (s *Session) sharedRows(ec *rowexec.EvalCtx, p *plantree.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
 	var nb int64
 	for i := range acq {
 		nb += int64(len(acq[i].Message.Body))
@@ -138,7 +138,7 @@ func (s *Session) sharedRows(ec *evalCtx, p *plantree.SelectPlan, acq []topicsto
 		mr.Acquired = &acq[i]
 		out := make([]any, len(p.Project))
 		for j, e := range p.Project {
-			v, err := ec.eval(e, mr)
+			v, err := ec.Eval(e, mr)
 			if err != nil {
 				return nil, err
 			}
@@ -151,7 +151,7 @@ func (s *Session) sharedRows(ec *evalCtx, p *plantree.SelectPlan, acq []topicsto
 
 // execSharedAction runs an ack (DELETE), release, reject or extend
 // (UPDATE) on messages this session holds.
-func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *plantree.SharedActionPlan, out wire.Output) (string, error) {
+func (s *Session) execSharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SharedActionPlan, out wire.Output) (string, error) {
 	verb := "UPDATE"
 	if p.Action == topicstore.ActionAck {
 		verb = "DELETE"
@@ -186,7 +186,7 @@ func (s *Session) execSharedAction(ctx context.Context, ec *evalCtx, p *plantree
 	}
 	req := topicstore.SharedActionRequest{Topic: p.Topic, Consumer: p.Consumer, Session: s.info.ProcessID, Action: p.Action, Refs: refs}
 	if p.Action == topicstore.ActionExtend {
-		v, err := ec.eval(p.Until, nil)
+		v, err := ec.Eval(p.Until, nil)
 		if err != nil {
 			return "", err
 		}
@@ -241,7 +241,7 @@ func reportOutcomes(out wire.Output, verb string, refs []topicstore.MsgRef, outc
 	return done
 }
 
-func evalRefs(ec *evalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) ([]topicstore.MsgRef, error) {
+func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) ([]topicstore.MsgRef, error) {
 	var refs []topicstore.MsgRef
 	seen := map[topicstore.MsgRef]bool{}
 	add := func(part int64, v any) error {
@@ -257,7 +257,7 @@ func evalRefs(ec *evalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) 
 		return nil
 	}
 	for _, g := range groups {
-		pv, err := ec.eval(g.Partition, nil)
+		pv, err := ec.Eval(g.Partition, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +266,7 @@ func evalRefs(ec *evalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) 
 			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "partition %v does not exist in topic \"%s\"", pv, ti.Config.Name)
 		}
 		for _, e := range g.Offsets {
-			v, err := ec.eval(e, nil)
+			v, err := ec.Eval(e, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -275,7 +275,7 @@ func evalRefs(ec *evalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) 
 			}
 		}
 		if g.OffsetArray != nil {
-			v, err := ec.eval(g.OffsetArray, nil)
+			v, err := ec.Eval(g.OffsetArray, nil)
 			if err != nil {
 				return nil, err
 			}

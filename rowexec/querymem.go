@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"time"
@@ -7,10 +7,6 @@ import (
 
 	"topicgate/sql/pgerror"
 )
-
-// DefaultMaxQueryBytes bounds what one statement may hold in memory to sort
-// or group rows (Options.MaxQueryBytes).
-const DefaultMaxQueryBytes = 512 << 20
 
 // queryMem accounts for the rows one statement materializes: sorted rows
 // without a LIMIT, groups and their aggregate state. PostgreSQL spills such

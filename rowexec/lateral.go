@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 // is held. Residual filters the joined rows; a LEFT join keeps a left row
 // without matches, padded with NULLs.
 type lateralJoinIter struct {
-	ec   *evalCtx
+	ec   *EvalCtx
 	node *plantree.LateralJoinNode
-	left rowIter
+	left Iter
 	mem  *queryMem // what the right side holds for the current left row
 
-	cur     []any   // the left row being joined
-	right   rowIter // its right rows
-	matched bool    // cur has had a match
+	cur     []any // the left row being joined
+	right   Iter  // its right rows
+	matched bool  // cur has had a match
 }
 
 // lateralRow is the outer row of a lateral right side: the left row's
@@ -41,7 +41,7 @@ func (r lateralRow) Col(i int) (any, error) {
 	return r.outer.Col(i - len(r.left))
 }
 
-func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
+func (it *lateralJoinIter) Next(ctx context.Context) ([]any, error) {
 	jp := it.node.Join
 	lw := jp.LeftWidth
 	for {
@@ -49,7 +49,7 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 			}
-			l, err := it.left.next(ctx)
+			l, err := it.left.Next(ctx)
 			if l == nil || err != nil {
 				return nil, err
 			}
@@ -62,7 +62,7 @@ func (it *lateralJoinIter) next(ctx context.Context) ([]any, error) {
 				return nil, err
 			}
 		}
-		for r, err := it.right.next(ctx); r != nil || err != nil; r, err = it.right.next(ctx) {
+		for r, err := it.right.Next(ctx); r != nil || err != nil; r, err = it.right.Next(ctx) {
 			if err == nil {
 				r, err = it.ec.tryJoin(jp, it.node.Residual, it.cur, r)
 			}

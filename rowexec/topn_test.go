@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"math/rand"

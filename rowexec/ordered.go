@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"container/heap"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"topicgate/planner/plantree"
-	"topicgate/rowexec"
 	"topicgate/topicstore"
 	"topicgate/txn"
 )
@@ -18,7 +17,7 @@ import (
 // limit apply as rows come out, so ORDER BY offset DESC LIMIT 10 reads
 // about ten messages per partition.
 type orderedScanIter struct {
-	ec      *evalCtx
+	ec      *EvalCtx
 	plan    *plantree.ScanNode
 	order   plantree.ScanOrder
 	cursors []*partCursor // in partition order; merged when order.Merge
@@ -28,7 +27,7 @@ type orderedScanIter struct {
 	limit   int64 // -1 = none
 }
 
-func newOrderedScan(ec *evalCtx, store topicstore.Store, p *plantree.ScanNode, ti topicstore.TopicInfo,
+func newOrderedScan(ec *EvalCtx, store topicstore.Store, p *plantree.ScanNode, ti topicstore.TopicInfo,
 	ranges []partRange, minWrite time.Time, skip, limit int64) *orderedScanIter {
 	o := p.Scan.Order
 	if o.PartDesc {
@@ -58,7 +57,7 @@ func newOrderedScan(ec *evalCtx, store topicstore.Store, p *plantree.ScanNode, t
 	return it
 }
 
-func (it *orderedScanIter) next(ctx context.Context) ([]any, error) {
+func (it *orderedScanIter) Next(ctx context.Context) ([]any, error) {
 	for it.limit != 0 {
 		r, err := it.nextRow(ctx)
 		if r == nil || err != nil {
@@ -121,7 +120,7 @@ func (it *orderedScanIter) push(ctx context.Context, c *partCursor) error {
 // out in reverse; the window grows from the rows wanted so that a LIMIT
 // reads little and a long walk back takes few store scans.
 type partCursor struct {
-	ec       *evalCtx
+	ec       *EvalCtx
 	store    topicstore.Store
 	plan     *plantree.ScanNode
 	id       int32
@@ -133,7 +132,7 @@ type partCursor struct {
 	rows     [][]any
 	offs     []int64
 	pos      int
-	mr       rowexec.MsgRow
+	mr       MsgRow
 }
 
 const (

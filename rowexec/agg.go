@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type aggState struct {
 
 // aggregate groups input rows by agg.GroupBy, computes agg.Aggs and
 // applies HAVING. Output rows are (group keys..., aggregate values...).
-func aggregate(ctx context.Context, ec *evalCtx, agg *plantree.AggSpec, having plantree.Expr, in rowIter, mem *queryMem) (rowIter, error) {
+func aggregate(ctx context.Context, ec *EvalCtx, agg *plantree.AggSpec, having plantree.Expr, in Iter, mem *queryMem) (Iter, error) {
 	type group struct {
 		keys   []any
 		states []aggState
@@ -37,7 +37,7 @@ func aggregate(ctx context.Context, ec *evalCtx, agg *plantree.AggSpec, having p
 	var order []string
 	var kb []byte
 	for {
-		r, err := in.next(ctx)
+		r, err := in.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +47,7 @@ func aggregate(ctx context.Context, ec *evalCtx, agg *plantree.AggSpec, having p
 		keys := make([]any, len(agg.GroupBy))
 		kb = kb[:0]
 		for i, g := range agg.GroupBy {
-			v, err := ec.eval(g, valuesRow(r))
+			v, err := ec.Eval(g, ValuesRow(r))
 			if err != nil {
 				return nil, err
 			}
@@ -82,7 +82,7 @@ func aggregate(ctx context.Context, ec *evalCtx, agg *plantree.AggSpec, having p
 			out = append(out, finish(&gr.states[i], a))
 		}
 		if having != nil {
-			ok, err := ec.eval(having, valuesRow(out))
+			ok, err := ec.Eval(having, ValuesRow(out))
 			if err != nil {
 				return nil, err
 			}
@@ -95,9 +95,9 @@ func aggregate(ctx context.Context, ec *evalCtx, agg *plantree.AggSpec, having p
 	return &sliceIter{rows: rows}, nil
 }
 
-func accumulate(ec *evalCtx, st *aggState, a *plantree.AggExpr, r []any, mem *queryMem) error {
+func accumulate(ec *EvalCtx, st *aggState, a *plantree.AggExpr, r []any, mem *queryMem) error {
 	if a.Filter != nil {
-		ok, err := ec.eval(a.Filter, valuesRow(r))
+		ok, err := ec.Eval(a.Filter, ValuesRow(r))
 		if err != nil || ok != true {
 			return err
 		}
@@ -106,7 +106,7 @@ func accumulate(ec *evalCtx, st *aggState, a *plantree.AggExpr, r []any, mem *qu
 		st.count++
 		return nil
 	}
-	v, err := ec.eval(a.Arg, valuesRow(r))
+	v, err := ec.Eval(a.Arg, ValuesRow(r))
 	if err != nil {
 		return err
 	}
@@ -133,13 +133,13 @@ func accumulate(ec *evalCtx, st *aggState, a *plantree.AggExpr, r []any, mem *qu
 		// Order matters only to these: keep the rows, fold them at finish.
 		e := make([]any, len(a.Order), len(a.Order)+2)
 		for i, o := range a.Order {
-			if e[i], err = ec.eval(o, valuesRow(r)); err != nil {
+			if e[i], err = ec.Eval(o, ValuesRow(r)); err != nil {
 				return err
 			}
 		}
 		var sep any
 		if a.Sep != nil {
-			if sep, err = ec.eval(a.Sep, valuesRow(r)); err != nil {
+			if sep, err = ec.Eval(a.Sep, ValuesRow(r)); err != nil {
 				return err
 			}
 		}
@@ -153,7 +153,7 @@ func accumulate(ec *evalCtx, st *aggState, a *plantree.AggExpr, r []any, mem *qu
 			return err
 		}
 	}
-	return fold(st, a, v, func() (any, error) { return ec.eval(a.Sep, valuesRow(r)) })
+	return fold(st, a, v, func() (any, error) { return ec.Eval(a.Sep, ValuesRow(r)) })
 }
 
 // fold adds value v (the st.count-th) to st; sep yields string_agg's

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -8,17 +8,20 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"topicgate/planner/plantree"
-	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
 	"topicgate/txn"
 )
 
-// rowIter yields result rows. next returns nil at the end.
-type rowIter interface {
-	next(ctx context.Context) ([]any, error)
+// Iter yields result rows. Next returns nil at the end.
+type Iter interface {
+	Next(ctx context.Context) ([]any, error)
 }
+
+// Rows is an Iter over rows already materialized; it lets go of each row
+// as it yields it.
+func Rows(rows [][]any) Iter { return &sliceIter{rows: rows} }
 
 // sliceIter yields materialized rows.
 type sliceIter struct {
@@ -26,7 +29,7 @@ type sliceIter struct {
 	pos  int
 }
 
-func (it *sliceIter) next(context.Context) ([]any, error) {
+func (it *sliceIter) Next(context.Context) ([]any, error) {
 	if it.pos >= len(it.rows) {
 		return nil, nil
 	}
@@ -51,7 +54,7 @@ type partRange struct {
 // partition by partition, with limit and offset applied as it goes so a
 // small LIMIT touches few messages.
 type scanIter struct {
-	ec       *evalCtx
+	ec       *EvalCtx
 	store    topicstore.Store
 	plan     *plantree.ScanNode
 	ranges   []partRange
@@ -60,10 +63,10 @@ type scanIter struct {
 	limit    int64 // -1 = none
 	buf      [][]any
 	pos      int
-	mr       rowexec.MsgRow
+	mr       MsgRow
 }
 
-func (it *scanIter) next(ctx context.Context) ([]any, error) {
+func (it *scanIter) Next(ctx context.Context) ([]any, error) {
 	for it.pos >= len(it.buf) {
 		if it.limit == 0 || len(it.ranges) == 0 {
 			return nil, nil
@@ -127,19 +130,19 @@ func (it *scanIter) fill(ctx context.Context) error {
 }
 
 // filter reports whether the row passes f (nil passes everything).
-func (ec *evalCtx) filter(f plantree.Expr, r row) (bool, error) {
+func (ec *EvalCtx) filter(f plantree.Expr, r row) (bool, error) {
 	if f == nil {
 		return true, nil
 	}
-	ok, err := ec.eval(f, r)
+	ok, err := ec.Eval(f, r)
 	return ok == true, err
 }
 
 // project evaluates the projection of a row.
-func (ec *evalCtx) project(exprs []plantree.Expr, r row) ([]any, error) {
+func (ec *EvalCtx) project(exprs []plantree.Expr, r row) ([]any, error) {
 	out := make([]any, len(exprs))
 	for i, e := range exprs {
-		v, err := ec.eval(e, r)
+		v, err := ec.Eval(e, r)
 		if err != nil {
 			return nil, err
 		}
@@ -150,12 +153,12 @@ func (ec *evalCtx) project(exprs []plantree.Expr, r row) ([]any, error) {
 
 // scanRanges evaluates the pushed-down bounds against the topic's
 // partitions.
-func scanRanges(ec *evalCtx, s *plantree.MsgScan, ti topicstore.TopicInfo) ([]partRange, time.Time, error) {
+func scanRanges(ec *EvalCtx, s *plantree.MsgScan, ti topicstore.TopicInfo) ([]partRange, time.Time, error) {
 	var want map[int64]bool
 	if s.Partitions != nil || s.PartArray != nil {
 		want = map[int64]bool{}
 		for _, e := range s.Partitions {
-			v, err := ec.eval(e, nil)
+			v, err := ec.Eval(e, nil)
 			if err != nil {
 				return nil, time.Time{}, err
 			}
@@ -164,7 +167,7 @@ func scanRanges(ec *evalCtx, s *plantree.MsgScan, ti topicstore.TopicInfo) ([]pa
 			}
 		}
 		if s.PartArray != nil {
-			v, err := ec.eval(s.PartArray, nil)
+			v, err := ec.Eval(s.PartArray, nil)
 			if err != nil {
 				return nil, time.Time{}, err
 			}
@@ -192,7 +195,7 @@ func scanRanges(ec *evalCtx, s *plantree.MsgScan, ti topicstore.TopicInfo) ([]pa
 	}
 	var minWrite time.Time
 	for _, b := range s.MinWrittenAt {
-		v, err := ec.eval(b.X, nil)
+		v, err := ec.Eval(b.X, nil)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
@@ -229,12 +232,12 @@ func toInt(v any) (int64, bool) {
 	return 0, false
 }
 
-// evalCount evaluates a LIMIT/OFFSET expression; -1 when absent.
-func evalCount(ec *evalCtx, e plantree.Expr, what string) (int64, error) {
+// EvalCount evaluates a LIMIT/OFFSET expression; -1 when absent.
+func EvalCount(ec *EvalCtx, e plantree.Expr, what string) (int64, error) {
 	if e == nil {
 		return -1, nil
 	}
-	v, err := ec.eval(e, nil)
+	v, err := ec.Eval(e, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -254,18 +257,18 @@ func evalCount(ec *evalCtx, e plantree.Expr, what string) (int64, error) {
 
 // filterIter applies a filter to materialized rows.
 type filterIter struct {
-	ec     *evalCtx
-	in     rowIter
+	ec     *EvalCtx
+	in     Iter
 	filter plantree.Expr
 }
 
-func (it *filterIter) next(ctx context.Context) ([]any, error) {
+func (it *filterIter) Next(ctx context.Context) ([]any, error) {
 	for {
-		r, err := it.in.next(ctx)
+		r, err := it.in.Next(ctx)
 		if err != nil || r == nil {
 			return r, err
 		}
-		keep, err := it.ec.filter(it.filter, valuesRow(r))
+		keep, err := it.ec.filter(it.filter, ValuesRow(r))
 		if err != nil {
 			return nil, err
 		}
@@ -279,8 +282,8 @@ func (it *filterIter) next(ctx context.Context) ([]any, error) {
 // edge: the first offset to read (lower) or the first not to read (upper).
 // null reports a NULL bound (the predicate matches nothing); a value of
 // another type leaves the range open (the filter still decides).
-func boundOffset(ec *evalCtx, b plantree.Bound, lower bool) (n int64, null bool, err error) {
-	v, err := ec.eval(b.X, nil)
+func boundOffset(ec *EvalCtx, b plantree.Bound, lower bool) (n int64, null bool, err error) {
+	v, err := ec.Eval(b.X, nil)
 	if err != nil || v == nil {
 		return 0, v == nil && err == nil, err
 	}

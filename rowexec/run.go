@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"topicgate/wire"
 )
 
-// runSelect runs a query block: it opens the block's plan tree (the one
-// the planner built, plantree.Tree). The statement's memory budget is
-// created by the first block that runs and shared by every block of the
-// statement (evalCtx.mem).
+// Run runs a query block: it opens the block's plan tree (the one the
+// planner built, plantree.Tree) as one Iter. The statement's memory budget
+// is created by the first block that runs and shared by every block of
+// the statement (EvalCtx.mem).
 //
-// direct, when not nil, offers an encoder for rows built ahead of sending
-// (see directrows.go); only a caller that sends the whole result at once
-// may pass it.
-func runSelect(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowIter, error) {
+// direct, when not nil, offers an encoder for rows built ahead of sending;
+// it reaches the session's consumer read (Host.Open) at the top of the
+// tree, the executor's directrows.go. Only a caller that sends the whole
+// result at once may pass it.
+func Run(ctx context.Context, ec *EvalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (Iter, error) {
 	ec.ctx = ctx
 	if ec.mem == nil {
 		ec.mem = &queryMem{limit: ec.host.MaxQueryBytes()}
@@ -41,8 +42,8 @@ func runSelect(ctx context.Context, ec *evalCtx, p *plantree.SelectPlan, direct 
 // 40001, never in a wrong answer.
 type readPoint struct{ taken bool }
 
-// takeReadPoint waits at the statement's read point, the first time.
-func (ec *evalCtx) takeReadPoint() error {
+// TakeReadPoint waits at the statement's read point, the first time.
+func (ec *EvalCtx) TakeReadPoint() error {
 	rb, ok := ec.host.Store().(topicstore.ReadBarrier)
 	if !ok || ec.read == nil || ec.read.taken {
 		return nil
@@ -59,12 +60,12 @@ func (ec *evalCtx) takeReadPoint() error {
 }
 
 // open starts the iterator of node n (under EXPLAIN ANALYZE, counted).
-func open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func open(ctx context.Context, ec *EvalCtx, n plantree.Node, direct func() *wire.RowEncoder) (Iter, error) {
 	if ec.stats == nil {
 		return openNode(ctx, ec, n, direct)
 	}
 	st := ec.stats.of(n)
-	st.loops++
+	st.Loops++
 	stop := st.start()
 	it, err := openNode(ctx, ec, n, direct)
 	stop()
@@ -76,7 +77,7 @@ func open(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire
 
 // openNode maps each kind of plan node to its one iterator. It decides
 // nothing the tree does not say: the strategy is the node.
-func openNode(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *wire.RowEncoder) (rowIter, error) {
+func openNode(ctx context.Context, ec *EvalCtx, n plantree.Node, direct func() *wire.RowEncoder) (Iter, error) {
 	switch x := n.(type) {
 	case *plantree.InitPlanNode:
 		if err := ec.runSubqueries(ctx, x.Subs, ec.mem); err != nil {
@@ -126,7 +127,7 @@ func openNode(ctx context.Context, ec *evalCtx, n plantree.Node, direct func() *
 		firsts := &distinctOn{cols: x.Cols, keys: x.Keys, at: map[string]int{}}
 		var rows [][]any
 		for {
-			r, err := in.next(ctx)
+			r, err := in.Next(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -201,7 +202,7 @@ func errNoIterator(n plantree.Node) error {
 }
 
 // openBoth starts the two inputs of a join or set operation.
-func openBoth(ctx context.Context, ec *evalCtx, l, r plantree.Node) (rowIter, rowIter, error) {
+func openBoth(ctx context.Context, ec *EvalCtx, l, r plantree.Node) (Iter, Iter, error) {
 	li, err := open(ctx, ec, l, nil)
 	if err != nil {
 		return nil, nil, err
@@ -212,12 +213,12 @@ func openBoth(ctx context.Context, ec *evalCtx, l, r plantree.Node) (rowIter, ro
 
 // openScan starts a topic scan over the ranges its bounds give, in its
 // order, with its filter, projection and limit applied as it reads.
-func openScan(ec *evalCtx, x *plantree.ScanNode) (rowIter, error) {
+func openScan(ec *EvalCtx, x *plantree.ScanNode) (Iter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
 		return nil, err
 	}
-	if err := ec.takeReadPoint(); err != nil {
+	if err := ec.TakeReadPoint(); err != nil {
 		return nil, err
 	}
 	store := ec.host.Store()
@@ -237,14 +238,14 @@ func openScan(ec *evalCtx, x *plantree.ScanNode) (rowIter, error) {
 
 // drain reads a node's rows to the end, charged to the statement's memory
 // when charge is set.
-func drain(ctx context.Context, ec *evalCtx, n plantree.Node, charge bool) ([][]any, error) {
+func drain(ctx context.Context, ec *EvalCtx, n plantree.Node, charge bool) ([][]any, error) {
 	in, err := open(ctx, ec, n, nil)
 	if err != nil {
 		return nil, err
 	}
 	var rows [][]any
 	for {
-		r, err := in.next(ctx)
+		r, err := in.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +263,7 @@ func drain(ctx context.Context, ec *evalCtx, n plantree.Node, charge bool) ([][]
 
 // openTopN keeps the rows ORDER BY ... LIMIT can return (all of them,
 // sorted, when the limit is too large to keep that way).
-func openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNode) (rowIter, error) {
+func openTopN(ctx context.Context, ec *EvalCtx, x *plantree.TopNNode) (Iter, error) {
 	skip, limit, err := counts(ec, x.Limit, x.Offset)
 	if err != nil {
 		return nil, err
@@ -275,7 +276,7 @@ func openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNode) (rowIter, 
 		}
 		top := newTopN(x.Keys, skip+limit)
 		for {
-			r, err := in.next(ctx)
+			r, err := in.Next(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -299,11 +300,11 @@ func openTopN(ctx context.Context, ec *evalCtx, x *plantree.TopNNode) (rowIter, 
 }
 
 // counts evaluates LIMIT and OFFSET: skip >= 0, limit -1 for none.
-func counts(ec *evalCtx, limitExpr, offsetExpr plantree.Expr) (skip, limit int64, err error) {
-	if limit, err = evalCount(ec, limitExpr, "LIMIT"); err != nil {
+func counts(ec *EvalCtx, limitExpr, offsetExpr plantree.Expr) (skip, limit int64, err error) {
+	if limit, err = EvalCount(ec, limitExpr, "LIMIT"); err != nil {
 		return 0, 0, err
 	}
-	if skip, err = evalCount(ec, offsetExpr, "OFFSET"); err != nil {
+	if skip, err = EvalCount(ec, offsetExpr, "OFFSET"); err != nil {
 		return 0, 0, err
 	}
 	return max(skip, 0), limit, nil
@@ -311,13 +312,13 @@ func counts(ec *evalCtx, limitExpr, offsetExpr plantree.Expr) (skip, limit int64
 
 // limitIter skips and cuts its input's rows.
 type limitIter struct {
-	in          rowIter
+	in          Iter
 	skip, limit int64
 }
 
-func (it *limitIter) next(ctx context.Context) ([]any, error) {
+func (it *limitIter) Next(ctx context.Context) ([]any, error) {
 	for it.limit != 0 {
-		r, err := it.in.next(ctx)
+		r, err := it.in.Next(ctx)
 		if r == nil || err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -21,11 +21,11 @@ import (
 // 54000 once it has produced more than --max-query-mib, instead of looping
 // for ever.
 type recursiveIter struct {
-	ec       *evalCtx
+	ec       *EvalCtx
 	node     *plantree.RecursiveUnionNode
 	rp       *plantree.RecursivePlan
 	mem      *queryMem
-	cur      rowIter // the term being read; nil between terms
+	cur      Iter    // the term being read; nil between terms
 	produced [][]any // the rows of the running iteration: the next work table
 	seen     map[string]bool
 	kb       []byte
@@ -33,7 +33,7 @@ type recursiveIter struct {
 	started bool
 }
 
-func (it *recursiveIter) next(ctx context.Context) ([]any, error) {
+func (it *recursiveIter) Next(ctx context.Context) ([]any, error) {
 	width := len(it.rp.Work.Cols)
 	for {
 		if it.cur == nil {
@@ -42,7 +42,7 @@ func (it *recursiveIter) next(ctx context.Context) ([]any, error) {
 				return nil, err
 			}
 		}
-		r, err := it.cur.next(ctx)
+		r, err := it.cur.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,7 @@ const recursiveWhat = "evaluate a recursive query (WITH RECURSIVE)"
 
 // startTerm starts the non-recursive term, or the recursive term over the
 // rows of the iteration that just ended; nil when that produced none.
-func (it *recursiveIter) startTerm(ctx context.Context) (rowIter, error) {
+func (it *recursiveIter) startTerm(ctx context.Context) (Iter, error) {
 	if !it.started {
 		it.started = true
 		return open(ctx, it.ec, it.node.First, nil)

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 // input's rows, which it holds (charged to the statement's memory):
 // looked up by the equality keys when there are some, else all tried.
 type joinIter struct {
-	ec                  *evalCtx
+	ec                  *EvalCtx
 	jp                  *plantree.JoinPlan
 	leftKeys, rightKeys []plantree.Expr // none: a nested loop
 	residual            plantree.Expr
-	left, right         rowIter
+	left, right         Iter
 	mem                 *queryMem
 
 	built   bool
@@ -42,7 +42,7 @@ func (s shifted) Col(i int) (any, error) { return s.r[i-s.off], nil }
 func (it *joinIter) key(exprs []plantree.Expr, r row) (string, bool, error) {
 	it.kb = it.kb[:0]
 	for _, e := range exprs {
-		v, err := it.ec.eval(e, r)
+		v, err := it.ec.Eval(e, r)
 		if err != nil || v == nil {
 			return "", false, err
 		}
@@ -58,7 +58,7 @@ func (it *joinIter) build(ctx context.Context) error {
 		it.byKey = map[string][]int{}
 	}
 	for {
-		r, err := it.right.next(ctx)
+		r, err := it.right.Next(ctx)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func (it *joinIter) build(ctx context.Context) error {
 	}
 }
 
-func (it *joinIter) next(ctx context.Context) ([]any, error) {
+func (it *joinIter) Next(ctx context.Context) ([]any, error) {
 	if !it.built {
 		if err := it.build(ctx); err != nil {
 			return nil, err
@@ -98,14 +98,14 @@ func (it *joinIter) next(ctx context.Context) ([]any, error) {
 			if err := ctx.Err(); err != nil { // a cross join can run long: let a cancel in
 				return nil, err
 			}
-			l, err := it.left.next(ctx)
+			l, err := it.left.Next(ctx)
 			if l == nil || err != nil {
 				return nil, err
 			}
 			it.cur, it.pos, it.matched = l[:lw:lw], 0, false
 			it.cands, it.all = nil, it.byKey == nil
 			if it.byKey != nil {
-				k, ok, err := it.key(it.leftKeys, valuesRow(it.cur))
+				k, ok, err := it.key(it.leftKeys, ValuesRow(it.cur))
 				if err != nil {
 					return nil, err
 				}
@@ -147,9 +147,9 @@ func joinedRow(jp *plantree.JoinPlan, l, r []any) []any {
 }
 
 // tryJoin is the joined row of l and r if it passes residual, else nil.
-func (ec *evalCtx) tryJoin(jp *plantree.JoinPlan, residual plantree.Expr, l, r []any) ([]any, error) {
+func (ec *EvalCtx) tryJoin(jp *plantree.JoinPlan, residual plantree.Expr, l, r []any) ([]any, error) {
 	out := joinedRow(jp, l, r)
-	if keep, err := ec.filter(residual, valuesRow(out)); !keep || err != nil {
+	if keep, err := ec.filter(residual, ValuesRow(out)); !keep || err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -13,30 +13,30 @@ import (
 // plan's set-returning calls and steps them in lockstep, projecting one
 // row per step with the exhausted ones NULL, until all are exhausted.
 type srfIter struct {
-	ec      *evalCtx
-	in      rowIter
+	ec      *EvalCtx
+	in      Iter
 	srfs    []*plantree.FuncExpr
 	project []plantree.Expr
 	cur     row
 	gens    []eval.Generator
 }
 
-func (it *srfIter) next(ctx context.Context) ([]any, error) {
+func (it *srfIter) Next(ctx context.Context) ([]any, error) {
 	if it.ec.srf == nil {
 		it.ec.srf = map[*plantree.FuncExpr]any{}
 	}
 	for {
 		if it.cur == nil {
-			r, err := it.in.next(ctx)
+			r, err := it.in.Next(ctx)
 			if r == nil || err != nil {
 				return nil, err
 			}
-			it.cur = valuesRow(r)
+			it.cur = ValuesRow(r)
 			it.gens = it.gens[:0]
 			for _, f := range it.srfs {
 				args := make([]any, len(f.Args))
 				for i, a := range f.Args {
-					if args[i], err = it.ec.eval(a, it.cur); err != nil {
+					if args[i], err = it.ec.Eval(a, it.cur); err != nil {
 						return nil, err
 					}
 				}
@@ -68,7 +68,7 @@ func (it *srfIter) next(ctx context.Context) ([]any, error) {
 }
 
 // srfValue is the current value of a set-returning call (set by srfIter).
-func (ec *evalCtx) srfValue(f *plantree.FuncExpr) (any, error) {
+func (ec *EvalCtx) srfValue(f *plantree.FuncExpr) (any, error) {
 	v, ok := ec.srf[f]
 	if !ok {
 		return nil, pgerror.AssertionFailed("set-returning function %s evaluated outside its ProjectSet", strings.ToLower(f.Name))

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 // computeWindows reads every input row (charged to the statement's
 // memory), computes each window function over its partitions, and returns
 // the rows with the results appended at the windows' slots.
-func computeWindows(ctx context.Context, ec *evalCtx, windows []*plantree.WindowExpr, in rowIter, mem *queryMem) (rowIter, error) {
+func computeWindows(ctx context.Context, ec *EvalCtx, windows []*plantree.WindowExpr, in Iter, mem *queryMem) (Iter, error) {
 	width := windows[0].Slot
 	var rows [][]any
 	for {
-		r, err := in.next(ctx)
+		r, err := in.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -46,14 +46,14 @@ type winRow struct {
 	order []any
 }
 
-func computeWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, rows [][]any) error {
+func computeWindow(ctx context.Context, ec *EvalCtx, w *plantree.WindowExpr, rows [][]any) error {
 	parts := map[string][]winRow{}
 	var keys []string
 	var kb []byte
 	for _, r := range rows {
 		kb = kb[:0]
 		for _, e := range w.PartitionBy {
-			v, err := ec.eval(e, valuesRow(r))
+			v, err := ec.Eval(e, ValuesRow(r))
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func computeWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, row
 		}
 		wr := winRow{row: r}
 		for _, e := range w.Order {
-			v, err := ec.eval(e, valuesRow(r))
+			v, err := ec.Eval(e, ValuesRow(r))
 			if err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func peers(w *plantree.WindowExpr, a, b winRow) bool {
 }
 
 // fillWindow writes w's value for each row of one sorted partition.
-func fillWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, part []winRow) error {
+func fillWindow(ctx context.Context, ec *EvalCtx, w *plantree.WindowExpr, part []winRow) error {
 	set := func(i int, v any) { part[i].row[w.Slot] = v }
 	switch w.Name {
 	case "row_number":
@@ -115,7 +115,7 @@ func fillWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, part [
 		for i := range part {
 			off := int64(1)
 			if len(w.Args) > 1 {
-				v, err := ec.eval(w.Args[1], valuesRow(part[i].row))
+				v, err := ec.Eval(w.Args[1], ValuesRow(part[i].row))
 				if err != nil {
 					return err
 				}
@@ -132,9 +132,9 @@ func fillWindow(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, part [
 			var v any
 			var err error
 			if j >= 0 && j < int64(len(part)) {
-				v, err = ec.eval(w.Args[0], valuesRow(part[j].row))
+				v, err = ec.Eval(w.Args[0], ValuesRow(part[j].row))
 			} else if len(w.Args) > 2 {
-				v, err = ec.eval(w.Args[2], valuesRow(part[i].row))
+				v, err = ec.Eval(w.Args[2], ValuesRow(part[i].row))
 			}
 			if err != nil {
 				return err
@@ -167,7 +167,7 @@ type winFrame struct {
 	nnLo, nnHi int // RANGE with an offset: the rows whose ORDER BY value is not NULL
 }
 
-func newWinFrame(ec *evalCtx, w *plantree.WindowExpr, part []winRow) (*winFrame, error) {
+func newWinFrame(ec *EvalCtx, w *plantree.WindowExpr, part []winRow) (*winFrame, error) {
 	f := w.Frame
 	if f == nil {
 		f = defaultFrame
@@ -203,11 +203,11 @@ func newWinFrame(ec *evalCtx, w *plantree.WindowExpr, part []winRow) (*winFrame,
 
 // frameOffset evaluates a bound's offset (nil without one), as PostgreSQL
 // does: not NULL, not negative.
-func frameOffset(ec *evalCtx, f *plantree.WindowFrame, b plantree.FrameBound, which string) (any, error) {
+func frameOffset(ec *EvalCtx, f *plantree.WindowFrame, b plantree.FrameBound, which string) (any, error) {
 	if b.Offset == nil {
 		return nil, nil
 	}
-	v, err := ec.eval(b.Offset, nil)
+	v, err := ec.Eval(b.Offset, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +371,7 @@ func (wf *winFrame) excluded(i, j int) bool {
 // folded afresh for each row, which for a sliding frame of W rows costs
 // O(W) per row (PostgreSQL too restarts an aggregate such as max whenever
 // the frame's start moves).
-func fillFramed(ctx context.Context, ec *evalCtx, w *plantree.WindowExpr, part []winRow) error {
+func fillFramed(ctx context.Context, ec *EvalCtx, w *plantree.WindowExpr, part []winRow) error {
 	wf, err := newWinFrame(ec, w, part)
 	if err != nil {
 		return err
@@ -443,10 +443,10 @@ func orderFree(a *plantree.AggExpr) bool {
 // frameValue computes first_value, last_value or nth_value for row i,
 // whose frame is [lo, hi) less the excluded rows; NULL when the frame has
 // no such row.
-func frameValue(ec *evalCtx, w *plantree.WindowExpr, wf *winFrame, part []winRow, i, lo, hi int) (any, error) {
+func frameValue(ec *EvalCtx, w *plantree.WindowExpr, wf *winFrame, part []winRow, i, lo, hi int) (any, error) {
 	nth := int64(1)
 	if w.Name == "nth_value" {
-		v, err := ec.eval(w.Args[1], valuesRow(part[i].row))
+		v, err := ec.Eval(w.Args[1], ValuesRow(part[i].row))
 		if err != nil || v == nil {
 			return nil, err
 		}
@@ -463,7 +463,7 @@ func frameValue(ec *evalCtx, w *plantree.WindowExpr, wf *winFrame, part []winRow
 			continue
 		}
 		if nth--; nth == 0 {
-			return ec.eval(w.Args[0], valuesRow(part[j].row))
+			return ec.Eval(w.Args[0], ValuesRow(part[j].row))
 		}
 	}
 	return nil, nil

@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // arguments are evaluated when it starts, against ec's outer row (a
 // lateral join's left row, the row around a subquery).
 type funcScanIter struct {
-	ec  *evalCtx
+	ec  *EvalCtx
 	fs  *plantree.FuncScan
 	gen eval.Generator
 	n   int64 // rows yielded
@@ -24,7 +24,7 @@ type funcScanIter struct {
 func (it *funcScanIter) start() error {
 	call, ok := it.fs.Call.(*plantree.FuncExpr)
 	if !ok || !call.Set {
-		v, err := it.ec.eval(it.fs.Call, nil)
+		v, err := it.ec.Eval(it.fs.Call, nil)
 		if err != nil {
 			return err
 		}
@@ -33,7 +33,7 @@ func (it *funcScanIter) start() error {
 	}
 	args := make([]any, len(call.Args))
 	for i, a := range call.Args {
-		v, err := it.ec.eval(a, nil)
+		v, err := it.ec.Eval(a, nil)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (it *funcScanIter) start() error {
 	return nil
 }
 
-func (it *funcScanIter) next(ctx context.Context) ([]any, error) {
+func (it *funcScanIter) Next(ctx context.Context) ([]any, error) {
 	if it.gen == nil {
 		if err := it.start(); err != nil {
 			return nil, err

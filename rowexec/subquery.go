@@ -1,4 +1,4 @@
-package executor
+package rowexec
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type subResult struct {
 
 // runSubqueries evaluates the plan's subquery expressions before the plan
 // reads anything, so that no subquery runs inside another read.
-func (ec *evalCtx) runSubqueries(ctx context.Context, subs []*plantree.SubqueryExpr, mem *queryMem) error {
+func (ec *EvalCtx) runSubqueries(ctx context.Context, subs []*plantree.SubqueryExpr, mem *queryMem) error {
 	for _, x := range subs {
 		if _, done := ec.subs[x]; done {
 			continue
@@ -62,27 +62,27 @@ func (r *subResult) bytes() int64 {
 
 // runSubquery runs x's plan to the end (to its second row for a scalar
 // subquery, its first for EXISTS) and returns what it evaluates to.
-func (ec *evalCtx) runSubquery(ctx context.Context, x *plantree.SubqueryExpr, mem *queryMem) (*subResult, error) {
-	it, err := runSelect(ctx, ec, x.Plan, nil)
+func (ec *EvalCtx) runSubquery(ctx context.Context, x *plantree.SubqueryExpr, mem *queryMem) (*subResult, error) {
+	it, err := Run(ctx, ec, x.Plan, nil)
 	if err != nil {
 		return nil, err
 	}
 	r := &subResult{}
 	switch x.Kind {
 	case sql.SubExists:
-		row, err := it.next(ctx)
+		row, err := it.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
 		r.value = row != nil
 	case sql.SubScalar:
-		row, err := it.next(ctx)
+		row, err := it.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if row != nil {
 			r.value = row[0]
-			if more, err := it.next(ctx); err != nil {
+			if more, err := it.Next(ctx); err != nil {
 				return nil, err
 			} else if more != nil {
 				return nil, pgerror.New(pgerror.CodeCardinalityViolation, "more than one row returned by a subquery used as an expression")
@@ -91,7 +91,7 @@ func (ec *evalCtx) runSubquery(ctx context.Context, x *plantree.SubqueryExpr, me
 	case sql.SubArray:
 		vals := []any{}
 		for {
-			row, err := it.next(ctx)
+			row, err := it.Next(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +116,7 @@ func (ec *evalCtx) runSubquery(ctx context.Context, x *plantree.SubqueryExpr, me
 			r.set = map[string]bool{}
 		}
 		for {
-			row, err := it.next(ctx)
+			row, err := it.Next(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -154,7 +154,7 @@ const (
 // subquery's result is kept for the next row with the same outer values
 // (the newest message of each partition runs once per partition, not once
 // per message).
-func (ec *evalCtx) runCorrelated(x *plantree.SubqueryExpr, r row) (*subResult, error) {
+func (ec *EvalCtx) runCorrelated(x *plantree.SubqueryExpr, r row) (*subResult, error) {
 	ctx := ec.ctx
 	if ctx == nil {
 		return nil, pgerror.AssertionFailed("correlated subquery %s evaluated outside a statement", x)
@@ -202,7 +202,7 @@ func (ec *evalCtx) runCorrelated(x *plantree.SubqueryExpr, r row) (*subResult, e
 }
 
 // evalSubquery returns a subquery expression's value for the current row.
-func (ec *evalCtx) evalSubquery(x *plantree.SubqueryExpr, r row) (any, error) {
+func (ec *EvalCtx) evalSubquery(x *plantree.SubqueryExpr, r row) (any, error) {
 	res, ok := ec.subs[x]
 	if x.Correlated {
 		var err error
@@ -217,7 +217,7 @@ func (ec *evalCtx) evalSubquery(x *plantree.SubqueryExpr, r row) (any, error) {
 	if x.Kind != sql.SubIn {
 		return res.value, nil
 	}
-	v, err := ec.eval(x.X, r)
+	v, err := ec.Eval(x.X, r)
 	if err != nil {
 		return nil, err
 	}
@@ -257,15 +257,15 @@ func appendKey(kb []byte, v any) []byte {
 // derived table, a VALUES list or a system view read without sorting or
 // grouping is streamed, not held.
 type projectIter struct {
-	ec          *evalCtx
-	in          rowIter
+	ec          *EvalCtx
+	in          Iter
 	project     []plantree.Expr
 	skip, limit int64
 }
 
-func (it *projectIter) next(ctx context.Context) ([]any, error) {
+func (it *projectIter) Next(ctx context.Context) ([]any, error) {
 	for it.limit != 0 {
-		r, err := it.in.next(ctx)
+		r, err := it.in.Next(ctx)
 		if r == nil || err != nil {
 			return nil, err
 		}
@@ -273,7 +273,7 @@ func (it *projectIter) next(ctx context.Context) ([]any, error) {
 			it.skip--
 			continue
 		}
-		out, err := it.ec.project(it.project, valuesRow(r))
+		out, err := it.ec.project(it.project, ValuesRow(r))
 		if err != nil {
 			return nil, err
 		}
@@ -287,11 +287,11 @@ func (it *projectIter) next(ctx context.Context) ([]any, error) {
 
 // valuesIter evaluates a VALUES list's rows one by one.
 type valuesIter struct {
-	ec   *evalCtx
+	ec   *EvalCtx
 	rows [][]plantree.Expr
 }
 
-func (it *valuesIter) next(context.Context) ([]any, error) {
+func (it *valuesIter) Next(context.Context) ([]any, error) {
 	if len(it.rows) == 0 {
 		return nil, nil
 	}
@@ -299,7 +299,7 @@ func (it *valuesIter) next(context.Context) ([]any, error) {
 	it.rows = it.rows[1:]
 	out := make([]any, len(exprs))
 	for i, e := range exprs {
-		v, err := it.ec.eval(e, nil)
+		v, err := it.ec.Eval(e, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +314,7 @@ func (it *valuesIter) next(context.Context) ([]any, error) {
 // for ALL) and stream the left side through them.
 type setOpIter struct {
 	op          *plantree.SetOpPlan
-	left, right rowIter
+	left, right Iter
 	width       int
 	seen        map[string]int // UNION: rows out; INTERSECT/EXCEPT: right-side counts
 	built       bool
@@ -330,14 +330,14 @@ func (it *setOpIter) key(r []any) string {
 	return string(it.kb)
 }
 
-func (it *setOpIter) next(ctx context.Context) ([]any, error) {
+func (it *setOpIter) Next(ctx context.Context) ([]any, error) {
 	if it.seen == nil {
 		it.seen = map[string]int{}
 	}
 	if it.op.Op == "UNION" {
-		for _, side := range []*rowIter{&it.left, &it.right} {
+		for _, side := range []*Iter{&it.left, &it.right} {
 			for *side != nil {
-				r, err := (*side).next(ctx)
+				r, err := (*side).Next(ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -364,7 +364,7 @@ func (it *setOpIter) next(ctx context.Context) ([]any, error) {
 	if !it.built { // INTERSECT, EXCEPT: count the right side's rows
 		it.built = true
 		for {
-			r, err := it.right.next(ctx)
+			r, err := it.right.Next(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -381,7 +381,7 @@ func (it *setOpIter) next(ctx context.Context) ([]any, error) {
 		}
 	}
 	for {
-		r, err := it.left.next(ctx)
+		r, err := it.left.Next(ctx)
 		if r == nil || err != nil {
 			return nil, err
 		}
