@@ -52,8 +52,9 @@
 //     subquery's results by the outer values it reads, unless it calls a
 //     volatile function.
 //
-// The executor opens each node of a block's Tree (a type switch in its
-// run.go) and evaluates expressions with package eval.
+// The executor runs a block's Tree through package rowexec, which opens
+// each node (a type switch in rowexec/run.go) and evaluates expressions
+// with package eval.
 //
 // Invariants: the package is below the planner (it imports sql, values,
 // pgerror, topicstore's types and planner/catalog, never the planner, so
