@@ -187,10 +187,29 @@ func evalCast(env Env, x *plantree.CastExpr, r Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := v.(time.Time); ok {
+		if out, ok := castZoned(env, t, x.X.Type(), x.T); ok {
+			return out, nil
+		}
+	}
 	if ds := env.DateStyle(); ds != (values.DateStyle{}) {
 		return values.ConvertIn(v, x.X.Type(), x.T, ds)
 	}
 	return values.Convert(v, x.X.Type(), x.T)
+}
+
+// castZoned does the casts that depend on the session's TimeZone: a
+// timestamptz prints in it, as on the wire. (Dates and the fields of a
+// timestamptz are taken in UTC: docs/dialect/expressions.md.)
+func castZoned(env Env, t time.Time, from, to values.Type) (any, bool) {
+	if from != values.TTimestamptz || !to.IsText() {
+		return nil, false
+	}
+	loc := env.Location()
+	if loc == nil {
+		loc = time.UTC
+	}
+	return string(values.AppendTimestamp(nil, t.In(loc), true, env.DateStyle())), true
 }
 
 func evalIn(env Env, x *plantree.InExpr, r Row) (any, error) {

@@ -25,6 +25,11 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
 	if elem == TUnknown || elem == TNull {
 		elem = TText
 	}
+	at := values.ArrayOf(elem)
+	// An element type without an array type of its own (date, timestamptz,
+	// numeric, ...) makes a text[]: its elements are cast to text here, so
+	// the array holds what its type says (array_to_string, the wire).
+	asText := at == TTextArray && !elem.IsText()
 	for i, e := range elems {
 		if isUntyped(e) {
 			var err error
@@ -32,8 +37,11 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
 				return nil, pgerror.At(err, sql.ExprPos(x.Elems[i]))
 			}
 		}
+		if asText && elems[i].Type() != TNull {
+			elems[i] = &plantree.CastExpr{X: elems[i], T: TText}
+		}
 	}
-	return &plantree.ArrayExpr{Elems: elems, T: values.ArrayOf(elem)}, nil
+	return &plantree.ArrayExpr{Elems: elems, T: at}, nil
 }
 
 // bindSubscript binds arr[i], an element of the array's type.

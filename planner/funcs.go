@@ -91,6 +91,15 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 			}
 		}
 	}
+	if x.Name == "format" {
+		// format's values print as their type's output: a date as a date,
+		// a timestamptz in the session's TimeZone.
+		for i := 1; i < len(args); i++ {
+			if t := args[i].Type(); t == TDate || t == TTimestamptz {
+				args[i] = &plantree.CastExpr{X: args[i], T: TText}
+			}
+		}
+	}
 	if (x.Name == "substr" || x.Name == "substring") && len(args) > 0 {
 		if at := args[0].Type(); !at.IsText() && at != TBytea && at != TNull {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, at).

@@ -194,6 +194,11 @@ func (b *binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
 				return nil, err
 			}
 		}
+		// text || date: the operand prints as its type's output (a date
+		// as a date, a timestamptz in the session's TimeZone).
+		if et := (*e).Type(); t == TText && !et.IsText() && et != TNull {
+			*e = &plantree.CastExpr{X: *e, T: TText}
+		}
 	}
 	return &plantree.ArithExpr{Op: "||", L: l, R: r, T: t}, nil
 }
