@@ -51,11 +51,11 @@ func (r *readRows) iter() rowexec.Iter {
 	return rowexec.Rows(r.rows)
 }
 
-func (s *Session) readOptions(ec *rowexec.EvalCtx, p *plantree.SelectPlan) (readOpts, error) {
-	cr := p.Consumer
+func (s *Session) readOptions(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (readOpts, error) {
+	cr := n.Read
 	o := readOpts{limit: -1}
 	var err error
-	if o.limit, err = rowexec.EvalCount(ec, p.Limit, "LIMIT"); err != nil {
+	if o.limit, err = rowexec.EvalCount(ec, n.Limit, "LIMIT"); err != nil {
 		return o, err
 	}
 	evalOpt := func(e plantree.Expr) (any, error) {
@@ -147,20 +147,25 @@ type partRead struct {
 // runConsumerRead reads the next messages as a consumer from the
 // partitions this session holds, long-polling when asked, and moves the
 // consumer's position: at once in autocommit, at COMMIT in a transaction.
-func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
-	cr := p.Consumer
+// The node's filter, projection and LIMIT are applied as it reads (rule
+// fuseConsumerRead made them its own).
+func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
+	cr := n.Read
+	if !n.Fused {
+		return nil, pgerror.AssertionFailed("a read as consumer \"%s\" without its projection (rule fuseConsumerRead)", cr.Consumer)
+	}
 	if ec.Analyzing() {
-		return s.analyzeConsumerRead(ctx, ec, p)
+		return s.analyzeConsumerRead(ctx, ec, n)
 	}
 	if cr.Shared {
-		return s.runSharedRead(ctx, ec, p)
+		return s.runSharedRead(ctx, ec, n)
 	}
-	o, err := s.readOptions(ec, p)
+	o, err := s.readOptions(ec, n)
 	if err != nil {
 		return nil, err
 	}
-	if direct != nil && p.Filter == nil {
-		if o.cols = directCols(p); o.cols != nil {
+	if direct != nil && n.Filter == nil {
+		if o.cols = directCols(n); o.cols != nil {
 			o.enc = direct()
 		}
 	}
@@ -212,7 +217,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, p *p
 		if o.enc != nil {
 			o.enc.Reset()
 		}
-		rows, reads, err := s.readHeld(ctx, ec, p, held, o)
+		rows, reads, err := s.readHeld(ctx, ec, n, held, o)
 		if err != nil {
 			return nil, err
 		}
@@ -292,9 +297,9 @@ func hasConsumer(ti topicstore.TopicInfo, name string) bool {
 // readHeld reads from the held partitions with fair per-partition quotas:
 // first up to ceil(limit/P) from each, then what is left of the limit from
 // those that had more.
-func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan, held []int32, o readOpts) (readRows, []partRead, error) {
+func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, held []int32, o readOpts) (readRows, []partRead, error) {
 	rows := readRows{enc: o.enc}
-	cr := p.Consumer
+	cr := n.Read
 	var parts []int32
 	for _, id := range held {
 		if o.partitions == nil || o.partitions[id] {
@@ -351,13 +356,13 @@ func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, p *plantree
 			if q < 0 || (remaining > 0 && remaining < q) {
 				q = remaining
 			}
-			n, full, err := s.readPartition(ctx, ec, p, &reads[i], q, o, &total, &rows)
+			got, full, err := s.readPartition(ctx, ec, n, &reads[i], q, o, &total, &rows)
 			if err != nil {
 				return rows, nil, err
 			}
 			more[i] = full
 			if remaining > 0 {
-				remaining -= n
+				remaining -= got
 			}
 			if o.maxBytes > 0 && total >= o.maxBytes {
 				return rows, reads, nil
@@ -370,7 +375,7 @@ func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, p *plantree
 // readPartition appends up to q (-1 = no limit) matching messages of one
 // partition to rows, advancing r.next past everything it looked at. full
 // reports that it stopped because of q (the partition may have more).
-func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
+func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *plantree.ConsumerReadNode, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
 	if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
 		return 0, false, nil
 	}
@@ -406,8 +411,8 @@ func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, p *pla
 			return true
 		}
 		mr.Reset(m)
-		if p.Filter != nil {
-			ok, err := ec.Eval(p.Filter, mr)
+		if node.Filter != nil {
+			ok, err := ec.Eval(node.Filter, mr)
 			if err != nil {
 				cbErr = err
 				return false
@@ -416,12 +421,13 @@ func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, p *pla
 				return true
 			}
 		}
-		if len(slab) < len(p.Project) {
-			slab = make([]any, len(p.Project)*128)
+		w := len(node.Project)
+		if len(slab) < w {
+			slab = make([]any, w*128)
 		}
-		out := slab[:len(p.Project):len(p.Project)]
-		slab = slab[len(p.Project):]
-		for i, e := range p.Project {
+		out := slab[:w:w]
+		slab = slab[w:]
+		for i, e := range node.Project {
 			v, err := ec.Eval(e, mr)
 			if err != nil {
 				cbErr = err
@@ -536,19 +542,19 @@ func (s *Session) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64,
 // reads what the read would return from the partitions it would hold,
 // without waiting, joining the read session, moving the position or (a
 // shared consumer) locking anything: a shared read returns no rows.
-func (s *Session) analyzeConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan) (rowexec.Iter, error) {
-	if p.Consumer.Shared {
+func (s *Session) analyzeConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
+	if n.Read.Shared {
 		return rowexec.Rows(nil), nil
 	}
-	o, err := s.readOptions(ec, p)
+	o, err := s.readOptions(ec, n)
 	if err != nil {
 		return nil, err
 	}
-	held, _, err := s.peekHeld(p.Consumer)
+	held, _, err := s.peekHeld(n.Read)
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.readHeld(ctx, ec, p, held, o)
+	rows, _, err := s.readHeld(ctx, ec, n, held, o)
 	if err != nil {
 		return nil, err
 	}

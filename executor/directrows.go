@@ -24,12 +24,12 @@ import (
 // Only the result's columns count: the planner may append hidden sort
 // columns after them (ORDER BY partition, offset, the natural order of a
 // consumer read, keeps them), which the generic path cuts off too.
-func directCols(p *plantree.SelectPlan) []plantree.MsgCol {
-	if len(p.Cols) == 0 || len(p.Cols) > len(p.Project) {
+func directCols(n *plantree.ConsumerReadNode) []plantree.MsgCol {
+	if len(n.Cols) == 0 || len(n.Cols) > len(n.Project) {
 		return nil
 	}
-	out := make([]plantree.MsgCol, len(p.Cols))
-	for i, e := range p.Project[:len(p.Cols)] {
+	out := make([]plantree.MsgCol, len(n.Cols))
+	for i, e := range n.Project[:len(n.Cols)] {
 		c, ok := e.(*plantree.ColExpr)
 		if !ok {
 			return nil

@@ -169,7 +169,7 @@ func (er *explainRun) runtimeProps(n plantree.Node) []plantree.Prop {
 	if !ok {
 		return nil
 	}
-	cr := cn.Plan.Consumer
+	cr := cn.Read
 	if cr.Shared {
 		p := plantree.Prop{Key: "Acquires", Value: "available messages, each locked for the processing timeout"}
 		if er.stats != nil {

@@ -23,9 +23,9 @@ type sharedKey = txn.SharedKey
 const defaultSharedLimit = 1000
 
 // runSharedRead acquires up to LIMIT available messages under a lock.
-func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SelectPlan) (rowexec.Iter, error) {
-	cr := p.Consumer
-	o, err := s.readOptions(ec, p)
+func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
+	cr := n.Read
+	o, err := s.readOptions(ec, n)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, p *pla
 			// (WaitDurable), so a crash cannot undo a delivery's count; the
 			// fsync is shared with the session's other pending work.
 			s.pendingDurable = append(s.pendingDurable, res.Wait)
-			rows, err := s.sharedRows(ec, p, acq)
+			rows, err := s.sharedRows(ec, n, acq)
 			if err != nil {
 				refs := make([]topicstore.MsgRef, len(acq))
 				for i, a := range acq {
@@ -125,19 +125,21 @@ func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, p *pla
 	}
 }
 
-func (s *Session) sharedRows(ec *rowexec.EvalCtx, p *plantree.SelectPlan, acq []topicstore.Acquired) ([][]any, error) {
+// sharedRows projects the acquired messages (the planner refuses WHERE
+// with a shared consumer: every message acquired is returned).
+func (s *Session) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, acq []topicstore.Acquired) ([][]any, error) {
 	var nb int64
 	for i := range acq {
 		nb += int64(len(acq[i].Message.Body))
 	}
-	s.eng.metrics.noteRead(p.Consumer.Topic, int64(len(acq)), nb)
+	s.eng.metrics.noteRead(n.Read.Topic, int64(len(acq)), nb)
 	rows := make([][]any, 0, len(acq))
 	mr := &rowexec.MsgRow{}
 	for i := range acq {
 		mr.Reset(&acq[i].Message)
 		mr.Acquired = &acq[i]
-		out := make([]any, len(p.Project))
-		for j, e := range p.Project {
+		out := make([]any, len(n.Project))
+		for j, e := range n.Project {
 			v, err := ec.Eval(e, mr)
 			if err != nil {
 				return nil, err

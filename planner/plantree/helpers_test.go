@@ -24,7 +24,8 @@ func (c fakeCatalog) Topic(name string) (topicstore.TopicInfo, error) {
 	return t, nil
 }
 
-var cat = fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActivePartitions: 4}}}
+var cat = fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActivePartitions: 4,
+	Consumers: []topicstore.ConsumerConfig{{Name: "c"}, {Name: "q", Shared: true}}}}}
 
 func plan(t *testing.T, q string) plantree.Plan {
 	t.Helper()

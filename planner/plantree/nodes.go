@@ -71,12 +71,30 @@ type ScanNode struct {
 	Offset  Expr
 }
 
-// ConsumerReadNode reads as a named consumer (consume.go, shared.go):
-// from its position on the partitions the session holds, with the filter,
-// projection and limit applied as it reads. Plan is the query block.
+// ConsumerReadNode reads as a named consumer (package consume): from
+// its position on the partitions the session holds, or (a shared
+// consumer) the messages it acquires. Like a ScanNode it produces the raw
+// message row (with a shared consumer's delivery_count and locked_until)
+// until rule fuseConsumerRead makes the filter, projection and LIMIT
+// above it its own; unlike a ScanNode's, that fusion is not an
+// optimization but what a consumer read means, so the rule always fuses
+// them (the planner leaves nothing else between them: checkConsumerRead)
+// and the executor refuses a read that is not Fused. LIMIT counts
+// matching rows with a fair quota per partition, the position moves past
+// every message looked at (matching or not), and a WAIT read long-polls
+// until some message matches: a Filter or Limit above the read could not
+// say any of that.
 type ConsumerReadNode struct {
 	leafBase
-	Plan *SelectPlan
+	Read    *ConsumerRead
+	Filter  Expr
+	Project []Expr
+	// Cols are the result's columns, the first len(Cols) of Project (the
+	// rest are hidden sort columns of ORDER BY partition, offset, the
+	// read's own order); nil until fused.
+	Cols  []Column
+	Fused bool // Project is the query's projection, not the raw row
+	Limit Expr
 }
 
 // SysScanNode produces a sys or pg_catalog view's rows.
@@ -330,17 +348,19 @@ func (n *ScanNode) Describe() (string, []Prop) {
 }
 
 func (n *ConsumerReadNode) Describe() (string, []Prop) {
-	p, cr := n.Plan, n.Plan.Consumer
+	cr := n.Read
 	kind := "streaming"
 	if cr.Shared {
 		kind = "shared"
 	}
 	props := []Prop{{"Consumer", cr.Consumer + " (" + kind + ")"}}
-	if p.Filter != nil {
-		props = append(props, Prop{"Filter", p.Filter.String()})
+	if n.Filter != nil {
+		props = append(props, Prop{"Filter", n.Filter.String()})
 	}
-	props = append(props, Prop{"Output", exprList(p.Project[:len(p.Cols)])})
-	props = limitProps(props, p.Limit, nil)
+	if n.Fused {
+		props = append(props, Prop{"Output", exprList(n.Project[:len(n.Cols)])})
+	}
+	props = limitProps(props, n.Limit, nil)
 	for _, o := range []struct {
 		k string
 		e Expr

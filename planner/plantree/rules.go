@@ -3,7 +3,9 @@ package plantree
 // The rules that rewrite each query block's tree once logical (tree.go)
 // has laid it out, in the order they run: each is in its own file
 // (rule_<name>.go) with its cases in testdata/rules/<name>
-// (rules_test.go).
+// (rules_test.go). The first, fuseConsumerRead, is what a read as a
+// consumer means, not an optimization (it always fires on one); the
+// others are shortcuts a query's result does not depend on.
 
 // rule is one named rewrite of a block's node chain.
 type rule struct {
@@ -28,6 +30,7 @@ var rules []rule
 
 func init() {
 	rules = []rule{
+		{"fuseConsumerRead", fuseConsumerRead},
 		{"pushdownBounds", pushdownBounds},
 		{"scanOrder", scanOrderRule},
 		{"extractJoinKeys", extractJoinKeys},

@@ -59,7 +59,8 @@ func TestRules(t *testing.T) {
 
 // rulesCatalog holds the topics the rule cases read.
 var rulesCatalog = fakeCatalog{
-	"events": {Config: topicstore.TopicConfig{Name: "events", MinActivePartitions: 4}},
+	"events": {Config: topicstore.TopicConfig{Name: "events", MinActivePartitions: 4,
+		Consumers: []topicstore.ConsumerConfig{{Name: "c"}, {Name: "q", Shared: true}}}},
 	"clicks": {Config: topicstore.TopicConfig{Name: "clicks", MinActivePartitions: 2}},
 }
 

@@ -138,9 +138,6 @@ func correlatedIn(es ...Expr) []*SubqueryExpr {
 
 // logical lays p out as a chain of nodes without any shortcut.
 func logical(p *SelectPlan) Node {
-	if p.Consumer != nil { // it refuses correlated subqueries: no subplans
-		return withInitPlan(p, &ConsumerReadNode{Plan: p})
-	}
 	n := source(p)
 	if p.Filter != nil {
 		f := &FilterNode{Cond: p.Filter}
@@ -212,6 +209,8 @@ func withInitPlan(p *SelectPlan, n Node) Node {
 // source is the node producing p's input rows.
 func source(p *SelectPlan) Node {
 	switch {
+	case p.Consumer != nil: // p.Scan is set too: the topic, whether data is read
+		return &ConsumerReadNode{Read: p.Consumer, Project: rawConsumerRow(p.Scan.NeedData, p.Consumer.Shared)}
 	case p.Scan != nil:
 		return &ScanNode{Scan: *p.Scan, Project: rawProjection(p.Scan.NeedData)}
 	case p.Sys != nil:
@@ -255,10 +254,28 @@ func rawProjection(needData bool) []Expr {
 	return rawWithoutData
 }
 
-var rawWithData, rawWithoutData = newRawProjection(true), newRawProjection(false)
+// rawConsumerRow is the raw row of a read as a consumer: a shared
+// consumer's has its delivery_count and locked_until too.
+func rawConsumerRow(needData, shared bool) []Expr {
+	if !shared {
+		return rawProjection(needData)
+	}
+	if needData {
+		return rawSharedWithData
+	}
+	return rawSharedWithoutData
+}
 
-func newRawProjection(needData bool) []Expr {
+var (
+	rawWithData, rawWithoutData             = newRawProjection(true, false), newRawProjection(false, false)
+	rawSharedWithData, rawSharedWithoutData = newRawProjection(true, true), newRawProjection(false, true)
+)
+
+func newRawProjection(needData, shared bool) []Expr {
 	n := int(ColDelay) + 1
+	if shared {
+		n = int(ColLockedUntil) + 1
+	}
 	out := make([]Expr, n)
 	for i := 0; i < n; i++ {
 		if i == int(ColData) && !needData {

@@ -20,11 +20,23 @@ func kinds(t *testing.T, q string) []string {
 }
 
 func TestTreeRules(t *testing.T) {
-	require.Equal(t, []string{"pushdownBounds", "scanOrder", "extractJoinKeys", "chooseHashJoin",
+	require.Equal(t, []string{"fuseConsumerRead", "pushdownBounds", "scanOrder", "extractJoinKeys", "chooseHashJoin",
 		"pushdownFilter", "streamScan", "topN", "pushdownLimit", "cacheCorrelatedSubqueries"}, plantree.Rules())
 
 	// A filtered, projected, limited scan is one streaming scan node.
 	require.Equal(t, []string{"ScanNode"}, kinds(t, "SELECT data FROM t WHERE partition = 1 LIMIT 3"))
+	// So is a read as a consumer, always (fuseConsumerRead), its filter,
+	// projection and LIMIT its own; uncorrelated subqueries run first.
+	require.Equal(t, []string{"ConsumerReadNode"}, kinds(t, "SELECT data FROM t WITH (CONSUMER = c) WHERE attrs->>'k' = 'v' LIMIT 3"))
+	require.Equal(t, []string{"ConsumerReadNode"}, kinds(t, "SELECT offset, delivery_count FROM t WITH (CONSUMER = q) LIMIT 3"))
+	require.Equal(t, []string{"InitPlanNode", "ProjectNode", "AggregateNode", "ScanNode", "ConsumerReadNode"},
+		kinds(t, "SELECT data FROM t WITH (CONSUMER = c) WHERE offset > (SELECT max(offset) FROM t) LIMIT 3"))
+	cr := plantree.Tree(plan(t, "SELECT data FROM t WITH (CONSUMER = c) WHERE attrs->>'k' = 'v' ORDER BY partition, offset LIMIT 3").(*plantree.SelectPlan)).(*plantree.ConsumerReadNode)
+	require.True(t, cr.Fused)
+	require.Equal(t, "((attrs->>'k') = 'v')", cr.Filter.String())
+	require.Equal(t, "3", cr.Limit.String())
+	require.Len(t, cr.Cols, 1, "data; partition and offset are hidden sort columns")
+	require.Len(t, cr.Project, 3)
 	// ORDER BY over something a scan cannot order by sorts, with LIMIT a top-N.
 	require.Equal(t, []string{"TopNNode", "ScanNode"}, kinds(t, "SELECT data FROM t ORDER BY data LIMIT 3"))
 	require.Equal(t, []string{"LimitNode", "SortNode", "ScanNode"}, kinds(t, "SELECT data FROM t ORDER BY data OFFSET 3"))
