@@ -12,9 +12,9 @@
 //     statement's, a pipeline's deferred INSERT's too, with
 //     withStatementTimeout the one place statement_timeout is set up).
 //     The session is its transactions' txn.Listener (txnListener): txn
-//     asks it before each commit (checkHeld) and tells it when each
-//     transaction ended, and what the session kept of the transaction
-//     (handoff holds, the block's cursors) follows then. block.go: when a
+//     asks it before each commit (consume.Reader.CheckHeld) and tells it
+//     when each transaction ended, and what the session kept of the
+//     transaction (handoff holds, the block's cursors) follows then. block.go: when a
 //     block begins and ends (explicit, the implicit one of a
 //     multi-statement query, ended at Sync) and what the session keeps of
 //     it besides txn's state: SET LOCAL scope, cursors, the savepoints'
@@ -37,9 +37,9 @@
 //     to the statement's memory budget. It asks the session through Host
 //     for the store, the memory limit, the read counters, the settings
 //     and catalog eval reads, and to open the two node kinds only the
-//     session can: a read as a consumer (consume.go, shared.go) and a
-//     system or pg_catalog view (sys.go, pgcatalog.go), which takes the
-//     statement's read point first (rowexec.EvalCtx.TakeReadPoint).
+//     session can: a read as a consumer (the session's consume.Reader)
+//     and a system or pg_catalog view (sys.go, pgcatalog.go), which takes
+//     the statement's read point first (rowexec.EvalCtx.TakeReadPoint).
 //   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
 //     formatting and casts, COPY's binary fields) is sql/values';
 //     evaluating an expression, the builtins and the text and jsonb
@@ -55,33 +55,23 @@
 //     decided (CommitResult.Throttle) on a timer and the statement's
 //     context; a wait cut short still succeeds, with a WARNING. copyout.go:
 //     COPY ... TO STDOUT in the text, csv and binary formats.
-//   - consume.go, directrows.go: consumer reads; bare-column reads encode
-//     DataRows straight from the store (wire.RowEncoder). readsessions.go,
-//     balance.go: a streaming consumer's partitions balanced over its read
-//     sessions; order.go: only partitions whose split ancestors the
-//     consumer has committed to their end are readable (children follow
-//     their parent's session); handoff.go: a partition pinned by its
-//     holder's open transaction or unsettled read moves only when that
-//     ends or after the handoff grace (Options.HandoffGrace). delivery.go: an
-//     autocommit read commits its positions only once its rows were
-//     flushed to a client still there (its partitions pinned against a
-//     rebalance until then); a statement that failed, was cancelled, lost
-//     its client or whose portal closed unfinished commits nothing and
-//     hands back what it acquired (txn.Conn.Release, the one release of
-//     shared messages), its delivery uncounted. shared.go:
-//     shared-consumer reads and actions; an acquisition's delivery counts
-//     and an action's outcome are made durable (their store waits queued
-//     in pendingDurable) by WaitDurable before any output reaches the
-//     client; a WAIT read that found nothing waits for the store's events
-//     (publish, a freed message) or its next lock deadline or delay end,
-//     never on a poll.
+//   - Topic consumption is package consume: the session owns a
+//     consume.Reader (session.rd) and the engine the registry of consumer
+//     groups (consume.Groups, Options.ReadSessionIdle and
+//     Options.HandoffGrace). host.go hands it the plan's consumer read;
+//     portal.go gives each row-returning statement a consume.Delivery,
+//     settled (Finish) once its rows reached the client or abandoned,
+//     sends the rows a read encoded straight from the store in one write
+//     (consume.Encoded), and runs shared-consumer actions and UPDATE
+//     sys.consumers through it; the session's WaitDurable is the
+//     Reader's, and Close leaves its read sessions.
 //   - ddl.go, sys.go: topic DDL (with a NOTICE for a dead_letter_queue
 //     that does not exist), system views. explain.go: EXPLAIN prints the
 //     tree that runs, as text or JSON, with what it asks the session
 //     about a consumer read (the partitions it would hold, from where:
-//     peekHeld, moving nothing); EXPLAIN ANALYZE runs the query through
-//     the same rowexec.Run with each node's rows, loops and time counted
-//     (rowexec.NodeStats), a
+//     consume.Reader.ExplainProps, moving nothing); EXPLAIN ANALYZE runs
+//     the query through the same rowexec.Run with each node's rows, loops
+//     and time counted (rowexec.NodeStats), a
 //     consumer read reading without joining, committing or locking.
 //     sys_consumers.go computes every consumer partition's position and
 //     lag once for both sys.consumers and /metrics. sys_sessions.go:

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"topicgate/consume"
 	"topicgate/sql"
 	"topicgate/topicstore"
 	"topicgate/txn"
@@ -13,6 +14,14 @@ import (
 
 // Version is topicgate's version, reported by version() and server_version.
 const Version = "0.1.0"
+
+// DefaultReadSessionIdle is how long a read session keeps its partitions
+// without reading before they are handed to the consumer's other sessions.
+const DefaultReadSessionIdle = consume.DefaultReadSessionIdle
+
+// DefaultHandoffGrace is how long a partition that a rebalance wants to
+// move stays with a holder whose transaction or read is still in flight.
+const DefaultHandoffGrace = consume.DefaultHandoffGrace
 
 // Options configure an Engine.
 type Options struct {
@@ -26,7 +35,7 @@ type Options struct {
 	// HandoffGrace is how long a partition a rebalance wants to move stays
 	// with a read session whose transaction (or autocommit read) on it is
 	// still in flight (default DefaultHandoffGrace; negative: it moves at
-	// once). See handoff.go.
+	// once). See consume/handoff.go.
 	HandoffGrace time.Duration
 	// MaxQueryBytes bounds the rows one statement holds to sort or group
 	// (default DefaultMaxQueryBytes; negative: no limit).
@@ -74,15 +83,10 @@ type Engine struct {
 	txm       *txn.Manager // every transaction of every session
 	cache     parseCache
 	sessions  sync.Map // processID -> *Session
-	groups    readGroups
-	metrics   metrics
-}
-
-func (e *Engine) idle() time.Duration {
-	if e.opts.ReadSessionIdle > 0 {
-		return e.opts.ReadSessionIdle
-	}
-	return DefaultReadSessionIdle
+	// groups are the consumer groups the sessions read in (package
+	// consume; each session's reads go through its consume.Reader).
+	groups  *consume.Groups
+	metrics metrics
 }
 
 // New returns an engine over st.
@@ -99,12 +103,8 @@ func New(st topicstore.Store, opts Options) *Engine {
 	e := &Engine{store: st, opts: opts}
 	e.txm = txn.NewManager(st, txn.Options{Clock: opts.Clock, MaxStagedBytes: opts.MaxTxnBytes,
 		ObserveCommit: func(d time.Duration) { e.metrics.observe(kindCommit, d) }})
-	e.groups.clock, e.groups.grace = opts.Clock, opts.HandoffGrace
-	e.groups.co, _ = st.(topicstore.GroupCoordinator) // several gateways share st (cluster.go)
-	e.serveSessions()                                 // sys.sessions across gateways (sys_sessions.go)
-	if opts.HandoffGrace == 0 {
-		e.groups.grace = DefaultHandoffGrace
-	}
+	e.groups = consume.NewGroups(st, opts.Clock, opts.HandoffGrace)
+	e.serveSessions() // sys.sessions across gateways (sys_sessions.go)
 	return e
 }
 
@@ -115,6 +115,8 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 	}
 	s := &Session{eng: e, info: info, settings: newSettings(info)}
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
+	s.rd = consume.NewReader(consume.Config{PID: info.ProcessID, Conn: s.txc, Store: e.store, Groups: e.groups,
+		Idle: e.opts.ReadSessionIdle, NoteRead: e.metrics.noteRead})
 	e.sessions.Store(info.ProcessID, s)
 	return s, nil
 }

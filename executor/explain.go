@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -162,34 +161,12 @@ func (er *explainRun) actual(n plantree.Node) string {
 }
 
 // runtimeProps are what EXPLAIN asks the session about a node: for a
-// streaming consumer's read, the partitions this session would read and
-// their start positions.
+// consumer's read, what the session would read (consume.Reader).
 func (er *explainRun) runtimeProps(n plantree.Node) []plantree.Prop {
-	cn, ok := n.(*plantree.ConsumerReadNode)
-	if !ok {
-		return nil
+	if cn, ok := n.(*plantree.ConsumerReadNode); ok {
+		return er.s.rd.ExplainProps(cn, er.stats != nil)
 	}
-	cr := cn.Read
-	if cr.Shared {
-		p := plantree.Prop{Key: "Acquires", Value: "available messages, each locked for the processing timeout"}
-		if er.stats != nil {
-			p.Value = "nothing under EXPLAIN ANALYZE (it locks no message)"
-		}
-		return []plantree.Prop{p}
-	}
-	held, start, err := er.s.peekHeld(cr)
-	if err != nil {
-		return []plantree.Prop{{Key: "Session Holds", Value: "unknown: " + err.Error()}}
-	}
-	if len(held) == 0 {
-		return []plantree.Prop{{Key: "Session Holds", Value: "no partition"}}
-	}
-	sort.Slice(held, func(i, j int) bool { return held[i] < held[j] })
-	parts := make([]string, len(held))
-	for i, id := range held {
-		parts[i] = fmt.Sprintf("%d from offset %d", id, start[id])
-	}
-	return []plantree.Prop{{Key: "Session Holds", Value: strings.Join(parts, ", ")}}
+	return nil
 }
 
 // jsonPlan is the plan as PostgreSQL's FORMAT JSON lays it out: a node is

@@ -32,7 +32,7 @@ func (h sessionHost) Open(ctx context.Context, ec *rowexec.EvalCtx, n plantree.N
 	s := h.s
 	switch x := n.(type) {
 	case *plantree.ConsumerReadNode:
-		return s.runConsumerRead(ctx, ec, x, direct)
+		return s.rd.Open(ctx, ec, x, direct)
 	case *plantree.SysScanNode:
 		if err := ec.TakeReadPoint(); err != nil { // the views show topic state too
 			return nil, err

@@ -33,9 +33,10 @@ import (
 //     multi-statement query: INSERTs stage, consumer reads' positions move
 //     at Sync (after their rows were flushed), DDL commits the block first.
 //   - A statement before the pipeline's first INSERT runs as in autocommit:
-//     a consumer read settles when its rows reach the client (delivery.go)
-//     and is not undone by a later error in the pipeline; shared-consumer
-//     acknowledgements act at once, in a block or not.
+//     a consumer read settles when its rows reach the client
+//     (consume.Delivery) and is not undone by a later error in the
+//     pipeline; shared-consumer acknowledgements act at once, in a block
+//     or not.
 //   - INSERT ... SELECT from a consumer is its own transaction, committed
 //     at the statement, when no block is open.
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"topicgate/consume"
 	"topicgate/planner/plantree"
 	"topicgate/planner/topicopts"
 	"topicgate/rowexec"
@@ -27,10 +28,10 @@ type portal struct {
 	sent   int64
 	done   bool
 	// deliver holds the consumer-read effects that wait for the rows to
-	// reach the client (delivery.go); it points at dlv once the portal
-	// runs a statement that returns rows.
-	deliver *delivery
-	dlv     delivery
+	// reach the client (consume.Delivery); it points at dlv once the
+	// portal runs a statement that returns rows.
+	deliver *consume.Delivery
+	dlv     consume.Delivery
 	// running is set while Execute runs: a FETCH naming the portal from
 	// inside its own execution is refused, not run recursively.
 	running bool
@@ -49,7 +50,7 @@ func (p *portal) Columns() []wire.Column { return p.st.cols }
 // sent settles nothing: its consumer reads are read again.
 func (p *portal) Close() {
 	p.it = nil
-	p.deliver.abandon(p.st.s, p.sent)
+	p.deliver.Abandon(p.st.s.rd, p.sent)
 }
 
 // Execute implements wire.Portal: the statement's lifecycle around run
@@ -136,9 +137,9 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 				direct = out.RowEncoder
 			}
 			p.deliver = &p.dlv
-			p.it, err = s.withDelivery(p.deliver, func() (rowexec.Iter, error) { return rowexec.Run(ctx, p.ec, plan, direct) })
+			p.it, err = s.rd.WithDelivery(p.deliver, func() (rowexec.Iter, error) { return rowexec.Run(ctx, p.ec, plan, direct) })
 			if err != nil {
-				p.deliver.abandon(s, 0)
+				p.deliver.Abandon(s.rd, 0)
 				return "", true, err
 			}
 		}
@@ -165,7 +166,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 	case *plantree.CopyOutPlan:
 		p.deliver = &p.dlv
 		var n int64
-		_, err := s.withDelivery(p.deliver, func() (rowexec.Iter, error) {
+		_, err := s.rd.WithDelivery(p.deliver, func() (rowexec.Iter, error) {
 			var err error
 			n, err = s.execCopyOut(ctx, p.ec, plan, out)
 			return nil, err
@@ -175,10 +176,10 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		}
 		return fmt.Sprintf("COPY %d", n), true, nil
 	case *plantree.SharedActionPlan:
-		tag, err := s.execSharedAction(ctx, p.ec, plan, out)
+		tag, err := s.rd.SharedAction(ctx, p.ec, plan, out)
 		return tag, true, err
 	case *plantree.SetPositionPlan:
-		tag, err := s.execSetPosition(ctx, p.ec, plan)
+		tag, err := s.rd.SetPositions(ctx, p.ec, plan, func() ([][]any, error) { return s.sysRows("consumers") })
 		return tag, true, err
 	case *plantree.CreateTopicPlan:
 		return "CREATE TOPIC", true, s.execCreateTopic(ctx, plan, out)
@@ -240,14 +241,6 @@ func (q quietOutput) Warning(code, msg string) {
 	}
 }
 
-// withDelivery runs f with d as the session's delivery (delivery.go),
-// reset however f ends.
-func (s *Session) withDelivery(d *delivery, f func() (rowexec.Iter, error)) (rowexec.Iter, error) {
-	s.deliver = d
-	defer func() { s.deliver = nil }()
-	return f()
-}
-
 // withStatementTimeout is the one place statement_timeout is set up: ctx
 // bounded by the session's statement_timeout, with errStatementTimeout as
 // its cause; ctx itself when the setting is 0.
@@ -276,22 +269,22 @@ func timedOut(ctx context.Context, err error) error {
 // succeeded and its rows reached the client, abandoned otherwise.
 func (p *portal) settle(ctx context.Context, out wire.Output, sentRows int64, err error) error {
 	if err != nil {
-		p.deliver.abandon(p.st.s, sentRows)
+		p.deliver.Abandon(p.st.s.rd, sentRows)
 		return err
 	}
-	return p.deliver.finish(ctx, p.st.s, out, sentRows)
+	return p.deliver.Finish(ctx, p.st.s.rd, out, sentRows)
 }
 
 // stream writes up to maxRows rows from the portal's iterator.
 func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (string, bool, error) {
-	if e, ok := p.it.(*encodedIter); ok { // only made for maxRows <= 0
-		if err := out.WriteRows(e.enc); err != nil {
+	if enc, ok := consume.Encoded(p.it); ok { // only made for maxRows <= 0
+		if err := out.WriteRows(enc); err != nil {
 			return "", true, err
 		}
-		p.sent += int64(e.enc.Rows())
+		p.sent += int64(enc.Rows())
 		p.done = true
 		p.it = rowexec.Rows(nil)
-		return fmt.Sprintf("SELECT %d", e.enc.Rows()), true, nil
+		return fmt.Sprintf("SELECT %d", enc.Rows()), true, nil
 	}
 	// The tag counts the rows of this Execute only, as PostgreSQL's does:
 	// after row-limited Executes it is the rows of the last one.

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"topicgate/consume"
 	"topicgate/planner"
 	"topicgate/planner/plantree"
-	"topicgate/rowexec"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -39,26 +39,17 @@ type Session struct {
 	deferStart time.Time
 	// savepoints are the open block's SAVEPOINTs, oldest first.
 	savepoints []savepoint
-	groups     map[*readGroup]string // consumer groups this session reads in -> topic
-	// txHolds are the partitions held for this session's transactions
-	// (handoff.go), released when the transaction is over (endTxHolds).
-	txHolds []sessionHold
+	// rd is the session's consumption (package consume): its reads as
+	// consumers, the read sessions it joined, the partitions its
+	// transactions hold, the statement's delivery, shared messages'
+	// acknowledgements waiting to be durable.
+	rd      *consume.Reader
 	active  atomic.Bool // a statement is running (sys.sessions)
 	status  atomic.Pointer[txStatus]
 	appName atomic.Pointer[string]
-	// readArena holds copies of message bodies for consumer reads; its
-	// chunks are handed to rows and never reused, only replaced.
-	readArena rowexec.Arena
 	// portals finds a protocol portal by name (wire.PortalUser), for FETCH
 	// and MOVE naming one.
 	portals func(name string) (wire.Portal, bool)
-	// deliver collects the effects of the row-returning statement being
-	// run that wait for its rows to reach the client (delivery.go); nil
-	// otherwise.
-	deliver *delivery
-	// pendingDurable are acknowledgements decided but not yet known to be
-	// synced; WaitDurable runs them before output reaches the client.
-	pendingDurable []func() error
 	// cursors are the open cursors by name (cursor.go); those of a
 	// transaction block leave when it ends (endCursors).
 	cursors map[string]*cursor
@@ -78,19 +69,19 @@ type txStatus struct {
 
 // txnListener is the session as the listener of its transactions
 // (txn.Listener). Before a commit it checks that the partitions the
-// transaction read are still the session's (checkHeld); when a
-// transaction is over, what the session kept of it follows: the
-// partitions it held for the transaction go (handoff.go), and so do the
-// cursors declared in it (cursor.go).
+// transaction read are still the session's (consume.Reader.CheckHeld);
+// when a transaction is over, what the session kept of it follows: the
+// partitions it held for the transaction go (consume.Reader.EndTx), and
+// so do the cursors declared in it (cursor.go).
 type txnListener Session
 
 // CheckCommit implements txn.Listener.
-func (l *txnListener) CheckCommit(tx *txn.Txn) error { return (*Session)(l).checkHeld(tx) }
+func (l *txnListener) CheckCommit(tx *txn.Txn) error { return l.rd.CheckHeld(tx) }
 
 // Ended implements txn.Listener.
 func (l *txnListener) Ended(tx *txn.Txn, committed bool) {
 	s := (*Session)(l)
-	s.endTxHolds(tx.ID)
+	s.rd.EndTx(tx.ID)
 	s.endCursors(tx, committed)
 }
 
@@ -112,6 +103,10 @@ func (s *Session) publishStatus() {
 	}
 	s.status.Store(st)
 }
+
+// WaitDurable implements wire.DurabilityBarrier: it waits until every
+// acknowledgement this session decided is synced.
+func (s *Session) WaitDurable() error { return s.rd.WaitDurable() }
 
 // ParameterStatus implements wire.Session.
 func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
@@ -135,14 +130,13 @@ func (s *Session) TxStatus() byte {
 	return byte(s.txc.State())
 }
 
-// Close implements wire.Session: an open transaction rolls back and the
-// session's shared-consumer locks are released (txn.Conn.Close).
+// Close implements wire.Session: an open transaction rolls back, the
+// session's shared-consumer locks are released (txn.Conn.Close) and it
+// leaves the read sessions it joined.
 func (s *Session) Close() {
 	_ = s.WaitDurable()
 	s.txc.Close()
-	for g := range s.groups {
-		g.leave(s.info.ProcessID)
-	}
+	s.rd.Leave()
 	s.eng.sessions.Delete(s.info.ProcessID)
 	s.eng.trace(EventSessionEnd, s.info.ProcessID)
 }

@@ -54,10 +54,10 @@ func (e *Engine) consumerStates(topics []topicstore.TopicInfo, now time.Time) []
 			if err != nil {
 				continue
 			}
-			g := e.groups.get(t.Config.Name, c.Name)
+			g := e.groups.Get(t.Config.Name, c.Name)
 			for _, p := range t.Partitions {
 				cs := consumerState{topic: t.Config.Name, consumer: c.Name, important: c.Important, partition: p.ID,
-					committed: pos[p.ID], end: p.EndOffset, lagKnown: true, holder: g.holder(p.ID)}
+					committed: pos[p.ID], end: p.EndOffset, lagKnown: true, holder: g.Holder(p.ID)}
 				if cs.end > cs.committed {
 					wt, ok := e.writtenAt(t.Config.Name, p.ID, cs.committed)
 					cs.lagKnown = ok

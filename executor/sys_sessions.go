@@ -67,20 +67,9 @@ type gatewaySessions struct {
 func (e *Engine) localSessions() []sessionView {
 	now := e.opts.Clock()
 	held := map[uint32][]heldView{}
-	e.groups.mu.Lock()
-	for k, g := range e.groups.groups {
-		g.mu.Lock()
-		by := map[uint32][]int32{}
-		for p, pid := range g.owner {
-			by[pid] = append(by[pid], p)
-		}
-		g.mu.Unlock()
-		for pid, ps := range by {
-			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
-			held[pid] = append(held[pid], heldView{Topic: k.topic, Consumer: k.consumer, Partitions: ps})
-		}
+	for _, h := range e.groups.Held() {
+		held[h.PID] = append(held[h.PID], heldView{Topic: h.Topic, Consumer: h.Consumer, Partitions: h.Partitions})
 	}
-	e.groups.mu.Unlock()
 	var out []sessionView
 	e.sessions.Range(func(_, v any) bool {
 		o := v.(*Session)

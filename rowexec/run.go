@@ -18,7 +18,7 @@ import (
 //
 // direct, when not nil, offers an encoder for rows built ahead of sending;
 // it reaches the session's consumer read (Host.Open) at the top of the
-// tree, the executor's directrows.go. Only a caller that sends the whole
+// tree, package consume's direct.go. Only a caller that sends the whole
 // result at once may pass it.
 func Run(ctx context.Context, ec *EvalCtx, p *plantree.SelectPlan, direct func() *wire.RowEncoder) (Iter, error) {
 	ec.ctx = ctx

@@ -6,7 +6,7 @@ import "time"
 // (the JetStream store): it keeps, in the store, which gateways have read
 // sessions of a streaming consumer and what those hold, so that the
 // gateways divide the consumer's partitions among themselves
-// (executor/cluster.go) before each balances its share over its own
+// (consume/cluster.go) before each balances its share over its own
 // sessions. It is optional: a store that one process alone opens (the
 // embedded store) does not implement it, and the executor then balances
 // over its own sessions, as it always did.

@@ -17,7 +17,7 @@ import (
 // Read-session groups (topicstore.GroupCoordinator): which gateways have
 // read sessions of a streaming consumer, and what those hold, kept in the
 // stream and folded like everything else, so that the gateways divide the
-// consumer's partitions (executor/cluster.go).
+// consumer's partitions (consume/cluster.go).
 //
 //   - A member record, subject <prefix>.m.<topic id>.<consumer hex>.<gateway>,
 //     is a gateway's announcement in one group: its session count

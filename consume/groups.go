@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"maps"
@@ -23,7 +23,7 @@ type partPin struct {
 // groupKey names a consumer of a topic.
 type groupKey struct{ topic, consumer string }
 
-// readGroup is one consumer's read sessions and partition assignment. A
+// Group is one consumer's read sessions and partition assignment. A
 // session joins when it first reads as the consumer and leaves when its
 // connection closes or it stays idle too long; every change rebalances
 // (balance) at once, so a partition is held by one session at a time.
@@ -34,7 +34,7 @@ type groupKey struct{ topic, consumer string }
 // that held its parent (affinity). A partition its holder pins (an
 // autocommit read in flight, or an open transaction that read it) does not
 // move until the pin ends or the handoff grace passes (handoff.go).
-type readGroup struct {
+type Group struct {
 	mu       sync.Mutex
 	sessions []uint32             // live sessions in join order
 	lastRead map[uint32]time.Time // session -> last read
@@ -66,27 +66,46 @@ type readGroup struct {
 	idle time.Duration // the last join's joinReq.idle
 }
 
-// readGroups is the engine's registry of consumer groups.
-type readGroups struct {
+// Groups is the engine's registry of consumer groups, shared by its
+// sessions' Readers.
+type Groups struct {
 	mu     sync.Mutex
-	groups map[groupKey]*readGroup
+	groups map[groupKey]*Group
 	clock  func() time.Time
-	grace  time.Duration // handoff grace (Options.HandoffGrace, resolved)
+	grace  time.Duration // handoff grace (NewGroups, resolved)
 	// co is the store as a GroupCoordinator (nil: the store is one
 	// process's, and each group balances over its sessions alone).
 	co topicstore.GroupCoordinator
 }
 
-func (r *readGroups) get(topic, consumer string) *readGroup {
+// NewGroups returns the registry of the consumer groups reading st. clock
+// is the engine's (nil: time.Now); grace is the handoff grace (0:
+// DefaultHandoffGrace; negative: a pinned partition moves at once). On a
+// store several gateways share (a topicstore.GroupCoordinator) each
+// group's partitions are divided among the gateways first (cluster.go).
+func NewGroups(st topicstore.Store, clock func() time.Time, grace time.Duration) *Groups {
+	if clock == nil {
+		clock = time.Now
+	}
+	if grace == 0 {
+		grace = DefaultHandoffGrace
+	}
+	r := &Groups{clock: clock, grace: grace}
+	r.co, _ = st.(topicstore.GroupCoordinator)
+	return r
+}
+
+// Get returns the group of consumer of topic, made on first use.
+func (r *Groups) Get(topic, consumer string) *Group {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.groups == nil {
-		r.groups = map[groupKey]*readGroup{}
+		r.groups = map[groupKey]*Group{}
 	}
 	k := groupKey{topic, consumer}
 	g, ok := r.groups[k]
 	if !ok {
-		g = &readGroup{lastRead: map[uint32]time.Time{}, owner: map[int32]uint32{}, changed: make(chan struct{}),
+		g = &Group{lastRead: map[uint32]time.Time{}, owner: map[int32]uint32{}, changed: make(chan struct{}),
 			clock: r.clock, grace: r.grace}
 		if g.clock == nil {
 			g.clock = time.Now
@@ -122,7 +141,7 @@ type joinReq struct {
 // join registers r.pid as a reader (if it is not one yet), expires idle
 // sessions, rebalances, and returns the partitions pid holds and a channel
 // closed at the next reassignment.
-func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
+func (g *Group) join(r joinReq) ([]int32, <-chan struct{}) {
 	pid, partitions, now, idle := r.pid, r.partitions, r.now, r.idle
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -173,7 +192,7 @@ func (g *readGroup) join(r joinReq) ([]int32, <-chan struct{}) {
 
 // expireIdle drops the sessions but keep that have not read for g.idle
 // (0: never) and reports whether it dropped any.
-func (g *readGroup) expireIdle(now time.Time, keep uint32) bool {
+func (g *Group) expireIdle(now time.Time, keep uint32) bool {
 	if g.idle <= 0 {
 		return false
 	}
@@ -194,7 +213,7 @@ func (g *readGroup) expireIdle(now time.Time, keep uint32) bool {
 // unpin ends one read of pid that pinned parts (join's held): once no read
 // pins a partition it may move, and a rebalance that waited for it
 // happens now.
-func (g *readGroup) unpin(pid uint32, parts []int32) {
+func (g *Group) unpin(pid uint32, parts []int32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	freed := false
@@ -217,7 +236,7 @@ func (g *readGroup) unpin(pid uint32, parts []int32) {
 
 // leave removes pid and rebalances over the partitions of the last
 // reassignment (the next join notices any change of the topic).
-func (g *readGroup) leave(pid uint32) {
+func (g *Group) leave(pid uint32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for p, pn := range g.pinned { // also of a session that idled out before
@@ -241,17 +260,44 @@ func (g *readGroup) leave(pid uint32) {
 }
 
 // holds reports whether pid holds partition p.
-func (g *readGroup) holds(pid uint32, p int32) bool {
+func (g *Group) holds(pid uint32, p int32) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.owner[p] == pid && len(g.sessions) > 0
 }
 
-// holder returns the session holding p (0 if none).
-func (g *readGroup) holder(p int32) uint32 {
+// Holder returns the session holding p (0 if none).
+func (g *Group) Holder(p int32) uint32 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.owner[p]
+}
+
+// Holding is what one session holds of one consumer (sys.sessions).
+type Holding struct {
+	PID             uint32
+	Topic, Consumer string
+	Partitions      []int32 // sorted
+}
+
+// Held lists what every session holds, per group (in no order).
+func (r *Groups) Held() []Holding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Holding
+	for k, g := range r.groups {
+		g.mu.Lock()
+		by := map[uint32][]int32{}
+		for p, pid := range g.owner {
+			by[pid] = append(by[pid], p)
+		}
+		g.mu.Unlock()
+		for pid, ps := range by {
+			slices.Sort(ps)
+			out = append(out, Holding{PID: pid, Topic: k.topic, Consumer: k.consumer, Partitions: ps})
+		}
+	}
+	return out
 }
 
 // reassign rebalances over partitions (sorted). A pinned partition the
@@ -260,7 +306,7 @@ func (g *readGroup) holder(p int32) uint32 {
 // holder of its nearest ancestor if that session is live (affinity). On a
 // shared store the balance is over this gateway's share (cluster.go), and
 // a partition that leaves for another gateway is a move like any other.
-func (g *readGroup) reassign(partitions []int32) {
+func (g *Group) reassign(partitions []int32) {
 	now := g.clock()
 	avail, away, saw := partitions, []int32(nil), uint64(0)
 	if g.cl != nil {
@@ -313,7 +359,7 @@ func (g *readGroup) reassign(partitions []int32) {
 // member of an unchanged assignment, else its share of a fresh balance
 // with it joined (an estimate on a shared store, whose gateways each
 // balance their own share).
-func (g *readGroup) wouldHold(pid uint32, partitions []int32) []int32 {
+func (g *Group) wouldHold(pid uint32, partitions []int32) []int32 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	owner := g.owner

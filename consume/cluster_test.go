@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"fmt"
@@ -177,16 +177,16 @@ func TestClusterGroupHandoff(t *testing.T) {
 	now := time.Unix(1000, 0)
 	clock := func() time.Time { return now }
 	f := newFakeCluster()
-	gateway := func(id string) *readGroup {
-		r := readGroups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, id}}
-		return r.get("t", "c")
+	gateway := func(id string) *Group {
+		r := Groups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, id}}
+		return r.Get("t", "c")
 	}
 	a, b := gateway("a"), gateway("b")
 	all := parts(4)
-	join := func(g *readGroup, pid uint32, txID uint64) {
+	join := func(g *Group, pid uint32, txID uint64) {
 		g.join(joinReq{pid: pid, partitions: all, now: now, idle: time.Hour, txID: txID})
 	}
-	heldLocked := func(g *readGroup) []int32 {
+	heldLocked := func(g *Group) []int32 {
 		return slices.Sorted(func(yield func(int32) bool) {
 			for p := range g.owner {
 				if !yield(p) {
@@ -266,12 +266,12 @@ func TestClusterGroupIdle(t *testing.T) {
 	ns.Store(time.Unix(1000, 0).UnixNano())
 	clock := func() time.Time { return time.Unix(0, ns.Load()) }
 	f := newFakeCluster()
-	gateway := func(id string) *readGroup {
-		r := readGroups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, id}}
-		return r.get("t", "c")
+	gateway := func(id string) *Group {
+		r := Groups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, id}}
+		return r.Get("t", "c")
 	}
 	a, b := gateway("a"), gateway("b")
-	join := func(g *readGroup, pid uint32) []int32 {
+	join := func(g *Group, pid uint32) []int32 {
 		held, _ := g.join(joinReq{pid: pid, partitions: parts(4), now: clock(), idle: time.Minute})
 		return held
 	}
@@ -306,8 +306,8 @@ func TestClusterGroupAckWait(t *testing.T) {
 	clock := func() time.Time { return time.Unix(0, ns.Load()) }
 	f := newFakeCluster()
 	require.NoError(t, fakeGateway{f, "z"}.Announce("t", "c", topicstore.Announcement{Sessions: 1}))
-	r := readGroups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, "a"}}
-	a := r.get("t", "c")
+	r := Groups{clock: clock, grace: 10 * time.Second, co: fakeGateway{f, "a"}}
+	a := r.Get("t", "c")
 	join := func() []int32 {
 		held, _ := a.join(joinReq{pid: 1, partitions: parts(4), now: clock(), idle: time.Hour})
 		return held

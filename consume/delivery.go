@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // a statement that returns rows collects those effects in a delivery while
 // it reads, and settles them only when its rows are out:
 //
-//   - finish, after the last row was written and flushed to the client
+//   - Finish, after the last row was written and flushed to the client
 //     (and the client was still there): an autocommit read's positions
 //     commit, each only if nobody moved it since the read began. One that
 //     was moved meanwhile (a rebalance gave the partition to another read
@@ -24,18 +24,19 @@ import (
 //     some rows may come again (consumer reads are at least once). A statement that only acquired shared messages
 //     finishes without a flush: nothing is lost if its rows never arrive
 //     (the locks expire).
-//   - abandon, when the statement failed, was cancelled, lost its client,
+//   - Abandon, when the statement failed, was cancelled, lost its client,
 //     or its portal was closed unfinished: nothing commits, and the shared
 //     messages it acquired go back to the queue uncounted.
 //
 // Inside a transaction block positions move at COMMIT (txn records them),
 // so a delivery only keeps the shared messages acquired by the statement.
 
-// delivery is one row-returning statement's pending effects.
-type delivery struct {
+// Delivery is one row-returning statement's pending effects. The zero
+// value is an empty one; a nil *Delivery is a statement without any.
+type Delivery struct {
 	reads    []partRead // autocommit streaming reads, committed by finish
 	acquired []sharedAcquired
-	// pins are what the statement's reads pinned (readGroup.join),
+	// pins are what the statement's reads pinned (Group.join),
 	// unpinned when the delivery settles.
 	pins    []pinned
 	settled bool
@@ -43,28 +44,28 @@ type delivery struct {
 
 // pinned is one read's pinned partitions of a read group.
 type pinned struct {
-	g     *readGroup
+	g     *Group
 	parts []int32
 }
 
 // pin notes that a read of the statement pinned parts of g.
-func (d *delivery) pin(g *readGroup, parts []int32) {
+func (d *Delivery) pin(g *Group, parts []int32) {
 	d.pins = append(d.pins, pinned{g, parts})
 }
 
 // unpinLast releases the pins of the statement's last read (one that
 // found nothing and waits).
-func (d *delivery) unpinLast(s *Session) {
+func (d *Delivery) unpinLast(rd *Reader) {
 	if n := len(d.pins); n > 0 {
-		d.pins[n-1].g.unpin(s.info.ProcessID, d.pins[n-1].parts)
+		d.pins[n-1].g.unpin(rd.cfg.PID, d.pins[n-1].parts)
 		d.pins = d.pins[:n-1]
 	}
 }
 
 // unpin releases what the statement pinned.
-func (d *delivery) unpin(s *Session) {
+func (d *Delivery) unpin(rd *Reader) {
 	for _, p := range d.pins {
-		p.g.unpin(s.info.ProcessID, p.parts)
+		p.g.unpin(rd.cfg.PID, p.parts)
 	}
 	d.pins = nil
 }
@@ -75,12 +76,12 @@ type sharedAcquired struct {
 	refs []topicstore.MsgRef
 }
 
-func (d *delivery) pending() bool {
+func (d *Delivery) pending() bool {
 	return d != nil && !d.settled && (len(d.reads) > 0 || len(d.acquired) > 0)
 }
 
 // readFrom returns where an earlier read of the same statement left k.
-func (d *delivery) readFrom(k txn.ReadKey) (int64, bool) {
+func (d *Delivery) readFrom(k txn.ReadKey) (int64, bool) {
 	if d == nil {
 		return 0, false
 	}
@@ -94,7 +95,7 @@ func (d *delivery) readFrom(k txn.ReadKey) (int64, bool) {
 
 // record adds an autocommit read; a partition read again by the same
 // statement keeps its first expected position.
-func (d *delivery) record(r partRead) {
+func (d *Delivery) record(r partRead) {
 	for i := range d.reads {
 		if d.reads[i].key == r.key {
 			d.reads[i].next = r.next
@@ -104,13 +105,13 @@ func (d *delivery) record(r partRead) {
 	d.reads = append(d.reads, r)
 }
 
-// finish settles d once the statement's rows were written to out: they are
+// Finish settles d once the statement's rows were written to out: they are
 // flushed first, and a client that is gone by then gets nothing committed.
-func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sentRows int64) error {
+func (d *Delivery) Finish(ctx context.Context, rd *Reader, out wire.Output, sentRows int64) error {
 	if d == nil {
 		return nil
 	}
-	defer d.unpin(s) // after the commit: the partitions may move now
+	defer d.unpin(rd) // after the commit: the partitions may move now
 	if !d.pending() {
 		return nil
 	}
@@ -124,12 +125,12 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 	}
 	if sentRows > 0 {
 		if err := out.Flush(); err != nil {
-			d.abandon(s, sentRows)
+			d.Abandon(rd, sentRows)
 			return err
 		}
 	}
 	if ctx.Err() != nil {
-		d.abandon(s, sentRows)
+		d.Abandon(rd, sentRows)
 		return pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 	}
 	d.settled = true
@@ -137,7 +138,7 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 	// another read session (after a rebalance) or an UPDATE sys.consumers
 	// moved since this read started keeps the other's value. The rows
 	// were delivered, so nothing is lost; some may come again.
-	_, err := s.txc.Statement(ctx, func(tx *txn.Txn) error {
+	_, err := rd.cfg.Conn.Statement(ctx, func(tx *txn.Txn) error {
 		tx.AtLeastOnce()
 		recordReads(tx, d.reads)
 		return nil
@@ -145,7 +146,7 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 	return err
 }
 
-// abandon settles d without effect: positions stay and acquired shared
+// Abandon settles d without effect: positions stay and acquired shared
 // messages are available again. Their delivery is not counted unless some
 // of the statement's rows were written (sent): they may have reached the
 // client, and a message that makes its workers die must still reach
@@ -154,11 +155,11 @@ func (d *delivery) finish(ctx context.Context, s *Session, out wire.Output, sent
 // sent is how many rows were written; a statement's one shared read
 // returns its messages in the order acquired, so only that many are
 // counted then.
-func (d *delivery) abandon(s *Session, sent int64) {
+func (d *Delivery) Abandon(rd *Reader, sent int64) {
 	if d == nil {
 		return
 	}
-	d.unpin(s)
+	d.unpin(rd)
 	if d.settled {
 		return
 	}
@@ -171,6 +172,6 @@ func (d *delivery) abandon(s *Session, sent int64) {
 		case sent > 0:
 			counted = len(a.refs)
 		}
-		s.txc.Release(a.k, a.refs, counted)
+		rd.cfg.Conn.Release(a.k, a.refs, counted)
 	}
 }

@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"time"
@@ -10,14 +10,14 @@ import (
 // holder until that work ends, or until the handoff grace has passed since
 // the move was first wanted, whichever comes first:
 //
-//   - an autocommit read's pin (readGroup.pinned): its rows are on their
+//   - an autocommit read's pin (Group.pinned): its rows are on their
 //     way and its position commits after them (delivery.go);
-//   - a transaction's hold (readGroup.txHeld): an open transaction (an
+//   - a transaction's hold (Group.txHeld): an open transaction (an
 //     explicit block, an implicit one, INSERT ... SELECT) read the
-//     partition, and its COMMIT checks that it still holds it (checkHeld).
+//     partition, and its COMMIT checks that it still holds it (CheckHeld).
 //     The hold ends when the transaction ends, committed or rolled back:
 //     the transaction manager tells the session (txn.Listener.Ended),
-//     which releases it (endTxHolds).
+//     which releases it (Reader.EndTx).
 //
 // So a joining reader never makes a short transaction fail: only a
 // transaction still open after the grace loses its partition, and its
@@ -41,7 +41,7 @@ type txHold struct {
 
 // sticky reports whether p's holder pins it (balance gives such
 // partitions back last).
-func (g *readGroup) sticky(p int32) bool {
+func (g *Group) sticky(p int32) bool {
 	s, ok := g.owner[p]
 	if !ok {
 		return false
@@ -54,7 +54,7 @@ func (g *readGroup) sticky(p int32) bool {
 }
 
 // pinHolder returns the session whose read or transaction pins p.
-func (g *readGroup) pinHolder(p int32) (uint32, bool) {
+func (g *Group) pinHolder(p int32) (uint32, bool) {
 	if pn, ok := g.pinned[p]; ok {
 		return pn.pid, true
 	}
@@ -68,7 +68,7 @@ func (g *readGroup) pinHolder(p int32) (uint32, bool) {
 // has waited less than the grace, and revokes the pins of those whose
 // grace is over (they move now; a transaction that read one fails its
 // COMMIT). Called by reassign with g.mu held.
-func (g *readGroup) holdBack(next map[int32]uint32, now time.Time) {
+func (g *Group) holdBack(next map[int32]uint32, now time.Time) {
 	for p := range g.waiting {
 		if h, ok := g.pinHolder(p); !ok || next[p] == h {
 			delete(g.waiting, p) // the pin ended, or the move is no longer wanted
@@ -110,7 +110,7 @@ func (g *readGroup) holdBack(next map[int32]uint32, now time.Time) {
 
 // armGrace makes sure the group looks again once the grace of a partition
 // that starts waiting now has passed.
-func (g *readGroup) armGrace() {
+func (g *Group) armGrace() {
 	if g.grace <= 0 {
 		return
 	}
@@ -124,7 +124,7 @@ func (g *readGroup) armGrace() {
 }
 
 // graceOver reports whether a held-back move has waited the grace.
-func (g *readGroup) graceOver(now time.Time) bool {
+func (g *Group) graceOver(now time.Time) bool {
 	if !g.heldBack {
 		return false
 	}
@@ -138,7 +138,7 @@ func (g *readGroup) graceOver(now time.Time) bool {
 
 // releaseTx ends the holds of pid's transaction txID; a rebalance that
 // waited for them happens now.
-func (g *readGroup) releaseTx(pid uint32, txID uint64) {
+func (g *Group) releaseTx(pid uint32, txID uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	freed := false
@@ -156,40 +156,40 @@ func (g *readGroup) releaseTx(pid uint32, txID uint64) {
 // sessionHold is a transaction's hold on some partitions of a group,
 // remembered by the session to end it.
 type sessionHold struct {
-	g    *readGroup
+	g    *Group
 	txID uint64
 }
 
 // noteTxHold remembers that the session's open transaction holds
 // partitions of g (joinReq.txID), so that its end releases them.
-func (s *Session) noteTxHold(g *readGroup) {
-	tx := s.txc.Current()
+func (rd *Reader) noteTxHold(g *Group) {
+	tx := rd.cfg.Conn.Current()
 	if tx == nil {
 		return
 	}
 	id := tx.ID
-	for _, h := range s.txHolds {
+	for _, h := range rd.txHolds {
 		if h.g == g && h.txID == id {
 			return
 		}
 	}
-	s.txHolds = append(s.txHolds, sessionHold{g: g, txID: id})
+	rd.txHolds = append(rd.txHolds, sessionHold{g: g, txID: id})
 }
 
-// endTxHolds ends the holds of the session's transaction txID, which is
-// over (txnListener.Ended, on the session's goroutine).
-func (s *Session) endTxHolds(txID uint64) {
-	if len(s.txHolds) == 0 {
+// EndTx ends the holds of the session's transaction txID, which is over
+// (the session's txn.Listener is told, on the session's goroutine).
+func (rd *Reader) EndTx(txID uint64) {
+	if len(rd.txHolds) == 0 {
 		return
 	}
-	keep := s.txHolds[:0]
-	for _, h := range s.txHolds {
+	keep := rd.txHolds[:0]
+	for _, h := range rd.txHolds {
 		if h.txID != txID {
 			keep = append(keep, h)
 			continue
 		}
-		h.g.releaseTx(s.info.ProcessID, h.txID)
+		h.g.releaseTx(rd.cfg.PID, h.txID)
 	}
-	clear(s.txHolds[len(keep):])
-	s.txHolds = keep
+	clear(rd.txHolds[len(keep):])
+	rd.txHolds = keep
 }

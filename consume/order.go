@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"topicgate/topicstore"
@@ -12,7 +12,7 @@ import (
 // position is at its end (or retention emptied what was left). A finished
 // partition has nothing more to read and is left out of the balance; the
 // children that become readable go first to the session that held the
-// parent (readGroup's affinity). Positions count as committed: a
+// parent (Group's affinity). Positions count as committed: a
 // transaction that read a parent to its end moves on to the children after
 // its COMMIT.
 //

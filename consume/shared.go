@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"context"
@@ -22,10 +22,10 @@ type sharedKey = txn.SharedKey
 // acquires.
 const defaultSharedLimit = 1000
 
-// runSharedRead acquires up to LIMIT available messages under a lock.
-func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
+// readShared acquires up to LIMIT available messages under a lock.
+func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
 	cr := n.Read
-	o, err := s.readOptions(ec, n)
+	o, err := rd.readOptions(ec, n)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, n *pla
 		return rowexec.Rows(nil), nil
 	}
 	k := sharedKey{Topic: cr.Topic, Consumer: cr.Consumer}
-	s.txc.Acquiring(k) // the session's close releases what it still holds
+	rd.cfg.Conn.Acquiring(k) // the session's close releases what it still holds
 	var deadline <-chan time.Time
 	if o.wait > 0 {
 		timer := time.NewTimer(o.wait)
@@ -65,8 +65,8 @@ func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, n *pla
 	// ordered group, ...), or for the store's next lock deadline or end of
 	// a delay, then tries again.
 	for {
-		res, err := s.eng.store.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: cr.Topic, Consumer: cr.Consumer,
-			Session: s.info.ProcessID, Max: int(max), Timeout: timeout, MaxBytes: o.maxBytes, Watch: deadline != nil})
+		res, err := rd.cfg.Store.AcquireAsync(ctx, topicstore.AcquireRequest{Topic: cr.Topic, Consumer: cr.Consumer,
+			Session: rd.cfg.PID, Max: int(max), Timeout: timeout, MaxBytes: o.maxBytes, Watch: deadline != nil})
 		if err != nil {
 			return nil, txn.StoreError(err, cr.Topic)
 		}
@@ -75,24 +75,24 @@ func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, n *pla
 			// The delivery counts are durable before any row leaves
 			// (WaitDurable), so a crash cannot undo a delivery's count; the
 			// fsync is shared with the session's other pending work.
-			s.pendingDurable = append(s.pendingDurable, res.Wait)
-			rows, err := s.sharedRows(ec, n, acq)
+			rd.pendingDurable = append(rd.pendingDurable, res.Wait)
+			rows, err := rd.sharedRows(ec, n, acq)
 			if err != nil {
 				refs := make([]topicstore.MsgRef, len(acq))
 				for i, a := range acq {
 					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 				}
-				s.txc.Release(k, refs, len(refs))
+				rd.cfg.Conn.Release(k, refs, len(refs))
 				return nil, err
 			}
-			if len(acq) > 0 && (s.txc.Current() != nil || s.deliver != nil) {
+			if len(acq) > 0 && (rd.cfg.Conn.Current() != nil || rd.deliver != nil) {
 				refs := make([]topicstore.MsgRef, len(acq))
 				for i, a := range acq {
 					refs[i] = topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
 				}
-				s.txc.Hold(k, refs) // in an explicit block, COMMIT acknowledges them
-				if s.deliver != nil {
-					s.deliver.acquired = append(s.deliver.acquired, sharedAcquired{k, refs})
+				rd.cfg.Conn.Hold(k, refs) // in an explicit block, COMMIT acknowledges them
+				if rd.deliver != nil {
+					rd.deliver.acquired = append(rd.deliver.acquired, sharedAcquired{k, refs})
 				}
 			}
 			return rowexec.Rows(rows), nil
@@ -127,12 +127,12 @@ func (s *Session) runSharedRead(ctx context.Context, ec *rowexec.EvalCtx, n *pla
 
 // sharedRows projects the acquired messages (the planner refuses WHERE
 // with a shared consumer: every message acquired is returned).
-func (s *Session) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, acq []topicstore.Acquired) ([][]any, error) {
+func (rd *Reader) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, acq []topicstore.Acquired) ([][]any, error) {
 	var nb int64
 	for i := range acq {
 		nb += int64(len(acq[i].Message.Body))
 	}
-	s.eng.metrics.noteRead(n.Read.Topic, int64(len(acq)), nb)
+	rd.noteRead(n.Read.Topic, int64(len(acq)), nb)
 	rows := make([][]any, 0, len(acq))
 	mr := &rowexec.MsgRow{}
 	for i := range acq {
@@ -151,14 +151,14 @@ func (s *Session) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, 
 	return rows, nil
 }
 
-// execSharedAction runs an ack (DELETE), release, reject or extend
-// (UPDATE) on messages this session holds.
-func (s *Session) execSharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SharedActionPlan, out wire.Output) (string, error) {
+// SharedAction runs an ack (DELETE), release, reject or extend (UPDATE)
+// on messages this session holds, and returns the command tag.
+func (rd *Reader) SharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SharedActionPlan, out wire.Output) (string, error) {
 	verb := "UPDATE"
 	if p.Action == topicstore.ActionAck {
 		verb = "DELETE"
 	}
-	ti, err := s.eng.store.Topic(p.Topic)
+	ti, err := rd.cfg.Store.Topic(p.Topic)
 	if err != nil {
 		return "", txn.StoreError(err, p.Topic)
 	}
@@ -168,14 +168,14 @@ func (s *Session) execSharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *
 	}
 	k := sharedKey{Topic: p.Topic, Consumer: p.Consumer}
 	inTx := 0
-	if s.txc.Current() != nil && p.Action == topicstore.ActionAck {
+	if rd.cfg.Conn.Current() != nil && p.Action == topicstore.ActionAck {
 		// What this block acquired is acknowledged at COMMIT anyway,
 		// atomically with the transaction; anything else named (held since
 		// before the block, or not held at all) is acted on now, with the
 		// usual per-message outcomes.
 		rest := refs[:0:0]
 		for _, r := range refs {
-			if s.txc.Holds(k, r) {
+			if rd.cfg.Conn.Holds(k, r) {
 				inTx++
 			} else {
 				rest = append(rest, r)
@@ -186,7 +186,7 @@ func (s *Session) execSharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *
 		}
 		refs = rest
 	}
-	req := topicstore.SharedActionRequest{Topic: p.Topic, Consumer: p.Consumer, Session: s.info.ProcessID, Action: p.Action, Refs: refs}
+	req := topicstore.SharedActionRequest{Topic: p.Topic, Consumer: p.Consumer, Session: rd.cfg.PID, Action: p.Action, Refs: refs}
 	if p.Action == topicstore.ActionExtend {
 		v, err := ec.Eval(p.Until, nil)
 		if err != nil {
@@ -201,13 +201,13 @@ func (s *Session) execSharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *
 	// The outcomes are decided now; their durability is awaited before any
 	// output leaves for the client (WaitDurable), so a pipeline of acks
 	// shares one fsync wait.
-	outcomes, wait, err := s.eng.store.SharedActionAsync(ctx, req)
+	outcomes, wait, err := rd.cfg.Store.SharedActionAsync(ctx, req)
 	if err != nil {
 		return "", txn.StoreError(err, p.Topic)
 	}
-	s.pendingDurable = append(s.pendingDurable, wait)
+	rd.pendingDurable = append(rd.pendingDurable, wait)
 	if p.Action != topicstore.ActionExtend && p.Action != topicstore.ActionAck {
-		s.txc.Unhold(k, refs)
+		rd.cfg.Conn.Unhold(k, refs)
 	}
 	done := reportOutcomes(out, verb, refs, outcomes)
 	return fmt.Sprintf("%s %d", verb, done+inTx), nil
@@ -290,17 +290,4 @@ func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, ti topicstore.Top
 		}
 	}
 	return refs, nil
-}
-
-// WaitDurable implements wire.DurabilityBarrier: it waits until every
-// acknowledgement this session decided is synced.
-func (s *Session) WaitDurable() error {
-	var first error
-	for _, wait := range s.pendingDurable {
-		if err := wait(); err != nil && first == nil {
-			first = err
-		}
-	}
-	s.pendingDurable = s.pendingDurable[:0]
-	return first
 }

@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"testing"
@@ -14,13 +14,13 @@ import (
 func TestHandoffHoldBack(t *testing.T) {
 	now := time.Unix(1000, 0)
 	clock := func() time.Time { return now }
-	newGroup := func() *readGroup {
-		var r readGroups
+	newGroup := func() *Group {
+		var r Groups
 		r.clock, r.grace = clock, 10*time.Second
-		return r.get("t", "c")
+		return r.Get("t", "c")
 	}
 	parts := []int32{0, 1, 2, 3}
-	join := func(g *readGroup, pid uint32, txID uint64) []int32 {
+	join := func(g *Group, pid uint32, txID uint64) []int32 {
 		held, _ := g.join(joinReq{pid: pid, partitions: parts, now: now, idle: time.Hour, txID: txID})
 		return held
 	}

@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"maps"
@@ -19,7 +19,7 @@ import (
 //     the split does not change while the members do not;
 //  2. within this gateway, its share over its own sessions, by the same
 //     balance, affinity, pins and handoff grace as on one gateway
-//     (readsessions.go, handoff.go).
+//     (groups.go, handoff.go).
 //
 // A gateway announces, per group, its session count, the partitions its
 // sessions hold and the membership epoch its assignment was computed
@@ -57,7 +57,7 @@ import (
 // never a position moved backwards or skipped.
 //
 // On a store that is not a GroupCoordinator (the embedded store: one
-// process) none of this runs: readGroup.cl is nil and the group balances
+// process) none of this runs: Group.cl is nil and the group balances
 // over its sessions alone.
 
 // clusterSettle bounds how long a read that holds nothing to read waits,
@@ -71,7 +71,7 @@ const clusterSettle = time.Second
 const clusterSettleMax = 30 * time.Second
 
 // clusterRecheck is how often a read waiting for its share brings this
-// gateway's view of the group up to the stream's (consume.go).
+// gateway's view of the group up to the stream's (read.go).
 const clusterRecheck = 100 * time.Millisecond
 
 // clusterAckWait is how long a membership change waits for another
@@ -84,8 +84,8 @@ const clusterAckWait = 2 * time.Second
 // it after.
 const elsewhere uint32 = 0
 
-// clusterGroup is a readGroup's side of the cross-gateway division. Its
-// fields are guarded by the readGroup's mu.
+// clusterGroup is a Group's side of the cross-gateway division. Its
+// fields are guarded by the Group's mu.
 type clusterGroup struct {
 	co              topicstore.GroupCoordinator
 	topic, consumer string
@@ -258,7 +258,7 @@ func (c *clusterGroup) stale(now time.Time) bool {
 // group's members it reassigns, so that a partition another gateway wants
 // is let go (and one this gateway may now take is taken) although no
 // session of this gateway is reading.
-func (g *readGroup) watch(stop <-chan struct{}) {
+func (g *Group) watch(stop <-chan struct{}) {
 	for {
 		g.mu.Lock()
 		ch, recheck := g.cl.seen, g.cl.recheck
@@ -307,7 +307,7 @@ func (g *readGroup) watch(stop <-chan struct{}) {
 // clusterAfter ends a reassign on a shared store: it announces the new
 // assignment and starts the watcher while the gateway has sessions in the
 // group (stopping it once it has none). Called with g.mu held.
-func (g *readGroup) clusterAfter(saw uint64) {
+func (g *Group) clusterAfter(saw uint64) {
 	c := g.cl
 	c.announce(len(g.sessions), g.owner, saw)
 	switch {
@@ -322,7 +322,7 @@ func (g *readGroup) clusterAfter(saw uint64) {
 
 // clusterPending reports whether this gateway's share of the group is
 // still on its way (see clusterGroup.pending); false on one gateway.
-func (g *readGroup) clusterPending() bool {
+func (g *Group) clusterPending() bool {
 	if g.cl == nil { // set when the group is made, never changed
 		return false
 	}
@@ -333,7 +333,7 @@ func (g *readGroup) clusterPending() bool {
 
 // clusterSeen returns the channel closed at the next change of the
 // group's members (nil on one gateway: never).
-func (g *readGroup) clusterSeen() <-chan struct{} {
+func (g *Group) clusterSeen() <-chan struct{} {
 	if g.cl == nil {
 		return nil
 	}

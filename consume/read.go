@@ -1,8 +1,11 @@
-package executor
+package consume
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"topicgate/planner"
@@ -24,7 +27,7 @@ type readOpts struct {
 	maxInFlight int64          // 0 = no cap
 	limit       int64          // -1 = no limit
 
-	// enc, when set, receives the rows encoded (see directrows.go); cols
+	// enc, when set, receives the rows encoded (see direct.go); cols
 	// are the projected message columns.
 	enc  *wire.RowEncoder
 	cols []plantree.MsgCol
@@ -51,7 +54,7 @@ func (r *readRows) iter() rowexec.Iter {
 	return rowexec.Rows(r.rows)
 }
 
-func (s *Session) readOptions(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (readOpts, error) {
+func (rd *Reader) readOptions(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (readOpts, error) {
 	cr := n.Read
 	o := readOpts{limit: -1}
 	var err error
@@ -117,7 +120,7 @@ func (s *Session) readOptions(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode)
 		if err != nil {
 			return o, err
 		}
-		ti, err := s.eng.store.Topic(cr.Topic)
+		ti, err := rd.cfg.Store.Topic(cr.Topic)
 		if err != nil {
 			return o, txn.StoreError(err, cr.Topic)
 		}
@@ -144,23 +147,14 @@ type partRead struct {
 	bytes        int64
 }
 
-// runConsumerRead reads the next messages as a consumer from the
+// read reads the next messages as a streaming consumer from the
 // partitions this session holds, long-polling when asked, and moves the
 // consumer's position: at once in autocommit, at COMMIT in a transaction.
 // The node's filter, projection and LIMIT are applied as it reads (rule
 // fuseConsumerRead made them its own).
-func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
+func (rd *Reader) read(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
 	cr := n.Read
-	if !n.Fused {
-		return nil, pgerror.AssertionFailed("a read as consumer \"%s\" without its projection (rule fuseConsumerRead)", cr.Consumer)
-	}
-	if ec.Analyzing() {
-		return s.analyzeConsumerRead(ctx, ec, n)
-	}
-	if cr.Shared {
-		return s.runSharedRead(ctx, ec, n)
-	}
-	o, err := s.readOptions(ec, n)
+	o, err := rd.readOptions(ec, n)
 	if err != nil {
 		return nil, err
 	}
@@ -169,15 +163,15 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *p
 			o.enc = direct()
 		}
 	}
-	st := s.eng.store
+	st := rd.cfg.Store
 	var deadline <-chan time.Time
 	if o.wait > 0 {
 		timer := time.NewTimer(o.wait)
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	g := s.eng.groups.get(cr.Topic, cr.Consumer)
-	s.joined(g, cr.Topic)
+	g := rd.cfg.Groups.Get(cr.Topic, cr.Consumer)
+	rd.join(g, cr.Topic)
 	conflicts := 0
 	// On a shared store a read that holds nothing yet waits, even without
 	// WAIT, up to clusterSettle for its gateway's share (cluster.go).
@@ -197,18 +191,18 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *p
 		if err != nil {
 			return nil, txn.StoreError(err, cr.Topic)
 		}
-		tx := s.txc.Current()
-		pin := tx == nil && s.deliver != nil
-		jr := joinReq{pid: s.info.ProcessID, partitions: parts, parents: parents, now: s.eng.opts.Clock(),
-			idle: s.eng.idle(), pin: pin, only: o.partitions}
+		tx := rd.cfg.Conn.Current()
+		pin := tx == nil && rd.deliver != nil
+		jr := joinReq{pid: rd.cfg.PID, partitions: parts, parents: parents, now: rd.cfg.Groups.clock(),
+			idle: rd.cfg.Idle, pin: pin, only: o.partitions}
 		if tx != nil {
 			jr.txID = tx.ID
-			s.noteTxHold(g)
+			rd.noteTxHold(g)
 		}
 		held, regrouped := g.join(jr)
 		members := g.clusterSeen()
 		if pin {
-			s.deliver.pin(g, held)
+			rd.deliver.pin(g, held)
 		}
 		changed, err := st.Changed(cr.Topic)
 		if err != nil {
@@ -217,7 +211,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *p
 		if o.enc != nil {
 			o.enc.Reset()
 		}
-		rows, reads, err := s.readHeld(ctx, ec, n, held, o)
+		rows, reads, err := rd.readHeld(ctx, ec, n, held, o)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +227,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *p
 		}
 		if rows.len() > 0 || !wait || o.limit == 0 {
 			// LIMIT 0 joins the read session and returns at once, WAIT or not.
-			err := s.commitReads(ctx, reads)
+			err := rd.commitReads(ctx, reads)
 			if err != nil && tx == nil && txn.IsConflict(err) && conflicts < maxReadRetries {
 				// In autocommit nothing was sent yet: a rebalance moved a
 				// partition under this read, so read again from the new
@@ -247,7 +241,7 @@ func (s *Session) runConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *p
 			return rows.iter(), nil
 		}
 		if pin {
-			s.deliver.unpinLast(s) // waiting reads no message: nothing to keep
+			rd.deliver.unpinLast(rd) // waiting reads no message: nothing to keep
 		}
 		// Waiting for its share, a read brings this gateway's view of the
 		// group up to the stream's every clusterRecheck (a read barrier):
@@ -297,7 +291,7 @@ func hasConsumer(ti topicstore.TopicInfo, name string) bool {
 // readHeld reads from the held partitions with fair per-partition quotas:
 // first up to ceil(limit/P) from each, then what is left of the limit from
 // those that had more.
-func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, held []int32, o readOpts) (readRows, []partRead, error) {
+func (rd *Reader) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, held []int32, o readOpts) (readRows, []partRead, error) {
 	rows := readRows{enc: o.enc}
 	cr := n.Read
 	var parts []int32
@@ -309,18 +303,18 @@ func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree
 	if len(parts) == 0 || o.limit == 0 {
 		return rows, nil, nil
 	}
-	positions, err := s.eng.store.Positions(cr.Topic, cr.Consumer)
+	positions, err := rd.cfg.Store.Positions(cr.Topic, cr.Consumer)
 	if err != nil {
 		return rows, nil, txn.StoreError(err, cr.Topic)
 	}
 	var skipTo map[int32]int64
 	if !o.skipBefore.IsZero() {
-		if skipTo, err = s.eng.store.OffsetForTime(cr.Topic, o.skipBefore); err != nil {
+		if skipTo, err = rd.cfg.Store.OffsetForTime(cr.Topic, o.skipBefore); err != nil {
 			return rows, nil, txn.StoreError(err, cr.Topic)
 		}
 	}
 	reads := make([]partRead, len(parts))
-	tx := s.txc.Current()
+	tx := rd.cfg.Conn.Current()
 	for i, id := range parts {
 		k := txn.ReadKey{Topic: cr.Topic, Consumer: cr.Consumer, Partition: id}
 		committed := positions[id]
@@ -329,7 +323,7 @@ func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree
 			if pos, ok := tx.ReadPos(k); ok {
 				next = pos
 			}
-		} else if pos, ok := s.deliver.readFrom(k); ok {
+		} else if pos, ok := rd.deliver.readFrom(k); ok {
 			next = pos
 		}
 		if t, ok := skipTo[id]; ok && t > next {
@@ -356,7 +350,7 @@ func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree
 			if q < 0 || (remaining > 0 && remaining < q) {
 				q = remaining
 			}
-			got, full, err := s.readPartition(ctx, ec, n, &reads[i], q, o, &total, &rows)
+			got, full, err := rd.readPartition(ctx, ec, n, &reads[i], q, o, &total, &rows)
 			if err != nil {
 				return rows, nil, err
 			}
@@ -375,7 +369,7 @@ func (s *Session) readHeld(ctx context.Context, ec *rowexec.EvalCtx, n *plantree
 // readPartition appends up to q (-1 = no limit) matching messages of one
 // partition to rows, advancing r.next past everything it looked at. full
 // reports that it stopped because of q (the partition may have more).
-func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *plantree.ConsumerReadNode, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
+func (rd *Reader) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *plantree.ConsumerReadNode, r *partRead, q int64, o readOpts, total *int64, rows *readRows) (int64, bool, error) {
 	if o.maxInFlight > 0 && r.bytes >= o.maxInFlight {
 		return 0, false, nil
 	}
@@ -383,11 +377,11 @@ func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *
 	full := false
 	var cbErr error
 	bytes0 := r.bytes
-	defer func() { s.eng.metrics.noteRead(r.key.Topic, n, r.bytes-bytes0) }()
-	mr := &rowexec.MsgRow{Arena: &s.readArena}
+	defer func() { rd.noteRead(r.key.Topic, n, r.bytes-bytes0) }()
+	mr := &rowexec.MsgRow{Arena: &rd.arena}
 	var slab []any
 	sr := topicstore.ScanRange{Partition: r.key.Partition, Start: r.next, End: -1}
-	err := s.eng.store.Scan(ctx, r.key.Topic, sr, func(m *topicstore.Message) bool {
+	err := rd.cfg.Store.Scan(ctx, r.key.Topic, sr, func(m *topicstore.Message) bool {
 		if q >= 0 && n >= q {
 			full = true
 			return false
@@ -454,14 +448,14 @@ func (s *Session) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *
 // commitReads moves the positions: at COMMIT inside a transaction block;
 // in autocommit once the statement's rows reached the client (delivery.go),
 // or now when no rows are returned to it.
-func (s *Session) commitReads(ctx context.Context, reads []partRead) error {
-	if s.txc.Current() == nil && s.deliver != nil {
+func (rd *Reader) commitReads(ctx context.Context, reads []partRead) error {
+	if rd.cfg.Conn.Current() == nil && rd.deliver != nil {
 		for _, r := range reads {
-			s.deliver.record(r)
+			rd.deliver.record(r)
 		}
 		return nil
 	}
-	_, err := s.txc.Statement(ctx, func(tx *txn.Txn) error {
+	_, err := rd.cfg.Conn.Statement(ctx, func(tx *txn.Txn) error {
 		recordReads(tx, reads)
 		return nil
 	})
@@ -481,34 +475,12 @@ func recordReads(tx *txn.Txn, reads []partRead) {
 // position commit conflicted with a rebalance.
 const maxReadRetries = 16
 
-// checkHeld fails a commit whose transaction read a partition that was
-// reassigned to another read session since (SQLSTATE 40001).
-func (s *Session) checkHeld(tx *txn.Txn) error {
-	for _, k := range tx.Reads() {
-		if !s.eng.groups.get(k.Topic, k.Consumer).holds(s.info.ProcessID, k.Partition) {
-			return pgerror.Newf(pgerror.CodeSerializationFailure,
-				"could not commit: partition %d of topic \"%s\" was reassigned to another read session of consumer \"%s\"; retry the transaction",
-				k.Partition, k.Topic, k.Consumer)
-		}
-	}
-	return nil
-}
-
-// joined remembers which consumer groups this session reads in, so Close
-// can leave them.
-func (s *Session) joined(g *readGroup, topic string) {
-	if s.groups == nil {
-		s.groups = map[*readGroup]string{}
-	}
-	s.groups[g] = topic
-}
-
 // peekHeld returns, moving nothing, the partitions a read as cr would read
 // now in this session (its held ones, or its share were it to join) and
 // where each read would start (the transaction's read position, else the
 // committed one), for EXPLAIN.
-func (s *Session) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64, error) {
-	st := s.eng.store
+func (rd *Reader) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64, error) {
+	st := rd.cfg.Store
 	ti, err := st.Topic(cr.Topic)
 	if err != nil {
 		return nil, nil, txn.StoreError(err, cr.Topic)
@@ -524,9 +496,9 @@ func (s *Session) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64,
 	if err != nil {
 		return nil, nil, txn.StoreError(err, cr.Topic)
 	}
-	held := s.eng.groups.get(cr.Topic, cr.Consumer).wouldHold(s.info.ProcessID, parts)
+	held := rd.cfg.Groups.Get(cr.Topic, cr.Consumer).wouldHold(rd.cfg.PID, parts)
 	start := map[int32]int64{}
-	tx := s.txc.Current()
+	tx := rd.cfg.Conn.Current()
 	for _, id := range held {
 		start[id] = positions[id]
 		if tx != nil {
@@ -538,23 +510,51 @@ func (s *Session) peekHeld(cr *plantree.ConsumerRead) ([]int32, map[int32]int64,
 	return held, start, nil
 }
 
-// analyzeConsumerRead is a read as a consumer under EXPLAIN ANALYZE: it
-// reads what the read would return from the partitions it would hold,
-// without waiting, joining the read session, moving the position or (a
-// shared consumer) locking anything: a shared read returns no rows.
-func (s *Session) analyzeConsumerRead(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
+// ExplainProps are what EXPLAIN asks the session about a consumer read
+// (analyzing: EXPLAIN ANALYZE): for a streaming consumer's, the
+// partitions this session would read and their start positions, found
+// without joining the read session (peekHeld).
+func (rd *Reader) ExplainProps(n *plantree.ConsumerReadNode, analyzing bool) []plantree.Prop {
+	cr := n.Read
+	if cr.Shared {
+		p := plantree.Prop{Key: "Acquires", Value: "available messages, each locked for the processing timeout"}
+		if analyzing {
+			p.Value = "nothing under EXPLAIN ANALYZE (it locks no message)"
+		}
+		return []plantree.Prop{p}
+	}
+	held, start, err := rd.peekHeld(cr)
+	if err != nil {
+		return []plantree.Prop{{Key: "Session Holds", Value: "unknown: " + err.Error()}}
+	}
+	if len(held) == 0 {
+		return []plantree.Prop{{Key: "Session Holds", Value: "no partition"}}
+	}
+	slices.Sort(held)
+	parts := make([]string, len(held))
+	for i, id := range held {
+		parts[i] = fmt.Sprintf("%d from offset %d", id, start[id])
+	}
+	return []plantree.Prop{{Key: "Session Holds", Value: strings.Join(parts, ", ")}}
+}
+
+// analyze is a read as a consumer under EXPLAIN ANALYZE: it reads what
+// the read would return from the partitions it would hold, without
+// waiting, joining the read session, moving the position or (a shared
+// consumer) locking anything: a shared read returns no rows.
+func (rd *Reader) analyze(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
 	if n.Read.Shared {
 		return rowexec.Rows(nil), nil
 	}
-	o, err := s.readOptions(ec, n)
+	o, err := rd.readOptions(ec, n)
 	if err != nil {
 		return nil, err
 	}
-	held, _, err := s.peekHeld(n.Read)
+	held, _, err := rd.peekHeld(n.Read)
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.readHeld(ctx, ec, n, held, o)
+	rows, _, err := rd.readHeld(ctx, ec, n, held, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,10 @@
-package executor
+package consume
 
 import (
 	"context"
 
 	"topicgate/planner/plantree"
+	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
 	"topicgate/wire"
@@ -95,10 +96,19 @@ func textOrNull(enc *wire.RowEncoder, s string) {
 	}
 }
 
-// encodedIter is a result whose rows are already encoded; portal.stream
-// sends them in one write.
+// encodedIter is a result whose rows are already encoded (Encoded).
 type encodedIter struct{ enc *wire.RowEncoder }
 
 func (*encodedIter) Next(context.Context) ([]any, error) {
 	return nil, pgerror.AssertionFailed("encoded rows read one by one")
+}
+
+// Encoded returns the rows of a result a read encoded as it read them
+// (only when it was offered an encoder, Reader.Open's direct): the
+// caller sends them in one write instead of stepping it.
+func Encoded(it rowexec.Iter) (*wire.RowEncoder, bool) {
+	if e, ok := it.(*encodedIter); ok {
+		return e.enc, true
+	}
+	return nil, false
 }

@@ -1,4 +1,4 @@
-package executor
+package consume
 
 import (
 	"context"
@@ -10,13 +10,15 @@ import (
 	"topicgate/txn"
 )
 
-// execSetPosition runs UPDATE sys.consumers SET committed_offset = ...:
-// each selected row's position is set (synced) on its own.
-func (s *Session) execSetPosition(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SetPositionPlan) (string, error) {
-	if s.txc.Block() != nil {
+// SetPositions runs UPDATE sys.consumers SET committed_offset = ...:
+// each selected row's position is set (synced) on its own. consumers
+// returns sys.consumers' rows (the filter and the new offset read them;
+// topic, consumer and partition are its columns 0, 1 and 4).
+func (rd *Reader) SetPositions(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.SetPositionPlan, consumers func() ([][]any, error)) (string, error) {
+	if rd.cfg.Conn.Block() != nil {
 		return "", pgerror.New(pgerror.CodeActiveSQLTransaction, "UPDATE sys.consumers cannot run inside a transaction block: positions set explicitly take effect at once")
 	}
-	rows, err := s.sysRows("consumers")
+	rows, err := consumers()
 	if err != nil {
 		return "", err
 	}
@@ -40,7 +42,7 @@ func (s *Session) execSetPosition(ctx context.Context, ec *rowexec.EvalCtx, p *p
 			return "", pgerror.New(pgerror.CodeNullValueNotAllowed, "committed_offset must not be NULL")
 		}
 		topic, consumer, part := r[0].(string), r[1].(string), int32(r[4].(int64))
-		if err := s.eng.store.SetPosition(ctx, topic, consumer, part, off); err != nil {
+		if err := rd.cfg.Store.SetPosition(ctx, topic, consumer, part, off); err != nil {
 			return "", txn.StoreError(err, topic)
 		}
 		n++
