@@ -54,6 +54,7 @@ func (r *readRows) iter() rowexec.Iter {
 	return rowexec.Rows(r.rows)
 }
 
+// readOptions evaluates the read's LIMIT and WITH (...) options.
 func (rd *Reader) readOptions(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (readOpts, error) {
 	cr := n.Read
 	o := readOpts{limit: -1}
@@ -80,20 +81,20 @@ func (rd *Reader) readOptions(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode)
 	if v, err = evalOpt(cr.MaxBytes); err != nil {
 		return o, err
 	}
-	if n, ok := v.(int64); ok {
-		if n <= 0 {
-			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"max_bytes\" must be positive, got %d", n)
+	if x, ok := v.(int64); ok {
+		if x <= 0 {
+			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"max_bytes\" must be positive, got %d", x)
 		}
-		o.maxBytes = n
+		o.maxBytes = x
 	}
 	if v, err = evalOpt(cr.MaxInFlight); err != nil {
 		return o, err
 	}
-	if n, ok := v.(int64); ok {
-		if n <= 0 {
-			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"partition_max_in_flight_bytes\" must be positive, got %d", n)
+	if x, ok := v.(int64); ok {
+		if x <= 0 {
+			return o, pgerror.Newf(pgerror.CodeInvalidParameterValue, "read option \"partition_max_in_flight_bytes\" must be positive, got %d", x)
 		}
-		o.maxInFlight = n
+		o.maxInFlight = x
 	}
 	if v, err = evalOpt(cr.ReadFrom); err != nil {
 		return o, err

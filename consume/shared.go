@@ -25,6 +25,11 @@ const defaultSharedLimit = 1000
 // readShared acquires up to LIMIT available messages under a lock.
 func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
 	cr := n.Read
+	if n.Filter != nil {
+		// Every message acquired is locked and returned: the planner
+		// refuses WHERE with a shared consumer (checkConsumerRead).
+		return nil, pgerror.AssertionFailed("a read as shared consumer \"%s\" with a filter", cr.Consumer)
+	}
 	o, err := rd.readOptions(ec, n)
 	if err != nil {
 		return nil, err
@@ -125,8 +130,7 @@ func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantr
 	}
 }
 
-// sharedRows projects the acquired messages (the planner refuses WHERE
-// with a shared consumer: every message acquired is returned).
+// sharedRows projects the acquired messages, every one a row.
 func (rd *Reader) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, acq []topicstore.Acquired) ([][]any, error) {
 	var nb int64
 	for i := range acq {
