@@ -133,7 +133,7 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 	// fold reads (its ID is never reused).
 	if s.purgeTopic(ctx, id) == nil {
 		s.mu.Lock()
-		if l := s.leftovers[id]; l != nil {
+		if l := s.fold.leftovers[id]; l != nil {
 			l.purged = true
 		}
 		s.mu.Unlock()
@@ -172,15 +172,15 @@ func (s *Store) purgeTopic(ctx context.Context, id uint64) error {
 // once both are purged. A maintenance step of the lease holder.
 func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
-	ids := make([]uint64, 0, len(s.leftovers))
-	for id := range s.leftovers {
+	ids := make([]uint64, 0, len(s.fold.leftovers))
+	for id := range s.fold.leftovers {
 		ids = append(ids, id)
 	}
 	s.mu.Unlock()
 	slices.Sort(ids)
 	for _, id := range ids {
 		s.mu.Lock()
-		l := *s.leftovers[id]
+		l := *s.fold.leftovers[id]
 		s.mu.Unlock()
 		if !l.purged {
 			if err := s.purgeTopic(ctx, id); err != nil {
@@ -199,7 +199,7 @@ func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 			}
 		}
 		s.mu.Lock()
-		if cur := s.leftovers[id]; cur != nil {
+		if cur := s.fold.leftovers[id]; cur != nil {
 			cur.purged = true
 			if old {
 				s.forgetDrop(id)
@@ -216,7 +216,7 @@ func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 func (s *Store) forgetDrops(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, l := range s.leftovers {
+	for id, l := range s.fold.leftovers {
 		if now.Sub(l.at) >= 2*tombstoneAge {
 			s.forgetDrop(id)
 		}
@@ -227,13 +227,13 @@ func (s *Store) forgetDrops(now time.Time) {
 // name's catalog sequence, unless the name was created again since. It
 // runs under s.mu.
 func (s *Store) forgetDrop(id uint64) {
-	l := s.leftovers[id]
+	l := s.fold.leftovers[id]
 	if l == nil {
 		return
 	}
-	delete(s.leftovers, id)
-	if s.byName[l.name] == nil && s.catSeqs[l.name] == l.seq {
-		delete(s.catSeqs, l.name)
+	delete(s.fold.leftovers, id)
+	if s.fold.byName[l.name] == nil && s.fold.catSeqs[l.name] == l.seq {
+		delete(s.fold.catSeqs, l.name)
 	}
 }
 
@@ -247,8 +247,8 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 	deadline := time.Now().Add(s.opts.Timeout)
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
-		old := s.byName[name]
-		last := s.catSeqs[name]
+		old := s.fold.byName[name]
+		last := s.fold.catSeqs[name]
 		rec, err := change(old)
 		s.mu.Unlock()
 		if err == errNothing {
@@ -268,11 +268,11 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		if rec != nil && old == nil {
 			// A creation: the next topic number, given out in order.
 			s.mu.Lock()
-			rec.Ordinal = s.created + 1
+			rec.Ordinal = s.fold.created + 1
 			number = nats.NewMsg(s.numberSubject())
 			number.Header.Set(hCreated, strconv.FormatUint(rec.Ordinal, 10))
 			number.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
-			expect(number, s.cnSeq)
+			expect(number, s.fold.cnSeq)
 			s.mu.Unlock()
 		}
 		if rec != nil {
@@ -312,7 +312,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			return err
 		}
 		s.mu.Lock()
-		absent := s.byName[name] == nil
+		absent := s.fold.byName[name] == nil
 		s.mu.Unlock()
 		if absent {
 			s.repairCatalogSeq(ctx, name)
@@ -333,13 +333,13 @@ func (s *Store) repairCatalogSeq(ctx context.Context, name string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byName[name] != nil {
+	if s.fold.byName[name] != nil {
 		return
 	}
 	if seq == 0 {
-		delete(s.catSeqs, name)
+		delete(s.fold.catSeqs, name)
 	} else {
-		s.catSeqs[name] = seq
+		s.fold.catSeqs[name] = seq
 	}
 }
 
@@ -350,7 +350,7 @@ func (s *Store) repairCatalogSeq(ctx context.Context, name string) {
 // ErrTopicNotFound, an unreachable cluster ErrUnavailable.
 func (s *Store) known(name string) error {
 	s.mu.Lock()
-	_, ok := s.byName[name]
+	_, ok := s.fold.byName[name]
 	s.mu.Unlock()
 	if ok {
 		return nil
@@ -365,7 +365,7 @@ func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[name]
+	t := s.fold.byName[name]
 	if t == nil {
 		return topicstore.TopicInfo{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
 	}
@@ -376,8 +376,8 @@ func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
 func (s *Store) Topics() []topicstore.TopicInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]topicstore.TopicInfo, 0, len(s.byName))
-	for _, t := range s.byName {
+	out := make([]topicstore.TopicInfo, 0, len(s.fold.byName))
+	for _, t := range s.fold.byName {
 		out = append(out, t.info())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Config.Name < out[j].Config.Name })
@@ -433,7 +433,7 @@ func (s *Store) SplitPartition(ctx context.Context, topic string, partition int3
 func (s *Store) WriteRates(topic string) ([]float64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -464,7 +464,7 @@ func (s *Store) autoSplit(wrote [][]partKey) {
 	seen := map[partKey]bool{}
 	for _, ks := range wrote {
 		for _, k := range ks {
-			t := s.byID[k.topic]
+			t := s.fold.byID[k.topic]
 			if seen[k] || t == nil || int(k.part) >= len(t.parts) || inactive(t, k.part) {
 				continue
 			}

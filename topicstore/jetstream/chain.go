@@ -180,7 +180,7 @@ func (s *Store) witnessed(subject string, h nats.Header, seq uint64) {
 // chainLast is the sequence of gateway gw's last chain link as folded. It
 // runs under s.mu.
 func (s *Store) chainLast(gw string) uint64 {
-	if f := s.swept.fences[gw]; f != nil {
+	if f := s.fold.swept.fences[gw]; f != nil {
 		return f.last
 	}
 	return 0
@@ -194,7 +194,7 @@ func (s *Store) applyChain(tok []string, h nats.Header, seq uint64) error {
 		return nil
 	}
 	before := s.chainLast(tok[1])
-	s.swept.fence(tok, h, seq)
+	s.fold.swept.fence(tok, h, seq)
 	if tok[1] != s.stage.gw {
 		return nil
 	}
@@ -378,7 +378,7 @@ func (s *Store) resolution(d *doubt) *nats.Msg {
 	if len(tok) == 3 {
 		id, _ := strconv.ParseUint(tok[1], 10, 64)
 		p, _ := strconv.Atoi(tok[2])
-		if t := s.byID[id]; t != nil && p < len(t.parts) {
+		if t := s.fold.byID[id]; t != nil && p < len(t.parts) {
 			base, cum = t.parts[p].end, t.parts[p].bytes
 		}
 	}

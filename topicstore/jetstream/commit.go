@@ -218,7 +218,7 @@ func (s *Store) topic(name string) (topicConfigView, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[name]
+	t := s.fold.byName[name]
 	if t == nil {
 		return topicConfigView{}, topicstore.ErrTopicNotFound
 	}

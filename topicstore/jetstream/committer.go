@@ -314,7 +314,7 @@ func (s *Store) throttle(p *groupPlan) {
 	now := s.opts.Clock()
 	for i, parts := range p.wrote {
 		for _, k := range parts {
-			t := s.byID[k.topic]
+			t := s.fold.byID[k.topic]
 			if t == nil || int(k.part) >= len(t.parts) {
 				continue
 			}

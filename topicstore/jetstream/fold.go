@@ -241,7 +241,7 @@ func (s *Store) startFold(ctx context.Context) error {
 	// The pull is also capped in bytes (headers can be large: a catalog
 	// record of thousands of partitions), at max_payload so that any one
 	// message fits.
-	cc, err := cons.Consume(func(m natsjs.Msg) { s.fold(m) }, natsjs.PullHeartbeat(foldHeartbeat),
+	cc, err := cons.Consume(func(m natsjs.Msg) { s.consume(m) }, natsjs.PullHeartbeat(foldHeartbeat),
 		natsjs.PullMaxMessagesWithBytesLimit(foldPull, foldPullBytes))
 	if err != nil {
 		return s.unavailable(err)
@@ -511,7 +511,7 @@ func (s *Store) fetchFrom(next uint64) (int, error) {
 }
 
 // fold applies one message's headers.
-func (s *Store) fold(m natsjs.Msg) {
+func (s *Store) consume(m natsjs.Msg) {
 	md, err := m.Metadata()
 	if err != nil {
 		return

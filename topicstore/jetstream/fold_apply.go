@@ -22,11 +22,11 @@ import (
 func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) error {
 	tok := strings.Split(strings.TrimPrefix(subject, s.prefix+"."), ".")
 	if len(tok) == 1 && tok[0] == "l" {
-		s.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
+		s.fold.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == "cn" {
-		s.cnSeq, s.created = seq, max(s.created, uint64(hInt(h, hCreated))) // topic numbers (catalog.go)
+		s.fold.cnSeq, s.fold.created = seq, max(s.fold.created, uint64(hInt(h, hCreated))) // topic numbers (catalog.go)
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == "n" {
@@ -40,7 +40,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	case "c":
 		return s.applyCatalog(tok[1], h, seq)
 	case "t":
-		s.swept.chunk(tok, h, seq, ts) // staged data, read by reference (sweep.go)
+		s.fold.swept.chunk(tok, h, seq, ts) // staged data, read by reference (sweep.go)
 		return nil
 	case "f":
 		return s.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)
@@ -61,7 +61,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	if v := h.Get(hTxn); v != "" {
 		return s.applyIntent(v, tok, subject, h, seq) // a wide transaction's (wide.go)
 	}
-	t := s.byID[id]
+	t := s.fold.byID[id]
 	if t == nil {
 		return nil // a dropped topic's leftovers
 	}
@@ -96,7 +96,7 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 	r.seq = seq
 	switch {
 	case r.base == ps.end:
-	case r.base > ps.end && ps.lastSeq <= s.snap.from:
+	case r.base > ps.end && ps.lastSeq <= s.fold.snap.from:
 		// The partition's first batch in the stream, or since the
 		// snapshot the fold started from: retention purged those
 		// before it (its start record, later in the stream, moves
@@ -124,7 +124,7 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 			ps.refs = map[uint64]uint64{}
 		}
 		ps.refs[seq] = ref
-		s.swept.referenced(ref)
+		s.fold.swept.referenced(ref)
 	}
 	ps.end += r.count()
 	if cum > 0 {
@@ -215,8 +215,8 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 		return err
 	}
 	name := string(raw)
-	old := s.byName[name]
-	s.catSeqs[name] = seq
+	old := s.fold.byName[name]
+	s.fold.catSeqs[name] = seq
 	js := h.Get(hTopic)
 	if js == "" {
 		// What the dropped topic left is purged by the drop, or by the
@@ -226,11 +226,11 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 			id = old.rec.ID
 		}
 		if id != 0 {
-			s.leftovers[id] = &leftover{name: name, seq: seq, at: timeMicros(hInt(h, hAt))}
+			s.fold.leftovers[id] = &leftover{name: name, seq: seq, at: timeMicros(hInt(h, hAt))}
 		}
 		if old != nil {
-			delete(s.byName, name)
-			delete(s.byID, old.rec.ID)
+			delete(s.fold.byName, name)
+			delete(s.fold.byID, old.rec.ID)
 			old.notify()
 			s.sharedDropped(old)
 		}
@@ -243,12 +243,12 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	if rec.ID == 0 || old == nil {
 		rec.ID = seq
 		if rec.Ordinal == 0 {
-			rec.Ordinal = s.created + 1 // a record written before topic numbers
+			rec.Ordinal = s.fold.created + 1 // a record written before topic numbers
 		}
-		s.created = max(s.created, rec.Ordinal)
+		s.fold.created = max(s.fold.created, rec.Ordinal)
 		t := newTopicState(rec, seq)
 		t.ordinal = rec.Ordinal
-		s.byName[name], s.byID[rec.ID] = t, t
+		s.fold.byName[name], s.fold.byID[rec.ID] = t, t
 		s.initialPositions(t, nil)
 		s.sharedCatalog(t, nil, seq)
 		return nil

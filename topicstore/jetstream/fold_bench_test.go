@@ -64,7 +64,7 @@ func BenchmarkScanIndex(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
 				s.mu.Lock()
-				recs := s.recsFrom(s.byName["t"].parts[0], 0, nil)
+				recs := s.recsFrom(s.fold.byName["t"].parts[0], 0, nil)
 				s.mu.Unlock()
 				if len(recs) != scanSlice {
 					b.Fatal(len(recs))

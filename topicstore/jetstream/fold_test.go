@@ -69,7 +69,7 @@ func TestLeaderGetMatchesDirectGet(t *testing.T) {
 		{Partition: 0, Body: []byte("one")}, {Partition: 0, Body: []byte("two")}}}}})
 	require.NoError(t, err)
 	s.mu.Lock()
-	seq := s.byName["t"].parts[0].recs[0].seq
+	seq := s.fold.byName["t"].parts[0].recs[0].seq
 	s.mu.Unlock()
 	direct, err := s.stream.GetMsg(ctx, seq)
 	require.NoError(t, err)

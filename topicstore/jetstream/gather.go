@@ -121,7 +121,7 @@ func (s *Store) noteSilent(answered map[string]bool, missing []string) {
 	s.mu.Lock()
 	seqs := map[string]uint64{}
 	for _, gw := range missing {
-		if b := s.groups.beats[gw]; b != nil {
+		if b := s.fold.members.beats[gw]; b != nil {
 			seqs[gw] = b.seq
 		}
 	}
@@ -151,7 +151,7 @@ func (s *Store) liveGateways() (wait map[string]bool, silent []string) {
 	wait = map[string]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for gw, b := range s.groups.beats {
+	for gw, b := range s.fold.members.beats {
 		if gw == s.stage.gw || !now.Before(b.until) {
 			continue
 		}

@@ -83,16 +83,19 @@ type memberKey struct {
 	consumer string
 }
 
-// groupsState is the groups as folded (beats, recs, waits: under s.mu)
-// and this gateway's announcements (want, under s.mu; beat*, owned by
-// groupLoop).
-type groupsState struct {
-	ttl   time.Duration
+// groupsFold is the groups as folded (under s.mu).
+type groupsFold struct {
 	beats map[string]*gwBeat
 	recs  map[memberKey]map[string]*memberRec
 	waits map[memberKey]chan struct{} // closed at the group's next change
-	want  map[memberKey]*wantRec
-	kick  chan struct{}
+}
+
+// groupsState is this gateway's announcements (want, under s.mu; beat*,
+// owned by groupLoop).
+type groupsState struct {
+	ttl  time.Duration
+	want map[memberKey]*wantRec
+	kick chan struct{}
 
 	beatSeq   uint64    // our heartbeat's last sequence
 	beatAt    time.Time // when we last renewed it
@@ -155,7 +158,7 @@ func (s *Store) groupKey(topic, consumer string) (memberKey, error) {
 	if s.closed {
 		return memberKey{}, topicstore.ErrClosed
 	}
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return memberKey{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -195,7 +198,7 @@ func (s *Store) Members(topic, consumer string) (topicstore.GroupView, <-chan st
 	if err != nil {
 		return topicstore.GroupView{}, nil, err
 	}
-	g := &s.groups
+	g := &s.fold.members
 	now := s.opts.Clock()
 	var v topicstore.GroupView
 	for gw, r := range g.recs[k] {
@@ -219,7 +222,7 @@ func (s *Store) Members(topic, consumer string) (topicstore.GroupView, <-chan st
 }
 
 // notifyGroup wakes the group's waiters; it runs under s.mu.
-func (g *groupsState) notifyGroup(k memberKey) {
+func (g *groupsFold) notifyGroup(k memberKey) {
 	if ch := g.waits[k]; ch != nil {
 		close(ch)
 		delete(g.waits, k)
@@ -227,7 +230,7 @@ func (g *groupsState) notifyGroup(k memberKey) {
 }
 
 // notifyGateway wakes every group gw has a record in.
-func (g *groupsState) notifyGateway(gw string) {
+func (g *groupsFold) notifyGateway(gw string) {
 	for k, byGw := range g.recs {
 		if _, ok := byGw[gw]; ok {
 			g.notifyGroup(k)
@@ -237,7 +240,7 @@ func (g *groupsState) notifyGateway(gw string) {
 
 // applyGroup folds a heartbeat or a member record; it runs under s.mu.
 func (s *Store) applyGroup(tok []string, h nats.Header, seq uint64) error {
-	g := &s.groups
+	g := &s.fold.members
 	if tok[0] == "h" {
 		gw := tok[1]
 		if g.beats == nil {

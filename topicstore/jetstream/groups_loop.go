@@ -248,35 +248,35 @@ func (s *Store) purgeOld() {
 // and forgets what gateways that expired a TTL ago left (and the records of
 // dropped topics), up to the last sequence folded of them.
 func (s *Store) sweepGroups() {
-	g := &s.groups
+	g, m := &s.groups, &s.fold.members
 	now := s.opts.Clock()
 	self := s.stage.gw
 	dead := map[string]uint64{} // gateway -> its last sequence folded
 	var dropped []uint64
 	s.mu.Lock()
-	for gw, b := range g.beats {
+	for gw, b := range m.beats {
 		if !b.expired && !now.Before(b.until) {
 			b.expired = true
-			g.notifyGateway(gw)
+			m.notifyGateway(gw)
 		}
 		if gw != self && now.Sub(b.until) >= g.ttl {
 			dead[gw] = max(dead[gw], b.seq)
 		}
 	}
 	gone := map[uint64]bool{}
-	for k, byGw := range g.recs {
-		if s.byID[k.topic] == nil {
+	for k, byGw := range m.recs {
+		if s.fold.byID[k.topic] == nil {
 			if !gone[k.topic] {
 				gone[k.topic] = true
 				dropped = append(dropped, k.topic)
 			}
-			delete(g.recs, k)
+			delete(m.recs, k)
 			delete(g.want, k)
-			g.notifyGroup(k)
+			m.notifyGroup(k)
 			continue
 		}
 		for gw, r := range byGw {
-			if b := g.beats[gw]; gw != self && (b == nil || now.Sub(b.until) >= g.ttl) {
+			if b := m.beats[gw]; gw != self && (b == nil || now.Sub(b.until) >= g.ttl) {
 				dead[gw] = max(dead[gw], r.seq)
 			}
 		}
@@ -299,13 +299,13 @@ func (s *Store) sweepGroups() {
 			continue // the next sweep tries again
 		}
 		s.mu.Lock()
-		if b := g.beats[gw]; b != nil && b.seq <= upTo {
-			delete(g.beats, gw)
+		if b := m.beats[gw]; b != nil && b.seq <= upTo {
+			delete(m.beats, gw)
 		}
-		for k, byGw := range g.recs {
+		for k, byGw := range m.recs {
 			if r := byGw[gw]; r != nil && r.seq <= upTo {
 				delete(byGw, gw)
-				g.notifyGroup(k) // the epoch may be lower now
+				m.notifyGroup(k) // the epoch may be lower now
 			}
 		}
 		s.mu.Unlock()

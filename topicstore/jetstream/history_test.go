@@ -51,7 +51,7 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	// An active producer's subject holds at most producerRollupEvery
 	// messages: every producerRollupEvery-th write rolls it up.
 	s.mu.Lock()
-	id := s.byName["t"].rec.ID
+	id := s.fold.byName["t"].rec.ID
 	s.mu.Unlock()
 	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.prefix+".p."+strconv.FormatUint(id, 10)+".*"))
 	require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, got)
 	s.mu.Lock()
-	id := s.byName["t"].rec.ID
+	id := s.fold.byName["t"].rec.ID
 	s.mu.Unlock()
 	left := func(st *Store) map[string]uint64 {
 		out := map[string]uint64{}
@@ -148,8 +148,8 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, catalog(), "the tombstone after tombstoneAge")
 	s2.mu.Lock()
-	require.Empty(t, s2.leftovers)
-	_, ok := s2.catSeqs["t"]
+	require.Empty(t, s2.fold.leftovers)
+	_, ok := s2.fold.catSeqs["t"]
 	require.False(t, ok)
 	s2.mu.Unlock()
 
@@ -157,7 +157,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	// name again all the same.
 	s3 := openStores(t, c, o, 1)[0]
 	s3.mu.Lock()
-	s3.catSeqs["t"] = s.catSeqs["t"]
+	s3.fold.catSeqs["t"] = s.fold.catSeqs["t"]
 	s3.mu.Unlock()
 	require.NoError(t, s3.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
 }
@@ -276,7 +276,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 	require.Zero(t, n, "decisions left")
 	require.Equal(t, 5, markers, "each retired decision's marker, until its TTL")
 	s.mu.Lock()
-	done := len(s.wide.done)
+	done := len(s.fold.wide.done)
 	s.mu.Unlock()
 	require.Zero(t, done)
 
@@ -297,7 +297,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, want, got)
 	s2.mu.Lock()
-	open, done := len(s2.wide.open), len(s2.wide.done)
+	open, done := len(s2.fold.wide.open), len(s2.fold.wide.done)
 	s2.mu.Unlock()
 	require.Zero(t, open)
 	require.Zero(t, done)
@@ -333,9 +333,9 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 	// Both commits were wide (12 record batches, then 12 positions); the
 	// laggard misses the second's decision.
 	s.mu.Lock()
-	n := len(s.wide.done)
+	n := len(s.fold.wide.done)
 	var decision uint64
-	for _, d := range s.wide.done {
+	for _, d := range s.fold.wide.done {
 		decision = max(decision, d.seq)
 	}
 	s.mu.Unlock()
@@ -374,7 +374,7 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 		lag.foldAt(m.seq, m.subject, m.h, m.ts, false)
 	}
 	lag.mu.Lock()
-	open := len(lag.wide.open)
+	open := len(lag.fold.wide.open)
 	lag.mu.Unlock()
 	require.Equal(t, 1, open, "the laggard holds the transaction's intents")
 	s.mu.Lock()
@@ -384,7 +384,7 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 		lag.foldAt(m.seq, m.subject, m.h, m.ts, false)
 	}
 	lag.mu.Lock()
-	foldErr, open, locked := lag.foldErr, len(lag.wide.open), len(lag.wide.locked)
+	foldErr, open, locked := lag.foldErr, len(lag.fold.wide.open), len(lag.fold.wide.locked)
 	lag.mu.Unlock()
 	require.NoError(t, foldErr)
 	require.Zero(t, open)

@@ -82,8 +82,8 @@ func (s *Store) maintain(interval time.Duration) {
 // maintainEvery is how often maintain runs now.
 func (s *Store) maintainEvery(interval time.Duration) time.Duration {
 	s.mu.Lock()
-	cfgs := make([]topicstore.TopicConfig, 0, len(s.byName))
-	for _, t := range s.byName {
+	cfgs := make([]topicstore.TopicConfig, 0, len(s.fold.byName))
+	for _, t := range s.fold.byName {
 		cfgs = append(cfgs, t.rec.Config)
 	}
 	s.mu.Unlock()
@@ -117,7 +117,7 @@ func (s *Store) maintenanceFailed(what string, err error) {
 func (s *Store) takeLease(d time.Duration) (bool, error) {
 	now := s.opts.Clock()
 	s.mu.Lock()
-	l := s.lease
+	l := s.fold.lease
 	s.mu.Unlock()
 	if l.holder != "" && l.holder != s.stage.gw && now.Before(l.until) {
 		return false, nil // another gateway holds it

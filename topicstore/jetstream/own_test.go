@@ -94,7 +94,7 @@ func foldDigest(t *testing.T, s *Store) string {
 func foldDigestLocked(s *Store) string {
 	var lines []string
 	lines = append(lines, fmt.Sprint("applied ", s.applied))
-	for name, ts := range s.byName {
+	for name, ts := range s.fold.byName {
 		for i, ps := range ts.parts {
 			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v refs=%v", name, i, ps.start, ps.end, ps.lastSeq, ps.bytes, ps.recs, ps.refs))
 		}

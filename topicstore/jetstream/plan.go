@@ -281,7 +281,7 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 			continue
 		}
 		if r.staged {
-			if err := s.swept.check(s.stage.gw, r.openedAt); err != nil {
+			if err := s.fold.swept.check(s.stage.gw, r.openedAt); err != nil {
 				p.errs[i] = err
 				continue
 			}
@@ -403,7 +403,7 @@ func (b *groupBuild) unbound(t *topicState) int32 {
 // positions takes r's position updates into the group.
 func (b *groupBuild) positions(r *commitReq) {
 	for _, u := range r.pos {
-		t := b.s.byName[u.Topic]
+		t := b.s.fold.byName[u.Topic]
 		k := posKey{t.rec.ID, u.Consumer, u.Partition}
 		sp := b.poss[k]
 		if sp == nil {
@@ -423,7 +423,7 @@ func (b *groupBuild) positions(r *commitReq) {
 // write takes one checked write of request i into the group: its staged
 // chunks, by reference, then its messages.
 func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) {
-	t := b.s.byName[w.topic]
+	t := b.s.fold.byName[w.topic]
 	unbound := int32(-1)
 	for _, c := range w.staged {
 		part := c.Partition

@@ -18,7 +18,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		return errLocked // a wide transaction holds a topic it touches (wide.go)
 	}
 	for _, w := range r.writes {
-		t := s.byName[w.topic]
+		t := s.fold.byName[w.topic]
 		if t == nil {
 			return topicstore.ErrTopicNotFound
 		}
@@ -70,7 +70,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 	}
 	moved := map[posKey]int64{} // this request's earlier updates
 	for _, u := range r.pos {
-		t := s.byName[u.Topic]
+		t := s.fold.byName[u.Topic]
 		if t == nil {
 			return decide.TopicGone(u.Topic)
 		}

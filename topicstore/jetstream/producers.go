@@ -70,7 +70,7 @@ const producerIdle = time.Minute
 func (s *Store) compactProducers(ctx context.Context, now time.Time) (int, error) {
 	var todo []expiredProducer
 	s.mu.Lock()
-	for id, t := range s.byID {
+	for id, t := range s.fold.byID {
 		for name, ps := range t.prods {
 			if ps.pending > 0 && !ps.void && now.Sub(ps.at) >= producerIdle {
 				todo = append(todo, expiredProducer{id, name, ps.seq})
@@ -86,7 +86,7 @@ func (s *Store) compactProducers(ctx context.Context, now time.Time) (int, error
 			return 0, fmt.Errorf("compacting producer %q: %w", p.id, s.unavailable(err))
 		}
 		s.mu.Lock()
-		if t := s.byID[p.topic]; t != nil {
+		if t := s.fold.byID[p.topic]; t != nil {
 			if ps := t.prods[p.id]; ps != nil && ps.seq == p.seq {
 				ps.pending = 0
 			}
@@ -109,7 +109,7 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 	var gone []expiredProducer
 	cutoffs := map[uint64]int64{}
 	s.mu.Lock()
-	for id, t := range s.byID {
+	for id, t := range s.fold.byID {
 		cutoff := now.Add(-s.expiry(t))
 		for name, ps := range t.prods {
 			if ps.at.Before(cutoff) {
@@ -181,7 +181,7 @@ func (s *Store) repairProducers(keys []prodKey) {
 			s.mu.Unlock()
 			continue
 		}
-		if t := s.byID[k.topic]; t != nil {
+		if t := s.fold.byID[k.topic]; t != nil {
 			cur := t.prods[k.producer]
 			switch {
 			case seq == 0:

@@ -53,7 +53,7 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 		s.mu.Unlock()
 		return topicstore.ErrClosed
 	}
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
@@ -275,7 +275,7 @@ func (s *Store) leaderGet(ctx context.Context, seq uint64) ([]byte, error) {
 func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -295,7 +295,7 @@ func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
 func (s *Store) Producer(topic, producer string) (topicstore.ProducerInfo, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return topicstore.ProducerInfo{}, false
 	}
@@ -325,7 +325,7 @@ func producerInfo(t *topicState, id string, ps *prodState) topicstore.ProducerIn
 func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -351,7 +351,7 @@ func (s *Store) SetPosition(ctx context.Context, topic, consumer string, partiti
 func (s *Store) OffsetForTime(topic string, at time.Time) (map[int32]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -368,7 +368,7 @@ func (s *Store) OffsetForTime(topic string, at time.Time) (map[int32]int64, erro
 func (s *Store) Changed(topic string) (<-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -400,7 +400,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 	}
 	var cuts []cut
 	s.mu.Lock()
-	for _, t := range s.byName {
+	for _, t := range s.fold.byName {
 		period := t.rec.Config.RetentionPeriod
 		if period <= 0 {
 			period = topicstore.DefaultRetention
@@ -530,7 +530,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 func (s *Store) retireDrained(ctx context.Context) error {
 	s.mu.Lock()
 	var names []string
-	for name, t := range s.byName {
+	for name, t := range s.fold.byName {
 		if drained(t) != nil {
 			names = append(names, name)
 		}

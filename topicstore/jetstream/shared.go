@@ -224,7 +224,7 @@ func (s *Store) movesAhead(st *shStep) []topicstore.MsgRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, cc, c, err := s.sharedLookup(st.topic, st.consumer)
-	if err != nil || cc.DeadLetterPolicy != "move" || s.byName[cc.DeadLetterQueue] == nil {
+	if err != nil || cc.DeadLetterPolicy != "move" || s.fold.byName[cc.DeadLetterQueue] == nil {
 		return nil
 	}
 	want := func(d *shDurable) bool {
@@ -265,7 +265,7 @@ func (s *Store) finishMoves(ctx context.Context, topic, consumer string, limbo [
 // store).
 func (s *Store) readBodies(ctx context.Context, st *shStep, refs []topicstore.MsgRef) error {
 	s.mu.Lock()
-	t := s.byName[st.topic]
+	t := s.fold.byName[st.topic]
 	s.mu.Unlock()
 	if t == nil {
 		return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, st.topic)

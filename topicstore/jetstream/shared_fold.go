@@ -56,24 +56,18 @@ const (
 	hFreed  = "Tg-Freed"  // "1": waiters may find a message now
 )
 
-// sharedFold is the shared-consumer part of the Store, under s.mu (but gw,
-// set at Open).
+// sharedFold is the shared-consumer part of the fold, under s.mu.
 type sharedFold struct {
-	gw     uint64 // this gateway's id: the Gateway of its lock holders
 	topics map[uint64]*shTopic
 	// bodies are the message bytes every shared consumer's metadata
 	// cache keeps on this gateway, bounded by shBodyCache together.
 	bodies int64
-	// window is each partition's acquisition window (0:
-	// sharedcore.DefaultWindow; the simulation makes it small, so that
-	// windows move on and gateways' windows differ).
-	window int
 }
 
 // shWindow is each partition's acquisition window.
 func (s *Store) shWindow() int64 {
-	if s.sh.window > 0 {
-		return int64(s.sh.window)
+	if s.shWin > 0 {
+		return int64(s.shWin)
 	}
 	return sharedcore.DefaultWindow
 }
@@ -142,18 +136,18 @@ func (s *Store) stateSubject(id uint64, consumer string, p int32) string {
 
 // holder is session's lock holder on this gateway.
 func (s *Store) holder(session uint32) sharedcore.Holder {
-	return sharedcore.Holder{Gateway: s.sh.gw, Session: session}
+	return sharedcore.Holder{Gateway: s.holderGw, Session: session}
 }
 
 // shTopicOf returns the shared state of topic id, created if missing.
 func (s *Store) shTopicOf(id uint64) *shTopic {
-	if s.sh.topics == nil {
-		s.sh.topics = map[uint64]*shTopic{}
+	if s.fold.sh.topics == nil {
+		s.fold.sh.topics = map[uint64]*shTopic{}
 	}
-	st := s.sh.topics[id]
+	st := s.fold.sh.topics[id]
 	if st == nil {
-		st = &shTopic{cons: map[string]*shCons{}, bodies: &s.sh.bodies}
-		s.sh.topics[id] = st
+		st = &shTopic{cons: map[string]*shCons{}, bodies: &s.fold.sh.bodies}
+		s.fold.sh.topics[id] = st
 	}
 	return st
 }
@@ -296,18 +290,18 @@ func (s *Store) sharedCatalog(t *topicState, prev []topicstore.ConsumerConfig, s
 // sharedDropped wakes a dropped topic's waiters and forgets its shared
 // state (fold hook). It runs under s.mu.
 func (s *Store) sharedDropped(t *topicState) {
-	if st := s.sh.topics[t.rec.ID]; st != nil {
+	if st := s.fold.sh.topics[t.rec.ID]; st != nil {
 		for _, c := range st.cons {
 			c.wake()
 			c.drop(c.cache)
 		}
-		delete(s.sh.topics, t.rec.ID)
+		delete(s.fold.sh.topics, t.rec.ID)
 	}
 }
 
 // sharedLookup finds a shared consumer. It runs under s.mu.
 func (s *Store) sharedLookup(topic, consumer string) (*topicState, *topicstore.ConsumerConfig, *shCons, error) {
-	t := s.byName[topic]
+	t := s.fold.byName[topic]
 	if t == nil {
 		return nil, nil, nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
@@ -382,7 +376,7 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 			jobs = append(jobs, job{p, m.end(), to})
 		}
 	}
-	room := shBodyCache - s.sh.bodies
+	room := shBodyCache - s.fold.sh.bodies
 	s.mu.Unlock()
 	for _, j := range jobs {
 		var got []shMetaEnt

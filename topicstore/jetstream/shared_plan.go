@@ -456,7 +456,7 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, e
 	if dlq == "" {
 		return pendingWrite{}, fmt.Errorf("%w: no dead_letter_queue", topicstore.ErrTopicNotFound)
 	}
-	dt := sp.s.byName[dlq]
+	dt := sp.s.fold.byName[dlq]
 	if dt == nil {
 		return pendingWrite{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, dlq)
 	}

@@ -414,7 +414,7 @@ func (m *sim) startGateway() *simGW {
 		return floor
 	}
 	g.s.maxBatch = simBatch
-	g.s.sh.window = simWindow
+	g.s.shWin = simWindow
 	g.s.groups.ttl = simTTL
 	g.name = g.s.stage.gw
 	m.gws = append(m.gws, g)

@@ -253,7 +253,7 @@ func (m *sim) positions(g *simGW, r *simReq, n int) {
 	tp := simTopics[m.rng.IntN(len(simTopics))]
 	g.s.mu.Lock()
 	defer g.s.mu.Unlock()
-	t := g.s.byName[tp.name]
+	t := g.s.fold.byName[tp.name]
 	if t == nil {
 		return
 	}
@@ -466,7 +466,7 @@ func (m *sim) aftermath() {
 		for _, tp := range simTopics {
 			r := &simReq{kind: "after", req: &topicstore.CommitRequest{}}
 			g.s.mu.Lock()
-			t := g.s.byName[tp.name]
+			t := g.s.fold.byName[tp.name]
 			for p := range tp.parts {
 				cur, end := g.s.position(t, "c", int32(p)), t.parts[p].end
 				if end > cur {
@@ -526,7 +526,7 @@ func (m *sim) verifySnapshots(want string) {
 			return
 		}
 		w := newStore(m.opts(), 0xfffe)
-		w.wide.filtered = true
+		w.fold.wide.filtered = true
 		for seq := uint64(1); seq <= sn.seq; seq++ {
 			if msg := m.st.get(seq); msg != nil && !strings.HasPrefix(msg.subject, w.prefix+".d.") {
 				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
@@ -565,8 +565,8 @@ func (m *sim) verify() {
 		m.fail(fmt.Errorf("the stream does not fold: %w", v.foldErr))
 		return
 	}
-	if len(v.wide.open) > 0 || len(v.wide.locked) > 0 {
-		m.fail(fmt.Errorf("wide transactions left undecided: %d (topics held: %v)", len(v.wide.open), v.wide.locked))
+	if len(v.fold.wide.open) > 0 || len(v.fold.wide.locked) > 0 {
+		m.fail(fmt.Errorf("wide transactions left undecided: %d (topics held: %v)", len(v.fold.wide.open), v.fold.wide.locked))
 	}
 	m.verifyShared(v)
 	m.verifyDigests()
@@ -582,7 +582,7 @@ func (m *sim) verify() {
 		if n := len(g.s.chain.doubts); n > 0 {
 			m.fail(fmt.Errorf("gateway %s: %d batches left in doubt (first: %+v)", g.name, n, *g.s.chain.doubts[0]))
 		}
-		if n := len(g.s.wide.mine); n > 0 {
+		if n := len(g.s.wideOwn.mine); n > 0 {
 			m.fail(fmt.Errorf("gateway %s: %d wide transactions of its own not settled", g.name, n))
 		}
 		for txn, st := range g.s.stage.open {
@@ -602,7 +602,7 @@ func (m *sim) verify() {
 	lastSeq := map[string]int64{}
 	referenced := map[uint64]bool{}
 	for _, tp := range allSimTopics() {
-		t := v.byName[tp.name]
+		t := v.fold.byName[tp.name]
 		if t == nil {
 			m.fail(fmt.Errorf("topic %s is gone", tp.name))
 			return

@@ -87,13 +87,17 @@ var errSnapshotUnusable = errors.New("the fold's snapshot does not fit the strea
 
 // snapState is what the fold knows of snapshots, under s.mu.
 type snapState struct {
-	point   uint64 // the last point folded
-	digest  uint64 // this gateway's foldDigest at point
+	point  uint64 // the last point folded
+	digest uint64 // this gateway's foldDigest at point
+	last   uint64 // the sequence the newest snapshot covers (its done folded)
+	lastAt time.Time
+	from   uint64 // the snapshot this gateway started from (0: none)
+}
+
+// snapCapture is the snapshot this gateway writes, under s.mu.
+type snapCapture struct {
 	capture bool   // this gateway wrote point and wants its encoding there
 	encoded []byte // the encoding at point (capture)
-	last    uint64 // the sequence the newest snapshot covers (its done folded)
-	lastAt  time.Time
-	from    uint64 // the snapshot this gateway started from (0: none)
 }
 
 // snapSubject is the subject of snapshot points and notices.
@@ -106,18 +110,18 @@ func (s *Store) snapBucket() string { return "TG_SNAP_" + s.opts.Stream }
 func (s *Store) applySnap(h nats.Header, seq uint64, ts time.Time) {
 	switch h.Get(hSnap) {
 	case "point":
-		s.snap.point, s.snap.digest = seq, s.foldDigest(ts)
-		if s.snap.capture && h.Get(hHolder) == s.stage.gw {
-			s.snap.encoded, s.snap.capture = s.encodeSnapshot(seq, s.snap.digest), false
+		s.fold.snap.point, s.fold.snap.digest = seq, s.foldDigest(ts)
+		if s.snapOut.capture && h.Get(hHolder) == s.stage.gw {
+			s.snapOut.encoded, s.snapOut.capture = s.encodeSnapshot(seq, s.fold.snap.digest), false
 		}
 	case "done":
 		at, _ := strconv.ParseUint(h.Get(hSnapSeq), 10, 64)
 		want, _ := strconv.ParseUint(h.Get(hSnapHash), 16, 64)
-		s.snap.last, s.snap.lastAt = at, time.Now()
-		if at == s.snap.point && at != 0 && want != s.snap.digest {
+		s.fold.snap.last, s.fold.snap.lastAt = at, time.Now()
+		if at == s.fold.snap.point && at != 0 && want != s.fold.snap.digest {
 			s.snapMismatches.Add(1)
 			s.opts.Logger.Error("this gateway's state differs from the snapshot writer's at the same stream sequence: the gateways disagree on what the stream holds",
-				"stream", s.opts.Stream, "sequence", at, "digest", strconv.FormatUint(s.snap.digest, 16), "writer", strconv.FormatUint(want, 16))
+				"stream", s.opts.Stream, "sequence", at, "digest", strconv.FormatUint(s.fold.snap.digest, 16), "writer", strconv.FormatUint(want, 16))
 		}
 	}
 }
@@ -136,13 +140,13 @@ func (s *Store) foldDigest(at time.Time) uint64 {
 	_ = at
 	h := fnv.New64a()
 	var b []byte
-	ids := make([]uint64, 0, len(s.byID))
-	for id := range s.byID {
+	ids := make([]uint64, 0, len(s.fold.byID))
+	for id := range s.fold.byID {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		t := s.byID[id]
+		t := s.fold.byID[id]
 		b = binary.AppendUvarint(b[:0], id)
 		b = binary.AppendUvarint(b, t.catSeq)
 		for _, ps := range t.parts {
@@ -232,14 +236,14 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 			meta.Created = info.Created
 		}
 	}
-	ids := make([]uint64, 0, len(s.byID))
-	for id := range s.byID {
+	ids := make([]uint64, 0, len(s.fold.byID))
+	for id := range s.fold.byID {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	n := 0
 	for _, id := range ids {
-		t := s.byID[id]
+		t := s.fold.byID[id]
 		st := snapTopic{ID: id, Writers: map[string]int64{}, Initial: t.initial}
 		for gw, at := range t.writers {
 			st.Writers[gw] = at.UnixMicro()
@@ -255,7 +259,7 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 		}
 		meta.Topics = append(meta.Topics, st)
 	}
-	for _, x := range s.wide.open {
+	for _, x := range s.fold.wide.open {
 		for _, in := range x.intents {
 			if strings.HasPrefix(in.subject, s.prefix+".d.") {
 				meta.Intents = append(meta.Intents, snapIntnt{Subject: in.subject, Seq: in.seq, Header: in.h})
@@ -263,7 +267,7 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 		}
 	}
 	meta.DoneListed = true
-	for _, d := range s.wide.done {
+	for _, d := range s.fold.wide.done {
 		sd := snapDone{Gw: d.gw, N: d.n}
 		for _, in := range d.intents {
 			if strings.HasPrefix(in.subject, s.prefix+".d.") {
@@ -285,7 +289,7 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 	out = binary.AppendUvarint(out, uint64(len(js)))
 	out = append(out, js...)
 	for _, id := range ids {
-		for _, ps := range s.byID[id].parts {
+		for _, ps := range s.fold.byID[id].parts {
 			var prevSeq uint64
 			var prevAt int64
 			for _, r := range ps.recs {
@@ -330,12 +334,12 @@ func (s *Store) maybeSnapshot(ctx context.Context) error {
 	// written once the stream grew by a quarter of them too, so that
 	// writing snapshots costs a bounded share of what folding does.
 	var recs int
-	for _, t := range s.byID {
+	for _, t := range s.fold.byID {
 		for _, ps := range t.parts {
 			recs += len(ps.recs)
 		}
 	}
-	since := s.applied - min(s.snap.last, s.applied)
+	since := s.applied - min(s.fold.snap.last, s.applied)
 	due := since >= uint64(every) && since >= uint64(recs/4)
 	s.mu.Unlock()
 	if !due {
@@ -348,11 +352,11 @@ func (s *Store) maybeSnapshot(ctx context.Context) error {
 // (see above).
 func (s *Store) writeSnapshot(ctx context.Context) error {
 	s.mu.Lock()
-	s.snap.capture, s.snap.encoded = true, nil
+	s.snapOut.capture, s.snapOut.encoded = true, nil
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.snap.capture, s.snap.encoded = false, nil
+		s.snapOut.capture, s.snapOut.encoded = false, nil
 		s.mu.Unlock()
 	}()
 	m := nats.NewMsg(s.snapSubject())
@@ -369,7 +373,7 @@ func (s *Store) writeSnapshot(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	data, point, digest := s.snap.encoded, s.snap.point, s.snap.digest
+	data, point, digest := s.snapOut.encoded, s.fold.snap.point, s.fold.snap.digest
 	s.mu.Unlock()
 	if data == nil || point != ack.Sequence {
 		return fmt.Errorf("the fold did not capture the snapshot point at sequence %d", ack.Sequence)

@@ -108,7 +108,7 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 func (s *Store) install(sn *snapshot) error {
 	covered := 0
 	for i, st := range sn.meta.Topics {
-		t := s.byID[st.ID]
+		t := s.fold.byID[st.ID]
 		if t == nil {
 			// Dropped since: its tombstone rolled its creation up.
 			continue
@@ -131,7 +131,7 @@ func (s *Store) install(sn *snapshot) error {
 				ps.sum += recHash(r)
 			}
 			for _, ref := range ps.refs {
-				s.swept.referenced(ref)
+				s.fold.swept.referenced(ref)
 			}
 		}
 		t.writers = map[string]time.Time{}
@@ -143,8 +143,8 @@ func (s *Store) install(sn *snapshot) error {
 			t.initial[c] = m
 		}
 	}
-	if covered != len(s.byID) {
-		return fmt.Errorf("%w: it holds %d of the %d topics the catalog has at sequence %d", errSnapshotUnusable, covered, len(s.byID), sn.meta.Seq)
+	if covered != len(s.fold.byID) {
+		return fmt.Errorf("%w: it holds %d of the %d topics the catalog has at sequence %d", errSnapshotUnusable, covered, len(s.fold.byID), sn.meta.Seq)
 	}
 	for _, in := range sn.meta.Intents {
 		tok := strings.Split(strings.TrimPrefix(in.Subject, s.prefix+"."), ".")
@@ -152,15 +152,15 @@ func (s *Store) install(sn *snapshot) error {
 			return err
 		}
 	}
-	for _, x := range s.wide.open {
+	for _, x := range s.fold.wide.open {
 		sort.Slice(x.intents, func(i, j int) bool { return x.intents[i].seq < x.intents[j].seq })
 	}
 	s.installDone(sn.meta)
 	s.applied = sn.meta.Seq
-	s.snap.from = sn.meta.Seq
+	s.fold.snap.from = sn.meta.Seq
 	// The point at the snapshot's sequence was folded without the record
 	// batches: its digest is not this state's.
-	s.snap.point = 0
+	s.fold.snap.point = 0
 	return nil
 }
 
@@ -218,7 +218,7 @@ func (s *Store) startFromSnapshot(ctx context.Context) (uint64, error) {
 	}
 	began := time.Now()
 	s.mu.Lock()
-	s.wide.filtered = true
+	s.fold.wide.filtered = true
 	s.mu.Unlock()
 	if err := s.replayFiltered(ctx, sn.meta.Seq); err != nil {
 		return 0, err
@@ -298,12 +298,12 @@ func (s *Store) replayFiltered(ctx context.Context, to uint64) error {
 // that does not list them, they stay partial: this gateway never retires
 // their decisions. It runs under s.mu.
 func (s *Store) installDone(meta snapMeta) {
-	s.wide.filtered = false
+	s.fold.wide.filtered = false
 	if !meta.DoneListed {
 		return
 	}
 	for _, sd := range meta.Done {
-		d := s.wide.done[wideKey(sd.Gw, sd.N)]
+		d := s.fold.wide.done[wideKey(sd.Gw, sd.N)]
 		if d == nil {
 			continue // retired since the snapshot
 		}
@@ -312,7 +312,7 @@ func (s *Store) installDone(meta snapMeta) {
 		}
 		sort.Slice(d.intents, func(i, j int) bool { return d.intents[i].seq < d.intents[j].seq })
 	}
-	for _, d := range s.wide.done {
+	for _, d := range s.fold.wide.done {
 		d.partial = false
 	}
 }

@@ -71,7 +71,7 @@ func TestSnapshotStart(t *testing.T) {
 
 	require.NoError(t, a.writeSnapshot(ctx))
 	a.mu.Lock()
-	point := a.snap.last
+	point := a.fold.snap.last
 	a.mu.Unlock()
 	require.NotZero(t, point)
 
@@ -95,11 +95,11 @@ func TestSnapshotStart(t *testing.T) {
 	full.IgnoreSnapshots = true
 	f := openStores(t, c, full, 1)[0]
 	b.mu.Lock()
-	from := b.snap.from
+	from := b.fold.snap.from
 	b.mu.Unlock()
 	require.Equal(t, point, from, "b started from the snapshot")
 	f.mu.Lock()
-	require.Zero(t, f.snap.from)
+	require.Zero(t, f.fold.snap.from)
 	f.mu.Unlock()
 	require.NoError(t, a.sync(ctx))
 	require.NoError(t, b.sync(ctx))
@@ -125,7 +125,7 @@ func TestSnapshotStart(t *testing.T) {
 		require.NoError(t, s.sync(ctx))
 		require.Zero(t, s.snapMismatches.Load())
 		s.mu.Lock()
-		require.Equal(t, b.snap.last, s.snap.last)
+		require.Equal(t, b.fold.snap.last, s.fold.snap.last)
 		s.mu.Unlock()
 	}
 	require.Equal(t, int64(1), b.snapWritten.Load())
@@ -133,7 +133,7 @@ func TestSnapshotStart(t *testing.T) {
 	// A gateway whose state differs (here a partition's byte count on a,
 	// changed by hand) says so at the next snapshot; the others do not.
 	a.mu.Lock()
-	a.byName["t"].parts[0].bytes++
+	a.fold.byName["t"].parts[0].bytes++
 	a.mu.Unlock()
 	require.NoError(t, b.writeSnapshot(ctx))
 	for _, s := range []*Store{a, f} {
@@ -199,7 +199,7 @@ func TestSnapshotFallback(t *testing.T) {
 		require.NoError(t, err)
 		s := openStores(t, c, o, 1)[0]
 		s.mu.Lock()
-		require.Zero(t, s.snap.from, name)
+		require.Zero(t, s.fold.snap.from, name)
 		s.mu.Unlock()
 		require.Equal(t, want, digest(s), name)
 	}
@@ -210,7 +210,7 @@ func TestSnapshotFallback(t *testing.T) {
 	require.NoError(t, err)
 	s := openStores(t, c, o, 1)[0]
 	s.mu.Lock()
-	require.Zero(t, s.snap.from)
+	require.Zero(t, s.fold.snap.from)
 	s.mu.Unlock()
 	require.Equal(t, want, digest(s))
 }

@@ -64,7 +64,7 @@ func BenchmarkGatewayStart(b *testing.B) {
 				b.Fatal(err)
 			}
 			s.mu.Lock()
-			id := s.byName["t"].rec.ID
+			id := s.fold.byName["t"].rec.ID
 			s.mu.Unlock()
 			at := time.Now().UnixMicro()
 			t0 := time.Now()

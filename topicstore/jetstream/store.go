@@ -135,26 +135,18 @@ type Store struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	applied uint64 // highest stream sequence folded into the state
-	byName  map[string]*topicState
-	byID    map[uint64]*topicState
-	catSeqs map[string]uint64 // each catalog subject's last sequence, drops included
-	// leftovers are dropped topics whose messages or tombstone may not
-	// all be purged yet (catalog.go, purgeLeftovers), by topic ID.
-	leftovers map[uint64]*leftover
-	created   uint64 // the highest topic number given out (TopicInfo.ID)
-	cnSeq     uint64 // the topic-number subject's last sequence (catalog.go)
-	closed    bool
-	foldErr   error
-	lease     leaseState // the maintenance lease, as folded
-	swept     sweptState // staged chunks and fences, as folded (sweep.go)
-	filling   bool       // a fill runs
-	fillTo    uint64     // the highest sequence a fill was asked for
-	stalled   bool       // fill, not the consumer, folded the last message: the consumer is behind
+	// fold is the state the stream's messages fold into, under mu.
+	fold    *foldState
+	closed  bool
+	foldErr error
+	filling bool   // a fill runs
+	fillTo  uint64 // the highest sequence a fill was asked for
+	stalled bool   // fill, not the consumer, folded the last message: the consumer is behind
 
-	stage stagings
-	chain chainState // this gateway's chain and its batches in doubt (chain.go)
-	wide  wideState  // wide transactions, as folded and this gateway's own (wide.go)
-	io    clusterIO  // the commit protocol's I/O (io.go)
+	stage   stagings
+	chain   chainState // this gateway's chain and its batches in doubt (chain.go)
+	wideOwn wideOwn    // this gateway's own wide transactions (wide.go)
+	io      clusterIO  // the commit protocol's I/O (io.go)
 	// maxBatch is the most messages in one atomic batch (0:
 	// jsext.MaxBatchMsgs; the simulation makes it small).
 	maxBatch int
@@ -170,7 +162,13 @@ type Store struct {
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
 
 	durable durability // the nodes' sync settings as last read (durability.go)
-	sh      sharedFold // shared consumers: their part of the fold, this gateway's id (shared_fold.go)
+	// holderGw is this gateway's id: the Gateway of its lock holders
+	// (shared consumers).
+	holderGw uint64
+	// shWin is each partition's acquisition window (0:
+	// sharedcore.DefaultWindow; the simulation makes it small, so that
+	// windows move on and gateways' windows differ).
+	shWin int
 
 	groups groupsState // read-session groups (groups.go)
 
@@ -190,7 +188,7 @@ type Store struct {
 	maint                                       maintState
 	snapMismatches                              atomic.Int64 // snapshot.go
 	snapWritten                                 atomic.Int64 // snapshot.go
-	snap                                        snapState    // under mu (snapshot.go)
+	snapOut                                     snapCapture  // under mu (snapshot.go)
 	// onApplied, set by the simulation only, runs under mu after the fold
 	// applied each sequence.
 	onApplied     func(seq uint64)
@@ -228,14 +226,14 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.unknown
-	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.snap.last, s.snap.lastAt, s.snap.from
+	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.fold.snap.last, s.fold.snap.lastAt, s.fold.snap.from
 	cs.SnapshotsWritten, cs.SnapshotMismatches = s.snapWritten.Load(), s.snapMismatches.Load()
 	now := s.opts.Clock()
-	if s.lease.holder != "" && now.Before(s.lease.until) {
-		cs.LeaseHolder = s.lease.holder
-		cs.LeaseHeld = s.lease.holder == s.stage.gw
+	if s.fold.lease.holder != "" && now.Before(s.fold.lease.until) {
+		cs.LeaseHolder = s.fold.lease.holder
+		cs.LeaseHeld = s.fold.lease.holder == s.stage.gw
 	}
-	for gw, b := range s.groups.beats {
+	for gw, b := range s.fold.members.beats {
 		if now.Before(b.until) || gw == s.stage.gw {
 			cs.Gateways = append(cs.Gateways, topicstore.GatewayStats{ID: gw, Name: b.name, Until: b.until, Self: gw == s.stage.gw})
 		}
@@ -412,8 +410,7 @@ func (o Options) withDefaults() Options {
 // newStore is a Store with its state empty and no connection: Open gives
 // it the cluster; the simulation (sim_test.go) its own clusterIO.
 func newStore(o Options, gw uint64) *Store {
-	s := &Store{opts: o, byName: map[string]*topicState{}, byID: map[uint64]*topicState{},
-		catSeqs: map[string]uint64{}, leftovers: map[uint64]*leftover{}, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+	s := &Store{opts: o, fold: newFoldState(), commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.cache = newRecordCache(o.CacheBytes)
 	s.prefix = "tg"
@@ -423,7 +420,7 @@ func newStore(o Options, gw uint64) *Store {
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,
 	// leases.
-	s.sh.gw = gw
+	s.holderGw = gw
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
 	return s
 }

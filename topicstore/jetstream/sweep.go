@@ -42,7 +42,7 @@ const hFence = "Tg-Fence"
 // wideOpen reports whether gateway gw has a wide transaction without a
 // decision (wide.go). It runs under s.mu.
 func (s *Store) wideOpen(gw string) bool {
-	for _, x := range s.wide.open {
+	for _, x := range s.fold.wide.open {
 		if x.gw == gw {
 			return true
 		}
@@ -258,11 +258,11 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 	}
 	dead := map[string]*victim{}
 	s.mu.Lock()
-	for _, ss := range s.swept.subjects {
+	for _, ss := range s.fold.swept.subjects {
 		if ss.gw == s.stage.gw {
 			continue
 		}
-		if b := s.groups.beats[ss.gw]; b != nil && now.Sub(b.until) < ttl {
+		if b := s.fold.members.beats[ss.gw]; b != nil && now.Sub(b.until) < ttl {
 			continue // alive, or not dead long enough
 		}
 		if s.wideOpen(ss.gw) {
@@ -271,7 +271,7 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 		v := dead[ss.gw]
 		if v == nil {
 			v = &victim{}
-			if f := s.swept.fences[ss.gw]; f != nil {
+			if f := s.fold.swept.fences[ss.gw]; f != nil {
 				v.expect, v.fence = f.last, f.fence
 			}
 			dead[ss.gw] = v
@@ -337,13 +337,13 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 	}
 	var jobs []job
 	s.mu.Lock()
-	keys := make([]string, 0, len(s.swept.subjects))
-	for key := range s.swept.subjects {
+	keys := make([]string, 0, len(s.fold.swept.subjects))
+	for key := range s.fold.swept.subjects {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		ss := s.swept.subjects[key]
+		ss := s.fold.swept.subjects[key]
 		if ss.gw != gw {
 			continue
 		}
@@ -352,7 +352,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		for _, seq := range ss.seqs {
 			switch {
 			case seq >= fence:
-			case s.swept.chunks[seq].ref:
+			case s.fold.swept.chunks[seq].ref:
 				refs = true
 			default:
 				loose = append(loose, seq)

@@ -51,12 +51,12 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		var out []string
-		for key := range s.swept.subjects {
+		for key := range s.fold.swept.subjects {
 			out = append(out, key)
 		}
-		require.Len(t, s.swept.chunks, func() int {
+		require.Len(t, s.fold.swept.chunks, func() int {
 			n := 0
-			for _, ss := range s.swept.subjects {
+			for _, ss := range s.fold.swept.subjects {
 				n += len(ss.seqs)
 			}
 			return n

@@ -80,8 +80,7 @@ type intent struct {
 	seq     uint64
 }
 
-// wideState is the wide transactions as folded, and this gateway's own;
-// under s.mu.
+// wideState is the wide transactions as folded; under s.mu.
 type wideState struct {
 	open    map[string]*wideTxn // by "<gateway> <number>"
 	locked  map[uint64]int      // topic id -> open transactions holding it
@@ -93,6 +92,10 @@ type wideState struct {
 	// without its record batches (snapshot_start.go): the transactions
 	// decided then lack their record-batch intents until install.
 	filtered bool
+}
+
+// wideOwn is this gateway's own wide transactions; under s.mu.
+type wideOwn struct {
 	// mine are this gateway's transactions whose decision it waits for:
 	// true once committed, false once aborted, absent while undecided.
 	mine map[uint64]*ownWide
@@ -116,7 +119,7 @@ func (s *Store) applyIntent(v string, tok []string, subject string, h nats.Heade
 	if err != nil {
 		return fmt.Errorf("bad %s header %q", hTxn, v)
 	}
-	w := &s.wide
+	w := &s.fold.wide
 	if n <= w.decided[gw] {
 		// Decided already: a late intent (the chain refuses those; kept
 		// safe) is void.
@@ -162,7 +165,7 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.T
 		return nil
 	}
 	commit := h.Get(hDecide) == "commit"
-	w := &s.wide
+	w := &s.fold.wide
 	if h.Get(hGone) != "" {
 		return s.applyRetired(gw, n, commit)
 	}
@@ -172,13 +175,13 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.T
 	w.decided[gw] = max(w.decided[gw], n)
 	s.noteDone(gw, n, seq, ts, commit)
 	if x := w.open[wideKey(gw, n)]; x != nil {
-		s.wide.done[wideKey(gw, n)].intents = x.intents
+		s.fold.wide.done[wideKey(gw, n)].intents = x.intents
 		if err := s.closeWide(x, commit, false); err != nil {
 			return err
 		}
 	}
 	if gw == s.stage.gw {
-		if o := w.mine[n]; o != nil {
+		if o := s.wideOwn.mine[n]; o != nil {
 			o.decided, o.committed = true, commit
 		}
 	}
@@ -192,13 +195,13 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.T
 // folded a later message on (a decision learnt late: wide_retire.go). It
 // runs under s.mu.
 func (s *Store) closeWide(x *wideTxn, commit, skipMoved bool) error {
-	w := &s.wide
+	w := &s.fold.wide
 	delete(w.open, wideKey(x.gw, x.n))
 	for _, id := range x.topics {
 		if w.locked[id]--; w.locked[id] <= 0 {
 			delete(w.locked, id)
 		}
-		if t := s.byID[id]; t != nil {
+		if t := s.fold.byID[id]; t != nil {
 			t.notify()
 		}
 	}
@@ -234,7 +237,7 @@ func (s *Store) bumpSeq(tok []string, seq uint64) {
 	if err != nil {
 		return
 	}
-	t := s.byID[id]
+	t := s.fold.byID[id]
 	if t == nil {
 		return
 	}
@@ -285,12 +288,12 @@ func (s *Store) bumpSeq(tok []string, seq uint64) {
 // requestLocked reports whether a wide transaction holds a topic r
 // touches. It runs under s.mu.
 func (s *Store) requestLocked(r *commitReq) bool {
-	if len(s.wide.locked) == 0 {
+	if len(s.fold.wide.locked) == 0 {
 		return false
 	}
 	held := func(name string) bool {
-		t := s.byName[name]
-		return t != nil && s.wide.locked[t.rec.ID] > 0
+		t := s.fold.byName[name]
+		return t != nil && s.fold.wide.locked[t.rec.ID] > 0
 	}
 	for _, w := range r.writes {
 		if held(w.topic) {
@@ -306,7 +309,7 @@ func (s *Store) requestLocked(r *commitReq) bool {
 		if held(st.topic) {
 			return true
 		}
-		if t := s.byName[st.topic]; t != nil {
+		if t := s.fold.byName[st.topic]; t != nil {
 			for _, c := range t.rec.Config.Consumers {
 				if c.Name == st.consumer && c.DeadLetterQueue != "" && held(c.DeadLetterQueue) {
 					return true
@@ -323,13 +326,13 @@ func (s *Store) requestLocked(r *commitReq) bool {
 // committer plans it again) with the reason.
 func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	s.mu.Lock()
-	s.wide.next++
-	n := s.wide.next
-	if s.wide.mine == nil {
-		s.wide.mine = map[uint64]*ownWide{}
+	s.wideOwn.next++
+	n := s.wideOwn.next
+	if s.wideOwn.mine == nil {
+		s.wideOwn.mine = map[uint64]*ownWide{}
 	}
 	own := &ownWide{txns: p.stagings()}
-	s.wide.mine[n] = own
+	s.wideOwn.mine[n] = own
 	s.mu.Unlock()
 	s.commitWide.Add(1)
 	key := wideKey(s.stage.gw, n)
@@ -444,4 +447,4 @@ func (s *Store) forgetWide(n uint64) {
 	s.mu.Unlock()
 }
 
-func (s *Store) forgetWideLocked(n uint64) { delete(s.wide.mine, n) }
+func (s *Store) forgetWideLocked(n uint64) { delete(s.wideOwn.mine, n) }

@@ -26,11 +26,11 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
 		if gw == s.stage.gw {
-			if o := s.wide.mine[n]; o != nil && o.decided {
+			if o := s.wideOwn.mine[n]; o != nil && o.decided {
 				s.mu.Unlock()
 				return o.committed, true, nil
 			}
-		} else if s.wide.decided[gw] >= n && s.wide.open[wideKey(gw, n)] == nil {
+		} else if s.fold.wide.decided[gw] >= n && s.fold.wide.open[wideKey(gw, n)] == nil {
 			s.mu.Unlock()
 			return false, true, nil // decided; a resolver needs no more
 		}
@@ -125,17 +125,17 @@ func (s *Store) abortOrphans(blocked []*commitReq) {
 	held := map[uint64]bool{}
 	for _, r := range blocked {
 		for _, w := range r.writes {
-			if t := s.byName[w.topic]; t != nil {
+			if t := s.fold.byName[w.topic]; t != nil {
 				held[t.rec.ID] = true
 			}
 		}
 		for _, u := range r.pos {
-			if t := s.byName[u.Topic]; t != nil {
+			if t := s.fold.byName[u.Topic]; t != nil {
 				held[t.rec.ID] = true
 			}
 		}
 		for _, st := range r.sh {
-			if t := s.byName[st.topic]; t != nil {
+			if t := s.fold.byName[st.topic]; t != nil {
 				held[t.rec.ID] = true
 			}
 		}
@@ -164,11 +164,11 @@ type orphan struct {
 func (s *Store) orphansLocked(want func(*wideTxn) bool) []orphan {
 	now := s.opts.Clock()
 	var out []orphan
-	for _, x := range s.wide.open {
+	for _, x := range s.fold.wide.open {
 		if x.gw == s.stage.gw || !want(x) {
 			continue
 		}
-		if b := s.groups.beats[x.gw]; b != nil && !now.After(b.until) {
+		if b := s.fold.members.beats[x.gw]; b != nil && !now.After(b.until) {
 			continue // its gateway lives
 		}
 		out = append(out, orphan{x.gw, x.n})
@@ -194,7 +194,7 @@ func (s *Store) abortAll(orphans []orphan) {
 func (s *Store) wideAnswered() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range s.wide.mine {
+	for _, o := range s.wideOwn.mine {
 		if o.answered {
 			return true
 		}
@@ -210,7 +210,7 @@ func (s *Store) settleWide(ctx context.Context) {
 	s.mu.Lock()
 	var undecided []uint64
 	var committed, purge []uint64
-	for n, o := range s.wide.mine {
+	for n, o := range s.wideOwn.mine {
 		if !o.answered {
 			continue
 		}
@@ -223,7 +223,7 @@ func (s *Store) settleWide(ctx context.Context) {
 		} else {
 			purge = append(purge, o.txns...)
 		}
-		delete(s.wide.mine, n)
+		delete(s.wideOwn.mine, n)
 	}
 	s.mu.Unlock()
 	sort.Slice(undecided, func(i, j int) bool { return undecided[i] < undecided[j] })

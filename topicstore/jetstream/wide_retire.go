@@ -66,7 +66,7 @@ type doneTxn struct {
 // noteDone records decision seq of gateway gw's transaction n. It runs
 // under s.mu.
 func (s *Store) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
-	w := &s.wide
+	w := &s.fold.wide
 	if w.done == nil {
 		w.done = map[string]*doneTxn{}
 	}
@@ -80,7 +80,7 @@ func (s *Store) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
 // and one still open here is decided by the marker (see above). It runs
 // under s.mu.
 func (s *Store) applyRetired(gw string, n uint64, commit bool) error {
-	w := &s.wide
+	w := &s.fold.wide
 	key := wideKey(gw, n)
 	delete(w.done, key)
 	x := w.open[key]
@@ -97,7 +97,7 @@ func (s *Store) applyRetired(gw string, n uint64, commit bool) error {
 		return err
 	}
 	if gw == s.stage.gw {
-		if o := w.mine[n]; o != nil {
+		if o := s.wideOwn.mine[n]; o != nil {
 			o.decided, o.committed = true, commit
 		}
 	}
@@ -125,7 +125,7 @@ func (s *Store) subjectLast(tok []string) (last uint64, void, ok bool) {
 	if err != nil {
 		return 0, false, false
 	}
-	t := s.byID[id]
+	t := s.fold.byID[id]
 	if t == nil {
 		return 0, false, false
 	}
@@ -151,7 +151,7 @@ func (s *Store) subjectLast(tok []string) (last uint64, void, ok bool) {
 	case tok[0] == "s" && len(tok) == 4:
 		raw, herr := hex.DecodeString(tok[2])
 		p, perr := strconv.Atoi(tok[3])
-		if st := s.sh.topics[id]; st != nil && herr == nil && perr == nil {
+		if st := s.fold.sh.topics[id]; st != nil && herr == nil && perr == nil {
 			if c := st.cons[string(raw)]; c != nil {
 				if pf := c.parts[int32(p)]; pf != nil {
 					return pf.seq, pf.void, true
@@ -180,10 +180,10 @@ func (s *Store) planRetire(d *doneTxn) (steps []retireStep, ready bool) {
 			continue
 		}
 		id, _ := strconv.ParseUint(tok[1], 10, 64)
-		if s.byID[id] == nil {
+		if s.fold.byID[id] == nil {
 			continue // its topic was dropped, and everything on its subjects purged
 		}
-		t := s.byID[id]
+		t := s.fold.byID[id]
 		if tok[0] == "d" {
 			p, err := strconv.Atoi(tok[2])
 			if err != nil || p >= len(t.parts) {
@@ -239,7 +239,7 @@ func (s *Store) snapshotsPast(seq uint64) bool {
 	if s.snapFloor != nil {
 		return s.snapFloor() > seq
 	}
-	sn := &s.snap
+	sn := &s.fold.snap
 	if sn.last == 0 && sn.point == 0 {
 		return true
 	}
@@ -255,7 +255,7 @@ func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error)
 	}
 	var jobs []job
 	s.mu.Lock()
-	for _, d := range s.wide.done {
+	for _, d := range s.fold.wide.done {
 		if d.partial || now.Sub(d.at) < s.opts.DecisionHold || !s.snapshotsPast(d.seq) ||
 			s.foldedFloor != nil && s.foldedFloor() < d.seq {
 			continue
