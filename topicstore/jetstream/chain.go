@@ -111,7 +111,7 @@ type chainState struct {
 func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *doubt) {
 	c := &s.chain
 	c.next++
-	d := &doubt{id: c.next, subject: s.chainSubject(s.stage.gw), prev: s.chainLast(s.stage.gw), n: n, marker: true, txns: txns}
+	d := &doubt{id: c.next, subject: s.chainSubject(s.stage.gw), prev: s.fold.chainLast(s.stage.gw), n: n, marker: true, txns: txns}
 	c.doubts = append(c.doubts, d)
 	m := nats.NewMsg(d.subject)
 	m.Header.Set(hCommit, strconv.FormatUint(d.id, 10))
@@ -179,24 +179,32 @@ func (s *Store) witnessed(subject string, h nats.Header, seq uint64) {
 
 // chainLast is the sequence of gateway gw's last chain link as folded. It
 // runs under s.mu.
-func (s *Store) chainLast(gw string) uint64 {
-	if f := s.fold.swept.fences[gw]; f != nil {
+func (f *foldState) chainLast(gw string) uint64 {
+	if f := f.swept.fences[gw]; f != nil {
 		return f.last
 	}
 	return 0
 }
 
 // applyChain folds a link of a gateway's chain: the sweep's view of it
-// (sweep.go) and, on this gateway's own chain, the doubts it decides. It
-// runs under s.mu.
-func (s *Store) applyChain(tok []string, h nats.Header, seq uint64) error {
+// (sweep.go); the gateway decides its own doubts by it (linked). It runs
+// under s.mu.
+func (f *foldState) applyChain(tok []string, h nats.Header, seq uint64) error {
 	if len(tok) != 2 {
 		return nil
 	}
-	before := s.chainLast(tok[1])
-	s.fold.swept.fence(tok, h, seq)
-	if tok[1] != s.stage.gw {
-		return nil
+	before := f.chainLast(tok[1])
+	f.swept.fence(tok, h, seq)
+	f.hooks.linked(tok[1], before, h, seq)
+	return nil
+}
+
+// linked decides this gateway's doubts by a link of its chain at seq,
+// whose predecessor the fold held before was at before (a fold hook). It
+// runs under s.mu.
+func (s *Store) linked(gw string, before uint64, h nats.Header, seq uint64) {
+	if gw != s.stage.gw {
+		return
 	}
 	prev := uint64(hInt(h, hPrev))
 	if h.Get(hPrev) == "" {
@@ -216,7 +224,6 @@ func (s *Store) applyChain(tok []string, h nats.Header, seq uint64) error {
 		}
 	}
 	s.cond.Broadcast()
-	return nil
 }
 
 // forget drops d from the doubts (its requests were answered from what
@@ -477,7 +484,7 @@ func (s *Store) doubtsOpen() bool {
 // outcome the link after that predecessor decides), when that moved on.
 func (s *Store) purgeChain(ctx context.Context) {
 	s.mu.Lock()
-	below := s.chainLast(s.stage.gw)
+	below := s.fold.chainLast(s.stage.gw)
 	for _, d := range s.chain.doubts {
 		below = min(below, d.prev)
 	}

@@ -369,7 +369,7 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 	if s.applied == first-1 && s.foldErr == nil && !s.closed {
 		for i, m := range msgs {
 			seq := first + uint64(i)
-			if err := s.apply(m.Subject, m.Header, seq, time.Time{}); err != nil && s.foldErr == nil {
+			if err := s.fold.apply(m.Subject, m.Header, seq, time.Time{}); err != nil && s.foldErr == nil {
 				s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, m.Subject, err)
 			}
 			s.applied = seq
@@ -528,7 +528,7 @@ func (s *Store) foldAt(seq uint64, subject string, h nats.Header, ts time.Time, 
 		return // an ordered consumer's redelivery after a reset, or one fill applied
 	}
 	s.stalled = byFill
-	if err := s.apply(subject, h, seq, ts); err != nil && s.foldErr == nil {
+	if err := s.fold.apply(subject, h, seq, ts); err != nil && s.foldErr == nil {
 		s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, subject, err)
 	}
 	s.applied = seq

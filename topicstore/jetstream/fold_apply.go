@@ -19,18 +19,18 @@ import (
 // alteration, drop) fold here too. Every function runs under s.mu.
 
 // apply folds one message. It runs under s.mu.
-func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) error {
-	tok := strings.Split(strings.TrimPrefix(subject, s.prefix+"."), ".")
+func (f *foldState) apply(subject string, h nats.Header, seq uint64, ts time.Time) error {
+	tok := strings.Split(strings.TrimPrefix(subject, f.prefix+"."), ".")
 	if len(tok) == 1 && tok[0] == "l" {
-		s.fold.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
+		f.lease = leaseState{seq: seq, holder: h.Get(hHolder), until: timeMicros(hInt(h, hUntil))}
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == "cn" {
-		s.fold.cnSeq, s.fold.created = seq, max(s.fold.created, uint64(hInt(h, hCreated))) // topic numbers (catalog.go)
+		f.cnSeq, f.created = seq, max(f.created, uint64(hInt(h, hCreated))) // topic numbers (catalog.go)
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == "n" {
-		s.applySnap(h, seq, ts) // snapshots' points and notices (snapshot.go)
+		f.applySnap(h, seq, ts) // snapshots' points and notices (snapshot.go)
 		return nil
 	}
 	if len(tok) < 2 {
@@ -38,36 +38,36 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	}
 	switch tok[0] {
 	case "c":
-		return s.applyCatalog(tok[1], h, seq)
+		return f.applyCatalog(tok[1], h, seq)
 	case "t":
-		s.fold.swept.chunk(tok, h, seq, ts) // staged data, read by reference (sweep.go)
+		f.swept.chunk(tok, h, seq, ts) // staged data, read by reference (sweep.go)
 		return nil
 	case "f":
-		return s.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)
+		return f.applyChain(tok, h, seq) // gateways' chains (chain.go) and sweep fences (sweep.go)
 	case "x":
-		return s.applyDecision(tok, h, seq, ts) // wide transactions' decisions (wide.go, wide_retire.go)
+		return f.applyDecision(tok, h, seq, ts) // wide transactions' decisions (wide.go, wide_retire.go)
 	case "g", "k":
 		return nil // commit guards, readiness probes
 	case "m", "h":
-		return s.applyGroup(tok, h, seq) // read-session groups (groups.go)
+		return f.applyGroup(tok, h, seq) // read-session groups (groups.go)
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {
 		return err
 	}
-	if len(s.chain.watch) > 0 && (tok[0] == "d" || tok[0] == "s") {
-		s.witnessed(subject, h, seq) // batches of this gateway in doubt (chain.go)
+	if tok[0] == "d" || tok[0] == "s" {
+		f.hooks.witnessed(subject, h, seq) // batches of this gateway in doubt (chain.go)
 	}
 	if v := h.Get(hTxn); v != "" {
-		return s.applyIntent(v, tok, subject, h, seq) // a wide transaction's (wide.go)
+		return f.applyIntent(v, tok, subject, h, seq) // a wide transaction's (wide.go)
 	}
-	t := s.fold.byID[id]
+	t := f.byID[id]
 	if t == nil {
 		return nil // a dropped topic's leftovers
 	}
 	switch {
 	case tok[0] == "d" && len(tok) == 3:
-		return s.applyRecord(t, tok[2], h, seq)
+		return f.applyRecord(t, tok[2], h, seq)
 	case tok[0] == "p" && len(tok) == 3:
 		return applyProducer(t, tok[2], h, seq)
 	case tok[0] == "e" && len(tok) == 2:
@@ -75,7 +75,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 	case tok[0] == "o" && len(tok) == 4:
 		return applyPosition(t, tok[2], tok[3], h, seq)
 	case tok[0] == "s" && len(tok) == 4:
-		return s.applyShared(t, tok, h, seq) // shared-consumer states (shared_fold.go)
+		return f.applyShared(t, tok, h, seq) // shared-consumer states (shared_fold.go)
 	case tok[0] == "r" && len(tok) == 3:
 		applyStart(t, tok[2], h, seq)
 	}
@@ -83,7 +83,7 @@ func (s *Store) apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 }
 
 // applyRecord folds a record batch of partition part (d.<topic>.<part>).
-func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint64) error {
+func (f *foldState) applyRecord(t *topicState, part string, h nats.Header, seq uint64) error {
 	p, err := strconv.Atoi(part)
 	if err != nil || p >= len(t.parts) {
 		return fmt.Errorf("record batch for unknown partition %s", part)
@@ -96,7 +96,7 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 	r.seq = seq
 	switch {
 	case r.base == ps.end:
-	case r.base > ps.end && ps.lastSeq <= s.fold.snap.from:
+	case r.base > ps.end && ps.lastSeq <= f.snap.from:
 		// The partition's first batch in the stream, or since the
 		// snapshot the fold started from: retention purged those
 		// before it (its start record, later in the stream, moves
@@ -124,7 +124,7 @@ func (s *Store) applyRecord(t *topicState, part string, h nats.Header, seq uint6
 			ps.refs = map[uint64]uint64{}
 		}
 		ps.refs[seq] = ref
-		s.fold.swept.referenced(ref)
+		f.swept.referenced(ref)
 	}
 	ps.end += r.count()
 	if cum > 0 {
@@ -209,14 +209,14 @@ func applyStart(t *topicState, part string, h nats.Header, seq uint64) {
 
 // applyCatalog folds a catalog record: a creation, an alteration or a
 // drop (no Tg-Topic header).
-func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
+func (f *foldState) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	raw, err := hex.DecodeString(nameHex)
 	if err != nil {
 		return err
 	}
 	name := string(raw)
-	old := s.fold.byName[name]
-	s.fold.catSeqs[name] = seq
+	old := f.byName[name]
+	f.catSeqs[name] = seq
 	js := h.Get(hTopic)
 	if js == "" {
 		// What the dropped topic left is purged by the drop, or by the
@@ -226,13 +226,13 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 			id = old.rec.ID
 		}
 		if id != 0 {
-			s.fold.leftovers[id] = &leftover{name: name, seq: seq, at: timeMicros(hInt(h, hAt))}
+			f.leftovers[id] = &leftover{name: name, seq: seq, at: timeMicros(hInt(h, hAt))}
 		}
 		if old != nil {
-			delete(s.fold.byName, name)
-			delete(s.fold.byID, old.rec.ID)
+			delete(f.byName, name)
+			delete(f.byID, old.rec.ID)
 			old.notify()
-			s.sharedDropped(old)
+			f.sharedDropped(old)
 		}
 		return nil
 	}
@@ -243,14 +243,14 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	if rec.ID == 0 || old == nil {
 		rec.ID = seq
 		if rec.Ordinal == 0 {
-			rec.Ordinal = s.fold.created + 1 // a record written before topic numbers
+			rec.Ordinal = f.created + 1 // a record written before topic numbers
 		}
-		s.fold.created = max(s.fold.created, rec.Ordinal)
+		f.created = max(f.created, rec.Ordinal)
 		t := newTopicState(rec, seq)
 		t.ordinal = rec.Ordinal
-		s.fold.byName[name], s.fold.byID[rec.ID] = t, t
-		s.initialPositions(t, nil)
-		s.sharedCatalog(t, nil, seq)
+		f.byName[name], f.byID[rec.ID] = t, t
+		f.initialPositions(t, nil)
+		f.sharedCatalog(t, nil, seq)
 		return nil
 	}
 	prev := old.rec.Config.Consumers
@@ -260,8 +260,8 @@ func (s *Store) applyCatalog(nameHex string, h nats.Header, seq uint64) error {
 	}
 	old.rec, old.catSeq, old.ordinal = rec, seq, rec.Ordinal
 	old.resize()
-	s.initialPositions(old, prev)
-	s.sharedCatalog(old, prev, seq)
+	f.initialPositions(old, prev)
+	f.sharedCatalog(old, prev, seq)
 	old.notify()
 	return nil
 }
@@ -290,7 +290,7 @@ func reconfigureBuckets(t *topicState, old, cfg *topicstore.TopicConfig, _ time.
 
 // initialPositions records where consumers added since prev start: the
 // first offset written at or after their read_from, as of this record.
-func (s *Store) initialPositions(t *topicState, prev []topicstore.ConsumerConfig) {
+func (f *foldState) initialPositions(t *topicState, prev []topicstore.ConsumerConfig) {
 	had := map[string]topicstore.ConsumerConfig{}
 	for _, c := range prev {
 		had[c.Name] = c

@@ -239,15 +239,15 @@ func (g *groupsFold) notifyGateway(gw string) {
 }
 
 // applyGroup folds a heartbeat or a member record; it runs under s.mu.
-func (s *Store) applyGroup(tok []string, h nats.Header, seq uint64) error {
-	g := &s.fold.members
+func (f *foldState) applyGroup(tok []string, h nats.Header, seq uint64) error {
+	g := &f.members
 	if tok[0] == "h" {
 		gw := tok[1]
 		if g.beats == nil {
 			g.beats = map[string]*gwBeat{}
 		}
 		b := g.beats[gw]
-		now := s.opts.Clock()
+		now := f.clock()
 		wasLive := b != nil && now.Before(b.until)
 		if b == nil {
 			b = &gwBeat{}

@@ -140,14 +140,14 @@ func (s *Store) holder(session uint32) sharedcore.Holder {
 }
 
 // shTopicOf returns the shared state of topic id, created if missing.
-func (s *Store) shTopicOf(id uint64) *shTopic {
-	if s.fold.sh.topics == nil {
-		s.fold.sh.topics = map[uint64]*shTopic{}
+func (f *foldState) shTopicOf(id uint64) *shTopic {
+	if f.sh.topics == nil {
+		f.sh.topics = map[uint64]*shTopic{}
 	}
-	st := s.fold.sh.topics[id]
+	st := f.sh.topics[id]
 	if st == nil {
-		st = &shTopic{cons: map[string]*shCons{}, bodies: &s.fold.sh.bodies}
-		s.fold.sh.topics[id] = st
+		st = &shTopic{cons: map[string]*shCons{}, bodies: &f.sh.bodies}
+		f.sh.topics[id] = st
 	}
 	return st
 }
@@ -225,13 +225,13 @@ func (c *shCons) prune(m *shMeta, start int64) {
 }
 
 // applyShared folds a state message (fold hook). It runs under s.mu.
-func (s *Store) applyShared(t *topicState, tok []string, h nats.Header, seq uint64) error {
+func (f *foldState) applyShared(t *topicState, tok []string, h nats.Header, seq uint64) error {
 	raw, herr := hex.DecodeString(tok[2])
 	p, perr := strconv.Atoi(tok[3])
 	if herr != nil || perr != nil {
 		return fmt.Errorf("state subject tokens %q, %q: %w", tok[2], tok[3], errBadState)
 	}
-	c := s.shTopicOf(t.rec.ID).consumer(string(raw))
+	c := f.shTopicOf(t.rec.ID).consumer(string(raw))
 	pf := c.parts[int32(p)]
 	if pf == nil {
 		pf = &shPartFold{}
@@ -242,9 +242,7 @@ func (s *Store) applyShared(t *topicState, tok []string, h nats.Header, seq uint
 		// the fold holds means the stream stored it over a state it did
 		// not expect (a later one may be missing here, rolled up: fine).
 		if e, _ := strconv.ParseUint(exp, 10, 64); e < pf.seq {
-			s.casBroken.Add(1)
-			slog.Error("the stream stored a shared-consumer state over one it did not expect", "subject", strings.Join(tok, "."),
-				"seq", seq, "expected", e, "folded", pf.seq)
+			f.hooks.sharedCASBroken(strings.Join(tok, "."), seq, e, pf.seq)
 		}
 	}
 	pf.seq, pf.void = seq, false
@@ -261,13 +259,21 @@ func (s *Store) applyShared(t *topicState, tok []string, h nats.Header, seq uint
 	return nil
 }
 
+// sharedCASBroken counts and reports a shared-consumer state the stream
+// stored over one it did not expect (a fold hook).
+func (s *Store) sharedCASBroken(subject string, seq, expected, folded uint64) {
+	s.casBroken.Add(1)
+	slog.Error("the stream stored a shared-consumer state over one it did not expect", "subject", subject,
+		"seq", seq, "expected", expected, "folded", folded)
+}
+
 // sharedCatalog applies a topic's creation or alteration to its shared
 // consumers (fold hook; prev is the consumers before, nil at creation):
 // a consumer that became shared starts a generation, one that is no
 // longer shared forgets its state, and every waiter of the topic wakes
 // (its consumer's config may have changed). It runs under s.mu.
-func (s *Store) sharedCatalog(t *topicState, prev []topicstore.ConsumerConfig, seq uint64) {
-	st := s.shTopicOf(t.rec.ID)
+func (f *foldState) sharedCatalog(t *topicState, prev []topicstore.ConsumerConfig, seq uint64) {
+	st := f.shTopicOf(t.rec.ID)
 	was := map[string]bool{}
 	for _, c := range prev {
 		was[c.Name] = c.Shared
@@ -289,13 +295,13 @@ func (s *Store) sharedCatalog(t *topicState, prev []topicstore.ConsumerConfig, s
 
 // sharedDropped wakes a dropped topic's waiters and forgets its shared
 // state (fold hook). It runs under s.mu.
-func (s *Store) sharedDropped(t *topicState) {
-	if st := s.fold.sh.topics[t.rec.ID]; st != nil {
+func (f *foldState) sharedDropped(t *topicState) {
+	if st := f.sh.topics[t.rec.ID]; st != nil {
 		for _, c := range st.cons {
 			c.wake()
 			c.drop(c.cache)
 		}
-		delete(s.fold.sh.topics, t.rec.ID)
+		delete(f.sh.topics, t.rec.ID)
 	}
 }
 
@@ -317,7 +323,7 @@ func (s *Store) sharedLookup(topic, consumer string) (*topicState, *topicstore.C
 	if !cc.Shared {
 		return nil, nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrNotShared, topic, consumer)
 	}
-	c := s.shTopicOf(t.rec.ID).consumer(consumer)
+	c := s.fold.shTopicOf(t.rec.ID).consumer(consumer)
 	if c.gen == 0 { // (not reached: sharedCatalog started its generation)
 		c.gen = t.catSeq
 	}

@@ -393,7 +393,7 @@ func (m *sim) startGateway() *simGW {
 	g.digests = map[uint64]string{}
 	g.s.onApplied = func(seq uint64) {
 		if seq%7 == 0 {
-			g.digests[seq] = strconv.FormatUint(g.s.foldDigest(time.Time{}), 16)
+			g.digests[seq] = strconv.FormatUint(g.s.fold.foldDigest(time.Time{}), 16)
 		}
 	}
 	g.s.io = simIO{g}

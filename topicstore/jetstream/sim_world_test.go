@@ -113,7 +113,7 @@ func (m *sim) startJob(g *simGW) {
 		job = func() {
 			if snap {
 				g.s.mu.Lock()
-				m.snaps = append(m.snaps, simSnap{g.name, g.s.applied, g.s.encodeSnapshot(g.s.applied, 0)})
+				m.snaps = append(m.snaps, simSnap{g.name, g.s.applied, g.s.fold.encodeSnapshot(g.s.opts.Stream, time.Time{}, g.s.applied, 0)})
 				g.s.mu.Unlock()
 			}
 			ctx := context.Background()
@@ -532,10 +532,11 @@ func (m *sim) verifySnapshots(want string) {
 				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
 			}
 		}
-		if err := w.install(dec); err != nil {
+		if err := w.fold.install(dec); err != nil {
 			m.fail(fmt.Errorf("the snapshot of gateway %s at %d: %w", sn.gw, sn.seq, err))
 			return
 		}
+		w.applied = dec.meta.Seq
 		for seq := sn.seq + 1; seq <= m.st.lastSeq(); seq++ {
 			if msg := m.st.get(seq); msg != nil {
 				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)

@@ -107,23 +107,41 @@ func (s *Store) snapSubject() string { return s.prefix + ".n" }
 func (s *Store) snapBucket() string { return "TG_SNAP_" + s.opts.Stream }
 
 // applySnap folds a point or a done message. It runs under s.mu.
-func (s *Store) applySnap(h nats.Header, seq uint64, ts time.Time) {
+func (f *foldState) applySnap(h nats.Header, seq uint64, ts time.Time) {
 	switch h.Get(hSnap) {
 	case "point":
-		s.fold.snap.point, s.fold.snap.digest = seq, s.foldDigest(ts)
-		if s.snapOut.capture && h.Get(hHolder) == s.stage.gw {
-			s.snapOut.encoded, s.snapOut.capture = s.encodeSnapshot(seq, s.fold.snap.digest), false
-		}
+		f.snap.point, f.snap.digest = seq, f.foldDigest(ts)
+		f.hooks.snapPoint(seq, h.Get(hHolder), f.snap.digest)
 	case "done":
 		at, _ := strconv.ParseUint(h.Get(hSnapSeq), 10, 64)
 		want, _ := strconv.ParseUint(h.Get(hSnapHash), 16, 64)
-		s.fold.snap.last, s.fold.snap.lastAt = at, time.Now()
-		if at == s.fold.snap.point && at != 0 && want != s.fold.snap.digest {
-			s.snapMismatches.Add(1)
-			s.opts.Logger.Error("this gateway's state differs from the snapshot writer's at the same stream sequence: the gateways disagree on what the stream holds",
-				"stream", s.opts.Stream, "sequence", at, "digest", strconv.FormatUint(s.fold.snap.digest, 16), "writer", strconv.FormatUint(want, 16))
+		f.snap.last, f.snap.lastAt = at, time.Now()
+		if at == f.snap.point && at != 0 && want != f.snap.digest {
+			f.hooks.snapMismatch(at, f.snap.digest, want)
 		}
 	}
+}
+
+// snapPoint encodes the fold at the point this gateway wrote, seq, for
+// writeSnapshot (a fold hook). It runs under s.mu.
+func (s *Store) snapPoint(seq uint64, holder string, digest uint64) {
+	if s.snapOut.capture && holder == s.stage.gw {
+		var created time.Time
+		if s.stream != nil {
+			if info := s.stream.CachedInfo(); info != nil {
+				created = info.Created
+			}
+		}
+		s.snapOut.encoded, s.snapOut.capture = s.fold.encodeSnapshot(s.opts.Stream, created, seq, digest), false
+	}
+}
+
+// snapMismatch reports that this gateway's fold differs from the
+// snapshot writer's at sequence at (a fold hook).
+func (s *Store) snapMismatch(at, digest, want uint64) {
+	s.snapMismatches.Add(1)
+	s.opts.Logger.Error("this gateway's state differs from the snapshot writer's at the same stream sequence: the gateways disagree on what the stream holds",
+		"stream", s.opts.Stream, "sequence", at, "digest", strconv.FormatUint(digest, 16), "writer", strconv.FormatUint(want, 16))
 }
 
 // foldDigest hashes what every gateway that folded the same messages
@@ -136,17 +154,17 @@ func (s *Store) applySnap(h nats.Header, seq uint64, ts time.Time) {
 // verifyDigests); record batches and catalog records are not rolled up.
 // at is the point's stream time (unused: kept for a check by time). It
 // runs under s.mu.
-func (s *Store) foldDigest(at time.Time) uint64 {
+func (f *foldState) foldDigest(at time.Time) uint64 {
 	_ = at
 	h := fnv.New64a()
 	var b []byte
-	ids := make([]uint64, 0, len(s.fold.byID))
-	for id := range s.fold.byID {
+	ids := make([]uint64, 0, len(f.byID))
+	for id := range f.byID {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		t := s.fold.byID[id]
+		t := f.byID[id]
 		b = binary.AppendUvarint(b[:0], id)
 		b = binary.AppendUvarint(b, t.catSeq)
 		for _, ps := range t.parts {
@@ -229,21 +247,16 @@ type snapIntnt struct {
 
 // encodeSnapshot encodes the record-batch part of the fold at seq (see
 // above). It runs under s.mu.
-func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
-	meta := snapMeta{Stream: s.opts.Stream, Seq: seq, Digest: strconv.FormatUint(digest, 16)}
-	if s.stream != nil {
-		if info := s.stream.CachedInfo(); info != nil {
-			meta.Created = info.Created
-		}
-	}
-	ids := make([]uint64, 0, len(s.fold.byID))
-	for id := range s.fold.byID {
+func (f *foldState) encodeSnapshot(stream string, created time.Time, seq, digest uint64) []byte {
+	meta := snapMeta{Stream: stream, Created: created, Seq: seq, Digest: strconv.FormatUint(digest, 16)}
+	ids := make([]uint64, 0, len(f.byID))
+	for id := range f.byID {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	n := 0
 	for _, id := range ids {
-		t := s.fold.byID[id]
+		t := f.byID[id]
 		st := snapTopic{ID: id, Writers: map[string]int64{}, Initial: t.initial}
 		for gw, at := range t.writers {
 			st.Writers[gw] = at.UnixMicro()
@@ -259,18 +272,18 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 		}
 		meta.Topics = append(meta.Topics, st)
 	}
-	for _, x := range s.fold.wide.open {
+	for _, x := range f.wide.open {
 		for _, in := range x.intents {
-			if strings.HasPrefix(in.subject, s.prefix+".d.") {
+			if strings.HasPrefix(in.subject, f.prefix+".d.") {
 				meta.Intents = append(meta.Intents, snapIntnt{Subject: in.subject, Seq: in.seq, Header: in.h})
 			}
 		}
 	}
 	meta.DoneListed = true
-	for _, d := range s.fold.wide.done {
+	for _, d := range f.wide.done {
 		sd := snapDone{Gw: d.gw, N: d.n}
 		for _, in := range d.intents {
-			if strings.HasPrefix(in.subject, s.prefix+".d.") {
+			if strings.HasPrefix(in.subject, f.prefix+".d.") {
 				sd.Intents = append(sd.Intents, snapIntnt{Subject: in.subject, Seq: in.seq, Header: in.h})
 			}
 		}
@@ -289,7 +302,7 @@ func (s *Store) encodeSnapshot(seq, digest uint64) []byte {
 	out = binary.AppendUvarint(out, uint64(len(js)))
 	out = append(out, js...)
 	for _, id := range ids {
-		for _, ps := range s.fold.byID[id].parts {
+		for _, ps := range f.byID[id].parts {
 			var prevSeq uint64
 			var prevAt int64
 			for _, r := range ps.recs {

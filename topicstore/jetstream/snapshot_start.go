@@ -105,10 +105,10 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 
 // install puts the snapshot's record-batch state into the fold, which has
 // folded every other message up to its sequence. It runs under s.mu.
-func (s *Store) install(sn *snapshot) error {
+func (f *foldState) install(sn *snapshot) error {
 	covered := 0
 	for i, st := range sn.meta.Topics {
-		t := s.fold.byID[st.ID]
+		t := f.byID[st.ID]
 		if t == nil {
 			// Dropped since: its tombstone rolled its creation up.
 			continue
@@ -131,7 +131,7 @@ func (s *Store) install(sn *snapshot) error {
 				ps.sum += recHash(r)
 			}
 			for _, ref := range ps.refs {
-				s.fold.swept.referenced(ref)
+				f.swept.referenced(ref)
 			}
 		}
 		t.writers = map[string]time.Time{}
@@ -143,24 +143,23 @@ func (s *Store) install(sn *snapshot) error {
 			t.initial[c] = m
 		}
 	}
-	if covered != len(s.fold.byID) {
-		return fmt.Errorf("%w: it holds %d of the %d topics the catalog has at sequence %d", errSnapshotUnusable, covered, len(s.fold.byID), sn.meta.Seq)
+	if covered != len(f.byID) {
+		return fmt.Errorf("%w: it holds %d of the %d topics the catalog has at sequence %d", errSnapshotUnusable, covered, len(f.byID), sn.meta.Seq)
 	}
 	for _, in := range sn.meta.Intents {
-		tok := strings.Split(strings.TrimPrefix(in.Subject, s.prefix+"."), ".")
-		if err := s.applyIntent(in.Header.Get(hTxn), tok, in.Subject, in.Header, in.Seq); err != nil {
+		tok := strings.Split(strings.TrimPrefix(in.Subject, f.prefix+"."), ".")
+		if err := f.applyIntent(in.Header.Get(hTxn), tok, in.Subject, in.Header, in.Seq); err != nil {
 			return err
 		}
 	}
-	for _, x := range s.fold.wide.open {
+	for _, x := range f.wide.open {
 		sort.Slice(x.intents, func(i, j int) bool { return x.intents[i].seq < x.intents[j].seq })
 	}
-	s.installDone(sn.meta)
-	s.applied = sn.meta.Seq
-	s.fold.snap.from = sn.meta.Seq
+	f.installDone(sn.meta)
+	f.snap.from = sn.meta.Seq
 	// The point at the snapshot's sequence was folded without the record
 	// batches: its digest is not this state's.
-	s.fold.snap.point = 0
+	f.snap.point = 0
 	return nil
 }
 
@@ -224,7 +223,10 @@ func (s *Store) startFromSnapshot(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	err := s.install(sn)
+	err := s.fold.install(sn)
+	if err == nil {
+		s.applied = sn.meta.Seq
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -297,13 +299,13 @@ func (s *Store) replayFiltered(ctx context.Context, to uint64) error {
 // their record-batch intents from the snapshot (meta); with a snapshot
 // that does not list them, they stay partial: this gateway never retires
 // their decisions. It runs under s.mu.
-func (s *Store) installDone(meta snapMeta) {
-	s.fold.wide.filtered = false
+func (f *foldState) installDone(meta snapMeta) {
+	f.wide.filtered = false
 	if !meta.DoneListed {
 		return
 	}
 	for _, sd := range meta.Done {
-		d := s.fold.wide.done[wideKey(sd.Gw, sd.N)]
+		d := f.wide.done[wideKey(sd.Gw, sd.N)]
 		if d == nil {
 			continue // retired since the snapshot
 		}
@@ -312,7 +314,7 @@ func (s *Store) installDone(meta snapMeta) {
 		}
 		sort.Slice(d.intents, func(i, j int) bool { return d.intents[i].seq < d.intents[j].seq })
 	}
-	for _, d := range s.fold.wide.done {
+	for _, d := range f.wide.done {
 		d.partial = false
 	}
 }

@@ -410,13 +410,14 @@ func (o Options) withDefaults() Options {
 // newStore is a Store with its state empty and no connection: Open gives
 // it the cluster; the simulation (sim_test.go) its own clusterIO.
 func newStore(o Options, gw uint64) *Store {
-	s := &Store{opts: o, fold: newFoldState(), commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+	s := &Store{opts: o, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.cache = newRecordCache(o.CacheBytes)
 	s.prefix = "tg"
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
 	}
+	s.fold = newFoldState(s.prefix, o.Clock, s)
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,
 	// leases.

@@ -113,17 +113,17 @@ type ownWide struct {
 func wideKey(gw string, n uint64) string { return gw + " " + strconv.FormatUint(n, 10) }
 
 // applyIntent holds an intent aside (see above). It runs under s.mu.
-func (s *Store) applyIntent(v string, tok []string, subject string, h nats.Header, seq uint64) error {
+func (f *foldState) applyIntent(v string, tok []string, subject string, h nats.Header, seq uint64) error {
 	gw, ns, _ := strings.Cut(v, " ")
 	n, err := strconv.ParseUint(ns, 10, 64)
 	if err != nil {
 		return fmt.Errorf("bad %s header %q", hTxn, v)
 	}
-	w := &s.fold.wide
+	w := &f.wide
 	if n <= w.decided[gw] {
 		// Decided already: a late intent (the chain refuses those; kept
 		// safe) is void.
-		s.bumpSeq(tok, seq)
+		f.bumpSeq(tok, seq)
 		return nil
 	}
 	if w.open == nil {
@@ -155,7 +155,7 @@ func containsID(ids []uint64, id uint64) bool {
 // applyDecision folds a decision: the transaction's intents take effect
 // (commit) or only their sequences do (abort); or a retirement marker
 // (wide_retire.go). It runs under s.mu.
-func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.Time) error {
+func (f *foldState) applyDecision(tok []string, h nats.Header, seq uint64, ts time.Time) error {
 	if len(tok) != 3 {
 		return nil
 	}
@@ -165,28 +165,34 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.T
 		return nil
 	}
 	commit := h.Get(hDecide) == "commit"
-	w := &s.fold.wide
+	w := &f.wide
 	if h.Get(hGone) != "" {
-		return s.applyRetired(gw, n, commit)
+		return f.applyRetired(gw, n, commit)
 	}
 	if w.decided == nil {
 		w.decided = map[string]uint64{}
 	}
 	w.decided[gw] = max(w.decided[gw], n)
-	s.noteDone(gw, n, seq, ts, commit)
+	f.noteDone(gw, n, seq, ts, commit)
 	if x := w.open[wideKey(gw, n)]; x != nil {
-		s.fold.wide.done[wideKey(gw, n)].intents = x.intents
-		if err := s.closeWide(x, commit, false); err != nil {
+		f.wide.done[wideKey(gw, n)].intents = x.intents
+		if err := f.closeWide(x, commit, false); err != nil {
 			return err
 		}
 	}
+	f.hooks.decided(gw, n, commit)
+	return nil
+}
+
+// decided marks this gateway's wide transaction n decided (a fold hook).
+// It runs under s.mu.
+func (s *Store) decided(gw string, n uint64, commit bool) {
 	if gw == s.stage.gw {
 		if o := s.wideOwn.mine[n]; o != nil {
 			o.decided, o.committed = true, commit
 		}
 	}
 	s.cond.Broadcast()
-	return nil
 }
 
 // closeWide ends open transaction x as decided: its topics are free
@@ -194,24 +200,24 @@ func (s *Store) applyDecision(tok []string, h nats.Header, seq uint64, ts time.T
 // (abort). skipMoved leaves out the intents whose subject the fold has
 // folded a later message on (a decision learnt late: wide_retire.go). It
 // runs under s.mu.
-func (s *Store) closeWide(x *wideTxn, commit, skipMoved bool) error {
-	w := &s.fold.wide
+func (f *foldState) closeWide(x *wideTxn, commit, skipMoved bool) error {
+	w := &f.wide
 	delete(w.open, wideKey(x.gw, x.n))
 	for _, id := range x.topics {
 		if w.locked[id]--; w.locked[id] <= 0 {
 			delete(w.locked, id)
 		}
-		if t := s.fold.byID[id]; t != nil {
+		if t := f.byID[id]; t != nil {
 			t.notify()
 		}
 	}
 	for _, in := range x.intents {
-		itok := strings.Split(strings.TrimPrefix(in.subject, s.prefix+"."), ".")
-		if skipMoved && s.subjectMoved(itok, in.seq) {
+		itok := strings.Split(strings.TrimPrefix(in.subject, f.prefix+"."), ".")
+		if skipMoved && f.subjectMoved(itok, in.seq) {
 			continue
 		}
 		if !commit {
-			s.bumpSeq(itok, in.seq)
+			f.bumpSeq(itok, in.seq)
 			continue
 		}
 		h := make(nats.Header, len(in.h))
@@ -220,7 +226,7 @@ func (s *Store) closeWide(x *wideTxn, commit, skipMoved bool) error {
 				h[k] = v
 			}
 		}
-		if err := s.apply(in.subject, h, in.seq, time.Time{}); err != nil {
+		if err := f.apply(in.subject, h, in.seq, time.Time{}); err != nil {
 			return fmt.Errorf("wide transaction %s %d, intent at sequence %d: %w", x.gw, x.n, in.seq, err)
 		}
 	}
@@ -229,7 +235,7 @@ func (s *Store) closeWide(x *wideTxn, commit, skipMoved bool) error {
 
 // bumpSeq makes seq the last sequence of a subject whose state does not
 // change: an intent void by an abort. It runs under s.mu.
-func (s *Store) bumpSeq(tok []string, seq uint64) {
+func (f *foldState) bumpSeq(tok []string, seq uint64) {
 	if len(tok) < 3 {
 		return
 	}
@@ -237,7 +243,7 @@ func (s *Store) bumpSeq(tok []string, seq uint64) {
 	if err != nil {
 		return
 	}
-	t := s.fold.byID[id]
+	t := f.byID[id]
 	if t == nil {
 		return
 	}
@@ -274,10 +280,10 @@ func (s *Store) bumpSeq(tok []string, seq uint64) {
 			t.pos[c][int32(p)] = &posState{seq: seq, reset: true, void: true}
 		}
 	case tok[0] == "s" && len(tok) == 4:
-		_ = s.applyShared(t, tok, nats.Header{}, seq)
+		_ = f.applyShared(t, tok, nats.Header{}, seq)
 		if raw, err := hex.DecodeString(tok[2]); err == nil {
 			if p, err := strconv.Atoi(tok[3]); err == nil {
-				if pf := s.shTopicOf(t.rec.ID).consumer(string(raw)).parts[int32(p)]; pf != nil {
+				if pf := f.shTopicOf(t.rec.ID).consumer(string(raw)).parts[int32(p)]; pf != nil {
 					pf.void = true
 				}
 			}

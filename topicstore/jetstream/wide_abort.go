@@ -39,7 +39,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		var d *doubt
 		if foreign {
 			link = nats.NewMsg(s.chainSubject(gw))
-			last := s.chainLast(gw)
+			last := s.fold.chainLast(gw)
 			link.Header.Set(hAbort, strconv.FormatUint(n, 10))
 			link.Header.Set(hPrev, strconv.FormatUint(last, 10))
 			expect(link, last)

@@ -65,13 +65,13 @@ type doneTxn struct {
 
 // noteDone records decision seq of gateway gw's transaction n. It runs
 // under s.mu.
-func (s *Store) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
-	w := &s.fold.wide
+func (f *foldState) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
+	w := &f.wide
 	if w.done == nil {
 		w.done = map[string]*doneTxn{}
 	}
 	if ts.IsZero() {
-		ts = s.opts.Clock()
+		ts = f.clock()
 	}
 	w.done[wideKey(gw, n)] = &doneTxn{gw: gw, n: n, seq: seq, at: ts, commit: commit, partial: w.filtered}
 }
@@ -79,8 +79,8 @@ func (s *Store) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
 // applyRetired folds a retirement marker: the transaction is forgotten,
 // and one still open here is decided by the marker (see above). It runs
 // under s.mu.
-func (s *Store) applyRetired(gw string, n uint64, commit bool) error {
-	w := &s.fold.wide
+func (f *foldState) applyRetired(gw string, n uint64, commit bool) error {
+	w := &f.wide
 	key := wideKey(gw, n)
 	delete(w.done, key)
 	x := w.open[key]
@@ -91,24 +91,25 @@ func (s *Store) applyRetired(gw string, n uint64, commit bool) error {
 		w.decided = map[string]uint64{}
 	}
 	w.decided[gw] = max(w.decided[gw], n)
-	s.opts.Logger.Warn("a wide transaction's decision was retired before this gateway folded it: its fold is far behind",
-		"gateway", gw, "number", n, "intents", len(x.intents))
-	if err := s.closeWide(x, commit, true); err != nil {
+	f.hooks.retiredLate(gw, n, len(x.intents))
+	if err := f.closeWide(x, commit, true); err != nil {
 		return err
 	}
-	if gw == s.stage.gw {
-		if o := s.wideOwn.mine[n]; o != nil {
-			o.decided, o.committed = true, commit
-		}
-	}
-	s.cond.Broadcast()
+	f.hooks.decided(gw, n, commit)
 	return nil
+}
+
+// retiredLate warns that a decision was retired before this gateway's
+// fold applied it (a fold hook).
+func (s *Store) retiredLate(gw string, n uint64, intents int) {
+	s.opts.Logger.Warn("a wide transaction's decision was retired before this gateway folded it: its fold is far behind",
+		"gateway", gw, "number", n, "intents", intents)
 }
 
 // subjectMoved reports whether the fold holds a later message than seq
 // on the subject of tok. It runs under s.mu.
-func (s *Store) subjectMoved(tok []string, seq uint64) bool {
-	last, _, ok := s.subjectLast(tok)
+func (f *foldState) subjectMoved(tok []string, seq uint64) bool {
+	last, _, ok := f.subjectLast(tok)
 	return ok && last > seq
 }
 
@@ -117,7 +118,7 @@ func (s *Store) subjectMoved(tok []string, seq uint64) bool {
 // and whether that message is an intent an abort voided (the subject's
 // state is then in a message before it); ok false: it holds none (the
 // topic, producer, consumer is gone) or the subject is of another kind.
-func (s *Store) subjectLast(tok []string) (last uint64, void, ok bool) {
+func (f *foldState) subjectLast(tok []string) (last uint64, void, ok bool) {
 	if len(tok) < 3 {
 		return 0, false, false
 	}
@@ -125,7 +126,7 @@ func (s *Store) subjectLast(tok []string) (last uint64, void, ok bool) {
 	if err != nil {
 		return 0, false, false
 	}
-	t := s.fold.byID[id]
+	t := f.byID[id]
 	if t == nil {
 		return 0, false, false
 	}
@@ -151,7 +152,7 @@ func (s *Store) subjectLast(tok []string) (last uint64, void, ok bool) {
 	case tok[0] == "s" && len(tok) == 4:
 		raw, herr := hex.DecodeString(tok[2])
 		p, perr := strconv.Atoi(tok[3])
-		if st := s.fold.sh.topics[id]; st != nil && herr == nil && perr == nil {
+		if st := f.sh.topics[id]; st != nil && herr == nil && perr == nil {
 			if c := st.cons[string(raw)]; c != nil {
 				if pf := c.parts[int32(p)]; pf != nil {
 					return pf.seq, pf.void, true
@@ -200,7 +201,7 @@ func (s *Store) planRetire(d *doneTxn) (steps []retireStep, ready bool) {
 			steps = append(steps, retireStep{subject: in.subject, purge: cut})
 			continue
 		}
-		last, void, ok := s.subjectLast(tok)
+		last, void, ok := s.fold.subjectLast(tok)
 		switch {
 		case !ok && (tok[0] == "p" || tok[0] == "o" || tok[0] == "s"):
 			// An expired producer or a dropped consumer: its subject was
