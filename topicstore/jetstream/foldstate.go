@@ -61,6 +61,11 @@ type foldHooks interface {
 	// sharedCASBroken: a shared-consumer state stored over one it did not
 	// expect (shared_fold.go).
 	sharedCASBroken(subject string, seq, expected, folded uint64)
+	// sharedReset: topic id's shared consumer name starts a new
+	// generation, or is shared no more (shared_fold.go).
+	sharedReset(id uint64, name string)
+	// sharedGone: topic id, which had shared consumers, was dropped.
+	sharedGone(id uint64)
 }
 
 // noHooks is a fold's hooks that do nothing.
@@ -72,4 +77,6 @@ func (noHooks) decided(string, uint64, bool)                   {}
 func (noHooks) retiredLate(string, uint64, int)                {}
 func (noHooks) snapPoint(uint64, string, uint64)               {}
 func (noHooks) snapMismatch(uint64, uint64, uint64)            {}
+func (noHooks) sharedReset(uint64, string)                     {}
+func (noHooks) sharedGone(uint64)                              {}
 func (noHooks) sharedCASBroken(string, uint64, uint64, uint64) {}

@@ -1,15 +1,12 @@
 package jetstream
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -59,9 +56,6 @@ const (
 // sharedFold is the shared-consumer part of the fold, under s.mu.
 type sharedFold struct {
 	topics map[uint64]*shTopic
-	// bodies are the message bytes every shared consumer's metadata
-	// cache keeps on this gateway, bounded by shBodyCache together.
-	bodies int64
 }
 
 // shWindow is each partition's acquisition window.
@@ -84,8 +78,7 @@ func newHolderGateway() uint64 {
 }
 
 type shTopic struct {
-	cons   map[string]*shCons
-	bodies *int64 // the gateway's sharedFold.bodies
+	cons map[string]*shCons
 }
 
 // shCons is one shared consumer of a topic.
@@ -93,11 +86,6 @@ type shCons struct {
 	gen   uint64 // catalog sequence that made it shared; 0: not a shared consumer now
 	parts map[int32]*shPartFold
 	freed chan struct{} // closed at the next Tg-Freed message or change of the topic; nil: nobody waits
-	meta  map[int32]*shMeta
-	cache int64                        // body bytes the meta entries keep
-	total *int64                       // the gateway's sharedFold.bodies, which cache is part of
-	ents  map[int32][]sharedcore.Entry // per partition: the window's entries of the last plan, reused by the next
-	rr    int                          // this gateway's round-robin cursor (sharedcore.Core.RR)
 }
 
 // shPartFold is a state subject as the fold knows it.
@@ -109,26 +97,6 @@ type shPartFold struct {
 	// state is in the message before it.
 	void bool
 }
-
-// shMeta caches the metadata of a partition's messages base, base+1, ...
-type shMeta struct {
-	base int64
-	ents []shMetaEnt
-}
-
-type shMetaEnt struct {
-	written, delay int64 // unix ns, ns
-	size           int64 // stored body bytes
-	group          string
-	msg            *topicstore.Message // the message itself, while the consumer's cache has room (shBodyCache)
-}
-
-// shBodyCache bounds the message bytes the shared consumers' metadata
-// caches of a gateway keep together besides the metadata, so that an
-// acquisition hands out what the fill has read without reading it again.
-const shBodyCache = 8 << 20
-
-func (m *shMeta) end() int64 { return m.base + int64(len(m.ents)) }
 
 func (s *Store) stateSubject(id uint64, consumer string, p int32) string {
 	return s.prefix + ".s." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
@@ -146,7 +114,7 @@ func (f *foldState) shTopicOf(id uint64) *shTopic {
 	}
 	st := f.sh.topics[id]
 	if st == nil {
-		st = &shTopic{cons: map[string]*shCons{}, bodies: &f.sh.bodies}
+		st = &shTopic{cons: map[string]*shCons{}}
 		f.sh.topics[id] = st
 	}
 	return st
@@ -155,7 +123,7 @@ func (f *foldState) shTopicOf(id uint64) *shTopic {
 func (st *shTopic) consumer(name string) *shCons {
 	c := st.cons[name]
 	if c == nil {
-		c = &shCons{parts: map[int32]*shPartFold{}, meta: map[int32]*shMeta{}, total: st.bodies}
+		c = &shCons{parts: map[int32]*shPartFold{}}
 		st.cons[name] = c
 	}
 	return c
@@ -184,44 +152,6 @@ func (c *shCons) reset(gen uint64) {
 	for _, pf := range c.parts {
 		pf.raw, pf.st = "", shPartState{}
 	}
-	c.drop(c.cache)
-	c.meta = map[int32]*shMeta{}
-}
-
-// drop forgets n bytes of cached bodies.
-func (c *shCons) drop(n int64) {
-	c.cache -= n
-	if c.total != nil {
-		*c.total -= n
-	}
-}
-
-// entries returns n zeroed entries for a plan's window of partition p,
-// reusing the last plan's (plans run one at a time, on the committer).
-func (c *shCons) entries(p int32, n int) []sharedcore.Entry {
-	if c.ents == nil {
-		c.ents = map[int32][]sharedcore.Entry{}
-	}
-	buf := c.ents[p]
-	if cap(buf) < n {
-		buf = make([]sharedcore.Entry, n)
-		c.ents[p] = buf
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
-}
-
-// prune drops the cached metadata of m below start.
-func (c *shCons) prune(m *shMeta, start int64) {
-	n := min(start-m.base, int64(len(m.ents)))
-	for _, e := range m.ents[:n] {
-		if e.msg != nil {
-			c.drop(e.size)
-		}
-	}
-	m.ents = append(m.ents[:0:0], m.ents[n:]...)
-	m.base = start
 }
 
 // applyShared folds a state message (fold hook). It runs under s.mu.
@@ -283,11 +213,13 @@ func (f *foldState) sharedCatalog(t *topicState, prev []topicstore.ConsumerConfi
 		now[c.Name] = c.Shared
 		if c.Shared && !was[c.Name] {
 			st.consumer(c.Name).reset(seq)
+			f.hooks.sharedReset(t.rec.ID, c.Name)
 		}
 	}
 	for name, c := range st.cons {
 		if !now[name] && c.gen != 0 {
 			c.reset(0)
+			f.hooks.sharedReset(t.rec.ID, name)
 		}
 		c.wake()
 	}
@@ -299,134 +231,10 @@ func (f *foldState) sharedDropped(t *topicState) {
 	if st := f.sh.topics[t.rec.ID]; st != nil {
 		for _, c := range st.cons {
 			c.wake()
-			c.drop(c.cache)
 		}
 		delete(f.sh.topics, t.rec.ID)
+		f.hooks.sharedGone(t.rec.ID)
 	}
-}
-
-// sharedLookup finds a shared consumer. It runs under s.mu.
-func (s *Store) sharedLookup(topic, consumer string) (*topicState, *topicstore.ConsumerConfig, *shCons, error) {
-	t := s.fold.byName[topic]
-	if t == nil {
-		return nil, nil, nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
-	}
-	var cc *topicstore.ConsumerConfig
-	for i := range t.rec.Config.Consumers {
-		if t.rec.Config.Consumers[i].Name == consumer {
-			cc = &t.rec.Config.Consumers[i]
-		}
-	}
-	if cc == nil {
-		return nil, nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
-	}
-	if !cc.Shared {
-		return nil, nil, nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrNotShared, topic, consumer)
-	}
-	c := s.fold.shTopicOf(t.rec.ID).consumer(consumer)
-	if c.gen == 0 { // (not reached: sharedCatalog started its generation)
-		c.gen = t.catSeq
-	}
-	return t, cc, c, nil
-}
-
-// sharedState is partition p's durable state (nil if none of the
-// current generation) and its start: the state's, else the consumer's
-// committed position (read_from), never below the partition's start. It
-// runs under s.mu.
-func (s *Store) sharedState(t *topicState, name string, c *shCons, p int32) (*shPartState, int64) {
-	start := s.position(t, name, p)
-	if pf := c.parts[p]; pf != nil && pf.raw != "" {
-		return &pf.st, max(pf.st.start, t.parts[p].start)
-	}
-	return nil, start
-}
-
-// sharedFill loads the metadata of each partition's window (from its
-// start up to sharedcore.DefaultWindow messages, within the visible end,
-// to the end of the record batch that holds the window's last message, so
-// that a window moving on by a few messages does not read that batch
-// again) into the consumer's cache: Scan outside s.mu, for what the cache
-// lacks.
-func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
-	type job struct {
-		p        int32
-		from, to int64
-	}
-	var jobs []job
-	s.mu.Lock()
-	t, _, c, err := s.sharedLookup(topic, consumer)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	for i := range t.parts {
-		p := int32(i)
-		_, start := s.sharedState(t, consumer, c, p)
-		m := c.meta[p]
-		switch {
-		case m == nil || m.base > start || m.end() < start:
-			if m != nil {
-				c.prune(m, m.end())
-			}
-			m = &shMeta{base: start}
-			c.meta[p] = m
-		case m.base < start:
-			c.prune(m, start)
-		}
-		if to := min(start+s.shWindow(), t.parts[p].end); m.end() < to {
-			recs := t.parts[p].recs
-			if i := sort.Search(len(recs), func(i int) bool { return recs[i].base+recs[i].count() >= to }); i < len(recs) {
-				to = recs[i].base + recs[i].count()
-			}
-			jobs = append(jobs, job{p, m.end(), to})
-		}
-	}
-	room := shBodyCache - s.fold.sh.bodies
-	s.mu.Unlock()
-	for _, j := range jobs {
-		var got []shMetaEnt
-		first := int64(-1)
-		err := s.Scan(ctx, topic, topicstore.ScanRange{Partition: j.p, Start: j.from, End: j.to}, func(m *topicstore.Message) bool {
-			if first < 0 {
-				first = m.Offset
-			}
-			e := shMetaEnt{written: m.WrittenAt.UnixNano(), delay: int64(m.Delay), size: int64(len(m.Body)), group: m.MessageGroupID}
-			if room >= e.size {
-				room -= e.size
-				c := *m
-				c.Body, c.Attrs = bytes.Clone(m.Body), slices.Clone(m.Attrs)
-				e.msg = &c
-			}
-			got = append(got, e)
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		if len(got) == 0 {
-			continue
-		}
-		s.mu.Lock()
-		if _, _, c2, err := s.sharedLookup(topic, consumer); err == nil && c2 == c {
-			m := c.meta[j.p]
-			switch {
-			case m.end() == first:
-			case m.end() < first && len(m.ents) == 0: // retention moved the start meanwhile
-				m.base = first
-			default:
-				got = nil
-			}
-			for _, e := range got {
-				if e.msg != nil {
-					c.drop(-e.size)
-				}
-			}
-			m.ents = append(m.ents, got...)
-		}
-		s.mu.Unlock()
-	}
-	return nil
 }
 
 // upgradeStream turns on what a stream created by an older topicgate

@@ -150,7 +150,7 @@ type shSim struct {
 	t      *topicState
 	name   string
 	cc     *topicstore.ConsumerConfig
-	c      *shCons
+	c      shConsumer
 	core   *sharedcore.Core
 	extra  [][]shDurable // per partition: durable entries beyond the loaded window, kept as they are
 	cnt    []shCounts

@@ -169,6 +169,7 @@ type Store struct {
 	// sharedcore.DefaultWindow; the simulation makes it small, so that
 	// windows move on and gateways' windows differ).
 	shWin int
+	shc   shCaches // shared consumers' caches (shared_cache.go)
 
 	groups groupsState // read-session groups (groups.go)
 
