@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,7 +26,7 @@ import (
 // A creation also numbers the topic (TopicInfo.ID, 1, 2, ... as in the
 // embedded store): its batch holds a message on <prefix>.cn, rolled up and
 // conditional on that subject's last sequence, carrying the number
-// (Tg-Created), and the record carries it too (catalogRec.Ordinal). So
+// (Tg-Created), and the record carries it too (fold.CatalogRec.Ordinal). So
 // creations are numbered in order, and every gateway knows every live
 // topic's number without counting creation records, which lets a drop
 // remove them: the drop's tombstone rolls its catalog subject up, the
@@ -34,21 +36,9 @@ import (
 // delete.retention.ms misses a tombstone). Nothing is then kept of a
 // dropped topic, in the stream or in any fold.
 
-// hCreated is a topic-number message's number: the highest given out.
-const hCreated = "Tg-Created"
-
 // tombstoneAge is how long a dropped topic's tombstone stays in the
 // stream (Kafka's delete.retention.ms default).
 const tombstoneAge = 24 * time.Hour
-
-// leftover is a dropped topic as the fold knows it until its messages and
-// its tombstone are purged.
-type leftover struct {
-	name   string
-	seq    uint64    // the tombstone's sequence
-	at     time.Time // when it was dropped
-	purged bool      // the topic's messages are (this gateway purged them)
-}
 
 // numberSubject is the subject of topic numbers.
 func (s *Store) numberSubject() string { return s.prefix + ".cn" }
@@ -59,7 +49,7 @@ func (s *Store) CreateTopic(ctx context.Context, cfg topicstore.TopicConfig) err
 	if err := topicstore.NormalizeConfig(&cfg); err != nil {
 		return err
 	}
-	return s.catalogChange(ctx, cfg.Name, func(old *topicState) (*catalogRec, error) {
+	return s.catalogChange(ctx, cfg.Name, func(old *fold.Topic) (*fold.CatalogRec, error) {
 		if old != nil {
 			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicExists, cfg.Name)
 		}
@@ -67,17 +57,17 @@ func (s *Store) CreateTopic(ctx context.Context, cfg topicstore.TopicConfig) err
 		if topicstore.AutoPartitioned(&cfg) {
 			l.KeyAll()
 		}
-		return &catalogRec{Config: cfg, CreatedAt: s.opts.Clock().UTC().UnixMicro(), Layout: l}, nil
+		return &fold.CatalogRec{Config: cfg, CreatedAt: s.opts.Clock().UTC().UnixMicro(), Layout: l}, nil
 	})
 }
 
 // AlterTopic implements topicstore.Store, with the embedded store's rules.
 func (s *Store) AlterTopic(ctx context.Context, name string, fn func(*topicstore.TopicConfig) error) error {
-	return s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
+	return s.catalogChange(ctx, name, func(old *fold.Topic) (*fold.CatalogRec, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
 		}
-		cfg := topicstore.CloneConfig(old.rec.Config)
+		cfg := topicstore.CloneConfig(old.Rec.Config)
 		if err := fn(&cfg); err != nil {
 			return nil, err
 		}
@@ -85,15 +75,15 @@ func (s *Store) AlterTopic(ctx context.Context, name string, fn func(*topicstore
 		if err := topicstore.NormalizeConfig(&cfg); err != nil {
 			return nil, err
 		}
-		if cfg.MinActivePartitions < old.rec.Config.MinActivePartitions {
+		if cfg.MinActivePartitions < old.Rec.Config.MinActivePartitions {
 			return nil, fmt.Errorf("%w: topic %q has min_active_partitions %d, asked for %d",
-				topicstore.ErrPartitionsDecrease, name, old.rec.Config.MinActivePartitions, cfg.MinActivePartitions)
+				topicstore.ErrPartitionsDecrease, name, old.Rec.Config.MinActivePartitions, cfg.MinActivePartitions)
 		}
-		if topicstore.AutoPartitioned(&old.rec.Config) && !topicstore.AutoPartitioned(&cfg) {
+		if topicstore.AutoPartitioned(&old.Rec.Config) && !topicstore.AutoPartitioned(&cfg) {
 			return nil, fmt.Errorf("%w: topic %q: once enabled, auto-partitioning can only be paused ('paused'), not %q",
 				topicstore.ErrAutoPartitioning, name, cfg.AutoPartitioningStrategy)
 		}
-		l := old.rec.Layout.Clone()
+		l := old.Rec.Layout.Clone()
 		if topicstore.AutoPartitioned(&cfg) && !l.Keyed {
 			l.KeyAll()
 		}
@@ -106,7 +96,7 @@ func (s *Store) AlterTopic(ctx context.Context, name string, fn func(*topicstore
 				return nil, err
 			}
 		}
-		rec := old.rec
+		rec := old.Rec
 		rec.Config, rec.Layout = cfg, l
 		return &rec, nil
 	})
@@ -119,11 +109,11 @@ func (s *Store) AlterTopic(ctx context.Context, name string, fn func(*topicstore
 // dropped topic its fold knows of may have left (purgeLeftovers).
 func (s *Store) DropTopic(ctx context.Context, name string) error {
 	var id uint64
-	err := s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
+	err := s.catalogChange(ctx, name, func(old *fold.Topic) (*fold.CatalogRec, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
 		}
-		id = old.rec.ID
+		id = old.Rec.ID
 		return nil, nil
 	})
 	if err != nil {
@@ -133,8 +123,8 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 	// fold reads (its ID is never reused).
 	if s.purgeTopic(ctx, id) == nil {
 		s.mu.Lock()
-		if l := s.fold.leftovers[id]; l != nil {
-			l.purged = true
+		if l := s.fold.Leftovers[id]; l != nil {
+			l.Purged = true
 		}
 		s.mu.Unlock()
 	}
@@ -172,35 +162,35 @@ func (s *Store) purgeTopic(ctx context.Context, id uint64) error {
 // once both are purged. A maintenance step of the lease holder.
 func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
-	ids := make([]uint64, 0, len(s.fold.leftovers))
-	for id := range s.fold.leftovers {
+	ids := make([]uint64, 0, len(s.fold.Leftovers))
+	for id := range s.fold.Leftovers {
 		ids = append(ids, id)
 	}
 	s.mu.Unlock()
 	slices.Sort(ids)
 	for _, id := range ids {
 		s.mu.Lock()
-		l := *s.fold.leftovers[id]
+		l := *s.fold.Leftovers[id]
 		s.mu.Unlock()
-		if !l.purged {
+		if !l.Purged {
 			if err := s.purgeTopic(ctx, id); err != nil {
 				return err
 			}
 		}
-		old := now.Sub(l.at) >= tombstoneAge
+		old := now.Sub(l.At) >= tombstoneAge
 		if old {
 			// Only the tombstone and what came before it: a creation of
 			// the name since stays.
 			rctx, cancel := s.request(ctx)
-			err := s.io.purge(rctx, s.catalogSubject(l.name), l.seq+1)
+			err := s.io.purge(rctx, s.catalogSubject(l.Name), l.Seq+1)
 			cancel()
 			if err != nil {
 				return s.unavailable(err)
 			}
 		}
 		s.mu.Lock()
-		if cur := s.fold.leftovers[id]; cur != nil {
-			cur.purged = true
+		if cur := s.fold.Leftovers[id]; cur != nil {
+			cur.Purged = true
 			if old {
 				s.forgetDrop(id)
 			}
@@ -216,8 +206,8 @@ func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 func (s *Store) forgetDrops(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, l := range s.fold.leftovers {
-		if now.Sub(l.at) >= 2*tombstoneAge {
+	for id, l := range s.fold.Leftovers {
+		if now.Sub(l.At) >= 2*tombstoneAge {
 			s.forgetDrop(id)
 		}
 	}
@@ -227,28 +217,28 @@ func (s *Store) forgetDrops(now time.Time) {
 // name's catalog sequence, unless the name was created again since. It
 // runs under s.mu.
 func (s *Store) forgetDrop(id uint64) {
-	l := s.fold.leftovers[id]
+	l := s.fold.Leftovers[id]
 	if l == nil {
 		return
 	}
-	delete(s.fold.leftovers, id)
-	if s.fold.byName[l.name] == nil && s.fold.catSeqs[l.name] == l.seq {
-		delete(s.fold.catSeqs, l.name)
+	delete(s.fold.Leftovers, id)
+	if s.fold.ByName[l.Name] == nil && s.fold.CatSeqs[l.Name] == l.Seq {
+		delete(s.fold.CatSeqs, l.Name)
 	}
 }
 
 // catalogChange publishes change's record for name (nil: a drop),
 // conditional on the catalog subject not having changed since the fold
 // saw it, and planning again from a caught-up fold if it had.
-func (s *Store) catalogChange(ctx context.Context, name string, change func(old *topicState) (*catalogRec, error)) error {
+func (s *Store) catalogChange(ctx context.Context, name string, change func(old *fold.Topic) (*fold.CatalogRec, error)) error {
 	if s.isClosed() {
 		return topicstore.ErrClosed
 	}
 	deadline := time.Now().Add(s.opts.Timeout)
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
-		old := s.fold.byName[name]
-		last := s.fold.catSeqs[name]
+		old := s.fold.ByName[name]
+		last := s.fold.CatSeqs[name]
 		rec, err := change(old)
 		s.mu.Unlock()
 		if err == errNothing {
@@ -260,19 +250,19 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		m := nats.NewMsg(s.catalogSubject(name))
 		var number *nats.Msg
 		if rec == nil && old != nil {
-			m.Header.Set(hDropped, strconv.FormatUint(old.rec.ID, 10))
-			m.Header.Set(hAt, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
+			m.Header.Set(fold.HDropped, strconv.FormatUint(old.Rec.ID, 10))
+			m.Header.Set(fold.HAt, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
 			// The tombstone is all the name's subject keeps.
 			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 		}
 		if rec != nil && old == nil {
 			// A creation: the next topic number, given out in order.
 			s.mu.Lock()
-			rec.Ordinal = s.fold.created + 1
+			rec.Ordinal = s.fold.Created + 1
 			number = nats.NewMsg(s.numberSubject())
-			number.Header.Set(hCreated, strconv.FormatUint(rec.Ordinal, 10))
+			number.Header.Set(fold.HCreated, strconv.FormatUint(rec.Ordinal, 10))
 			number.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
-			expect(number, s.fold.cnSeq)
+			expect(number, s.fold.CnSeq)
 			s.mu.Unlock()
 		}
 		if rec != nil {
@@ -280,7 +270,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			if err != nil {
 				return err
 			}
-			m.Header.Set(hTopic, string(b))
+			m.Header.Set(fold.HTopic, string(b))
 		}
 		expect(m, last)
 		rctx, cancel := s.request(ctx)
@@ -312,7 +302,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			return err
 		}
 		s.mu.Lock()
-		absent := s.fold.byName[name] == nil
+		absent := s.fold.ByName[name] == nil
 		s.mu.Unlock()
 		if absent {
 			s.repairCatalogSeq(ctx, name)
@@ -333,13 +323,13 @@ func (s *Store) repairCatalogSeq(ctx context.Context, name string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fold.byName[name] != nil {
+	if s.fold.ByName[name] != nil {
 		return
 	}
 	if seq == 0 {
-		delete(s.fold.catSeqs, name)
+		delete(s.fold.CatSeqs, name)
 	} else {
-		s.fold.catSeqs[name] = seq
+		s.fold.CatSeqs[name] = seq
 	}
 }
 
@@ -350,7 +340,7 @@ func (s *Store) repairCatalogSeq(ctx context.Context, name string) {
 // ErrTopicNotFound, an unreachable cluster ErrUnavailable.
 func (s *Store) known(name string) error {
 	s.mu.Lock()
-	_, ok := s.fold.byName[name]
+	_, ok := s.fold.ByName[name]
 	s.mu.Unlock()
 	if ok {
 		return nil
@@ -365,64 +355,42 @@ func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[name]
+	t := s.fold.ByName[name]
 	if t == nil {
 		return topicstore.TopicInfo{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
 	}
-	return t.info(), nil
+	return t.Info(), nil
 }
 
 // Topics implements topicstore.Store.
 func (s *Store) Topics() []topicstore.TopicInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]topicstore.TopicInfo, 0, len(s.fold.byName))
-	for _, t := range s.fold.byName {
-		out = append(out, t.info())
+	out := make([]topicstore.TopicInfo, 0, len(s.fold.ByName))
+	for _, t := range s.fold.ByName {
+		out = append(out, t.Info())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Config.Name < out[j].Config.Name })
 	return out
 }
-
-// info describes t; it runs under s.mu.
-func (t *topicState) info() topicstore.TopicInfo {
-	ti := topicstore.TopicInfo{Config: topicstore.CloneConfig(t.rec.Config), ID: t.ordinal, CreatedAt: timeMicros(t.rec.CreatedAt)}
-	for i, ps := range t.parts {
-		pi := topicstore.PartitionInfo{ID: int32(i), Active: true, Parent: -1, StartOffset: ps.start, EndOffset: ps.end,
-			Messages: ps.end - ps.start, LastWrite: ps.lastWrite, WrittenBytes: ps.bytes, Bytes: ps.retainedBytes(),
-			Throttled: ps.bucket.Throttled}
-		ti.Throttled += ps.bucket.Throttled
-		if i < len(t.rec.Layout.Parts) {
-			pl := &t.rec.Layout.Parts[i]
-			pi.Active, pi.Deleted, pi.Parent = !pl.Inactive, pl.Deleted, pl.Parent
-			pi.Children = append([]int32(nil), pl.Children...)
-			pi.Keyed, pi.KeyLo, pi.KeyHi = t.rec.Layout.Keyed, pl.KeyLo, pl.KeyHi
-		}
-		ti.Partitions = append(ti.Partitions, pi)
-	}
-	return ti
-}
-
-// retainedBytes is the payload of the batches still retained.
-func (ps *partState) retainedBytes() int64 { return ps.retained }
 
 // SplitPartition implements topicstore.Store: one catalog change, with
 // the embedded store's rules. A commit planned on the old layout carries a
 // guard on the catalog subject, so it is refused and planned again on the
 // new one: nothing is written to the parent after the split.
 func (s *Store) SplitPartition(ctx context.Context, topic string, partition int32) error {
-	return s.catalogChange(ctx, topic, func(old *topicState) (*catalogRec, error) {
+	return s.catalogChange(ctx, topic, func(old *fold.Topic) (*fold.CatalogRec, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 		}
-		l := old.rec.Layout.Clone()
-		if max := old.rec.Config.MaxActivePartitions; max > 0 && l.Active()+1 > max {
+		l := old.Rec.Layout.Clone()
+		if max := old.Rec.Config.MaxActivePartitions; max > 0 && l.Active()+1 > max {
 			return nil, fmt.Errorf("%w: topic %q already has %d active partitions, its max_active_partitions", topicstore.ErrAutoPartitioning, topic, l.Active())
 		}
 		if _, _, err := l.Split(partition); err != nil {
 			return nil, fmt.Errorf("topic %q: %w", topic, err)
 		}
-		rec := old.rec
+		rec := old.Rec
 		rec.Layout = l
 		return &rec, nil
 	})
@@ -433,15 +401,15 @@ func (s *Store) SplitPartition(ctx context.Context, topic string, partition int3
 func (s *Store) WriteRates(topic string) ([]float64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
 	now := s.opts.Clock()
-	out := make([]float64, len(t.parts))
-	for i, ps := range t.parts {
-		if ps.meter != nil {
-			out[i] = ps.meter.Rate(now)
+	out := make([]float64, len(t.Parts))
+	for i, ps := range t.Parts {
+		if ps.Meter != nil {
+			out[i] = ps.Meter.Rate(now)
 		}
 	}
 	return out, nil
@@ -464,31 +432,31 @@ func (s *Store) autoSplit(wrote [][]partKey) {
 	seen := map[partKey]bool{}
 	for _, ks := range wrote {
 		for _, k := range ks {
-			t := s.fold.byID[k.topic]
-			if seen[k] || t == nil || int(k.part) >= len(t.parts) || inactive(t, k.part) {
+			t := s.fold.ByID[k.topic]
+			if seen[k] || t == nil || int(k.part) >= len(t.Parts) || inactive(t, k.part) {
 				continue
 			}
 			seen[k] = true
-			if !topicstore.SplitDue(&t.rec.Config, t.parts[k.part].meter, now) {
+			if !topicstore.SplitDue(&t.Rec.Config, t.Parts[k.part].Meter, now) {
 				continue
 			}
-			if max := t.rec.Config.MaxActivePartitions; max > 0 && t.rec.Layout.Active()+1 > max {
+			if max := t.Rec.Config.MaxActivePartitions; max > 0 && t.Rec.Layout.Active()+1 > max {
 				continue // at its limit: the partition stays as it is
 			}
-			splits = append(splits, due{t.rec.Config.Name, k.part})
+			splits = append(splits, due{t.Rec.Config.Name, k.part})
 		}
 	}
 	s.mu.Unlock()
 	for _, d := range splits {
-		_ = s.catalogChange(context.Background(), d.name, func(old *topicState) (*catalogRec, error) {
+		_ = s.catalogChange(context.Background(), d.name, func(old *fold.Topic) (*fold.CatalogRec, error) {
 			if old == nil || inactive(old, d.part) {
 				return nil, errNothing // dropped, or split by another gateway meanwhile
 			}
-			l := old.rec.Layout.Clone()
+			l := old.Rec.Layout.Clone()
 			if _, _, err := l.Split(d.part); err != nil {
 				return nil, err
 			}
-			rec := old.rec
+			rec := old.Rec
 			rec.Layout = l
 			return &rec, nil
 		})

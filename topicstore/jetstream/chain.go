@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"errors"
 	"fmt"
@@ -55,13 +57,6 @@ import (
 // Nothing rolls the chain up: a gateway purges its own chain below the
 // links it no longer needs (purgeChain).
 
-// Headers of the chain's links.
-const (
-	hCommit  = "Tg-Commit"  // a batch's marker: its number in the gateway's process
-	hPrev    = "Tg-Prev"    // every link: its predecessor's sequence (its expectation)
-	hResolve = "Tg-Resolve" // a resolution: the number of the batch it resolves
-)
-
 func (s *Store) chainSubject(gw string) string { return s.prefix + ".f." + gw }
 
 // doubt is a batch of this gateway from its plan until the fold knows
@@ -111,11 +106,11 @@ type chainState struct {
 func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *doubt) {
 	c := &s.chain
 	c.next++
-	d := &doubt{id: c.next, subject: s.chainSubject(s.stage.gw), prev: s.fold.chainLast(s.stage.gw), n: n, marker: true, txns: txns}
+	d := &doubt{id: c.next, subject: s.chainSubject(s.stage.gw), prev: s.fold.ChainLast(s.stage.gw), n: n, marker: true, txns: txns}
 	c.doubts = append(c.doubts, d)
 	m := nats.NewMsg(d.subject)
-	m.Header.Set(hCommit, strconv.FormatUint(d.id, 10))
-	m.Header.Set(hPrev, strconv.FormatUint(d.prev, 10))
+	m.Header.Set(fold.HCommit, strconv.FormatUint(d.id, 10))
+	m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
 	expect(m, d.prev)
 	return m, d
 }
@@ -132,7 +127,7 @@ func (s *Store) witness(msgs []*nats.Msg, i int, prev uint64, txns []uint64) *do
 		c.watch = map[string][]*doubt{}
 	}
 	c.watch[d.subject] = append(c.watch[d.subject], d)
-	msgs[i].Header.Set(hCommit, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
+	msgs[i].Header.Set(fold.HCommit, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
 	return d
 }
 
@@ -146,7 +141,7 @@ func (s *Store) witnessed(subject string, h nats.Header, seq uint64) {
 		return
 	}
 	keep := ds[:0]
-	commit := h.Get(hCommit)
+	commit := h.Get(fold.HCommit)
 	// What a message expected is kept in it: the one that followed prev
 	// expected prev. One that expected something else, or nothing, comes
 	// after a message this fold missed (a state rolled up by the next
@@ -177,28 +172,6 @@ func (s *Store) witnessed(subject string, h nats.Header, seq uint64) {
 	s.cond.Broadcast()
 }
 
-// chainLast is the sequence of gateway gw's last chain link as folded. It
-// runs under s.mu.
-func (f *foldState) chainLast(gw string) uint64 {
-	if f := f.swept.fences[gw]; f != nil {
-		return f.last
-	}
-	return 0
-}
-
-// applyChain folds a link of a gateway's chain: the sweep's view of it
-// (sweep.go); the gateway decides its own doubts by it (linked). It runs
-// under s.mu.
-func (f *foldState) applyChain(tok []string, h nats.Header, seq uint64) error {
-	if len(tok) != 2 {
-		return nil
-	}
-	before := f.chainLast(tok[1])
-	f.swept.fence(tok, h, seq)
-	f.hooks.linked(tok[1], before, h, seq)
-	return nil
-}
-
 // linked decides this gateway's doubts by a link of its chain at seq,
 // whose predecessor the fold held before was at before (a fold hook). It
 // runs under s.mu.
@@ -206,11 +179,11 @@ func (s *Store) linked(gw string, before uint64, h nats.Header, seq uint64) {
 	if gw != s.stage.gw {
 		return
 	}
-	prev := uint64(hInt(h, hPrev))
-	if h.Get(hPrev) == "" {
+	prev := uint64(fold.HeaderInt(h, fold.HPrev))
+	if h.Get(fold.HPrev) == "" {
 		prev = before // a link written before Tg-Prev: its predecessor is the one folded before it
 	}
-	id := uint64(hInt(h, hCommit))
+	id := uint64(fold.HeaderInt(h, fold.HCommit))
 	for _, d := range s.chain.doubts {
 		switch {
 		case !d.marker || d.decided():
@@ -367,17 +340,17 @@ func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
 // generation, which the fold ignores but for its sequence.
 func (s *Store) resolution(d *doubt) *nats.Msg {
 	m := nats.NewMsg(d.subject)
-	m.Header.Set(hResolve, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
+	m.Header.Set(fold.HResolve, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
 	expect(m, d.prev)
 	if d.marker {
-		m.Header.Set(hPrev, strconv.FormatUint(d.prev, 10))
+		m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
 		return m
 	}
 	tok := strings.Split(strings.TrimPrefix(d.subject, s.prefix+"."), ".")
 	if len(tok) > 0 && tok[0] == "s" {
 		// A shared-consumer state of no generation: the fold takes only
 		// its sequence, the state stays the one before it.
-		m.Header.Set(hGen, "0")
+		m.Header.Set(fold.HGen, "0")
 		return m
 	}
 	var base, cum int64
@@ -385,8 +358,8 @@ func (s *Store) resolution(d *doubt) *nats.Msg {
 	if len(tok) == 3 {
 		id, _ := strconv.ParseUint(tok[1], 10, 64)
 		p, _ := strconv.Atoi(tok[2])
-		if t := s.fold.byID[id]; t != nil && p < len(t.parts) {
-			base, cum = t.parts[p].end, t.parts[p].bytes
+		if t := s.fold.ByID[id]; t != nil && p < len(t.Parts) {
+			base, cum = t.Parts[p].End, t.Parts[p].Bytes
 		}
 	}
 	s.mu.Unlock()
@@ -484,7 +457,7 @@ func (s *Store) doubtsOpen() bool {
 // outcome the link after that predecessor decides), when that moved on.
 func (s *Store) purgeChain(ctx context.Context) {
 	s.mu.Lock()
-	below := s.fold.chainLast(s.stage.gw)
+	below := s.fold.ChainLast(s.stage.gw)
 	for _, d := range s.chain.doubts {
 		below = min(below, d.prev)
 	}

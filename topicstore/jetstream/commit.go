@@ -218,12 +218,12 @@ func (s *Store) topic(name string) (topicConfigView, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[name]
+	t := s.fold.ByName[name]
 	if t == nil {
 		return topicConfigView{}, topicstore.ErrTopicNotFound
 	}
-	v := topicConfigView{parts: len(t.parts), codecs: map[topicstore.Codec]bool{}}
-	cs := t.rec.Config.SupportedCodecs
+	v := topicConfigView{parts: len(t.Parts), codecs: map[topicstore.Codec]bool{}}
+	cs := t.Rec.Config.SupportedCodecs
 	if len(cs) == 0 {
 		cs = topicstore.AllCodecs
 	}

@@ -314,15 +314,15 @@ func (s *Store) throttle(p *groupPlan) {
 	now := s.opts.Clock()
 	for i, parts := range p.wrote {
 		for _, k := range parts {
-			t := s.fold.byID[k.topic]
-			if t == nil || int(k.part) >= len(t.parts) {
+			t := s.fold.ByID[k.topic]
+			if t == nil || int(k.part) >= len(t.Parts) {
 				continue
 			}
-			rate, burst := topicstore.ThrottleLimits(&t.rec.Config)
+			rate, burst := topicstore.ThrottleLimits(&t.Rec.Config)
 			if rate == 0 {
 				continue
 			}
-			b := t.parts[k.part].bucket // a copy: the fold owns the bucket
+			b := t.Parts[k.part].Bucket // a copy: the fold owns the bucket
 			b.Refill(now, rate, burst)
 			p.res[i].Throttle = max(p.res[i].Throttle, b.Debt(rate))
 		}

@@ -11,14 +11,18 @@
 //     and heartbeats (m, h), each gateway's chain of commit markers,
 //     resolutions and sweep fences (f), wide transactions' decisions (x),
 //     the maintenance lease (l) and snapshot points and notices (n), each
-//     on its own subjects (store.go);
-//   - the fold (fold.go; what each message does, fold_apply.go): a gateway's whole state is a fold of the stream's
-//     headers in stream order, by one ordered consumer (filled from any
-//     replica when it stalls); nothing else changes it, so every gateway
+//     on its own subjects (stream.go; the headers they carry: fold/layout.go);
+//   - the fold: a gateway's whole state (the subpackage fold: the state,
+//     what each message does to it, the snapshot's encoding and digest)
+//     is a fold of the stream's headers in stream order, fed by one
+//     ordered consumer (fold.go; filled from any replica when it stalls),
+//     which tells the gateway what concerns it alone through hooks
+//     (fold_hooks.go); nothing else changes it, so every gateway
 //     converges on the same state and rebuilds it at start, from the
 //     newest snapshot of what record batches made of it when there is one
-//     (snapshot.go: an object store bucket beside the stream; a digest
-//     at each snapshot's point checks that the gateways agree);
+//     (snapshot.go, snapshot_start.go: an object store bucket beside the
+//     stream; a digest at each snapshot's point checks that the gateways
+//     agree);
 //   - the commit: a request prepared (commit.go), grouped by one committer
 //     goroutine (committer.go) and planned (plan.go; its checks and
 //     routing, plan_check.go, on topicstore/decide; its record batches,
@@ -59,7 +63,8 @@
 //     read, by stream sequence, so reads of recent data need no direct get;
 //   - gathering (gather.go): a question every live gateway answers over
 //     core NATS (topicstore.Gatherer: sys.sessions across gateways);
-//   - shared consumers (shared*.go) on sharedcore, staging (stage.go),
+//   - shared consumers (shared*.go) on sharedcore, with this gateway's
+//     caches of their windows (shared_cache.go), staging (stage.go),
 //     catalog changes and splits (catalog.go), reads and retention
 //     (read.go), the maintenance lease (maintain.go), the sweep of dead
 //     gateways' staged chunks behind a fence (sweep.go), read-session
@@ -78,7 +83,7 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: jsext (above); natsnode runs real nats-server processes built from the
+// Subpackages: fold and jsext (above); natsnode runs real nats-server processes built from the
 // version go.mod pins (tool directive); jstest gives a test its own cluster;
 // jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //

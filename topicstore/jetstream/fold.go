@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -24,179 +23,6 @@ import (
 // Nothing changes the state but the fold: a commit publishes, then waits
 // until the fold has applied its messages (waitApplied), so a gateway
 // reads its own writes and never shows a state the stream does not hold.
-
-// Headers of topicgate's messages.
-const (
-	hTopic   = "Tg-Topic"   // catalog: the topic record (JSON); absent: dropped
-	hDropped = "Tg-Dropped" // catalog: the ID of the topic a drop dropped
-	// hRec is a record batch's fields in one header, space-separated:
-	// base, count, at, bytes, cum, gw, ref (each as the header of that
-	// name below says). Batches written before it carry those headers.
-	hRec    = "Tg-Rec"
-	hBase   = "Tg-Base"   // data: first offset of the record batch
-	hCount  = "Tg-Count"  // data: messages in it
-	hAt     = "Tg-At"     // data, producer: written at (unix micros)
-	hBytes  = "Tg-Bytes"  // data: payload bytes
-	hCum    = "Tg-Cum"    // data: the partition's payload bytes ever written, this batch included
-	hPart   = "Tg-Part"   // producer: bound partition
-	hSeqNo  = "Tg-SeqNo"  // producer: highest seqno stored
-	hOff    = "Tg-Off"    // position: committed offset
-	hStart  = "Tg-Start"  // retention: the partition's new start offset
-	hRef    = "Tg-Ref"    // data: a reference record's staged message (stream sequence)
-	hGw     = "Tg-Gw"     // data: the gateway that wrote it
-	hHolder = "Tg-Holder" // maintenance lease: the gateway holding it
-	hUntil  = "Tg-Until"  // maintenance lease: until when (unix micros)
-)
-
-// catalogRec is a topic's catalog record.
-type catalogRec struct {
-	Config    topicstore.TopicConfig `json:"config"`
-	ID        uint64                 `json:"id"` // 0 in a creation: the record's stream sequence becomes the ID
-	CreatedAt int64                  `json:"created_at"`
-	Layout    topicstore.Layout      `json:"layout"`
-	// Ordinal is the topic's number (TopicInfo.ID), given out with the
-	// topic-number subject in the creation's batch (catalog.go); 0 in a
-	// record written before: the fold numbers it by counting.
-	Ordinal uint64 `json:"ordinal,omitempty"`
-}
-
-// topicState is a topic as the fold knows it.
-type topicState struct {
-	rec     catalogRec
-	catSeq  uint64 // stream sequence of the catalog record
-	parts   []*partState
-	prods   map[string]*prodState
-	pos     map[string]map[int32]*posState // consumer -> partition -> position
-	initial map[string]map[int32]int64     // consumer -> initial positions (read_from)
-	changed chan struct{}                  // closed at the next visible change
-	rr      uint32                         // this gateway's round-robin cursor
-	// ordinal is the topic's number (TopicInfo.ID; rec.ID, its creation
-	// record's sequence, names its subjects): the creation record carries
-	// it (catalogRec.Ordinal), so every gateway numbers the topics alike
-	// though dropped topics' records are purged.
-	ordinal uint64
-	// writers are the gateways that wrote the topic lately, with their
-	// last batch's written_at (roundRobin shares the partitions among
-	// them; forgetWriters).
-	writers map[string]time.Time
-}
-
-// recIdx locates one record batch of a partition: 40 bytes each, for
-// every retained batch (a reference record's staged message is in
-// partState.refs, rare).
-type recIdx struct {
-	seq       uint64
-	base      int64
-	writtenAt int64  // unix micros
-	n         uint32 // messages (count)
-	size      uint32 // payload bytes (bytes)
-}
-
-// newRecIdx is the index entry of a record batch at stream sequence seq;
-// it fails for a batch whose count or bytes do not fit the entry's 32
-// bits (a record batch holds at most a message's or a staged chunk's
-// worth: megabytes).
-func newRecIdx(seq uint64, base, count, writtenAt, bytes int64) (recIdx, error) {
-	if count < 0 || count > math.MaxUint32 || bytes < 0 || bytes > math.MaxUint32 {
-		return recIdx{}, fmt.Errorf("record batch of %d messages, %d bytes: out of the index's range", count, bytes)
-	}
-	return recIdx{seq: seq, base: base, writtenAt: writtenAt, n: uint32(count), size: uint32(bytes)}, nil
-}
-
-// count is the batch's message count.
-func (r recIdx) count() int64 { return int64(r.n) }
-
-// bytes is the batch's payload bytes.
-func (r recIdx) bytes() int64 { return int64(r.size) }
-
-// partState is a partition's index: its record batches in offset order.
-type partState struct {
-	recs     []recIdx
-	start    int64  // first retained offset
-	end      int64  // next offset
-	bytes    int64  // stored payload bytes ever written
-	lastSeq  uint64 // stream sequence of the partition subject's last message (0: none)
-	startSeq uint64 // the last sequence of its retention start subject (0: none)
-	// cutSeq is where retention's last cut purged the subject below (the
-	// first batch it kept, or the last batch, which stays): every message
-	// of the subject before it is gone or going (wide_retire.go).
-	cutSeq   uint64
-	retained int64 // payload bytes of recs (a running total: Topic reads it on every statement's plan)
-	// refs are the staged messages reference records of recs point at,
-	// by the record's sequence (absent: an inline record).
-	refs      map[uint64]uint64
-	sum       uint64 // the sum of recs' recHash (a running total: foldDigest reads it, snapshot.go)
-	lastWrite time.Time
-	// bucket is the write-speed token bucket, charged by the fold with
-	// every batch at its written_at: every gateway sees the same debt.
-	bucket topicstore.WriteBucket
-	// meter is the write meter auto-partitioning decides by, fed the same
-	// way (nil until the partition's first batch, which it does not count).
-	meter *topicstore.WriteMeter
-}
-
-// prodState is a producer's dedup state and binding.
-type prodState struct {
-	seq   uint64 // stream sequence of its last record
-	part  int32
-	maxNo int64
-	at    time.Time
-	// pending counts the messages its subject holds before the last: the
-	// ones written since its last rollup (producers.go).
-	pending int32
-	// void: the last message is an intent an abort voided; the state is
-	// in one before it, which compaction must keep.
-	void bool
-}
-
-// posState is a committed position.
-type posState struct {
-	seq uint64
-	off int64
-	// reset: the consumer was dropped and added again since; off is not
-	// its position (seq still is the subject's last sequence).
-	reset bool
-	// void: the subject's last message is an intent an abort voided; the
-	// position is in the message before it.
-	void bool
-}
-
-func newTopicState(rec catalogRec, seq uint64) *topicState {
-	t := &topicState{rec: rec, catSeq: seq, prods: map[string]*prodState{}, pos: map[string]map[int32]*posState{},
-		initial: map[string]map[int32]int64{}, changed: make(chan struct{}), writers: map[string]time.Time{}}
-	t.resize()
-	return t
-}
-
-// resize gives the topic one partState per partition of its layout.
-func (t *topicState) resize() {
-	for len(t.parts) < len(t.rec.Layout.Parts) {
-		t.parts = append(t.parts, &partState{})
-	}
-}
-
-// forgetWriters drops the writers whose last batch is older than
-// writerMemory before at (a batch's written_at): every gateway forgets
-// alike, and writers holds the gateways writing now, not every one that
-// ever wrote (each restart is a new gateway). It runs under s.mu.
-func (t *topicState) forgetWriters(at time.Time) {
-	for gw, last := range t.writers {
-		if at.Sub(last) > writerMemory {
-			delete(t.writers, gw)
-		}
-	}
-}
-
-// writerMemory is how long the fold remembers a topic's writer after its
-// last batch: far longer than share counts it as writing (contendedFor),
-// so that clocks apart by less than that do not change a share.
-const writerMemory = 12 * contendedFor
-
-// notify wakes the topic's waiters.
-func (t *topicState) notify() {
-	close(t.changed)
-	t.changed = make(chan struct{})
-}
 
 // startFold starts the ordered consumer and waits until it has folded
 // everything the stream holds (sync); from the newest snapshot's sequence
@@ -369,7 +195,7 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 	if s.applied == first-1 && s.foldErr == nil && !s.closed {
 		for i, m := range msgs {
 			seq := first + uint64(i)
-			if err := s.fold.apply(m.Subject, m.Header, seq, time.Time{}); err != nil && s.foldErr == nil {
+			if err := s.fold.Apply(m.Subject, m.Header, seq, time.Time{}); err != nil && s.foldErr == nil {
 				s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, m.Subject, err)
 			}
 			s.applied = seq
@@ -528,7 +354,7 @@ func (s *Store) foldAt(seq uint64, subject string, h nats.Header, ts time.Time, 
 		return // an ordered consumer's redelivery after a reset, or one fill applied
 	}
 	s.stalled = byFill
-	if err := s.fold.apply(subject, h, seq, ts); err != nil && s.foldErr == nil {
+	if err := s.fold.Apply(subject, h, seq, ts); err != nil && s.foldErr == nil {
 		s.foldErr = fmt.Errorf("stream %s sequence %d (%s): %w", s.opts.Stream, seq, subject, err)
 	}
 	s.applied = seq

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -23,14 +25,14 @@ func foldedStore(b *testing.B, n int) *Store {
 	if err := topicstore.NormalizeConfig(&cfg); err != nil {
 		b.Fatal(err)
 	}
-	js, _ := json.Marshal(catalogRec{Config: cfg, Layout: topicstore.FlatLayout(1)})
+	js, _ := json.Marshal(fold.CatalogRec{Config: cfg, Layout: topicstore.FlatLayout(1)})
 	h := nats.Header{}
-	h.Set(hTopic, string(js))
+	h.Set(fold.HTopic, string(js))
 	s.foldAt(1, "tg.c."+hex.EncodeToString([]byte("t")), h, time.Time{}, false)
 	at := time.Now().UnixMicro()
 	for i := range n {
 		h := nats.Header{}
-		h.Set(hRec, fmt.Sprintf("%d 1 %d 100 %d gw 0", i, at, 100*(i+1)))
+		h.Set(fold.HRec, fmt.Sprintf("%d 1 %d 100 %d gw 0", i, at, 100*(i+1)))
 		s.foldAt(uint64(i+2), "tg.d.1.0", h, time.Time{}, false)
 	}
 	if s.foldErr != nil {
@@ -64,7 +66,7 @@ func BenchmarkScanIndex(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
 				s.mu.Lock()
-				recs := s.recsFrom(s.fold.byName["t"].parts[0], 0, nil)
+				recs := s.recsFrom(s.fold.ByName["t"].Parts[0], 0, nil)
 				s.mu.Unlock()
 				if len(recs) != scanSlice {
 					b.Fatal(len(recs))

@@ -82,7 +82,7 @@ func TestFoldErrorRefuses(t *testing.T) {
 	}
 	require.NoError(t, commit())
 	a.mu.Lock()
-	id := a.fold.byName["f"].rec.ID // its subjects' id (TopicInfo.ID is its creation ordinal)
+	id := a.fold.ByName["f"].Rec.ID // its subjects' id (TopicInfo.ID is its creation ordinal)
 	a.mu.Unlock()
 	m := nats.NewMsg(a.dataSubject(id, 0))
 	a.recordHeaders(m, 100, 1, time.Now().UnixMicro(), 1, 1, 0)

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"fmt"
 	"testing"
@@ -69,7 +71,7 @@ func TestLeaderGetMatchesDirectGet(t *testing.T) {
 		{Partition: 0, Body: []byte("one")}, {Partition: 0, Body: []byte("two")}}}}})
 	require.NoError(t, err)
 	s.mu.Lock()
-	seq := s.fold.byName["t"].parts[0].recs[0].seq
+	seq := s.fold.ByName["t"].Parts[0].Recs[0].Seq
 	s.mu.Unlock()
 	direct, err := s.stream.GetMsg(ctx, seq)
 	require.NoError(t, err)
@@ -125,9 +127,9 @@ func TestRecordFields(t *testing.T) {
 	s := &Store{stage: stagings{gw: "g1"}}
 	m := nats.NewMsg("x")
 	s.recordHeaders(m, 7, 3, 1700000000000001, 42, 99, 12)
-	r, ref, cum, gw, err := recordFields(m.Header)
+	r, ref, cum, gw, err := fold.RecordFields(m.Header)
 	require.NoError(t, err)
-	require.Equal(t, recIdx{base: 7, n: 3, writtenAt: 1700000000000001, size: 42}, r)
+	require.Equal(t, fold.Rec{Base: 7, N: 3, WrittenAt: 1700000000000001, Size: 42}, r)
 	// The fold holds one entry per retained record batch: 32 bytes.
 	require.Equal(t, uintptr(32), unsafe.Sizeof(r))
 	require.Equal(t, uint64(12), ref)
@@ -135,29 +137,29 @@ func TestRecordFields(t *testing.T) {
 	require.Equal(t, "g1", gw)
 
 	old := nats.Header{}
-	for k, v := range map[string]string{hBase: "7", hCount: "3", hAt: "1700000000000001", hBytes: "42", hCum: "99", hGw: "g1", hRef: "12"} {
+	for k, v := range map[string]string{fold.HBase: "7", fold.HCount: "3", fold.HAt: "1700000000000001", fold.HBytes: "42", fold.HCum: "99", fold.HGw: "g1", fold.HRef: "12"} {
 		old.Set(k, v)
 	}
-	r2, ref2, cum2, gw2, err := recordFields(old)
+	r2, ref2, cum2, gw2, err := fold.RecordFields(old)
 	require.NoError(t, err)
 	require.Equal(t, []any{r, ref, cum, gw}, []any{r2, ref2, cum2, gw2})
 
 	for _, bad := range []string{"1 2 3", "1 2 x 4 5 g 0", "1 2 3 4 5 g"} {
 		h := nats.Header{}
-		h.Set(hRec, bad)
-		_, _, _, _, err := recordFields(h)
+		h.Set(fold.HRec, bad)
+		_, _, _, _, err := fold.RecordFields(h)
 		require.Error(t, err, bad)
 	}
 }
 
 // TestForgetWriters: a topic's writers are those that wrote within
-// writerMemory of the newest batch; an older one is forgotten when a new
+// fold.WriterMemory of the newest batch; an older one is forgotten when a new
 // writer comes, so the map holds the gateways writing now, not every one
 // that ever did.
 func TestForgetWriters(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	ts := &topicState{writers: map[string]time.Time{
-		"old": now.Add(-writerMemory - time.Second), "recent": now.Add(-contendedFor)}}
-	ts.forgetWriters(now)
-	require.Equal(t, map[string]time.Time{"recent": now.Add(-contendedFor)}, ts.writers)
+	ts := &fold.Topic{Writers: map[string]time.Time{
+		"old": now.Add(-fold.WriterMemory - time.Second), "recent": now.Add(-fold.ContendedFor)}}
+	ts.ForgetWriters(now)
+	require.Equal(t, map[string]time.Time{"recent": now.Add(-fold.ContendedFor)}, ts.Writers)
 }

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"fmt"
 	"maps"
@@ -56,7 +58,7 @@ func (s *Store) Serve(kind string, fn func() []byte) error {
 			return
 		}
 		r := nats.NewMsg(m.Reply)
-		r.Header.Set(hGw, s.stage.gw)
+		r.Header.Set(fold.HGw, s.stage.gw)
 		r.Data = fn()
 		_ = m.RespondMsg(r)
 	})
@@ -99,7 +101,7 @@ func (s *Store) Gather(ctx context.Context, kind string) (topicstore.Gathered, e
 		if err != nil {
 			break // the timeout: whoever has not answered is missing
 		}
-		gw := m.Header.Get(hGw)
+		gw := m.Header.Get(fold.HGw)
 		if gw == "" || got[gw] {
 			continue
 		}
@@ -121,8 +123,8 @@ func (s *Store) noteSilent(answered map[string]bool, missing []string) {
 	s.mu.Lock()
 	seqs := map[string]uint64{}
 	for _, gw := range missing {
-		if b := s.fold.members.beats[gw]; b != nil {
-			seqs[gw] = b.seq
+		if b := s.fold.Groups.Beats[gw]; b != nil {
+			seqs[gw] = b.Seq
 		}
 	}
 	s.mu.Unlock()
@@ -151,11 +153,11 @@ func (s *Store) liveGateways() (wait map[string]bool, silent []string) {
 	wait = map[string]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for gw, b := range s.fold.members.beats {
-		if gw == s.stage.gw || !now.Before(b.until) {
+	for gw, b := range s.fold.Groups.Beats {
+		if gw == s.stage.gw || !now.Before(b.Until) {
 			continue
 		}
-		if seq, ok := was[gw]; ok && seq == b.seq {
+		if seq, ok := was[gw]; ok && seq == b.Seq {
 			silent = append(silent, gw)
 			continue
 		}

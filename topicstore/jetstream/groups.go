@@ -1,15 +1,14 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"topicgate/topicstore"
 )
@@ -66,35 +65,11 @@ const DefaultGroupTTL = 30 * time.Second
 // a member survives groupRenewals-1 renewals in a row that fail.
 const groupRenewals = 5
 
-// Headers of member records and heartbeats (the heartbeat's expiry is in
-// hUntil, as the maintenance lease's).
-const (
-	hSessions = "Tg-Sessions" // member: the gateway's read sessions of the group
-	hHeld     = "Tg-Held"     // member: the partitions they hold, comma-separated
-	hSaw      = "Tg-Saw"      // member: the group epoch that assignment was computed from
-	hSince    = "Tg-Since"    // member: the record that set the session count (absent: this one)
-	hName     = "Tg-Name"     // heartbeat: what the gateway calls itself (Options.Name)
-)
-
-// memberKey names a group in the fold: a topic by ID (a dropped and
-// re-created topic's groups start over) and a consumer.
-type memberKey struct {
-	topic    uint64
-	consumer string
-}
-
-// groupsFold is the groups as folded (under s.mu).
-type groupsFold struct {
-	beats map[string]*gwBeat
-	recs  map[memberKey]map[string]*memberRec
-	waits map[memberKey]chan struct{} // closed at the group's next change
-}
-
 // groupsState is this gateway's announcements (want, under s.mu; beat*,
 // owned by groupLoop).
 type groupsState struct {
 	ttl  time.Duration
-	want map[memberKey]*wantRec
+	want map[fold.GroupKey]*wantRec
 	kick chan struct{}
 
 	beatSeq   uint64    // our heartbeat's last sequence
@@ -103,20 +78,6 @@ type groupsState struct {
 	// unpurged are the subjects published on since the last renewal, and
 	// their last sequence: what is below it is purged at the next one.
 	unpurged map[string]uint64
-}
-
-// gwBeat is a gateway's last heartbeat.
-type gwBeat struct {
-	seq     uint64
-	until   time.Time
-	expired bool   // the sweep has told the groups that it expired
-	name    string // what the gateway calls itself (Options.Name)
-}
-
-// memberRec is a member record as folded.
-type memberRec struct {
-	seq, since uint64
-	a          topicstore.Announcement
 }
 
 // wantRec is what this gateway announces in a group, and what of it is
@@ -131,8 +92,8 @@ type wantRec struct {
 	anew            bool   // the next record sets a new Since (after a rejoin)
 }
 
-func (s *Store) memberSubject(k memberKey, gw string) string {
-	return s.prefix + ".m." + strconv.FormatUint(k.topic, 10) + "." + hex.EncodeToString([]byte(k.consumer)) + "." + gw
+func (s *Store) memberSubject(k fold.GroupKey, gw string) string {
+	return s.prefix + ".m." + strconv.FormatUint(k.Topic, 10) + "." + hex.EncodeToString([]byte(k.Consumer)) + "." + gw
 }
 func (s *Store) beatSubject(gw string) string { return s.prefix + ".h." + gw }
 
@@ -154,15 +115,15 @@ func (s *Store) startGroups(ttl time.Duration) {
 func (s *Store) GatewayID() string { return s.stage.gw }
 
 // groupKey resolves a group's topic; it runs under s.mu.
-func (s *Store) groupKey(topic, consumer string) (memberKey, error) {
+func (s *Store) groupKey(topic, consumer string) (fold.GroupKey, error) {
 	if s.closed {
-		return memberKey{}, topicstore.ErrClosed
+		return fold.GroupKey{}, topicstore.ErrClosed
 	}
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
-		return memberKey{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+		return fold.GroupKey{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
-	return memberKey{t.rec.ID, consumer}, nil
+	return fold.GroupKey{Topic: t.Rec.ID, Consumer: consumer}, nil
 }
 
 // Announce implements topicstore.GroupCoordinator.
@@ -175,7 +136,7 @@ func (s *Store) Announce(topic, consumer string, a topicstore.Announcement) erro
 	}
 	g := &s.groups
 	if g.want == nil {
-		g.want = map[memberKey]*wantRec{}
+		g.want = map[fold.GroupKey]*wantRec{}
 	}
 	w := g.want[k]
 	if w == nil {
@@ -198,127 +159,27 @@ func (s *Store) Members(topic, consumer string) (topicstore.GroupView, <-chan st
 	if err != nil {
 		return topicstore.GroupView{}, nil, err
 	}
-	g := &s.fold.members
+	g := &s.fold.Groups
 	now := s.opts.Clock()
 	var v topicstore.GroupView
-	for gw, r := range g.recs[k] {
-		v.Epoch = max(v.Epoch, r.since)
-		if b := g.beats[gw]; r.a.Sessions > 0 && b != nil && now.Before(b.until) {
-			a := r.a
+	for gw, r := range g.Recs[k] {
+		v.Epoch = max(v.Epoch, r.Since)
+		if b := g.Beats[gw]; r.Ann.Sessions > 0 && b != nil && now.Before(b.Until) {
+			a := r.Ann
 			a.Held = slices.Clone(a.Held)
-			v.Members = append(v.Members, topicstore.GroupMember{Gateway: gw, Announcement: a, Until: b.until})
+			v.Members = append(v.Members, topicstore.GroupMember{Gateway: gw, Announcement: a, Until: b.Until})
 		}
 	}
 	sort.Slice(v.Members, func(i, j int) bool { return v.Members[i].Gateway < v.Members[j].Gateway })
-	if g.waits == nil {
-		g.waits = map[memberKey]chan struct{}{}
+	if g.Waits == nil {
+		g.Waits = map[fold.GroupKey]chan struct{}{}
 	}
-	ch := g.waits[k]
+	ch := g.Waits[k]
 	if ch == nil {
 		ch = make(chan struct{})
-		g.waits[k] = ch
+		g.Waits[k] = ch
 	}
 	return v, ch, nil
-}
-
-// notifyGroup wakes the group's waiters; it runs under s.mu.
-func (g *groupsFold) notifyGroup(k memberKey) {
-	if ch := g.waits[k]; ch != nil {
-		close(ch)
-		delete(g.waits, k)
-	}
-}
-
-// notifyGateway wakes every group gw has a record in.
-func (g *groupsFold) notifyGateway(gw string) {
-	for k, byGw := range g.recs {
-		if _, ok := byGw[gw]; ok {
-			g.notifyGroup(k)
-		}
-	}
-}
-
-// applyGroup folds a heartbeat or a member record; it runs under s.mu.
-func (f *foldState) applyGroup(tok []string, h nats.Header, seq uint64) error {
-	g := &f.members
-	if tok[0] == "h" {
-		gw := tok[1]
-		if g.beats == nil {
-			g.beats = map[string]*gwBeat{}
-		}
-		b := g.beats[gw]
-		now := f.clock()
-		wasLive := b != nil && now.Before(b.until)
-		if b == nil {
-			b = &gwBeat{}
-			g.beats[gw] = b
-		}
-		b.seq, b.until, b.expired = seq, timeMicros(hInt(h, hUntil)), false
-		if name := h.Get(hName); name != "" {
-			b.name = name
-		}
-		if !wasLive && now.Before(b.until) {
-			g.notifyGateway(gw) // back (a gateway's first beat precedes its records)
-		}
-		return nil
-	}
-	if len(tok) != 4 {
-		return nil
-	}
-	id, err := strconv.ParseUint(tok[1], 10, 64)
-	if err != nil {
-		return err
-	}
-	consumer, err := hex.DecodeString(tok[2])
-	if err != nil {
-		return err
-	}
-	held, err := parseHeld(h.Get(hHeld))
-	if err != nil {
-		return err
-	}
-	r := &memberRec{seq: seq, since: uint64(hInt(h, hSince)),
-		a: topicstore.Announcement{Sessions: int(hInt(h, hSessions)), Held: held, Saw: uint64(hInt(h, hSaw))}}
-	if r.since == 0 {
-		r.since = seq
-	}
-	k := memberKey{id, string(consumer)}
-	if g.recs == nil {
-		g.recs = map[memberKey]map[string]*memberRec{}
-	}
-	if g.recs[k] == nil {
-		g.recs[k] = map[string]*memberRec{}
-	}
-	g.recs[k][tok[3]] = r
-	g.notifyGroup(k)
-	return nil
-}
-
-func parseHeld(v string) ([]int32, error) {
-	if v == "" {
-		return nil, nil
-	}
-	f := strings.Split(v, ",")
-	out := make([]int32, len(f))
-	for i, x := range f {
-		p, err := strconv.ParseInt(x, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("member record: partition %q: %w", x, err)
-		}
-		out[i] = int32(p)
-	}
-	return out, nil
-}
-
-func formatHeld(held []int32) string {
-	var b strings.Builder
-	for i, p := range held {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(int(p)))
-	}
-	return b.String()
 }
 
 // farewellWait bounds Close's wait for its farewell heartbeat.

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"errors"
 	"strconv"
@@ -69,7 +71,7 @@ func (s *Store) farewell() {
 	}
 	s.mu.Unlock()
 	m := nats.NewMsg(s.beatSubject(s.stage.gw))
-	m.Header.Set(hUntil, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
+	m.Header.Set(fold.HUntil, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
 	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(g.beatSeq, 10))
 	ctx, cancel := context.WithTimeout(context.Background(), min(s.opts.Timeout, farewellWait))
 	defer cancel()
@@ -95,9 +97,9 @@ func (s *Store) renewBeat() bool {
 	subj := s.beatSubject(s.stage.gw)
 	until := now.Add(g.ttl)
 	seq, ok := s.publishExpecting(subj, g.beatSeq, func(m *nats.Msg) {
-		m.Header.Set(hUntil, strconv.FormatInt(until.UnixMicro(), 10))
+		m.Header.Set(fold.HUntil, strconv.FormatInt(until.UnixMicro(), 10))
 		if s.opts.Name != "" {
-			m.Header.Set(hName, s.opts.Name)
+			m.Header.Set(fold.HName, s.opts.Name)
 		}
 	})
 	if !ok {
@@ -121,7 +123,7 @@ func (s *Store) renewBeat() bool {
 
 // groupJob is one announcement to publish.
 type groupJob struct {
-	k       memberKey
+	k       fold.GroupKey
 	version uint64
 	a       topicstore.Announcement
 	expect  uint64
@@ -162,11 +164,11 @@ func (s *Store) publishGroups(last bool) {
 	}
 	for _, j := range jobs {
 		seq, ok := s.publishExpecting(s.memberSubject(j.k, s.stage.gw), j.expect, func(m *nats.Msg) {
-			m.Header.Set(hSessions, strconv.Itoa(j.a.Sessions))
-			m.Header.Set(hHeld, formatHeld(j.a.Held))
-			m.Header.Set(hSaw, strconv.FormatUint(j.a.Saw, 10))
+			m.Header.Set(fold.HSessions, strconv.Itoa(j.a.Sessions))
+			m.Header.Set(fold.HHeld, fold.FormatHeld(j.a.Held))
+			m.Header.Set(fold.HSaw, strconv.FormatUint(j.a.Saw, 10))
 			if j.since != 0 {
-				m.Header.Set(hSince, strconv.FormatUint(j.since, 10))
+				m.Header.Set(fold.HSince, strconv.FormatUint(j.since, 10))
 			}
 		})
 		s.mu.Lock()
@@ -248,36 +250,36 @@ func (s *Store) purgeOld() {
 // and forgets what gateways that expired a TTL ago left (and the records of
 // dropped topics), up to the last sequence folded of them.
 func (s *Store) sweepGroups() {
-	g, m := &s.groups, &s.fold.members
+	g, m := &s.groups, &s.fold.Groups
 	now := s.opts.Clock()
 	self := s.stage.gw
 	dead := map[string]uint64{} // gateway -> its last sequence folded
 	var dropped []uint64
 	s.mu.Lock()
-	for gw, b := range m.beats {
-		if !b.expired && !now.Before(b.until) {
-			b.expired = true
-			m.notifyGateway(gw)
+	for gw, b := range m.Beats {
+		if !b.Expired && !now.Before(b.Until) {
+			b.Expired = true
+			m.NotifyGateway(gw)
 		}
-		if gw != self && now.Sub(b.until) >= g.ttl {
-			dead[gw] = max(dead[gw], b.seq)
+		if gw != self && now.Sub(b.Until) >= g.ttl {
+			dead[gw] = max(dead[gw], b.Seq)
 		}
 	}
 	gone := map[uint64]bool{}
-	for k, byGw := range m.recs {
-		if s.fold.byID[k.topic] == nil {
-			if !gone[k.topic] {
-				gone[k.topic] = true
-				dropped = append(dropped, k.topic)
+	for k, byGw := range m.Recs {
+		if s.fold.ByID[k.Topic] == nil {
+			if !gone[k.Topic] {
+				gone[k.Topic] = true
+				dropped = append(dropped, k.Topic)
 			}
-			delete(m.recs, k)
+			delete(m.Recs, k)
 			delete(g.want, k)
-			m.notifyGroup(k)
+			m.NotifyGroup(k)
 			continue
 		}
 		for gw, r := range byGw {
-			if b := m.beats[gw]; gw != self && (b == nil || now.Sub(b.until) >= g.ttl) {
-				dead[gw] = max(dead[gw], r.seq)
+			if b := m.Beats[gw]; gw != self && (b == nil || now.Sub(b.Until) >= g.ttl) {
+				dead[gw] = max(dead[gw], r.Seq)
 			}
 		}
 	}
@@ -299,13 +301,13 @@ func (s *Store) sweepGroups() {
 			continue // the next sweep tries again
 		}
 		s.mu.Lock()
-		if b := m.beats[gw]; b != nil && b.seq <= upTo {
-			delete(m.beats, gw)
+		if b := m.Beats[gw]; b != nil && b.Seq <= upTo {
+			delete(m.Beats, gw)
 		}
-		for k, byGw := range m.recs {
-			if r := byGw[gw]; r != nil && r.seq <= upTo {
+		for k, byGw := range m.Recs {
+			if r := byGw[gw]; r != nil && r.Seq <= upTo {
 				delete(byGw, gw)
-				m.notifyGroup(k) // the epoch may be lower now
+				m.NotifyGroup(k) // the epoch may be lower now
 			}
 		}
 		s.mu.Unlock()

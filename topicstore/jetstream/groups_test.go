@@ -108,7 +108,7 @@ func TestGroupMembers(t *testing.T) {
 	waitView(t, a, func(topicstore.GroupView) bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		for _, byGw := range a.fold.members.recs {
+		for _, byGw := range a.fold.Groups.Recs {
 			if byGw[b.GatewayID()] != nil {
 				return false
 			}

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -51,7 +53,7 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	// An active producer's subject holds at most producerRollupEvery
 	// messages: every producerRollupEvery-th write rolls it up.
 	s.mu.Lock()
-	id := s.fold.byName["t"].rec.ID
+	id := s.fold.ByName["t"].Rec.ID
 	s.mu.Unlock()
 	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.prefix+".p."+strconv.FormatUint(id, 10)+".*"))
 	require.NoError(t, err)
@@ -109,7 +111,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, got)
 	s.mu.Lock()
-	id := s.fold.byName["t"].rec.ID
+	id := s.fold.ByName["t"].Rec.ID
 	s.mu.Unlock()
 	left := func(st *Store) map[string]uint64 {
 		out := map[string]uint64{}
@@ -126,7 +128,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NotEmpty(t, before)
 
 	// The drop's catalog message, and the gateway dies before its purge.
-	require.NoError(t, s.catalogChange(ctx, "t", func(*topicState) (*catalogRec, error) { return nil, nil }))
+	require.NoError(t, s.catalogChange(ctx, "t", func(*fold.Topic) (*fold.CatalogRec, error) { return nil, nil }))
 	require.Equal(t, before, left(s), "nothing was purged yet")
 	require.NoError(t, s.Close())
 
@@ -148,8 +150,8 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, catalog(), "the tombstone after tombstoneAge")
 	s2.mu.Lock()
-	require.Empty(t, s2.fold.leftovers)
-	_, ok := s2.fold.catSeqs["t"]
+	require.Empty(t, s2.fold.Leftovers)
+	_, ok := s2.fold.CatSeqs["t"]
 	require.False(t, ok)
 	s2.mu.Unlock()
 
@@ -157,7 +159,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	// name again all the same.
 	s3 := openStores(t, c, o, 1)[0]
 	s3.mu.Lock()
-	s3.fold.catSeqs["t"] = s.fold.catSeqs["t"]
+	s3.fold.CatSeqs["t"] = s.fold.CatSeqs["t"]
 	s3.mu.Unlock()
 	require.NoError(t, s3.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
 }
@@ -233,7 +235,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 		for subj := range info.State.Subjects {
 			_, h, err := st.io.lastFor(ctx, subj)
 			require.NoError(t, err)
-			if h.Get(hGone) != "" {
+			if h.Get(fold.HGone) != "" {
 				markers++
 			} else {
 				n++
@@ -276,7 +278,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 	require.Zero(t, n, "decisions left")
 	require.Equal(t, 5, markers, "each retired decision's marker, until its TTL")
 	s.mu.Lock()
-	done := len(s.fold.wide.done)
+	done := len(s.fold.Wide.Done)
 	s.mu.Unlock()
 	require.Zero(t, done)
 
@@ -297,7 +299,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, want, got)
 	s2.mu.Lock()
-	open, done := len(s2.fold.wide.open), len(s2.fold.wide.done)
+	open, done := len(s2.fold.Wide.Open), len(s2.fold.Wide.Done)
 	s2.mu.Unlock()
 	require.Zero(t, open)
 	require.Zero(t, done)
@@ -333,10 +335,10 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 	// Both commits were wide (12 record batches, then 12 positions); the
 	// laggard misses the second's decision.
 	s.mu.Lock()
-	n := len(s.fold.wide.done)
+	n := len(s.fold.Wide.Done)
 	var decision uint64
-	for _, d := range s.fold.wide.done {
-		decision = max(decision, d.seq)
+	for _, d := range s.fold.Wide.Done {
+		decision = max(decision, d.Seq)
 	}
 	s.mu.Unlock()
 	require.Equal(t, 2, n)
@@ -374,7 +376,7 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 		lag.foldAt(m.seq, m.subject, m.h, m.ts, false)
 	}
 	lag.mu.Lock()
-	open := len(lag.fold.wide.open)
+	open := len(lag.fold.Wide.Open)
 	lag.mu.Unlock()
 	require.Equal(t, 1, open, "the laggard holds the transaction's intents")
 	s.mu.Lock()
@@ -384,7 +386,7 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 		lag.foldAt(m.seq, m.subject, m.h, m.ts, false)
 	}
 	lag.mu.Lock()
-	foldErr, open, locked := lag.foldErr, len(lag.fold.wide.open), len(lag.fold.wide.locked)
+	foldErr, open, locked := lag.foldErr, len(lag.fold.Wide.Open), len(lag.fold.Wide.Locked)
 	lag.mu.Unlock()
 	require.NoError(t, foldErr)
 	require.Zero(t, open)

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"strconv"
 	"sync"
@@ -20,13 +22,6 @@ import (
 // conditional on the subject's last sequence, so two gateways never both
 // believe they hold it; one that dies stops renewing, and the next takes
 // over once the lease expires. (Splits need no lease: see autoSplit.)
-
-// leaseState is the maintenance lease as the fold saw it last.
-type leaseState struct {
-	seq    uint64
-	holder string
-	until  time.Time
-}
 
 // maintain runs until Close: every interval (or half the shortest
 // retention period, when shorter: topicstore.RetentionEvery) it settles
@@ -82,9 +77,9 @@ func (s *Store) maintain(interval time.Duration) {
 // maintainEvery is how often maintain runs now.
 func (s *Store) maintainEvery(interval time.Duration) time.Duration {
 	s.mu.Lock()
-	cfgs := make([]topicstore.TopicConfig, 0, len(s.fold.byName))
-	for _, t := range s.fold.byName {
-		cfgs = append(cfgs, t.rec.Config)
+	cfgs := make([]topicstore.TopicConfig, 0, len(s.fold.ByName))
+	for _, t := range s.fold.ByName {
+		cfgs = append(cfgs, t.Rec.Config)
 	}
 	s.mu.Unlock()
 	return topicstore.RetentionEvery(interval, cfgs)
@@ -117,15 +112,15 @@ func (s *Store) maintenanceFailed(what string, err error) {
 func (s *Store) takeLease(d time.Duration) (bool, error) {
 	now := s.opts.Clock()
 	s.mu.Lock()
-	l := s.fold.lease
+	l := s.fold.Lease
 	s.mu.Unlock()
-	if l.holder != "" && l.holder != s.stage.gw && now.Before(l.until) {
+	if l.Holder != "" && l.Holder != s.stage.gw && now.Before(l.Until) {
 		return false, nil // another gateway holds it
 	}
 	m := nats.NewMsg(s.prefix + ".l")
-	m.Header.Set(hHolder, s.stage.gw)
-	m.Header.Set(hUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
-	expect(m, l.seq)
+	m.Header.Set(fold.HHolder, s.stage.gw)
+	m.Header.Set(fold.HUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
+	expect(m, l.Seq)
 	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // the lease is its last message
 	ctx, cancel := s.request(context.Background())
 	defer cancel()

@@ -94,18 +94,18 @@ func foldDigest(t *testing.T, s *Store) string {
 func foldDigestLocked(s *Store) string {
 	var lines []string
 	lines = append(lines, fmt.Sprint("applied ", s.applied))
-	for name, ts := range s.fold.byName {
-		for i, ps := range ts.parts {
-			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v refs=%v", name, i, ps.start, ps.end, ps.lastSeq, ps.bytes, ps.recs, ps.refs))
+	for name, ts := range s.fold.ByName {
+		for i, ps := range ts.Parts {
+			lines = append(lines, fmt.Sprintf("%s/%d start=%d end=%d last=%d bytes=%d recs=%v refs=%v", name, i, ps.Start, ps.End, ps.LastSeq, ps.Bytes, ps.Recs, ps.Refs))
 		}
-		for id, pr := range ts.prods {
+		for id, pr := range ts.Prods {
 			// pending only chooses when a producer's subject rolls up:
 			// a fold that missed a purge counts messages that are gone.
 			st := *pr
-			st.pending = 0
+			st.Pending = 0
 			lines = append(lines, fmt.Sprintf("%s producer %s %+v", name, id, st))
 		}
-		for c, m := range ts.pos {
+		for c, m := range ts.Pos {
 			for p, st := range m {
 				lines = append(lines, fmt.Sprintf("%s position %s/%d %+v", name, c, p, *st))
 			}

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"errors"
 	"slices"
 	"strconv"
@@ -80,7 +82,7 @@ func (p *groupPlan) planned() int {
 
 // simPart is a partition's end as the group sees it while planning.
 type simPart struct {
-	topic  *topicState
+	topic  *fold.Topic
 	id     int32
 	end    int64
 	expect uint64 // the subject's last sequence before the batch
@@ -137,9 +139,9 @@ type prodKey struct {
 }
 
 type simProd struct {
-	topic    *topicState
+	topic    *fold.Topic
 	producer string
-	st       prodState // the state before the group; d decides from it
+	st       fold.Producer // the state before the group; d decides from it
 	d        decide.Producer
 	expect   uint64
 	fresh    bool // no live state before the group
@@ -153,7 +155,7 @@ type posKey struct {
 }
 
 type simPos struct {
-	topic  *topicState
+	topic  *fold.Topic
 	key    posKey
 	off    int64
 	expect uint64
@@ -226,7 +228,7 @@ func (s *Store) markBatch(p *groupPlan) {
 // record batch or else a shared-consumer state expecting its own subject,
 // and the sequence it expects that subject at.
 func (p *groupPlan) witnessIndex() (int, uint64, bool) {
-	for _, key := range []string{hRec, hShared} {
+	for _, key := range []string{fold.HRec, fold.HShared} {
 		for i, m := range p.msgs {
 			if m.Header.Get(key) == "" || m.Header.Get(natsjs.ExpectedLastSubjSeqSubjHeader) != "" {
 				continue
@@ -281,7 +283,7 @@ func (s *Store) planLocked(group []*commitReq) *groupPlan {
 			continue
 		}
 		if r.staged {
-			if err := s.fold.swept.check(s.stage.gw, r.openedAt); err != nil {
+			if err := s.fold.Swept.Check(s.stage.gw, r.openedAt); err != nil {
 				p.errs[i] = err
 				continue
 			}
@@ -323,7 +325,7 @@ type groupBuild struct {
 	// topic's catalog subject, so a drop, an alteration or a split since
 	// the plan refuses the batch.
 	guarded  map[uint64]bool
-	guards   []*topicState
+	guards   []*fold.Topic
 	msgCount int // messages in the batch so far
 	// sticky is the partition of the group's writes to a topic that name
 	// none and have no producer or key: one per topic per group, the next
@@ -334,9 +336,9 @@ type groupBuild struct {
 }
 
 // guard puts t's guard in the batch, once, when t needs one.
-func (b *groupBuild) guard(t *topicState) {
-	if !b.guarded[t.rec.ID] && needsGuard(t) {
-		b.guarded[t.rec.ID] = true
+func (b *groupBuild) guard(t *fold.Topic) {
+	if !b.guarded[t.Rec.ID] && needsGuard(t) {
+		b.guarded[t.Rec.ID] = true
 		b.guards = append(b.guards, t)
 		b.msgCount++
 	}
@@ -346,8 +348,8 @@ func (b *groupBuild) guard(t *topicState) {
 // where its message goes, one whose partition split follows its key into
 // the child (or the partition it names), keeping its seqnos, since dedup
 // is per topic.
-func (b *groupBuild) producer(t *topicState, id string, named int32) *simProd {
-	k := prodKey{t.rec.ID, id}
+func (b *groupBuild) producer(t *fold.Topic, id string, named int32) *simProd {
+	k := prodKey{t.Rec.ID, id}
 	sp := b.prods[k]
 	if sp == nil {
 		sp = b.s.simProducer(t, id, b.now)
@@ -373,13 +375,13 @@ func (b *groupBuild) touch(sp *simProd) {
 
 // partFor is the group's part of partition part of t, which request i
 // writes; its messages are counted as its segments grow.
-func (b *groupBuild) partFor(i int, t *topicState, part int32) *simPart {
+func (b *groupBuild) partFor(i int, t *fold.Topic, part int32) *simPart {
 	b.guard(t)
-	k := partKey{t.rec.ID, part}
+	k := partKey{t.Rec.ID, part}
 	sp := b.parts[k]
 	if sp == nil {
-		ps := t.parts[part]
-		sp = &simPart{topic: t, id: part, end: ps.end, expect: ps.lastSeq, written: ps.bytes}
+		ps := t.Parts[part]
+		sp = &simPart{topic: t, id: part, end: ps.End, expect: ps.LastSeq, written: ps.Bytes}
 		b.parts[k] = sp
 		b.partOrder = append(b.partOrder, sp)
 	}
@@ -391,11 +393,11 @@ func (b *groupBuild) partFor(i int, t *topicState, part int32) *simPart {
 
 // unbound is the group's partition of t's writes that name none and have
 // no producer or key (sticky).
-func (b *groupBuild) unbound(t *topicState) int32 {
-	p, ok := b.sticky[t.rec.ID]
+func (b *groupBuild) unbound(t *fold.Topic) int32 {
+	p, ok := b.sticky[t.Rec.ID]
 	if !ok {
 		p = b.s.roundRobin(t)
-		b.sticky[t.rec.ID] = p
+		b.sticky[t.Rec.ID] = p
 	}
 	return p
 }
@@ -403,13 +405,13 @@ func (b *groupBuild) unbound(t *topicState) int32 {
 // positions takes r's position updates into the group.
 func (b *groupBuild) positions(r *commitReq) {
 	for _, u := range r.pos {
-		t := b.s.fold.byName[u.Topic]
-		k := posKey{t.rec.ID, u.Consumer, u.Partition}
+		t := b.s.fold.ByName[u.Topic]
+		k := posKey{t.Rec.ID, u.Consumer, u.Partition}
 		sp := b.poss[k]
 		if sp == nil {
 			sp = &simPos{topic: t, key: k}
-			if ps := t.pos[u.Consumer][u.Partition]; ps != nil {
-				sp.expect = ps.seq
+			if ps := t.Pos[u.Consumer][u.Partition]; ps != nil {
+				sp.expect = ps.Seq
 			}
 			b.poss[k] = sp
 			b.posOrder = append(b.posOrder, sp)
@@ -423,7 +425,7 @@ func (b *groupBuild) positions(r *commitReq) {
 // write takes one checked write of request i into the group: its staged
 // chunks, by reference, then its messages.
 func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) {
-	t := b.s.fold.byName[w.topic]
+	t := b.s.fold.ByName[w.topic]
 	unbound := int32(-1)
 	for _, c := range w.staged {
 		part := c.Partition
@@ -438,7 +440,7 @@ func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) 
 				// let through is taken whole, as its seqnos name it.
 				sp.d.Fresh, sp.d.MaxSeqNo = false, c.SeqMax
 			}
-			sp.st.at = b.now
+			sp.st.At = b.now
 			b.touch(sp)
 			part = sp.d.Part
 		} else if part >= 0 {
@@ -465,10 +467,10 @@ func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) 
 				continue
 			}
 			hasSeq = true
-			sp.st.at = b.now
+			sp.st.At = b.now
 			b.touch(sp)
 			part = sp.d.Part
-		} else if p, ok := decide.Route(&t.rec.Layout, part, m.group); ok {
+		} else if p, ok := decide.Route(&t.Rec.Layout, part, m.group); ok {
 			part = p
 		} else {
 			if unbound < 0 {
@@ -490,19 +492,19 @@ func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) 
 func (b *groupBuild) messages(sh *sharedPlan) {
 	s, p := b.s, b.p
 	for _, t := range b.guards {
-		m := nats.NewMsg(s.guardSubject(t.rec.ID))
+		m := nats.NewMsg(s.guardSubject(t.Rec.ID))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a guard is only ever its last message
-		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.catSeq, 10))
-		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.rec.Config.Name))
+		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.CatSeq, 10))
+		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.Rec.Config.Name))
 		p.msgs = append(p.msgs, m)
 		p.guards = append(p.guards, m)
 	}
 	for _, sp := range b.prodOrder {
-		m := nats.NewMsg(s.producerSubject(sp.topic.rec.ID, sp.producer))
-		m.Header.Set(hPart, strconv.Itoa(int(sp.d.Part)))
-		m.Header.Set(hSeqNo, strconv.FormatInt(sp.d.MaxSeqNo, 10))
-		m.Header.Set(hAt, strconv.FormatInt(sp.st.at.UnixMicro(), 10))
-		if sp.st.pending+1 >= producerRollupEvery || (sp.fresh && sp.expect != 0) {
+		m := nats.NewMsg(s.producerSubject(sp.topic.Rec.ID, sp.producer))
+		m.Header.Set(fold.HPart, strconv.Itoa(int(sp.d.Part)))
+		m.Header.Set(fold.HSeqNo, strconv.FormatInt(sp.d.MaxSeqNo, 10))
+		m.Header.Set(fold.HAt, strconv.FormatInt(sp.st.At.UnixMicro(), 10))
+		if sp.st.Pending+1 >= producerRollupEvery || (sp.fresh && sp.expect != 0) {
 			// A producer's state is its last message; the ones before
 			// go every producerRollupEvery writes (producers.go).
 			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
@@ -512,7 +514,7 @@ func (b *groupBuild) messages(sh *sharedPlan) {
 	}
 	for _, sp := range b.posOrder {
 		m := nats.NewMsg(s.positionSubject(sp.key.topic, sp.key.consumer, sp.key.partition))
-		m.Header.Set(hOff, strconv.FormatInt(sp.off, 10))
+		m.Header.Set(fold.HOff, strconv.FormatInt(sp.off, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a position is its last message
 		expect(m, sp.expect)
 		p.msgs = append(p.msgs, m)

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"slices"
 	"time"
 	"topicgate/topicstore"
@@ -18,7 +20,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		return errLocked // a wide transaction holds a topic it touches (wide.go)
 	}
 	for _, w := range r.writes {
-		t := s.fold.byName[w.topic]
+		t := s.fold.ByName[w.topic]
 		if t == nil {
 			return topicstore.ErrTopicNotFound
 		}
@@ -31,7 +33,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			if c.ProducerID == "" {
 				continue
 			}
-			sp := prods[prodKey{t.rec.ID, c.ProducerID}]
+			sp := prods[prodKey{t.Rec.ID, c.ProducerID}]
 			if sp == nil {
 				sp = s.simProducer(t, c.ProducerID, now)
 			}
@@ -50,11 +52,11 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			}
 		}
 		for _, m := range w.msgs {
-			if int(m.partition) >= len(t.parts) {
+			if int(m.partition) >= len(t.Parts) {
 				return topicstore.ErrPartitionNotFound
 			}
 			err := bound.Check(m.producer, m.partition, func() (int32, bool) {
-				sp := prods[prodKey{t.rec.ID, m.producer}]
+				sp := prods[prodKey{t.Rec.ID, m.producer}]
 				if sp == nil {
 					sp = s.simProducer(t, m.producer, now)
 				}
@@ -70,31 +72,31 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 	}
 	moved := map[posKey]int64{} // this request's earlier updates
 	for _, u := range r.pos {
-		t := s.fold.byName[u.Topic]
+		t := s.fold.ByName[u.Topic]
 		if t == nil {
 			return decide.TopicGone(u.Topic)
 		}
 		if !hasConsumer(t, u.Consumer) {
 			return decide.ConsumerGone(u.Topic, u.Consumer)
 		}
-		if int(u.Partition) >= len(t.parts) || u.Partition < 0 {
+		if int(u.Partition) >= len(t.Parts) || u.Partition < 0 {
 			return decide.PartitionGone(u.Topic, u.Partition)
 		}
-		ps := t.parts[u.Partition]
-		k := posKey{t.rec.ID, u.Consumer, u.Partition}
+		ps := t.Parts[u.Partition]
+		k := posKey{t.Rec.ID, u.Consumer, u.Partition}
 		cur := s.position(t, u.Consumer, u.Partition)
 		if sp := poss[k]; sp != nil {
-			cur = max(sp.off, ps.start)
+			cur = max(sp.off, ps.Start)
 		}
 		if off, ok := moved[k]; ok {
 			cur = off
 		}
 		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
 			Offset: u.Offset, Expect: u.Expect, Exact: r.exact}
-		if err := decide.CheckPosition(d, cur, ps.start, ps.end); err != nil {
+		if err := decide.CheckPosition(d, cur, ps.Start, ps.End); err != nil {
 			return err
 		}
-		moved[k] = decide.Moved(d, ps.start)
+		moved[k] = decide.Moved(d, ps.Start)
 	}
 	return nil
 }
@@ -108,44 +110,44 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 // subject another in-flight batch also checks (10164), so every gateway
 // writing the topic serializes on it; flat topics, the common case, do
 // without.
-func needsGuard(t *topicState) bool { return t.rec.Layout.Keyed }
+func needsGuard(t *fold.Topic) bool { return t.Rec.Layout.Keyed }
 
 // inactive reports whether partition p of t was split.
-func inactive(t *topicState, p int32) bool { return decide.Inactive(&t.rec.Layout, p) }
+func inactive(t *fold.Topic, p int32) bool { return decide.Inactive(&t.Rec.Layout, p) }
 
 // live is where a write naming partition p goes (decide.Live).
-func live(t *topicState, p int32, key string) int32 { return decide.Live(&t.rec.Layout, p, key) }
+func live(t *fold.Topic, p int32, key string) int32 { return decide.Live(&t.Rec.Layout, p, key) }
 
 // simProducer is a producer's state as the fold has it; a producer
 // unknown, expired or bound to a partition that no longer exists is fresh.
-func (s *Store) simProducer(t *topicState, producer string, now time.Time) *simProd {
+func (s *Store) simProducer(t *fold.Topic, producer string, now time.Time) *simProd {
 	sp := &simProd{topic: t, producer: producer, fresh: true}
-	if ps := t.prods[producer]; ps != nil {
-		sp.expect = ps.seq
-		if !decide.Expired(ps.at, now, s.expiry(t)) && int(ps.part) < len(t.parts) {
+	if ps := t.Prods[producer]; ps != nil {
+		sp.expect = ps.Seq
+		if !decide.Expired(ps.At, now, s.expiry(t)) && int(ps.Part) < len(t.Parts) {
 			sp.st, sp.fresh = *ps, false
 		}
 	}
-	sp.d = decide.Producer{Part: sp.st.part, MaxSeqNo: sp.st.maxNo, Fresh: sp.fresh}
+	sp.d = decide.Producer{Part: sp.st.Part, MaxSeqNo: sp.st.MaxNo, Fresh: sp.fresh}
 	return sp
 }
 
 // bind chooses a new producer's partition (decide.Bind).
-func (s *Store) bind(t *topicState, producer string, explicit int32) int32 {
-	return decide.Bind(&t.rec.Layout, producer, explicit, func() int32 { return s.roundRobin(t) })
+func (s *Store) bind(t *fold.Topic, producer string, explicit int32) int32 {
+	return decide.Bind(&t.Rec.Layout, producer, explicit, func() int32 { return s.roundRobin(t) })
 }
 
 // roundRobin picks the next active partition for an unbound write (and a
 // new producer's binding). The cursor is the gateway's own: nothing but
 // balance depends on it. It skips the partitions another gateway wrote
-// last within contendedFor, as long as some partition is left: every
+// last within fold.ContendedFor, as long as some partition is left: every
 // gateway's batch expects its partitions' last sequences, so two gateways
 // appending to one partition refuse each other's batches, and spreading
 // unbound writes over disjoint partitions is what lets two gateways carry
 // more than one.
-func (s *Store) roundRobin(t *topicState) int32 {
+func (s *Store) roundRobin(t *fold.Topic) int32 {
 	var active []int32
-	for i, lp := range t.rec.Layout.Parts {
+	for i, lp := range t.Rec.Layout.Parts {
 		if !lp.Inactive {
 			active = append(active, int32(i))
 		}
@@ -156,20 +158,20 @@ func (s *Store) roundRobin(t *topicState) int32 {
 	if mine := s.share(t, active); len(mine) > 0 {
 		active = mine
 	}
-	p := active[int(t.rr)%len(active)]
-	t.rr++
+	p := active[int(t.Rr)%len(active)]
+	t.Rr++
 	return p
 }
 
 // share is this gateway's part of active when other gateways write the
-// topic too: the gateways that wrote it within contendedFor, sorted by id,
+// topic too: the gateways that wrote it within fold.ContendedFor, sorted by id,
 // take every n-th partition each. Every gateway computes the same split
 // from the same fold, so their unbound writes land in disjoint partitions.
-func (s *Store) share(t *topicState, active []int32) []int32 {
+func (s *Store) share(t *fold.Topic, active []int32) []int32 {
 	now := s.opts.Clock()
 	gws := []string{s.stage.gw}
-	for gw, at := range t.writers {
-		if gw != s.stage.gw && now.Sub(at) <= contendedFor {
+	for gw, at := range t.Writers {
+		if gw != s.stage.gw && now.Sub(at) <= fold.ContendedFor {
 			gws = append(gws, gw)
 		}
 	}
@@ -186,7 +188,3 @@ func (s *Store) share(t *topicState, active []int32) []int32 {
 	}
 	return out
 }
-
-// contendedFor is how long a gateway counts as writing a topic after its
-// last batch there.
-const contendedFor = 5 * time.Second

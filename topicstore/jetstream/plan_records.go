@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"strconv"
 	"topicgate/topicstore"
 
@@ -20,7 +22,7 @@ func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
 		if g.ref != nil {
 			h := topicstore.BatchHeader{Base: base, Count: int(g.ref.count), WrittenAt: at, CRC: g.ref.crc,
 				Bytes: g.ref.bytes, Ref: true, Seq: g.ref.seq}
-			m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
+			m := nats.NewMsg(s.dataSubject(sp.topic.Rec.ID, sp.id))
 			m.Data = topicstore.PutRefRecord(h)
 			sp.written += g.ref.bytes
 			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes, sp.written, g.ref.seq)
@@ -56,7 +58,7 @@ func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, a
 		rec := make([]byte, topicstore.BatchHeaderLen+len(payload))
 		topicstore.PutBatchHeader(rec, topicstore.BatchHeader{Base: base, Count: int(n), WrittenAt: at, CRC: topicstore.Checksum(payload)})
 		copy(rec[topicstore.BatchHeaderLen:], payload)
-		m := nats.NewMsg(s.dataSubject(sp.topic.rec.ID, sp.id))
+		m := nats.NewMsg(s.dataSubject(sp.topic.Rec.ID, sp.id))
 		m.Data = rec
 		sp.written += int64(len(payload))
 		s.recordHeaders(m, base, n, at, int64(len(payload)), sp.written, 0)
@@ -70,7 +72,7 @@ func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, a
 }
 
 // recordHeaders sets what the fold reads of a record batch, in one
-// header (hRec: fewer header lines make the fold cheaper, and every
+// header (fold.HRec: fewer header lines make the fold cheaper, and every
 // gateway folds every message); cum is the partition's payload bytes ever
 // written, this batch's included; ref, if not 0, the staged message a
 // reference record joins.
@@ -83,7 +85,7 @@ func (s *Store) recordHeaders(m *nats.Msg, base, count, at, bytes, cum int64, re
 	b = append(b, s.stage.gw...)
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, ref, 10)
-	m.Header.Set(hRec, string(b))
+	m.Header.Set(fold.HRec, string(b))
 }
 
 // expect makes m conditional on its subject's last sequence.

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -43,10 +45,6 @@ import (
 // per producer beyond its inactivity period, and the cost of the repair
 // falls on the rare write that races an expiry.
 
-// hBefore is an expiry notice's cutoff (unix micros): producers last
-// written before it are forgotten.
-const hBefore = "Tg-Before"
-
 // expirySubject is topic id's expiry notices.
 func (s *Store) expirySubject(id uint64) string {
 	return s.prefix + ".e." + strconv.FormatUint(id, 10)
@@ -70,10 +68,10 @@ const producerIdle = time.Minute
 func (s *Store) compactProducers(ctx context.Context, now time.Time) (int, error) {
 	var todo []expiredProducer
 	s.mu.Lock()
-	for id, t := range s.fold.byID {
-		for name, ps := range t.prods {
-			if ps.pending > 0 && !ps.void && now.Sub(ps.at) >= producerIdle {
-				todo = append(todo, expiredProducer{id, name, ps.seq})
+	for id, t := range s.fold.ByID {
+		for name, ps := range t.Prods {
+			if ps.Pending > 0 && !ps.Void && now.Sub(ps.At) >= producerIdle {
+				todo = append(todo, expiredProducer{id, name, ps.Seq})
 			}
 		}
 	}
@@ -86,9 +84,9 @@ func (s *Store) compactProducers(ctx context.Context, now time.Time) (int, error
 			return 0, fmt.Errorf("compacting producer %q: %w", p.id, s.unavailable(err))
 		}
 		s.mu.Lock()
-		if t := s.fold.byID[p.topic]; t != nil {
-			if ps := t.prods[p.id]; ps != nil && ps.seq == p.seq {
-				ps.pending = 0
+		if t := s.fold.ByID[p.topic]; t != nil {
+			if ps := t.Prods[p.id]; ps != nil && ps.Seq == p.seq {
+				ps.Pending = 0
 			}
 		}
 		s.mu.Unlock()
@@ -109,11 +107,11 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 	var gone []expiredProducer
 	cutoffs := map[uint64]int64{}
 	s.mu.Lock()
-	for id, t := range s.fold.byID {
+	for id, t := range s.fold.ByID {
 		cutoff := now.Add(-s.expiry(t))
-		for name, ps := range t.prods {
-			if ps.at.Before(cutoff) {
-				gone = append(gone, expiredProducer{id, name, ps.seq})
+		for name, ps := range t.Prods {
+			if ps.At.Before(cutoff) {
+				gone = append(gone, expiredProducer{id, name, ps.Seq})
 				cutoffs[id] = cutoff.UnixMicro()
 			}
 		}
@@ -129,7 +127,7 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 	}
 	for id, cutoff := range cutoffs {
 		m := nats.NewMsg(s.expirySubject(id))
-		m.Header.Set(hBefore, strconv.FormatInt(cutoff, 10))
+		m.Header.Set(fold.HBefore, strconv.FormatInt(cutoff, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // only the newest notice matters
 		rctx, cancel := s.request(ctx)
 		_, err := s.js.PublishMsg(rctx, m)
@@ -140,22 +138,6 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 	}
 	s.expiredProducers.Add(int64(len(gone)))
 	return len(gone), nil
-}
-
-// applyExpiry folds an expiry notice: t's producers last written before
-// its cutoff are forgotten. It runs under s.mu.
-func applyExpiry(t *topicState, h nats.Header) {
-	cutoff := hInt(h, hBefore)
-	for name, ps := range t.prods {
-		if ps.at.UnixMicro() < cutoff {
-			delete(t.prods, name)
-		}
-	}
-}
-
-// prodFromHeaders is the producer state a message on its subject holds.
-func prodFromHeaders(h nats.Header, seq uint64) *prodState {
-	return &prodState{seq: seq, part: int32(hInt(h, hPart)), maxNo: hInt(h, hSeqNo), at: time.UnixMicro(hInt(h, hAt)).UTC()}
 }
 
 // repairProducers sets the fold's entry of each producer in keys to what
@@ -181,13 +163,13 @@ func (s *Store) repairProducers(keys []prodKey) {
 			s.mu.Unlock()
 			continue
 		}
-		if t := s.fold.byID[k.topic]; t != nil {
-			cur := t.prods[k.producer]
+		if t := s.fold.ByID[k.topic]; t != nil {
+			cur := t.Prods[k.producer]
 			switch {
 			case seq == 0:
-				delete(t.prods, k.producer)
-			case cur == nil || cur.seq < seq:
-				t.prods[k.producer] = prodFromHeaders(h, seq)
+				delete(t.Prods, k.producer)
+			case cur == nil || cur.Seq < seq:
+				t.Prods[k.producer] = fold.ProducerFromHeaders(h, seq)
 			}
 		}
 		s.mu.Unlock()

@@ -58,7 +58,7 @@ func TestExpiredProducersLeave(t *testing.T) {
 	for _, s := range ss {
 		require.NoError(t, s.Sync(ctx))
 		s.mu.Lock()
-		left := len(s.fold.byName["t"].prods)
+		left := len(s.fold.ByName["t"].Prods)
 		s.mu.Unlock()
 		require.Equal(t, 1, left, "the folds forgot the expired producers")
 	}
@@ -71,11 +71,11 @@ func TestExpiredProducersLeave(t *testing.T) {
 	write(a, "purged", 5)
 	write(a, "unpurged", 5)
 	clock.Add(int64(2 * time.Hour))
-	id := a.fold.byName["t"].rec.ID
+	id := a.fold.ByName["t"].Rec.ID
 	require.NoError(t, a.io.purge(ctx, a.producerSubject(id, "purged"), 0)) // no notice follows
 	require.NoError(t, b.Sync(ctx))
 	b.mu.Lock()
-	delete(b.fold.byName["t"].prods, "unpurged") // as if a notice came and the purge did not
+	delete(b.fold.ByName["t"].Prods, "unpurged") // as if a notice came and the purge did not
 	b.mu.Unlock()
 	require.Equal(t, topicstore.WriteResult{Written: 1}, write(b, "purged", 1))
 	require.Equal(t, topicstore.WriteResult{Written: 1}, write(b, "unpurged", 1))

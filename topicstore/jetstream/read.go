@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,10 +18,8 @@ import (
 	"topicgate/topicstore/jetstream/jsext"
 )
 
-func timeMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-func hasConsumer(t *topicState, name string) bool {
-	for _, c := range t.rec.Config.Consumers {
+func hasConsumer(t *fold.Topic, name string) bool {
+	for _, c := range t.Rec.Config.Consumers {
 		if c.Name == name {
 			return true
 		}
@@ -30,16 +30,16 @@ func hasConsumer(t *topicState, name string) bool {
 // position is a consumer's committed offset in partition p: the stored
 // one, else its initial one (read_from), clamped up to the partition's
 // start. It runs under s.mu.
-func (s *Store) position(t *topicState, consumer string, p int32) int64 {
-	ps := t.parts[p]
+func (s *Store) position(t *fold.Topic, consumer string, p int32) int64 {
+	ps := t.Parts[p]
 	off, ok := int64(0), false
-	if st := t.pos[consumer][p]; st != nil && !st.reset {
-		off, ok = st.off, true
-	} else if init, found := t.initial[consumer][p]; found {
+	if st := t.Pos[consumer][p]; st != nil && !st.Reset {
+		off, ok = st.Off, true
+	} else if init, found := t.Initial[consumer][p]; found {
 		off, ok = init, true
 	}
-	if !ok || off < ps.start {
-		return ps.start
+	if !ok || off < ps.Start {
+		return ps.Start
 	}
 	return off
 }
@@ -53,17 +53,17 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 		s.mu.Unlock()
 		return topicstore.ErrClosed
 	}
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
-	if r.Partition < 0 || int(r.Partition) >= len(t.parts) {
+	if r.Partition < 0 || int(r.Partition) >= len(t.Parts) {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, topic, r.Partition)
 	}
-	ps := t.parts[r.Partition]
-	start, end := max(r.Start, ps.start), ps.end
+	ps := t.Parts[r.Partition]
+	start, end := max(r.Start, ps.Start), ps.End
 	if r.End >= 0 && r.End < end {
 		end = r.End
 	}
@@ -84,7 +84,7 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 			}
 			last := recs[len(recs)-1]
 			s.mu.Lock()
-			recs = s.recsFrom(ps, last.base+last.count(), recs)
+			recs = s.recsFrom(ps, last.Base+last.Count(), recs)
 			s.mu.Unlock()
 			if len(recs) == 0 {
 				return nil
@@ -92,16 +92,16 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 			k = 0
 		}
 		rec := recs[k]
-		if rec.base >= end {
+		if rec.Base >= end {
 			return nil
 		}
-		if rec.writtenAt < minAt {
+		if rec.WrittenAt < minAt {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := s.recordBatch(ctx, rec.seq)
+		data, err := s.recordBatch(ctx, rec.Seq)
 		if err != nil {
 			return s.unavailable(err)
 		}
@@ -119,7 +119,7 @@ func (s *Store) Scan(ctx context.Context, topic string, r topicstore.ScanRange, 
 		if err := topicstore.CheckCRC(h, payload); err != nil {
 			return err
 		}
-		written := timeMicros(h.WrittenAt)
+		written := fold.TimeMicros(h.WrittenAt)
 		for off := h.Base; len(payload) > 0 && off < end; off++ {
 			entry, rest, err := topicstore.NextEntry(payload)
 			if err != nil {
@@ -146,9 +146,9 @@ const scanSlice = 256
 
 // recsFrom copies into buf (reused) up to scanSlice of ps's batches, from
 // the one holding offset from. It runs under s.mu.
-func (s *Store) recsFrom(ps *partState, from int64, buf []recIdx) []recIdx {
-	i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count() > from })
-	return append(buf[:0], ps.recs[i:min(i+scanSlice, len(ps.recs))]...)
+func (s *Store) recsFrom(ps *fold.Part, from int64, buf []fold.Rec) []fold.Rec {
+	i := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].Base+ps.Recs[i].Count() > from })
+	return append(buf[:0], ps.Recs[i:min(i+scanSlice, len(ps.Recs))]...)
 }
 
 // recordBatch fetches the record batch message at seq: by a direct get,
@@ -275,14 +275,14 @@ func (s *Store) leaderGet(ctx context.Context, seq uint64) ([]byte, error) {
 func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
 	now := s.opts.Clock()
 	var out []topicstore.ProducerInfo
-	for id, ps := range t.prods {
-		if now.Sub(ps.at) > s.expiry(t) {
+	for id, ps := range t.Prods {
+		if now.Sub(ps.At) > s.expiry(t) {
 			continue
 		}
 		out = append(out, producerInfo(t, id, ps))
@@ -295,45 +295,45 @@ func (s *Store) Producers(topic string) ([]topicstore.ProducerInfo, error) {
 func (s *Store) Producer(topic, producer string) (topicstore.ProducerInfo, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return topicstore.ProducerInfo{}, false
 	}
-	ps := t.prods[producer]
-	if ps == nil || s.opts.Clock().Sub(ps.at) > s.expiry(t) {
+	ps := t.Prods[producer]
+	if ps == nil || s.opts.Clock().Sub(ps.At) > s.expiry(t) {
 		return topicstore.ProducerInfo{}, false
 	}
 	return producerInfo(t, producer, ps), true
 }
 
 // expiry is how long t's producers live without writes.
-func (s *Store) expiry(t *topicState) time.Duration {
-	return topicstore.ProducerExpiry(&t.rec.Config, s.opts.ProducerExpiry)
+func (s *Store) expiry(t *fold.Topic) time.Duration {
+	return topicstore.ProducerExpiry(&t.Rec.Config, s.opts.ProducerExpiry)
 }
 
 // producerInfo describes a producer; one bound to a partition that split
 // is unbound (-1) until its next write binds it again.
-func producerInfo(t *topicState, id string, ps *prodState) topicstore.ProducerInfo {
-	part := ps.part
+func producerInfo(t *fold.Topic, id string, ps *fold.Producer) topicstore.ProducerInfo {
+	part := ps.Part
 	if inactive(t, part) {
 		part = -1
 	}
-	return topicstore.ProducerInfo{ProducerID: id, Partition: part, MaxSeqNo: ps.maxNo, LastWrite: ps.at}
+	return topicstore.ProducerInfo{ProducerID: id, Partition: part, MaxSeqNo: ps.MaxNo, LastWrite: ps.At}
 }
 
 // Positions implements topicstore.Store.
 func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
 	if !hasConsumer(t, consumer) {
 		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
 	}
-	out := make(map[int32]int64, len(t.parts))
-	for p := range t.parts {
+	out := make(map[int32]int64, len(t.Parts))
+	for p := range t.Parts {
 		out[int32(p)] = s.position(t, consumer, int32(p))
 	}
 	return out, nil
@@ -351,13 +351,13 @@ func (s *Store) SetPosition(ctx context.Context, topic, consumer string, partiti
 func (s *Store) OffsetForTime(topic string, at time.Time) (map[int32]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
-	out := make(map[int32]int64, len(t.parts))
-	for p, ps := range t.parts {
-		out[int32(p)] = ps.offsetAt(at)
+	out := make(map[int32]int64, len(t.Parts))
+	for p, ps := range t.Parts {
+		out[int32(p)] = ps.OffsetAt(at)
 	}
 	return out, nil
 }
@@ -368,11 +368,11 @@ func (s *Store) OffsetForTime(topic string, at time.Time) (map[int32]int64, erro
 func (s *Store) Changed(topic string) (<-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.fold.byName[topic]
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
-	return t.changed, nil
+	return t.Changed, nil
 }
 
 // RunRetention implements topicstore.Store. For each partition it finds
@@ -400,36 +400,36 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 	}
 	var cuts []cut
 	s.mu.Lock()
-	for _, t := range s.fold.byName {
-		period := t.rec.Config.RetentionPeriod
+	for _, t := range s.fold.ByName {
+		period := t.Rec.Config.RetentionPeriod
 		if period <= 0 {
 			period = topicstore.DefaultRetention
 		}
 		expire := now.Add(-period).UnixMicro()
-		limit := t.rec.Config.RetentionStorageMB << 20
-		for p, ps := range t.parts {
-			keep := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].writtenAt >= expire })
+		limit := t.Rec.Config.RetentionStorageMB << 20
+		for p, ps := range t.Parts {
+			keep := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].WrittenAt >= expire })
 			if limit > 0 {
 				var size int64
-				i := len(ps.recs)
-				for i > 0 && size+ps.recs[i-1].bytes() <= limit {
-					size += ps.recs[i-1].bytes()
+				i := len(ps.Recs)
+				for i > 0 && size+ps.Recs[i-1].Bytes() <= limit {
+					size += ps.Recs[i-1].Bytes()
 					i--
 				}
 				keep = max(keep, i)
 			}
-			start := ps.end
-			if keep < len(ps.recs) {
-				start = ps.recs[keep].base
+			start := ps.End
+			if keep < len(ps.Recs) {
+				start = ps.Recs[keep].Base
 			}
 			checks := map[string]uint64{}
-			for _, c := range t.rec.Config.Consumers {
+			for _, c := range t.Rec.Config.Consumers {
 				if c.Important || c.AvailabilityPeriod > 0 {
 					var seq uint64
-					if st := t.pos[c.Name][int32(p)]; st != nil {
-						seq = st.seq
+					if st := t.Pos[c.Name][int32(p)]; st != nil {
+						seq = st.Seq
 					}
-					checks[s.positionSubject(t.rec.ID, c.Name, int32(p))] = seq
+					checks[s.positionSubject(t.Rec.ID, c.Name, int32(p))] = seq
 				}
 				switch {
 				case c.Important:
@@ -437,23 +437,23 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 				case c.AvailabilityPeriod > 0:
 					// What the consumer has not committed stays for the
 					// availability period, and no longer.
-					young := ps.end
+					young := ps.End
 					avail := now.Add(-c.AvailabilityPeriod).UnixMicro()
-					if i := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].writtenAt >= avail }); i < len(ps.recs) {
-						young = ps.recs[i].base
+					if i := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].WrittenAt >= avail }); i < len(ps.Recs) {
+						young = ps.Recs[i].Base
 					}
 					start = min(start, max(s.position(t, c.Name, int32(p)), young))
 				}
 			}
-			if start <= ps.start {
+			if start <= ps.Start {
 				continue
 			}
-			j := sort.Search(len(ps.recs), func(i int) bool { return ps.recs[i].base+ps.recs[i].count() > start })
-			j = min(j, len(ps.recs)-1) // the last batch stays
-			c := cut{id: t.rec.ID, part: int32(p), start: start, purge: ps.recs[j].seq, old: ps.start,
-				prev: ps.startSeq, checks: checks}
-			for _, r := range ps.recs[:j] {
-				if ref := ps.refs[r.seq]; ref != 0 {
+			j := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].Base+ps.Recs[i].Count() > start })
+			j = min(j, len(ps.Recs)-1) // the last batch stays
+			c := cut{id: t.Rec.ID, part: int32(p), start: start, purge: ps.Recs[j].Seq, old: ps.Start,
+				prev: ps.StartSeq, checks: checks}
+			for _, r := range ps.Recs[:j] {
+				if ref := ps.Refs[r.Seq]; ref != 0 {
 					c.refs = append(c.refs, ref)
 				}
 			}
@@ -467,7 +467,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		// since: an important consumer that rewinds meanwhile wins, and
 		// the next run decides again.
 		m := nats.NewMsg(s.startSubject(c.id, c.part))
-		m.Header.Set(hStart, strconv.FormatInt(c.start, 10))
+		m.Header.Set(fold.HStart, strconv.FormatInt(c.start, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a partition's start is its last message
 		expect(m, c.prev)
 		batch := []*nats.Msg{m}
@@ -530,14 +530,14 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 func (s *Store) retireDrained(ctx context.Context) error {
 	s.mu.Lock()
 	var names []string
-	for name, t := range s.fold.byName {
+	for name, t := range s.fold.ByName {
 		if drained(t) != nil {
 			names = append(names, name)
 		}
 	}
 	s.mu.Unlock()
 	for _, name := range names {
-		err := s.catalogChange(ctx, name, func(old *topicState) (*catalogRec, error) {
+		err := s.catalogChange(ctx, name, func(old *fold.Topic) (*fold.CatalogRec, error) {
 			if old == nil {
 				return nil, errNothing // dropped meanwhile; nil would be a drop
 			}
@@ -545,8 +545,8 @@ func (s *Store) retireDrained(ctx context.Context) error {
 			if d == nil {
 				return nil, errNothing
 			}
-			rec := old.rec
-			rec.Layout = old.rec.Layout.Clone()
+			rec := old.Rec
+			rec.Layout = old.Rec.Layout.Clone()
 			for _, p := range d {
 				rec.Layout.Parts[p].Deleted = true
 			}
@@ -563,19 +563,19 @@ var errNothing = errors.New("nothing to change")
 
 // drained lists t's inactive, emptied, fully read partitions not yet
 // marked deleted. It runs under s.mu.
-func drained(t *topicState) []int32 {
+func drained(t *fold.Topic) []int32 {
 	var out []int32
-	for i, pl := range t.rec.Layout.Parts {
-		if !pl.Inactive || pl.Deleted || i >= len(t.parts) {
+	for i, pl := range t.Rec.Layout.Parts {
+		if !pl.Inactive || pl.Deleted || i >= len(t.Parts) {
 			continue
 		}
-		ps := t.parts[i]
-		if ps.start < ps.end {
+		ps := t.Parts[i]
+		if ps.Start < ps.End {
 			continue
 		}
 		done := true
-		for _, pos := range t.pos {
-			if st := pos[int32(i)]; st != nil && !st.reset && st.off < ps.end {
+		for _, pos := range t.Pos {
+			if st := pos[int32(i)]; st != nil && !st.Reset && st.Off < ps.End {
 				done = false
 			}
 		}

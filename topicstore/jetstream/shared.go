@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -224,22 +226,22 @@ func (s *Store) movesAhead(st *shStep) []topicstore.MsgRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, cc, c, err := s.sharedLookup(st.topic, st.consumer)
-	if err != nil || cc.DeadLetterPolicy != "move" || s.fold.byName[cc.DeadLetterQueue] == nil {
+	if err != nil || cc.DeadLetterPolicy != "move" || s.fold.ByName[cc.DeadLetterQueue] == nil {
 		return nil
 	}
-	want := func(d *shDurable) bool {
-		return d.state == sharedcore.Acquired && d.holder == st.holder &&
-			(st.action == topicstore.ActionReject || cc.MaxProcessingAttempts > 0 && d.deliv >= int32(cc.MaxProcessingAttempts))
+	want := func(d *fold.SharedEntry) bool {
+		return d.State == sharedcore.Acquired && d.Holder == st.holder &&
+			(st.action == topicstore.ActionReject || cc.MaxProcessingAttempts > 0 && d.Deliv >= int32(cc.MaxProcessingAttempts))
 	}
 	var out []topicstore.MsgRef
-	for p := range t.parts {
+	for p := range t.Parts {
 		state, _ := s.sharedState(t, st.consumer, c, int32(p))
 		if state == nil {
 			continue
 		}
-		for i := range state.ents {
-			d := &state.ents[i]
-			r := topicstore.MsgRef{Partition: int32(p), Offset: d.off}
+		for i := range state.Ents {
+			d := &state.Ents[i]
+			r := topicstore.MsgRef{Partition: int32(p), Offset: d.Off}
 			if want(d) && (st.refs == nil || slices.Contains(st.refs, r)) {
 				out = append(out, r)
 			}
@@ -265,7 +267,7 @@ func (s *Store) finishMoves(ctx context.Context, topic, consumer string, limbo [
 // store).
 func (s *Store) readBodies(ctx context.Context, st *shStep, refs []topicstore.MsgRef) error {
 	s.mu.Lock()
-	t := s.fold.byName[st.topic]
+	t := s.fold.ByName[st.topic]
 	s.mu.Unlock()
 	if t == nil {
 		return fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, st.topic)
@@ -284,7 +286,7 @@ func (s *Store) readBodies(ctx context.Context, st *shStep, refs []topicstore.Ms
 		} else {
 			b.err = fmt.Errorf("dead-letter move of %s/%d/%d: message not readable", st.topic, r.Partition, r.Offset)
 		}
-		st.bodies[bodyKey{t.rec.ID, r.Partition, r.Offset}] = b
+		st.bodies[bodyKey{t.Rec.ID, r.Partition, r.Offset}] = b
 	}
 	return nil
 }
@@ -297,7 +299,7 @@ func (s *Store) readPicked(ctx context.Context, topic, consumer string, refs []t
 	s.mu.Lock()
 	t, _, c, err := s.sharedLookup(topic, consumer)
 	for _, r := range refs {
-		if err == nil && r.Offset >= t.parts[r.Partition].start {
+		if err == nil && r.Offset >= t.Parts[r.Partition].Start {
 			if m := c.meta[r.Partition]; m != nil && r.Offset >= m.base && r.Offset < m.end() {
 				if cm := m.ents[r.Offset-m.base].msg; cm != nil {
 					cp := *cm

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -40,7 +42,7 @@ type shCache struct {
 // shConsumer is a shared consumer as the fold has it and this gateway's
 // cache of it.
 type shConsumer struct {
-	*shCons
+	*fold.SharedConsumer
 	*shCache
 }
 
@@ -138,15 +140,15 @@ func (c *shCache) prune(m *shMeta, start int64) {
 }
 
 // sharedLookup finds a shared consumer. It runs under s.mu.
-func (s *Store) sharedLookup(topic, consumer string) (*topicState, *topicstore.ConsumerConfig, shConsumer, error) {
-	t := s.fold.byName[topic]
+func (s *Store) sharedLookup(topic, consumer string) (*fold.Topic, *topicstore.ConsumerConfig, shConsumer, error) {
+	t := s.fold.ByName[topic]
 	if t == nil {
 		return nil, nil, shConsumer{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
 	var cc *topicstore.ConsumerConfig
-	for i := range t.rec.Config.Consumers {
-		if t.rec.Config.Consumers[i].Name == consumer {
-			cc = &t.rec.Config.Consumers[i]
+	for i := range t.Rec.Config.Consumers {
+		if t.Rec.Config.Consumers[i].Name == consumer {
+			cc = &t.Rec.Config.Consumers[i]
 		}
 	}
 	if cc == nil {
@@ -155,21 +157,21 @@ func (s *Store) sharedLookup(topic, consumer string) (*topicState, *topicstore.C
 	if !cc.Shared {
 		return nil, nil, shConsumer{}, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrNotShared, topic, consumer)
 	}
-	c := s.fold.shTopicOf(t.rec.ID).consumer(consumer)
-	if c.gen == 0 { // (not reached: sharedCatalog started its generation)
-		c.gen = t.catSeq
+	c := s.fold.SharedTopicOf(t.Rec.ID).Consumer(consumer)
+	if c.Gen == 0 { // (not reached: sharedCatalog started its generation)
+		c.Gen = t.CatSeq
 	}
-	return t, cc, shConsumer{c, s.shCacheOf(t.rec.ID, consumer)}, nil
+	return t, cc, shConsumer{c, s.shCacheOf(t.Rec.ID, consumer)}, nil
 }
 
 // sharedState is partition p's durable state (nil if none of the
 // current generation) and its start: the state's, else the consumer's
 // committed position (read_from), never below the partition's start. It
 // runs under s.mu.
-func (s *Store) sharedState(t *topicState, name string, c shConsumer, p int32) (*shPartState, int64) {
+func (s *Store) sharedState(t *fold.Topic, name string, c shConsumer, p int32) (*fold.SharedState, int64) {
 	start := s.position(t, name, p)
-	if pf := c.parts[p]; pf != nil && pf.raw != "" {
-		return &pf.st, max(pf.st.start, t.parts[p].start)
+	if pf := c.Parts[p]; pf != nil && pf.Raw != "" {
+		return &pf.State, max(pf.State.Start, t.Parts[p].Start)
 	}
 	return nil, start
 }
@@ -192,7 +194,7 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 		s.mu.Unlock()
 		return err
 	}
-	for i := range t.parts {
+	for i := range t.Parts {
 		p := int32(i)
 		_, start := s.sharedState(t, consumer, c, p)
 		m := c.meta[p]
@@ -206,10 +208,10 @@ func (s *Store) sharedFill(ctx context.Context, topic, consumer string) error {
 		case m.base < start:
 			c.prune(m, start)
 		}
-		if to := min(start+s.shWindow(), t.parts[p].end); m.end() < to {
-			recs := t.parts[p].recs
-			if i := sort.Search(len(recs), func(i int) bool { return recs[i].base+recs[i].count() >= to }); i < len(recs) {
-				to = recs[i].base + recs[i].count()
+		if to := min(start+s.shWindow(), t.Parts[p].End); m.end() < to {
+			recs := t.Parts[p].Recs
+			if i := sort.Search(len(recs), func(i int) bool { return recs[i].Base+recs[i].Count() >= to }); i < len(recs) {
+				to = recs[i].Base + recs[i].Count()
 			}
 			jobs = append(jobs, job{p, m.end(), to})
 		}

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"errors"
 	"fmt"
 	"slices"
@@ -147,13 +149,13 @@ type simKey struct {
 
 // shSim is one (topic, consumer)'s core during a plan.
 type shSim struct {
-	t      *topicState
+	t      *fold.Topic
 	name   string
 	cc     *topicstore.ConsumerConfig
 	c      shConsumer
 	core   *sharedcore.Core
-	extra  [][]shDurable // per partition: durable entries beyond the loaded window, kept as they are
-	cnt    []shCounts
+	extra  [][]fold.SharedEntry // per partition: durable entries beyond the loaded window, kept as they are
+	cnt    []fold.SharedCounts
 	orig   []string // per partition: the state as the fold has it, encoded
 	start0 []int64  // per partition: the start as built
 	full   []bool   // per partition: the window held a whole window of messages (shWindow)
@@ -186,31 +188,31 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 	if err != nil {
 		return nil, err
 	}
-	k := simKey{t.rec.ID, consumer}
+	k := simKey{t.Rec.ID, consumer}
 	if sim := sp.sims[k]; sim != nil {
 		return sim, nil
 	}
-	n := len(t.parts)
-	sim := &shSim{t: t, name: consumer, cc: cc, c: c, extra: make([][]shDurable, n), cnt: make([]shCounts, n),
+	n := len(t.Parts)
+	sim := &shSim{t: t, name: consumer, cc: cc, c: c, extra: make([][]fold.SharedEntry, n), cnt: make([]fold.SharedCounts, n),
 		orig: make([]string, n), start0: make([]int64, n), full: make([]bool, n)}
 	window := s.shWindow()
 	core := &sharedcore.Core{Cfg: sharedcore.NewConfig(cc), Window: int(window), Parts: make([]*sharedcore.Part, n), RR: c.rr % max(n, 1)}
-	core.Tree = sharedcore.Tree{Parent: make([]int32, n), End: func(p int32) int64 { return t.parts[p].end }}
+	core.Tree = sharedcore.Tree{Parent: make([]int32, n), End: func(p int32) int64 { return t.Parts[p].End }}
 	for i := range n {
 		p := int32(i)
 		core.Tree.Parent[i] = -1
-		if i < len(t.rec.Layout.Parts) && t.rec.Layout.Parts[i].Parent >= 0 {
-			core.Tree.Parent[i], core.Tree.Split = t.rec.Layout.Parts[i].Parent, true
+		if i < len(t.Rec.Layout.Parts) && t.Rec.Layout.Parts[i].Parent >= 0 {
+			core.Tree.Parent[i], core.Tree.Split = t.Rec.Layout.Parts[i].Parent, true
 		}
 		st, start := s.sharedState(t, consumer, c, p)
 		if st != nil {
-			sim.orig[i], sim.cnt[i] = c.parts[p].raw, st.cnt
+			sim.orig[i], sim.cnt[i] = c.Parts[p].Raw, st.Cnt
 		} else {
-			sim.orig[i] = (&shPartState{start: start}).encode()
+			sim.orig[i] = (&fold.SharedState{Start: start}).Encode()
 		}
 		end := start // the loaded window: what the cache has from start on
 		if m := c.meta[p]; m != nil && m.base <= start {
-			end = max(start, min(start+window, t.parts[p].end, m.end()))
+			end = max(start, min(start+window, t.Parts[p].End, m.end()))
 		}
 		part := &sharedcore.Part{Start: start, Ents: c.entries(p, int(end-start))}
 		if end > start {
@@ -221,22 +223,22 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 			}
 		}
 		if st != nil {
-			for _, d := range st.ents {
+			for _, d := range st.Ents {
 				switch {
-				case d.off < start:
-				case d.off >= end:
+				case d.Off < start:
+				case d.Off >= end:
 					sim.extra[i] = append(sim.extra[i], d)
 				default:
-					e := &part.Ents[d.off-start]
-					e.State, e.Expired, e.Deliveries = d.state, d.expired, d.deliv
-					e.Holder, e.ExpHolder, e.Deadline = d.holder, d.expHolder, d.deadline
-					if d.state == sharedcore.Acquired {
-						core.NoteDeadline(d.deadline)
+					e := &part.Ents[d.Off-start]
+					e.State, e.Expired, e.Deliveries = d.State, d.Expired, d.Deliv
+					e.Holder, e.ExpHolder, e.Deadline = d.Holder, d.ExpHolder, d.Deadline
+					if d.State == sharedcore.Acquired {
+						core.NoteDeadline(d.Deadline)
 					}
 				}
 			}
 		}
-		sim.start0[i], sim.full[i] = start, start+window < t.parts[p].end
+		sim.start0[i], sim.full[i] = start, start+window < t.Parts[p].End
 		core.Parts[i] = part
 	}
 	sim.core = core
@@ -357,7 +359,7 @@ func (sim *shSim) run(st *shStep, now time.Time, sp *sharedPlan) ([]pendingWrite
 			st.out.picked = append(st.out.picked, shPicked{r, c.Parts[r.Partition].At(r.Offset).Deliveries})
 		}
 		if len(refs) == 0 && st.watch {
-			st.out.published, st.out.freed = sim.t.changed, sim.c.freedChan()
+			st.out.published, st.out.freed = sim.t.Changed, sim.c.FreedChan()
 			if next := c.NextReady(ns); next > 0 {
 				st.out.nextReady = time.Duration(next - ns)
 			}
@@ -370,8 +372,8 @@ func (sim *shSim) run(st *shStep, now time.Time, sp *sharedPlan) ([]pendingWrite
 		}
 		st.out.outcomes = make([]topicstore.SharedOutcome, len(st.refs))
 		for i, r := range st.refs {
-			if r.Partition < 0 || int(r.Partition) >= len(sim.t.parts) || r.Offset < sim.t.parts[r.Partition].start ||
-				r.Offset >= sim.t.parts[r.Partition].end {
+			if r.Partition < 0 || int(r.Partition) >= len(sim.t.Parts) || r.Offset < sim.t.Parts[r.Partition].Start ||
+				r.Offset >= sim.t.Parts[r.Partition].End {
 				st.out.outcomes[i] = topicstore.OutcomeUnknown
 				continue
 			}
@@ -393,8 +395,8 @@ func (sim *shSim) run(st *shStep, now time.Time, sp *sharedPlan) ([]pendingWrite
 			p.Advance()
 			st.out.stats[i] = c.Stats(i, ns)
 			cnt := &sim.cnt[i]
-			st.out.stats[i].ArchivedTotal, st.out.stats[i].DeadLettered = cnt.archived, cnt.moved
-			st.out.stats[i].DeadLetterFailures, st.out.stats[i].DeadLetterError = cnt.failures, cnt.lastErr
+			st.out.stats[i].ArchivedTotal, st.out.stats[i].DeadLettered = cnt.Archived, cnt.Moved
+			st.out.stats[i].DeadLetterFailures, st.out.stats[i].DeadLetterError = cnt.Failures, cnt.LastErr
 		}
 	}
 	if missing := sim.effects(&eff, sp); len(missing) > 0 {
@@ -419,7 +421,7 @@ func (sim *shSim) size(r topicstore.MsgRef) int64 {
 func (sim *shSim) effects(eff *sharedcore.Effects, sp *sharedPlan) (missing []topicstore.MsgRef) {
 	for _, f := range eff.Finished {
 		if f.State == sharedcore.Archived {
-			sim.cnt[f.Part].archived++
+			sim.cnt[f.Part].Archived++
 		}
 	}
 	for _, mv := range eff.Moves {
@@ -432,13 +434,13 @@ func (sim *shSim) effects(eff *sharedcore.Effects, sp *sharedPlan) (missing []to
 		case err != nil:
 			e.State = sharedcore.Avail
 			sim.core.Freed = true
-			sim.cnt[mv.Part].failures++
-			sim.cnt[mv.Part].lastErr = err.Error()
+			sim.cnt[mv.Part].Failures++
+			sim.cnt[mv.Part].LastErr = err.Error()
 		default:
 			e.State = sharedcore.Archived
 			sim.core.FinishedGroup(e)
-			sim.cnt[mv.Part].archived++
-			sim.cnt[mv.Part].moved++
+			sim.cnt[mv.Part].Archived++
+			sim.cnt[mv.Part].Moved++
 			sim.moved = append(sim.moved, w)
 		}
 	}
@@ -456,18 +458,18 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, e
 	if dlq == "" {
 		return pendingWrite{}, fmt.Errorf("%w: no dead_letter_queue", topicstore.ErrTopicNotFound)
 	}
-	dt := sp.s.fold.byName[dlq]
+	dt := sp.s.fold.ByName[dlq]
 	if dt == nil {
 		return pendingWrite{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, dlq)
 	}
-	b := sp.bodies[bodyKey{sim.t.rec.ID, mv.Part, mv.Off}]
+	b := sp.bodies[bodyKey{sim.t.Rec.ID, mv.Part, mv.Off}]
 	if b == nil {
 		return pendingWrite{}, errNoBody
 	}
 	if b.err != nil {
 		return pendingWrite{}, b.err
 	}
-	topic := sim.t.rec.Config.Name
+	topic := sim.t.Rec.Config.Name
 	dm := &b.msg
 	out := topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, sim.name, mv.Part, mv.Off),
 		SeqNo: 1, HasSeqNo: true, MessageGroupID: dm.MessageGroupID, CreatedAt: dm.CreatedAt,
@@ -477,7 +479,7 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, e
 			topicstore.Attr{Key: "dlq_source_offset", Value: strconv.FormatInt(mv.Off, 10)},
 			topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.Deliv))})}
 	takes := func(c topicstore.Codec) bool {
-		return len(dt.rec.Config.SupportedCodecs) == 0 || slices.Contains(dt.rec.Config.SupportedCodecs, c)
+		return len(dt.Rec.Config.SupportedCodecs) == 0 || slices.Contains(dt.Rec.Config.SupportedCodecs, c)
 	}
 	codec, body := topicstore.CodecOf(dm), dm.Body
 	if !takes(codec) {
@@ -511,7 +513,7 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 		if !sim.used {
 			continue
 		}
-		id, gen := sim.t.rec.ID, strconv.FormatUint(sim.c.gen, 10)
+		id, gen := sim.t.Rec.ID, strconv.FormatUint(sim.c.Gen, 10)
 		freed := sim.core.Freed
 		for i, p := range sim.core.Parts {
 			p.Advance()
@@ -520,40 +522,40 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 			}
 		}
 		for i, p := range sim.core.Parts {
-			st := shPartState{start: p.Start, cnt: sim.cnt[i]}
+			st := fold.SharedState{Start: p.Start, Cnt: sim.cnt[i]}
 			for j := range p.Ents {
-				if e := &p.Ents[j]; !trivial(e) {
-					st.ents = append(st.ents, shDurable{off: p.Start + int64(j), state: e.State, expired: e.Expired, deliv: e.Deliveries,
-						holder: e.Holder, expHolder: e.ExpHolder, deadline: e.Deadline})
+				if e := &p.Ents[j]; !fold.Trivial(e) {
+					st.Ents = append(st.Ents, fold.SharedEntry{Off: p.Start + int64(j), State: e.State, Expired: e.Expired, Deliv: e.Deliveries,
+						Holder: e.Holder, ExpHolder: e.ExpHolder, Deadline: e.Deadline})
 				}
 			}
 			for _, d := range sim.extra[i] {
-				if d.off >= p.LoadedEnd() {
-					st.ents = append(st.ents, d)
+				if d.Off >= p.LoadedEnd() {
+					st.Ents = append(st.Ents, d)
 				}
 			}
-			enc := st.encode()
+			enc := st.Encode()
 			if enc == sim.orig[i] {
 				continue
 			}
 			m := nats.NewMsg(sp.s.stateSubject(id, sim.name, int32(i)))
-			m.Header.Set(hShared, enc)
-			m.Header.Set(hGen, gen)
+			m.Header.Set(fold.HShared, enc)
+			m.Header.Set(fold.HGen, gen)
 			if freed {
-				m.Header.Set(hFreed, "1")
+				m.Header.Set(fold.HFreed, "1")
 			}
 			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 			var seq uint64
-			if pf := sim.c.parts[int32(i)]; pf != nil {
-				seq = pf.seq
+			if pf := sim.c.Parts[int32(i)]; pf != nil {
+				seq = pf.Seq
 			}
 			expect(m, seq)
 			out = append(out, m)
 			pos := sp.s.position(sim.t, sim.name, int32(i))
 			if _, moved := poss[posKey{id, sim.name, int32(i)}]; !moved &&
-				(p.Start-pos >= positionStep || p.Start >= sim.t.parts[i].end && p.Start > pos) {
+				(p.Start-pos >= positionStep || p.Start >= sim.t.Parts[i].End && p.Start > pos) {
 				pm := nats.NewMsg(sp.s.positionSubject(id, sim.name, int32(i)))
-				pm.Header.Set(hOff, strconv.FormatInt(p.Start, 10))
+				pm.Header.Set(fold.HOff, strconv.FormatInt(p.Start, 10))
 				pm.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a drained queue moves it often
 				out = append(out, pm)
 			}

@@ -245,9 +245,9 @@ func (m *sim) verifyShared(v *Store) {
 		}
 		finished := false
 		if st != nil {
-			for _, d := range st.ents {
-				if d.off == ref.Offset {
-					finished = d.state == sharedcore.Acked || d.state == sharedcore.Archived
+			for _, d := range st.Ents {
+				if d.Off == ref.Offset {
+					finished = d.State == sharedcore.Acked || d.State == sharedcore.Archived
 				}
 			}
 		}

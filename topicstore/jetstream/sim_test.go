@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -316,7 +318,7 @@ type simSnap struct {
 // by reference.
 func joinsStaged(msgs []*nats.Msg) bool {
 	for _, msg := range msgs {
-		if v := msg.Header.Get(hRec); v != "" && !strings.HasSuffix(v, " 0") {
+		if v := msg.Header.Get(fold.HRec); v != "" && !strings.HasSuffix(v, " 0") {
 			return true
 		}
 	}
@@ -369,12 +371,12 @@ func (m *sim) createTopic(name string, parts int) {
 	if err := topicstore.NormalizeConfig(&cfg); err != nil {
 		panic(err)
 	}
-	js, err := json.Marshal(catalogRec{Config: cfg, CreatedAt: m.now.UnixMicro(), Layout: topicstore.FlatLayout(parts)})
+	js, err := json.Marshal(fold.CatalogRec{Config: cfg, CreatedAt: m.now.UnixMicro(), Layout: topicstore.FlatLayout(parts)})
 	if err != nil {
 		panic(err)
 	}
 	msg := nats.NewMsg("tg.c." + hex.EncodeToString([]byte(name)))
-	msg.Header.Set(hTopic, string(js))
+	msg.Header.Set(fold.HTopic, string(js))
 	m.st.store([]*nats.Msg{msg}, m.now)
 }
 
@@ -393,7 +395,7 @@ func (m *sim) startGateway() *simGW {
 	g.digests = map[uint64]string{}
 	g.s.onApplied = func(seq uint64) {
 		if seq%7 == 0 {
-			g.digests[seq] = strconv.FormatUint(g.s.fold.foldDigest(time.Time{}), 16)
+			g.digests[seq] = strconv.FormatUint(g.s.fold.Digest(time.Time{}), 16)
 		}
 	}
 	g.s.io = simIO{g}
@@ -452,7 +454,7 @@ func (g *simGW) loop() {
 // heartbeat publishes g's heartbeat, as groupLoop does.
 func (m *sim) heartbeat(g *simGW) {
 	msg := nats.NewMsg("tg.h." + g.name)
-	msg.Header.Set(hUntil, strconv.FormatInt(m.now.Add(simTTL).UnixMicro(), 10))
+	msg.Header.Set(fold.HUntil, strconv.FormatInt(m.now.Add(simTTL).UnixMicro(), 10))
 	m.st.store([]*nats.Msg{msg}, m.now)
 	g.beat = m.now
 }
@@ -992,13 +994,13 @@ func (s *simStats) add(m *sim) {
 	}
 	for _, msg := range m.st.msgs {
 		switch {
-		case msg.h.Get(hFence) != "":
+		case msg.h.Get(fold.HFence) != "":
 			s.fences++
-		case msg.h.Get(hAbort) != "":
+		case msg.h.Get(fold.HAbort) != "":
 			s.foreignAborts++
-		case msg.h.Get(hDecide) == "abort":
+		case msg.h.Get(fold.HDecide) == "abort":
 			s.aborts++
-		case msg.h.Get(hResolve) != "":
+		case msg.h.Get(fold.HResolve) != "":
 			s.resolutions++
 		}
 	}

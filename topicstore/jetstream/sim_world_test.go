@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"errors"
 	"fmt"
@@ -113,7 +115,7 @@ func (m *sim) startJob(g *simGW) {
 		job = func() {
 			if snap {
 				g.s.mu.Lock()
-				m.snaps = append(m.snaps, simSnap{g.name, g.s.applied, g.s.fold.encodeSnapshot(g.s.opts.Stream, time.Time{}, g.s.applied, 0)})
+				m.snaps = append(m.snaps, simSnap{g.name, g.s.applied, g.s.fold.EncodeSnapshot(g.s.opts.Stream, time.Time{}, g.s.applied, 0)})
 				g.s.mu.Unlock()
 			}
 			ctx := context.Background()
@@ -253,13 +255,13 @@ func (m *sim) positions(g *simGW, r *simReq, n int) {
 	tp := simTopics[m.rng.IntN(len(simTopics))]
 	g.s.mu.Lock()
 	defer g.s.mu.Unlock()
-	t := g.s.fold.byName[tp.name]
+	t := g.s.fold.ByName[tp.name]
 	if t == nil {
 		return
 	}
 	for _, p := range m.rng.Perm(tp.parts)[:min(n, tp.parts)] {
 		cur := g.s.position(t, "c", int32(p))
-		end := t.parts[p].end
+		end := t.Parts[p].End
 		if end <= cur {
 			continue
 		}
@@ -466,9 +468,9 @@ func (m *sim) aftermath() {
 		for _, tp := range simTopics {
 			r := &simReq{kind: "after", req: &topicstore.CommitRequest{}}
 			g.s.mu.Lock()
-			t := g.s.fold.byName[tp.name]
+			t := g.s.fold.ByName[tp.name]
 			for p := range tp.parts {
-				cur, end := g.s.position(t, "c", int32(p)), t.parts[p].end
+				cur, end := g.s.position(t, "c", int32(p)), t.Parts[p].End
 				if end > cur {
 					r.req.Positions = append(r.req.Positions, topicstore.PositionUpdate{Topic: tp.name, Consumer: "c", Partition: int32(p), Offset: end, Expect: cur})
 					r.pos = append(r.pos, simPosMove{tp.name, int32(p), end})
@@ -520,23 +522,23 @@ func (m *sim) verifySnapshots(want string) {
 			// point may have left no trace in the stream.
 			continue
 		}
-		dec, err := decodeSnapshot(sn.data)
+		dec, err := fold.DecodeSnapshot(sn.data)
 		if err != nil {
 			m.fail(fmt.Errorf("the snapshot of gateway %s at %d does not decode: %w", sn.gw, sn.seq, err))
 			return
 		}
 		w := newStore(m.opts(), 0xfffe)
-		w.fold.wide.filtered = true
+		w.fold.Wide.Filtered = true
 		for seq := uint64(1); seq <= sn.seq; seq++ {
 			if msg := m.st.get(seq); msg != nil && !strings.HasPrefix(msg.subject, w.prefix+".d.") {
 				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
 			}
 		}
-		if err := w.fold.install(dec); err != nil {
+		if err := w.fold.Install(dec); err != nil {
 			m.fail(fmt.Errorf("the snapshot of gateway %s at %d: %w", sn.gw, sn.seq, err))
 			return
 		}
-		w.applied = dec.meta.Seq
+		w.applied = dec.Meta.Seq
 		for seq := sn.seq + 1; seq <= m.st.lastSeq(); seq++ {
 			if msg := m.st.get(seq); msg != nil {
 				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
@@ -566,8 +568,8 @@ func (m *sim) verify() {
 		m.fail(fmt.Errorf("the stream does not fold: %w", v.foldErr))
 		return
 	}
-	if len(v.fold.wide.open) > 0 || len(v.fold.wide.locked) > 0 {
-		m.fail(fmt.Errorf("wide transactions left undecided: %d (topics held: %v)", len(v.fold.wide.open), v.fold.wide.locked))
+	if len(v.fold.Wide.Open) > 0 || len(v.fold.Wide.Locked) > 0 {
+		m.fail(fmt.Errorf("wide transactions left undecided: %d (topics held: %v)", len(v.fold.Wide.Open), v.fold.Wide.Locked))
 	}
 	m.verifyShared(v)
 	m.verifyDigests()
@@ -603,31 +605,31 @@ func (m *sim) verify() {
 	lastSeq := map[string]int64{}
 	referenced := map[uint64]bool{}
 	for _, tp := range allSimTopics() {
-		t := v.fold.byName[tp.name]
+		t := v.fold.ByName[tp.name]
 		if t == nil {
 			m.fail(fmt.Errorf("topic %s is gone", tp.name))
 			return
 		}
-		for p, ps := range t.parts {
-			next := ps.start
-			for _, r := range ps.recs {
-				if r.base+r.count() <= ps.start {
+		for p, ps := range t.Parts {
+			next := ps.Start
+			for _, r := range ps.Recs {
+				if r.Base+r.Count() <= ps.Start {
 					continue
 				}
-				if r.base > next {
-					m.fail(fmt.Errorf("%s/%d: offsets %d..%d missing", tp.name, p, next, r.base-1))
+				if r.Base > next {
+					m.fail(fmt.Errorf("%s/%d: offsets %d..%d missing", tp.name, p, next, r.Base-1))
 				}
-				next = r.base + r.count()
+				next = r.Base + r.Count()
 				msgs, err := m.readRecord(r)
 				if err != nil {
-					m.fail(fmt.Errorf("%s/%d offset %d (sequence %d): %w", tp.name, p, r.base, r.seq, err))
+					m.fail(fmt.Errorf("%s/%d offset %d (sequence %d): %w", tp.name, p, r.Base, r.Seq, err))
 					continue
 				}
-				if ref := ps.refs[r.seq]; ref != 0 {
+				if ref := ps.Refs[r.Seq]; ref != 0 {
 					referenced[ref] = true
 				}
 				for i, msg := range msgs {
-					f := found{tp.name, int32(p), r.base + int64(i)}
+					f := found{tp.name, int32(p), r.Base + int64(i)}
 					b := string(msg.Body)
 					seen[b] = append(seen[b], f)
 					if msg.ProducerID != "" {
@@ -644,11 +646,11 @@ func (m *sim) verify() {
 					}
 				}
 			}
-			if next < ps.end {
-				m.fail(fmt.Errorf("%s/%d: offsets %d..%d missing", tp.name, p, next, ps.end-1))
+			if next < ps.End {
+				m.fail(fmt.Errorf("%s/%d: offsets %d..%d missing", tp.name, p, next, ps.End-1))
 			}
-			if pos, k := v.position(t, "c", int32(p)), (simPosKey{tp.name, int32(p)}); pos < m.w.posAcked[k] || pos > ps.end {
-				m.fail(fmt.Errorf("%s/%d: consumer c is at %d, acknowledged at %d, end %d", tp.name, p, pos, m.w.posAcked[k], ps.end))
+			if pos, k := v.position(t, "c", int32(p)), (simPosKey{tp.name, int32(p)}); pos < m.w.posAcked[k] || pos > ps.End {
+				m.fail(fmt.Errorf("%s/%d: consumer c is at %d, acknowledged at %d, end %d", tp.name, p, pos, m.w.posAcked[k], ps.End))
 			}
 		}
 	}
@@ -691,7 +693,7 @@ func (m *sim) verify() {
 	// A dead gateway's chunks that no record references are swept.
 	for seq := uint64(1); seq <= m.st.lastSeq(); seq++ {
 		msg := m.st.get(seq)
-		if msg == nil || !strings.HasPrefix(msg.subject, "tg.t.") || referenced[seq] || msg.h.Get(hGone) != "" {
+		if msg == nil || !strings.HasPrefix(msg.subject, "tg.t.") || referenced[seq] || msg.h.Get(fold.HGone) != "" {
 			continue // a "gone" marker its publisher did not delete expires (goneTTL)
 		}
 		gw := strings.Split(msg.subject, ".")[2]
@@ -704,10 +706,10 @@ func (m *sim) verify() {
 }
 
 // readRecord reads a record batch from the stream: its messages.
-func (m *sim) readRecord(r recIdx) ([]*topicstore.Message, error) {
-	msg := m.st.get(r.seq)
+func (m *sim) readRecord(r fold.Rec) ([]*topicstore.Message, error) {
+	msg := m.st.get(r.Seq)
 	if msg == nil {
-		return nil, fmt.Errorf("record batch message %d is gone", r.seq)
+		return nil, fmt.Errorf("record batch message %d is gone", r.Seq)
 	}
 	h, payload, err := topicstore.DecodeBatchHeader(msg.data)
 	if err != nil {
@@ -739,8 +741,8 @@ func (m *sim) readRecord(r recIdx) ([]*topicstore.Message, error) {
 		c.Body = append([]byte(nil), msg.Body...)
 		out = append(out, &c)
 	}
-	if int64(len(out)) != r.count() {
-		return nil, fmt.Errorf("record batch of %d messages holds %d", r.count(), len(out))
+	if int64(len(out)) != r.Count() {
+		return nil, fmt.Errorf("record batch of %d messages holds %d", r.Count(), len(out))
 	}
 	return out, nil
 }

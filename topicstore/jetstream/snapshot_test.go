@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -71,16 +73,16 @@ func TestSnapshotStart(t *testing.T) {
 
 	require.NoError(t, a.writeSnapshot(ctx))
 	a.mu.Lock()
-	point := a.fold.snap.last
+	point := a.fold.Snap.Last
 	a.mu.Unlock()
 	require.NotZero(t, point)
 
 	// After the snapshot: more commits, a consumer added with read_from,
 	// retention that cuts u's batches the snapshot holds.
 	snapWorkload(t, a, 300, 200)
-	require.NoError(t, a.catalogChange(ctx, "t", func(old *topicState) (*catalogRec, error) {
-		rec := old.rec
-		rec.Config = topicstore.CloneConfig(old.rec.Config)
+	require.NoError(t, a.catalogChange(ctx, "t", func(old *fold.Topic) (*fold.CatalogRec, error) {
+		rec := old.Rec
+		rec.Config = topicstore.CloneConfig(old.Rec.Config)
 		rec.Config.Consumers = append(rec.Config.Consumers, topicstore.ConsumerConfig{Name: "late", ReadFrom: time.Now().Add(-time.Hour)})
 		return &rec, nil
 	}))
@@ -95,11 +97,11 @@ func TestSnapshotStart(t *testing.T) {
 	full.IgnoreSnapshots = true
 	f := openStores(t, c, full, 1)[0]
 	b.mu.Lock()
-	from := b.fold.snap.from
+	from := b.fold.Snap.From
 	b.mu.Unlock()
 	require.Equal(t, point, from, "b started from the snapshot")
 	f.mu.Lock()
-	require.Zero(t, f.fold.snap.from)
+	require.Zero(t, f.fold.Snap.From)
 	f.mu.Unlock()
 	require.NoError(t, a.sync(ctx))
 	require.NoError(t, b.sync(ctx))
@@ -125,7 +127,7 @@ func TestSnapshotStart(t *testing.T) {
 		require.NoError(t, s.sync(ctx))
 		require.Zero(t, s.snapMismatches.Load())
 		s.mu.Lock()
-		require.Equal(t, b.fold.snap.last, s.fold.snap.last)
+		require.Equal(t, b.fold.Snap.Last, s.fold.Snap.Last)
 		s.mu.Unlock()
 	}
 	require.Equal(t, int64(1), b.snapWritten.Load())
@@ -133,7 +135,7 @@ func TestSnapshotStart(t *testing.T) {
 	// A gateway whose state differs (here a partition's byte count on a,
 	// changed by hand) says so at the next snapshot; the others do not.
 	a.mu.Lock()
-	a.fold.byName["t"].parts[0].bytes++
+	a.fold.ByName["t"].Parts[0].Bytes++
 	a.mu.Unlock()
 	require.NoError(t, b.writeSnapshot(ctx))
 	for _, s := range []*Store{a, f} {
@@ -191,7 +193,7 @@ func TestSnapshotFallback(t *testing.T) {
 	good, err := obs.GetBytes(ctx, snapObject)
 	require.NoError(t, err)
 	for name, data := range map[string][]byte{
-		"newer format": append(append([]byte(nil), snapMagic...), 9),
+		"newer format": append(append([]byte(nil), fold.SnapMagic...), 9),
 		"truncated":    good[:len(good)-3],
 		"garbage":      []byte("not a snapshot at all"),
 	} {
@@ -199,36 +201,36 @@ func TestSnapshotFallback(t *testing.T) {
 		require.NoError(t, err)
 		s := openStores(t, c, o, 1)[0]
 		s.mu.Lock()
-		require.Zero(t, s.fold.snap.from, name)
+		require.Zero(t, s.fold.Snap.From, name)
 		s.mu.Unlock()
 		require.Equal(t, want, digest(s), name)
 	}
 
 	// A snapshot that does not fit the catalog (a topic the catalog
 	// lacks): Open starts again with a full replay.
-	_, err = obs.PutBytes(ctx, snapObject, reencode(t, good, func(m *snapMeta) { m.Topics[0].ID = 99999 }))
+	_, err = obs.PutBytes(ctx, snapObject, reencode(t, good, func(m *fold.SnapMeta) { m.Topics[0].ID = 99999 }))
 	require.NoError(t, err)
 	s := openStores(t, c, o, 1)[0]
 	s.mu.Lock()
-	require.Zero(t, s.fold.snap.from)
+	require.Zero(t, s.fold.Snap.From)
 	s.mu.Unlock()
 	require.Equal(t, want, digest(s))
 }
 
 // reencode changes a snapshot's JSON part.
-func reencode(t *testing.T, b []byte, f func(*snapMeta)) []byte {
+func reencode(t *testing.T, b []byte, f func(*fold.SnapMeta)) []byte {
 	t.Helper()
-	rest := b[len(snapMagic):]
+	rest := b[len(fold.SnapMagic):]
 	_, n := binary.Uvarint(rest)
 	rest = rest[n:]
 	l, n := binary.Uvarint(rest)
-	var m snapMeta
+	var m fold.SnapMeta
 	require.NoError(t, json.Unmarshal(rest[n:n+int(l)], &m))
 	f(&m)
 	js, err := json.Marshal(m)
 	require.NoError(t, err)
-	out := append([]byte(nil), snapMagic...)
-	out = binary.AppendUvarint(out, snapVersion)
+	out := append([]byte(nil), fold.SnapMagic...)
+	out = binary.AppendUvarint(out, fold.SnapVersion)
 	out = binary.AppendUvarint(out, uint64(len(js)))
 	out = append(out, js...)
 	return append(out, rest[n+int(l):]...)

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"fmt"
 	"io"
@@ -64,7 +66,7 @@ func BenchmarkGatewayStart(b *testing.B) {
 				b.Fatal(err)
 			}
 			s.mu.Lock()
-			id := s.fold.byName["t"].rec.ID
+			id := s.fold.ByName["t"].Rec.ID
 			s.mu.Unlock()
 			at := time.Now().UnixMicro()
 			t0 := time.Now()
@@ -72,7 +74,7 @@ func BenchmarkGatewayStart(b *testing.B) {
 				var m *nats.Msg
 				if kind == "rolled" {
 					m = nats.NewMsg(s.positionSubject(id, "c", 0))
-					m.Header.Set(hOff, strconv.Itoa(i))
+					m.Header.Set(fold.HOff, strconv.Itoa(i))
 					m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 				} else {
 					m = nats.NewMsg(s.dataSubject(id, 0))

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"errors"
 	"fmt"
@@ -136,7 +138,7 @@ type Store struct {
 	cond    *sync.Cond
 	applied uint64 // highest stream sequence folded into the state
 	// fold is the state the stream's messages fold into, under mu.
-	fold    *foldState
+	fold    *fold.State
 	closed  bool
 	foldErr error
 	filling bool   // a fill runs
@@ -184,7 +186,7 @@ type Store struct {
 	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
 	maintenanceErrors                           atomic.Int64 // maintenance runs that failed (maintain.go)
 	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
-	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go)
+	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go: sharedCASBroken)
 	expiredAcquires                             atomic.Int64 // acquires whose locks ended before they were stored (shared.go)
 	maint                                       maintState
 	snapMismatches                              atomic.Int64 // snapshot.go
@@ -227,16 +229,16 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.unknown
-	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.fold.snap.last, s.fold.snap.lastAt, s.fold.snap.from
+	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.fold.Snap.Last, s.fold.Snap.LastAt, s.fold.Snap.From
 	cs.SnapshotsWritten, cs.SnapshotMismatches = s.snapWritten.Load(), s.snapMismatches.Load()
 	now := s.opts.Clock()
-	if s.fold.lease.holder != "" && now.Before(s.fold.lease.until) {
-		cs.LeaseHolder = s.fold.lease.holder
-		cs.LeaseHeld = s.fold.lease.holder == s.stage.gw
+	if s.fold.Lease.Holder != "" && now.Before(s.fold.Lease.Until) {
+		cs.LeaseHolder = s.fold.Lease.Holder
+		cs.LeaseHeld = s.fold.Lease.Holder == s.stage.gw
 	}
-	for gw, b := range s.fold.members.beats {
-		if now.Before(b.until) || gw == s.stage.gw {
-			cs.Gateways = append(cs.Gateways, topicstore.GatewayStats{ID: gw, Name: b.name, Until: b.until, Self: gw == s.stage.gw})
+	for gw, b := range s.fold.Groups.Beats {
+		if now.Before(b.Until) || gw == s.stage.gw {
+			cs.Gateways = append(cs.Gateways, topicstore.GatewayStats{ID: gw, Name: b.Name, Until: b.Until, Self: gw == s.stage.gw})
 		}
 	}
 	s.mu.Unlock()
@@ -274,7 +276,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		s, err := open(ctx, o)
-		if errors.Is(err, errSnapshotUnusable) {
+		if errors.Is(err, fold.ErrSnapshotUnusable) {
 			o.Logger.Warn("not starting from the fold's snapshot: replaying the whole stream", "stream", o.Stream, "err", err)
 			o.IgnoreSnapshots = true
 			s, err = open(ctx, o)
@@ -418,7 +420,7 @@ func newStore(o Options, gw uint64) *Store {
 	if o.Stream != DefaultStream {
 		s.prefix = strings.ToLower(o.Stream)
 	}
-	s.fold = newFoldState(s.prefix, o.Clock, s)
+	s.fold = fold.New(s.prefix, o.Clock, foldHooks{s})
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,
 	// leases.

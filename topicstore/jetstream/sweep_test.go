@@ -51,13 +51,13 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		var out []string
-		for key := range s.fold.swept.subjects {
+		for key := range s.fold.Swept.Subjects {
 			out = append(out, key)
 		}
-		require.Len(t, s.fold.swept.chunks, func() int {
+		require.Len(t, s.fold.Swept.Chunks, func() int {
 			n := 0
-			for _, ss := range s.fold.swept.subjects {
-				n += len(ss.seqs)
+			for _, ss := range s.fold.Swept.Subjects {
+				n += len(ss.Seqs)
 			}
 			return n
 		}())

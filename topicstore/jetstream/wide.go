@@ -1,10 +1,10 @@
 package jetstream
 
 import (
-	"encoding/hex"
+	"topicgate/topicstore/jetstream/fold"
+
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -55,43 +55,8 @@ import (
 // Once none of a transaction's intents is left in the stream and no
 // gateway can need it any more, its decision is retired (wide_retire.go).
 
-// Headers of wide transactions.
-const (
-	hTxn    = "Tg-Txn"    // an intent: "<gateway> <number>"
-	hDecide = "Tg-Decide" // a decision ("commit", "abort"); on a chain marker, the number decided
-	hAbort  = "Tg-Abort"  // another gateway's abort, as a link on the owner's chain: the number aborted
-)
-
 func (s *Store) decisionSubject(gw string, n uint64) string {
 	return s.prefix + ".x." + gw + "." + strconv.FormatUint(n, 10)
-}
-
-// wideTxn is a wide transaction as folded: intents with no decision yet.
-type wideTxn struct {
-	gw      string
-	n       uint64
-	intents []intent
-	topics  []uint64 // the topics it holds
-}
-
-type intent struct {
-	subject string
-	h       nats.Header
-	seq     uint64
-}
-
-// wideState is the wide transactions as folded; under s.mu.
-type wideState struct {
-	open    map[string]*wideTxn // by "<gateway> <number>"
-	locked  map[uint64]int      // topic id -> open transactions holding it
-	decided map[string]uint64   // per gateway: its highest transaction number decided
-	// done are the decided transactions whose decision is not retired yet
-	// (wide_retire.go), by "<gateway> <number>".
-	done map[string]*doneTxn
-	// filtered is set while the fold replays the stream up to a snapshot
-	// without its record batches (snapshot_start.go): the transactions
-	// decided then lack their record-batch intents until install.
-	filtered bool
 }
 
 // wideOwn is this gateway's own wide transactions; under s.mu.
@@ -110,80 +75,6 @@ type ownWide struct {
 	txns               []uint64 // the stagings it joins
 }
 
-func wideKey(gw string, n uint64) string { return gw + " " + strconv.FormatUint(n, 10) }
-
-// applyIntent holds an intent aside (see above). It runs under s.mu.
-func (f *foldState) applyIntent(v string, tok []string, subject string, h nats.Header, seq uint64) error {
-	gw, ns, _ := strings.Cut(v, " ")
-	n, err := strconv.ParseUint(ns, 10, 64)
-	if err != nil {
-		return fmt.Errorf("bad %s header %q", hTxn, v)
-	}
-	w := &f.wide
-	if n <= w.decided[gw] {
-		// Decided already: a late intent (the chain refuses those; kept
-		// safe) is void.
-		f.bumpSeq(tok, seq)
-		return nil
-	}
-	if w.open == nil {
-		w.open, w.locked = map[string]*wideTxn{}, map[uint64]int{}
-	}
-	key := wideKey(gw, n)
-	x := w.open[key]
-	if x == nil {
-		x = &wideTxn{gw: gw, n: n}
-		w.open[key] = x
-	}
-	x.intents = append(x.intents, intent{subject: subject, h: h, seq: seq})
-	if id, err := strconv.ParseUint(tok[1], 10, 64); err == nil && !containsID(x.topics, id) {
-		x.topics = append(x.topics, id)
-		w.locked[id]++
-	}
-	return nil
-}
-
-func containsID(ids []uint64, id uint64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-// applyDecision folds a decision: the transaction's intents take effect
-// (commit) or only their sequences do (abort); or a retirement marker
-// (wide_retire.go). It runs under s.mu.
-func (f *foldState) applyDecision(tok []string, h nats.Header, seq uint64, ts time.Time) error {
-	if len(tok) != 3 {
-		return nil
-	}
-	gw := tok[1]
-	n, err := strconv.ParseUint(tok[2], 10, 64)
-	if err != nil {
-		return nil
-	}
-	commit := h.Get(hDecide) == "commit"
-	w := &f.wide
-	if h.Get(hGone) != "" {
-		return f.applyRetired(gw, n, commit)
-	}
-	if w.decided == nil {
-		w.decided = map[string]uint64{}
-	}
-	w.decided[gw] = max(w.decided[gw], n)
-	f.noteDone(gw, n, seq, ts, commit)
-	if x := w.open[wideKey(gw, n)]; x != nil {
-		f.wide.done[wideKey(gw, n)].intents = x.intents
-		if err := f.closeWide(x, commit, false); err != nil {
-			return err
-		}
-	}
-	f.hooks.decided(gw, n, commit)
-	return nil
-}
-
 // decided marks this gateway's wide transaction n decided (a fold hook).
 // It runs under s.mu.
 func (s *Store) decided(gw string, n uint64, commit bool) {
@@ -195,111 +86,15 @@ func (s *Store) decided(gw string, n uint64, commit bool) {
 	s.cond.Broadcast()
 }
 
-// closeWide ends open transaction x as decided: its topics are free
-// again, and its intents take effect (commit) or only their sequences do
-// (abort). skipMoved leaves out the intents whose subject the fold has
-// folded a later message on (a decision learnt late: wide_retire.go). It
-// runs under s.mu.
-func (f *foldState) closeWide(x *wideTxn, commit, skipMoved bool) error {
-	w := &f.wide
-	delete(w.open, wideKey(x.gw, x.n))
-	for _, id := range x.topics {
-		if w.locked[id]--; w.locked[id] <= 0 {
-			delete(w.locked, id)
-		}
-		if t := f.byID[id]; t != nil {
-			t.notify()
-		}
-	}
-	for _, in := range x.intents {
-		itok := strings.Split(strings.TrimPrefix(in.subject, f.prefix+"."), ".")
-		if skipMoved && f.subjectMoved(itok, in.seq) {
-			continue
-		}
-		if !commit {
-			f.bumpSeq(itok, in.seq)
-			continue
-		}
-		h := make(nats.Header, len(in.h))
-		for k, v := range in.h {
-			if k != hTxn {
-				h[k] = v
-			}
-		}
-		if err := f.apply(in.subject, h, in.seq, time.Time{}); err != nil {
-			return fmt.Errorf("wide transaction %s %d, intent at sequence %d: %w", x.gw, x.n, in.seq, err)
-		}
-	}
-	return nil
-}
-
-// bumpSeq makes seq the last sequence of a subject whose state does not
-// change: an intent void by an abort. It runs under s.mu.
-func (f *foldState) bumpSeq(tok []string, seq uint64) {
-	if len(tok) < 3 {
-		return
-	}
-	id, err := strconv.ParseUint(tok[1], 10, 64)
-	if err != nil {
-		return
-	}
-	t := f.byID[id]
-	if t == nil {
-		return
-	}
-	switch {
-	case tok[0] == "d" && len(tok) == 3:
-		if p, err := strconv.Atoi(tok[2]); err == nil && p < len(t.parts) {
-			t.parts[p].lastSeq = seq
-		}
-	case tok[0] == "p" && len(tok) == 3:
-		raw, err := hex.DecodeString(tok[2])
-		if err != nil {
-			return
-		}
-		if ps := t.prods[string(raw)]; ps != nil {
-			ps.seq = seq
-			ps.pending++ // an intent replaces nothing
-			ps.void = true
-		} else {
-			t.prods[string(raw)] = &prodState{seq: seq, void: true} // no state: a fresh producer
-		}
-	case tok[0] == "o" && len(tok) == 4:
-		raw, herr := hex.DecodeString(tok[2])
-		p, perr := strconv.Atoi(tok[3])
-		if herr != nil || perr != nil {
-			return
-		}
-		c := string(raw)
-		if t.pos[c] == nil {
-			t.pos[c] = map[int32]*posState{}
-		}
-		if ps := t.pos[c][int32(p)]; ps != nil {
-			ps.seq, ps.void = seq, true
-		} else {
-			t.pos[c][int32(p)] = &posState{seq: seq, reset: true, void: true}
-		}
-	case tok[0] == "s" && len(tok) == 4:
-		_ = f.applyShared(t, tok, nats.Header{}, seq)
-		if raw, err := hex.DecodeString(tok[2]); err == nil {
-			if p, err := strconv.Atoi(tok[3]); err == nil {
-				if pf := f.shTopicOf(t.rec.ID).consumer(string(raw)).parts[int32(p)]; pf != nil {
-					pf.void = true
-				}
-			}
-		}
-	}
-}
-
 // requestLocked reports whether a wide transaction holds a topic r
 // touches. It runs under s.mu.
 func (s *Store) requestLocked(r *commitReq) bool {
-	if len(s.fold.wide.locked) == 0 {
+	if len(s.fold.Wide.Locked) == 0 {
 		return false
 	}
 	held := func(name string) bool {
-		t := s.fold.byName[name]
-		return t != nil && s.fold.wide.locked[t.rec.ID] > 0
+		t := s.fold.ByName[name]
+		return t != nil && s.fold.Wide.Locked[t.Rec.ID] > 0
 	}
 	for _, w := range r.writes {
 		if held(w.topic) {
@@ -315,8 +110,8 @@ func (s *Store) requestLocked(r *commitReq) bool {
 		if held(st.topic) {
 			return true
 		}
-		if t := s.fold.byName[st.topic]; t != nil {
-			for _, c := range t.rec.Config.Consumers {
+		if t := s.fold.ByName[st.topic]; t != nil {
+			for _, c := range t.Rec.Config.Consumers {
 				if c.Name == st.consumer && c.DeadLetterQueue != "" && held(c.DeadLetterQueue) {
 					return true
 				}
@@ -341,7 +136,7 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	s.wideOwn.mine[n] = own
 	s.mu.Unlock()
 	s.commitWide.Add(1)
-	key := wideKey(s.stage.gw, n)
+	key := fold.WideKey(s.stage.gw, n)
 	guards := map[*nats.Msg]bool{}
 	for _, m := range p.guards {
 		guards[m] = true
@@ -351,7 +146,7 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 		if guards[m] {
 			continue
 		}
-		m.Header.Set(hTxn, key)
+		m.Header.Set(fold.HTxn, key)
 		// An intent replaces nothing: an abort must leave the subject's
 		// state readable by a fold that replays the stream.
 		m.Header.Del(natsjs.MsgRollup)
@@ -361,7 +156,7 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	size := s.batchLimit() - 1
 	for i := 0; i < len(body); i += size {
 		chunk := body[i:min(i+size, len(body))]
-		o, last, msgs, err := s.publishLinked(chunk, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(hTxn, key) })
+		o, last, msgs, err := s.publishLinked(chunk, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(fold.HTxn, key) })
 		if o == stored {
 			s.waitStored(last, msgs)
 			s.cacheRecords(last, msgs)
@@ -375,10 +170,10 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 		return s.endWide(p, n, own, o, err, deadline)
 	}
 	x := nats.NewMsg(s.decisionSubject(s.stage.gw, n))
-	x.Header.Set(hDecide, "commit")
+	x.Header.Set(fold.HDecide, "commit")
 	expect(x, 0)
 	decision := append(append([]*nats.Msg{}, p.guards...), x)
-	o, last, msgs, err := s.publishLinked(decision, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(hDecide, strconv.FormatUint(n, 10)) })
+	o, last, msgs, err := s.publishLinked(decision, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(fold.HDecide, strconv.FormatUint(n, 10)) })
 	if o == stored {
 		s.finish(p, last, msgs)
 		s.forgetWide(n)

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
 	"fmt"
 	"sort"
@@ -30,7 +32,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 				s.mu.Unlock()
 				return o.committed, true, nil
 			}
-		} else if s.fold.wide.decided[gw] >= n && s.fold.wide.open[wideKey(gw, n)] == nil {
+		} else if s.fold.Wide.Decided[gw] >= n && s.fold.Wide.Open[fold.WideKey(gw, n)] == nil {
 			s.mu.Unlock()
 			return false, true, nil // decided; a resolver needs no more
 		}
@@ -39,13 +41,13 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		var d *doubt
 		if foreign {
 			link = nats.NewMsg(s.chainSubject(gw))
-			last := s.fold.chainLast(gw)
-			link.Header.Set(hAbort, strconv.FormatUint(n, 10))
-			link.Header.Set(hPrev, strconv.FormatUint(last, 10))
+			last := s.fold.ChainLast(gw)
+			link.Header.Set(fold.HAbort, strconv.FormatUint(n, 10))
+			link.Header.Set(fold.HPrev, strconv.FormatUint(last, 10))
 			expect(link, last)
 		} else {
 			link, d = s.marker(2, nil)
-			link.Header.Set(hDecide, strconv.FormatUint(n, 10))
+			link.Header.Set(fold.HDecide, strconv.FormatUint(n, 10))
 		}
 		s.mu.Unlock()
 		if closed || !s.io.now().Before(deadline) {
@@ -61,7 +63,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 			return false, false, err
 		}
 		x := nats.NewMsg(s.decisionSubject(gw, n))
-		x.Header.Set(hDecide, "abort")
+		x.Header.Set(fold.HDecide, "abort")
 		expect(x, 0)
 		batch := []*nats.Msg{link, x}
 		if d != nil {
@@ -125,23 +127,23 @@ func (s *Store) abortOrphans(blocked []*commitReq) {
 	held := map[uint64]bool{}
 	for _, r := range blocked {
 		for _, w := range r.writes {
-			if t := s.fold.byName[w.topic]; t != nil {
-				held[t.rec.ID] = true
+			if t := s.fold.ByName[w.topic]; t != nil {
+				held[t.Rec.ID] = true
 			}
 		}
 		for _, u := range r.pos {
-			if t := s.fold.byName[u.Topic]; t != nil {
-				held[t.rec.ID] = true
+			if t := s.fold.ByName[u.Topic]; t != nil {
+				held[t.Rec.ID] = true
 			}
 		}
 		for _, st := range r.sh {
-			if t := s.fold.byName[st.topic]; t != nil {
-				held[t.rec.ID] = true
+			if t := s.fold.ByName[st.topic]; t != nil {
+				held[t.Rec.ID] = true
 			}
 		}
 	}
-	orphans := s.orphansLocked(func(x *wideTxn) bool {
-		for _, id := range x.topics {
+	orphans := s.orphansLocked(func(x *fold.WideTxn) bool {
+		for _, id := range x.Topics {
 			if held[id] {
 				return true
 			}
@@ -161,17 +163,17 @@ type orphan struct {
 // orphansLocked lists the open wide transactions of other gateways whose
 // heartbeat expired, that match want (sorted, so that the order is the
 // same on every run). It runs under s.mu.
-func (s *Store) orphansLocked(want func(*wideTxn) bool) []orphan {
+func (s *Store) orphansLocked(want func(*fold.WideTxn) bool) []orphan {
 	now := s.opts.Clock()
 	var out []orphan
-	for _, x := range s.fold.wide.open {
-		if x.gw == s.stage.gw || !want(x) {
+	for _, x := range s.fold.Wide.Open {
+		if x.Gw == s.stage.gw || !want(x) {
 			continue
 		}
-		if b := s.fold.members.beats[x.gw]; b != nil && !now.After(b.until) {
+		if b := s.fold.Groups.Beats[x.Gw]; b != nil && !now.After(b.Until) {
 			continue // its gateway lives
 		}
-		out = append(out, orphan{x.gw, x.n})
+		out = append(out, orphan{x.Gw, x.N})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].gw != out[j].gw {

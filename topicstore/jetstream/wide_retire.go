@@ -1,8 +1,9 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/fold"
+
 	"context"
-	"encoding/hex"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,118 +50,11 @@ import (
 // missed all of it) carries a link expecting the owner's chain as it
 // folded it, which the owner's decision batch moved, so it is refused.
 
-// doneTxn is a decided wide transaction whose decision is not retired.
-type doneTxn struct {
-	gw      string
-	n       uint64
-	seq     uint64    // the decision's stream sequence
-	at      time.Time // when it was stored
-	commit  bool
-	intents []intent
-	// partial: decided during a filtered replay, and install found no
-	// list of its record-batch intents in the snapshot; never retired by
-	// this gateway.
-	partial bool
-}
-
-// noteDone records decision seq of gateway gw's transaction n. It runs
-// under s.mu.
-func (f *foldState) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
-	w := &f.wide
-	if w.done == nil {
-		w.done = map[string]*doneTxn{}
-	}
-	if ts.IsZero() {
-		ts = f.clock()
-	}
-	w.done[wideKey(gw, n)] = &doneTxn{gw: gw, n: n, seq: seq, at: ts, commit: commit, partial: w.filtered}
-}
-
-// applyRetired folds a retirement marker: the transaction is forgotten,
-// and one still open here is decided by the marker (see above). It runs
-// under s.mu.
-func (f *foldState) applyRetired(gw string, n uint64, commit bool) error {
-	w := &f.wide
-	key := wideKey(gw, n)
-	delete(w.done, key)
-	x := w.open[key]
-	if x == nil {
-		return nil
-	}
-	if w.decided == nil {
-		w.decided = map[string]uint64{}
-	}
-	w.decided[gw] = max(w.decided[gw], n)
-	f.hooks.retiredLate(gw, n, len(x.intents))
-	if err := f.closeWide(x, commit, true); err != nil {
-		return err
-	}
-	f.hooks.decided(gw, n, commit)
-	return nil
-}
-
 // retiredLate warns that a decision was retired before this gateway's
 // fold applied it (a fold hook).
 func (s *Store) retiredLate(gw string, n uint64, intents int) {
 	s.opts.Logger.Warn("a wide transaction's decision was retired before this gateway folded it: its fold is far behind",
 		"gateway", gw, "number", n, "intents", intents)
-}
-
-// subjectMoved reports whether the fold holds a later message than seq
-// on the subject of tok. It runs under s.mu.
-func (f *foldState) subjectMoved(tok []string, seq uint64) bool {
-	last, _, ok := f.subjectLast(tok)
-	return ok && last > seq
-}
-
-// subjectLast is the last sequence the fold holds for the topic subject
-// of tok (record batches, producers, positions, shared-consumer states),
-// and whether that message is an intent an abort voided (the subject's
-// state is then in a message before it); ok false: it holds none (the
-// topic, producer, consumer is gone) or the subject is of another kind.
-func (f *foldState) subjectLast(tok []string) (last uint64, void, ok bool) {
-	if len(tok) < 3 {
-		return 0, false, false
-	}
-	id, err := strconv.ParseUint(tok[1], 10, 64)
-	if err != nil {
-		return 0, false, false
-	}
-	t := f.byID[id]
-	if t == nil {
-		return 0, false, false
-	}
-	switch {
-	case tok[0] == "d" && len(tok) == 3:
-		if p, err := strconv.Atoi(tok[2]); err == nil && p < len(t.parts) {
-			return t.parts[p].lastSeq, false, true
-		}
-	case tok[0] == "p" && len(tok) == 3:
-		if raw, err := hex.DecodeString(tok[2]); err == nil {
-			if ps := t.prods[string(raw)]; ps != nil {
-				return ps.seq, ps.void, true
-			}
-		}
-	case tok[0] == "o" && len(tok) == 4:
-		raw, herr := hex.DecodeString(tok[2])
-		p, perr := strconv.Atoi(tok[3])
-		if herr == nil && perr == nil {
-			if ps := t.pos[string(raw)][int32(p)]; ps != nil {
-				return ps.seq, ps.void, true
-			}
-		}
-	case tok[0] == "s" && len(tok) == 4:
-		raw, herr := hex.DecodeString(tok[2])
-		p, perr := strconv.Atoi(tok[3])
-		if st := f.sh.topics[id]; st != nil && herr == nil && perr == nil {
-			if c := st.cons[string(raw)]; c != nil {
-				if pf := c.parts[int32(p)]; pf != nil {
-					return pf.seq, pf.void, true
-				}
-			}
-		}
-	}
-	return 0, false, false
 }
 
 // retireStep is what the lease holder does for one intent.
@@ -172,60 +66,60 @@ type retireStep struct {
 
 // planRetire decides, for transaction d, what makes its intents go, and
 // whether that is all it waits for (ready). It runs under s.mu.
-func (s *Store) planRetire(d *doneTxn) (steps []retireStep, ready bool) {
+func (s *Store) planRetire(d *fold.DoneTxn) (steps []retireStep, ready bool) {
 	ready = true
-	for _, in := range d.intents {
-		tok := strings.Split(strings.TrimPrefix(in.subject, s.prefix+"."), ".")
+	for _, in := range d.Intents {
+		tok := strings.Split(strings.TrimPrefix(in.Subject, s.prefix+"."), ".")
 		if len(tok) < 3 {
 			ready = false // not a topic's subject: keep it
 			continue
 		}
 		id, _ := strconv.ParseUint(tok[1], 10, 64)
-		if s.fold.byID[id] == nil {
+		if s.fold.ByID[id] == nil {
 			continue // its topic was dropped, and everything on its subjects purged
 		}
-		t := s.fold.byID[id]
+		t := s.fold.ByID[id]
 		if tok[0] == "d" {
 			p, err := strconv.Atoi(tok[2])
-			if err != nil || p >= len(t.parts) {
+			if err != nil || p >= len(t.Parts) {
 				continue
 			}
 			// Retention purges a partition's subject below the batch its
 			// cut keeps (again here: the cut's purge may have failed);
 			// nothing else is deleted from it.
-			cut := t.parts[p].cutSeq
-			if in.seq >= cut {
+			cut := t.Parts[p].CutSeq
+			if in.Seq >= cut {
 				ready = false // still retained
 				continue
 			}
-			steps = append(steps, retireStep{subject: in.subject, purge: cut})
+			steps = append(steps, retireStep{subject: in.Subject, purge: cut})
 			continue
 		}
-		last, void, ok := s.fold.subjectLast(tok)
+		last, void, ok := s.fold.SubjectLast(tok)
 		switch {
 		case !ok && (tok[0] == "p" || tok[0] == "o" || tok[0] == "s"):
 			// An expired producer or a dropped consumer: its subject was
 			// purged with it.
 		case !ok:
 			ready = false // a kind no plan writes intents on: keep it
-		case last > in.seq && void:
+		case last > in.Seq && void:
 			// The subject's state is in a message before its last (an
 			// aborted intent): purging below it would lose it.
 			ready = false
-		case last > in.seq:
-			steps = append(steps, retireStep{subject: in.subject, purge: last})
-		case d.commit && (tok[0] == "p" || tok[0] == "o"):
-			m := nats.NewMsg(in.subject)
-			for k, v := range in.h {
+		case last > in.Seq:
+			steps = append(steps, retireStep{subject: in.Subject, purge: last})
+		case d.Commit && (tok[0] == "p" || tok[0] == "o"):
+			m := nats.NewMsg(in.Subject)
+			for k, v := range in.H {
 				// The state is in topicgate's headers; the stored intent
 				// also carries the server's (its batch's id, sequence).
-				if strings.HasPrefix(k, "Tg-") && k != hTxn {
+				if strings.HasPrefix(k, "Tg-") && k != fold.HTxn {
 					m.Header[k] = v
 				}
 			}
 			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
-			expect(m, in.seq)
-			steps = append(steps, retireStep{subject: in.subject, again: m})
+			expect(m, in.Seq)
+			steps = append(steps, retireStep{subject: in.Subject, again: m})
 		default:
 			ready = false // the subject's state: until the next write there
 		}
@@ -240,25 +134,25 @@ func (s *Store) snapshotsPast(seq uint64) bool {
 	if s.snapFloor != nil {
 		return s.snapFloor() > seq
 	}
-	sn := &s.fold.snap
-	if sn.last == 0 && sn.point == 0 {
+	sn := &s.fold.Snap
+	if sn.Last == 0 && sn.Point == 0 {
 		return true
 	}
-	return sn.last > seq && (sn.point <= sn.last || sn.point > seq)
+	return sn.Last > seq && (sn.Point <= sn.Last || sn.Point > seq)
 }
 
 // retireDecisions retires, at now, the decisions the rules above allow,
 // and returns how many. The maintenance lease holder runs it.
 func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error) {
 	type job struct {
-		d     *doneTxn
+		d     *fold.DoneTxn
 		steps []retireStep
 	}
 	var jobs []job
 	s.mu.Lock()
-	for _, d := range s.fold.wide.done {
-		if d.partial || now.Sub(d.at) < s.opts.DecisionHold || !s.snapshotsPast(d.seq) ||
-			s.foldedFloor != nil && s.foldedFloor() < d.seq {
+	for _, d := range s.fold.Wide.Done {
+		if d.Partial || now.Sub(d.At) < s.opts.DecisionHold || !s.snapshotsPast(d.Seq) ||
+			s.foldedFloor != nil && s.foldedFloor() < d.Seq {
 			continue
 		}
 		if steps, ready := s.planRetire(d); ready {
@@ -266,7 +160,7 @@ func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error)
 		}
 	}
 	s.mu.Unlock()
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].d.seq < jobs[j].d.seq })
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].d.Seq < jobs[j].d.Seq })
 	retired := 0
 	for _, j := range jobs {
 		ok := true
@@ -290,16 +184,16 @@ func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error)
 		if !ok {
 			continue
 		}
-		m := nats.NewMsg(s.decisionSubject(j.d.gw, j.d.n))
-		m.Header.Set(hGone, "0")
-		if j.d.commit {
-			m.Header.Set(hDecide, "commit")
+		m := nats.NewMsg(s.decisionSubject(j.d.Gw, j.d.N))
+		m.Header.Set(fold.HGone, "0")
+		if j.d.Commit {
+			m.Header.Set(fold.HDecide, "commit")
 		} else {
-			m.Header.Set(hDecide, "abort")
+			m.Header.Set(fold.HDecide, "abort")
 		}
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 		m.Header.Set(natsjs.MsgTTLHeader, s.opts.DecisionHold.String())
-		expect(m, j.d.seq)
+		expect(m, j.d.Seq)
 		rctx, cancel := s.request(ctx)
 		_, err := s.io.publish(rctx, m)
 		cancel()
@@ -312,7 +206,7 @@ func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error)
 		retired++
 		s.decisionsRetired.Add(1)
 		s.mu.Lock()
-		s.retiredUpTo = max(s.retiredUpTo, j.d.seq)
+		s.retiredUpTo = max(s.retiredUpTo, j.d.Seq)
 		s.mu.Unlock()
 	}
 	return retired, nil

@@ -1,4 +1,4 @@
-package jetstream
+package fold
 
 import (
 	"encoding/base64"
@@ -10,38 +10,38 @@ import (
 	"topicgate/topicstore/sharedcore"
 )
 
-// shPartState is one (topic, shared consumer, partition)'s durable state:
+// SharedState is one (topic, shared consumer, partition)'s durable state:
 // what the last message of its state subject says (Tg-Shared header).
 // Entries are the window's messages that differ from a fresh one
 // (delivered, locked, expired or finished), ascending by offset, all at or
 // above start; a message without an entry is available, never delivered.
-type shPartState struct {
-	start int64
-	ents  []shDurable
-	cnt   shCounts
+type SharedState struct {
+	Start int64
+	Ents  []SharedEntry
+	Cnt   SharedCounts
 }
 
-// shDurable is one message's durable state.
-type shDurable struct {
-	off       int64
-	state     sharedcore.State
-	expired   bool
-	deliv     int32
-	holder    sharedcore.Holder
-	expHolder sharedcore.Holder
-	deadline  int64 // unix ns, with holder
+// SharedEntry is one message's durable state.
+type SharedEntry struct {
+	Off       int64
+	State     sharedcore.State
+	Expired   bool
+	Deliv     int32
+	Holder    sharedcore.Holder
+	ExpHolder sharedcore.Holder
+	Deadline  int64 // unix ns, with holder
 }
 
-// shCounts are a partition's counters of messages that did not end in an
+// SharedCounts are a partition's counters of messages that did not end in an
 // ack (SharedPartitionStats): they live in the state, so every gateway
 // shows the cluster's.
-type shCounts struct {
-	archived, moved, failures int64
-	lastErr                   string
+type SharedCounts struct {
+	Archived, Moved, Failures int64
+	LastErr                   string
 }
 
-// trivial reports whether e is a fresh message's state (no entry needed).
-func trivial(e *sharedcore.Entry) bool {
+// Trivial reports whether e is a fresh message's state (no entry needed).
+func Trivial(e *sharedcore.Entry) bool {
 	return e.State == sharedcore.Avail && e.Deliveries == 0 && !e.Expired && e.Holder == (sharedcore.Holder{})
 }
 
@@ -64,7 +64,7 @@ const (
 //	  [uvarint holder index, varint deadline - base], [uvarint expHolder index]
 //
 // in unpadded base64. A window of 1000 locked messages takes ~20 KB.
-func (st *shPartState) encode() string {
+func (st *SharedState) Encode() string {
 	var holders []sharedcore.Holder
 	index := map[sharedcore.Holder]uint64{}
 	idx := func(h sharedcore.Holder) uint64 {
@@ -77,61 +77,61 @@ func (st *shPartState) encode() string {
 		return i
 	}
 	var base int64
-	for i := range st.ents {
-		e := &st.ents[i]
-		if e.holder != (sharedcore.Holder{}) && (base == 0 || e.deadline < base) {
-			base = e.deadline
+	for i := range st.Ents {
+		e := &st.Ents[i]
+		if e.Holder != (sharedcore.Holder{}) && (base == 0 || e.Deadline < base) {
+			base = e.Deadline
 		}
 	}
-	body := make([]byte, 0, 8+len(st.ents)*8)
-	next := st.start
-	for i := range st.ents {
-		e := &st.ents[i]
-		body = binary.AppendUvarint(body, uint64(e.off-next))
-		next = e.off + 1
-		flags := byte(e.state) & stateMask
-		if e.expired {
+	body := make([]byte, 0, 8+len(st.Ents)*8)
+	next := st.Start
+	for i := range st.Ents {
+		e := &st.Ents[i]
+		body = binary.AppendUvarint(body, uint64(e.Off-next))
+		next = e.Off + 1
+		flags := byte(e.State) & stateMask
+		if e.Expired {
 			flags |= flagExpired
 		}
-		if e.holder != (sharedcore.Holder{}) {
+		if e.Holder != (sharedcore.Holder{}) {
 			flags |= flagHolder
 		}
-		if e.expHolder != (sharedcore.Holder{}) {
+		if e.ExpHolder != (sharedcore.Holder{}) {
 			flags |= flagExpHolder
 		}
 		body = append(body, flags)
-		body = binary.AppendUvarint(body, uint64(e.deliv))
+		body = binary.AppendUvarint(body, uint64(e.Deliv))
 		if flags&flagHolder != 0 {
-			body = binary.AppendUvarint(body, idx(e.holder))
-			body = binary.AppendVarint(body, e.deadline-base)
+			body = binary.AppendUvarint(body, idx(e.Holder))
+			body = binary.AppendVarint(body, e.Deadline-base)
 		}
 		if flags&flagExpHolder != 0 {
-			body = binary.AppendUvarint(body, idx(e.expHolder))
+			body = binary.AppendUvarint(body, idx(e.ExpHolder))
 		}
 	}
 	b := []byte{shCodecVersion}
-	b = binary.AppendUvarint(b, uint64(st.start))
-	b = binary.AppendUvarint(b, uint64(st.cnt.archived))
-	b = binary.AppendUvarint(b, uint64(st.cnt.moved))
-	b = binary.AppendUvarint(b, uint64(st.cnt.failures))
-	b = binary.AppendUvarint(b, uint64(len(st.cnt.lastErr)))
-	b = append(b, st.cnt.lastErr...)
+	b = binary.AppendUvarint(b, uint64(st.Start))
+	b = binary.AppendUvarint(b, uint64(st.Cnt.Archived))
+	b = binary.AppendUvarint(b, uint64(st.Cnt.Moved))
+	b = binary.AppendUvarint(b, uint64(st.Cnt.Failures))
+	b = binary.AppendUvarint(b, uint64(len(st.Cnt.LastErr)))
+	b = append(b, st.Cnt.LastErr...)
 	b = binary.AppendUvarint(b, uint64(len(holders)))
 	for _, h := range holders {
 		b = binary.AppendUvarint(b, h.Gateway)
 		b = binary.AppendUvarint(b, uint64(h.Session))
 	}
 	b = binary.AppendVarint(b, base)
-	b = binary.AppendUvarint(b, uint64(len(st.ents)))
+	b = binary.AppendUvarint(b, uint64(len(st.Ents)))
 	b = append(b, body...)
 	return base64.RawStdEncoding.EncodeToString(b)
 }
 
 var errBadState = errors.New("bad shared-consumer state")
 
-// decodeState parses an encode result.
-func decodeState(s string) (shPartState, error) {
-	var st shPartState
+// DecodeSharedState parses an encode result.
+func DecodeSharedState(s string) (SharedState, error) {
+	var st SharedState
 	b, err := base64.RawStdEncoding.DecodeString(s)
 	if err != nil || len(b) == 0 || b[0] != shCodecVersion {
 		return st, errBadState
@@ -146,9 +146,9 @@ func decodeState(s string) (shPartState, error) {
 		}
 		return int(n)
 	}
-	st.start = int64(r.Uvarint())
-	st.cnt.archived, st.cnt.moved, st.cnt.failures = int64(r.Uvarint()), int64(r.Uvarint()), int64(r.Uvarint())
-	st.cnt.lastErr = string(r.Bytes())
+	st.Start = int64(r.Uvarint())
+	st.Cnt.Archived, st.Cnt.Moved, st.Cnt.Failures = int64(r.Uvarint()), int64(r.Uvarint()), int64(r.Uvarint())
+	st.Cnt.LastErr = string(r.Bytes())
 	holders := make([]sharedcore.Holder, count())
 	for i := range holders {
 		holders[i] = sharedcore.Holder{Gateway: r.Uvarint(), Session: uint32(r.Uvarint())}
@@ -162,25 +162,25 @@ func decodeState(s string) (shPartState, error) {
 		return holders[i]
 	}
 	base := r.Varint()
-	st.ents = make([]shDurable, count())
-	next := st.start
-	for i := range st.ents {
-		e := &st.ents[i]
-		e.off = next + int64(r.Uvarint())
-		next = e.off + 1
+	st.Ents = make([]SharedEntry, count())
+	next := st.Start
+	for i := range st.Ents {
+		e := &st.Ents[i]
+		e.Off = next + int64(r.Uvarint())
+		next = e.Off + 1
 		flags := r.Byte()
-		e.state, e.expired = sharedcore.State(flags&stateMask), flags&flagExpired != 0
-		e.deliv = int32(min(r.Uvarint(), math.MaxInt32))
+		e.State, e.Expired = sharedcore.State(flags&stateMask), flags&flagExpired != 0
+		e.Deliv = int32(min(r.Uvarint(), math.MaxInt32))
 		if flags&flagHolder != 0 {
-			e.holder = holder()
-			e.deadline = base + r.Varint()
+			e.Holder = holder()
+			e.Deadline = base + r.Varint()
 		}
 		if flags&flagExpHolder != 0 {
-			e.expHolder = holder()
+			e.ExpHolder = holder()
 		}
 	}
 	if r.Err || len(r.B) != 0 {
-		return shPartState{}, errBadState
+		return SharedState{}, errBadState
 	}
 	return st, nil
 }

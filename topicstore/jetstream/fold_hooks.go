@@ -1,0 +1,33 @@
+package jetstream
+
+import "github.com/nats-io/nats.go"
+
+// foldHooks is what the fold tells this gateway as it applies a message
+// (Hooks): each hook runs under s.mu, from the fold.
+type foldHooks struct{ s *Store }
+
+func (h foldHooks) Witnessed(subject string, hd nats.Header, seq uint64) {
+	h.s.witnessed(subject, hd, seq)
+}
+
+func (h foldHooks) Linked(gw string, before uint64, hd nats.Header, seq uint64) {
+	h.s.linked(gw, before, hd, seq)
+}
+
+func (h foldHooks) Decided(gw string, n uint64, commit bool) { h.s.decided(gw, n, commit) }
+
+func (h foldHooks) RetiredLate(gw string, n uint64, intents int) { h.s.retiredLate(gw, n, intents) }
+
+func (h foldHooks) SnapPoint(seq uint64, holder string, digest uint64) {
+	h.s.snapPoint(seq, holder, digest)
+}
+
+func (h foldHooks) SnapMismatch(at, digest, want uint64) { h.s.snapMismatch(at, digest, want) }
+
+func (h foldHooks) SharedReset(id uint64, name string) { h.s.sharedReset(id, name) }
+
+func (h foldHooks) SharedGone(id uint64) { h.s.sharedGone(id) }
+
+func (h foldHooks) SharedCASBroken(subject string, seq, expected, folded uint64) {
+	h.s.sharedCASBroken(subject, seq, expected, folded)
+}
