@@ -195,7 +195,7 @@ type simGW struct {
 	m    *sim
 	name string
 	s    *Store
-	// digests are the fold's digests (foldDigest) at every 7th sequence
+	// digests are the fold's digests (fold.State.Digest) at every 7th sequence
 	// it applied (verifyDigests).
 	digests map[uint64]string
 	jobs    chan func()

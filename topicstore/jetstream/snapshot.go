@@ -29,7 +29,7 @@ import (
 //
 //  1. it publishes a point message on <prefix>.n; its sequence is S. Every
 //     gateway folding it computes a digest of its own state at S
-//     (foldDigest: the catalog and the partitions' record batches), and the
+//     (fold.State.Digest: the catalog and the partitions' record batches), and the
 //     writer also encodes its record-batch state there, under the fold's
 //     lock, so both are of S exactly;
 //  2. it stores the encoding in the JetStream object store bucket

@@ -315,7 +315,7 @@ func (f *State) initialPositions(t *Topic, prev []topicstore.ConsumerConfig) {
 	}
 }
 
-// offsetAt is the first offset of the first batch written at or after at.
+// OffsetAt is the first offset of the first batch written at or after at.
 func (ps *Part) OffsetAt(at time.Time) int64 {
 	us := at.UnixMicro()
 	i := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].WrittenAt >= us })

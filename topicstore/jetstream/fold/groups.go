@@ -39,7 +39,7 @@ type Member struct {
 	Ann        topicstore.Announcement
 }
 
-// notifyGroup wakes the group's waiters.
+// NotifyGroup wakes the group's waiters.
 func (g *Groups) NotifyGroup(k GroupKey) {
 	if ch := g.Waits[k]; ch != nil {
 		close(ch)
@@ -47,7 +47,7 @@ func (g *Groups) NotifyGroup(k GroupKey) {
 	}
 }
 
-// notifyGateway wakes every group gw has a record in.
+// NotifyGateway wakes every group gw has a record in.
 func (g *Groups) NotifyGateway(gw string) {
 	for k, byGw := range g.Recs {
 		if _, ok := byGw[gw]; ok {

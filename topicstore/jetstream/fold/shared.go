@@ -37,7 +37,7 @@ type SharedPart struct {
 	void bool
 }
 
-// shTopicOf returns the shared state of topic id, created if missing.
+// SharedTopicOf returns the shared state of topic id, created if missing.
 func (f *State) SharedTopicOf(id uint64) *SharedTopic {
 	if f.sh.topics == nil {
 		f.sh.topics = map[uint64]*SharedTopic{}
@@ -67,7 +67,7 @@ func (c *SharedConsumer) wake() {
 	}
 }
 
-// freedChan returns the channel the next wake closes.
+// FreedChan returns the channel the next wake closes.
 func (c *SharedConsumer) FreedChan() <-chan struct{} {
 	if c.freed == nil {
 		c.freed = make(chan struct{})

@@ -16,6 +16,13 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
+// Snapshots of the fold: what every gateway computes at a snapshot point
+// (Digest), and what record batches made of the state, encoded at a point
+// (EncodeSnapshot), decoded (DecodeSnapshot) and installed into a fold
+// that has applied every other message up to it (Install). When a
+// snapshot is written and how a gateway starts from one: the cluster
+// store's snapshot.go and snapshot_start.go.
+
 // SnapVersion is the snapshot format this gateway writes and reads; a
 // gateway that finds a newer one replays the stream instead.
 const SnapVersion = 1
@@ -30,7 +37,7 @@ var ErrSnapshotUnusable = errors.New("the fold's snapshot does not fit the strea
 // Snap is what the fold knows of snapshots.
 type Snap struct {
 	Point  uint64 // the last point folded
-	Digest uint64 // this gateway's foldDigest at point
+	Digest uint64 // this gateway's Digest at point
 	Last   uint64 // the sequence the newest snapshot covers (its done folded)
 	LastAt time.Time
 	From   uint64 // the snapshot this gateway started from (0: none)
@@ -52,7 +59,7 @@ func (f *State) applySnap(h nats.Header, seq uint64, ts time.Time) {
 	}
 }
 
-// foldDigest hashes what every gateway that folded the same messages
+// Digest hashes what every gateway that folded the same messages
 // holds alike at the same stream sequence: the catalog and each
 // partition's offsets, counters and record batches (a running sum of
 // their hashes, recHash). Producers, positions and retention starts are
@@ -152,7 +159,7 @@ type SnapIntent struct {
 	Header  nats.Header `json:"header"`
 }
 
-// encodeSnapshot encodes the record-batch part of the fold at seq (see
+// EncodeSnapshot encodes the record-batch part of the fold at seq (see
 // above).
 func (f *State) EncodeSnapshot(stream string, created time.Time, seq, digest uint64) []byte {
 	meta := SnapMeta{Stream: stream, Created: created, Seq: seq, Digest: strconv.FormatUint(digest, 16)}
@@ -233,7 +240,7 @@ type Snapshot struct {
 	refs [][]map[uint64]uint64 // their reference records' staged messages, by record sequence
 }
 
-// DecodeSnapshot decodes what encodeSnapshot wrote.
+// DecodeSnapshot decodes what EncodeSnapshot wrote.
 func DecodeSnapshot(b []byte) (*Snapshot, error) {
 	if !bytes.HasPrefix(b, SnapMagic) {
 		return nil, errors.New("not a topicgate snapshot")

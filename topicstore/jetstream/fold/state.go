@@ -36,7 +36,7 @@ type Topic struct {
 	ordinal uint64
 	// writers are the gateways that wrote the topic lately, with their
 	// last batch's written_at (roundRobin shares the partitions among
-	// them; forgetWriters).
+	// them; ForgetWriters).
 	Writers map[string]time.Time
 }
 
@@ -134,7 +134,7 @@ func (t *Topic) resize() {
 	}
 }
 
-// forgetWriters drops the writers whose last batch is older than
+// ForgetWriters drops the writers whose last batch is older than
 // WriterMemory before at (a batch's written_at): every gateway forgets
 // alike, and writers holds the gateways writing now, not every one that
 // ever wrote (each restart is a new gateway).

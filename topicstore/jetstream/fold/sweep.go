@@ -15,7 +15,7 @@ import (
 // It holds only stagings that may still need sweeping: one whose every
 // chunk a record references is forgotten then (referenced), and one its
 // gateway discarded or a sweep deleted is forgotten when the fold meets
-// the "gone" marker published on its subject (markGone). A marker that is
+// the "gone" marker published on its subject (the cluster store's markGone). A marker that is
 // not stored (the cluster did not answer) leaves the staging to the sweep
 // once its gateway is dead, which deletes what is left and marks it
 // again. So the
@@ -152,7 +152,7 @@ func (w *Swept) Check(gw string, openedAt uint64) error {
 	return nil
 }
 
-// chainLast is the sequence of gateway gw's last chain link as folded.
+// ChainLast is the sequence of gateway gw's last chain link as folded.
 func (f *State) ChainLast(gw string) uint64 {
 	if f := f.Swept.Fences[gw]; f != nil {
 		return f.Last

@@ -40,7 +40,7 @@ type Wide struct {
 
 func WideKey(gw string, n uint64) string { return gw + " " + strconv.FormatUint(n, 10) }
 
-// applyIntent holds an intent aside (see above).
+// applyIntent holds an intent aside (the cluster store's wide.go says why).
 func (f *State) applyIntent(v string, tok []string, subject string, h nats.Header, seq uint64) error {
 	gw, ns, _ := strings.Cut(v, " ")
 	n, err := strconv.ParseUint(ns, 10, 64)
@@ -234,7 +234,8 @@ func (f *State) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
 }
 
 // applyRetired folds a retirement marker: the transaction is forgotten,
-// and one still open here is decided by the marker (see above).
+// and one still open here is decided by the marker (the cluster store's
+// wide_retire.go says when).
 func (f *State) applyRetired(gw string, n uint64, commit bool) error {
 	w := &f.Wide
 	key := WideKey(gw, n)
@@ -262,7 +263,7 @@ func (f *State) subjectMoved(tok []string, seq uint64) bool {
 	return ok && last > seq
 }
 
-// subjectLast is the last sequence the fold holds for the topic subject
+// SubjectLast is the last sequence the fold holds for the topic subject
 // of tok (record batches, producers, positions, shared-consumer states),
 // and whether that message is an intent an abort voided (the subject's
 // state is then in a message before it); ok false: it holds none (the
