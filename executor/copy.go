@@ -88,9 +88,9 @@ func (s *Session) copyIn(ctx context.Context, tx *txn.Txn, p *plantree.CopyPlan,
 	case "binary":
 		err = copyBinary(r, p.Cols, pos, add)
 	case "csv":
-		err = copyCSV(r, p, pos, add)
+		err = copyCSV(r, p, s.settings.dateStyle.Order, pos, add)
 	default:
-		err = copyText(r, p, pos, add)
+		err = copyText(r, p, s.settings.dateStyle.Order, pos, add)
 	}
 	if err != nil {
 		// Drain the rest so the connection stays in sync with the client.
@@ -252,7 +252,9 @@ func eofErr(err error, def error) error {
 	return def
 }
 
-func copyText(r *bufio.Reader, p *plantree.CopyPlan, pos *copyPos, add func([]any) error) error {
+// copyText reads the text format; a date or timestamp of numeric fields
+// reads in order, the session's DateStyle order, as a literal does.
+func copyText(r *bufio.Reader, p *plantree.CopyPlan, order values.DateOrder, pos *copyPos, add func([]any) error) error {
 	delim := p.Opts.Delimiter
 	if delim == "" {
 		delim = "\t"
@@ -292,7 +294,7 @@ func copyText(r *bufio.Reader, p *plantree.CopyPlan, pos *copyPos, add func([]an
 			}
 			col := plantree.MsgColumns[p.Cols[i]]
 			f = unescapeCopy(f)
-			v, perr := values.ParseText(f, col.Type)
+			v, perr := values.ParseTextIn(f, col.Type, order)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}
@@ -385,7 +387,8 @@ func hexVal(c byte) int {
 	return int(c-'A') + 10
 }
 
-func copyCSV(r *bufio.Reader, p *plantree.CopyPlan, pos *copyPos, add func([]any) error) error {
+// copyCSV reads the csv format; dates read as copyText's do.
+func copyCSV(r *bufio.Reader, p *plantree.CopyPlan, order values.DateOrder, pos *copyPos, add func([]any) error) error {
 	delim := byte(',')
 	if p.Opts.Delimiter != "" {
 		delim = p.Opts.Delimiter[0]
@@ -434,7 +437,7 @@ func copyCSV(r *bufio.Reader, p *plantree.CopyPlan, pos *copyPos, add func([]any
 				continue
 			}
 			col := plantree.MsgColumns[p.Cols[i]]
-			v, perr := values.ParseText(f, col.Type)
+			v, perr := values.ParseTextIn(f, col.Type, order)
 			if perr != nil {
 				return pos.wrap(perr, pos.where(col.Name, f, true, nil))
 			}
