@@ -53,8 +53,10 @@
 //     message). throttle.go:
 //     after a commit the session waits the write-speed delay the store
 //     decided (CommitResult.Throttle) on a timer and the statement's
-//     context; a wait cut short still succeeds, with a WARNING. copyout.go:
-//     COPY ... TO STDOUT in the text, csv and binary formats.
+//     context; a wait cut short still succeeds, with a WARNING. copy.go:
+//     COPY FROM's rows, which package copyio decodes (in the session's
+//     DateStyle order), take that route; COPY ... TO STDOUT runs its
+//     query and sends its rows as copyio encodes them.
 //   - Topic consumption is package consume: the session owns a
 //     consume.Reader (session.rd) and the engine the registry of consumer
 //     groups (consume.Groups, Options.ReadSessionIdle and

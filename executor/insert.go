@@ -155,10 +155,10 @@ func truncate(s string, n int) string {
 // block, in a pipeline or reading a consumer, takes the same steps:
 //
 //  1. its messages are built: an INSERT's VALUES or query rows
-//     (insertMessages), COPY's data (copy.go). An INSERT that reads a
-//     consumer builds them inside its transaction, since the read is part
-//     of it; any other INSERT before it, so that a build that fails begins
-//     nothing;
+//     (insertMessages), COPY's rows (copy.go, copyio). An INSERT that
+//     reads a consumer builds them inside its transaction, since the read
+//     is part of it; any other INSERT before it, so that a build that
+//     fails begins nothing;
 //  2. a pipelined INSERT may stop here and finish at the client's next
 //     message (pipeline.go), which then runs step 3 as an autocommit
 //     statement (Sync) or in the pipeline's implicit block;

@@ -1,70 +1,16 @@
-package executor
+package copyio
 
 import (
-	"context"
 	"encoding/binary"
 
 	"topicgate/planner/plantree"
-	"topicgate/rowexec"
-	"topicgate/sql/pgerror"
 	"topicgate/wire"
 )
 
-// execCopyOut runs COPY ... TO STDOUT: the rows of the plan's query, one
-// CopyData message per row, in PostgreSQL's text, csv or binary COPY
-// format. Values have the representations a DataRow gives them
-// (wire.AppendValue). A consumer read in the query moves the consumer's
-// position as the same SELECT would: in autocommit once the last row was
-// flushed to the client (the portal's delivery, delivery.go).
-func (s *Session) execCopyOut(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.CopyOutPlan, out wire.Output) (int64, error) {
-	it, err := rowexec.Run(ctx, ec, p.Select, nil)
-	if err != nil {
-		return 0, err
-	}
-	cols := wireColumns(p.Select.Cols)
-	f := newCopyFormatter(p, cols)
-	w, err := out.CopyOut(f.code(), len(cols))
-	if err != nil {
-		return 0, err
-	}
-	var buf []byte
-	if buf = f.header(buf[:0]); len(buf) > 0 {
-		if err := w.Write(buf); err != nil {
-			return 0, err
-		}
-	}
-	var n int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return n, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
-		}
-		r, err := it.Next(ctx)
-		if err != nil {
-			return n, err
-		}
-		if r == nil {
-			break
-		}
-		r = r[:len(cols)] // hidden sort columns
-		presentRow(r, cols, s.settings)
-		if buf, err = f.row(buf[:0], r); err != nil {
-			return n, err
-		}
-		if err := w.Write(buf); err != nil {
-			return n, err
-		}
-		n++
-	}
-	if buf = f.trailer(buf[:0]); len(buf) > 0 {
-		if err := w.Write(buf); err != nil {
-			return n, err
-		}
-	}
-	return n, w.Done()
-}
-
-// copyFormatter formats rows in one COPY format.
-type copyFormatter struct {
+// Encoder formats the rows of one COPY ... TO STDOUT in its format
+// (text, csv or binary): values have the representations a DataRow gives
+// them (wire.AppendValue), escaped or quoted as PostgreSQL's COPY TO does.
+type Encoder struct {
 	format     string // "text", "csv" or "binary"
 	cols       []wire.Column
 	names      []string
@@ -75,9 +21,10 @@ type copyFormatter struct {
 	scratch    []byte
 }
 
-func newCopyFormatter(p *plantree.CopyOutPlan, cols []wire.Column) *copyFormatter {
+// NewEncoder encodes the rows of p, whose columns are cols.
+func NewEncoder(p *plantree.CopyOutPlan, cols []wire.Column) *Encoder {
 	o := p.Opts
-	f := &copyFormatter{format: o.Format, cols: cols, wantHeader: o.Header}
+	f := &Encoder{format: o.Format, cols: cols, wantHeader: o.Header}
 	if f.format == "" {
 		f.format = "text"
 	}
@@ -106,16 +53,12 @@ func newCopyFormatter(p *plantree.CopyOutPlan, cols []wire.Column) *copyFormatte
 	return f
 }
 
-func (f *copyFormatter) code() int16 {
-	if f.format == "binary" {
-		return 1
-	}
-	return 0
-}
+// Code is the format code of CopyOutResponse.
+func (f *Encoder) Code() int16 { return FormatCode(f.format) }
 
-// header is what precedes the rows: the binary signature (pgcopySig, as
-// copy.go reads it) or the CSV/text HEADER line.
-func (f *copyFormatter) header(buf []byte) []byte {
+// Header appends what precedes the rows to buf: the binary signature
+// (pgcopySig, as Decoder reads it) or the CSV/text HEADER line.
+func (f *Encoder) Header(buf []byte) []byte {
 	switch {
 	case f.format == "binary":
 		buf = append(buf, pgcopySig...)
@@ -136,14 +79,17 @@ func (f *copyFormatter) header(buf []byte) []byte {
 	return buf
 }
 
-func (f *copyFormatter) trailer(buf []byte) []byte {
+// Trailer appends what follows the rows to buf: the binary format's
+// end marker.
+func (f *Encoder) Trailer(buf []byte) []byte {
 	if f.format == "binary" {
 		return append(buf, 0xFF, 0xFF)
 	}
 	return buf
 }
 
-func (f *copyFormatter) row(buf []byte, vals []any) ([]byte, error) {
+// Row appends one row of values to buf.
+func (f *Encoder) Row(buf []byte, vals []any) ([]byte, error) {
 	if f.format == "binary" {
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(vals)))
 	}
@@ -187,7 +133,7 @@ func (f *copyFormatter) row(buf []byte, vals []any) ([]byte, error) {
 
 // textField escapes a value for the text format as PostgreSQL's COPY TO
 // does: backslash, the delimiter and control characters.
-func (f *copyFormatter) textField(buf, v []byte) []byte {
+func (f *Encoder) textField(buf, v []byte) []byte {
 	for _, c := range v {
 		switch c {
 		case '\\':
@@ -218,7 +164,7 @@ func (f *copyFormatter) textField(buf, v []byte) []byte {
 // break, or would read back as something else: the NULL marker, or (in a
 // one-column export) the end-of-data marker \. ; quotes inside are doubled
 // (or escaped with ESCAPE).
-func (f *copyFormatter) csvField(buf, v []byte) []byte {
+func (f *Encoder) csvField(buf, v []byte) []byte {
 	need := string(v) == f.null || (len(f.cols) == 1 && string(v) == `\.`)
 	for _, c := range v {
 		if c == f.delim || c == f.quote || c == '\n' || c == '\r' {
