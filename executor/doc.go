@@ -37,14 +37,15 @@
 //     to the statement's memory budget. It asks the session through Host
 //     for the store, the memory limit, the read counters, the settings
 //     and catalog eval reads, and to open the two node kinds only the
-//     session can: a read as a consumer (the session's consume.Reader)
-//     and a system or pg_catalog view (sys.go, pgcatalog.go), which takes
-//     the statement's read point first (rowexec.EvalCtx.TakeReadPoint).
+//     session can: a read as a consumer (the session's consume.Reader) and a
+//     system or pg_catalog view (sys.go; package pgcatalog makes the
+//     pg_catalog tables' rows, the ones psql's \d reads, from what the
+//     session hands it), which takes the statement's read point first
+//     (rowexec.EvalCtx.TakeReadPoint).
 //   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
 //     formatting and casts, COPY's binary fields) is sql/values';
 //     evaluating an expression, the builtins and the text and jsonb
-//     operators are package eval's. pgcatalog.go, pgdescribe.go: the
-//     pg_catalog tables psql's \d reads.
+//     operators are package eval's.
 //   - insert.go, copy.go: the one write route of every INSERT and COPY
 //     (alone, in a block, pipelined, or reading a consumer): messages
 //     built, staged in the statement's transaction (inWriteTxn, stage),

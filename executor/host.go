@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"topicgate/eval"
+	"topicgate/pgcatalog"
 	"topicgate/planner/plantree"
 	"topicgate/rowexec"
 	"topicgate/sql/pgerror"
@@ -69,11 +70,7 @@ func (h sessionHost) Catalog() eval.Catalog { return h.s }
 
 // Relation implements eval.Catalog.
 func (s *Session) Relation(oid int64) (eval.Relation, bool) {
-	r, ok := s.relOf(oid)
-	if !ok {
-		return eval.Relation{}, false
-	}
-	return eval.Relation{Name: r.name, Namespace: r.ns, Kind: r.kind, Bytes: r.bytes, Columns: r.names}, true
+	return pgcatalog.Relation(s.eng.store.Topics(), oid)
 }
 
 // DatabaseSize implements eval.Catalog.

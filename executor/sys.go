@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"topicgate/pgcatalog"
 	"topicgate/planner/catalog"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -32,7 +33,7 @@ func nullTime(t time.Time) any {
 // sysRows materializes a system view from the store's current state.
 func (s *Session) sysRows(view string) ([][]any, error) {
 	if t, ok := strings.CutPrefix(view, "pg_catalog."); ok {
-		return s.pgCatalogRows(t), nil
+		return pgcatalog.Rows(t, s.catalogSource()), nil
 	}
 	topics := s.eng.store.Topics()
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Config.Name < topics[j].Config.Name })
@@ -159,4 +160,18 @@ func partitionRow(t topicstore.TopicInfo, p topicstore.PartitionInfo, rates []fl
 	}
 	return []any{t.Config.Name, int64(p.ID), p.Active, p.StartOffset, p.EndOffset, p.Messages, p.Bytes,
 		nullTime(p.LastWrite), state, parent, children, from, to, rate, 100 * rate / float64(speed), p.Throttled.Seconds()}
+}
+
+// catalogSource is the session as the pg_catalog tables show it.
+func (s *Session) catalogSource() pgcatalog.Source {
+	return pgcatalog.Source{Database: s.info.Database, User: s.info.User,
+		Topics:   s.eng.store.Topics,
+		Settings: s.settings.catalogRows,
+		Cursors: func() []pgcatalog.Cursor {
+			var out []pgcatalog.Cursor
+			for _, c := range s.cursors {
+				out = append(out, pgcatalog.Cursor{Name: c.name, Statement: c.statement, Holdable: c.hold, Created: c.created})
+			}
+			return out
+		}}
 }

@@ -43,7 +43,7 @@ var commonBuiltins = map[string]funcSig{
 	"quote_nullable":  {1, 1, []values.Type{values.TText}, fixed(values.TText)},
 	"quote_ident":     {1, 1, []values.Type{values.TText}, fixed(values.TText)},
 	"current_schemas": {1, 1, []values.Type{values.TBool}, fixed(values.TTextArray)},
-	// Catalog functions of psql's \d queries (executor/pgcatalog.go).
+	// Catalog functions of psql's \d queries (package pgcatalog).
 	"pg_get_userbyid":                 {1, 1, []values.Type{values.TOid}, fixed(values.TName)},
 	"pg_table_is_visible":             {1, 1, []values.Type{values.TOid}, fixed(values.TBool)},
 	"pg_encoding_to_char":             {1, 1, []values.Type{values.TInt4}, fixed(values.TName)},

@@ -9,7 +9,7 @@ import (
 	"topicgate/topicstore"
 )
 
-// The OIDs of the emulated catalog (executor/pgcatalog.go): schemas, the
+// The OIDs of the emulated catalog (package pgcatalog): schemas, the
 // sys views (numbered by name from OIDSysViews), topics (OIDFirstTopic +
 // the topic's store ID), and the pg_catalog tables with PostgreSQL 15's
 // own OIDs.

@@ -7,7 +7,7 @@ import (
 )
 
 // regtypeOIDs resolve 'name'::regtype for the types the emulated pg_type
-// lists (executor/pgcatalog.go) and the pseudo-types pg_proc's results
+// lists (pgcatalog/types.go) and the pseudo-types pg_proc's results
 // name, under PostgreSQL's names and its format_type spellings.
 var regtypeOIDs = map[string]int64{
 	"bool": 16, "boolean": 16, "bytea": 17, `"char"`: 18, "char": 18, "name": 19, "int8": 20, "bigint": 20,
