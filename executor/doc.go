@@ -38,10 +38,8 @@
 //     for the store, the memory limit, the read counters, the settings
 //     and catalog eval reads, and to open the two node kinds only the
 //     session can: a read as a consumer (the session's consume.Reader) and a
-//     system or pg_catalog view (sys.go; package pgcatalog makes the
-//     pg_catalog tables' rows, the ones psql's \d reads, from what the
-//     session hands it), which takes the statement's read point first
-//     (rowexec.EvalCtx.TakeReadPoint).
+//     system or pg_catalog view (views.go), which takes the statement's
+//     read point first (rowexec.EvalCtx.TakeReadPoint).
 //   - Value logic (comparing, arithmetic, numeric's decimals, parsing,
 //     formatting and casts, COPY's binary fields) is sql/values';
 //     evaluating an expression, the builtins and the text and jsonb
@@ -68,23 +66,25 @@
 //     (consume.Encoded), and runs shared-consumer actions and UPDATE
 //     sys.consumers through it; the session's WaitDurable is the
 //     Reader's, and Close leaves its read sessions.
-//   - ddl.go, sys.go: topic DDL (with a NOTICE for a dead_letter_queue
-//     that does not exist), system views. explain.go: EXPLAIN prints the
+//   - ddl.go: topic DDL (with a NOTICE for a dead_letter_queue that does
+//     not exist). explain.go: EXPLAIN prints the
 //     tree that runs, as text or JSON, with what it asks the session
 //     about a consumer read (the partitions it would hold, from where:
 //     consume.Reader.ExplainProps, moving nothing); EXPLAIN ANALYZE runs
 //     the query through the same rowexec.Run with each node's rows, loops
 //     and time counted (rowexec.NodeStats), a
 //     consumer read reading without joining, committing or locking.
-//     sys_consumers.go computes every consumer partition's position and
-//     lag once for both sys.consumers and /metrics. sys_sessions.go:
-//     sys.sessions and sys.transactions from one list of this process's
-//     sessions, which on a store several gateways share every gateway
-//     answers for itself (topicstore.Gatherer).
+//   - views.go: the session's side of the system views. Package sysview
+//     makes the sys views' rows, package pgcatalog the pg_catalog tables'
+//     (from the session's database, user, settings and cursors, handed in
+//     as a pgcatalog.Source). The executor hands them what only it knows:
+//     its sessions' published state and the partitions its read groups
+//     hold (viewsLocal, the engine as sysview.Local).
 //   - metrics.go, metrics_write.go: the engine's counters and statement
 //     latency histograms (a few atomic adds per statement) and their
 //     Prometheus exposition; per-partition and per-consumer figures are
-//     read from the store when /metrics is scraped.
+//     read from the store (sysview.Views.ConsumerStates) when /metrics is
+//     scraped.
 //
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while
 // executing a statement becomes an internal error for that statement only;

@@ -7,6 +7,7 @@ import (
 
 	"topicgate/consume"
 	"topicgate/sql"
+	"topicgate/sysview"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -73,19 +74,16 @@ func (e *Engine) trace(k EventKind, pid uint32) {
 // Engine runs statements against a store. It implements wire.Handler: one
 // Session per connection.
 type Engine struct {
-	store topicstore.Store
-	// gather, on a store several gateways share, asks the others for
-	// their sessions (sys_sessions.go); nil on the embedded store.
-	gather topicstore.Gatherer
-	// gatewayID names this gateway in those views ("" on the embedded store).
-	gatewayID string
-	opts      Options
-	txm       *txn.Manager // every transaction of every session
-	cache     parseCache
-	sessions  sync.Map // processID -> *Session
+	store    topicstore.Store
+	opts     Options
+	txm      *txn.Manager // every transaction of every session
+	cache    parseCache
+	sessions sync.Map // processID -> *Session
 	// groups are the consumer groups the sessions read in (package
 	// consume; each session's reads go through its consume.Reader).
-	groups  *consume.Groups
+	groups *consume.Groups
+	// views makes the sys views' rows (views.go).
+	views   *sysview.Views
 	metrics metrics
 }
 
@@ -104,7 +102,9 @@ func New(st topicstore.Store, opts Options) *Engine {
 	e.txm = txn.NewManager(st, txn.Options{Clock: opts.Clock, MaxStagedBytes: opts.MaxTxnBytes,
 		ObserveCommit: func(d time.Duration) { e.metrics.observe(kindCommit, d) }})
 	e.groups = consume.NewGroups(st, opts.Clock, opts.HandoffGrace)
-	e.serveSessions() // sys.sessions across gateways (sys_sessions.go)
+	// The sys views; on a store several gateways share, this gateway
+	// answers the others for its sessions from now on.
+	e.views = sysview.New(st, opts.Clock, (*viewsLocal)(e))
 	return e
 }
 

@@ -1,25 +1,16 @@
 package executor
 
 import (
-	"context"
-	"time"
-
+	"topicgate/sysview"
 	"topicgate/topicstore"
 )
 
-// clusterStatsTimeout bounds the request for the stream's state a scrape
-// makes on a cluster, so that a cluster without a leader slows a scrape
-// by at most this.
-const clusterStatsTimeout = 2 * time.Second
-
 // writeClusterStats writes a cluster store's figures: the stream's state
-// as its leader answers it (the same on every gateway: take it from any
-// one), and this gateway's connection, fold and commits (sum those over
-// the gateways).
+// as its leader answers it within sysview.ClusterStatsTimeout (the same
+// on every gateway: take it from any one), and this gateway's
+// connection, fold and commits (sum those over the gateways).
 func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
-	ctx, cancel := context.WithTimeout(context.Background(), clusterStatsTimeout)
-	defer cancel()
-	cs := st.ClusterStats(ctx)
+	cs := sysview.ClusterStats(st)
 	up := 0.0
 	if cs.StreamErr == nil {
 		up = 1

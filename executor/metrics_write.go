@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"topicgate/sysview"
 	"topicgate/topicstore"
 )
 
@@ -195,42 +196,42 @@ func (e *Engine) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
 // for shared consumers the state of the acquisition window and the
 // dead-letter counters.
 func (e *Engine) writeConsumers(p promWriter, topics []topicstore.TopicInfo) {
-	states := e.consumerStates(topics, e.opts.Clock())
+	states := e.views.ConsumerStates(topics)
 	type fam struct {
 		name, kind, help string
 		shared           bool
-		value            func(cs *consumerState) float64
+		value            func(cs *sysview.ConsumerState) float64
 	}
 	fams := []fam{
 		{"topicgate_consumer_committed_offset", "gauge", "The consumer's committed offset: the next offset it reads (shared: the first unfinished message).", false,
-			func(cs *consumerState) float64 { return float64(cs.committed) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Committed) }},
 		{"topicgate_consumer_lag_messages", "gauge", "Messages between the committed offset and the partition's end.", false,
-			func(cs *consumerState) float64 { return float64(cs.end - cs.committed) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.End - cs.Committed) }},
 		{"topicgate_consumer_lag_seconds", "gauge", "Age of the oldest uncommitted (shared: unfinished) message; 0 when there is none.", false,
-			func(cs *consumerState) float64 { return cs.lagTime.Seconds() }},
+			func(cs *sysview.ConsumerState) float64 { return cs.LagTime.Seconds() }},
 		{"topicgate_shared_available_messages", "gauge", "Messages of the shared consumer's window that can be acquired now.", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.Available) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.Available) }},
 		{"topicgate_shared_acquired_messages", "gauge", "Messages locked by a session (or held for a commit or a dead-letter move).", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.Acquired) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.Acquired) }},
 		{"topicgate_shared_delayed_messages", "gauge", "Messages not handed out yet because of their delay or receive_message_delay.", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.Delayed) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.Delayed) }},
 		{"topicgate_shared_archived_messages", "gauge", "Archived messages still inside the window (behind an unfinished one).", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.Archived) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.Archived) }},
 		{"topicgate_shared_archived_total", "counter", "Messages finished without an ack: rejected, out of attempts (delete policy) or moved to the dead-letter queue.", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.ArchivedTotal) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.ArchivedTotal) }},
 		{"topicgate_shared_dead_lettered_total", "counter", "Messages moved to the consumer's dead_letter_queue.", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.DeadLettered) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.DeadLettered) }},
 		{"topicgate_shared_dead_letter_failures_total", "counter", "Dead-letter moves that failed (the message stayed in the queue), e.g. because the dead_letter_queue does not exist.", true,
-			func(cs *consumerState) float64 { return float64(cs.shared.DeadLetterFailures) }},
+			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.DeadLetterFailures) }},
 	}
 	for _, f := range fams {
 		p.family(f.name, f.kind, f.help)
 		for i := range states {
 			cs := &states[i]
-			if f.shared && cs.shared == nil {
+			if f.shared && cs.Shared == nil {
 				continue
 			}
-			p.sample(f.name, f.value(cs), "topic", cs.topic, "consumer", cs.consumer, "partition", partLabel(cs.partition))
+			p.sample(f.name, f.value(cs), "topic", cs.Topic, "consumer", cs.Consumer, "partition", partLabel(cs.Partition))
 		}
 	}
 }

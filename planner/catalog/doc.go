@@ -6,8 +6,8 @@
 // 'x'::regproc and 'x'::regtype resolve, and the scalar builtin
 // functions (Builtins: signature, NULL handling, ID; builtins.go and
 // builtins_common.go). The planner binds names and calls against these
-// declarations; the executor produces the views' rows and package eval
-// implements each builtin by its declaration's ID.
+// declarations; packages sysview and pgcatalog produce the views' rows
+// and package eval implements each builtin by its declaration's ID.
 //
 // Invariants: it is a leaf (it imports sql/values, pgerror and
 // topicstore's types, never the planner, the executor or eval, and never

@@ -1,4 +1,4 @@
-package executor
+package sysview
 
 import (
 	"context"
@@ -9,20 +9,31 @@ import (
 	"topicgate/topicstore"
 )
 
+// ClusterStatsTimeout bounds the request for the stream's state a scrape
+// or a read of sys.cluster makes on a cluster, so that a cluster without
+// a leader slows it by at most this.
+const ClusterStatsTimeout = 2 * time.Second
+
+// ClusterStats asks a cluster store for its state, the stream's as its
+// leader answers it within ClusterStatsTimeout (sys.cluster, /metrics).
+func ClusterStats(st topicstore.ClusterStatter) topicstore.ClusterStats {
+	ctx, cancel := context.WithTimeout(context.Background(), ClusterStatsTimeout)
+	defer cancel()
+	return st.ClusterStats(ctx)
+}
+
 // clusterRows is sys.cluster: the cluster store as this gateway sees it.
 // The stream's row (its last sequence; alive when its leader answered),
 // one per node (the leader, then the replicas with how many operations
 // they are behind), one per gateway alive (this one with its fold's
 // sequence and lag, and what its maintenance did last; the lease holder
 // named). The embedded store has no rows.
-func (s *Session) clusterRows() [][]any {
-	st, ok := s.eng.store.(topicstore.ClusterStatter)
+func (v *Views) clusterRows() [][]any {
+	st, ok := v.store.(topicstore.ClusterStatter)
 	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), clusterStatsTimeout)
-	defer cancel()
-	cs := st.ClusterStats(ctx)
+	cs := ClusterStats(st)
 	var rows [][]any
 	var detail string
 	if cs.StreamErr != nil {
