@@ -62,7 +62,7 @@ func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (s
 func (s *Session) afterCommit(ctx context.Context, out wire.Output, res *txn.Result) {
 	for i, w := range res.Writes {
 		if i < len(res.Topics) {
-			s.eng.metrics.noteDuplicates(res.Topics[i], w.Duplicates)
+			s.eng.metrics.NoteDuplicates(res.Topics[i], w.Duplicates)
 		}
 	}
 	s.throttleCommit(ctx, &res.CommitResult)

@@ -74,17 +74,15 @@
 //     the query through the same rowexec.Run with each node's rows, loops
 //     and time counted (rowexec.NodeStats), a
 //     consumer read reading without joining, committing or locking.
-//   - views.go: the session's side of the system views. Package sysview
-//     makes the sys views' rows, package pgcatalog the pg_catalog tables'
-//     (from the session's database, user, settings and cursors, handed in
-//     as a pgcatalog.Source). The executor hands them what only it knows:
-//     its sessions' published state and the partitions its read groups
-//     hold (viewsLocal, the engine as sysview.Local).
-//   - metrics.go, metrics_write.go: the engine's counters and statement
-//     latency histograms (a few atomic adds per statement) and their
-//     Prometheus exposition; per-partition and per-consumer figures are
-//     read from the store (sysview.Views.ConsumerStates) when /metrics is
-//     scraped.
+//   - views.go: the session's side of the system views and /metrics.
+//     Package sysview makes the sys views' rows, package pgcatalog the
+//     pg_catalog tables' (from the session's database, user, settings and
+//     cursors, handed in as a pgcatalog.Source), package metrics keeps
+//     the engine's counters (a few atomic adds per statement) and writes
+//     them when /metrics is scraped (WriteMetrics). The executor hands
+//     them what only it knows: its sessions' published state and the
+//     partitions its read groups hold (viewsLocal, the engine as
+//     sysview.Local).
 //
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while
 // executing a statement becomes an internal error for that statement only;

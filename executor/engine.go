@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"topicgate/consume"
+	"topicgate/metrics"
 	"topicgate/sql"
 	"topicgate/sysview"
 	"topicgate/topicstore"
@@ -84,7 +85,7 @@ type Engine struct {
 	groups *consume.Groups
 	// views makes the sys views' rows (views.go).
 	views   *sysview.Views
-	metrics metrics
+	metrics metrics.Metrics
 }
 
 // New returns an engine over st.
@@ -100,7 +101,7 @@ func New(st topicstore.Store, opts Options) *Engine {
 	}
 	e := &Engine{store: st, opts: opts}
 	e.txm = txn.NewManager(st, txn.Options{Clock: opts.Clock, MaxStagedBytes: opts.MaxTxnBytes,
-		ObserveCommit: func(d time.Duration) { e.metrics.observe(kindCommit, d) }})
+		ObserveCommit: func(d time.Duration) { e.metrics.Observe(metrics.KindCommit, d) }})
 	e.groups = consume.NewGroups(st, opts.Clock, opts.HandoffGrace)
 	// The sys views; on a store several gateways share, this gateway
 	// answers the others for its sessions from now on.
@@ -116,7 +117,7 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 	s := &Session{eng: e, info: info, settings: newSettings(info)}
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
 	s.rd = consume.NewReader(consume.Config{PID: info.ProcessID, Conn: s.txc, Store: e.store, Groups: e.groups,
-		Idle: e.opts.ReadSessionIdle, NoteRead: e.metrics.noteRead})
+		Idle: e.opts.ReadSessionIdle, NoteRead: e.metrics.NoteRead})
 	e.sessions.Store(info.ProcessID, s)
 	return s, nil
 }

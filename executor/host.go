@@ -24,7 +24,7 @@ func (h sessionHost) Store() topicstore.Store { return h.s.eng.store }
 func (h sessionHost) MaxQueryBytes() int64 { return h.s.eng.opts.MaxQueryBytes }
 
 func (h sessionHost) NoteRead(topic string, n, nbytes int64) {
-	h.s.eng.metrics.noteRead(topic, n, nbytes)
+	h.s.eng.metrics.NoteRead(topic, n, nbytes)
 }
 
 // Open opens the nodes only the session can: a read as a consumer and a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"topicgate/metrics"
 	"topicgate/planner/plantree"
 	"topicgate/topicstore"
 	"topicgate/txn"
@@ -80,7 +81,7 @@ func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool)
 		}
 		return err
 	})
-	s.eng.metrics.observe(kindInsert, time.Since(s.deferStart)) // its latency ends here
+	s.eng.metrics.Observe(metrics.KindInsert, time.Since(s.deferStart)) // its latency ends here
 	s.deferStart = time.Time{}
 	return tag, err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"topicgate/consume"
+	"topicgate/metrics"
 	"topicgate/planner/plantree"
 	"topicgate/planner/topicopts"
 	"topicgate/rowexec"
@@ -66,10 +67,10 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	if p.started.IsZero() {
 		p.started = time.Now()
 	}
-	kind := stmtKindOf(p.st.plan)
+	kind := metrics.KindOf(p.st.plan)
 	defer func() {
 		if done {
-			s.eng.metrics.observe(kind, time.Since(p.started))
+			s.eng.metrics.Observe(kind, time.Since(p.started))
 		}
 	}()
 	s.active.Store(true)
@@ -112,7 +113,7 @@ func (s *Session) inStatement(ctx context.Context, f func(ctx context.Context) e
 // run runs the portal's statement (up to maxRows rows of it) inside
 // inStatement. kind is the latency histogram the statement counts in; a
 // deferred INSERT clears it (it is observed when it commits).
-func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *stmtKind) (tag string, done bool, err error) {
+func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *metrics.Kind) (tag string, done bool, err error) {
 	s := p.st.s
 	if err := s.txc.Guard(endsTxn(p.st.ast)); err != nil {
 		return "", true, err
@@ -150,7 +151,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *st
 		return tag, done, err
 	case *plantree.InsertPlan:
 		if s.defers(plan) {
-			*kind = kindNone // observed when it is written (DeferredTag)
+			*kind = metrics.KindNone // observed when it is written (DeferredTag)
 		}
 		tag, err := s.execInsert(ctx, p.ec, plan, out)
 		if tag == wire.TagDeferred {

@@ -1,15 +1,18 @@
 package executor
 
 import (
+	"io"
 	"strings"
 
+	"topicgate/metrics"
 	"topicgate/pgcatalog"
 	"topicgate/sysview"
 )
 
-// The session's side of the system views: package sysview makes the sys
-// views' rows, package pgcatalog the pg_catalog tables'; the executor
-// hands them what only it knows (its sessions, its read groups).
+// The session's side of the system views and /metrics: package sysview
+// makes the sys views' rows, package pgcatalog the pg_catalog tables',
+// package metrics the Prometheus exposition; the executor hands them what
+// only it knows (its sessions, its read groups, its counters).
 
 // sysRows materializes a system view (sys.*) or a pg_catalog table from
 // the store's current state and this process's.
@@ -32,6 +35,15 @@ func (s *Session) catalogSource() pgcatalog.Source {
 			}
 			return out
 		}}
+}
+
+// WriteMetrics writes the engine's metrics in Prometheus text exposition
+// format (metrics.Metrics.Write), read now.
+func (e *Engine) WriteMetrics(w io.Writer) {
+	sessions := 0
+	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
+	e.metrics.Write(w, metrics.Scrape{Txn: e.txm.Stats(), Sessions: sessions, Store: e.store,
+		Consumers: e.views.ConsumerStates})
 }
 
 // viewsLocal is the engine as sysview.Local: this process's sessions and

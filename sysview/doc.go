@@ -10,9 +10,9 @@
 // Package planner/catalog declares the views (their columns and OIDs);
 // this package produces their rows, which the executor hands to rowexec
 // as a view scan's. The pg_catalog tables are package pgcatalog's (they
-// mimic PostgreSQL's catalog; these show topicgate's own state), and
-// /metrics reads ConsumerStates and ClusterStats from here, so both show
-// the same figures.
+// mimic PostgreSQL's catalog; these show topicgate's own state), and the
+// Prometheus exposition is package metrics' (it reads ConsumerStates and
+// ClusterStats from here).
 //
 // What only the executor knows it hands in through Local: this process's
 // sessions (their published state and the partitions their read sessions

@@ -1,4 +1,4 @@
-package executor
+package metrics
 
 import (
 	"topicgate/sysview"
@@ -6,9 +6,9 @@ import (
 )
 
 // writeClusterStats writes a cluster store's figures: the stream's state
-// as its leader answers it within sysview.ClusterStatsTimeout (the same
-// on every gateway: take it from any one), and this gateway's
-// connection, fold and commits (sum those over the gateways).
+// as its leader answers it within sysview.ClusterStatsTimeout (the same on
+// every gateway: take it from any one), and this gateway's connection,
+// fold and commits (sum those over the gateways).
 func writeClusterStats(p promWriter, st topicstore.ClusterStatter) {
 	cs := sysview.ClusterStats(st)
 	up := 0.0

@@ -1,4 +1,4 @@
-package executor
+package metrics
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 
 	"topicgate/sysview"
 	"topicgate/topicstore"
+	"topicgate/txn"
 )
 
 // promWriter writes the Prometheus text exposition format (version 0.0.4):
@@ -51,31 +52,39 @@ func (p promWriter) single(name, kind, help string, v float64) {
 
 func partLabel(id int32) string { return strconv.FormatInt(int64(id), 10) }
 
-// WriteMetrics writes the engine's metrics in Prometheus text exposition
-// format: transaction counters and statement latencies, the store's LSM
-// figures, per-topic traffic, per-partition offsets and per consumer and
-// partition its position, lag and (shared consumers) queue state. The
-// per-partition figures are computed now, from the store.
-func (e *Engine) WriteMetrics(w io.Writer) {
+// Scrape is what a scrape reads besides the counters: the transaction
+// manager's counters, the open sessions, the store, and every consumer
+// partition's state (sysview.Views.ConsumerStates), all read now.
+type Scrape struct {
+	Txn       txn.Stats
+	Sessions  int
+	Store     topicstore.Store
+	Consumers func(topics []topicstore.TopicInfo) []sysview.ConsumerState
+}
+
+// Write writes the engine's metrics in Prometheus text exposition format:
+// transaction counters and statement latencies, the store's LSM figures,
+// per-topic traffic, per-partition offsets and per consumer and partition
+// its position, lag and (shared consumers) queue state. The per-partition
+// figures are computed now, from the store.
+func (m *Metrics) Write(w io.Writer, sc Scrape) {
 	p := promWriter{bufio.NewWriter(w)}
 	defer p.w.Flush()
-	ts := e.txm.Stats()
+	ts := sc.Txn
 	p.single("topicgate_txn_commits_total", "counter", "Transactions committed: blocks, and autocommit statements that published, moved a position or acknowledged.", float64(ts.Commits))
 	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions that ended without committing: ROLLBACK, COMMIT of a failed block, a failed implicit transaction (multi-statement query, pipeline, autocommit statement), a commit that failed (conflicts included), a session closed inside a block.", float64(ts.Rollbacks))
 	p.single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(ts.Conflicts))
 	p.single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(ts.CommitErrors))
-	sessions := 0
-	e.sessions.Range(func(_, _ any) bool { sessions++; return true })
-	p.single("topicgate_sessions", "gauge", "Open client sessions.", float64(sessions))
-	e.writeLatency(p)
-	if st, ok := e.store.(topicstore.EngineStatter); ok {
+	p.single("topicgate_sessions", "gauge", "Open client sessions.", float64(sc.Sessions))
+	m.writeLatency(p)
+	if st, ok := sc.Store.(topicstore.EngineStatter); ok {
 		writeEngineStats(p, st.EngineStats())
 	}
-	if st, ok := e.store.(topicstore.ClusterStatter); ok {
+	if st, ok := sc.Store.(topicstore.ClusterStatter); ok {
 		writeClusterStats(p, st)
 	}
-	topics := e.store.Topics()
-	e.writeTopics(p, topics)
+	topics := sc.Store.Topics()
+	m.writeTopics(p, topics)
 	p.family("topicgate_partition_end_offset", "gauge", "Next offset to be assigned.")
 	for _, t := range topics {
 		for _, pt := range t.Partitions {
@@ -88,7 +97,7 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 			p.sample("topicgate_partition_bytes", float64(pt.Bytes), "topic", t.Config.Name, "partition", partLabel(pt.ID))
 		}
 	}
-	e.writeConsumers(p, topics)
+	writeConsumers(p, sc.Consumers(topics))
 }
 
 func writeEngineStats(p promWriter, es topicstore.EngineStats) {
@@ -112,12 +121,12 @@ func writeEngineStats(p promWriter, es topicstore.EngineStats) {
 
 // writeLatency writes the statement latency histograms, one series per
 // statement kind.
-func (e *Engine) writeLatency(p promWriter) {
+func (m *Metrics) writeLatency(p promWriter) {
 	const name = "topicgate_statement_duration_seconds"
 	p.family(name, "histogram", "Statement latency by kind, from Execute to completion (a deferred pipeline INSERT to its commit; commit: a transaction block's commit).")
-	for k := kindInsert; k < numStmtKinds; k++ {
-		h := &e.metrics.latency[k]
-		kind := stmtKindNames[k]
+	for k := KindInsert; k < numKinds; k++ {
+		h := &m.latency[k]
+		kind := kindNames[k]
 		var cum int64
 		for i := range h.buckets {
 			cum += h.buckets[i].Load()
@@ -137,19 +146,19 @@ func (e *Engine) writeLatency(p promWriter) {
 // cumulative bytes: they survive restarts); reads and duplicates are the
 // engine's counters since it started. Counters of dropped topics are
 // forgotten here.
-func (e *Engine) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
+func (m *Metrics) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
 	live := make(map[string]bool, len(topics))
 	for _, t := range topics {
 		live[t.Config.Name] = true
 	}
-	e.metrics.topics.Range(func(k, _ any) bool {
+	m.topics.Range(func(k, _ any) bool {
 		if !live[k.(string)] {
-			e.metrics.topics.Delete(k)
+			m.topics.Delete(k)
 		}
 		return true
 	})
 	counters := func(name string) *topicCounters {
-		if v, ok := e.metrics.topics.Load(name); ok {
+		if v, ok := m.topics.Load(name); ok {
 			return v.(*topicCounters)
 		}
 		return &topicCounters{}
@@ -195,8 +204,7 @@ func (e *Engine) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
 // writeConsumers writes each consumer partition's position and lag, and
 // for shared consumers the state of the acquisition window and the
 // dead-letter counters.
-func (e *Engine) writeConsumers(p promWriter, topics []topicstore.TopicInfo) {
-	states := e.views.ConsumerStates(topics)
+func writeConsumers(p promWriter, states []sysview.ConsumerState) {
 	type fam struct {
 		name, kind, help string
 		shared           bool

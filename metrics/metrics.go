@@ -1,21 +1,22 @@
-package executor
+package metrics
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
+
 	"topicgate/planner/plantree"
 )
 
-// metrics are the engine's counters, exported in Prometheus text format by
-// WriteMetrics (metrics_write.go). A statement's cost here is a few atomic
-// adds: a latency observation (one bucket, the sum) and, for reads and
-// for writes that skipped duplicates, a per-topic counter found in a
+// Metrics are the engine's counters, exported in Prometheus text format
+// by Write (write.go). A statement's cost here is a few atomic adds: a
+// latency observation (one bucket, the sum) and, for reads and for
+// writes that skipped duplicates, a per-topic counter found in a
 // sync.Map. Everything derived from the store (messages and bytes written,
 // per-partition positions and lag, shared-consumer windows) is computed
 // when /metrics is scraped, not maintained on the statement path.
-type metrics struct {
-	latency [numStmtKinds]histogram
+type Metrics struct {
+	latency [numKinds]histogram
 	topics  sync.Map // topic name → *topicCounters; pruned of dropped topics at scrape
 }
 
@@ -27,7 +28,7 @@ type topicCounters struct {
 }
 
 // topic returns name's counters, creating them on first use.
-func (m *metrics) topic(name string) *topicCounters {
+func (m *Metrics) topic(name string) *topicCounters {
 	if v, ok := m.topics.Load(name); ok {
 		return v.(*topicCounters)
 	}
@@ -35,8 +36,8 @@ func (m *metrics) topic(name string) *topicCounters {
 	return v.(*topicCounters)
 }
 
-// noteRead counts n messages of nbytes body bytes read from topic.
-func (m *metrics) noteRead(topic string, n, nbytes int64) {
+// NoteRead counts n messages of nbytes body bytes read from topic.
+func (m *Metrics) NoteRead(topic string, n, nbytes int64) {
 	if n == 0 {
 		return
 	}
@@ -45,52 +46,52 @@ func (m *metrics) noteRead(topic string, n, nbytes int64) {
 	c.readBytes.Add(nbytes)
 }
 
-// noteDuplicates counts messages of topic that dedup skipped.
-func (m *metrics) noteDuplicates(topic string, n int) {
+// NoteDuplicates counts messages of topic that dedup skipped.
+func (m *Metrics) NoteDuplicates(topic string, n int) {
 	if n > 0 {
 		m.topic(topic).dups.Add(int64(n))
 	}
 }
 
-// stmtKind is the kind of statement a latency histogram is kept for.
-type stmtKind uint8
+// Kind is the kind of statement a latency histogram is kept for.
+type Kind uint8
 
 const (
-	kindNone         stmtKind = iota // not observed
-	kindInsert                       // INSERT (deferred pipeline INSERTs until their commit)
-	kindCopy                         // COPY ... FROM STDIN
-	kindRead                         // SELECT (or COPY TO) over a topic, without a consumer
-	kindConsumerRead                 // SELECT ... WITH (CONSUMER = streaming consumer)
-	kindAcquire                      // SELECT ... WITH (CONSUMER = shared consumer)
-	kindAck                          // DELETE / UPDATE ... WITH (CONSUMER = shared consumer)
-	kindCommit                       // a transaction block's commit (COMMIT, implicit blocks)
-	numStmtKinds
+	KindNone         Kind = iota // not observed
+	KindInsert                   // INSERT (deferred pipeline INSERTs until their commit)
+	KindCopy                     // COPY ... FROM STDIN
+	KindRead                     // SELECT (or COPY TO) over a topic, without a consumer
+	KindConsumerRead             // SELECT ... WITH (CONSUMER = streaming consumer)
+	KindAcquire                  // SELECT ... WITH (CONSUMER = shared consumer)
+	KindAck                      // DELETE / UPDATE ... WITH (CONSUMER = shared consumer)
+	KindCommit                   // a transaction block's commit (COMMIT, implicit blocks)
+	numKinds
 )
 
-var stmtKindNames = [numStmtKinds]string{"", "insert", "copy", "read", "consumer_read", "acquire", "ack", "commit"}
+var kindNames = [numKinds]string{"", "insert", "copy", "read", "consumer_read", "acquire", "ack", "commit"}
 
-// stmtKindOf classifies a plan.
-func stmtKindOf(plan plantree.Plan) stmtKind {
+// KindOf classifies a plan.
+func KindOf(plan plantree.Plan) Kind {
 	switch p := plan.(type) {
 	case *plantree.SelectPlan:
 		switch {
 		case p.Consumer != nil && p.Consumer.Shared:
-			return kindAcquire
+			return KindAcquire
 		case p.Consumer != nil:
-			return kindConsumerRead
+			return KindConsumerRead
 		case p.Scan != nil:
-			return kindRead
+			return KindRead
 		}
 	case *plantree.CopyOutPlan:
-		return kindRead
+		return KindRead
 	case *plantree.InsertPlan:
-		return kindInsert
+		return KindInsert
 	case *plantree.CopyPlan:
-		return kindCopy
+		return KindCopy
 	case *plantree.SharedActionPlan:
-		return kindAck
+		return KindAck
 	}
-	return kindNone
+	return KindNone
 }
 
 // latencyBuckets are the histograms' upper bounds (Prometheus "le",
@@ -120,9 +121,9 @@ func (h *histogram) observe(d time.Duration) {
 	h.sumNs.Add(int64(d))
 }
 
-// observe records a statement of kind k that took d.
-func (m *metrics) observe(k stmtKind, d time.Duration) {
-	if k != kindNone {
+// Observe records a statement of kind k that took d.
+func (m *Metrics) Observe(k Kind, d time.Duration) {
+	if k != KindNone {
 		m.latency[k].observe(d)
 	}
 }
