@@ -71,7 +71,7 @@ const copySlice = 4 << 20
 // format. Values have the representations a DataRow gives them
 // (wire.AppendValue). A consumer read in the query moves the consumer's
 // position as the same SELECT would: in autocommit once the last row was
-// flushed to the client (the portal's delivery, delivery.go).
+// flushed to the client (the portal's consume.Delivery).
 func (s *Session) execCopyOut(ctx context.Context, ec *rowexec.EvalCtx, p *plantree.CopyOutPlan, out wire.Output) (int64, error) {
 	it, err := rowexec.Run(ctx, ec, p.Select, nil)
 	if err != nil {
