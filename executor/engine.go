@@ -9,6 +9,7 @@ import (
 	"topicgate/metrics"
 	"topicgate/sql"
 	"topicgate/sysview"
+	"topicgate/sql/parser"
 	"topicgate/topicstore"
 	"topicgate/txn"
 	"topicgate/wire"
@@ -139,7 +140,7 @@ func (c *parseCache) parse(q string) ([]sql.Stmt, error) {
 	if ok {
 		return stmts, nil
 	}
-	stmts, err := sql.Parse(q)
+	stmts, err := parser.Parse(q)
 	if err != nil {
 		return nil, err
 	}

@@ -3,14 +3,14 @@ package planner
 import (
 	"testing"
 
-	"topicgate/sql"
+	"topicgate/sql/parser"
 	"topicgate/topicstore"
 )
 
 // benchPlan measures Build of q (parsed once, outside the loop): binding,
 // type checking and the tree rules.
 func benchPlan(b *testing.B, q string) {
-	stmts, err := sql.Parse(q)
+	stmts, err := parser.Parse(q)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/planner/plantree"
-	"topicgate/sql"
+	"topicgate/sql/parser"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
@@ -25,7 +25,7 @@ var cat = fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActiveP
 
 func plan(t *testing.T, q string, declared ...Type) (plantree.Plan, []Type) {
 	t.Helper()
-	stmts, err := sql.Parse(q)
+	stmts, err := parser.Parse(q)
 	require.NoError(t, err)
 	require.Len(t, stmts, 1)
 	p, params, err := Build(cat, stmts[0], declared)
@@ -173,7 +173,7 @@ func TestPlanErrors(t *testing.T) {
 		"SELECT 'abc'::int8":                                 "22P02",
 		"SELECT * FROM sys.nosuch":                           "42P01",
 	} {
-		stmts, err := sql.Parse(q)
+		stmts, err := parser.Parse(q)
 		require.NoError(t, err, q)
 		_, _, err = Build(cat, stmts[0], nil)
 		require.Error(t, err, q)

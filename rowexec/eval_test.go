@@ -7,11 +7,11 @@ import (
 
 	"topicgate/planner"
 	"topicgate/planner/plantree"
-	"topicgate/sql"
+	"topicgate/sql/parser"
 )
 
 func TestEvalThreeValuedLogic(t *testing.T) {
-	stmts, err := sql.Parse("SELECT NULL AND false, NULL OR true, NULL AND true, 1 IN (2, NULL), NOT (NULL::bool)")
+	stmts, err := parser.Parse("SELECT NULL AND false, NULL OR true, NULL AND true, 1 IN (2, NULL), NOT (NULL::bool)")
 	require.NoError(t, err)
 	p, _, err := planner.Build(nil, stmts[0], nil)
 	require.NoError(t, err)

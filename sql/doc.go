@@ -1,43 +1,26 @@
-// Package sql turns query text into topicgate's typed AST (ast.go: the
-// Stmt and Expr interfaces, literals, options and FROM items; ast_expr.go
-// the expressions; ast_stmt.go the statements). It owns parsing only: it
-// executes nothing, knows no catalog and validates no option names or
-// values (the planner does); errors are *pgerror.Error with PostgreSQL's
-// SQLSTATE codes (42601 syntax, 0A000 unsupported, ...) and a 1-based
-// character Position where known.
+// Package sql is topicgate's typed SQL syntax tree: the Stmt and Expr
+// interfaces, literals, options and FROM items (ast.go), the expressions
+// (ast_expr.go), the statements (ast_stmt.go, cursor.go). The parser
+// (sql/parser) builds it from query text; the planner reads it.
 //
-// Two front ends produce the same AST:
+// Besides the node types it owns what is done with a tree without a
+// catalog:
 //
-//   - pg_query (github.com/pganalyze/pg_query_go, PostgreSQL's own grammar)
-//     parses every PostgreSQL statement (SELECT, INSERT, UPDATE, DELETE,
-//     COPY, BEGIN/COMMIT/ROLLBACK, SET/SHOW, EXPLAIN, ...), so clients get
-//     PostgreSQL's exact syntax and error messages; convert*.go map its
-//     protobuf tree onto the AST and reject what topicgate does not support
-//     (NATURAL, RIGHT and FULL joins, data-modifying WITH, ROWS FROM, ...)
-//     with 0A000 naming the feature. LATERAL is supported: a LATERAL
-//     subquery in FROM is marked TableRef.Lateral, and a function in FROM
-//     is lateral whether written so or not (the planner resolves the
-//     columns they name to their left).
-//     A WITH query is inlined where it is named; a WITH RECURSIVE query
-//     that names itself becomes a RecursiveCTE shared by its references,
-//     its shape checked as PostgreSQL's checkWellFormedRecursion does
-//     (convert_cte.go, 42P19).
-//   - a small hand-written lexer (lexer.go) and recursive-descent parser
-//     (ddl.go) handle the topic DDL PostgreSQL's grammar lacks: CREATE TOPIC,
-//     ALTER TOPIC, DROP TOPIC, with YQL-style WITH (name = value) options and
-//     YQL literals Interval('PT30S'), Datetime('...'), Timestamp('...').
+//   - walk.go: WalkStmt and WalkExpr visit every expression and FROM item
+//     of a statement; ParamsUsed and NumParams find its $n parameters.
+//   - format*.go: Format prints a statement as deterministic, SQL-like text
+//     (fully parenthesized operators, typed literals, names quoted where
+//     needed), for tests and EXPLAIN.
+//   - quote.go: the lexical facts the parser and Format share: quoting
+//     identifiers and strings, and the keywords after which an expression
+//     starts.
 //
-// Parse first lexes the whole string (quotes, dollar quotes and comments
-// respected) and splits it at top-level semicolons; each statement goes to
-// the front end its leading keywords select.
+// # Invariants
 //
-// Topic extensions inside otherwise-PostgreSQL statements are handled by a
-// token pre-pass (prepass.go) before pg_query: WITH (...) read hints after a
-// table name are cut out and attached to the TableRef, unquoted `offset`
-// used as a column is quoted, `backquoted/names` become "quoted" ones, and
-// YQL literals become constants. Edits are recorded so error positions
-// still point into the original text.
-//
-// Parse is safe for concurrent use; callers may cache its results, which
-// must then be treated as immutable.
+//   - The package imports no parser and no catalog: a tree is plain data.
+//   - A tree the parser returned may be cached and shared between
+//     sessions, so nothing here mutates one; Format and the walkers only
+//     read.
+//   - Format is deterministic: a tree prints the same text every time
+//     (the parser's testdata and EXPLAIN's output depend on it).
 package sql

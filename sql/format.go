@@ -40,11 +40,11 @@ func ident(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c == '_' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return quoteIdent(s)
+			return QuoteIdent(s)
 		}
 	}
-	if s == "offset" || exprKeywords[s] {
-		return quoteIdent(s)
+	if s == "offset" || IsExprKeyword(s) {
+		return QuoteIdent(s)
 	}
 	return s
 }
@@ -173,7 +173,7 @@ func formatLit(l Literal) string {
 		}
 		return strconv.FormatFloat(l.Float, 'g', -1, 64)
 	case LitString:
-		return quoteString(l.Str)
+		return QuoteString(l.Str)
 	case LitBool:
 		if l.Bool {
 			return "true"

@@ -194,7 +194,7 @@ func (f *formatter) setVar(x *SetVar) {
 		if x.Local {
 			f.w("LOCAL ")
 		}
-		f.w(ident(x.Name), " = ", quoteString(x.Value))
+		f.w(ident(x.Name), " = ", QuoteString(x.Value))
 	}
 }
 
@@ -240,19 +240,19 @@ func (f *formatter) fetch(x *Fetch) {
 func (f *formatter) copyOptions(o CopyOptions) {
 	f.w("(FORMAT ", o.Format)
 	if o.Delimiter != "" {
-		f.w(", DELIMITER ", quoteString(o.Delimiter))
+		f.w(", DELIMITER ", QuoteString(o.Delimiter))
 	}
 	if o.NullSet {
-		f.w(", NULL ", quoteString(o.Null))
+		f.w(", NULL ", QuoteString(o.Null))
 	}
 	if o.Header {
 		f.w(", HEADER")
 	}
 	if o.Quote != "" {
-		f.w(", QUOTE ", quoteString(o.Quote))
+		f.w(", QUOTE ", QuoteString(o.Quote))
 	}
 	if o.Escape != "" {
-		f.w(", ESCAPE ", quoteString(o.Escape))
+		f.w(", ESCAPE ", QuoteString(o.Escape))
 	}
 	f.w(")")
 }

@@ -71,6 +71,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	tgsql "topicgate/sql"
+	tgparser "topicgate/sql/parser"
 	"topicgate/wire/pgtest"
 )
 
@@ -365,7 +366,7 @@ func newPGClassifier(recs []logicRecord) *pgClassifier {
 		if !reTopicDDL.MatchString(rec.sql) {
 			continue
 		}
-		stmts, err := tgsql.Parse(rec.sql)
+		stmts, err := tgparser.Parse(rec.sql)
 		if err != nil {
 			continue
 		}
@@ -402,7 +403,7 @@ func (c *pgClassifier) topicDependence(query string) string {
 	}
 	tree, err := pg.Parse(query)
 	if err != nil {
-		if _, err := tgsql.Parse(query); err == nil {
+		if _, err := tgparser.Parse(query); err == nil {
 			return "topicgate syntax"
 		}
 		// Both parsers reject it (PostgreSQL's grammar raises some

@@ -1,6 +1,6 @@
 // Package datadriven runs test files of cases, each an input and the
 // output expected of it, and rewrites their expectations on request. The
-// parser's cases (sql/testdata/*.txt) and the planner's rule cases
+// parser's cases (sql/parser/testdata/*.txt) and the planner's rule cases
 // (planner/plantree/testdata/rules/*) are such files.
 //
 // A file is cases separated by blank lines. A case is its input lines, a

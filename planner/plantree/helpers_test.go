@@ -7,7 +7,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/planner/plantree"
-	"topicgate/sql"
+	"topicgate/sql/parser"
 	"topicgate/topicstore"
 )
 
@@ -29,7 +29,7 @@ var cat = fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActiveP
 
 func plan(t *testing.T, q string) plantree.Plan {
 	t.Helper()
-	stmts, err := sql.Parse(q)
+	stmts, err := parser.Parse(q)
 	require.NoError(t, err)
 	require.Len(t, stmts, 1)
 	p, _, err := planner.Build(cat, stmts[0], nil)

@@ -10,7 +10,7 @@ import (
 	"topicgate/internal/datadriven"
 	"topicgate/planner"
 	"topicgate/planner/plantree"
-	"topicgate/sql"
+	"topicgate/sql/parser"
 	"topicgate/topicstore"
 )
 
@@ -69,7 +69,7 @@ var rulesCatalog = fakeCatalog{
 func explainRule(t *testing.T, query, skip string) string {
 	t.Helper()
 	defer plantree.WithoutRule(skip)()
-	stmts, err := sql.Parse(query)
+	stmts, err := parser.Parse(query)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}

@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v5"
 	pgparser "github.com/pganalyze/pg_query_go/v5/parser"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -19,7 +20,7 @@ import (
 // character position in query.
 //
 // Parse is safe for concurrent use, and never mutates a returned AST.
-func Parse(query string) (stmts []Stmt, err error) {
+func Parse(query string) (stmts []sql.Stmt, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			stmts, err = nil, pgerror.AssertionFailed("parser panic: %v", r)
@@ -44,13 +45,13 @@ func Parse(query string) (stmts []Stmt, err error) {
 		start = i + 1
 	}
 	if len(stmts) == 0 {
-		stmts = []Stmt{&Empty{}}
+		stmts = []sql.Stmt{&sql.Empty{}}
 	}
 	return stmts, nil
 }
 
 // parseOne parses one statement; toks ends with its terminator (';' or EOF).
-func parseOne(query string, toks []token) (Stmt, error) {
+func parseOne(query string, toks []token) (sql.Stmt, error) {
 	if len(toks) >= 3 && toks[1].is("TOPIC") &&
 		(toks[0].is("CREATE") || toks[0].is("ALTER") || toks[0].is("DROP")) {
 		p := &ddlParser{src: query, toks: toks}
@@ -65,7 +66,7 @@ func parseOne(query string, toks []token) (Stmt, error) {
 		if !p.atEnd() {
 			return nil, p.syntaxErr(p.peek())
 		}
-		return &ShowCreateTopic{Name: name, Pos: pos}, nil
+		return &sql.ShowCreateTopic{Name: name, Pos: pos}, nil
 	}
 	pp, err := prepass(query, toks)
 	if err != nil {
@@ -76,7 +77,7 @@ func parseOne(query string, toks []token) (Stmt, error) {
 		return nil, pgQueryErr(pp, err)
 	}
 	if len(res.Stmts) == 0 {
-		return &Empty{}, nil
+		return &sql.Empty{}, nil
 	}
 	if len(res.Stmts) > 1 { // cannot happen: the text holds no top-level ';'
 		return nil, pgerror.AssertionFailed("pg_query returned %d statements", len(res.Stmts))

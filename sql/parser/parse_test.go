@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"topicgate/internal/datadriven"
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -31,8 +32,8 @@ func runCase(query string) string {
 	}
 	var lines []string
 	for _, s := range stmts {
-		line := Format(s)
-		if n := NumParams(s); n > 0 {
+		line := sql.Format(s)
+		if n := sql.NumParams(s); n > 0 {
 			line += fmt.Sprintf(" -- params=%d", n)
 		}
 		lines = append(lines, line)

@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import (
 	"strconv"
@@ -6,18 +6,19 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
 // Conversion of transaction control, SET/SHOW and EXPLAIN statements.
 
-func (c *converter) transactionStmt(s *pg.TransactionStmt) (Stmt, error) {
+func (c *converter) transactionStmt(s *pg.TransactionStmt) (sql.Stmt, error) {
 	if s.Chain {
 		return nil, c.unsupported(-1, "AND CHAIN")
 	}
 	switch s.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
-		b := &Begin{Start: s.Kind == pg.TransactionStmtKind_TRANS_STMT_START}
+		b := &sql.Begin{Start: s.Kind == pg.TransactionStmtKind_TRANS_STMT_START}
 		for _, o := range s.Options {
 			d := o.GetDefElem()
 			if d == nil {
@@ -33,35 +34,35 @@ func (c *converter) transactionStmt(s *pg.TransactionStmt) (Stmt, error) {
 		}
 		return b, nil
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
-		return &Commit{}, nil
+		return &sql.Commit{}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		return &Rollback{}, nil
+		return &sql.Rollback{}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-		return &Savepoint{Op: "SAVEPOINT", Name: s.SavepointName}, nil
+		return &sql.Savepoint{Op: "SAVEPOINT", Name: s.SavepointName}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
-		return &Savepoint{Op: "RELEASE", Name: s.SavepointName}, nil
+		return &sql.Savepoint{Op: "RELEASE", Name: s.SavepointName}, nil
 	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return &Savepoint{Op: "ROLLBACK TO", Name: s.SavepointName}, nil
+		return &sql.Savepoint{Op: "ROLLBACK TO", Name: s.SavepointName}, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s is not supported",
 		strings.ReplaceAll(strings.TrimPrefix(s.Kind.String(), "TRANS_STMT_"), "_", " "))
 }
 
-func (c *converter) setStmt(s *pg.VariableSetStmt) (Stmt, error) {
+func (c *converter) setStmt(s *pg.VariableSetStmt) (sql.Stmt, error) {
 	name := strings.ToLower(s.Name)
 	switch s.Kind {
 	case pg.VariableSetKind_VAR_RESET:
-		return &SetVar{Name: name, Reset: true}, nil
+		return &sql.SetVar{Name: name, Reset: true}, nil
 	case pg.VariableSetKind_VAR_RESET_ALL:
-		return &SetVar{Reset: true, All: true}, nil
+		return &sql.SetVar{Reset: true, All: true}, nil
 	case pg.VariableSetKind_VAR_SET_DEFAULT:
-		return &SetVar{Name: name, Reset: true, Default: true, Local: s.IsLocal}, nil
+		return &sql.SetVar{Name: name, Reset: true, Default: true, Local: s.IsLocal}, nil
 	case pg.VariableSetKind_VAR_SET_VALUE:
 		vals := make([]string, 0, len(s.Args))
 		for _, a := range s.Args {
 			vals = append(vals, constText(a))
 		}
-		return &SetVar{Name: name, Value: strings.Join(vals, ", "), Local: s.IsLocal}, nil
+		return &sql.SetVar{Name: name, Value: strings.Join(vals, ", "), Local: s.IsLocal}, nil
 	case pg.VariableSetKind_VAR_SET_MULTI:
 		// SET TRANSACTION ... / SET SESSION CHARACTERISTICS AS TRANSACTION ...
 		if len(s.Args) == 1 && s.Args[0].GetDefElem() != nil {
@@ -70,7 +71,7 @@ func (c *converter) setStmt(s *pg.VariableSetStmt) (Stmt, error) {
 			if name != "transaction" {
 				n = "default_" + n
 			}
-			return &SetVar{Name: n, Value: strings.ToLower(constText(d.Arg)), Local: name == "transaction"}, nil
+			return &sql.SetVar{Name: n, Value: strings.ToLower(constText(d.Arg)), Local: name == "transaction"}, nil
 		}
 	}
 	return nil, c.unsupported(-1, "SET %s", s.Name)
@@ -102,8 +103,8 @@ func constText(n *pg.Node) string {
 	return ""
 }
 
-func (c *converter) explainStmt(s *pg.ExplainStmt) (Stmt, error) {
-	out := &Explain{Format: "text"}
+func (c *converter) explainStmt(s *pg.ExplainStmt) (sql.Stmt, error) {
+	out := &sql.Explain{Format: "text"}
 	timingSet := false
 	for _, o := range s.Options {
 		d := o.GetDefElem()

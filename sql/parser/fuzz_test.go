@@ -1,9 +1,10 @@
-package sql
+package parser
 
 import (
 	"errors"
 	"testing"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -39,8 +40,8 @@ func FuzzParse(f *testing.F) {
 			if s == nil {
 				t.Fatalf("Parse(%q): nil statement", q)
 			}
-			_ = Format(s)
-			_ = NumParams(s)
+			_ = sql.Format(s)
+			_ = sql.NumParams(s)
 		}
 	})
 }

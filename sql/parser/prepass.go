@@ -1,8 +1,9 @@
-package sql
+package parser
 
 import (
 	"strings"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -26,7 +27,7 @@ import (
 // the recorded edits, so pg_query's error positions stay right.
 
 type hintSet struct {
-	opts []Option
+	opts []sql.Option
 	used bool
 }
 
@@ -38,7 +39,7 @@ type prepassResult struct {
 	base  int    // byte offset of the statement in the query
 	edits []edit // sorted, non-overlapping
 	hints map[int]*hintSet
-	lits  map[int]Literal
+	lits  map[int]sql.Literal
 }
 
 // orig maps a byte offset in pp.text to a byte offset in the query.
@@ -59,7 +60,7 @@ func (pp *prepassResult) orig(p int) int {
 type rewrite struct {
 	to   int // last token index replaced (inclusive)
 	text string
-	lit  *Literal
+	lit  *sql.Literal
 }
 
 // prepass scans the tokens of one statement (terminator included).
@@ -67,7 +68,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 	n := len(toks) - 1 // index of the terminator
 	base, end := toks[0].Pos, toks[n-1].End
 	var rws map[int]rewrite
-	var hintAt map[int][]Option
+	var hintAt map[int][]sql.Option
 	add := func(i int, r rewrite) {
 		if rws == nil {
 			rws = make(map[int]rewrite)
@@ -89,7 +90,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 		}
 		switch t.Kind {
 		case tBQIdent:
-			add(i, rewrite{to: i, text: quoteIdent(t.Val)})
+			add(i, rewrite{to: i, text: sql.QuoteIdent(t.Val)})
 		case tIdent:
 			switch {
 			case t.is("FROM") || t.is("INTO") || t.is("UPDATE") || t.is("COPY"):
@@ -101,14 +102,14 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 					continue
 				}
 				if hintAt == nil {
-					hintAt = make(map[int][]Option)
+					hintAt = make(map[int][]sql.Option)
 				}
 				hintAt[i+1] = opts
 				// quote the name parts, blank the WITH (...) list
 				k := i + 1
 				for ; at(k).Kind == tIdent || at(k).Kind == tQIdent || at(k).Kind == tBQIdent; k += 2 {
 					if at(k).Kind == tIdent {
-						add(k, rewrite{to: k, text: quoteIdent(strings.ToLower(at(k).Val))})
+						add(k, rewrite{to: k, text: sql.QuoteIdent(strings.ToLower(at(k).Val))})
 					}
 					if !at(k + 1).isP(".") {
 						break
@@ -130,7 +131,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 				if err != nil {
 					return nil, err
 				}
-				add(i, rewrite{to: i + 3, text: quoteString(at(i + 2).Val), lit: &lit})
+				add(i, rewrite{to: i + 3, text: sql.QuoteString(at(i + 2).Val), lit: &lit})
 			}
 		}
 	}
@@ -157,7 +158,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 		ns, os, oe := b.Len(), toks[i].Pos, toks[r.to].End
 		if r.lit != nil {
 			if pp.lits == nil {
-				pp.lits = make(map[int]Literal)
+				pp.lits = make(map[int]sql.Literal)
 			}
 			pp.lits[ns] = *r.lit
 		}
@@ -175,7 +176,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 
 // parseHint checks for `name[.name...] [[AS] alias] WITH (options)` at
 // toks[i]; it returns the index of WITH, the index after ')' and the options.
-func parseHint(query string, toks []token, i int) (int, int, []Option, bool, error) {
+func parseHint(query string, toks []token, i int) (int, int, []sql.Option, bool, error) {
 	isName := func(t token) bool { return t.Kind == tIdent || t.Kind == tQIdent || t.Kind == tBQIdent }
 	if !isName(toks[i]) || toks[i].is("WITH") || toks[i].is("STDIN") || toks[i].is("STDOUT") {
 		return 0, 0, nil, false, nil
@@ -200,17 +201,6 @@ func parseHint(query string, toks []token, i int) (int, int, []Option, bool, err
 	return j, p.i, opts, true, nil
 }
 
-// exprKeywords are keywords after which an expression (so a column) starts.
-var exprKeywords = map[string]bool{
-	"select": true, "distinct": true, "where": true, "and": true, "or": true, "not": true,
-	"by": true, "set": true, "as": true, "on": true, "when": true, "then": true, "else": true,
-	"case": true, "returning": true, "having": true, "between": true, "in": true, "is": true,
-	"like": true, "ilike": true, "similar": true, "from": true, "into": true, "values": true,
-	"any": true, "some": true, "limit": true, "using": true, "array": true, "escape": true,
-	"exists": true, "with": true, "explain": true, "analyze": true, "verbose": true,
-	"table": true, "only": true, "fetch": true, "over": true,
-}
-
 // offsetIsColumn decides whether the unquoted `offset` at toks[i] is a
 // column name: it is the OFFSET keyword only right after the end of an
 // expression or clause and when a value follows.
@@ -221,7 +211,7 @@ func offsetIsColumn(toks []token, i int, at func(int) token, kw map[int]bool) bo
 	}
 	switch prev.Kind {
 	case tIdent:
-		if kw[i-1] || exprKeywords[strings.ToLower(prev.Val)] {
+		if kw[i-1] || sql.IsExprKeyword(strings.ToLower(prev.Val)) {
 			return true
 		}
 	case tNumber, tString, tDollar, tParam, tQIdent, tBQIdent:
@@ -247,40 +237,18 @@ func offsetIsColumn(toks []token, i int, at func(int) token, kw map[int]bool) bo
 	return false
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// QuoteIdentIfNeeded writes s bare when it is a lower-case identifier
-// (letters, digits after the first, underscores) that word does not
-// claim, else double-quoted: PostgreSQL's quote_ident with word its
-// reserved keywords, the topic DDL's renderer with its own words.
-func QuoteIdentIfNeeded(s string, word func(string) bool) string {
-	plain := s != "" && !word(s)
-	for i, c := range s {
-		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return quoteIdent(s)
-}
-
-func quoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
-
 // yqlLiteral parses Interval('...') / Datetime('...') / Timestamp('...').
-func yqlLiteral(query string, fn, arg token) (Literal, error) {
+func yqlLiteral(query string, fn, arg token) (sql.Literal, error) {
 	if fn.is("INTERVAL") {
 		d, err := ParseInterval(arg.Val)
 		if err != nil {
-			return Literal{}, errAt(pgerror.CodeInvalidDatetimeFormat, arg.Pos, "%v", err)
+			return sql.Literal{}, errAt(pgerror.CodeInvalidDatetimeFormat, arg.Pos, "%v", err)
 		}
-		return Literal{Kind: LitInterval, Dur: d}, nil
+		return sql.Literal{Kind: sql.LitInterval, Dur: d}, nil
 	}
 	tm, err := ParseTime(arg.Val)
 	if err != nil {
-		return Literal{}, errAt(pgerror.CodeInvalidDatetimeFormat, arg.Pos, "%v", err)
+		return sql.Literal{}, errAt(pgerror.CodeInvalidDatetimeFormat, arg.Pos, "%v", err)
 	}
-	return Literal{Kind: LitTime, Time: tm}, nil
+	return sql.Literal{Kind: sql.LitTime, Time: tm}, nil
 }

@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import (
 	"errors"
@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
-func mustParse1(t *testing.T, q string) Stmt {
+func mustParse1(t *testing.T, q string) sql.Stmt {
 	t.Helper()
 	stmts, err := Parse(q)
 	if err != nil {
@@ -23,33 +24,33 @@ func mustParse1(t *testing.T, q string) Stmt {
 
 func TestEmpty(t *testing.T) {
 	for _, q := range []string{"", "  ", "-- c", "/* c */", ";", " ; ;"} {
-		if _, ok := mustParse1(t, q).(*Empty); !ok {
+		if _, ok := mustParse1(t, q).(*sql.Empty); !ok {
 			t.Errorf("Parse(%q) is not *Empty", q)
 		}
 	}
 }
 
 func TestTypedAST(t *testing.T) {
-	s := mustParse1(t, "SELECT data FROM events WITH (CONSUMER = analytics, WAIT = '5s') LIMIT 10").(*Select)
+	s := mustParse1(t, "SELECT data FROM events WITH (CONSUMER = analytics, WAIT = '5s') LIMIT 10").(*sql.Select)
 	if s.From == nil || s.From.Name != "events" || s.From.Pos != 18 || len(s.From.Hints) != 2 {
 		t.Fatalf("bad From: %+v", s.From)
 	}
 	h := s.From.Hints[0]
-	if h.Name != "consumer" || h.Value.Kind != LitIdent || h.Value.Str != "analytics" || h.Pos != 31 {
+	if h.Name != "consumer" || h.Value.Kind != sql.LitIdent || h.Value.Str != "analytics" || h.Pos != 31 {
 		t.Errorf("bad hint: %+v", h)
 	}
-	if l, ok := s.Limit.(*Const); !ok || l.Lit.Kind != LitInt || l.Lit.Int != 10 {
+	if l, ok := s.Limit.(*sql.Const); !ok || l.Lit.Kind != sql.LitInt || l.Lit.Int != 10 {
 		t.Errorf("bad limit: %#v", s.Limit)
 	}
 
-	ins := mustParse1(t, "INSERT INTO jobs (data, delay) VALUES ('x', Interval('PT10M'))").(*Insert)
-	if c, ok := ins.Values[0][1].(*Const); !ok || c.Lit.Kind != LitInterval || c.Lit.Dur != 10*time.Minute {
+	ins := mustParse1(t, "INSERT INTO jobs (data, delay) VALUES ('x', Interval('PT10M'))").(*sql.Insert)
+	if c, ok := ins.Values[0][1].(*sql.Const); !ok || c.Lit.Kind != sql.LitInterval || c.Lit.Dur != 10*time.Minute {
 		t.Errorf("bad interval: %#v", ins.Values[0][1])
 	}
 
-	ct := mustParse1(t, "CREATE TOPIC t (CONSUMER c WITH (read_from = Datetime('2026-01-01T00:00:00Z')))").(*CreateTopic)
+	ct := mustParse1(t, "CREATE TOPIC t (CONSUMER c WITH (read_from = Datetime('2026-01-01T00:00:00Z')))").(*sql.CreateTopic)
 	want := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if v := ct.Consumers[0].Options[0].Value; v.Kind != LitTime || !v.Time.Equal(want) {
+	if v := ct.Consumers[0].Options[0].Value; v.Kind != sql.LitTime || !v.Time.Equal(want) {
 		t.Errorf("bad time: %+v", v)
 	}
 	if ct.Consumers[0].Pos != 26 {
@@ -69,7 +70,7 @@ func TestNumParams(t *testing.T) {
 		"UPDATE t SET a = CASE WHEN $1 THEN COALESCE($6, 1) END":  6,
 	}
 	for q, want := range cases {
-		if got := NumParams(mustParse1(t, q)); got != want {
+		if got := sql.NumParams(mustParse1(t, q)); got != want {
 			t.Errorf("NumParams(%q) = %d, want %d", q, got, want)
 		}
 	}
@@ -140,7 +141,7 @@ func TestConcurrentParse(t *testing.T) {
 	}
 	want := make([]string, len(qs))
 	for i, q := range qs {
-		want[i] = Format(mustParse1(t, q))
+		want[i] = sql.Format(mustParse1(t, q))
 	}
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -150,7 +151,7 @@ func TestConcurrentParse(t *testing.T) {
 			for i := 0; i < 200; i++ {
 				k := i % len(qs)
 				s, err := Parse(qs[k])
-				if err != nil || Format(s[0]) != want[k] {
+				if err != nil || sql.Format(s[0]) != want[k] {
 					t.Errorf("concurrent parse of %q: %v", qs[k], err)
 					return
 				}

@@ -1,15 +1,16 @@
-package sql
+package parser
 
 import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
 // copyStmt converts COPY ... FROM STDIN and COPY ... TO STDOUT.
-func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
+func (c *converter) copyStmt(s *pg.CopyStmt) (sql.Stmt, error) {
 	switch {
 	case s.IsProgram:
 		return nil, c.unsupported(-1, "COPY ... PROGRAM")
@@ -81,10 +82,10 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 			return nil, errAt(pgerror.CodeFeatureNotSupported, pos, "COPY option %s is not supported", strings.ToUpper(d.Defname))
 		}
 	}
-	opts := CopyOptions{Format: format, Delimiter: delim, Null: null, NullSet: nullSet, Header: header,
+	opts := sql.CopyOptions{Format: format, Delimiter: delim, Null: null, NullSet: nullSet, Header: header,
 		Quote: quote, Escape: escape}
 	if !s.IsFrom {
-		out := &CopyTo{CopyOptions: opts}
+		out := &sql.CopyTo{CopyOptions: opts}
 		if s.Query != nil {
 			sel := s.Query.GetSelectStmt()
 			if sel == nil {
@@ -100,12 +101,12 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 			if err != nil {
 				return nil, err
 			}
-			q := &Select{From: &t}
+			q := &sql.Select{From: &t}
 			for _, col := range cols {
-				q.Targets = append(q.Targets, Target{Expr: &ColumnRef{Name: col}})
+				q.Targets = append(q.Targets, sql.Target{Expr: &sql.ColumnRef{Name: col}})
 			}
 			if len(cols) == 0 {
-				q.Targets = []Target{{Expr: &Star{}}}
+				q.Targets = []sql.Target{{Expr: &sql.Star{}}}
 			}
 			out.Query = q
 		}
@@ -115,5 +116,5 @@ func (c *converter) copyStmt(s *pg.CopyStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CopyFrom{Table: t, Columns: cols, CopyOptions: opts}, nil
+	return &sql.CopyFrom{Table: t, Columns: cols, CopyOptions: opts}, nil
 }

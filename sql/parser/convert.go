@@ -1,10 +1,11 @@
-package sql
+package parser
 
 import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -37,7 +38,7 @@ func (c *converter) pos(loc int32) int {
 	return charPos(c.pp.query, c.pp.orig(int(loc)))
 }
 
-func (c *converter) stmt(n *pg.Node) (Stmt, error) {
+func (c *converter) stmt(n *pg.Node) (sql.Stmt, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_SelectStmt:
 		return c.selectStmt(x.SelectStmt)
@@ -54,22 +55,22 @@ func (c *converter) stmt(n *pg.Node) (Stmt, error) {
 	case *pg.Node_VariableSetStmt:
 		return c.setStmt(x.VariableSetStmt)
 	case *pg.Node_VariableShowStmt:
-		return &Show{Name: strings.ToLower(x.VariableShowStmt.Name)}, nil
+		return &sql.Show{Name: strings.ToLower(x.VariableShowStmt.Name)}, nil
 	case *pg.Node_ExplainStmt:
 		return c.explainStmt(x.ExplainStmt)
 	case *pg.Node_DiscardStmt:
 		what := strings.ToLower(strings.TrimPrefix(x.DiscardStmt.Target.String(), "DISCARD_"))
-		return &Discard{What: what}, nil
+		return &sql.Discard{What: what}, nil
 	case *pg.Node_DeallocateStmt:
 		name := x.DeallocateStmt.Name
-		return &Deallocate{Name: name, All: name == ""}, nil
+		return &sql.Deallocate{Name: name, All: name == ""}, nil
 	case *pg.Node_DeclareCursorStmt:
 		return c.declareCursor(x.DeclareCursorStmt)
 	case *pg.Node_FetchStmt:
 		return c.fetch(x.FetchStmt), nil
 	case *pg.Node_ClosePortalStmt:
 		name := x.ClosePortalStmt.Portalname
-		return &CloseCursor{Name: name, All: name == ""}, nil
+		return &sql.CloseCursor{Name: name, All: name == ""}, nil
 	case *pg.Node_CreateStmt:
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "CREATE TABLE is not supported; use CREATE TOPIC")
 	case *pg.Node_AlterTableStmt:
@@ -108,7 +109,7 @@ func stmtName(text string) string {
 	return strings.Join(words, " ")
 }
 
-func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
+func (c *converter) selectStmt(s *pg.SelectStmt) (*sql.Select, error) {
 	if s.WithClause != nil {
 		depth := len(c.ctes)
 		defer func() { c.ctes = c.ctes[:depth] }()
@@ -162,7 +163,7 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 		}
 		c.windows[w.Name] = w
 	}
-	out := &Select{}
+	out := &sql.Select{}
 	if len(s.DistinctClause) > 0 {
 		if len(s.DistinctClause) == 1 && s.DistinctClause[0].GetNode() == nil {
 			out.Distinct = true
@@ -186,7 +187,7 @@ func (c *converter) selectStmt(s *pg.SelectStmt) (*Select, error) {
 			out.From = &t
 			continue
 		}
-		out.From = &TableRef{Join: &Join{Kind: "CROSS", Left: *out.From, Right: t}}
+		out.From = &sql.TableRef{Join: &sql.Join{Kind: "CROSS", Left: *out.From, Right: t}}
 	}
 	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
 		return nil, err
@@ -213,7 +214,7 @@ func (c *converter) fromItemErr(n *pg.Node) error {
 }
 
 // orderLimit converts a SELECT's ORDER BY, LIMIT and OFFSET into out.
-func (c *converter) orderLimit(s *pg.SelectStmt, out *Select) error {
+func (c *converter) orderLimit(s *pg.SelectStmt, out *sql.Select) error {
 	var err error
 	if out.OrderBy, err = c.orderBy(s.SortClause); err != nil {
 		return err
@@ -221,7 +222,7 @@ func (c *converter) orderLimit(s *pg.SelectStmt, out *Select) error {
 	if out.Limit, err = c.exprOpt(s.LimitCount); err != nil {
 		return err
 	}
-	if k, ok := out.Limit.(*Const); ok && k.Lit.Kind == LitNull {
+	if k, ok := out.Limit.(*sql.Const); ok && k.Lit.Kind == sql.LitNull {
 		out.Limit = nil // LIMIT ALL
 	}
 	out.Offset, err = c.exprOpt(s.LimitOffset)
@@ -230,7 +231,7 @@ func (c *converter) orderLimit(s *pg.SelectStmt, out *Select) error {
 
 // fromItem converts one FROM item: a name, a subquery, a VALUES list or a
 // join of two items.
-func (c *converter) fromItem(n *pg.Node) (TableRef, error) {
+func (c *converter) fromItem(n *pg.Node) (sql.TableRef, error) {
 	if rs := n.GetRangeSubselect(); rs != nil {
 		return c.derivedTable(rs)
 	}
@@ -242,15 +243,15 @@ func (c *converter) fromItem(n *pg.Node) (TableRef, error) {
 	}
 	j := n.GetJoinExpr()
 	if j == nil {
-		return TableRef{}, c.fromItemErr(n)
+		return sql.TableRef{}, c.fromItemErr(n)
 	}
 	switch {
 	case j.IsNatural:
-		return TableRef{}, c.unsupported(-1, "NATURAL JOIN")
+		return sql.TableRef{}, c.unsupported(-1, "NATURAL JOIN")
 	case j.Alias != nil || j.JoinUsingAlias != nil:
-		return TableRef{}, c.unsupported(-1, "an alias on a JOIN")
+		return sql.TableRef{}, c.unsupported(-1, "an alias on a JOIN")
 	}
-	out := &Join{Kind: "INNER"}
+	out := &sql.Join{Kind: "INNER"}
 	switch j.Jointype {
 	case pg.JoinType_JOIN_INNER:
 		if j.Quals == nil && len(j.UsingClause) == 0 {
@@ -259,32 +260,32 @@ func (c *converter) fromItem(n *pg.Node) (TableRef, error) {
 	case pg.JoinType_JOIN_LEFT:
 		out.Kind = "LEFT"
 	case pg.JoinType_JOIN_RIGHT:
-		return TableRef{}, c.unsupported(-1, "RIGHT JOIN (swap the two sides and use LEFT JOIN)")
+		return sql.TableRef{}, c.unsupported(-1, "RIGHT JOIN (swap the two sides and use LEFT JOIN)")
 	case pg.JoinType_JOIN_FULL:
-		return TableRef{}, c.unsupported(-1, "FULL JOIN")
+		return sql.TableRef{}, c.unsupported(-1, "FULL JOIN")
 	default:
-		return TableRef{}, c.unsupported(-1, "this join")
+		return sql.TableRef{}, c.unsupported(-1, "this join")
 	}
 	var err error
 	if out.Left, err = c.fromItem(j.Larg); err != nil {
-		return TableRef{}, err
+		return sql.TableRef{}, err
 	}
 	if out.Right, err = c.fromItem(j.Rarg); err != nil {
-		return TableRef{}, err
+		return sql.TableRef{}, err
 	}
 	if out.On, err = c.exprOpt(j.Quals); err != nil {
-		return TableRef{}, err
+		return sql.TableRef{}, err
 	}
 	for _, u := range j.UsingClause {
 		out.Using = append(out.Using, u.GetString_().GetSval())
 	}
-	return TableRef{Join: out}, nil
+	return sql.TableRef{Join: out}, nil
 }
 
 // setOp converts a UNION, INTERSECT or EXCEPT into SELECT * FROM (the
 // set operation) with the statement's ORDER BY, LIMIT and OFFSET.
-func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
-	op := &SetOp{Op: strings.TrimPrefix(s.Op.String(), "SETOP_"), All: s.All}
+func (c *converter) setOp(s *pg.SelectStmt) (*sql.Select, error) {
+	op := &sql.SetOp{Op: strings.TrimPrefix(s.Op.String(), "SETOP_"), All: s.All}
 	var err error
 	if op.Left, err = c.selectStmt(s.Larg); err != nil {
 		return nil, err
@@ -292,7 +293,7 @@ func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
 	if op.Right, err = c.selectStmt(s.Rarg); err != nil {
 		return nil, err
 	}
-	out := &Select{Targets: []Target{{Expr: &Star{}}}, From: &TableRef{SetOp: op}}
+	out := &sql.Select{Targets: []sql.Target{{Expr: &sql.Star{}}}, From: &sql.TableRef{SetOp: op}}
 	if err := c.orderLimit(s, out); err != nil {
 		return nil, err
 	}
@@ -301,12 +302,12 @@ func (c *converter) setOp(s *pg.SelectStmt) (*Select, error) {
 
 // derivedTable converts a subquery or VALUES list in FROM; a LATERAL one
 // is a subquery (a VALUES list in it too, as a SELECT).
-func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
+func (c *converter) derivedTable(rs *pg.RangeSubselect) (sql.TableRef, error) {
 	sel := rs.Subquery.GetSelectStmt()
 	if sel == nil {
-		return TableRef{}, c.unsupported(-1, "this subquery in FROM")
+		return sql.TableRef{}, c.unsupported(-1, "this subquery in FROM")
 	}
-	t := TableRef{Lateral: rs.Lateral}
+	t := sql.TableRef{Lateral: rs.Lateral}
 	if rs.Alias != nil {
 		t.Alias = rs.Alias.Aliasname
 		for _, n := range rs.Alias.Colnames {
@@ -318,11 +319,11 @@ func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
 		for _, row := range sel.ValuesLists {
 			l := row.GetList()
 			if l == nil {
-				return TableRef{}, c.unsupported(-1, "this VALUES row")
+				return sql.TableRef{}, c.unsupported(-1, "this VALUES row")
 			}
 			vals, err := c.exprs(l.Items)
 			if err != nil {
-				return TableRef{}, err
+				return sql.TableRef{}, err
 			}
 			t.Values = append(t.Values, vals)
 		}
@@ -330,7 +331,7 @@ func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
 	}
 	s, err := c.selectStmt(sel)
 	if err != nil {
-		return TableRef{}, err
+		return sql.TableRef{}, err
 	}
 	t.Sub = s
 	return t, nil
@@ -338,11 +339,11 @@ func (c *converter) derivedTable(rs *pg.RangeSubselect) (TableRef, error) {
 
 // tableRef converts a RangeVar and attaches the pre-pass hints. A bare
 // name that a WITH query in scope defines is that query.
-func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
+func (c *converter) tableRef(rv *pg.RangeVar) (sql.TableRef, error) {
 	if rv.Catalogname != "" {
-		return TableRef{}, c.unsupported(rv.Location, "a catalog-qualified name")
+		return sql.TableRef{}, c.unsupported(rv.Location, "a catalog-qualified name")
 	}
-	t := TableRef{Schema: rv.Schemaname, Name: rv.Relname}
+	t := sql.TableRef{Schema: rv.Schemaname, Name: rv.Relname}
 	if rv.Alias != nil {
 		t.Alias = rv.Alias.Aliasname
 		for _, n := range rv.Alias.Colnames {
@@ -352,7 +353,7 @@ func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
 	if q := c.lookupCTE(rv.Relname); q != nil && rv.Schemaname == "" {
 		if rv.Location >= 0 {
 			if _, ok := c.pp.hints[int(rv.Location)]; ok {
-				return TableRef{}, c.unsupported(rv.Location, "WITH (...) hints on a WITH query")
+				return sql.TableRef{}, c.unsupported(rv.Location, "WITH (...) hints on a WITH query")
 			}
 		}
 		switch {
@@ -372,7 +373,7 @@ func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
 		return t, nil
 	}
 	if len(t.ColAliases) > 0 {
-		return TableRef{}, c.unsupported(rv.Location, "a column alias list on a topic")
+		return sql.TableRef{}, c.unsupported(rv.Location, "a column alias list on a topic")
 	}
 	if rv.Location >= 0 {
 		orig := c.pp.orig(int(rv.Location))
@@ -386,8 +387,8 @@ func (c *converter) tableRef(rv *pg.RangeVar) (TableRef, error) {
 	return t, nil
 }
 
-func (c *converter) targets(list []*pg.Node) ([]Target, error) {
-	var out []Target
+func (c *converter) targets(list []*pg.Node) ([]sql.Target, error) {
+	var out []sql.Target
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil {
@@ -397,12 +398,12 @@ func (c *converter) targets(list []*pg.Node) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Target{Expr: e, Alias: rt.Name})
+		out = append(out, sql.Target{Expr: e, Alias: rt.Name})
 	}
 	return out, nil
 }
 
-func (c *converter) insertStmt(s *pg.InsertStmt) (Stmt, error) {
+func (c *converter) insertStmt(s *pg.InsertStmt) (sql.Stmt, error) {
 	switch {
 	case s.WithClause != nil:
 		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
@@ -415,7 +416,7 @@ func (c *converter) insertStmt(s *pg.InsertStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Insert{Table: t}
+	out := &sql.Insert{Table: t}
 	for _, n := range s.Cols {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {
@@ -449,7 +450,7 @@ func (c *converter) insertStmt(s *pg.InsertStmt) (Stmt, error) {
 	return out, nil
 }
 
-func (c *converter) updateStmt(s *pg.UpdateStmt) (Stmt, error) {
+func (c *converter) updateStmt(s *pg.UpdateStmt) (sql.Stmt, error) {
 	switch {
 	case s.WithClause != nil:
 		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
@@ -460,7 +461,7 @@ func (c *converter) updateStmt(s *pg.UpdateStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Update{Table: t}
+	out := &sql.Update{Table: t}
 	for _, n := range s.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 || rt.Val.GetMultiAssignRef() != nil {
@@ -470,7 +471,7 @@ func (c *converter) updateStmt(s *pg.UpdateStmt) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Set = append(out.Set, SetClause{Column: rt.Name, Value: e})
+		out.Set = append(out.Set, sql.SetClause{Column: rt.Name, Value: e})
 	}
 	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
 		return nil, err
@@ -481,7 +482,7 @@ func (c *converter) updateStmt(s *pg.UpdateStmt) (Stmt, error) {
 	return out, nil
 }
 
-func (c *converter) deleteStmt(s *pg.DeleteStmt) (Stmt, error) {
+func (c *converter) deleteStmt(s *pg.DeleteStmt) (sql.Stmt, error) {
 	switch {
 	case s.WithClause != nil:
 		return nil, c.unsupported(s.WithClause.Location, "WITH (common table expressions)")
@@ -492,7 +493,7 @@ func (c *converter) deleteStmt(s *pg.DeleteStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Delete{Table: t}
+	out := &sql.Delete{Table: t}
 	if out.Where, err = c.exprOpt(s.WhereClause); err != nil {
 		return nil, err
 	}
@@ -503,8 +504,8 @@ func (c *converter) deleteStmt(s *pg.DeleteStmt) (Stmt, error) {
 }
 
 // orderBy converts an ORDER BY list (of a SELECT or inside an aggregate).
-func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
-	var out []OrderBy
+func (c *converter) orderBy(nodes []*pg.Node) ([]sql.OrderBy, error) {
+	var out []sql.OrderBy
 	for _, n := range nodes {
 		sb := n.GetSortBy()
 		if sb == nil || len(sb.UseOp) > 0 {
@@ -514,7 +515,7 @@ func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := OrderBy{Expr: e, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
+		o := sql.OrderBy{Expr: e, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
 		switch sb.SortbyNulls {
 		case pg.SortByNulls_SORTBY_NULLS_FIRST:
 			t := true
@@ -531,26 +532,26 @@ func (c *converter) orderBy(nodes []*pg.Node) ([]OrderBy, error) {
 // rangeFunction converts a function in FROM: one function, WITH
 // ORDINALITY or not, no ROWS FROM or column definition list. LATERAL is
 // accepted and changes nothing (a function in FROM always is).
-func (c *converter) rangeFunction(rf *pg.RangeFunction) (TableRef, error) {
+func (c *converter) rangeFunction(rf *pg.RangeFunction) (sql.TableRef, error) {
 	if rf.IsRowsfrom || len(rf.Functions) != 1 {
-		return TableRef{}, c.unsupported(-1, "ROWS FROM")
+		return sql.TableRef{}, c.unsupported(-1, "ROWS FROM")
 	}
 	if len(rf.Coldeflist) > 0 {
-		return TableRef{}, c.unsupported(-1, "a column definition list")
+		return sql.TableRef{}, c.unsupported(-1, "a column definition list")
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	if len(items) == 0 || items[0].GetFuncCall() == nil || len(items) > 1 && items[1] != nil && items[1].GetNode() != nil {
-		return TableRef{}, c.unsupported(-1, "this function in FROM")
+		return sql.TableRef{}, c.unsupported(-1, "this function in FROM")
 	}
 	e, err := c.funcCall(items[0].GetFuncCall())
 	if err != nil {
-		return TableRef{}, err
+		return sql.TableRef{}, err
 	}
-	f, ok := e.(*FuncCall)
+	f, ok := e.(*sql.FuncCall)
 	if !ok {
-		return TableRef{}, c.unsupported(-1, "this function in FROM")
+		return sql.TableRef{}, c.unsupported(-1, "this function in FROM")
 	}
-	t := TableRef{Func: f, Name: f.Name, Ordinality: rf.Ordinality}
+	t := sql.TableRef{Func: f, Name: f.Name, Ordinality: rf.Ordinality}
 	if rf.Alias != nil {
 		t.Alias = rf.Alias.Aliasname
 		for _, n := range rf.Alias.Colnames {

@@ -1,8 +1,9 @@
-package sql
+package parser
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v5"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -10,12 +11,12 @@ import (
 // its frame.
 
 // over converts a function call's OVER clause.
-func (c *converter) over(def *pg.WindowDef) (*Window, error) {
+func (c *converter) over(def *pg.WindowDef) (*sql.Window, error) {
 	w, err := c.resolveWindow(def)
 	if err != nil {
 		return nil, err
 	}
-	over := &Window{}
+	over := &sql.Window{}
 	if over.Frame, err = c.frame(w); err != nil {
 		return nil, err
 	}
@@ -49,17 +50,17 @@ const (
 // frame converts a window's frame clause; nil for the default frame. The
 // grammar has already refused the impossible ones (a frame starting at
 // UNBOUNDED FOLLOWING, or ending before it starts by construction).
-func (c *converter) frame(w *pg.WindowDef) (*Frame, error) {
+func (c *converter) frame(w *pg.WindowDef) (*sql.Frame, error) {
 	o := w.FrameOptions
 	if o&frameNonDefault == 0 {
 		return nil, nil
 	}
-	f := &Frame{Mode: FrameRange}
+	f := &sql.Frame{Mode: sql.FrameRange}
 	switch {
 	case o&frameRows != 0:
-		f.Mode = FrameRows
+		f.Mode = sql.FrameRows
 	case o&frameGroups != 0:
-		f.Mode = FrameGroups
+		f.Mode = sql.FrameGroups
 	}
 	var err error
 	if f.Start, err = c.frameBound(o, o&frameStartUnbPrec != 0, o&frameStartCurrent != 0, false,
@@ -72,34 +73,34 @@ func (c *converter) frame(w *pg.WindowDef) (*Frame, error) {
 	}
 	switch {
 	case o&frameExclCurrent != 0:
-		f.Exclude = ExcludeCurrentRow
+		f.Exclude = sql.ExcludeCurrentRow
 	case o&frameExclGroup != 0:
-		f.Exclude = ExcludeGroup
+		f.Exclude = sql.ExcludeGroup
 	case o&frameExclTies != 0:
-		f.Exclude = ExcludeTies
+		f.Exclude = sql.ExcludeTies
 	}
 	return f, nil
 }
 
-func (c *converter) frameBound(o int32, unbPrec, current, unbFoll, offset, following bool, off *pg.Node) (FrameBound, error) {
+func (c *converter) frameBound(o int32, unbPrec, current, unbFoll, offset, following bool, off *pg.Node) (sql.FrameBound, error) {
 	switch {
 	case unbPrec:
-		return FrameBound{Kind: BoundUnboundedPreceding}, nil
+		return sql.FrameBound{Kind: sql.BoundUnboundedPreceding}, nil
 	case current:
-		return FrameBound{Kind: BoundCurrentRow}, nil
+		return sql.FrameBound{Kind: sql.BoundCurrentRow}, nil
 	case unbFoll:
-		return FrameBound{Kind: BoundUnboundedFollowing}, nil
+		return sql.FrameBound{Kind: sql.BoundUnboundedFollowing}, nil
 	case !offset:
-		return FrameBound{}, pgerror.AssertionFailed("window frame options %#x name no bound", o)
+		return sql.FrameBound{}, pgerror.AssertionFailed("window frame options %#x name no bound", o)
 	}
 	e, err := c.expr(off)
 	if err != nil {
-		return FrameBound{}, err
+		return sql.FrameBound{}, err
 	}
 	if following {
-		return FrameBound{Kind: BoundFollowing, Offset: e}, nil
+		return sql.FrameBound{Kind: sql.BoundFollowing, Offset: e}, nil
 	}
-	return FrameBound{Kind: BoundPreceding, Offset: e}, nil
+	return sql.FrameBound{Kind: sql.BoundPreceding, Offset: e}, nil
 }
 
 // resolveWindow returns the window an OVER clause means: OVER w is the

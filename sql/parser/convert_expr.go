@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v5"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -34,18 +35,18 @@ func exprKindName(x any) string {
 	return "expression " + nodeName(x)
 }
 
-func (c *converter) exprOpt(n *pg.Node) (Expr, error) {
+func (c *converter) exprOpt(n *pg.Node) (sql.Expr, error) {
 	if n == nil {
 		return nil, nil
 	}
 	return c.expr(n)
 }
 
-func (c *converter) exprs(list []*pg.Node) ([]Expr, error) {
+func (c *converter) exprs(list []*pg.Node) ([]sql.Expr, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	out := make([]Expr, 0, len(list))
+	out := make([]sql.Expr, 0, len(list))
 	for _, n := range list {
 		e, err := c.expr(n)
 		if err != nil {
@@ -65,7 +66,7 @@ func opName(names []*pg.Node) string {
 }
 
 // expr converts an expression node, or refuses it with 0A000 naming it.
-func (c *converter) expr(n *pg.Node) (Expr, error) {
+func (c *converter) expr(n *pg.Node) (sql.Expr, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_ColumnRef:
 		return c.columnRef(x.ColumnRef)
@@ -76,7 +77,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 			return nil, errAt(pgerror.CodeUndefinedParameter, c.pp.orig(int(x.ParamRef.Location)),
 				"there is no parameter $%d", x.ParamRef.Number)
 		}
-		return &ParamRef{N: int(x.ParamRef.Number)}, nil
+		return &sql.ParamRef{N: int(x.ParamRef.Number)}, nil
 	case *pg.Node_AExpr:
 		return c.aExpr(x.AExpr)
 	case *pg.Node_BoolExpr:
@@ -86,7 +87,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &IsNull{X: e, Not: x.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
+		return &sql.IsNull{X: e, Not: x.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
 	case *pg.Node_BooleanTest:
 		return c.booleanTest(x.BooleanTest)
 	case *pg.Node_FuncCall:
@@ -100,7 +101,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Cast{X: e, Type: typ, TypePos: c.pos(x.TypeCast.TypeName.GetLocation())}, nil
+		return &sql.Cast{X: e, Type: typ, TypePos: c.pos(x.TypeCast.TypeName.GetLocation())}, nil
 	case *pg.Node_CaseExpr:
 		return c.caseExpr(x.CaseExpr)
 	case *pg.Node_CoalesceExpr:
@@ -108,7 +109,7 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Coalesce{Args: args}, nil
+		return &sql.Coalesce{Args: args}, nil
 	case *pg.Node_MinMaxExpr:
 		args, err := c.exprs(x.MinMaxExpr.Args)
 		if err != nil {
@@ -118,25 +119,25 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 		if x.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
 			name = "least"
 		}
-		return &FuncCall{Name: name, Args: args}, nil
+		return &sql.FuncCall{Name: name, Args: args}, nil
 	case *pg.Node_AArrayExpr:
 		elems, err := c.exprs(x.AArrayExpr.Elements)
 		if err != nil {
 			return nil, err
 		}
-		return &ArrayLit{Elems: elems}, nil
+		return &sql.ArrayLit{Elems: elems}, nil
 	case *pg.Node_SubLink:
 		return c.subLink(x.SubLink)
 	case *pg.Node_SetToDefault:
-		return &Default{}, nil
+		return &sql.Default{}, nil
 	case *pg.Node_SqlvalueFunction:
 		name := strings.ToLower(strings.TrimPrefix(x.SqlvalueFunction.Op.String(), "SVFOP_"))
 		if x.SqlvalueFunction.Typmod >= 0 {
 			return nil, c.unsupported(x.SqlvalueFunction.Location, "%s with a precision", strings.ToUpper(name))
 		}
-		return &FuncCall{Name: name}, nil
+		return &sql.FuncCall{Name: name}, nil
 	case *pg.Node_AStar:
-		return &Star{}, nil
+		return &sql.Star{}, nil
 	case *pg.Node_CollateClause:
 		return c.collate(x.CollateClause)
 	case *pg.Node_AIndirection:
@@ -149,14 +150,14 @@ func (c *converter) expr(n *pg.Node) (Expr, error) {
 }
 
 // boolExpr converts NOT, and AND and OR (left-deep over their arguments).
-func (c *converter) boolExpr(b *pg.BoolExpr) (Expr, error) {
+func (c *converter) boolExpr(b *pg.BoolExpr) (sql.Expr, error) {
 	args, err := c.exprs(b.Args)
 	if err != nil {
 		return nil, err
 	}
 	switch b.Boolop {
 	case pg.BoolExprType_NOT_EXPR:
-		return &UnaryOp{Op: "NOT", X: args[0]}, nil
+		return &sql.UnaryOp{Op: "NOT", X: args[0]}, nil
 	case pg.BoolExprType_AND_EXPR, pg.BoolExprType_OR_EXPR:
 		op := "AND"
 		if b.Boolop == pg.BoolExprType_OR_EXPR {
@@ -164,7 +165,7 @@ func (c *converter) boolExpr(b *pg.BoolExpr) (Expr, error) {
 		}
 		e := args[0]
 		for _, a := range args[1:] {
-			e = &BinOp{Op: op, L: e, R: a}
+			e = &sql.BinOp{Op: op, L: e, R: a}
 		}
 		return e, nil
 	}
@@ -172,44 +173,44 @@ func (c *converter) boolExpr(b *pg.BoolExpr) (Expr, error) {
 }
 
 // booleanTest converts x IS [NOT] TRUE, FALSE or UNKNOWN.
-func (c *converter) booleanTest(t *pg.BooleanTest) (Expr, error) {
+func (c *converter) booleanTest(t *pg.BooleanTest) (sql.Expr, error) {
 	e, err := c.expr(t.Arg)
 	if err != nil {
 		return nil, err
 	}
 	switch t.Booltesttype {
 	case pg.BoolTestType_IS_TRUE:
-		return &IsBool{X: e, Value: true}, nil
+		return &sql.IsBool{X: e, Value: true}, nil
 	case pg.BoolTestType_IS_NOT_TRUE:
-		return &IsBool{X: e, Value: true, Not: true}, nil
+		return &sql.IsBool{X: e, Value: true, Not: true}, nil
 	case pg.BoolTestType_IS_FALSE:
-		return &IsBool{X: e, Value: false}, nil
+		return &sql.IsBool{X: e, Value: false}, nil
 	case pg.BoolTestType_IS_NOT_FALSE:
-		return &IsBool{X: e, Value: false, Not: true}, nil
+		return &sql.IsBool{X: e, Value: false, Not: true}, nil
 	case pg.BoolTestType_IS_UNKNOWN:
-		return &IsBool{X: e, Unknown: true}, nil
+		return &sql.IsBool{X: e, Unknown: true}, nil
 	case pg.BoolTestType_IS_NOT_UNKNOWN:
-		return &IsBool{X: e, Unknown: true, Not: true}, nil
+		return &sql.IsBool{X: e, Unknown: true, Not: true}, nil
 	}
 	return nil, c.unsupported(t.Location, "this boolean test")
 }
 
 // subLink converts a subquery expression: scalar, EXISTS, ARRAY, or
 // x IN / = ANY (subquery).
-func (c *converter) subLink(sl *pg.SubLink) (Expr, error) {
-	out := &SubLink{}
+func (c *converter) subLink(sl *pg.SubLink) (sql.Expr, error) {
+	out := &sql.SubLink{}
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXPR_SUBLINK:
 	case pg.SubLinkType_EXISTS_SUBLINK:
-		out.Kind = SubExists
+		out.Kind = sql.SubExists
 	case pg.SubLinkType_ARRAY_SUBLINK:
-		out.Kind = SubArray
+		out.Kind = sql.SubArray
 	case pg.SubLinkType_ANY_SUBLINK:
 		// x IN (subquery) has no operator name; = ANY (subquery) has "=".
 		if len(sl.OperName) > 1 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() != "=" {
 			return nil, c.unsupported(sl.Location, "an operator other than = with ANY (subquery)")
 		}
-		out.Kind = SubIn
+		out.Kind = sql.SubIn
 		var err error
 		if out.X, err = c.expr(sl.Testexpr); err != nil {
 			return nil, err
@@ -229,7 +230,7 @@ func (c *converter) subLink(sl *pg.SubLink) (Expr, error) {
 	return out, nil
 }
 
-func (c *converter) columnRef(cr *pg.ColumnRef) (Expr, error) {
+func (c *converter) columnRef(cr *pg.ColumnRef) (sql.Expr, error) {
 	var parts []string
 	star := false
 	for i, f := range cr.Fields {
@@ -249,7 +250,7 @@ func (c *converter) columnRef(cr *pg.ColumnRef) (Expr, error) {
 		if len(parts) > 1 {
 			return nil, c.unsupported(cr.Location, "a schema-qualified column reference")
 		}
-		s := &Star{}
+		s := &sql.Star{}
 		if len(parts) == 1 {
 			s.Table = parts[0]
 		}
@@ -257,28 +258,28 @@ func (c *converter) columnRef(cr *pg.ColumnRef) (Expr, error) {
 	}
 	switch len(parts) {
 	case 1:
-		return &ColumnRef{Name: parts[0], Pos: c.pos(cr.Location)}, nil
+		return &sql.ColumnRef{Name: parts[0], Pos: c.pos(cr.Location)}, nil
 	case 2:
-		return &ColumnRef{Table: parts[0], Name: parts[1], Pos: c.pos(cr.Location)}, nil
+		return &sql.ColumnRef{Table: parts[0], Name: parts[1], Pos: c.pos(cr.Location)}, nil
 	}
 	return nil, c.unsupported(cr.Location, "a schema-qualified column reference")
 }
 
-func (c *converter) aConst(k *pg.A_Const) (Expr, error) {
+func (c *converter) aConst(k *pg.A_Const) (sql.Expr, error) {
 	e, err := c.aConstValue(k)
-	if kc, ok := e.(*Const); ok && err == nil {
+	if kc, ok := e.(*sql.Const); ok && err == nil {
 		kc.Pos = c.pos(k.Location)
 	}
 	return e, err
 }
 
-func (c *converter) aConstValue(k *pg.A_Const) (Expr, error) {
+func (c *converter) aConstValue(k *pg.A_Const) (sql.Expr, error) {
 	if k.Isnull {
-		return &Const{Lit: Literal{Kind: LitNull}}, nil
+		return &sql.Const{Lit: sql.Literal{Kind: sql.LitNull}}, nil
 	}
 	switch v := k.Val.(type) {
 	case *pg.A_Const_Ival:
-		return &Const{Lit: Literal{Kind: LitInt, Int: int64(v.Ival.Ival)}}, nil
+		return &sql.Const{Lit: sql.Literal{Kind: sql.LitInt, Int: int64(v.Ival.Ival)}}, nil
 	case *pg.A_Const_Fval:
 		s := strings.ReplaceAll(v.Fval.Fval, "_", "")
 		if !strings.ContainsAny(s, ".eE") {
@@ -287,18 +288,18 @@ func (c *converter) aConstValue(k *pg.A_Const) (Expr, error) {
 				base = 0
 			}
 			if n, err := strconv.ParseInt(s, base, 64); err == nil {
-				return &Const{Lit: Literal{Kind: LitInt, Int: n}}, nil
+				return &sql.Const{Lit: sql.Literal{Kind: sql.LitInt, Int: n}}, nil
 			}
 		}
 		f, _ := strconv.ParseFloat(s, 64)
-		return &Const{Lit: Literal{Kind: LitFloat, Float: f, Str: s}}, nil
+		return &sql.Const{Lit: sql.Literal{Kind: sql.LitFloat, Float: f, Str: s}}, nil
 	case *pg.A_Const_Sval:
 		if lit, ok := c.pp.lits[int(k.Location)]; ok {
-			return &Const{Lit: lit}, nil
+			return &sql.Const{Lit: lit}, nil
 		}
-		return &Const{Lit: Literal{Kind: LitString, Str: v.Sval.Sval}}, nil
+		return &sql.Const{Lit: sql.Literal{Kind: sql.LitString, Str: v.Sval.Sval}}, nil
 	case *pg.A_Const_Boolval:
-		return &Const{Lit: Literal{Kind: LitBool, Bool: v.Boolval.Boolval}}, nil
+		return &sql.Const{Lit: sql.Literal{Kind: sql.LitBool, Bool: v.Boolval.Boolval}}, nil
 	case *pg.A_Const_Bsval:
 		return nil, c.unsupported(k.Location, "a bit-string constant")
 	}
@@ -315,12 +316,12 @@ var subLinkNames = map[pg.SubLinkType]string{
 
 var likeOps = map[string]string{"~~": "LIKE", "!~~": "NOT LIKE", "~~*": "ILIKE", "!~~*": "NOT ILIKE"}
 
-func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
+func (c *converter) aExpr(a *pg.A_Expr) (sql.Expr, error) {
 	op := opName(a.Name)
 	if len(a.Name) > 1 && a.Name[0].GetString_().GetSval() != "pg_catalog" {
 		return nil, c.unsupported(a.Location, "a schema-qualified operator")
 	}
-	var l, r Expr
+	var l, r sql.Expr
 	var err error
 	if a.Lexpr != nil && a.Kind != pg.A_Expr_Kind_AEXPR_IN {
 		if l, err = c.expr(a.Lexpr); err != nil {
@@ -333,14 +334,14 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 			return nil, err
 		}
 		if l == nil {
-			return &UnaryOp{Op: op, X: r}, nil
+			return &sql.UnaryOp{Op: op, X: r}, nil
 		}
-		return &BinOp{Op: op, L: l, R: r, Pos: c.pos(a.Location)}, nil
+		return &sql.BinOp{Op: op, L: l, R: r, Pos: c.pos(a.Location)}, nil
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
 		if r, err = c.expr(a.Rexpr); err != nil {
 			return nil, err
 		}
-		return &BinOp{Op: likeOps[op], L: l, R: r, Pos: c.pos(a.Location)}, nil
+		return &sql.BinOp{Op: likeOps[op], L: l, R: r, Pos: c.pos(a.Location)}, nil
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if r, err = c.expr(a.Rexpr); err != nil {
 			return nil, err
@@ -349,17 +350,17 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 		if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT {
 			o = "IS NOT DISTINCT FROM"
 		}
-		return &BinOp{Op: o, L: l, R: r}, nil
+		return &sql.BinOp{Op: o, L: l, R: r}, nil
 	case pg.A_Expr_Kind_AEXPR_NULLIF:
 		if r, err = c.expr(a.Rexpr); err != nil {
 			return nil, err
 		}
-		return &NullIf{A: l, B: r}, nil
+		return &sql.NullIf{A: l, B: r}, nil
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
 		if r, err = c.expr(a.Rexpr); err != nil {
 			return nil, err
 		}
-		return &AnyAll{Op: op, X: l, Array: r, All: a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
+		return &sql.AnyAll{Op: op, X: l, Array: r, All: a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
 	case pg.A_Expr_Kind_AEXPR_IN:
 		if l, err = c.expr(a.Lexpr); err != nil {
 			return nil, err
@@ -372,7 +373,7 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &InList{X: l, List: items, Not: op == "<>"}, nil
+		return &sql.InList{X: l, List: items, Not: op == "<>"}, nil
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		list := a.Rexpr.GetList()
 		if list == nil || len(list.Items) != 2 {
@@ -382,7 +383,7 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Between{X: l, Lo: b[0], Hi: b[1], Not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN}, nil
+		return &sql.Between{X: l, Lo: b[0], Hi: b[1], Not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN}, nil
 	}
 	if a.Kind == pg.A_Expr_Kind_AEXPR_SIMILAR {
 		return nil, c.unsupported(a.Location, "SIMILAR TO")
@@ -390,8 +391,8 @@ func (c *converter) aExpr(a *pg.A_Expr) (Expr, error) {
 	return nil, c.unsupported(a.Location, "%s", strings.ReplaceAll(strings.TrimPrefix(a.Kind.String(), "AEXPR_"), "_", " "))
 }
 
-func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
-	var over *Window
+func (c *converter) funcCall(f *pg.FuncCall) (sql.Expr, error) {
+	var over *sql.Window
 	if f.Over != nil {
 		var err error
 		if over, err = c.over(f.Over); err != nil {
@@ -417,11 +418,11 @@ func (c *converter) funcCall(f *pg.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order, Over: over, Pos: c.pos(f.Location)}, nil
+	return &sql.FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Filter: filter, Order: order, Over: over, Pos: c.pos(f.Location)}, nil
 }
 
-func (c *converter) caseExpr(k *pg.CaseExpr) (Expr, error) {
-	out := &Case{}
+func (c *converter) caseExpr(k *pg.CaseExpr) (sql.Expr, error) {
+	out := &sql.Case{}
 	var err error
 	if out.Arg, err = c.exprOpt(k.Arg); err != nil {
 		return nil, err
@@ -439,7 +440,7 @@ func (c *converter) caseExpr(k *pg.CaseExpr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Whens = append(out.Whens, When{Cond: cond, Result: res})
+		out.Whens = append(out.Whens, sql.When{Cond: cond, Result: res})
 	}
 	if out.Else, err = c.exprOpt(k.Defresult); err != nil {
 		return nil, err
@@ -489,7 +490,7 @@ func (c *converter) typeName(t *pg.TypeName) (string, error) {
 // topicgate compares text bytewise, which is what "default", "C" and
 // "POSIX" mean in a C-locale database (the planner checks that X is
 // text). Any other collation is 0A000.
-func (c *converter) collate(cc *pg.CollateClause) (Expr, error) {
+func (c *converter) collate(cc *pg.CollateClause) (sql.Expr, error) {
 	var names []string
 	for _, n := range cc.Collname {
 		names = append(names, n.GetString_().GetSval())
@@ -503,11 +504,11 @@ func (c *converter) collate(cc *pg.CollateClause) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Collate{X: x, Name: name}, nil
+	return &sql.Collate{X: x, Name: name}, nil
 }
 
 // indirection converts X[i] (one subscript, no slices or field selection).
-func (c *converter) indirection(ai *pg.A_Indirection) (Expr, error) {
+func (c *converter) indirection(ai *pg.A_Indirection) (sql.Expr, error) {
 	x, err := c.expr(ai.Arg)
 	if err != nil {
 		return nil, err
@@ -521,7 +522,7 @@ func (c *converter) indirection(ai *pg.A_Indirection) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		x = &Subscript{X: x, Index: i}
+		x = &sql.Subscript{X: x, Index: i}
 	}
 	return x, nil
 }

@@ -1,10 +1,11 @@
-package sql
+package parser
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
@@ -78,10 +79,10 @@ func (p *ddlParser) name() (string, int, error) {
 	return "", 0, p.syntaxErr(t)
 }
 
-func (p *ddlParser) parseTopicStmt() (Stmt, error) {
+func (p *ddlParser) parseTopicStmt() (sql.Stmt, error) {
 	verb := p.next()
 	p.next() // TOPIC
-	var s Stmt
+	var s sql.Stmt
 	var err error
 	switch {
 	case verb.is("CREATE"):
@@ -100,8 +101,8 @@ func (p *ddlParser) parseTopicStmt() (Stmt, error) {
 	return s, nil
 }
 
-func (p *ddlParser) createTopic() (Stmt, error) {
-	s := &CreateTopic{}
+func (p *ddlParser) createTopic() (sql.Stmt, error) {
+	s := &sql.CreateTopic{}
 	if p.peek().is("IF") {
 		p.i++
 		if err := p.expectKw("NOT"); err != nil {
@@ -152,22 +153,22 @@ func (p *ddlParser) createTopic() (Stmt, error) {
 }
 
 // consumerDef parses `name [WITH (options)]` after CONSUMER.
-func (p *ddlParser) consumerDef() (ConsumerDef, error) {
+func (p *ddlParser) consumerDef() (sql.ConsumerDef, error) {
 	name, pos, err := p.name()
 	if err != nil {
-		return ConsumerDef{}, err
+		return sql.ConsumerDef{}, err
 	}
-	c := ConsumerDef{Name: name, Pos: charPos(p.src, pos)}
+	c := sql.ConsumerDef{Name: name, Pos: charPos(p.src, pos)}
 	if p.keyword("WITH") {
 		if c.Options, err = p.optionList(); err != nil {
-			return ConsumerDef{}, err
+			return sql.ConsumerDef{}, err
 		}
 	}
 	return c, nil
 }
 
-func (p *ddlParser) alterTopic() (Stmt, error) {
-	s := &AlterTopic{}
+func (p *ddlParser) alterTopic() (sql.Stmt, error) {
+	s := &sql.AlterTopic{}
 	if p.peek().is("IF") {
 		p.i++
 		if err := p.expectKw("EXISTS"); err != nil {
@@ -192,7 +193,7 @@ func (p *ddlParser) alterTopic() (Stmt, error) {
 	}
 }
 
-func (p *ddlParser) alterAction() (AlterAction, error) {
+func (p *ddlParser) alterAction() (sql.AlterAction, error) {
 	t := p.next()
 	switch {
 	case t.is("ADD"):
@@ -203,7 +204,7 @@ func (p *ddlParser) alterAction() (AlterAction, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &AddConsumer{Consumer: c}, nil
+		return &sql.AddConsumer{Consumer: c}, nil
 	case t.is("DROP"):
 		if err := p.expectKw("CONSUMER"); err != nil {
 			return nil, err
@@ -212,7 +213,7 @@ func (p *ddlParser) alterAction() (AlterAction, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &DropConsumer{Name: name}, nil
+		return &sql.DropConsumer{Name: name}, nil
 	case t.is("ALTER"):
 		if err := p.expectKw("CONSUMER"); err != nil {
 			return nil, err
@@ -221,7 +222,7 @@ func (p *ddlParser) alterAction() (AlterAction, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := &AlterConsumer{Name: name}
+		a := &sql.AlterConsumer{Name: name}
 		switch {
 		case p.keyword("SET"):
 			a.Set, err = p.optionList()
@@ -239,13 +240,13 @@ func (p *ddlParser) alterAction() (AlterAction, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &SetOptions{Options: opts}, nil
+		return &sql.SetOptions{Options: opts}, nil
 	case t.is("RESET"):
 		names, err := p.nameList()
 		if err != nil {
 			return nil, err
 		}
-		return &ResetOptions{Names: names}, nil
+		return &sql.ResetOptions{Names: names}, nil
 	case t.is("SPLIT"):
 		if err := p.expectKw("PARTITION"); err != nil {
 			return nil, err
@@ -258,13 +259,13 @@ func (p *ddlParser) alterAction() (AlterAction, error) {
 		if err != nil {
 			return nil, errAt(pgerror.CodeInvalidParameterValue, n.Pos, "invalid partition %q", n.Val)
 		}
-		return &SplitPartition{Partition: int32(id)}, nil
+		return &sql.SplitPartition{Partition: int32(id)}, nil
 	}
 	return nil, p.syntaxErr(t)
 }
 
-func (p *ddlParser) dropTopic() (Stmt, error) {
-	s := &DropTopic{}
+func (p *ddlParser) dropTopic() (sql.Stmt, error) {
+	s := &sql.DropTopic{}
 	if p.peek().is("IF") {
 		p.i++
 		if err := p.expectKw("EXISTS"); err != nil {
@@ -308,18 +309,18 @@ func (p *ddlParser) nameList() ([]string, error) {
 
 // optionList parses `( name = value [, ...] )`. Names are lower-cased; a
 // name given twice is 42710.
-func (p *ddlParser) optionList() ([]Option, error) {
+func (p *ddlParser) optionList() ([]sql.Option, error) {
 	if err := p.expectP("("); err != nil {
 		return nil, err
 	}
-	var opts []Option
+	var opts []sql.Option
 	for {
 		t := p.peek()
 		if t.Kind != tIdent && t.Kind != tQIdent {
 			return nil, p.syntaxErr(t)
 		}
 		p.i++
-		o := Option{Name: strings.ToLower(t.Val), Pos: charPos(p.src, t.Pos)}
+		o := sql.Option{Name: strings.ToLower(t.Val), Pos: charPos(p.src, t.Pos)}
 		for _, prev := range opts {
 			if prev.Name == o.Name {
 				// PostgreSQL's words for an option given twice (COPY,
@@ -346,7 +347,7 @@ func (p *ddlParser) optionList() ([]Option, error) {
 }
 
 // value parses an option value.
-func (p *ddlParser) value() (Literal, error) {
+func (p *ddlParser) value() (sql.Literal, error) {
 	t := p.next()
 	switch t.Kind {
 	case tNumber:
@@ -357,53 +358,53 @@ func (p *ddlParser) value() (Literal, error) {
 			return numberLit(n.Val, t.Val == "-", n.Pos)
 		}
 	case tString, tDollar:
-		return Literal{Kind: LitString, Str: t.Val}, nil
+		return sql.Literal{Kind: sql.LitString, Str: t.Val}, nil
 	case tParam:
 		n, err := strconv.Atoi(t.Val)
 		if err != nil || n < 1 || n > 65535 {
-			return Literal{}, errAt(pgerror.CodeUndefinedParameter, t.Pos, "there is no parameter $%s", t.Val)
+			return sql.Literal{}, errAt(pgerror.CodeUndefinedParameter, t.Pos, "there is no parameter $%s", t.Val)
 		}
-		return Literal{Kind: LitParam, Param: n}, nil
+		return sql.Literal{Kind: sql.LitParam, Param: n}, nil
 	case tQIdent, tBQIdent:
-		return Literal{Kind: LitIdent, Str: t.Val}, nil
+		return sql.Literal{Kind: sql.LitIdent, Str: t.Val}, nil
 	case tIdent:
 		switch {
 		case t.is("TRUE"), t.is("ON"):
-			return Literal{Kind: LitBool, Bool: true}, nil
+			return sql.Literal{Kind: sql.LitBool, Bool: true}, nil
 		case t.is("FALSE"), t.is("OFF"):
-			return Literal{Kind: LitBool, Bool: false}, nil
+			return sql.Literal{Kind: sql.LitBool, Bool: false}, nil
 		case t.is("NULL"):
-			return Literal{Kind: LitNull}, nil
+			return sql.Literal{Kind: sql.LitNull}, nil
 		case (t.is("INTERVAL") || t.is("DATETIME") || t.is("TIMESTAMP")) && p.peek().isP("("):
 			p.i++
 			arg := p.next()
 			if arg.Kind != tString {
-				return Literal{}, p.syntaxErr(arg)
+				return sql.Literal{}, p.syntaxErr(arg)
 			}
 			if err := p.expectP(")"); err != nil {
-				return Literal{}, err
+				return sql.Literal{}, err
 			}
 			return yqlLiteral(p.src, t, arg)
 		case (t.is("INTERVAL") || t.is("TIMESTAMP") || t.is("TIMESTAMPTZ")) && p.peek().Kind == tString:
 			return yqlLiteral(p.src, t, p.next())
 		}
-		return Literal{Kind: LitIdent, Str: strings.ToLower(t.Val)}, nil
+		return sql.Literal{Kind: sql.LitIdent, Str: strings.ToLower(t.Val)}, nil
 	}
-	return Literal{}, p.syntaxErr(t)
+	return sql.Literal{}, p.syntaxErr(t)
 }
 
 // numberLit converts a numeric token to LitInt or LitFloat.
-func numberLit(text string, neg bool, pos int) (Literal, error) {
+func numberLit(text string, neg bool, pos int) (sql.Literal, error) {
 	clean := strings.ReplaceAll(text, "_", "")
 	if neg {
 		clean = "-" + clean
 	}
 	if n, err := strconv.ParseInt(clean, 10, 64); err == nil {
-		return Literal{Kind: LitInt, Int: n}, nil
+		return sql.Literal{Kind: sql.LitInt, Int: n}, nil
 	}
 	f, err := strconv.ParseFloat(clean, 64)
 	if err != nil {
-		return Literal{}, errAt(pgerror.CodeInvalidTextRepresentation, pos, "invalid number %q", text)
+		return sql.Literal{}, errAt(pgerror.CodeInvalidTextRepresentation, pos, "invalid number %q", text)
 	}
-	return Literal{Kind: LitFloat, Float: f, Str: clean}, nil
+	return sql.Literal{Kind: sql.LitFloat, Float: f, Str: clean}, nil
 }

@@ -1,6 +1,8 @@
-package sql
+package parser
 
-import "testing"
+import (
+	"testing"
+)
 
 func BenchmarkParseInsert(b *testing.B) {
 	q := "INSERT INTO orders (producer_id, seqno, data, attrs) VALUES ($1, $2, $3, $4)"

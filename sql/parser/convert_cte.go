@@ -1,18 +1,19 @@
-package sql
+package parser
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v5"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
 
 // cte is one WITH query: its converted SELECT and its column names, or,
 // for a WITH RECURSIVE query that refers to itself, rec.
 type cte struct {
-	sel  *Select
+	sel  *sql.Select
 	cols []string
-	rec  *RecursiveCTE
+	rec  *sql.RecursiveCTE
 	// inRec is set while rec's recursive term is converted: a reference
 	// then is the work table, not the whole query.
 	inRec bool
@@ -84,7 +85,7 @@ func (c *converter) recursiveCTE(ce *pg.CommonTableExpr, sel *pg.SelectStmt, q *
 			return err
 		}
 	}
-	q.rec = &RecursiveCTE{Name: ce.Ctename, Cols: q.cols, All: sel.All, Pos: c.pos(ce.Location)}
+	q.rec = &sql.RecursiveCTE{Name: ce.Ctename, Cols: q.cols, All: sel.All, Pos: c.pos(ce.Location)}
 	var err error
 	if q.rec.NonRec, err = c.selectStmt(sel.Larg); err != nil {
 		return err
