@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"topicgate/wire/pgvalue"
 )
 
 // CopyWriter sends the data of a COPY ... TO STDOUT.
@@ -60,5 +62,5 @@ func AppendValue(buf []byte, oid uint32, binaryFormat bool, v any) ([]byte, erro
 	if binaryFormat {
 		f = 1
 	}
-	return appendValue(buf, oid, f, v)
+	return pgvalue.Append(buf, oid, f, v)
 }

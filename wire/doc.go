@@ -45,17 +45,15 @@
 //     CopyFail; Flush and Sync are ignored meanwhile). A COPY the portal
 //     abandons is drained before the error is reported. copyout.go: COPY
 //     TO STDOUT (CopyOutResponse, CopyData per row, CopyDone); the rows'
-//     COPY format is the executor's, the values' representation ours
+//     COPY format is the executor's, the values' representation pgvalue's
 //     (AppendValue).
 //   - rowenc.go: a RowEncoder builds DataRows ahead of sending, so an
 //     executor can encode straight from storage memory and send or drop.
-//   - encode*.go, decode*.go: values in text and binary formats by type OID
-//     (see the table in handler.go). The hot types (int8, bytea, text,
-//     timestamptz) are appended into one reused buffer without allocation.
-//     Dates and timestamps print in ISO style; a values.StyledTime (a
-//     session with another DateStyle) prints in its style, and a text
-//     date whose field order is ambiguous ('01/02/2024') is passed on as
-//     text for the session to read in its DateStyle.
+//   - pgvalue (a package of its own): values in text and binary formats by
+//     type OID (see the table in handler.go): Bind parameters decode
+//     through pgvalue.DecodeParam, DataRow and COPY values encode through
+//     pgvalue.Append. The hot types (int8, bytea, text, timestamptz) are
+//     appended into one reused buffer without allocation.
 //   - errors.go: any error with SQLState() becomes an ErrorResponse with that
 //     code (and ErrorDetail/ErrorHint/ErrorPosition/ErrorWhere when
 //     present); others are XX000.

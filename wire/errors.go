@@ -7,7 +7,8 @@ import (
 )
 
 // protoError is the wire layer's own SQLSTATE-carrying error (protocol errors,
-// parameter decoding, authentication). Engine errors need only implement
+// authentication); a value that does not encode or decode is a
+// pgvalue.Error, sent the same way. Engine errors need only implement
 // SQLState() string, and optionally ErrorDetail, ErrorHint, ErrorPosition
 // and ErrorWhere (the context line, PostgreSQL's "Where" field, e.g.
 // "COPY t, line 3").

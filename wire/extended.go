@@ -2,9 +2,12 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"topicgate/wire/pgvalue"
 )
 
 // prepared is a named or unnamed prepared statement. stmt is nil for an
@@ -164,8 +167,8 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			params[i] = bodies[at:len(bodies):len(bodies)]
 			continue
 		}
-		if params[i], err = decodeParam(i+1, ps.params[i], f, raw); err != nil {
-			if e, ok := err.(*protoError); ok && e.Where == "" {
+		if params[i], err = pgvalue.DecodeParam(i+1, ps.params[i], f, raw); err != nil {
+			if e, ok := err.(*pgvalue.Error); ok && e.Where == "" {
 				e.Where = paramWhere(m.DestinationPortal, i+1, f)
 			}
 			return err
@@ -199,7 +202,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		return err
 	}
 	for i, f := range pt.formats {
-		if f == 1 && !canBinary(pt.cols[i].TypeOID) {
+		if f == 1 && !pgvalue.CanBinary(pt.cols[i].TypeOID) {
 			c.closePortal(pt)
 			return newError("42883", fmt.Sprintf("no binary output function available for type OID %d", pt.cols[i].TypeOID))
 		}
@@ -358,4 +361,18 @@ func typeSize(oid uint32) int16 {
 		return 64
 	}
 	return -1
+}
+
+// paramWhere is the context PostgreSQL gives an error in Bind parameter n
+// of portal: its value only in text format, and shown as '...' (the
+// default log_parameter_max_length_on_error, 0, shows none of it).
+func paramWhere(portal string, n int, format int16) string {
+	w := "unnamed portal parameter $" + strconv.Itoa(n)
+	if portal != "" {
+		w = fmt.Sprintf("portal %q parameter $%d", portal, n)
+	}
+	if format == 0 {
+		w += " = '...'"
+	}
+	return w
 }

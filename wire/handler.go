@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"topicgate/sql/values"
+	"topicgate/wire/pgvalue"
 )
 
 // This file is the contract between the protocol layer and the engine that
@@ -77,12 +78,10 @@ type Column struct {
 // format); a parameter of OID 0/unknown arrives as string (text format) or
 // []byte (binary format), untouched.
 
-// Interval is a PostgreSQL interval with months and days kept apart.
-type Interval struct {
-	Months       int32
-	Days         int32
-	Microseconds int64
-}
+// Interval is a PostgreSQL interval with months and days kept apart, the
+// representation of an interval value (the type is wire/pgvalue's, which
+// encodes and decodes it).
+type Interval = pgvalue.Interval
 
 // SessionInfo is what the client sent at startup, after authentication.
 type SessionInfo struct {

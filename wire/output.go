@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"topicgate/wire/pgvalue"
 )
 
 // output implements Output for the portal being executed. One per
@@ -68,7 +70,7 @@ func (o *output) WriteRow(vals []any) error {
 		}
 		at := len(buf)
 		buf = append(buf, 0, 0, 0, 0)
-		if buf, err = appendValue(buf, o.cols[i].TypeOID, f, v); err != nil {
+		if buf, err = pgvalue.Append(buf, o.cols[i].TypeOID, f, v); err != nil {
 			c.wbuf = buf
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+
+	"topicgate/wire/pgvalue"
 )
 
 // RowEncoder accumulates the DataRow messages of one result in a buffer
@@ -169,7 +171,7 @@ func (e *RowEncoder) appendAny(oid uint32, bin bool, v any) {
 	if bin {
 		f = 1
 	}
-	buf, err := appendValue(e.buf, oid, f, v)
+	buf, err := pgvalue.Append(e.buf, oid, f, v)
 	e.buf = buf
 	if err != nil && e.err == nil {
 		e.err = err

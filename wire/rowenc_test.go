@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"topicgate/wire/pgvalue"
 )
 
 // TestRowEncoderMatchesWriteRow checks that the typed RowEncoder appends
-// produce the same DataRow bytes as appendValue (what WriteRow sends) for
+// produce the same DataRow bytes as pgvalue.Append (what WriteRow sends) for
 // every column type and format it has a fast path for, and for the
 // fallbacks.
 func TestRowEncoderMatchesWriteRow(t *testing.T) {
@@ -56,7 +58,7 @@ func TestRowEncoderMatchesWriteRow(t *testing.T) {
 				at := len(row)
 				row = append(row, 0, 0, 0, 0)
 				var err error
-				if row, err = appendValue(row, cols[i].TypeOID, f, v.v); err != nil {
+				if row, err = pgvalue.Append(row, cols[i].TypeOID, f, v.v); err != nil {
 					t.Fatal(err)
 				}
 				binary.BigEndian.PutUint32(row[at:], uint32(len(row)-at-4))

@@ -1,4 +1,4 @@
-package wire
+package pgvalue
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"topicgate/sql/values"
 )
 
 var timestampRE = regexp.MustCompile(`^(\d{4,})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|UTC|GMT|[+-]\d{1,2}(?::?\d{2})?(?::?\d{2})?)?$`)
@@ -16,7 +17,7 @@ var timestampRE = regexp.MustCompile(`^(\d{4,})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,
 // ignores any zone. The result is in UTC.
 func parseTimestamp(s string, tz bool) (any, error) {
 	m := timestampRE.FindStringSubmatch(strings.TrimSpace(s))
-	bad := newError("22007", fmt.Sprintf("invalid input syntax for type %s: %q", typeName(map[bool]uint32{true: OIDTimestamptz, false: OIDTimestamp}[tz]), s))
+	bad := newError("22007", fmt.Sprintf("invalid input syntax for type %s: %q", typeName(map[bool]uint32{true: values.OIDTimestamptz, false: values.OIDTimestamp}[tz]), s))
 	if m == nil {
 		return nil, bad
 	}

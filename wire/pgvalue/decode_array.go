@@ -1,9 +1,10 @@
-package wire
+package pgvalue
 
 import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"topicgate/sql/values"
 )
 
 // decodeArrayBinary decodes a one-dimensional binary array.
@@ -61,11 +62,11 @@ func decodeArrayBinary(oid uint32, data []byte) (any, error) {
 func arrayElemOK(oid uint32, v any) bool {
 	switch v.(type) {
 	case int64:
-		return oid == OIDInt8Array || oid == OIDInt4Array || oid == OIDInt2Array || oid == OIDOidArray
+		return oid == values.OIDInt8Array || oid == values.OIDInt4Array || oid == values.OIDInt2Array || oid == values.OIDOidArray
 	case string:
-		return oid == OIDTextArray
+		return oid == values.OIDTextArray
 	case bool:
-		return oid == OIDBoolArray
+		return oid == values.OIDBoolArray
 	}
 	return false
 }
@@ -77,13 +78,13 @@ func makeArray(oid uint32, elems []any, hasNull bool) any {
 		return elems
 	}
 	switch oid {
-	case OIDTextArray:
+	case values.OIDTextArray:
 		out := make([]string, len(elems))
 		for i, e := range elems {
 			out[i] = e.(string)
 		}
 		return out
-	case OIDBoolArray:
+	case values.OIDBoolArray:
 		out := make([]bool, len(elems))
 		for i, e := range elems {
 			out[i] = e.(bool)

@@ -1,4 +1,4 @@
-package wire
+package pgvalue
 
 import (
 	"encoding/binary"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"topicgate/sql/values"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -179,7 +180,7 @@ func appendNumeric(buf []byte, v any, bin bool) ([]byte, error) {
 	default:
 		n, ok := toInt64(v)
 		if !ok {
-			return appendFallback(buf, OIDNumeric, bin, v)
+			return appendFallback(buf, values.OIDNumeric, bin, v)
 		}
 		if !bin {
 			return strconv.AppendInt(buf, n, 10), nil
@@ -275,18 +276,18 @@ func appendNumericBinary(buf []byte, s string) ([]byte, error) {
 
 func arrayElemOID(oid uint32) uint32 {
 	switch oid {
-	case OIDInt8Array:
-		return OIDInt8
-	case OIDOidArray:
-		return OIDOid
-	case OIDInt4Array:
-		return OIDInt4
-	case OIDInt2Array:
-		return OIDInt2
-	case OIDTextArray:
-		return OIDText
-	case OIDBoolArray:
-		return OIDBool
+	case values.OIDInt8Array:
+		return values.OIDInt8
+	case values.OIDOidArray:
+		return values.OIDOid
+	case values.OIDInt4Array:
+		return values.OIDInt4
+	case values.OIDInt2Array:
+		return values.OIDInt2
+	case values.OIDTextArray:
+		return values.OIDText
+	case values.OIDBoolArray:
+		return values.OIDBool
 	}
 	return 0
 }
@@ -346,7 +347,7 @@ func appendArray(buf []byte, oid uint32, bin bool, v any) ([]byte, error) {
 			}
 			at := len(buf)
 			buf = append(buf, 0, 0, 0, 0)
-			if buf, err = appendValue(buf, elemOID, 1, e); err != nil {
+			if buf, err = Append(buf, elemOID, 1, e); err != nil {
 				return buf, err
 			}
 			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
@@ -363,7 +364,7 @@ func appendArray(buf []byte, oid uint32, bin bool, v any) ([]byte, error) {
 			buf = append(buf, "NULL"...)
 			continue
 		}
-		if tmp, err = appendValue(tmp[:0], elemOID, 0, e); err != nil {
+		if tmp, err = Append(tmp[:0], elemOID, 0, e); err != nil {
 			return buf, err
 		}
 		buf = appendArrayElemText(buf, tmp)

@@ -1,4 +1,4 @@
-package wire
+package pgvalue
 
 import (
 	"encoding/binary"
@@ -10,12 +10,12 @@ import (
 	"topicgate/sql/values"
 )
 
-// appendValue appends the encoding of v (non-nil) as type oid in format
+// Append appends the encoding of v (non-nil) as type oid in format
 // (0 text, 1 binary) to buf. It allocates nothing for the common types.
-func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
+func Append(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 	bin := format == 1
 	switch oid {
-	case OIDInt8, OIDInt4, OIDInt2, OIDOid:
+	case values.OIDInt8, values.OIDInt4, values.OIDInt2, values.OIDOid:
 		n, ok := toInt64(v)
 		if !ok {
 			break
@@ -24,14 +24,14 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			return strconv.AppendInt(buf, n, 10), nil
 		}
 		switch oid {
-		case OIDInt8:
+		case values.OIDInt8:
 			return binary.BigEndian.AppendUint64(buf, uint64(n)), nil
-		case OIDInt2:
+		case values.OIDInt2:
 			if n < math.MinInt16 || n > math.MaxInt16 {
 				return buf, newError("22003", "smallint out of range")
 			}
 			return binary.BigEndian.AppendUint16(buf, uint16(n)), nil
-		case OIDOid:
+		case values.OIDOid:
 			if n < 0 || n > math.MaxUint32 {
 				return buf, newError("22003", "OID out of range")
 			}
@@ -42,7 +42,7 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			}
 			return binary.BigEndian.AppendUint32(buf, uint32(n)), nil
 		}
-	case OIDBytea:
+	case values.OIDBytea:
 		var b []byte
 		switch x := v.(type) {
 		case []byte:
@@ -61,26 +61,26 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 		}
 		buf = append(buf, '\\', 'x')
 		return hex.AppendEncode(buf, b), nil
-	case OIDText, OIDVarchar, OIDName, OIDBpchar, OIDChar, OIDUnknown:
+	case values.OIDText, values.OIDVarchar, values.OIDName, values.OIDBpchar, values.OIDChar, values.OIDUnknown:
 		switch x := v.(type) {
 		case string:
 			return append(buf, x...), nil
 		case []byte:
 			return append(buf, x...), nil
 		}
-	case OIDTimestamptz, OIDTimestamp:
+	case values.OIDTimestamptz, values.OIDTimestamp:
 		t, ok := v.(time.Time)
 		if !ok {
 			if st, styled := v.(values.StyledTime); styled {
 				if bin {
-					return appendTimestamp(buf, st.T, oid == OIDTimestamptz, true), nil
+					return appendTimestamp(buf, st.T, oid == values.OIDTimestamptz, true), nil
 				}
-				return values.AppendTimestamp(buf, st.T, oid == OIDTimestamptz, st.Style), nil
+				return values.AppendTimestamp(buf, st.T, oid == values.OIDTimestamptz, st.Style), nil
 			}
 			break
 		}
-		return appendTimestamp(buf, t, oid == OIDTimestamptz, bin), nil
-	case OIDDate:
+		return appendTimestamp(buf, t, oid == values.OIDTimestamptz, bin), nil
+	case values.OIDDate:
 		t, ok := v.(time.Time)
 		if !ok {
 			if st, styled := v.(values.StyledTime); styled {
@@ -92,7 +92,7 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			break
 		}
 		return appendDate(buf, t, bin), nil
-	case OIDBool:
+	case values.OIDBool:
 		b, ok := v.(bool)
 		if !ok {
 			break
@@ -107,13 +107,13 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			return append(buf, 't'), nil
 		}
 		return append(buf, 'f'), nil
-	case OIDFloat8, OIDFloat4:
+	case values.OIDFloat8, values.OIDFloat4:
 		f, ok := toFloat64(v)
 		if !ok {
 			break
 		}
 		if bin {
-			if oid == OIDFloat4 {
+			if oid == values.OIDFloat4 {
 				return binary.BigEndian.AppendUint32(buf, math.Float32bits(float32(f))), nil
 			}
 			if math.IsNaN(f) { // PostgreSQL's NaN bits, not Go's 0x7FF8000000000001
@@ -121,9 +121,9 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			}
 			return binary.BigEndian.AppendUint64(buf, math.Float64bits(f)), nil
 		}
-		return appendFloatText(buf, f, oid == OIDFloat4), nil
-	case OIDJSON, OIDJSONB:
-		if bin && oid == OIDJSONB {
+		return appendFloatText(buf, f, oid == values.OIDFloat4), nil
+	case values.OIDJSON, values.OIDJSONB:
+		if bin && oid == values.OIDJSONB {
 			buf = append(buf, 1)
 		}
 		switch x := v.(type) {
@@ -132,12 +132,12 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 		case string:
 			return append(buf, x...), nil
 		}
-		if bin && oid == OIDJSONB {
+		if bin && oid == values.OIDJSONB {
 			buf = buf[:len(buf)-1]
 		}
-	case OIDNumeric:
+	case values.OIDNumeric:
 		return appendNumeric(buf, v, bin)
-	case OIDInterval:
+	case values.OIDInterval:
 		var iv Interval
 		switch x := v.(type) {
 		case Interval:
@@ -153,21 +153,21 @@ func appendValue(buf []byte, oid uint32, format int16, v any) ([]byte, error) {
 			return binary.BigEndian.AppendUint32(buf, uint32(iv.Months)), nil
 		}
 		return appendIntervalText(buf, iv), nil
-	case OIDUUID:
+	case values.OIDUUID:
 		return appendUUID(buf, v, bin)
-	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray, OIDOidArray:
+	case values.OIDInt8Array, values.OIDInt4Array, values.OIDInt2Array, values.OIDTextArray, values.OIDBoolArray, values.OIDOidArray:
 		return appendArray(buf, oid, bin, v)
 	}
 	return appendFallback(buf, oid, bin, v)
 }
 
-// canBinary reports whether results of type oid can be sent in binary.
-func canBinary(oid uint32) bool {
+// CanBinary reports whether results of type oid can be sent in binary.
+func CanBinary(oid uint32) bool {
 	switch oid {
-	case OIDBool, OIDBytea, OIDName, OIDInt8, OIDInt2, OIDInt4, OIDText, OIDOid,
-		OIDJSON, OIDFloat4, OIDFloat8, OIDUnknown, OIDBoolArray, OIDInt2Array,
-		OIDInt4Array, OIDTextArray, OIDInt8Array, OIDOidArray, OIDBpchar, OIDVarchar,
-		OIDTimestamp, OIDTimestamptz, OIDDate, OIDInterval, OIDNumeric, OIDUUID, OIDJSONB, OIDChar:
+	case values.OIDBool, values.OIDBytea, values.OIDName, values.OIDInt8, values.OIDInt2, values.OIDInt4, values.OIDText, values.OIDOid,
+		values.OIDJSON, values.OIDFloat4, values.OIDFloat8, values.OIDUnknown, values.OIDBoolArray, values.OIDInt2Array,
+		values.OIDInt4Array, values.OIDTextArray, values.OIDInt8Array, values.OIDOidArray, values.OIDBpchar, values.OIDVarchar,
+		values.OIDTimestamp, values.OIDTimestamptz, values.OIDDate, values.OIDInterval, values.OIDNumeric, values.OIDUUID, values.OIDJSONB, values.OIDChar:
 		return true
 	}
 	return false
@@ -308,7 +308,7 @@ func appendUUID(buf []byte, v any, bin bool) ([]byte, error) {
 		u = x
 	case []byte:
 		if len(x) != 16 {
-			return appendFallback(buf, OIDUUID, bin, v)
+			return appendFallback(buf, values.OIDUUID, bin, v)
 		}
 		copy(u[:], x)
 	case string:
@@ -321,7 +321,7 @@ func appendUUID(buf []byte, v any, bin bool) ([]byte, error) {
 		}
 		u = p
 	default:
-		return appendFallback(buf, OIDUUID, bin, v)
+		return appendFallback(buf, values.OIDUUID, bin, v)
 	}
 	if bin {
 		return append(buf, u[:]...), nil

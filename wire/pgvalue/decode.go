@@ -1,4 +1,4 @@
-package wire
+package pgvalue
 
 import (
 	"bytes"
@@ -14,9 +14,10 @@ import (
 	"unicode/utf8"
 )
 
-// decodeParam decodes Bind parameter n (1-based) of type oid. data is only
+// DecodeParam decodes Bind parameter n (1-based) of type oid. data is only
 // valid during the call: the result never aliases it. nil data is NULL.
-func decodeParam(n int, oid uint32, format int16, data []byte) (any, error) {
+// An error is an *Error whose Where is empty, for the caller to fill.
+func DecodeParam(n int, oid uint32, format int16, data []byte) (any, error) {
 	if data == nil {
 		return nil, nil
 	}
@@ -28,7 +29,7 @@ func decodeParam(n int, oid uint32, format int16, data []byte) (any, error) {
 		v, err = decodeText(oid, string(data))
 	}
 	if err != nil {
-		if e, ok := err.(*protoError); ok {
+		if e, ok := err.(*Error); ok {
 			if e == errBinaryTooLong {
 				// PostgreSQL's words when a receive function leaves bytes over.
 				return nil, newError("22P03", fmt.Sprintf("incorrect binary data format in bind parameter %d", n))
@@ -43,20 +44,6 @@ func decodeParam(n int, oid uint32, format int16, data []byte) (any, error) {
 		return nil, newError(code, fmt.Sprintf("invalid %s value for parameter $%d of type %s: %v", formatName(format), n, typeName(oid), err))
 	}
 	return v, nil
-}
-
-// paramWhere is the context PostgreSQL gives an error in Bind parameter n
-// of portal: its value only in text format, and shown as '...' (the
-// default log_parameter_max_length_on_error, 0, shows none of it).
-func paramWhere(portal string, n int, format int16) string {
-	w := "unnamed portal parameter $" + strconv.Itoa(n)
-	if portal != "" {
-		w = fmt.Sprintf("portal %q parameter $%d", portal, n)
-	}
-	if format == 0 {
-		w += " = '...'"
-	}
-	return w
 }
 
 // Errors of a binary value of the wrong size, as PostgreSQL's receive
@@ -76,45 +63,45 @@ func formatName(f int16) string {
 
 func typeName(oid uint32) string {
 	switch oid {
-	case OIDBool:
+	case values.OIDBool:
 		return "boolean"
-	case OIDBytea:
+	case values.OIDBytea:
 		return "bytea"
-	case OIDInt8:
+	case values.OIDInt8:
 		return "bigint"
-	case OIDInt2:
+	case values.OIDInt2:
 		return "smallint"
-	case OIDInt4:
+	case values.OIDInt4:
 		return "integer"
-	case OIDText:
+	case values.OIDText:
 		return "text"
-	case OIDJSON:
+	case values.OIDJSON:
 		return "json"
-	case OIDJSONB:
+	case values.OIDJSONB:
 		return "jsonb"
-	case OIDFloat4:
+	case values.OIDFloat4:
 		return "real"
-	case OIDFloat8:
+	case values.OIDFloat8:
 		return "double precision"
-	case OIDTimestamptz:
+	case values.OIDTimestamptz:
 		return "timestamp with time zone"
-	case OIDTimestamp:
+	case values.OIDTimestamp:
 		return "timestamp without time zone"
-	case OIDDate:
+	case values.OIDDate:
 		return "date"
-	case OIDInterval:
+	case values.OIDInterval:
 		return "interval"
-	case OIDNumeric:
+	case values.OIDNumeric:
 		return "numeric"
-	case OIDInt8Array:
+	case values.OIDInt8Array:
 		return "bigint[]"
-	case OIDOidArray:
+	case values.OIDOidArray:
 		return "oid[]"
-	case OIDInt4Array:
+	case values.OIDInt4Array:
 		return "integer[]"
-	case OIDTextArray:
+	case values.OIDTextArray:
 		return "text[]"
-	case OIDBoolArray:
+	case values.OIDBoolArray:
 		return "boolean[]"
 	}
 	return fmt.Sprintf("OID %d", oid)
@@ -132,78 +119,78 @@ func wantLen(data []byte, n int) error {
 
 func decodeBinary(oid uint32, data []byte) (any, error) {
 	switch oid {
-	case OIDInt8:
+	case values.OIDInt8:
 		if err := wantLen(data, 8); err != nil {
 			return nil, err
 		}
 		return int64(binary.BigEndian.Uint64(data)), nil
-	case OIDInt4:
+	case values.OIDInt4:
 		if err := wantLen(data, 4); err != nil {
 			return nil, err
 		}
 		return int64(int32(binary.BigEndian.Uint32(data))), nil
-	case OIDInt2:
+	case values.OIDInt2:
 		if err := wantLen(data, 2); err != nil {
 			return nil, err
 		}
 		return int64(int16(binary.BigEndian.Uint16(data))), nil
-	case OIDOid:
+	case values.OIDOid:
 		if err := wantLen(data, 4); err != nil {
 			return nil, err
 		}
 		return int64(binary.BigEndian.Uint32(data)), nil
-	case OIDBool:
+	case values.OIDBool:
 		if err := wantLen(data, 1); err != nil {
 			return nil, err
 		}
 		return data[0] != 0, nil
-	case OIDFloat8:
+	case values.OIDFloat8:
 		if err := wantLen(data, 8); err != nil {
 			return nil, err
 		}
 		return math.Float64frombits(binary.BigEndian.Uint64(data)), nil
-	case OIDFloat4:
+	case values.OIDFloat4:
 		if err := wantLen(data, 4); err != nil {
 			return nil, err
 		}
 		return float64(math.Float32frombits(binary.BigEndian.Uint32(data))), nil
-	case OIDText, OIDVarchar, OIDName, OIDBpchar, OIDChar:
+	case values.OIDText, values.OIDVarchar, values.OIDName, values.OIDBpchar, values.OIDChar:
 		return checkText(data)
-	case OIDBytea:
+	case values.OIDBytea:
 		return bytes.Clone(data), nil
-	case OIDJSON:
+	case values.OIDJSON:
 		return checkJSON(data)
-	case OIDJSONB:
+	case values.OIDJSONB:
 		if len(data) == 0 || data[0] != 1 {
 			return nil, fmt.Errorf("unsupported jsonb version number")
 		}
 		return checkJSON(data[1:])
-	case OIDDate:
+	case values.OIDDate:
 		if err := wantLen(data, 4); err != nil {
 			return nil, err
 		}
 		days := int32(binary.BigEndian.Uint32(data))
 		return time.Unix(pgEpochUnix, 0).UTC().AddDate(0, 0, int(days)), nil
-	case OIDTimestamptz, OIDTimestamp:
+	case values.OIDTimestamptz, values.OIDTimestamp:
 		if err := wantLen(data, 8); err != nil {
 			return nil, err
 		}
 		us := int64(binary.BigEndian.Uint64(data))
 		return time.Unix(pgEpochUnix, 0).UTC().Add(time.Duration(us) * time.Microsecond), nil
-	case OIDInterval:
+	case values.OIDInterval:
 		if err := wantLen(data, 16); err != nil {
 			return nil, err
 		}
 		return Interval{Microseconds: int64(binary.BigEndian.Uint64(data)), Days: int32(binary.BigEndian.Uint32(data[8:])), Months: int32(binary.BigEndian.Uint32(data[12:]))}, nil
-	case OIDNumeric:
+	case values.OIDNumeric:
 		return decodeNumericBinary(data)
-	case OIDUUID:
+	case values.OIDUUID:
 		if err := wantLen(data, 16); err != nil {
 			return nil, err
 		}
 		b, _ := appendUUID(nil, data, false)
 		return string(b), nil
-	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray, OIDOidArray:
+	case values.OIDInt8Array, values.OIDInt4Array, values.OIDInt2Array, values.OIDTextArray, values.OIDBoolArray, values.OIDOidArray:
 		return decodeArrayBinary(oid, data)
 	}
 	return bytes.Clone(data), nil
@@ -225,8 +212,8 @@ func checkJSON(data []byte) (any, error) {
 
 func decodeText(oid uint32, s string) (any, error) {
 	switch oid {
-	case OIDInt8, OIDInt4, OIDInt2, OIDOid:
-		bits := map[uint32]int{OIDInt8: 64, OIDInt4: 32, OIDInt2: 16, OIDOid: 33}[oid]
+	case values.OIDInt8, values.OIDInt4, values.OIDInt2, values.OIDOid:
+		bits := map[uint32]int{values.OIDInt8: 64, values.OIDInt4: 32, values.OIDInt2: 16, values.OIDOid: 33}[oid]
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
@@ -234,11 +221,11 @@ func decodeText(oid uint32, s string) (any, error) {
 			}
 			return nil, newError("22P02", fmt.Sprintf("invalid input syntax for type %s: %q", typeName(oid), s))
 		}
-		if oid == OIDOid && (n < 0 || n > math.MaxUint32) {
+		if oid == values.OIDOid && (n < 0 || n > math.MaxUint32) {
 			return nil, newError("22003", fmt.Sprintf("value %q is out of range for type oid", s))
 		}
 		return n, nil
-	case OIDBool:
+	case values.OIDBool:
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "t", "tr", "tru", "true", "y", "ye", "yes", "on", "1":
 			return true, nil
@@ -246,7 +233,7 @@ func decodeText(oid uint32, s string) (any, error) {
 			return false, nil
 		}
 		return nil, newError("22P02", fmt.Sprintf("invalid input syntax for type boolean: %q", s))
-	case OIDFloat8, OIDFloat4:
+	case values.OIDFloat8, values.OIDFloat4:
 		t := strings.TrimSpace(s)
 		switch strings.ToLower(t) {
 		case "infinity", "+infinity", "inf", "+inf":
@@ -257,7 +244,7 @@ func decodeText(oid uint32, s string) (any, error) {
 			return math.NaN(), nil
 		}
 		bits := 64
-		if oid == OIDFloat4 {
+		if oid == values.OIDFloat4 {
 			bits = 32
 		}
 		f, err := strconv.ParseFloat(t, bits)
@@ -265,7 +252,7 @@ func decodeText(oid uint32, s string) (any, error) {
 			return nil, newError("22P02", fmt.Sprintf("invalid input syntax for type %s: %q", typeName(oid), s))
 		}
 		return f, nil
-	case OIDNumeric:
+	case values.OIDNumeric:
 		t := strings.TrimSpace(s)
 		if _, err := appendNumericBinary(nil, t); err != nil {
 			if _, ferr := strconv.ParseFloat(t, 64); ferr != nil || strings.ContainsAny(t, "_xXpP") {
@@ -273,20 +260,20 @@ func decodeText(oid uint32, s string) (any, error) {
 			}
 		}
 		return t, nil
-	case OIDText, OIDVarchar, OIDName, OIDBpchar, OIDChar:
+	case values.OIDText, values.OIDVarchar, values.OIDName, values.OIDBpchar, values.OIDChar:
 		return checkText([]byte(s))
-	case OIDBytea:
+	case values.OIDBytea:
 		return decodeByteaText(s)
-	case OIDJSON, OIDJSONB:
+	case values.OIDJSON, values.OIDJSONB:
 		return checkJSON([]byte(s))
-	case OIDTimestamptz, OIDTimestamp, OIDDate:
+	case values.OIDTimestamptz, values.OIDTimestamp, values.OIDDate:
 		if values.DateOrderMatters(s) {
 			// '01/02/2024' reads in the session's DateStyle: the
 			// session parses it (values.ParseTextIn).
 			return s, nil
 		}
-		if oid != OIDDate {
-			return parseTimestamp(s, oid == OIDTimestamptz)
+		if oid != values.OIDDate {
+			return parseTimestamp(s, oid == values.OIDTimestamptz)
 		}
 		t, err := parseTimestamp(s, false)
 		if err != nil {
@@ -294,16 +281,16 @@ func decodeText(oid uint32, s string) (any, error) {
 		}
 		y, m, d := t.(time.Time).UTC().Date()
 		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC), nil
-	case OIDInterval:
+	case values.OIDInterval:
 		return parseInterval(s)
-	case OIDUUID:
+	case values.OIDUUID:
 		u, err := parseUUID(s)
 		if err != nil {
 			return nil, err
 		}
 		b, _ := appendUUID(nil, u, false)
 		return string(b), nil
-	case OIDInt8Array, OIDInt4Array, OIDInt2Array, OIDTextArray, OIDBoolArray, OIDOidArray:
+	case values.OIDInt8Array, values.OIDInt4Array, values.OIDInt2Array, values.OIDTextArray, values.OIDBoolArray, values.OIDOidArray:
 		return decodeArrayText(oid, s)
 	}
 	return s, nil
