@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 var (
@@ -56,7 +57,7 @@ func readStore(b *testing.B, n int) *PebbleStore {
 	must(b, s.db.Flush())
 	if os.Getenv("TOPICSTORE_COMPACT") != "" {
 		// Compact it all, so no background compaction competes for the CPU.
-		must(b, s.db.Compact([]byte(prefixMessages), []byte("n"), true))
+		must(b, s.db.Compact([]byte(keys.PrefixMessages), []byte("n"), true))
 	}
 	info, _ := s.Topic("t")
 	m := s.db.Metrics()

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Consumer positions: reads, explicit moves, and the position changes that
@@ -95,7 +96,7 @@ func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicsto
 		}
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{
-		LowerBound: topicPrefix(prefixMessages, id), UpperBound: topicPrefix(prefixMessages, id+1)})
+		LowerBound: keys.Topic(keys.PrefixMessages, id), UpperBound: keys.Topic(keys.PrefixMessages, id+1)})
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +120,8 @@ func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicsto
 				}
 			}
 			pos[p] = off
-			if k := positionKey(id, int32(p), c.Name); off > 0 {
-				_ = b.Set(k, encodePosition(off), nil)
+			if k := keys.Position(id, int32(p), c.Name); off > 0 {
+				_ = b.Set(k, keys.EncodePosition(off), nil)
 			} else if existed {
 				_ = b.Delete(k, nil)
 			}
@@ -129,7 +130,7 @@ func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicsto
 	}
 	for name := range oldCfg { // dropped consumers
 		for p := range ct.Parts {
-			_ = b.Delete(positionKey(id, int32(p), name), nil)
+			_ = b.Delete(keys.Position(id, int32(p), name), nil)
 		}
 	}
 	return out, it.Error()
@@ -165,7 +166,7 @@ func firstBatch(it *pebble.Iterator, id uint64, part int32, lo, hi int64, pred f
 
 // batchAt returns the header of the batch holding offset off.
 func batchAt(it *pebble.Iterator, id uint64, part int32, off int64) (topicstore.BatchHeader, error) {
-	if !it.SeekLT(batchKey(id, part, off+1)) || !hasPrefix(it.Key(), string(partitionPrefix(id, part))) {
+	if !it.SeekLT(keys.Batch(id, part, off+1)) || !keys.HasPrefix(it.Key(), string(keys.Partition(id, part))) {
 		if err := it.Error(); err != nil {
 			return topicstore.BatchHeader{}, err
 		}
@@ -200,7 +201,7 @@ func (s *PebbleStore) OffsetForTime(topic string, t time.Time) (map[int32]int64,
 		ends[i] = p.visibleEnd.Load()
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{
-		LowerBound: topicPrefix(prefixMessages, tp.id), UpperBound: topicPrefix(prefixMessages, tp.id+1)})
+		LowerBound: keys.Topic(keys.PrefixMessages, tp.id), UpperBound: keys.Topic(keys.PrefixMessages, tp.id+1)})
 	if err != nil {
 		return nil, err
 	}

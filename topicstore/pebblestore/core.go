@@ -6,6 +6,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/decide"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // The deterministic core of the committer: given the sequencer state and a
@@ -340,7 +341,7 @@ func (g *groupApply) write(w pendingWrite, r *topicstore.WriteResult) error {
 			return err
 		}
 		g.admit(t, msgs, r)
-		g.out.Dels = append(g.out.Dels, stagedKey(c.SID, c.Seq))
+		g.out.Dels = append(g.out.Dels, keys.Staged(c.SID, c.Seq))
 	}
 	g.admit(t, w.Msgs, r)
 	return nil
@@ -399,7 +400,7 @@ func (g *groupApply) finish() {
 	for _, b := range g.order {
 		p := &s.Topics[b.key.topic].Parts[b.key.part]
 		if c := b.ref; c != nil {
-			out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), topicstore.PutRefRecord(topicstore.BatchHeader{
+			out.Sets = append(out.Sets, kv{keys.Batch(b.key.topic, b.key.part, b.base), topicstore.PutRefRecord(topicstore.BatchHeader{
 				Base: b.base, Count: c.Count, WrittenAt: wa, CumBefore: p.EndCum, CRC: c.CRC,
 				Bytes: c.Bytes, SID: c.SID, Seq: c.Seq})})
 			p.EndCum += c.Bytes
@@ -413,12 +414,12 @@ func (g *groupApply) finish() {
 			CRC: topicstore.Checksum(payload),
 		})
 		p.EndCum += int64(len(payload))
-		out.Sets = append(out.Sets, kv{batchKey(b.key.topic, b.key.part, b.base), b.buf})
+		out.Sets = append(out.Sets, kv{keys.Batch(b.key.topic, b.key.part, b.base), b.buf})
 		out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, g.now})
 		out.Messages += b.count
 	}
 	for _, pk := range g.prodOrder {
-		out.Sets = append(out.Sets, kv{producerKey(pk.topic, pk.id), encodeProducer(g.touched[pk])})
+		out.Sets = append(out.Sets, kv{keys.Producer(pk.topic, pk.id), encodeProducer(g.touched[pk])})
 	}
 	out.Sets = s.addRefs(out.Sets, g.refs)
 }

@@ -1,11 +1,8 @@
 package pebblestore
 
 import (
-	"encoding/binary"
-	"fmt"
-
-	"topicgate/topicstore"
 	"topicgate/topicstore/decide"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Consumer positions in the deterministic core. A committed offset is the
@@ -79,26 +76,7 @@ func (s *coreState) checkPositions(ps []pendingPos) error {
 func (s *coreState) applyPositions(sets []kv, ps []pendingPos) []kv {
 	for _, u := range ps {
 		s.Topics[u.TopicID].Consumers[u.Consumer][u.Partition] = u.Offset
-		sets = append(sets, kv{positionKey(u.TopicID, u.Partition, u.Consumer), encodePosition(u.Offset)})
+		sets = append(sets, kv{keys.Position(u.TopicID, u.Partition, u.Consumer), keys.EncodePosition(u.Offset)})
 	}
 	return sets
-}
-
-// Position record: o/<topicID u64><partition u32><consumer name> -> uvarint
-// committed offset.
-func positionKey(id uint64, part int32, consumer string) []byte {
-	k := binary.BigEndian.AppendUint32(topicPrefix(prefixPositions, id), uint32(part))
-	return append(k, consumer...)
-}
-
-func encodePosition(off int64) []byte { return binary.AppendUvarint(nil, uint64(off)) }
-
-// parsePosition splits a position record.
-func parsePosition(k, v []byte) (id uint64, part int32, consumer string, off int64, err error) {
-	k = k[len(prefixPositions):]
-	o, n := binary.Uvarint(v)
-	if len(k) < 12 || n <= 0 {
-		return 0, 0, "", 0, fmt.Errorf("%w: position record", topicstore.ErrCorrupt)
-	}
-	return binary.BigEndian.Uint64(k), int32(binary.BigEndian.Uint32(k[8:])), string(k[12:]), int64(o), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/decide"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Staged batches in the deterministic core. A staged batch (StagedChunk)
@@ -128,7 +129,7 @@ func (s *coreState) addRefs(sets []kv, refs []refAdd) []kv {
 		}
 	}
 	for _, sid := range sids {
-		sets = append(sets, kv{refsKey(sid), encodeRefs(s.Refs[sid])})
+		sets = append(sets, kv{keys.Refs(sid), encodeRefs(s.Refs[sid])})
 	}
 	return sets
 }
@@ -148,7 +149,7 @@ func (s *coreState) releaseRefs(ct *coreTopic, part int32, upTo int64) (sets []k
 			gone = append(gone, sid)
 		} else {
 			s.Refs[sid] = entries
-			sets = append(sets, kv{refsKey(sid), encodeRefs(entries)})
+			sets = append(sets, kv{keys.Refs(sid), encodeRefs(entries)})
 		}
 		n++
 	}
@@ -160,8 +161,6 @@ func (s *coreState) releaseRefs(ct *coreTopic, part int32, upTo int64) (sets []k
 
 // r/<sid> record: uvarint n, then n × (uvarint topic ID, uvarint
 // partition, uvarint end offset).
-func refsKey(sid uint64) []byte { return topicPrefix(prefixRefs, sid) }
-
 func encodeRefs(es []refEntry) []byte {
 	b := binary.AppendUvarint(nil, uint64(len(es)))
 	for _, e := range es {

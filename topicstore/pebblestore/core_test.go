@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Scripted tests of the deterministic committer core: requests in, batches
@@ -58,8 +59,8 @@ func render(t *testing.T, out groupOutput) string {
 	var sb strings.Builder
 	for _, kv := range out.Sets {
 		switch {
-		case hasPrefix(kv.Key, prefixMessages):
-			k := kv.Key[len(prefixMessages):]
+		case keys.HasPrefix(kv.Key, keys.PrefixMessages):
+			k := kv.Key[len(keys.PrefixMessages):]
 			h, payload, err := topicstore.DecodeBatchHeader(kv.Value)
 			must(t, err)
 			must(t, topicstore.CheckCRC(h, payload))
@@ -78,12 +79,12 @@ func render(t *testing.T, out groupOutput) string {
 				}
 			}
 			eq(t, len(payload), 0, "trailing payload")
-		case hasPrefix(kv.Key, prefixProducer):
+		case keys.HasPrefix(kv.Key, keys.PrefixProducer):
 			ps, err := decodeProducer(kv.Value)
 			must(t, err)
 			fmt.Fprintf(&sb, "producer t%d/%s p%d max=%d", binary.BigEndian.Uint64(kv.Key[2:]), kv.Key[10:], ps.Part, ps.MaxSeqNo)
-		case hasPrefix(kv.Key, prefixPositions):
-			id, p, c, off, err := parsePosition(kv.Key, kv.Value)
+		case keys.HasPrefix(kv.Key, keys.PrefixPositions):
+			id, p, c, off, err := keys.ParsePosition(kv.Key, kv.Value)
 			must(t, err)
 			fmt.Fprintf(&sb, "position t%d/p%d/%s=%d", id, p, c, off)
 		}

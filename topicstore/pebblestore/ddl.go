@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // DDL runs on the committer goroutine (see op.ddl), so it is ordered with
@@ -39,7 +40,7 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg topicstore.TopicConfi
 		if err := putCatalog(b, rec); err != nil {
 			return err
 		}
-		_ = b.Set([]byte(keyNextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
+		_ = b.Set([]byte(keys.NextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
 		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
 		ct.setLayout(l.Clone())
 		cons, err := s.consumerDDL(b, rec.ID, nil, &cfg, ct, rec.Partitions)
@@ -199,10 +200,10 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 				s.releaseRefs(b, ct, int32(i), math.MaxInt64)
 			}
 		}
-		for _, prefix := range []string{prefixMessages, prefixProducer, prefixPositions} {
-			_ = b.DeleteRange(topicPrefix(prefix, t.id), topicPrefix(prefix, t.id+1), nil)
+		for _, prefix := range []string{keys.PrefixMessages, keys.PrefixProducer, keys.PrefixPositions} {
+			_ = b.DeleteRange(keys.Topic(prefix, t.id), keys.Topic(prefix, t.id+1), nil)
 		}
-		_ = b.Delete(catalogKey(name), nil)
+		_ = b.Delete(keys.Catalog(name), nil)
 		thaw := s.sharedDDL(b, t, nil) // shared-consumer state (shared.go)
 		defer thaw()
 		if err := s.syncDDL(b); err != nil {
@@ -250,7 +251,7 @@ func putCatalog(b *pebble.Batch, rec catalogRecord) error {
 	if err != nil {
 		return err
 	}
-	return b.Set(catalogKey(rec.Config.Name), v, nil)
+	return b.Set(keys.Catalog(rec.Config.Name), v, nil)
 }
 
 func sortTopics(ts []*topic) {

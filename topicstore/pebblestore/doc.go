@@ -15,11 +15,12 @@
 // # Key layout
 //
 // Integers are big-endian (so keys sort numerically); "/" after the prefix
-// letter is literal, the rest is fixed-width binary. Data keys use the
-// topic's ID, never its name, so DROP TOPIC is a DeleteRange over the ID
-// and a topic re-created with the same name starts empty. The reclaimer
-// goroutine (reclaim.go) then compacts that range so the space returns; it
-// never writes a key, and Close waits for it before it closes Pebble.
+// letter is literal, the rest is fixed-width binary; internal/keys builds
+// every key the store writes. Data keys use the topic's ID, never its name,
+// so DROP TOPIC is a DeleteRange over the ID and a topic re-created with
+// the same name starts empty. The reclaimer goroutine (reclaim.go) then
+// compacts that range so the space returns; it never writes a key, and
+// Close waits for it before it closes Pebble.
 //
 //	c/<topic name>                         catalog: JSON {Config, ID, CreatedAt, Partitions}
 //	k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] shared consumer: start offset (uvarint),
@@ -217,7 +218,7 @@
 //   - Dedup state is written in the same Pebble batch as the data it admits.
 //   - A failed Pebble write is fatal: every waiter gets the error and the
 //     store refuses further work (the in-memory state is ahead of the disk).
-//   - Only this package knows Pebble keys.
+//   - Only this package knows Pebble keys; internal/keys builds them.
 //
 // Startup reads the catalog, the first and last batch header of each
 // partition, the producer records (expired ones are skipped), the

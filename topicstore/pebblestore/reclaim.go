@@ -4,6 +4,8 @@ import (
 	"log"
 	"sort"
 	"sync"
+
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // A dropped topic's messages are deleted by one range tombstone (DropTopic),
@@ -56,7 +58,7 @@ func (r *reclaimer) add(sp keySpan) {
 
 // reclaimTopic queues the message range of a dropped topic.
 func (s *PebbleStore) reclaimTopic(id uint64) {
-	s.reclaim.add(keySpan{topicPrefix(prefixMessages, id), topicPrefix(prefixMessages, id+1)})
+	s.reclaim.add(keySpan{keys.Topic(keys.PrefixMessages, id), keys.Topic(keys.PrefixMessages, id+1)})
 }
 
 // reclaimUnknown queues the message ranges of the topic IDs below nextID
@@ -70,7 +72,7 @@ func (s *PebbleStore) reclaimUnknown() {
 	from := uint64(1)
 	for _, id := range append(ids, s.nextID) {
 		if id > from {
-			s.reclaim.add(keySpan{topicPrefix(prefixMessages, from), topicPrefix(prefixMessages, id)})
+			s.reclaim.add(keySpan{keys.Topic(keys.PrefixMessages, from), keys.Topic(keys.PrefixMessages, id)})
 		}
 		from = id + 1
 	}

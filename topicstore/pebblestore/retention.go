@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Retention deletes whole record batches from the start of a partition. A
@@ -134,7 +135,7 @@ func (s *PebbleStore) expireProducers(now time.Time) error {
 		for name, ps := range ct.Producers {
 			if !ps.Fresh && now.Sub(ps.LastWrite) > exp {
 				delete(ct.Producers, name)
-				_ = b.Delete(producerKey(id, name), nil)
+				_ = b.Delete(keys.Producer(id, name), nil)
 				n++
 			}
 		}
@@ -215,7 +216,7 @@ func (s *PebbleStore) planRetention(t *topic, now time.Time) ([]partCut, error) 
 		p.mu.Unlock()
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{
-		LowerBound: topicPrefix(prefixMessages, t.id), UpperBound: topicPrefix(prefixMessages, t.id+1)})
+		LowerBound: keys.Topic(keys.PrefixMessages, t.id), UpperBound: keys.Topic(keys.PrefixMessages, t.id+1)})
 	if err != nil {
 		return nil, err
 	}
@@ -316,11 +317,11 @@ func (s *PebbleStore) applyRetention(t *topic, cuts []partCut) (int64, error) {
 		if cp.Start >= pc.cut || !positionsKept(ct, pc) {
 			continue
 		}
-		_ = b.DeleteRange(partitionPrefix(t.id, pc.part), batchKey(t.id, pc.part, pc.cut), nil)
+		_ = b.DeleteRange(keys.Partition(t.id, pc.part), keys.Batch(t.id, pc.part, pc.cut), nil)
 		if cp.End == pc.cut { // empty now: keep the start in a count-0 batch
 			v := make([]byte, topicstore.BatchHeaderLen)
 			topicstore.PutBatchHeader(v, topicstore.BatchHeader{Base: pc.cut, WrittenAt: pc.lastWA, CumBefore: pc.startCum, CRC: topicstore.Checksum(nil)})
-			_ = b.Set(batchKey(t.id, pc.part, pc.cut), v, nil)
+			_ = b.Set(keys.Batch(t.id, pc.part, pc.cut), v, nil)
 		}
 		s.releaseRefs(b, ct, pc.part, pc.cut)
 		deleted += pc.cut - cp.Start

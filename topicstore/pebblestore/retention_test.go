@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // retTopic creates topic "t" (1 partition) with the given retention and
@@ -229,7 +230,7 @@ func TestExpiredProducersLeave(t *testing.T) {
 		must(t, err)
 		defer it.Close()
 		n := 0
-		for ok := it.SeekGE([]byte(prefixProducer)); ok && hasPrefix(it.Key(), prefixProducer); ok = it.Next() {
+		for ok := it.SeekGE([]byte(keys.PrefixProducer)); ok && keys.HasPrefix(it.Key(), keys.PrefixProducer); ok = it.Next() {
 			n++
 		}
 		return n

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Scan calls fn for each visible message of r in offset order. The range is
@@ -40,8 +41,8 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 	// Batches with a base offset below end hold everything visible we need;
 	// batches at or above it may be unsynced and are never read.
 	it, err := s.db.NewIter(&pebble.IterOptions{
-		LowerBound: partitionPrefix(t.id, r.Partition),
-		UpperBound: batchKey(t.id, r.Partition, end),
+		LowerBound: keys.Partition(t.id, r.Partition),
+		UpperBound: keys.Batch(t.id, r.Partition, end),
 	})
 	if err != nil {
 		return err
@@ -60,9 +61,9 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 	}()
 	var ok bool
 	if base, hit := p.hints.find(start); hit {
-		ok = it.SeekGE(batchKey(t.id, r.Partition, base)) // forward: no value copy
+		ok = it.SeekGE(keys.Batch(t.id, r.Partition, base)) // forward: no value copy
 	} else {
-		ok = it.SeekLT(batchKey(t.id, r.Partition, start+1)) // the batch holding start
+		ok = it.SeekLT(keys.Batch(t.id, r.Partition, start+1)) // the batch holding start
 		if !ok {
 			ok = it.First()
 		}
@@ -128,7 +129,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 // closer and no error: retention deleted it since the scan took its
 // iterator (Get does not read the iterator's snapshot).
 func (s *PebbleStore) stagedPayload(t *topic, p *partition, h topicstore.BatchHeader) ([]byte, io.Closer, error) {
-	v, closer, err := s.db.Get(stagedKey(h.SID, h.Seq))
+	v, closer, err := s.db.Get(keys.Staged(h.SID, h.Seq))
 	if err == nil {
 		return v, closer, nil
 	}

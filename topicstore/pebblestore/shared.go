@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 	"topicgate/topicstore/sharedcore"
 )
 
@@ -76,22 +77,7 @@ import (
 // failed moves (logged once per message through Options.Logger), for
 // SharedStats.
 
-const prefixShared = "k/"
-
 var bgCtx = context.Background()
-
-func sharedPrefix(id uint64, consumer string) []byte {
-	k := append(topicPrefix(prefixShared, id), consumer...)
-	return append(k, 0)
-}
-
-func sharedStartKey(id uint64, consumer string, part int32) []byte {
-	return binary.BigEndian.AppendUint32(sharedPrefix(id, consumer), uint32(part))
-}
-
-func sharedDoneKey(id uint64, consumer string, part int32, off int64) []byte {
-	return binary.BigEndian.AppendUint64(sharedStartKey(id, consumer, part), uint64(off))
-}
 
 type shKey struct {
 	id       uint64
@@ -266,7 +252,7 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 		m.core.Parts[i] = &sharedcore.Part{}
 	}
 	m.core.Tree = newShTree(t)
-	pre := sharedPrefix(t.id, cc.Name)
+	pre := keys.SharedPrefix(t.id, cc.Name)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: append(pre[:len(pre):len(pre)], 0xff)})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 	"topicgate/topicstore/storetest"
 )
 
@@ -73,7 +74,7 @@ func TestSharedDeliveryCountsSurviveCrash(t *testing.T) {
 	eq(t, len(acquire(t, c.s, "q", "w", 1, 10)), 0)
 	// Finished records of passed offsets are deleted, counts included.
 	n := 0
-	pre := sharedPrefix(1, "w")
+	pre := keys.SharedPrefix(1, "w")
 	it, err := c.s.db.NewIter(nil)
 	must(t, err)
 	for ok := it.First(); ok; ok = it.Next() {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 	"topicgate/topicstore/sharedcore"
 
 	"github.com/cockroachdb/pebble"
@@ -113,11 +114,11 @@ func (s *PebbleStore) sharedBatch(m *shMgr, eff *sharedcore.Effects) *pebble.Bat
 			m.core.Freed = true // the window moves on: messages beyond it may load
 		}
 		for _, off := range p.Stale {
-			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, int32(pi), off), nil)
+			_ = batch().Delete(keys.SharedDone(m.id, m.consumer, int32(pi), off), nil)
 		}
 		p.Stale = p.Stale[:0]
 		if p.Start > p.Persisted {
-			_ = batch().Set(sharedStartKey(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.Start)), nil)
+			_ = batch().Set(keys.SharedStart(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.Start)), nil)
 			p.Persisted = p.Start
 		}
 	}
@@ -127,10 +128,10 @@ func (s *PebbleStore) sharedBatch(m *shMgr, eff *sharedcore.Effects) *pebble.Bat
 		case e == nil || e.Finished():
 		case r.Deliv > 0:
 			e.Stored = true
-			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.Part, r.Off), sharedCountValue(r.Deliv), nil)
+			_ = batch().Set(keys.SharedDone(m.id, m.consumer, r.Part, r.Off), sharedCountValue(r.Deliv), nil)
 		case e.Stored: // handed back undelivered: never delivered after all
 			e.Stored = false
-			_ = batch().Delete(sharedDoneKey(m.id, m.consumer, r.Part, r.Off), nil)
+			_ = batch().Delete(keys.SharedDone(m.id, m.consumer, r.Part, r.Off), nil)
 		}
 	}
 	if m.core.Freed {
@@ -140,7 +141,7 @@ func (s *PebbleStore) sharedBatch(m *shMgr, eff *sharedcore.Effects) *pebble.Bat
 	for _, r := range eff.Finished {
 		if e := m.core.Parts[r.Part].At(r.Off); e != nil {
 			e.Stored = true
-			_ = batch().Set(sharedDoneKey(m.id, m.consumer, r.Part, r.Off), []byte{byte(r.State)}, nil)
+			_ = batch().Set(keys.SharedDone(m.id, m.consumer, r.Part, r.Off), []byte{byte(r.State)}, nil)
 		}
 	}
 	return b
@@ -170,7 +171,7 @@ func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *topicstore.Top
 		dropped = append(dropped, c.Name)
 	}
 	if cfg == nil {
-		_ = b.DeleteRange(topicPrefix(prefixShared, old.id), topicPrefix(prefixShared, old.id+1), nil)
+		_ = b.DeleteRange(keys.Topic(keys.PrefixShared, old.id), keys.Topic(keys.PrefixShared, old.id+1), nil)
 	}
 	reg := &s.shared
 	wakeAll := func() {
@@ -197,7 +198,7 @@ func (s *PebbleStore) sharedDDL(b *pebble.Batch, old *topic, cfg *topicstore.Top
 	f := &frozenTopic{t: old, done: make(chan struct{})}
 	reg.frozen[old.id] = f
 	for _, name := range dropped {
-		pre := sharedPrefix(old.id, name)
+		pre := keys.SharedPrefix(old.id, name)
 		if cfg != nil {
 			_ = b.DeleteRange(pre, append(pre[:len(pre):len(pre)], 0xff), nil)
 		}

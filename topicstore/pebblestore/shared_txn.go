@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 	"topicgate/topicstore/sharedcore"
 )
 
@@ -49,7 +50,7 @@ func (s *PebbleStore) sharedCommitAcks(b *pebble.Batch, acks []topicstore.Shared
 			}
 		}
 	}
-	var keys [][]byte
+	var doneKeys [][]byte
 	for _, a := range acks {
 		_, m, err := s.sharedMgr(a.Topic, a.Consumer)
 		if err != nil {
@@ -69,11 +70,11 @@ func (s *PebbleStore) sharedCommitAcks(b *pebble.Batch, acks []topicstore.Shared
 			}
 			pins = append(pins, pin{m, r, e.Deadline})
 			e.State = sharedcore.Pending
-			keys = append(keys, sharedDoneKey(m.id, m.consumer, r.Partition, r.Offset))
+			doneKeys = append(doneKeys, keys.SharedDone(m.id, m.consumer, r.Partition, r.Offset))
 		}
 		m.mu.Unlock()
 	}
-	for _, k := range keys {
+	for _, k := range doneKeys {
 		_ = b.Set(k, []byte{byte(sharedcore.Acked)}, nil)
 	}
 	return undo, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Staging: a large transaction's messages are encoded into record batches
@@ -51,10 +52,6 @@ type stageRegistry struct {
 // stageFlushBytes bounds the Pebble batch StageBatch builds before it
 // writes it (memory stays bounded whatever the call's size).
 const stageFlushBytes = 4 << 20
-
-func stagedKey(sid, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(topicPrefix(prefixStaged, sid), seq)
-}
 
 // validateMessage applies Commit's checks to one message of topic t.
 func validateMessage(t *topic, name string, m *topicstore.Message) error {
@@ -114,7 +111,7 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 		s.stage.mu.Unlock()
 		sb.Chunks = append(sb.Chunks, c)
 		sb.Bytes += c.Bytes
-		if err := b.Set(stagedKey(st.sid, c.Seq), payload, nil); err != nil {
+		if err := b.Set(keys.Staged(st.sid, c.Seq), payload, nil); err != nil {
 			return err
 		}
 		if b.Len() < stageFlushBytes {
@@ -154,7 +151,7 @@ func (s *PebbleStore) DiscardStaged(txnID uint64) error {
 	if err := s.err(); err != nil {
 		return err // Open deletes it
 	}
-	return s.db.DeleteRange(topicPrefix(prefixStaged, st.sid), topicPrefix(prefixStaged, st.sid+1), pebble.NoSync)
+	return s.db.DeleteRange(keys.Topic(keys.PrefixStaged, st.sid), keys.Topic(keys.PrefixStaged, st.sid+1), pebble.NoSync)
 }
 
 // pendingStagedOf validates a write's staged batches (on the caller's
@@ -224,7 +221,7 @@ func (s *PebbleStore) settleStaged(ids []uint64, committed bool) {
 
 // loadStaged reads a staged payload (a copy) for the core.
 func (s *PebbleStore) loadStaged(sid, seq uint64) ([]byte, error) {
-	v, closer, err := s.db.Get(stagedKey(sid, seq))
+	v, closer, err := s.db.Get(keys.Staged(sid, seq))
 	if err != nil {
 		return nil, fmt.Errorf("staged batch %d/%d: %w", sid, seq, err)
 	}
@@ -242,8 +239,8 @@ func (s *PebbleStore) releaseRefs(b *pebble.Batch, ct *coreTopic, part int32, up
 		_ = b.Set(kv.Key, kv.Value, nil)
 	}
 	for _, sid := range gone {
-		_ = b.Delete(refsKey(sid), nil)
-		_ = b.DeleteRange(topicPrefix(prefixStaged, sid), topicPrefix(prefixStaged, sid+1), nil)
+		_ = b.Delete(keys.Refs(sid), nil)
+		_ = b.DeleteRange(keys.Topic(keys.PrefixStaged, sid), keys.Topic(keys.PrefixStaged, sid+1), nil)
 	}
 }
 
@@ -259,8 +256,8 @@ func (s *PebbleStore) recoverStaged() error {
 	defer b.Close()
 	s.core.Refs = map[uint64][]refEntry{}
 	var next uint64 = 1
-	for ok := it.SeekGE([]byte(prefixRefs)); ok && hasPrefix(it.Key(), prefixRefs); ok = it.Next() {
-		sid := binary.BigEndian.Uint64(it.Key()[len(prefixRefs):])
+	for ok := it.SeekGE([]byte(keys.PrefixRefs)); ok && keys.HasPrefix(it.Key(), keys.PrefixRefs); ok = it.Next() {
+		sid := binary.BigEndian.Uint64(it.Key()[len(keys.PrefixRefs):])
 		next = max(next, sid+1)
 		es, err := decodeRefs(it.Value())
 		if err != nil {
@@ -285,19 +282,19 @@ func (s *PebbleStore) recoverStaged() error {
 			slices.SortFunc(ct.Parts[i].Refs, func(a, b partRef) int { return int(a.End - b.End) })
 		}
 	}
-	for ok := it.SeekGE([]byte(prefixStaged)); ok && hasPrefix(it.Key(), prefixStaged); {
-		if len(it.Key()) < len(prefixStaged)+8 {
+	for ok := it.SeekGE([]byte(keys.PrefixStaged)); ok && keys.HasPrefix(it.Key(), keys.PrefixStaged); {
+		if len(it.Key()) < len(keys.PrefixStaged)+8 {
 			return fmt.Errorf("%w: staged key", topicstore.ErrCorrupt)
 		}
-		sid := binary.BigEndian.Uint64(it.Key()[len(prefixStaged):])
+		sid := binary.BigEndian.Uint64(it.Key()[len(keys.PrefixStaged):])
 		next = max(next, sid+1)
 		if s.core.Refs[sid] == nil {
-			_ = b.DeleteRange(topicPrefix(prefixStaged, sid), topicPrefix(prefixStaged, sid+1), nil)
+			_ = b.DeleteRange(keys.Topic(keys.PrefixStaged, sid), keys.Topic(keys.PrefixStaged, sid+1), nil)
 		}
 		if sid == math.MaxUint64 {
 			break
 		}
-		ok = it.SeekGE(topicPrefix(prefixStaged, sid+1))
+		ok = it.SeekGE(keys.Topic(keys.PrefixStaged, sid+1))
 	}
 	if err := it.Error(); err != nil {
 		return err
@@ -334,7 +331,7 @@ func (s *PebbleStore) StagedStats() (StagedStats, error) {
 	s.coreMu.Lock()
 	st.Referenced = len(s.core.Refs)
 	s.coreMu.Unlock()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixStaged), UpperBound: []byte("t0")})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(keys.PrefixStaged), UpperBound: []byte("t0")})
 	if err != nil {
 		return st, err
 	}

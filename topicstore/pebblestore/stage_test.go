@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 	"topicgate/topicstore/storetest"
 )
 
@@ -27,7 +28,7 @@ func refRecords(t testing.TB, s *PebbleStore, topic string, p int32) (refs, inli
 	t.Helper()
 	tp, err := s.lookup(topic)
 	must(t, err)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: partitionPrefix(tp.id, p), UpperBound: partitionPrefix(tp.id, p+1)})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: keys.Partition(tp.id, p), UpperBound: keys.Partition(tp.id, p+1)})
 	must(t, err)
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {

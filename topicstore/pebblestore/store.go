@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
 // Options configures a PebbleStore. Zero values mean defaults.
@@ -290,7 +291,7 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 // recover rebuilds the in-memory state from the catalog, the first and last
 // batch of each partition and the producer records. No message is read.
 func (s *PebbleStore) recover() error {
-	if v, closer, err := s.db.Get([]byte(keyNextTopicID)); err == nil {
+	if v, closer, err := s.db.Get([]byte(keys.NextTopicID)); err == nil {
 		s.nextID = binary.BigEndian.Uint64(v)
 		closer.Close()
 	} else if err != pebble.ErrNotFound {
@@ -302,7 +303,7 @@ func (s *PebbleStore) recover() error {
 	}
 	defer it.Close()
 	var recs []catalogRecord
-	for ok := it.SeekGE([]byte(prefixCatalog)); ok && hasPrefix(it.Key(), prefixCatalog); ok = it.Next() {
+	for ok := it.SeekGE([]byte(keys.PrefixCatalog)); ok && keys.HasPrefix(it.Key(), keys.PrefixCatalog); ok = it.Next() {
 		var rec catalogRecord
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {
 			return fmt.Errorf("%w: catalog %q: %v", topicstore.ErrCorrupt, it.Key(), err)
@@ -315,7 +316,7 @@ func (s *PebbleStore) recover() error {
 		for i := range t.parts {
 			p := &partition{}
 			var cp corePartition
-			lo, hi := partitionPrefix(rec.ID, int32(i)), partitionPrefix(rec.ID, int32(i)+1)
+			lo, hi := keys.Partition(rec.ID, int32(i)), keys.Partition(rec.ID, int32(i)+1)
 			if it.SeekGE(lo) && string(it.Key()) < string(hi) {
 				h, _, err := topicstore.DecodeBatchHeader(it.Value())
 				if err != nil {
@@ -347,8 +348,8 @@ func (s *PebbleStore) recover() error {
 		s.byID[t.id] = t
 		s.core.Topics[t.id] = ct
 	}
-	for ok := it.SeekGE([]byte(prefixPositions)); ok && hasPrefix(it.Key(), prefixPositions); ok = it.Next() {
-		id, part, consumer, off, err := parsePosition(it.Key(), it.Value())
+	for ok := it.SeekGE([]byte(keys.PrefixPositions)); ok && keys.HasPrefix(it.Key(), keys.PrefixPositions); ok = it.Next() {
+		id, part, consumer, off, err := keys.ParsePosition(it.Key(), it.Value())
 		if err != nil {
 			return err
 		}
@@ -359,8 +360,8 @@ func (s *PebbleStore) recover() error {
 		}
 	}
 	now := s.opts.Clock()
-	for ok := it.SeekGE([]byte(prefixProducer)); ok && hasPrefix(it.Key(), prefixProducer); ok = it.Next() {
-		k := it.Key()[len(prefixProducer):]
+	for ok := it.SeekGE([]byte(keys.PrefixProducer)); ok && keys.HasPrefix(it.Key(), keys.PrefixProducer); ok = it.Next() {
+		k := it.Key()[len(keys.PrefixProducer):]
 		if len(k) < 8 {
 			return fmt.Errorf("%w: producer key", topicstore.ErrCorrupt)
 		}
@@ -382,8 +383,6 @@ func (s *PebbleStore) recover() error {
 	}
 	return s.recoverStaged()
 }
-
-func hasPrefix(k []byte, p string) bool { return len(k) >= len(p) && string(k[:len(p)]) == p }
 
 func newTopic(rec catalogRecord) *topic {
 	t := &topic{id: rec.ID, cfg: rec.Config, layout: rec.layoutOf(), createdAt: rec.CreatedAt, parts: make([]*partition, rec.Partitions),
