@@ -6,15 +6,16 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/sequencer"
 )
 
 // op is one unit of work for the committer: a commit or a DDL step.
 type op struct {
-	writes []pendingWrite
-	pos    []pendingPos
+	writes []sequencer.Write
+	pos    []sequencer.PosUpdate
 	size   int
 	ddl    func() error // run by the committer, alone
-	res    chan reqOutcome
+	res    chan sequencer.Outcome
 	// acks are shared-consumer acknowledgements committed with the writes
 	// (see sharedCommitAcks); ackB holds their records while the group is
 	// built and ackApply settles the in-memory state after the sync.
@@ -27,7 +28,7 @@ type op struct {
 type group struct {
 	b   *pebble.Batch
 	ops []*op
-	out groupOutput
+	out sequencer.Output
 	err error // set if the batch failed before the sync stage
 }
 
@@ -43,7 +44,7 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 	if req == nil {
 		req = &topicstore.CommitRequest{}
 	}
-	o := &op{writes: make([]pendingWrite, len(req.Writes))}
+	o := &op{writes: make([]sequencer.Write, len(req.Writes))}
 	now := s.opts.Clock()
 	total := 0
 	var err error
@@ -65,29 +66,16 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 			}
 		}
 		// Encode all messages of the write into one buffer.
-		arena := make([]byte, 0, size)
-		ends := make([]int, len(w.Messages))
-		for j := range w.Messages {
-			m := &w.Messages[j]
-			if arena, _, err = topicstore.EncodeTail(arena, m, now); err != nil {
-				return topicstore.CommitResult{}, err
-			}
-			ends[j] = len(arena)
-		}
-		msgs := make([]pendingMsg, len(w.Messages))
-		startAt := 0
-		for j := range w.Messages {
-			m := &w.Messages[j]
-			msgs[j] = pendingMsg{Partition: m.Partition, ProducerID: m.ProducerID, Group: m.MessageGroupID, SeqNo: m.SeqNo,
-				HasSeqNo: m.HasSeqNo, Tail: arena[startAt:ends[j]:ends[j]]}
-			startAt = ends[j]
-		}
-		staged, err := pendingStagedOf(t, w)
+		msgs, encoded, err := sequencer.EncodeMsgs(w.Messages, size, now)
 		if err != nil {
 			return topicstore.CommitResult{}, err
 		}
-		o.writes[i] = pendingWrite{TopicID: t.id, Msgs: msgs, Staged: staged}
-		total += len(arena) + 64*len(staged)
+		staged, err := sequencer.StagedOf(w, len(t.parts), &t.codecs)
+		if err != nil {
+			return topicstore.CommitResult{}, err
+		}
+		o.writes[i] = sequencer.Write{TopicID: t.id, Msgs: msgs, Staged: staged}
+		total += encoded + 64*len(staged)
 	}
 	if o.pos, err = s.pendingPositions(req.Positions); err != nil {
 		return topicstore.CommitResult{}, err
@@ -108,17 +96,15 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 	return out.Result, err
 }
 
-// codecOf returns m's codec; 0 means raw.
-
 // submit enqueues o and waits for its outcome.
-func (s *PebbleStore) submit(ctx context.Context, o *op) (reqOutcome, error) {
-	o.res = make(chan reqOutcome, 1)
+func (s *PebbleStore) submit(ctx context.Context, o *op) (sequencer.Outcome, error) {
+	o.res = make(chan sequencer.Outcome, 1)
 	select {
 	case s.ops <- o:
 	case <-s.done:
-		return reqOutcome{}, s.closedErr()
+		return sequencer.Outcome{}, s.closedErr()
 	case <-ctx.Done():
-		return reqOutcome{}, ctx.Err()
+		return sequencer.Outcome{}, ctx.Err()
 	}
 	// Once enqueued the outcome is decided by the committer; wait for it
 	// regardless of ctx so the caller learns whether it was written.
@@ -130,7 +116,7 @@ func (s *PebbleStore) submit(ctx context.Context, o *op) (reqOutcome, error) {
 		case r := <-o.res:
 			return r, r.Err
 		default:
-			return reqOutcome{}, s.closedErr()
+			return sequencer.Outcome{}, s.closedErr()
 		}
 	}
 }
@@ -179,7 +165,7 @@ func (s *PebbleStore) committer() {
 			if err == nil {
 				err = o.ddl()
 			}
-			o.res <- reqOutcome{Err: err}
+			o.res <- sequencer.Outcome{Err: err}
 		}
 		s.commitGroup(pending[from:])
 	}
@@ -190,7 +176,7 @@ func (s *PebbleStore) drainClosed() {
 	for {
 		select {
 		case o := <-s.ops:
-			o.res <- reqOutcome{Err: s.closedErr()}
+			o.res <- sequencer.Outcome{Err: s.closedErr()}
 		default:
 			return
 		}
@@ -213,10 +199,10 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		now = s.lastNow
 	}
 	s.lastNow = now
-	reqs := make([]coreReq, len(ops))
+	reqs := make([]sequencer.Request, len(ops))
 	ackErrs := make([]error, len(ops))
 	for i, o := range ops {
-		reqs[i] = coreReq{Writes: o.writes, Positions: o.pos}
+		reqs[i] = sequencer.Request{Writes: o.writes, Positions: o.pos}
 		if len(o.acks) == 0 {
 			continue
 		}
@@ -224,18 +210,18 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		// before anything of it reaches the core.
 		o.ackB = s.db.NewBatch()
 		if o.ackApply, ackErrs[i] = s.sharedCommitAcks(o.ackB, o.acks, now); ackErrs[i] != nil {
-			reqs[i] = coreReq{}
+			reqs[i] = sequencer.Request{}
 			o.ackB.Close()
 			o.ackB, o.ackApply = nil, nil
 		}
 	}
 	s.coreMu.Lock()
-	g.out = s.core.apply(reqs, now)
+	g.out = s.core.Apply(reqs, now)
 	s.coreMu.Unlock()
 	acks := false
 	for i, o := range ops {
 		if ackErrs[i] != nil {
-			g.out.Outcomes[i] = reqOutcome{Err: ackErrs[i]}
+			g.out.Outcomes[i] = sequencer.Outcome{Err: ackErrs[i]}
 		}
 		if o.ackB != nil && g.out.Outcomes[i].Err != nil { // the request failed in the core
 			o.ackApply(false)
@@ -316,7 +302,7 @@ func (s *PebbleStore) syncer() {
 				if o.ackApply != nil {
 					o.ackApply(false)
 				}
-				o.res <- reqOutcome{Err: err}
+				o.res <- sequencer.Outcome{Err: err}
 			}
 			continue
 		}
@@ -331,7 +317,7 @@ func (s *PebbleStore) syncer() {
 }
 
 // publish advances the visible ends (in order: groups are published FIFO).
-func (s *PebbleStore) publish(ps []published) {
+func (s *PebbleStore) publish(ps []sequencer.Published) {
 	if len(ps) == 0 {
 		return
 	}

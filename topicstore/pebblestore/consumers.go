@@ -9,6 +9,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sequencer"
 )
 
 // Consumer positions: reads, explicit moves, and the position changes that
@@ -16,11 +17,11 @@ import (
 
 // pendingPositions validates updates against the catalog on the caller's
 // goroutine; the committer checks them again against its state.
-func (s *PebbleStore) pendingPositions(us []topicstore.PositionUpdate) ([]pendingPos, error) {
+func (s *PebbleStore) pendingPositions(us []topicstore.PositionUpdate) ([]sequencer.PosUpdate, error) {
 	if len(us) == 0 {
 		return nil, nil
 	}
-	out := make([]pendingPos, len(us))
+	out := make([]sequencer.PosUpdate, len(us))
 	for i, u := range us {
 		t, err := s.lookup(u.Topic)
 		if err != nil {
@@ -32,7 +33,7 @@ func (s *PebbleStore) pendingPositions(us []topicstore.PositionUpdate) ([]pendin
 		if u.Partition < 0 || int(u.Partition) >= len(t.parts) {
 			return nil, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
 		}
-		out[i] = pendingPos{TopicID: t.id, Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
+		out[i] = sequencer.PosUpdate{TopicID: t.id, Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
 			Offset: u.Offset, Expect: u.Expect}
 	}
 	return out, nil
@@ -52,13 +53,9 @@ func (s *PebbleStore) Positions(topic, consumer string) (map[int32]int64, error)
 	if ct == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
-	pos := ct.Consumers[consumer]
-	if pos == nil {
+	out := ct.Positions(consumer)
+	if out == nil {
 		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
-	}
-	out := make(map[int32]int64, len(pos))
-	for p := range pos {
-		out[int32(p)] = ct.committed(pos, int32(p))
 	}
 	return out, nil
 }
@@ -88,7 +85,7 @@ func (s *PebbleStore) SetPosition(ctx context.Context, topic, consumer string, p
 //   - partitions added later start at 0 (their start) for every consumer.
 //
 // It runs on the committer goroutine, which owns ct.
-func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicstore.TopicConfig, ct *coreTopic, nparts int) (map[string][]int64, error) {
+func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicstore.TopicConfig, ct *sequencer.Topic, nparts int) (map[string][]int64, error) {
 	oldCfg := map[string]topicstore.ConsumerConfig{}
 	if old != nil {
 		for _, c := range old.Consumers {

@@ -13,6 +13,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sequencer"
 )
 
 // DDL runs on the committer goroutine (see op.ddl), so it is ordered with
@@ -41,8 +42,8 @@ func (s *PebbleStore) CreateTopic(ctx context.Context, cfg topicstore.TopicConfi
 			return err
 		}
 		_ = b.Set([]byte(keys.NextTopicID), binary.BigEndian.AppendUint64(nil, rec.ID+1), nil)
-		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Parts: make([]corePartition, rec.Partitions)}
-		ct.setLayout(l.Clone())
+		ct := &sequencer.Topic{ID: rec.ID, Producers: map[string]*sequencer.ProducerState{}, Parts: make([]sequencer.Partition, rec.Partitions)}
+		ct.SetLayout(l.Clone())
 		cons, err := s.consumerDDL(b, rec.ID, nil, &cfg, ct, rec.Partitions)
 		if err != nil {
 			b.Close()
@@ -173,10 +174,10 @@ func (s *PebbleStore) relayout(old *topic, cfg topicstore.TopicConfig, l topicst
 	}
 	s.coreMu.Lock()
 	for len(ct.Parts) < len(t.parts) {
-		ct.Parts = append(ct.Parts, corePartition{})
+		ct.Parts = append(ct.Parts, sequencer.Partition{})
 	}
 	ct.Consumers = cons
-	ct.setLayout(l.Clone())
+	ct.SetLayout(l.Clone())
 	s.coreMu.Unlock()
 	s.install(t, ct)
 	return nil
@@ -217,7 +218,7 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 		delete(s.core.Topics, t.id)
 		s.coreMu.Unlock()
 		s.wake(t.id)
-		s.meter.forget(t.id, 0, true)
+		s.meter.Forget(t.id, 0, true)
 		s.reclaimTopic(t.id) // return the disk space now (reclaim.go)
 		return nil
 	}})
@@ -234,7 +235,7 @@ func (s *PebbleStore) syncDDL(b *pebble.Batch) error {
 	return nil
 }
 
-func (s *PebbleStore) install(t *topic, ct *coreTopic) {
+func (s *PebbleStore) install(t *topic, ct *sequencer.Topic) {
 	s.configureThrottle(t, ct)
 	ct.Expiry = t.cfg.ProducerExpiry
 	s.coreMu.Lock()
@@ -260,4 +261,34 @@ func sortTopics(ts []*topic) {
 
 func sortProducers(ps []topicstore.ProducerInfo) {
 	slices.SortFunc(ps, func(a, b topicstore.ProducerInfo) int { return strings.Compare(a.ProducerID, b.ProducerID) })
+}
+
+// configureThrottle gives t (a topic about to be installed, created, altered
+// or recovered) its throttle: the one of the catalog entry it replaces, so
+// counters and buckets carry over, reconfigured to t's limits; a new one only
+// once the topic is throttled. ct.Throttle is set only while the topic is
+// throttled, so the core's hot path of an unthrottled topic is one nil check.
+// It runs on the committer goroutine (or in Open before it starts).
+func (s *PebbleStore) configureThrottle(t *topic, ct *sequencer.Topic) {
+	s.mu.RLock()
+	old := s.byID[t.id]
+	s.mu.RUnlock()
+	if old != nil {
+		t.thr = old.thr
+	}
+	rate, burst := topicstore.ThrottleLimits(&t.cfg)
+	if t.thr == nil && rate > 0 {
+		t.thr = &sequencer.Throttle{}
+	}
+	if t.thr != nil {
+		now := s.opts.Clock()
+		if now.Before(s.lastNow) {
+			now = s.lastNow
+		}
+		t.thr.Reconfigure(now, rate, burst)
+	}
+	ct.Throttle = nil
+	if rate > 0 {
+		ct.Throttle = t.thr
+	}
 }

@@ -1,14 +1,15 @@
 // Package pebblestore is the embedded backend of the store contract
 // (topicstore.Store, topicstore.Stager, topicstore.EngineStatter): it keeps
 // topics in one Pebble database in one directory, fsynced before every
-// acknowledgement. It owns the key layout, the committer and its group
-// commit, the in-memory sequencer state (offsets, producers, positions),
-// the shared-consumer windows, retention, the write meters that split
-// partitions, the token buckets of write-speed limits, staging by
-// reference and the reclaiming of dropped topics' disk space. What it
+// acknowledgement. It owns the key layout (built by internal/keys), the
+// committer and its group commit, the in-memory sequencer state (offsets,
+// producers, positions, write meters and write-speed buckets; the state and
+// the group commit's deterministic core are internal/sequencer), the
+// shared-consumer windows, retention, the splitting of partitions, staging
+// by reference and the reclaiming of dropped topics' disk space. What it
 // promises is the contract's (topicstore's doc.go), checked by TestContract
-// with topicstore/storetest; this page says how it keeps those promises.
-// It uses the contract's pure parts as they are: the codecs, the partition
+// with topicstore/storetest; this page says how it keeps those promises. It
+// uses the contract's pure parts as they are: the codecs, the partition
 // layout and KeyHash, and the record-batch format (topicstore/record.go).
 // cmd/topicgate opens it (Open); nothing else names it.
 //
@@ -109,10 +110,10 @@
 //     codec in supported_codecs, body size — then compresses and encodes
 //     the messages. Nothing is enqueued if any check fails.
 //  2. One committer goroutine drains all queued requests (a group) and runs
-//     the deterministic core (core.go, groupApply): offsets, and the
-//     decisions of topicstore/decide (producer bindings, round robin on
-//     first use, expiring after ProducerExpiry without writes; seqno
-//     dedup); out come the batches and producer records of the group.
+//     the deterministic core (internal/sequencer, State.Apply): offsets, and
+//     the decisions of topicstore/decide (producer bindings, round robin on
+//     first use, expiring after ProducerExpiry without writes; seqno dedup);
+//     out come the batches and producer records of the group.
 //  3. The committer applies the group as one Pebble batch with
 //     ApplyNoSyncWait(Sync) and moves on to the next group while a second
 //     goroutine (the syncer) waits for the fsync, in FIFO order.
@@ -125,37 +126,38 @@
 //
 // # Write-speed limits
 //
-// A topic with an explicit partition_write_speed_bytes_per_second has a
-// token bucket per partition (throttle.go; capacity partition_write_burst_bytes,
-// default one second of the speed); the default speed throttles nothing.
-// The core charges the stored bytes each request appended to each such
-// partition and returns, in CommitResult.Throttle, how long the request's
-// most indebted partition needs to refill to zero (Kafka's quota debt). The
-// commit itself is never delayed: the caller waits outside the store, so no
-// group and no other partition's writer waits for a throttled one. The
-// core's hook is a nil check per message (coreTopic.Throttle is nil unless
-// the topic is throttled); install (create, alter) and Open give a topic its
-// throttle, handed on from the catalog entry it replaces so that ALTER keeps
-// buckets and the cumulative throttled time (PartitionInfo.Throttled,
-// TopicInfo.Throttled; in memory, zero at start).
+// A topic with an explicit partition_write_speed_bytes_per_second has a token
+// bucket per partition (internal/sequencer's Throttle; capacity
+// partition_write_burst_bytes, default one second of the speed); the default
+// speed throttles nothing. The core charges the stored bytes each request
+// appended to each such partition and returns, in CommitResult.Throttle, how
+// long the request's most indebted partition needs to refill to zero (Kafka's
+// quota debt). The commit itself is never delayed: the caller waits outside
+// the store, so no group and no other partition's writer waits for a throttled
+// one. The core's hook is a nil check per message (sequencer.Topic.Throttle is
+// nil unless the topic is throttled); install (create, alter) and Open give a
+// topic its throttle, handed on from the catalog entry it replaces so that
+// ALTER keeps buckets and the cumulative throttled time
+// (PartitionInfo.Throttled, TopicInfo.Throttled; in memory, zero at start).
 //
 // # Partition layout and auto-partitioning
 //
-// A topic's catalog record holds its layout (topicstore/layout.go): per partition,
-// active or inactive (split; deleted once retention emptied it and no
-// consumer is behind its end, retention.go), its parent and children, and
+// A topic's catalog record holds its layout (topicstore/layout.go): per
+// partition, active or inactive (split; deleted once retention emptied it and
+// no consumer is behind its end, retention.go), its parent and children, and
 // in a keyed layout (auto-partitioning enabled) the range of the 64-bit key
 // hash it owns. The core routes a keyed message (producer_id, else
 // message_group_id) to the active owner of its hash, a producer keeps its
-// binding while that partition is active, a write naming an inactive
-// partition goes to the descendant continuing it, and the commit's check
-// refuses an explicit partition that contradicts an active binding
+// binding while that partition is active, a write naming an inactive partition
+// goes to the descendant continuing it, and the commit's check refuses an
+// explicit partition that contradicts an active binding
 // (ProducerPartitionError). The committer meters each partition's written
-// bytes over the topic's stabilization window (split.go) and, after a
-// group, splits a 'scale_up' partition whose mean rate over a whole window
-// reached the threshold: one synced catalog change (relayout, ddl.go), so
-// a crash leaves the old layout or the new one and no group commits
-// between. SplitPartition is the same change on request.
+// bytes over the topic's stabilization window (split.go, with
+// internal/sequencer's Meter) and, after a group, splits a 'scale_up'
+// partition whose mean rate over a whole window reached the threshold: one
+// synced catalog change (relayout, ddl.go), so a crash leaves the old layout
+// or the new one and no group commits between. SplitPartition is the same
+// change on request.
 //
 // # Consumer positions
 //
@@ -200,12 +202,12 @@
 // # Shared-consumer durability
 //
 // Acknowledgements, archives and delivery counts are per-message records
-// under k/ (shared.go; written by shared_persist.go). An acquisition's batch (its new counts) is applied
-// with a sync requested at once and waited for before its rows reach the
-// client; acknowledgements are applied without a sync and synced once at
-// the caller's durability barrier (syncTo: a ticket per deferred batch, one
-// empty synced WAL record covers every batch applied before it), so a
-// pipeline of them shares one fsync.
+// under k/ (shared.go; written by shared_persist.go). An acquisition's batch
+// (its new counts) is applied with a sync requested at once and waited for
+// before its rows reach the client; acknowledgements are applied without a
+// sync and synced once at the caller's durability barrier (syncTo: a ticket
+// per deferred batch, one empty synced WAL record covers every batch applied
+// before it), so a pipeline of them shares one fsync.
 //
 // # Invariants
 //

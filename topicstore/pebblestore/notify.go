@@ -1,6 +1,9 @@
 package pebblestore
 
-import "topicgate/topicstore"
+import (
+	"topicgate/topicstore"
+	"topicgate/topicstore/pebblestore/internal/sequencer"
+)
 
 // Change notification for long-polling readers. A topic has at most one
 // channel, created lazily by Changed and closed (and forgotten) by the
@@ -44,7 +47,7 @@ func (s *PebbleStore) Changed(topic string) (<-chan struct{}, error) {
 }
 
 // notifyTopics wakes the waiters of the topics of a published group.
-func (s *PebbleStore) notifyTopics(ps []published) {
+func (s *PebbleStore) notifyTopics(ps []sequencer.Published) {
 	if s.waiters.Load() == 0 {
 		return
 	}

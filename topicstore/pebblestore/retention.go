@@ -126,23 +126,16 @@ func (s *PebbleStore) RunRetention(ctx context.Context, now time.Time) (int64, e
 // the deletion need not sync). It runs on the committer goroutine, as a
 // DDL op: no group decides on a producer while it goes.
 func (s *PebbleStore) expireProducers(now time.Time) error {
+	s.coreMu.Lock()
+	gone := s.core.ExpireProducers(now)
+	s.coreMu.Unlock()
+	if len(gone) == 0 {
+		return nil
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	n := 0
-	s.coreMu.Lock()
-	for id, ct := range s.core.Topics {
-		exp := s.core.expiry(ct)
-		for name, ps := range ct.Producers {
-			if !ps.Fresh && now.Sub(ps.LastWrite) > exp {
-				delete(ct.Producers, name)
-				_ = b.Delete(keys.Producer(id, name), nil)
-				n++
-			}
-		}
-	}
-	s.coreMu.Unlock()
-	if n == 0 {
-		return nil
+	for _, k := range gone {
+		_ = b.Delete(k, nil)
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		s.fail(err)
@@ -171,17 +164,7 @@ func (s *PebbleStore) retireDrained(id uint64) error {
 		if !pl.Inactive || pl.Deleted || i >= len(ct.Parts) {
 			continue
 		}
-		cp := ct.Parts[i]
-		if cp.Start < cp.End {
-			continue // retention has not emptied it yet
-		}
-		done := true
-		for _, pos := range ct.Consumers {
-			if i < len(pos) && pos[i] != 0 && pos[i] < cp.End {
-				done = false
-			}
-		}
-		if done {
+		if ct.Drained(i) {
 			pl.Deleted, changed = true, true
 		}
 	}
@@ -252,7 +235,7 @@ func (s *PebbleStore) planRetention(t *topic, now time.Time) ([]partCut, error) 
 			ct := s.core.Topics[t.id]
 			for _, c := range gated {
 				if ct != nil && ct.Consumers[c.Name] != nil && i < len(ct.Parts) {
-					pc.based[c.Name] = ct.committed(ct.Consumers[c.Name], part)
+					pc.based[c.Name] = ct.Committed(ct.Consumers[c.Name], part)
 				}
 			}
 			s.coreMu.Unlock()
@@ -314,7 +297,7 @@ func (s *PebbleStore) applyRetention(t *topic, cuts []partCut) (int64, error) {
 	var deleted int64
 	for _, pc := range cuts {
 		cp := ct.Parts[pc.part]
-		if cp.Start >= pc.cut || !positionsKept(ct, pc) {
+		if cp.Start >= pc.cut || !ct.PositionsKept(pc.part, pc.based) {
 			continue
 		}
 		_ = b.DeleteRange(keys.Partition(t.id, pc.part), keys.Batch(t.id, pc.part, pc.cut), nil)
@@ -348,16 +331,4 @@ func (s *PebbleStore) applyRetention(t *topic, cuts []partCut) (int64, error) {
 		return 0, err
 	}
 	return deleted, nil
-}
-
-// positionsKept reports whether no consumer the plan relied on has moved
-// back below the offset the plan saw.
-func positionsKept(ct *coreTopic, pc partCut) bool {
-	for name, was := range pc.based {
-		pos := ct.Consumers[name]
-		if pos == nil || ct.committed(pos, pc.part) < was {
-			return false
-		}
-	}
-	return true
 }

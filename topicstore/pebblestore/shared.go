@@ -301,7 +301,7 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 			m.posSent = make([]int64, len(m.core.Parts))
 			for pi, p := range m.core.Parts {
 				if pi < len(pos) {
-					m.posSent[pi] = ct.committed(pos, int32(pi))
+					m.posSent[pi] = ct.Committed(pos, int32(pi))
 					p.DropBelow(m.posSent[pi])
 				}
 			}

@@ -13,6 +13,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sequencer"
 )
 
 // Staging: a large transaction's messages are encoded into record batches
@@ -29,7 +30,7 @@ import (
 // without an r/ record). Committed staged data is deleted as a whole, with
 // its r/ record, when no partition references it any more: retention has
 // cut every partition past the transaction's messages, or the topic was
-// dropped (core_staged.go). Until then a partially expired transaction's
+// dropped (internal/sequencer/core_staged.go). Until then a partially expired transaction's
 // data stays on disk in full (bounded by the transaction's size).
 
 // stageTxn is an open transaction's staging state.
@@ -104,7 +105,7 @@ func (s *PebbleStore) StageBatch(ctx context.Context, txnID uint64, name string,
 	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: st.sid}
 	b := s.db.NewBatch()
 	defer func() { b.Close() }()
-	ch := topicstore.Chunker{Target: batchTargetBytes, Now: s.opts.Clock(), Flush: func(c topicstore.StagedChunk, payload []byte) error {
+	ch := topicstore.Chunker{Target: sequencer.BatchTargetBytes, Now: s.opts.Clock(), Flush: func(c topicstore.StagedChunk, payload []byte) error {
 		s.stage.mu.Lock()
 		c.Seq = st.nextSeq
 		st.nextSeq++
@@ -152,31 +153,6 @@ func (s *PebbleStore) DiscardStaged(txnID uint64) error {
 		return err // Open deletes it
 	}
 	return s.db.DeleteRange(keys.Topic(keys.PrefixStaged, st.sid), keys.Topic(keys.PrefixStaged, st.sid+1), pebble.NoSync)
-}
-
-// pendingStagedOf validates a write's staged batches (on the caller's
-// goroutine) and returns them for the core.
-func pendingStagedOf(t *topic, w *topicstore.TopicWrite) ([]pendingStaged, error) {
-	var out []pendingStaged
-	for _, sb := range w.Staged {
-		if sb.Topic != w.Topic {
-			return nil, fmt.Errorf("staged batch of topic %q in a write to %q", sb.Topic, w.Topic)
-		}
-		for _, c := range sb.Chunks {
-			if c.Partition >= int32(len(t.parts)) {
-				return nil, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, w.Topic, c.Partition)
-			}
-			for codec := topicstore.Codec(0); codec < 8; codec++ {
-				if c.Codecs&(1<<codec) != 0 && !t.codecs[codec] {
-					return nil, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, w.Topic, codec)
-				}
-			}
-			out = append(out, pendingStaged{SID: sb.StageID, Seq: c.Seq, Partition: max(c.Partition, -1),
-				ProducerID: c.ProducerID, Count: c.Count, Bytes: c.Bytes, CRC: c.CRC,
-				SeqMin: c.SeqMin, SeqMax: c.SeqMax, SeqOK: c.SeqOK})
-		}
-	}
-	return out, nil
 }
 
 // claimStaged marks the stagings req references as committing (so that
@@ -231,9 +207,9 @@ func (s *PebbleStore) loadStaged(sid, seq uint64) ([]byte, error) {
 
 // releaseRefs writes the release of partition part's references up to
 // upTo into b (committer only).
-func (s *PebbleStore) releaseRefs(b *pebble.Batch, ct *coreTopic, part int32, upTo int64) {
+func (s *PebbleStore) releaseRefs(b *pebble.Batch, ct *sequencer.Topic, part int32, upTo int64) {
 	s.coreMu.Lock()
-	sets, gone := s.core.releaseRefs(ct, part, upTo)
+	sets, gone := s.core.ReleaseRefs(ct, part, upTo)
 	s.coreMu.Unlock()
 	for _, kv := range sets {
 		_ = b.Set(kv.Key, kv.Value, nil)
@@ -254,16 +230,16 @@ func (s *PebbleStore) recoverStaged() error {
 	defer it.Close()
 	b := s.db.NewBatch()
 	defer b.Close()
-	s.core.Refs = map[uint64][]refEntry{}
+	s.core.Refs = map[uint64][]sequencer.RefEntry{}
 	var next uint64 = 1
 	for ok := it.SeekGE([]byte(keys.PrefixRefs)); ok && keys.HasPrefix(it.Key(), keys.PrefixRefs); ok = it.Next() {
 		sid := binary.BigEndian.Uint64(it.Key()[len(keys.PrefixRefs):])
 		next = max(next, sid+1)
-		es, err := decodeRefs(it.Value())
+		es, err := sequencer.DecodeRefs(it.Value())
 		if err != nil {
 			return err
 		}
-		es = slices.DeleteFunc(es, func(e refEntry) bool {
+		es = slices.DeleteFunc(es, func(e sequencer.RefEntry) bool {
 			ct := s.core.Topics[e.TopicID]
 			return ct == nil || int(e.Part) >= len(ct.Parts)
 		})
@@ -274,12 +250,12 @@ func (s *PebbleStore) recoverStaged() error {
 		s.core.Refs[sid] = es
 		for _, e := range es {
 			cp := &s.core.Topics[e.TopicID].Parts[e.Part]
-			cp.Refs = append(cp.Refs, partRef{End: e.End, SID: sid})
+			cp.Refs = append(cp.Refs, sequencer.PartRef{End: e.End, SID: sid})
 		}
 	}
 	for _, ct := range s.core.Topics {
 		for i := range ct.Parts {
-			slices.SortFunc(ct.Parts[i].Refs, func(a, b partRef) int { return int(a.End - b.End) })
+			slices.SortFunc(ct.Parts[i].Refs, func(a, b sequencer.PartRef) int { return int(a.End - b.End) })
 		}
 	}
 	for ok := it.SeekGE([]byte(keys.PrefixStaged)); ok && keys.HasPrefix(it.Key(), keys.PrefixStaged); {

@@ -16,6 +16,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sequencer"
 )
 
 // Options configures a PebbleStore. Zero values mean defaults.
@@ -127,7 +128,7 @@ type topic struct {
 	parts     []*partition
 	codecs    [8]bool // supported codecs
 	consumers map[string]bool
-	thr       *topicThrottle // write-speed state; nil: never throttled (throttle.go)
+	thr       *sequencer.Throttle // write-speed state; nil: never throttled (configureThrottle)
 }
 
 // catalogRecord is the value of a catalog key.
@@ -162,7 +163,7 @@ type PebbleStore struct {
 
 	// meter meters partitions' write rates for auto-partitioning and
 	// sys.partitions (split.go); splits counts the splits it caused.
-	meter  writeMeter
+	meter  sequencer.Meter
 	splits atomic.Int64
 
 	mu     sync.RWMutex // guards topics, byID
@@ -170,7 +171,7 @@ type PebbleStore struct {
 	byID   map[uint64]*topic
 
 	coreMu  sync.Mutex // guards core (the committer holds it while applying)
-	core    coreState
+	core    sequencer.State
 	nextID  uint64    // committer-owned after Open
 	lastNow time.Time // committer-owned: the last group's time
 
@@ -261,7 +262,7 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 	s := &PebbleStore{
 		db: db, cache: cache, opts: opts,
 		topics: map[string]*topic{}, byID: map[uint64]*topic{},
-		core:   coreState{Topics: map[uint64]*coreTopic{}, Expiry: opts.ProducerExpiry},
+		core:   sequencer.State{Topics: map[uint64]*sequencer.Topic{}, Expiry: opts.ProducerExpiry},
 		nextID: 1,
 		ops:    make(chan *op, 4096),
 		syncq:  make(chan *group, 64),
@@ -312,10 +313,10 @@ func (s *PebbleStore) recover() error {
 	}
 	for _, rec := range recs {
 		t := newTopic(rec)
-		ct := &coreTopic{ID: rec.ID, Producers: map[string]*producerState{}, Consumers: map[string][]int64{}}
+		ct := &sequencer.Topic{ID: rec.ID, Producers: map[string]*sequencer.ProducerState{}, Consumers: map[string][]int64{}}
 		for i := range t.parts {
 			p := &partition{}
-			var cp corePartition
+			var cp sequencer.Partition
 			lo, hi := keys.Partition(rec.ID, int32(i)), keys.Partition(rec.ID, int32(i)+1)
 			if it.SeekGE(lo) && string(it.Key()) < string(hi) {
 				h, _, err := topicstore.DecodeBatchHeader(it.Value())
@@ -341,7 +342,7 @@ func (s *PebbleStore) recover() error {
 		for _, c := range rec.Config.Consumers {
 			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
 		}
-		ct.setLayout(t.layout.Clone())
+		ct.SetLayout(t.layout.Clone())
 		s.configureThrottle(t, ct)
 		ct.Expiry = t.cfg.ProducerExpiry
 		s.topics[t.cfg.Name] = t
@@ -353,11 +354,7 @@ func (s *PebbleStore) recover() error {
 		if err != nil {
 			return err
 		}
-		if ct := s.core.Topics[id]; ct != nil {
-			if pos := ct.Consumers[consumer]; pos != nil && int(part) < len(pos) {
-				pos[part] = off
-			}
-		}
+		s.core.RestorePosition(id, part, consumer, off)
 	}
 	now := s.opts.Clock()
 	for ok := it.SeekGE([]byte(keys.PrefixProducer)); ok && keys.HasPrefix(it.Key(), keys.PrefixProducer); ok = it.Next() {
@@ -365,18 +362,9 @@ func (s *PebbleStore) recover() error {
 		if len(k) < 8 {
 			return fmt.Errorf("%w: producer key", topicstore.ErrCorrupt)
 		}
-		ct := s.core.Topics[binary.BigEndian.Uint64(k)]
-		if ct == nil {
-			continue
-		}
-		ps, err := decodeProducer(it.Value())
-		if err != nil {
+		if err := s.core.RestoreProducer(binary.BigEndian.Uint64(k), string(k[8:]), it.Value(), now); err != nil {
 			return err
 		}
-		if now.Sub(ps.LastWrite) > s.core.expiry(ct) || int(ps.Part) >= len(ct.Parts) {
-			continue // expired: forgotten, as if never seen
-		}
-		ct.Producers[string(k[8:])] = ps
 	}
 	if err := it.Error(); err != nil {
 		return err
@@ -465,7 +453,7 @@ func (s *PebbleStore) WriteRates(name string) ([]float64, error) {
 	now := s.opts.Clock()
 	out := make([]float64, len(t.parts))
 	for i := range out {
-		out[i] = s.meter.rate(partKey{t.id, int32(i)}, now)
+		out[i] = s.meter.Rate(sequencer.PartKey{Topic: t.id, Part: int32(i)}, now)
 	}
 	return out, nil
 }
@@ -505,7 +493,7 @@ func (t *topic) info() topicstore.TopicInfo {
 		ti.Partitions = append(ti.Partitions, pi)
 		p.mu.Unlock()
 	}
-	t.thr.fill(&ti)
+	t.thr.Fill(&ti)
 	return ti
 }
 
@@ -520,13 +508,7 @@ func (s *PebbleStore) Producer(topic, producer string) (topicstore.ProducerInfo,
 	s.coreMu.Lock()
 	defer s.coreMu.Unlock()
 	if ct := s.core.Topics[t.id]; ct != nil {
-		if ps := ct.Producers[producer]; ps != nil && !ps.Fresh && now.Sub(ps.LastWrite) <= s.core.expiry(ct) {
-			part := ps.Part
-			if ct.inactive(part) {
-				part = -1 // its partition split: the binding is void until its next write
-			}
-			return topicstore.ProducerInfo{ProducerID: producer, Partition: part, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite}, true
-		}
+		return s.core.ProducerInfo(ct, producer, now)
 	}
 	return topicstore.ProducerInfo{}, false
 }
@@ -542,11 +524,7 @@ func (s *PebbleStore) Producers(name string) ([]topicstore.ProducerInfo, error) 
 	var out []topicstore.ProducerInfo
 	s.coreMu.Lock()
 	if ct := s.core.Topics[t.id]; ct != nil {
-		for id, ps := range ct.Producers {
-			if now.Sub(ps.LastWrite) <= s.core.expiry(ct) && !ps.Fresh {
-				out = append(out, topicstore.ProducerInfo{ProducerID: id, Partition: ps.Part, MaxSeqNo: ps.MaxSeqNo, LastWrite: ps.LastWrite})
-			}
-		}
+		out = s.core.ProducerInfos(ct, now)
 	}
 	s.coreMu.Unlock()
 	sortProducers(out)

@@ -1,4 +1,4 @@
-package pebblestore
+package sequencer
 
 import (
 	"math"
@@ -29,7 +29,7 @@ import (
 // The arithmetic is deterministic: it reads no clock (the committer passes
 // the group's time), so throttle_test.go drives it with an injected one.
 //
-// Ownership: a topicThrottle belongs to one topic and outlives its catalog
+// Ownership: a Throttle belongs to one topic and outlives its catalog
 // entries (ALTER TOPIC replaces the topic struct and hands the throttle on,
 // so the counters are cumulative for the life of the process). The committer
 // goroutine charges and reconfigures it; sys.partitions and /metrics read its
@@ -39,25 +39,20 @@ import (
 // bucket is one partition's token bucket (the leaf's arithmetic).
 type bucket = topicstore.WriteBucket
 
-// topicThrottle is a topic's write-speed state: its limits and one bucket per
+// Throttle is a topic's write-speed state: its limits and one bucket per
 // partition (grown on first use, so partitions added later need no step).
-type topicThrottle struct {
+type Throttle struct {
 	mu    sync.Mutex
 	rate  float64 // bytes/s; 0: not throttled (buckets idle, counters kept)
 	burst float64
 	parts []bucket
 }
 
-// throttleLimits returns the rate and burst cfg asks for.
-func throttleLimits(cfg *topicstore.TopicConfig) (rate, burst float64) {
-	return topicstore.ThrottleLimits(cfg)
-}
-
-// reconfigure applies new limits at now: what the buckets refilled at the old
-// rate until now is kept (capped at the new burst), debt is kept and paid
+// Reconfigure applies new limits at now: what the buckets refilled at the old
+// Rate until now is kept (capped at the new burst), debt is kept and paid
 // back at the new rate. Turning throttling off forgets the buckets (a later
 // limit starts them full) but keeps the counters.
-func (tt *topicThrottle) reconfigure(now time.Time, rate, burst float64) {
+func (tt *Throttle) Reconfigure(now time.Time, rate, burst float64) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	for i := range tt.parts {
@@ -75,7 +70,7 @@ func (tt *topicThrottle) reconfigure(now time.Time, rate, burst float64) {
 }
 
 // charge takes n bytes from partition part at now and returns the delay.
-func (tt *topicThrottle) charge(now time.Time, part int32, n int64) time.Duration {
+func (tt *Throttle) charge(now time.Time, part int32, n int64) time.Duration {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if tt.rate == 0 || part < 0 {
@@ -87,8 +82,8 @@ func (tt *topicThrottle) charge(now time.Time, part int32, n int64) time.Duratio
 	return tt.parts[part].Charge(now, tt.rate, tt.burst, n)
 }
 
-// fill copies the throttled-time counters into ti (nil tt: all zero).
-func (tt *topicThrottle) fill(ti *topicstore.TopicInfo) {
+// Fill copies the throttled-time counters into ti (nil tt: all zero).
+func (tt *Throttle) Fill(ti *topicstore.TopicInfo) {
 	if tt == nil {
 		return
 	}
@@ -109,19 +104,19 @@ func (tt *topicThrottle) fill(ti *topicstore.TopicInfo) {
 
 // throttleTally collects what the core's current request appends to
 // throttled partitions; settle charges it when the request is done. It is
-// owned by the committer (coreState.thr).
+// owned by the committer (State.thr).
 type throttleTally struct {
 	entries []tallyEntry
 }
 
 type tallyEntry struct {
-	tt    *topicThrottle
+	tt    *Throttle
 	part  int32
 	bytes int64
 }
 
 // note adds n bytes written to partition part of a throttled topic.
-func (t *throttleTally) note(tt *topicThrottle, part int32, n int) {
+func (t *throttleTally) note(tt *Throttle, part int32, n int) {
 	for i := len(t.entries) - 1; i >= 0; i-- {
 		if e := &t.entries[i]; e.tt == tt && e.part == part {
 			e.bytes += int64(n)
@@ -141,34 +136,4 @@ func (t *throttleTally) settle(now time.Time) time.Duration {
 	}
 	t.entries = t.entries[:0]
 	return d
-}
-
-// configureThrottle gives t (a topic about to be installed, created, altered
-// or recovered) its throttle: the one of the catalog entry it replaces, so
-// counters and buckets carry over, reconfigured to t's limits; a new one only
-// once the topic is throttled. ct.Throttle is set only while the topic is
-// throttled, so the core's hot path of an unthrottled topic is one nil check.
-// It runs on the committer goroutine (or in Open before it starts).
-func (s *PebbleStore) configureThrottle(t *topic, ct *coreTopic) {
-	s.mu.RLock()
-	old := s.byID[t.id]
-	s.mu.RUnlock()
-	if old != nil {
-		t.thr = old.thr
-	}
-	rate, burst := throttleLimits(&t.cfg)
-	if t.thr == nil && rate > 0 {
-		t.thr = &topicThrottle{}
-	}
-	if t.thr != nil {
-		now := s.opts.Clock()
-		if now.Before(s.lastNow) {
-			now = s.lastNow
-		}
-		t.thr.reconfigure(now, rate, burst)
-	}
-	ct.Throttle = nil
-	if rate > 0 {
-		ct.Throttle = t.thr
-	}
 }

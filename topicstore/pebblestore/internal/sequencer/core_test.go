@@ -1,4 +1,4 @@
-package pebblestore
+package sequencer
 
 import (
 	"encoding/binary"
@@ -15,18 +15,18 @@ import (
 // (offsets, seqnos, bodies), producer records and results out. No Pebble, no
 // goroutines.
 
-func newCore(parts ...int) *coreState {
-	s := &coreState{Topics: map[uint64]*coreTopic{}, Expiry: time.Hour}
+func newCore(parts ...int) *State {
+	s := &State{Topics: map[uint64]*Topic{}, Expiry: time.Hour}
 	for i, n := range parts {
-		s.Topics[uint64(i+1)] = &coreTopic{ID: uint64(i + 1), Parts: make([]corePartition, n)}
+		s.Topics[uint64(i+1)] = &Topic{ID: uint64(i + 1), Parts: make([]Partition, n)}
 	}
 	return s
 }
 
 // msg builds a pending message: "body", "body@p" (explicit partition),
 // "prod:body", "prod#seq:body".
-func msg(spec string) pendingMsg {
-	m := pendingMsg{Partition: -1}
+func msg(spec string) Msg {
+	m := Msg{Partition: -1}
 	if i := strings.LastIndex(spec, "@"); i >= 0 {
 		fmt.Sscan(spec[i+1:], &m.Partition)
 		spec = spec[:i]
@@ -46,8 +46,8 @@ func msg(spec string) pendingMsg {
 	return m
 }
 
-func write(topic uint64, specs ...string) pendingWrite {
-	w := pendingWrite{TopicID: topic}
+func write(topic uint64, specs ...string) Write {
+	w := Write{TopicID: topic}
 	for _, s := range specs {
 		w.Msgs = append(w.Msgs, msg(s))
 	}
@@ -55,7 +55,7 @@ func write(topic uint64, specs ...string) pendingWrite {
 }
 
 // render prints a group's output in a stable text form.
-func render(t *testing.T, out groupOutput) string {
+func render(t *testing.T, out Output) string {
 	var sb strings.Builder
 	for _, kv := range out.Sets {
 		switch {
@@ -80,7 +80,7 @@ func render(t *testing.T, out groupOutput) string {
 			}
 			eq(t, len(payload), 0, "trailing payload")
 		case keys.HasPrefix(kv.Key, keys.PrefixProducer):
-			ps, err := decodeProducer(kv.Value)
+			ps, err := DecodeProducer(kv.Value)
 			must(t, err)
 			fmt.Fprintf(&sb, "producer t%d/%s p%d max=%d", binary.BigEndian.Uint64(kv.Key[2:]), kv.Key[10:], ps.Part, ps.MaxSeqNo)
 		case keys.HasPrefix(kv.Key, keys.PrefixPositions):
@@ -106,14 +106,14 @@ func render(t *testing.T, out groupOutput) string {
 
 type step struct {
 	at   time.Duration // clock, relative to t0
-	reqs [][]pendingWrite
+	reqs [][]Write
 	want string
 }
 
-func runSteps(t *testing.T, s *coreState, steps []step) {
+func runSteps(t *testing.T, s *State, steps []step) {
 	t0 := time.Unix(1_700_000_000, 0)
 	for i, st := range steps {
-		got := render(t, s.apply(writesOnly(st.reqs), t0.Add(st.at)))
+		got := render(t, s.Apply(writesOnly(st.reqs), t0.Add(st.at)))
 		want := strings.TrimLeft(st.want, "\n")
 		if got != want {
 			t.Fatalf("step %d:\ngot:\n%s\nwant:\n%s", i, got, want)
@@ -121,25 +121,25 @@ func runSteps(t *testing.T, s *coreState, steps []step) {
 	}
 }
 
-func req(ws ...pendingWrite) []pendingWrite { return ws }
+func req(ws ...Write) []Write { return ws }
 
-func writesOnly(reqs [][]pendingWrite) []coreReq {
-	out := make([]coreReq, len(reqs))
+func writesOnly(reqs [][]Write) []Request {
+	out := make([]Request, len(reqs))
 	for i, ws := range reqs {
-		out[i] = coreReq{Writes: ws}
+		out[i] = Request{Writes: ws}
 	}
 	return out
 }
 
 func TestCoreContiguousOffsets(t *testing.T) {
 	runSteps(t, newCore(1), []step{
-		{reqs: [][]pendingWrite{req(write(1, "a", "b")), req(write(1, "c")), req(write(1, "d", "e"))}, want: `
+		{reqs: [][]Write{req(write(1, "a", "b")), req(write(1, "c")), req(write(1, "d", "e"))}, want: `
 batch t1/p0 base=0 cum=0: a b c d e
 req0: 2/0
 req1: 1/0
 req2: 2/0
 `},
-		{reqs: [][]pendingWrite{req(write(1, "f"))}, want: `
+		{reqs: [][]Write{req(write(1, "f"))}, want: `
 batch t1/p0 base=5 cum=45: f
 req0: 1/0
 `},
@@ -148,7 +148,7 @@ req0: 1/0
 
 func TestCoreRoundRobinBinding(t *testing.T) {
 	runSteps(t, newCore(3), []step{
-		{reqs: [][]pendingWrite{req(write(1, "a:1", "b:1", "c:1", "d:1", "a:2"))}, want: `
+		{reqs: [][]Write{req(write(1, "a:1", "b:1", "c:1", "d:1", "a:2"))}, want: `
 batch t1/p0 base=0 cum=0: 1#1 1#1 2#2
 batch t1/p1 base=0 cum=0: 1#1
 batch t1/p2 base=0 cum=0: 1#1
@@ -160,13 +160,13 @@ req0: 5/0
 `},
 		// Writes without producer: one round-robin partition per group
 		// and topic, for every write and request in it (sticky).
-		{reqs: [][]pendingWrite{req(write(1, "x", "y"), write(1, "z")), req(write(1, "w"))}, want: `
+		{reqs: [][]Write{req(write(1, "x", "y"), write(1, "z")), req(write(1, "w"))}, want: `
 batch t1/p1 base=1 cum=11: x y z w
 req0: 2/0 1/0
 req1: 1/0
 `},
 		// The next group takes the next partition.
-		{reqs: [][]pendingWrite{req(write(1, "v"))}, want: `
+		{reqs: [][]Write{req(write(1, "v"))}, want: `
 batch t1/p2 base=1 cum=11: v
 req0: 1/0
 `},
@@ -176,24 +176,24 @@ req0: 1/0
 func TestCoreDedup(t *testing.T) {
 	runSteps(t, newCore(1), []step{
 		// Gaps allowed; duplicates inside one request skipped.
-		{reqs: [][]pendingWrite{req(write(1, "a#1:m1", "a#1:dup", "a#5:m5", "a#3:old"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#1:m1", "a#1:dup", "a#5:m5", "a#3:old"))}, want: `
 batch t1/p0 base=0 cum=0: m1#1 m5#5
 producer t1/a p0 max=5
 req0: 2/2
 `},
 		// Across groups and requests; auto seqno continues from max.
-		{reqs: [][]pendingWrite{req(write(1, "a#5:again", "a#6:m6")), req(write(1, "a:auto", "a#7:dup7"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#5:again", "a#6:m6")), req(write(1, "a:auto", "a#7:dup7"))}, want: `
 batch t1/p0 base=2 cum=24: m6#6 auto#7
 producer t1/a p0 max=7
 req0: 1/1
 req1: 1/1
 `},
 		// All duplicates: nothing to write.
-		{reqs: [][]pendingWrite{req(write(1, "a#2:x"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#2:x"))}, want: `
 req0: 0/1
 `},
 		// Seqno without producer: stored, no dedup.
-		{reqs: [][]pendingWrite{req(write(1, "#1:s", "#1:s"))}, want: `
+		{reqs: [][]Write{req(write(1, "#1:s", "#1:s"))}, want: `
 batch t1/p0 base=4 cum=50: s#1 s#1
 req0: 2/0
 `},
@@ -202,7 +202,7 @@ req0: 2/0
 
 func TestCoreExplicitPartition(t *testing.T) {
 	runSteps(t, newCore(3), []step{
-		{reqs: [][]pendingWrite{req(write(1, "a#1:x", "b#1:y@2"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#1:x", "b#1:y@2"))}, want: `
 batch t1/p0 base=0 cum=0: x#1
 batch t1/p2 base=0 cum=0: y#1
 producer t1/a p0 max=1
@@ -211,7 +211,7 @@ req0: 2/0
 `},
 		// a is bound to 0: a message of it naming partition 1 refuses the
 		// whole request; naming its own partition is fine.
-		{reqs: [][]pendingWrite{req(write(1, "a#2:e@1", "a#3:f")), req(write(1, "a#2:e@0", "a#2:dup@0", "a#3:f"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#2:e@1", "a#3:f")), req(write(1, "a#2:e@0", "a#2:dup@0", "a#3:f"))}, want: `
 batch t1/p0 base=1 cum=11: e#2 f#3
 producer t1/a p0 max=3
 req0: producer "a" is bound to partition 0; the message names partition 1
@@ -219,7 +219,7 @@ req1: 2/1
 `},
 		// A new producer is bound where its first explicit message goes; a
 		// later message of the same request naming another is refused.
-		{reqs: [][]pendingWrite{req(write(1, "c#1:x@1", "c#2:y@2"))}, want: `
+		{reqs: [][]Write{req(write(1, "c#1:x@1", "c#2:y@2"))}, want: `
 req0: producer "c" is bound to partition 1; the message names partition 2
 `},
 	})
@@ -227,16 +227,16 @@ req0: producer "c" is bound to partition 1; the message names partition 2
 
 func TestCoreExpiry(t *testing.T) {
 	runSteps(t, newCore(2), []step{
-		{reqs: [][]pendingWrite{req(write(1, "a#10:x"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#10:x"))}, want: `
 batch t1/p0 base=0 cum=0: x#10
 producer t1/a p0 max=10
 req0: 1/0
 `},
-		{at: 50 * time.Minute, reqs: [][]pendingWrite{req(write(1, "a#10:dup"))}, want: `
+		{at: 50 * time.Minute, reqs: [][]Write{req(write(1, "a#10:dup"))}, want: `
 req0: 0/1
 `},
 		// More than an hour without writes: a new binding, dedup state gone.
-		{at: 3 * time.Hour, reqs: [][]pendingWrite{req(write(1, "a#1:y"))}, want: `
+		{at: 3 * time.Hour, reqs: [][]Write{req(write(1, "a#1:y"))}, want: `
 batch t1/p1 base=0 cum=0: y#1
 producer t1/a p1 max=1
 req0: 1/0
@@ -247,13 +247,13 @@ req0: 1/0
 func TestCoreRejectsWholeRequest(t *testing.T) {
 	runSteps(t, newCore(1, 1), []step{
 		// Topic 3 does not exist (dropped): req0 is rejected entirely, req1 applies.
-		{reqs: [][]pendingWrite{req(write(1, "a#1:x"), write(3, "y")), req(write(2, "z"), write(1, "w@0"))}, want: `
+		{reqs: [][]Write{req(write(1, "a#1:x"), write(3, "y")), req(write(2, "z"), write(1, "w@0"))}, want: `
 batch t2/p0 base=0 cum=0: z
 batch t1/p0 base=0 cum=0: w
 req0: topic does not exist
 req1: 1/0 1/0
 `},
-		{reqs: [][]pendingWrite{req(write(1, "q@5"))}, want: `
+		{reqs: [][]Write{req(write(1, "q@5"))}, want: `
 req0: partition does not exist
 `},
 	})
@@ -262,7 +262,7 @@ req0: partition does not exist
 func TestCoreSplitsLargeBatches(t *testing.T) {
 	s := newCore(1)
 	big := strings.Repeat("x", 12<<10)
-	out := s.apply(writesOnly([][]pendingWrite{req(write(1, big, big, big)), req(write(1, big, "small"))}), time.Unix(0, 0))
+	out := s.Apply(writesOnly([][]Write{req(write(1, big, big, big)), req(write(1, big, "small"))}), time.Unix(0, 0))
 	var bases []int64
 	var cum int64
 	for _, kv := range out.Sets {
@@ -274,5 +274,5 @@ func TestCoreSplitsLargeBatches(t *testing.T) {
 	}
 	eq(t, bases, []int64{0, 3})
 	eq(t, out.Publish[1].End, int64(5))
-	eq(t, s.Topics[1].Parts[0], corePartition{End: 5, EndCum: cum})
+	eq(t, s.Topics[1].Parts[0], Partition{End: 5, EndCum: cum})
 }

@@ -1,4 +1,4 @@
-package pebblestore
+package sequencer
 
 import (
 	"encoding/binary"
@@ -9,36 +9,31 @@ import (
 	"topicgate/topicstore/pebblestore/internal/keys"
 )
 
-// The deterministic core of the committer: given the sequencer state and a
-// group of pending requests, it assigns offsets, resolves producer bindings,
-// applies seqno dedup and produces the key/values to write and the results.
-// It does no I/O, starts no goroutines and reads no clock, so it is unit
-// tested directly (core_test.go). The committer goroutine is its only user
-// in the store; it mutates the state in place, which is safe because a
-// failed Pebble write is fatal for the store.
+// The group commit (see doc.go): Apply turns a group of requests into the
+// Pebble writes, the results and the partitions' new ends.
 
-// producerState is a producer's dedup state and partition binding (Fresh:
+// ProducerState is a producer's dedup state and partition binding (Fresh:
 // created in this group and no seqno accepted yet) and its last write.
-type producerState struct {
+type ProducerState struct {
 	decide.Producer
 	LastWrite time.Time
 }
 
-// corePartition is a partition's sequencer state.
-type corePartition struct {
+// Partition is a partition's sequencer state.
+type Partition struct {
 	Start  int64 // first retained offset (moved by retention)
 	End    int64 // next offset to assign
 	EndCum int64 // cumulative payload bytes up to End
 	// Refs lists the staged data this partition references, by ascending
 	// end offset (see core_staged.go).
-	Refs []partRef
+	Refs []PartRef
 }
 
-// coreTopic is a topic's sequencer state.
-type coreTopic struct {
+// Topic is a topic's sequencer state.
+type Topic struct {
 	ID        uint64
-	Parts     []corePartition
-	Producers map[string]*producerState
+	Parts     []Partition
+	Producers map[string]*ProducerState
 	RR        uint32 // round-robin cursor for new bindings and unbound writes
 	// Consumers holds each consumer's committed offset per partition; 0
 	// means none stored (reads clamp up to the partition's Start).
@@ -48,21 +43,21 @@ type coreTopic struct {
 	Layout    topicstore.Layout
 	ActiveIDs []int32
 	// Throttle is set while the topic has a write-speed limit (throttle.go).
-	Throttle *topicThrottle
+	Throttle *Throttle
 	// Expiry is the topic's producer_inactivity_period (0: the store's).
 	Expiry time.Duration
 }
 
-// expiry is how long t's producers live without writes.
-func (s *coreState) expiry(t *coreTopic) time.Duration {
+// ExpiryOf is how long t's producers live without writes.
+func (s *State) ExpiryOf(t *Topic) time.Duration {
 	if t.Expiry > 0 {
 		return t.Expiry
 	}
 	return s.Expiry
 }
 
-// setLayout installs l and the active-partition list it implies.
-func (t *coreTopic) setLayout(l topicstore.Layout) {
+// SetLayout installs l and the active-partition list it implies.
+func (t *Topic) SetLayout(l topicstore.Layout) {
 	t.Layout = l
 	t.ActiveIDs = nil
 	if l.Active() == len(l.Parts) {
@@ -75,27 +70,27 @@ func (t *coreTopic) setLayout(l topicstore.Layout) {
 	}
 }
 
-// inactive reports whether partition p no longer takes writes.
-func (t *coreTopic) inactive(p int32) bool { return decide.Inactive(&t.Layout, p) }
+// Inactive reports whether partition p no longer takes writes.
+func (t *Topic) Inactive(p int32) bool { return decide.Inactive(&t.Layout, p) }
 
 // live returns where a write naming partition p goes (decide.Live).
-func (t *coreTopic) live(p int32, key string) int32 { return decide.Live(&t.Layout, p, key) }
+func (t *Topic) live(p int32, key string) int32 { return decide.Live(&t.Layout, p, key) }
 
-// coreState is everything the committer owns.
-type coreState struct {
-	Topics map[uint64]*coreTopic
+// State is everything the committer owns.
+type State struct {
+	Topics map[uint64]*Topic
 	Expiry time.Duration // producer binding expiry
 	// Refs: per committed staging ID, the partitions still referencing
 	// its staged data (mirrors the r/ records).
-	Refs map[uint64][]refEntry
+	Refs map[uint64][]RefEntry
 	// Load reads a staged batch's payload (the dedup fallback copies it).
 	Load func(sid, seq uint64) ([]byte, error)
 	// thr tallies the current request's bytes to throttled partitions.
 	thr throttleTally
 }
 
-// pendingMsg is a validated, encoded message waiting for the committer.
-type pendingMsg struct {
+// Msg is a validated, encoded message waiting for the committer.
+type Msg struct {
 	Partition  int32 // < 0: chosen by the store
 	ProducerID string
 	Group      string // message_group_id: the key of a message without producer
@@ -104,18 +99,18 @@ type pendingMsg struct {
 	Tail       []byte // appendTail output
 }
 
-// pendingWrite is one TopicWrite, validated against topic TopicID.
-type pendingWrite struct {
+// Write is one TopicWrite, validated against topic TopicID.
+type Write struct {
 	TopicID uint64
-	Msgs    []pendingMsg
-	Staged  []pendingStaged // applied before Msgs
+	Msgs    []Msg
+	Staged  []Staged // applied before Msgs
 }
 
-// kv is one Pebble write of a group.
-type kv struct{ Key, Value []byte }
+// KV is one Pebble write of a group.
+type KV struct{ Key, Value []byte }
 
-// published is a partition's new end, to make visible after the sync.
-type published struct {
+// Published is a partition's new end, to make visible after the sync.
+type Published struct {
 	TopicID   uint64
 	Partition int32
 	End       int64
@@ -123,52 +118,53 @@ type published struct {
 	WrittenAt time.Time
 }
 
-// reqOutcome is one request's result.
-type reqOutcome struct {
+// Outcome is one request's result.
+type Outcome struct {
 	Result topicstore.CommitResult
 	Err    error
 }
 
-// groupOutput is what apply returns for a group.
-type groupOutput struct {
-	Sets     []kv
-	Outcomes []reqOutcome // one per request, in order
-	Publish  []published
+// Output is what apply returns for a group.
+type Output struct {
+	Sets     []KV
+	Outcomes []Outcome // one per request, in order
+	Publish  []Published
 	Messages int      // messages appended
 	Dels     [][]byte // keys to delete (staged batches copied by the dedup fallback)
 	Err      error    // fatal: a staged batch could not be read
 }
 
-// batchTargetBytes splits what a group appends to one partition into
+// BatchTargetBytes splits what a group appends to one partition into
 // batches of about this size, so that reading at an offset inside a batch
 // (SeekLT clones the value; earlier messages are skipped) stays cheap.
-const batchTargetBytes = 32 << 10
+const BatchTargetBytes = 32 << 10
 
-type partKey struct {
-	topic uint64
-	part  int32
+// PartKey names a partition of a topic.
+type PartKey struct {
+	Topic uint64
+	Part  int32
 }
 
 type partBuf struct {
-	key   partKey
+	key   PartKey
 	base  int64
 	count int
-	buf   []byte         // header space + payload
-	ref   *pendingStaged // set: a reference record to this staged batch
+	buf   []byte  // header space + payload
+	ref   *Staged // set: a reference record to this staged batch
 }
 
-// coreReq is one commit request: its writes and position updates.
-type coreReq struct {
-	Writes    []pendingWrite
-	Positions []pendingPos
+// Request is one commit request: its writes and position updates.
+type Request struct {
+	Writes    []Write
+	Positions []PosUpdate
 }
 
-// apply processes reqs in order at time now. A request whose checks fail
+// Apply processes reqs in order at time now. A request whose checks fail
 // (topic or partition gone, position conflict or out of range) changes
 // nothing and writes nothing.
-func (s *coreState) apply(reqs []coreReq, now time.Time) groupOutput {
-	g := &groupApply{s: s, now: now, out: groupOutput{Outcomes: make([]reqOutcome, len(reqs))},
-		bufs: map[partKey]*partBuf{}, touched: map[prodKey]*producerState{}, sticky: map[uint64]int32{}}
+func (s *State) Apply(reqs []Request, now time.Time) Output {
+	g := &groupApply{s: s, now: now, out: Output{Outcomes: make([]Outcome, len(reqs))},
+		bufs: map[PartKey]*partBuf{}, touched: map[prodKey]*ProducerState{}, sticky: map[uint64]int32{}}
 	// Size new batch buffers for the whole group (bounded by the batch
 	// target) so appends rarely grow them.
 	for _, r := range reqs {
@@ -211,26 +207,26 @@ type prodKey struct {
 // groupApply is apply's work on one group: the batches it appends, the
 // producers it changes, the staged data it references.
 type groupApply struct {
-	s          *coreState
+	s          *State
 	now        time.Time
-	out        groupOutput
+	out        Output
 	groupBytes int // the group's message bytes, to size batch buffers
-	bufs       map[partKey]*partBuf
+	bufs       map[PartKey]*partBuf
 	order      []*partBuf
-	touched    map[prodKey]*producerState
+	touched    map[prodKey]*ProducerState
 	prodOrder  []prodKey
 	refs       []refAdd
 	// sticky is, per topic, the partition of the group's messages that
 	// have no producer and name none (decide.Route).
 	sticky map[uint64]int32
 	// The previous message's producer (runs of one producer are common).
-	lastT  *coreTopic
+	lastT  *Topic
 	lastID string
-	lastPS *producerState
+	lastPS *ProducerState
 }
 
 // touch records that the group changed producer id's state.
-func (g *groupApply) touch(t *coreTopic, id string, ps *producerState) {
+func (g *groupApply) touch(t *Topic, id string, ps *ProducerState) {
 	pk := prodKey{t.ID, id}
 	if g.touched[pk] != ps {
 		if g.touched[pk] == nil {
@@ -241,11 +237,11 @@ func (g *groupApply) touch(t *coreTopic, id string, ps *producerState) {
 }
 
 // add appends one message to partition part's open batch.
-func (g *groupApply) add(t *coreTopic, part int32, hasSeq bool, seq int64, tail []byte) {
-	k := partKey{t.ID, part}
+func (g *groupApply) add(t *Topic, part int32, hasSeq bool, seq int64, tail []byte) {
+	k := PartKey{t.ID, part}
 	b := g.bufs[k]
-	if b == nil || len(b.buf)-topicstore.BatchHeaderLen >= batchTargetBytes {
-		size := max(len(tail)+16, min(g.groupBytes, batchTargetBytes+len(tail)+16))
+	if b == nil || len(b.buf)-topicstore.BatchHeaderLen >= BatchTargetBytes {
+		size := max(len(tail)+16, min(g.groupBytes, BatchTargetBytes+len(tail)+16))
 		b = &partBuf{key: k, base: t.Parts[part].End, buf: make([]byte, topicstore.BatchHeaderLen, topicstore.BatchHeaderLen+size)}
 		g.bufs[k] = b
 		g.order = append(g.order, b)
@@ -259,7 +255,7 @@ func (g *groupApply) add(t *coreTopic, part int32, hasSeq bool, seq int64, tail 
 }
 
 // nextRR is t's next round-robin partition.
-func (t *coreTopic) nextRR() int32 {
+func (t *Topic) nextRR() int32 {
 	var p int32
 	if t.ActiveIDs != nil {
 		p = t.ActiveIDs[t.RR%uint32(len(t.ActiveIDs))]
@@ -271,13 +267,13 @@ func (t *coreTopic) nextRR() int32 {
 }
 
 // bind chooses a new producer's partition (decide.Bind).
-func (t *coreTopic) bind(id string, explicit int32) int32 {
+func (t *Topic) bind(id string, explicit int32) int32 {
 	return decide.Bind(&t.Layout, id, explicit, t.nextRR)
 }
 
 // unbound is the group's partition of t's messages that name none and
 // have no producer or key.
-func (g *groupApply) unbound(t *coreTopic) int32 {
+func (g *groupApply) unbound(t *Topic) int32 {
 	p, ok := g.sticky[t.ID]
 	if !ok {
 		p = t.nextRR()
@@ -288,8 +284,8 @@ func (g *groupApply) unbound(t *coreTopic) int32 {
 
 // ref places a staged batch at the partition's end by reference; the
 // partition's open batch is closed so later messages follow it.
-func (g *groupApply) ref(t *coreTopic, part int32, c *pendingStaged) {
-	k := partKey{t.ID, part}
+func (g *groupApply) ref(t *Topic, part int32, c *Staged) {
+	k := PartKey{t.ID, part}
 	delete(g.bufs, k)
 	g.order = append(g.order, &partBuf{key: k, base: t.Parts[part].End, count: c.Count, ref: c})
 	t.Parts[part].End += int64(c.Count)
@@ -300,7 +296,7 @@ func (g *groupApply) ref(t *coreTopic, part int32, c *pendingStaged) {
 }
 
 // write applies one checked write: its staged chunks, then its messages.
-func (g *groupApply) write(w pendingWrite, r *topicstore.WriteResult) error {
+func (g *groupApply) write(w Write, r *topicstore.WriteResult) error {
 	s, t := g.s, g.s.Topics[w.TopicID]
 	for k := range w.Staged {
 		c := &w.Staged[k]
@@ -316,16 +312,16 @@ func (g *groupApply) write(w pendingWrite, r *topicstore.WriteResult) error {
 			continue
 		}
 		g.lastT = nil // the producer cache may go stale below
-		ps := s.liveProducer(t, c.ProducerID, g.now)
+		ps := s.LiveProducer(t, c.ProducerID, g.now)
 		fresh := ps == nil
 		if fresh {
-			ps = &producerState{Producer: decide.Producer{Fresh: true}}
+			ps = &ProducerState{Producer: decide.Producer{Fresh: true}}
 		}
 		if ps.AdmitChunk(c.SeqOK, c.SeqMin, c.SeqMax) == decide.ChunkNew {
 			if fresh {
 				ps = s.newProducer(t, c.ProducerID, t.bind(c.ProducerID, c.Partition))
 				ps.Fresh, ps.MaxSeqNo = false, c.SeqMax
-			} else if t.inactive(ps.Part) {
+			} else if t.Inactive(ps.Part) {
 				ps.Part = t.bind(c.ProducerID, c.Partition)
 			}
 			ps.LastWrite = g.now
@@ -348,7 +344,7 @@ func (g *groupApply) write(w pendingWrite, r *topicstore.WriteResult) error {
 }
 
 // admit appends one write's messages: dedup, then partition choice.
-func (g *groupApply) admit(t *coreTopic, msgs []pendingMsg, r *topicstore.WriteResult) {
+func (g *groupApply) admit(t *Topic, msgs []Msg, r *topicstore.WriteResult) {
 	for _, m := range msgs {
 		if m.ProducerID == "" {
 			part, ok := decide.Route(&t.Layout, m.Partition, m.Group)
@@ -359,7 +355,7 @@ func (g *groupApply) admit(t *coreTopic, msgs []pendingMsg, r *topicstore.WriteR
 			r.Written++
 			continue
 		}
-		if t == g.lastT && m.ProducerID == g.lastID && !t.inactive(g.lastPS.Part) {
+		if t == g.lastT && m.ProducerID == g.lastID && !t.Inactive(g.lastPS.Part) {
 			// Same producer as the previous message: skip the lookups.
 			seq, ok := g.lastPS.Admit(m.HasSeqNo, m.SeqNo)
 			if !ok {
@@ -370,10 +366,10 @@ func (g *groupApply) admit(t *coreTopic, msgs []pendingMsg, r *topicstore.WriteR
 			r.Written++
 			continue
 		}
-		ps := g.s.liveProducer(t, m.ProducerID, g.now)
+		ps := g.s.LiveProducer(t, m.ProducerID, g.now)
 		if ps == nil {
 			ps = g.s.newProducer(t, m.ProducerID, t.bind(m.ProducerID, m.Partition))
-		} else if t.inactive(ps.Part) {
+		} else if t.Inactive(ps.Part) {
 			// Its partition split: the producer follows its key into the
 			// child (or the partition it names), keeping its seqnos, since
 			// dedup is per topic.
@@ -398,13 +394,13 @@ func (g *groupApply) finish() {
 	s, out := g.s, &g.out
 	wa := g.now.UnixMicro()
 	for _, b := range g.order {
-		p := &s.Topics[b.key.topic].Parts[b.key.part]
+		p := &s.Topics[b.key.Topic].Parts[b.key.Part]
 		if c := b.ref; c != nil {
-			out.Sets = append(out.Sets, kv{keys.Batch(b.key.topic, b.key.part, b.base), topicstore.PutRefRecord(topicstore.BatchHeader{
+			out.Sets = append(out.Sets, KV{keys.Batch(b.key.Topic, b.key.Part, b.base), topicstore.PutRefRecord(topicstore.BatchHeader{
 				Base: b.base, Count: c.Count, WrittenAt: wa, CumBefore: p.EndCum, CRC: c.CRC,
 				Bytes: c.Bytes, SID: c.SID, Seq: c.Seq})})
 			p.EndCum += c.Bytes
-			out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, g.now})
+			out.Publish = append(out.Publish, Published{b.key.Topic, b.key.Part, b.base + int64(b.count), p.EndCum, g.now})
 			out.Messages += b.count
 			continue
 		}
@@ -414,19 +410,19 @@ func (g *groupApply) finish() {
 			CRC: topicstore.Checksum(payload),
 		})
 		p.EndCum += int64(len(payload))
-		out.Sets = append(out.Sets, kv{keys.Batch(b.key.topic, b.key.part, b.base), b.buf})
-		out.Publish = append(out.Publish, published{b.key.topic, b.key.part, b.base + int64(b.count), p.EndCum, g.now})
+		out.Sets = append(out.Sets, KV{keys.Batch(b.key.Topic, b.key.Part, b.base), b.buf})
+		out.Publish = append(out.Publish, Published{b.key.Topic, b.key.Part, b.base + int64(b.count), p.EndCum, g.now})
 		out.Messages += b.count
 	}
 	for _, pk := range g.prodOrder {
-		out.Sets = append(out.Sets, kv{keys.Producer(pk.topic, pk.id), encodeProducer(g.touched[pk])})
+		out.Sets = append(out.Sets, KV{keys.Producer(pk.topic, pk.id), encodeProducer(g.touched[pk])})
 	}
 	out.Sets = s.addRefs(out.Sets, g.refs)
 }
 
 // check rejects a request whose topics were dropped (or partitions do not
 // exist) since the caller validated it; nothing of it is applied.
-func (s *coreState) check(writes []pendingWrite, now time.Time) error {
+func (s *State) check(writes []Write, now time.Time) error {
 	for _, w := range writes {
 		t := s.Topics[w.TopicID]
 		if t == nil || len(t.Parts) == 0 {
@@ -438,7 +434,7 @@ func (s *coreState) check(writes []pendingWrite, now time.Time) error {
 		var b decide.Bindings
 		binding := func(id string, part int32) error {
 			return b.Check(id, part, func() (int32, bool) {
-				if ps := s.liveProducer(t, id, now); ps != nil && !ps.Fresh && !t.inactive(ps.Part) {
+				if ps := s.LiveProducer(t, id, now); ps != nil && !ps.Fresh && !t.Inactive(ps.Part) {
 					return ps.Part, true // a split partition's binding is void
 				}
 				return 0, false
@@ -466,16 +462,16 @@ func (s *coreState) check(writes []pendingWrite, now time.Time) error {
 
 // Producer record: uvarint partition | varint max seqno | varint last write
 // (unix micros).
-func encodeProducer(ps *producerState) []byte {
+func encodeProducer(ps *ProducerState) []byte {
 	b := make([]byte, 0, 24)
 	b = binary.AppendUvarint(b, uint64(ps.Part))
 	b = binary.AppendVarint(b, ps.MaxSeqNo)
 	return binary.AppendVarint(b, ps.LastWrite.UnixMicro())
 }
 
-func decodeProducer(v []byte) (*producerState, error) {
+func DecodeProducer(v []byte) (*ProducerState, error) {
 	r := topicstore.ByteReader{B: v}
-	ps := &producerState{Producer: decide.Producer{Part: int32(r.Uvarint()), MaxSeqNo: r.Varint()}}
+	ps := &ProducerState{Producer: decide.Producer{Part: int32(r.Uvarint()), MaxSeqNo: r.Varint()}}
 	ps.LastWrite = time.UnixMicro(r.Varint()).UTC()
 	if r.Err {
 		return nil, topicstore.ErrCorrupt

@@ -1,4 +1,4 @@
-package pebblestore
+package sequencer
 
 import (
 	"encoding/binary"
@@ -15,12 +15,12 @@ import (
 // joins a partition by reference: the core assigns it the next Count
 // offsets and emits a reference record at its base offset. The
 // partitions a staging ID's data is referenced from are tracked in
-// coreState.Refs (persisted as r/<sid> records in the same batch) and in
-// each corePartition's Refs, so that retention and DROP TOPIC know when a
+// State.Refs (persisted as r/<sid> records in the same batch) and in
+// each Partition's Refs, so that retention and DROP TOPIC know when a
 // staging ID's data is no longer referenced and can be deleted.
 
-// pendingStaged is a validated StagedChunk for the core.
-type pendingStaged struct {
+// Staged is a validated StagedChunk for the core.
+type Staged struct {
 	SID, Seq       uint64
 	Partition      int32 // explicit, or < 0
 	ProducerID     string
@@ -31,16 +31,16 @@ type pendingStaged struct {
 	SeqOK          bool
 }
 
-// refEntry: staging ID's data is referenced from partition Part of topic
+// RefEntry: staging ID's data is referenced from partition Part of topic
 // TopicID by batches ending at or below End.
-type refEntry struct {
+type RefEntry struct {
 	TopicID uint64
 	Part    int32
 	End     int64
 }
 
-// partRef is the partition-side view of a refEntry.
-type partRef struct {
+// PartRef is the partition-side view of a RefEntry.
+type PartRef struct {
 	End int64
 	SID uint64
 }
@@ -48,31 +48,31 @@ type partRef struct {
 // refAdd is a reference made by the current group.
 type refAdd struct {
 	sid uint64
-	key partKey
+	key PartKey
 	end int64
 }
 
-// liveProducer returns id's dedup state, or nil if unknown or expired.
-func (s *coreState) liveProducer(t *coreTopic, id string, now time.Time) *producerState {
+// LiveProducer returns id's dedup state, or nil if unknown or expired.
+func (s *State) LiveProducer(t *Topic, id string, now time.Time) *ProducerState {
 	ps := t.Producers[id]
-	if ps != nil && decide.Expired(ps.LastWrite, now, s.expiry(t)) {
+	if ps != nil && decide.Expired(ps.LastWrite, now, s.ExpiryOf(t)) {
 		return nil // binding and dedup state expired
 	}
 	return ps
 }
 
 // newProducer binds a new producer to part.
-func (s *coreState) newProducer(t *coreTopic, id string, part int32) *producerState {
-	ps := &producerState{Producer: decide.Producer{Part: part, Fresh: true}}
+func (s *State) newProducer(t *Topic, id string, part int32) *ProducerState {
+	ps := &ProducerState{Producer: decide.Producer{Part: part, Fresh: true}}
 	if t.Producers == nil {
-		t.Producers = map[string]*producerState{}
+		t.Producers = map[string]*ProducerState{}
 	}
 	t.Producers[id] = ps
 	return ps
 }
 
 // loadStaged reads and splits a staged batch for the dedup fallback.
-func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
+func (s *State) loadStaged(c *Staged) ([]Msg, error) {
 	if s.Load == nil {
 		return nil, fmt.Errorf("%w: no staged data loader", topicstore.ErrCorrupt)
 	}
@@ -83,14 +83,14 @@ func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
 	if topicstore.Checksum(v) != c.CRC {
 		return nil, fmt.Errorf("%w: staged batch %d/%d: checksum mismatch", topicstore.ErrCorrupt, c.SID, c.Seq)
 	}
-	msgs := make([]pendingMsg, 0, c.Count)
+	msgs := make([]Msg, 0, c.Count)
 	for len(v) > 0 {
 		entry, rest, err := topicstore.NextEntry(v)
 		if err != nil {
 			return nil, err
 		}
 		v = rest
-		m := pendingMsg{Partition: c.Partition, ProducerID: c.ProducerID}
+		m := Msg{Partition: c.Partition, ProducerID: c.ProducerID}
 		if m.HasSeqNo, m.SeqNo, m.Tail, err = topicstore.SplitEntry(entry); err != nil {
 			return nil, err
 		}
@@ -101,19 +101,19 @@ func (s *coreState) loadStaged(c *pendingStaged) ([]pendingMsg, error) {
 
 // addRefs records the group's new references and appends the r/ records
 // of the staging IDs they touched.
-func (s *coreState) addRefs(sets []kv, refs []refAdd) []kv {
+func (s *State) addRefs(sets []KV, refs []refAdd) []KV {
 	if len(refs) == 0 {
 		return sets
 	}
 	if s.Refs == nil {
-		s.Refs = map[uint64][]refEntry{}
+		s.Refs = map[uint64][]RefEntry{}
 	}
 	var sids []uint64
 	for _, ra := range refs {
 		entries := s.Refs[ra.sid]
-		i := slices.IndexFunc(entries, func(e refEntry) bool { return e.TopicID == ra.key.topic && e.Part == ra.key.part })
+		i := slices.IndexFunc(entries, func(e RefEntry) bool { return e.TopicID == ra.key.Topic && e.Part == ra.key.Part })
 		if i < 0 {
-			entries = append(entries, refEntry{ra.key.topic, ra.key.part, ra.end})
+			entries = append(entries, RefEntry{ra.key.Topic, ra.key.Part, ra.end})
 		} else {
 			entries[i].End = max(entries[i].End, ra.end)
 		}
@@ -121,35 +121,35 @@ func (s *coreState) addRefs(sets []kv, refs []refAdd) []kv {
 		if !slices.Contains(sids, ra.sid) {
 			sids = append(sids, ra.sid)
 		}
-		cp := &s.Topics[ra.key.topic].Parts[ra.key.part]
+		cp := &s.Topics[ra.key.Topic].Parts[ra.key.Part]
 		if n := len(cp.Refs); n > 0 && cp.Refs[n-1].SID == ra.sid {
 			cp.Refs[n-1].End = max(cp.Refs[n-1].End, ra.end)
 		} else {
-			cp.Refs = append(cp.Refs, partRef{End: ra.end, SID: ra.sid})
+			cp.Refs = append(cp.Refs, PartRef{End: ra.end, SID: ra.sid})
 		}
 	}
 	for _, sid := range sids {
-		sets = append(sets, kv{keys.Refs(sid), encodeRefs(s.Refs[sid])})
+		sets = append(sets, KV{keys.Refs(sid), encodeRefs(s.Refs[sid])})
 	}
 	return sets
 }
 
-// releaseRefs drops the references of partition part of topic ct whose
+// ReleaseRefs drops the references of partition part of topic ct whose
 // data ends at or below upTo (retention cut it, or the topic is dropped).
 // It returns what to write: r/ records to set, and the r/ records and
 // staged ranges of staging IDs no longer referenced to delete.
-func (s *coreState) releaseRefs(ct *coreTopic, part int32, upTo int64) (sets []kv, gone []uint64) {
+func (s *State) ReleaseRefs(ct *Topic, part int32, upTo int64) (sets []KV, gone []uint64) {
 	cp := &ct.Parts[part]
 	n := 0
 	for n < len(cp.Refs) && cp.Refs[n].End <= upTo {
 		sid := cp.Refs[n].SID
-		entries := slices.DeleteFunc(s.Refs[sid], func(e refEntry) bool { return e.TopicID == ct.ID && e.Part == part })
+		entries := slices.DeleteFunc(s.Refs[sid], func(e RefEntry) bool { return e.TopicID == ct.ID && e.Part == part })
 		if len(entries) == 0 {
 			delete(s.Refs, sid)
 			gone = append(gone, sid)
 		} else {
 			s.Refs[sid] = entries
-			sets = append(sets, kv{keys.Refs(sid), encodeRefs(entries)})
+			sets = append(sets, KV{keys.Refs(sid), encodeRefs(entries)})
 		}
 		n++
 	}
@@ -161,7 +161,7 @@ func (s *coreState) releaseRefs(ct *coreTopic, part int32, upTo int64) (sets []k
 
 // r/<sid> record: uvarint n, then n × (uvarint topic ID, uvarint
 // partition, uvarint end offset).
-func encodeRefs(es []refEntry) []byte {
+func encodeRefs(es []RefEntry) []byte {
 	b := binary.AppendUvarint(nil, uint64(len(es)))
 	for _, e := range es {
 		b = binary.AppendUvarint(b, e.TopicID)
@@ -171,15 +171,15 @@ func encodeRefs(es []refEntry) []byte {
 	return b
 }
 
-func decodeRefs(v []byte) ([]refEntry, error) {
+func DecodeRefs(v []byte) ([]RefEntry, error) {
 	r := topicstore.ByteReader{B: v}
 	n := r.Uvarint()
 	if r.Err || n > uint64(len(v)) {
 		return nil, fmt.Errorf("%w: refs record", topicstore.ErrCorrupt)
 	}
-	es := make([]refEntry, 0, n)
+	es := make([]RefEntry, 0, n)
 	for range n {
-		es = append(es, refEntry{TopicID: r.Uvarint(), Part: int32(r.Uvarint()), End: int64(r.Uvarint())})
+		es = append(es, RefEntry{TopicID: r.Uvarint(), Part: int32(r.Uvarint()), End: int64(r.Uvarint())})
 	}
 	if r.Err {
 		return nil, fmt.Errorf("%w: refs record", topicstore.ErrCorrupt)

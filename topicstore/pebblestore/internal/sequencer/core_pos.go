@@ -1,4 +1,4 @@
-package pebblestore
+package sequencer
 
 import (
 	"topicgate/topicstore/decide"
@@ -7,12 +7,12 @@ import (
 
 // Consumer positions in the deterministic core. A committed offset is the
 // next offset the consumer will read. The core keeps every consumer's
-// offsets (coreTopic.Consumers); a stored offset below the partition's start
+// offsets (Topic.Consumers); a stored offset below the partition's start
 // reads as the start, and 0 (nothing stored) therefore means "from the
 // start".
 
-// pendingPos is a validated PositionUpdate (or SetPosition) for the core.
-type pendingPos struct {
+// PosUpdate is a validated PositionUpdate (or SetPosition) for the core.
+type PosUpdate struct {
 	TopicID   uint64
 	Topic     string // for error messages
 	Consumer  string
@@ -28,15 +28,15 @@ type posRef struct {
 	part     int32
 }
 
-// committed returns the effective committed offset of c in partition p.
-func (t *coreTopic) committed(pos []int64, p int32) int64 {
+// Committed returns the effective committed offset of c in partition p.
+func (t *Topic) Committed(pos []int64, p int32) int64 {
 	return max(pos[p], t.Parts[p].Start)
 }
 
 // checkPositions validates ps in order, as if applied one after the other
 // (an update sees earlier updates of the same request; earlier requests of
 // the group are already in the state). It changes nothing.
-func (s *coreState) checkPositions(ps []pendingPos) error {
+func (s *State) checkPositions(ps []PosUpdate) error {
 	var local map[posRef]int64
 	if len(ps) > 1 {
 		local = make(map[posRef]int64, len(ps))
@@ -57,7 +57,7 @@ func (s *coreState) checkPositions(ps []pendingPos) error {
 		p := t.Parts[u.Partition]
 		cur, ok := local[ref]
 		if !ok {
-			cur = t.committed(pos, u.Partition)
+			cur = t.Committed(pos, u.Partition)
 		}
 		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
 			Offset: u.Offset, Expect: u.Expect, Exact: u.Exact}
@@ -73,10 +73,10 @@ func (s *coreState) checkPositions(ps []pendingPos) error {
 
 // applyPositions applies checked updates to the state and appends their
 // records to sets.
-func (s *coreState) applyPositions(sets []kv, ps []pendingPos) []kv {
+func (s *State) applyPositions(sets []KV, ps []PosUpdate) []KV {
 	for _, u := range ps {
 		s.Topics[u.TopicID].Consumers[u.Consumer][u.Partition] = u.Offset
-		sets = append(sets, kv{keys.Position(u.TopicID, u.Partition, u.Consumer), keys.EncodePosition(u.Offset)})
+		sets = append(sets, KV{keys.Position(u.TopicID, u.Partition, u.Consumer), keys.EncodePosition(u.Offset)})
 	}
 	return sets
 }
