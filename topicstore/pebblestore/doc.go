@@ -5,12 +5,13 @@
 // committer and its group commit, the in-memory sequencer state (offsets,
 // producers, positions, write meters and write-speed buckets; the state and
 // the group commit's deterministic core are internal/sequencer), the
-// shared-consumer windows, retention, the splitting of partitions, staging
-// by reference and the reclaiming of dropped topics' disk space. What it
-// promises is the contract's (topicstore's doc.go), checked by TestContract
-// with topicstore/storetest; this page says how it keeps those promises. It
-// uses the contract's pure parts as they are: the codecs, the partition
-// layout and KeyHash, and the record-batch format (topicstore/record.go).
+// shared-consumer windows (their records' format is internal/sharedrec),
+// retention, the splitting of partitions, staging by reference and the
+// reclaiming of dropped topics' disk space. What it promises is the
+// contract's (topicstore's doc.go), checked by TestContract with
+// topicstore/storetest; this page says how it keeps those promises. It uses
+// the contract's pure parts as they are: the codecs, the partition layout
+// and KeyHash, and the record-batch format (topicstore/record.go).
 // cmd/topicgate opens it (Open); nothing else names it.
 //
 // # Key layout
@@ -26,7 +27,7 @@
 //	c/<topic name>                         catalog: JSON {Config, ID, CreatedAt, Partitions}
 //	k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] shared consumer: start offset (uvarint),
 //	                                       or a finished message (acked/archived), or an
-//	                                       unfinished message's delivery count; see shared.go
+//	                                       unfinished message's delivery count; see internal/sharedrec
 //	m/<topicID u64><partition u32><base u64> record batch, or reference record (topicstore/record.go)
 //	o/<topicID u64><partition u32><consumer> consumer committed offset (uvarint)
 //	p/<topicID u64><producer id>           producer: partition, max seqno, last write
@@ -201,13 +202,13 @@
 //
 // # Shared-consumer durability
 //
-// Acknowledgements, archives and delivery counts are per-message records
-// under k/ (shared.go; written by shared_persist.go). An acquisition's batch
-// (its new counts) is applied with a sync requested at once and waited for
-// before its rows reach the client; acknowledgements are applied without a
-// sync and synced once at the caller's durability barrier (syncTo: a ticket
-// per deferred batch, one empty synced WAL record covers every batch applied
-// before it), so a pipeline of them shares one fsync.
+// Acknowledgements, archives and delivery counts are per-message records under
+// k/ (their format: internal/sharedrec; written by shared_persist.go). An
+// acquisition's batch (its new counts) is applied with a sync requested at
+// once and waited for before its rows reach the client; acknowledgements are
+// applied without a sync and synced once at the caller's durability barrier
+// (syncTo: a ticket per deferred batch, one empty synced WAL record covers
+// every batch applied before it), so a pipeline of them shares one fsync.
 //
 // # Invariants
 //

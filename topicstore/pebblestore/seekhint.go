@@ -1,8 +1,6 @@
 package pebblestore
 
-import (
-	"sync"
-)
+import "sync"
 
 // seekHints remembers the (base, count) of record batches a partition's
 // readers saw recently, so that a read starting inside one of them seeks

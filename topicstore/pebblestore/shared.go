@@ -2,7 +2,6 @@ package pebblestore
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -10,6 +9,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sharedrec"
 	"topicgate/topicstore/sharedcore"
 )
 
@@ -31,7 +31,8 @@ import (
 // persistence, dead-letter moves.
 //
 // Finished states and delivery counts are persisted (synced before the
-// caller is told, or before a delivery is shown to a client):
+// caller is told, or before a delivery is shown to a client) in records
+// that internal/sharedrec loads and writes:
 //
 //	k/<topicID u64><consumer>\x00<partition u32>              -> uvarint start
 //	k/<topicID u64><consumer>\x00<partition u32><offset u64>  -> 1 byte: acked (3) / archived (4),
@@ -258,40 +259,7 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 		return nil, err
 	}
 	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()[len(pre):]
-		if len(k) != 4 && len(k) != 12 {
-			return nil, fmt.Errorf("%w: shared-consumer key %q", topicstore.ErrCorrupt, it.Key())
-		}
-		pi := int(binary.BigEndian.Uint32(k))
-		if pi >= len(m.core.Parts) {
-			continue
-		}
-		p := m.core.Parts[pi]
-		v := it.Value()
-		if len(k) == 4 {
-			start, n := binary.Uvarint(v)
-			if n <= 0 {
-				return nil, fmt.Errorf("%w: shared-consumer start %q", topicstore.ErrCorrupt, it.Key())
-			}
-			p.Start, p.Persisted = int64(start), int64(start)
-			continue
-		}
-		off := int64(binary.BigEndian.Uint64(k[4:]))
-		if off < p.Start {
-			p.Stale = append(p.Stale, off) // left by a crash before its delete
-			continue
-		}
-		rec, ok := parseSharedRecord(v)
-		if !ok {
-			return nil, fmt.Errorf("%w: shared-consumer record %q = %x", topicstore.ErrCorrupt, it.Key(), v)
-		}
-		if p.Done == nil {
-			p.Done = map[int64]sharedcore.Disk{}
-		}
-		p.Done[off] = rec
-	}
-	if err := it.Error(); err != nil {
+	if err := sharedrec.Load(it, pre, m.core.Parts); err != nil {
 		return nil, err
 	}
 	// A consumer added with read_from starts where its position says.
@@ -309,27 +277,6 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 	}
 	s.coreMu.Unlock()
 	return m, nil
-}
-
-// sharedCountValue is the record of a message delivered n times.
-func sharedCountValue(n int32) []byte {
-	return binary.AppendUvarint([]byte{byte(sharedcore.Avail)}, uint64(n))
-}
-
-// parseSharedRecord decodes a per-message record: a finished state, or a
-// delivery count.
-func parseSharedRecord(v []byte) (sharedcore.Disk, bool) {
-	switch {
-	case len(v) == 1 && (sharedcore.State(v[0]) == sharedcore.Acked || sharedcore.State(v[0]) == sharedcore.Archived):
-		return sharedcore.Disk{State: sharedcore.State(v[0])}, true
-	case len(v) > 1 && sharedcore.State(v[0]) == sharedcore.Avail:
-		n, k := binary.Uvarint(v[1:])
-		if k != len(v)-1 || n > 1<<31-1 {
-			return sharedcore.Disk{}, false
-		}
-		return sharedcore.Disk{State: sharedcore.Avail, Deliv: int32(n)}, true
-	}
-	return sharedcore.Disk{}, false
 }
 
 // fill drops what retention deleted from each window and loads message

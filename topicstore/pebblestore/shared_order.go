@@ -1,8 +1,6 @@
 package pebblestore
 
-import (
-	"topicgate/topicstore/sharedcore"
-)
+import "topicgate/topicstore/sharedcore"
 
 // keep_messages_order across splits (docs/dialect/shared-consumers.md):
 // the rule is the shared core's (sharedcore/order.go); newShTree gives the

@@ -1,10 +1,10 @@
 package pebblestore
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sharedrec"
 	"topicgate/topicstore/sharedcore"
 
 	"github.com/cockroachdb/pebble"
@@ -113,37 +113,14 @@ func (s *PebbleStore) sharedBatch(m *shMgr, eff *sharedcore.Effects) *pebble.Bat
 		if full && p.Start > start {
 			m.core.Freed = true // the window moves on: messages beyond it may load
 		}
-		for _, off := range p.Stale {
-			_ = batch().Delete(keys.SharedDone(m.id, m.consumer, int32(pi), off), nil)
-		}
-		p.Stale = p.Stale[:0]
-		if p.Start > p.Persisted {
-			_ = batch().Set(keys.SharedStart(m.id, m.consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.Start)), nil)
-			p.Persisted = p.Start
-		}
+		sharedrec.WritePart(batch, m.id, m.consumer, pi, p)
 	}
-	for _, r := range eff.Counts {
-		e := m.core.Parts[r.Part].At(r.Off)
-		switch {
-		case e == nil || e.Finished():
-		case r.Deliv > 0:
-			e.Stored = true
-			_ = batch().Set(keys.SharedDone(m.id, m.consumer, r.Part, r.Off), sharedCountValue(r.Deliv), nil)
-		case e.Stored: // handed back undelivered: never delivered after all
-			e.Stored = false
-			_ = batch().Delete(keys.SharedDone(m.id, m.consumer, r.Part, r.Off), nil)
-		}
-	}
+	sharedrec.WriteCounts(batch, m.id, m.consumer, &m.core, eff.Counts)
 	if m.core.Freed {
 		m.core.Freed = false
 		m.signal()
 	}
-	for _, r := range eff.Finished {
-		if e := m.core.Parts[r.Part].At(r.Off); e != nil {
-			e.Stored = true
-			_ = batch().Set(keys.SharedDone(m.id, m.consumer, r.Part, r.Off), []byte{byte(r.State)}, nil)
-		}
-	}
+	sharedrec.WriteFinished(batch, m.id, m.consumer, &m.core, eff.Finished)
 	return b
 }
 

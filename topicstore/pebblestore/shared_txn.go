@@ -8,6 +8,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sharedrec"
 	"topicgate/topicstore/sharedcore"
 )
 
@@ -75,7 +76,7 @@ func (s *PebbleStore) sharedCommitAcks(b *pebble.Batch, acks []topicstore.Shared
 		m.mu.Unlock()
 	}
 	for _, k := range doneKeys {
-		_ = b.Set(k, []byte{byte(sharedcore.Acked)}, nil)
+		_ = b.Set(k, sharedrec.Acked(), nil)
 	}
 	return undo, nil
 }
