@@ -8,7 +8,7 @@ import (
 
 	"topicgate/planner"
 	"topicgate/planner/plantree"
-	"topicgate/sql"
+	"topicgate/sql/parser"
 	"topicgate/topicstore"
 )
 
@@ -27,7 +27,7 @@ func consumerRead(t *testing.T, q string) *plantree.ConsumerReadNode {
 	t.Helper()
 	cat := fakeCatalog{"t": {Config: topicstore.TopicConfig{Name: "t", MinActivePartitions: 2,
 		Consumers: []topicstore.ConsumerConfig{{Name: "c"}}}}}
-	stmts, err := sql.Parse(q)
+	stmts, err := parser.Parse(q)
 	require.NoError(t, err)
 	p, _, err := planner.Build(cat, stmts[0], nil)
 	require.NoError(t, err, q)
