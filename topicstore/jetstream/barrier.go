@@ -94,7 +94,7 @@ func (s *Store) Ready(ctx context.Context) error {
 	if !s.nc.IsConnected() {
 		return fmt.Errorf("not connected to the NATS cluster (%s)", jsext.RedactURLs(s.opts.URLs))
 	}
-	m := nats.NewMsg(s.prefix + ".k." + s.stage.gw)
+	m := nats.NewMsg(s.subj.Probe(s.stage.gw))
 	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 	rctx, cancel := s.request(ctx)
 	seq, err := s.io.publish(rctx, m)

@@ -40,9 +40,6 @@ import (
 // stream (Kafka's delete.retention.ms default).
 const tombstoneAge = 24 * time.Hour
 
-// numberSubject is the subject of topic numbers.
-func (s *Store) numberSubject() string { return s.prefix + ".cn" }
-
 // CreateTopic implements topicstore.Store.
 func (s *Store) CreateTopic(ctx context.Context, cfg topicstore.TopicConfig) error {
 	cfg = topicstore.CloneConfig(cfg)
@@ -135,10 +132,9 @@ func (s *Store) DropTopic(ctx context.Context, name string) error {
 // batches, producers and their expiry notices, positions, retention
 // starts, guards, shared-consumer states and read-session members.
 func (s *Store) topicFilters(id uint64) []string {
-	n := strconv.FormatUint(id, 10)
-	out := []string{s.expirySubject(id)}
-	for _, kind := range []string{"d", "p", "o", "r", "g", "s", "m"} {
-		out = append(out, s.prefix+"."+kind+"."+n+".>")
+	out := []string{s.subj.Expiry(id)}
+	for _, kind := range []string{fold.KindData, fold.KindProducer, fold.KindPosition, fold.KindStart, fold.KindGuard, fold.KindShared, fold.KindMember} {
+		out = append(out, s.subj.TopicFilter(kind, id))
 	}
 	return out
 }
@@ -182,7 +178,7 @@ func (s *Store) purgeLeftovers(ctx context.Context, now time.Time) error {
 			// Only the tombstone and what came before it: a creation of
 			// the name since stays.
 			rctx, cancel := s.request(ctx)
-			err := s.io.purge(rctx, s.catalogSubject(l.Name), l.Seq+1)
+			err := s.io.purge(rctx, s.subj.Catalog(l.Name), l.Seq+1)
 			cancel()
 			if err != nil {
 				return s.unavailable(err)
@@ -247,7 +243,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 		if err != nil {
 			return err
 		}
-		m := nats.NewMsg(s.catalogSubject(name))
+		m := nats.NewMsg(s.subj.Catalog(name))
 		var number *nats.Msg
 		if rec == nil && old != nil {
 			m.Header.Set(fold.HDropped, strconv.FormatUint(old.Rec.ID, 10))
@@ -259,7 +255,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			// A creation: the next topic number, given out in order.
 			s.mu.Lock()
 			rec.Ordinal = s.fold.Created + 1
-			number = nats.NewMsg(s.numberSubject())
+			number = nats.NewMsg(s.subj.Of(fold.KindNumbers))
 			number.Header.Set(fold.HCreated, strconv.FormatUint(rec.Ordinal, 10))
 			number.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 			expect(number, s.fold.CnSeq)
@@ -316,7 +312,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 // the sequence of a tombstone purged since expects it not to be.
 func (s *Store) repairCatalogSeq(ctx context.Context, name string) {
 	rctx, cancel := s.request(ctx)
-	seq, _, err := s.io.lastFor(rctx, s.catalogSubject(name))
+	seq, _, err := s.io.lastFor(rctx, s.subj.Catalog(name))
 	cancel()
 	if err != nil {
 		return

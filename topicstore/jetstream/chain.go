@@ -57,8 +57,6 @@ import (
 // Nothing rolls the chain up: a gateway purges its own chain below the
 // links it no longer needs (purgeChain).
 
-func (s *Store) chainSubject(gw string) string { return s.prefix + ".f." + gw }
-
 // doubt is a batch of this gateway from its plan until the fold knows
 // whether it was stored; under s.mu. Its witness is the message by which
 // the fold recognises it: its first record batch, when it has one
@@ -106,7 +104,7 @@ type chainState struct {
 func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *doubt) {
 	c := &s.chain
 	c.next++
-	d := &doubt{id: c.next, subject: s.chainSubject(s.stage.gw), prev: s.fold.ChainLast(s.stage.gw), n: n, marker: true, txns: txns}
+	d := &doubt{id: c.next, subject: s.subj.Chain(s.stage.gw), prev: s.fold.ChainLast(s.stage.gw), n: n, marker: true, txns: txns}
 	c.doubts = append(c.doubts, d)
 	m := nats.NewMsg(d.subject)
 	m.Header.Set(fold.HCommit, strconv.FormatUint(d.id, 10))
@@ -346,8 +344,8 @@ func (s *Store) resolution(d *doubt) *nats.Msg {
 		m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
 		return m
 	}
-	tok := strings.Split(strings.TrimPrefix(d.subject, s.prefix+"."), ".")
-	if len(tok) > 0 && tok[0] == "s" {
+	tok := s.subj.Tokens(d.subject)
+	if len(tok) > 0 && tok[0] == fold.KindShared {
 		// A shared-consumer state of no generation: the fold takes only
 		// its sequence, the state stays the one before it.
 		m.Header.Set(fold.HGen, "0")
@@ -468,7 +466,7 @@ func (s *Store) purgeChain(ctx context.Context) {
 	}
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	if err := s.io.purge(rctx, s.chainSubject(s.stage.gw), below); err == nil {
+	if err := s.io.purge(rctx, s.subj.Chain(s.stage.gw), below); err == nil {
 		s.mu.Lock()
 		s.chain.purged = max(s.chain.purged, below)
 		s.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jsext"
 )
 
@@ -298,9 +299,8 @@ func (s *Store) waitStored(last uint64, msgs []*nats.Msg) {
 // gateway just wrote need no direct get.
 func (s *Store) cacheRecords(ack uint64, msgs []*nats.Msg) {
 	first := ack - uint64(len(msgs)) + 1
-	data := s.prefix + ".d."
 	for i, m := range msgs {
-		if strings.HasPrefix(m.Subject, data) {
+		if s.subj.IsKind(m.Subject, fold.KindData) {
 			s.cache.put(first+uint64(i), m.Data)
 		}
 	}

@@ -11,7 +11,8 @@
 //     and heartbeats (m, h), each gateway's chain of commit markers,
 //     resolutions and sweep fences (f), wide transactions' decisions (x),
 //     the maintenance lease (l) and snapshot points and notices (n), each
-//     on its own subjects (stream.go; the headers they carry: fold/layout.go);
+//     on its own subjects (fold/subjects.go; the headers they carry:
+//     fold/layout.go);
 //   - the fold: a gateway's whole state (the subpackage fold: the state,
 //     what each message does to it, the snapshot's encoding and digest)
 //     is a fold of the stream's headers in stream order, fed by one

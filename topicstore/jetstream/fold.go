@@ -29,7 +29,7 @@ import (
 // on when there is one (snapshot.go).
 func (s *Store) startFold(ctx context.Context) error {
 	cfg := natsjs.OrderedConsumerConfig{
-		FilterSubjects: []string{s.prefix + ".>"},
+		FilterSubjects: []string{s.subj.All()},
 		HeadersOnly:    true,
 		DeliverPolicy:  natsjs.DeliverAllPolicy,
 	}
@@ -310,7 +310,7 @@ func (s *Store) fetchFrom(next uint64) (int, error) {
 		return 0, err
 	}
 	defer sub.Unsubscribe()
-	req, err := json.Marshal(map[string]any{"seq": next, "next_by_subj": s.prefix + ".>", "batch": fillBatch, "max_bytes": 8 << 20})
+	req, err := json.Marshal(map[string]any{"seq": next, "next_by_subj": s.subj.All(), "batch": fillBatch, "max_bytes": 8 << 20})
 	if err != nil {
 		return 0, err
 	}

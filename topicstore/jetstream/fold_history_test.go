@@ -84,7 +84,7 @@ func TestFoldErrorRefuses(t *testing.T) {
 	a.mu.Lock()
 	id := a.fold.ByName["f"].Rec.ID // its subjects' id (TopicInfo.ID is its creation ordinal)
 	a.mu.Unlock()
-	m := nats.NewMsg(a.dataSubject(id, 0))
+	m := nats.NewMsg(a.subj.Data(id, 0))
 	a.recordHeaders(m, 100, 1, time.Now().UnixMicro(), 1, 1, 0)
 	_, err := a.js.PublishMsg(ctx, m)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"topicgate/topicstore/jetstream/fold"
 
 	"context"
-	"fmt"
 	"testing"
 	"time"
 	"unsafe"
@@ -98,7 +97,7 @@ func TestOpenFoldsPastTheTimeout(t *testing.T) {
 	js := first.js
 	var acks []natsjs.PubAckFuture
 	for i := range n {
-		f, err := js.PublishAsync(fmt.Sprintf("%s.g.%d", first.prefix, i%64), nil)
+		f, err := js.PublishAsync(first.subj.Guard(uint64(i%64), "x"), nil)
 		require.NoError(t, err)
 		acks = append(acks, f)
 	}

@@ -3,11 +3,9 @@ package jetstream
 import (
 	"topicgate/topicstore/jetstream/fold"
 
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"topicgate/topicstore"
@@ -91,11 +89,6 @@ type wantRec struct {
 	sessions        int    // the stored record's session count
 	anew            bool   // the next record sets a new Since (after a rejoin)
 }
-
-func (s *Store) memberSubject(k fold.GroupKey, gw string) string {
-	return s.prefix + ".m." + strconv.FormatUint(k.Topic, 10) + "." + hex.EncodeToString([]byte(k.Consumer)) + "." + gw
-}
-func (s *Store) beatSubject(gw string) string { return s.prefix + ".h." + gw }
 
 // startGroups publishes the first heartbeat, so that once Open returns
 // every other gateway's Gather waits for this one (as soon as its fold

@@ -70,7 +70,7 @@ func (s *Store) farewell() {
 		}
 	}
 	s.mu.Unlock()
-	m := nats.NewMsg(s.beatSubject(s.stage.gw))
+	m := nats.NewMsg(s.subj.Beat(s.stage.gw))
 	m.Header.Set(fold.HUntil, strconv.FormatInt(s.opts.Clock().UnixMicro(), 10))
 	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(g.beatSeq, 10))
 	ctx, cancel := context.WithTimeout(context.Background(), min(s.opts.Timeout, farewellWait))
@@ -94,7 +94,7 @@ func (s *Store) kickGroups() {
 func (s *Store) renewBeat() bool {
 	g := &s.groups
 	now := s.opts.Clock()
-	subj := s.beatSubject(s.stage.gw)
+	subj := s.subj.Beat(s.stage.gw)
 	until := now.Add(g.ttl)
 	seq, ok := s.publishExpecting(subj, g.beatSeq, func(m *nats.Msg) {
 		m.Header.Set(fold.HUntil, strconv.FormatInt(until.UnixMicro(), 10))
@@ -163,7 +163,7 @@ func (s *Store) publishGroups(last bool) {
 		return // retried at the next renewal
 	}
 	for _, j := range jobs {
-		seq, ok := s.publishExpecting(s.memberSubject(j.k, s.stage.gw), j.expect, func(m *nats.Msg) {
+		seq, ok := s.publishExpecting(s.subj.Member(j.k, s.stage.gw), j.expect, func(m *nats.Msg) {
 			m.Header.Set(fold.HSessions, strconv.Itoa(j.a.Sessions))
 			m.Header.Set(fold.HHeld, fold.FormatHeld(j.a.Held))
 			m.Header.Set(fold.HSaw, strconv.FormatUint(j.a.Saw, 10))
@@ -286,12 +286,12 @@ func (s *Store) sweepGroups() {
 	s.mu.Unlock()
 	for _, id := range dropped {
 		ctx, cancel := s.request(context.Background())
-		_ = s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.prefix+".m."+strconv.FormatUint(id, 10)+".>"))
+		_ = s.stream.Purge(ctx, natsjs.WithPurgeSubject(s.subj.TopicFilter(fold.KindMember, id)))
 		cancel()
 	}
 	for gw, upTo := range dead {
 		ok := true
-		for _, subj := range []string{s.prefix + ".m.*.*." + gw, s.beatSubject(gw)} {
+		for _, subj := range []string{s.subj.Members(gw), s.subj.Beat(gw)} {
 			ctx, cancel := s.request(context.Background())
 			err := s.stream.Purge(ctx, natsjs.WithPurgeSubject(subj), natsjs.WithPurgeSequence(upTo+1))
 			cancel()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jstest"
 	"topicgate/topicstore/storetest"
 )
@@ -115,7 +116,7 @@ func TestGroupMembers(t *testing.T) {
 		}
 		return true
 	})
-	info, err := a.stream.Info(ctx, natsjs.WithSubjectFilter(a.prefix+".m.>"))
+	info, err := a.stream.Info(ctx, natsjs.WithSubjectFilter(a.subj.Filter(fold.KindMember)))
 	require.NoError(t, err)
 	require.Len(t, info.State.Subjects, 1, "only a's record is left: %v", info.State.Subjects)
 

@@ -5,7 +5,6 @@ import (
 
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -55,7 +54,7 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	s.mu.Lock()
 	id := s.fold.ByName["t"].Rec.ID
 	s.mu.Unlock()
-	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.prefix+".p."+strconv.FormatUint(id, 10)+".*"))
+	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.subj.TopicFilter(fold.KindProducer, id)))
 	require.NoError(t, err)
 	require.Len(t, info.State.Subjects, producers)
 	for subj, n := range info.State.Subjects {
@@ -141,9 +140,9 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	// The tombstone is all the name's catalog subject holds; it goes once
 	// tombstoneAge old, and no fold keeps anything of the topic then.
 	catalog := func() uint64 {
-		info, err := s2.stream.Info(ctx, natsjs.WithSubjectFilter(s2.catalogSubject("t")))
+		info, err := s2.stream.Info(ctx, natsjs.WithSubjectFilter(s2.subj.Catalog("t")))
 		require.NoError(t, err)
-		return info.State.Subjects[s2.catalogSubject("t")]
+		return info.State.Subjects[s2.subj.Catalog("t")]
 	}
 	require.Equal(t, uint64(1), catalog(), "the tombstone")
 	_, err = s2.RunRetention(ctx, time.Now().Add(tombstoneAge+time.Minute))
@@ -187,9 +186,9 @@ func TestTopicNumbersSurviveDrops(t *testing.T) {
 		}
 		return out
 	}
-	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.prefix+".c.>"))
+	info, err := s.stream.Info(ctx, natsjs.WithSubjectFilter(s.subj.Filter(fold.KindCatalog)))
 	require.NoError(t, err)
-	require.Equal(t, map[string]uint64{s.catalogSubject("a"): 2}, info.State.Subjects, "b's and c's records are purged")
+	require.Equal(t, map[string]uint64{s.subj.Catalog("a"): 2}, info.State.Subjects, "b's and c's records are purged")
 	s2 := openStores(t, c, o, 1)[0]
 	require.Equal(t, map[string]int64{"a": 1}, numbers(s2))
 	require.NoError(t, s2.CreateTopic(ctx, topicstore.TopicConfig{Name: "d", MinActivePartitions: 1}))
@@ -230,7 +229,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 		require.Equal(t, 20, commit(round).Writes[0].Written)
 	}
 	decisions := func(st *Store) (n, markers int) {
-		info, err := st.stream.Info(ctx, natsjs.WithSubjectFilter(st.prefix+".x.>"))
+		info, err := st.stream.Info(ctx, natsjs.WithSubjectFilter(st.subj.Filter(fold.KindDecision)))
 		require.NoError(t, err)
 		for subj := range info.State.Subjects {
 			_, h, err := st.io.lastFor(ctx, subj)

@@ -117,7 +117,7 @@ func (s *Store) takeLease(d time.Duration) (bool, error) {
 	if l.Holder != "" && l.Holder != s.stage.gw && now.Before(l.Until) {
 		return false, nil // another gateway holds it
 	}
-	m := nats.NewMsg(s.prefix + ".l")
+	m := nats.NewMsg(s.subj.Of(fold.KindLease))
 	m.Header.Set(fold.HHolder, s.stage.gw)
 	m.Header.Set(fold.HUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
 	expect(m, l.Seq)

@@ -492,15 +492,15 @@ func (b *groupBuild) write(i int, w *pendingWrite, res *topicstore.WriteResult) 
 func (b *groupBuild) messages(sh *sharedPlan) {
 	s, p := b.s, b.p
 	for _, t := range b.guards {
-		m := nats.NewMsg(s.guardSubject(t.Rec.ID))
+		m := nats.NewMsg(s.subj.Guard(t.Rec.ID, s.stage.gw))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a guard is only ever its last message
 		m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(t.CatSeq, 10))
-		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.catalogSubject(t.Rec.Config.Name))
+		m.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, s.subj.Catalog(t.Rec.Config.Name))
 		p.msgs = append(p.msgs, m)
 		p.guards = append(p.guards, m)
 	}
 	for _, sp := range b.prodOrder {
-		m := nats.NewMsg(s.producerSubject(sp.topic.Rec.ID, sp.producer))
+		m := nats.NewMsg(s.subj.Producer(sp.topic.Rec.ID, sp.producer))
 		m.Header.Set(fold.HPart, strconv.Itoa(int(sp.d.Part)))
 		m.Header.Set(fold.HSeqNo, strconv.FormatInt(sp.d.MaxSeqNo, 10))
 		m.Header.Set(fold.HAt, strconv.FormatInt(sp.st.At.UnixMicro(), 10))
@@ -513,7 +513,7 @@ func (b *groupBuild) messages(sh *sharedPlan) {
 		p.msgs = append(p.msgs, m)
 	}
 	for _, sp := range b.posOrder {
-		m := nats.NewMsg(s.positionSubject(sp.key.topic, sp.key.consumer, sp.key.partition))
+		m := nats.NewMsg(s.subj.Position(sp.key.topic, sp.key.consumer, sp.key.partition))
 		m.Header.Set(fold.HOff, strconv.FormatInt(sp.off, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a position is its last message
 		expect(m, sp.expect)

@@ -22,7 +22,7 @@ func (s *Store) records(sp *simPart, at int64) []*nats.Msg {
 		if g.ref != nil {
 			h := topicstore.BatchHeader{Base: base, Count: int(g.ref.count), WrittenAt: at, CRC: g.ref.crc,
 				Bytes: g.ref.bytes, Ref: true, Seq: g.ref.seq}
-			m := nats.NewMsg(s.dataSubject(sp.topic.Rec.ID, sp.id))
+			m := nats.NewMsg(s.subj.Data(sp.topic.Rec.ID, sp.id))
 			m.Data = topicstore.PutRefRecord(h)
 			sp.written += g.ref.bytes
 			s.recordHeaders(m, base, g.ref.count, at, g.ref.bytes, sp.written, g.ref.seq)
@@ -58,7 +58,7 @@ func (s *Store) inlineRecords(out []*nats.Msg, sp *simPart, rest []byte, base, a
 		rec := make([]byte, topicstore.BatchHeaderLen+len(payload))
 		topicstore.PutBatchHeader(rec, topicstore.BatchHeader{Base: base, Count: int(n), WrittenAt: at, CRC: topicstore.Checksum(payload)})
 		copy(rec[topicstore.BatchHeaderLen:], payload)
-		m := nats.NewMsg(s.dataSubject(sp.topic.Rec.ID, sp.id))
+		m := nats.NewMsg(s.subj.Data(sp.topic.Rec.ID, sp.id))
 		m.Data = rec
 		sp.written += int64(len(payload))
 		s.recordHeaders(m, base, n, at, int64(len(payload)), sp.written, 0)

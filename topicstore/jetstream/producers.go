@@ -45,11 +45,6 @@ import (
 // per producer beyond its inactivity period, and the cost of the repair
 // falls on the rare write that races an expiry.
 
-// expirySubject is topic id's expiry notices.
-func (s *Store) expirySubject(id uint64) string {
-	return s.prefix + ".e." + strconv.FormatUint(id, 10)
-}
-
 // producerRollupEvery bounds the messages a producer's subject holds:
 // every producerRollupEvery-th write rolls it up. Measured through a
 // gateway on three nodes syncing every write (ingest-dedup, 16
@@ -78,7 +73,7 @@ func (s *Store) compactProducers(ctx context.Context, now time.Time) (int, error
 	s.mu.Unlock()
 	for _, p := range todo {
 		rctx, cancel := s.request(ctx)
-		err := s.io.purge(rctx, s.producerSubject(p.topic, p.id), p.seq)
+		err := s.io.purge(rctx, s.subj.Producer(p.topic, p.id), p.seq)
 		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("compacting producer %q: %w", p.id, s.unavailable(err))
@@ -119,14 +114,14 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 	s.mu.Unlock()
 	for _, p := range gone {
 		rctx, cancel := s.request(ctx)
-		err := s.io.purge(rctx, s.producerSubject(p.topic, p.id), p.seq+1)
+		err := s.io.purge(rctx, s.subj.Producer(p.topic, p.id), p.seq+1)
 		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("purging expired producer %q: %w", p.id, s.unavailable(err))
 		}
 	}
 	for id, cutoff := range cutoffs {
-		m := nats.NewMsg(s.expirySubject(id))
+		m := nats.NewMsg(s.subj.Expiry(id))
 		m.Header.Set(fold.HBefore, strconv.FormatInt(cutoff, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // only the newest notice matters
 		rctx, cancel := s.request(ctx)
@@ -149,7 +144,7 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 func (s *Store) repairProducers(keys []prodKey) {
 	for _, k := range keys {
 		ctx, cancel := s.request(context.Background())
-		seq, h, err := s.io.lastFor(ctx, s.producerSubject(k.topic, k.producer))
+		seq, h, err := s.io.lastFor(ctx, s.subj.Producer(k.topic, k.producer))
 		cancel()
 		if err != nil {
 			continue

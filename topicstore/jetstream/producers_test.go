@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
@@ -45,7 +46,7 @@ func TestExpiredProducersLeave(t *testing.T) {
 	clock.Add(int64(2 * time.Hour))
 	write(b, "live", 1)
 	producerSubjects := func() int {
-		info, err := a.stream.Info(ctx, natsjs.WithSubjectFilter(a.prefix+".p.>"))
+		info, err := a.stream.Info(ctx, natsjs.WithSubjectFilter(a.subj.Filter(fold.KindProducer)))
 		require.NoError(t, err)
 		return len(info.State.Subjects)
 	}
@@ -72,7 +73,7 @@ func TestExpiredProducersLeave(t *testing.T) {
 	write(a, "unpurged", 5)
 	clock.Add(int64(2 * time.Hour))
 	id := a.fold.ByName["t"].Rec.ID
-	require.NoError(t, a.io.purge(ctx, a.producerSubject(id, "purged"), 0)) // no notice follows
+	require.NoError(t, a.io.purge(ctx, a.subj.Producer(id, "purged"), 0)) // no notice follows
 	require.NoError(t, b.Sync(ctx))
 	b.mu.Lock()
 	delete(b.fold.ByName["t"].Prods, "unpurged") // as if a notice came and the purge did not

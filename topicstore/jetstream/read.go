@@ -429,7 +429,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 					if st := t.Pos[c.Name][int32(p)]; st != nil {
 						seq = st.Seq
 					}
-					checks[s.positionSubject(t.Rec.ID, c.Name, int32(p))] = seq
+					checks[s.subj.Position(t.Rec.ID, c.Name, int32(p))] = seq
 				}
 				switch {
 				case c.Important:
@@ -466,7 +466,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		// The start moves only if no position it was decided from moved
 		// since: an important consumer that rewinds meanwhile wins, and
 		// the next run decides again.
-		m := nats.NewMsg(s.startSubject(c.id, c.part))
+		m := nats.NewMsg(s.subj.Start(c.id, c.part))
 		m.Header.Set(fold.HStart, strconv.FormatInt(c.start, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a partition's start is its last message
 		expect(m, c.prev)
@@ -477,7 +477,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		}
 		sort.Strings(subjects)
 		for _, subj := range subjects {
-			g := nats.NewMsg(s.guardSubject(c.id))
+			g := nats.NewMsg(s.subj.Guard(c.id, s.stage.gw))
 			g.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 			g.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(c.checks[subj], 10))
 			g.Header.Set(natsjs.ExpectedLastSubjSeqSubjHeader, subj)
@@ -496,7 +496,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 			return deleted, err
 		}
 		rctx, cancel = s.request(ctx)
-		err = s.stream.Purge(rctx, natsjs.WithPurgeSubject(s.dataSubject(c.id, c.part)), natsjs.WithPurgeSequence(c.purge))
+		err = s.stream.Purge(rctx, natsjs.WithPurgeSubject(s.subj.Data(c.id, c.part)), natsjs.WithPurgeSequence(c.purge))
 		cancel()
 		if err != nil {
 			return deleted, s.unavailable(err)

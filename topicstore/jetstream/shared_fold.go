@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
@@ -60,10 +58,6 @@ func newHolderGateway() uint64 {
 			return id
 		}
 	}
-}
-
-func (s *Store) stateSubject(id uint64, consumer string, p int32) string {
-	return s.prefix + ".s." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
 }
 
 // holder is session's lock holder on this gateway.

@@ -538,7 +538,7 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 			if enc == sim.orig[i] {
 				continue
 			}
-			m := nats.NewMsg(sp.s.stateSubject(id, sim.name, int32(i)))
+			m := nats.NewMsg(sp.s.subj.Shared(id, sim.name, int32(i)))
 			m.Header.Set(fold.HShared, enc)
 			m.Header.Set(fold.HGen, gen)
 			if freed {
@@ -554,7 +554,7 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 			pos := sp.s.position(sim.t, sim.name, int32(i))
 			if _, moved := poss[posKey{id, sim.name, int32(i)}]; !moved &&
 				(p.Start-pos >= positionStep || p.Start >= sim.t.Parts[i].End && p.Start > pos) {
-				pm := nats.NewMsg(sp.s.positionSubject(id, sim.name, int32(i)))
+				pm := nats.NewMsg(sp.s.subj.Position(id, sim.name, int32(i)))
 				pm.Header.Set(fold.HOff, strconv.FormatInt(p.Start, 10))
 				pm.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a drained queue moves it often
 				out = append(out, pm)

@@ -530,7 +530,7 @@ func (m *sim) verifySnapshots(want string) {
 		w := newStore(m.opts(), 0xfffe)
 		w.fold.Wide.Filtered = true
 		for seq := uint64(1); seq <= sn.seq; seq++ {
-			if msg := m.st.get(seq); msg != nil && !strings.HasPrefix(msg.subject, w.prefix+".d.") {
+			if msg := m.st.get(seq); msg != nil && !w.subj.IsKind(msg.subject, fold.KindData) {
 				w.foldAt(seq, msg.subject, msg.h, msg.ts, false)
 			}
 		}

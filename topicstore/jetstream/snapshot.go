@@ -67,9 +67,6 @@ type snapCapture struct {
 	encoded []byte // the encoding at point (capture)
 }
 
-// snapSubject is the subject of snapshot points and notices.
-func (s *Store) snapSubject() string { return s.prefix + ".n" }
-
 // snapBucket is the object store bucket of the stream's snapshots.
 func (s *Store) snapBucket() string { return "TG_SNAP_" + s.opts.Stream }
 
@@ -141,7 +138,7 @@ func (s *Store) writeSnapshot(ctx context.Context) error {
 		s.snapOut.capture, s.snapOut.encoded = false, nil
 		s.mu.Unlock()
 	}()
-	m := nats.NewMsg(s.snapSubject())
+	m := nats.NewMsg(s.subj.Of(fold.KindSnap))
 	m.Header.Set(fold.HSnap, "point")
 	m.Header.Set(fold.HHolder, s.stage.gw)
 	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
@@ -170,7 +167,7 @@ func (s *Store) writeSnapshot(ctx context.Context) error {
 	if _, err := obs.PutBytes(ctx, snapObject, data); err != nil {
 		return fmt.Errorf("storing a snapshot of %d bytes: %w", len(data), s.unavailable(err))
 	}
-	d := nats.NewMsg(s.snapSubject())
+	d := nats.NewMsg(s.subj.Of(fold.KindSnap))
 	d.Header.Set(fold.HSnap, "done")
 	d.Header.Set(fold.HSnapSeq, strconv.FormatUint(point, 10))
 	d.Header.Set(fold.HSnapHash, strconv.FormatUint(digest, 16))

@@ -56,9 +56,10 @@ func (s *Store) loadSnapshot(ctx context.Context) *fold.Snapshot {
 // foldFilters are the subjects of every message the fold applies but
 // record batches: what a start from a snapshot replays up to it.
 func (s *Store) foldFilters() []string {
-	out := []string{s.prefix + ".l", s.prefix + ".n", s.prefix + ".cn"}
-	for _, k := range []string{"c", "t", "f", "x", "m", "h", "p", "e", "o", "s", "r"} {
-		out = append(out, s.prefix+"."+k+".>")
+	out := []string{s.subj.Of(fold.KindLease), s.subj.Of(fold.KindSnap), s.subj.Of(fold.KindNumbers)}
+	for _, k := range []string{fold.KindCatalog, fold.KindStaged, fold.KindChain, fold.KindDecision, fold.KindMember, fold.KindBeat,
+		fold.KindProducer, fold.KindExpiry, fold.KindPosition, fold.KindShared, fold.KindStart} {
+		out = append(out, s.subj.Filter(k))
 	}
 	return out
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/fold"
 )
 
 // Staging (topicstore.Stager): a large transaction's messages are stored
@@ -77,10 +77,6 @@ func (st *stagings) settle(txns []uint64, state stagingState) {
 	}
 }
 
-func (s *Store) stagedSubject(txnID uint64) string {
-	return s.prefix + ".t." + s.stage.gw + "." + strconv.FormatUint(txnID, 10)
-}
-
 // StageBatch implements topicstore.Stager.
 func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs []topicstore.Message) (topicstore.StagedBatch, error) {
 	if err := ctx.Err(); err != nil {
@@ -118,7 +114,7 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 	sb := topicstore.StagedBatch{Topic: name, TxnID: txnID, Messages: len(msgs), StageID: txnID}
 	var pending []*nats.Msg
 	var chunks []topicstore.StagedChunk
-	subject := s.stagedSubject(txnID)
+	subject := s.subj.Staged(fold.StagedKey(s.stage.gw, txnID))
 	ch := topicstore.Chunker{Target: stageChunkBytes, Now: s.opts.Clock(), Flush: func(c topicstore.StagedChunk, payload []byte) error {
 		m := nats.NewMsg(subject)
 		m.Data = payload
@@ -165,7 +161,7 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 	s.stage.mu.Unlock()
 	// A rollup of the staging's subject deletes its chunks, and every
 	// gateway's fold forgets them (sweep.go).
-	return s.markGone(context.Background(), s.stagedSubject(txnID), 0, true)
+	return s.markGone(context.Background(), s.subj.Staged(fold.StagedKey(s.stage.gw, txnID)), 0, true)
 }
 
 // claimStaged validates a write's staged batches (this gateway's, open,
@@ -285,7 +281,7 @@ func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChun
 func (s *Store) StagedMessages(ctx context.Context) (chunks uint64, open int, err error) {
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	info, err := s.stream.Info(rctx, natsjs.WithSubjectFilter(s.prefix+".t.>"))
+	info, err := s.stream.Info(rctx, natsjs.WithSubjectFilter(s.subj.Filter(fold.KindStaged)))
 	if err != nil {
 		return 0, 0, s.unavailable(err)
 	}

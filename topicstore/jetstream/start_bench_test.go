@@ -73,11 +73,11 @@ func BenchmarkGatewayStart(b *testing.B) {
 			for i := range n {
 				var m *nats.Msg
 				if kind == "rolled" {
-					m = nats.NewMsg(s.positionSubject(id, "c", 0))
+					m = nats.NewMsg(s.subj.Position(id, "c", 0))
 					m.Header.Set(fold.HOff, strconv.Itoa(i))
 					m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 				} else {
-					m = nats.NewMsg(s.dataSubject(id, 0))
+					m = nats.NewMsg(s.subj.Data(id, 0))
 					m.Data = []byte("x")
 					s.recordHeaders(m, int64(i), 1, at, 1, int64(i+1), 0)
 				}

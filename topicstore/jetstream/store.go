@@ -132,7 +132,7 @@ type Store struct {
 	nc     *nats.Conn
 	js     natsjs.JetStream
 	stream natsjs.Stream
-	prefix string // subject prefix: "tg" for DefaultStream, else the lowercased stream name
+	subj   fold.Subjects // the stream's subjects; prefix "tg" for DefaultStream, else the lowercased stream name
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -416,11 +416,11 @@ func newStore(o Options, gw uint64) *Store {
 	s := &Store{opts: o, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.cache = newRecordCache(o.CacheBytes)
-	s.prefix = "tg"
+	s.subj = "tg"
 	if o.Stream != DefaultStream {
-		s.prefix = strings.ToLower(o.Stream)
+		s.subj = fold.Subjects(strings.ToLower(o.Stream))
 	}
-	s.fold = fold.New(s.prefix, o.Clock, foldHooks{s})
+	s.fold = fold.New(s.subj, o.Clock, foldHooks{s})
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,
 	// leases.

@@ -2,10 +2,8 @@ package jetstream
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,7 +13,7 @@ import (
 )
 
 // The stream: its configuration, creating or adopting it at Open, and
-// the subjects of its messages (doc.go lists them).
+// its subjects (spelled in fold/subjects.go).
 
 // ensureStream creates the stream, or adopts it if it is topicgate's; a
 // stream of that name that belongs to another application is refused.
@@ -106,7 +104,7 @@ func (s *Store) streamConfig() natsjs.StreamConfig {
 	return natsjs.StreamConfig{
 		Name:               s.opts.Stream,
 		Description:        "topicgate topics: catalog, record batches, producers and consumer positions",
-		Subjects:           []string{s.prefix + ".>"},
+		Subjects:           []string{s.subj.All()},
 		Storage:            natsjs.FileStorage,
 		Replicas:           s.opts.Replicas,
 		AllowDirect:        true,
@@ -115,34 +113,4 @@ func (s *Store) streamConfig() natsjs.StreamConfig {
 		AllowMsgTTL:        true, // stagings' "gone" markers expire (sweep.go)
 		Metadata:           map[string]string{streamMark: "1"},
 	}
-}
-
-// Subjects. Names and producer/consumer ids are hex-encoded into one
-// token, so any string is a valid subject token.
-func (s *Store) catalogSubject(name string) string {
-	return s.prefix + ".c." + hex.EncodeToString([]byte(name))
-}
-
-func (s *Store) dataSubject(id uint64, p int32) string {
-	return s.prefix + ".d." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
-}
-
-func (s *Store) producerSubject(id uint64, producer string) string {
-	return s.prefix + ".p." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(producer))
-}
-
-func (s *Store) positionSubject(id uint64, consumer string, p int32) string {
-	return s.prefix + ".o." + strconv.FormatUint(id, 10) + "." + hex.EncodeToString([]byte(consumer)) + "." + strconv.Itoa(int(p))
-}
-
-// guardSubject is this gateway's guard subject for topic id: its own, so
-// that no two gateways' batches name the same subject (the server refuses
-// an expectation on a subject another publish is still being proposed on,
-// 10164, which made two gateways refuse each other's batches).
-func (s *Store) guardSubject(id uint64) string {
-	return s.prefix + ".g." + strconv.FormatUint(id, 10) + "." + s.stage.gw
-}
-
-func (s *Store) startSubject(id uint64, p int32) string {
-	return s.prefix + ".r." + strconv.FormatUint(id, 10) + "." + strconv.Itoa(int(p))
 }

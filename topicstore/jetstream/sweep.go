@@ -145,7 +145,7 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 		if fence <= v.maxSeq { // a fence after every chunk of it is there already (a sweep before a restart)
 			// A link of its chain (chain.go): none of its batches planned
 			// before can land after it.
-			m := nats.NewMsg(s.chainSubject(gw))
+			m := nats.NewMsg(s.subj.Chain(gw))
 			m.Header.Set(fold.HFence, s.stage.gw)
 			m.Header.Set(fold.HPrev, strconv.FormatUint(v.expect, 10))
 			expect(m, v.expect)
@@ -208,7 +208,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 				loose = append(loose, seq)
 			}
 		}
-		j := job{subject: s.prefix + ".t." + key, key: key, n: len(loose)}
+		j := job{subject: s.subj.Staged(key), key: key, n: len(loose)}
 		if refs {
 			j.seqs = loose // a commit joined some of it: those stay
 			if len(loose) == 0 {

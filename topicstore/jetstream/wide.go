@@ -55,10 +55,6 @@ import (
 // Once none of a transaction's intents is left in the stream and no
 // gateway can need it any more, its decision is retired (wide_retire.go).
 
-func (s *Store) decisionSubject(gw string, n uint64) string {
-	return s.prefix + ".x." + gw + "." + strconv.FormatUint(n, 10)
-}
-
 // wideOwn is this gateway's own wide transactions; under s.mu.
 type wideOwn struct {
 	// mine are this gateway's transactions whose decision it waits for:
@@ -169,7 +165,7 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 		// Intents may be stored: abort them, so the topics are free again.
 		return s.endWide(p, n, own, o, err, deadline)
 	}
-	x := nats.NewMsg(s.decisionSubject(s.stage.gw, n))
+	x := nats.NewMsg(s.subj.Decision(s.stage.gw, n))
 	x.Header.Set(fold.HDecide, "commit")
 	expect(x, 0)
 	decision := append(append([]*nats.Msg{}, p.guards...), x)

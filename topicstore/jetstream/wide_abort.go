@@ -40,7 +40,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		var link *nats.Msg
 		var d *doubt
 		if foreign {
-			link = nats.NewMsg(s.chainSubject(gw))
+			link = nats.NewMsg(s.subj.Chain(gw))
 			last := s.fold.ChainLast(gw)
 			link.Header.Set(fold.HAbort, strconv.FormatUint(n, 10))
 			link.Header.Set(fold.HPrev, strconv.FormatUint(last, 10))
@@ -62,7 +62,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 			}
 			return false, false, err
 		}
-		x := nats.NewMsg(s.decisionSubject(gw, n))
+		x := nats.NewMsg(s.subj.Decision(gw, n))
 		x.Header.Set(fold.HDecide, "abort")
 		expect(x, 0)
 		batch := []*nats.Msg{link, x}

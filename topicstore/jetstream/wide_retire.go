@@ -69,7 +69,7 @@ type retireStep struct {
 func (s *Store) planRetire(d *fold.DoneTxn) (steps []retireStep, ready bool) {
 	ready = true
 	for _, in := range d.Intents {
-		tok := strings.Split(strings.TrimPrefix(in.Subject, s.prefix+"."), ".")
+		tok := s.subj.Tokens(in.Subject)
 		if len(tok) < 3 {
 			ready = false // not a topic's subject: keep it
 			continue
@@ -79,7 +79,7 @@ func (s *Store) planRetire(d *fold.DoneTxn) (steps []retireStep, ready bool) {
 			continue // its topic was dropped, and everything on its subjects purged
 		}
 		t := s.fold.ByID[id]
-		if tok[0] == "d" {
+		if tok[0] == fold.KindData {
 			p, err := strconv.Atoi(tok[2])
 			if err != nil || p >= len(t.Parts) {
 				continue
@@ -97,7 +97,7 @@ func (s *Store) planRetire(d *fold.DoneTxn) (steps []retireStep, ready bool) {
 		}
 		last, void, ok := s.fold.SubjectLast(tok)
 		switch {
-		case !ok && (tok[0] == "p" || tok[0] == "o" || tok[0] == "s"):
+		case !ok && (tok[0] == fold.KindProducer || tok[0] == fold.KindPosition || tok[0] == fold.KindShared):
 			// An expired producer or a dropped consumer: its subject was
 			// purged with it.
 		case !ok:
@@ -108,7 +108,7 @@ func (s *Store) planRetire(d *fold.DoneTxn) (steps []retireStep, ready bool) {
 			ready = false
 		case last > in.Seq:
 			steps = append(steps, retireStep{subject: in.Subject, purge: last})
-		case d.Commit && (tok[0] == "p" || tok[0] == "o"):
+		case d.Commit && (tok[0] == fold.KindProducer || tok[0] == fold.KindPosition):
 			m := nats.NewMsg(in.Subject)
 			for k, v := range in.H {
 				// The state is in topicgate's headers; the stored intent
@@ -184,7 +184,7 @@ func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error)
 		if !ok {
 			continue
 		}
-		m := nats.NewMsg(s.decisionSubject(j.d.Gw, j.d.N))
+		m := nats.NewMsg(s.subj.Decision(j.d.Gw, j.d.N))
 		m.Header.Set(fold.HGone, "0")
 		if j.d.Commit {
 			m.Header.Set(fold.HDecide, "commit")

@@ -20,16 +20,16 @@ import (
 
 // apply folds one message.
 func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) error {
-	tok := strings.Split(strings.TrimPrefix(subject, f.prefix+"."), ".")
-	if len(tok) == 1 && tok[0] == "l" {
+	tok := f.subj.Tokens(subject)
+	if len(tok) == 1 && tok[0] == KindLease {
 		f.Lease = Lease{Seq: seq, Holder: h.Get(HHolder), Until: TimeMicros(HeaderInt(h, HUntil))}
 		return nil
 	}
-	if len(tok) == 1 && tok[0] == "cn" {
+	if len(tok) == 1 && tok[0] == KindNumbers {
 		f.CnSeq, f.Created = seq, max(f.Created, uint64(HeaderInt(h, HCreated))) // topic numbers (jetstream/catalog.go)
 		return nil
 	}
-	if len(tok) == 1 && tok[0] == "n" {
+	if len(tok) == 1 && tok[0] == KindSnap {
 		f.applySnap(h, seq, ts) // snapshots' points and notices (snapshot.go)
 		return nil
 	}
@@ -37,25 +37,25 @@ func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return nil
 	}
 	switch tok[0] {
-	case "c":
+	case KindCatalog:
 		return f.applyCatalog(tok[1], h, seq)
-	case "t":
+	case KindStaged:
 		f.Swept.chunk(tok, h, seq, ts) // staged data, read by reference (sweep.go)
 		return nil
-	case "f":
+	case KindChain:
 		return f.applyChain(tok, h, seq) // gateways' chains and sweep fences (sweep.go)
-	case "x":
+	case KindDecision:
 		return f.applyDecision(tok, h, seq, ts) // wide transactions' decisions (wide.go)
-	case "g", "k":
+	case KindGuard, KindProbe:
 		return nil // commit guards, readiness probes
-	case "m", "h":
+	case KindMember, KindBeat:
 		return f.applyGroup(tok, h, seq) // read-session groups (groups.go)
 	}
 	id, err := strconv.ParseUint(tok[1], 10, 64)
 	if err != nil {
 		return err
 	}
-	if tok[0] == "d" || tok[0] == "s" {
+	if tok[0] == KindData || tok[0] == KindShared {
 		f.hooks.Witnessed(subject, h, seq) // batches of this gateway in doubt (jetstream/chain.go)
 	}
 	if v := h.Get(HTxn); v != "" {
@@ -66,17 +66,17 @@ func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return nil // a dropped topic's leftovers
 	}
 	switch {
-	case tok[0] == "d" && len(tok) == 3:
+	case tok[0] == KindData && len(tok) == 3:
 		return f.applyRecord(t, tok[2], h, seq)
-	case tok[0] == "p" && len(tok) == 3:
+	case tok[0] == KindProducer && len(tok) == 3:
 		return applyProducer(t, tok[2], h, seq)
-	case tok[0] == "e" && len(tok) == 2:
+	case tok[0] == KindExpiry && len(tok) == 2:
 		applyExpiry(t, h) // producers that expired (jetstream/producers.go)
-	case tok[0] == "o" && len(tok) == 4:
+	case tok[0] == KindPosition && len(tok) == 4:
 		return applyPosition(t, tok[2], tok[3], h, seq)
-	case tok[0] == "s" && len(tok) == 4:
+	case tok[0] == KindShared && len(tok) == 4:
 		return f.applyShared(t, tok, h, seq) // shared-consumer states (shared.go)
-	case tok[0] == "r" && len(tok) == 3:
+	case tok[0] == KindStart && len(tok) == 3:
 		applyStart(t, tok[2], h, seq)
 	}
 	return nil

@@ -6,7 +6,8 @@
 //
 // It owns:
 //
-//   - the names of the headers topicgate's messages carry (layout.go): the
+//   - the names of the headers topicgate's messages carry (layout.go) and
+//     the stream's subjects, each of a kind (c, d, p, ...: subjects.go): the
 //     fold reads them, the store writes them, and only this package spells
 //     them;
 //   - the state (state.go): the catalog (Topic, by name and by ID, with

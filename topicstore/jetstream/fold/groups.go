@@ -59,7 +59,7 @@ func (g *Groups) NotifyGateway(gw string) {
 // applyGroup folds a heartbeat or a member record.
 func (f *State) applyGroup(tok []string, h nats.Header, seq uint64) error {
 	g := &f.Groups
-	if tok[0] == "h" {
+	if tok[0] == KindBeat {
 		gw := tok[1]
 		if g.Beats == nil {
 			g.Beats = map[string]*Beat{}

@@ -57,7 +57,7 @@ const (
 	HName     = "Tg-Name"     // heartbeat: what the gateway calls itself (Options.Name)
 )
 
-// Headers of <prefix>.n messages.
+// Headers of snapshot points and notices (KindSnap).
 const (
 	HSnap     = "Tg-Snap"      // "point" or "done"
 	HSnapSeq  = "Tg-Snap-Seq"  // done: the point's sequence

@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"topicgate/topicstore"
 
@@ -188,7 +187,7 @@ func (f *State) EncodeSnapshot(stream string, created time.Time, seq, digest uin
 	}
 	for _, x := range f.Wide.Open {
 		for _, in := range x.intents {
-			if strings.HasPrefix(in.Subject, f.prefix+".d.") {
+			if f.subj.IsKind(in.Subject, KindData) {
 				meta.Intents = append(meta.Intents, SnapIntent{Subject: in.Subject, Seq: in.Seq, Header: in.H})
 			}
 		}
@@ -197,7 +196,7 @@ func (f *State) EncodeSnapshot(stream string, created time.Time, seq, digest uin
 	for _, d := range f.Wide.Done {
 		sd := SnapDone{Gw: d.Gw, N: d.N}
 		for _, in := range d.Intents {
-			if strings.HasPrefix(in.Subject, f.prefix+".d.") {
+			if f.subj.IsKind(in.Subject, KindData) {
 				sd.Intents = append(sd.Intents, SnapIntent{Subject: in.Subject, Seq: in.Seq, Header: in.H})
 			}
 		}
@@ -366,7 +365,7 @@ func (f *State) Install(sn *Snapshot) error {
 		return fmt.Errorf("%w: it holds %d of the %d topics the catalog has at sequence %d", ErrSnapshotUnusable, covered, len(f.ByID), sn.Meta.Seq)
 	}
 	for _, in := range sn.Meta.Intents {
-		tok := strings.Split(strings.TrimPrefix(in.Subject, f.prefix+"."), ".")
+		tok := f.subj.Tokens(in.Subject)
 		if err := f.applyIntent(in.Header.Get(HTxn), tok, in.Subject, in.Header, in.Seq); err != nil {
 			return err
 		}

@@ -206,7 +206,7 @@ const ContendedFor = 5 * time.Second
 // gateway's own repairs (see doc.go). It is not safe for concurrent use:
 // its owner holds one lock over every call and every read of its fields.
 type State struct {
-	prefix  string           // the stream's subject prefix
+	subj    Subjects         // the stream's subjects
 	clock   func() time.Time // the time a message without one is folded at (Options.Clock)
 	hooks   Hooks            // what the owner does besides
 	ByName  map[string]*Topic
@@ -225,13 +225,13 @@ type State struct {
 	Groups    Groups // read-session groups, as folded (groups.go)
 }
 
-// New returns an empty state for the stream whose subjects begin with
-// prefix; clock stands for the time of a message that has none (a
+// New returns an empty state for the stream whose subjects subj
+// spells; clock stands for the time of a message that has none (a
 // gateway's Options.Clock); hooks may be nil.
-func New(prefix string, clock func() time.Time, hooks Hooks) *State {
+func New(subj Subjects, clock func() time.Time, hooks Hooks) *State {
 	if hooks == nil {
 		hooks = noHooks{}
 	}
-	return &State{prefix: prefix, clock: clock, hooks: hooks, ByName: map[string]*Topic{}, ByID: map[uint64]*Topic{},
+	return &State{subj: subj, clock: clock, hooks: hooks, ByName: map[string]*Topic{}, ByID: map[uint64]*Topic{},
 		CatSeqs: map[string]uint64{}, Leftovers: map[uint64]*Leftover{}}
 }

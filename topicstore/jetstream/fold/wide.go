@@ -128,7 +128,7 @@ func (f *State) closeWide(x *WideTxn, commit, skipMoved bool) error {
 		}
 	}
 	for _, in := range x.intents {
-		itok := strings.Split(strings.TrimPrefix(in.Subject, f.prefix+"."), ".")
+		itok := f.subj.Tokens(in.Subject)
 		if skipMoved && f.subjectMoved(itok, in.Seq) {
 			continue
 		}
@@ -164,11 +164,11 @@ func (f *State) bumpSeq(tok []string, seq uint64) {
 		return
 	}
 	switch {
-	case tok[0] == "d" && len(tok) == 3:
+	case tok[0] == KindData && len(tok) == 3:
 		if p, err := strconv.Atoi(tok[2]); err == nil && p < len(t.Parts) {
 			t.Parts[p].LastSeq = seq
 		}
-	case tok[0] == "p" && len(tok) == 3:
+	case tok[0] == KindProducer && len(tok) == 3:
 		raw, err := hex.DecodeString(tok[2])
 		if err != nil {
 			return
@@ -180,7 +180,7 @@ func (f *State) bumpSeq(tok []string, seq uint64) {
 		} else {
 			t.Prods[string(raw)] = &Producer{Seq: seq, Void: true} // no state: a fresh producer
 		}
-	case tok[0] == "o" && len(tok) == 4:
+	case tok[0] == KindPosition && len(tok) == 4:
 		raw, herr := hex.DecodeString(tok[2])
 		p, perr := strconv.Atoi(tok[3])
 		if herr != nil || perr != nil {
@@ -195,7 +195,7 @@ func (f *State) bumpSeq(tok []string, seq uint64) {
 		} else {
 			t.Pos[c][int32(p)] = &Position{Seq: seq, Reset: true, void: true}
 		}
-	case tok[0] == "s" && len(tok) == 4:
+	case tok[0] == KindShared && len(tok) == 4:
 		_ = f.applyShared(t, tok, nats.Header{}, seq)
 		if raw, err := hex.DecodeString(tok[2]); err == nil {
 			if p, err := strconv.Atoi(tok[3]); err == nil {
@@ -281,17 +281,17 @@ func (f *State) SubjectLast(tok []string) (last uint64, void, ok bool) {
 		return 0, false, false
 	}
 	switch {
-	case tok[0] == "d" && len(tok) == 3:
+	case tok[0] == KindData && len(tok) == 3:
 		if p, err := strconv.Atoi(tok[2]); err == nil && p < len(t.Parts) {
 			return t.Parts[p].LastSeq, false, true
 		}
-	case tok[0] == "p" && len(tok) == 3:
+	case tok[0] == KindProducer && len(tok) == 3:
 		if raw, err := hex.DecodeString(tok[2]); err == nil {
 			if ps := t.Prods[string(raw)]; ps != nil {
 				return ps.Seq, ps.Void, true
 			}
 		}
-	case tok[0] == "o" && len(tok) == 4:
+	case tok[0] == KindPosition && len(tok) == 4:
 		raw, herr := hex.DecodeString(tok[2])
 		p, perr := strconv.Atoi(tok[3])
 		if herr == nil && perr == nil {
@@ -299,7 +299,7 @@ func (f *State) SubjectLast(tok []string) (last uint64, void, ok bool) {
 				return ps.Seq, ps.void, true
 			}
 		}
-	case tok[0] == "s" && len(tok) == 4:
+	case tok[0] == KindShared && len(tok) == 4:
 		raw, herr := hex.DecodeString(tok[2])
 		p, perr := strconv.Atoi(tok[3])
 		if st := f.sh.topics[id]; st != nil && herr == nil && perr == nil {
