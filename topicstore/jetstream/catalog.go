@@ -1,7 +1,9 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/decide"
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"encoding/json"
@@ -258,7 +260,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			number = nats.NewMsg(s.subj.Of(fold.KindNumbers))
 			number.Header.Set(fold.HCreated, strconv.FormatUint(rec.Ordinal, 10))
 			number.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
-			expect(number, s.fold.CnSeq)
+			jsext.Expect(number, s.fold.CnSeq)
 			s.mu.Unlock()
 		}
 		if rec != nil {
@@ -268,7 +270,7 @@ func (s *Store) catalogChange(ctx context.Context, name string, change func(old 
 			}
 			m.Header.Set(fold.HTopic, string(b))
 		}
-		expect(m, last)
+		jsext.Expect(m, last)
 		rctx, cancel := s.request(ctx)
 		var acked uint64
 		if number != nil {
@@ -417,7 +419,7 @@ func (s *Store) WriteRates(topic string) ([]float64, error) {
 // conditional on the catalog subject, so when two gateways decide the same
 // split, the second one finds the partition split already and does
 // nothing.
-func (s *Store) autoSplit(wrote [][]partKey) {
+func (s *Store) autoSplit(wrote [][]plan.PartKey) {
 	type due struct {
 		name string
 		part int32
@@ -425,27 +427,27 @@ func (s *Store) autoSplit(wrote [][]partKey) {
 	var splits []due
 	s.mu.Lock()
 	now := s.opts.Clock()
-	seen := map[partKey]bool{}
+	seen := map[plan.PartKey]bool{}
 	for _, ks := range wrote {
 		for _, k := range ks {
-			t := s.fold.ByID[k.topic]
-			if seen[k] || t == nil || int(k.part) >= len(t.Parts) || inactive(t, k.part) {
+			t := s.fold.ByID[k.Topic]
+			if seen[k] || t == nil || int(k.Part) >= len(t.Parts) || decide.Inactive(&t.Rec.Layout, k.Part) {
 				continue
 			}
 			seen[k] = true
-			if !topicstore.SplitDue(&t.Rec.Config, t.Parts[k.part].Meter, now) {
+			if !topicstore.SplitDue(&t.Rec.Config, t.Parts[k.Part].Meter, now) {
 				continue
 			}
 			if max := t.Rec.Config.MaxActivePartitions; max > 0 && t.Rec.Layout.Active()+1 > max {
 				continue // at its limit: the partition stays as it is
 			}
-			splits = append(splits, due{t.Rec.Config.Name, k.part})
+			splits = append(splits, due{t.Rec.Config.Name, k.Part})
 		}
 	}
 	s.mu.Unlock()
 	for _, d := range splits {
 		_ = s.catalogChange(context.Background(), d.name, func(old *fold.Topic) (*fold.CatalogRec, error) {
-			if old == nil || inactive(old, d.part) {
+			if old == nil || decide.Inactive(&old.Rec.Layout, d.part) {
 				return nil, errNothing // dropped, or split by another gateway meanwhile
 			}
 			l := old.Rec.Layout.Clone()

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"errors"
@@ -109,7 +110,7 @@ func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *doubt) {
 	m := nats.NewMsg(d.subject)
 	m.Header.Set(fold.HCommit, strconv.FormatUint(d.id, 10))
 	m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
-	expect(m, d.prev)
+	jsext.Expect(m, d.prev)
 	return m, d
 }
 
@@ -339,7 +340,7 @@ func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
 func (s *Store) resolution(d *doubt) *nats.Msg {
 	m := nats.NewMsg(d.subject)
 	m.Header.Set(fold.HResolve, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
-	expect(m, d.prev)
+	jsext.Expect(m, d.prev)
 	if d.marker {
 		m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
 		return m
@@ -365,7 +366,7 @@ func (s *Store) resolution(d *doubt) *nats.Msg {
 	rec := make([]byte, topicstore.BatchHeaderLen)
 	topicstore.PutBatchHeader(rec, topicstore.BatchHeader{Base: base, Count: 0, WrittenAt: at, CRC: topicstore.Checksum(nil)})
 	m.Data = rec
-	s.recordHeaders(m, base, 0, at, 0, cum, 0)
+	plan.RecordHeaders(m, s.stage.gw, base, 0, at, 0, cum, 0)
 	return m
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/plan"
 )
 
 // A commit is one atomic batch on the stream (jsext.PublishAtomic): a marker on
@@ -19,51 +19,8 @@ import (
 // producer's seqnos are decided once, and a position moves only from
 // where the committer read it, whichever gateway wrote last. A refused
 // batch means the fold was behind: the committer (committer.go) waits
-// until it caught up and plans again (plan.go). A commit too large for one
+// until it caught up and plans again (package plan). A commit too large for one
 // batch is a wide transaction (wide.go).
-
-type commitReq struct {
-	ctx    context.Context
-	writes []pendingWrite
-	pos    []topicstore.PositionUpdate
-	exact  bool      // SetPosition: the offset must lie in [start, end]
-	sh     []*shStep // shared-consumer steps: a commit's acks, or one SharedStore call (shared_plan.go)
-	// staged says the request joins staged chunks; openedAt is the fold
-	// sequence its oldest staging opened at (a later sweep fence of this
-	// gateway refuses it: sweep.go).
-	staged   bool
-	openedAt uint64
-	session  uint32 // the committing session, for pacing (pace.go); 0: none
-	// stagings are the transactions whose staged chunks it joins.
-	stagings []uint64
-	// received is when the committer got it; deadline is when it stops
-	// trying to store it (its statement's deadline, else received plus
-	// Options.CommitTimeout).
-	received, deadline time.Time
-	out                chan commitOut
-}
-
-type commitOut struct {
-	res topicstore.CommitResult
-	err error
-}
-
-// pendingWrite is a TopicWrite with its messages encoded; its staged
-// chunks come first.
-type pendingWrite struct {
-	topic  string
-	staged []topicstore.StagedChunk
-	msgs   []pendingMsg
-}
-
-type pendingMsg struct {
-	partition int32
-	producer  string
-	group     string
-	seqNo     int64
-	hasSeqNo  bool
-	tail      []byte
-}
 
 // Commit implements topicstore.Store.
 func (s *Store) Commit(ctx context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {
@@ -93,8 +50,8 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 	}
 	// Once handed over, the outcome is waited for even if ctx ends: the
 	// batch may be committed, and the caller must not be told otherwise.
-	o := <-cr.out
-	if o.err == errExpand {
+	o := <-cr.Out
+	if o.Err == plan.ErrExpand {
 		// A staged chunk is partly duplicates: every chunk joins as
 		// messages, decided one by one.
 		if err := s.expandAll(ctx, cr); err != nil {
@@ -103,13 +60,13 @@ func (s *Store) commit(ctx context.Context, req *topicstore.CommitRequest, exact
 		if err := s.submit(cr); err != nil {
 			return topicstore.CommitResult{}, err
 		}
-		o = <-cr.out
+		o = <-cr.Out
 	}
-	return o.res, o.err
+	return o.Res, o.Err
 }
 
 // submit hands cr to the committer.
-func (s *Store) submit(cr *commitReq) error {
+func (s *Store) submit(cr *plan.Request) error {
 	select {
 	case s.commits <- cr:
 		return nil
@@ -120,55 +77,55 @@ func (s *Store) submit(cr *commitReq) error {
 
 // expandAll makes every staged chunk of cr join as messages, for a
 // request the plan sent back with errExpand.
-func (s *Store) expandAll(ctx context.Context, cr *commitReq) error {
-	for i := range cr.writes {
-		w := &cr.writes[i]
-		_, expanded, err := s.expandStaged(ctx, w.staged, true)
+func (s *Store) expandAll(ctx context.Context, cr *plan.Request) error {
+	for i := range cr.Writes {
+		w := &cr.Writes[i]
+		_, expanded, err := s.expandStaged(ctx, w.Staged, true)
 		if err != nil {
 			return err
 		}
-		w.staged, w.msgs = nil, append(expanded, w.msgs...)
+		w.Staged, w.Msgs = nil, append(expanded, w.Msgs...)
 	}
-	cr.out = make(chan commitOut, 1)
+	cr.Out = make(chan plan.Outcome, 1)
 	return nil
 }
 
 // prepare turns req into a request to the committer: its messages
 // encoded, its stagings claimed and validated, its acknowledgements
 // checked. It returns nil for a request with nothing to commit.
-func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exact bool) (*commitReq, error) {
+func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exact bool) (*plan.Request, error) {
 	now := s.opts.Clock()
 	cr := s.newRequest(ctx, req.Session)
-	cr.pos, cr.exact = req.Positions, exact
+	cr.Pos, cr.Exact = req.Positions, exact
 	claimed := map[uint64]bool{}
 	for _, w := range req.Writes {
 		t, err := s.topic(w.Topic)
 		if err != nil {
 			return nil, err
 		}
-		pw := pendingWrite{topic: w.Topic, msgs: make([]pendingMsg, len(w.Messages))}
+		pw := plan.Write{Topic: w.Topic, Msgs: make([]plan.Msg, len(w.Messages))}
 		var opened uint64
-		if pw.staged, opened, err = s.claimStaged(ctx, t, w, claimed); err != nil {
+		if pw.Staged, opened, err = s.claimStaged(ctx, t, w, claimed); err != nil {
 			return nil, err
 		}
-		if len(w.Staged) > 0 && (!cr.staged || opened < cr.openedAt) {
-			cr.staged, cr.openedAt = true, opened
+		if len(w.Staged) > 0 && (!cr.Staged || opened < cr.OpenedAt) {
+			cr.Staged, cr.OpenedAt = true, opened
 		}
 		for _, sb := range w.Staged {
-			if !slices.Contains(cr.stagings, sb.TxnID) {
-				cr.stagings = append(cr.stagings, sb.TxnID)
+			if !slices.Contains(cr.Stagings, sb.TxnID) {
+				cr.Stagings = append(cr.Stagings, sb.TxnID)
 			}
 		}
-		if len(pw.staged) > 0 {
+		if len(pw.Staged) > 0 {
 			// A chunk whose dedup cannot be decided from its summary
 			// (no seqnos, or not increasing) joins as messages.
-			var expanded []pendingMsg
-			if pw.staged, expanded, err = s.expandStaged(ctx, pw.staged, false); err != nil {
+			var expanded []plan.Msg
+			if pw.Staged, expanded, err = s.expandStaged(ctx, pw.Staged, false); err != nil {
 				return nil, err
 			}
-			pw.msgs = append(expanded, pw.msgs...)
+			pw.Msgs = append(expanded, pw.Msgs...)
 		}
-		base := len(pw.msgs) - len(w.Messages)
+		base := len(pw.Msgs) - len(w.Messages)
 		for j := range w.Messages {
 			m := &w.Messages[j]
 			if err := validateMessage(t, w.Topic, m); err != nil {
@@ -178,17 +135,17 @@ func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exac
 			if err != nil {
 				return nil, err
 			}
-			pw.msgs[base+j] = pendingMsg{partition: m.Partition, producer: m.ProducerID, group: m.MessageGroupID,
-				seqNo: m.SeqNo, hasSeqNo: m.HasSeqNo, tail: tail}
+			pw.Msgs[base+j] = plan.Msg{Partition: m.Partition, Producer: m.ProducerID, Group: m.MessageGroupID,
+				SeqNo: m.SeqNo, HasSeqNo: m.HasSeqNo, Tail: tail}
 		}
-		cr.writes = append(cr.writes, pw)
+		cr.Writes = append(cr.Writes, pw)
 	}
 	steps, err := s.sharedAcks(ctx, req.Acks) // acknowledgements of shared-consumer messages (shared.go)
 	if err != nil {
 		return nil, err
 	}
-	cr.sh = steps
-	if len(cr.writes) == 0 && len(cr.pos) == 0 && len(cr.sh) == 0 {
+	cr.Steps = steps
+	if len(cr.Writes) == 0 && len(cr.Pos) == 0 && len(cr.Steps) == 0 {
 		return nil, nil
 	}
 	return cr, nil
@@ -196,12 +153,12 @@ func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exac
 
 // newRequest is a request to the committer on behalf of ctx's statement,
 // with its deadline.
-func (s *Store) newRequest(ctx context.Context, session uint32) *commitReq {
-	cr := &commitReq{ctx: ctx, session: session, out: make(chan commitOut, 1)}
-	cr.received = s.io.now()
-	cr.deadline = cr.received.Add(s.opts.CommitTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(cr.deadline) {
-		cr.deadline = d
+func (s *Store) newRequest(ctx context.Context, session uint32) *plan.Request {
+	cr := &plan.Request{Ctx: ctx, Session: session, Out: make(chan plan.Outcome, 1)}
+	cr.Received = s.io.now()
+	cr.Deadline = cr.Received.Add(s.opts.CommitTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(cr.Deadline) {
+		cr.Deadline = d
 	}
 	return cr
 }

@@ -12,11 +12,12 @@ import (
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jsext"
+	"topicgate/topicstore/jetstream/plan"
 )
 
 // The committer: one goroutine per gateway runs the groups. What requests
 // arrived while the previous batch was in flight are planned together
-// (plan.go) and published as one atomic batch (group commit), so a
+// (package plan) and published as one atomic batch (group commit), so a
 // gateway never has two expectations on one subject in flight (the server
 // refuses those, 10164). Each batch begins with its marker on the
 // gateway's chain (chain.go), so that a batch whose answer never came is
@@ -37,15 +38,9 @@ import (
 // A request too wide for one batch goes alone, as a wide transaction
 // (wide.go); one touching a topic a wide transaction holds waits for it.
 
-// maxGroupMsgs bounds the messages of one group's batch below the server's
-// limit of jsext.MaxBatchMsgs (a wide transaction's batches use the whole
-// limit); maxRecordBytes bounds one record batch message below NATS's
-// default max_payload of 1 MiB.
-const (
-	maxGroupMsgs   = 900
-	maxRecordBytes = 512 << 10
-	maxAttempts    = 64
-)
+// maxAttempts bounds how often a group refused for a stale plan is
+// planned again.
+const maxAttempts = 64
 
 // maxGroupReqs bounds the requests the committer gathers into one group.
 const maxGroupReqs = 256
@@ -61,7 +56,7 @@ const lockPoll = 50 * time.Millisecond
 // committer runs the groups until the store closes.
 func (s *Store) committer() {
 	defer s.wg.Done()
-	var queued, blocked []*commitReq
+	var queued, blocked []*plan.Request
 	var blockedAt uint64
 	for {
 		if len(queued) == 0 {
@@ -124,14 +119,14 @@ func (s *Store) committer() {
 
 // drain fails what is still queued at Close, and what is left of the
 // requests put off.
-func (s *Store) drain(left []*commitReq) {
+func (s *Store) drain(left []*plan.Request) {
 	for _, r := range left {
-		r.out <- commitOut{err: topicstore.ErrClosed}
+		r.Out <- plan.Outcome{Err: topicstore.ErrClosed}
 	}
 	for {
 		select {
 		case r := <-s.commits:
-			r.out <- commitOut{err: topicstore.ErrClosed}
+			r.Out <- plan.Outcome{Err: topicstore.ErrClosed}
 		default:
 			return
 		}
@@ -142,7 +137,7 @@ func (s *Store) drain(left []*commitReq) {
 // the requests put off: later (the batch was full, or a wide request goes
 // on its own next) and locked (a wide transaction holds a topic they
 // touch).
-func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
+func (s *Store) runGroup(group []*plan.Request) (later, locked []*plan.Request) {
 	var why error // why the last attempt stored nothing
 	replans := 0
 	for attempt := 0; ; attempt++ {
@@ -150,9 +145,9 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 			return later, locked
 		}
 		p := s.plan(group)
-		later, locked = append(later, p.later...), append(locked, p.locked...)
-		group = p.reqs
-		if p.wide {
+		later, locked = append(later, p.Later...), append(locked, p.Locked...)
+		group = p.Reqs
+		if p.Wide {
 			o, err := s.runWide(p)
 			switch o {
 			case stored, unknown:
@@ -160,11 +155,11 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 			case refused:
 				// An expectation failed: plan again once caught up.
 				if replans++; replans > maxAttempts {
-					p.settle(s.gaveUp(replans, err))
+					p.Settle(s.gaveUp(replans, err))
 					return later, locked
 				}
 				if cerr := s.catchUp(err); cerr != nil && !errors.Is(cerr, topicstore.ErrUnavailable) {
-					p.settle(cerr)
+					p.Settle(cerr)
 					return later, locked
 				}
 			default:
@@ -173,22 +168,22 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 			why = err
 			continue
 		}
-		if len(p.msgs) == 0 {
-			p.settle(nil)
+		if len(p.Msgs) == 0 {
+			p.Settle(nil)
 			return later, locked
 		}
-		deadline := p.deadline()
-		o, last, err := s.publishResolved(p.msgs, p.doubt, deadline)
+		deadline := p.Deadline()
+		o, last, err := s.publishResolved(p.Msgs, p.doubt, deadline)
 		switch o {
 		case stored:
-			s.finish(p, last, p.msgs)
+			s.finish(p, last, p.Msgs)
 			return later, locked
 		case unknown:
 			s.mu.Lock()
 			p.doubt.answered = true
 			s.chain.unknown++
 			s.mu.Unlock()
-			p.settle(s.errOutcome(p.doubt, s.io.now().Sub(p.started), err))
+			p.Settle(s.errOutcome(p.doubt, s.io.now().Sub(p.Started), err))
 			return later, locked
 		case notStored:
 			why = err
@@ -200,24 +195,24 @@ func (s *Store) runGroup(group []*commitReq) (later, locked []*commitReq) {
 		code := jsext.ErrorCode(err)
 		if code != jsext.ErrCodeWrongLastSequence && code != jsext.ErrCodeWrongLastSequenceConstant &&
 			code != jsext.ErrCodeBatchIncomplete && code != jsext.ErrCodeBatchTooManyInflight {
-			p.settle(s.unavailable(err))
+			p.Settle(s.unavailable(err))
 			return later, locked
 		}
 		s.commitReplans.Add(1)
 		if replans++; replans > maxAttempts {
-			p.settle(s.gaveUp(replans, err))
+			p.Settle(s.gaveUp(replans, err))
 			return later, locked
 		}
 		switch code {
 		case jsext.ErrCodeWrongLastSequence:
 			if err := s.catchUp(err); err != nil && !errors.Is(err, topicstore.ErrUnavailable) {
-				p.settle(err) // the fold failed
+				p.Settle(err) // the fold failed
 				return later, locked
 			}
-			if replans > 1 && len(p.fresh) > 0 {
+			if replans > 1 && len(p.Fresh) > 0 {
 				// Refused again though caught up: a producer that expired
 				// may be expected wrongly (producers.go).
-				s.repairProducers(p.fresh)
+				s.repairProducers(p.Fresh)
 			}
 		case jsext.ErrCodeWrongLastSequenceConstant, jsext.ErrCodeBatchTooManyInflight:
 			// Another write to the same subjects is being proposed: retry
@@ -238,15 +233,15 @@ func (s *Store) gaveUp(n int, err error) error {
 // statement ended, before the next attempt (so nothing of them is
 // stored), and returns the others. why is what kept the last attempt from
 // storing it.
-func (s *Store) expire(group []*commitReq, why error) []*commitReq {
+func (s *Store) expire(group []*plan.Request, why error) []*plan.Request {
 	now := s.io.now()
 	keep := group[:0]
 	for _, r := range group {
 		switch {
-		case r.ctx.Err() != nil:
-			r.out <- commitOut{err: fmt.Errorf("%w; nothing of the commit was stored", context.Cause(r.ctx))}
-		case !now.Before(r.deadline):
-			r.out <- commitOut{err: s.timedOut(r, why)}
+		case r.Ctx.Err() != nil:
+			r.Out <- plan.Outcome{Err: fmt.Errorf("%w; nothing of the commit was stored", context.Cause(r.Ctx))}
+		case !now.Before(r.Deadline):
+			r.Out <- plan.Outcome{Err: s.timedOut(r, why)}
 		default:
 			keep = append(keep, r)
 		}
@@ -256,7 +251,7 @@ func (s *Store) expire(group []*commitReq, why error) []*commitReq {
 
 // timedOut is the answer to a request whose deadline passed with nothing
 // of it stored.
-func (s *Store) timedOut(r *commitReq, why error) error {
+func (s *Store) timedOut(r *plan.Request, why error) error {
 	reason := "it waited for a wide transaction's topics"
 	if why != nil {
 		reason = why.Error()
@@ -265,19 +260,19 @@ func (s *Store) timedOut(r *commitReq, why error) error {
 		}
 	}
 	return fmt.Errorf("%w: the NATS cluster (%s) did not store the commit within %v (%s); nothing of it was stored",
-		topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), r.deadline.Sub(r.received).Round(time.Millisecond), reason)
+		topicstore.ErrUnavailable, jsext.RedactURLs(s.opts.URLs), r.Deadline.Sub(r.Received).Round(time.Millisecond), reason)
 }
 
 // finish settles a group the stream stored, last being its last sequence:
 // the fold applies it, and its requests are answered.
 func (s *Store) finish(p *groupPlan, last uint64, msgs []*nats.Msg) {
 	s.commitGroups.Add(1)
-	s.commitRequests.Add(int64(len(p.reqs)))
+	s.commitRequests.Add(int64(len(p.Reqs)))
 	s.waitStored(last, msgs)
 	s.cacheRecords(last, msgs)
 	s.throttle(p)
-	p.settle(nil)
-	s.autoSplit(p.wrote)
+	p.Settle(nil)
+	s.autoSplit(p.Wrote)
 }
 
 // waitStored waits until the fold has applied a batch the stream stored,
@@ -312,19 +307,19 @@ func (s *Store) throttle(p *groupPlan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Clock()
-	for i, parts := range p.wrote {
+	for i, parts := range p.Wrote {
 		for _, k := range parts {
-			t := s.fold.ByID[k.topic]
-			if t == nil || int(k.part) >= len(t.Parts) {
+			t := s.fold.ByID[k.Topic]
+			if t == nil || int(k.Part) >= len(t.Parts) {
 				continue
 			}
 			rate, burst := topicstore.ThrottleLimits(&t.Rec.Config)
 			if rate == 0 {
 				continue
 			}
-			b := t.Parts[k.part].Bucket // a copy: the fold owns the bucket
+			b := t.Parts[k.Part].Bucket // a copy: the fold owns the bucket
 			b.Refill(now, rate, burst)
-			p.res[i].Throttle = max(p.res[i].Throttle, b.Debt(rate))
+			p.Res[i].Throttle = max(p.Res[i].Throttle, b.Debt(rate))
 		}
 	}
 }
@@ -338,4 +333,61 @@ func (s *Store) catchUp(refusal error) error {
 		return s.io.waitApplied(ctx, n)
 	}
 	return s.io.sync(ctx)
+}
+
+// groupPlan is a group's plan (plan.Batch) and, once it is registered
+// on the chain, its doubt (chain.go); nil for an empty batch and a wide
+// one (wide.go marks each of its batches).
+type groupPlan struct {
+	*plan.Batch
+	doubt *doubt
+}
+
+// plan plans group on the fold (plan.Planner.Plan) and registers the
+// batch on the chain.
+func (s *Store) plan(group []*plan.Request) *groupPlan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &groupPlan{Batch: s.planner().Plan(group)}
+	if p.Mark {
+		s.markBatch(p)
+	}
+	return p
+}
+
+// planner is the commit's planner on this gateway's fold and caches; it
+// is used under s.mu.
+func (s *Store) planner() *plan.Planner {
+	return &plan.Planner{Fold: s.fold, Subj: s.subj, Gw: s.stage.gw, Clock: s.opts.Clock, Now: s.io.now,
+		BatchLimit: s.batchLimit(), ProducerExpiry: s.opts.ProducerExpiry, Window: s.shWindow(), Caches: &s.shc}
+}
+
+// markBatch registers the batch's doubt (chain.go) with its witness: its
+// first record batch or, without one, its first shared-consumer state, or,
+// without either (or when it joins staged chunks), a marker put first. It
+// runs under s.mu.
+func (s *Store) markBatch(p *groupPlan) {
+	staged := false
+	for i, r := range p.Reqs {
+		staged = staged || p.Errs[i] == nil && r.Staged
+	}
+	// A batch joining staged chunks carries a link of the chain whatever
+	// else it holds: the sweep fences the chain before it deletes chunks
+	// (sweep.go), so the link is what refuses a batch planned before the
+	// fence.
+	if i, prev, ok := p.WitnessIndex(); ok && !staged {
+		p.doubt = s.witness(p.Msgs, i, prev, p.Stagings())
+		return
+	}
+	var m *nats.Msg
+	m, p.doubt = s.marker(len(p.Msgs)+1, p.Stagings())
+	p.Msgs = append([]*nats.Msg{m}, p.Msgs...)
+}
+
+// batchLimit is the most messages one atomic batch may hold.
+func (s *Store) batchLimit() int {
+	if s.maxBatch > 0 {
+		return s.maxBatch
+	}
+	return jsext.MaxBatchMsgs
 }

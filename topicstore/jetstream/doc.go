@@ -25,9 +25,10 @@
 //     stream; a digest at each snapshot's point checks that the gateways
 //     agree);
 //   - the commit: a request prepared (commit.go), grouped by one committer
-//     goroutine (committer.go) and planned (plan.go; its checks and
-//     routing, plan_check.go, on topicstore/decide; its record batches,
-//     plan_records.go) into one atomic batch per group, every message conditional on its subject's last sequence
+//     goroutine (committer.go) and planned (the subpackage plan: its
+//     checks and routing on topicstore/decide, its record batches, the
+//     shared consumers' steps) into one atomic batch per group, every
+//     message conditional on its subject's last sequence
 //     (a multi-key compare-and-set), so offsets stay contiguous, a
 //     (producer, seqno) is decided once and positions move only from where
 //     they were read; the batch is the whole commit, so there is nothing to
@@ -64,8 +65,9 @@
 //     read, by stream sequence, so reads of recent data need no direct get;
 //   - gathering (gather.go): a question every live gateway answers over
 //     core NATS (topicstore.Gatherer: sys.sessions across gateways);
-//   - shared consumers (shared*.go) on sharedcore, with this gateway's
-//     caches of their windows (shared_cache.go), staging (stage.go),
+//   - shared consumers (shared*.go) on sharedcore, their steps planned
+//     with the commits (plan/shared.go) on this gateway's caches of their
+//     windows (plan.SharedCaches, filled by shared.go), staging (stage.go),
 //     catalog changes and splits (catalog.go), reads and retention
 //     (read.go), the maintenance lease (maintain.go), the sweep of dead
 //     gateways' staged chunks behind a fence (sweep.go), read-session
@@ -84,7 +86,7 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold and jsext (above); natsnode runs real nats-server processes built from the
+// Subpackages: fold, plan and jsext (above); natsnode runs real nats-server processes built from the
 // version go.mod pins (tool directive); jstest gives a test its own cluster;
 // jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //

@@ -10,6 +10,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/jstest"
+	"topicgate/topicstore/jetstream/plan"
 )
 
 // TestGatewayStartsAfterRetention: a gateway started after retention
@@ -85,7 +86,7 @@ func TestFoldErrorRefuses(t *testing.T) {
 	id := a.fold.ByName["f"].Rec.ID // its subjects' id (TopicInfo.ID is its creation ordinal)
 	a.mu.Unlock()
 	m := nats.NewMsg(a.subj.Data(id, 0))
-	a.recordHeaders(m, 100, 1, time.Now().UnixMicro(), 1, 1, 0)
+	plan.RecordHeaders(m, a.stage.gw, 100, 1, time.Now().UnixMicro(), 1, 1, 0)
 	_, err := a.js.PublishMsg(ctx, m)
 	require.NoError(t, err)
 	err = commit()

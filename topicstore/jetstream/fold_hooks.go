@@ -24,9 +24,9 @@ func (h foldHooks) SnapPoint(seq uint64, holder string, digest uint64) {
 
 func (h foldHooks) SnapMismatch(at, digest, want uint64) { h.s.snapMismatch(at, digest, want) }
 
-func (h foldHooks) SharedReset(id uint64, name string) { h.s.sharedReset(id, name) }
+func (h foldHooks) SharedReset(id uint64, name string) { h.s.shc.Reset(id, name) }
 
-func (h foldHooks) SharedGone(id uint64) { h.s.sharedGone(id) }
+func (h foldHooks) SharedGone(id uint64) { h.s.shc.Gone(id) }
 
 func (h foldHooks) SharedCASBroken(subject string, seq, expected, folded uint64) {
 	h.s.sharedCASBroken(subject, seq, expected, folded)

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"testing"
@@ -125,7 +126,7 @@ func TestOpenFoldsPastTheTimeout(t *testing.T) {
 func TestRecordFields(t *testing.T) {
 	s := &Store{stage: stagings{gw: "g1"}}
 	m := nats.NewMsg("x")
-	s.recordHeaders(m, 7, 3, 1700000000000001, 42, 99, 12)
+	plan.RecordHeaders(m, s.stage.gw, 7, 3, 1700000000000001, 42, 99, 12)
 	r, ref, cum, gw, err := fold.RecordFields(m.Header)
 	require.NoError(t, err)
 	require.Equal(t, fold.Rec{Base: 7, N: 3, WrittenAt: 1700000000000001, Size: 42}, r)

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 // each position's last message) and a small constant of the gateway's own
 // (its heartbeat, chain, lease), not one message per commit: producers,
 // positions, starts and the lease roll their subjects up (producers every
-// producerRollupEvery writes, and maintenance compacts the idle ones), the
+// plan.ProducerRollupEvery writes, and maintenance compacts the idle ones), the
 // chain is purged by maintenance; producers that expired leave the stream.
 func TestHistoryBoundedByLiveState(t *testing.T) {
 	c := jstest.Start(t, 1)
@@ -49,8 +50,8 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 			}
 		}
 	}
-	// An active producer's subject holds at most producerRollupEvery
-	// messages: every producerRollupEvery-th write rolls it up.
+	// An active producer's subject holds at most plan.ProducerRollupEvery
+	// messages: every plan.ProducerRollupEvery-th write rolls it up.
 	s.mu.Lock()
 	id := s.fold.ByName["t"].Rec.ID
 	s.mu.Unlock()
@@ -58,7 +59,7 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, info.State.Subjects, producers)
 	for subj, n := range info.State.Subjects {
-		require.LessOrEqual(t, n, uint64(producerRollupEvery), subj)
+		require.LessOrEqual(t, n, uint64(plan.ProducerRollupEvery), subj)
 		require.Greater(t, n, uint64(1), "%s: not rolled up on every write", subj)
 	}
 	before := streamMessages(t, s)

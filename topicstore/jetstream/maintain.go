@@ -120,7 +120,7 @@ func (s *Store) takeLease(d time.Duration) (bool, error) {
 	m := nats.NewMsg(s.subj.Of(fold.KindLease))
 	m.Header.Set(fold.HHolder, s.stage.gw)
 	m.Header.Set(fold.HUntil, strconv.FormatInt(now.Add(d).UnixMicro(), 10))
-	expect(m, l.Seq)
+	jsext.Expect(m, l.Seq)
 	m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // the lease is its last message
 	ctx, cancel := s.request(context.Background())
 	defer cancel()

@@ -1,6 +1,9 @@
 package jetstream
 
-import "time"
+import (
+	"time"
+	"topicgate/topicstore/jetstream/plan"
+)
 
 // Pacing group commit.
 //
@@ -62,13 +65,13 @@ func (p *pacer) expected(members map[uint32]bool, now time.Time) int {
 
 // note records the sessions of group as having committed at now, and
 // forgets those idle for longer than paceWindow.
-func (p *pacer) note(group []*commitReq, now time.Time) {
+func (p *pacer) note(group []*plan.Request, now time.Time) {
 	if p.last == nil {
 		p.last = map[uint32]time.Time{}
 	}
 	for _, r := range group {
-		if r.session != 0 {
-			p.last[r.session] = now
+		if r.Session != 0 {
+			p.last[r.Session] = now
 		}
 	}
 	if now.Sub(p.swept) > paceWindow {
@@ -84,7 +87,7 @@ func (p *pacer) note(group []*commitReq, now time.Time) {
 // linger returns group, grown by the requests that arrive within
 // CommitDelay from the sessions it waits for (see above); it returns at
 // once when none is expected.
-func (s *Store) linger(group []*commitReq) []*commitReq {
+func (s *Store) linger(group []*plan.Request) []*plan.Request {
 	d := s.opts.CommitDelay
 	now := s.pace.now()
 	defer func() { s.pace.note(group, now) }()
@@ -93,7 +96,7 @@ func (s *Store) linger(group []*commitReq) []*commitReq {
 	}
 	members := make(map[uint32]bool, len(group))
 	for _, r := range group {
-		members[r.session] = true
+		members[r.Session] = true
 	}
 	want := s.pace.expected(members, now)
 	if want == 0 {
@@ -109,9 +112,9 @@ func (s *Store) linger(group []*commitReq) []*commitReq {
 		select {
 		case r := <-s.commits:
 			group = append(group, r)
-			if r.session != 0 && !members[r.session] {
-				members[r.session] = true
-				if s.pace.recent(r.session, now) {
+			if r.Session != 0 && !members[r.Session] {
+				members[r.Session] = true
+				if s.pace.recent(r.Session, now) {
 					want--
 				}
 			}

@@ -9,20 +9,21 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/jstest"
+	"topicgate/topicstore/jetstream/plan"
 )
 
 // pacedStore is the part of a Store that linger uses, with a frozen pace
 // clock the test moves.
 func pacedStore(delay time.Duration, now *time.Time) *Store {
-	s := &Store{opts: Options{CommitDelay: delay}, commits: make(chan *commitReq, 8), done: make(chan struct{})}
+	s := &Store{opts: Options{CommitDelay: delay}, commits: make(chan *plan.Request, 8), done: make(chan struct{})}
 	s.pace.clock = func() time.Time { return *now }
 	return s
 }
 
-func sessions(group []*commitReq) []uint32 {
+func sessions(group []*plan.Request) []uint32 {
 	var out []uint32
 	for _, r := range group {
-		out = append(out, r.session)
+		out = append(out, r.Session)
 	}
 	return out
 }
@@ -34,53 +35,53 @@ func sessions(group []*commitReq) []uint32 {
 func TestLinger(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	s := pacedStore(time.Hour, &now)
-	req := func(session uint32) *commitReq { return &commitReq{session: session} }
+	req := func(session uint32) *plan.Request { return &plan.Request{Session: session} }
 
 	// Alone, again and again: nobody else is expected.
-	require.Equal(t, []uint32{1}, sessions(s.linger([]*commitReq{req(1)})))
-	require.Equal(t, []uint32{1}, sessions(s.linger([]*commitReq{req(1)})))
+	require.Equal(t, []uint32{1}, sessions(s.linger([]*plan.Request{req(1)})))
+	require.Equal(t, []uint32{1}, sessions(s.linger([]*plan.Request{req(1)})))
 	require.Zero(t, s.commitHeld.Load())
 
 	// Session 2's group waits for 1 (an hour at most); 3, unknown, joins
 	// on the way without being waited for.
 	s.commits <- req(3)
 	s.commits <- req(1)
-	require.Equal(t, []uint32{2, 3, 1}, sessions(s.linger([]*commitReq{req(2)})))
+	require.Equal(t, []uint32{2, 3, 1}, sessions(s.linger([]*plan.Request{req(2)})))
 	require.Equal(t, int64(1), s.commitHeld.Load())
 
 	// It stops once the expected have joined: 4 stays queued.
 	s.commits <- req(1)
 	s.commits <- req(2)
 	s.commits <- req(4)
-	require.Equal(t, []uint32{3, 1, 2}, sessions(s.linger([]*commitReq{req(3)})))
+	require.Equal(t, []uint32{3, 1, 2}, sessions(s.linger([]*plan.Request{req(3)})))
 	require.Len(t, s.commits, 1)
 	<-s.commits
 
 	// Requests without a session (the store's own) are never waited for.
 	own := pacedStore(time.Hour, &now)
-	own.linger([]*commitReq{req(0)})
+	own.linger([]*plan.Request{req(0)})
 	require.Empty(t, own.pace.last)
-	require.Equal(t, []uint32{1}, sessions(own.linger([]*commitReq{req(1)})))
+	require.Equal(t, []uint32{1}, sessions(own.linger([]*plan.Request{req(1)})))
 	require.Zero(t, own.commitHeld.Load())
 
 	// Past paceWindow nobody is expected any more, and the idle are
 	// forgotten.
 	now = now.Add(paceWindow + time.Millisecond)
 	held := s.commitHeld.Load()
-	require.Equal(t, []uint32{5}, sessions(s.linger([]*commitReq{req(5)})))
+	require.Equal(t, []uint32{5}, sessions(s.linger([]*plan.Request{req(5)})))
 	require.Equal(t, held, s.commitHeld.Load())
 	require.Len(t, s.pace.last, 1)
 
 	// A session that does not come: the group goes after CommitDelay.
 	short := pacedStore(5*time.Millisecond, &now)
-	short.linger([]*commitReq{req(1)})
-	require.Equal(t, []uint32{2}, sessions(short.linger([]*commitReq{req(2)})))
+	short.linger([]*plan.Request{req(1)})
+	require.Equal(t, []uint32{2}, sessions(short.linger([]*plan.Request{req(2)})))
 	require.Equal(t, int64(1), short.commitHeld.Load())
 
 	// A negative delay turns pacing off.
 	off := pacedStore(-1, &now)
-	off.linger([]*commitReq{req(1)})
-	require.Equal(t, []uint32{2}, sessions(off.linger([]*commitReq{req(2)})))
+	off.linger([]*plan.Request{req(1)})
+	require.Equal(t, []uint32{2}, sessions(off.linger([]*plan.Request{req(2)})))
 	require.Zero(t, off.commitHeld.Load())
 }
 

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"fmt"
@@ -19,12 +20,12 @@ import (
 // messages. A rollup (Nats-Rollup: sub) removes the messages before it,
 // but it costs the stream a deletion on every replica inside the commit,
 // so a commit rolls a producer's subject up only when it would otherwise
-// hold producerRollupEvery messages (the fold counts them, pending); the
+// hold plan.ProducerRollupEvery messages (the fold counts them, pending); the
 // maintenance lease holder purges what idle producers left below their
 // last message (compactProducers). So an active producer holds at most
-// producerRollupEvery messages, an idle one a single message. One
+// plan.ProducerRollupEvery messages, an idle one a single message. One
 // whose topic's producer_inactivity_period passed without a write is
-// forgotten: every gateway already treats it as fresh (simProducer), and
+// forgotten: every gateway already treats it as fresh (the plan), and
 // the maintenance lease holder removes it (expireProducers) in two steps:
 //
 //  1. it purges the producer's subject up to the sequence its fold holds
@@ -44,12 +45,6 @@ import (
 // subject (repairProducers) and takes it as its state. So nothing is kept
 // per producer beyond its inactivity period, and the cost of the repair
 // falls on the rare write that races an expiry.
-
-// producerRollupEvery bounds the messages a producer's subject holds:
-// every producerRollupEvery-th write rolls it up. Measured through a
-// gateway on three nodes syncing every write (ingest-dedup, 16
-// producers), a rollup on every write cost 5-7% of the throughput.
-const producerRollupEvery = 32
 
 // producerIdle is how long a producer has not written before maintenance
 // purges its subject down to its last message.
@@ -141,10 +136,10 @@ func (s *Store) expireProducers(ctx context.Context, now time.Time) (int, error)
 // leaves to the fold. The fold may be wrong about a producer that expired
 // (see above); the stream is not. Errors leave an entry as it was: the
 // group is refused again and retried.
-func (s *Store) repairProducers(keys []prodKey) {
+func (s *Store) repairProducers(keys []plan.ProdKey) {
 	for _, k := range keys {
 		ctx, cancel := s.request(context.Background())
-		seq, h, err := s.io.lastFor(ctx, s.subj.Producer(k.topic, k.producer))
+		seq, h, err := s.io.lastFor(ctx, s.subj.Producer(k.Topic, k.Producer))
 		cancel()
 		if err != nil {
 			continue
@@ -158,13 +153,13 @@ func (s *Store) repairProducers(keys []prodKey) {
 			s.mu.Unlock()
 			continue
 		}
-		if t := s.fold.ByID[k.topic]; t != nil {
-			cur := t.Prods[k.producer]
+		if t := s.fold.ByID[k.Topic]; t != nil {
+			cur := t.Prods[k.Producer]
 			switch {
 			case seq == 0:
-				delete(t.Prods, k.producer)
+				delete(t.Prods, k.Producer)
 			case cur == nil || cur.Seq < seq:
-				t.Prods[k.producer] = fold.ProducerFromHeaders(h, seq)
+				t.Prods[k.Producer] = fold.ProducerFromHeaders(h, seq)
 			}
 		}
 		s.mu.Unlock()

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/decide"
 	"topicgate/topicstore/jetstream/fold"
 
 	"context"
@@ -17,32 +18,6 @@ import (
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/jsext"
 )
-
-func hasConsumer(t *fold.Topic, name string) bool {
-	for _, c := range t.Rec.Config.Consumers {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// position is a consumer's committed offset in partition p: the stored
-// one, else its initial one (read_from), clamped up to the partition's
-// start. It runs under s.mu.
-func (s *Store) position(t *fold.Topic, consumer string, p int32) int64 {
-	ps := t.Parts[p]
-	off, ok := int64(0), false
-	if st := t.Pos[consumer][p]; st != nil && !st.Reset {
-		off, ok = st.Off, true
-	} else if init, found := t.Initial[consumer][p]; found {
-		off, ok = init, true
-	}
-	if !ok || off < ps.Start {
-		return ps.Start
-	}
-	return off
-}
 
 // Scan implements topicstore.Store: it finds the batches of the range in
 // the fold's index and fetches each from the stream (a direct get, served
@@ -315,7 +290,7 @@ func (s *Store) expiry(t *fold.Topic) time.Duration {
 // is unbound (-1) until its next write binds it again.
 func producerInfo(t *fold.Topic, id string, ps *fold.Producer) topicstore.ProducerInfo {
 	part := ps.Part
-	if inactive(t, part) {
+	if decide.Inactive(&t.Rec.Layout, part) {
 		part = -1
 	}
 	return topicstore.ProducerInfo{ProducerID: id, Partition: part, MaxSeqNo: ps.MaxNo, LastWrite: ps.At}
@@ -329,12 +304,12 @@ func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
 	}
-	if !hasConsumer(t, consumer) {
+	if !t.HasConsumer(consumer) {
 		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
 	}
 	out := make(map[int32]int64, len(t.Parts))
 	for p := range t.Parts {
-		out[int32(p)] = s.position(t, consumer, int32(p))
+		out[int32(p)] = t.Position(consumer, int32(p))
 	}
 	return out, nil
 }
@@ -433,7 +408,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 				}
 				switch {
 				case c.Important:
-					start = min(start, s.position(t, c.Name, int32(p)))
+					start = min(start, t.Position(c.Name, int32(p)))
 				case c.AvailabilityPeriod > 0:
 					// What the consumer has not committed stays for the
 					// availability period, and no longer.
@@ -442,7 +417,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 					if i := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].WrittenAt >= avail }); i < len(ps.Recs) {
 						young = ps.Recs[i].Base
 					}
-					start = min(start, max(s.position(t, c.Name, int32(p)), young))
+					start = min(start, max(t.Position(c.Name, int32(p)), young))
 				}
 			}
 			if start <= ps.Start {
@@ -469,7 +444,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 		m := nats.NewMsg(s.subj.Start(c.id, c.part))
 		m.Header.Set(fold.HStart, strconv.FormatInt(c.start, 10))
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a partition's start is its last message
-		expect(m, c.prev)
+		jsext.Expect(m, c.prev)
 		batch := []*nats.Msg{m}
 		subjects := make([]string, 0, len(c.checks))
 		for subj := range c.checks {

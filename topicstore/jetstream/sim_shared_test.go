@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/plan"
 	"topicgate/topicstore/sharedcore"
 )
 
@@ -233,13 +234,13 @@ func (m *sim) settleShared(g *simGW, r *simReq) {
 // verifyShared checks that every confirmed acknowledgement is finished in
 // the fold v of the whole stream.
 func (m *sim) verifyShared(v *Store) {
-	t, _, c, err := v.sharedLookup("t", simShared)
+	t, _, c, err := v.shc.Lookup(v.fold, "t", simShared)
 	if err != nil {
 		m.fail(fmt.Errorf("shared consumer: %w", err))
 		return
 	}
 	for ref := range m.w.sh.acked {
-		st, start := v.sharedState(t, simShared, c, ref.Partition)
+		st, start := plan.SharedState(t, simShared, c, ref.Partition)
 		if ref.Offset < start {
 			continue
 		}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"errors"
@@ -35,7 +36,7 @@ type simReq struct {
 	bodies []string  // unique bodies it writes: stored all or none
 	seqs   []simSeqs // seqnos of the retried producers it writes
 	pos    []simPosMove
-	cr     *commitReq
+	cr     *plan.Request
 	// answered: its client heard an answer (crashed: the gateway died
 	// first, so the outcome is unknown to it).
 	answered, crashed bool
@@ -260,7 +261,7 @@ func (m *sim) positions(g *simGW, r *simReq, n int) {
 		return
 	}
 	for _, p := range m.rng.Perm(tp.parts)[:min(n, tp.parts)] {
-		cur := g.s.position(t, "c", int32(p))
+		cur := t.Position("c", int32(p))
 		end := t.Parts[p].End
 		if end <= cur {
 			continue
@@ -277,7 +278,7 @@ func (m *sim) positions(g *simGW, r *simReq, n int) {
 func (m *sim) execute(g *simGW, reqs []*simReq) {
 	ctx := context.Background()
 	s := g.s
-	var group []*commitReq
+	var group []*plan.Request
 	var workers []*simReq
 	for _, r := range reqs {
 		if r.kind == "acquire" || r.kind == "ack" || r.kind == "release" {
@@ -309,7 +310,7 @@ func (m *sim) execute(g *simGW, reqs []*simReq) {
 	}
 	// A worker's step runs with the group, the first one does, as the
 	// committer would group them.
-	s.inline = func(cr *commitReq) {
+	s.inline = func(cr *plan.Request) {
 		m.runAll(s, append(group, cr))
 		group = nil
 	}
@@ -322,19 +323,19 @@ func (m *sim) execute(g *simGW, reqs []*simReq) {
 		if r.cr == nil {
 			continue
 		}
-		o := <-r.cr.out
-		if o.err == errExpand {
+		o := <-r.cr.Out
+		if o.Err == plan.ErrExpand {
 			if err := s.expandAll(ctx, r.cr); err != nil {
-				o.err = err
+				o.Err = err
 			} else {
-				m.runAll(s, []*commitReq{r.cr})
-				o = <-r.cr.out
+				m.runAll(s, []*plan.Request{r.cr})
+				o = <-r.cr.Out
 			}
 		}
-		s.settleStaged(r.req, o.err)
-		m.w.settle(r, o.err, o.res)
+		s.settleStaged(r.req, o.Err)
+		m.w.settle(r, o.Err, o.Res)
 		m.settleShared(g, r)
-		if o.err != nil && r.txn != 0 {
+		if o.Err != nil && r.txn != 0 {
 			// The transaction rolls back. txn does not discard a staging
 			// whose commit is in doubt, but the store must not delete it
 			// if asked: it is checked here by asking.
@@ -348,7 +349,7 @@ func (m *sim) execute(g *simGW, reqs []*simReq) {
 var errSimGaveUp = fmt.Errorf("%w: sim: still waiting for a wide transaction", topicstore.ErrUnavailable)
 
 // runAll is the committer's loop over one set of requests.
-func (m *sim) runAll(s *Store, group []*commitReq) {
+func (m *sim) runAll(s *Store, group []*plan.Request) {
 	ctx := context.Background()
 	for round := 0; len(group) > 0; round++ {
 		later, locked := s.runGroup(group)
@@ -360,7 +361,7 @@ func (m *sim) runAll(s *Store, group []*commitReq) {
 		if len(later) == 0 && len(locked) > 0 {
 			if round > 200 {
 				for _, cr := range locked {
-					cr.out <- commitOut{err: errSimGaveUp}
+					cr.Out <- plan.Outcome{Err: errSimGaveUp}
 				}
 				return
 			}
@@ -470,7 +471,7 @@ func (m *sim) aftermath() {
 			g.s.mu.Lock()
 			t := g.s.fold.ByName[tp.name]
 			for p := range tp.parts {
-				cur, end := g.s.position(t, "c", int32(p)), t.Parts[p].End
+				cur, end := t.Position("c", int32(p)), t.Parts[p].End
 				if end > cur {
 					r.req.Positions = append(r.req.Positions, topicstore.PositionUpdate{Topic: tp.name, Consumer: "c", Partition: int32(p), Offset: end, Expect: cur})
 					r.pos = append(r.pos, simPosMove{tp.name, int32(p), end})
@@ -649,7 +650,7 @@ func (m *sim) verify() {
 			if next < ps.End {
 				m.fail(fmt.Errorf("%s/%d: offsets %d..%d missing", tp.name, p, next, ps.End-1))
 			}
-			if pos, k := v.position(t, "c", int32(p)), (simPosKey{tp.name, int32(p)}); pos < m.w.posAcked[k] || pos > ps.End {
+			if pos, k := t.Position("c", int32(p)), (simPosKey{tp.name, int32(p)}); pos < m.w.posAcked[k] || pos > ps.End {
 				m.fail(fmt.Errorf("%s/%d: consumer c is at %d, acknowledged at %d, end %d", tp.name, p, pos, m.w.posAcked[k], ps.End))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 )
 
 // Staging (topicstore.Stager): a large transaction's messages are stored
@@ -236,7 +237,7 @@ func (s *Store) settleStaged(req *topicstore.CommitRequest, err error) {
 // producer's chunk without increasing seqnos; all of them with all set)
 // and returns the others and those messages, in order: expanded chunks
 // come first only when every chunk is expanded, so order is kept.
-func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChunk, all bool) ([]topicstore.StagedChunk, []pendingMsg, error) {
+func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChunk, all bool) ([]topicstore.StagedChunk, []plan.Msg, error) {
 	need := all
 	for _, c := range chunks {
 		if c.ProducerID != "" && !c.SeqOK {
@@ -246,7 +247,7 @@ func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChun
 	if !need {
 		return chunks, nil, nil
 	}
-	var out []pendingMsg
+	var out []plan.Msg
 	var dec topicstore.MsgDecoder
 	for _, c := range chunks {
 		rctx, cancel := s.request(ctx)
@@ -269,8 +270,8 @@ func (s *Store) expandStaged(ctx context.Context, chunks []topicstore.StagedChun
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, pendingMsg{partition: c.Partition, producer: m.ProducerID, group: m.MessageGroupID,
-				seqNo: seq, hasSeqNo: hasSeq, tail: append([]byte(nil), tail...)})
+			out = append(out, plan.Msg{Partition: c.Partition, Producer: m.ProducerID, Group: m.MessageGroupID,
+				SeqNo: seq, HasSeqNo: hasSeq, Tail: append([]byte(nil), tail...)})
 		}
 	}
 	return nil, out, nil

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"fmt"
@@ -79,7 +80,7 @@ func BenchmarkGatewayStart(b *testing.B) {
 				} else {
 					m = nats.NewMsg(s.subj.Data(id, 0))
 					m.Data = []byte("x")
-					s.recordHeaders(m, int64(i), 1, at, 1, int64(i+1), 0)
+					plan.RecordHeaders(m, s.stage.gw, int64(i), 1, at, 1, int64(i+1), 0)
 				}
 				if _, err := s.js.PublishMsgAsync(m); err != nil {
 					b.Fatal(err)

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"errors"
@@ -154,10 +155,10 @@ type Store struct {
 	maxBatch int
 	// inline, set by the simulation only, runs a shared step's request
 	// on the caller's goroutine (sharedSubmit) instead of the committer's.
-	inline  func(*commitReq)
+	inline  func(*plan.Request)
 	barrier barriers // read barriers (barrier.go)
 	cons    natsjs.ConsumeContext
-	commits chan *commitReq
+	commits chan *plan.Request
 	done    chan struct{}
 	wg      sync.WaitGroup
 
@@ -171,7 +172,7 @@ type Store struct {
 	// sharedcore.DefaultWindow; the simulation makes it small, so that
 	// windows move on and gateways' windows differ).
 	shWin int
-	shc   shCaches // shared consumers' caches (shared_cache.go)
+	shc   plan.SharedCaches // shared consumers' caches (filled by sharedFill, shared.go)
 
 	groups groupsState // read-session groups (groups.go)
 
@@ -413,7 +414,7 @@ func (o Options) withDefaults() Options {
 // newStore is a Store with its state empty and no connection: Open gives
 // it the cluster; the simulation (sim_test.go) its own clusterIO.
 func newStore(o Options, gw uint64) *Store {
-	s := &Store{opts: o, commits: make(chan *commitReq, 1024), done: make(chan struct{})}
+	s := &Store{opts: o, commits: make(chan *plan.Request, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.cache = newRecordCache(o.CacheBytes)
 	s.subj = "tg"

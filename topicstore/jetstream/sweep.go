@@ -148,7 +148,7 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 			m := nats.NewMsg(s.subj.Chain(gw))
 			m.Header.Set(fold.HFence, s.stage.gw)
 			m.Header.Set(fold.HPrev, strconv.FormatUint(v.expect, 10))
-			expect(m, v.expect)
+			jsext.Expect(m, v.expect)
 			rctx, cancel := s.request(ctx)
 			seq, err := s.io.publish(rctx, m)
 			cancel()

@@ -26,7 +26,7 @@ import (
 // intent is the subject's last message, so no commit planned on the state
 // before it can land on that subject any more. While a transaction has
 // intents and no decision it holds the topics they are on: a gateway
-// plans no commit that touches them (checkRequest: errLocked) until the
+// plans no commit that touches them (the plan puts them off as Batch.Locked) until the
 // decision, and such requests wait in the committer.
 //
 // The decision is a message on the transaction's own subject,
@@ -82,41 +82,6 @@ func (s *Store) decided(gw string, n uint64, commit bool) {
 	s.cond.Broadcast()
 }
 
-// requestLocked reports whether a wide transaction holds a topic r
-// touches. It runs under s.mu.
-func (s *Store) requestLocked(r *commitReq) bool {
-	if len(s.fold.Wide.Locked) == 0 {
-		return false
-	}
-	held := func(name string) bool {
-		t := s.fold.ByName[name]
-		return t != nil && s.fold.Wide.Locked[t.Rec.ID] > 0
-	}
-	for _, w := range r.writes {
-		if held(w.topic) {
-			return true
-		}
-	}
-	for _, u := range r.pos {
-		if held(u.Topic) {
-			return true
-		}
-	}
-	for _, st := range r.sh {
-		if held(st.topic) {
-			return true
-		}
-		if t := s.fold.ByName[st.topic]; t != nil {
-			for _, c := range t.Rec.Config.Consumers {
-				if c.Name == st.consumer && c.DeadLetterQueue != "" && held(c.DeadLetterQueue) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // runWide commits the one request of p, too wide for one batch, as a wide
 // transaction: its intents, then its decision. It settles the request,
 // except when it returns refused or notStored (nothing stored: the
@@ -128,17 +93,17 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	if s.wideOwn.mine == nil {
 		s.wideOwn.mine = map[uint64]*ownWide{}
 	}
-	own := &ownWide{txns: p.stagings()}
+	own := &ownWide{txns: p.Stagings()}
 	s.wideOwn.mine[n] = own
 	s.mu.Unlock()
 	s.commitWide.Add(1)
 	key := fold.WideKey(s.stage.gw, n)
 	guards := map[*nats.Msg]bool{}
-	for _, m := range p.guards {
+	for _, m := range p.Guards {
 		guards[m] = true
 	}
 	var body []*nats.Msg
-	for _, m := range p.msgs {
+	for _, m := range p.Msgs {
 		if guards[m] {
 			continue
 		}
@@ -148,7 +113,7 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 		m.Header.Del(natsjs.MsgRollup)
 		body = append(body, m)
 	}
-	deadline := p.deadline()
+	deadline := p.Deadline()
 	size := s.batchLimit() - 1
 	for i := 0; i < len(body); i += size {
 		chunk := body[i:min(i+size, len(body))]
@@ -167,8 +132,8 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	}
 	x := nats.NewMsg(s.subj.Decision(s.stage.gw, n))
 	x.Header.Set(fold.HDecide, "commit")
-	expect(x, 0)
-	decision := append(append([]*nats.Msg{}, p.guards...), x)
+	jsext.Expect(x, 0)
+	decision := append(append([]*nats.Msg{}, p.Guards...), x)
 	o, last, msgs, err := s.publishLinked(decision, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(fold.HDecide, strconv.FormatUint(n, 10)) })
 	if o == stored {
 		s.finish(p, last, msgs)
@@ -219,8 +184,8 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 		s.commitGroups.Add(1)
 		s.commitRequests.Add(1)
 		s.throttle(p)
-		p.settle(nil)
-		s.autoSplit(p.wrote)
+		p.Settle(nil)
+		s.autoSplit(p.Wrote)
 		return stored, nil
 	case known:
 		s.forgetWide(n)
@@ -233,8 +198,8 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 	own.answered = true
 	s.chain.unknown++
 	s.mu.Unlock()
-	p.settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
-		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), s.io.now().Sub(p.started).Round(time.Millisecond), n, s.stage.gw, why, err))
+	p.Settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
+		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), s.io.now().Sub(p.Started).Round(time.Millisecond), n, s.stage.gw, why, err))
 	return unknown, nil
 }
 

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/plan"
 
 	"context"
 	"fmt"
@@ -44,7 +45,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 			last := s.fold.ChainLast(gw)
 			link.Header.Set(fold.HAbort, strconv.FormatUint(n, 10))
 			link.Header.Set(fold.HPrev, strconv.FormatUint(last, 10))
-			expect(link, last)
+			jsext.Expect(link, last)
 		} else {
 			link, d = s.marker(2, nil)
 			link.Header.Set(fold.HDecide, strconv.FormatUint(n, 10))
@@ -64,7 +65,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		}
 		x := nats.NewMsg(s.subj.Decision(gw, n))
 		x.Header.Set(fold.HDecide, "abort")
-		expect(x, 0)
+		jsext.Expect(x, 0)
 		batch := []*nats.Msg{link, x}
 		if d != nil {
 			o, last, perr := s.publishResolved(batch, d, deadline)
@@ -122,22 +123,22 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 // abortOrphans aborts the wide transactions, holding a topic one of
 // blocked touches, whose gateway's heartbeat expired: their gateway died
 // between its intents and its decision.
-func (s *Store) abortOrphans(blocked []*commitReq) {
+func (s *Store) abortOrphans(blocked []*plan.Request) {
 	s.mu.Lock()
 	held := map[uint64]bool{}
 	for _, r := range blocked {
-		for _, w := range r.writes {
-			if t := s.fold.ByName[w.topic]; t != nil {
+		for _, w := range r.Writes {
+			if t := s.fold.ByName[w.Topic]; t != nil {
 				held[t.Rec.ID] = true
 			}
 		}
-		for _, u := range r.pos {
+		for _, u := range r.Pos {
 			if t := s.fold.ByName[u.Topic]; t != nil {
 				held[t.Rec.ID] = true
 			}
 		}
-		for _, st := range r.sh {
-			if t := s.fold.ByName[st.topic]; t != nil {
+		for _, st := range r.Steps {
+			if t := s.fold.ByName[st.Topic]; t != nil {
 				held[t.Rec.ID] = true
 			}
 		}

@@ -118,7 +118,7 @@ func (s *Store) planRetire(d *fold.DoneTxn) (steps []retireStep, ready bool) {
 				}
 			}
 			m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
-			expect(m, in.Seq)
+			jsext.Expect(m, in.Seq)
 			steps = append(steps, retireStep{subject: in.Subject, again: m})
 		default:
 			ready = false // the subject's state: until the next write there
@@ -193,7 +193,7 @@ func (s *Store) retireDecisions(ctx context.Context, now time.Time) (int, error)
 		}
 		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 		m.Header.Set(natsjs.MsgTTLHeader, s.opts.DecisionHold.String())
-		expect(m, j.d.Seq)
+		jsext.Expect(m, j.d.Seq)
 		rctx, cancel := s.request(ctx)
 		_, err := s.io.publish(rctx, m)
 		cancel()

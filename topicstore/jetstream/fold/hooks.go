@@ -31,7 +31,7 @@ type Hooks interface {
 	// not expect.
 	SharedCASBroken(subject string, seq, expected, folded uint64)
 	// SharedReset: topic id's shared consumer name starts a new
-	// generation, or is shared no more (jetstream/shared_cache.go).
+	// generation, or is shared no more (jetstream/plan.SharedCaches.Reset).
 	SharedReset(id uint64, name string)
 	// SharedGone: topic id, which had shared consumers, was dropped.
 	SharedGone(id uint64)

@@ -235,3 +235,30 @@ func New(subj Subjects, clock func() time.Time, hooks Hooks) *State {
 	return &State{subj: subj, clock: clock, hooks: hooks, ByName: map[string]*Topic{}, ByID: map[uint64]*Topic{},
 		CatSeqs: map[string]uint64{}, Leftovers: map[uint64]*Leftover{}}
 }
+
+// HasConsumer reports whether t has a consumer of that name.
+func (t *Topic) HasConsumer(name string) bool {
+	for _, c := range t.Rec.Config.Consumers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Position is a consumer's committed offset in partition p: the stored
+// one, else its initial one (read_from), clamped up to the partition's
+// start.
+func (t *Topic) Position(consumer string, p int32) int64 {
+	ps := t.Parts[p]
+	off, ok := int64(0), false
+	if st := t.Pos[consumer][p]; st != nil && !st.Reset {
+		off, ok = st.Off, true
+	} else if init, found := t.Initial[consumer][p]; found {
+		off, ok = init, true
+	}
+	if !ok || off < ps.Start {
+		return ps.Start
+	}
+	return off
+}

@@ -177,3 +177,8 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg) (*Batch
 // message went out: the server stored nothing of it (an open batch it
 // never sees committed is dropped), so it may be sent again.
 var ErrBatchNotSent = errors.New("the batch was not sent")
+
+// Expect makes m conditional on its subject's last sequence.
+func Expect(m *nats.Msg, seq uint64) {
+	m.Header.Set(natsjs.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
+}

@@ -1,7 +1,8 @@
-package jetstream
+package plan
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/jsext"
 
 	"errors"
 	"fmt"
@@ -16,11 +17,11 @@ import (
 	"topicgate/topicstore/sharedcore"
 )
 
-// Shared consumers on the cluster: steps in the committer's plan.
+// Shared consumers on the cluster: steps in the commit's plan.
 //
 // Every SharedStore call, and every acknowledgement in a commit, is a step
-// (shStep) that the committer plans with the group it arrives in (commit.go
-// calls newSharedPlan, step and messages): under s.mu, each (topic,
+// (Step) that the committer plans with the group it arrives in (plan
+// calls newSharedPlan, step and messages): each (topic,
 // consumer) the group touches gets a sharedcore.Core rebuilt from the
 // fold's state and the gateway's metadata cache (shSim), lock expiry
 // applied as of the plan's clock; the group's steps run on it in order,
@@ -29,7 +30,7 @@ import (
 // conditional on its subject's last sequence, in the group's atomic batch.
 // So a lock is decided by the cluster: a batch planned on a state that
 // another gateway changed meanwhile is refused whole and planned again
-// from the caught-up fold (runGroup), and the outcomes a caller gets are
+// from the caught-up fold (the committer's runGroup), and the outcomes a caller gets are
 // those of the batch that committed. Acks in a commit are checked (held,
 // unexpired) before anything of the commit is planned, and ride in the
 // commit's own batch: they commit with its writes and positions or not at
@@ -47,7 +48,7 @@ import (
 // the group in flight, commits included.
 //
 // What a core sees of a partition is the window its gateway's metadata
-// cache has loaded (sharedFill runs before each step); durable entries of
+// cache has loaded (the store fills it before each step); durable entries of
 // messages beyond it (another gateway loaded further) are carried over
 // unchanged, neither handed out nor expired by this plan, and with
 // keep_messages_order do not hold their groups here (a window is a whole
@@ -57,8 +58,8 @@ import (
 // write to the dead_letter_queue (same stream), with the producer
 // "dlq/<topic>/<consumer>/<partition>/<offset>" and seqno 1 as in the
 // embedded store, and the message is archived by the state message next
-// to it. The plan cannot read a message's body (no I/O under s.mu), so a
-// step whose move lacks it is taken back and refused with needBodiesError;
+// to it. The plan cannot read a message's body (a plan does no I/O), so a
+// step whose move lacks it is taken back and refused with NeedBodiesError;
 // its caller reads the messages and sends the step again (SharedAction
 // reads them beforehand when its action may move). A move that the
 // plan's lock expiry starts without the body is taken back too: the lock
@@ -69,76 +70,80 @@ import (
 // in the embedded store: the message goes back to the queue, the failure
 // is counted with its reason.
 
-type shKind uint8
+// StepKind says what a Step does.
+type StepKind uint8
 
 const (
-	stAcquire   shKind = iota + 1 // Pick
-	stAct                         // SharedAction
-	stRelease                     // ReleaseSession
-	stUndeliver                   // ReleaseUndelivered
-	stStats                       // SharedStats; also finishes moves (limbo)
-	stAck                         // an acknowledgement in a commit
+	StepAcquire   StepKind = iota + 1 // Pick
+	StepAct                           // SharedAction
+	StepRelease                       // ReleaseSession
+	StepUndeliver                     // ReleaseUndelivered
+	StepStats                         // SharedStats; also finishes moves (limbo)
+	StepAck                           // an acknowledgement in a commit
 )
 
-// shStep is one shared-consumer step; out is set by the plan that last
+// Step is one shared-consumer step; Out is set by the plan that last
 // ran it (read by the caller once its request is settled).
-type shStep struct {
-	kind            shKind
-	topic, consumer string
-	holder          sharedcore.Holder
-	max             int           // stAcquire
-	timeout         time.Duration // stAcquire
-	maxBytes        int64         // stAcquire
-	watch           bool          // stAcquire
-	action          topicstore.SharedAction
-	refs            []topicstore.MsgRef // stAct, stRelease (nil: all), stUndeliver, stAck
-	until           time.Time           // stAct (ActionExtend)
-	bodies          map[bodyKey]*shBody // messages read for dead-letter moves
-	out             shOut
+type Step struct {
+	Kind            StepKind
+	Topic, Consumer string
+	Holder          sharedcore.Holder
+	Max             int           // StepAcquire
+	Timeout         time.Duration // StepAcquire
+	MaxBytes        int64         // StepAcquire
+	Watch           bool          // StepAcquire
+	Action          topicstore.SharedAction
+	Refs            []topicstore.MsgRef // StepAct, StepRelease (nil: all), StepUndeliver, StepAck
+	Until           time.Time           // StepAct (ActionExtend)
+	Bodies          map[BodyKey]*Body   // messages read for dead-letter moves
+	Out             StepOut
 }
 
-type shOut struct {
-	picked    []shPicked
-	until     time.Time
-	outcomes  []topicstore.SharedOutcome
-	stats     []topicstore.SharedPartitionStats
-	published <-chan struct{}
-	freed     <-chan struct{}
-	nextReady time.Duration
-	limbo     []topicstore.MsgRef // expired locks whose dead-letter move waits for their bodies
+// StepOut is what a step gave its caller.
+type StepOut struct {
+	Picked    []Picked
+	Until     time.Time
+	Outcomes  []topicstore.SharedOutcome
+	Stats     []topicstore.SharedPartitionStats
+	Published <-chan struct{}
+	Freed     <-chan struct{}
+	NextReady time.Duration
+	Limbo     []topicstore.MsgRef // expired locks whose dead-letter move waits for their bodies
 }
 
-type shPicked struct {
-	ref   topicstore.MsgRef
-	deliv int32
+// Picked is a message a StepAcquire handed out.
+type Picked struct {
+	Ref   topicstore.MsgRef
+	Deliv int32
 }
 
-// bodyKey names a message read for a dead-letter move.
-type bodyKey struct {
-	topic uint64
-	part  int32
-	off   int64
+// BodyKey names a message read for a dead-letter move.
+type BodyKey struct {
+	Topic uint64
+	Part  int32
+	Off   int64
 }
 
-type shBody struct {
-	msg topicstore.Message // stored body, codec
-	err error              // not readable
+// Body is a message read for a dead-letter move.
+type Body struct {
+	Msg topicstore.Message // stored body, codec
+	Err error              // not readable
 }
 
-// needBodiesError refuses a step whose dead-letter moves need the bodies
+// NeedBodiesError refuses a step whose dead-letter moves need the bodies
 // of refs.
-type needBodiesError struct{ refs []topicstore.MsgRef }
+type NeedBodiesError struct{ Refs []topicstore.MsgRef }
 
-func (e *needBodiesError) Error() string {
-	return fmt.Sprintf("dead-letter moves need %d messages read", len(e.refs))
+func (e *NeedBodiesError) Error() string {
+	return fmt.Sprintf("dead-letter moves need %d messages read", len(e.Refs))
 }
 
 // sharedPlan is the shared-consumer part of one plan of a group.
 type sharedPlan struct {
-	s      *Store
+	pl     *Planner
 	sims   map[simKey]*shSim
 	order  []*shSim
-	bodies map[bodyKey]*shBody
+	bodies map[BodyKey]*Body
 	msgs   int // state messages the plan may add (a bound, for maxGroupMsgs)
 }
 
@@ -152,7 +157,7 @@ type shSim struct {
 	t      *fold.Topic
 	name   string
 	cc     *topicstore.ConsumerConfig
-	c      shConsumer
+	c      Consumer
 	core   *sharedcore.Core
 	extra  [][]fold.SharedEntry // per partition: durable entries beyond the loaded window, kept as they are
 	cnt    []fold.SharedCounts
@@ -160,19 +165,19 @@ type shSim struct {
 	start0 []int64  // per partition: the start as built
 	full   []bool   // per partition: the window held a whole window of messages (shWindow)
 	limbo  []topicstore.MsgRef
-	moved  []pendingWrite // dead-letter copies decided and not yet handed to a request
-	used   bool           // a step ran on it
+	moved  []Write // dead-letter copies decided and not yet handed to a request
+	used   bool    // a step ran on it
 }
 
 // newSharedPlan starts the shared-consumer part of a plan of group (a
-// committer hook); it runs under s.mu.
-func (s *Store) newSharedPlan(group []*commitReq) *sharedPlan {
-	sp := &sharedPlan{s: s, sims: map[simKey]*shSim{}}
+// plan's hook).
+func (pl *Planner) newSharedPlan(group []*Request) *sharedPlan {
+	sp := &sharedPlan{pl: pl, sims: map[simKey]*shSim{}}
 	for _, r := range group {
-		for _, st := range r.sh {
-			for k, b := range st.bodies {
+		for _, st := range r.Steps {
+			for k, b := range st.Bodies {
 				if sp.bodies == nil {
-					sp.bodies = map[bodyKey]*shBody{}
+					sp.bodies = map[BodyKey]*Body{}
 				}
 				sp.bodies[k] = b
 			}
@@ -183,8 +188,8 @@ func (s *Store) newSharedPlan(group []*commitReq) *sharedPlan {
 
 // sim returns the plan's core of (topic, consumer), built on first use.
 func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error) {
-	s := sp.s
-	t, cc, c, err := s.sharedLookup(topic, consumer)
+	pl := sp.pl
+	t, cc, c, err := pl.Caches.Lookup(pl.Fold, topic, consumer)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +200,7 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 	n := len(t.Parts)
 	sim := &shSim{t: t, name: consumer, cc: cc, c: c, extra: make([][]fold.SharedEntry, n), cnt: make([]fold.SharedCounts, n),
 		orig: make([]string, n), start0: make([]int64, n), full: make([]bool, n)}
-	window := s.shWindow()
+	window := pl.Window
 	core := &sharedcore.Core{Cfg: sharedcore.NewConfig(cc), Window: int(window), Parts: make([]*sharedcore.Part, n), RR: c.rr % max(n, 1)}
 	core.Tree = sharedcore.Tree{Parent: make([]int32, n), End: func(p int32) int64 { return t.Parts[p].End }}
 	for i := range n {
@@ -204,22 +209,22 @@ func (sp *sharedPlan) sim(topic, consumer string, now time.Time) (*shSim, error)
 		if i < len(t.Rec.Layout.Parts) && t.Rec.Layout.Parts[i].Parent >= 0 {
 			core.Tree.Parent[i], core.Tree.Split = t.Rec.Layout.Parts[i].Parent, true
 		}
-		st, start := s.sharedState(t, consumer, c, p)
+		st, start := SharedState(t, consumer, c, p)
 		if st != nil {
 			sim.orig[i], sim.cnt[i] = c.Parts[p].Raw, st.Cnt
 		} else {
 			sim.orig[i] = (&fold.SharedState{Start: start}).Encode()
 		}
 		end := start // the loaded window: what the cache has from start on
-		if m := c.meta[p]; m != nil && m.base <= start {
-			end = max(start, min(start+window, t.Parts[p].End, m.end()))
+		if m := c.Meta[p]; m != nil && m.Base <= start {
+			end = max(start, min(start+window, t.Parts[p].End, m.End()))
 		}
 		part := &sharedcore.Part{Start: start, Ents: c.entries(p, int(end-start))}
 		if end > start {
-			m := c.meta[p]
+			m := c.Meta[p]
 			for j := range part.Ents {
-				me := &m.ents[start-m.base+int64(j)]
-				part.Ents[j] = sharedcore.Entry{Written: me.written, Delay: me.delay, Group: me.group}
+				me := &m.Ents[start-m.Base+int64(j)]
+				part.Ents[j] = sharedcore.Entry{Written: me.Written, Delay: me.Delay, Group: me.Group}
 			}
 		}
 		if st != nil {
@@ -283,44 +288,43 @@ func (sim *shSim) clone() *shSim {
 	return &c
 }
 
-// step runs r's shared-consumer steps (a committer hook): it returns the
+// step runs r's shared-consumer steps (the plan's hook): it returns the
 // writes to plan for r, its own plus the dead-letter moves of its steps,
-// or the error that refuses r (its steps then changed nothing). It runs
-// under s.mu.
-func (sp *sharedPlan) step(r *commitReq, now time.Time) ([]pendingWrite, error) {
-	if len(r.sh) == 0 {
-		return r.writes, nil
+// or the error that refuses r (its steps then changed nothing).
+func (sp *sharedPlan) step(r *Request, now time.Time) ([]Write, error) {
+	if len(r.Steps) == 0 {
+		return r.Writes, nil
 	}
 	// Acknowledgements in a commit: all held, or the commit fails.
-	for _, st := range r.sh {
-		if st.kind != stAck {
+	for _, st := range r.Steps {
+		if st.Kind != StepAck {
 			continue
 		}
-		sim, err := sp.sim(st.topic, st.consumer, now)
+		sim, err := sp.sim(st.Topic, st.Consumer, now)
 		if err != nil {
 			return nil, err
 		}
-		for _, ref := range st.refs {
-			if !sim.core.Held(now.UnixNano(), st.holder, ref) {
+		for _, ref := range st.Refs {
+			if !sim.core.Held(now.UnixNano(), st.Holder, ref) {
 				return nil, fmt.Errorf("%w: topic %q consumer %q partition %d offset %d session %d",
-					topicstore.ErrLockExpired, st.topic, st.consumer, ref.Partition, ref.Offset, st.holder.Session)
+					topicstore.ErrLockExpired, st.Topic, st.Consumer, ref.Partition, ref.Offset, st.Holder.Session)
 			}
 		}
 	}
-	writes := r.writes
-	for _, st := range r.sh {
-		sim, err := sp.sim(st.topic, st.consumer, now)
+	writes := r.Writes
+	for _, st := range r.Steps {
+		sim, err := sp.sim(st.Topic, st.Consumer, now)
 		if err != nil {
 			return nil, err
 		}
 		var undo *shSim
-		if sim.core.Cfg.Policy == "move" && (st.kind == stAct || st.kind == stRelease) {
+		if sim.core.Cfg.Policy == "move" && (st.Kind == StepAct || st.Kind == StepRelease) {
 			undo = sim.clone()
 		}
 		w, missing := sim.run(st, now, sp)
 		if len(missing) > 0 {
 			*sim = *undo
-			return nil, &needBodiesError{refs: missing}
+			return nil, &NeedBodiesError{Refs: missing}
 		}
 		sim.used = true
 		if len(w) > 0 {
@@ -332,21 +336,21 @@ func (sp *sharedPlan) step(r *commitReq, now time.Time) ([]pendingWrite, error) 
 
 // run applies one step to the core and records its outcome in st.out. It
 // returns the dead-letter writes, or the messages whose bodies it lacks.
-func (sim *shSim) run(st *shStep, now time.Time, sp *sharedPlan) ([]pendingWrite, []topicstore.MsgRef) {
+func (sim *shSim) run(st *Step, now time.Time, sp *sharedPlan) ([]Write, []topicstore.MsgRef) {
 	c, ns := sim.core, now.UnixNano()
-	st.out = shOut{limbo: sim.limbo}
+	st.Out = StepOut{Limbo: sim.limbo}
 	var eff sharedcore.Effects
-	switch st.kind {
-	case stAcquire:
-		timeout := st.timeout
+	switch st.Kind {
+	case StepAcquire:
+		timeout := st.Timeout
 		if timeout <= 0 {
 			timeout = c.Cfg.Timeout
 		}
-		st.out.until = now.Add(timeout)
-		refs := c.Pick(ns, st.max, st.holder, st.out.until.UnixNano())
-		if st.maxBytes > 0 { // keep the pick order's prefix that fits
+		st.Out.Until = now.Add(timeout)
+		refs := c.Pick(ns, st.Max, st.Holder, st.Out.Until.UnixNano())
+		if st.MaxBytes > 0 { // keep the pick order's prefix that fits
 			n, size := 0, int64(0)
-			for n < len(refs) && (n == 0 || size+sim.size(refs[n]) <= st.maxBytes) {
+			for n < len(refs) && (n == 0 || size+sim.size(refs[n]) <= st.MaxBytes) {
 				size += sim.size(refs[n])
 				n++
 			}
@@ -356,47 +360,47 @@ func (sim *shSim) run(st *shStep, now time.Time, sp *sharedPlan) ([]pendingWrite
 			refs = refs[:n]
 		}
 		for _, r := range refs {
-			st.out.picked = append(st.out.picked, shPicked{r, c.Parts[r.Partition].At(r.Offset).Deliveries})
+			st.Out.Picked = append(st.Out.Picked, Picked{r, c.Parts[r.Partition].At(r.Offset).Deliveries})
 		}
-		if len(refs) == 0 && st.watch {
-			st.out.published, st.out.freed = sim.t.Changed, sim.c.FreedChan()
+		if len(refs) == 0 && st.Watch {
+			st.Out.Published, st.Out.Freed = sim.t.Changed, sim.c.FreedChan()
 			if next := c.NextReady(ns); next > 0 {
-				st.out.nextReady = time.Duration(next - ns)
+				st.Out.NextReady = time.Duration(next - ns)
 			}
 		}
 		sim.c.rr = c.RR
-	case stAct:
-		until := st.until
+	case StepAct:
+		until := st.Until
 		if until.IsZero() { // ActionExtend without Until: by the consumer's timeout
 			until = now.Add(c.Cfg.Timeout)
 		}
-		st.out.outcomes = make([]topicstore.SharedOutcome, len(st.refs))
-		for i, r := range st.refs {
+		st.Out.Outcomes = make([]topicstore.SharedOutcome, len(st.Refs))
+		for i, r := range st.Refs {
 			if r.Partition < 0 || int(r.Partition) >= len(sim.t.Parts) || r.Offset < sim.t.Parts[r.Partition].Start ||
 				r.Offset >= sim.t.Parts[r.Partition].End {
-				st.out.outcomes[i] = topicstore.OutcomeUnknown
+				st.Out.Outcomes[i] = topicstore.OutcomeUnknown
 				continue
 			}
-			st.out.outcomes[i] = c.Act(ns, st.holder, st.action, r, until, &eff)
+			st.Out.Outcomes[i] = c.Act(ns, st.Holder, st.Action, r, until, &eff)
 		}
-	case stAck:
-		for _, r := range st.refs {
-			c.Act(ns, st.holder, topicstore.ActionAck, r, time.Time{}, &eff)
+	case StepAck:
+		for _, r := range st.Refs {
+			c.Act(ns, st.Holder, topicstore.ActionAck, r, time.Time{}, &eff)
 		}
-	case stRelease:
-		c.ReleaseSession(st.holder, st.refs, &eff)
-	case stUndeliver:
-		for _, r := range st.refs {
-			c.Unacquire(st.holder, r)
+	case StepRelease:
+		c.ReleaseSession(st.Holder, st.Refs, &eff)
+	case StepUndeliver:
+		for _, r := range st.Refs {
+			c.Unacquire(st.Holder, r)
 		}
-	case stStats:
-		st.out.stats = make([]topicstore.SharedPartitionStats, len(c.Parts))
+	case StepStats:
+		st.Out.Stats = make([]topicstore.SharedPartitionStats, len(c.Parts))
 		for i, p := range c.Parts {
 			p.Advance()
-			st.out.stats[i] = c.Stats(i, ns)
+			st.Out.Stats[i] = c.Stats(i, ns)
 			cnt := &sim.cnt[i]
-			st.out.stats[i].ArchivedTotal, st.out.stats[i].DeadLettered = cnt.Archived, cnt.Moved
-			st.out.stats[i].DeadLetterFailures, st.out.stats[i].DeadLetterError = cnt.Failures, cnt.LastErr
+			st.Out.Stats[i].ArchivedTotal, st.Out.Stats[i].DeadLettered = cnt.Archived, cnt.Moved
+			st.Out.Stats[i].DeadLetterFailures, st.Out.Stats[i].DeadLetterError = cnt.Failures, cnt.LastErr
 		}
 	}
 	if missing := sim.effects(&eff, sp); len(missing) > 0 {
@@ -409,8 +413,8 @@ func (sim *shSim) run(st *shStep, now time.Time, sp *sharedPlan) ([]pendingWrite
 
 // size is a picked message's stored body size (from the metadata cache).
 func (sim *shSim) size(r topicstore.MsgRef) int64 {
-	m := sim.c.meta[r.Partition]
-	return m.ents[r.Offset-m.base].size
+	m := sim.c.Meta[r.Partition]
+	return m.Ents[r.Offset-m.Base].Size
 }
 
 // effects counts what a step finished and performs its dead-letter
@@ -453,24 +457,24 @@ var errNoBody = errors.New("the message's body is not read yet")
 // store's sharedPublishDLQ does: the message's data, group, created_at and
 // attributes, plus its source and attempts; its codec if the queue takes
 // it, else raw.
-func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, error) {
+func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (Write, error) {
 	dlq := sim.cc.DeadLetterQueue
 	if dlq == "" {
-		return pendingWrite{}, fmt.Errorf("%w: no dead_letter_queue", topicstore.ErrTopicNotFound)
+		return Write{}, fmt.Errorf("%w: no dead_letter_queue", topicstore.ErrTopicNotFound)
 	}
-	dt := sp.s.fold.ByName[dlq]
+	dt := sp.pl.Fold.ByName[dlq]
 	if dt == nil {
-		return pendingWrite{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, dlq)
+		return Write{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, dlq)
 	}
-	b := sp.bodies[bodyKey{sim.t.Rec.ID, mv.Part, mv.Off}]
+	b := sp.bodies[BodyKey{sim.t.Rec.ID, mv.Part, mv.Off}]
 	if b == nil {
-		return pendingWrite{}, errNoBody
+		return Write{}, errNoBody
 	}
-	if b.err != nil {
-		return pendingWrite{}, b.err
+	if b.Err != nil {
+		return Write{}, b.Err
 	}
 	topic := sim.t.Rec.Config.Name
-	dm := &b.msg
+	dm := &b.Msg
 	out := topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, sim.name, mv.Part, mv.Off),
 		SeqNo: 1, HasSeqNo: true, MessageGroupID: dm.MessageGroupID, CreatedAt: dm.CreatedAt,
 		Attrs: append(slices.Clone(dm.Attrs),
@@ -484,20 +488,20 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (pendingWrite, e
 	codec, body := topicstore.CodecOf(dm), dm.Body
 	if !takes(codec) {
 		if !takes(topicstore.CodecRaw) {
-			return pendingWrite{}, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, dlq, codec)
+			return Write{}, fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, dlq, codec)
 		}
 		var err error
 		if body, err = topicstore.Decompress(codec, body); err != nil {
-			return pendingWrite{}, err
+			return Write{}, err
 		}
 		codec = topicstore.CodecRaw
 	}
-	return pendingWrite{topic: dlq, msgs: []pendingMsg{{partition: -1, producer: out.ProducerID, group: out.MessageGroupID,
-		seqNo: 1, hasSeqNo: true, tail: topicstore.AppendTail(nil, &out, codec, body, out.CreatedAt)}}}, nil
+	return Write{Topic: dlq, Msgs: []Msg{{Partition: -1, Producer: out.ProducerID, Group: out.MessageGroupID,
+		SeqNo: 1, HasSeqNo: true, Tail: topicstore.AppendTail(nil, &out, codec, body, out.CreatedAt)}}}, nil
 }
 
-// messages returns the plan's state messages (a committer hook, after the
-// requests are planned; it runs under s.mu): one per partition whose
+// messages returns the plan's state messages (the plan's hook, after the
+// requests are planned): one per partition whose
 // encoded state changed, a rollup of its subject conditional on its last
 // sequence, marked Tg-Freed if a step may have made a message available;
 // and, as the embedded store does, the consumer's committed position
@@ -538,7 +542,7 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 			if enc == sim.orig[i] {
 				continue
 			}
-			m := nats.NewMsg(sp.s.subj.Shared(id, sim.name, int32(i)))
+			m := nats.NewMsg(sp.pl.Subj.Shared(id, sim.name, int32(i)))
 			m.Header.Set(fold.HShared, enc)
 			m.Header.Set(fold.HGen, gen)
 			if freed {
@@ -549,12 +553,12 @@ func (sp *sharedPlan) messages(poss map[posKey]*simPos) []*nats.Msg {
 			if pf := sim.c.Parts[int32(i)]; pf != nil {
 				seq = pf.Seq
 			}
-			expect(m, seq)
+			jsext.Expect(m, seq)
 			out = append(out, m)
-			pos := sp.s.position(sim.t, sim.name, int32(i))
+			pos := sim.t.Position(sim.name, int32(i))
 			if _, moved := poss[posKey{id, sim.name, int32(i)}]; !moved &&
 				(p.Start-pos >= positionStep || p.Start >= sim.t.Parts[i].End && p.Start > pos) {
-				pm := nats.NewMsg(sp.s.subj.Position(id, sim.name, int32(i)))
+				pm := nats.NewMsg(sp.pl.Subj.Position(id, sim.name, int32(i)))
 				pm.Header.Set(fold.HOff, strconv.FormatInt(p.Start, 10))
 				pm.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject) // a drained queue moves it often
 				out = append(out, pm)

@@ -1,4 +1,4 @@
-package jetstream
+package plan
 
 import (
 	"topicgate/topicstore/jetstream/fold"
@@ -15,12 +15,12 @@ import (
 // checkRequest refuses a request that cannot commit: a topic gone, a
 // partition it lacks, a producer named in another partition than its
 // binding, a position that moved.
-func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*simProd, poss map[posKey]*simPos) error {
-	if s.requestLocked(r) {
-		return errLocked // a wide transaction holds a topic it touches (wide.go)
+func (pl *Planner) checkRequest(r *Request, now time.Time, prods map[ProdKey]*simProd, poss map[posKey]*simPos) error {
+	if pl.requestLocked(r) {
+		return errLocked // a wide transaction holds a topic it touches (fold.Wide)
 	}
-	for _, w := range r.writes {
-		t := s.fold.ByName[w.topic]
+	for _, w := range r.Writes {
+		t := pl.Fold.ByName[w.Topic]
 		if t == nil {
 			return topicstore.ErrTopicNotFound
 		}
@@ -29,13 +29,13 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		// all new or all duplicates; one that is partly duplicates goes
 		// back to be joined as messages (errExpand).
 		maxNo := map[string]int64{}
-		for _, c := range w.staged {
+		for _, c := range w.Staged {
 			if c.ProducerID == "" {
 				continue
 			}
-			sp := prods[prodKey{t.Rec.ID, c.ProducerID}]
+			sp := prods[ProdKey{t.Rec.ID, c.ProducerID}]
 			if sp == nil {
-				sp = s.simProducer(t, c.ProducerID, now)
+				sp = pl.simProducer(t, c.ProducerID, now)
 			}
 			if c.Partition >= 0 && !sp.d.Fresh && !inactive(t, sp.d.Part) && sp.d.Part != c.Partition {
 				return &topicstore.ProducerPartitionError{Producer: c.ProducerID, Bound: sp.d.Part, Named: c.Partition}
@@ -45,20 +45,20 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 				cur, seen = sp.d.MaxSeqNo, true
 			}
 			if seen && c.SeqMin <= cur && c.SeqMax > cur {
-				return errExpand
+				return ErrExpand
 			}
 			if !seen || c.SeqMax > cur {
 				maxNo[c.ProducerID] = c.SeqMax
 			}
 		}
-		for _, m := range w.msgs {
-			if int(m.partition) >= len(t.Parts) {
+		for _, m := range w.Msgs {
+			if int(m.Partition) >= len(t.Parts) {
 				return topicstore.ErrPartitionNotFound
 			}
-			err := bound.Check(m.producer, m.partition, func() (int32, bool) {
-				sp := prods[prodKey{t.Rec.ID, m.producer}]
+			err := bound.Check(m.Producer, m.Partition, func() (int32, bool) {
+				sp := prods[ProdKey{t.Rec.ID, m.Producer}]
 				if sp == nil {
-					sp = s.simProducer(t, m.producer, now)
+					sp = pl.simProducer(t, m.Producer, now)
 				}
 				if !sp.d.Fresh && !inactive(t, sp.d.Part) {
 					return sp.d.Part, true // a split partition's binding is void
@@ -71,12 +71,12 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		}
 	}
 	moved := map[posKey]int64{} // this request's earlier updates
-	for _, u := range r.pos {
-		t := s.fold.ByName[u.Topic]
+	for _, u := range r.Pos {
+		t := pl.Fold.ByName[u.Topic]
 		if t == nil {
 			return decide.TopicGone(u.Topic)
 		}
-		if !hasConsumer(t, u.Consumer) {
+		if !t.HasConsumer(u.Consumer) {
 			return decide.ConsumerGone(u.Topic, u.Consumer)
 		}
 		if int(u.Partition) >= len(t.Parts) || u.Partition < 0 {
@@ -84,7 +84,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 		}
 		ps := t.Parts[u.Partition]
 		k := posKey{t.Rec.ID, u.Consumer, u.Partition}
-		cur := s.position(t, u.Consumer, u.Partition)
+		cur := t.Position(u.Consumer, u.Partition)
 		if sp := poss[k]; sp != nil {
 			cur = max(sp.off, ps.Start)
 		}
@@ -92,7 +92,7 @@ func (s *Store) checkRequest(r *commitReq, now time.Time, prods map[prodKey]*sim
 			cur = off
 		}
 		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
-			Offset: u.Offset, Expect: u.Expect, Exact: r.exact}
+			Offset: u.Offset, Expect: u.Expect, Exact: r.Exact}
 		if err := decide.CheckPosition(d, cur, ps.Start, ps.End); err != nil {
 			return err
 		}
@@ -120,11 +120,11 @@ func live(t *fold.Topic, p int32, key string) int32 { return decide.Live(&t.Rec.
 
 // simProducer is a producer's state as the fold has it; a producer
 // unknown, expired or bound to a partition that no longer exists is fresh.
-func (s *Store) simProducer(t *fold.Topic, producer string, now time.Time) *simProd {
+func (pl *Planner) simProducer(t *fold.Topic, producer string, now time.Time) *simProd {
 	sp := &simProd{topic: t, producer: producer, fresh: true}
 	if ps := t.Prods[producer]; ps != nil {
 		sp.expect = ps.Seq
-		if !decide.Expired(ps.At, now, s.expiry(t)) && int(ps.Part) < len(t.Parts) {
+		if !decide.Expired(ps.At, now, pl.expiry(t)) && int(ps.Part) < len(t.Parts) {
 			sp.st, sp.fresh = *ps, false
 		}
 	}
@@ -133,8 +133,8 @@ func (s *Store) simProducer(t *fold.Topic, producer string, now time.Time) *simP
 }
 
 // bind chooses a new producer's partition (decide.Bind).
-func (s *Store) bind(t *fold.Topic, producer string, explicit int32) int32 {
-	return decide.Bind(&t.Rec.Layout, producer, explicit, func() int32 { return s.roundRobin(t) })
+func (pl *Planner) bind(t *fold.Topic, producer string, explicit int32) int32 {
+	return decide.Bind(&t.Rec.Layout, producer, explicit, func() int32 { return pl.roundRobin(t) })
 }
 
 // roundRobin picks the next active partition for an unbound write (and a
@@ -145,7 +145,7 @@ func (s *Store) bind(t *fold.Topic, producer string, explicit int32) int32 {
 // appending to one partition refuse each other's batches, and spreading
 // unbound writes over disjoint partitions is what lets two gateways carry
 // more than one.
-func (s *Store) roundRobin(t *fold.Topic) int32 {
+func (pl *Planner) roundRobin(t *fold.Topic) int32 {
 	var active []int32
 	for i, lp := range t.Rec.Layout.Parts {
 		if !lp.Inactive {
@@ -155,7 +155,7 @@ func (s *Store) roundRobin(t *fold.Topic) int32 {
 	if len(active) == 0 {
 		return 0
 	}
-	if mine := s.share(t, active); len(mine) > 0 {
+	if mine := pl.share(t, active); len(mine) > 0 {
 		active = mine
 	}
 	p := active[int(t.Rr)%len(active)]
@@ -167,11 +167,11 @@ func (s *Store) roundRobin(t *fold.Topic) int32 {
 // topic too: the gateways that wrote it within fold.ContendedFor, sorted by id,
 // take every n-th partition each. Every gateway computes the same split
 // from the same fold, so their unbound writes land in disjoint partitions.
-func (s *Store) share(t *fold.Topic, active []int32) []int32 {
-	now := s.opts.Clock()
-	gws := []string{s.stage.gw}
+func (pl *Planner) share(t *fold.Topic, active []int32) []int32 {
+	now := pl.Clock()
+	gws := []string{pl.Gw}
 	for gw, at := range t.Writers {
-		if gw != s.stage.gw && now.Sub(at) <= fold.ContendedFor {
+		if gw != pl.Gw && now.Sub(at) <= fold.ContendedFor {
 			gws = append(gws, gw)
 		}
 	}
@@ -179,7 +179,7 @@ func (s *Store) share(t *fold.Topic, active []int32) []int32 {
 		return nil
 	}
 	slices.Sort(gws)
-	k := slices.Index(gws, s.stage.gw)
+	k := slices.Index(gws, pl.Gw)
 	var out []int32
 	for i, p := range active {
 		if i%len(gws) == k {
@@ -187,4 +187,44 @@ func (s *Store) share(t *fold.Topic, active []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// requestLocked reports whether a wide transaction holds a topic r
+// touches.
+func (pl *Planner) requestLocked(r *Request) bool {
+	if len(pl.Fold.Wide.Locked) == 0 {
+		return false
+	}
+	held := func(name string) bool {
+		t := pl.Fold.ByName[name]
+		return t != nil && pl.Fold.Wide.Locked[t.Rec.ID] > 0
+	}
+	for _, w := range r.Writes {
+		if held(w.Topic) {
+			return true
+		}
+	}
+	for _, u := range r.Pos {
+		if held(u.Topic) {
+			return true
+		}
+	}
+	for _, st := range r.Steps {
+		if held(st.Topic) {
+			return true
+		}
+		if t := pl.Fold.ByName[st.Topic]; t != nil {
+			for _, c := range t.Rec.Config.Consumers {
+				if c.Name == st.Consumer && c.DeadLetterQueue != "" && held(c.DeadLetterQueue) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// expiry is how long t's producers live without writes.
+func (pl *Planner) expiry(t *fold.Topic) time.Duration {
+	return topicstore.ProducerExpiry(&t.Rec.Config, pl.ProducerExpiry)
 }
