@@ -1,6 +1,6 @@
 // Package decide is the one decision core of a commit, which both stores
 // call: the embedded store's committer (pebblestore/internal/sequencer)
-// and the cluster store's planner (jetstream/plan.go). It decides, for each
+// and the cluster store's planner (package jetstream/plan). It decides, for each
 // message of a commit, whether it is a duplicate of its producer's (the
 // exactly-once rule: a seqno at or below the producer's last accepted
 // one), which partition it goes to (a producer's binding, a partition it
