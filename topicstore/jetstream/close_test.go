@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/jstest"
 )
 
 // TestCloseAfterNodeKilled: a gateway whose node died closes at once
-// (within farewellWait and closeStopWait) even while nats.go is still re-creating the
+// (within groups.FarewellWait and closeStopWait) even while nats.go is still re-creating the
 // fold's ordered consumer; Close used to wait for that, 10.7s once, in 1
 // to 2 of 5 runs of this scenario.
 func TestCloseAfterNodeKilled(t *testing.T) {
@@ -41,11 +42,11 @@ func TestCloseAfterNodeKilled(t *testing.T) {
 	require.NoError(t, s.Close())
 	d := time.Since(t0)
 	t.Logf("closed in %v", d)
-	// Close waits for the farewell heartbeat (farewellWait: the stream
+	// Close waits for the farewell heartbeat (groups.FarewellWait: the stream
 	// may be electing a leader) and the consumer's stop (closeStopWait),
 	// each bounded; it once waited 10.7 s. A second of slack for a busy
 	// machine (1.9 s was seen in CI with the old bound of 1.5 s).
-	require.Less(t, d, farewellWait+closeStopWait+time.Second)
+	require.Less(t, d, groups.FarewellWait+closeStopWait+time.Second)
 }
 
 // TestUnavailableErrors: what a cluster that cannot answer now makes a

@@ -19,7 +19,7 @@ import (
 // NATS request on _tg.<stream>.ask.<kind>, outside the stream's subjects
 // (nothing of it is stored), which every gateway of the stream answers
 // with its id (Tg-Gw) and its answer. The asker knows whom to wait for:
-// the gateways whose heartbeat (groups.go) has not expired by its clock.
+// the gateways whose heartbeat (jetstream/groups) has not expired by its clock.
 // Every gateway renews its heartbeat for as long as it runs, and a
 // gateway that stops gracefully publishes one that has expired already,
 // so a gateway that left is not waited for; one that died is waited for

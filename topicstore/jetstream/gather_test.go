@@ -66,7 +66,7 @@ func TestGather(t *testing.T) {
 	require.Equal(t, []string{b.GatewayID()}, g.Missing)
 
 	// Once b renews its heartbeat it is waited for again.
-	require.True(t, b.renewBeat())
+	require.True(t, b.groups.Renew())
 	require.NoError(t, a.sync(ctx))
 	wait, _ = a.liveGateways()
 	require.Equal(t, map[string]bool{b.GatewayID(): true}, wait)

@@ -417,7 +417,6 @@ func (m *sim) startGateway() *simGW {
 	}
 	g.s.maxBatch = simBatch
 	g.s.shWin = simWindow
-	g.s.groups.ttl = simTTL
 	g.name = g.s.stage.gw
 	m.gws = append(m.gws, g)
 	m.heartbeat(g)
@@ -451,7 +450,7 @@ func (g *simGW) loop() {
 	}
 }
 
-// heartbeat publishes g's heartbeat, as groupLoop does.
+// heartbeat publishes g's heartbeat, as groups.Groups.Loop does.
 func (m *sim) heartbeat(g *simGW) {
 	msg := nats.NewMsg("tg.h." + g.name)
 	msg.Header.Set(fold.HUntil, strconv.FormatInt(m.now.Add(simTTL).UnixMicro(), 10))

@@ -107,7 +107,7 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 	committing := st.state != stagingOpen
 	s.stage.mu.Unlock()
 	if opened {
-		s.kickGroups() // a gateway with stagings keeps a heartbeat (sweep.go)
+		s.groups.Kick() // a gateway with stagings keeps a heartbeat (sweep.go)
 	}
 	if committing {
 		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/plan"
 
 	"context"
@@ -56,7 +57,7 @@ type Options struct {
 	// RunRetention).
 	RetentionInterval time.Duration
 	// GroupTTL is how long this gateway's read-session memberships outlive
-	// its last renewal (default DefaultGroupTTL; groups.go).
+	// its last renewal (default DefaultGroupTTL; jetstream/groups).
 	GroupTTL time.Duration
 	// CacheBytes bounds the cache of record batches this gateway wrote or
 	// read (cache.go; default DefaultCacheBytes, negative: none).
@@ -174,7 +175,7 @@ type Store struct {
 	shWin int
 	shc   plan.SharedCaches // shared consumers' caches (filled by sharedFill, shared.go)
 
-	groups groupsState // read-session groups (groups.go)
+	groups *groups.Groups // read-session groups (jetstream/groups)
 
 	cache *recordCache // record batches by stream sequence (cache.go)
 
@@ -361,7 +362,7 @@ func open(ctx context.Context, o Options) (*Store, error) {
 	s.startLeaderConns()
 	s.wg.Add(1)
 	go s.committer()
-	s.startGroups(o.GroupTTL)
+	s.startGroups()
 	s.startDurability()
 	if o.RetentionInterval > 0 {
 		s.wg.Add(1)
@@ -427,8 +428,41 @@ func newStore(o Options, gw uint64) *Store {
 	// leases.
 	s.holderGw = gw
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
+	s.groups = groups.New(groups.Config{Gateway: s.stage.gw, Name: o.Name, Subjects: s.subj, Clock: o.Clock,
+		Timeout: o.Timeout, TTL: o.GroupTTL, Fold: s.fold}, host{s})
 	return s
 }
+
+// DefaultGroupTTL is how long a gateway's read-session memberships outlive
+// its last renewal (Options.GroupTTL).
+const DefaultGroupTTL = groups.DefaultTTL
+
+// startGroups publishes the first heartbeat (groups.Groups.Start) and
+// starts the goroutine that publishes announcements and renews it. Open
+// calls it once the fold has caught up.
+func (s *Store) startGroups() {
+	s.groups.Start()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.groups.Loop(s.done)
+	}()
+}
+
+// GatewayID implements topicstore.GroupCoordinator.
+func (s *Store) GatewayID() string { return s.stage.gw }
+
+// Announce implements topicstore.GroupCoordinator.
+func (s *Store) Announce(topic, consumer string, a topicstore.Announcement) error {
+	return s.groups.Announce(topic, consumer, a)
+}
+
+// Members implements topicstore.GroupCoordinator.
+func (s *Store) Members(topic, consumer string) (topicstore.GroupView, <-chan struct{}, error) {
+	return s.groups.Members(topic, consumer)
+}
+
+var _ topicstore.GroupCoordinator = (*Store)(nil)
 
 // minPayload is the max_payload a node must allow: a topicgate message of
 // up to MaxMessageSize is stored in one NATS message, with room for its

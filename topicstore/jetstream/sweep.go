@@ -19,7 +19,7 @@ import (
 // commit or discarded by the gateway itself; one that dies with open
 // transactions leaves them behind. The holder of the maintenance lease
 // sweeps them: the chunks, not referenced by any record, of every gateway
-// whose heartbeat (groups.go; a gateway renews it while it has open
+// whose heartbeat (jetstream/groups; a gateway renews it while it has open
 // stagings) expired a TTL ago or that never had one, once its newest
 // chunk is a TTL old.
 //
@@ -98,10 +98,7 @@ const goneTTL = time.Hour
 // many it deleted.
 func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 	now := s.opts.Clock()
-	ttl := s.groups.ttl
-	if ttl <= 0 {
-		ttl = DefaultGroupTTL
-	}
+	ttl := s.groups.TTL()
 	type victim struct {
 		expect, fence, maxSeq uint64
 		newest                time.Time

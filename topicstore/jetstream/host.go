@@ -1,0 +1,39 @@
+package jetstream
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+
+	"topicgate/topicstore/jetstream/groups"
+)
+
+// host is what the rooms that run beside the commit protocol need of the
+// Store, each room saying what it needs as its own interface (groups.Host):
+// the store's lock, under which they read and change the fold's state,
+// and its cluster I/O, so that they publish, conditionally, and wait for
+// the fold the way the commit protocol does: through s.io (io.go), which
+// the simulation (sim_test.go) replaces with its scheduler's.
+type host struct{ s *Store }
+
+var _ groups.Host = host{}
+
+func (h host) Lock()   { h.s.mu.Lock() }
+func (h host) Unlock() { h.s.mu.Unlock() }
+
+// Closed runs under the lock.
+func (h host) Closed() bool { return h.s.closed }
+
+func (h host) Connected() bool { return h.s.nc.IsConnected() }
+
+func (h host) Publish(ctx context.Context, m *nats.Msg) (uint64, error) {
+	return h.s.io.publish(ctx, m)
+}
+
+func (h host) LastFor(ctx context.Context, subject string) (uint64, nats.Header, error) {
+	return h.s.io.lastFor(ctx, subject)
+}
+
+func (h host) Purge(ctx context.Context, subject string, below uint64) error {
+	return h.s.io.purge(ctx, subject, below)
+}
