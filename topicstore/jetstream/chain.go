@@ -52,7 +52,7 @@ import (
 // or the fold settles it when the next write to the witness's subject
 // arrives.
 //
-// The sweep's fences on a dead gateway's chain (sweep.go) and the aborts
+// The sweep's fences on a dead gateway's chain (jetstream/maintain) and the aborts
 // of its wide transactions (wide.go) are links of the chain too, so a
 // marked batch of a gateway taken for dead that wakes up is refused.
 // Nothing rolls the chain up: a gateway purges its own chain below the

@@ -373,7 +373,7 @@ func (s *Store) markBatch(p *groupPlan) {
 	}
 	// A batch joining staged chunks carries a link of the chain whatever
 	// else it holds: the sweep fences the chain before it deletes chunks
-	// (sweep.go), so the link is what refuses a batch planned before the
+	// (jetstream/maintain), so the link is what refuses a batch planned before the
 	// fence.
 	if i, prev, ok := p.WitnessIndex(); ok && !staged {
 		p.doubt = s.witness(p.Msgs, i, prev, p.Stagings())

@@ -69,15 +69,16 @@
 //     with the commits (plan/shared.go) on this gateway's caches of their
 //     windows (plan.SharedCaches, filled by shared.go), staging (stage.go),
 //     catalog changes and splits (catalog.go), reads and retention
-//     (read.go), the maintenance lease (maintain.go), the sweep of dead
-//     gateways' staged chunks behind a fence (sweep.go) and the check
-//     that the nodes sync every write (durability.go, from their
-//     monitoring endpoints);
-//   - the rooms beside the commit protocol: read-session groups (the
-//     subpackage groups) run on the store's lock and cluster I/O through
-//     host.go, which implements what each of them says it needs of its
-//     host, so that they publish and wait for the fold the way the commit
-//     protocol does (and in the simulation through its scheduler).
+//     (read.go);
+//   - the rooms beside the commit protocol, each a subpackage: read-session
+//     groups (groups) and maintenance (maintain: its schedule, the
+//     maintenance lease, the sweep of dead gateways' staged chunks behind
+//     a fence, the check that the nodes sync every write, from their
+//     monitoring endpoints); they run on the store's lock and cluster I/O
+//     through host.go, which implements what each of them says it needs of
+//     its host (and gives maintenance the store's jobs it schedules), so
+//     that they publish and wait for the fold the way the commit protocol
+//     does (and in the simulation through its scheduler).
 //
 // Invariants: no gateway state that the stream cannot rebuild (this
 // gateway's open stagings, batches in doubt and caches aside); no publish
@@ -91,7 +92,7 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold, plan, groups and jsext (above); natsnode runs real nats-server processes built from the
+// Subpackages: fold, plan, groups, maintain and jsext (above); natsnode runs real nats-server processes built from the
 // version go.mod pins (tool directive); jstest gives a test its own cluster;
 // jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //

@@ -29,7 +29,7 @@ func TestDurabilityChecked(t *testing.T) {
 			Monitor: append(c.Nodes().MonitorURLs(), "http://127.0.0.1:1"), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 		s, err := Open(ctx, o)
 		require.NoError(t, err)
-		s.checkDurability(ctx) // as the loop does at start (it may not have run yet)
+		s.durable.Check(ctx) // as the loop does at start (it may not have run yet)
 		nodes := s.ClusterStats(ctx).Durability
 		require.Len(t, nodes, 2)
 		n := nodes[0]
@@ -45,7 +45,7 @@ func TestDurabilityChecked(t *testing.T) {
 		require.Equal(t, map[bool]int{false: 1, true: 0}[tc.always], warned, "logs:\n%s", logs.String())
 		require.Equal(t, 1, strings.Count(logs.String(), "cannot read a NATS node's configuration"), "logs:\n%s", logs.String())
 		before := logs.Len()
-		s.checkDurability(ctx)
+		s.durable.Check(ctx)
 		require.Equal(t, before, logs.Len(), "a second reading that found the same warned again:\n%s", logs.String()[before:])
 		require.NoError(t, s.Close())
 	}

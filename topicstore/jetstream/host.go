@@ -2,10 +2,12 @@ package jetstream
 
 import (
 	"context"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"topicgate/topicstore/jetstream/groups"
+	"topicgate/topicstore/jetstream/maintain"
 )
 
 // host is what the rooms that run beside the commit protocol need of the
@@ -36,4 +38,39 @@ func (h host) LastFor(ctx context.Context, subject string) (uint64, nats.Header,
 
 func (h host) Purge(ctx context.Context, subject string, below uint64) error {
 	return h.s.io.purge(ctx, subject, below)
+}
+
+var _ maintain.Host = host{}
+
+func (h host) WaitApplied(ctx context.Context, seq uint64) error { return h.s.io.waitApplied(ctx, seq) }
+
+func (h host) DeleteMsg(ctx context.Context, seq uint64) error { return h.s.io.deleteMsg(ctx, seq) }
+
+func (h host) Unavailable(err error) error { return h.s.unavailable(err) }
+
+// maintJobs are the store's parts of a maintenance run (maintain.Jobs).
+type maintJobs struct{ s *Store }
+
+var _ maintain.Jobs = maintJobs{}
+
+func (j maintJobs) Settle(ctx context.Context) {
+	s := j.s
+	s.settleDoubts(ctx, false)
+	s.settleWide(ctx)
+	s.purgeChain(ctx)
+	s.forgetDrops(s.opts.Clock())
+}
+
+func (j maintJobs) Retention(ctx context.Context, now time.Time) error {
+	_, err := j.s.RunRetention(ctx, now)
+	return err
+}
+
+func (j maintJobs) AbortDead() { j.s.abortDead() }
+
+func (j maintJobs) Snapshot(ctx context.Context) error { return j.s.maybeSnapshot(ctx) }
+
+func (j maintJobs) RetireDecisions(ctx context.Context, now time.Time) error {
+	_, err := j.s.retireDecisions(ctx, now)
+	return err
 }

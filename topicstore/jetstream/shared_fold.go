@@ -75,7 +75,7 @@ func (s *Store) sharedCASBroken(subject string, seq, expected, folded uint64) {
 
 // upgradeStream turns on what a stream created by an older topicgate
 // lacks: rollups (state messages replace their subject's last one) and
-// per-message TTLs (stagings' "gone" markers expire, sweep.go).
+// per-message TTLs (stagings' "gone" markers expire, jetstream/maintain).
 func (s *Store) upgradeStream(ctx context.Context, st natsjs.Stream) (natsjs.Stream, error) {
 	cfg := st.CachedInfo().Config
 	if cfg.AllowRollup && cfg.AllowMsgTTL {

@@ -889,7 +889,7 @@ func (m *sim) quiesce() {
 		g := live[0]
 		m.runJob(g, func() {
 			g.s.abortDead()
-			if _, err := g.s.sweepStaged(context.Background()); err != nil {
+			if _, err := g.s.maint.Sweep(context.Background()); err != nil {
 				m.fail(fmt.Errorf("sweep: %w", err))
 			}
 		})

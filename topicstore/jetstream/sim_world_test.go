@@ -124,7 +124,7 @@ func (m *sim) startJob(g *simGW) {
 			g.s.settleWide(ctx)
 			g.s.purgeChain(ctx)
 			g.s.abortDead()
-			if _, err := g.s.sweepStaged(ctx); err != nil {
+			if _, err := g.s.maint.Sweep(ctx); err != nil {
 				m.logf("%s: sweep: %v", g.name, err)
 			}
 			// Every producer counts as idle: compaction races the
@@ -695,7 +695,7 @@ func (m *sim) verify() {
 	for seq := uint64(1); seq <= m.st.lastSeq(); seq++ {
 		msg := m.st.get(seq)
 		if msg == nil || !strings.HasPrefix(msg.subject, "tg.t.") || referenced[seq] || msg.h.Get(fold.HGone) != "" {
-			continue // a "gone" marker its publisher did not delete expires (goneTTL)
+			continue // a "gone" marker its publisher did not delete expires (jetstream/maintain's goneTTL)
 		}
 		gw := strings.Split(msg.subject, ".")[2]
 		for _, g := range m.gws {
@@ -782,7 +782,7 @@ func TestSimStoppedGatewaySwept(t *testing.T) {
 	}
 	m.runJob(b, func() {
 		b.s.abortDead()
-		_, err := b.s.sweepStaged(context.Background())
+		_, err := b.s.maint.Sweep(context.Background())
 		require.NoError(t, err)
 	})
 	// A wakes up; its batch reaches the stream.

@@ -26,7 +26,7 @@ import (
 //
 // DiscardStaged purges the transaction's subject. What a gateway that dies
 // with open transactions staged is swept by the maintenance lease's
-// holder once the gateway's heartbeat has expired (sweep.go).
+// holder once the gateway's heartbeat has expired (jetstream/maintain).
 
 // stageChunkBytes is the target size of a staged chunk.
 const stageChunkBytes = 256 << 10
@@ -107,7 +107,7 @@ func (s *Store) StageBatch(ctx context.Context, txnID uint64, name string, msgs 
 	committing := st.state != stagingOpen
 	s.stage.mu.Unlock()
 	if opened {
-		s.groups.Kick() // a gateway with stagings keeps a heartbeat (sweep.go)
+		s.groups.Kick() // a gateway with stagings keeps a heartbeat (jetstream/maintain's sweep)
 	}
 	if committing {
 		return topicstore.StagedBatch{}, fmt.Errorf("transaction %d is committing", txnID)
@@ -161,8 +161,8 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 	delete(s.stage.open, txnID)
 	s.stage.mu.Unlock()
 	// A rollup of the staging's subject deletes its chunks, and every
-	// gateway's fold forgets them (sweep.go).
-	return s.markGone(context.Background(), s.subj.Staged(fold.StagedKey(s.stage.gw, txnID)), 0, true)
+	// gateway's fold forgets them (jetstream/maintain).
+	return s.maint.MarkGone(context.Background(), s.subj.Staged(fold.StagedKey(s.stage.gw, txnID)), 0, true)
 }
 
 // claimStaged validates a write's staged batches (this gateway's, open,

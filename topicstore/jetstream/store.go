@@ -3,6 +3,7 @@ package jetstream
 import (
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/groups"
+	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/plan"
 
 	"context"
@@ -78,7 +79,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Monitor are the nodes' HTTP monitoring endpoints (http://host:8222,
 	// ...): when given, the gateway checks that they sync every write
-	// (durability.go).
+	// (jetstream/maintain).
 	Monitor []string
 	// CommitDelay is how long the committer may hold a group back for
 	// the sessions that commit steadily but are not in it yet (pace.go;
@@ -165,7 +166,7 @@ type Store struct {
 
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
 
-	durable durability // the nodes' sync settings as last read (durability.go)
+	durable *maintain.Durability // the nodes' sync settings as last read (jetstream/maintain)
 	// holderGw is this gateway's id: the Gateway of its lock holders
 	// (shared consumers).
 	holderGw uint64
@@ -175,7 +176,8 @@ type Store struct {
 	shWin int
 	shc   plan.SharedCaches // shared consumers' caches (filled by sharedFill, shared.go)
 
-	groups *groups.Groups // read-session groups (jetstream/groups)
+	groups *groups.Groups        // read-session groups (jetstream/groups)
+	maint  *maintain.Maintenance // the lease, the sweep and the jobs it schedules (jetstream/maintain)
 
 	cache *recordCache // record batches by stream sequence (cache.go)
 
@@ -186,11 +188,9 @@ type Store struct {
 	commitHeld                                  atomic.Int64 // groups linger held back (pace.go)
 	commitDoubts                                atomic.Int64 // batches whose answer never came (chain.go)
 	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
-	maintenanceErrors                           atomic.Int64 // maintenance runs that failed (maintain.go)
 	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
 	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go: sharedCASBroken)
 	expiredAcquires                             atomic.Int64 // acquires whose locks ended before they were stored (shared.go)
-	maint                                       maintState
 	snapMismatches                              atomic.Int64 // snapshot.go
 	snapWritten                                 atomic.Int64 // snapshot.go
 	snapOut                                     snapCapture  // under mu (snapshot.go)
@@ -227,7 +227,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 		CommitHeld:    s.commitHeld.Load(),
 		BarrierMisses: s.barrierMisses.Load()}
 	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.cache.stats()
-	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maintenanceErrors.Load()
+	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maint.Errors()
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.unknown
@@ -245,10 +245,8 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	}
 	s.mu.Unlock()
 	sort.Slice(cs.Gateways, func(i, j int) bool { return cs.Gateways[i].ID < cs.Gateways[j].ID })
-	cs.Durability = s.nodesDurability()
-	s.maint.set(func(m *maintState) {
-		cs.LastRetention, cs.LastSweep, cs.LastMaintenanceError = m.lastRetention, m.lastSweep, m.lastErr
-	})
+	cs.Durability = s.durable.Nodes()
+	cs.LastRetention, cs.LastSweep, cs.LastMaintenanceError = s.maint.Last()
 	if s.nc.IsConnected() {
 		cs.Server = s.nc.ConnectedServerName()
 	}
@@ -366,7 +364,10 @@ func open(ctx context.Context, o Options) (*Store, error) {
 	s.startDurability()
 	if o.RetentionInterval > 0 {
 		s.wg.Add(1)
-		go s.maintain(o.RetentionInterval)
+		go func() {
+			defer s.wg.Done()
+			s.maint.Run(s.done, o.RetentionInterval)
+		}()
 	}
 	return s, nil
 }
@@ -430,7 +431,24 @@ func newStore(o Options, gw uint64) *Store {
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
 	s.groups = groups.New(groups.Config{Gateway: s.stage.gw, Name: o.Name, Subjects: s.subj, Clock: o.Clock,
 		Timeout: o.Timeout, TTL: o.GroupTTL, Fold: s.fold}, host{s})
+	s.maint = maintain.New(maintain.Config{Gateway: s.stage.gw, Subjects: s.subj, Clock: o.Clock, Timeout: o.Timeout,
+		TTL: s.groups.TTL(), Fold: s.fold, Logger: o.Logger}, host{s}, maintJobs{s})
+	s.durable = maintain.NewDurability(o.Monitor, o.Timeout, o.Logger)
 	return s
+}
+
+// startDurability starts the check that the nodes sync every write, or
+// says that the nodes' durability is not known.
+func (s *Store) startDurability() {
+	if len(s.opts.Monitor) == 0 {
+		s.opts.Logger.Info("whether the NATS nodes sync every write to disk is not known to this gateway: give their monitoring endpoints (--nats-monitor) to have it checked")
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.durable.Run(s.done)
+	}()
 }
 
 // DefaultGroupTTL is how long a gateway's read-session memberships outlive

@@ -110,7 +110,7 @@ func (s *Store) streamConfig() natsjs.StreamConfig {
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
 		AllowRollup:        true, // shared-consumer states replace their subject's last one (shared_fold.go)
-		AllowMsgTTL:        true, // stagings' "gone" markers expire (sweep.go)
+		AllowMsgTTL:        true, // stagings' "gone" markers expire (jetstream/maintain)
 		Metadata:           map[string]string{streamMark: "1"},
 	}
 }

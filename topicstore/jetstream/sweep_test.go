@@ -78,13 +78,13 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 	caughtUp(t, b, open)
 	gw := a.stage.gw
 	require.Equal(t, []string{gw + ".2"}, stagings(o), "a committed staging is forgotten, an open one kept")
-	n, err := b.sweepStaged(ctx)
+	n, err := b.maint.Sweep(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "a lives: its staging stays")
 
 	require.NoError(t, a.Close()) // dies with transaction 2 open
 	ahead.Store(int64(3 * ttl))   // b's clock: a's heartbeat expired over a TTL ago
-	n, err = b.sweepStaged(ctx)
+	n, err = b.maint.Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, len(open.Chunks), n)
 	after, _, err := b.StagedMessages(ctx)
@@ -98,7 +98,7 @@ func TestSweepDeadGatewayStaging(t *testing.T) {
 		}))
 	}
 	require.Equal(t, 2000, read, "what a committed by reference is readable")
-	n, err = b.sweepStaged(ctx)
+	n, err = b.maint.Sweep(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "a second sweep finds nothing")
 	require.Empty(t, stagings(o), "every gateway forgets a swept staging")
@@ -133,7 +133,7 @@ func TestSweepFencesLiveGateway(t *testing.T) {
 	require.NoError(t, err)
 	caughtUp(t, b, sb)
 	ahead.Store(int64(time.Hour))
-	n, err := b.sweepStaged(ctx)
+	n, err := b.maint.Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, len(sb.Chunks), n)
 

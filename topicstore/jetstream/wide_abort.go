@@ -185,6 +185,16 @@ func (s *Store) orphansLocked(want func(*fold.WideTxn) bool) []orphan {
 	return out
 }
 
+// abortDead aborts the wide transactions of every gateway whose heartbeat
+// expired: the maintenance lease holder's part of wide.go
+// (maintJobs).
+func (s *Store) abortDead() {
+	s.mu.Lock()
+	orphans := s.orphansLocked(func(*fold.WideTxn) bool { return true })
+	s.mu.Unlock()
+	s.abortAll(orphans)
+}
+
 // abortAll aborts the orphans, each within the store's timeout.
 func (s *Store) abortAll(orphans []orphan) {
 	for _, o := range orphans {

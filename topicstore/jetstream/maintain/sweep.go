@@ -1,8 +1,6 @@
-package jetstream
+package maintain
 
 import (
-	"topicgate/topicstore/jetstream/fold"
-
 	"context"
 	"sort"
 	"strconv"
@@ -11,11 +9,12 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jsext"
 )
 
 // Sweeping what dead gateways staged. A gateway's staged chunks
-// (<prefix>.t.<gateway>.<transaction>, stage.go) are referenced by a
+// (<prefix>.t.<gateway>.<transaction>, the store's stage.go) are referenced by a
 // commit or discarded by the gateway itself; one that dies with open
 // transactions leaves them behind. The holder of the maintenance lease
 // sweeps them: the chunks, not referenced by any record, of every gateway
@@ -37,9 +36,9 @@ import (
 // commit references.
 
 // wideOpen reports whether gateway gw has a wide transaction without a
-// decision (wide.go). It runs under s.mu.
-func (s *Store) wideOpen(gw string) bool {
-	for _, x := range s.fold.Wide.Open {
+// decision (fold.Wide). It runs under the host's lock.
+func (m *Maintenance) wideOpen(gw string) bool {
+	for _, x := range m.cfg.Fold.Wide.Open {
 		if x.Gw == gw {
 			return true
 		}
@@ -47,45 +46,36 @@ func (s *Store) wideOpen(gw string) bool {
 	return false
 }
 
-// abortDead aborts the wide transactions of every gateway whose heartbeat
-// expired: the maintenance lease holder's part of wide.go.
-func (s *Store) abortDead() {
-	s.mu.Lock()
-	orphans := s.orphansLocked(func(*fold.WideTxn) bool { return true })
-	s.mu.Unlock()
-	s.abortAll(orphans)
-}
-
-// markGone publishes the "gone" marker of a staging on its subject:
+// MarkGone publishes the "gone" marker of a staging on its subject:
 // every fold forgets its chunks stored before below (0: before the
 // marker), and a rollup (rollup set) deletes every chunk before it in the
 // same step, also one that landed late, after a purge. The publisher
 // deletes the marker once its own fold applied it; should it never learn
 // the marker was stored, or die, the marker expires (goneTTL).
-func (s *Store) markGone(ctx context.Context, subject string, below uint64, rollup bool) error {
-	m := nats.NewMsg(subject)
-	m.Header.Set(fold.HGone, strconv.FormatUint(below, 10))
-	m.Header.Set(natsjs.MsgTTLHeader, goneTTL.String())
+func (m *Maintenance) MarkGone(ctx context.Context, subject string, below uint64, rollup bool) error {
+	msg := nats.NewMsg(subject)
+	msg.Header.Set(fold.HGone, strconv.FormatUint(below, 10))
+	msg.Header.Set(natsjs.MsgTTLHeader, goneTTL.String())
 	if rollup {
-		m.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
+		msg.Header.Set(natsjs.MsgRollup, natsjs.MsgRollupSubject)
 	}
-	rctx, cancel := s.request(ctx)
-	seq, err := s.io.publish(rctx, m)
+	rctx, cancel := m.request(ctx)
+	seq, err := m.host.Publish(rctx, msg)
 	cancel()
 	if err != nil {
-		return s.unavailable(err)
+		return m.host.Unavailable(err)
 	}
-	rctx, cancel = s.request(ctx)
-	err = s.io.waitApplied(rctx, seq)
+	rctx, cancel = m.request(ctx)
+	err = m.host.WaitApplied(rctx, seq)
 	cancel()
 	if err != nil {
 		return err
 	}
-	rctx, cancel = s.request(ctx)
-	err = s.io.deleteMsg(rctx, seq)
+	rctx, cancel = m.request(ctx)
+	err = m.host.DeleteMsg(rctx, seq)
 	cancel()
 	if err != nil {
-		return s.unavailable(err)
+		return m.host.Unavailable(err)
 	}
 	return nil
 }
@@ -94,31 +84,31 @@ func (s *Store) markGone(ctx context.Context, subject string, below uint64, roll
 // in the stream.
 const goneTTL = time.Hour
 
-// sweepStaged sweeps the staged chunks of dead gateways and reports how
+// Sweep sweeps the staged chunks of dead gateways and reports how
 // many it deleted.
-func (s *Store) sweepStaged(ctx context.Context) (int, error) {
-	now := s.opts.Clock()
-	ttl := s.groups.TTL()
+func (m *Maintenance) Sweep(ctx context.Context) (int, error) {
+	now := m.cfg.Clock()
+	ttl := m.cfg.TTL
 	type victim struct {
 		expect, fence, maxSeq uint64
 		newest                time.Time
 	}
 	dead := map[string]*victim{}
-	s.mu.Lock()
-	for _, ss := range s.fold.Swept.Subjects {
-		if ss.Gw == s.stage.gw {
+	m.host.Lock()
+	for _, ss := range m.cfg.Fold.Swept.Subjects {
+		if ss.Gw == m.cfg.Gateway {
 			continue
 		}
-		if b := s.fold.Groups.Beats[ss.Gw]; b != nil && now.Sub(b.Until) < ttl {
+		if b := m.cfg.Fold.Groups.Beats[ss.Gw]; b != nil && now.Sub(b.Until) < ttl {
 			continue // alive, or not dead long enough
 		}
-		if s.wideOpen(ss.Gw) {
-			continue // a wide transaction of it is undecided: abortDead first
+		if m.wideOpen(ss.Gw) {
+			continue // a wide transaction of it is undecided: the store aborts it first (Jobs.AbortDead)
 		}
 		v := dead[ss.Gw]
 		if v == nil {
 			v = &victim{}
-			if f := s.fold.Swept.Fences[ss.Gw]; f != nil {
+			if f := m.cfg.Fold.Swept.Fences[ss.Gw]; f != nil {
 				v.expect, v.fence = f.Last, f.Fence
 			}
 			dead[ss.Gw] = v
@@ -126,7 +116,7 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 		v.newest = later(v.newest, ss.Newest)
 		v.maxSeq = max(v.maxSeq, ss.Seqs[len(ss.Seqs)-1])
 	}
-	s.mu.Unlock()
+	m.host.Unlock()
 	gws := make([]string, 0, len(dead))
 	for gw := range dead {
 		gws = append(gws, gw)
@@ -140,30 +130,30 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 		}
 		fence := v.fence
 		if fence <= v.maxSeq { // a fence after every chunk of it is there already (a sweep before a restart)
-			// A link of its chain (chain.go): none of its batches planned
+			// A link of its chain (the store's chain.go): none of its batches planned
 			// before can land after it.
-			m := nats.NewMsg(s.subj.Chain(gw))
-			m.Header.Set(fold.HFence, s.stage.gw)
-			m.Header.Set(fold.HPrev, strconv.FormatUint(v.expect, 10))
-			jsext.Expect(m, v.expect)
-			rctx, cancel := s.request(ctx)
-			seq, err := s.io.publish(rctx, m)
+			msg := nats.NewMsg(m.cfg.Subjects.Chain(gw))
+			msg.Header.Set(fold.HFence, m.cfg.Gateway)
+			msg.Header.Set(fold.HPrev, strconv.FormatUint(v.expect, 10))
+			jsext.Expect(msg, v.expect)
+			rctx, cancel := m.request(ctx)
+			seq, err := m.host.Publish(rctx, msg)
 			cancel()
 			if err != nil {
 				if jsext.ErrorCode(err) == jsext.ErrCodeWrongLastSequence {
 					continue // it committed meanwhile: alive after all; the next sweep looks again
 				}
-				return deleted, s.unavailable(err)
+				return deleted, m.host.Unavailable(err)
 			}
-			rctx, cancel = s.request(ctx)
-			err = s.io.waitApplied(rctx, seq)
+			rctx, cancel = m.request(ctx)
+			err = m.host.WaitApplied(rctx, seq)
 			cancel()
 			if err != nil {
 				return deleted, err
 			}
 			fence = seq
 		}
-		n, err := s.deleteUnreferenced(ctx, gw, fence)
+		n, err := m.deleteUnreferenced(ctx, gw, fence)
 		deleted += n
 		if err != nil {
 			return deleted, err
@@ -175,7 +165,7 @@ func (s *Store) sweepStaged(ctx context.Context) (int, error) {
 // deleteUnreferenced deletes gateway gw's chunks stored before fence that
 // no record references, a staging's subject at once when none of it is,
 // and forgets them.
-func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64) (int, error) {
+func (m *Maintenance) deleteUnreferenced(ctx context.Context, gw string, fence uint64) (int, error) {
 	type job struct {
 		subject string
 		key     string
@@ -183,14 +173,14 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		n       int
 	}
 	var jobs []job
-	s.mu.Lock()
-	keys := make([]string, 0, len(s.fold.Swept.Subjects))
-	for key := range s.fold.Swept.Subjects {
+	m.host.Lock()
+	keys := make([]string, 0, len(m.cfg.Fold.Swept.Subjects))
+	for key := range m.cfg.Fold.Swept.Subjects {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		ss := s.fold.Swept.Subjects[key]
+		ss := m.cfg.Fold.Swept.Subjects[key]
 		if ss.Gw != gw {
 			continue
 		}
@@ -199,13 +189,13 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		for _, seq := range ss.Seqs {
 			switch {
 			case seq >= fence:
-			case s.fold.Swept.Chunks[seq].Ref:
+			case m.cfg.Fold.Swept.Chunks[seq].Ref:
 				refs = true
 			default:
 				loose = append(loose, seq)
 			}
 		}
-		j := job{subject: s.subj.Staged(key), key: key, n: len(loose)}
+		j := job{subject: m.cfg.Subjects.Staged(key), key: key, n: len(loose)}
 		if refs {
 			j.seqs = loose // a commit joined some of it: those stay
 			if len(loose) == 0 {
@@ -214,15 +204,15 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		}
 		jobs = append(jobs, j)
 	}
-	s.mu.Unlock()
+	m.host.Unlock()
 	deleted := 0
 	for _, j := range jobs {
 		for _, seq := range j.seqs { // none when the marker's rollup deletes the whole staging
-			rctx, cancel := s.request(ctx)
-			err := s.io.deleteMsg(rctx, seq)
+			rctx, cancel := m.request(ctx)
+			err := m.host.DeleteMsg(rctx, seq)
 			cancel()
 			if err != nil {
-				return deleted, s.unavailable(err)
+				return deleted, m.host.Unavailable(err)
 			}
 		}
 		deleted += j.n
@@ -230,7 +220,7 @@ func (s *Store) deleteUnreferenced(ctx context.Context, gw string, fence uint64)
 		// which a record references goes whole (a rollup: a chunk that
 		// landed late goes too, and the fence refuses its commit); of
 		// one that is referenced in part, what came before the fence.
-		if err := s.markGone(ctx, j.subject, fence, j.seqs == nil); err != nil {
+		if err := m.MarkGone(ctx, j.subject, fence, j.seqs == nil); err != nil {
 			return deleted, err
 		}
 	}

@@ -1,10 +1,11 @@
-package jetstream
+package maintain
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ import (
 // write is not something a client connection can ask (it is in the
 // server's /varz, which the system account or the monitoring port
 // serves), so a gateway given the nodes' monitoring endpoints
-// (Options.Monitor, --nats-monitor) reads their configuration at start
+// (the store's Options.Monitor, --nats-monitor) reads their configuration at start
 // and every durabilityEvery, logs a warning for each node that does not
 // sync every write, and reports them all in ClusterStats (sys.cluster,
 // /metrics). Without them it says once that it cannot tell.
@@ -36,10 +37,21 @@ const durabilityEvery = time.Minute
 // configuration names none.
 const defaultSyncInterval = 2 * time.Minute
 
-// durability is what the last reading of the nodes' configuration found.
-type durability struct {
+// Durability reads the nodes' configuration, and keeps what the last
+// reading found.
+type Durability struct {
+	monitor []string
+	timeout time.Duration
+	logger  *slog.Logger
+
 	mu    sync.Mutex
 	nodes []topicstore.NodeDurability
+}
+
+// NewDurability returns the check of the nodes whose monitoring endpoints
+// are monitor, each asked within timeout, which warns on logger.
+func NewDurability(monitor []string, timeout time.Duration, logger *slog.Logger) *Durability {
+	return &Durability{monitor: monitor, timeout: timeout, logger: logger}
 }
 
 // varz is the part of nats-server's /varz answer read here.
@@ -90,19 +102,19 @@ func readDurability(ctx context.Context, client *http.Client, base string) topic
 	return nd
 }
 
-// checkDurability reads every node's configuration and logs what changed
+// Check reads every node's configuration and logs what changed
 // for the worse since the last reading: a node that does not sync every
 // write, one that cannot be asked.
-func (s *Store) checkDurability(ctx context.Context) {
-	client := &http.Client{Timeout: s.opts.Timeout}
-	nodes := make([]topicstore.NodeDurability, len(s.opts.Monitor))
-	for i, base := range s.opts.Monitor {
+func (d *Durability) Check(ctx context.Context) {
+	client := &http.Client{Timeout: d.timeout}
+	nodes := make([]topicstore.NodeDurability, len(d.monitor))
+	for i, base := range d.monitor {
 		nodes[i] = readDurability(ctx, client, base)
 	}
-	s.durable.mu.Lock()
-	before := s.durable.nodes
-	s.durable.nodes = nodes
-	s.durable.mu.Unlock()
+	d.mu.Lock()
+	before := d.nodes
+	d.nodes = nodes
+	d.mu.Unlock()
 	for i, nd := range nodes {
 		var was topicstore.NodeDurability
 		if i < len(before) {
@@ -110,25 +122,24 @@ func (s *Store) checkDurability(ctx context.Context) {
 		}
 		switch {
 		case nd.Err != "" && (was.Err == "" || len(before) == 0):
-			s.opts.Logger.Warn("cannot read a NATS node's configuration: whether it syncs every write is unknown", "monitor", nd.Monitor, "err", nd.Err)
+			d.logger.Warn("cannot read a NATS node's configuration: whether it syncs every write is unknown", "monitor", nd.Monitor, "err", nd.Err)
 		case nd.Checked && !nd.SyncAlways && (was.SyncAlways || !was.Checked || was.SyncInterval != nd.SyncInterval):
-			s.opts.Logger.Warn("a NATS node does not sync every write to disk: commits it acknowledged can be lost if a majority of the nodes lose power within its sync interval; configure it with jetstream { sync_interval: always } (docs/cluster/running.md)",
+			d.logger.Warn("a NATS node does not sync every write to disk: commits it acknowledged can be lost if a majority of the nodes lose power within its sync interval; configure it with jetstream { sync_interval: always } (docs/cluster/running.md)",
 				"node", nd.Server, "monitor", nd.Monitor, "sync_interval", nd.SyncInterval)
 		}
 	}
 }
 
-// durabilityLoop reads the nodes' configuration at start and every
-// durabilityEvery until the store closes.
-func (s *Store) durabilityLoop() {
-	defer s.wg.Done()
+// Run reads the nodes' configuration at once and every durabilityEvery
+// until done is closed.
+func (d *Durability) Run(done <-chan struct{}) {
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
-		s.checkDurability(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
+		d.Check(ctx)
 		cancel()
 		t := time.NewTimer(durabilityEvery)
 		select {
-		case <-s.done:
+		case <-done:
 			t.Stop()
 			return
 		case <-t.C:
@@ -136,20 +147,9 @@ func (s *Store) durabilityLoop() {
 	}
 }
 
-// startDurability starts durabilityLoop, or says that the nodes'
-// durability is not known.
-func (s *Store) startDurability() {
-	if len(s.opts.Monitor) == 0 {
-		s.opts.Logger.Info("whether the NATS nodes sync every write to disk is not known to this gateway: give their monitoring endpoints (--nats-monitor) to have it checked")
-		return
-	}
-	s.wg.Add(1)
-	go s.durabilityLoop()
-}
-
-// nodesDurability is the last reading, for ClusterStats.
-func (s *Store) nodesDurability() []topicstore.NodeDurability {
-	s.durable.mu.Lock()
-	defer s.durable.mu.Unlock()
-	return append([]topicstore.NodeDurability(nil), s.durable.nodes...)
+// Nodes is the last reading, for the store's ClusterStats.
+func (d *Durability) Nodes() []topicstore.NodeDurability {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]topicstore.NodeDurability(nil), d.nodes...)
 }
