@@ -296,7 +296,7 @@ func (s *Store) cacheRecords(ack uint64, msgs []*nats.Msg) {
 	first := ack - uint64(len(msgs)) + 1
 	for i, m := range msgs {
 		if s.subj.IsKind(m.Subject, fold.KindData) {
-			s.cache.put(first+uint64(i), m.Data)
+			s.reads.Cache().Put(first+uint64(i), m.Data)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/reads"
 
 	"encoding/hex"
 	"encoding/json"
@@ -66,9 +67,9 @@ func BenchmarkScanIndex(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
 				s.mu.Lock()
-				recs := s.recsFrom(s.fold.ByName["t"].Parts[0], 0, nil)
+				recs := reads.RecsFrom(s.fold.ByName["t"].Parts[0], 0, nil)
 				s.mu.Unlock()
-				if len(recs) != scanSlice {
+				if len(recs) != reads.ScanSlice {
 					b.Fatal(len(recs))
 				}
 			}

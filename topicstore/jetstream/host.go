@@ -8,6 +8,7 @@ import (
 
 	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/maintain"
+	"topicgate/topicstore/jetstream/reads"
 )
 
 // host is what the rooms that run beside the commit protocol need of the
@@ -38,6 +39,12 @@ func (h host) LastFor(ctx context.Context, subject string) (uint64, nats.Header,
 
 func (h host) Purge(ctx context.Context, subject string, below uint64) error {
 	return h.s.io.purge(ctx, subject, below)
+}
+
+var _ reads.Host = host{}
+
+func (h host) GetRecord(ctx context.Context, seq uint64) ([]byte, error) {
+	return h.s.io.getRecord(ctx, seq)
 }
 
 var _ maintain.Host = host{}

@@ -35,7 +35,7 @@ type clusterIO interface {
 	getMsg(ctx context.Context, seq uint64) ([]byte, error)
 	// getRecord returns the payload of record batch message seq, which
 	// the fold holds: asked again while the stream cannot answer
-	// (recordBatch past its cache).
+	// (reads.Reads.Record past its cache; fetch.go).
 	getRecord(ctx context.Context, seq uint64) ([]byte, error)
 	// purge deletes the messages on subject (a filter: wildcards allowed)
 	// below sequence below; 0: all of them.

@@ -55,10 +55,10 @@ func TestOwnBatchFoldedFromWhatWasPublished(t *testing.T) {
 	// A second read of each is all from the cache.
 	for round := range 2 {
 		for i, s := range stores {
-			h0, m0, _ := s.cache.stats()
+			h0, m0, _ := s.reads.Cache().Stats()
 			require.NoError(t, s.Scan(ctx, "t", topicstore.ScanRange{Partition: 0, End: -1}, func(*topicstore.Message) bool { return true }))
 			require.NoError(t, s.Scan(ctx, "t", topicstore.ScanRange{Partition: 1, End: -1}, func(*topicstore.Message) bool { return true }))
-			h1, m1, _ := s.cache.stats()
+			h1, m1, _ := s.reads.Cache().Stats()
 			want := [][]int64{{22, 1}, {1, 22}}[i]
 			if round == 1 {
 				want = []int64{23, 0}
@@ -113,33 +113,4 @@ func foldDigestLocked(s *Store) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
-}
-
-// TestRecordCache: the cache returns what was put, keeps the most recently
-// used within its budget (90 bytes here), skips a message over a quarter of it, and a
-// negative budget turns it off.
-func TestRecordCache(t *testing.T) {
-	c := newRecordCache(90)
-	c.put(1, make([]byte, 20))
-	c.put(2, make([]byte, 20))
-	c.put(3, make([]byte, 20))
-	_, ok := c.get(1) // 1 is now the most recent
-	require.True(t, ok)
-	c.put(4, make([]byte, 20))
-	c.put(5, make([]byte, 20)) // 100 bytes: 2, the least recent, goes
-	_, ok = c.get(2)
-	require.False(t, ok)
-	for _, seq := range []uint64{1, 3, 4, 5} {
-		_, ok := c.get(seq)
-		require.True(t, ok, "seq %d", seq)
-	}
-	c.put(6, make([]byte, 23)) // over a quarter of the budget
-	_, ok = c.get(6)
-	require.False(t, ok)
-	hits, misses, bytes := c.stats()
-	require.Equal(t, []int64{5, 2, 80}, []int64{hits, misses, bytes})
-	off := newRecordCache(-1)
-	off.put(1, []byte("x"))
-	_, ok = off.get(1)
-	require.False(t, ok)
 }

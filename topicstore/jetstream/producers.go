@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/plan"
 
@@ -164,4 +165,9 @@ func (s *Store) repairProducers(keys []plan.ProdKey) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// expiry is how long t's producers live without writes.
+func (s *Store) expiry(t *fold.Topic) time.Duration {
+	return topicstore.ProducerExpiry(&t.Rec.Config, s.opts.ProducerExpiry)
 }

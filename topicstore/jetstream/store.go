@@ -5,6 +5,7 @@ import (
 	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/plan"
+	"topicgate/topicstore/jetstream/reads"
 
 	"context"
 	"errors"
@@ -61,7 +62,7 @@ type Options struct {
 	// its last renewal (default DefaultGroupTTL; jetstream/groups).
 	GroupTTL time.Duration
 	// CacheBytes bounds the cache of record batches this gateway wrote or
-	// read (cache.go; default DefaultCacheBytes, negative: none).
+	// read (reads.Cache; default DefaultCacheBytes, negative: none).
 	CacheBytes int64
 	// StartTimeout bounds how long Open waits for a cluster that does not
 	// answer yet (its nodes still starting, no JetStream meta leader, no
@@ -179,7 +180,7 @@ type Store struct {
 	groups *groups.Groups        // read-session groups (jetstream/groups)
 	maint  *maintain.Maintenance // the lease, the sweep and the jobs it schedules (jetstream/maintain)
 
-	cache *recordCache // record batches by stream sequence (cache.go)
+	reads *reads.Reads // Scan and the other reads, and the record cache (jetstream/reads)
 
 	answer answerers // this gateway's answers to Gather (gather.go)
 
@@ -226,7 +227,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 		CommitGroups: s.commitGroups.Load(), CommitRequests: s.commitRequests.Load(), Replans: s.commitReplans.Load(),
 		CommitHeld:    s.commitHeld.Load(),
 		BarrierMisses: s.barrierMisses.Load()}
-	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.cache.stats()
+	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.reads.Cache().Stats()
 	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maint.Errors()
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
@@ -418,12 +419,12 @@ func (o Options) withDefaults() Options {
 func newStore(o Options, gw uint64) *Store {
 	s := &Store{opts: o, commits: make(chan *plan.Request, 1024), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
-	s.cache = newRecordCache(o.CacheBytes)
 	s.subj = "tg"
 	if o.Stream != DefaultStream {
 		s.subj = fold.Subjects(strings.ToLower(o.Stream))
 	}
 	s.fold = fold.New(s.subj, o.Clock, foldHooks{s})
+	s.reads = reads.New(reads.Config{Fold: s.fold, Clock: o.Clock, ProducerExpiry: o.ProducerExpiry, CacheBytes: o.CacheBytes}, host{s})
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,
 	// leases.

@@ -1,11 +1,11 @@
-package jetstream
+package reads
 
 import (
 	"container/list"
 	"sync"
 )
 
-// recordCache keeps the data of recently written or read record batch
+// Cache keeps the data of recently written or read record batch
 // and staged messages, keyed by stream sequence, up to a byte budget,
 // least recently used out first. A stream sequence names one message for
 // the stream's life and a message is never changed, so a cached copy is
@@ -21,28 +21,28 @@ import (
 // so readers of one partition through one gateway share one fetch.
 //
 // The slices it returns are shared: callers must not modify them.
-type recordCache struct {
+type Cache struct {
 	mu     sync.Mutex
 	budget int64
 	used   int64
-	lru    *list.List // of *cacheEntry, most recent at the front
+	lru    *list.List // of *entry, most recent at the front
 	bySeq  map[uint64]*list.Element
 	hits   int64
 	misses int64
 }
 
-type cacheEntry struct {
+type entry struct {
 	seq  uint64
 	data []byte
 }
 
-// newRecordCache returns a cache of budget bytes; 0 or less disables it.
-func newRecordCache(budget int64) *recordCache {
-	return &recordCache{budget: budget, lru: list.New(), bySeq: map[uint64]*list.Element{}}
+// NewCache returns a cache of budget bytes; 0 or less disables it.
+func NewCache(budget int64) *Cache {
+	return &Cache{budget: budget, lru: list.New(), bySeq: map[uint64]*list.Element{}}
 }
 
-// get returns the data at seq if it is cached.
-func (c *recordCache) get(seq uint64) ([]byte, bool) {
+// Get returns the data at seq if it is cached.
+func (c *Cache) Get(seq uint64) ([]byte, bool) {
 	if c == nil || c.budget <= 0 {
 		return nil, false
 	}
@@ -55,12 +55,12 @@ func (c *recordCache) get(seq uint64) ([]byte, bool) {
 	}
 	c.hits++
 	c.lru.MoveToFront(e)
-	return e.Value.(*cacheEntry).data, true
+	return e.Value.(*entry).data, true
 }
 
-// put caches data as the message at seq; data must not change afterwards.
+// Put caches data as the message at seq; data must not change afterwards.
 // A message larger than a quarter of the budget is not cached.
-func (c *recordCache) put(seq uint64, data []byte) {
+func (c *Cache) Put(seq uint64, data []byte) {
 	if c == nil || c.budget <= 0 || int64(len(data)) > c.budget/4 {
 		return
 	}
@@ -70,19 +70,19 @@ func (c *recordCache) put(seq uint64, data []byte) {
 		c.lru.MoveToFront(e)
 		return
 	}
-	c.bySeq[seq] = c.lru.PushFront(&cacheEntry{seq: seq, data: data})
+	c.bySeq[seq] = c.lru.PushFront(&entry{seq: seq, data: data})
 	c.used += int64(len(data))
 	for c.used > c.budget {
 		last := c.lru.Back()
-		ce := last.Value.(*cacheEntry)
+		ce := last.Value.(*entry)
 		c.lru.Remove(last)
 		delete(c.bySeq, ce.seq)
 		c.used -= int64(len(ce.data))
 	}
 }
 
-// stats reports the cache's hits, misses and bytes held.
-func (c *recordCache) stats() (hits, misses, bytes int64) {
+// Stats reports the cache's hits, misses and bytes held.
+func (c *Cache) Stats() (hits, misses, bytes int64) {
 	if c == nil {
 		return 0, 0, 0
 	}
