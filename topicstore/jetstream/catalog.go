@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"errors"
 	"topicgate/topicstore/decide"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/plan"
@@ -460,3 +461,7 @@ func (s *Store) autoSplit(wrote [][]plan.PartKey) {
 		})
 	}
 }
+
+// errNothing is what a catalog change returns when there is nothing to
+// change: catalogChange then publishes nothing.
+var errNothing = errors.New("nothing to change")

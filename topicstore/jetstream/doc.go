@@ -66,21 +66,23 @@
 //   - shared consumers (shared*.go) on sharedcore, their steps planned
 //     with the commits (plan/shared.go) on this gateway's caches of their
 //     windows (plan.SharedCaches, filled by shared.go), staging (stage.go),
-//     catalog changes and splits (catalog.go), retention (retention.go)
-//     and the direct gets of record batches behind the reads (fetch.go);
+//     catalog changes and splits (catalog.go), what retention leaves to
+//     the store (retention.go) and the direct gets of record batches
+//     behind the reads (fetch.go);
 //   - the rooms beside the commit protocol, each a subpackage: the reads
 //     (reads: Scan and the other reads of the fold's state, and the record
 //     cache of the batches this gateway wrote or read, by stream sequence,
 //     so that reads of recent data need no direct get; the committer
-//     fills it), read-session groups (groups) and maintenance (maintain:
-//     its schedule, the maintenance lease, the sweep of dead gateways'
-//     staged chunks behind a fence, the check that the nodes sync every
-//     write, from their monitoring endpoints); they run on the store's
-//     lock and cluster I/O through host.go, which implements what each of
-//     them says it needs of its host (and gives maintenance the store's
-//     jobs it schedules), so that they read, publish and wait for the fold
-//     the way the commit protocol does (and in the simulation through its
-//     scheduler).
+//     fills it), retention (retain: each partition's new start and the
+//     purge below it), read-session groups (groups) and maintenance
+//     (maintain: its schedule, the maintenance lease, the sweep of dead
+//     gateways' staged chunks behind a fence, the check that the nodes
+//     sync every write, from their monitoring endpoints); they run on the
+//     store's lock and cluster I/O through host.go, which implements what
+//     each of them says it needs of its host (and gives maintenance the
+//     store's jobs it schedules), so that they read, publish and wait for
+//     the fold the way the commit protocol does (and in the simulation
+//     through its scheduler).
 //
 // Invariants: no gateway state that the stream cannot rebuild (this
 // gateway's open stagings, batches in doubt and caches aside); no publish
@@ -94,9 +96,10 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold, plan, reads, groups, maintain and jsext (above); natsnode runs real nats-server processes built from the
-// version go.mod pins (tool directive); jstest gives a test its own cluster;
-// jsbench measures the engine's ceiling (also `tg-cluster bench`).
+// Subpackages: fold, plan, reads, retain, groups, maintain and jsext
+// (above); natsnode runs real nats-server processes built from the
+// version go.mod pins (tool directive); jstest gives a test its own
+// cluster; jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //
 // # Verified on a real 3-node cluster, R3 file streams (nats-server 2.15.2)
 //

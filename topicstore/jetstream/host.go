@@ -7,8 +7,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"topicgate/topicstore/jetstream/groups"
+	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/reads"
+	"topicgate/topicstore/jetstream/retain"
 )
 
 // host is what the rooms that run beside the commit protocol need of the
@@ -45,6 +47,12 @@ var _ reads.Host = host{}
 
 func (h host) GetRecord(ctx context.Context, seq uint64) ([]byte, error) {
 	return h.s.io.getRecord(ctx, seq)
+}
+
+var _ retain.Host = host{}
+
+func (h host) PublishBatch(ctx context.Context, msgs []*nats.Msg) (*jsext.BatchAck, error) {
+	return h.s.io.publishBatch(ctx, msgs)
 }
 
 var _ maintain.Host = host{}

@@ -6,6 +6,7 @@ import (
 	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/plan"
 	"topicgate/topicstore/jetstream/reads"
+	"topicgate/topicstore/jetstream/retain"
 
 	"context"
 	"errors"
@@ -180,7 +181,8 @@ type Store struct {
 	groups *groups.Groups        // read-session groups (jetstream/groups)
 	maint  *maintain.Maintenance // the lease, the sweep and the jobs it schedules (jetstream/maintain)
 
-	reads *reads.Reads // Scan and the other reads, and the record cache (jetstream/reads)
+	reads  *reads.Reads      // Scan and the other reads, and the record cache (jetstream/reads)
+	retain *retain.Retention // retention's cuts (jetstream/retain)
 
 	answer answerers // this gateway's answers to Gather (gather.go)
 
@@ -430,6 +432,7 @@ func newStore(o Options, gw uint64) *Store {
 	// leases.
 	s.holderGw = gw
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
+	s.retain = retain.New(retain.Config{Gateway: s.stage.gw, Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout}, host{s})
 	s.groups = groups.New(groups.Config{Gateway: s.stage.gw, Name: o.Name, Subjects: s.subj, Clock: o.Clock,
 		Timeout: o.Timeout, TTL: o.GroupTTL, Fold: s.fold}, host{s})
 	s.maint = maintain.New(maintain.Config{Gateway: s.stage.gw, Subjects: s.subj, Clock: o.Clock, Timeout: o.Timeout,

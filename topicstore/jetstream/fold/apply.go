@@ -196,7 +196,7 @@ func applyStart(t *Topic, part string, h nats.Header, seq uint64) {
 		ps.Start = st
 		i := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].Base+ps.Recs[i].Count() > st })
 		if n := len(ps.Recs); n > 0 {
-			ps.CutSeq = max(ps.CutSeq, ps.Recs[min(i, n-1)].Seq) // RunRetention's purge (jetstream/retention.go)
+			ps.CutSeq = max(ps.CutSeq, ps.Recs[min(i, n-1)].Seq) // retention's purge (jetstream/retain)
 		}
 		for _, r := range ps.Recs[:i] {
 			ps.retained -= r.Bytes()
