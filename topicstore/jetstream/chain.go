@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/chain"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/plan"
 
@@ -58,170 +59,38 @@ import (
 // Nothing rolls the chain up: a gateway purges its own chain below the
 // links it no longer needs (purgeChain).
 
-// doubt is a batch of this gateway from its plan until the fold knows
-// whether it was stored; under s.mu. Its witness is the message by which
-// the fold recognises it: its first record batch, when it has one
-// (subject the partition's, carrying Tg-Commit), else a marker on the
-// chain, first in the batch.
-type doubt struct {
-	id      uint64 // the batch's number in this process (Tg-Commit)
-	subject string // the witness's subject
-	prev    uint64 // the witness's expectation: the subject's last sequence before it
-	idx     int    // the witness's place in the batch
-	n       int    // the batch's messages
-	marker  bool   // the witness is a marker on the chain
-	// at is the witness's sequence once the fold saw it follow prev;
-	// dead: something else followed prev, so the batch is not stored and
-	// never will be; lost: the fold missed what followed prev.
-	at   uint64
-	dead bool
-	lost bool
-	// answered: the requests were told ErrOutcomeUnknown; what the batch
-	// staged is settled by settleDoubts once the fold decides.
-	answered bool
-	txns     []uint64 // the stagings the batch joins
-}
-
-func (d *doubt) decided() bool { return d.at != 0 || d.dead || d.lost }
-
-// last is the batch's last sequence, once its witness was seen at at.
-func (d *doubt) last() uint64 { return d.at - uint64(d.idx) + uint64(d.n) - 1 }
-
-// chainState is this gateway's side of its chain and of its batches in
-// doubt; under s.mu.
-type chainState struct {
-	next   uint64   // the last batch number given out
-	doubts []*doubt // batches planned and not settled, oldest first
-	// watch are the doubts whose witness is a record batch, by subject.
-	watch   map[string][]*doubt
-	purged  uint64 // the chain is purged below this sequence
-	decided int64  // doubts the fold decided after their requests were answered (a metric)
-	unknown int64  // batches answered ErrOutcomeUnknown (a metric)
-}
-
 // marker registers a batch of n messages and returns its first message:
-// the marker linking it to the chain as this gateway's fold has it. It
-// runs under s.mu.
-func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *doubt) {
-	c := &s.chain
-	c.next++
-	d := &doubt{id: c.next, subject: s.subj.Chain(s.stage.gw), prev: s.fold.ChainLast(s.stage.gw), n: n, marker: true, txns: txns}
-	c.doubts = append(c.doubts, d)
-	m := nats.NewMsg(d.subject)
-	m.Header.Set(fold.HCommit, strconv.FormatUint(d.id, 10))
-	m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
-	jsext.Expect(m, d.prev)
-	return m, d
+// the marker linking it to this gateway's chain as its fold has it
+// (chain.State.Marker). It runs under s.mu.
+func (s *Store) marker(n int, txns []uint64) (*nats.Msg, *chain.Doubt) {
+	return s.chain.Marker(s.subj.Chain(s.stage.gw), s.fold.ChainLast(s.stage.gw), n, txns)
 }
 
 // witness registers a batch, msgs, whose message i, a record batch
-// expecting prev on its subject, is its witness, and marks that message.
-// It runs under s.mu.
-func (s *Store) witness(msgs []*nats.Msg, i int, prev uint64, txns []uint64) *doubt {
-	c := &s.chain
-	c.next++
-	d := &doubt{id: c.next, subject: msgs[i].Subject, prev: prev, idx: i, n: len(msgs), txns: txns}
-	c.doubts = append(c.doubts, d)
-	if c.watch == nil {
-		c.watch = map[string][]*doubt{}
-	}
-	c.watch[d.subject] = append(c.watch[d.subject], d)
-	msgs[i].Header.Set(fold.HCommit, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
-	return d
+// expecting prev on its subject, is its witness (chain.State.Witness). It
+// runs under s.mu.
+func (s *Store) witness(msgs []*nats.Msg, i int, prev uint64, txns []uint64) *chain.Doubt {
+	return s.chain.Witness(s.stage.gw, msgs, i, prev, txns)
 }
 
 // witnessed decides the doubts watching subject by the message at seq
-// that the fold applies: the first one after a doubt's prev is its
-// witness, or something else, which its witness can never follow. It runs
+// that the fold applies (a fold hook: chain.State.Witnessed). It runs
 // under s.mu.
 func (s *Store) witnessed(subject string, h nats.Header, seq uint64) {
-	ds := s.chain.watch[subject]
-	if len(ds) == 0 {
-		return
+	if s.chain.Witnessed(s.stage.gw, subject, h, seq) {
+		s.cond.Broadcast()
 	}
-	keep := ds[:0]
-	commit := h.Get(fold.HCommit)
-	// What a message expected is kept in it: the one that followed prev
-	// expected prev. One that expected something else, or nothing, comes
-	// after a message this fold missed (a state rolled up by the next
-	// before this fold got it), which may have been the witness.
-	expected, hasExpect := h.Get(natsjs.ExpectedLastSubjSeqHeader), h.Get(natsjs.ExpectedLastSubjSeqSubjHeader) == ""
-	for _, d := range ds {
-		switch {
-		case d.decided():
-			continue
-		case seq <= d.prev:
-		case commit == s.stage.gw+" "+strconv.FormatUint(d.id, 10):
-			d.at = seq
-			continue
-		case hasExpect && expected == strconv.FormatUint(d.prev, 10):
-			d.dead = true
-			continue
-		default:
-			d.lost = true
-			continue
-		}
-		keep = append(keep, d)
-	}
-	if len(keep) == 0 {
-		delete(s.chain.watch, subject)
-	} else {
-		s.chain.watch[subject] = keep
-	}
-	s.cond.Broadcast()
 }
 
 // linked decides this gateway's doubts by a link of its chain at seq,
-// whose predecessor the fold held before was at before (a fold hook). It
-// runs under s.mu.
+// whose predecessor the fold held before was at before (a fold hook:
+// chain.State.Linked). It runs under s.mu.
 func (s *Store) linked(gw string, before uint64, h nats.Header, seq uint64) {
 	if gw != s.stage.gw {
 		return
 	}
-	prev := uint64(fold.HeaderInt(h, fold.HPrev))
-	if h.Get(fold.HPrev) == "" {
-		prev = before // a link written before Tg-Prev: its predecessor is the one folded before it
-	}
-	id := uint64(fold.HeaderInt(h, fold.HCommit))
-	for _, d := range s.chain.doubts {
-		switch {
-		case !d.marker || d.decided():
-		case d.prev == prev && id == d.id && id != 0:
-			d.at = seq
-		case d.prev == prev:
-			d.dead = true
-		case d.prev >= before && d.prev < prev:
-			// What followed d.prev was deleted before this fold got it.
-			d.lost = true
-		}
-	}
+	s.chain.Linked(before, h, seq)
 	s.cond.Broadcast()
-}
-
-// forget drops d from the doubts (its requests were answered from what
-// the committer learned itself). It runs under s.mu.
-func (c *chainState) forget(d *doubt) {
-	for i, x := range c.doubts {
-		if x == d {
-			c.doubts = append(c.doubts[:i], c.doubts[i+1:]...)
-			break
-		}
-	}
-	if d.marker {
-		return
-	}
-	ws := c.watch[d.subject]
-	for i, x := range ws {
-		if x == d {
-			ws = append(ws[:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(ws) == 0 {
-		delete(c.watch, d.subject)
-	} else {
-		c.watch[d.subject] = ws
-	}
 }
 
 // outcome is what the committer knows of a batch it published.
@@ -239,7 +108,7 @@ const (
 // was stored; the refusal or the reason if not. A batch whose ack does not
 // come is resolved (resolve) until deadline; one still in doubt then is
 // unknown, and d stays registered for the fold to decide.
-func (s *Store) publishResolved(msgs []*nats.Msg, d *doubt, deadline time.Time) (outcome, uint64, error) {
+func (s *Store) publishResolved(msgs []*nats.Msg, d *chain.Doubt, deadline time.Time) (outcome, uint64, error) {
 	ctx, cancel := s.requestUntil(deadline)
 	ack, err := s.io.publishBatch(ctx, msgs)
 	cancel()
@@ -269,24 +138,24 @@ func (s *Store) publishResolved(msgs []*nats.Msg, d *doubt, deadline time.Time) 
 }
 
 // settleOwn forgets a doubt the committer settled itself.
-func (s *Store) settleOwn(d *doubt) {
+func (s *Store) settleOwn(d *chain.Doubt) {
 	s.mu.Lock()
-	s.chain.forget(d)
+	s.chain.Forget(d)
 	s.mu.Unlock()
 }
 
 // resolve learns whether the batch of d, whose answer never came, was
 // stored, and if so its last sequence. It returns unknown when the
 // cluster did not let it learn before deadline (or the store closed).
-func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
+func (s *Store) resolve(d *chain.Doubt, deadline time.Time) (outcome, uint64, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
-		at, dead, lost, closed := d.at, d.dead, d.lost, s.closed
+		at, dead, lost, closed := d.At, d.Dead, d.Lost, s.closed
 		s.mu.Unlock()
 		switch {
 		case at != 0:
-			return stored, d.last(), nil
+			return stored, d.Last(), nil
 		case dead:
 			return notStored, 0, nil
 		case lost:
@@ -307,8 +176,8 @@ func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
 		case err == nil:
 			// The resolution follows d.prev: the batch can never be stored.
 			s.mu.Lock()
-			if !d.decided() {
-				d.dead = true
+			if !d.Decided() {
+				d.Dead = true
 			}
 			s.mu.Unlock()
 			continue
@@ -337,15 +206,15 @@ func (s *Store) resolve(d *doubt, deadline time.Time) (outcome, uint64, error) {
 // (its base is the fold's end: the subject has not changed since prev,
 // else the resolution is refused); a shared-consumer state of no
 // generation, which the fold ignores but for its sequence.
-func (s *Store) resolution(d *doubt) *nats.Msg {
-	m := nats.NewMsg(d.subject)
-	m.Header.Set(fold.HResolve, s.stage.gw+" "+strconv.FormatUint(d.id, 10))
-	jsext.Expect(m, d.prev)
-	if d.marker {
-		m.Header.Set(fold.HPrev, strconv.FormatUint(d.prev, 10))
+func (s *Store) resolution(d *chain.Doubt) *nats.Msg {
+	m := nats.NewMsg(d.Subject)
+	m.Header.Set(fold.HResolve, s.stage.gw+" "+strconv.FormatUint(d.ID, 10))
+	jsext.Expect(m, d.Prev)
+	if d.Marker {
+		m.Header.Set(fold.HPrev, strconv.FormatUint(d.Prev, 10))
 		return m
 	}
-	tok := s.subj.Tokens(d.subject)
+	tok := s.subj.Tokens(d.Subject)
 	if len(tok) > 0 && tok[0] == fold.KindShared {
 		// A shared-consumer state of no generation: the fold takes only
 		// its sequence, the state stays the one before it.
@@ -397,9 +266,9 @@ func (s *Store) requestUntil(deadline time.Time) (context.Context, context.Cance
 func (s *Store) settleDoubts(ctx context.Context, resolve bool) {
 	if resolve {
 		s.mu.Lock()
-		var open []*doubt
-		for _, d := range s.chain.doubts {
-			if d.answered && !d.decided() {
+		var open []*chain.Doubt
+		for _, d := range s.chain.Doubts {
+			if d.Answered && !d.Decided() {
 				open = append(open, d)
 			}
 		}
@@ -410,25 +279,25 @@ func (s *Store) settleDoubts(ctx context.Context, resolve bool) {
 	}
 	var committed, purge, lost []uint64
 	s.mu.Lock()
-	var keep []*doubt
-	for _, d := range s.chain.doubts {
-		if !d.answered || !d.decided() {
+	var keep []*chain.Doubt
+	for _, d := range s.chain.Doubts {
+		if !d.Answered || !d.Decided() {
 			keep = append(keep, d)
 			continue
 		}
-		s.chain.decided++
+		s.chain.Decided++
 		switch {
-		case d.at != 0:
-			committed = append(committed, d.txns...)
-		case d.dead:
-			purge = append(purge, d.txns...)
+		case d.At != 0:
+			committed = append(committed, d.Txns...)
+		case d.Dead:
+			purge = append(purge, d.Txns...)
 		default:
 			s.opts.Logger.Warn("a batch's outcome is lost: this gateway's fold missed what followed it on its chain (purged by another gateway's sweep while this one was away); its stagings are left to the sweep",
-				"gateway", s.stage.gw, "batch", d.id, "stagings", len(d.txns))
-			lost = append(lost, d.txns...)
+				"gateway", s.stage.gw, "batch", d.ID, "stagings", len(d.Txns))
+			lost = append(lost, d.Txns...)
 		}
 	}
-	s.chain.doubts = keep
+	s.chain.Doubts = keep
 	s.mu.Unlock()
 	s.stage.settle(committed, stagingCommitted)
 	s.stage.settle(lost, stagingCommitted)
@@ -443,8 +312,8 @@ func (s *Store) settleDoubts(ctx context.Context, resolve bool) {
 func (s *Store) doubtsOpen() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, d := range s.chain.doubts {
-		if d.answered {
+	for _, d := range s.chain.Doubts {
+		if d.Answered {
 			return true
 		}
 	}
@@ -457,10 +326,10 @@ func (s *Store) doubtsOpen() bool {
 func (s *Store) purgeChain(ctx context.Context) {
 	s.mu.Lock()
 	below := s.fold.ChainLast(s.stage.gw)
-	for _, d := range s.chain.doubts {
-		below = min(below, d.prev)
+	for _, d := range s.chain.Doubts {
+		below = min(below, d.Prev)
 	}
-	due := below > s.chain.purged
+	due := below > s.chain.Purged
 	s.mu.Unlock()
 	if !due {
 		return
@@ -469,7 +338,7 @@ func (s *Store) purgeChain(ctx context.Context) {
 	defer cancel()
 	if err := s.io.purge(rctx, s.subj.Chain(s.stage.gw), below); err == nil {
 		s.mu.Lock()
-		s.chain.purged = max(s.chain.purged, below)
+		s.chain.Purged = max(s.chain.Purged, below)
 		s.mu.Unlock()
 	}
 }
@@ -490,7 +359,7 @@ func wrongLast(err error) (uint64, bool) {
 }
 
 // errOutcome builds the answer to the requests of a batch left in doubt.
-func (s *Store) errOutcome(d *doubt, deadline time.Duration, cause error) error {
+func (s *Store) errOutcome(d *chain.Doubt, deadline time.Duration, cause error) error {
 	return fmt.Errorf("%w: the NATS cluster (%s) received the commit (batch %d of gateway %s) and did not tell within %v whether it stored it (%v); it is stored whole or not at all",
-		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), d.id, s.stage.gw, deadline.Round(time.Millisecond), cause)
+		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), d.ID, s.stage.gw, deadline.Round(time.Millisecond), cause)
 }

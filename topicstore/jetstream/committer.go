@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/chain"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/plan"
@@ -180,8 +181,8 @@ func (s *Store) runGroup(group []*plan.Request) (later, locked []*plan.Request) 
 			return later, locked
 		case unknown:
 			s.mu.Lock()
-			p.doubt.answered = true
-			s.chain.unknown++
+			p.doubt.Answered = true
+			s.chain.Unknown++
 			s.mu.Unlock()
 			p.Settle(s.errOutcome(p.doubt, s.io.now().Sub(p.Started), err))
 			return later, locked
@@ -340,7 +341,7 @@ func (s *Store) catchUp(refusal error) error {
 // one (wide.go marks each of its batches).
 type groupPlan struct {
 	*plan.Batch
-	doubt *doubt
+	doubt *chain.Doubt
 }
 
 // plan plans group on the fold (plan.Planner.Plan) and registers the

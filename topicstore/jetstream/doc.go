@@ -41,12 +41,14 @@
 //     not joined it (pace.go); a batch that stored nothing is published
 //     again until its requests' deadline (Options.CommitTimeout), so an
 //     election is a delay;
-//   - outcomes in doubt (chain.go): every batch begins with a marker on
-//     the gateway's chain, whose links each name their predecessor, so a
-//     batch whose answer never came is resolved by publishing a link
-//     expecting the same predecessor; what stays unknown past the deadline
-//     is ErrOutcomeUnknown, and nothing of it (its stagings) is discarded
-//     until the fold decides it;
+//   - outcomes in doubt (chain.go): every batch has a witness, its first
+//     record batch or else a marker first in it on the gateway's chain,
+//     whose links each name their predecessor, so a batch whose answer
+//     never came is resolved by publishing a message expecting the same
+//     predecessor; what stays unknown past the deadline is
+//     ErrOutcomeUnknown, and nothing of it (its stagings) is discarded
+//     until the fold decides it; the bookkeeping of the batches in doubt,
+//     which the fold's hooks decide, is the subpackage chain;
 //   - wide transactions (wide.go): a commit too large for one batch is
 //     published as intents, held aside by every fold and holding their
 //     topics, then decided by one message on its own subject, expected
@@ -96,8 +98,8 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold, plan, reads, retain, groups, maintain and jsext
-// (above); natsnode runs real nats-server processes built from the
+// Subpackages: fold, plan, chain, reads, retain, groups, maintain and
+// jsext (above); natsnode runs real nats-server processes built from the
 // version go.mod pins (tool directive); jstest gives a test its own
 // cluster; jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //

@@ -583,8 +583,8 @@ func (m *sim) verify() {
 		if d := foldDigest(m.t, g.s); d != want {
 			m.fail(fmt.Errorf("gateway %s folded another state:\n%s\nthan a fresh one:\n%s", g.name, d, want))
 		}
-		if n := len(g.s.chain.doubts); n > 0 {
-			m.fail(fmt.Errorf("gateway %s: %d batches left in doubt (first: %+v)", g.name, n, *g.s.chain.doubts[0]))
+		if n := len(g.s.chain.Doubts); n > 0 {
+			m.fail(fmt.Errorf("gateway %s: %d batches left in doubt (first: %+v)", g.name, n, *g.s.chain.Doubts[0]))
 		}
 		if n := len(g.s.wideOwn.mine); n > 0 {
 			m.fail(fmt.Errorf("gateway %s: %d wide transactions of its own not settled", g.name, n))

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/chain"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/maintain"
@@ -151,9 +152,9 @@ type Store struct {
 	stalled bool   // fill, not the consumer, folded the last message: the consumer is behind
 
 	stage   stagings
-	chain   chainState // this gateway's chain and its batches in doubt (chain.go)
-	wideOwn wideOwn    // this gateway's own wide transactions (wide.go)
-	io      clusterIO  // the commit protocol's I/O (io.go)
+	chain   chain.State // this gateway's chain and its batches in doubt (jetstream/chain; chain.go)
+	wideOwn wideOwn     // this gateway's own wide transactions (wide.go)
+	io      clusterIO   // the commit protocol's I/O (io.go)
 	// maxBatch is the most messages in one atomic batch (0:
 	// jsext.MaxBatchMsgs; the simulation makes it small).
 	maxBatch int
@@ -233,7 +234,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maint.Errors()
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
 	s.mu.Lock()
-	cs.DoubtsUnknown = s.chain.unknown
+	cs.DoubtsUnknown = s.chain.Unknown
 	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.fold.Snap.Last, s.fold.Snap.LastAt, s.fold.Snap.From
 	cs.SnapshotsWritten, cs.SnapshotMismatches = s.snapWritten.Load(), s.snapMismatches.Load()
 	now := s.opts.Clock()

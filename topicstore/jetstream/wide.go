@@ -157,8 +157,8 @@ func (s *Store) publishLinked(msgs []*nats.Msg, txns []uint64, deadline time.Tim
 		o, last, err := s.publishResolved(batch, d, deadline)
 		if o == unknown {
 			s.mu.Lock()
-			d.answered = true // the wide transaction's own doubt settles its stagings
-			d.txns = nil
+			d.Answered = true // the wide transaction's own doubt settles its stagings
+			d.Txns = nil
 			s.mu.Unlock()
 		}
 		if o != notStored || !s.io.now().Before(deadline) {
@@ -196,7 +196,7 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 	}
 	s.mu.Lock()
 	own.answered = true
-	s.chain.unknown++
+	s.chain.Unknown++
 	s.mu.Unlock()
 	p.Settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
 		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), s.io.now().Sub(p.Started).Round(time.Millisecond), n, s.stage.gw, why, err))

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/chain"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/plan"
 
@@ -39,7 +40,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		}
 		closed := s.closed
 		var link *nats.Msg
-		var d *doubt
+		var d *chain.Doubt
 		if foreign {
 			link = nats.NewMsg(s.subj.Chain(gw))
 			last := s.fold.ChainLast(gw)
@@ -89,7 +90,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 				}
 			case unknown:
 				s.mu.Lock()
-				d.answered, d.txns = true, nil
+				d.Answered, d.Txns = true, nil
 				s.mu.Unlock()
 				err = perr
 			default:
