@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// Minimal assertion helpers (testify's assert/yaml dependency is not in go.sum).
+// Minimal assertion helpers, older than testify's use in this module;
+// the store's tests keep them.
 
 func must(t testing.TB, err error, msg ...any) {
 	t.Helper()
