@@ -52,7 +52,9 @@
 //   - wide transactions (wide.go): a commit too large for one batch is
 //     published as intents, held aside by every fold and holding their
 //     topics, then decided by one message on its own subject, expected
-//     empty;
+//     empty; the aborts of those whose batch failed or whose gateway died
+//     (wide_abort.go); the retirement of their decisions once no gateway
+//     can need them is the subpackage wide;
 //   - the cluster I/O of all of the above goes through clusterIO (io.go):
 //     natsIO in a gateway, a seeded scheduler's in the simulation
 //     (sim_test.go), which drives the same code through every order of
@@ -76,7 +78,8 @@
 //     cache of the batches this gateway wrote or read, by stream sequence,
 //     so that reads of recent data need no direct get; the committer
 //     fills it), retention (retain: each partition's new start and the
-//     purge below it), read-session groups (groups) and maintenance
+//     purge below it), the retirement of wide transactions' decisions
+//     (wide), read-session groups (groups) and maintenance
 //     (maintain: its schedule, the maintenance lease, the sweep of dead
 //     gateways' staged chunks behind a fence, the check that the nodes
 //     sync every write, from their monitoring endpoints); they run on the
@@ -98,9 +101,9 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold, plan, chain, reads, retain, groups, maintain and
-// jsext (above); natsnode runs real nats-server processes built from the
-// version go.mod pins (tool directive); jstest gives a test its own
+// Subpackages: fold, plan, chain, reads, retain, wide, groups, maintain
+// and jsext (above); natsnode runs real nats-server processes built from
+// the version go.mod pins (tool directive); jstest gives a test its own
 // cluster; jsbench measures the engine's ceiling (also `tg-cluster bench`).
 //
 // # Verified on a real 3-node cluster, R3 file streams (nats-server 2.15.2)

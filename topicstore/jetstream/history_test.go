@@ -202,7 +202,7 @@ func TestTopicNumbersSurviveDrops(t *testing.T) {
 
 // TestWideDecisionsRetired: every wide transaction's decision stays in
 // the stream only until none of its intents is left and no gateway can
-// need it (wide_retire.go). Here 5 wide commits of 20 producers each
+// need it (jetstream/wide). Here 5 wide commits of 20 producers each
 // (batches of 8 messages) leave 5 decisions; once retention has cut their
 // record batches and the hold has passed, maintenance publishes their
 // producers' states again, purges what is below, and retires the
@@ -248,17 +248,17 @@ func TestWideDecisionsRetired(t *testing.T) {
 
 	// Not before the hold has passed, nor while its record batches are
 	// retained.
-	retired, err := s.retireDecisions(ctx, time.Now())
+	retired, err := s.retire.Run(ctx, time.Now())
 	require.NoError(t, err)
 	require.Zero(t, retired, "within the hold")
-	retired, err = s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	retired, err = s.retire.Run(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	require.Zero(t, retired, "record batches retained")
 
 	_, err = s.RunRetention(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, s.io.sync(ctx))
-	retired, err = s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	retired, err = s.retire.Run(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, 4, retired, "the last commit's batches are their partitions' last, which retention keeps")
 
@@ -270,7 +270,7 @@ func TestWideDecisionsRetired(t *testing.T) {
 	_, err = s.RunRetention(ctx, time.Now().Add(2*time.Hour))
 	require.NoError(t, err)
 	require.NoError(t, s.io.sync(ctx))
-	retired, err = s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	retired, err = s.retire.Run(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, 1, retired)
 	require.NoError(t, s.io.sync(ctx))
@@ -364,7 +364,7 @@ func TestRetiredDecisionReachesLaggard(t *testing.T) {
 	before := read(1, decision-1)
 
 	// The record batches are retained: only the positions' decision goes.
-	retired, err := s.retireDecisions(ctx, time.Now().Add(time.Hour))
+	retired, err := s.retire.Run(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, 1, retired)
 	require.NoError(t, s.io.sync(ctx))

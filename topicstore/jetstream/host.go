@@ -11,6 +11,7 @@ import (
 	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
+	"topicgate/topicstore/jetstream/wide"
 )
 
 // host is what the rooms that run beside the commit protocol need of the
@@ -55,6 +56,8 @@ func (h host) PublishBatch(ctx context.Context, msgs []*nats.Msg) (*jsext.BatchA
 	return h.s.io.publishBatch(ctx, msgs)
 }
 
+var _ wide.Host = host{}
+
 var _ maintain.Host = host{}
 
 func (h host) WaitApplied(ctx context.Context, seq uint64) error { return h.s.io.waitApplied(ctx, seq) }
@@ -86,6 +89,6 @@ func (j maintJobs) AbortDead() { j.s.abortDead() }
 func (j maintJobs) Snapshot(ctx context.Context) error { return j.s.maybeSnapshot(ctx) }
 
 func (j maintJobs) RetireDecisions(ctx context.Context, now time.Time) error {
-	_, err := j.s.retireDecisions(ctx, now)
+	_, err := j.s.retire.Run(ctx, now)
 	return err
 }

@@ -402,19 +402,18 @@ func (m *sim) startGateway() *simGW {
 	// The newest snapshot is the one a gateway starts from
 	// (verifySnapshots checks those a retirement left usable), and no
 	// decision is retired that a live gateway has not folded.
-	g.s.snapFloor = func() uint64 {
+	g.s.retire.SetFloors(func() uint64 {
 		if len(m.snaps) == 0 {
 			return math.MaxUint64
 		}
 		return m.snaps[len(m.snaps)-1].seq
-	}
-	g.s.foldedFloor = func() uint64 {
+	}, func() uint64 {
 		floor := uint64(math.MaxUint64)
 		for _, o := range m.live() {
 			floor = min(floor, o.s.applied)
 		}
 		return floor
-	}
+	})
 	g.s.maxBatch = simBatch
 	g.s.shWin = simWindow
 	g.name = g.s.stage.gw
@@ -904,7 +903,7 @@ func (m *sim) quiesce() {
 	if live := m.live(); len(live) > 0 {
 		g := live[0]
 		m.runJob(g, func() {
-			if _, err := g.s.retireDecisions(context.Background(), g.s.io.now().Add(g.s.opts.DecisionHold)); err != nil {
+			if _, err := g.s.retire.Run(context.Background(), g.s.io.now().Add(g.s.opts.DecisionHold)); err != nil {
 				m.logf("%s: retiring decisions: %v", g.name, err)
 			}
 		})
@@ -989,7 +988,7 @@ func (s *simStats) add(m *sim) {
 	s.releases += m.w.sh.releases
 	for _, g := range m.gws {
 		s.doubtSeen += int(g.s.commitDoubts.Load())
-		s.retired += int(g.s.decisionsRetired.Load())
+		s.retired += int(g.s.retire.Retired())
 	}
 	for _, msg := range m.st.msgs {
 		switch {

@@ -134,7 +134,7 @@ func (m *sim) startJob(g *simGW) {
 			}
 			// Every decision is old enough: retirement races the
 			// writes, aborts and compactions on the intents' subjects.
-			if _, err := g.s.retireDecisions(ctx, g.s.io.now().Add(g.s.opts.DecisionHold)); err != nil {
+			if _, err := g.s.retire.Run(ctx, g.s.io.now().Add(g.s.opts.DecisionHold)); err != nil {
 				m.logf("%s: retiring decisions: %v", g.name, err)
 			}
 		}
@@ -514,12 +514,12 @@ func (m *sim) verifyDigests() {
 func (m *sim) verifySnapshots(want string) {
 	var retired uint64
 	for _, g := range m.gws {
-		retired = max(retired, g.s.retiredUpTo)
+		retired = max(retired, g.s.retire.UpTo())
 	}
 	for _, sn := range m.snaps {
 		if sn.seq < retired {
 			// A decision after it was retired: no gateway starts from it
-			// any more (snapshotsPast), and a transaction open at its
+			// any more (jetstream/wide: snapshotsPast), and a transaction open at its
 			// point may have left no trace in the stream.
 			continue
 		}

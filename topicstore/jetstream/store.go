@@ -8,6 +8,7 @@ import (
 	"topicgate/topicstore/jetstream/plan"
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
+	"topicgate/topicstore/jetstream/wide"
 
 	"context"
 	"errors"
@@ -96,7 +97,7 @@ type Options struct {
 	// stream, whatever snapshot there is.
 	IgnoreSnapshots bool
 	// DecisionHold is how long a wide transaction's decision stays in the
-	// stream at least after it was taken (wide_retire.go; default
+	// stream at least after it was taken (jetstream/wide; default
 	// DefaultDecisionHold): a gateway whose fold falls further behind than
 	// that may have to be restarted.
 	DecisionHold time.Duration
@@ -184,6 +185,7 @@ type Store struct {
 
 	reads  *reads.Reads      // Scan and the other reads, and the record cache (jetstream/reads)
 	retain *retain.Retention // retention's cuts (jetstream/retain)
+	retire *wide.Retirement  // wide transactions' decisions retired (jetstream/wide)
 
 	answer answerers // this gateway's answers to Gather (gather.go)
 
@@ -205,18 +207,6 @@ type Store struct {
 	ownApplied    atomic.Int64 // batches waitOwn folded from what it published (fold.go)
 
 	pace pacer // sessions that committed lately; the committer's alone (pace.go)
-	// snapFloor, set by the simulation, replaces the fold's knowledge of
-	// snapshots in snapshotsPast: the newest snapshot's sequence.
-	snapFloor func() uint64
-	// foldedFloor, set by the simulation, is the lowest sequence the live
-	// gateways' folds applied: retireDecisions retires nothing above it
-	// (the simulation's gateways lag far behind in stream terms in no
-	// time; DecisionHold stands for it in a cluster).
-	foldedFloor func() uint64
-	// decisionsRetired counts the decisions this gateway retired;
-	// retiredUpTo is the highest one's sequence (under mu).
-	decisionsRetired atomic.Int64
-	retiredUpTo      uint64
 }
 
 // ClusterStats implements topicstore.ClusterStatter: the stream's state
@@ -434,6 +424,7 @@ func newStore(o Options, gw uint64) *Store {
 	s.holderGw = gw
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
 	s.retain = retain.New(retain.Config{Gateway: s.stage.gw, Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout}, host{s})
+	s.retire = wide.New(wide.Config{Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout, Hold: o.DecisionHold}, host{s})
 	s.groups = groups.New(groups.Config{Gateway: s.stage.gw, Name: o.Name, Subjects: s.subj, Clock: o.Clock,
 		Timeout: o.Timeout, TTL: o.GroupTTL, Fold: s.fold}, host{s})
 	s.maint = maintain.New(maintain.Config{Gateway: s.stage.gw, Subjects: s.subj, Clock: o.Clock, Timeout: o.Timeout,

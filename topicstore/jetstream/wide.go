@@ -53,7 +53,14 @@ import (
 // messages until the next commit there (or retention) replaces them.
 //
 // Once none of a transaction's intents is left in the stream and no
-// gateway can need it any more, its decision is retired (wide_retire.go).
+// gateway can need it any more, its decision is retired (the subpackage wide).
+
+// retiredLate warns that a decision was retired before this gateway's
+// fold applied it (a fold hook; jetstream/wide retires decisions).
+func (s *Store) retiredLate(gw string, n uint64, intents int) {
+	s.opts.Logger.Warn("a wide transaction's decision was retired before this gateway folded it: its fold is far behind",
+		"gateway", gw, "number", n, "intents", intents)
+}
 
 // wideOwn is this gateway's own wide transactions; under s.mu.
 type wideOwn struct {

@@ -19,7 +19,7 @@ type Hooks interface {
 	Decided(gw string, n uint64, commit bool)
 	// RetiredLate: a wide transaction's decision was retired before the
 	// fold applied it, deciding the intents it held
-	// (jetstream/wide_retire.go).
+	// (jetstream/wide).
 	RetiredLate(gw string, n uint64, intents int)
 	// SnapPoint: a snapshot point at seq, published by holder; digest
 	// is the fold's there (jetstream/snapshot.go).

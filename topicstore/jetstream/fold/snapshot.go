@@ -117,7 +117,7 @@ type SnapMeta struct {
 	Topics  []SnapTopic  `json:"topics"`
 	Intents []SnapIntent `json:"intents,omitempty"`
 	// Done lists the decided wide transactions not retired at Seq, with
-	// their record-batch intents (jetstream/wide_retire.go); DoneListed says the
+	// their record-batch intents (jetstream/wide); DoneListed says the
 	// snapshot lists them (one written before it does not).
 	Done       []SnapDone `json:"done,omitempty"`
 	DoneListed bool       `json:"done_listed,omitempty"`

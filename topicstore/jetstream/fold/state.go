@@ -78,7 +78,7 @@ type Part struct {
 	StartSeq uint64 // the last sequence of its retention start subject (0: none)
 	// cutSeq is where retention's last cut purged the subject below (the
 	// first batch it kept, or the last batch, which stays): every message
-	// of the subject before it is gone or going (jetstream/wide_retire.go).
+	// of the subject before it is gone or going (jetstream/wide).
 	CutSeq   uint64
 	retained int64 // payload bytes of recs (a running total: Topic reads it on every statement's plan)
 	// refs are the staged messages reference records of recs point at,

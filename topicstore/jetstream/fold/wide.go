@@ -30,7 +30,7 @@ type Wide struct {
 	Locked  map[uint64]int      // topic id -> open transactions holding it
 	Decided map[string]uint64   // per gateway: its highest transaction number decided
 	// done are the decided transactions whose decision is not retired yet
-	// (jetstream/wide_retire.go), by "<gateway> <number>".
+	// (jetstream/wide), by "<gateway> <number>".
 	Done map[string]*DoneTxn
 	// filtered is set while the fold replays the stream up to a snapshot
 	// without its record batches (jetstream/snapshot_start.go): the transactions
@@ -82,7 +82,7 @@ func containsID(ids []uint64, id uint64) bool {
 
 // applyDecision folds a decision: the transaction's intents take effect
 // (commit) or only their sequences do (abort); or a retirement marker
-// (jetstream/wide_retire.go).
+// (jetstream/wide).
 func (f *State) applyDecision(tok []string, h nats.Header, seq uint64, ts time.Time) error {
 	if len(tok) != 3 {
 		return nil
@@ -115,7 +115,7 @@ func (f *State) applyDecision(tok []string, h nats.Header, seq uint64, ts time.T
 // closeWide ends open transaction x as decided: its topics are free
 // again, and its intents take effect (commit) or only their sequences do
 // (abort). skipMoved leaves out the intents whose subject the fold has
-// folded a later message on (a decision learnt late: jetstream/wide_retire.go).
+// folded a later message on (a decision learnt late: jetstream/wide).
 func (f *State) closeWide(x *WideTxn, commit, skipMoved bool) error {
 	w := &f.Wide
 	delete(w.Open, WideKey(x.Gw, x.N))
@@ -234,8 +234,8 @@ func (f *State) noteDone(gw string, n, seq uint64, ts time.Time, commit bool) {
 }
 
 // applyRetired folds a retirement marker: the transaction is forgotten,
-// and one still open here is decided by the marker (the cluster store's
-// wide_retire.go says when).
+// and one still open here is decided by the marker (jetstream/wide says
+// when).
 func (f *State) applyRetired(gw string, n uint64, commit bool) error {
 	w := &f.Wide
 	key := WideKey(gw, n)
