@@ -405,7 +405,7 @@ func TestClusterQuorumLost(t *testing.T) {
 	exec(t, a, ins, 1)
 	// B must know the topic before the quorum goes: a gateway that has
 	// not folded a topic's creation yet looks for it in the stream, and
-	// without a quorum that fails at once with 57P03 (catalog.go known).
+	// without a quorum that fails at once with 57P03 (jetstream/catalog: Known).
 	exec(t, b, "SELECT count(*) FROM t")
 	g.nodes.Kill(0)
 	g.nodes.Kill(1)

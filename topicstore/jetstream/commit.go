@@ -170,7 +170,7 @@ type topicConfigView struct {
 }
 
 func (s *Store) topic(name string) (topicConfigView, error) {
-	if err := s.known(name); err != nil {
+	if err := s.catalog.Known(name); err != nil {
 		return topicConfigView{}, err
 	}
 	s.mu.Lock()

@@ -273,7 +273,7 @@ func (s *Store) finish(p *groupPlan, last uint64, msgs []*nats.Msg) {
 	s.cacheRecords(last, msgs)
 	s.throttle(p)
 	p.Settle(nil)
-	s.autoSplit(p.Wrote)
+	s.catalog.AutoSplit(p.Wrote)
 }
 
 // waitStored waits until the fold has applied a batch the stream stored,

@@ -4,7 +4,8 @@
 // whole contract suite (storetest). It owns:
 //
 //   - the layout: one stream (DefaultStream, R3 by default) holding the
-//     catalog (c) and topic numbers (cn, catalog.go), record batches in the embedded store's format (d),
+//     catalog (c) and topic numbers (cn, the subpackage catalog), record
+//     batches in the embedded store's format (d),
 //     producers (p) and their expiry notices (e, producers.go),
 //     positions (o), retention starts (r), guards (g),
 //     staged chunks (t), shared-consumer windows (s), read-session members
@@ -70,10 +71,14 @@
 //   - shared consumers (shared*.go) on sharedcore, their steps planned
 //     with the commits (plan/shared.go) on this gateway's caches of their
 //     windows (plan.SharedCaches, filled by shared.go), staging (stage.go),
-//     catalog changes and splits (catalog.go), what retention leaves to
-//     the store (retention.go) and the direct gets of record batches
-//     behind the reads (fetch.go);
-//   - the rooms beside the commit protocol, each a subpackage: the reads
+//     what retention leaves to the store (retention.go) and the direct
+//     gets of record batches behind the reads (fetch.go);
+//   - the rooms beside the commit protocol, each a subpackage: the topic
+//     catalog (catalog: catalog changes published as records conditional
+//     on the name's subject, drops and the purge of what a dropped topic
+//     leaves, splits and write rates; the Store's topic methods delegate
+//     to it in topics.go, and host_catalog.go gives it what host.go does
+//     not), the reads
 //     (reads: Scan and the other reads of the fold's state, and the record
 //     cache of the batches this gateway wrote or read, by stream sequence,
 //     so that reads of recent data need no direct get; the committer
@@ -101,10 +106,11 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold, plan, chain, reads, retain, wide, groups, maintain
-// and jsext (above); natsnode runs real nats-server processes built from
-// the version go.mod pins (tool directive); jstest gives a test its own
-// cluster; jsbench measures the engine's ceiling (also `tg-cluster bench`).
+// Subpackages: fold, plan, chain, catalog, reads, retain, wide, groups,
+// maintain and jsext (above); natsnode runs real nats-server processes
+// built from the version go.mod pins (tool directive); jstest gives a test
+// its own cluster; jsbench measures the engine's ceiling (also
+// `tg-cluster bench`).
 //
 // # Verified on a real 3-node cluster, R3 file streams (nats-server 2.15.2)
 //

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/catalog"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/plan"
 
@@ -115,7 +116,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	s.mu.Unlock()
 	left := func(st *Store) map[string]uint64 {
 		out := map[string]uint64{}
-		for _, f := range st.topicFilters(id) {
+		for _, f := range st.catalog.TopicFilters(id) {
 			info, err := st.stream.Info(ctx, natsjs.WithSubjectFilter(f))
 			require.NoError(t, err)
 			for subj, n := range info.State.Subjects {
@@ -128,7 +129,7 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	require.NotEmpty(t, before)
 
 	// The drop's catalog message, and the gateway dies before its purge.
-	require.NoError(t, s.catalogChange(ctx, "t", func(*fold.Topic) (*fold.CatalogRec, error) { return nil, nil }))
+	require.NoError(t, s.catalog.Change(ctx, "t", func(*fold.Topic) (*fold.CatalogRec, error) { return nil, nil }))
 	require.Equal(t, before, left(s), "nothing was purged yet")
 	require.NoError(t, s.Close())
 
@@ -139,16 +140,16 @@ func TestDroppedTopicLeavesNothing(t *testing.T) {
 	t.Logf("a drop cut short left %d subjects behind; the next maintenance purged them all", len(before))
 
 	// The tombstone is all the name's catalog subject holds; it goes once
-	// tombstoneAge old, and no fold keeps anything of the topic then.
-	catalog := func() uint64 {
+	// TombstoneAge old, and no fold keeps anything of the topic then.
+	tombstones := func() uint64 {
 		info, err := s2.stream.Info(ctx, natsjs.WithSubjectFilter(s2.subj.Catalog("t")))
 		require.NoError(t, err)
 		return info.State.Subjects[s2.subj.Catalog("t")]
 	}
-	require.Equal(t, uint64(1), catalog(), "the tombstone")
-	_, err = s2.RunRetention(ctx, time.Now().Add(tombstoneAge+time.Minute))
+	require.Equal(t, uint64(1), tombstones(), "the tombstone")
+	_, err = s2.RunRetention(ctx, time.Now().Add(catalog.TombstoneAge+time.Minute))
 	require.NoError(t, err)
-	require.Zero(t, catalog(), "the tombstone after tombstoneAge")
+	require.Zero(t, tombstones(), "the tombstone after TombstoneAge")
 	s2.mu.Lock()
 	require.Empty(t, s2.fold.Leftovers)
 	_, ok := s2.fold.CatSeqs["t"]
@@ -178,7 +179,7 @@ func TestTopicNumbersSurviveDrops(t *testing.T) {
 	require.NoError(t, s.DropTopic(ctx, "b"))
 	require.NoError(t, s.DropTopic(ctx, "c"))
 	require.NoError(t, s.AlterTopic(ctx, "a", func(cfg *topicstore.TopicConfig) error { cfg.MinActivePartitions = 2; return nil }))
-	_, err := s.RunRetention(ctx, time.Now().Add(tombstoneAge+time.Minute))
+	_, err := s.RunRetention(ctx, time.Now().Add(catalog.TombstoneAge+time.Minute))
 	require.NoError(t, err)
 	numbers := func(st *Store) map[string]int64 {
 		out := map[string]int64{}

@@ -76,7 +76,7 @@ func (j maintJobs) Settle(ctx context.Context) {
 	s.settleDoubts(ctx, false)
 	s.settleWide(ctx)
 	s.purgeChain(ctx)
-	s.forgetDrops(s.opts.Clock())
+	s.catalog.ForgetDrops(s.opts.Clock())
 }
 
 func (j maintJobs) Retention(ctx context.Context, now time.Time) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"topicgate/topicstore/jetstream/catalog"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/retain"
 )
@@ -11,9 +12,10 @@ import (
 // RunRetention implements topicstore.Store: the subpackage retain moves
 // the partitions' starts and purges what is below them
 // (retain.Retention.Run, on the store's lock and cluster I/O through
-// host.go); then it marks deleted the partitions retention drained,
-// purges what dropped topics left (catalog.go) and compacts and removes
-// the producers expired at now (producers.go).
+// host.go); then it marks deleted the partitions retention drained (a
+// catalog change), purges what dropped topics left (jetstream/catalog:
+// PurgeLeftovers) and compacts and removes the producers expired at now
+// (producers.go).
 func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) {
 	deleted, err := s.retain.Run(ctx, now)
 	if err != nil {
@@ -22,7 +24,7 @@ func (s *Store) RunRetention(ctx context.Context, now time.Time) (int64, error) 
 	if err := s.retireDrained(ctx); err != nil {
 		return deleted, err
 	}
-	if err := s.purgeLeftovers(ctx, now); err != nil {
+	if err := s.catalog.PurgeLeftovers(ctx, now); err != nil {
 		return deleted, err
 	}
 	if _, err := s.compactProducers(ctx, now); err != nil {
@@ -45,13 +47,13 @@ func (s *Store) retireDrained(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	for _, name := range names {
-		err := s.catalogChange(ctx, name, func(old *fold.Topic) (*fold.CatalogRec, error) {
+		err := s.catalog.Change(ctx, name, func(old *fold.Topic) (*fold.CatalogRec, error) {
 			if old == nil {
-				return nil, errNothing // dropped meanwhile; nil would be a drop
+				return nil, catalog.ErrNothing // dropped meanwhile; nil would be a drop
 			}
 			d := retain.Drained(old)
 			if d == nil {
-				return nil, errNothing
+				return nil, catalog.ErrNothing
 			}
 			rec := old.Rec
 			rec.Layout = old.Rec.Layout.Clone()

@@ -80,7 +80,7 @@ func TestSnapshotStart(t *testing.T) {
 	// After the snapshot: more commits, a consumer added with read_from,
 	// retention that cuts u's batches the snapshot holds.
 	snapWorkload(t, a, 300, 200)
-	require.NoError(t, a.catalogChange(ctx, "t", func(old *fold.Topic) (*fold.CatalogRec, error) {
+	require.NoError(t, a.catalog.Change(ctx, "t", func(old *fold.Topic) (*fold.CatalogRec, error) {
 		rec := old.Rec
 		rec.Config = topicstore.CloneConfig(old.Rec.Config)
 		rec.Config.Consumers = append(rec.Config.Consumers, topicstore.ConsumerConfig{Name: "late", ReadFrom: time.Now().Add(-time.Hour)})

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/catalog"
 	"topicgate/topicstore/jetstream/chain"
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/groups"
@@ -183,9 +184,10 @@ type Store struct {
 	groups *groups.Groups        // read-session groups (jetstream/groups)
 	maint  *maintain.Maintenance // the lease, the sweep and the jobs it schedules (jetstream/maintain)
 
-	reads  *reads.Reads      // Scan and the other reads, and the record cache (jetstream/reads)
-	retain *retain.Retention // retention's cuts (jetstream/retain)
-	retire *wide.Retirement  // wide transactions' decisions retired (jetstream/wide)
+	catalog *catalog.Catalog  // the topics and their changes, drops, splits (jetstream/catalog)
+	reads   *reads.Reads      // Scan and the other reads, and the record cache (jetstream/reads)
+	retain  *retain.Retention // retention's cuts (jetstream/retain)
+	retire  *wide.Retirement  // wide transactions' decisions retired (jetstream/wide)
 
 	answer answerers // this gateway's answers to Gather (gather.go)
 
@@ -417,6 +419,8 @@ func newStore(o Options, gw uint64) *Store {
 		s.subj = fold.Subjects(strings.ToLower(o.Stream))
 	}
 	s.fold = fold.New(s.subj, o.Clock, foldHooks{s})
+	s.catalog = catalog.New(catalog.Config{Subjects: s.subj, Fold: s.fold, Clock: o.Clock, Timeout: o.Timeout,
+		MaxAttempts: maxAttempts}, host{s})
 	s.reads = reads.New(reads.Config{Fold: s.fold, Clock: o.Clock, ProducerExpiry: o.ProducerExpiry, CacheBytes: o.CacheBytes}, host{s})
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,

@@ -192,7 +192,7 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 		s.commitRequests.Add(1)
 		s.throttle(p)
 		p.Settle(nil)
-		s.autoSplit(p.Wrote)
+		s.catalog.AutoSplit(p.Wrote)
 		return stored, nil
 	case known:
 		s.forgetWide(n)

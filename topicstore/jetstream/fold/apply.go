@@ -26,7 +26,7 @@ func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == KindNumbers {
-		f.CnSeq, f.Created = seq, max(f.Created, uint64(HeaderInt(h, HCreated))) // topic numbers (jetstream/catalog.go)
+		f.CnSeq, f.Created = seq, max(f.Created, uint64(HeaderInt(h, HCreated))) // topic numbers (jetstream/catalog)
 		return nil
 	}
 	if len(tok) == 1 && tok[0] == KindSnap {

@@ -14,8 +14,8 @@ type CatalogRec struct {
 	CreatedAt int64                  `json:"created_at"`
 	Layout    topicstore.Layout      `json:"layout"`
 	// Ordinal is the topic's number (TopicInfo.ID), given out with the
-	// topic-number subject in the creation's batch (jetstream/catalog.go); 0 in a
-	// record written before: the fold numbers it by counting.
+	// topic-number subject in the creation's batch (jetstream/catalog); 0 in
+	// a record written before: the fold numbers it by counting.
 	Ordinal uint64 `json:"ordinal,omitempty"`
 }
 
@@ -213,10 +213,10 @@ type State struct {
 	ByID    map[uint64]*Topic
 	CatSeqs map[string]uint64 // each catalog subject's last sequence, drops included
 	// Leftovers are dropped topics whose messages or tombstone may not
-	// all be purged yet (jetstream/catalog.go, purgeLeftovers), by topic ID.
+	// all be purged yet (jetstream/catalog: PurgeLeftovers), by topic ID.
 	Leftovers map[uint64]*Leftover
 	Created   uint64 // the highest topic number given out (TopicInfo.ID)
-	CnSeq     uint64 // the topic-number subject's last sequence (jetstream/catalog.go)
+	CnSeq     uint64 // the topic-number subject's last sequence (jetstream/catalog)
 	Lease     Lease  // the maintenance lease, as folded
 	Swept     Swept  // staged chunks and fences, as folded (sweep.go)
 	Wide      Wide   // wide transactions, as folded (wide.go)

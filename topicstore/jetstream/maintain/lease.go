@@ -21,7 +21,7 @@ import (
 // each a publish conditional on the subject's last sequence, so two
 // gateways never both believe they hold it; one that dies stops renewing,
 // and the next takes over once the lease expires. (Splits need no lease:
-// see the store's autoSplit.)
+// see jetstream/catalog's AutoSplit.)
 
 // TakeLease takes or renews the maintenance lease for d and reports
 // whether this gateway holds it; an error is a failure to ask (the
