@@ -140,7 +140,7 @@ func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exac
 		}
 		cr.Writes = append(cr.Writes, pw)
 	}
-	steps, err := s.sharedAcks(ctx, req.Acks) // acknowledgements of shared-consumer messages (shared.go)
+	steps, err := s.queue.Acks(ctx, req.Acks) // acknowledgements of shared-consumer messages (jetstream/queue)
 	if err != nil {
 		return nil, err
 	}

@@ -68,11 +68,12 @@
 //     by another node; without a live one, on the store's own connection;
 //   - gathering (gather.go): a question every live gateway answers over
 //     core NATS (topicstore.Gatherer: sys.sessions across gateways);
-//   - shared consumers (shared*.go) on sharedcore, their steps planned
-//     with the commits (plan/shared.go) on this gateway's caches of their
-//     windows (plan.SharedCaches, filled by shared.go), staging (stage.go),
-//     what retention leaves to the store (retention.go) and the direct
-//     gets of record batches behind the reads (fetch.go);
+//   - shared consumers' states in the stream (shared_fold.go), their
+//     steps planned with the commits (plan/shared.go) on this gateway's
+//     caches of their windows (plan.SharedCaches, filled by queue),
+//     staging (stage.go), what retention leaves to the store
+//     (retention.go) and the direct gets of record batches behind the
+//     reads (fetch.go);
 //   - the rooms beside the commit protocol, each a subpackage: the topic
 //     catalog (catalog: catalog changes published as records conditional
 //     on the name's subject, drops and the purge of what a dropped topic
@@ -82,17 +83,21 @@
 //     (reads: Scan and the other reads of the fold's state, and the record
 //     cache of the batches this gateway wrote or read, by stream sequence,
 //     so that reads of recent data need no direct get; the committer
-//     fills it), retention (retain: each partition's new start and the
+//     fills it), shared consumers (queue: topicstore.SharedStore on
+//     sharedcore, each call a step through the committer, on this
+//     gateway's caches of their windows, plan.SharedCaches, which it
+//     fills), retention (retain: each partition's new start and the
 //     purge below it), the retirement of wide transactions' decisions
 //     (wide), read-session groups (groups) and maintenance
 //     (maintain: its schedule, the maintenance lease, the sweep of dead
 //     gateways' staged chunks behind a fence, the check that the nodes
 //     sync every write, from their monitoring endpoints); they run on the
-//     store's lock and cluster I/O through host.go, which implements what
-//     each of them says it needs of its host (and gives maintenance the
-//     store's jobs it schedules), so that they read, publish and wait for
-//     the fold the way the commit protocol does (and in the simulation
-//     through its scheduler).
+//     store's lock and cluster I/O through host.go (and host_queue.go:
+//     the committer, for the shared consumers' steps), which implements
+//     what each of them says it needs of its host (and gives maintenance
+//     the store's jobs it schedules), so that they read, publish and wait
+//     for the fold the way the commit protocol does (and in the
+//     simulation through its scheduler).
 //
 // Invariants: no gateway state that the stream cannot rebuild (this
 // gateway's open stagings, batches in doubt and caches aside); no publish
@@ -106,7 +111,7 @@
 // The primitives it stands on (atomic batch publish, JetStream error
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
-// Subpackages: fold, plan, chain, catalog, reads, retain, wide, groups,
+// Subpackages: fold, plan, chain, catalog, reads, queue, retain, wide, groups,
 // maintain and jsext (above); natsnode runs real nats-server processes
 // built from the version go.mod pins (tool directive); jstest gives a test
 // its own cluster; jsbench measures the engine's ceiling (also

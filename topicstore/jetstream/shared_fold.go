@@ -37,9 +37,9 @@ import (
 //
 // Besides the state, each gateway caches per consumer and partition the
 // metadata of the window's messages (written_at, delay, group, size: the
-// core needs them, the fold does not have them), filled by sharedFill with
-// Scan before a step. The cache is the gateway's own, and only a cache: a
-// gateway that starts rebuilds it from the stream.
+// core needs them, the fold does not have them), filled by jetstream/queue
+// with Scan before a step. The cache is the gateway's own, and only a
+// cache: a gateway that starts rebuilds it from the stream.
 
 // shWindow is each partition's acquisition window.
 func (s *Store) shWindow() int64 {
@@ -58,11 +58,6 @@ func newHolderGateway() uint64 {
 			return id
 		}
 	}
-}
-
-// holder is session's lock holder on this gateway.
-func (s *Store) holder(session uint32) sharedcore.Holder {
-	return sharedcore.Holder{Gateway: s.holderGw, Session: session}
 }
 
 // sharedCASBroken counts and reports a shared-consumer state the stream

@@ -7,6 +7,7 @@ import (
 	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/plan"
+	"topicgate/topicstore/jetstream/queue"
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
 	"topicgate/topicstore/jetstream/wide"
@@ -161,7 +162,8 @@ type Store struct {
 	// jsext.MaxBatchMsgs; the simulation makes it small).
 	maxBatch int
 	// inline, set by the simulation only, runs a shared step's request
-	// on the caller's goroutine (sharedSubmit) instead of the committer's.
+	// on the caller's goroutine (host_queue.go: Submit) instead of the
+	// committer's.
 	inline  func(*plan.Request)
 	barrier barriers // read barriers (barrier.go)
 	cons    natsjs.ConsumeContext
@@ -172,14 +174,12 @@ type Store struct {
 	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
 
 	durable *maintain.Durability // the nodes' sync settings as last read (jetstream/maintain)
-	// holderGw is this gateway's id: the Gateway of its lock holders
-	// (shared consumers).
-	holderGw uint64
 	// shWin is each partition's acquisition window (0:
 	// sharedcore.DefaultWindow; the simulation makes it small, so that
 	// windows move on and gateways' windows differ).
 	shWin int
-	shc   plan.SharedCaches // shared consumers' caches (filled by sharedFill, shared.go)
+	shc   plan.SharedCaches // shared consumers' caches (filled by jetstream/queue)
+	queue *queue.Queue      // shared consumers: topicstore.SharedStore (jetstream/queue)
 
 	groups *groups.Groups        // read-session groups (jetstream/groups)
 	maint  *maintain.Maintenance // the lease, the sweep and the jobs it schedules (jetstream/maintain)
@@ -198,7 +198,6 @@ type Store struct {
 	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
 	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
 	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go: sharedCASBroken)
-	expiredAcquires                             atomic.Int64 // acquires whose locks ended before they were stored (shared.go)
 	snapMismatches                              atomic.Int64 // snapshot.go
 	snapWritten                                 atomic.Int64 // snapshot.go
 	snapOut                                     snapCapture  // under mu (snapshot.go)
@@ -224,7 +223,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 		BarrierMisses: s.barrierMisses.Load()}
 	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.reads.Cache().Stats()
 	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.commitDoubts.Load(), s.commitWide.Load(), s.maint.Errors()
-	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.expiredAcquires.Load(), s.casBroken.Load()
+	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.queue.ExpiredAcquires(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.Unknown
 	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.fold.Snap.Last, s.fold.Snap.LastAt, s.fold.Snap.From
@@ -425,7 +424,7 @@ func newStore(o Options, gw uint64) *Store {
 	// One random id names this gateway everywhere: lock holders (shared
 	// consumers), staging subjects, chains, guards, record writers,
 	// leases.
-	s.holderGw = gw
+	s.queue = queue.New(queue.Config{Gateway: gw, Clock: o.Clock, Fold: s.fold, Caches: &s.shc}, host{s})
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
 	s.retain = retain.New(retain.Config{Gateway: s.stage.gw, Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout}, host{s})
 	s.retire = wide.New(wide.Config{Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout, Hold: o.DecisionHold}, host{s})

@@ -12,7 +12,7 @@ import (
 // Each gateway caches per shared consumer and partition the metadata of
 // the window's messages (written_at, delay, group, size: the core needs
 // them, the fold does not have them), filled by the store with Scan
-// before a step (jetstream's sharedFill), and what its plans reuse (the
+// before a step (jetstream/queue), and what its plans reuse (the
 // window's entries, the round-robin cursor). The cache is the gateway's
 // own, and only a cache: a gateway that starts rebuilds it from the
 // stream; the fold drops a consumer's when its generation changes or its
