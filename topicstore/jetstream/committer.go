@@ -14,6 +14,7 @@ import (
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jsext"
 	"topicgate/topicstore/jetstream/plan"
+	"topicgate/topicstore/sharedcore"
 )
 
 // The committer: one goroutine per gateway runs the groups. What requests
@@ -361,6 +362,15 @@ func (s *Store) plan(group []*plan.Request) *groupPlan {
 func (s *Store) planner() *plan.Planner {
 	return &plan.Planner{Fold: s.fold, Subj: s.subj, Gw: s.stage.gw, Clock: s.opts.Clock, Now: s.io.now,
 		BatchLimit: s.batchLimit(), ProducerExpiry: s.opts.ProducerExpiry, Window: s.shWindow(), Caches: &s.shc}
+}
+
+// shWindow is each partition's acquisition window (the planner's, and
+// the shared consumers' fill: jetstream/queue).
+func (s *Store) shWindow() int64 {
+	if s.shWin > 0 {
+		return int64(s.shWin)
+	}
+	return sharedcore.DefaultWindow
 }
 
 // markBatch registers the batch's doubt (chain.go) with its witness: its

@@ -68,12 +68,11 @@
 //     by another node; without a live one, on the store's own connection;
 //   - gathering (gather.go): a question every live gateway answers over
 //     core NATS (topicstore.Gatherer: sys.sessions across gateways);
-//   - shared consumers' states in the stream (shared_fold.go), their
-//     steps planned with the commits (plan/shared.go) on this gateway's
-//     caches of their windows (plan.SharedCaches, filled by queue),
-//     staging (stage.go), what retention leaves to the store
-//     (retention.go) and the direct gets of record batches behind the
-//     reads (fetch.go);
+//   - shared consumers' steps planned with the commits (plan/shared.go)
+//     on this gateway's caches of their windows (plan.SharedCaches, filled
+//     by queue, whose doc says their states' layout), staging (stage.go),
+//     what retention leaves to the store (retention.go) and the direct
+//     gets of record batches behind the reads (fetch.go);
 //   - the rooms beside the commit protocol, each a subpackage: the topic
 //     catalog (catalog: catalog changes published as records conditional
 //     on the name's subject, drops and the purge of what a dropped topic

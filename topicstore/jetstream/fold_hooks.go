@@ -1,6 +1,10 @@
 package jetstream
 
-import "github.com/nats-io/nats.go"
+import (
+	"log/slog"
+
+	"github.com/nats-io/nats.go"
+)
 
 // foldHooks is what the fold tells this gateway as it applies a message
 // (Hooks): each hook runs under s.mu, from the fold.
@@ -30,4 +34,12 @@ func (h foldHooks) SharedGone(id uint64) { h.s.shc.Gone(id) }
 
 func (h foldHooks) SharedCASBroken(subject string, seq, expected, folded uint64) {
 	h.s.sharedCASBroken(subject, seq, expected, folded)
+}
+
+// sharedCASBroken counts and reports a shared-consumer state the stream
+// stored over one it did not expect (a fold hook).
+func (s *Store) sharedCASBroken(subject string, seq, expected, folded uint64) {
+	s.casBroken.Add(1)
+	slog.Error("the stream stored a shared-consumer state over one it did not expect", "subject", subject,
+		"seq", seq, "expected", expected, "folded", folded)
 }

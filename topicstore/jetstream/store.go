@@ -13,6 +13,8 @@ import (
 	"topicgate/topicstore/jetstream/wide"
 
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -197,7 +199,7 @@ type Store struct {
 	commitDoubts                                atomic.Int64 // batches whose answer never came (chain.go)
 	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
 	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
-	casBroken                                   atomic.Int64 // states stored over one they did not expect (shared_fold.go: sharedCASBroken)
+	casBroken                                   atomic.Int64 // states stored over one they did not expect (fold_hooks.go: sharedCASBroken)
 	snapMismatches                              atomic.Int64 // snapshot.go
 	snapWritten                                 atomic.Int64 // snapshot.go
 	snapOut                                     snapCapture  // under mu (snapshot.go)
@@ -406,6 +408,17 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.Default()
 	}
 	return o
+}
+
+// newHolderGateway picks a random non-zero gateway id.
+func newHolderGateway() uint64 {
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:])
+		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
 }
 
 // newStore is a Store with its state empty and no connection: Open gives

@@ -69,6 +69,22 @@ func (s *Store) ensureStream(parent context.Context) (natsjs.Stream, error) {
 	return st, nil
 }
 
+// upgradeStream turns on what a stream created by an older topicgate
+// lacks: rollups (state messages replace their subject's last one) and
+// per-message TTLs (stagings' "gone" markers expire, jetstream/maintain).
+func (s *Store) upgradeStream(ctx context.Context, st natsjs.Stream) (natsjs.Stream, error) {
+	cfg := st.CachedInfo().Config
+	if cfg.AllowRollup && cfg.AllowMsgTTL {
+		return st, nil
+	}
+	cfg.AllowRollup, cfg.AllowMsgTTL = true, true
+	st, err := s.js.UpdateStream(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("allowing rollups and message TTLs on stream %q (shared-consumer states and staging markers need them): %w", cfg.Name, err)
+	}
+	return st, nil
+}
+
 // transientCreate reports whether a stream creation failed in a way that
 // a moment later may not: a timeout, or no peers to place it on yet.
 func transientCreate(err error) bool {
@@ -109,7 +125,7 @@ func (s *Store) streamConfig() natsjs.StreamConfig {
 		Replicas:           s.opts.Replicas,
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
-		AllowRollup:        true, // shared-consumer states replace their subject's last one (shared_fold.go)
+		AllowRollup:        true, // shared-consumer states replace their subject's last one (jetstream/queue)
 		AllowMsgTTL:        true, // stagings' "gone" markers expire (jetstream/maintain)
 		Metadata:           map[string]string{streamMark: "1"},
 	}

@@ -3,9 +3,8 @@
 // through it): message locks, acknowledgements, delivery counts and dead
 // letters, with the embedded store's semantics. The decisions are the
 // shared core's (topicstore/sharedcore), the state lives in the stream
-// (one state subject per consumer and partition, folded from its
-// headers: jetstream's shared_fold.go says the layout) and every change is
-// a step (plan.Step) that the store's committer plans with the commits
+// (the records, below; folded by fold/shared.go) and every change is a
+// step (plan.Step) that the store's committer plans with the commits
 // (plan/shared.go) into an atomic batch.
 //
 // It owns:
@@ -25,6 +24,32 @@
 //     (written_at, delay, group, size: the core needs them, the fold does
 //     not have them) and, up to plan.BodyCache, the messages themselves,
 //     scanned into this gateway's caches (plan.SharedCaches) before a step.
+//     The cache is the gateway's own, and only a cache: a gateway that
+//     starts rebuilds it from the stream.
+//
+// The records:
+//
+//   - Per (topic, shared consumer, partition) one state subject
+//     <prefix>.s.<topicID>.<consumerHex>.<partition> holds the
+//     partition's window state (fold.SharedState: first unfinished
+//     offset, per message its state, delivery count, lock holder and
+//     deadline, and the counters) in its last message's Tg-Shared header.
+//     Every state message is a rollup of its subject (Nats-Rollup: sub),
+//     so the stream keeps one per partition, like a KV bucket, and the
+//     fold, which reads headers only, always has every partition's state
+//     without fetching anything. A header rather than the payload: the
+//     fold gets it for free, and a window of at most
+//     sharedcore.DefaultWindow entries encodes in a few KB (20 KB with
+//     every message locked), far below a message's limit.
+//   - Tg-Gen names the consumer's generation: the catalog sequence of the
+//     record that made it a shared consumer. A consumer dropped (or turned
+//     into a streaming one) and created again starts over: the fold
+//     ignores a state of another generation, but keeps its sequence, which
+//     the next state message must expect. Tg-Freed marks a state message
+//     whose step may have made a message available (sharedcore.Core.Freed,
+//     or the window moved on while full): the fold, which sees every
+//     gateway's messages, wakes the consumer's waiters on every gateway
+//     then (no polling).
 //
 // What a gateway keeps is a cache: a gateway that dies leaves its locks in
 // the cluster's state with their deadlines, and any gateway hands the
