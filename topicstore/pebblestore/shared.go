@@ -283,7 +283,13 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 // metadata up to start + window (and the visible end). A message loaded
 // with a durable delivery count may get the dead-letter policy at once
 // (sharedcore.Core.Loaded): its effects land in eff.
-func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects) error {
+//
+// With lazy, a partition whose window is at least half loaded is left as
+// it is, so that a partition is read in runs of half a window rather than
+// once per acquisition (each read seeks and verifies a record batch);
+// more then reports whether such a partition had messages left to load,
+// for the caller to fill fully when what is loaded does not serve it.
+func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects, lazy bool) (more bool, err error) {
 	c := &m.core
 	for pi, p := range c.Parts {
 		tp := t.parts[pi]
@@ -295,6 +301,10 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects) er
 		end := min(p.Start+int64(c.Window), tp.visibleEnd.Load())
 		from := p.LoadedEnd()
 		if from >= end {
+			continue
+		}
+		if lazy && 2*(from-p.Start) >= int64(c.Window) {
+			more = true
 			continue
 		}
 		next := from
@@ -313,7 +323,7 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects) er
 			return true
 		})
 		if err != nil {
-			return err
+			return more, err
 		}
 		for off := from; off < next; off++ {
 			if e := p.At(off); e != nil && e.Deliveries > 0 {
@@ -322,5 +332,5 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects) er
 		}
 		p.Advance()
 	}
-	return nil
+	return more, nil
 }

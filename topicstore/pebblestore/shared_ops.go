@@ -58,71 +58,74 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		timeout = m.core.Cfg.Timeout
 	}
 	until := now.Add(timeout)
+	h := holder(req.Session)
 	var refs []topicstore.MsgRef
-	var out []topicstore.Acquired
-	early := noWait
-	count := func(r topicstore.MsgRef) {
-		e := m.core.Parts[r.Partition].At(r.Offset)
-		eff.Counts = append(eff.Counts, sharedcore.Ref{Part: r.Partition, Off: r.Offset, State: sharedcore.Avail, Deliv: e.Deliveries})
-	}
-	if err = s.sharedFill(t, m, &eff); err == nil { // else: still persist eff, do the moves
-		refs = m.core.Pick(now.UnixNano(), req.Max, holder(req.Session), until.UnixNano())
-		if len(refs) > 0 {
-			// The new counts go to the WAL before the messages are read,
-			// so that their fsync runs meanwhile.
-			for _, r := range refs {
-				count(r)
+	var deliveries []int
+	more, err := s.sharedFill(t, m, &eff, true)
+	if err == nil { // else: still persist eff, do the moves
+		refs = m.core.Pick(now.UnixNano(), req.Max, h, until.UnixNano())
+		if len(refs) < req.Max && more { // what is loaded does not serve it: load the rest
+			if _, err = s.sharedFill(t, m, &eff, false); err == nil {
+				refs = append(refs, m.core.Pick(now.UnixNano(), req.Max-len(refs), h, until.UnixNano())...)
+			} else {
+				for _, r := range refs {
+					m.core.Unpick(r)
+				}
+				refs = nil
 			}
-			if early, err = s.sharedPersist(m, &eff); err != nil {
-				early = noWait
-			}
-			eff = sharedcore.Effects{Moves: eff.Moves}
 		}
-		if err == nil {
-			out, err = s.sharedFetch(ctx, t, refs)
+		deliveries = make([]int, len(refs))
+		for i, r := range refs {
+			e := m.core.Parts[r.Partition].At(r.Offset)
+			deliveries[i] = int(e.Deliveries)
+			eff.Counts = append(eff.Counts, sharedcore.Ref{Part: r.Partition, Off: r.Offset, State: sharedcore.Avail, Deliv: e.Deliveries})
 		}
 	}
-	if err == nil && req.MaxBytes > 0 { // keep the pick order's prefix that fits
-		var n, size int64
-		for n < int64(len(out)) && (n == 0 || size+int64(len(out[n].Message.Body)) <= req.MaxBytes) {
-			size += int64(len(out[n].Message.Body))
-			n++
-		}
-		for _, a := range out[n:] { // not delivered: the count goes back down
-			r := topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset}
-			m.core.Unpick(r)
-			count(r)
-		}
-		out = out[:n]
-	}
-	if err != nil {
-		for _, r := range refs {
-			m.core.Unpick(r)
-			count(r)
-		}
-		out = nil
-	}
-	for i := range out {
-		e := m.core.Parts[out[i].Message.Partition].At(out[i].Message.Offset)
-		out[i].DeliveryCount, out[i].LockedUntil = int(e.Deliveries), until
-	}
-	if err == nil && len(out) == 0 && req.Watch {
+	if err == nil && len(refs) == 0 && req.Watch {
 		res.Published, res.Freed = published, m.wakeChan()
 		if next := m.core.NextReady(now.UnixNano()); next > 0 {
 			res.NextReady = time.Duration(next - now.UnixNano())
 		}
 	}
+	// The new counts go to the WAL before the messages are read, so that
+	// their fsync runs meanwhile; the bodies are read without the
+	// consumer's lock, which the picked messages do not need (they are
+	// this session's until their deadline), so that other sessions pick
+	// and acknowledge while they are read.
 	wait, perr := s.sharedPersist(m, &eff)
 	m.mu.Unlock()
 	if err == nil {
 		err = perr
 	}
+	var out []topicstore.Acquired
+	if err == nil {
+		out, err = s.sharedFetch(ctx, t, refs, deliveries, until)
+	}
+	var give []topicstore.MsgRef // picked and not handed out after all
 	if err != nil {
-		_ = early()
+		give, out = refs, nil
+	} else if req.MaxBytes > 0 { // keep the pick order's prefix that fits
+		var n, size int64
+		for n < int64(len(out)) && (n == 0 || size+int64(len(out[n].Message.Body)) <= req.MaxBytes) {
+			size += int64(len(out[n].Message.Body))
+			n++
+		}
+		for _, a := range out[n:] {
+			give = append(give, topicstore.MsgRef{Partition: a.Message.Partition, Offset: a.Message.Offset})
+		}
+		out = out[:n]
+	}
+	giveWait, gerr := s.sharedGiveBack(m, h, give)
+	if err == nil {
+		err = gerr
+	}
+	moves := eff.Moves
+	if err != nil {
 		if perr == nil {
 			_ = wait()
 		}
-		s.sharedMoves(req.Topic, req.Consumer, eff.Moves)
+		_ = giveWait()
+		s.sharedMoves(req.Topic, req.Consumer, moves)
 		return topicstore.AcquireResult{Wait: noWait}, err
 	}
 	slices.SortFunc(out, func(a, b topicstore.Acquired) int {
@@ -132,10 +135,9 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		return cmp.Compare(a.Message.Offset, b.Message.Offset)
 	})
 	res.Messages = out
-	moves := eff.Moves
 	res.Wait = func() error {
-		err := early()
-		if err2 := wait(); err == nil {
+		err := wait()
+		if err2 := giveWait(); err == nil {
 			err = err2
 		}
 		s.sharedMoves(req.Topic, req.Consumer, moves)
@@ -144,16 +146,39 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 	return res, nil
 }
 
+// sharedGiveBack makes messages h picked and did not hand out available
+// again, their delivery not counted, unless their lock expired meanwhile
+// (another session may hold them now) or the consumer was dropped.
+func (s *PebbleStore) sharedGiveBack(m *shMgr, h sharedcore.Holder, refs []topicstore.MsgRef) (wait func() error, err error) {
+	if len(refs) == 0 {
+		return noWait, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dead {
+		return noWait, nil
+	}
+	var eff sharedcore.Effects
+	for _, r := range refs {
+		if m.core.Unacquire(h, r) {
+			e := m.core.Parts[r.Partition].At(r.Offset)
+			eff.Counts = append(eff.Counts, sharedcore.Ref{Part: r.Partition, Off: r.Offset, State: sharedcore.Avail, Deliv: e.Deliveries})
+		}
+	}
+	return s.sharedPersist(m, &eff)
+}
+
 func (p *partition) startOffset() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.start
 }
 
-// sharedFetch reads the picked messages (copies, in pick order). A message
-// retention deleted meanwhile is left out (and unpicked by the caller's
+// sharedFetch reads the picked messages (copies, in pick order), with
+// the delivery count each was picked with and their lock's deadline. A
+// message retention deleted meanwhile is left out (and unpicked by the
 // next fill, which drops it).
-func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicstore.MsgRef) ([]topicstore.Acquired, error) {
+func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicstore.MsgRef, deliveries []int, until time.Time) ([]topicstore.Acquired, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -162,9 +187,9 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicsto
 		return nil, err
 	}
 	out := make([]topicstore.Acquired, 0, len(refs))
-	for _, r := range refs {
+	for i, r := range refs {
 		if msg, ok := got[r]; ok {
-			out = append(out, topicstore.Acquired{Message: msg})
+			out = append(out, topicstore.Acquired{Message: msg, DeliveryCount: deliveries[i], LockedUntil: until})
 		}
 	}
 	return out, nil
@@ -320,7 +345,7 @@ func (s *PebbleStore) SharedStats(topic, consumer string) ([]topicstore.SharedPa
 	now := s.opts.Clock().UnixNano()
 	var eff sharedcore.Effects
 	m.core.Expire(now, &eff)
-	err = s.sharedFill(t, m, &eff)
+	_, err = s.sharedFill(t, m, &eff, false)
 	out := make([]topicstore.SharedPartitionStats, len(m.core.Parts))
 	for i := range out {
 		out[i] = m.core.Stats(i, now)
