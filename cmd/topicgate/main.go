@@ -18,6 +18,7 @@ import (
 	_ "net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -75,6 +76,7 @@ func main() {
 	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
 	verbose := fs.Bool("v", false, "log connection-level events")
 	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /healthz, /readyz, /debug/pprof); off when empty")
+	contention := fs.Bool("contention-profiles", false, "sample blocking and mutex contention for /debug/pprof/block and /debug/pprof/mutex (one sample per 10 µs blocked, one in 10 contended locks; off: those profiles stay empty)")
 	memLimit := fs.Int64("memory-limit-mib", 112, "soft limit of the Go heap in MiB (GOMEMLIMIT overrides it; Pebble's block cache and memtables, 64 MiB by default, come on top)")
 	gcPercent := fs.Int("gc-percent", 400, "Go GC target percentage (GOGC overrides it); the live heap is small, so the default GOGC of 100 collected every few MiB of message buffers; the memory limit caps the heap")
 	fs.Int64Var(&cfg.CacheMiB, "cache-mib", 32, "Pebble block cache in MiB, on top of the memtables (reads of recent messages come from the memtables; older blocks also sit in the OS page cache)")
@@ -89,6 +91,10 @@ func main() {
 	}
 	if cfg.CacheMiB < 0 || cfg.MemTableMiB < 0 || *memLimit < 0 {
 		fatal(fmt.Errorf("--cache-mib, --memtable-mib and --memory-limit-mib must not be negative"))
+	}
+	if *contention {
+		runtime.SetBlockProfileRate(10_000)
+		runtime.SetMutexProfileFraction(10)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" && *memLimit > 0 {
 		debug.SetMemoryLimit(*memLimit << 20)
