@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/jsext"
@@ -184,7 +182,7 @@ func (s *Store) resolve(d *chain.Doubt, deadline time.Time) (outcome, uint64, er
 		case code == jsext.ErrCodeWrongLastSequence:
 			// Something follows d.prev (the batch, or an earlier
 			// resolution whose answer was lost): the fold tells which.
-			if n, ok := wrongLast(err); ok {
+			if n, ok := jsext.WrongLast(err); ok {
 				ctx, cancel := s.requestUntil(deadline)
 				last = s.io.waitApplied(ctx, n)
 				cancel()
@@ -341,21 +339,6 @@ func (s *Store) purgeChain(ctx context.Context) {
 		s.chain.Purged = max(s.chain.Purged, below)
 		s.mu.Unlock()
 	}
-}
-
-// wrongLast is the sequence a 10071 refusal names ("wrong last sequence:
-// N").
-func wrongLast(err error) (uint64, bool) {
-	var apiErr *natsjs.APIError
-	if !errors.As(err, &apiErr) {
-		return 0, false
-	}
-	i := strings.LastIndex(apiErr.Description, ": ")
-	if i < 0 {
-		return 0, false
-	}
-	n, perr := strconv.ParseUint(apiErr.Description[i+2:], 10, 64)
-	return n, perr == nil
 }
 
 // errOutcome builds the answer to the requests of a batch left in doubt.

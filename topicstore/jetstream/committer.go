@@ -331,7 +331,7 @@ func (s *Store) throttle(p *groupPlan) {
 func (s *Store) catchUp(refusal error) error {
 	ctx, cancel := s.request(context.Background())
 	defer cancel()
-	if n, ok := wrongLast(refusal); ok {
+	if n, ok := jsext.WrongLast(refusal); ok {
 		return s.io.waitApplied(ctx, n)
 	}
 	return s.io.sync(ctx)

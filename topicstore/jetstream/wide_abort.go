@@ -82,7 +82,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 				// The decision is there already, or the fold was behind
 				// on the chain: catch up and look again.
 				err = perr
-				if wl, ok := wrongLast(perr); ok {
+				if wl, ok := jsext.WrongLast(perr); ok {
 					ctx, cancel := s.requestUntil(deadline)
 					err = s.io.waitApplied(ctx, wl)
 					cancel()
@@ -109,7 +109,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 			cancel()
 			continue
 		case jsext.ErrorCode(perr) == jsext.ErrCodeWrongLastSequence:
-			if wl, ok := wrongLast(perr); ok {
+			if wl, ok := jsext.WrongLast(perr); ok {
 				ctx, cancel := s.requestUntil(deadline)
 				err = s.io.waitApplied(ctx, wl)
 				cancel()

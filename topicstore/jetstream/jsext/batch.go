@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -77,6 +78,22 @@ func ErrorCode(err error) natsjs.ErrorCode {
 		return apiErr.ErrorCode
 	}
 	return 0
+}
+
+// WrongLast returns the sequence a 10071 refusal names ("wrong last
+// sequence: N"): what does follow the sequence the refused message
+// expected.
+func WrongLast(err error) (uint64, bool) {
+	var apiErr *natsjs.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	i := strings.LastIndex(apiErr.Description, ": ")
+	if i < 0 {
+		return 0, false
+	}
+	n, perr := strconv.ParseUint(apiErr.Description[i+2:], 10, 64)
+	return n, perr == nil
 }
 
 // BatchAck is the server's acknowledgement of a committed batch.

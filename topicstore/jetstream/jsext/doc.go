@@ -8,7 +8,8 @@
 //     (orbit.go's jetstreamext.PublishMsgBatch waits for an ack of the first
 //     message too; nats.go has no batch API); ErrBatchNotSent marks one
 //     that failed before its commit went out (nothing stored);
-//   - ErrorCode and the ErrCode* constants, to tell JetStream refusals apart;
+//   - ErrorCode and the ErrCode* constants, to tell JetStream refusals
+//     apart, and WrongLast, the sequence a 10071 refusal names;
 //   - Connect and Check: refuse, with a message that says what to fix, an
 //     unreachable cluster (the URLs named, passwords redacted), refused
 //     credentials, a TLS failure, a server without JetStream, and one older
