@@ -10,7 +10,7 @@ import (
 )
 
 // A commit is one atomic batch on the stream (jsext.PublishAtomic): a marker on
-// the gateway's chain (chain.go); the record batches it appends, one
+// the gateway's chain (jetstream/chain); the record batches it appends, one
 // message per partition (more if it is large); the producers' new dedup
 // state, one message each; the positions it moves, one message each.
 // Every message carries Nats-Expected-Last-Subject-Sequence for its own

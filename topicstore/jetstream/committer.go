@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -22,8 +23,8 @@ import (
 // (package plan) and published as one atomic batch (group commit), so a
 // gateway never has two expectations on one subject in flight (the server
 // refuses those, 10164). Each batch begins with its marker on the
-// gateway's chain (chain.go), so that a batch whose answer never came is
-// resolved, not guessed.
+// gateway's chain (jetstream/chain), so that a batch whose answer never
+// came is resolved, not guessed.
 //
 // What becomes of a group:
 //   - stored: the fold applies it (waitStored: for as long as that takes,
@@ -66,14 +67,14 @@ func (s *Store) committer() {
 			switch {
 			case len(blocked) > 0:
 				wake = time.After(lockPoll)
-			case s.doubtsOpen() || s.wideAnswered():
+			case s.chain.Answered() || s.wideAnswered():
 				wake = time.After(settleEvery)
 			}
 			select {
 			case r := <-s.commits:
 				queued = append(queued, r)
 			case <-wake:
-				s.settleDoubts(context.Background(), true)
+				s.chain.Settle(context.Background(), true)
 				if s.wideAnswered() {
 					s.settleWide(context.Background())
 				}
@@ -112,7 +113,7 @@ func (s *Store) committer() {
 			s.mu.Unlock()
 			blocked = append(blocked, locked...)
 		}
-		s.settleDoubts(context.Background(), true)
+		s.chain.Settle(context.Background(), true)
 		if s.wideAnswered() {
 			s.settleWide(context.Background())
 		}
@@ -152,9 +153,9 @@ func (s *Store) runGroup(group []*plan.Request) (later, locked []*plan.Request) 
 		if p.Wide {
 			o, err := s.runWide(p)
 			switch o {
-			case stored, unknown:
+			case chain.Stored, chain.Unknown:
 				return later, locked // answered
-			case refused:
+			case chain.Refused:
 				// An expectation failed: plan again once caught up.
 				if replans++; replans > maxAttempts {
 					p.Settle(s.gaveUp(replans, err))
@@ -175,19 +176,19 @@ func (s *Store) runGroup(group []*plan.Request) (later, locked []*plan.Request) 
 			return later, locked
 		}
 		deadline := p.Deadline()
-		o, last, err := s.publishResolved(p.Msgs, p.doubt, deadline)
+		o, last, err := s.chain.PublishResolved(p.Msgs, p.doubt, deadline)
 		switch o {
-		case stored:
+		case chain.Stored:
 			s.finish(p, last, p.Msgs)
 			return later, locked
-		case unknown:
+		case chain.Unknown:
 			s.mu.Lock()
 			p.doubt.Answered = true
 			s.chain.Unknown++
 			s.mu.Unlock()
-			p.Settle(s.errOutcome(p.doubt, s.io.now().Sub(p.Started), err))
+			p.Settle(s.chain.ErrOutcome(p.doubt, s.io.now().Sub(p.Started), err))
 			return later, locked
-		case notStored:
+		case chain.NotStored:
 			why = err
 			s.backoff(attempt)
 			continue
@@ -338,8 +339,8 @@ func (s *Store) catchUp(refusal error) error {
 }
 
 // groupPlan is a group's plan (plan.Batch) and, once it is registered
-// on the chain, its doubt (chain.go); nil for an empty batch and a wide
-// one (wide.go marks each of its batches).
+// on the chain, its doubt (jetstream/chain); nil for an empty batch and a
+// wide one (wide.go marks each of its batches).
 type groupPlan struct {
 	*plan.Batch
 	doubt *chain.Doubt
@@ -373,10 +374,10 @@ func (s *Store) shWindow() int64 {
 	return sharedcore.DefaultWindow
 }
 
-// markBatch registers the batch's doubt (chain.go) with its witness: its
-// first record batch or, without one, its first shared-consumer state, or,
-// without either (or when it joins staged chunks), a marker put first. It
-// runs under s.mu.
+// markBatch registers the batch's doubt (jetstream/chain) with its
+// witness: its first record batch or, without one, its first
+// shared-consumer state, or, without either (or when it joins staged
+// chunks), a marker put first. It runs under s.mu.
 func (s *Store) markBatch(p *groupPlan) {
 	staged := false
 	for i, r := range p.Reqs {
@@ -387,12 +388,23 @@ func (s *Store) markBatch(p *groupPlan) {
 	// (jetstream/maintain), so the link is what refuses a batch planned before the
 	// fence.
 	if i, prev, ok := p.WitnessIndex(); ok && !staged {
-		p.doubt = s.witness(p.Msgs, i, prev, p.Stagings())
+		p.doubt = s.chain.Witness(s.stage.gw, p.Msgs, i, prev, p.Stagings())
 		return
 	}
 	var m *nats.Msg
-	m, p.doubt = s.marker(len(p.Msgs)+1, p.Stagings())
+	m, p.doubt = s.chain.Mark(len(p.Msgs)+1, p.Stagings())
 	p.Msgs = append([]*nats.Msg{m}, p.Msgs...)
+}
+
+// backoff waits before the attempt+1st try after an answer that said
+// nothing was decided: until the fold applies something (a leader took
+// another gateway's write) or 10 ms growing to 250 ms, jittered.
+func (s *Store) backoff(attempt int) {
+	s.mu.Lock()
+	from := s.applied
+	s.mu.Unlock()
+	d := min(10*time.Millisecond<<min(attempt, 5), 250*time.Millisecond)
+	s.io.waitAdvance(from, d/2+rand.N(d/2+1))
 }
 
 // batchLimit is the most messages one atomic batch may hold.

@@ -42,14 +42,14 @@
 //     not joined it (pace.go); a batch that stored nothing is published
 //     again until its requests' deadline (Options.CommitTimeout), so an
 //     election is a delay;
-//   - outcomes in doubt (chain.go): every batch has a witness, its first
-//     record batch or else a marker first in it on the gateway's chain,
-//     whose links each name their predecessor, so a batch whose answer
-//     never came is resolved by publishing a message expecting the same
-//     predecessor; what stays unknown past the deadline is
-//     ErrOutcomeUnknown, and nothing of it (its stagings) is discarded
-//     until the fold decides it; the bookkeeping of the batches in doubt,
-//     which the fold's hooks decide, is the subpackage chain;
+//   - outcomes in doubt (the subpackage chain): every batch has a
+//     witness, its first record batch or else a marker first in it on the
+//     gateway's chain, whose links each name their predecessor, so a
+//     batch whose answer never came is resolved by publishing a message
+//     expecting the same predecessor; what stays unknown past the
+//     deadline is ErrOutcomeUnknown, and nothing of it (its stagings) is
+//     discarded until the fold decides it (the fold's hooks tell the
+//     chain, fold_hooks.go);
 //   - wide transactions (wide.go): a commit too large for one batch is
 //     published as intents, held aside by every fold and holding their
 //     topics, then decided by one message on its own subject, expected
@@ -86,13 +86,15 @@
 //     sharedcore, each call a step through the committer, on this
 //     gateway's caches of their windows, plan.SharedCaches, which it
 //     fills), retention (retain: each partition's new start and the
-//     purge below it), the retirement of wide transactions' decisions
-//     (wide), read-session groups (groups) and maintenance
+//     purge below it), outcomes in doubt (chain, above), the retirement
+//     of wide transactions' decisions (wide), read-session groups
+//     (groups) and maintenance
 //     (maintain: its schedule, the maintenance lease, the sweep of dead
 //     gateways' staged chunks behind a fence, the check that the nodes
 //     sync every write, from their monitoring endpoints); they run on the
 //     store's lock and cluster I/O through host.go (and host_queue.go:
-//     the committer, for the shared consumers' steps), which implements
+//     the committer, for the shared consumers' steps; host_doubt.go: what
+//     the chain needs besides), which implements
 //     what each of them says it needs of its host (and gives maintenance
 //     the store's jobs it schedules), so that they read, publish and wait
 //     for the fold the way the commit protocol does (and in the

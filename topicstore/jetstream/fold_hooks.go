@@ -10,12 +10,23 @@ import (
 // (Hooks): each hook runs under s.mu, from the fold.
 type foldHooks struct{ s *Store }
 
+// Witnessed decides the doubts watching subject by the message at seq
+// (jetstream/chain: State.Witnessed) and wakes their waiters.
 func (h foldHooks) Witnessed(subject string, hd nats.Header, seq uint64) {
-	h.s.witnessed(subject, hd, seq)
+	if h.s.chain.Witnessed(h.s.stage.gw, subject, hd, seq) {
+		h.s.cond.Broadcast()
+	}
 }
 
+// Linked decides this gateway's doubts by a link of its chain at seq,
+// whose predecessor the fold held before was at before (jetstream/chain:
+// State.Linked), and wakes their waiters.
 func (h foldHooks) Linked(gw string, before uint64, hd nats.Header, seq uint64) {
-	h.s.linked(gw, before, hd, seq)
+	if gw != h.s.stage.gw {
+		return
+	}
+	h.s.chain.Linked(before, hd, seq)
+	h.s.cond.Broadcast()
 }
 
 func (h foldHooks) Decided(gw string, n uint64, commit bool) { h.s.decided(gw, n, commit) }

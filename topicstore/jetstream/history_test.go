@@ -66,7 +66,7 @@ func TestHistoryBoundedByLiveState(t *testing.T) {
 	before := streamMessages(t, s)
 	_, err = s.RunRetention(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
-	s.purgeChain(ctx)
+	s.chain.Purge(ctx)
 	after := streamMessages(t, s)
 	// The live state: 1 catalog record; per partition its last record
 	// batch and its start; per producer and per position its last message.

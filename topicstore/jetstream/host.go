@@ -73,9 +73,9 @@ var _ maintain.Jobs = maintJobs{}
 
 func (j maintJobs) Settle(ctx context.Context) {
 	s := j.s
-	s.settleDoubts(ctx, false)
+	s.chain.Settle(ctx, false)
 	s.settleWide(ctx)
-	s.purgeChain(ctx)
+	s.chain.Purge(ctx)
 	s.catalog.ForgetDrops(s.opts.Clock())
 }
 

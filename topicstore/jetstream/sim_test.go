@@ -876,7 +876,7 @@ func (m *sim) quiesce() {
 	m.drain()
 	for _, g := range m.live() {
 		m.runJob(g, func() {
-			g.s.settleDoubts(context.Background(), true)
+			g.s.chain.Settle(context.Background(), true)
 			g.s.settleWide(context.Background())
 		})
 	}
@@ -895,7 +895,7 @@ func (m *sim) quiesce() {
 	}
 	for _, g := range m.live() {
 		m.runJob(g, func() {
-			g.s.settleDoubts(context.Background(), true)
+			g.s.chain.Settle(context.Background(), true)
 			g.s.settleWide(context.Background())
 		})
 	}
@@ -987,7 +987,7 @@ func (s *simStats) add(m *sim) {
 	s.shAcks += m.w.sh.acks
 	s.releases += m.w.sh.releases
 	for _, g := range m.gws {
-		s.doubtSeen += int(g.s.commitDoubts.Load())
+		s.doubtSeen += int(g.s.chain.Doubted())
 		s.retired += int(g.s.retire.Retired())
 	}
 	for _, msg := range m.st.msgs {

@@ -120,9 +120,9 @@ func (m *sim) startJob(g *simGW) {
 				g.s.mu.Unlock()
 			}
 			ctx := context.Background()
-			g.s.settleDoubts(ctx, true)
+			g.s.chain.Settle(ctx, true)
 			g.s.settleWide(ctx)
-			g.s.purgeChain(ctx)
+			g.s.chain.Purge(ctx)
 			g.s.abortDead()
 			if _, err := g.s.maint.Sweep(ctx); err != nil {
 				m.logf("%s: sweep: %v", g.name, err)
@@ -353,7 +353,7 @@ func (m *sim) runAll(s *Store, group []*plan.Request) {
 	ctx := context.Background()
 	for round := 0; len(group) > 0; round++ {
 		later, locked := s.runGroup(group)
-		s.settleDoubts(ctx, true)
+		s.chain.Settle(ctx, true)
 		if s.wideAnswered() {
 			s.settleWide(ctx)
 		}

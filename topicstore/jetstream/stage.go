@@ -51,13 +51,13 @@ type stagingState uint8
 const (
 	stagingOpen       stagingState = iota // taking batches; DiscardStaged deletes it
 	stagingCommitting                     // a commit naming it is under way
-	stagingDoubt                          // its commit's outcome is unknown: kept until the fold decides (chain.go)
+	stagingDoubt                          // its commit's outcome is unknown: kept until the fold decides (jetstream/chain)
 	stagingCommitted                      // referenced by committed records: the store's now
 )
 
 // settle moves the stagings txns to state; committed ones are forgotten
 // (the records that reference them keep their chunks). A staging in doubt
-// only leaves that state for committed or open (settleDoubts).
+// only leaves that state for committed or open (chain.Chain.Settle).
 func (st *stagings) settle(txns []uint64, state stagingState) {
 	if len(txns) == 0 {
 		return
@@ -71,7 +71,7 @@ func (st *stagings) settle(txns []uint64, state stagingState) {
 		case state == stagingCommitted:
 			delete(st.open, txn)
 		case state == stagingDoubt && x.state != stagingCommitting:
-			// settleDoubts decided it first.
+			// chain.Chain.Settle decided it first.
 		default:
 			x.state = state
 		}
@@ -154,7 +154,7 @@ func (s *Store) DiscardStaged(txnID uint64) error {
 	st := s.stage.open[txnID]
 	if st == nil || st.state != stagingOpen {
 		// Committing: its commit settles it; in doubt: the fold decides
-		// (chain.go); committed: the store's.
+		// (jetstream/chain); committed: the store's.
 		s.stage.mu.Unlock()
 		return nil
 	}

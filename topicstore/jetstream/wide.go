@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"topicgate/topicstore/jetstream/chain"
 	"topicgate/topicstore/jetstream/fold"
 
 	"fmt"
@@ -91,9 +92,9 @@ func (s *Store) decided(gw string, n uint64, commit bool) {
 
 // runWide commits the one request of p, too wide for one batch, as a wide
 // transaction: its intents, then its decision. It settles the request,
-// except when it returns refused or notStored (nothing stored: the
-// committer plans it again) with the reason.
-func (s *Store) runWide(p *groupPlan) (outcome, error) {
+// except when it returns chain.Refused or chain.NotStored (nothing
+// stored: the committer plans it again) with the reason.
+func (s *Store) runWide(p *groupPlan) (chain.Outcome, error) {
 	s.mu.Lock()
 	s.wideOwn.next++
 	n := s.wideOwn.next
@@ -125,12 +126,12 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	for i := 0; i < len(body); i += size {
 		chunk := body[i:min(i+size, len(body))]
 		o, last, msgs, err := s.publishLinked(chunk, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(fold.HTxn, key) })
-		if o == stored {
+		if o == chain.Stored {
 			s.waitStored(last, msgs)
 			s.cacheRecords(last, msgs)
 			continue
 		}
-		if i == 0 && o != unknown {
+		if i == 0 && o != chain.Unknown {
 			s.forgetWide(n)
 			return o, err // nothing of it was stored
 		}
@@ -142,33 +143,33 @@ func (s *Store) runWide(p *groupPlan) (outcome, error) {
 	jsext.Expect(x, 0)
 	decision := append(append([]*nats.Msg{}, p.Guards...), x)
 	o, last, msgs, err := s.publishLinked(decision, own.txns, deadline, func(m *nats.Msg) { m.Header.Set(fold.HDecide, strconv.FormatUint(n, 10)) })
-	if o == stored {
+	if o == chain.Stored {
 		s.finish(p, last, msgs)
 		s.forgetWide(n)
-		return stored, nil
+		return chain.Stored, nil
 	}
 	return s.endWide(p, n, own, o, err, deadline)
 }
 
 // publishLinked publishes msgs behind a marker on the chain (mark sets
-// its extra headers), as publishResolved does, again after each attempt
-// that stored nothing, until deadline. It returns the batch it published
-// last.
-func (s *Store) publishLinked(msgs []*nats.Msg, txns []uint64, deadline time.Time, mark func(*nats.Msg)) (outcome, uint64, []*nats.Msg, error) {
+// its extra headers), as chain.Chain.PublishResolved does, again after
+// each attempt that stored nothing, until deadline. It returns the batch
+// it published last.
+func (s *Store) publishLinked(msgs []*nats.Msg, txns []uint64, deadline time.Time, mark func(*nats.Msg)) (chain.Outcome, uint64, []*nats.Msg, error) {
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
-		m, d := s.marker(len(msgs)+1, txns)
+		m, d := s.chain.Mark(len(msgs)+1, txns)
 		s.mu.Unlock()
 		mark(m)
 		batch := append([]*nats.Msg{m}, msgs...)
-		o, last, err := s.publishResolved(batch, d, deadline)
-		if o == unknown {
+		o, last, err := s.chain.PublishResolved(batch, d, deadline)
+		if o == chain.Unknown {
 			s.mu.Lock()
 			d.Answered = true // the wide transaction's own doubt settles its stagings
 			d.Txns = nil
 			s.mu.Unlock()
 		}
-		if o != notStored || !s.io.now().Before(deadline) {
+		if o != chain.NotStored || !s.io.now().Before(deadline) {
 			return o, last, batch, err
 		}
 		s.backoff(attempt)
@@ -180,7 +181,7 @@ func (s *Store) publishLinked(msgs []*nats.Msg, txns []uint64, deadline time.Tim
 // learns the decision, aborting the transaction if none was taken, and
 // settles the request (committed after all; unknown; or, returned to the
 // committer, not stored).
-func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why error, deadline time.Time) (outcome, error) {
+func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o chain.Outcome, why error, deadline time.Time) (chain.Outcome, error) {
 	committed, known, err := s.abortWide(s.stage.gw, n, deadline, false)
 	switch {
 	case known && committed:
@@ -193,13 +194,13 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 		s.throttle(p)
 		p.Settle(nil)
 		s.catalog.AutoSplit(p.Wrote)
-		return stored, nil
+		return chain.Stored, nil
 	case known:
 		s.forgetWide(n)
-		if o == refused {
-			return refused, why
+		if o == chain.Refused {
+			return chain.Refused, why
 		}
-		return notStored, why
+		return chain.NotStored, why
 	}
 	s.mu.Lock()
 	own.answered = true
@@ -207,7 +208,7 @@ func (s *Store) endWide(p *groupPlan, n uint64, own *ownWide, o outcome, why err
 	s.mu.Unlock()
 	p.Settle(fmt.Errorf("%w: the NATS cluster (%s) did not tell within %v whether it stored the decision of wide transaction %d of gateway %s (%v, then %v); it is stored whole or not at all",
 		topicstore.ErrOutcomeUnknown, jsext.RedactURLs(s.opts.URLs), s.io.now().Sub(p.Started).Round(time.Millisecond), n, s.stage.gw, why, err))
-	return unknown, nil
+	return chain.Unknown, nil
 }
 
 func (s *Store) forgetWide(n uint64) {

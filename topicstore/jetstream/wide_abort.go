@@ -48,13 +48,13 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 			link.Header.Set(fold.HPrev, strconv.FormatUint(last, 10))
 			jsext.Expect(link, last)
 		} else {
-			link, d = s.marker(2, nil)
+			link, d = s.chain.Mark(2, nil)
 			link.Header.Set(fold.HDecide, strconv.FormatUint(n, 10))
 		}
 		s.mu.Unlock()
 		if closed || !s.io.now().Before(deadline) {
 			if d != nil {
-				s.settleOwn(d)
+				s.chain.SettleOwn(d)
 			}
 			if err == nil {
 				err = topicstore.ErrClosed
@@ -69,16 +69,16 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		jsext.Expect(x, 0)
 		batch := []*nats.Msg{link, x}
 		if d != nil {
-			o, last, perr := s.publishResolved(batch, d, deadline)
+			o, last, perr := s.chain.PublishResolved(batch, d, deadline)
 			switch o {
-			case stored:
+			case chain.Stored:
 				// This abort is the decision: the fold applies it, and the
 				// next turn finds it decided.
 				ctx, cancel := s.requestUntil(deadline)
 				err = s.io.waitApplied(ctx, last)
 				cancel()
 				continue
-			case refused:
+			case chain.Refused:
 				// The decision is there already, or the fold was behind
 				// on the chain: catch up and look again.
 				err = perr
@@ -88,7 +88,7 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 					cancel()
 					continue
 				}
-			case unknown:
+			case chain.Unknown:
 				s.mu.Lock()
 				d.Answered, d.Txns = true, nil
 				s.mu.Unlock()
@@ -119,6 +119,13 @@ func (s *Store) abortWide(gw string, n uint64, deadline time.Time, foreign bool)
 		err = perr
 		s.backoff(attempt)
 	}
+}
+
+// requestUntil is a request's context: the store's timeout, cut short by
+// deadline.
+func (s *Store) requestUntil(deadline time.Time) (context.Context, context.CancelFunc) {
+	d := min(s.opts.Timeout, deadline.Sub(s.io.now()))
+	return context.WithTimeout(context.Background(), max(d, time.Millisecond))
 }
 
 // abortOrphans aborts the wide transactions, holding a topic one of

@@ -56,7 +56,7 @@ func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return err
 	}
 	if tok[0] == KindData || tok[0] == KindShared {
-		f.hooks.Witnessed(subject, h, seq) // batches of this gateway in doubt (jetstream/chain.go)
+		f.hooks.Witnessed(subject, h, seq) // batches of this gateway in doubt (jetstream/chain)
 	}
 	if v := h.Get(HTxn); v != "" {
 		return f.applyIntent(v, tok, subject, h, seq) // a wide transaction's (wide.go)
@@ -111,7 +111,7 @@ func (f *State) applyRecord(t *Topic, part string, h nats.Header, seq uint64) er
 		return fmt.Errorf("partition %d: record batch at offset %d, expected %d", p, r.Base, ps.End)
 	}
 	if r.Count() == 0 {
-		// A record batch of no messages: a resolution (jetstream/chain.go),
+		// A record batch of no messages: a resolution (jetstream/chain),
 		// which only takes the subject's sequence.
 		ps.LastSeq = seq
 		return nil

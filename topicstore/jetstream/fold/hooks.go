@@ -9,10 +9,10 @@ import "github.com/nats-io/nats.go"
 // lock, and none may change the State.
 type Hooks interface {
 	// Witnessed: a record batch or shared-consumer state at seq, which
-	// may witness a batch of the gateway in doubt (jetstream/chain.go).
+	// may witness a batch of the gateway in doubt (jetstream/chain).
 	Witnessed(subject string, h nats.Header, seq uint64)
 	// Linked: a link of gateway gw's chain at seq, whose last link the
-	// fold held before was at before (jetstream/chain.go).
+	// fold held before was at before (jetstream/chain).
 	Linked(gw string, before uint64, h nats.Header, seq uint64)
 	// Decided: gateway gw's wide transaction n was decided
 	// (jetstream/wide.go).

@@ -130,7 +130,7 @@ func (m *Maintenance) Sweep(ctx context.Context) (int, error) {
 		}
 		fence := v.fence
 		if fence <= v.maxSeq { // a fence after every chunk of it is there already (a sweep before a restart)
-			// A link of its chain (the store's chain.go): none of its batches planned
+			// A link of its chain (jetstream/chain): none of its batches planned
 			// before can land after it.
 			msg := nats.NewMsg(m.cfg.Subjects.Chain(gw))
 			msg.Header.Set(fold.HFence, m.cfg.Gateway)

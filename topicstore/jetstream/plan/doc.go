@@ -33,7 +33,7 @@
 // What it leaves to the store: publishing the batch, waiting for its
 // outcome and the committer goroutine; registering a batch on the
 // gateway's chain of commit markers (Batch.Mark and WitnessIndex say how:
-// jetstream/chain.go); filling the shared consumers' caches from the
+// jetstream/chain); filling the shared consumers' caches from the
 // stream (a Scan, before a step).
 //
 // Invariants: a plan does no I/O, starts no goroutine and takes no lock;
