@@ -20,7 +20,7 @@ import (
 // where the committer read it, whichever gateway wrote last. A refused
 // batch means the fold was behind: the committer (committer.go) waits
 // until it caught up and plans again (package plan). A commit too large for one
-// batch is a wide transaction (wide.go).
+// batch is a wide transaction (jetstream/wide).
 
 // Commit implements topicstore.Store.
 func (s *Store) Commit(ctx context.Context, req *topicstore.CommitRequest) (topicstore.CommitResult, error) {

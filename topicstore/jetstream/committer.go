@@ -39,7 +39,8 @@ import (
 //     ErrOutcomeUnknown (08007); the fold settles it later.
 //
 // A request too wide for one batch goes alone, as a wide transaction
-// (wide.go); one touching a topic a wide transaction holds waits for it.
+// (jetstream/wide); one touching a topic a wide transaction holds waits
+// for it.
 
 // maxAttempts bounds how often a group refused for a stale plan is
 // planned again.
@@ -67,7 +68,7 @@ func (s *Store) committer() {
 			switch {
 			case len(blocked) > 0:
 				wake = time.After(lockPoll)
-			case s.chain.Answered() || s.wideAnswered():
+			case s.chain.Answered() || s.wide.Answered():
 				wake = time.After(settleEvery)
 			}
 			select {
@@ -75,8 +76,8 @@ func (s *Store) committer() {
 				queued = append(queued, r)
 			case <-wake:
 				s.chain.Settle(context.Background(), true)
-				if s.wideAnswered() {
-					s.settleWide(context.Background())
+				if s.wide.Answered() {
+					s.wide.Settle(context.Background())
 				}
 			case <-s.done:
 				s.drain(append(queued, blocked...))
@@ -88,7 +89,7 @@ func (s *Store) committer() {
 			moved := s.applied != blockedAt
 			s.mu.Unlock()
 			if moved || len(queued) == 0 {
-				s.abortOrphans(blocked)
+				s.wide.AbortOrphans(blocked)
 				queued = append(blocked, queued...)
 				blocked = nil
 			}
@@ -114,8 +115,8 @@ func (s *Store) committer() {
 			blocked = append(blocked, locked...)
 		}
 		s.chain.Settle(context.Background(), true)
-		if s.wideAnswered() {
-			s.settleWide(context.Background())
+		if s.wide.Answered() {
+			s.wide.Settle(context.Background())
 		}
 	}
 }
@@ -151,7 +152,7 @@ func (s *Store) runGroup(group []*plan.Request) (later, locked []*plan.Request) 
 		later, locked = append(later, p.Later...), append(locked, p.Locked...)
 		group = p.Reqs
 		if p.Wide {
-			o, err := s.runWide(p)
+			o, err := s.wide.Run(p.Batch)
 			switch o {
 			case chain.Stored, chain.Unknown:
 				return later, locked // answered
@@ -179,7 +180,7 @@ func (s *Store) runGroup(group []*plan.Request) (later, locked []*plan.Request) 
 		o, last, err := s.chain.PublishResolved(p.Msgs, p.doubt, deadline)
 		switch o {
 		case chain.Stored:
-			s.finish(p, last, p.Msgs)
+			s.finish(p.Batch, last, p.Msgs)
 			return later, locked
 		case chain.Unknown:
 			s.mu.Lock()
@@ -268,7 +269,7 @@ func (s *Store) timedOut(r *plan.Request, why error) error {
 
 // finish settles a group the stream stored, last being its last sequence:
 // the fold applies it, and its requests are answered.
-func (s *Store) finish(p *groupPlan, last uint64, msgs []*nats.Msg) {
+func (s *Store) finish(p *plan.Batch, last uint64, msgs []*nats.Msg) {
 	s.commitGroups.Add(1)
 	s.commitRequests.Add(int64(len(p.Reqs)))
 	s.waitStored(last, msgs)
@@ -306,7 +307,7 @@ func (s *Store) cacheRecords(ack uint64, msgs []*nats.Msg) {
 
 // throttle sets each request's write-speed delay: the time the most
 // indebted of its partitions needs, now that the fold charged the batch.
-func (s *Store) throttle(p *groupPlan) {
+func (s *Store) throttle(p *plan.Batch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Clock()
@@ -340,7 +341,7 @@ func (s *Store) catchUp(refusal error) error {
 
 // groupPlan is a group's plan (plan.Batch) and, once it is registered
 // on the chain, its doubt (jetstream/chain); nil for an empty batch and a
-// wide one (wide.go marks each of its batches).
+// wide one (jetstream/wide marks each of its batches).
 type groupPlan struct {
 	*plan.Batch
 	doubt *chain.Doubt

@@ -50,12 +50,14 @@
 //     deadline is ErrOutcomeUnknown, and nothing of it (its stagings) is
 //     discarded until the fold decides it (the fold's hooks tell the
 //     chain, fold_hooks.go);
-//   - wide transactions (wide.go): a commit too large for one batch is
-//     published as intents, held aside by every fold and holding their
-//     topics, then decided by one message on its own subject, expected
-//     empty; the aborts of those whose batch failed or whose gateway died
-//     (wide_abort.go); the retirement of their decisions once no gateway
-//     can need them is the subpackage wide;
+//   - wide transactions (the subpackage wide): a commit too large for
+//     one batch is published as intents, held aside by every fold and
+//     holding their topics, then decided by one message on its own
+//     subject, expected empty; the aborts of those whose batch failed or
+//     whose gateway died; the retirement of their decisions once no
+//     gateway can need them; the committer hands it a wide request, and
+//     it leaves to the committer what follows a batch stored (wide.Commit,
+//     host_doubt.go);
 //   - the cluster I/O of all of the above goes through clusterIO (io.go):
 //     natsIO in a gateway, a seeded scheduler's in the simulation
 //     (sim_test.go), which drives the same code through every order of
@@ -86,15 +88,14 @@
 //     sharedcore, each call a step through the committer, on this
 //     gateway's caches of their windows, plan.SharedCaches, which it
 //     fills), retention (retain: each partition's new start and the
-//     purge below it), outcomes in doubt (chain, above), the retirement
-//     of wide transactions' decisions (wide), read-session groups
-//     (groups) and maintenance
+//     purge below it), outcomes in doubt (chain) and wide transactions
+//     (wide), both above, read-session groups (groups) and maintenance
 //     (maintain: its schedule, the maintenance lease, the sweep of dead
 //     gateways' staged chunks behind a fence, the check that the nodes
 //     sync every write, from their monitoring endpoints); they run on the
 //     store's lock and cluster I/O through host.go (and host_queue.go:
 //     the committer, for the shared consumers' steps; host_doubt.go: what
-//     the chain needs besides), which implements
+//     the chain and wide transactions need besides), which implements
 //     what each of them says it needs of its host (and gives maintenance
 //     the store's jobs it schedules), so that they read, publish and wait
 //     for the fold the way the commit protocol does (and in the
@@ -146,7 +147,8 @@
 //     an unknown batch, the committing one a gap, the commit gets 10176 and
 //     neither stream stores anything: TestBatchSpanningTwoStreams. Hence
 //     one stream for everything (the layout above), so that a commit over
-//     several partitions and topics is one atomic batch (wide.go aside).
+//     several partitions and topics is one atomic batch (wide
+//     transactions aside).
 //   - KV (R3): Create is create-only and Update(rev) a CAS, both refused with
 //     10071 (nats.go: ErrKeyExists, ErrKeyRevisionMismatch); a watch wakes
 //     2-5ms after an update through another node, and an UpdatesOnly watch
@@ -216,7 +218,7 @@
 // Server limits on atomic batches (2.15 defaults, per node in jetstream {
 // limits { batch { ... } } }): 1000 messages a batch, 50 open batches a
 // stream, 1000 a server, 10s without traffic abandons a batch; wider
-// commits are wide transactions (wide.go).
+// commits are wide transactions (jetstream/wide).
 // An expectation on a subject with a publish still being
 // proposed is refused with 10164 rather than checked, so writers of one
 // subject must not pipeline expectations.

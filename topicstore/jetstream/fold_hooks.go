@@ -29,9 +29,16 @@ func (h foldHooks) Linked(gw string, before uint64, hd nats.Header, seq uint64) 
 	h.s.cond.Broadcast()
 }
 
-func (h foldHooks) Decided(gw string, n uint64, commit bool) { h.s.decided(gw, n, commit) }
+// Decided marks this gateway's wide transaction n decided
+// (jetstream/wide) and wakes the waiters of any gateway's.
+func (h foldHooks) Decided(gw string, n uint64, commit bool) {
+	h.s.wide.Decided(gw, n, commit)
+	h.s.cond.Broadcast()
+}
 
-func (h foldHooks) RetiredLate(gw string, n uint64, intents int) { h.s.retiredLate(gw, n, intents) }
+func (h foldHooks) RetiredLate(gw string, n uint64, intents int) {
+	h.s.wide.RetiredLate(gw, n, intents)
+}
 
 func (h foldHooks) SnapPoint(seq uint64, holder string, digest uint64) {
 	h.s.snapPoint(seq, holder, digest)

@@ -74,7 +74,7 @@ var _ maintain.Jobs = maintJobs{}
 func (j maintJobs) Settle(ctx context.Context) {
 	s := j.s
 	s.chain.Settle(ctx, false)
-	s.settleWide(ctx)
+	s.wide.Settle(ctx)
 	s.chain.Purge(ctx)
 	s.catalog.ForgetDrops(s.opts.Clock())
 }
@@ -84,7 +84,7 @@ func (j maintJobs) Retention(ctx context.Context, now time.Time) error {
 	return err
 }
 
-func (j maintJobs) AbortDead() { j.s.abortDead() }
+func (j maintJobs) AbortDead() { j.s.wide.AbortDead() }
 
 func (j maintJobs) Snapshot(ctx context.Context) error { return j.s.maybeSnapshot(ctx) }
 

@@ -11,9 +11,9 @@ import (
 )
 
 // clusterIO is everything the commit protocol does to the cluster and
-// waits for from the fold: the committer (committer.go), wide
-// transactions (wide.go), staging (stage.go) and, through host.go,
-// resolution (jetstream/chain), read-session groups (jetstream/groups)
+// waits for from the fold: the committer (committer.go), staging
+// (stage.go) and, through host.go, resolution (jetstream/chain), wide
+// transactions (jetstream/wide), read-session groups (jetstream/groups)
 // and maintenance (jetstream/maintain: the lease, the sweep) do their
 // I/O through it and nothing else. A running
 // gateway's is natsIO; the deterministic simulation (sim_test.go) gives

@@ -877,7 +877,7 @@ func (m *sim) quiesce() {
 	for _, g := range m.live() {
 		m.runJob(g, func() {
 			g.s.chain.Settle(context.Background(), true)
-			g.s.settleWide(context.Background())
+			g.s.wide.Settle(context.Background())
 		})
 	}
 	m.now = m.now.Add(2 * simTTL)
@@ -887,7 +887,7 @@ func (m *sim) quiesce() {
 	if live := m.live(); len(live) > 0 {
 		g := live[0]
 		m.runJob(g, func() {
-			g.s.abortDead()
+			g.s.wide.AbortDead()
 			if _, err := g.s.maint.Sweep(context.Background()); err != nil {
 				m.fail(fmt.Errorf("sweep: %w", err))
 			}
@@ -896,7 +896,7 @@ func (m *sim) quiesce() {
 	for _, g := range m.live() {
 		m.runJob(g, func() {
 			g.s.chain.Settle(context.Background(), true)
-			g.s.settleWide(context.Background())
+			g.s.wide.Settle(context.Background())
 		})
 	}
 	m.drain()

@@ -121,9 +121,9 @@ func (m *sim) startJob(g *simGW) {
 			}
 			ctx := context.Background()
 			g.s.chain.Settle(ctx, true)
-			g.s.settleWide(ctx)
+			g.s.wide.Settle(ctx)
 			g.s.chain.Purge(ctx)
-			g.s.abortDead()
+			g.s.wide.AbortDead()
 			if _, err := g.s.maint.Sweep(ctx); err != nil {
 				m.logf("%s: sweep: %v", g.name, err)
 			}
@@ -354,8 +354,8 @@ func (m *sim) runAll(s *Store, group []*plan.Request) {
 	for round := 0; len(group) > 0; round++ {
 		later, locked := s.runGroup(group)
 		s.chain.Settle(ctx, true)
-		if s.wideAnswered() {
-			s.settleWide(ctx)
+		if s.wide.Answered() {
+			s.wide.Settle(ctx)
 		}
 		group = append(later, locked...)
 		if len(later) == 0 && len(locked) > 0 {
@@ -365,7 +365,7 @@ func (m *sim) runAll(s *Store, group []*plan.Request) {
 				}
 				return
 			}
-			s.abortOrphans(locked)
+			s.wide.AbortOrphans(locked)
 			s.mu.Lock()
 			from := s.applied
 			s.mu.Unlock()
@@ -586,7 +586,7 @@ func (m *sim) verify() {
 		if n := len(g.s.chain.Doubts); n > 0 {
 			m.fail(fmt.Errorf("gateway %s: %d batches left in doubt (first: %+v)", g.name, n, *g.s.chain.Doubts[0]))
 		}
-		if n := len(g.s.wideOwn.mine); n > 0 {
+		if n := g.s.wide.Unsettled(); n > 0 {
 			m.fail(fmt.Errorf("gateway %s: %d wide transactions of its own not settled", g.name, n))
 		}
 		for txn, st := range g.s.stage.open {
@@ -781,7 +781,7 @@ func TestSimStoppedGatewaySwept(t *testing.T) {
 		}
 	}
 	m.runJob(b, func() {
-		b.s.abortDead()
+		b.s.wide.AbortDead()
 		_, err := b.s.maint.Sweep(context.Background())
 		require.NoError(t, err)
 	})

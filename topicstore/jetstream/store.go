@@ -156,10 +156,10 @@ type Store struct {
 	fillTo  uint64 // the highest sequence a fill was asked for
 	stalled bool   // fill, not the consumer, folded the last message: the consumer is behind
 
-	stage   stagings
-	chain   *chain.Chain // this gateway's chain, its batches in doubt and their resolution (jetstream/chain)
-	wideOwn wideOwn      // this gateway's own wide transactions (wide.go)
-	io      clusterIO    // the commit protocol's I/O (io.go)
+	stage stagings
+	chain *chain.Chain       // this gateway's chain, its batches in doubt and their resolution (jetstream/chain)
+	wide  *wide.Transactions // this gateway's wide transactions, and the aborts of dead gateways' (jetstream/wide)
+	io    clusterIO          // the commit protocol's I/O (io.go)
 	// maxBatch is the most messages in one atomic batch (0:
 	// jsext.MaxBatchMsgs; the simulation makes it small).
 	maxBatch int
@@ -196,7 +196,6 @@ type Store struct {
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64
 	commitHeld                                  atomic.Int64 // groups linger held back (pace.go)
-	commitWide                                  atomic.Int64 // wide transactions begun (wide.go)
 	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
 	casBroken                                   atomic.Int64 // states stored over one they did not expect (fold_hooks.go: sharedCASBroken)
 	snapMismatches                              atomic.Int64 // snapshot.go
@@ -223,7 +222,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 		CommitHeld:    s.commitHeld.Load(),
 		BarrierMisses: s.barrierMisses.Load()}
 	cs.CacheHits, cs.CacheMisses, cs.CacheBytes = s.reads.Cache().Stats()
-	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.chain.Doubted(), s.commitWide.Load(), s.maint.Errors()
+	cs.Doubts, cs.WideTxns, cs.MaintenanceErrors = s.chain.Doubted(), s.wide.Begun(), s.maint.Errors()
 	cs.ExpiredProducers, cs.ExpiredAcquires, cs.CASBroken = s.expiredProducers.Load(), s.queue.ExpiredAcquires(), s.casBroken.Load()
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.Unknown
@@ -440,6 +439,8 @@ func newStore(o Options, gw uint64) *Store {
 	s.stage = stagings{gw: strconv.FormatUint(gw, 16), open: map[uint64]*staging{}}
 	s.chain = chain.New(chain.Config{Gateway: s.stage.gw, Subjects: s.subj, Fold: s.fold, Clock: o.Clock, Timeout: o.Timeout,
 		URLs: o.URLs, Logger: o.Logger}, host{s})
+	s.wide = wide.NewTransactions(wide.Config{Gateway: s.stage.gw, Subjects: s.subj, Fold: s.fold, Clock: o.Clock,
+		Timeout: o.Timeout, Hold: o.DecisionHold, URLs: o.URLs, Logger: o.Logger, Chain: s.chain}, host{s}, wideCommit{s})
 	s.retain = retain.New(retain.Config{Gateway: s.stage.gw, Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout}, host{s})
 	s.retire = wide.New(wide.Config{Subjects: s.subj, Fold: s.fold, Timeout: o.Timeout, Hold: o.DecisionHold}, host{s})
 	s.groups = groups.New(groups.Config{Gateway: s.stage.gw, Name: o.Name, Subjects: s.subj, Clock: o.Clock,

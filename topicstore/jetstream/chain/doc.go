@@ -37,11 +37,10 @@
 // arrives.
 //
 // The sweep's fences on a dead gateway's chain (jetstream/maintain) and
-// the aborts of its wide transactions (jetstream's wide_abort.go) are
-// links of the chain too, so a marked batch of a gateway taken for dead
-// that wakes up is refused. Nothing rolls the chain up: a gateway
-// purges its own chain below the links it no longer needs
-// (Chain.Purge).
+// the aborts of its wide transactions (jetstream/wide) are links of the
+// chain too, so a marked batch of a gateway taken for dead that wakes up
+// is refused. Nothing rolls the chain up: a gateway purges its own chain
+// below the links it no longer needs (Chain.Purge).
 //
 // It owns:
 //

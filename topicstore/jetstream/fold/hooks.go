@@ -15,7 +15,7 @@ type Hooks interface {
 	// fold held before was at before (jetstream/chain).
 	Linked(gw string, before uint64, h nats.Header, seq uint64)
 	// Decided: gateway gw's wide transaction n was decided
-	// (jetstream/wide.go).
+	// (jetstream/wide).
 	Decided(gw string, n uint64, commit bool)
 	// RetiredLate: a wide transaction's decision was retired before the
 	// fold applied it, deciding the intents it held

@@ -40,7 +40,7 @@ type Wide struct {
 
 func WideKey(gw string, n uint64) string { return gw + " " + strconv.FormatUint(n, 10) }
 
-// applyIntent holds an intent aside (the cluster store's wide.go says why).
+// applyIntent holds an intent aside (jetstream/wide's doc says why).
 func (f *State) applyIntent(v string, tok []string, subject string, h nats.Header, seq uint64) error {
 	gw, ns, _ := strings.Cut(v, " ")
 	n, err := strconv.ParseUint(ns, 10, 64)

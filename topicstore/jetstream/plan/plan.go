@@ -67,7 +67,7 @@ type Batch struct {
 // Plan validates each request against the fold and the requests before it
 // in the group, and builds the batch. A group whose batch would be too
 // large for the server is cut to its first request, which, alone and
-// still too large, is a wide transaction (jetstream/wide.go).
+// still too large, is a wide transaction (jetstream/wide).
 func (pl *Planner) Plan(group []*Request) *Batch {
 	p := pl.plan(group)
 	if len(p.Msgs)+1 <= pl.BatchLimit {

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,32 +14,6 @@ import (
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/jsext"
 )
-
-// Host is what the retirement of decisions needs of the store.
-type Host interface {
-	// Lock and Unlock are the store's lock: the fold's state (Config.Fold)
-	// is read only under it.
-	sync.Locker
-	// Publish publishes m, conditional as its headers say, and returns
-	// its sequence.
-	Publish(ctx context.Context, m *nats.Msg) (uint64, error)
-	// Purge deletes the messages on subject below sequence below.
-	Purge(ctx context.Context, subject string, below uint64) error
-	// Unavailable wraps a cluster error so that the caller can tell it
-	// apart (topicstore.ErrUnavailable).
-	Unavailable(err error) error
-}
-
-// Config is what the retirement knows of its gateway.
-type Config struct {
-	Subjects fold.Subjects // the stream's subjects
-	Fold     *fold.State   // the fold's state, read under the host's lock
-	Timeout  time.Duration // bounds each request to the cluster
-	// Hold is how long a decision stays in the stream at least after it
-	// was taken (Options.DecisionHold), and the Nats-TTL of the marker
-	// that retires it.
-	Hold time.Duration
-}
 
 // Retirement retires wide transactions' decisions (doc.go says when).
 type Retirement struct {
