@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 
 	"topicgate/topicstore"
 )
@@ -181,4 +184,25 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(d)
 	}
 	os.Exit(code)
+}
+
+// BenchmarkSyncedCommit measures one synced 200-byte Pebble commit at a
+// time, with no store around it: the cost of the write-ahead log's
+// fdatasync on this machine, the floor under every acknowledged commit
+// (docs/performance/profiling.md).
+func BenchmarkSyncedCommit(b *testing.B) {
+	db, err := pebble.Open(b.TempDir(), &pebble.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	val := make([]byte, 200)
+	key := make([]byte, 8)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		binary.BigEndian.PutUint64(key, uint64(i))
+		if err := db.Set(key, val, pebble.Sync); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
