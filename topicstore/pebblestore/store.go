@@ -208,6 +208,10 @@ var (
 // Open opens (creating if needed) a store in dir.
 func Open(dir string, opts Options) (*PebbleStore, error) {
 	opts.setDefaults()
+	fsys := opts.fs
+	if fsys == nil {
+		fsys = sizedFS{vfs.Default}
+	}
 	cache := pebble.NewCache(opts.CacheSize)
 	popts := &pebble.Options{
 		Cache:                       cache,
@@ -247,7 +251,7 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// each, alternating binaries): too close to the 300 MB budget.
 		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
 		Logger: pebbleLogger{opts.Logf},
-		FS:     opts.fs,
+		FS:     fsys,
 
 		DisableAutomaticCompactions: opts.noCompact,
 	}
