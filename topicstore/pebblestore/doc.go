@@ -7,7 +7,10 @@
 // the group commit's deterministic core are internal/sequencer), the
 // shared-consumer windows (their records' format is internal/sharedrec),
 // retention, the splitting of partitions, staging by reference and the
-// reclaiming of dropped topics' disk space. What it promises is the
+// reclaiming of dropped topics' disk space, and the file system it hands
+// Pebble (sizedfs.go: write-ahead logs preallocated with their size set, so
+// a commit's fdatasync does not also journal a new file size). What it
+// promises is the
 // contract's (topicstore's doc.go), checked by TestContract with
 // topicstore/storetest; this page says how it keeps those promises. It uses
 // the contract's pure parts as they are: the codecs, the partition layout
