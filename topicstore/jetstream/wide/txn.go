@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,40 +19,14 @@ import (
 )
 
 // Host is what wide transactions and the retirement of their decisions
-// need of the store.
+// need of the store: what the chain they publish through needs (the
+// store's lock, under which the fold's state, the chain's doubts and this
+// gateway's own transactions are read and changed; its cluster I/O; its
+// back-off and stagings), and the size of an atomic batch.
 type Host interface {
-	// Lock and Unlock are the store's lock: the fold's state (Config.Fold),
-	// the chain's doubts and this gateway's own transactions are read and
-	// changed only under it.
-	sync.Locker
-	// Closed reports, under the lock, whether the store is closed.
-	Closed() bool
-	// Now is the time deadlines are measured by.
-	Now() time.Time
-	// Publish publishes m, conditional as its headers say, and returns
-	// its sequence.
-	Publish(ctx context.Context, m *nats.Msg) (uint64, error)
-	// PublishBatch publishes msgs as one atomic batch, conditional as
-	// their headers say.
-	PublishBatch(ctx context.Context, msgs []*nats.Msg) (*jsext.BatchAck, error)
-	// Purge deletes the messages on subject below sequence below.
-	Purge(ctx context.Context, subject string, below uint64) error
-	// WaitApplied blocks until the fold has applied seq; it fails with
-	// topicstore.ErrUnavailable when that takes longer than the store's
-	// timeout.
-	WaitApplied(ctx context.Context, seq uint64) error
-	// Backoff waits before the attempt+1st try after an answer that said
-	// nothing was decided (the committer's back-off).
-	Backoff(attempt int)
+	chain.Host
 	// BatchLimit is the most messages one atomic batch may hold.
 	BatchLimit() int
-	// Unavailable wraps a cluster error so that the caller can tell it
-	// apart (topicstore.ErrUnavailable).
-	Unavailable(err error) error
-	// SettleStagings settles the stagings txns of a transaction the fold
-	// decided: committed, they are the store's now; else they are open
-	// again and deleted.
-	SettleStagings(txns []uint64, committed bool)
 }
 
 // Commit is the commit protocol's part of a wide transaction: what the
