@@ -63,6 +63,9 @@ func TestAtomicBatchGapReported(t *testing.T) {
 	c := jstest.Start(t, 3)
 	nc := c.Connect()
 	s := atomicStream(t, jstest.JetStream(t, nc), "G", "g.>")
+	// The raw publishes below do not retry: wait until every node routes
+	// the stream's subjects (a fresh stream answered "no responders" once).
+	servedEverywhere(t, c, "g.probe")
 	m1 := &nats.Msg{Subject: "g.a", Data: []byte("1"), Header: nats.Header{
 		jsext.BatchIDHeader: {"b"}, jsext.BatchSeqHeader: {"1"}}}
 	m3 := &nats.Msg{Subject: "g.a", Data: []byte("3"), Header: nats.Header{
