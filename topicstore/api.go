@@ -109,6 +109,10 @@ type ConsumerConfig struct {
 	DeadLetterQueue       string
 	KeepMessagesOrder     bool
 	ReceiveMessageDelay   time.Duration
+	// ACL is who may read as the consumer, acknowledge for it and move its
+	// position (USAGE; package acl gives the bits meaning). The topic's
+	// owner needs no entry.
+	ACL []ACLItem `json:",omitempty"`
 }
 
 // TopicConfig is a topic's definition. Zero values mean "default".
@@ -131,6 +135,14 @@ type TopicConfig struct {
 	// store's default (DefaultProducerExpiry unless configured).
 	ProducerExpiry time.Duration
 	Consumers      []ConsumerConfig
+	// Owner is the role that created the topic or was given it (ALTER
+	// TOPIC OWNER TO); "" in a topic created before roles existed, which
+	// the bootstrap superuser owns.
+	Owner string `json:",omitempty"`
+	// ACL is the topic's access list (GRANT ... ON TOPIC), ColumnACLs its
+	// columns' (GRANT SELECT (col) ON TOPIC); nil: only the owner.
+	ACL        []ACLItem   `json:",omitempty"`
+	ColumnACLs []ColumnACL `json:",omitempty"`
 }
 
 // PartitionInfo describes one partition's state.

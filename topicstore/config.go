@@ -68,7 +68,10 @@ func CloneConfig(cfg TopicConfig) TopicConfig {
 	cfg.Consumers = slices.Clone(cfg.Consumers)
 	for i := range cfg.Consumers {
 		cfg.Consumers[i].SupportedCodecs = slices.Clone(cfg.Consumers[i].SupportedCodecs)
+		cfg.Consumers[i].ACL = cloneACL(cfg.Consumers[i].ACL)
 	}
+	cfg.ACL = cloneACL(cfg.ACL)
+	cfg.ColumnACLs = cloneColumnACLs(cfg.ColumnACLs)
 	return cfg
 }
 
