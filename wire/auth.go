@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -21,7 +22,13 @@ func (c *conn) authenticate(user string) bool {
 	case "password":
 		ok, err = c.authCleartext(user)
 	case "md5":
-		ok, err = c.authMD5(user)
+		// As PostgreSQL: a user whose password is stored only as a SCRAM
+		// verifier is asked for SCRAM, which an md5 hash cannot answer.
+		if cred, known := c.credential(user); known && cred.Password == "" && cred.MD5 == "" && cred.SCRAM != nil {
+			ok, err = c.authSCRAM(user)
+		} else {
+			ok, err = c.authMD5(user)
+		}
 	case "scram-sha-256":
 		ok, err = c.authSCRAM(user)
 	}
@@ -36,6 +43,50 @@ func (c *conn) authenticate(user string) bool {
 		return false
 	}
 	return true
+}
+
+// Credential is what a user's password is checked against: the password
+// itself (a bootstrap user), or a stored verifier in PostgreSQL's formats,
+// never the password (a role of the catalog).
+type Credential struct {
+	Password string       // plaintext; "" when only verifiers are known
+	SCRAM    *SCRAMSecret // from "SCRAM-SHA-256$iter:salt$StoredKey:ServerKey"
+	MD5      string       // "md5" + hex(md5(password + user))
+}
+
+// SCRAMSecret is a SCRAM-SHA-256 verifier's parts (RFC 5802).
+type SCRAMSecret struct {
+	Iterations           int
+	Salt                 []byte
+	StoredKey, ServerKey []byte
+}
+
+// credential is user's credential: a bootstrap user's password, else what
+// Config.Credentials says.
+func (c *conn) credential(user string) (Credential, bool) {
+	if pw, ok := c.s.cfg.Users[user]; ok {
+		return Credential{Password: pw}, true
+	}
+	if c.s.cfg.Credentials != nil {
+		return c.s.cfg.Credentials(user)
+	}
+	return Credential{}, false
+}
+
+// checkPassword reports whether password (sent in clear) matches cred.
+func checkPassword(user, password string, cred Credential) bool {
+	switch {
+	case cred.Password != "":
+		return subtle.ConstantTimeCompare([]byte(password), []byte(cred.Password)) == 1
+	case cred.SCRAM != nil:
+		s := newSCRAMSecret(password, cred.SCRAM.Salt, cred.SCRAM.Iterations)
+		return subtle.ConstantTimeCompare(s.storedKey, cred.SCRAM.StoredKey) == 1 &&
+			subtle.ConstantTimeCompare(s.serverKey, cred.SCRAM.ServerKey) == 1
+	case cred.MD5 != "":
+		inner := md5.Sum([]byte(password + user))
+		return subtle.ConstantTimeCompare([]byte("md5"+hex.EncodeToString(inner[:])), []byte(cred.MD5)) == 1
+	}
+	return false
 }
 
 func authFailed(user string) *protoError {
@@ -70,9 +121,8 @@ func (c *conn) authCleartext(user string) (bool, error) {
 	if !ok {
 		return false, newError("08P01", fmt.Sprintf("expected password response, got message type %d", msgType(msg)))
 	}
-	want, known := c.s.cfg.Users[user]
-	match := subtle.ConstantTimeCompare([]byte(pm.Password), []byte(want)) == 1
-	return known && match, nil
+	cred, known := c.credential(user)
+	return known && checkPassword(user, pm.Password, cred), nil
 }
 
 func (c *conn) authMD5(user string) (bool, error) {
@@ -89,17 +139,22 @@ func (c *conn) authMD5(user string) (bool, error) {
 	if !ok {
 		return false, newError("08P01", fmt.Sprintf("expected password response, got message type %d", msgType(msg)))
 	}
-	want, known := c.s.cfg.Users[user]
-	expected := md5Password(user, want, salt)
-	match := subtle.ConstantTimeCompare([]byte(pm.Password), []byte(expected)) == 1
+	cred, known := c.credential(user)
+	hash := cred.MD5
+	if cred.Password != "" {
+		inner := md5.Sum([]byte(cred.Password + user))
+		hash = "md5" + hex.EncodeToString(inner[:])
+	}
+	expected := saltedMD5(hash, salt)
+	match := hash != "" && subtle.ConstantTimeCompare([]byte(pm.Password), []byte(expected)) == 1
 	return known && match, nil
 }
 
-// md5Password computes "md5" + md5(md5(password + user) + salt) in hex.
-func md5Password(user, password string, salt [4]byte) string {
-	inner := md5.Sum([]byte(password + user))
+// saltedMD5 computes "md5" + md5(hex part of hash + salt) in hex, hash
+// being "md5" + md5(password + user) in hex (what the client sends).
+func saltedMD5(hash string, salt [4]byte) string {
 	h := md5.New()
-	h.Write([]byte(hex.EncodeToString(inner[:])))
+	h.Write([]byte(strings.TrimPrefix(hash, "md5")))
 	h.Write(salt[:])
 	return "md5" + hex.EncodeToString(h.Sum(nil))
 }

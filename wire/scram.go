@@ -108,13 +108,22 @@ func (c *conn) authSCRAM(user string) (bool, error) {
 		return false, scramErr("missing nonce")
 	}
 
-	password, known := c.s.cfg.Users[user]
+	cred, known := c.credential(user)
 	var secret *scramSecret
-	if known {
-		if secret, err = c.s.scram.get(user, password); err != nil {
+	iterations := scramIterations
+	switch {
+	case known && cred.Password != "":
+		if secret, err = c.s.scram.get(user, cred.Password); err != nil {
 			return false, err
 		}
-	} else {
+	case known && cred.SCRAM != nil:
+		secret = &scramSecret{salt: cred.SCRAM.Salt, storedKey: cred.SCRAM.StoredKey, serverKey: cred.SCRAM.ServerKey}
+		iterations = cred.SCRAM.Iterations
+	default:
+		// An md5 hash cannot answer SCRAM (PostgreSQL: "User does not
+		// have a valid SCRAM secret"): the exchange fails as for a
+		// wrong password.
+		known = false
 		// Mock exchange so that unknown users look like wrong passwords.
 		salt := make([]byte, 16)
 		_, _ = rand.Read(salt)
@@ -125,7 +134,7 @@ func (c *conn) authSCRAM(user string) (bool, error) {
 		return false, err
 	}
 	nonce := clientNonce + base64.StdEncoding.EncodeToString(nb)
-	serverFirst := fmt.Sprintf("r=%s,s=%s,i=%d", nonce, base64.StdEncoding.EncodeToString(secret.salt), scramIterations)
+	serverFirst := fmt.Sprintf("r=%s,s=%s,i=%d", nonce, base64.StdEncoding.EncodeToString(secret.salt), iterations)
 	c.send(&pgproto3.AuthenticationSASLContinue{Data: []byte(serverFirst)})
 
 	msg, err = c.receivePassword(pgproto3.AuthTypeSASLContinue)

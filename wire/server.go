@@ -36,8 +36,14 @@ type Config struct {
 	// Auth is "trust", "password" (cleartext), "md5" or "scram-sha-256".
 	// Empty means "trust".
 	Auth string
-	// Users maps user name to password (ignored for "trust").
+	// Users maps user name to password (ignored for "trust"): the
+	// bootstrap users given on the command line.
 	Users map[string]string
+	// Credentials, when set, is asked for a user Users does not name:
+	// what the user's password is checked against (a role's stored
+	// verifier). ok false: no such user, answered exactly as a wrong
+	// password is.
+	Credentials func(user string) (cred Credential, ok bool)
 	// MaxMessageSize is the largest message body accepted from a client;
 	// larger messages get ErrorResponse 54000 and the connection is closed.
 	// 0 means DefaultMaxMessageSize.
