@@ -123,10 +123,11 @@ type AlterDefaultPrivileges struct {
 	Grant    GrantPrivs
 }
 
-// AlterOwner is ALTER TOPIC / TABLE name OWNER TO role.
+// AlterOwner is ALTER TOPIC / TABLE [IF EXISTS] name OWNER TO role.
 type AlterOwner struct {
-	Topic string
-	Owner RoleSpec
+	Topic    string
+	Owner    RoleSpec
+	IfExists bool
 }
 
 // ReassignOwned is REASSIGN OWNED BY role, ... TO role.

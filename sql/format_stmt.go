@@ -121,7 +121,9 @@ func (f *formatter) stmt(s Stmt) {
 			f.w("DEALLOCATE ", ident(x.Name))
 		}
 	default:
-		f.w(fmt.Sprintf("<%T>", s))
+		if !f.authStmt(s) {
+			f.w(fmt.Sprintf("<%T>", s))
+		}
 	}
 }
 

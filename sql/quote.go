@@ -21,6 +21,31 @@ var exprKeywords = map[string]bool{
 	"table": true, "only": true, "fetch": true, "over": true,
 }
 
+// IsReservedKeyword reports whether word (lower case) is one of
+// PostgreSQL's reserved keywords or of those that cannot name a table
+// (type_func_name_keyword): such a word must be quoted to be a name, and
+// QuoteName quotes it.
+func IsReservedKeyword(word string) bool { return reservedKeywords[word] }
+
+var reservedKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric authorization binary both
+		case cast check collate collation column concurrently constraint create cross current_catalog current_date
+		current_role current_schema current_time current_timestamp current_user default deferrable desc distinct do
+		else end except false fetch for foreign freeze from full grant group having ilike in initially inner intersect
+		into is isnull join lateral leading left like limit localtime localtimestamp natural not notnull null offset
+		on only or order outer overlaps placing primary references returning right select session_user similar some
+		symmetric system_user table tablesample then to trailing true union unique user using variadic verbose when
+		where window with`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// QuoteName writes a name as PostgreSQL's quote_ident does: bare when it
+// is a lower-case identifier and no reserved keyword, else double-quoted.
+func QuoteName(s string) string { return QuoteIdentIfNeeded(s, IsReservedKeyword) }
+
 // QuoteIdent double-quotes s, doubling the quotes inside it.
 func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 

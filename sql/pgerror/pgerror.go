@@ -56,6 +56,8 @@ const (
 	CodeInvalidSchemaName            = "3F000"
 	CodeUndefinedTable               = "42P01"
 	CodeUndefinedObject              = "42704"
+	CodeReservedName                 = "42939"
+	CodeInvalidGrantOperation        = "0LP01"
 	CodeUndefinedParameter           = "42P02"
 	CodeDuplicateTable               = "42P07"
 	CodeDuplicateObject              = "42710"
