@@ -39,6 +39,9 @@ func (c *converter) pos(loc int32) int {
 }
 
 func (c *converter) stmt(n *pg.Node) (sql.Stmt, error) {
+	if s, ok, err := c.authStmt(n); ok {
+		return s, err
+	}
 	switch x := n.GetNode().(type) {
 	case *pg.Node_SelectStmt:
 		return c.selectStmt(x.SelectStmt)
@@ -74,7 +77,7 @@ func (c *converter) stmt(n *pg.Node) (sql.Stmt, error) {
 	case *pg.Node_CreateStmt:
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "CREATE TABLE is not supported; use CREATE TOPIC")
 	case *pg.Node_AlterTableStmt:
-		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "ALTER TABLE is not supported; use ALTER TOPIC")
+		return c.alterTable(x.AlterTableStmt)
 	case *pg.Node_DropStmt:
 		if x.DropStmt.RemoveType == pg.ObjectType_OBJECT_TABLE {
 			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DROP TABLE is not supported; use DROP TOPIC")

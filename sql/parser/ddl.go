@@ -180,6 +180,17 @@ func (p *ddlParser) alterTopic() (sql.Stmt, error) {
 	if s.Name, _, err = p.name(); err != nil {
 		return nil, err
 	}
+	if p.keyword("OWNER") {
+		// OWNER TO is a statement of its own, never mixed with actions
+		if err := p.expectKw("TO"); err != nil {
+			return nil, err
+		}
+		owner, err := p.roleSpec()
+		if err != nil {
+			return nil, err
+		}
+		return &sql.AlterOwner{Topic: s.Name, Owner: owner, IfExists: s.IfExists}, nil
+	}
 	for {
 		a, err := p.alterAction()
 		if err != nil {
@@ -262,6 +273,37 @@ func (p *ddlParser) alterAction() (sql.AlterAction, error) {
 		return &sql.SplitPartition{Partition: int32(id)}, nil
 	}
 	return nil, p.syntaxErr(t)
+}
+
+// roleSpec parses the role of OWNER TO: a name, CURRENT_USER,
+// CURRENT_ROLE or SESSION_USER, as PostgreSQL's RoleSpec (PUBLIC names no
+// role that can own, NONE is reserved).
+func (p *ddlParser) roleSpec() (sql.RoleSpec, error) {
+	t := p.peek()
+	switch {
+	case t.is("CURRENT_USER") || t.is("CURRENT_ROLE"):
+		p.i++
+		return sql.RoleSpec{Kind: sql.RoleCurrentUser}, nil
+	case t.is("SESSION_USER"):
+		p.i++
+		return sql.RoleSpec{Kind: sql.RoleSessionUser}, nil
+	case t.Kind != tIdent && t.Kind != tQIdent:
+		return sql.RoleSpec{}, p.syntaxErr(t)
+	case t.Kind == tIdent && sql.IsReservedKeyword(strings.ToLower(t.Val)):
+		return sql.RoleSpec{}, p.syntaxErr(t)
+	}
+	p.i++
+	name := t.Val
+	if t.Kind == tIdent {
+		name = strings.ToLower(name)
+	}
+	switch name {
+	case "public":
+		return sql.RoleSpec{}, errAt(pgerror.CodeUndefinedObject, -1, `role "public" does not exist`)
+	case "none":
+		return sql.RoleSpec{}, errAt(pgerror.CodeReservedName, t.Pos, `role name "none" is reserved`)
+	}
+	return sql.RoleSpec{Name: name}, nil
 }
 
 func (p *ddlParser) dropTopic() (sql.Stmt, error) {

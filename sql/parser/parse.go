@@ -110,6 +110,9 @@ func pgQueryErr(pp *prepassResult, err error) error {
 		code = pgQueryErrCode(pe.Message)
 	}
 	e := pgerror.New(code, pe.Message)
+	if strings.HasPrefix(pe.Message, "UNENCRYPTED PASSWORD") {
+		e.Hint = "Remove UNENCRYPTED to store the password in encrypted form instead."
+	}
 	if pe.Cursorpos > 0 {
 		// Cursorpos is a 1-based character position in pp.text.
 		b := charToByte(pp.text, pe.Cursorpos-1)
@@ -120,8 +123,11 @@ func pgQueryErr(pp *prepassResult, err error) error {
 
 func pgQueryErrCode(msg string) string {
 	switch {
-	case strings.Contains(msg, "not supported"), strings.Contains(msg, "not implemented"):
+	case strings.Contains(msg, "not supported"), strings.Contains(msg, "not implemented"),
+		strings.Contains(msg, "no longer supported"):
 		return pgerror.CodeFeatureNotSupported
+	case strings.HasSuffix(msg, "is reserved"), strings.HasSuffix(msg, "cannot be used as a role name here"):
+		return pgerror.CodeReservedName // the grammar's checks of role names
 	case strings.Contains(msg, "invalid input syntax"):
 		return pgerror.CodeInvalidTextRepresentation
 	case strings.Contains(msg, "out of range"):

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -36,9 +37,31 @@ func runCase(query string) string {
 		if n := sql.NumParams(s); n > 0 {
 			line += fmt.Sprintf(" -- params=%d", n)
 		}
+		line += roundTrip(s)
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// roundTrip parses the Format of an authorization statement (or SET)
+// again and returns "" when it reads back as the same tree, else what
+// differs (these trees hold no positions, so they compare whole).
+func roundTrip(s sql.Stmt) string {
+	switch s.(type) {
+	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole, *sql.GrantPrivs, *sql.GrantRole,
+		*sql.AlterDefaultPrivileges, *sql.AlterOwner, *sql.ReassignOwned, *sql.DropOwned:
+	default:
+		return ""
+	}
+	text := sql.Format(s)
+	again, err := Parse(text)
+	switch {
+	case err != nil:
+		return fmt.Sprintf(" -- does not parse again: %v", err)
+	case len(again) != 1 || !reflect.DeepEqual(again[0], s):
+		return fmt.Sprintf(" -- parses again as another tree: %#v", again[0])
+	}
+	return ""
 }
 
 // TestDataDriven runs testdata/*.txt (the format of internal/datadriven:

@@ -40,6 +40,10 @@ type prepassResult struct {
 	edits []edit // sorted, non-overlapping
 	hints map[int]*hintSet
 	lits  map[int]sql.Literal
+	// consumers: ON CONSUMER / ON CONSUMERS of a GRANT, REVOKE or ALTER
+	// DEFAULT PRIVILEGES was rewritten to SEQUENCE(S) (prepass_auth.go);
+	// a SEQUENCE object without it is the user's and refused.
+	consumers bool
 }
 
 // orig maps a byte offset in pp.text to a byte offset in the query.
@@ -81,6 +85,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 		}
 		return toks[i]
 	}
+	consumers := authRewrites(toks[:n], add)
 	var offsetKw map[int]bool // indexes of `offset` tokens kept as the keyword
 	for i := 0; i < n; i++ {
 		t := toks[i]
@@ -135,7 +140,7 @@ func prepass(query string, toks []token) (*prepassResult, error) {
 			}
 		}
 	}
-	pp := &prepassResult{query: query, base: base}
+	pp := &prepassResult{query: query, base: base, consumers: consumers}
 	if rws == nil && hintAt == nil {
 		pp.text = query[base:end]
 		return pp, nil
