@@ -21,9 +21,17 @@
 //     that names itself becomes a RecursiveCTE shared by its references,
 //     its shape checked as PostgreSQL's checkWellFormedRecursion does
 //     (convert_cte.go, 42P19).
+//     The statements about roles and privileges (CREATE/ALTER/DROP ROLE,
+//     GRANT, REVOKE, ALTER DEFAULT PRIVILEGES, ALTER TABLE ... OWNER TO,
+//     REASSIGN/DROP OWNED) become the trees of sql/ast_auth.go
+//     (convert_auth.go, convert_grant.go). What PostgreSQL checks only
+//     when it runs them but needs no catalog is checked here, with its
+//     messages: conflicting options, reserved role names, PUBLIC where a
+//     role must be named, privilege types per kind of object. Objects
+//     topicgate lacks (functions, databases, sequences, ...) are 0A000.
 //   - a small hand-written lexer (lexer.go) and recursive-descent parser
 //     (ddl.go) handle the topic DDL PostgreSQL's grammar lacks: CREATE TOPIC,
-//     ALTER TOPIC, DROP TOPIC, with YQL-style WITH (name = value) options and
+//     ALTER TOPIC (and ALTER TOPIC t OWNER TO role), DROP TOPIC, with YQL-style WITH (name = value) options and
 //     YQL literals Interval('PT30S'), Datetime('...'), Timestamp('...')
 //     (literal.go).
 //
@@ -35,8 +43,13 @@
 // token pre-pass (prepass.go) before pg_query: WITH (...) read hints after a
 // table name are cut out and attached to the TableRef, unquoted `offset`
 // used as a column is quoted, `backquoted/names` become "quoted" ones, and
-// YQL literals become constants. Edits are recorded so error positions
-// still point into the original text.
+// YQL literals become constants. In GRANT, REVOKE and ALTER DEFAULT
+// PRIVILEGES (prepass_auth.go) topicgate's object names become
+// PostgreSQL's (TOPIC → TABLE, ALL TOPICS → ALL TABLES, TOPICS → TABLES,
+// CONSUMER(S) → SEQUENCE(S), remembered so that the converter maps them
+// back to consumers and refuses a SEQUENCE the user wrote) and YDB's
+// SELECT ROW / UPDATE ROW become SELECT / INSERT. Edits are recorded so
+// error positions still point into the original text.
 //
 // The cases of testdata/*.txt print each statement with sql.Format (go
 // test ./sql/parser -rewrite regenerates them).
