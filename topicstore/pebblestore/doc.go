@@ -1,7 +1,7 @@
 // Package pebblestore is the embedded backend of the store contract
-// (topicstore.Store, topicstore.Stager, topicstore.EngineStatter): it keeps
-// topics in one Pebble database in one directory, fsynced before every
-// acknowledgement. It owns the key layout (built by internal/keys), the
+// (topicstore.Store, topicstore.Stager, topicstore.EngineStatter,
+// topicstore.RoleStore): it keeps topics, and the role catalog, in one
+// Pebble database in one directory, fsynced before every acknowledgement. It owns the key layout (built by internal/keys), the
 // committer and its group commit, the in-memory sequencer state (offsets,
 // producers, positions, write meters and write-speed buckets; the state and
 // the group commit's deterministic core are internal/sequencer), the
@@ -37,6 +37,8 @@
 //	r/<stageID u64>                        committed staging still referenced: uvarint n,
 //	                                       n × (topic ID, partition, end offset) uvarints
 //	t/<stageID u64><seq u64>               staged record batch payload of a transaction
+//	u/roles                                the role catalog: version (u64), then the
+//	                                       document (opaque; roles.go)
 //	x/next_topic_id                        next topic ID (u64)
 //
 // Planned prefixes (not written yet):
@@ -125,8 +127,19 @@
 //     answers the callers. Options.PlainSync waits for the fsync in the
 //     committer instead (simpler, slower).
 //
-// DDL (create, alter, drop) and retention deletions also run on the
-// committer goroutine, between groups, each as its own synced batch.
+// DDL (create, alter, drop, the role catalog's changes) and retention
+// deletions also run on the committer goroutine, between groups, each as
+// its own synced batch.
+//
+// # Role catalog
+//
+// topicstore.RoleStore's document is one record, u/roles, rewritten whole
+// by each change (roles.go). The store keeps it and its version in memory
+// (read at Open); SetRoles checks the version it expects, writes the
+// record (the version plus one) in a synced batch on the committer
+// goroutine and only then changes the memory, so Roles never shows a
+// version a crash could lose. Topics' owners and access lists are part of
+// their catalog records (c/), changed with them.
 //
 // # Write-speed limits
 //
@@ -228,7 +241,7 @@
 //
 // Startup reads the catalog, the first and last batch header of each
 // partition, the producer records (expired ones are skipped), the
-// consumer positions, the r/ records and one seek per staged transaction
+// consumer positions, the role catalog, the r/ records and one seek per staged transaction
 // (deleting the uncommitted ones): its cost does not depend on the amount
 // of data.
 package pebblestore

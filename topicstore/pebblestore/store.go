@@ -188,6 +188,8 @@ type PebbleStore struct {
 
 	stage stageRegistry // open transactions' staged data (stage.go)
 
+	roles roleCatalog // the role catalog (roles.go)
+
 	ops       chan *op
 	syncq     chan *group
 	quit      chan struct{}
@@ -198,11 +200,12 @@ type PebbleStore struct {
 	groups, groupedOps atomic.Int64 // commitGroup's batches and their requests (EngineStats)
 }
 
-// PebbleStore implements the contract and both of its optional interfaces.
+// PebbleStore implements the contract and its optional interfaces.
 var (
 	_ topicstore.Store         = (*PebbleStore)(nil)
 	_ topicstore.Stager        = (*PebbleStore)(nil)
 	_ topicstore.EngineStatter = (*PebbleStore)(nil)
+	_ topicstore.RoleStore     = (*PebbleStore)(nil)
 )
 
 // Open opens (creating if needed) a store in dir.
@@ -371,6 +374,9 @@ func (s *PebbleStore) recover() error {
 		}
 	}
 	if err := it.Error(); err != nil {
+		return err
+	}
+	if err := s.recoverRoles(); err != nil {
 		return err
 	}
 	return s.recoverStaged()

@@ -1,9 +1,10 @@
 // Package keys is pebblestore's key layout: the prefixes, the functions
 // that build every key the store writes, and the parsing of position
 // records (key and uvarint value), which both the committer and DDL
-// write. The layout itself, with what each record holds, is described in
-// pebblestore's doc.go (# Key layout); this package is its one
-// implementation.
+// write, and of the role catalog's one record (EncodeRoles, ParseRoles:
+// its version, then the document). The layout itself, with what each
+// record holds, is described in pebblestore's doc.go (# Key layout); this
+// package is its one implementation.
 //
 // # Invariants
 //

@@ -16,6 +16,7 @@ const (
 	PrefixStaged    = "t/" // t/<stageID u64><seq u64> -> staged batch payload
 	PrefixRefs      = "r/" // r/<stageID u64> -> partitions still referencing the staged data
 	PrefixShared    = "k/" // k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] -> shared consumer records
+	PrefixRoles     = "u/" // u/roles -> the role catalog: <version u64><document>
 	NextTopicID     = "x/next_topic_id"
 )
 
@@ -88,6 +89,25 @@ func SharedStart(id uint64, consumer string, part int32) []byte {
 // partition part (finished, or its delivery count).
 func SharedDone(id uint64, consumer string, part int32, off int64) []byte {
 	return binary.BigEndian.AppendUint64(SharedStart(id, consumer, part), uint64(off))
+}
+
+// Roles is the key of the role catalog (topicstore.RoleStore): one record,
+// rewritten whole by every change.
+func Roles() []byte { return []byte(PrefixRoles + "roles") }
+
+// EncodeRoles is the value of the role catalog's record: its version,
+// then the document.
+func EncodeRoles(version uint64, doc []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(doc)), version), doc...)
+}
+
+// ParseRoles splits the role catalog's record; the document it returns is
+// a copy (v may be Pebble's buffer).
+func ParseRoles(v []byte) (version uint64, doc []byte, err error) {
+	if len(v) < 8 || binary.BigEndian.Uint64(v) == 0 {
+		return 0, nil, fmt.Errorf("%w: role catalog record", topicstore.ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(v), append([]byte{}, v[8:]...), nil
 }
 
 // HasPrefix reports whether key k starts with p.
