@@ -29,6 +29,9 @@ func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		f.CnSeq, f.Created = seq, max(f.Created, uint64(HeaderInt(h, HCreated))) // topic numbers (jetstream/catalog)
 		return nil
 	}
+	if len(tok) == 1 && tok[0] == KindRoles {
+		return f.applyRoles(h, seq) // the role catalog (roles.go)
+	}
 	if len(tok) == 1 && tok[0] == KindSnap {
 		f.applySnap(h, seq, ts) // snapshots' points and notices (snapshot.go)
 		return nil

@@ -15,10 +15,13 @@
 //     purged, Leftover), each partition's index of record batches (Part,
 //     Rec: offsets, counters, the write-speed bucket and meter charged at
 //     each batch's written_at), producers (Producer), committed positions
-//     (Position) and the maintenance lease (Lease);
+//     (Position), the maintenance lease (Lease) and the role catalog
+//     (Roles, roles.go: a document folded from its parts, its last
+//     part's sequence its version);
 //   - State.Apply (apply.go), which routes a message by its subject's kind
 //     to what folds it: a catalog record, a record batch, a producer, a
-//     position, a retention start, an expiry notice;
+//     position, a retention start, an expiry notice, a part of the role
+//     catalog's document;
 //   - staged chunks and sweep fences as folded (sweep.go), wide
 //     transactions' intents held aside and their decisions (wide.go),
 //     shared consumers' window states (shared.go, encoded by codec.go) and

@@ -77,3 +77,11 @@ const HCreated = "Tg-Created"
 // HBefore is an expiry notice's cutoff (unix micros): producers last
 // written before it are forgotten.
 const HBefore = "Tg-Before"
+
+// Headers of the role catalog's messages (KindRoles: a document's parts,
+// the last one's stream sequence its version; roles.go).
+const (
+	HRoles     = "Tg-Roles"      // a part of the document, base64 (standard encoding)
+	HRolesPart = "Tg-Roles-Part" // "i/n": part i of n (absent: 0/1)
+	HRolesID   = "Tg-Roles-Id"   // the change's random id: its gateway learns from it whether a change whose answer it lost was stored
+)

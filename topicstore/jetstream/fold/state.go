@@ -223,6 +223,7 @@ type State struct {
 	sh        Shared // shared consumers: their part of the fold (shared.go)
 	Snap      Snap   // snapshots, as folded (snapshot.go)
 	Groups    Groups // read-session groups, as folded (groups.go)
+	Roles     Roles  // the role catalog, as folded (roles.go)
 }
 
 // New returns an empty state for the stream whose subjects subj

@@ -31,6 +31,7 @@ const (
 	KindDecision = "x"  // x.<gateway>.<txn>: a wide transaction's decision
 	KindLease    = "l"  // l: the maintenance lease
 	KindSnap     = "n"  // n: snapshot points and notices
+	KindRoles    = "a"  // a: the role catalog (jetstream/catalog)
 )
 
 // Subjects spells the subjects of a stream; its value is the stream's
@@ -40,7 +41,7 @@ type Subjects string
 // All matches every subject of the stream.
 func (p Subjects) All() string { return string(p) + ".>" }
 
-// Of is the subject of a kind that has no further token (cn, l, n).
+// Of is the subject of a kind that has no further token (cn, l, n, a).
 func (p Subjects) Of(kind string) string { return string(p) + "." + kind }
 
 // Filter matches every subject of a kind.
