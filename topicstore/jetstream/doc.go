@@ -11,7 +11,8 @@
 //     staged chunks (t), shared-consumer windows (s), read-session members
 //     and heartbeats (m, h), each gateway's chain of commit markers,
 //     resolutions and sweep fences (f), wide transactions' decisions (x),
-//     the maintenance lease (l) and snapshot points and notices (n), each
+//     the maintenance lease (l), snapshot points and notices (n) and the
+//     role catalog (a, the subpackage catalog), each
 //     on its own subjects (fold/subjects.go; the headers they carry:
 //     fold/layout.go);
 //   - the fold: a gateway's whole state (the subpackage fold: the state,
@@ -78,7 +79,8 @@
 //   - the rooms beside the commit protocol, each a subpackage: the topic
 //     catalog (catalog: catalog changes published as records conditional
 //     on the name's subject, drops and the purge of what a dropped topic
-//     leaves, splits and write rates; the Store's topic methods delegate
+//     leaves, splits and write rates, the role catalog
+//     (topicstore.RoleStore); the Store's topic methods delegate
 //     to it in topics.go, and host_catalog.go gives it what host.go does
 //     not), the reads
 //     (reads: Scan and the other reads of the fold's state, and the record

@@ -18,8 +18,9 @@ import (
 // stream holds every record batch retention keeps: a gateway starting on
 // millions of retained batches would fold millions of headers. Everything
 // else the stream holds is live state (catalog records, producers,
-// positions, shared-consumer states, leases: their subjects roll up or
-// are purged), so only what record batches (d.<topic>.<partition>) make
+// positions, shared-consumer states, leases, the role catalog: their
+// subjects roll up or are purged, and a start from a snapshot replays
+// them, foldFilters), so only what record batches (d.<topic>.<partition>) make
 // of the fold is large: each partition's index and its counters, the
 // topics' writers, the initial positions consumers took from the index.
 // A snapshot is exactly that part, as of one stream sequence S.

@@ -56,7 +56,7 @@ func (s *Store) loadSnapshot(ctx context.Context) *fold.Snapshot {
 // foldFilters are the subjects of every message the fold applies but
 // record batches: what a start from a snapshot replays up to it.
 func (s *Store) foldFilters() []string {
-	out := []string{s.subj.Of(fold.KindLease), s.subj.Of(fold.KindSnap), s.subj.Of(fold.KindNumbers)}
+	out := []string{s.subj.Of(fold.KindLease), s.subj.Of(fold.KindSnap), s.subj.Of(fold.KindNumbers), s.subj.Of(fold.KindRoles)}
 	for _, k := range []string{fold.KindCatalog, fold.KindStaged, fold.KindChain, fold.KindDecision, fold.KindMember, fold.KindBeat,
 		fold.KindProducer, fold.KindExpiry, fold.KindPosition, fold.KindShared, fold.KindStart} {
 		out = append(out, s.subj.Filter(k))

@@ -8,8 +8,8 @@ import (
 
 // The store's topic catalog is the subpackage catalog's (jetstream/
 // catalog: catalog changes as conditional records, drops and the purge of
-// what a dropped topic leaves, splits, write rates), on the store's lock
-// and cluster I/O through host_catalog.go.
+// what a dropped topic leaves, splits, write rates, the role catalog), on
+// the store's lock and cluster I/O through host_catalog.go.
 
 // CreateTopic implements topicstore.Store (catalog.Catalog.CreateTopic).
 func (s *Store) CreateTopic(ctx context.Context, cfg topicstore.TopicConfig) error {
@@ -47,4 +47,18 @@ func (s *Store) SplitPartition(ctx context.Context, topic string, partition int3
 // every gateway.
 func (s *Store) WriteRates(topic string) ([]float64, error) {
 	return s.catalog.WriteRates(topic)
+}
+
+var _ topicstore.RoleStore = (*Store)(nil)
+
+// Roles implements topicstore.RoleStore: this gateway's fold's view of
+// the role catalog (after Barrier it includes every change acknowledged
+// before; catalog.Catalog.Roles).
+func (s *Store) Roles() ([]byte, uint64) { return s.catalog.Roles() }
+
+// SetRoles implements topicstore.RoleStore: a message conditional on the
+// role catalog's subject, its stream sequence the new version
+// (catalog.Catalog.SetRoles).
+func (s *Store) SetRoles(ctx context.Context, expect uint64, doc []byte) (uint64, error) {
+	return s.catalog.SetRoles(ctx, expect, doc)
 }

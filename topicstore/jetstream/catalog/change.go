@@ -25,6 +25,9 @@ type Host interface {
 	sync.Locker
 	// Closed reports, under the lock, whether the store is closed.
 	Closed() bool
+	// Connected reports whether the store's connection to the cluster is
+	// up (a publish made while it is down may still be sent later).
+	Connected() bool
 	// Publish publishes m, conditional as its headers say, and returns
 	// its stream sequence.
 	Publish(ctx context.Context, m *nats.Msg) (uint64, error)

@@ -41,7 +41,21 @@
 //     rules, and the partitions' write rates from the fold's meters
 //     (WriteRates). Splits need no lease: when two gateways decide the
 //     same split, the second finds the partition split already and does
-//     nothing.
+//     nothing;
+//   - the role catalog (roles.go: topicstore.RoleStore): one opaque
+//     document on <prefix>.a, in parts of RolesPartBytes (one atomic
+//     batch; a message's headers hold at most 64 KiB), the first rolling
+//     the subject up and conditional on its last sequence being the
+//     version the change was based on; the last part's sequence is the new
+//     version (fold.Roles). A refusal for a wrong last sequence is
+//     ErrRolesConflict once the fold caught up with it; a change refused
+//     because another one of the subject was still being proposed (10164)
+//     is tried again while the caught-up fold still holds the expected
+//     version, else is a conflict too; a publish
+//     whose answer never came is stored if the subject's last message
+//     carries its id (Tg-Roles-Id), else ErrOutcomeUnknown. Topics'
+//     owners and access lists need nothing here: they are part of the
+//     catalog record, changed with it.
 //
 // What it needs of the store is its Host: the store's lock, under which
 // the fold's state (Config.Fold) is read and the drops' bookkeeping is
@@ -52,9 +66,10 @@
 // the commit protocol takes, so that the store's simulation could drive
 // it through its scheduler.
 //
-// Invariants: topics change only through the stream, and every change is
-// conditional on its name's catalog subject not having changed since the
-// fold saw it (a creation also on the topic-number subject), so a change
+// Invariants: topics and the role catalog change only through the
+// stream, and every change is conditional on its subject not having
+// changed since the fold saw it (a topic's name's catalog subject; a
+// creation also the topic-number subject; the role catalog's), so a change
 // decided on a stale fold is refused and decided again; a change returns
 // once the fold applied it (read your writes); a topic's ID is never
 // reused, so what a dropped topic left is garbage no fold reads and may
