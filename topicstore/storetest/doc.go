@@ -13,12 +13,17 @@
 // area: Topics, Commits (dedup, binding, atomicity, FIFO), Positions,
 // Scans, Consumers (read_from, OffsetForTime, Changed), Shared (locks,
 // delivery counts, dead-letter policies, ordering, Watch), Retention,
-// AutoPartitioning, Staging and Conflicts.
+// AutoPartitioning, Staging, Conflicts and Roles (the role catalog's
+// compare-and-set, and topics' owners and access lists). What must
+// survive a restart is checked by reopening the store (Config.Reopen: the
+// opener opens the data of the store it opened last for the same t
+// again).
 //
 // Optional parts of the contract are the Features of storetest.go:
 // Staging (topicstore.Stager, found by type assertion), Shared (shared
 // consumers), Splits (SplitPartition), AutoSplit (the write meter and the
-// splits it decides) and WriteSpeed (write-speed limits). A backend
+// splits it decides), WriteSpeed (write-speed limits) and Roles
+// (topicstore.RoleStore, found by type assertion). A backend
 // without one fails the suite unless it passes RunWith a Config whose
 // Unclaimed map names the part with the reason; the subtests of that part
 // are then skipped with the reason, never silently. Both backends claim

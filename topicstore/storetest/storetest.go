@@ -24,6 +24,12 @@ type Config struct {
 	// that is missing and not listed fails the suite; a listed one is
 	// skipped with its reason; a listed one that is implemented fails too.
 	Unclaimed map[Feature]string
+	// Reopen, when the suite sets it, asks the opener to open again the
+	// data of the store it opened last for the same t (same directory,
+	// same stream), which the suite has closed: what a restarted process
+	// finds. The suite never sets it on a first open; the opener keeps, by
+	// t, what it needs to find the data again.
+	Reopen bool
 }
 
 // Feature names an optional part of the contract.
@@ -43,6 +49,8 @@ const (
 	AutoSplit Feature = "automatic splits"
 	// WriteSpeed: per-partition write-speed limits (CommitResult.Throttle).
 	WriteSpeed Feature = "write-speed limits"
+	// Roles: the role catalog (topicstore.RoleStore).
+	Roles Feature = "role catalog"
 )
 
 // needs wraps a subtest of an optional part: it is skipped, with the
@@ -80,10 +88,11 @@ func (c *Clock) Advance(d time.Duration) {
 	c.ns.Add(int64(d))
 }
 
-// Opener opens a fresh, empty store for one subtest. The store must not
-// apply retention on its own (the suite calls RunRetention) and must
-// read time only from cfg.Clock. The suite closes the store when the
-// subtest ends; Close must tolerate being called twice.
+// Opener opens a fresh, empty store for one subtest, or with cfg.Reopen
+// the same data again (see Config.Reopen). The store must not apply
+// retention on its own (the suite calls RunRetention) and must read time
+// only from cfg.Clock. The suite closes the store when the subtest ends;
+// Close must tolerate being called twice.
 type Opener func(t *testing.T, cfg Config) topicstore.Store
 
 // Run runs the contract suite: every backend of topicstore.Store must
@@ -96,6 +105,9 @@ func Run(t *testing.T, open func(t *testing.T, cfg Config) topicstore.Store) {
 // base.Unclaimed says which, and why (base.Clock is ignored: each subtest
 // gets a fresh clock).
 func RunWith(t *testing.T, base Config, open func(t *testing.T, cfg Config) topicstore.Store) {
+	if base.Reopen {
+		t.Fatal("storetest: Config.Reopen is the suite's to set")
+	}
 	for f, why := range base.Unclaimed {
 		if why == "" {
 			t.Fatalf("storetest: Config.Unclaimed[%q] gives no reason", f)
@@ -116,6 +128,7 @@ func RunWith(t *testing.T, base Config, open func(t *testing.T, cfg Config) topi
 		{"AutoPartitioning", partitioningTests},
 		{"Staging", stagingTests},
 		{"Conflicts", conflictTests},
+		{"Roles", roleTests},
 	} {
 		t.Run(area.name, func(t *testing.T) {
 			for _, st := range area.tests {
@@ -170,6 +183,36 @@ func (e *env) stager() topicstore.Stager {
 		e.t.Skipf("staging not claimed: %s", why)
 	}
 	return st
+}
+
+// reopen closes the store and opens its data again (Config.Reopen), on
+// the same clock: what a restarted process finds.
+func (e *env) reopen() {
+	e.t.Helper()
+	require.NoError(e.t, e.s.Close())
+	cfg := e.suite.base
+	cfg.Clock, cfg.Reopen = e.clk, true
+	st := e.suite.open(e.t, cfg)
+	require.NotNil(e.t, st, "reopen returned no store")
+	e.t.Cleanup(func() { require.NoError(e.t, st.Close()) })
+	e.s = st
+}
+
+// roleStore returns the store's RoleStore, or skips the test if the
+// backend states that it does not claim the role catalog.
+func (e *env) roleStore() topicstore.RoleStore {
+	e.t.Helper()
+	why, unclaimed := e.suite.base.Unclaimed[Roles]
+	rs, ok := e.s.(topicstore.RoleStore)
+	switch {
+	case ok && unclaimed:
+		e.t.Fatalf("the store implements topicstore.RoleStore, but Config.Unclaimed says it does not: %s", why)
+	case !ok && !unclaimed:
+		e.t.Fatalf("the store (%T) does not implement topicstore.RoleStore and Config.Unclaimed does not say so", e.s)
+	case !ok:
+		e.t.Skipf("role catalog not claimed: %s", why)
+	}
+	return rs
 }
 
 // create creates topic name with parts partitions and consumers.
