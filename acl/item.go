@@ -112,8 +112,8 @@ func isSpace(c byte) bool {
 }
 
 // getid reads a name from s as aclitemin's getid does: white space, then
-// letters, digits, underscores and double-quoted parts ("" is a quote),
-// then white space. It returns the name and the rest of s.
+// letters, digits, underscores and double-quoted parts (in which "" is a
+// quote), then white space. It returns the name and the rest of s.
 func getid(s string) (string, string, error) {
 	i := 0
 	for i < len(s) && isSpace(s[i]) {
@@ -123,11 +123,15 @@ func getid(s string) (string, string, error) {
 	inQuotes := false
 	for ; i < len(s) && (isIdentByte(s[i]) || s[i] == '"' || inQuotes); i++ {
 		if s[i] == '"' {
-			if i+1 >= len(s) || s[i+1] != '"' {
-				inQuotes = !inQuotes
+			if !inQuotes {
+				inQuotes = true
 				continue
 			}
-			i++
+			if i+1 >= len(s) || s[i+1] != '"' {
+				inQuotes = false
+				continue
+			}
+			i++ // an escaped double quote
 		}
 		if len(n) >= nameDataLen-1 {
 			return "", "", invalidACL("identifier too long", fmt.Sprintf("Identifier must be less than %d characters.", nameDataLen))

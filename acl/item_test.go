@@ -78,7 +78,9 @@ func TestParseItem(t *testing.T) {
 		{`a"pp"=r/postgres`, Item{Grantee: "app", Grantor: "postgres", Privs: uint32(Select)}},
 		{"app=/postgres", Item{Grantee: "app", Grantor: "postgres"}},
 		{"group =r/postgres", Item{Grantee: "group", Grantor: "postgres", Privs: uint32(Select)}},
-		{`=r/"a""`, Item{Grantor: `a"`, Privs: uint32(Select)}},
+		{`""""=r/postgres`, Item{Grantee: `"`, Grantor: "postgres", Privs: uint32(Select)}},
+		{`a"b c"d=r/postgres`, Item{Grantee: "ab cd", Grantor: "postgres", Privs: uint32(Select)}},
+		{`""=r/postgres`, Item{Grantor: "postgres", Privs: uint32(Select)}},
 		{"app=r", Item{Grantee: "app", Privs: uint32(Select)}}, // PostgreSQL: grantor defaults to user ID 10
 	}
 	for _, c := range ok {
