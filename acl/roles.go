@@ -184,7 +184,8 @@ func (d *Doc) CreateBootstrap(name string) (*Role, error) {
 	return d.addRole(r)
 }
 
-// CreateRole adds r, giving it the next free OID. It refuses an existing
+// CreateRole adds r, giving it the next free OID. r is stored as given:
+// set ConnLimit to -1 and Inherit to true for CREATE ROLE's defaults. It refuses an existing
 // name (42710), and the reserved names "public", "none" and those
 // starting with "pg_" (42939). Permissions are CheckCreateRole's; after a
 // non-superuser's CREATE ROLE call CreatedBy.
