@@ -83,6 +83,13 @@ const (
 	CodeDataCorrupted                = "XX001"
 )
 
+// Authorization SQLSTATEs (package authz).
+const (
+	CodeInsufficientPrivilege = "42501"
+	CodeDependentObjects      = "2BP01" // dependent_objects_still_exist
+	CodeObjectInUse           = "55006"
+)
+
 // Cursor SQLSTATEs (executor/cursor.go).
 const (
 	CodeDuplicateCursor              = "42P03"

@@ -1,0 +1,113 @@
+package authz
+
+import (
+	"topicgate/acl"
+	"topicgate/sql/pgerror"
+)
+
+// Identity is who a session acts as: the role that logged in, the session
+// user (SET SESSION AUTHORIZATION changes it) and the current user (SET
+// ROLE changes it), as PostgreSQL's session_user and current_user. It
+// belongs to its session's goroutine.
+type Identity struct {
+	Login   string
+	Session string
+	Current string
+	// virtual: Login names no role (a "trust" login, or a store that keeps
+	// no roles): it acts as the bootstrap superuser.
+	virtual bool
+}
+
+// super reports whether id's current user is a superuser in d.
+func (id *Identity) super(d *acl.Doc) bool {
+	if id.virtual && id.Current == id.Login {
+		return true
+	}
+	return d.Superuser(id.Current)
+}
+
+// Superuser reports whether id's current user is a superuser now
+// (is_superuser).
+func (a *Authority) Superuser(id *Identity) bool {
+	if id.virtual && id.Current == id.Login {
+		return true
+	}
+	d, err := a.Doc()
+	return err == nil && id.super(d)
+}
+
+// Admit checks that user may open a session now (LOGIN, CONNECTION LIMIT)
+// and returns its identity and the function to call when the session
+// ends. The password was checked before, by the wire layer.
+func (a *Authority) Admit(user string) (*Identity, func(), error) {
+	id := &Identity{Login: user, Session: user, Current: user}
+	d, err := a.Doc()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, ok := d.Role(user)
+	if !ok {
+		// Only a trust login (or a store without roles) gets here
+		// without a role: the password check needs one.
+		id.virtual = true
+		return id, func() {}, nil
+	}
+	if !r.Login {
+		return nil, nil, pgerror.Newf(pgerror.CodeInvalidAuthorization, "role \"%s\" is not permitted to log in", user)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.ConnLimit >= 0 && !r.Superuser && a.conns[user] >= r.ConnLimit {
+		return nil, nil, pgerror.Newf(pgerror.CodeTooManyConnections, "too many connections for role \"%s\"", user)
+	}
+	a.conns[user]++
+	return id, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.conns[user]--; a.conns[user] <= 0 {
+			delete(a.conns, user)
+		}
+	}, nil
+}
+
+// SetRole is SET ROLE role ("" or "none": back to the session user).
+func (a *Authority) SetRole(id *Identity, role string) error {
+	if role == "" || role == "none" {
+		id.Current = id.Session
+		return nil
+	}
+	d, err := a.Doc()
+	if err != nil {
+		return err
+	}
+	if _, ok := d.Role(role); !ok {
+		return pgerror.Newf(pgerror.CodeUndefinedObject, "role \"%s\" does not exist", role)
+	}
+	sessionSuper := (id.virtual && id.Session == id.Login) || d.Superuser(id.Session)
+	if !sessionSuper && !d.CanSetRole(id.Session, role) {
+		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "permission denied to set role \"%s\"", role)
+	}
+	id.Current = role
+	return nil
+}
+
+// SetSessionAuthorization is SET SESSION AUTHORIZATION role ("" or
+// "default": back to the login): only a superuser login may.
+func (a *Authority) SetSessionAuthorization(id *Identity, role string) error {
+	if role == "" || role == "default" {
+		id.Session, id.Current = id.Login, id.Login
+		return nil
+	}
+	d, err := a.Doc()
+	if err != nil {
+		return err
+	}
+	if _, ok := d.Role(role); !ok {
+		return pgerror.Newf(pgerror.CodeUndefinedObject, "role \"%s\" does not exist", role)
+	}
+	if role != id.Login && !id.virtual && !d.Superuser(id.Login) {
+		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "permission denied to set session authorization")
+	}
+	id.Session, id.Current = role, role
+	return nil
+}
