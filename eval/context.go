@@ -33,9 +33,11 @@ type Context interface {
 // Session is who runs a statement, for version(), current_user,
 // current_database() and pg_backend_pid().
 type Session struct {
-	Database  string
-	User      string
-	ProcessID uint32
+	Database string
+	// User is current_user (SET ROLE changes it), SessionUser
+	// session_user (SET SESSION AUTHORIZATION changes it).
+	User, SessionUser string
+	ProcessID         uint32
 	// ServerVersion is topicgate's version, which version() names.
 	ServerVersion string
 }

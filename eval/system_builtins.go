@@ -22,7 +22,7 @@ var systemBuiltins = map[string]Func{
 		return []string{"public"}, nil
 	},
 	"current_user":   func(ctx Context, _ []any) (any, error) { return ctx.Session().User, nil },
-	"session_user":   func(ctx Context, _ []any) (any, error) { return ctx.Session().User, nil },
+	"session_user":   func(ctx Context, _ []any) (any, error) { return ctx.Session().SessionUser, nil },
 	"pg_backend_pid": func(ctx Context, _ []any) (any, error) { return int64(ctx.Session().ProcessID), nil },
 	"current_setting": func(ctx Context, a []any) (any, error) {
 		if a[0] == nil {

@@ -22,7 +22,13 @@ func (s *Session) execCreateTopic(ctx context.Context, p *plantree.CreateTopicPl
 	if err := s.noDDLInTxn("CREATE TOPIC"); err != nil {
 		return err
 	}
-	err := s.eng.store.CreateTopic(ctx, p.Config)
+	// The plan is kept for the next execution: the owner and the grants
+	// go on a copy.
+	cfg := topicstore.CloneConfig(p.Config)
+	if err := s.eng.authz.PrepareCreate(ctx, s.id, &cfg); err != nil {
+		return err
+	}
+	err := s.eng.store.CreateTopic(ctx, cfg)
 	if errors.Is(err, topicstore.ErrTopicExists) && p.IfNotExists {
 		out.Notice(pgerror.CodeDuplicateTable, "topic \""+p.Config.Name+"\" already exists, skipping")
 		return nil
@@ -39,12 +45,26 @@ func (s *Session) execAlterTopic(ctx context.Context, p *plantree.AlterTopicPlan
 	if err := s.noDDLInTxn("ALTER TOPIC"); err != nil {
 		return err
 	}
+	if err := s.eng.authz.CheckOwner(ctx, s.id, p.Name); err != nil {
+		return err
+	}
 	before, _ := s.eng.store.Topic(p.Name)
 	var err error
 	if p.Split >= 0 {
 		err = s.eng.store.SplitPartition(ctx, p.Name, p.Split)
 	} else {
-		err = s.eng.store.AlterTopic(ctx, p.Name, p.Apply)
+		fix, perr := s.eng.authz.PrepareAlter(ctx, s.id, p.Name, p.Apply)
+		if perr != nil {
+			return perr
+		}
+		err = s.eng.store.AlterTopic(ctx, p.Name, func(cfg *topicstore.TopicConfig) error {
+			old := topicstore.CloneConfig(*cfg)
+			if err := p.Apply(cfg); err != nil {
+				return err
+			}
+			fix(&old, cfg)
+			return nil
+		})
 	}
 	if errors.Is(err, topicstore.ErrTopicNotFound) && p.IfExists {
 		out.Notice(pgerror.CodeUndefinedTable, "topic \""+p.Name+"\" does not exist, skipping")
@@ -92,6 +112,9 @@ func (s *Session) execDropTopic(ctx context.Context, p *plantree.DropTopicPlan, 
 				continue
 			}
 			return txn.StoreError(err, n)
+		}
+		if err := s.eng.authz.CheckOwner(ctx, s.id, n); err != nil {
+			return err
 		}
 		drop = append(drop, n)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"topicgate/authz"
 	"topicgate/consume"
 	"topicgate/metrics"
 	"topicgate/sql"
@@ -43,6 +44,10 @@ type Options struct {
 	// MaxQueryBytes bounds the rows one statement holds to sort or group
 	// (default DefaultMaxQueryBytes; negative: no limit).
 	MaxQueryBytes int64
+	// Auth is the server's authentication method ("trust", "password",
+	// "md5", "scram-sha-256"): how new passwords are stored, and whether a
+	// login that names no role is the bootstrap superuser.
+	Auth string
 	// Trace, when set, is told of session and statement events, on the
 	// session's goroutine (tests use it to act when a statement is
 	// running, and to see a session end); it must not block.
@@ -79,6 +84,7 @@ type Engine struct {
 	store    topicstore.Store
 	opts     Options
 	txm      *txn.Manager // every transaction of every session
+	authz    *authz.Authority
 	cache    parseCache
 	sessions sync.Map // processID -> *Session
 	// groups are the consumer groups the sessions read in (package
@@ -101,6 +107,7 @@ func New(st topicstore.Store, opts Options) *Engine {
 		opts.MaxQueryBytes = 0 // no limit
 	}
 	e := &Engine{store: st, opts: opts}
+	e.authz = authz.New(st, authz.Options{Auth: opts.Auth, Clock: opts.Clock})
 	e.txm = txn.NewManager(st, txn.Options{Clock: opts.Clock, MaxStagedBytes: opts.MaxTxnBytes,
 		ObserveCommit: func(d time.Duration) { e.metrics.Observe(metrics.KindCommit, d) }})
 	e.groups = consume.NewGroups(st, opts.Clock, opts.HandoffGrace)
@@ -110,12 +117,21 @@ func New(st topicstore.Store, opts Options) *Engine {
 	return e
 }
 
+// Authority is the engine's authorization: the role catalog and the
+// checks made from it.
+func (e *Engine) Authority() *authz.Authority { return e.authz }
+
 // NewSession implements wire.Handler.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Session, error) {
 	if err := startupError(info); err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, info: info, settings: newSettings(info)}
+	id, leave, err := e.authz.Admit(info.User)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{eng: e, info: info, settings: newSettings(info), id: id, leave: leave}
+	s.noteSuperuser()
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
 	s.rd = consume.NewReader(consume.Config{PID: info.ProcessID, Conn: s.txc, Store: e.store, Groups: e.groups,
 		Idle: e.opts.ReadSessionIdle, NoteRead: e.metrics.NoteRead})

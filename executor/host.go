@@ -53,7 +53,7 @@ func (h sessionHost) DateStyle() values.DateStyle { return h.s.settings.dateStyl
 
 func (h sessionHost) Session() eval.Session {
 	i := h.s.info
-	return eval.Session{Database: i.Database, User: i.User, ProcessID: i.ProcessID, ServerVersion: Version}
+	return eval.Session{Database: i.Database, User: h.s.id.Current, SessionUser: h.s.id.Session, ProcessID: i.ProcessID, ServerVersion: Version}
 }
 
 func (h sessionHost) Setting(name string) (string, bool) { return h.s.settings.get(name) }

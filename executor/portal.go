@@ -39,6 +39,9 @@ type portal struct {
 	// started is when the portal's first Execute began: a statement's
 	// latency runs from there to the Execute that completes it.
 	started time.Time
+	// checked: the privilege check passed (at the portal's first
+	// Execute; the grants in force when the statement started decide).
+	checked bool
 }
 
 // Running reports whether the portal is executing now.
@@ -117,6 +120,12 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 	s := p.st.s
 	if err := s.txc.Guard(endsTxn(p.st.ast)); err != nil {
 		return "", true, err
+	}
+	if !p.checked {
+		if err := s.eng.authz.Check(ctx, s.id, p.st.accesses); err != nil {
+			return "", true, err
+		}
+		p.checked = true
 	}
 	if err := s.implicitBlock(ctx, p.st.plan, out); err != nil {
 		return "", true, err
@@ -348,6 +357,9 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 	case *sql.Savepoint:
 		return s.execSavepoint(st)
 	case *sql.SetVar:
+		if tag, ok, err := s.setIdentity(st); ok {
+			return tag, nil, err
+		}
 		if st.Local && s.txc.Block() == nil {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
 		}
@@ -392,6 +404,12 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 		return "DEALLOCATE", nil, nil
 	case *sql.Empty:
 		return "", nil, nil
+	}
+	if err := s.noDDLInTxn(stmtTag(plan.Stmt)); err != nil {
+		return "", nil, err
+	}
+	if tag, ok, err := s.eng.authz.Exec(ctx, s.id, plan.Stmt, out); ok {
+		return tag, nil, err
 	}
 	return "", nil, pgerror.AssertionFailed("utility %T", plan.Stmt)
 }

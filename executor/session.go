@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"topicgate/authz"
 	"topicgate/consume"
 	"topicgate/planner"
 	"topicgate/planner/plantree"
@@ -23,6 +24,10 @@ type Session struct {
 	eng      *Engine
 	info     wire.SessionInfo
 	settings *settings
+	// id is who the session acts as (session_user, current_user); leave
+	// ends its count against the role's CONNECTION LIMIT.
+	id    *authz.Identity
+	leave func()
 	// txc is the session's transaction state (txn.Conn): the open block,
 	// explicit or implicit, or autocommit; the shared messages the block
 	// holds; the one commit path.
@@ -138,6 +143,7 @@ func (s *Session) Close() {
 	s.txc.Close()
 	s.rd.Leave()
 	s.eng.sessions.Delete(s.info.ProcessID)
+	s.leave()
 	s.eng.trace(EventSessionEnd, s.info.ProcessID)
 }
 
@@ -195,6 +201,9 @@ type statement struct {
 	plan         plantree.Plan
 	params       []values.Type
 	cols         []wire.Column
+	// accesses are what the plan does to topics, checked against the
+	// grants each time it runs.
+	accesses []plantree.Access
 }
 
 func (st *statement) prepare() error {
@@ -209,6 +218,7 @@ func (st *statement) prepare() error {
 		return err
 	}
 	st.plan, st.params = plan, params
+	st.accesses = plantree.Accesses(plan)
 	st.cols = wireColumns(plan.Columns())
 	for i, c := range plan.Columns() {
 		// A column that is a parameter has its declared type, unless the

@@ -55,6 +55,7 @@ func init() {
 		{name: "standard_conforming_strings", def: "on", reported: true, check: checkOnlyOn, desc: "Causes '...' strings to treat backslashes literally."},
 		{name: "is_superuser", def: "on", reported: true, readOnly: true, desc: "Shows whether the current user is a superuser."},
 		{name: "session_authorization", reported: true, readOnly: true, desc: "Sets the session user name."},
+		{name: "role", def: "none", readOnly: true, desc: "Sets the current session's role."},
 		{name: "server_version", def: "15.0", reported: true, readOnly: true, desc: "Shows the server version."},
 		{name: "server_version_num", def: "150000", readOnly: true, desc: "Shows the server version as an integer."},
 		{name: "server_encoding", def: "UTF8", reported: true, readOnly: true, desc: "Shows the server (database) character set encoding."},

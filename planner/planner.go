@@ -78,6 +78,9 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (plantree.Plan, error) {
 		return &plantree.UtilityPlan{Stmt: s, Cols: []plantree.Column{{Name: "topic_name", T: TText}, {Name: "create_statement", T: TText}}}, nil
 	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.Savepoint, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
 		return &plantree.UtilityPlan{Stmt: s}, nil
+	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole, *sql.GrantPrivs, *sql.GrantRole,
+		*sql.AlterDefaultPrivileges, *sql.AlterOwner:
+		return &plantree.UtilityPlan{Stmt: s}, nil
 	case *sql.Update:
 		if s.Table.Schema == "sys" && s.Table.Name == "consumers" {
 			return planSetPosition(s, params)
