@@ -20,6 +20,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"topicgate/acl"
+	"topicgate/authz"
 	"topicgate/executor"
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream"
@@ -147,10 +149,20 @@ func start(cfg config) (*app, error) {
 		return nil, err
 	}
 	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20,
-		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace})
+		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace, Auth: cfg.Auth})
+	// The bootstrap users become superuser roles the first time; from then
+	// on every password is checked against the role catalog's verifiers.
+	auth := eng.Authority()
+	seedCtx, cancelSeed := context.WithTimeout(context.Background(), time.Minute)
+	err = auth.Seed(seedCtx, cfg.Users)
+	cancelSeed()
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("creating the bootstrap roles: %w", err)
+	}
 	wcfg := wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
-		Auth: cfg.Auth, Users: cfg.Users, Logger: logger,
+		Auth: cfg.Auth, Logger: logger, Credentials: credentials(auth),
 	}
 	g, gathers := st.(topicstore.Gatherer)
 	if gathers {
@@ -409,4 +421,23 @@ func natsSnapshotEvery(n int) int {
 		return -1
 	}
 	return n
+}
+
+// credentials is wire.Config.Credentials over the role catalog: a role's
+// stored verifier, parsed.
+func credentials(auth *authz.Authority) func(user string) (wire.Credential, bool) {
+	return func(user string) (wire.Credential, bool) {
+		v, ok := auth.Verifier(user)
+		if !ok {
+			return wire.Credential{}, false
+		}
+		if sec, ok := acl.ParseSCRAM(v); ok {
+			return wire.Credential{SCRAM: &wire.SCRAMSecret{Iterations: sec.Iterations, Salt: sec.Salt,
+				StoredKey: sec.StoredKey, ServerKey: sec.ServerKey}}, true
+		}
+		if strings.HasPrefix(v, "md5") {
+			return wire.Credential{MD5: v}, true
+		}
+		return wire.Credential{}, false
+	}
 }

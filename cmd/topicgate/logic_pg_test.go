@@ -266,6 +266,9 @@ func runLogicFileOnPostgres(t *testing.T, path, dsn string) pgCounts {
 		case "connection":
 			cur = connect(rec.arg)
 			continue
+		case "user":
+			cur = connect("user " + rec.arg)
+			continue
 		case "mode":
 			extended = rec.arg == "extended"
 			continue

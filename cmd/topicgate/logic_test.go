@@ -24,6 +24,8 @@ package main
 //	1
 //
 //	connection other     (switch to, or open, a named connection)
+//	user alice           (switch to, or open, a connection logged in as role
+//	                      alice: the files run with trust authentication)
 //	mode extended        (send with the extended protocol; default: simple)
 //
 // The text after an error code must be a substring of the server's message.
@@ -76,7 +78,7 @@ func parseLogicFile(t *testing.T, path string) []logicRecord {
 		rec := logicRecord{kind: kind, arg: strings.TrimSpace(arg), line: i + 1, comments: comments}
 		comments = nil
 		switch kind {
-		case "connection", "mode":
+		case "connection", "mode", "user":
 			recs = append(recs, rec)
 			continue
 		case "statement", "query":
@@ -118,6 +120,9 @@ func logicConnector(t *testing.T, dsn string) func(name string) *logicConn {
 		cfg, err := pgconn.ParseConfig(dsn)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if role, ok := strings.CutPrefix(name, "user "); ok {
+			cfg.User = role
 		}
 		lc := &logicConn{}
 		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { lc.notices = append(lc.notices, n.Message) }
@@ -234,6 +239,10 @@ func runLogicFile(t *testing.T, path string, a *app, rewrite bool) {
 		case "connection":
 			cur = connect(rec.arg)
 			fmt.Fprintf(&out, "connection %s\n\n", rec.arg)
+			continue
+		case "user":
+			cur = connect("user " + rec.arg)
+			fmt.Fprintf(&out, "user %s\n\n", rec.arg)
 			continue
 		case "mode":
 			extended = rec.arg == "extended"
