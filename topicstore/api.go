@@ -112,7 +112,7 @@ type ConsumerConfig struct {
 	// ACL is who may read as the consumer, acknowledge for it and move its
 	// position (USAGE; package acl gives the bits meaning). The topic's
 	// owner needs no entry.
-	ACL []ACLItem `json:",omitempty"`
+	ACL []ACLItem
 }
 
 // TopicConfig is a topic's definition. Zero values mean "default".
@@ -141,7 +141,7 @@ type TopicConfig struct {
 	Owner string `json:",omitempty"`
 	// ACL is the topic's access list (GRANT ... ON TOPIC), ColumnACLs its
 	// columns' (GRANT SELECT (col) ON TOPIC); nil: only the owner.
-	ACL        []ACLItem   `json:",omitempty"`
+	ACL        []ACLItem
 	ColumnACLs []ColumnACL `json:",omitempty"`
 }
 
