@@ -147,17 +147,24 @@ func (a *Authority) grantPrivs(ctx context.Context, id *Identity, st *sql.GrantP
 	return nil
 }
 
+// grantSetup reads the role document a GRANT or REVOKE on objects decides
+// from (after the read barrier) and resolves its grantees.
+func (a *Authority) grantSetup(ctx context.Context, id *Identity, st *sql.GrantPrivs) (*acl.Doc, []string, error) {
+	a.barrier(ctx)
+	d, err := a.Doc()
+	if err != nil {
+		return nil, nil, err
+	}
+	gs, err := grantees(d, id, st.Grantees)
+	return d, gs, err
+}
+
 func (a *Authority) grantOnTopic(ctx context.Context, id *Identity, st *sql.GrantPrivs, topic string, out Output) error {
 	privs, cols, err := privsOf(st, acl.TopicPrivs, "topic")
 	if err != nil {
 		return err
 	}
-	a.barrier(ctx)
-	d, err := a.Doc()
-	if err != nil {
-		return err
-	}
-	gs, err := grantees(d, id, st.Grantees)
+	d, gs, err := a.grantSetup(ctx, id, st)
 	if err != nil {
 		return err
 	}
@@ -220,12 +227,7 @@ func (a *Authority) grantOnConsumer(ctx context.Context, id *Identity, st *sql.G
 	if cols != nil {
 		return pgerror.New(pgerror.CodeInvalidGrantOperation, "column privileges are only valid for relations")
 	}
-	a.barrier(ctx)
-	d, err := a.Doc()
-	if err != nil {
-		return err
-	}
-	gs, err := grantees(d, id, st.Grantees)
+	d, gs, err := a.grantSetup(ctx, id, st)
 	if err != nil {
 		return err
 	}

@@ -145,18 +145,7 @@ func grantMember(d *acl.Doc, id *Identity, role, member sql.RoleSpec, grantor st
 
 // applyOptions sets the attributes o gives on r.
 func (a *Authority) applyOptions(r *acl.Role, o *sql.RoleOptions) error {
-	set := func(dst *bool, v *bool) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&r.Superuser, o.Superuser)
-	set(&r.CreateRole, o.CreateRole)
-	set(&r.CreateDB, o.CreateDB)
-	set(&r.Inherit, o.Inherit)
-	set(&r.Login, o.Login)
-	set(&r.Replication, o.Replication)
-	set(&r.BypassRLS, o.BypassRLS)
+	changesOf(o).Apply(r)
 	if o.ConnLimit != nil {
 		if *o.ConnLimit < -1 {
 			return pgerror.Newf(pgerror.CodeInvalidParameterValue, "invalid connection limit: %d", *o.ConnLimit)

@@ -327,26 +327,7 @@ func quoteLiteral(s string) string {
 
 // quoteIdent is PostgreSQL's quote_ident: quoted unless s is a lower-case
 // identifier that is not a reserved keyword.
-func quoteIdent(s string) string {
-	return sql.QuoteIdentIfNeeded(s, func(w string) bool { return reservedWords[w] })
-}
-
-// reservedWords are PostgreSQL 15's reserved keywords (and those that may
-// not be column names), which quote_ident quotes.
-var reservedWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric authorization binary both
-		case cast check collate collation column concurrently constraint create cross current_catalog current_date
-		current_role current_schema current_time current_timestamp current_user default deferrable desc distinct do
-		else end except false fetch for foreign freeze from full grant group having ilike in initially inner intersect
-		into is isnull join lateral leading left like limit localtime localtimestamp natural not notnull null offset
-		on only or order outer overlaps placing primary references returning right select session_user similar some
-		symmetric system_user table tablesample then to trailing true union unique user using variadic verbose when
-		where window with`) {
-		m[w] = true
-	}
-	return m
-}()
+func quoteIdent(s string) string { return sql.QuoteName(s) }
 
 // fnInitcap upper-cases the first letter of each run of letters and
 // digits and lower-cases the rest.
