@@ -28,6 +28,9 @@ type conn struct {
 
 	wbuf    []byte // scratch for encoding one message
 	readErr error  // last error of the underlying reader (I/O, not protocol)
+	// ending: Server.Terminate asked this connection to end as Shutdown
+	// ends them all (FATAL 57P01).
+	ending atomic.Bool
 
 	pid    uint32
 	secret [4]byte
@@ -167,13 +170,14 @@ func (c *conn) loop() {
 	idler, _ := c.sess.(IdleTimeouter)
 	for !c.fatal {
 		idle := c.armIdle(idler)
-		if c.s.draining.Load() {
-			// Shutdown set the deadline before armIdle moved it: cut again.
+		if c.s.draining.Load() || c.ending.Load() {
+			// Shutdown or Terminate set the deadline before armIdle moved
+			// it: cut again.
 			_ = c.nc.SetReadDeadline(time.Now())
 		}
 		msg, err := c.be.Receive()
 		if err != nil {
-			if c.s.draining.Load() && errors.Is(c.readErr, os.ErrDeadlineExceeded) {
+			if (c.s.draining.Load() || c.ending.Load()) && errors.Is(c.readErr, os.ErrDeadlineExceeded) {
 				c.sendErrorSeverity("FATAL", newError("57P01", "terminating connection due to administrator command"))
 				_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 				_ = c.bw.Flush()

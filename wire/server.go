@@ -219,6 +219,25 @@ func (s *Server) Addr() net.Addr {
 	return nil
 }
 
+// Signal cancels what the connection with process id pid runs (a
+// CancelRequest without its key: pg_cancel_backend), and with terminate
+// also ends it with FATAL 57P01 as Shutdown does (pg_terminate_backend).
+// It reports whether this server has such a connection.
+func (s *Server) Signal(pid uint32, terminate bool) bool {
+	s.mu.Lock()
+	c := s.conns[pid]
+	s.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	if terminate {
+		c.ending.Store(true)
+		_ = c.nc.SetReadDeadline(time.Now()) // wakes it if it waits for its client
+	}
+	c.cancelRunning()
+	return true
+}
+
 // Shutdown ends the server as PostgreSQL's fast shutdown does: it stops
 // accepting, cancels the running statements, and ends every connection
 // with FATAL 57P01 "terminating connection due to administrator command";
