@@ -296,7 +296,7 @@ func (a *Authority) alterDefaults(ctx context.Context, id *Identity, st *sql.Alt
 		return pgerror.New(pgerror.CodeInvalidGrantOperation, "column privileges are only valid for relations")
 	}
 	return a.change(ctx, func(d *acl.Doc) error {
-		roles := []string{id.Current}
+		roles := []string{id.actor(d)}
 		if len(st.ForRoles) > 0 {
 			roles = roles[:0]
 			for _, r := range st.ForRoles {
@@ -345,16 +345,7 @@ func (a *Authority) alterOwner(ctx context.Context, id *Identity, st *sql.AlterO
 				return pgerror.New(pgerror.CodeInsufficientPrivilege, "permission denied for schema public")
 			}
 		}
-		if from := cfg.Owner; from != "" && from != to {
-			cfg.ACL = acl.ReplaceRole(cfg.ACL, from, to)
-			for i := range cfg.ColumnACLs {
-				cfg.ColumnACLs[i].ACL = acl.ReplaceRole(cfg.ColumnACLs[i].ACL, from, to)
-			}
-			for i := range cfg.Consumers {
-				cfg.Consumers[i].ACL = acl.ReplaceRole(cfg.Consumers[i].ACL, from, to)
-			}
-		}
-		cfg.Owner = to
+		setOwner(cfg, ownerName(d, cfg.Owner), to)
 		return nil
 	})
 	if errors.Is(err, topicstore.ErrTopicNotFound) && st.IfExists {

@@ -26,6 +26,16 @@ func (id *Identity) super(d *acl.Doc) bool {
 	return d.Superuser(id.Current)
 }
 
+// actor is the role id's changes are recorded as (a grantor): its current
+// user, or for a login that names no role the bootstrap superuser it
+// acts as.
+func (id *Identity) actor(d *acl.Doc) string {
+	if id.virtual && id.Current == id.Login {
+		return d.Bootstrap()
+	}
+	return id.Current
+}
+
 // Superuser reports whether id's current user is a superuser now
 // (is_superuser).
 func (a *Authority) Superuser(id *Identity) bool {
@@ -109,5 +119,34 @@ func (a *Authority) SetSessionAuthorization(id *Identity, role string) error {
 		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "permission denied to set session authorization")
 	}
 	id.Session, id.Current = role, role
+	return nil
+}
+
+// CanSignal is PostgreSQL's check of pg_cancel_backend (terminate false)
+// and pg_terminate_backend by id of a session acting as target: a
+// superuser may signal any session; a session of a superuser only a
+// superuser; otherwise id needs the privileges of the target's role or of
+// pg_signal_backend.
+func (a *Authority) CanSignal(id, target *Identity, terminate bool) error {
+	d, err := a.Doc()
+	if err != nil {
+		return err
+	}
+	if id.super(d) {
+		return nil
+	}
+	msg, what := "permission denied to cancel query", "cancel queries"
+	detail := "Only roles with privileges of the role whose query is being canceled or with privileges of the \"pg_signal_backend\" role may cancel this query."
+	if terminate {
+		msg, what = "permission denied to terminate process", "terminate processes"
+		detail = "Only roles with privileges of the role whose process is being terminated or with privileges of the \"pg_signal_backend\" role may terminate this process."
+	}
+	if target.super(d) {
+		return pgerror.New(pgerror.CodeInsufficientPrivilege, msg).
+			WithDetail("Only roles with the SUPERUSER attribute may " + what + " of roles with the SUPERUSER attribute.")
+	}
+	if !d.HasPrivsOf(id.Current, target.Session) && !d.HasPrivsOf(id.Current, "pg_signal_backend") {
+		return pgerror.New(pgerror.CodeInsufficientPrivilege, msg).WithDetail(detail)
+	}
 	return nil
 }

@@ -59,6 +59,10 @@ func (a *Authority) exec(ctx context.Context, id *Identity, stmt sql.Stmt, out O
 		return "ALTER DEFAULT PRIVILEGES", true, a.alterDefaults(ctx, id, st)
 	case *sql.AlterOwner:
 		return "ALTER TOPIC", true, a.alterOwner(ctx, id, st, out)
+	case *sql.ReassignOwned:
+		return "REASSIGN OWNED", true, a.reassignOwned(ctx, id, st)
+	case *sql.DropOwned:
+		return "DROP OWNED", true, a.dropOwned(ctx, id, st)
 	}
 	return "", false, nil
 }
@@ -107,10 +111,7 @@ func (a *Authority) createRole(ctx context.Context, id *Identity, st *sql.Create
 		if !super {
 			d.CreatedBy(id.Current, r.Name)
 		}
-		grantor := id.Current
-		if id.virtual {
-			grantor = ""
-		}
+		grantor := id.actor(d)
 		for _, of := range st.Options.InRole {
 			if err := grantMember(d, id, of, sql.RoleSpec{Name: r.Name}, grantor, false); err != nil {
 				return err
@@ -284,7 +285,7 @@ func (a *Authority) dependents(d *acl.Doc, role string) []string {
 
 func (a *Authority) grantRole(ctx context.Context, id *Identity, st *sql.GrantRole, out Output) error {
 	return a.change(ctx, func(d *acl.Doc) error {
-		grantor := id.Current
+		grantor := id.actor(d)
 		if st.GrantedBy != nil {
 			g, err := roleName(d, id, *st.GrantedBy, false)
 			if err != nil {

@@ -88,12 +88,15 @@ func TestBuiltinsNeverPanic(t *testing.T) {
 // fakeContext is a session with nothing set and no relations.
 type fakeContext struct{ now time.Time }
 
-func (c fakeContext) Now() time.Time                               { return c.now }
-func (fakeContext) DateStyle() values.DateStyle                    { return values.DateStyle{} }
-func (fakeContext) Location() *time.Location                       { return time.UTC }
-func (fakeContext) Session() Session                               { return Session{User: "u", Database: "d"} }
-func (fakeContext) Setting(string) (string, bool)                  { return "", false }
-func (fakeContext) SetSetting(_, v string, _ bool) (string, error) { return v, nil }
-func (fakeContext) Catalog() Catalog                               { return fakeContext{} }
-func (fakeContext) Relation(int64) (Relation, bool)                { return Relation{}, false }
-func (fakeContext) DatabaseSize() int64                            { return 0 }
+func (c fakeContext) Now() time.Time                                { return c.now }
+func (fakeContext) DateStyle() values.DateStyle                     { return values.DateStyle{} }
+func (fakeContext) Location() *time.Location                        { return time.UTC }
+func (fakeContext) Session() Session                                { return Session{User: "u", Database: "d"} }
+func (fakeContext) Setting(string) (string, bool)                   { return "", false }
+func (fakeContext) SetSetting(_, v string, _ bool) (string, error)  { return v, nil }
+func (fakeContext) Catalog() Catalog                                { return fakeContext{} }
+func (fakeContext) Relation(int64) (Relation, bool)                 { return Relation{}, false }
+func (fakeContext) DatabaseSize() int64                             { return 0 }
+func (fakeContext) Privilege(string, any, any, string) (any, error) { return true, nil }
+func (fakeContext) RoleName(int64) (string, bool)                   { return "postgres", true }
+func (fakeContext) Signal(int64, bool) (bool, error)                { return false, nil }

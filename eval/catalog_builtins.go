@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"topicgate/planner/catalog"
@@ -33,7 +34,16 @@ var FormatTypeNames = map[int64]string{
 }
 
 var catalogBuiltins = map[string]Func{
-	"pg_get_userbyid": func(ctx Context, _ []any) (any, error) { return ctx.Session().User, nil },
+	"pg_get_userbyid": func(ctx Context, a []any) (any, error) {
+		oid, ok := a[0].(int64)
+		if !ok {
+			return nil, nil
+		}
+		if name, ok := ctx.Catalog().RoleName(oid); ok {
+			return name, nil
+		}
+		return fmt.Sprintf("unknown (OID=%d)", oid), nil
+	},
 	"pg_table_is_visible": func(_ Context, a []any) (any, error) {
 		// Topics and pg_catalog tables: public and pg_catalog are on the
 		// search path, sys is not.
@@ -92,8 +102,12 @@ var catalogBuiltins = map[string]Func{
 		return ctx.Catalog().DatabaseSize(), nil
 	},
 	"has_database_privilege": func(_ Context, a []any) (any, error) { return true, nil },
-	"has_table_privilege":    func(_ Context, a []any) (any, error) { return true, nil },
-	"has_schema_privilege":   func(_ Context, a []any) (any, error) { return true, nil },
+	"pg_cancel_backend":      signalFn(false),
+	"pg_terminate_backend":   signalFn(true),
+	"has_table_privilege":    privilegeFn("table"),
+	"has_schema_privilege":   privilegeFn("schema"),
+	"has_consumer_privilege": privilegeFn("consumer"),
+	"pg_has_role":            privilegeFn("role"),
 	"pg_function_is_visible": func(_ Context, a []any) (any, error) { return a[0] != nil, nil },
 	"pg_get_viewdef": func(ctx Context, a []any) (any, error) {
 		oid, _ := a[0].(int64)
@@ -259,4 +273,35 @@ func functionDef(_ Context, a []any) (any, error) {
 		" LANGUAGE internal\n" +
 		" " + vol + par + " STRICT\n" +
 		"AS $function$" + p.Src + "$function$\n", nil
+}
+
+// privilegeFn is has_<kind>_privilege([role,] object, privileges) and
+// pg_has_role: the role defaults to the current user; names or OIDs.
+func privilegeFn(kind string) func(Context, []any) (any, error) {
+	return func(ctx Context, a []any) (any, error) {
+		for _, x := range a {
+			if x == nil {
+				return nil, nil
+			}
+		}
+		var role any
+		obj, privs := a[0], a[1]
+		if len(a) == 3 {
+			role, obj, privs = a[0], a[1], a[2]
+		}
+		p, _ := privs.(string)
+		return ctx.Catalog().Privilege(kind, role, obj, p)
+	}
+}
+
+// signalFn is pg_cancel_backend(pid) (terminate false) and
+// pg_terminate_backend(pid [, timeout]).
+func signalFn(terminate bool) func(Context, []any) (any, error) {
+	return func(ctx Context, a []any) (any, error) {
+		pid, ok := a[0].(int64)
+		if !ok {
+			return nil, nil
+		}
+		return ctx.Catalog().Signal(pid, terminate)
+	}
 }

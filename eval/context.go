@@ -49,6 +49,18 @@ type Catalog interface {
 	Relation(oid int64) (r Relation, ok bool)
 	// DatabaseSize is the bytes every topic's partitions hold.
 	DatabaseSize() int64
+	// Privilege answers has_table_privilege, has_schema_privilege,
+	// has_consumer_privilege and pg_has_role (kind "table", "schema",
+	// "consumer", "role"): whether role (nil: the current user; a name or
+	// an OID) has any of privs on object (a name or an OID); ok is NULL
+	// (nil) for an OID that names nothing.
+	Privilege(kind string, role, object any, privs string) (ok any, err error)
+	// RoleName is the name of the role with oid (pg_get_userbyid).
+	RoleName(oid int64) (string, bool)
+	// Signal cancels the statement of session pid, and with terminate
+	// ends the session (pg_cancel_backend, pg_terminate_backend); false
+	// when no such session is found.
+	Signal(pid int64, terminate bool) (bool, error)
 }
 
 // Relation is one relation of pg_class as the catalog functions see it.

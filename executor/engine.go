@@ -81,10 +81,13 @@ func (e *Engine) trace(k EventKind, pid uint32) {
 // Engine runs statements against a store. It implements wire.Handler: one
 // Session per connection.
 type Engine struct {
-	store    topicstore.Store
-	opts     Options
-	txm      *txn.Manager // every transaction of every session
-	authz    *authz.Authority
+	store topicstore.Store
+	opts  Options
+	txm   *txn.Manager // every transaction of every session
+	authz *authz.Authority
+	// signal cancels or ends a session of this process by pid (the wire
+	// server's Signal, set by SetSignal).
+	signal   func(pid uint32, terminate bool) bool
 	cache    parseCache
 	sessions sync.Map // processID -> *Session
 	// groups are the consumer groups the sessions read in (package
@@ -116,6 +119,11 @@ func New(st topicstore.Store, opts Options) *Engine {
 	e.views = sysview.New(st, opts.Clock, (*viewsLocal)(e))
 	return e
 }
+
+// SetSignal gives the engine the wire server's way to cancel or end a
+// connection (pg_cancel_backend, pg_terminate_backend); call it before
+// serving.
+func (e *Engine) SetSignal(fn func(pid uint32, terminate bool) bool) { e.signal = fn }
 
 // Authority is the engine's authorization: the role catalog and the
 // checks made from it.

@@ -189,7 +189,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 		tag, err := s.rd.SharedAction(ctx, p.ec, plan, out)
 		return tag, true, err
 	case *plantree.SetPositionPlan:
-		tag, err := s.rd.SetPositions(ctx, p.ec, plan, func() ([][]any, error) { return s.sysRows("consumers") })
+		tag, err := s.rd.SetPositions(ctx, p.ec, plan, s.usableConsumerRows)
 		return tag, true, err
 	case *plantree.CreateTopicPlan:
 		return "CREATE TOPIC", true, s.execCreateTopic(ctx, plan, out)

@@ -3,7 +3,11 @@ package executor
 import (
 	"strings"
 
+	"topicgate/acl"
+	"topicgate/authz"
+	"topicgate/planner/catalog"
 	"topicgate/sql"
+	"topicgate/sql/pgerror"
 )
 
 // setIdentity runs SET ROLE, RESET ROLE, SET SESSION AUTHORIZATION and
@@ -78,6 +82,120 @@ func stmtTag(st sql.Stmt) string {
 		return "ALTER DEFAULT PRIVILEGES"
 	case *sql.AlterOwner:
 		return "ALTER TOPIC"
+	case *sql.ReassignOwned:
+		return "REASSIGN OWNED"
+	case *sql.DropOwned:
+		return "DROP OWNED"
 	}
 	return "statement"
+}
+
+// Privilege implements eval.Catalog: has_*_privilege and pg_has_role, as
+// the session's role sees the catalog now.
+func (s *Session) Privilege(kind string, role, object any, privs string) (any, error) {
+	v, err := s.eng.authz.View(s.id)
+	if err != nil {
+		return nil, err
+	}
+	name := v.Current()
+	if role != nil {
+		if name, err = roleArg(v, role); err != nil || name == "" {
+			return nil, err
+		}
+	}
+	var obj string
+	switch o := object.(type) {
+	case int64:
+		if kind == "role" {
+			r, ok := v.D.RoleByOID(uint32(o))
+			if !ok {
+				return nil, nil
+			}
+			obj = r.Name
+			break
+		}
+		if kind == "schema" {
+			if o != catalog.OIDPublicNS {
+				return true, nil // pg_catalog, sys: usable by everyone
+			}
+			obj = "public"
+			break
+		}
+		rel, ok := s.Relation(o)
+		if !ok {
+			return nil, nil
+		}
+		if rel.Kind != "r" {
+			return true, nil // a view of sys or pg_catalog: readable by everyone
+		}
+		obj = rel.Name
+	case string:
+		obj = o
+		if kind == "table" {
+			schema, rest, qualified := strings.Cut(o, ".")
+			if qualified && schema != "public" {
+				return true, nil // sys, pg_catalog, information_schema
+			}
+			if qualified {
+				obj = rest
+			}
+			if _, err := s.eng.store.Topic(obj); err != nil && (catalog.SysViews[obj].Names != nil || catalog.PgCatalogViews[obj].Names != nil) {
+				return true, nil
+			}
+		}
+		if kind == "schema" && o != "public" && (o == "sys" || o == "pg_catalog" || o == "information_schema") {
+			return true, nil
+		}
+	default:
+		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "unexpected argument %v", object)
+	}
+	return v.Has(kind, name, obj, privs, s.eng.store.Topic)
+}
+
+// roleArg is the role a has_*_privilege argument names (a name or an
+// OID; "" for an OID that names none).
+func roleArg(v authz.View, role any) (string, error) {
+	switch r := role.(type) {
+	case int64:
+		if x, ok := v.D.RoleByOID(uint32(r)); ok {
+			return x.Name, nil
+		}
+		return "", nil
+	case string:
+		if strings.EqualFold(r, "public") {
+			return "", pgerror.New(pgerror.CodeFeatureNotSupported, "a privilege of PUBLIC is not supported here")
+		}
+		return r, nil
+	}
+	return "", pgerror.Newf(pgerror.CodeDatatypeMismatch, "unexpected role argument %v", role)
+}
+
+// RoleName implements eval.Catalog: the role of oid; while no role
+// exists, OID 10 is the session's user (the bootstrap superuser).
+func (s *Session) RoleName(oid int64) (string, bool) {
+	d, err := s.eng.authz.Doc()
+	if err != nil {
+		return "", false
+	}
+	if r, ok := d.RoleByOID(uint32(oid)); ok {
+		return r.Name, true
+	}
+	if oid == int64(acl.BootstrapOID) && d.Bootstrap() == "" {
+		return s.info.User, true
+	}
+	return "", false
+}
+
+// Signal implements eval.Catalog: pg_cancel_backend and
+// pg_terminate_backend of a session of this gateway, with PostgreSQL's
+// permission rules (authz.CanSignal).
+func (s *Session) Signal(pid int64, terminate bool) (bool, error) {
+	v, ok := s.eng.sessions.Load(uint32(pid))
+	if !ok || s.eng.signal == nil {
+		return false, nil
+	}
+	if err := s.eng.authz.CanSignal(s.id, v.(*Session).id, terminate); err != nil {
+		return false, err
+	}
+	return s.eng.signal(uint32(pid), terminate), nil
 }

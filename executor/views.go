@@ -2,11 +2,17 @@ package executor
 
 import (
 	"io"
+	"slices"
 	"strings"
 
+	"topicgate/acl"
+	"topicgate/authz"
 	"topicgate/metrics"
 	"topicgate/pgcatalog"
+	"topicgate/planner/catalog"
+	"topicgate/sql/pgerror"
 	"topicgate/sysview"
+	"topicgate/topicstore"
 )
 
 // The session's side of the system views and /metrics: package sysview
@@ -16,17 +22,123 @@ import (
 
 // sysRows materializes a system view (sys.*) or a pg_catalog table from
 // the store's current state and this process's.
+//
+// A role sees only what authz.View shows it: the topics it holds some
+// privilege on, and other roles' sessions only as a superuser or a member
+// of pg_read_all_stats (pg_monitor is one); pg_authid is a superuser's.
 func (s *Session) sysRows(view string) ([][]any, error) {
-	if t, ok := strings.CutPrefix(view, "pg_catalog."); ok {
-		return pgcatalog.Rows(t, s.catalogSource()), nil
+	v, err := s.eng.authz.View(s.id)
+	if err != nil {
+		return nil, err
 	}
-	return s.eng.views.Rows(view)
+	if t, ok := strings.CutPrefix(view, "pg_catalog."); ok {
+		if t == "pg_authid" && !v.All {
+			return nil, pgerror.New(pgerror.CodeInsufficientPrivilege, "permission denied for table pg_authid")
+		}
+		return pgcatalog.Rows(t, s.catalogSource(v)), nil
+	}
+	rows, err := s.eng.views.Rows(view)
+	if err != nil || v.All {
+		return rows, err
+	}
+	return s.visibleRows(view, rows, v)
 }
 
-// catalogSource is the session as the pg_catalog tables show it.
-func (s *Session) catalogSource() pgcatalog.Source {
+// visibleRows keeps the rows of a sys view v shows: those of visible
+// topics (the views whose first column is the topic), and of visible
+// sessions (sessions, transactions).
+func (s *Session) visibleRows(view string, rows [][]any, v authz.View) ([][]any, error) {
+	names := catalog.SysViews[view].Names
+	keep := func(ok func(row []any) bool) [][]any {
+		var out [][]any
+		for _, r := range rows {
+			if ok(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	switch {
+	case len(names) > 0 && names[0] == "topic":
+		seen := s.visibleTopics(v)
+		return keep(func(r []any) bool { t, _ := r[0].(string); return seen[t] }), nil
+	case view == "sessions" && !v.Sessions:
+		user := slices.Index(names, "user")
+		return keep(func(r []any) bool { u, _ := r[user].(string); return v.Session(u) }), nil
+	case view == "transactions" && !v.Sessions:
+		sess, err := s.visibleRows("sessions", mustRows(s.eng.views.Rows("sessions")), v)
+		if err != nil {
+			return nil, err
+		}
+		pids := map[any]bool{}
+		for _, r := range sess {
+			pids[r[0]] = true
+		}
+		pid := slices.Index(names, "pid")
+		return keep(func(r []any) bool { return pids[r[pid]] }), nil
+	}
+	return rows, nil
+}
+
+func mustRows(rows [][]any, err error) [][]any {
+	if err != nil {
+		return nil
+	}
+	return rows
+}
+
+// usableConsumerRows are the rows of sys.consumers UPDATE sys.consumers
+// may move: those of consumers the role has USAGE on (the others are not
+// updated, as rows a policy hides).
+func (s *Session) usableConsumerRows() ([][]any, error) {
+	rows, err := s.sysRows("consumers")
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.eng.authz.View(s.id)
+	if err != nil || v.All {
+		return rows, err
+	}
+	var out [][]any
+	for _, r := range rows {
+		t, _ := r[0].(string)
+		c, _ := r[1].(string)
+		if ti, err := s.eng.store.Topic(t); err == nil && v.Usage(&ti.Config, c) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// visibleTopics names the topics v shows.
+func (s *Session) visibleTopics(v authz.View) map[string]bool {
+	seen := map[string]bool{}
+	for _, ti := range s.eng.store.Topics() {
+		if v.Topic(&ti.Config) {
+			seen[ti.Config.Name] = true
+		}
+	}
+	return seen
+}
+
+// catalogSource is the session as the pg_catalog tables show it, to a
+// role that sees what v shows.
+func (s *Session) catalogSource(v authz.View) pgcatalog.Source {
 	return pgcatalog.Source{Database: s.info.Database, User: s.info.User,
-		Topics:   s.eng.store.Topics,
+		Roles: func() *acl.Doc { return v.D },
+		Topics: func() []topicstore.TopicInfo {
+			all := s.eng.store.Topics()
+			if v.All {
+				return all
+			}
+			out := all[:0:0]
+			for _, ti := range all {
+				if v.Topic(&ti.Config) {
+					out = append(out, ti)
+				}
+			}
+			return out
+		},
 		Settings: s.settings.catalogRows,
 		Cursors: func() []pgcatalog.Cursor {
 			var out []pgcatalog.Cursor

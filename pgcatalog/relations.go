@@ -24,6 +24,10 @@ type catalogRel struct {
 	// options are a topic's pg_class.reloptions, which psql's \d+ shows
 	// as its Options footer (topicopts.TopicReloptions); nil for a view.
 	options []string
+	// owner and acl are a topic's owner ("": the bootstrap superuser) and
+	// access list (relowner, relacl).
+	owner string
+	acl   []topicstore.ACLItem
 }
 
 // catalogRels lists the topics and the built-in views (sys views and
@@ -44,7 +48,8 @@ func catalogRels(topics []topicstore.TopicInfo) []catalogRel {
 			bytes += p.Bytes
 		}
 		rels = append(rels, catalogRel{oid: int64(oidFirstTopic) + int64(t.ID), name: t.Config.Name, ns: oidPublicNS,
-			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: topicopts.TopicReloptions(t)})
+			kind: "r", tuples: float64(msgs), bytes: bytes, names: names, types: types, options: topicopts.TopicReloptions(t),
+			owner: t.Config.Owner, acl: t.Config.ACL})
 	}
 	for i, name := range catalog.SysViewNames() {
 		v := catalog.SysViews[name]

@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"time"
 
+	"topicgate/acl"
 	"topicgate/eval"
 	"topicgate/planner/catalog"
 	"topicgate/sql/values"
@@ -44,6 +45,9 @@ type Source struct {
 	Settings func() []map[string]any
 	// Cursors are the session's open cursors (pg_cursors).
 	Cursors func() []Cursor
+	// Roles is the role catalog (pg_roles, pg_auth_members, owners);
+	// nil: no role exists.
+	Roles func() *acl.Doc
 }
 
 // Cursor is one open cursor as pg_cursors shows it.
@@ -65,7 +69,13 @@ func Rows(table string, src Source) [][]any {
 			oid  int64
 			name string
 		}{{oidPgCatalogNS, "pg_catalog"}, {oidPublicNS, "public"}, {oidSysNS, "sys"}} {
-			add(map[string]any{"oid": ns.oid, "nspname": ns.name, "nspowner": int64(oidBootstrap)})
+			row := map[string]any{"oid": ns.oid, "nspname": ns.name, "nspowner": int64(oidBootstrap)}
+			if ns.oid == oidPublicNS {
+				d := src.roles()
+				row["nspowner"] = roleOID(d, d.SchemaOwnerName())
+				row["nspacl"] = aclText(d.SchemaACL)
+			}
+			add(row)
 		}
 	case "pg_am":
 		add(map[string]any{"oid": int64(oidHeapAM), "amname": "heap", "amtype": "t"})
@@ -77,10 +87,9 @@ func Rows(table string, src Source) [][]any {
 		add(map[string]any{"oid": int64(oidPgDefaultTS), "spcname": "pg_default", "spcowner": int64(oidBootstrap)})
 		add(map[string]any{"oid": int64(oidPgGlobalTS), "spcname": "pg_global", "spcowner": int64(oidBootstrap)})
 	case "pg_roles", "pg_authid":
-		// One role: the session's user owns everything (pg_get_userbyid).
-		add(map[string]any{"oid": int64(oidBootstrap), "rolname": src.User, "rolsuper": true, "rolinherit": true,
-			"rolcreaterole": true, "rolcreatedb": true, "rolcanlogin": true, "rolreplication": true,
-			"rolconnlimit": int64(-1), "rolbypassrls": true})
+		roleRows(table, src, add)
+	case "pg_auth_members":
+		memberRows(src, add)
 	case "pg_collation":
 		for _, c := range []struct {
 			oid      int64
@@ -120,9 +129,10 @@ func Rows(table string, src Source) [][]any {
 				"is_binary": false, "is_scrollable": false, "creation_time": c.Created})
 		}
 	case "pg_class":
+		d := src.roles()
 		for _, r := range catalogRels(src.Topics()) {
 			row := map[string]any{"oid": r.oid, "relname": r.name, "relnamespace": r.ns, "relkind": r.kind,
-				"relowner": int64(oidBootstrap), "relam": map[bool]int64{true: oidHeapAM}[r.kind == "r"],
+				"relowner": roleOID(d, r.owner), "relacl": aclText(r.acl), "relam": map[bool]int64{true: oidHeapAM}[r.kind == "r"],
 				"reltuples": r.tuples, "relpersistence": "p", "relreplident": replIdent(r),
 				"relnatts": int64(len(r.names))}
 			if r.options != nil {

@@ -79,7 +79,7 @@ func build(cat Catalog, stmt sql.Stmt, params *[]Type) (plantree.Plan, error) {
 	case *sql.Begin, *sql.Commit, *sql.Rollback, *sql.Savepoint, *sql.SetVar, *sql.Empty, *sql.Discard, *sql.Deallocate:
 		return &plantree.UtilityPlan{Stmt: s}, nil
 	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole, *sql.GrantPrivs, *sql.GrantRole,
-		*sql.AlterDefaultPrivileges, *sql.AlterOwner:
+		*sql.AlterDefaultPrivileges, *sql.AlterOwner, *sql.ReassignOwned, *sql.DropOwned:
 		return &plantree.UtilityPlan{Stmt: s}, nil
 	case *sql.Update:
 		if s.Table.Schema == "sys" && s.Table.Name == "consumers" {

@@ -177,6 +177,7 @@ func start(cfg config) (*app, error) {
 		st.Close()
 		return nil, err
 	}
+	eng.SetSignal(srv.Signal)
 	if gathers {
 		err := g.Hear(tellCancel, func(b []byte) {
 			if len(b) >= 4 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -91,4 +92,67 @@ func testRoleLogins(t *testing.T, method string) {
 	require.Error(t, err)
 	_, err = connect(b, "boss", "changed")
 	require.NoError(t, err)
+}
+
+// TestSignalBackends: pg_terminate_backend and pg_cancel_backend end or
+// cancel one's own sessions, others' only with pg_signal_backend, and a
+// superuser's only as a superuser, with PostgreSQL's messages.
+func TestSignalBackends(t *testing.T) {
+	ctx := context.Background()
+	a := startServer(t, testConfig(t))
+	conn := func(user string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", user, a.Addr()))
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	admin := conn("admin") // no such role: the bootstrap superuser
+	for _, q := range []string{"CREATE ROLE app LOGIN", "CREATE ROLE other LOGIN", "CREATE ROLE boss LOGIN SUPERUSER"} {
+		_, err := admin.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	app, app2, other, boss := conn("app"), conn("app"), conn("other"), conn("boss")
+	pid := func(c *pgx.Conn) uint32 { return c.PgConn().PID() }
+	signal := func(c *pgx.Conn, fn string, target *pgx.Conn) (bool, error) {
+		var ok bool
+		err := c.QueryRow(ctx, "SELECT "+fn+"($1)", int32(pid(target))).Scan(&ok)
+		return ok, err
+	}
+	denied := func(err error, msg string) {
+		var pe *pgconn.PgError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, "42501", pe.Code)
+		require.Equal(t, msg, pe.Message)
+	}
+
+	ok, err := signal(app, "pg_cancel_backend", app2) // one's own: allowed
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = signal(app, "pg_terminate_backend", other)
+	denied(err, "permission denied to terminate process")
+	_, err = signal(app, "pg_cancel_backend", boss)
+	denied(err, "permission denied to cancel query")
+
+	_, err = admin.Exec(ctx, "GRANT pg_signal_backend TO app")
+	require.NoError(t, err)
+	ok, err = signal(app, "pg_terminate_backend", other)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = other.Exec(ctx, "SELECT 1")
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		require.Equal(t, "57P01", pe.Code)
+	} else {
+		require.Error(t, err) // the connection is gone
+	}
+	_, err = signal(app, "pg_terminate_backend", boss)
+	denied(err, "permission denied to terminate process")
+
+	ok, err = signal(app, "pg_terminate_backend", app2)
+	require.NoError(t, err)
+	require.True(t, ok)
+	var none *bool
+	require.NoError(t, app.QueryRow(ctx, "SELECT pg_terminate_backend(999999)").Scan(&none))
+	require.NotNil(t, none)
+	require.False(t, *none)
 }
