@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"topicgate/acl"
 	"topicgate/planner/plantree"
@@ -33,15 +34,12 @@ func (a *Authority) Check(ctx context.Context, id *Identity, accs []plantree.Acc
 			continue
 		}
 		cfg := &ti.Config
-		var need acl.Priv
-		if x.Read {
-			need |= acl.Select
-		}
-		if x.Insert {
-			need |= acl.Insert
-		}
-		if need != 0 && need&^topicPrivs(d, id.Current, cfg) != 0 {
-			return deniedTopic(cfg.Name)
+		if x.Read || x.Insert {
+			have := topicPrivs(d, id.Current, cfg)
+			if x.Read && have&acl.Select == 0 && !columnsAllow(d, id.Current, cfg, acl.Select, x.ReadCols) ||
+				x.Insert && have&acl.Insert == 0 && !columnsAllow(d, id.Current, cfg, acl.Insert, x.InsertCols) {
+				return deniedTopic(cfg.Name)
+			}
 		}
 		if x.Consumer == "" {
 			continue
@@ -209,4 +207,34 @@ func (a *Authority) PrepareAlter(ctx context.Context, id *Identity, name string,
 			}
 		}
 	}, nil
+}
+
+// columnsAllow reports whether role's column privileges on the topic of
+// cfg allow priv on every column of cols (bit i: plantree.MsgCol i), or,
+// cols naming none (SELECT count(*)), on some column, as PostgreSQL
+// decides for a role without the privilege on the whole table.
+func columnsAllow(d *acl.Doc, role string, cfg *topicstore.TopicConfig, priv acl.Priv, cols uint64) bool {
+	if len(cfg.ColumnACLs) == 0 {
+		return false
+	}
+	owner := ownerName(d, cfg.Owner)
+	has := func(c *topicstore.ColumnACL) bool { return d.Privs(role, owner, c.ACL, acl.TopicPrivs)&priv != 0 }
+	if cols == 0 {
+		for i := range cfg.ColumnACLs {
+			if has(&cfg.ColumnACLs[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	for c := range plantree.MsgColumns {
+		if cols&(1<<uint(c)) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(cfg.ColumnACLs, func(a topicstore.ColumnACL) bool { return a.Column == plantree.MsgColumns[c].Name })
+		if i < 0 || !has(&cfg.ColumnACLs[i]) {
+			return false
+		}
+	}
+	return true
 }

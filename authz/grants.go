@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"topicgate/acl"
+	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -162,6 +163,9 @@ func (a *Authority) grantSetup(ctx context.Context, id *Identity, st *sql.GrantP
 func (a *Authority) grantOnTopic(ctx context.Context, id *Identity, st *sql.GrantPrivs, topic string, out Output) error {
 	privs, cols, err := privsOf(st, acl.TopicPrivs, "topic")
 	if err != nil {
+		return err
+	}
+	if cols, err = messageColumns(cols, topic); err != nil {
 		return err
 	}
 	d, gs, err := a.grantSetup(ctx, id, st)
@@ -353,4 +357,22 @@ func (a *Authority) alterOwner(ctx context.Context, id *Identity, st *sql.AlterO
 		return nil
 	}
 	return txn.StoreError(err, st.Topic)
+}
+
+// messageColumns checks that cols name message columns of a topic and
+// gives each its canonical name (a YDB alias such as __ydb_seq_no is the
+// column seqno).
+func messageColumns(cols map[string]acl.Priv, topic string) (map[string]acl.Priv, error) {
+	if cols == nil {
+		return nil, nil
+	}
+	out := make(map[string]acl.Priv, len(cols))
+	for name, p := range cols {
+		c, ok := plantree.LookupMsgCol(name)
+		if !ok {
+			return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, topic)
+		}
+		out[plantree.MsgColumns[c].Name] |= p
+	}
+	return out, nil
 }

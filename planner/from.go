@@ -109,6 +109,7 @@ func fromTopic(cat Catalog, f *sql.TableRef, params *[]Type, p *plantree.SelectP
 		scope = sharedScope(f.Name)
 	}
 	p.Scan = &plantree.MsgScan{Topic: f.Name}
+	scope.used = &p.Scan.Used
 	p.Hints = f.Hints
 	var star []int
 	for _, c := range plantree.StarColumns {

@@ -36,6 +36,17 @@ type Scope struct {
 	// Rel, in a subquery's single-relation scope, is the relation's name
 	// or alias: a name qualified otherwise is looked up outside.
 	Rel string
+	// used, in a topic's scope, collects the message columns the
+	// statement names (bit i: plantree.MsgCol i), for the column
+	// privilege check (MsgScan.Used).
+	used *uint64
+}
+
+// use records that the statement reads column i of s.
+func (s *Scope) use(i int) {
+	if s != nil && s.used != nil && i < 64 {
+		*s.used |= 1 << uint(i)
+	}
 }
 
 // withOuter returns a copy of s (which may be shared, or nil) whose names
@@ -81,6 +92,7 @@ func (s *Scope) resolveRef(table, name string) (int, error) {
 			return found, nil
 		}
 	} else if i, _, ok := s.resolve(name); ok && !otherRel {
+		s.use(i)
 		return i, nil
 	}
 	col := name

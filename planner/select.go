@@ -123,6 +123,7 @@ func bindTargets(p *plantree.SelectPlan, b *binder, s *sql.Select, scope *Scope,
 				}
 				p.Project = append(p.Project, &plantree.ColExpr{Idx: i, T: scope.Types[i], Name: scope.Names[i]})
 				p.Cols = append(p.Cols, plantree.Column{Name: scope.Names[i], T: scope.Types[i]})
+				scope.use(i)
 			}
 			if len(p.Cols) == before {
 				return pgerror.Newf(pgerror.CodeUndefinedTable, "missing FROM-clause entry for table \"%s\"", st.Table)

@@ -9,6 +9,11 @@ type Access struct {
 	Consumer string // "" unless the statement acts as a consumer
 	Read     bool
 	Insert   bool
+	// ReadCols and InsertCols are the columns read and written (bit i:
+	// MsgCol i), for a role whose privileges are on columns only: it
+	// needs them on every column named, or, naming none (count(*)), on
+	// some column.
+	ReadCols, InsertCols uint64
 }
 
 // Accesses lists what p does to topics, each (topic, consumer) once, in
@@ -28,6 +33,8 @@ func (a *accessList) add(x Access) {
 		if y.Topic == x.Topic && y.Consumer == x.Consumer {
 			y.Read = y.Read || x.Read
 			y.Insert = y.Insert || x.Insert
+			y.ReadCols |= x.ReadCols
+			y.InsertCols |= x.InsertCols
 			return
 		}
 	}
@@ -39,10 +46,10 @@ func (a *accessList) plan(p Plan) {
 	case *SelectPlan:
 		a.query(x)
 	case *InsertPlan:
-		a.add(Access{Topic: x.Topic, Insert: true})
+		a.add(Access{Topic: x.Topic, Insert: true, InsertCols: colBits(x.Cols)})
 		a.query(x.Select)
 	case *CopyPlan:
-		a.add(Access{Topic: x.Topic, Insert: true})
+		a.add(Access{Topic: x.Topic, Insert: true, InsertCols: colBits(x.Cols)})
 	case *CopyOutPlan:
 		a.query(x.Select)
 	case *DeclareCursorPlan:
@@ -64,10 +71,10 @@ func (a *accessList) query(p *SelectPlan) {
 	}
 	switch {
 	case p.Consumer != nil:
-		a.add(Access{Topic: p.Consumer.Topic, Read: true})
+		a.add(Access{Topic: p.Consumer.Topic, Read: true, ReadCols: p.Scan.Used})
 		a.add(Access{Topic: p.Consumer.Topic, Consumer: p.Consumer.Consumer})
 	case p.Scan != nil:
-		a.add(Access{Topic: p.Scan.Topic, Read: true})
+		a.add(Access{Topic: p.Scan.Topic, Read: true, ReadCols: p.Scan.Used})
 	}
 	for _, in := range blockInputs(p) {
 		a.query(in)
@@ -76,4 +83,13 @@ func (a *accessList) query(p *SelectPlan) {
 	for _, sq := range subs {
 		a.query(sq.Plan)
 	}
+}
+
+// colBits is the set of cols (bit i: MsgCol i).
+func colBits(cols []MsgCol) uint64 {
+	var b uint64
+	for _, c := range cols {
+		b |= 1 << uint(c)
+	}
+	return b
 }

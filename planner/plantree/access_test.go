@@ -35,6 +35,41 @@ func TestAccesses(t *testing.T) {
 		"SELECT * FROM t WITH (CONSUMER = c)":                                  {read("t"), {Topic: "t", Consumer: "c"}},
 		"DELETE FROM t WITH (CONSUMER = q) WHERE partition = 0 AND offset = 1": {{Topic: "t", Consumer: "q"}},
 	} {
-		require.Equal(t, want, []plantree.Access(plantree.Accesses(plan(t, q))), q)
+		got := plantree.Accesses(plan(t, q))
+		for i := range got {
+			got[i].ReadCols, got[i].InsertCols = 0, 0 // TestAccessColumns
+		}
+		require.Equal(t, want, []plantree.Access(got), q)
+	}
+}
+
+// TestAccessColumns: the columns a statement names, wherever it names
+// them (the select list, WHERE, ORDER BY, a correlated subquery, *), and
+// the columns an INSERT or COPY writes.
+func TestAccessColumns(t *testing.T) {
+	names := func(bits uint64) []string {
+		var out []string
+		for c := range plantree.MsgColumns {
+			if bits&(1<<uint(c)) != 0 {
+				out = append(out, plantree.MsgColumns[c].Name)
+			}
+		}
+		return out
+	}
+	for q, want := range map[string][]string{
+		"SELECT count(*) FROM t": nil,
+		"SELECT partition, \"offset\" FROM t WHERE written_at > now()": {"partition", "offset", "written_at"},
+		"SELECT data FROM t ORDER BY producer_id":                      {"producer_id", "data"},
+		"SELECT 1 FROM t WHERE EXISTS (SELECT 1 WHERE t.seqno > 0)":    {"seqno"},
+		"INSERT INTO t (data, producer_id) VALUES ('x', 'p')":          {"producer_id", "data"},
+		"COPY t (data) FROM STDIN":                                     {"data"},
+	} {
+		a := plantree.Accesses(plan(t, q))
+		require.Len(t, a, 1, q)
+		require.Equal(t, want, names(a[0].ReadCols|a[0].InsertCols), q)
+	}
+	star := plantree.Accesses(plan(t, "SELECT * FROM t"))[0].ReadCols
+	for _, c := range plantree.StarColumns {
+		require.NotZero(t, star&(1<<uint(c)), plantree.MsgColumns[c].Name)
 	}
 }

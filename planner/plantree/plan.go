@@ -53,6 +53,9 @@ type MsgScan struct {
 	// Order is the order the scan produces its rows in, when an ORDER BY
 	// asked for one a scan can produce without sorting (rule scanOrder).
 	Order ScanOrder
+	// Used are the message columns the statement names (bit i: MsgCol
+	// i), what a role with only column privileges needs SELECT on.
+	Used uint64
 }
 
 // ScanOrder is an order of a topic scan's rows. The zero value is the
