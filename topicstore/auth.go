@@ -45,6 +45,9 @@ type RoleStore interface {
 	// nil document mean no document was ever stored. Versions only grow.
 	// On the cluster store it is the gateway's view: after a ReadBarrier
 	// it includes every change acknowledged before the barrier began.
+	// doc is shared and read-only (the store never changes it: a new
+	// document replaces it), so a caller checking the version on every
+	// statement copies nothing.
 	Roles() (doc []byte, version uint64)
 	// SetRoles stores doc durably when the stored version is still expect
 	// (0: none stored yet) and returns the new version; otherwise it

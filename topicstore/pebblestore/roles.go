@@ -1,7 +1,6 @@
 package pebblestore
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -26,15 +25,16 @@ type roleCatalog struct {
 	version uint64       // 0: nothing stored
 }
 
-// Roles implements topicstore.RoleStore: a copy of the stored document
-// and its version (0 and nil when none was stored).
+// Roles implements topicstore.RoleStore: the stored document and its
+// version (0 and nil when none was stored). The document is shared:
+// SetRoles replaces it, never changes it.
 func (s *PebbleStore) Roles() ([]byte, uint64) {
 	s.roles.mu.RLock()
 	defer s.roles.mu.RUnlock()
 	if s.roles.version == 0 {
 		return nil, 0
 	}
-	return bytes.Clone(s.roles.doc), s.roles.version
+	return s.roles.doc, s.roles.version
 }
 
 // SetRoles implements topicstore.RoleStore: a synced DDL batch on the

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -34,8 +33,9 @@ import (
 // 64 KiB of headers the server takes.
 const RolesPartBytes = 32 << 10
 
-// Roles implements topicstore.RoleStore's Roles: a copy of the document
-// as this gateway's fold holds it, and its version.
+// Roles implements topicstore.RoleStore's Roles: the document as this
+// gateway's fold holds it, and its version. The document is shared: the
+// fold replaces it, never changes it.
 func (c *Catalog) Roles() ([]byte, uint64) {
 	c.h.Lock()
 	defer c.h.Unlock()
@@ -43,7 +43,7 @@ func (c *Catalog) Roles() ([]byte, uint64) {
 	if r.Seq == 0 {
 		return nil, 0
 	}
-	return bytes.Clone(r.Doc), r.Seq
+	return r.Doc, r.Seq
 }
 
 // SetRoles implements topicstore.RoleStore's SetRoles: it publishes doc
