@@ -121,11 +121,17 @@ var catalogBuiltins = map[string]Func{
 		}
 		return " SELECT " + strings.Join(r.Columns, ",\n    ") + "\n   FROM " + schema + r.Name + "; -- " + sysViewDefSuffix, nil
 	},
-	// Nothing has a default, a comment, a rule, an extended statistic or
-	// an expression: these answer NULL.
-	"pg_get_expr":                     nullFn,
-	"col_description":                 nullFn,
-	"obj_description":                 nullFn,
+	// Nothing has a default, a comment (but schema public's, which
+	// initdb gives it), a rule, an extended statistic or an expression:
+	// these answer NULL.
+	"pg_get_expr":     nullFn,
+	"col_description": nullFn,
+	"obj_description": func(_ Context, a []any) (any, error) {
+		if oid, _ := a[0].(int64); oid == catalog.OIDPublicNS && len(a) == 2 && a[1] == "pg_namespace" {
+			return "standard public schema", nil
+		}
+		return nil, nil
+	},
 	"shobj_description":               nullFn,
 	"pg_get_ruledef":                  nullFn,
 	"pg_get_statisticsobjdef_columns": nullFn,

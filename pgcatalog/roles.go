@@ -1,6 +1,9 @@
 package pgcatalog
 
 import (
+	"cmp"
+	"slices"
+
 	"topicgate/acl"
 	"topicgate/topicstore"
 )
@@ -53,6 +56,46 @@ func roleOID(d *acl.Doc, name string) int64 {
 		return int64(r.OID)
 	}
 	return oidBootstrap
+}
+
+// oidFirstDefaultACL numbers pg_default_acl's rows (+ the entry's rank
+// in the role document): PostgreSQL gives each an OID of its own, which
+// nothing topicgate emulates joins on.
+const oidFirstDefaultACL = 16200
+
+// defaultACLRows adds pg_default_acl's rows: the role document's
+// default privileges (ALTER DEFAULT PRIVILEGES), for every schema
+// (defaclnamespace 0: topicgate keeps no per-schema ones). A topic's are
+// a table's (defaclobjtype 'r'); a consumer's are a sequence's ('S'), as
+// its USAGE is modelled on a sequence's and ON SEQUENCES is ON CONSUMERS.
+func defaultACLRows(src Source, add func(map[string]any)) {
+	d := src.roles()
+	for i, def := range d.Defaults {
+		kind := "r"
+		if def.Kind == acl.KindConsumer {
+			kind = "S"
+		}
+		add(map[string]any{"oid": int64(oidFirstDefaultACL + i), "defaclrole": roleOID(d, def.Role),
+			"defaclnamespace": int64(0), "defaclobjtype": kind, "defaclacl": aclText(sortedACL(d, def.ACL))})
+	}
+}
+
+// sortedACL is list in the order PostgreSQL stores a default ACL
+// (aclitemsort): by grantee OID (PUBLIC, 0, first), grantor OID, then
+// privileges.
+func sortedACL(d *acl.Doc, list []topicstore.ACLItem) []topicstore.ACLItem {
+	oid := func(name string) int64 {
+		if name == "" {
+			return 0
+		}
+		return roleOID(d, name)
+	}
+	out := slices.Clone(list)
+	slices.SortStableFunc(out, func(a, b topicstore.ACLItem) int {
+		return cmp.Or(cmp.Compare(oid(a.Grantee), oid(b.Grantee)), cmp.Compare(oid(a.Grantor), oid(b.Grantor)),
+			cmp.Compare(a.Privs, b.Privs), cmp.Compare(a.GrantOptions, b.GrantOptions))
+	})
+	return out
 }
 
 // aclText is an access list as relacl and nspacl show it; NULL for nil

@@ -90,6 +90,8 @@ func Rows(table string, src Source) [][]any {
 		roleRows(table, src, add)
 	case "pg_auth_members":
 		memberRows(src, add)
+	case "pg_default_acl":
+		defaultACLRows(src, add)
 	case "pg_collation":
 		for _, c := range []struct {
 			oid      int64

@@ -131,7 +131,8 @@ var pgCatalogSpec = map[string]string{
 	"pg_amop": "oid:oid amopfamily:oid amoplefttype:oid amoprighttype:oid amopstrategy:int2 amoppurpose:char " +
 		"amopopr:oid amopmethod:oid amopsortfamily:oid",
 	"pg_amproc": "oid:oid amprocfamily:oid amproclefttype:oid amprocrighttype:oid amprocnum:int2 amproc:oid",
-	// No default privileges (\ddp): one role owns everything.
+	// pg_default_acl: ALTER DEFAULT PRIVILEGES' entries (\ddp), a
+	// consumer's as a sequence's ('S').
 	"pg_default_acl": "oid:oid defaclrole:oid defaclnamespace:oid defaclobjtype:char defaclacl:text[]",
 	"pg_settings": "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text " +
 		"vartype:text source:text min_val:text max_val:text boot_val:text reset_val:text pending_restart:bool",
