@@ -28,16 +28,23 @@ type psqlResult struct {
 // that the developer's settings cannot leak in.
 func runPsql(t *testing.T, a *app, args ...string) psqlResult {
 	t.Helper()
+	return runPsqlAt(t, a.Addr(), "postgres", args...)
+}
+
+// runPsqlAt is runPsql against the server at addr (topicgate or
+// PostgreSQL), logged in as user.
+func runPsqlAt(t *testing.T, addr, user string, args ...string) psqlResult {
+	t.Helper()
 	if _, err := os.Stat(psqlPath); err != nil {
 		t.Fatalf("psql is required for this test: %v", err)
 	}
-	host, port, err := net.SplitHostPort(a.Addr())
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	full := append([]string{"-X", "-h", host, "-p", port, "-U", "postgres", "-d", "postgres"}, args...)
+	full := append([]string{"-X", "-h", host, "-p", port, "-U", user, "-d", "postgres"}, args...)
 	cmd := osexec.CommandContext(ctx, psqlPath, full...)
 	var env []string
 	for _, kv := range os.Environ() {
@@ -242,7 +249,7 @@ SELECT topic, partitions, retention_period, supported_codecs, consumers FROM sys
 	psqlRequireText(t, strings.Join([]string{
 		"public|orders|table|postgres",
 		"public|orders|table|postgres",
-		"public|postgres",
+		"public|pg_database_owner", // as in PostgreSQL 15
 		"sys|postgres",
 		"postgres|postgres|UTF8|C|C||libc|",
 		"",
