@@ -37,8 +37,19 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 		}
 		return pgcatalog.Rows(t, s.catalogSource(v)), nil
 	}
-	rows, err := s.eng.views.Rows(view)
-	if err != nil || v.All {
+	var rows [][]any
+	if view == "consumer_privileges" {
+		// Its rows need the role document, which the executor has.
+		rows = sysview.ConsumerPrivilegeRows(s.eng.store.Topics(), v.D, func(cfg *topicstore.TopicConfig) string {
+			if cfg.Owner == "" && v.D.Bootstrap() == "" {
+				return s.info.User // no role yet: the session's user owns all, as pg_class shows
+			}
+			return v.Owner(cfg)
+		})
+	} else if rows, err = s.eng.views.Rows(view); err != nil {
+		return nil, err
+	}
+	if v.All {
 		return rows, err
 	}
 	return s.visibleRows(view, rows, v)

@@ -79,3 +79,35 @@ func TestPsqlRoles(t *testing.T) {
 		t.Errorf(`\ddp: want app's default privileges on consumers as a sequence's:%s`, r.stdout)
 	}
 }
+
+// TestConsumerPrivilegesView: sys.consumer_privileges lists each
+// consumer's grants as information_schema.table_privileges lists a
+// table's (the owner's USAGE while none was granted), and a role sees the
+// rows of the topics it holds some privilege on, as in the other sys
+// views.
+func TestConsumerPrivilegesView(t *testing.T) {
+	a := startTestServer(t)
+	psqlRequireOK(t, runPsql(t, a, "-v", "ON_ERROR_STOP=1", "-q",
+		"-c", "CREATE ROLE app LOGIN", "-c", "CREATE ROLE ops",
+		"-c", "CREATE TOPIC orders (CONSUMER analytics, CONSUMER billing)",
+		"-c", "CREATE TOPIC secret (CONSUMER audit)",
+		"-c", "GRANT USAGE ON CONSUMER orders.analytics TO app WITH GRANT OPTION",
+		"-c", "GRANT USAGE ON CONSUMER orders.analytics TO PUBLIC"))
+	query := "SELECT * FROM sys.consumer_privileges ORDER BY 1, 2, 3"
+	r := runPsql(t, a, "-A", "-t", "-c", query)
+	psqlRequireOK(t, r)
+	psqlRequireText(t, strings.Join([]string{
+		"orders|analytics|PUBLIC|postgres|USAGE|NO",
+		"orders|analytics|app|postgres|USAGE|YES",
+		"orders|analytics|postgres|postgres|USAGE|YES",
+		"orders|billing|postgres|postgres|USAGE|YES",
+		"secret|audit|postgres|postgres|USAGE|YES",
+		"",
+	}, "\n"), r.stdout, "sys.consumer_privileges as postgres")
+
+	r = runPsqlAt(t, a.Addr(), "app", "-A", "-t", "-c", query)
+	psqlRequireOK(t, r)
+	if strings.Contains(r.stdout, "secret") || !strings.Contains(r.stdout, "orders|analytics|app|postgres|USAGE|YES") {
+		t.Errorf("sys.consumer_privileges as app: want orders' rows only:\n%s", r.stdout)
+	}
+}

@@ -202,6 +202,14 @@ var SysViews = map[string]SysView{
 		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TTimestamptz, values.TInterval, values.TText,
 			values.TInterval, values.TInt8, values.TText, values.TText, values.TBool, values.TBool, values.TInterval},
 	},
+	// consumer_privileges is information_schema.table_privileges for
+	// consumers: a row per privilege of each entry of a consumer's access
+	// list (its owner's USAGE while it has none), grantee PUBLIC for
+	// every role, is_grantable YES or NO.
+	"consumer_privileges": {
+		Names: []string{"topic", "consumer", "grantee", "grantor", "privilege_type", "is_grantable"},
+		Types: []values.Type{values.TText, values.TText, values.TText, values.TText, values.TText, values.TText},
+	},
 	"sessions": {
 		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",
 			"staged_messages", "staged_bytes", "reading", "gateway"},
