@@ -89,6 +89,13 @@ func (e *edit) apply(list []acl.Item, privs acl.Priv) ([]acl.Item, error) {
 	return list, nil
 }
 
+// PostgreSQL's warning codes for a GRANT or REVOKE that did less than
+// asked.
+const (
+	codePrivilegeNotGranted = "01007"
+	codePrivilegeNotRevoked = "01006"
+)
+
 // grantable narrows want to what id may grant on an object of owner with
 // list, warning as PostgreSQL does when that is less than asked, and
 // returns the grantor (PostgreSQL's select_best_grantor: the owner when id
@@ -105,13 +112,13 @@ func grantable(d *acl.Doc, id *Identity, owner string, list []acl.Item, all, wan
 	got := want & opts
 	switch {
 	case got == 0 && revoke:
-		out.Warning(pgerror.CodeWarning, fmt.Sprintf("no privileges could be revoked for \"%s\"", name))
+		out.Warning(codePrivilegeNotRevoked, fmt.Sprintf("no privileges could be revoked for \"%s\"", name))
 	case got == 0:
-		out.Warning(pgerror.CodeWarning, fmt.Sprintf("no privileges were granted for \"%s\"", name))
+		out.Warning(codePrivilegeNotGranted, fmt.Sprintf("no privileges were granted for \"%s\"", name))
 	case got != want && revoke:
-		out.Warning(pgerror.CodeWarning, fmt.Sprintf("not all privileges could be revoked for \"%s\"", name))
+		out.Warning(codePrivilegeNotRevoked, fmt.Sprintf("not all privileges could be revoked for \"%s\"", name))
 	case got != want:
-		out.Warning(pgerror.CodeWarning, fmt.Sprintf("not all privileges were granted for \"%s\"", name))
+		out.Warning(codePrivilegeNotGranted, fmt.Sprintf("not all privileges were granted for \"%s\"", name))
 	}
 	return got, grantor, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -219,7 +218,7 @@ func (a *Authority) dropRoles(ctx context.Context, id *Identity, st *sql.DropRol
 		for _, name := range st.Names {
 			if _, ok := d.Role(name); !ok {
 				if st.IfExists {
-					out.Notice(pgerror.CodeUndefinedObject, fmt.Sprintf("role \"%s\" does not exist, skipping", name))
+					out.Notice(pgerror.CodeSuccessfulCompletion, fmt.Sprintf("role \"%s\" does not exist, skipping", name))
 					continue
 				}
 				return roleMissing(name)
@@ -237,21 +236,27 @@ func (a *Authority) dropRoles(ctx context.Context, id *Identity, st *sql.DropRol
 					return err
 				}
 			}
-			if deps := a.dependents(d, name); len(deps) > 0 {
+			// The topics that depend on the role, then what the role
+			// document holds (acl's DETAIL lines, in PostgreSQL's words).
+			deps := a.dependents(name)
+			var ae *acl.Error
+			if err := d.DropRole(name); errors.As(err, &ae) && ae.Code == pgerror.CodeDependentObjects && ae.Detail != "" {
+				deps = append(deps, strings.Split(ae.Detail, "\n")...)
+			} else if err != nil {
+				return err
+			}
+			if len(deps) > 0 {
 				return pgerror.Newf(pgerror.CodeDependentObjects, "role \"%s\" cannot be dropped because some objects depend on it", name).
 					WithDetail(strings.Join(deps, "\n"))
-			}
-			if err := d.DropRole(name); err != nil {
-				return err
 			}
 		}
 		return nil
 	})
 }
 
-// dependents are the objects that name role (PostgreSQL's DETAIL lines of
-// 2BP01): topics it owns, grants to or by it, its default privileges.
-func (a *Authority) dependents(d *acl.Doc, role string) []string {
+// dependents are the topics that name role (PostgreSQL's DETAIL lines of
+// 2BP01): those it owns, and grants to or by it on topics and consumers.
+func (a *Authority) dependents(role string) []string {
 	var deps []string
 	for _, ti := range a.store.Topics() {
 		cfg := &ti.Config
@@ -271,16 +276,7 @@ func (a *Authority) dependents(d *acl.Doc, role string) []string {
 			}
 		}
 	}
-	if acl.Mentions(d.SchemaACL, role) {
-		deps = append(deps, "privileges for schema public")
-	}
-	for _, def := range d.Defaults {
-		if def.Role == role || acl.Mentions(def.ACL, role) {
-			deps = append(deps, "default privileges of role "+def.Role)
-		}
-	}
-	slices.Sort(deps)
-	return slices.Compact(deps)
+	return deps
 }
 
 func (a *Authority) grantRole(ctx context.Context, id *Identity, st *sql.GrantRole, out Output) error {
