@@ -29,11 +29,10 @@ func (a *Authority) Check(ctx context.Context, id *Identity, accs []plantree.Acc
 		return nil
 	}
 	for _, x := range accs {
-		ti, err := a.store.Topic(x.Topic)
+		cfg, err := a.TopicConfig(x.Topic)
 		if err != nil {
 			continue
 		}
-		cfg := &ti.Config
 		if x.Read || x.Insert {
 			have := topicPrivs(d, id.Current, cfg)
 			if x.Read && have&acl.Select == 0 && !columnsAllow(d, id.Current, cfg, acl.Select, x.ReadCols) ||
@@ -109,14 +108,14 @@ func (a *Authority) CheckOwner(ctx context.Context, id *Identity, topic string) 
 	if err != nil {
 		return err
 	}
-	ti, err := a.store.Topic(topic)
+	cfg, err := a.TopicConfig(topic)
 	if errors.Is(err, topicstore.ErrTopicNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if !isOwner(d, id, ti.Config.Owner) {
+	if !isOwner(d, id, cfg.Owner) {
 		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "must be owner of topic %s", topic)
 	}
 	return nil
@@ -143,12 +142,12 @@ func (a *Authority) CheckDeadLetterQueues(id *Identity, before, cfg *topicstore.
 				continue
 			}
 		}
-		q, err := a.store.Topic(c.DeadLetterQueue)
+		q, err := a.TopicConfig(c.DeadLetterQueue)
 		if err != nil {
 			continue // a missing queue is a NOTICE of its own
 		}
-		if topicPrivs(d, id.Current, &q.Config)&acl.Insert == 0 {
-			return deniedTopic(q.Config.Name)
+		if topicPrivs(d, id.Current, q)&acl.Insert == 0 {
+			return deniedTopic(q.Name)
 		}
 	}
 	return nil
@@ -185,15 +184,15 @@ func (a *Authority) PrepareCreate(ctx context.Context, id *Identity, cfg *topics
 // statement to report.
 func (a *Authority) PrepareAlter(ctx context.Context, id *Identity, name string, apply func(*topicstore.TopicConfig) error) (func(old, cfg *topicstore.TopicConfig), error) {
 	noop := func(old, cfg *topicstore.TopicConfig) {}
-	ti, err := a.store.Topic(name)
+	cfg, err := a.TopicConfig(name)
 	if err != nil {
 		return noop, nil
 	}
-	trial := topicstore.CloneConfig(ti.Config)
+	trial := topicstore.CloneConfig(*cfg)
 	if apply(&trial) != nil {
 		return noop, nil
 	}
-	if err := a.CheckDeadLetterQueues(id, &ti.Config, &trial); err != nil {
+	if err := a.CheckDeadLetterQueues(id, cfg, &trial); err != nil {
 		return nil, err
 	}
 	d, err := a.Doc()
@@ -237,4 +236,16 @@ func columnsAllow(d *acl.Doc, role string, cfg *topicstore.TopicConfig, priv acl
 		}
 	}
 	return true
+}
+
+// TopicConfig is the definition of topic name as this process sees it
+// now, read-only: without its partitions' state where the store can
+// (topicstore.Configer), since checks read it on every statement.
+func (a *Authority) TopicConfig(name string) (*topicstore.TopicConfig, error) {
+	if c, ok := a.store.(topicstore.Configer); ok {
+		cfg, err := c.TopicConfig(name)
+		return &cfg, err
+	}
+	ti, err := a.store.Topic(name)
+	return &ti.Config, err
 }

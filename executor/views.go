@@ -114,7 +114,7 @@ func (s *Session) usableConsumerRows() ([][]any, error) {
 	for _, r := range rows {
 		t, _ := r[0].(string)
 		c, _ := r[1].(string)
-		if ti, err := s.eng.store.Topic(t); err == nil && v.Usage(&ti.Config, c) {
+		if cfg, err := s.eng.authz.TopicConfig(t); err == nil && v.Usage(cfg, c) {
 			out = append(out, r)
 		}
 	}

@@ -55,6 +55,14 @@ type RoleStore interface {
 	SetRoles(ctx context.Context, expect uint64, doc []byte) (uint64, error)
 }
 
+// Configer is implemented by stores that return a topic's definition
+// alone, without its partitions' state (which Topic gathers under each
+// partition's lock): what a privilege check on every statement reads.
+// The returned config is read-only: its slices may be shared.
+type Configer interface {
+	TopicConfig(name string) (TopicConfig, error)
+}
+
 // cloneACL deep-copies an access list.
 func cloneACL(acl []ACLItem) []ACLItem { return slices.Clone(acl) }
 

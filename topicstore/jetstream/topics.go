@@ -32,6 +32,11 @@ func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
 	return s.catalog.Topic(name)
 }
 
+// TopicConfig implements topicstore.Configer.
+func (s *Store) TopicConfig(name string) (topicstore.TopicConfig, error) {
+	return s.catalog.TopicConfig(name)
+}
+
 // Topics implements topicstore.Store.
 func (s *Store) Topics() []topicstore.TopicInfo {
 	return s.catalog.Topics()

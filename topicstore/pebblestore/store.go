@@ -443,6 +443,16 @@ func (s *PebbleStore) lookup(name string) (*topic, error) {
 	return t, nil
 }
 
+// TopicConfig implements topicstore.Configer: a topic object's config is
+// never changed (AlterTopic installs a new one), so it is shared.
+func (s *PebbleStore) TopicConfig(name string) (topicstore.TopicConfig, error) {
+	t, err := s.lookup(name)
+	if err != nil {
+		return topicstore.TopicConfig{}, err
+	}
+	return t.cfg, nil
+}
+
 // Topic returns a topic's definition and state.
 func (s *PebbleStore) Topic(name string) (topicstore.TopicInfo, error) {
 	t, err := s.lookup(name)

@@ -286,6 +286,18 @@ func (c *Catalog) Topic(name string) (topicstore.TopicInfo, error) {
 	return t.Info(), nil
 }
 
+// TopicConfig implements topicstore.Configer: the topic's definition
+// without its partitions.
+func (c *Catalog) TopicConfig(name string) (topicstore.TopicConfig, error) {
+	c.h.Lock()
+	defer c.h.Unlock()
+	t := c.cfg.Fold.ByName[name]
+	if t == nil {
+		return topicstore.TopicConfig{}, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
+	}
+	return topicstore.CloneConfig(t.Rec.Config), nil
+}
+
 // Topics implements topicstore.Store's Topics.
 func (c *Catalog) Topics() []topicstore.TopicInfo {
 	c.h.Lock()
