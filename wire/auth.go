@@ -11,14 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// authenticate runs the configured authentication exchange. On failure it
-// has already queued the FATAL ErrorResponse.
-func (c *conn) authenticate(user string) bool {
+// authenticate runs the configured authentication exchange: nil when the
+// user is in, else the error to send as FATAL (a *protoError: a wrong
+// password, a protocol violation) or, for any other error (the
+// connection failed), nothing to send.
+func (c *conn) authenticate(user string) error {
 	var ok bool
 	var err error
 	switch c.s.cfg.Auth {
 	case "trust":
-		return true
+		return nil
 	case "password":
 		ok, err = c.authCleartext(user)
 	case "md5":
@@ -33,16 +35,12 @@ func (c *conn) authenticate(user string) bool {
 		ok, err = c.authSCRAM(user)
 	}
 	if err != nil {
-		if e, isWire := err.(*protoError); isWire {
-			c.sendErrorSeverity("FATAL", e)
-		}
-		return false
+		return err
 	}
 	if !ok {
-		c.sendErrorSeverity("FATAL", authFailed(user))
-		return false
+		return authFailed(user)
 	}
-	return true
+	return nil
 }
 
 // Credential is what a user's password is checked against: the password

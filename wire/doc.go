@@ -25,7 +25,9 @@
 //     NegotiateProtocolVersion for 3.0). Authentication is trust, cleartext
 //     password, md5 or SCRAM-SHA-256 (RFC 5802/7677, no channel binding);
 //     failures are FATAL 28P01. Then Handler.NewSession, AuthenticationOk,
-//     ParameterStatus, BackendKeyData, ReadyForQuery.
+//     ParameterStatus, BackendKeyData, ReadyForQuery. Config.OnAuth is
+//     told of every login refused with a FATAL error and every one that
+//     succeeded (the audit log's AUTH lines).
 //   - simple.go: a Query message parses into statements; each is bound
 //     without parameters and executed to completion (RowDescription,
 //     DataRows, CommandComplete); the first error stops the rest; then

@@ -57,6 +57,25 @@ type Config struct {
 	// opens a new connection, which may land on another one). They answer
 	// it with Cancel.
 	ForwardCancel func(pid uint32, secret []byte)
+	// OnAuth, when set, is told of each login's outcome on the
+	// connection's goroutine, before the client is answered
+	// (AuthenticationOk or the FATAL error): the audit log's AUTH lines
+	// are written before the client knows. It must not block. A
+	// connection that ends during the exchange without being refused
+	// (the client hung up, as psql does to prompt for a password) is not
+	// a login.
+	OnAuth func(AuthEvent)
+}
+
+// AuthEvent is one login's outcome (Config.OnAuth).
+type AuthEvent struct {
+	User, Database, Remote string
+	// ProcessID is the session's (BackendKeyData's); 0 when the login
+	// was refused.
+	ProcessID uint32
+	// Code is "" when the login succeeded, else the SQLSTATE of the FATAL
+	// error the client was sent (28P01, 28000, 53300, ...).
+	Code string
 }
 
 // Server accepts PostgreSQL protocol connections and runs them against a

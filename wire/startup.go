@@ -124,21 +124,24 @@ func (c *conn) startup() bool {
 		c.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 3 << 16, UnrecognizedOptions: unknownOpts})
 	}
 	user := params["user"]
-	if user == "" {
-		c.sendErrorSeverity("FATAL", newError("28000", "no PostgreSQL user name specified in startup packet"))
-		return false
-	}
 	db := params["database"]
 	if db == "" {
 		db = user
 	}
+	if user == "" {
+		c.refuseLogin(user, db, newError("28000", "no PostgreSQL user name specified in startup packet"))
+		return false
+	}
 	c.be = pgproto3.NewBackend(connReader{c}, c.bw)
 	c.be.SetMaxBodyLen(c.s.cfg.MaxMessageSize)
-	if !c.authenticate(user) {
+	if err := c.authenticate(user); err != nil {
+		if e, refused := err.(*protoError); refused {
+			c.refuseLogin(user, db, e)
+		}
 		return false
 	}
 	if err := c.s.register(c); err != nil {
-		c.sendErrorSeverity("FATAL", newError("57P01", "terminating connection due to administrator command"))
+		c.refuseLogin(user, db, newError("57P01", "terminating connection due to administrator command"))
 		return false
 	}
 	c.info = SessionInfo{User: user, Database: db, Params: params, RemoteAddr: c.nc.RemoteAddr().String(), ProcessID: c.pid}
@@ -154,12 +157,13 @@ func (c *conn) startup() bool {
 	}
 	if err != nil {
 		c.sess = nil
-		c.sendErrorSeverity("FATAL", err)
+		c.refuseLogin(user, db, err)
 		return false
 	}
 	if pu, ok := c.sess.(PortalUser); ok {
 		_ = c.call(func() error { pu.UsePortals(c.boundPortal); return nil })
 	}
+	c.tellAuth(AuthEvent{User: user, Database: db, ProcessID: c.pid})
 	c.send(&pgproto3.AuthenticationOk{})
 	for _, kv := range c.parameterStatus() {
 		c.send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
@@ -167,6 +171,21 @@ func (c *conn) startup() bool {
 	c.send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret[:]})
 	c.readyForQuery()
 	return !c.fatal
+}
+
+// refuseLogin tells Config.OnAuth, then sends err as the FATAL error that
+// ends the login.
+func (c *conn) refuseLogin(user, db string, err error) {
+	c.tellAuth(AuthEvent{User: user, Database: db, Code: toErrorResponse(err).Code})
+	c.sendErrorSeverity("FATAL", err)
+}
+
+// tellAuth tells Config.OnAuth of a login's outcome.
+func (c *conn) tellAuth(ev AuthEvent) {
+	if c.s.cfg.OnAuth != nil {
+		ev.Remote = c.nc.RemoteAddr().String()
+		c.s.cfg.OnAuth(ev)
+	}
 }
 
 // errBadStartupLength is a startup packet length out of range.
