@@ -83,6 +83,13 @@
 //     them what only it knows: its sessions' published state and the
 //     partitions its read groups hold (viewsLocal, the engine as
 //     sysview.Local).
+//   - audit.go: the audit log's records (Options.Auditor; nil, off, at
+//     the cost of one nil check per statement). A portal's first Execute
+//     takes who runs it, its class (pgaudit's) and objects
+//     (plantree.Accesses, DDL's topics, GRANT's objects); the Execute that
+//     ends it (or DeferredTag, for a pipelined INSERT) adds the command,
+//     the outcome and the text, formatted from the syntax tree with
+//     passwords redacted, and writes it before the client is answered.
 //
 // Invariants: every user error carries a SQLSTATE (pgerror); a panic while
 // executing a statement becomes an internal error for that statement only;

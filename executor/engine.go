@@ -48,6 +48,9 @@ type Options struct {
 	// "md5", "scram-sha-256"): how new passwords are stored, and whether a
 	// login that names no role is the bootstrap superuser.
 	Auth string
+	// Auditor, when set, is told of each statement as it ends (the audit
+	// log, audit.go); nil: no auditing.
+	Auditor Auditor
 	// Trace, when set, is told of session and statement events, on the
 	// session's goroutine (tests use it to act when a statement is
 	// running, and to see a session end); it must not block.

@@ -64,6 +64,9 @@ func (s *Session) defers(plan *plantree.InsertPlan) bool {
 func (s *Session) DeferredTag(ctx context.Context, out wire.Output, atSync bool) (tag string, err error) {
 	d := s.deferred
 	s.deferred = nil
+	if s.auditDeferred != nil {
+		defer func() { s.auditDeferredEnd(tag, err) }()
+	}
 	if d == nil {
 		return "", nil
 	}

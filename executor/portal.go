@@ -42,6 +42,9 @@ type portal struct {
 	// checked: the privilege check passed (at the portal's first
 	// Execute; the grants in force when the statement started decide).
 	checked bool
+	// aud is the statement's audit record from its first Execute to the
+	// one that ends it (audit.go); nil when the audit log is off.
+	aud *auditing
 }
 
 // Running reports whether the portal is executing now.
@@ -55,6 +58,9 @@ func (p *portal) Columns() []wire.Column { return p.st.cols }
 func (p *portal) Close() {
 	p.it = nil
 	p.deliver.Abandon(p.st.s.rd, p.sent)
+	if p.aud != nil {
+		p.auditClosed()
+	}
 }
 
 // Execute implements wire.Portal: the statement's lifecycle around run
@@ -83,6 +89,10 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	defer s.publishStatus()
 	if s.settings.quiet {
 		out = quietOutput{out, s.settings.quieter}
+	}
+	if s.eng.opts.Auditor != nil {
+		p.auditStart()
+		defer func() { p.auditEnd(tag, done, err) }()
 	}
 	err = s.inStatement(ctx, func(ctx context.Context) error {
 		var err error

@@ -39,6 +39,9 @@ type Session struct {
 	// deferred is the write of the pipeline's Execute whose completion
 	// waits for the next message (pipeline.go); nil otherwise.
 	deferred *deferredWrite
+	// auditDeferred is the deferred INSERT's audit record, logged when it
+	// completes (audit.go); nil when there is none or the log is off.
+	auditDeferred *auditing
 	// deferStart is when the deferred INSERT's Execute began; write
 	// observes its latency when it commits (or stages) and clears it.
 	deferStart time.Time
@@ -140,6 +143,9 @@ func (s *Session) TxStatus() byte {
 // leaves the read sessions it joined.
 func (s *Session) Close() {
 	_ = s.WaitDurable()
+	if s.auditDeferred != nil {
+		s.auditDeferredEnd("", nil) // its client left before the pipeline's next message
+	}
 	s.txc.Close()
 	s.rd.Leave()
 	s.eng.sessions.Delete(s.info.ProcessID)
@@ -204,6 +210,9 @@ type statement struct {
 	// accesses are what the plan does to topics, checked against the
 	// grants each time it runs.
 	accesses []plantree.Access
+	// audText is the statement's text for the audit log, formatted the
+	// first time a line needs it (auditText).
+	audText string
 }
 
 func (st *statement) prepare() error {
