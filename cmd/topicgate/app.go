@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"topicgate/acl"
+	"topicgate/audit"
 	"topicgate/authz"
 	"topicgate/executor"
 	"topicgate/topicstore"
@@ -60,6 +61,10 @@ type config struct {
 	// stays with a holder whose transaction on it is still open; 0 = the
 	// engine's default (10s), negative = it moves at once.
 	HandoffGrace time.Duration
+	// AuditLog (--audit-log) is the audit log's file, "-" for stderr, ""
+	// for none; AuditClasses (--audit-classes) the classes it logs
+	// besides denials and failed logins ("": audit.DefaultClasses).
+	AuditLog, AuditClasses string
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
 	// Logger replaces the text logger on stderr at LogLevel (tests
@@ -123,6 +128,7 @@ type app struct {
 	serveErr error
 	closed   sync.Once // Close and Shutdown run once; a second call returns the first's result
 	err      error
+	audit    *audit.Log // --audit-log, nil when off
 }
 
 // start opens the store and starts serving; the listener is bound before
@@ -144,25 +150,48 @@ func start(cfg config) (*app, error) {
 	if cfg.Logger != nil {
 		logger = cfg.Logger
 	}
-	st, pst, err := openStore(cfg, logger)
+	alog, err := openAudit(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	eng := executor.New(st, executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20,
-		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace, Auth: cfg.Auth})
+	st, pst, err := openStore(cfg, logger)
+	if err != nil {
+		closeAudit(alog)
+		return nil, err
+	}
+	eopts := executor.Options{Clock: cfg.Clock, MaxTxnBytes: cfg.MaxTxnMiB << 20, MaxQueryBytes: cfg.MaxQueryMiB << 20,
+		HandoffGrace: cfg.HandoffGrace, Trace: cfg.Trace, Auth: cfg.Auth}
+	if alog != nil {
+		eopts.Auditor = alog
+	}
+	eng := executor.New(st, eopts)
+	a := &app{store: st, pebble: pst, engine: eng, done: make(chan struct{}), audit: alog}
+	if err := a.serve(cfg, logger); err != nil {
+		st.Close()
+		closeAudit(alog)
+		return nil, err
+	}
+	return a, nil
+}
+
+// serve seeds the bootstrap roles and starts serving a's engine.
+func (a *app) serve(cfg config, logger *slog.Logger) error {
+	st, eng := a.store, a.engine
 	// The bootstrap users become superuser roles the first time; from then
 	// on every password is checked against the role catalog's verifiers.
 	auth := eng.Authority()
 	seedCtx, cancelSeed := context.WithTimeout(context.Background(), time.Minute)
-	err = auth.Seed(seedCtx, cfg.Users)
+	err := auth.Seed(seedCtx, cfg.Users)
 	cancelSeed()
 	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("creating the bootstrap roles: %w", err)
+		return fmt.Errorf("creating the bootstrap roles: %w", err)
 	}
 	wcfg := wire.Config{
 		Listen: cfg.Listen, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
 		Auth: cfg.Auth, Logger: logger, Credentials: credentials(auth),
+	}
+	if a.audit != nil {
+		wcfg.OnAuth = auditLogin(a.audit)
 	}
 	g, gathers := st.(topicstore.Gatherer)
 	if gathers {
@@ -174,8 +203,7 @@ func start(cfg config) (*app, error) {
 	}
 	srv, err := wire.NewServer(wcfg, eng)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
 	eng.SetSignal(srv.Signal)
 	if gathers {
@@ -186,21 +214,19 @@ func start(cfg config) (*app, error) {
 			}
 		})
 		if err != nil {
-			st.Close()
-			return nil, err
+			return err
 		}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
-	a := &app{store: st, pebble: pst, engine: eng, server: srv, ln: ln, done: make(chan struct{})}
+	a.server, a.ln = srv, ln
 	go func() {
 		a.serveErr = srv.Serve(ln)
 		close(a.done)
 	}()
-	return a, nil
+	return nil
 }
 
 // openStore opens the embedded store in cfg.DataDir, or connects to the
@@ -349,6 +375,7 @@ func (a *app) Shutdown(grace time.Duration) error {
 		_ = a.server.Shutdown(ctx)
 		<-a.done
 		a.err = a.store.Close()
+		closeAudit(a.audit)
 	})
 	return a.err
 }
@@ -359,6 +386,7 @@ func (a *app) Close() error {
 		a.server.Close()
 		<-a.done
 		a.err = a.store.Close()
+		closeAudit(a.audit)
 	})
 	return a.err
 }

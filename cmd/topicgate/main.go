@@ -4,10 +4,12 @@
 //
 //	topicgate serve [--listen 127.0.0.1:5433] [--data-dir ./data | --store nats://host:port,...] [--auth trust|password|md5|scram-sha-256]
 //	                [--user name:password]... [--users-file FILE] [--tls-cert FILE --tls-key FILE]
+//	                [--audit-log FILE|- [--audit-classes READ,WRITE,...]]
 //
 // Every flag may also be given as an environment variable: TOPICGATE_LISTEN,
 // TOPICGATE_DATA_DIR, TOPICGATE_AUTH, TOPICGATE_USERS_FILE,
-// TOPICGATE_TLS_CERT, TOPICGATE_TLS_KEY.
+// TOPICGATE_TLS_CERT, TOPICGATE_TLS_KEY, TOPICGATE_AUDIT_LOG,
+// TOPICGATE_AUDIT_CLASSES. SIGHUP reopens the audit log.
 package main
 
 import (
@@ -74,6 +76,8 @@ func main() {
 	fs.Var(userFlags(cfg.Users), "user", "a user as name:password (repeatable)")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", env("TOPICGATE_TLS_CERT", ""), "TLS certificate (PEM)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", env("TOPICGATE_TLS_KEY", ""), "TLS private key (PEM)")
+	fs.StringVar(&cfg.AuditLog, "audit-log", env("TOPICGATE_AUDIT_LOG", ""), "append the audit log (JSON lines, one per statement and login; docs/audit-log.md) to this file, - for stderr; reopened on SIGHUP; off when empty")
+	fs.StringVar(&cfg.AuditClasses, "audit-classes", env("TOPICGATE_AUDIT_CLASSES", ""), "with --audit-log: the classes logged, of READ, WRITE, CONSUME, DDL, ROLE, MISC, AUTH, ALL, -CLASS (default READ,WRITE,CONSUME,DDL,ROLE,AUTH); denials and failed logins are logged whatever it says")
 	verbose := fs.Bool("v", false, "log connection-level events")
 	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /healthz, /readyz, /debug/pprof); off when empty")
 	contention := fs.Bool("contention-profiles", false, "sample blocking and mutex contention for /debug/pprof/block and /debug/pprof/mutex (one sample per 10 µs blocked, one in 10 contended locks; off: those profiles stay empty)")
@@ -136,6 +140,7 @@ func main() {
 		where = "gateway on " + jsext.RedactURLs(strings.Split(cfg.Store, ","))
 	}
 	fmt.Fprintf(os.Stderr, "topicgate listening on %s (%s, auth %s)\n", a.Addr(), where, strings.ToLower(authName(cfg)))
+	a.handleSIGHUP()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {

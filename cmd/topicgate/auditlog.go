@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"topicgate/audit"
+	"topicgate/wire"
+)
+
+// openAudit opens `serve --audit-log` (nil when it is off); a write that
+// fails is logged as a warning, and the statement goes on.
+func openAudit(cfg config, logger *slog.Logger) (*audit.Log, error) {
+	if cfg.AuditLog == "" {
+		if cfg.AuditClasses != "" {
+			return nil, fmt.Errorf("--audit-classes needs --audit-log")
+		}
+		return nil, nil
+	}
+	classes := audit.DefaultClasses
+	if cfg.AuditClasses != "" {
+		var err error
+		if classes, err = audit.ParseClasses(cfg.AuditClasses); err != nil {
+			return nil, fmt.Errorf("--audit-classes: %w", err)
+		}
+	}
+	return audit.Open(cfg.AuditLog, audit.Options{Classes: classes,
+		OnError: func(err error) { logger.Warn("audit: a line was not written", "err", err) }})
+}
+
+// closeAudit closes the audit log, if there is one, once nothing writes to
+// it any more.
+func closeAudit(l *audit.Log) {
+	if l != nil {
+		_ = l.Close()
+	}
+}
+
+// auditLogin is wire.Config.OnAuth writing the audit log's AUTH lines:
+// every refused login, and the ones that succeed when AUTH is enabled.
+func auditLogin(l *audit.Log) func(wire.AuthEvent) {
+	return func(ev wire.AuthEvent) {
+		outcome := audit.OK
+		if ev.Code != "" {
+			outcome = ev.Code
+		}
+		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
+			Session: ev.ProcessID, Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
+	}
+}
+
+// handleSIGHUP reopens the audit log on SIGHUP: logrotate moves the file
+// and sends it, and the next lines go to a new file at the path. Nothing
+// else in topicgate listens for SIGHUP; without an audit log it keeps its
+// default (it ends the process).
+func (a *app) handleSIGHUP() {
+	if a.audit == nil {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go a.reopenAuditOnHUP(hup, nil)
+}
+
+// reopenAuditOnHUP reopens the audit log for each signal sig delivers
+// (SIGHUP: logrotate moved the file), until sig is closed; each reopen's
+// result goes to reopened when it is not nil.
+func (a *app) reopenAuditOnHUP(sig <-chan os.Signal, reopened chan<- error) {
+	for range sig {
+		err := a.audit.Reopen()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "topicgate: SIGHUP:", err)
+		}
+		if reopened != nil {
+			reopened <- err
+		}
+	}
+}
