@@ -26,10 +26,9 @@ type Log struct {
 	classes Classes
 	onError func(error)
 
-	mu  sync.Mutex
-	w   io.Writer // f, or stderr
-	f   *os.File  // nil for stderr, or once closed
-	buf []byte    // the line being written, reused
+	mu sync.Mutex
+	w  io.Writer // f, or stderr; nil once closed
+	f  *os.File  // nil for stderr, or once closed
 }
 
 // stderrPath is the path that means stderr.
@@ -74,17 +73,14 @@ func (l *Log) Write(r *Record) {
 	if !r.Logged(l.classes) {
 		return
 	}
+	b := r.AppendJSON(nil) // outside the lock: sessions only queue for the write
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.w == nil {
 		return // closed
 	}
-	l.buf = r.AppendJSON(l.buf[:0])
-	if _, err := l.w.Write(l.buf); err != nil {
+	if _, err := l.w.Write(b); err != nil {
 		l.report(err)
-	}
-	if cap(l.buf) > 64<<10 {
-		l.buf = nil // a huge statement's line is not kept around
 	}
 }
 

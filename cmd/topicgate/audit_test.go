@@ -240,12 +240,14 @@ func TestAuditLogins(t *testing.T) {
 
 // TestAuditReopen: SIGHUP reopens the audit log (what logrotate sends
 // after moving it): the lines after it land in a new file at the path.
+// With --audit-classes all, MISC statements are logged too.
 func TestAuditReopen(t *testing.T) {
 	cfg := testConfig(t)
 	path := filepath.Join(t.TempDir(), "audit.log")
-	cfg.AuditLog = path
+	cfg.AuditLog, cfg.AuditClasses = path, "all"
 	a := startServer(t, cfg)
 	c := connect(t, a)
+	exec(t, c, "SET application_name = 'x'")
 	exec(t, c, "SELECT 'before'")
 	require.NoError(t, os.Rename(path, path+".1"))
 	exec(t, c, "SELECT 'moved'")
@@ -260,6 +262,8 @@ func TestAuditReopen(t *testing.T) {
 	exec(t, c, "SELECT 'after'")
 
 	old, cur := readAudit(t, path+".1"), readAudit(t, path)
+	set := oneAudit(t, old, "application_name")
+	require.Equal(t, "MISC SET ok", set.Class+" "+set.Command+" "+set.Outcome)
 	require.Len(t, auditOf(old, "'before'"), 1)
 	require.Len(t, auditOf(old, "'moved'"), 1, "until the reopen, lines go to the moved file")
 	require.Empty(t, auditOf(old, "'after'"))
