@@ -31,6 +31,9 @@ func (s *Session) sysRows(view string) ([][]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := strings.CutPrefix(view, "information_schema."); ok {
+		return pgcatalog.InfoSchemaRows(t, s.catalogSource(v)), nil
+	}
 	if t, ok := strings.CutPrefix(view, "pg_catalog."); ok {
 		if t == "pg_authid" && !v.All {
 			return nil, pgerror.New(pgerror.CodeInsufficientPrivilege, "permission denied for table pg_authid")
@@ -136,7 +139,7 @@ func (s *Session) visibleTopics(v authz.View) map[string]bool {
 // role that sees what v shows.
 func (s *Session) catalogSource(v authz.View) pgcatalog.Source {
 	return pgcatalog.Source{Database: s.info.Database, User: s.info.User,
-		Roles: func() *acl.Doc { return v.D },
+		Roles: func() *acl.Doc { return v.D }, Role: v.Current(),
 		Topics: func() []topicstore.TopicInfo {
 			all := s.eng.store.Topics()
 			if v.All {

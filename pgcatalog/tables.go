@@ -48,6 +48,8 @@ type Source struct {
 	// Roles is the role catalog (pg_roles, pg_auth_members, owners);
 	// nil: no role exists.
 	Roles func() *acl.Doc
+	// Role is the current user (information_schema's enabled roles).
+	Role string
 }
 
 // Cursor is one open cursor as pg_cursors shows it.

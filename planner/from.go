@@ -87,6 +87,16 @@ func fromNamed(cat Catalog, f *sql.TableRef, params *[]Type, p *plantree.SelectP
 			star = append(star, i)
 		}
 		return &Scope{Names: view.Names, Types: view.Types, Source: "pg_catalog." + f.Name}, star, nil
+	case "information_schema":
+		view, ok := catalog.InfoSchemaViews[f.Name]
+		if !ok {
+			return nil, nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"information_schema.%s\" does not exist", f.Name), f.Pos)
+		}
+		p.Sys = &plantree.SysScan{View: "information_schema." + f.Name, Names: view.Names, Types: view.Types}
+		for i := range view.Names {
+			star = append(star, i)
+		}
+		return &Scope{Names: view.Names, Types: view.Types, Source: "information_schema." + f.Name}, star, nil
 	}
 	return nil, nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedTable, "relation \"%s.%s\" does not exist", f.Schema, f.Name), f.Pos)
 }

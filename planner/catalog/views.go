@@ -232,3 +232,23 @@ var SysViews = map[string]SysView{
 		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TInt8, values.TInt8, values.TText},
 	},
 }
+
+// InfoSchemaViews are the information_schema views topicgate emulates:
+// the grants on topics, as PostgreSQL's for tables (a topic is a table of
+// schema public; the system catalogs' own grants are not listed).
+var InfoSchemaViews = map[string]SysView{}
+
+func init() {
+	grants := "grantor:name grantee:name table_catalog:name table_schema:name table_name:name " +
+		"privilege_type:text is_grantable:text with_hierarchy:text"
+	for _, v := range []string{"table_privileges", "role_table_grants"} {
+		var sv SysView
+		for _, col := range strings.Fields(grants) {
+			name, typ, _ := strings.Cut(col, ":")
+			t, _ := values.TypeFromName(typ)
+			sv.Names = append(sv.Names, name)
+			sv.Types = append(sv.Types, t)
+		}
+		InfoSchemaViews[v] = sv
+	}
+}
