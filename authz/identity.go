@@ -80,10 +80,12 @@ func (a *Authority) Admit(user string) (*Identity, func(), error) {
 	}, nil
 }
 
-// SetRole is SET ROLE role ("" or "none": back to the session user).
-func (a *Authority) SetRole(id *Identity, role string) error {
+// CheckSetRole is SET ROLE role's check ("" or "none": back to the
+// session user, always allowed): the role exists, and the session user
+// is a superuser or may SET ROLE to it. The caller changes id.Current (in
+// the session's settings, so a ROLLBACK undoes it).
+func (a *Authority) CheckSetRole(id *Identity, role string) error {
 	if role == "" || role == "none" {
-		id.Current = id.Session
 		return nil
 	}
 	d, err := a.Doc()
@@ -91,21 +93,20 @@ func (a *Authority) SetRole(id *Identity, role string) error {
 		return err
 	}
 	if _, ok := d.Role(role); !ok {
-		return pgerror.Newf(pgerror.CodeUndefinedObject, "role \"%s\" does not exist", role)
+		return roleMissing(role)
 	}
 	sessionSuper := (id.virtual && id.Session == id.Login) || d.Superuser(id.Session)
 	if !sessionSuper && !d.CanSetRole(id.Session, role) {
 		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "permission denied to set role \"%s\"", role)
 	}
-	id.Current = role
 	return nil
 }
 
-// SetSessionAuthorization is SET SESSION AUTHORIZATION role ("" or
-// "default": back to the login): only a superuser login may.
-func (a *Authority) SetSessionAuthorization(id *Identity, role string) error {
-	if role == "" || role == "default" {
-		id.Session, id.Current = id.Login, id.Login
+// CheckSessionAuthorization is SET SESSION AUTHORIZATION role's check
+// ("" or "default": back to the login, always allowed): only a superuser
+// login may become another role.
+func (a *Authority) CheckSessionAuthorization(id *Identity, role string) error {
+	if role == "" || role == "default" || role == id.Login {
 		return nil
 	}
 	d, err := a.Doc()
@@ -113,12 +114,11 @@ func (a *Authority) SetSessionAuthorization(id *Identity, role string) error {
 		return err
 	}
 	if _, ok := d.Role(role); !ok {
-		return pgerror.Newf(pgerror.CodeUndefinedObject, "role \"%s\" does not exist", role)
+		return roleMissing(role)
 	}
-	if role != id.Login && !id.virtual && !d.Superuser(id.Login) {
+	if !id.virtual && !d.Superuser(id.Login) {
 		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "permission denied to set session authorization")
 	}
-	id.Session, id.Current = role, role
 	return nil
 }
 

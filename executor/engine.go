@@ -142,6 +142,7 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 		return nil, err
 	}
 	s := &Session{eng: e, info: info, settings: newSettings(info), id: id, leave: leave}
+	s.settings.onIdentity = s.identityApplied
 	s.noteSuperuser()
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
 	s.rd = consume.NewReader(consume.Config{PID: info.ProcessID, Conn: s.txc, Store: e.store, Groups: e.groups,

@@ -367,11 +367,11 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 	case *sql.Savepoint:
 		return s.execSavepoint(st)
 	case *sql.SetVar:
-		if tag, ok, err := s.setIdentity(st); ok {
-			return tag, nil, err
-		}
 		if st.Local && s.txc.Block() == nil {
 			out.Warning(pgerror.CodeNoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
+		}
+		if tag, ok, err := s.setIdentity(st); ok {
+			return tag, nil, err
 		}
 		var err error
 		switch {

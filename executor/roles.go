@@ -10,16 +10,16 @@ import (
 	"topicgate/sql/pgerror"
 )
 
-// setIdentity runs SET ROLE, RESET ROLE, SET SESSION AUTHORIZATION and
-// RESET SESSION AUTHORIZATION (ok false: st sets something else). As in
-// PostgreSQL they last for the session, and SHOW role and SHOW
-// session_authorization report them.
+// setIdentity runs SET [LOCAL] ROLE, RESET ROLE, SET [LOCAL] SESSION
+// AUTHORIZATION and RESET SESSION AUTHORIZATION (ok false: st sets
+// something else). Once authz allows it, the change is a setting of the
+// session's ("role", "session_authorization"), so it follows the
+// settings' rules as in PostgreSQL: a ROLLBACK or ROLLBACK TO SAVEPOINT
+// undoes it, SET LOCAL lasts to the end of the transaction, SHOW reports
+// it; applying it moves the identity (identityApplied).
 func (s *Session) setIdentity(st *sql.SetVar) (tag string, ok bool, err error) {
 	name := strings.ToLower(st.Name)
-	if name != "role" && name != "session_authorization" {
-		return "", false, nil
-	}
-	if st.All {
+	if (name != "role" && name != "session_authorization") || st.All {
 		return "", false, nil
 	}
 	var value string
@@ -34,20 +34,45 @@ func (s *Session) setIdentity(st *sql.SetVar) (tag string, ok bool, err error) {
 		if strings.EqualFold(value, "none") {
 			value = ""
 		}
-		if err := s.eng.authz.SetRole(s.id, value); err != nil {
+		if err := s.eng.authz.CheckSetRole(s.id, value); err != nil {
 			return "", true, err
 		}
-		s.settings.vals["role"] = orNone(value)
-		s.noteSuperuser()
-		return tag, true, nil
+		return tag, true, s.settings.setTrusted("role", orNone(value), st.Local)
 	}
-	if err := s.eng.authz.SetSessionAuthorization(s.id, value); err != nil {
+	if strings.EqualFold(value, "default") {
+		value = ""
+	}
+	if err := s.eng.authz.CheckSessionAuthorization(s.id, value); err != nil {
 		return "", true, err
 	}
-	s.settings.vals["session_authorization"] = s.id.Session
-	s.settings.vals["role"] = "none"
+	if value == "" {
+		value = s.id.Login
+	}
+	if err := s.settings.setTrusted("session_authorization", value, st.Local); err != nil {
+		return "", true, err
+	}
+	return tag, true, s.settings.setTrusted("role", "none", st.Local)
+}
+
+// identityApplied moves the session's identity when the settings apply a
+// value of "role" or "session_authorization" (a SET, or the undo of one).
+func (s *Session) identityApplied(name, value string) {
+	switch name {
+	case "session_authorization":
+		s.id.Session = value
+		// The settings restore role and session_authorization in no
+		// order: with no role set, the current user follows.
+		if r := s.settings.vals["role"]; r == "none" || r == "" {
+			s.id.Current = value
+		}
+	case "role":
+		if value == "none" || value == "" {
+			s.id.Current = s.id.Session
+		} else {
+			s.id.Current = value
+		}
+	}
 	s.noteSuperuser()
-	return tag, true, nil
 }
 
 // noteSuperuser sets is_superuser for the current user (reported to the

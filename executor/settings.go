@@ -115,8 +115,12 @@ func paramName(name string) string {
 
 // settings are a session's run-time parameters.
 type settings struct {
-	vals  map[string]string // current value by lower-cased name
-	reset map[string]string // what RESET restores: the startup packet's, else the default
+	// onIdentity is told when "role" or "session_authorization" takes a
+	// value (set, or restored by a rollback): the session moves its
+	// identity to it.
+	onIdentity func(name, value string)
+	vals       map[string]string // current value by lower-cased name
+	reset      map[string]string // what RESET restores: the startup packet's, else the default
 	// sent is the last value of each reported parameter the client got;
 	// dirty says a value may have changed since (changes has work to do).
 	sent  map[string]string
@@ -200,6 +204,10 @@ func (s *settings) apply(name, value string) error {
 		s.idleInTxnTimeout = millis(value)
 	case "client_min_messages":
 		s.quiet, s.quieter = value == "warning" || value == "error", value == "error"
+	case "role", "session_authorization":
+		if s.onIdentity != nil {
+			s.onIdentity(k, value)
+		}
 	}
 	return nil
 }
@@ -213,6 +221,17 @@ func (s *settings) set(name, value string, local bool) error {
 	}
 	if p.readOnly {
 		return pgerror.Newf(pgerror.CodeCantChangeRuntimeParam, "parameter \"%s\" cannot be changed", strings.ToLower(name))
+	}
+	return s.setTrusted(name, value, local)
+}
+
+// setTrusted is set without the read-only check: for the parameters only
+// the session itself changes (role and session_authorization, once authz
+// allowed the change), which SET and set_config may not.
+func (s *settings) setTrusted(name, value string, local bool) error {
+	p, err := lookupParam(name)
+	if err != nil {
+		return err
 	}
 	if local && !s.inTxn {
 		if p.check != nil {
