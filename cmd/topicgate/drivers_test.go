@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -261,9 +262,43 @@ var childDrivers = []childDriver{
 	},
 }
 
+// The scenarios' server asks for passwords (SCRAM-SHA-256), so that every
+// driver's SCRAM exchange is exercised and the roles_* checks log in as a
+// role with a password that matters. driverUser is its bootstrap
+// superuser, the scenarios' usual connection.
+const (
+	driverUser     = "postgres"
+	driverPassword = "drivers-pw"
+)
+
+// startDriverServer starts a test server with --auth scram-sha-256 and
+// driverUser as its bootstrap user.
+func startDriverServer(t *testing.T) *app {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Auth, cfg.Users = "scram-sha-256", map[string]string{driverUser: driverPassword}
+	return startServer(t, cfg)
+}
+
+// driverDSN is the scenarios' connection URL, with driverUser's password.
+func driverDSN(a *app) string {
+	return dsnAs(fmt.Sprintf("postgres://%s/postgres?sslmode=disable", a.Addr()), driverUser, driverPassword)
+}
+
+// dsnAs is dsn with user and password replaced (the roles_* checks log in
+// as a role).
+func dsnAs(dsn, user, password string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String()
+}
+
 // driverEnv is the environment of a scenario: the caller's without PG*
 // settings, a private HOME (pgcli writes its config and history there),
-// and the server's address.
+// the server's address and the bootstrap user's credentials.
 func driverEnv(a *app, home, prefix string) []string {
 	host, port, _ := net.SplitHostPort(a.Addr())
 	var env []string
@@ -273,12 +308,12 @@ func driverEnv(a *app, home, prefix string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+home, "TOPICGATE_DSN="+a.dsn(), "TOPICGATE_HOST="+host,
-		"TOPICGATE_PORT="+port, "TOPICGATE_PREFIX="+prefix, "LC_ALL=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1")
+	return append(env, "HOME="+home, "TOPICGATE_DSN="+driverDSN(a), "TOPICGATE_HOST="+host,
+		"TOPICGATE_PORT="+port, "TOPICGATE_USER="+driverUser, "TOPICGATE_PASSWORD="+driverPassword, "TOPICGATE_PREFIX="+prefix, "LC_ALL=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1")
 }
 
 func TestDrivers(t *testing.T) {
-	a := startTestServer(t)
+	a := startDriverServer(t)
 	dir := driversDir(t)
 	for _, d := range childDrivers {
 		d := d
@@ -306,7 +341,7 @@ func TestDrivers(t *testing.T) {
 			cmd.Dir = dir
 			srv := a
 			if d.ownServer {
-				srv = startTestServer(t)
+				srv = startDriverServer(t)
 			}
 			cmd.Env = driverEnv(srv, tmp, "d_"+strings.ReplaceAll(d.name, "-", "_")+"_")
 			var stdout, stderr bytes.Buffer
@@ -334,7 +369,7 @@ func TestDrivers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 			defer cancel()
 			start := time.Now()
-			d.run(ctx, r, a.dsn())
+			d.run(ctx, r, driverDSN(a))
 			t.Logf("%s ran in %v", d.name, time.Since(start).Round(time.Millisecond))
 			var runErr error
 			if strings.Contains(out.String(), "\nFAIL ") || strings.HasPrefix(out.String(), "FAIL ") {
@@ -406,4 +441,24 @@ func data64K() []byte {
 		b[i] = byte(i)
 	}
 	return b
+}
+
+// The roles_* checks of every scenario: the bootstrap connection creates
+// role <prefix>writer with password rolePassword and topic
+// <prefix>granted, and grants the role INSERT (not SELECT) on it; the
+// role then logs in through the driver's connect path, inserts with a
+// parameter, is refused the SELECT (42501) and logs in with a wrong
+// password (28P01).
+const (
+	rolePassword      = "writer-pw"
+	roleWrongPassword = "wrong-pw"
+)
+
+// roleSetup is the statements of roles_grant, as the bootstrap user.
+func roleSetup(role, topic string) []string {
+	return []string{
+		"CREATE ROLE " + role + " LOGIN PASSWORD '" + rolePassword + "'",
+		"CREATE TOPIC " + topic,
+		"GRANT INSERT ON TOPIC " + topic + " TO " + role,
+	}
 }

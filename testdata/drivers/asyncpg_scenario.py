@@ -8,10 +8,11 @@ import json
 
 import asyncpg
 
-from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, host_port, prefix
+from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, credentials, host_port, prefix
 
 P = prefix("asyncpg")
 HOST, PORT = host_port()
+USER, PASSWORD = credentials()
 r = Runner("asyncpg")
 r.version(asyncpg.__version__)
 
@@ -25,7 +26,7 @@ async def connect():
             await conn.close(timeout=2)
         except Exception:
             pass
-    conn = await asyncpg.connect(host=HOST, port=PORT, user="postgres", database="postgres", timeout=10)
+    conn = await asyncpg.connect(host=HOST, port=PORT, user=USER, password=PASSWORD, database="postgres", timeout=10)
     return conn
 
 

@@ -5,10 +5,11 @@ second connection in the background."""
 import os
 import subprocess
 
-from scenario_common import Runner, expect, host_port, prefix
+from scenario_common import Runner, credentials, expect, host_port, prefix
 
 P = prefix("pgcli")
 HOST, PORT = host_port()
+USER, PASSWORD = credentials()
 r = Runner("pgcli")
 ver = subprocess.run(["pgcli", "--version"], capture_output=True, text=True).stdout.strip()
 r.version(ver.replace("Version: ", ""))
@@ -36,8 +37,10 @@ script = "\n".join([
     "",
 ])
 env = dict(os.environ, TERM="dumb", COLUMNS="200", LINES="50")
+if PASSWORD:
+    env["PGPASSWORD"] = PASSWORD
 proc = subprocess.run(
-    ["pgcli", "-h", HOST, "-p", str(PORT), "-U", "postgres", "-w", "--less-chatty", "--warn", "off",
+    ["pgcli", "-h", HOST, "-p", str(PORT), "-U", USER, "-w", "--less-chatty", "--warn", "off",
      "--row-limit", "0", "postgres"],
     input=script, capture_output=True, text=True, timeout=40, env=env)
 out, err = proc.stdout, proc.stderr

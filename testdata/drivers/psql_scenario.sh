@@ -4,7 +4,9 @@
 # STDIN data, \copy ... TO STDOUT, and VERBOSITY sqlstate for errors.
 set -u
 P=${TOPICGATE_PREFIX:-drv_psql_$$_$(date +%s)_}
-PSQL=(psql -X -h "${TOPICGATE_HOST:-127.0.0.1}" -p "${TOPICGATE_PORT:-5433}" -U postgres -d postgres -v ON_ERROR_STOP=1)
+# TOPICGATE_PASSWORD unset: the server trusts.
+[ -n "${TOPICGATE_PASSWORD:-}" ] && export PGPASSWORD=$TOPICGATE_PASSWORD
+PSQL=(psql -X -w -h "${TOPICGATE_HOST:-127.0.0.1}" -p "${TOPICGATE_PORT:-5433}" -U "${TOPICGATE_USER:-postgres}" -d postgres -v ON_ERROR_STOP=1)
 passed=0
 failed=()
 

@@ -6,10 +6,11 @@ import io
 import psycopg2
 import psycopg2.errors
 
-from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, host_port, prefix
+from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, credentials, host_port, prefix
 
 P = prefix("psycopg2")
 HOST, PORT = host_port()
+USER, PASSWORD = credentials()
 r = Runner("psycopg2")
 r.version("%s (libpq %d)" % (psycopg2.__version__.split()[0], psycopg2.extensions.libpq_version()))
 
@@ -23,7 +24,7 @@ def connect():
             conn.close()
         except Exception:
             pass
-    conn = psycopg2.connect(host=HOST, port=PORT, user="postgres", dbname="postgres", connect_timeout=10)
+    conn = psycopg2.connect(host=HOST, port=PORT, user=USER, password=PASSWORD, dbname="postgres", connect_timeout=10)
     conn.autocommit = True
     return conn
 

@@ -5,10 +5,11 @@ import datetime
 import psycopg
 from psycopg import sql
 
-from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, host_port, prefix
+from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, credentials, host_port, prefix
 
 P = prefix("psycopg3")
 HOST, PORT = host_port()
+USER, PASSWORD = credentials()
 r = Runner("psycopg3")
 r.version("%s (libpq %d)" % (psycopg.__version__, psycopg.pq.version()))
 
@@ -22,7 +23,7 @@ def connect():
             conn.close()
         except Exception:
             pass
-    conn = psycopg.connect(host=HOST, port=PORT, user="postgres", dbname="postgres", connect_timeout=10, autocommit=True)
+    conn = psycopg.connect(host=HOST, port=PORT, user=USER, password=PASSWORD, dbname="postgres", connect_timeout=10, autocommit=True)
     return conn
 
 

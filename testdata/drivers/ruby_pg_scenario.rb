@@ -7,6 +7,8 @@ DRIVER = 'ruby-pg'
 P = ENV['TOPICGATE_PREFIX'] || "drv_ruby_#{Process.pid}_#{Time.now.to_i}_"
 HOST = ENV['TOPICGATE_HOST'] || '127.0.0.1'
 PORT = (ENV['TOPICGATE_PORT'] || '5433').to_i
+USER = ENV['TOPICGATE_USER'] || 'postgres'
+PASSWORD = ENV['TOPICGATE_PASSWORD'] # nil: the server trusts
 DATA64K = (0...64 * 1024).map { |i| i % 256 }.pack('C*')
 
 class Mismatch < StandardError; end
@@ -29,7 +31,7 @@ def connect
   rescue StandardError
     nil
   end
-  $conn = PG.connect(host: HOST, port: PORT, user: 'postgres', dbname: 'postgres', connect_timeout: 10)
+  $conn = PG.connect(host: HOST, port: PORT, user: USER, password: PASSWORD, dbname: 'postgres', connect_timeout: 10)
   $conn.set_notice_processor { |_| }
 end
 

@@ -19,6 +19,11 @@ def host_port():
     return os.environ.get("TOPICGATE_HOST", "127.0.0.1"), int(os.environ.get("TOPICGATE_PORT", "5433"))
 
 
+def credentials():
+    """The bootstrap user and its password (None: the server trusts)."""
+    return os.environ.get("TOPICGATE_USER", "postgres"), os.environ.get("TOPICGATE_PASSWORD") or None
+
+
 class Mismatch(Exception):
     pass
 

@@ -28,6 +28,8 @@ public class Scenario {
     static final String P = env("TOPICGATE_PREFIX", "drv_jdbc_" + ProcessHandle.current().pid() + "_" + System.currentTimeMillis() / 1000 + "_");
     static final String HOST = env("TOPICGATE_HOST", "127.0.0.1");
     static final String PORT = env("TOPICGATE_PORT", "5433");
+    static final String USER = env("TOPICGATE_USER", "postgres");
+    static final String PASSWORD = env("TOPICGATE_PASSWORD", null); // null: the server trusts
     static final byte[] DATA64K = new byte[64 * 1024];
     static {
         for (int i = 0; i < DATA64K.length; i++) DATA64K[i] = (byte) (i % 256);
@@ -50,7 +52,8 @@ public class Scenario {
 
     static Connection open(String mode) throws SQLException {
         Properties p = new Properties();
-        p.setProperty("user", "postgres");
+        p.setProperty("user", USER);
+        if (PASSWORD != null) p.setProperty("password", PASSWORD);
         p.setProperty("connectTimeout", "10");
         p.setProperty("preferQueryMode", mode);
         return DriverManager.getConnection("jdbc:postgresql://" + HOST + ":" + PORT + "/postgres", p);
@@ -332,7 +335,8 @@ public class Scenario {
             // A common pgjdbc setting: strings go untyped (0), so setString
             // works into jsonb too, as PostgreSQL infers the type.
             Properties p = new Properties();
-            p.setProperty("user", "postgres");
+            p.setProperty("user", USER);
+            if (PASSWORD != null) p.setProperty("password", PASSWORD);
             p.setProperty("stringtype", "unspecified");
             try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + HOST + ":" + PORT + "/postgres", p);
                  PreparedStatement ps = c.prepareStatement("INSERT INTO " + P + "bin (producer_id, seqno, data, attrs) VALUES (?, ?, ?, ?)")) {

@@ -15,6 +15,8 @@ const driver = 'node-postgres'
 const P = process.env.TOPICGATE_PREFIX || `drv_node_${process.pid}_${Date.now()}_`
 const HOST = process.env.TOPICGATE_HOST || '127.0.0.1'
 const PORT = Number(process.env.TOPICGATE_PORT || 5433)
+const USER = process.env.TOPICGATE_USER || 'postgres'
+const PASSWORD = process.env.TOPICGATE_PASSWORD || undefined // unset: the server trusts
 const DATA64K = Buffer.alloc(64 * 1024)
 for (let i = 0; i < DATA64K.length; i++) DATA64K[i] = i % 256
 
@@ -35,7 +37,7 @@ let passed = 0
 
 async function connect () {
   if (client) { try { await client.end() } catch (e) {} }
-  client = new pg.Client({ host: HOST, port: PORT, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 10000 })
+  client = new pg.Client({ host: HOST, port: PORT, user: USER, password: PASSWORD, database: 'postgres', connectionTimeoutMillis: 10000 })
   client.on('error', () => {})
   client.on('notice', () => {})
   await client.connect()
