@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The pgx scenario of TestDrivers: pgx's default statement cache (Parse
@@ -369,5 +370,75 @@ func pgxScenario(ctx context.Context, r *goScenario, dsn string) {
 			return "", err
 		}
 		return "22012, 25P02, ROLLBACK, SELECT 1", select1()
+	})
+	pgxRoles(ctx, r, c, dsn)
+}
+
+// pgxRoles is the roles_* checks (drivers_test.go): c is the bootstrap
+// connection.
+func pgxRoles(ctx context.Context, r *goScenario, c *pgx.Conn, dsn string) {
+	role, topic := r.prefix+"writer", r.prefix+"granted"
+	r.check("roles_grant", func() (string, error) {
+		for _, q := range roleSetup(role, topic) {
+			if _, err := c.Exec(ctx, q); err != nil {
+				return "", fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return "CREATE ROLE " + role + " LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC", nil
+	})
+	var rc *pgx.Conn
+	r.check("roles_login", func() (string, error) {
+		var err error
+		if rc, err = pgx.Connect(ctx, dsnAs(dsn, role, rolePassword)); err != nil {
+			return "", err
+		}
+		var user string
+		if err := rc.QueryRow(ctx, "SELECT current_user").Scan(&user); err != nil {
+			return "", err
+		}
+		return "pgx.Connect as the role (SCRAM-SHA-256), current_user " + user, expectEqual(user, role, "current_user")
+	})
+	if rc != nil {
+		defer rc.Close(context.Background())
+	}
+	noRole := mismatch("no connection as %s (roles_login failed)", role)
+	r.check("roles_insert", func() (string, error) {
+		if rc == nil {
+			return "", noRole
+		}
+		tag, err := rc.Exec(ctx, "INSERT INTO "+topic+" (data) VALUES ($1)", []byte("by-role"))
+		if err != nil {
+			return "", err
+		}
+		var data string
+		if err := c.QueryRow(ctx, "SELECT convert_from(data, 'UTF8') FROM "+topic).Scan(&data); err != nil {
+			return "", err
+		}
+		return "INSERT with a bytea parameter: " + tag.String() + ", read back as the bootstrap user",
+			firstErr(expectEqual(tag.String(), "INSERT 0 1", "tag"), expectEqual(data, "by-role", "the message"))
+	})
+	r.check("roles_denied", func() (string, error) {
+		if rc == nil {
+			return "", noRole
+		}
+		_, err := rc.Exec(ctx, "SELECT data FROM "+topic+" WHERE offset >= $1", 0)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			return "", mismatch("SELECT as the role: got %v, want 42501", err)
+		}
+		var one int
+		if err := rc.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+			return "", fmt.Errorf("SELECT 1 after the error: %w", err)
+		}
+		return "42501 permission denied for topic " + topic + " (PgError), then SELECT 1",
+			firstErr(expectEqual(pe.Code, "42501", "SQLSTATE"), expectEqual(pe.Message, "permission denied for topic "+topic, "message"))
+	})
+	r.check("roles_bad_password", func() (string, error) {
+		bad, err := pgx.Connect(ctx, dsnAs(dsn, role, roleWrongPassword))
+		if err == nil {
+			bad.Close(ctx)
+			return "", mismatch("a wrong password logged in")
+		}
+		return "28P01 (PgError)", expectEqual(pgCode(err), "28P01", fmt.Sprintf("SQLSTATE (%v)", err))
 	})
 }

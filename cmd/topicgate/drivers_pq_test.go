@@ -384,4 +384,94 @@ func libpqScenario(ctx context.Context, r *goScenario, dsn string) {
 		}
 		return "22012, 25P02, ROLLBACK, SELECT 1", select1()
 	})
+	libpqRoles(ctx, r, db, dsn)
+}
+
+// libpqRoles is the roles_* checks (drivers_test.go): db is the bootstrap
+// connection.
+func libpqRoles(ctx context.Context, r *goScenario, db *sql.DB, dsn string) {
+	role, topic := r.prefix+"writer", r.prefix+"granted"
+	r.check("roles_grant", func() (string, error) {
+		for _, q := range roleSetup(role, topic) {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return "", fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return "CREATE ROLE " + role + " LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC", nil
+	})
+	open := func(password string) (*sql.DB, error) {
+		rdb, err := sql.Open("postgres", dsnAs(dsn, role, password))
+		if err != nil {
+			return nil, err
+		}
+		rdb.SetMaxOpenConns(1)
+		if err := rdb.PingContext(ctx); err != nil {
+			rdb.Close()
+			return nil, err
+		}
+		return rdb, nil
+	}
+	var rdb *sql.DB
+	r.check("roles_login", func() (string, error) {
+		var err error
+		if rdb, err = open(rolePassword); err != nil {
+			return "", err
+		}
+		var user string
+		if err := rdb.QueryRowContext(ctx, "SELECT current_user").Scan(&user); err != nil {
+			return "", err
+		}
+		return "sql.Open + Ping as the role (SCRAM-SHA-256), current_user " + user, expectEqual(user, role, "current_user")
+	})
+	if rdb != nil {
+		defer rdb.Close()
+	}
+	noRole := mismatch("no connection as %s (roles_login failed)", role)
+	r.check("roles_insert", func() (string, error) {
+		if rdb == nil {
+			return "", noRole
+		}
+		res, err := rdb.ExecContext(ctx, "INSERT INTO "+topic+" (data) VALUES ($1)", []byte("by-role"))
+		if err != nil {
+			return "", err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return "", err
+		}
+		var data string
+		if err := db.QueryRowContext(ctx, "SELECT convert_from(data, 'UTF8') FROM "+topic).Scan(&data); err != nil {
+			return "", err
+		}
+		return "INSERT with a []byte argument counts 1, read back as the bootstrap user",
+			firstErr(expectEqual(n, int64(1), "RowsAffected"), expectEqual(data, "by-role", "the message"))
+	})
+	r.check("roles_denied", func() (string, error) {
+		if rdb == nil {
+			return "", noRole
+		}
+		rows, err := rdb.QueryContext(ctx, "SELECT data FROM "+topic+" WHERE offset >= $1", 0)
+		if err == nil {
+			err = rows.Err()
+			rows.Close()
+		}
+		var pe *pq.Error
+		if !errors.As(err, &pe) {
+			return "", mismatch("SELECT as the role: got %v, want 42501", err)
+		}
+		var one int
+		if err := rdb.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+			return "", fmt.Errorf("SELECT 1 after the error: %w", err)
+		}
+		return "42501 permission denied for topic " + topic + " (*pq.Error), then SELECT 1",
+			firstErr(expectEqual(string(pe.Code), "42501", "SQLSTATE"), expectEqual(pe.Message, "permission denied for topic "+topic, "message"))
+	})
+	r.check("roles_bad_password", func() (string, error) {
+		bad, err := open(roleWrongPassword)
+		if err == nil {
+			bad.Close()
+			return "", mismatch("a wrong password logged in")
+		}
+		return "28P01 (*pq.Error)", expectEqual(pqCode(err), "28P01", fmt.Sprintf("SQLSTATE (%v)", err))
+	})
 }
