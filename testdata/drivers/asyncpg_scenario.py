@@ -8,7 +8,8 @@ import json
 
 import asyncpg
 
-from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, credentials, host_port, prefix
+from scenario_common import (DATA64K, ROLE_PASSWORD, WRONG_PASSWORD, Mismatch, Runner, credentials, expect, expect_bad_password,
+                             expect_eq, host_port, prefix, role_setup)
 
 P = prefix("asyncpg")
 HOST, PORT = host_port()
@@ -294,6 +295,57 @@ async def c_error_in_txn():
     return "22012, 25P02, ROLLBACK, SELECT 1"
 
 
+ROLE, GRANTED = P + "writer", P + "granted"
+rconn = None  # the role's connection
+
+
+def role_conn():
+    if rconn is None or rconn.is_closed():
+        raise Mismatch("no connection as %s (roles_login failed)" % ROLE)
+    return rconn
+
+
+async def c_roles_grant():
+    for q in role_setup(ROLE, GRANTED):
+        await conn.execute(q)
+    return "CREATE ROLE %s LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC" % ROLE
+
+
+async def c_roles_login():
+    global rconn
+    rconn = await asyncpg.connect(host=HOST, port=PORT, user=ROLE, password=ROLE_PASSWORD, database="postgres", timeout=10)
+    expect_eq(await rconn.fetchval("SELECT current_user"), ROLE, "current_user")
+    return "asyncpg.connect as the role (SCRAM-SHA-256), current_user %s" % ROLE
+
+
+async def c_roles_insert():
+    rc = role_conn()
+    expect_eq(await rc.execute("INSERT INTO " + GRANTED + " (data) VALUES ($1)", b"by-role"), "INSERT 0 1", "tag")
+    expect_eq(await conn.fetchval("SELECT data FROM " + GRANTED), b"by-role", "the message, read as the bootstrap user")
+    return "INSERT with a bytes parameter: INSERT 0 1; read back as the bootstrap user"
+
+
+async def c_roles_denied():
+    rc = role_conn()
+    try:
+        await rc.fetch("SELECT data FROM " + GRANTED + " WHERE offset >= $1", 0)
+    except asyncpg.PostgresError as e:
+        expect_eq((e.sqlstate, e.message), ("42501", "permission denied for topic " + GRANTED), "sqlstate, message (%s)" % type(e).__name__)
+    else:
+        raise Mismatch("the SELECT as the role succeeded")
+    expect_eq(await rc.fetchval("SELECT 1"), 1, "SELECT 1 after the error")
+    return "42501 permission denied for topic %s (InsufficientPrivilegeError.sqlstate), SELECT 1" % GRANTED
+
+
+async def c_roles_bad_password():
+    try:
+        bad = await asyncpg.connect(host=HOST, port=PORT, user=ROLE, password=WRONG_PASSWORD, database="postgres", timeout=10)
+    except asyncpg.PostgresError as e:
+        return expect_bad_password(e, ROLE, e.sqlstate) + " (%s)" % type(e).__name__
+    await bad.close()
+    raise Mismatch("a wrong password logged in")
+
+
 async def main():
     await check("connect", c_connect)
     if conn is None:
@@ -326,6 +378,13 @@ async def main():
     await check("error_bad_param_client", c_bad_param_client)
     await check("error_copy", c_error_copy)
     await check("error_25P02", c_error_in_txn)
+    await check("roles_grant", c_roles_grant)
+    await check("roles_login", c_roles_login)
+    await check("roles_insert", c_roles_insert)
+    await check("roles_denied", c_roles_denied)
+    await check("roles_bad_password", c_roles_bad_password)
+    if rconn is not None:
+        await rconn.close()
     if conn is not None:
         await conn.close()
     r.finish()

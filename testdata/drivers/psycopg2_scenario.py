@@ -6,7 +6,8 @@ import io
 import psycopg2
 import psycopg2.errors
 
-from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, credentials, host_port, prefix
+from scenario_common import (DATA64K, ROLE_PASSWORD, WRONG_PASSWORD, Mismatch, Runner, credentials, expect, expect_bad_password,
+                             expect_eq, host_port, prefix, role_setup)
 
 P = prefix("psycopg2")
 HOST, PORT = host_port()
@@ -286,6 +287,70 @@ def c_error_in_txn():
     return "22012, 25P02, ROLLBACK, SELECT 1"
 
 
+ROLE, GRANTED = P + "writer", P + "granted"
+rconn = None  # the role's connection, autocommit off as psycopg2's default
+
+
+def role_conn():
+    if rconn is None or rconn.closed:
+        raise Mismatch("no connection as %s (roles_login failed)" % ROLE)
+    return rconn
+
+
+def c_roles_grant():
+    with conn.cursor() as cur:
+        for q in role_setup(ROLE, GRANTED):
+            cur.execute(q)
+    return "CREATE ROLE %s LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC" % ROLE
+
+
+def c_roles_login():
+    global rconn
+    rconn = psycopg2.connect(host=HOST, port=PORT, user=ROLE, password=ROLE_PASSWORD, dbname="postgres", connect_timeout=10)
+    with rconn.cursor() as cur:
+        cur.execute("SELECT current_user")
+        expect_eq(cur.fetchone(), (ROLE,), "current_user")
+    rconn.rollback()
+    return "psycopg2.connect as the role (SCRAM-SHA-256), current_user %s" % ROLE
+
+
+def c_roles_insert():
+    rc = role_conn()
+    with rc.cursor() as cur:
+        cur.execute("INSERT INTO " + GRANTED + " (data) VALUES (%s)", (psycopg2.Binary(b"by-role"),))
+        expect_eq(cur.rowcount, 1, "rowcount")
+    rc.commit()
+    with conn.cursor() as cur:
+        cur.execute("SELECT convert_from(data, 'UTF8') FROM " + GRANTED)
+        expect_eq(cur.fetchall(), [("by-role",)], "the message, read as the bootstrap user")
+    return "INSERT with a Binary parameter, committed; read back as the bootstrap user"
+
+
+def c_roles_denied():
+    rc = role_conn()
+    try:
+        with rc.cursor() as cur:
+            cur.execute("SELECT data FROM " + GRANTED + " WHERE offset >= %s", (0,))
+    except psycopg2.Error as e:
+        expect_eq((e.pgcode, e.diag.message_primary), ("42501", "permission denied for topic " + GRANTED), "pgcode, diag.message_primary")
+    else:
+        raise Mismatch("the SELECT as the role succeeded")
+    rc.rollback()
+    with rc.cursor() as cur:
+        cur.execute("SELECT 1")
+        expect_eq(cur.fetchone(), (1,), "SELECT 1 after the error")
+    rc.rollback()
+    return "42501 permission denied for topic %s (e.pgcode), rollback, SELECT 1" % GRANTED
+
+
+def c_roles_bad_password():
+    try:
+        psycopg2.connect(host=HOST, port=PORT, user=ROLE, password=WRONG_PASSWORD, dbname="postgres", connect_timeout=10).close()
+    except psycopg2.OperationalError as e:
+        return expect_bad_password(e, ROLE, e.pgcode)
+    raise Mismatch("a wrong password logged in")
+
+
 check("connect", c_connect)
 if conn is None:
     r.finish()
@@ -310,4 +375,9 @@ check("error_22012", expect_error("SELECT 1/%s", (0,), "22012"))
 check("error_bad_param", expect_error("SELECT offset FROM " + P + "in WHERE seqno = %s", ("abc",), "22P02"))
 check("error_copy", c_error_copy)
 check("error_25P02", c_error_in_txn)
+check("roles_grant", c_roles_grant)
+check("roles_login", c_roles_login)
+check("roles_insert", c_roles_insert)
+check("roles_denied", c_roles_denied)
+check("roles_bad_password", c_roles_bad_password)
 r.finish()

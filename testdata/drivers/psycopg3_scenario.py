@@ -5,7 +5,8 @@ import datetime
 import psycopg
 from psycopg import sql
 
-from scenario_common import DATA64K, Mismatch, Runner, expect, expect_eq, credentials, host_port, prefix
+from scenario_common import (DATA64K, ROLE_PASSWORD, WRONG_PASSWORD, Mismatch, Runner, credentials, expect, expect_bad_password,
+                             expect_eq, host_port, prefix, role_setup)
 
 P = prefix("psycopg3")
 HOST, PORT = host_port()
@@ -339,6 +340,62 @@ def c_error_in_txn():
     return "22012, 25P02, ROLLBACK, SELECT 1"
 
 
+ROLE, GRANTED = P + "writer", P + "granted"
+rconn = None  # the role's connection, autocommit off as psycopg's default
+
+
+def role_conn():
+    if rconn is None or rconn.closed:
+        raise Mismatch("no connection as %s (roles_login failed)" % ROLE)
+    return rconn
+
+
+def c_roles_grant():
+    for q in role_setup(ROLE, GRANTED):
+        conn.execute(q)
+    return "CREATE ROLE %s LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC" % ROLE
+
+
+def c_roles_login():
+    global rconn
+    rconn = psycopg.connect(host=HOST, port=PORT, user=ROLE, password=ROLE_PASSWORD, dbname="postgres", connect_timeout=10)
+    expect_eq(rconn.execute("SELECT current_user").fetchone(), (ROLE,), "current_user")
+    rconn.rollback()
+    return "psycopg.connect as the role (SCRAM-SHA-256), current_user %s" % ROLE
+
+
+def c_roles_insert():
+    rc = role_conn()
+    cur = rc.execute(sql.SQL("INSERT INTO {} (data) VALUES (%s)").format(T("granted")), (b"by-role",))
+    expect_eq(cur.rowcount, 1, "rowcount")
+    rc.commit()
+    rows = conn.execute(sql.SQL("SELECT data FROM {}").format(T("granted"))).fetchall()
+    expect_eq(rows, [(b"by-role",)], "the message, read as the bootstrap user")
+    return "INSERT with a bytes parameter, committed; read back as the bootstrap user"
+
+
+def c_roles_denied():
+    rc = role_conn()
+    try:
+        rc.execute(sql.SQL("SELECT data FROM {} WHERE offset >= %s").format(T("granted")), (0,))
+    except psycopg.Error as e:
+        expect_eq((e.sqlstate, e.diag.message_primary), ("42501", "permission denied for topic " + GRANTED), "sqlstate, diag.message_primary")
+    else:
+        raise Mismatch("the SELECT as the role succeeded")
+    rc.rollback()
+    expect_eq(rc.execute("SELECT 1").fetchone(), (1,), "SELECT 1 after the error")
+    rc.rollback()
+    return "42501 permission denied for topic %s (e.sqlstate), rollback, SELECT 1" % GRANTED
+
+
+def c_roles_bad_password():
+    try:
+        psycopg.connect(host=HOST, port=PORT, user=ROLE, password=WRONG_PASSWORD, dbname="postgres", connect_timeout=10).close()
+    except psycopg.OperationalError as e:
+        return expect_bad_password(e, ROLE, e.sqlstate)
+    raise Mismatch("a wrong password logged in")
+
+
 check("connect", c_connect)
 if conn is None:
     r.finish()
@@ -371,4 +428,9 @@ check("error_bad_param", expect_error("SELECT offset FROM " + P + "in WHERE seqn
 check("error_copy", c_error_copy)
 check("error_pipeline", c_error_pipeline)
 check("error_25P02", c_error_in_txn)
+check("roles_grant", c_roles_grant)
+check("roles_login", c_roles_login)
+check("roles_insert", c_roles_insert)
+check("roles_denied", c_roles_denied)
+check("roles_bad_password", c_roles_bad_password)
 r.finish()

@@ -24,6 +24,29 @@ def credentials():
     return os.environ.get("TOPICGATE_USER", "postgres"), os.environ.get("TOPICGATE_PASSWORD") or None
 
 
+# The roles_* checks (README.md): role <prefix>writer, topic <prefix>granted.
+ROLE_PASSWORD = "writer-pw"
+WRONG_PASSWORD = "wrong-pw"
+
+
+def role_setup(role, topic):
+    """The statements of roles_grant, run as the bootstrap user."""
+    return ["CREATE ROLE %s LOGIN PASSWORD '%s'" % (role, ROLE_PASSWORD),
+            "CREATE TOPIC " + topic,
+            "GRANT INSERT ON TOPIC %s TO %s" % (topic, role)]
+
+
+def expect_bad_password(e, role, sqlstate):
+    """Checks a failed login's error: SQLSTATE 28P01 where the driver has
+    one (libpq reports none for a failed connection), else the message."""
+    msg = str(e)
+    if sqlstate is not None:
+        expect_eq(sqlstate, "28P01", "SQLSTATE (%s)" % msg.strip())
+        return "28P01"
+    expect('password authentication failed for user "%s"' % role in msg, "error: %r" % msg)
+    return "'password authentication failed for user \"%s\"' (no SQLSTATE: libpq has none for a failed connection)" % role
+
+
 class Mismatch(Exception):
     pass
 
