@@ -269,7 +269,75 @@ async function main () {
     await select1()
     return '22012, 25P02, ROLLBACK, SELECT 1'
   })
+  await roles()
   finish()
+}
+
+// The roles_* checks (README.md): a role with INSERT and not SELECT on a
+// topic, logged in through pg.Client with its password.
+const ROLE = `${P}writer`
+const GRANTED = `${P}granted`
+const ROLE_PASSWORD = 'writer-pw'
+const WRONG_PASSWORD = 'wrong-pw'
+
+function roleClient (password) {
+  const c = new pg.Client({ host: HOST, port: PORT, user: ROLE, password, database: 'postgres', connectionTimeoutMillis: 10000 })
+  c.on('error', () => {})
+  return c
+}
+
+async function roles () {
+  let rc = null
+  const roleConn = () => {
+    if (!rc) throw new Mismatch(`no connection as ${ROLE} (roles_login failed)`)
+    return rc
+  }
+  await check('roles_grant', async () => {
+    await client.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${ROLE_PASSWORD}'`)
+    await client.query(`CREATE TOPIC ${GRANTED}`)
+    await client.query(`GRANT INSERT ON TOPIC ${GRANTED} TO ${ROLE}`)
+    return `CREATE ROLE ${ROLE} LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC`
+  })
+  await check('roles_login', async () => {
+    const c = roleClient(ROLE_PASSWORD)
+    await c.connect()
+    rc = c
+    const res = await rc.query('SELECT current_user AS u')
+    expectEq(res.rows, [{ u: ROLE }], 'current_user')
+    return `pg.Client as the role (SCRAM-SHA-256), current_user ${ROLE}`
+  })
+  await check('roles_insert', async () => {
+    const res = await roleConn().query(`INSERT INTO ${GRANTED} (data) VALUES ($1)`, [Buffer.from('by-role')])
+    expectEq([res.command, res.rowCount], ['INSERT', 1], 'command, rowCount')
+    const back = await client.query(`SELECT convert_from(data, 'UTF8') AS d FROM ${GRANTED}`)
+    expectEq(back.rows, [{ d: 'by-role' }], 'the message, read as the bootstrap user')
+    return 'INSERT with a Buffer parameter counts 1; read back as the bootstrap user'
+  })
+  await check('roles_denied', async () => {
+    const c = roleConn()
+    try {
+      await c.query(`SELECT data FROM ${GRANTED} WHERE offset >= $1`, [0])
+    } catch (e) {
+      if (e instanceof Mismatch) throw e
+      expectEq([e.code, e.message], ['42501', `permission denied for topic ${GRANTED}`], 'err.code, err.message')
+      const res = await c.query('SELECT 1 AS one')
+      expectEq(res.rows, [{ one: 1 }], 'SELECT 1 after the error')
+      return `42501 permission denied for topic ${GRANTED} (err.code), SELECT 1`
+    }
+    throw new Mismatch('the SELECT as the role succeeded')
+  })
+  await check('roles_bad_password', async () => {
+    const c = roleClient(WRONG_PASSWORD)
+    try {
+      await c.connect()
+    } catch (e) {
+      expectEq(e.code, '28P01', `err.code (${e.message})`)
+      return '28P01 (err.code)'
+    }
+    await c.end()
+    throw new Mismatch('a wrong password logged in')
+  })
+  if (rc) { try { await rc.end() } catch (e) {} }
 }
 
 function finish () {
