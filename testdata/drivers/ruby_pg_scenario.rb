@@ -299,6 +299,66 @@ check('error_25P02') do
   '22012, 25P02, ROLLBACK, SELECT 1'
 end
 
+# The roles_* checks (README.md): a role with INSERT and not SELECT on a
+# topic, logged in through PG.connect with its password.
+ROLE = "#{P}writer"
+GRANTED = "#{P}granted"
+ROLE_PASSWORD = 'writer-pw'
+WRONG_PASSWORD = 'wrong-pw'
+
+def role_connect(password)
+  PG.connect(host: HOST, port: PORT, user: ROLE, password: password, dbname: 'postgres', connect_timeout: 10)
+end
+
+$rconn = nil
+
+def role_conn
+  raise Mismatch, "no connection as #{ROLE} (roles_login failed)" if $rconn.nil? || $rconn.finished?
+
+  $rconn
+end
+
+check('roles_grant') do
+  $conn.exec("CREATE ROLE #{ROLE} LOGIN PASSWORD '#{ROLE_PASSWORD}'")
+  $conn.exec("CREATE TOPIC #{GRANTED}")
+  $conn.exec("GRANT INSERT ON TOPIC #{GRANTED} TO #{ROLE}")
+  "CREATE ROLE #{ROLE} LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC"
+end
+check('roles_login') do
+  $rconn = role_connect(ROLE_PASSWORD)
+  expect_eq($rconn.exec('SELECT current_user').values, [[ROLE]], 'current_user')
+  "PG.connect as the role (SCRAM-SHA-256), current_user #{ROLE}"
+end
+check('roles_insert') do
+  res = role_conn.exec_params("INSERT INTO #{GRANTED} (data) VALUES ($1)", [{ value: 'by-role', format: 1 }])
+  expect_eq([res.cmd_status, res.cmd_tuples], ['INSERT 0 1', 1], 'cmd_status, cmd_tuples')
+  expect_eq($conn.exec("SELECT convert_from(data, 'UTF8') FROM #{GRANTED}").values, [['by-role']], 'the message, read as the bootstrap user')
+  'INSERT with a binary exec_params parameter: INSERT 0 1; read back as the bootstrap user'
+end
+check('roles_denied') do
+  rc = role_conn
+  begin
+    rc.exec_params("SELECT data FROM #{GRANTED} WHERE offset >= $1", [0])
+    raise Mismatch, 'the SELECT as the role succeeded'
+  rescue PG::Error => e
+    got = [e.result&.error_field(PG::PG_DIAG_SQLSTATE), e.result&.error_field(PG::PG_DIAG_MESSAGE_PRIMARY), e.class]
+    expect_eq(got, ['42501', "permission denied for topic #{GRANTED}", PG::InsufficientPrivilege], 'SQLSTATE, message, class')
+  end
+  expect_eq(rc.exec('SELECT 1 AS one').values, [['1']], 'SELECT 1 after the error')
+  "42501 permission denied for topic #{GRANTED} (PG::InsufficientPrivilege, error_field), SELECT 1"
+end
+check('roles_bad_password') do
+  begin
+    role_connect(WRONG_PASSWORD).close
+    raise Mismatch, 'a wrong password logged in'
+  rescue PG::ConnectionBad => e
+    # libpq reports no SQLSTATE for a failed connection: the message.
+    expect(e.message.include?("password authentication failed for user \"#{ROLE}\""), "error: #{e.message.strip}")
+  end
+  "'password authentication failed for user \"#{ROLE}\"' (no SQLSTATE: libpq has none for a failed connection)"
+end
+$rconn&.close
+
 puts "summary #{DRIVER}: #{$passed} checks ok, #{$failed.size} failed#{$failed.empty? ? '' : " (#{$failed.join(', ')})"}"
 $conn&.close
 exit($failed.empty? ? 0 : 1)
