@@ -509,7 +509,84 @@ public class Scenario {
             check("error_bad_param_simple", expectError(s, "SELECT offset FROM " + P + "in WHERE seqno = ?", "abc", "22P02"));
             s.close();
         }
+        roles();
         finish();
+    }
+
+    // The roles_* checks (README.md): a role with INSERT and not SELECT on
+    // a topic, logged in through DriverManager with its password.
+    static final String ROLE = P + "writer";
+    static final String GRANTED = P + "granted";
+    static Connection rconn;
+
+    static Connection roleConnect(String password) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", ROLE);
+        p.setProperty("password", password);
+        p.setProperty("connectTimeout", "10");
+        return DriverManager.getConnection("jdbc:postgresql://" + HOST + ":" + PORT + "/postgres", p);
+    }
+
+    static Connection roleConn() throws Mismatch {
+        if (rconn == null) throw new Mismatch("no connection as " + ROLE + " (roles_login failed)");
+        return rconn;
+    }
+
+    static void roles() throws SQLException {
+        check("roles_grant", () -> {
+            try (Statement st = conn.createStatement()) {
+                st.execute("CREATE ROLE " + ROLE + " LOGIN PASSWORD 'writer-pw'");
+                st.execute("CREATE TOPIC " + GRANTED);
+                st.execute("GRANT INSERT ON TOPIC " + GRANTED + " TO " + ROLE);
+            }
+            return "CREATE ROLE " + ROLE + " LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC";
+        });
+        check("roles_login", () -> {
+            rconn = roleConnect("writer-pw");
+            rconn.setAutoCommit(false); // the role works in explicit transactions
+            try (Statement st = rconn.createStatement()) {
+                expectEq(rows(st.executeQuery("SELECT current_user")), List.of(ROLE), "current_user");
+            }
+            rconn.rollback();
+            return "DriverManager.getConnection as the role (SCRAM-SHA-256), current_user " + ROLE;
+        });
+        check("roles_insert", () -> {
+            Connection rc = roleConn();
+            try (PreparedStatement ps = rc.prepareStatement("INSERT INTO " + GRANTED + " (data) VALUES (?)")) {
+                ps.setBytes(1, "by-role".getBytes());
+                expectEq(ps.executeUpdate(), 1, "executeUpdate");
+            }
+            rc.commit();
+            try (Statement st = conn.createStatement()) {
+                expectEq(rows(st.executeQuery("SELECT convert_from(data, 'UTF8') FROM " + GRANTED)), List.of("by-role"), "the message, read as the bootstrap user");
+            }
+            return "setBytes INSERT counts 1, commit; read back as the bootstrap user";
+        });
+        check("roles_denied", () -> {
+            Connection rc = roleConn();
+            try (PreparedStatement ps = rc.prepareStatement("SELECT data FROM " + GRANTED + " WHERE offset >= ?")) {
+                ps.setLong(1, 0);
+                ps.executeQuery().close();
+                throw new Mismatch("the SELECT as the role succeeded");
+            } catch (SQLException e) {
+                String msg = e instanceof org.postgresql.util.PSQLException && ((org.postgresql.util.PSQLException) e).getServerErrorMessage() != null
+                        ? ((org.postgresql.util.PSQLException) e).getServerErrorMessage().getMessage() : e.getMessage();
+                expectEq(e.getSQLState() + " " + msg, "42501 permission denied for topic " + GRANTED, "getSQLState(), ServerErrorMessage.getMessage()");
+            }
+            rc.rollback();
+            select1(rc);
+            rc.rollback();
+            return "42501 permission denied for topic " + GRANTED + " (getSQLState), rollback, SELECT 1";
+        });
+        check("roles_bad_password", () -> {
+            try (Connection bad = roleConnect("wrong-pw")) {
+                throw new Mismatch("a wrong password logged in");
+            } catch (SQLException e) {
+                expectEq(e.getSQLState(), "28P01", "getSQLState() (" + e.getMessage() + ")");
+            }
+            return "28P01 (getSQLState)";
+        });
+        if (rconn != null) rconn.close();
     }
 
     static void finish() {
