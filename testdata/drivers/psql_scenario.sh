@@ -147,5 +147,50 @@ ROLLBACK;
 SELECT 1;
 SQL
 
+# The roles_* checks (README.md): a role with INSERT and not SELECT on a
+# topic, logged in with psql -U and its password (PGPASSWORD).
+ROLE=${P}writer
+GRANTED=${P}granted
+ROLE_PASSWORD=writer-pw
+# as_role PASSWORD CHECK-ARGS...: check, logged in as ROLE with PASSWORD.
+as_role() {
+	local -x PGPASSWORD=$1
+	shift
+	check "$@" -U "$ROLE"
+}
+check roles_grant $'CREATE ROLE\nCREATE TOPIC\nGRANT' "CREATE ROLE ${ROLE} LOGIN PASSWORD, CREATE TOPIC, GRANT INSERT ON TOPIC" <<SQL
+CREATE ROLE ${ROLE} LOGIN PASSWORD '${ROLE_PASSWORD}';
+CREATE TOPIC ${GRANTED};
+GRANT INSERT ON TOPIC ${GRANTED} TO ${ROLE};
+SQL
+as_role "$ROLE_PASSWORD" roles_login "$ROLE" "psql -U as the role (SCRAM-SHA-256), current_user ${ROLE}" -c "SELECT current_user"
+# psql 15 has no \bind: a psql variable is its parameter path.
+got=$(PGPASSWORD=$ROLE_PASSWORD "${PSQL[@]}" -At -U "$ROLE" 2>&1 <<SQL
+\\set msg 'by-role'
+INSERT INTO ${GRANTED} (data) VALUES (:'msg');
+SQL
+)
+got+=$'\n'$("${PSQL[@]}" -At -c "SELECT convert_from(data, 'UTF8') FROM ${GRANTED}" 2>&1)
+if [ "$got" == $'INSERT 0 1\nby-role' ]; then
+	ok roles_insert "INSERT with a psql variable as the role: INSERT 0 1; read back as the bootstrap user"
+else
+	fail roles_insert "got $(printf '%q' "$got"), want $(printf '%q' $'INSERT 0 1\nby-role')"
+fi
+as_role "$ROLE_PASSWORD" roles_denied $'ERROR:  permission denied for topic '"${GRANTED}"$'\n42501\n1' \
+	"42501 permission denied for topic ${GRANTED} (:LAST_ERROR_SQLSTATE), SELECT 1" -v ON_ERROR_STOP=0 <<SQL
+\\set VERBOSITY terse
+SELECT data FROM ${GRANTED} WHERE offset >= 0;
+\\echo :LAST_ERROR_SQLSTATE
+SELECT 1;
+SQL
+# psql prints no SQLSTATE for a failed connection (libpq has none): the message.
+got=$(PGPASSWORD=wrong-pw "${PSQL[@]}" -At -U "$ROLE" -c "SELECT 1" 2>&1)
+want="FATAL:  password authentication failed for user \"${ROLE}\""
+if [[ "$got" == *"$want" ]]; then
+	ok roles_bad_password "'password authentication failed for user \"${ROLE}\"' (no SQLSTATE: libpq has none for a failed connection)"
+else
+	fail roles_bad_password "got $(printf '%q' "$got"), want it to end with $(printf '%q' "$want")"
+fi
+
 echo "summary psql: $passed checks ok, ${#failed[@]} failed${failed:+ (${failed[*]})}"
 [ ${#failed[@]} -eq 0 ]
