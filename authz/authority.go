@@ -170,9 +170,18 @@ func (a *Authority) Seed(ctx context.Context, users map[string]string) error {
 	})
 }
 
+// loginBarrierTimeout bounds the read barrier of a login; past it the
+// login reads the gateway's view as it is.
+const loginBarrierTimeout = 5 * time.Second
+
 // Verifier is what a role's password is checked against at login: its
 // stored verifier; ok false when the role does not exist or has none.
 func (a *Authority) Verifier(user string) (verifier string, ok bool) {
+	// A login sees every role change acknowledged before it, through any
+	// gateway (a role just created, a password just changed).
+	ctx, cancel := context.WithTimeout(context.Background(), loginBarrierTimeout)
+	a.barrier(ctx)
+	cancel()
 	d, err := a.Doc()
 	if err != nil {
 		return "", false

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"context"
 	"topicgate/acl"
 	"topicgate/sql/pgerror"
 )
@@ -51,6 +52,14 @@ func (a *Authority) Superuser(id *Identity) bool {
 // ends. The password was checked before, by the wire layer.
 func (a *Authority) Admit(user string) (*Identity, func(), error) {
 	id := &Identity{Login: user, Session: user, Current: user}
+	if a.trust {
+		// No password check ran its barrier: a role created a moment ago
+		// through another gateway must not log in as the bootstrap
+		// superuser here.
+		ctx, cancel := context.WithTimeout(context.Background(), loginBarrierTimeout)
+		a.barrier(ctx)
+		cancel()
+	}
 	d, err := a.Doc()
 	if err != nil {
 		return nil, nil, err
@@ -120,6 +129,18 @@ func (a *Authority) CheckSessionAuthorization(id *Identity, role string) error {
 		return pgerror.Newf(pgerror.CodeInsufficientPrivilege, "permission denied to set session authorization")
 	}
 	return nil
+}
+
+// SessionOf is the identity of a session of user that another gateway
+// holds, as far as this one knows it: the role it logged in as (the
+// bootstrap superuser when user names no role).
+func (a *Authority) SessionOf(user string) *Identity {
+	id := &Identity{Login: user, Session: user, Current: user}
+	if d, err := a.Doc(); err == nil {
+		_, ok := d.Role(user)
+		id.virtual = !ok
+	}
+	return id
 }
 
 // CanSignal is PostgreSQL's check of pg_cancel_backend (terminate false)

@@ -89,8 +89,10 @@ type Engine struct {
 	txm   *txn.Manager // every transaction of every session
 	authz *authz.Authority
 	// signal cancels or ends a session of this process by pid (the wire
-	// server's Signal, set by SetSignal).
-	signal   func(pid uint32, terminate bool) bool
+	// server's Signal); remoteSignal asks the other gateways to (nil: a
+	// store of one process). Both set by SetSignal.
+	signal       func(pid uint32, terminate bool) bool
+	remoteSignal func(pid uint32, terminate bool)
 	cache    parseCache
 	sessions sync.Map // processID -> *Session
 	// groups are the consumer groups the sessions read in (package
@@ -125,8 +127,10 @@ func New(st topicstore.Store, opts Options) *Engine {
 
 // SetSignal gives the engine the wire server's way to cancel or end a
 // connection (pg_cancel_backend, pg_terminate_backend); call it before
-// serving.
-func (e *Engine) SetSignal(fn func(pid uint32, terminate bool) bool) { e.signal = fn }
+// serving; remote asks the other gateways of a cluster to (nil: none).
+func (e *Engine) SetSignal(local func(pid uint32, terminate bool) bool, remote func(pid uint32, terminate bool)) {
+	e.signal, e.remoteSignal = local, remote
+}
 
 // Authority is the engine's authorization: the role catalog and the
 // checks made from it.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"slices"
 	"strings"
 
 	"topicgate/acl"
@@ -215,12 +216,33 @@ func (s *Session) RoleName(oid int64) (string, bool) {
 // pg_terminate_backend of a session of this gateway, with PostgreSQL's
 // permission rules (authz.CanSignal).
 func (s *Session) Signal(pid int64, terminate bool) (bool, error) {
-	v, ok := s.eng.sessions.Load(uint32(pid))
-	if !ok || s.eng.signal == nil {
+	if v, ok := s.eng.sessions.Load(uint32(pid)); ok && s.eng.signal != nil {
+		if err := s.eng.authz.CanSignal(s.id, v.(*Session).id, terminate); err != nil {
+			return false, err
+		}
+		return s.eng.signal(uint32(pid), terminate), nil
+	}
+	if s.eng.remoteSignal == nil {
 		return false, nil
 	}
-	if err := s.eng.authz.CanSignal(s.id, v.(*Session).id, terminate); err != nil {
+	// A session of another gateway: sys.sessions (which asks them) says
+	// whose it is; this gateway decides, that one acts.
+	rows, err := s.eng.views.Rows("sessions")
+	if err != nil {
 		return false, err
 	}
-	return s.eng.signal(uint32(pid), terminate), nil
+	names := catalog.SysViews["sessions"].Names
+	pidCol, userCol := slices.Index(names, "pid"), slices.Index(names, "user")
+	for _, r := range rows {
+		if r[pidCol] != pid {
+			continue
+		}
+		user, _ := r[userCol].(string)
+		if err := s.eng.authz.CanSignal(s.id, s.eng.authz.SessionOf(user), terminate); err != nil {
+			return false, err
+		}
+		s.eng.remoteSignal(uint32(pid), terminate)
+		return true, nil
+	}
+	return false, nil
 }

@@ -205,7 +205,7 @@ func (a *app) serve(cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	eng.SetSignal(srv.Signal)
+	eng.SetSignal(srv.Signal, nil)
 	if gathers {
 		err := g.Hear(tellCancel, func(b []byte) {
 			if len(b) >= 4 {
@@ -216,6 +216,25 @@ func (a *app) serve(cfg config, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		// pg_cancel_backend and pg_terminate_backend of a session of
+		// another gateway, once the caller's gateway allowed them.
+		err = g.Hear(tellSignal, func(b []byte) {
+			if len(b) == 5 {
+				srv.Signal(binary.BigEndian.Uint32(b), b[4] == 1)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		eng.SetSignal(srv.Signal, func(pid uint32, terminate bool) {
+			b := binary.BigEndian.AppendUint32(nil, pid)
+			if terminate {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+			_ = g.Tell(tellSignal, b)
+		})
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -424,6 +443,12 @@ func addUser(spec string, into map[string]string) error {
 // CancelRequest names none of its sessions: the secret key, then the
 // process id (4 bytes, big-endian).
 const tellCancel = "cancel"
+
+// tellSignal is the kind of message a gateway tells the others for a
+// pg_cancel_backend (0) or pg_terminate_backend (1) it allowed of a
+// session it does not hold: the process id (4 bytes, big-endian), then
+// that byte.
+const tellSignal = "signal"
 
 // natsCacheBytes is the jetstream store's CacheBytes for --nats-cache-mib:
 // 0 turns the cache off, which the store spells as a negative budget.

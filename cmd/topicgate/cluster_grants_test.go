@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -77,6 +78,30 @@ func TestClusterGrants(t *testing.T) {
 	require.NoError(t, err)
 	_, err = connect(gws[1], "app", "a")
 	require.Error(t, err)
-	_, err = connect(gws[1], "app", "b")
+	appB2, err := connect(gws[1], "app", "b")
 	require.NoError(t, err)
+
+	// pg_terminate_backend through A of a session B holds: A decides
+	// (app may not end a superuser's session), B ends it.
+	bossB, err := connect(gws[1], "boss", "pw")
+	require.NoError(t, err)
+	appA, err := connect(gws[0], "app", "b")
+	require.NoError(t, err)
+	var ok bool
+	err = appA.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(bossB.PgConn().PID())).Scan(&ok)
+	denied(err)
+	require.NoError(t, appA.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(appB2.PgConn().PID())).Scan(&ok))
+	require.True(t, ok)
+	require.NoError(t, bossA.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(appB.PgConn().PID())).Scan(&ok))
+	require.True(t, ok)
+	for _, c := range []*pgx.Conn{appB, appB2} {
+		// As in PostgreSQL the signal is sent, not awaited: read what
+		// its gateway sends the idle session, FATAL 57P01 then EOF.
+		nc := c.PgConn().Conn()
+		require.NoError(t, nc.SetReadDeadline(time.Now().Add(10*time.Second)))
+		b, err := io.ReadAll(nc)
+		require.NoError(t, err)
+		require.Contains(t, string(b), "57P01")
+	}
+	require.NoError(t, bossB.Ping(ctx))
 }
