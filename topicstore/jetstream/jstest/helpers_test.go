@@ -25,16 +25,22 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 // atomicStream creates an R3 file stream that takes atomic batches.
 func atomicStream(t testing.TB, js natsjs.JetStream, name string, subjects ...string) natsjs.Stream {
 	t.Helper()
-	s, err := js.CreateStream(ctxFor(t, 10*time.Second), natsjs.StreamConfig{
-		Name:               name,
-		Subjects:           subjects,
-		Replicas:           3,
-		Storage:            natsjs.FileStorage,
-		AllowAtomicPublish: true,
+	// The cluster's meta group may still be electing right after the
+	// nodes start: on a loaded CI machine one creation outlived 10s. The
+	// creation is idempotent (the same config returns the stream), so it
+	// is tried again within a larger budget.
+	var s natsjs.Stream
+	jstest.Eventually(t, time.Minute, func() error {
+		var err error
+		s, err = js.CreateStream(ctxFor(t, 10*time.Second), natsjs.StreamConfig{
+			Name:               name,
+			Subjects:           subjects,
+			Replicas:           3,
+			Storage:            natsjs.FileStorage,
+			AllowAtomicPublish: true,
+		})
+		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A new stream's group elects its leader a moment after the creation
 	// returns; until then a publish finds no responders (seen on a busy
 	// machine). The tests here are about what a stream with a leader does.
