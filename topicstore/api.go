@@ -192,6 +192,13 @@ type TopicInfo struct {
 // Attr is one user attribute.
 type Attr struct{ Key, Value string }
 
+// Header is one Kafka record header. A message's headers keep their
+// order and may repeat a key; a nil Value is Kafka's null header value.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
 // Message is one message. On write, Partition < 0 means "chosen by the
 // store" (producer binding or round robin), Body holds the uncompressed data
 // and the store compresses it with Codec. On read, Body holds the stored
@@ -209,6 +216,14 @@ type Message struct {
 	Attrs          []Attr
 	Body           []byte
 	Delay          time.Duration
+	// Key is the Kafka record key; nil means none (Kafka's null key), and
+	// an empty non-nil slice is an empty key.
+	Key []byte
+	// Headers are the Kafka record headers, in order.
+	Headers []Header
+	// NullBody marks Kafka's null value (a tombstone): Body is empty and
+	// SQL reads data as NULL.
+	NullBody bool
 }
 
 // Decode returns the message's uncompressed data.
