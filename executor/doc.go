@@ -27,9 +27,9 @@
 //     startup packet's, settings_report.go reports them (ParameterStatus,
 //     pg_settings, SHOW ALL). cursor.go: DECLARE/FETCH/MOVE/
 //     CLOSE, and cursors and protocol portals as one namespace.
-//     timezone.go: TimeZone's zones, and presentRow, which readies a
-//     result's values for the wire in the session's TimeZone and
-//     DateStyle.
+//     timezone.go: TimeZone's zones. present.go: presentRow, which
+//     readies a result's values for the wire in the session's TimeZone
+//     and DateStyle.
 //   - host.go: sessionHost, the session as rowexec.Host. Package rowexec
 //     runs the plan's rows: it opens each plan node as one row iterator,
 //     evaluates expressions with an execution's rowexec.EvalCtx (which

@@ -423,10 +423,3 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 	}
 	return "", nil, pgerror.AssertionFailed("utility %T", plan.Stmt)
 }
-
-// durationInterval splits d into days and time, as PostgreSQL prints
-// intervals ("1 day 02:00:00").
-func durationInterval(d time.Duration) wire.Interval {
-	day := 24 * time.Hour
-	return wire.Interval{Days: int32(d / day), Microseconds: int64(d%day) / 1000}
-}

@@ -9,8 +9,6 @@ import (
 	_ "time/tzdata" // zone names work on machines without /usr/share/zoneinfo
 
 	"topicgate/sql/pgerror"
-	"topicgate/sql/values"
-	"topicgate/wire"
 )
 
 // parseTimeZone resolves a TimeZone setting: UTC/GMT, an IANA zone name,
@@ -95,38 +93,4 @@ func parseHourOffset(s string) (int, bool) {
 		return 0, false
 	}
 	return sign * secs, true
-}
-
-// presentRow turns a row's values into the forms the wire layer prints
-// for its columns: intervals as days and time (durationInterval), and
-// timestamptz values in the session's zone, so they print with its offset
-// as PostgreSQL prints timestamptz in the TimeZone setting (binary values
-// are instants and do not change). Under a DateStyle whose output is not
-// ISO, dates and timestamps are wrapped with it (values.StyledTime); ISO
-// values are left for the wire layer's own fast path.
-func presentRow(r []any, cols []wire.Column, set *settings) {
-	loc, ds := set.loc, set.dateStyle
-	for i, c := range cols {
-		if i >= len(r) {
-			return
-		}
-		switch v := r[i].(type) {
-		case time.Duration:
-			if c.TypeOID == wire.OIDInterval {
-				r[i] = durationInterval(v)
-			}
-		case time.Time:
-			switch c.TypeOID {
-			case wire.OIDTimestamptz:
-				v = v.In(loc)
-				r[i] = v
-			case wire.OIDDate, wire.OIDTimestamp:
-			default:
-				continue
-			}
-			if ds.Output != values.DateISO {
-				r[i] = values.StyledTime{T: v, Style: ds}
-			}
-		}
-	}
 }
