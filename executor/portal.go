@@ -393,13 +393,9 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 		if strings.EqualFold(st.Name, "all") {
 			return "SHOW", s.settings.all(), nil
 		}
-		p, err := lookupParam(st.Name)
+		v, err := s.settings.show(st.Name)
 		if err != nil {
 			return "", nil, err
-		}
-		v, ok := s.settings.get(p.name)
-		if !ok {
-			return "", nil, pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
 		}
 		return "SHOW", [][]any{{v}}, nil
 	case *sql.ShowCreateTopic:

@@ -63,7 +63,7 @@ func (s *Session) identityApplied(name, value string) {
 		s.id.Session = value
 		// The settings restore role and session_authorization in no
 		// order: with no role set, the current user follows.
-		if r := s.settings.vals["role"]; r == "none" || r == "" {
+		if r, _ := s.settings.get("role"); r == "none" || r == "" {
 			s.id.Current = value
 		}
 	case "role":
@@ -83,7 +83,7 @@ func (s *Session) noteSuperuser() {
 	if s.eng.authz.Superuser(s.id) {
 		v = "on"
 	}
-	s.settings.vals["is_superuser"] = v
+	s.settings.setInternal("is_superuser", v)
 }
 
 func orNone(role string) string {

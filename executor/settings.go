@@ -173,6 +173,29 @@ func (s *settings) get(name string) (string, bool) {
 	return v, ok
 }
 
+// show is SHOW name: the value of a parameter by any spelling, 42704 for
+// one the session does not have (an unset placeholder).
+func (s *settings) show(name string) (string, error) {
+	p, err := lookupParam(name)
+	if err != nil {
+		return "", err
+	}
+	v, ok := s.get(p.name)
+	if !ok {
+		return "", pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", name)
+	}
+	return v, nil
+}
+
+// setInternal sets a read-only parameter the session derives from its own
+// state (is_superuser, from the current user): no check, no transaction
+// bookkeeping, since what it follows has its own. It is reported when it
+// changes, as any reported parameter.
+func (s *settings) setInternal(name, value string) {
+	s.vals[strings.ToLower(name)] = value
+	s.dirty = true
+}
+
 // apply validates and sets a value without transaction bookkeeping.
 func (s *settings) apply(name, value string) error {
 	p, err := lookupParam(name)
