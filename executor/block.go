@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 
+	"topicgate/executor/internal/settings"
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
@@ -34,7 +35,7 @@ import (
 // scope.
 func (s *Session) beginBlock(mode txn.Mode) {
 	s.txc.Begin(mode)
-	s.settings.begin()
+	s.settings.Begin()
 }
 
 // endBlock commits (commit, and the block did not fail) or rolls back the
@@ -45,11 +46,11 @@ func (s *Session) endBlock(ctx context.Context, out wire.Output, commit bool) (s
 	s.savepoints = nil
 	res, committed, err := s.txc.End(ctx, commit)
 	if err == nil && committed {
-		s.settings.commit()
+		s.settings.Commit()
 		s.afterCommit(ctx, out, &res)
 		return "COMMIT", nil
 	}
-	s.settings.rollback()
+	s.settings.Rollback()
 	if err != nil {
 		return "", err
 	}
@@ -119,7 +120,7 @@ func (s *Session) Sync(ctx context.Context, out wire.Output) error {
 type savepoint struct {
 	name     string
 	tx       txn.Savepoint
-	settings settingsSnapshot
+	settings settings.Snapshot
 	cursors  map[*cursor]bool
 }
 
@@ -140,7 +141,7 @@ func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
 		return "", nil, pgerror.Newf(pgerror.CodeNoActiveSQLTransaction, "%s can only be used in transaction blocks", st.Op)
 	}
 	if st.Op == "SAVEPOINT" {
-		sp := savepoint{name: st.Name, tx: s.txc.Savepoint(), settings: s.settings.snapshot(), cursors: map[*cursor]bool{}}
+		sp := savepoint{name: st.Name, tx: s.txc.Savepoint(), settings: s.settings.Snapshot(), cursors: map[*cursor]bool{}}
 		for _, c := range s.cursors {
 			sp.cursors[c] = true
 		}
@@ -163,7 +164,7 @@ func (s *Session) execSavepoint(st *sql.Savepoint) (string, [][]any, error) {
 		return "", nil, err
 	}
 	s.savepoints = s.savepoints[:i+1]
-	s.settings.restore(sp.settings)
+	s.settings.Restore(sp.settings)
 	for name, c := range s.cursors {
 		if !sp.cursors[c] {
 			delete(s.cursors, name)

@@ -29,7 +29,7 @@ func (s *Session) copyIn(ctx context.Context, tx *txn.Txn, p *plantree.CopyPlan,
 	if err != nil {
 		return 0, err
 	}
-	d := copyio.NewDecoder(cr, p, s.settings.dateStyle.Order)
+	d := copyio.NewDecoder(cr, p, s.settings.DateStyle().Order)
 	b := &msgBuilder{topic: p.Topic, cols: p.Cols, now: s.eng.opts.Clock().UTC()}
 	msgs := make([]topicstore.Message, 0, 1024)
 	var size int64

@@ -20,16 +20,24 @@
 //     it besides txn's state: SET LOCAL scope, cursors, the savepoints'
 //     settings and cursors. pipeline.go: the extended protocol's
 //     statements up to Sync as one implicit transaction, opened lazily (a
-//     lone Bind/Execute/Sync still commits as autocommit). settings.go:
-//     run-time parameters and their scopes (SET LOCAL, a block's SETs, a
-//     savepoint's), as PostgreSQL 15 has them; settings_check.go
-//     validates and parses their values, settings_startup.go applies the
-//     startup packet's, settings_report.go reports them (ParameterStatus,
-//     pg_settings, SHOW ALL). cursor.go: DECLARE/FETCH/MOVE/
-//     CLOSE, and cursors and protocol portals as one namespace.
-//     timezone.go: TimeZone's zones. present.go: presentRow, which
-//     readies a result's values for the wire in the session's TimeZone
-//     and DateStyle.
+//     lone Bind/Execute/Sync still commits as autocommit). cursor.go:
+//     DECLARE/FETCH/MOVE/CLOSE, and cursors and protocol portals as one
+//     namespace. present.go: presentRow, which readies a result's values
+//     for the wire in the session's TimeZone and DateStyle.
+//   - Run-time parameters are package settings' (internal/settings):
+//     their table, values and scopes (SET LOCAL, a block's SETs, a
+//     savepoint's), as PostgreSQL 15 has them, the startup packet's, and
+//     what is reported (ParameterStatus, pg_settings, SHOW ALL). The
+//     session holds one settings.Settings, which engine.go makes from
+//     the startup packet (CheckStartup, New); portal.go runs SET, RESET
+//     and SHOW through it and brackets an autocommit statement with it,
+//     block.go takes it through the block (Begin, Commit, Rollback, a
+//     savepoint's Snapshot). roles.go is its glue to the session's
+//     identity: setIdentity runs SET ROLE and SET SESSION AUTHORIZATION
+//     once authz allowed them (SetTrusted), identityApplied is the hook
+//     through which the settings move the identity when role or
+//     session_authorization takes a value, and noteSuperuser keeps
+//     is_superuser (SetInternal).
 //   - host.go: sessionHost, the session as rowexec.Host. Package rowexec
 //     runs the plan's rows: it opens each plan node as one row iterator,
 //     evaluates expressions with an execution's rowexec.EvalCtx (which

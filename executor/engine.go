@@ -7,6 +7,7 @@ import (
 
 	"topicgate/authz"
 	"topicgate/consume"
+	"topicgate/executor/internal/settings"
 	"topicgate/metrics"
 	"topicgate/sql"
 	"topicgate/sql/parser"
@@ -138,15 +139,15 @@ func (e *Engine) Authority() *authz.Authority { return e.authz }
 
 // NewSession implements wire.Handler.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Session, error) {
-	if err := startupError(info); err != nil {
+	if err := settings.CheckStartup(info); err != nil {
 		return nil, err
 	}
 	id, leave, err := e.authz.Admit(info.User)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, info: info, settings: newSettings(info), id: id, leave: leave}
-	s.settings.onIdentity = s.identityApplied
+	s := &Session{eng: e, info: info, settings: settings.New(info), id: id, leave: leave}
+	s.settings.OnIdentity(s.identityApplied)
 	s.noteSuperuser()
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
 	s.rd = consume.NewReader(consume.Config{PID: info.ProcessID, Conn: s.txc, Store: e.store, Groups: e.groups,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"topicgate/eval"
+	"topicgate/executor/internal/settings"
 	"topicgate/pgcatalog"
 	"topicgate/planner/plantree"
 	"topicgate/rowexec"
@@ -47,22 +48,22 @@ func (h sessionHost) Open(ctx context.Context, ec *rowexec.EvalCtx, n plantree.N
 	return nil, pgerror.AssertionFailed("the session opens no plan node %T", n)
 }
 
-func (h sessionHost) Location() *time.Location { return h.s.settings.loc }
+func (h sessionHost) Location() *time.Location { return h.s.settings.Location() }
 
-func (h sessionHost) DateStyle() values.DateStyle { return h.s.settings.dateStyle }
+func (h sessionHost) DateStyle() values.DateStyle { return h.s.settings.DateStyle() }
 
 func (h sessionHost) Session() eval.Session {
 	i := h.s.info
 	return eval.Session{Database: i.Database, User: h.s.id.Current, SessionUser: h.s.id.Session, ProcessID: i.ProcessID, ServerVersion: Version}
 }
 
-func (h sessionHost) Setting(name string) (string, bool) { return h.s.settings.get(name) }
+func (h sessionHost) Setting(name string) (string, bool) { return h.s.settings.Get(name) }
 
 func (h sessionHost) SetSetting(name, value string, local bool) (string, error) {
-	if err := h.s.settings.set(name, value, local); err != nil {
+	if err := h.s.settings.Set(name, value, local); err != nil {
 		return "", err
 	}
-	v, _ := h.s.settings.get(paramName(name))
+	v, _ := h.s.settings.Get(settings.Name(name))
 	return v, nil
 }
 

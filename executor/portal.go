@@ -87,8 +87,8 @@ func (p *portal) Execute(ctx context.Context, out wire.Output, maxRows int) (tag
 	defer s.eng.trace(EventStatementEnd, s.info.ProcessID)
 	defer s.active.Store(false)
 	defer s.publishStatus()
-	if s.settings.quiet {
-		out = quietOutput{out, s.settings.quieter}
+	if notices, warnings := s.settings.Muted(); notices {
+		out = quietOutput{out, warnings}
 	}
 	if s.eng.opts.Auditor != nil {
 		p.auditStart()
@@ -140,11 +140,11 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 	if err := s.implicitBlock(ctx, p.st.plan, out); err != nil {
 		return "", true, err
 	}
-	if _, utility := p.st.plan.(*plantree.UtilityPlan); !utility && s.txc.Block() == nil && !s.settings.inTxn {
+	if _, utility := p.st.plan.(*plantree.UtilityPlan); !utility && s.txc.Block() == nil && !s.settings.InTxn() {
 		// An autocommit statement is a transaction of its own for its
 		// settings too: set_config() in a statement that fails is undone.
-		s.settings.begin()
-		defer func() { s.settings.endTxn(err == nil) }()
+		s.settings.Begin()
+		defer func() { s.settings.End(err == nil) }()
 	}
 	if p.ec == nil {
 		p.ec = rowexec.NewEvalCtx(sessionHost{s}, p.params, s.eng.opts.Clock().UTC())
@@ -265,7 +265,7 @@ func (q quietOutput) Warning(code, msg string) {
 // bounded by the session's statement_timeout, with errStatementTimeout as
 // its cause; ctx itself when the setting is 0.
 func (s *Session) withStatementTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d := s.settings.stmtTimeout; d > 0 {
+	if d := s.settings.StatementTimeout(); d > 0 {
 		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
 	}
 	return ctx, func() {}
@@ -376,11 +376,11 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 		var err error
 		switch {
 		case st.All:
-			s.settings.resetAll()
+			s.settings.ResetAll()
 		case st.Reset:
-			err = s.settings.resetTo(st.Name, st.Local)
+			err = s.settings.Reset(st.Name, st.Local)
 		default:
-			err = s.settings.set(st.Name, st.Value, st.Local)
+			err = s.settings.Set(st.Name, st.Value, st.Local)
 		}
 		if err != nil {
 			return "", nil, err
@@ -391,9 +391,9 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 		return "SET", nil, nil
 	case *sql.Show:
 		if strings.EqualFold(st.Name, "all") {
-			return "SHOW", s.settings.all(), nil
+			return "SHOW", s.settings.All(), nil
 		}
-		v, err := s.settings.show(st.Name)
+		v, err := s.settings.Show(st.Name)
 		if err != nil {
 			return "", nil, err
 		}

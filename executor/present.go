@@ -3,6 +3,7 @@ package executor
 import (
 	"time"
 
+	"topicgate/executor/internal/settings"
 	"topicgate/sql/values"
 	"topicgate/wire"
 )
@@ -14,8 +15,8 @@ import (
 // are instants and do not change). Under a DateStyle whose output is not
 // ISO, dates and timestamps are wrapped with it (values.StyledTime); ISO
 // values are left for the wire layer's own fast path.
-func presentRow(r []any, cols []wire.Column, set *settings) {
-	loc, ds := set.loc, set.dateStyle
+func presentRow(r []any, cols []wire.Column, set *settings.Settings) {
+	loc, ds := set.Location(), set.DateStyle()
 	for i, c := range cols {
 		if i >= len(r) {
 			return

@@ -38,7 +38,7 @@ func (s *Session) setIdentity(st *sql.SetVar) (tag string, ok bool, err error) {
 		if err := s.eng.authz.CheckSetRole(s.id, value); err != nil {
 			return "", true, err
 		}
-		return tag, true, s.settings.setTrusted("role", orNone(value), st.Local)
+		return tag, true, s.settings.SetTrusted("role", orNone(value), st.Local)
 	}
 	if strings.EqualFold(value, "default") {
 		value = ""
@@ -49,10 +49,10 @@ func (s *Session) setIdentity(st *sql.SetVar) (tag string, ok bool, err error) {
 	if value == "" {
 		value = s.id.Login
 	}
-	if err := s.settings.setTrusted("session_authorization", value, st.Local); err != nil {
+	if err := s.settings.SetTrusted("session_authorization", value, st.Local); err != nil {
 		return "", true, err
 	}
-	return tag, true, s.settings.setTrusted("role", "none", st.Local)
+	return tag, true, s.settings.SetTrusted("role", "none", st.Local)
 }
 
 // identityApplied moves the session's identity when the settings apply a
@@ -63,7 +63,7 @@ func (s *Session) identityApplied(name, value string) {
 		s.id.Session = value
 		// The settings restore role and session_authorization in no
 		// order: with no role set, the current user follows.
-		if r, _ := s.settings.get("role"); r == "none" || r == "" {
+		if r, _ := s.settings.Get("role"); r == "none" || r == "" {
 			s.id.Current = value
 		}
 	case "role":
@@ -83,7 +83,7 @@ func (s *Session) noteSuperuser() {
 	if s.eng.authz.Superuser(s.id) {
 		v = "on"
 	}
-	s.settings.setInternal("is_superuser", v)
+	s.settings.SetInternal("is_superuser", v)
 }
 
 func orNone(role string) string {

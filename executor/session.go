@@ -8,6 +8,7 @@ import (
 
 	"topicgate/authz"
 	"topicgate/consume"
+	"topicgate/executor/internal/settings"
 	"topicgate/planner"
 	"topicgate/planner/plantree"
 	"topicgate/sql"
@@ -23,7 +24,7 @@ import (
 type Session struct {
 	eng      *Engine
 	info     wire.SessionInfo
-	settings *settings
+	settings *settings.Settings
 	// id is who the session acts as (session_user, current_user); leave
 	// ends its count against the role's CONNECTION LIMIT.
 	id    *authz.Identity
@@ -95,7 +96,7 @@ func (l *txnListener) Ended(tx *txn.Txn, committed bool) {
 
 // publishStatus refreshes the snapshot after a statement.
 func (s *Session) publishStatus() {
-	if app, _ := s.settings.get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
+	if app, _ := s.settings.Get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
 		s.appName.Store(&app)
 	}
 	tx := s.txc.Block()
@@ -117,7 +118,7 @@ func (s *Session) publishStatus() {
 func (s *Session) WaitDurable() error { return s.rd.WaitDurable() }
 
 // ParameterStatus implements wire.Session.
-func (s *Session) ParameterStatus() map[string]string { return s.settings.startup() }
+func (s *Session) ParameterStatus() map[string]string { return s.settings.Startup() }
 
 // FailTx implements wire.TxFailer.
 func (s *Session) FailTx() { s.txc.Fail() }
@@ -125,13 +126,13 @@ func (s *Session) FailTx() { s.txc.Fail() }
 // IdleTimeout implements wire.IdleTimeouter.
 func (s *Session) IdleTimeout(st byte) time.Duration {
 	if st == 'I' {
-		return s.settings.idleTimeout
+		return s.settings.IdleTimeout()
 	}
-	return s.settings.idleInTxnTimeout
+	return s.settings.IdleInTxnTimeout()
 }
 
 // ParameterChanges implements wire.ParameterReporter.
-func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.changes() }
+func (s *Session) ParameterChanges() []wire.ParamStatus { return s.settings.Changes() }
 
 // TxStatus implements wire.Session.
 func (s *Session) TxStatus() byte {
@@ -237,7 +238,7 @@ func (st *statement) prepare() error {
 		}
 	}
 	if show, ok := st.ast.(*sql.Show); ok && len(st.cols) == 1 {
-		st.cols[0].Name = paramName(show.Name) // SHOW datestyle names its column DateStyle
+		st.cols[0].Name = settings.Name(show.Name) // SHOW datestyle names its column DateStyle
 	}
 	if f, ok := plan.(*plantree.FetchPlan); ok {
 		st.cols = st.s.fetchColumns(f) // the cursor's, which only the session knows
@@ -310,7 +311,7 @@ func (st *statement) Bind(ctx context.Context, params []any) (wire.Portal, error
 			v = time.Duration(iv.Microseconds)*time.Microsecond + time.Duration(iv.Days)*24*time.Hour +
 				time.Duration(iv.Months)*30*24*time.Hour
 		}
-		nv, err := st.s.settings.normalizeParam(v, st.params[i])
+		nv, err := st.s.settings.NormalizeParam(v, st.params[i])
 		if err != nil {
 			var pe *pgerror.Error
 			if errors.As(err, &pe) {

@@ -153,7 +153,7 @@ func (s *Session) catalogSource(v authz.View) pgcatalog.Source {
 			}
 			return out
 		},
-		Settings: s.settings.catalogRows,
+		Settings: s.settings.CatalogRows,
 		Cursors: func() []pgcatalog.Cursor {
 			var out []pgcatalog.Cursor
 			for _, c := range s.cursors {

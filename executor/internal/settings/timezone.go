@@ -1,4 +1,4 @@
-package executor
+package settings
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package executor
+package settings
 
 import (
 	"sort"
@@ -12,10 +12,10 @@ import (
 // The startup packet's parameters (and its options parameter's -c
 // settings), checked and applied in PostgreSQL's order.
 
-// startupError validates the startup packet's parameters as PostgreSQL
+// CheckStartup validates the startup packet's parameters as PostgreSQL
 // does, which refuses the connection (FATAL) for a bad one.
-func startupError(info wire.SessionInfo) error {
-	s := &settings{vals: map[string]string{}, loc: time.UTC}
+func CheckStartup(info wire.SessionInfo) error {
+	s := &Settings{vals: map[string]string{}, loc: time.UTC}
 	if o, ok := info.Params["options"]; ok {
 		if _, err := splitOptions(o); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package executor
+package settings
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 	"topicgate/sql/values"
 )
 
-// Validating and parsing parameter values (settings.go's param.check):
+// Validating and parsing parameter values (params.go's param.check):
 // each value normalised, or refused with PostgreSQL's error.
 
 // badValue is the error for a string parameter's bad value (named as

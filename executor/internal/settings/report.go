@@ -1,4 +1,4 @@
-package executor
+package settings
 
 import (
 	"sort"
@@ -11,8 +11,8 @@ import (
 // Reporting parameters: ParameterStatus at startup and after changes,
 // pg_settings' rows and SHOW ALL.
 
-// startup returns the ParameterStatus values sent after authentication.
-func (s *settings) startup() map[string]string {
+// Startup returns the ParameterStatus values sent after authentication.
+func (s *Settings) Startup() map[string]string {
 	out := map[string]string{}
 	for _, k := range reportedParams {
 		out[params[k].name] = s.vals[k]
@@ -21,9 +21,9 @@ func (s *settings) startup() map[string]string {
 	return out
 }
 
-// changes returns the reported parameters whose value differs from what
+// Changes returns the reported parameters whose value differs from what
 // the client was last sent, and marks them sent.
-func (s *settings) changes() []wire.ParamStatus {
+func (s *Settings) Changes() []wire.ParamStatus {
 	if !s.dirty {
 		return nil
 	}
@@ -38,9 +38,9 @@ func (s *settings) changes() []wire.ParamStatus {
 	return out
 }
 
-// catalogRows are pg_settings' rows, by column name: a time parameter's
+// CatalogRows are pg_settings' rows, by column name: a time parameter's
 // setting in milliseconds with its unit, as PostgreSQL shows it there.
-func (s *settings) catalogRows() []map[string]any {
+func (s *Settings) CatalogRows() []map[string]any {
 	var out []map[string]any
 	for k, v := range s.vals {
 		p, err := lookupParam(k)
@@ -89,8 +89,8 @@ func isTimeParam(k string) bool {
 	return false
 }
 
-// all lists every parameter for SHOW ALL: name, setting, description.
-func (s *settings) all() [][]any {
+// All lists every parameter for SHOW ALL: name, setting, description.
+func (s *Settings) All() [][]any {
 	var rows [][]any
 	for k, v := range s.vals {
 		p, err := lookupParam(k)

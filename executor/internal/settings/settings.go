@@ -1,4 +1,4 @@
-package executor
+package settings
 
 import (
 	"maps"
@@ -22,8 +22,8 @@ import (
 // ...) are refused with 0A000 rather than accepted and ignored.
 //
 // This file holds the parameters' table and a session's values and their
-// scopes; settings_check.go the validation of values, settings_startup.go
-// the startup packet's parameters, settings_report.go what is reported.
+// scopes; check.go the validation of values, startup.go the startup
+// packet's parameters, report.go what is reported.
 
 // param describes one parameter.
 type param struct {
@@ -105,16 +105,20 @@ func lookupParam(name string) (*param, error) {
 	return nil, pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", name)
 }
 
-// ParamName is how SHOW names its column for parameter name.
-func paramName(name string) string {
+// Name is PostgreSQL's spelling of parameter name, by any spelling of
+// it: how SHOW names its column (SHOW datestyle's is DateStyle).
+func Name(name string) string {
 	if p, err := lookupParam(name); err == nil {
 		return p.name
 	}
 	return strings.ToLower(name)
 }
 
-// settings are a session's run-time parameters.
-type settings struct {
+// Settings are a session's run-time parameters: their values, their
+// scopes inside a transaction block, and what the client was last told of
+// them. A Settings belongs to one session and is not safe for concurrent
+// use.
+type Settings struct {
 	// onIdentity is told when "role" or "session_authorization" takes a
 	// value (set, or restored by a rollback): the session moves its
 	// identity to it.
@@ -122,7 +126,7 @@ type settings struct {
 	vals       map[string]string // current value by lower-cased name
 	reset      map[string]string // what RESET restores: the startup packet's, else the default
 	// sent is the last value of each reported parameter the client got;
-	// dirty says a value may have changed since (changes has work to do).
+	// dirty says a value may have changed since (Changes has work to do).
 	sent  map[string]string
 	dirty bool
 	// Inside a transaction block: the values before it (for ROLLBACK and
@@ -144,8 +148,12 @@ type settings struct {
 	quiet, quieter bool
 }
 
-func newSettings(info wire.SessionInfo) *settings {
-	s := &settings{vals: map[string]string{}, reset: map[string]string{}, sent: map[string]string{}, loc: time.UTC}
+// New returns the settings of a session that logged in with info: the
+// defaults, session_authorization its user, then the startup packet's
+// parameters (which CheckStartup accepted) applied in PostgreSQL's order;
+// those values are what RESET restores.
+func New(info wire.SessionInfo) *Settings {
+	s := &Settings{vals: map[string]string{}, reset: map[string]string{}, sent: map[string]string{}, loc: time.UTC}
 	for k, p := range params {
 		s.vals[k] = p.def
 	}
@@ -168,36 +176,43 @@ func newSettings(info wire.SessionInfo) *settings {
 	return s
 }
 
-func (s *settings) get(name string) (string, bool) {
+// OnIdentity sets the hook told when "role" or "session_authorization"
+// takes a value, set or restored by a rollback (the session moves its
+// identity to it). The session's own state is its own: the settings only
+// tell it.
+func (s *Settings) OnIdentity(f func(name, value string)) { s.onIdentity = f }
+
+// Get is a parameter's value by any spelling of its name (current_setting).
+func (s *Settings) Get(name string) (string, bool) {
 	v, ok := s.vals[strings.ToLower(name)]
 	return v, ok
 }
 
-// show is SHOW name: the value of a parameter by any spelling, 42704 for
+// Show is SHOW name: the value of a parameter by any spelling, 42704 for
 // one the session does not have (an unset placeholder).
-func (s *settings) show(name string) (string, error) {
+func (s *Settings) Show(name string) (string, error) {
 	p, err := lookupParam(name)
 	if err != nil {
 		return "", err
 	}
-	v, ok := s.get(p.name)
+	v, ok := s.Get(p.name)
 	if !ok {
 		return "", pgerror.Newf(pgerror.CodeUndefinedObject, "unrecognized configuration parameter \"%s\"", name)
 	}
 	return v, nil
 }
 
-// setInternal sets a read-only parameter the session derives from its own
+// SetInternal sets a read-only parameter the session derives from its own
 // state (is_superuser, from the current user): no check, no transaction
 // bookkeeping, since what it follows has its own. It is reported when it
 // changes, as any reported parameter.
-func (s *settings) setInternal(name, value string) {
+func (s *Settings) SetInternal(name, value string) {
 	s.vals[strings.ToLower(name)] = value
 	s.dirty = true
 }
 
 // apply validates and sets a value without transaction bookkeeping.
-func (s *settings) apply(name, value string) error {
+func (s *Settings) apply(name, value string) error {
 	p, err := lookupParam(name)
 	if err != nil {
 		return err
@@ -235,9 +250,11 @@ func (s *settings) apply(name, value string) error {
 	return nil
 }
 
-// set is SET [LOCAL] name = value. A SET LOCAL outside a transaction block
+// Set is SET [LOCAL] name = value (and set_config): 42704 for an unknown
+// name, 55P02 for a read-only parameter, 22023 or 0A000 for a value
+// refused. A SET LOCAL outside a transaction block
 // does nothing (the caller warns).
-func (s *settings) set(name, value string, local bool) error {
+func (s *Settings) Set(name, value string, local bool) error {
 	p, err := lookupParam(name)
 	if err != nil {
 		return err
@@ -245,13 +262,13 @@ func (s *settings) set(name, value string, local bool) error {
 	if p.readOnly {
 		return pgerror.Newf(pgerror.CodeCantChangeRuntimeParam, "parameter \"%s\" cannot be changed", strings.ToLower(name))
 	}
-	return s.setTrusted(name, value, local)
+	return s.SetTrusted(name, value, local)
 }
 
-// setTrusted is set without the read-only check: for the parameters only
+// SetTrusted is Set without the read-only check: for the parameters only
 // the session itself changes (role and session_authorization, once authz
 // allowed the change), which SET and set_config may not.
-func (s *settings) setTrusted(name, value string, local bool) error {
+func (s *Settings) SetTrusted(name, value string, local bool) error {
 	p, err := lookupParam(name)
 	if err != nil {
 		return err
@@ -287,8 +304,8 @@ func (s *settings) setTrusted(name, value string, local bool) error {
 	return nil
 }
 
-// resetTo is RESET name: back to the session's startup value.
-func (s *settings) resetTo(name string, local bool) error {
+// Reset is RESET name: back to the session's startup value.
+func (s *Settings) Reset(name string, local bool) error {
 	p, err := lookupParam(name)
 	if err != nil {
 		return err
@@ -301,27 +318,30 @@ func (s *settings) resetTo(name string, local bool) error {
 	if !ok {
 		v = p.def
 	}
-	return s.set(k, v, local)
+	return s.Set(k, v, local)
 }
 
-// resetAll is RESET ALL.
-func (s *settings) resetAll() {
+// ResetAll is RESET ALL.
+func (s *Settings) ResetAll() {
 	for k := range s.vals {
 		if p, err := lookupParam(k); err == nil && !p.readOnly {
-			_ = s.resetTo(k, false)
+			_ = s.Reset(k, false)
 		}
 	}
 }
 
-// settingsSnapshot is what ROLLBACK TO SAVEPOINT restores: the values and
+// Snapshot is what ROLLBACK TO SAVEPOINT restores: the values and
 // the block's session-level SETs as they were.
-type settingsSnapshot struct{ vals, session map[string]string }
+type Snapshot struct{ vals, session map[string]string }
 
-func (s *settings) snapshot() settingsSnapshot {
-	return settingsSnapshot{maps.Clone(s.vals), maps.Clone(s.txnSession)}
+// Snapshot is taken at SAVEPOINT.
+func (s *Settings) Snapshot() Snapshot {
+	return Snapshot{maps.Clone(s.vals), maps.Clone(s.txnSession)}
 }
 
-func (s *settings) restore(snap settingsSnapshot) {
+// Restore is ROLLBACK TO SAVEPOINT: the values and the block's
+// session-level SETs as snap has them.
+func (s *Settings) Restore(snap Snapshot) {
 	s.txnSession = maps.Clone(snap.session)
 	for k := range s.vals {
 		if _, ok := snap.vals[k]; !ok {
@@ -335,16 +355,23 @@ func (s *settings) restore(snap settingsSnapshot) {
 	}
 }
 
-// begin, commit and rollback follow the transaction block.
-func (s *settings) begin() {
+// Begin, Commit and Rollback follow the transaction block: a block's SETs
+// are kept at COMMIT, its SET LOCALs and everything at ROLLBACK are
+// undone. The executor also brackets an autocommit statement with Begin
+// and End, so that set_config() in a statement that fails is undone.
+func (s *Settings) Begin() {
 	s.inTxn, s.txnBefore, s.txnSession = true, nil, nil // made by the block's first SET
 }
 
-func (s *settings) commit() { s.endTxn(true) }
+func (s *Settings) Commit() { s.End(true) }
 
-func (s *settings) rollback() { s.endTxn(false) }
+func (s *Settings) Rollback() { s.End(false) }
 
-func (s *settings) endTxn(commit bool) {
+// InTxn says the settings are inside a transaction (Begin without End).
+func (s *Settings) InTxn() bool { return s.inTxn }
+
+// End ends the transaction Begin began, kept (commit) or undone.
+func (s *Settings) End(commit bool) {
 	if !s.inTxn {
 		return
 	}
@@ -363,9 +390,9 @@ func (s *settings) endTxn(commit bool) {
 	s.txnBefore, s.txnSession = nil, nil
 }
 
-// normalizeParam is values.NormalizeParam for a bound parameter of type
+// NormalizeParam is values.NormalizeParam for a bound parameter of type
 // t; a date or timestamptz in text reads in the session's DateStyle order.
-func (s *settings) normalizeParam(v any, t values.Type) (any, error) {
+func (s *Settings) NormalizeParam(v any, t values.Type) (any, error) {
 	if s.dateStyle.Order != values.MDY && (t == values.TDate || t == values.TTimestamptz) {
 		switch x := v.(type) {
 		case string:
@@ -376,3 +403,22 @@ func (s *settings) normalizeParam(v any, t values.Type) (any, error) {
 	}
 	return values.NormalizeParam(v, t)
 }
+
+// Location is TimeZone, the zone timestamptz values print in.
+func (s *Settings) Location() *time.Location { return s.loc }
+
+// DateStyle is DateStyle: how dates print and the order they read in.
+func (s *Settings) DateStyle() values.DateStyle { return s.dateStyle }
+
+// StatementTimeout is statement_timeout; 0 is none.
+func (s *Settings) StatementTimeout() time.Duration { return s.stmtTimeout }
+
+// IdleTimeout is idle_session_timeout; 0 is none.
+func (s *Settings) IdleTimeout() time.Duration { return s.idleTimeout }
+
+// IdleInTxnTimeout is idle_in_transaction_session_timeout; 0 is none.
+func (s *Settings) IdleInTxnTimeout() time.Duration { return s.idleInTxnTimeout }
+
+// Muted says what client_min_messages keeps from the client: notices
+// (at warning or error) and warnings too (at error).
+func (s *Settings) Muted() (notices, warnings bool) { return s.quiet, s.quieter }
