@@ -9,9 +9,10 @@
 // imports the package.
 //
 // Files:
-//   - settings.go: the parameters' table, and a parameter looked up by
-//     any spelling of its name (a name with a dot is a placeholder, as in
-//     PostgreSQL); a session's values (Settings) and their scopes: a
+//   - params.go: the parameters' table, and a parameter looked up by any
+//     spelling of its name (a name with a dot is a placeholder, as in
+//     PostgreSQL).
+//   - settings.go: a session's values (Settings) and their scopes: a
 //     block's SETs, kept at COMMIT and undone at ROLLBACK, its SET LOCALs,
 //     undone when it ends, and a savepoint's Snapshot, which ROLLBACK TO
 //     SAVEPOINT restores.
