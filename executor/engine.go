@@ -94,8 +94,8 @@ type Engine struct {
 	// store of one process). Both set by SetSignal.
 	signal       func(pid uint32, terminate bool) bool
 	remoteSignal func(pid uint32, terminate bool)
-	cache    parseCache
-	sessions sync.Map // processID -> *Session
+	cache        parseCache
+	sessions     sync.Map // processID -> *Session
 	// groups are the consumer groups the sessions read in (package
 	// consume; each session's reads go through its consume.Reader).
 	groups *consume.Groups
