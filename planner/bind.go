@@ -90,11 +90,7 @@ func coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 func (b *binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *sql.ColumnRef:
-		i, err := b.scope.resolveRef(x.Table, x.Name)
-		if err != nil {
-			return b.outerRef(x, err)
-		}
-		return &plantree.ColExpr{Idx: i, T: b.scope.Types[i], Name: b.scope.Names[i]}, nil
+		return b.scope.column(x)
 	case *sql.Const:
 		return constExpr(x.Lit)
 	case *sql.ParamRef:

@@ -18,35 +18,35 @@ import (
 // makes the join lateral (JoinPlan.Lateral): the executor runs it again
 // for each left row, with that row (then the row around) as its outer row.
 
-// lateralOuterRef resolves x, which the left side o of a lateral join
-// lacks, in the scopes around it (o.Outer, and past a lateral one its
+// lateralOuterRef resolves x for s, whose Outer o is the left side of a
+// lateral join and lacks x, in the scopes around o (o.Outer, and past a lateral one its
 // Outer, as for a lateral item inside a LATERAL subquery): ok false if it
 // is in none. Each level's outerUse records the column in its own
 // numbering (its Outer's columns, then the next level's).
-func (b *binder) lateralOuterRef(o *Scope, x *sql.ColumnRef) (plantree.Expr, bool, error) {
+func (s *Scope) lateralOuterRef(o *Scope, x *sql.ColumnRef) (plantree.Expr, bool, error) {
 	type level struct {
 		use *outerUse
 		off int
 	}
-	levels := []level{{b.scope.outerUse, len(o.Names)}}
-	for u, s := o.outerUse, o.Outer; s != nil; u, s = s.outerUse, s.Outer {
+	levels := []level{{s.outerUse, len(o.Names)}}
+	for u, up := o.outerUse, o.Outer; up != nil; u, up = up.outerUse, up.Outer {
 		levels = append(levels, level{u, 0})
-		i, err := s.resolveRef(x.Table, x.Name)
+		i, err := up.resolveRef(x.Table, x.Name)
 		if err == nil {
 			for _, l := range levels {
 				l.use.add(l.off + i)
 			}
-			return &plantree.OuterRef{Idx: levels[0].off + i, T: s.Types[i], Name: s.Names[i]}, true, nil
+			return &plantree.OuterRef{Idx: levels[0].off + i, T: up.Types[i], Name: up.Names[i]}, true, nil
 		}
 		var pe *pgerror.Error
 		if !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 			return nil, false, err
 		}
-		if !s.lateral {
+		if !up.lateral {
 			break
 		}
 		for k := range levels {
-			levels[k].off += len(s.Names)
+			levels[k].off += len(up.Names)
 		}
 	}
 	return nil, false, nil

@@ -122,23 +122,33 @@ func (s *Scope) resolve(name string) (int, Type, bool) {
 	return 0, 0, false
 }
 
+// column binds a column reference: a column of s, else (a correlated
+// subquery, a lateral item) an OuterRef to the row around.
+func (s *Scope) column(x *sql.ColumnRef) (plantree.Expr, error) {
+	i, err := s.resolveRef(x.Table, x.Name)
+	if err != nil {
+		return s.outerRef(x, err)
+	}
+	return &plantree.ColExpr{Idx: i, T: s.Types[i], Name: s.Names[i]}, nil
+}
+
 // outerRef resolves a column this query lacks (err) in the query around
 // it, for a correlated subquery.
-func (b *binder) outerRef(x *sql.ColumnRef, err error) (plantree.Expr, error) {
+func (s *Scope) outerRef(x *sql.ColumnRef, err error) (plantree.Expr, error) {
 	var pe *pgerror.Error
-	if b.scope == nil || b.scope.Outer == nil || !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
+	if s == nil || s.Outer == nil || !errors.As(err, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 		return nil, err
 	}
-	o := b.scope.Outer
+	o := s.Outer
 	if i, oerr := o.resolveRef(x.Table, x.Name); oerr == nil {
-		b.scope.outerUse.add(i)
+		s.outerUse.add(i)
 		return &plantree.OuterRef{Idx: i, T: o.Types[i], Name: o.Names[i]}, nil
 	} else if !errors.As(oerr, &pe) || pe.Code != pgerror.CodeUndefinedColumn {
 		return nil, oerr // ambiguous there
 	}
 	far := o.Outer
 	if o.lateral && far != nil {
-		if ref, ok, err := b.lateralOuterRef(o, x); ok || err != nil {
+		if ref, ok, err := s.lateralOuterRef(o, x); ok || err != nil {
 			return ref, err
 		}
 		far = far.Outer
