@@ -3,16 +3,20 @@ package planner
 import (
 	"math"
 
+	"topicgate/planner/catalog"
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
 
-// binder type-checks AST expressions into planner expressions.
+// binder type-checks AST expressions into planner expressions. It reaches
+// the statement planner only through env: the columns a name may reach,
+// subqueries, the topics 'name'::regclass may name.
 type binder struct {
 	params      *[]Type
-	scope       *Scope
+	env         bindEnv
+	scope       *Scope // for the statement planner's own use (bindOrderRef), not binding's
 	allowAgg    bool
 	argAggs     bool // an aggregate's arguments may hold aggregates (a window aggregate's, over grouped rows)
 	aggs        []*plantree.AggExpr
@@ -20,12 +24,33 @@ type binder struct {
 	wins        []*plantree.WindowExpr
 	allowSRF    bool                     // set-returning functions allowed (the select list, ORDER BY)
 	srfWhere    string                   // else the clause named in the error (srfError)
-	cat         Catalog                  // for subqueries; nil where they are not allowed
 	subs        []*plantree.SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
 	nsub        int
 }
 
-func newBinder(params *[]Type, scope *Scope) *binder { return &binder{params: params, scope: scope} }
+// bindEnv is what binding needs from the statement planner around it.
+type bindEnv interface {
+	// Column binds a column reference: a column of the row, or an
+	// OuterRef to the row around (a correlated subquery, a lateral item).
+	Column(x *sql.ColumnRef) (plantree.Expr, error)
+	// Subquery plans a subquery of an expression, with the binder's
+	// columns as the ones around it: its plan, the columns of the row
+	// around that it reads (ascending; none if it is not correlated), and
+	// whether it calls a volatile function.
+	Subquery(sel *sql.Select) (plan *plantree.SelectPlan, outerCols []int, volatile bool, err error)
+	// CallsVolatile records that the expression calls a volatile
+	// function (a subquery's result is then not reused).
+	CallsVolatile()
+	// Topics is what 'name'::regclass looks names up in: nil where
+	// there is no catalog (the name then must be a number).
+	Topics() catalog.Topics
+}
+
+// newBinder returns a binder over scope (nil for no columns); cat, when
+// not nil, lets the expressions hold subqueries.
+func newBinder(params *[]Type, scope *Scope, cat Catalog) *binder {
+	return &binder{params: params, env: &scopeEnv{scope: scope, cat: cat, params: params}, scope: scope}
+}
 
 func (b *binder) param(n int) *plantree.ParamExpr {
 	for len(*b.params) < n {
@@ -90,7 +115,7 @@ func coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 func (b *binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *sql.ColumnRef:
-		return b.scope.column(x)
+		return b.env.Column(x)
 	case *sql.Const:
 		return constExpr(x.Lit)
 	case *sql.ParamRef:

@@ -25,8 +25,8 @@ func (b *binder) bindCast(x *sql.Cast) (plantree.Expr, error) {
 		return nil, err
 	}
 	if c, ok := inner.(*plantree.ConstExpr); ok && c.T == TUnknown {
-		if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.cat != nil {
-			oid, err := catalog.RegclassOID(b.cat, str) // 'name'::regclass names a relation
+		if str, isStr := c.V.(string); isStr && x.Type == "regclass" && b.env.Topics() != nil {
+			oid, err := catalog.RegclassOID(b.env.Topics(), str) // 'name'::regclass names a relation
 			if err != nil {
 				return nil, err
 			}

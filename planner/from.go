@@ -23,11 +23,10 @@ func planFrom(cat Catalog, s *sql.Select, params *[]Type, p *plantree.SelectPlan
 		return fromJoin(cat, f.Join, params, p, sqlConjuncts(s.Where, nil), outer, use)
 	case f.Func != nil:
 		// The arguments see no FROM columns, only the query around.
-		b := newBinder(params, (&Scope{Source: "function"}).withOuter(outer, use, "\x00"))
+		b := newBinder(params, (&Scope{Source: "function"}).withOuter(outer, use, "\x00"), cat)
 		if outer == nil {
-			b = newBinder(params, nil)
+			b = newBinder(params, nil, cat)
 		}
-		b.cat = cat
 		return everyColumn(fromFunc(b, f, p))
 	case f.Recursive != nil || f.WorkTable != nil:
 		return everyColumn(fromRecursive(cat, f, params, p, outer, use))
@@ -109,7 +108,7 @@ func fromTopic(cat Catalog, f *sql.TableRef, params *[]Type, p *plantree.SelectP
 		return nil, nil, pgerror.At(err, f.Pos)
 	}
 	if len(f.Hints) > 0 {
-		if p.Consumer, err = planConsumerRead(newBinder(params, nil), ti, f.Hints); err != nil {
+		if p.Consumer, err = planConsumerRead(newBinder(params, nil, nil), ti, f.Hints); err != nil {
 			return nil, nil, err
 		}
 	}

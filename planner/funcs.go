@@ -9,6 +9,9 @@ import (
 	"topicgate/sql/pgerror"
 )
 
+// volatileFuncs return a new value at every call.
+var volatileFuncs = map[string]bool{"clock_timestamp": true, "gen_random_uuid": true}
+
 var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true,
 	"string_agg": true, "bool_and": true, "bool_or": true, "every": true, "array_agg": true}
 
@@ -106,8 +109,8 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 				WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 		}
 	}
-	if volatileFuncs[x.Name] && b.scope != nil && b.scope.outerUse != nil {
-		b.scope.outerUse.volatile = true
+	if volatileFuncs[x.Name] {
+		b.env.CallsVolatile()
 	}
 	argTypes := make([]Type, len(args))
 	for i, a := range args {

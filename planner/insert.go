@@ -71,7 +71,7 @@ func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (plantree.Plan, erro
 		p.Select = sp
 		return p, nil
 	}
-	b := newBinder(params, nil)
+	b := newBinder(params, nil, nil)
 	for _, row := range s.Values {
 		if len(row) != len(cols) {
 			if len(row) > len(cols) {

@@ -130,8 +130,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *plantree.SelectPlan, 
 		scope.QualOnly = append(scope.QualOnly, s.QualOnly...)
 	}
 	jp := &plantree.JoinPlan{Kind: j.Kind, Left: l.plan, Right: r.plan, LeftWidth: lw, RightWidth: rw, Lateral: lateral}
-	b := newBinder(params, scope)
-	b.cat = cat
+	b := newBinder(params, scope, cat)
 	var conds []plantree.Expr
 	hidden := map[int]bool{}
 	for _, u := range j.Using {

@@ -10,7 +10,7 @@ import (
 func planSetPosition(s *sql.Update, params *[]Type) (plantree.Plan, error) {
 	view := catalog.SysViews["consumers"]
 	scope := &Scope{Names: view.Names, Types: view.Types, Source: "sys.consumers"}
-	b := newBinder(params, scope)
+	b := newBinder(params, scope, nil)
 	if len(s.Set) != 1 || s.Set[0].Column != "committed_offset" {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "only committed_offset of sys.consumers can be updated")
 	}

@@ -68,9 +68,6 @@ type outerUse struct {
 	volatile bool
 }
 
-// volatileFuncs return a new value at every call.
-var volatileFuncs = map[string]bool{"clock_timestamp": true, "gen_random_uuid": true}
-
 // resolveRef resolves a possibly qualified column reference. Without
 // Quals (one relation) the qualifier is not checked.
 func (s *Scope) resolveRef(table, name string) (int, error) {

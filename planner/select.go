@@ -27,8 +27,7 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	if outer != nil {
 		scope = scope.withOuter(outer, use, fromRel(s.From))
 	}
-	b := newBinder(params, scope)
-	b.cat = cat
+	b := newBinder(params, scope, cat)
 	defer func() { p.Subqueries = b.subs }()
 	if err := bindWhere(p, b, s.Where); err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ func sharedTarget(cat Catalog, t sql.TableRef, params *[]Type, verb string) (*pl
 		}
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "UPDATE of topic \"%s\" is not supported: messages are immutable; to release, reject or extend messages of a shared consumer use UPDATE %s WITH (CONSUMER = name) SET ... WHERE ...", t.Name, t.Name)
 	}
-	cr, err := planConsumerRead(newBinder(params, nil), ti, t.Hints)
+	cr, err := planConsumerRead(newBinder(params, nil, nil), ti, t.Hints)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func planSharedUpdate(cat Catalog, s *sql.Update, params *[]Type) (plantree.Plan
 		return nil, usage
 	}
 	set := s.Set[0]
-	b := newBinder(params, nil)
+	b := newBinder(params, nil, nil)
 	switch set.Column {
 	case "locked_until":
 		if c, ok := set.Value.(*sql.Const); ok && c.Lit.Kind == sql.LitNull {
@@ -103,7 +103,7 @@ func extractRefs(where sql.Expr, params *[]Type, topic string) ([]plantree.RefGr
 	if where == nil {
 		return nil, bad
 	}
-	b := newBinder(params, msgScope(topic))
+	b := newBinder(params, msgScope(topic), nil)
 	e, err := b.bind(where, TBool)
 	if err != nil {
 		return nil, err

@@ -5,40 +5,90 @@ import (
 	"fmt"
 	"sort"
 
+	"topicgate/planner/catalog"
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 )
 
-// bindSubLink plans a subquery of an expression. Its WHERE, select list,
+// scopeEnv is the binder's way back to the statement planner (bindEnv):
+// scope's columns, and with cat subqueries and regclass names.
+type scopeEnv struct {
+	scope  *Scope
+	cat    Catalog // nil where subqueries are not allowed
+	params *[]Type
+}
+
+func (e *scopeEnv) Column(x *sql.ColumnRef) (plantree.Expr, error) { return e.scope.column(x) }
+
+func (e *scopeEnv) CallsVolatile() {
+	if e.scope != nil && e.scope.outerUse != nil {
+		e.scope.outerUse.volatile = true
+	}
+}
+
+func (e *scopeEnv) Topics() catalog.Topics {
+	if e.cat == nil {
+		return nil
+	}
+	return e.cat
+}
+
+// Subquery plans a subquery of an expression. Its WHERE, select list,
 // GROUP BY, HAVING and ORDER BY may name columns of this query (a
 // correlated subquery); its joins' ON clauses and derived tables may not
 // (0A000), nor may a subquery name columns two queries out.
-func (b *binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
-	if b.cat == nil {
-		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
+func (e *scopeEnv) Subquery(sel *sql.Select) (*plantree.SelectPlan, []int, bool, error) {
+	if e.cat == nil {
+		return nil, nil, false, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
 	}
 	var use outerUse
-	inner, err := planSelectIn(b.cat, x.Select, b.params, b.scope, &use)
+	inner, err := planSelectIn(e.cat, sel, e.params, e.scope, &use)
 	if err != nil {
 		var pe *pgerror.Error
-		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn && b.refersOuter(x.Select) {
-			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported,
+		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn && e.scope.refersTo(sel) {
+			return nil, nil, false, pgerror.Newf(pgerror.CodeFeatureNotSupported,
 				"a reference to the outer query from a join condition or a derived table of a subquery is not supported (%s)", pe.Message)
 		}
-		return nil, err
+		return nil, nil, false, err
 	}
 	if inner.Consumer != nil {
-		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "a read as consumer in a subquery expression is not supported")
+		return nil, nil, false, pgerror.New(pgerror.CodeFeatureNotSupported, "a read as consumer in a subquery expression is not supported")
+	}
+	var cols []int
+	for c := range use.cols {
+		cols = append(cols, c)
+	}
+	sort.Ints(cols)
+	return inner, cols, use.volatile, nil
+}
+
+// refersTo reports whether a column the subquery sel names resolves in
+// s.
+func (s *Scope) refersTo(sel *sql.Select) bool {
+	found := false
+	sql.WalkStmt(sel, func(e sql.Expr) {
+		if c, ok := e.(*sql.ColumnRef); ok {
+			if _, _, ok := s.resolve(c.Name); ok {
+				found = true
+			}
+		}
+	}, nil)
+	return found
+}
+
+// bindSubLink binds a subquery of an expression, which the statement
+// planner plans (bindEnv.Subquery): its type, and an IN's left operand.
+func (b *binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
+	inner, outerCols, volatile, err := b.env.Subquery(x.Select)
+	if err != nil {
+		return nil, err
 	}
 	b.nsub++
-	correlated := len(use.cols) > 0
-	e := plantree.NewSubquery(b.nsub, plantree.SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Volatile: use.volatile})
-	for c := range use.cols {
-		e.OuterCols = append(e.OuterCols, c)
-	}
-	sort.Ints(e.OuterCols)
+	correlated := len(outerCols) > 0
+	e := plantree.NewSubquery(b.nsub, plantree.SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Volatile: volatile})
+	e.OuterCols = outerCols
 	switch x.Kind {
 	case sql.SubExists:
 		e.T = TBool
@@ -74,20 +124,6 @@ func (b *binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
 		b.subs = append(b.subs, e)
 	}
 	return e, nil
-}
-
-// refersOuter reports whether a column the subquery names resolves in
-// the outer query's scope.
-func (b *binder) refersOuter(s *sql.Select) bool {
-	found := false
-	sql.WalkStmt(s, func(e sql.Expr) {
-		if c, ok := e.(*sql.ColumnRef); ok {
-			if _, _, ok := b.scope.resolve(c.Name); ok {
-				found = true
-			}
-		}
-	}, nil)
-	return found
 }
 
 // fromSubquery plans a derived table (a subquery in FROM or a WITH query)
@@ -130,9 +166,9 @@ func fromValues(t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *
 			return nil, pgerror.New(pgerror.CodeSyntaxError, "VALUES lists must all be the same length")
 		}
 	}
-	b := newBinder(params, nil)
+	b := newBinder(params, nil, nil)
 	if outer != nil {
-		b = newBinder(params, (&Scope{Source: "VALUES"}).withOuter(outer, use, "\x00"))
+		b = newBinder(params, (&Scope{Source: "VALUES"}).withOuter(outer, use, "\x00"), nil)
 	}
 	b.srfWhere = "VALUES"
 	p.Values = make([][]plantree.Expr, len(t.Values))
