@@ -2,16 +2,10 @@ package planner
 
 import (
 	"topicgate/planner/plantree"
+	"topicgate/planner/scalar"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
-
-// recordSRFs are the set-returning functions of several columns, which
-// only FROM takes (the select list has no record type): their columns.
-var recordSRFs = map[string][]plantree.Column{
-	"jsonb_each_text": {{Name: "key", T: TText}, {Name: "value", T: TText}},
-	"jsonb_each":      {{Name: "key", T: TText}, {Name: "value", T: TJSONB}},
-}
 
 // fromFunc binds a function in FROM; b's scope is what its arguments may
 // read (the FROM items to its left and the query around, as OuterRefs;
@@ -28,20 +22,20 @@ func fromFunc(b *binder, t *sql.TableRef, p *plantree.SelectPlan) (*Scope, error
 	}
 	var err error
 	switch {
-	case SetReturning[f.Name] || recordSRFs[f.Name] != nil:
-		b.allowSRF = true
-		fs.Call, err = b.bindSRF(f)
-		b.allowSRF = false
+	case scalar.ReturnsSet(f.Name):
+		b.AllowSRF = true
+		fs.Call, err = b.BindSRF(f)
+		b.AllowSRF = false
 		if err != nil {
 			return nil, err
 		}
-		if cols := recordSRFs[f.Name]; cols != nil {
+		if cols := scalar.RecordColumns(f.Name); cols != nil {
 			fs.Cols = append(fs.Cols, cols...)
 		} else {
 			fs.Cols = []plantree.Column{{Name: name, T: fs.Call.Type()}}
 		}
 	default:
-		if fs.Call, err = b.bind(f, TUnknown); err != nil {
+		if fs.Call, err = b.Bind(f, TUnknown); err != nil {
 			return nil, err
 		}
 		fs.Cols = []plantree.Column{{Name: name, T: fs.Call.Type()}}
@@ -63,13 +57,13 @@ func checkFromFuncCall(f *sql.FuncCall) error {
 	switch {
 	case f.Over != nil:
 		return pgerror.New(pgerror.CodeWindowingError, "window functions are not allowed in functions in FROM")
-	case aggregates[f.Name]:
+	case scalar.IsAggregate(f.Name):
 		return pgerror.New(pgerror.CodeGroupingError, "aggregate functions are not allowed in functions in FROM")
 	}
 	nested := false
 	for _, a := range f.Args {
 		sql.WalkStmt(&sql.Select{Where: a}, func(e sql.Expr) {
-			if c, ok := e.(*sql.FuncCall); ok && (SetReturning[c.Name] || recordSRFs[c.Name] != nil) {
+			if c, ok := e.(*sql.FuncCall); ok && scalar.ReturnsSet(c.Name) {
 				nested = true
 			}
 		}, nil)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"topicgate/planner/plantree"
+	"topicgate/planner/scalar"
 	"topicgate/planner/topicopts"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
@@ -15,16 +16,16 @@ func hintExpr(b *binder, o sql.Option, t Type) (plantree.Expr, error) {
 	var e plantree.Expr
 	switch o.Value.Kind {
 	case sql.LitParam:
-		e = b.param(o.Value.Param)
+		e = b.Param(o.Value.Param)
 	case sql.LitIdent:
 		e = &plantree.ConstExpr{V: o.Value.Str, T: TUnknown}
 	default:
 		var err error
-		if e, err = constExpr(o.Value); err != nil {
+		if e, err = scalar.Const(o.Value); err != nil {
 			return nil, err
 		}
 	}
-	if isUntyped(e) {
+	if scalar.IsUntyped(e) {
 		return coerceHint(e, t, o.Name)
 	}
 	if e.Type() != t && !(e.Type().IsInt() && t.IsInt()) {
@@ -37,7 +38,7 @@ func hintExpr(b *binder, o sql.Option, t Type) (plantree.Expr, error) {
 }
 
 func coerceHint(e plantree.Expr, t Type, name string) (plantree.Expr, error) {
-	x, err := coerce(e, t)
+	x, err := scalar.Coerce(e, t)
 	if err != nil {
 		return nil, topicopts.BadOption("read option \"%s\": %v", name, err)
 	}

@@ -82,7 +82,7 @@ func planInsert(cat Catalog, s *sql.Insert, params *[]Type) (plantree.Plan, erro
 		out := make([]plantree.Expr, len(row))
 		for i, e := range row {
 			mc := plantree.MsgColumns[cols[i]]
-			x, err := b.bind(e, mc.Type)
+			x, err := b.Bind(e, mc.Type)
 			if err != nil {
 				return nil, err
 			}

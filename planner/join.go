@@ -5,6 +5,7 @@ import (
 
 	"topicgate/planner/catalog"
 	"topicgate/planner/plantree"
+	"topicgate/planner/scalar"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -144,7 +145,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *plantree.SelectPlan, 
 		}
 		lc := &plantree.ColExpr{Idx: li, T: scope.Types[li], Name: u}
 		rc := &plantree.ColExpr{Idx: lw + ri, T: scope.Types[lw+ri], Name: u}
-		if err := comparable(lc, rc, "="); err != nil {
+		if err := scalar.Comparable(lc, rc, "="); err != nil {
 			return nil, nil, err
 		}
 		conds = append(conds, &plantree.CmpExpr{Op: "=", L: lc, R: rc})
@@ -152,12 +153,12 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *plantree.SelectPlan, 
 		scope.QualOnly[lw+ri] = true
 	}
 	if j.On != nil {
-		b.srfWhere = "JOIN conditions"
-		on, err := b.bind(j.On, TBool)
+		b.SRFWhere = "JOIN conditions"
+		on, err := b.Bind(j.On, TBool)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := wantType(on, TBool, "argument of JOIN/ON"); err != nil {
+		if err := scalar.WantType(on, TBool, "argument of JOIN/ON"); err != nil {
 			return nil, nil, err
 		}
 		conds = plantree.Conjuncts(on, conds)
@@ -166,7 +167,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *plantree.SelectPlan, 
 	// that FROM a, b WHERE a.k = b.k hashes on k (extractJoinKeys); one
 	// that does not bind here is left to the WHERE above, which reports it.
 	for _, w := range toJoin {
-		c, err := b.bind(w, TBool)
+		c, err := b.Bind(w, TBool)
 		if err != nil || c.Type() != TBool {
 			continue
 		}
@@ -174,7 +175,7 @@ func fromJoin(cat Catalog, j *sql.Join, params *[]Type, p *plantree.SelectPlan, 
 	}
 	jp.Conds = conds
 	p.Join = jp
-	p.Subqueries = append(p.Subqueries, b.subs...)
+	p.Subqueries = append(p.Subqueries, b.Subqueries...)
 	star := append([]int(nil), l.star...)
 	for _, i := range r.star {
 		if !hidden[lw+i] {

@@ -3,6 +3,7 @@ package planner
 import (
 	"topicgate/planner/catalog"
 	"topicgate/planner/plantree"
+	"topicgate/planner/scalar"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -16,17 +17,17 @@ func planSetPosition(s *sql.Update, params *[]Type) (plantree.Plan, error) {
 	}
 	p := &plantree.SetPositionPlan{}
 	var err error
-	if p.Offset, err = b.bind(s.Set[0].Value, TInt8); err != nil {
+	if p.Offset, err = b.Bind(s.Set[0].Value, TInt8); err != nil {
 		return nil, err
 	}
 	if !p.Offset.Type().IsInt() {
 		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "committed_offset must be an integer, not %s", p.Offset.Type())
 	}
 	if s.Where != nil {
-		if p.Filter, err = b.bind(s.Where, TBool); err != nil {
+		if p.Filter, err = b.Bind(s.Where, TBool); err != nil {
 			return nil, err
 		}
-		if err := wantType(p.Filter, TBool, "argument of WHERE"); err != nil {
+		if err := scalar.WantType(p.Filter, TBool, "argument of WHERE"); err != nil {
 			return nil, err
 		}
 	}

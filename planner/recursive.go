@@ -2,6 +2,7 @@ package planner
 
 import (
 	"topicgate/planner/plantree"
+	"topicgate/planner/scalar"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 )
@@ -154,7 +155,7 @@ func aggregatePos(s *sql.Select) int {
 				}
 			}, nil)
 		case *sql.FuncCall:
-			if pos == 0 && x.Over == nil && aggregates[x.Name] && !inSub[x] {
+			if pos == 0 && x.Over == nil && scalar.IsAggregate(x.Name) && !inSub[x] {
 				pos = x.Pos
 			}
 		}

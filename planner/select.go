@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"topicgate/planner/plantree"
+	"topicgate/planner/scalar"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
@@ -28,17 +29,17 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 		scope = scope.withOuter(outer, use, fromRel(s.From))
 	}
 	b := newBinder(params, scope, cat)
-	defer func() { p.Subqueries = b.subs }()
+	defer func() { p.Subqueries = b.Subqueries }()
 	if err := bindWhere(p, b, s.Where); err != nil {
 		return nil, err
 	}
 	// Aggregates are allowed from the select list to ORDER BY; windows
 	// and set-returning functions in the select list and ORDER BY only.
-	b.allowAgg, b.allowWindow, b.allowSRF = true, true, true
+	b.AllowAgg, b.AllowWindow, b.AllowSRF = true, true, true
 	if err := bindTargets(p, b, s, scope, star); err != nil {
 		return nil, err
 	}
-	b.allowWindow, b.allowSRF = false, false
+	b.AllowWindow, b.AllowSRF = false, false
 	distinctOn, err := bindDistinctOnExprs(p, b, s)
 	if err != nil {
 		return nil, err
@@ -50,17 +51,17 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 	if err := bindHaving(p, b, s.Having); err != nil {
 		return nil, err
 	}
-	b.allowWindow, b.allowSRF = true, true
+	b.AllowWindow, b.AllowSRF = true, true
 	sortExprs, err := bindOrderBy(p, b, s.OrderBy)
 	if err != nil {
 		return nil, err
 	}
-	b.allowAgg, b.allowWindow, b.allowSRF = false, false, false
+	b.AllowAgg, b.AllowWindow, b.AllowSRF = false, false, false
 	if err := placeWindows(p, b, s.Distinct || distinctOn != nil, groupBy, scope); err != nil {
 		return nil, err
 	}
-	if len(b.aggs) > 0 || len(groupBy) > 0 {
-		if err := rewriteAgg(p, groupBy, b.aggs, sortExprs); err != nil {
+	if len(b.Aggs) > 0 || len(groupBy) > 0 {
+		if err := rewriteAgg(p, groupBy, b.Aggs, sortExprs); err != nil {
 			return nil, err
 		}
 	}
@@ -92,15 +93,15 @@ func planSelectIn(cat Catalog, s *sql.Select, params *[]Type, outer *Scope, use 
 
 // bindWhere binds WHERE, a boolean.
 func bindWhere(p *plantree.SelectPlan, b *binder, where sql.Expr) error {
-	b.srfWhere = "WHERE"
+	b.SRFWhere = "WHERE"
 	if where == nil {
 		return nil
 	}
-	f, err := b.bind(where, TBool)
+	f, err := b.Bind(where, TBool)
 	if err != nil {
 		return err
 	}
-	if err := wantType(f, TBool, "argument of WHERE"); err != nil {
+	if err := scalar.WantType(f, TBool, "argument of WHERE"); err != nil {
 		return err
 	}
 	p.Filter = f
@@ -129,12 +130,12 @@ func bindTargets(p *plantree.SelectPlan, b *binder, s *sql.Select, scope *Scope,
 			}
 			continue
 		}
-		e, err := b.bind(t.Expr, TUnknown)
+		e, err := b.Bind(t.Expr, TUnknown)
 		if err != nil {
 			return err
 		}
-		if isUntyped(e) {
-			if e, err = coerce(e, TText); err != nil {
+		if scalar.IsUntyped(e) {
+			if e, err = scalar.Coerce(e, TText); err != nil {
 				return err
 			}
 		}
@@ -152,7 +153,7 @@ func bindDistinctOnExprs(p *plantree.SelectPlan, b *binder, s *sql.Select) ([]pl
 	if len(s.DistinctOn) == 0 {
 		return nil, nil
 	}
-	if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
+	if len(s.GroupBy) > 0 || len(b.Aggs) > 0 {
 		return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "DISTINCT ON with GROUP BY or aggregates is not supported")
 	}
 	var out []plantree.Expr
@@ -172,7 +173,7 @@ func bindGroupBy(p *plantree.SelectPlan, b *binder, s *sql.Select) ([]plantree.E
 	var groupBy []plantree.Expr
 	if s.Distinct {
 		// SELECT DISTINCT is a grouping by every output column.
-		if len(s.GroupBy) > 0 || len(b.aggs) > 0 {
+		if len(s.GroupBy) > 0 || len(b.Aggs) > 0 {
 			return nil, pgerror.New(pgerror.CodeFeatureNotSupported, "SELECT DISTINCT with GROUP BY or aggregates is not supported")
 		}
 		groupBy = append(groupBy, p.Project...)
@@ -201,8 +202,8 @@ func bindHaving(p *plantree.SelectPlan, b *binder, having sql.Expr) error {
 	if having == nil {
 		return nil
 	}
-	b.srfWhere = "HAVING"
-	h, err := b.bind(having, TBool)
+	b.SRFWhere = "HAVING"
+	h, err := b.Bind(having, TBool)
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func bindOrderBy(p *plantree.SelectPlan, b *binder, orderBy []sql.OrderBy) ([]pl
 // run over the input rows, or over the groups (after HAVING) when there is
 // a grouping, and their results follow the row.
 func placeWindows(p *plantree.SelectPlan, b *binder, distinct bool, groupBy []plantree.Expr, scope *Scope) error {
-	if len(b.wins) == 0 {
+	if len(b.Windows) == 0 {
 		return nil
 	}
 	switch {
@@ -238,15 +239,15 @@ func placeWindows(p *plantree.SelectPlan, b *binder, distinct bool, groupBy []pl
 		return pgerror.Newf(pgerror.CodeFeatureNotSupported, "window functions are not supported with a read as consumer \"%s\"", p.Consumer.Consumer)
 	}
 	width := 0
-	if len(b.aggs) > 0 || len(groupBy) > 0 {
-		width = len(groupBy) + len(b.aggs)
+	if len(b.Aggs) > 0 || len(groupBy) > 0 {
+		width = len(groupBy) + len(b.Aggs)
 	} else if scope != nil {
 		width = len(scope.Names)
 	}
-	for i, w := range b.wins {
+	for i, w := range b.Windows {
 		w.Slot = width + i
 	}
-	p.Windows = b.wins
+	p.Windows = b.Windows
 	return nil
 }
 
@@ -320,8 +321,8 @@ func checkConsumerRead(p *plantree.SelectPlan) error {
 }
 
 func bindCount(b *binder, e sql.Expr, what string) (plantree.Expr, error) {
-	b.srfWhere = what
-	x, err := b.bind(e, TInt8)
+	b.SRFWhere = what
+	x, err := b.Bind(e, TInt8)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +351,7 @@ func (b *binder) bindOrderRef(e sql.Expr, p *plantree.SelectPlan) (plantree.Expr
 			}
 		}
 	}
-	return b.bind(e, TUnknown)
+	return b.Bind(e, TUnknown)
 }
 
 // targetName names an output column as PostgreSQL's FigureColname does:

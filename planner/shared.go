@@ -66,7 +66,7 @@ func planSharedUpdate(cat Catalog, s *sql.Update, params *[]Type) (plantree.Plan
 			break
 		}
 		p.Action = topicstore.ActionExtend
-		if p.Until, err = b.bind(set.Value, TTimestamptz); err != nil {
+		if p.Until, err = b.Bind(set.Value, TTimestamptz); err != nil {
 			return nil, err
 		}
 		if p.Until.Type() != TTimestamptz {
@@ -104,7 +104,7 @@ func extractRefs(where sql.Expr, params *[]Type, topic string) ([]plantree.RefGr
 		return nil, bad
 	}
 	b := newBinder(params, msgScope(topic), nil)
-	e, err := b.bind(where, TBool)
+	e, err := b.Bind(where, TBool)
 	if err != nil {
 		return nil, err
 	}

@@ -1,130 +1,12 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 
-	"topicgate/planner/catalog"
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
-	"topicgate/sql/values"
 )
-
-// scopeEnv is the binder's way back to the statement planner (bindEnv):
-// scope's columns, and with cat subqueries and regclass names.
-type scopeEnv struct {
-	scope  *Scope
-	cat    Catalog // nil where subqueries are not allowed
-	params *[]Type
-}
-
-func (e *scopeEnv) Column(x *sql.ColumnRef) (plantree.Expr, error) { return e.scope.column(x) }
-
-func (e *scopeEnv) CallsVolatile() {
-	if e.scope != nil && e.scope.outerUse != nil {
-		e.scope.outerUse.volatile = true
-	}
-}
-
-func (e *scopeEnv) Topics() catalog.Topics {
-	if e.cat == nil {
-		return nil
-	}
-	return e.cat
-}
-
-// Subquery plans a subquery of an expression. Its WHERE, select list,
-// GROUP BY, HAVING and ORDER BY may name columns of this query (a
-// correlated subquery); its joins' ON clauses and derived tables may not
-// (0A000), nor may a subquery name columns two queries out.
-func (e *scopeEnv) Subquery(sel *sql.Select) (*plantree.SelectPlan, []int, bool, error) {
-	if e.cat == nil {
-		return nil, nil, false, pgerror.New(pgerror.CodeFeatureNotSupported, "a subquery is not supported here")
-	}
-	var use outerUse
-	inner, err := planSelectIn(e.cat, sel, e.params, e.scope, &use)
-	if err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) && pe.Code == pgerror.CodeUndefinedColumn && e.scope.refersTo(sel) {
-			return nil, nil, false, pgerror.Newf(pgerror.CodeFeatureNotSupported,
-				"a reference to the outer query from a join condition or a derived table of a subquery is not supported (%s)", pe.Message)
-		}
-		return nil, nil, false, err
-	}
-	if inner.Consumer != nil {
-		return nil, nil, false, pgerror.New(pgerror.CodeFeatureNotSupported, "a read as consumer in a subquery expression is not supported")
-	}
-	var cols []int
-	for c := range use.cols {
-		cols = append(cols, c)
-	}
-	sort.Ints(cols)
-	return inner, cols, use.volatile, nil
-}
-
-// refersTo reports whether a column the subquery sel names resolves in
-// s.
-func (s *Scope) refersTo(sel *sql.Select) bool {
-	found := false
-	sql.WalkStmt(sel, func(e sql.Expr) {
-		if c, ok := e.(*sql.ColumnRef); ok {
-			if _, _, ok := s.resolve(c.Name); ok {
-				found = true
-			}
-		}
-	}, nil)
-	return found
-}
-
-// bindSubLink binds a subquery of an expression, which the statement
-// planner plans (bindEnv.Subquery): its type, and an IN's left operand.
-func (b *binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
-	inner, outerCols, volatile, err := b.env.Subquery(x.Select)
-	if err != nil {
-		return nil, err
-	}
-	b.nsub++
-	correlated := len(outerCols) > 0
-	e := plantree.NewSubquery(b.nsub, plantree.SubqueryExpr{Kind: x.Kind, Plan: inner, Correlated: correlated, Volatile: volatile})
-	e.OuterCols = outerCols
-	switch x.Kind {
-	case sql.SubExists:
-		e.T = TBool
-	case sql.SubScalar, sql.SubIn, sql.SubArray:
-		if len(inner.Cols) != 1 {
-			return nil, pgerror.New(pgerror.CodeSyntaxError, "subquery must return only one column")
-		}
-		e.T = inner.Cols[0].T
-		if x.Kind == sql.SubArray {
-			if e.T.ElemType() != TUnknown {
-				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "ARRAY (subquery) of %s is not supported", e.T)
-			}
-			e.T = values.ArrayOf(e.T)
-		}
-	}
-	if x.Kind == sql.SubIn {
-		ct := e.T
-		if e.X, err = b.bind(x.X, ct); err != nil {
-			return nil, err
-		}
-		if isUntyped(e.X) {
-			if e.X, err = coerce(e.X, ct); err != nil {
-				return nil, err
-			}
-		}
-		xt := e.X.Type()
-		if !(xt == ct || xt.IsNumeric() && ct.IsNumeric() || xt.IsText() && ct.IsText() || xt == TNull || ct == TNull) {
-			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", xt, ct)
-		}
-		e.T = TBool
-	}
-	if !correlated {
-		b.subs = append(b.subs, e)
-	}
-	return e, nil
-}
 
 // fromSubquery plans a derived table (a subquery in FROM or a WITH query)
 // and returns its scope.
@@ -170,7 +52,7 @@ func fromValues(t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *
 	if outer != nil {
 		b = newBinder(params, (&Scope{Source: "VALUES"}).withOuter(outer, use, "\x00"), nil)
 	}
-	b.srfWhere = "VALUES"
+	b.SRFWhere = "VALUES"
 	p.Values = make([][]plantree.Expr, len(t.Values))
 	for i := range p.Values {
 		p.Values[i] = make([]plantree.Expr, width)
@@ -182,7 +64,7 @@ func fromValues(t *sql.TableRef, params *[]Type, p *plantree.SelectPlan, outer *
 		for r, row := range t.Values {
 			col[r] = row[c]
 		}
-		out, ct, err := b.bindCommon(col, TUnknown, "VALUES")
+		out, ct, err := b.BindCommon(col, TUnknown, "VALUES")
 		if err != nil {
 			return nil, err
 		}

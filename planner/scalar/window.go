@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/plantree"
@@ -10,26 +10,26 @@ var windowOnly = map[string]bool{"row_number": true, "rank": true, "dense_rank":
 	"first_value": true, "last_value": true, "nth_value": true}
 
 // bindWindow binds a window function call; allowed in the select list and
-// ORDER BY only (b.allowWindow); over the groups when there is a grouping.
-func (b *binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
-	if !b.allowWindow {
+// ORDER BY only (b.AllowWindow); over the groups when there is a grouping.
+func (b *Binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
+	if !b.AllowWindow {
 		return nil, pgerror.Newf(pgerror.CodeWindowingError, "window functions are not allowed here")
 	}
 	w := &plantree.WindowExpr{Name: x.Name}
 	// Its arguments, PARTITION BY and ORDER BY may use aggregates (of the
 	// grouping the window runs over), but not window functions.
-	saveAgg, saveWin := b.allowAgg, b.allowWindow
-	b.allowWindow = false
-	defer func() { b.allowAgg, b.allowWindow = saveAgg, saveWin }()
+	saveAgg, saveWin := b.AllowAgg, b.AllowWindow
+	b.AllowWindow = false
+	defer func() { b.AllowAgg, b.AllowWindow = saveAgg, saveWin }()
 	for _, p := range x.Over.PartitionBy {
-		e, err := b.bind(p, TUnknown)
+		e, err := b.Bind(p, TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		w.PartitionBy = append(w.PartitionBy, e)
 	}
 	for i, o := range x.Over.OrderBy {
-		e, err := b.bind(o.Expr, TUnknown)
+		e, err := b.Bind(o.Expr, TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -53,18 +53,18 @@ func (b *binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 		}
 		inner := *x
 		inner.Over = nil
-		b.allowAgg, b.argAggs = true, saveAgg
+		b.AllowAgg, b.argAggs = true, saveAgg
 		e, err := b.bindAgg(&inner)
-		b.allowAgg, b.argAggs = saveAgg, false
+		b.AllowAgg, b.argAggs = saveAgg, false
 		if err != nil {
 			return nil, err
 		}
 		// bindAgg registered the call last, after any aggregate of its
 		// argument: it is computed by the window, not by a grouping.
-		if len(b.aggs) == 0 || b.aggs[len(b.aggs)-1] != e {
+		if len(b.Aggs) == 0 || b.Aggs[len(b.Aggs)-1] != e {
 			return nil, pgerror.AssertionFailed("window aggregate %s not registered last", e)
 		}
-		b.aggs = b.aggs[:len(b.aggs)-1]
+		b.Aggs = b.Aggs[:len(b.Aggs)-1]
 		w.Agg = e.(*plantree.AggExpr)
 		w.T = w.Agg.T
 		if w.Agg.Name == "array_agg" || w.Agg.Name == "string_agg" {
@@ -94,15 +94,15 @@ func (b *binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 			} else if i == 2 {
 				want = w.Args[0].Type()
 			}
-			e, err := b.bind(a, want)
+			e, err := b.Bind(a, want)
 			if err != nil {
 				return nil, err
 			}
-			if isUntyped(e) {
+			if IsUntyped(e) {
 				if want == TUnknown {
 					want = TText
 				}
-				if e, err = coerce(e, want); err != nil {
+				if e, err = Coerce(e, want); err != nil {
 					return nil, err
 				}
 			}
@@ -110,7 +110,7 @@ func (b *binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s, %s) does not exist", x.Name, w.Args[0].Type(), e.Type())
 			}
 			if i == 2 && e.Type() != w.Args[0].Type() {
-				if err := comparable(w.Args[0], e, ","); err != nil {
+				if err := Comparable(w.Args[0], e, ","); err != nil {
 					return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s, bigint, %s) does not exist", x.Name, w.Args[0].Type(), e.Type())
 				}
 				e = &plantree.CastExpr{X: e, T: w.Args[0].Type()}
@@ -123,12 +123,12 @@ func (b *binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 	default:
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "OVER specified, but %s is not a window function nor an aggregate function", x.Name)
 	}
-	b.wins = append(b.wins, w)
+	b.Windows = append(b.Windows, w)
 	return w, nil
 }
 
 // bindFrame binds a frame clause; order is the window's ORDER BY.
-func (b *binder) bindFrame(f *sql.Frame, order []plantree.Expr) (*plantree.WindowFrame, error) {
+func (b *Binder) bindFrame(f *sql.Frame, order []plantree.Expr) (*plantree.WindowFrame, error) {
 	mode := f.Mode.String()
 	if f.Mode == sql.FrameGroups && len(order) == 0 {
 		return nil, pgerror.New(pgerror.CodeWindowingError, "GROUPS mode requires an ORDER BY clause")
@@ -170,10 +170,10 @@ func (b *binder) bindFrame(f *sql.Frame, order []plantree.Expr) (*plantree.Windo
 	return wf, nil
 }
 
-func (b *binder) bindOffset(x sql.Expr, want Type) (plantree.Expr, error) {
-	e, err := b.bind(x, want)
-	if err == nil && isUntyped(e) {
-		e, err = coerce(e, want)
+func (b *Binder) bindOffset(x sql.Expr, want Type) (plantree.Expr, error) {
+	e, err := b.Bind(x, want)
+	if err == nil && IsUntyped(e) {
+		e, err = Coerce(e, want)
 	}
 	return e, err
 }
@@ -181,7 +181,7 @@ func (b *binder) bindOffset(x sql.Expr, want Type) (plantree.Expr, error) {
 // bindRangeOffset binds a RANGE frame's offset for an ORDER BY column of
 // type ct: a number for a number, an interval for a timestamptz or an
 // interval (PostgreSQL's in_range support functions).
-func (b *binder) bindRangeOffset(x sql.Expr, ct Type) (plantree.Expr, error) {
+func (b *Binder) bindRangeOffset(x sql.Expr, ct Type) (plantree.Expr, error) {
 	want := ct
 	switch {
 	case ct.IsInt():

@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/plantree"
@@ -11,22 +11,22 @@ import (
 
 // bindInList binds x [NOT] IN (list): the items take x's type, an untyped
 // x the first item's.
-func (b *binder) bindInList(x *sql.InList) (plantree.Expr, error) {
-	l, err := b.bind(x.X, TUnknown)
+func (b *Binder) bindInList(x *sql.InList) (plantree.Expr, error) {
+	l, err := b.Bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
 	}
 	list := make([]plantree.Expr, len(x.List))
 	for i, it := range x.List {
-		if list[i], err = b.bind(it, l.Type()); err != nil {
+		if list[i], err = b.Bind(it, l.Type()); err != nil {
 			return nil, err
 		}
-		if err := comparable(l, list[i], "IN"); err != nil {
+		if err := Comparable(l, list[i], "IN"); err != nil {
 			return nil, err
 		}
 	}
-	if isUntyped(l) && len(list) > 0 {
-		if l, err = coerce(l, list[0].Type()); err != nil {
+	if IsUntyped(l) && len(list) > 0 {
+		if l, err = Coerce(l, list[0].Type()); err != nil {
 			return nil, err
 		}
 	}
@@ -34,16 +34,16 @@ func (b *binder) bindInList(x *sql.InList) (plantree.Expr, error) {
 }
 
 // bindBetween binds x [NOT] BETWEEN lo AND hi as x >= lo AND x <= hi.
-func (b *binder) bindBetween(x *sql.Between) (plantree.Expr, error) {
-	l, err := b.bind(x.X, TUnknown)
+func (b *Binder) bindBetween(x *sql.Between) (plantree.Expr, error) {
+	l, err := b.Bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	lo, err := b.bind(x.Lo, l.Type())
+	lo, err := b.Bind(x.Lo, l.Type())
 	if err != nil {
 		return nil, err
 	}
-	hi, err := b.bind(x.Hi, l.Type())
+	hi, err := b.Bind(x.Hi, l.Type())
 	if err != nil {
 		return nil, err
 	}
@@ -56,18 +56,18 @@ func (b *binder) bindBetween(x *sql.Between) (plantree.Expr, error) {
 
 // bindIsBool binds x IS [NOT] TRUE, FALSE or UNKNOWN (IS NULL of a
 // boolean).
-func (b *binder) bindIsBool(x *sql.IsBool) (plantree.Expr, error) {
-	inner, err := b.bind(x.X, TBool)
+func (b *Binder) bindIsBool(x *sql.IsBool) (plantree.Expr, error) {
+	inner, err := b.Bind(x.X, TBool)
 	if err != nil {
 		return nil, err
 	}
 	if x.Unknown { // a boolean's third value is NULL
-		if isUntyped(inner) {
-			if inner, err = coerce(inner, TBool); err != nil {
+		if IsUntyped(inner) {
+			if inner, err = Coerce(inner, TBool); err != nil {
 				return nil, err
 			}
 		}
-		if err := wantType(inner, TBool, "argument of IS UNKNOWN"); err != nil {
+		if err := WantType(inner, TBool, "argument of IS UNKNOWN"); err != nil {
 			return nil, err
 		}
 		return &plantree.IsNullExpr{X: inner, Not: x.Not}, nil
@@ -77,8 +77,8 @@ func (b *binder) bindIsBool(x *sql.IsBool) (plantree.Expr, error) {
 
 // bindAnyAll binds x op ANY/ALL (array): the array is of x's type, an
 // untyped x takes the array's element type.
-func (b *binder) bindAnyAll(x *sql.AnyAll) (plantree.Expr, error) {
-	l, err := b.bind(x.X, TUnknown)
+func (b *Binder) bindAnyAll(x *sql.AnyAll) (plantree.Expr, error) {
+	l, err := b.Bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +90,13 @@ func (b *binder) bindAnyAll(x *sql.AnyAll) (plantree.Expr, error) {
 	if lit, ok := x.Array.(*sql.ArrayLit); ok {
 		arr, err = b.bindArray(lit, l.Type())
 	} else {
-		arr, err = b.bind(x.Array, arrWant)
+		arr, err = b.Bind(x.Array, arrWant)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if isUntyped(l) && arr.Type() != TUnknown {
-		if l, err = coerce(l, arr.Type().ElemType()); err != nil {
+	if IsUntyped(l) && arr.Type() != TUnknown {
+		if l, err = Coerce(l, arr.Type().ElemType()); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/plantree"
@@ -10,11 +10,11 @@ import (
 // resolve to one type.
 
 // bindCoalesce binds COALESCE(args...).
-func (b *binder) bindCoalesce(x *sql.Coalesce, want Type) (plantree.Expr, error) {
+func (b *Binder) bindCoalesce(x *sql.Coalesce, want Type) (plantree.Expr, error) {
 	var args []plantree.Expr
 	var t Type
 	_, err := b.noSRF("COALESCE", func() (e plantree.Expr, err error) {
-		args, t, err = b.bindCommon(x.Args, want, "COALESCE")
+		args, t, err = b.BindCommon(x.Args, want, "COALESCE")
 		return nil, err
 	})
 	if err != nil {
@@ -24,20 +24,20 @@ func (b *binder) bindCoalesce(x *sql.Coalesce, want Type) (plantree.Expr, error)
 }
 
 // bindNullIf binds NULLIF(a, b) as CASE WHEN a = b THEN NULL ELSE a END.
-func (b *binder) bindNullIf(x *sql.NullIf, want Type) (plantree.Expr, error) {
-	args, t, err := b.bindCommon([]sql.Expr{x.A, x.B}, want, "NULLIF")
+func (b *Binder) bindNullIf(x *sql.NullIf, want Type) (plantree.Expr, error) {
+	args, t, err := b.BindCommon([]sql.Expr{x.A, x.B}, want, "NULLIF")
 	if err != nil {
 		return nil, err
 	}
 	return &plantree.CaseExpr{Whens: []plantree.CaseWhen{{Cond: &plantree.CmpExpr{Op: "=", L: args[0], R: args[1]}, Result: &plantree.ConstExpr{T: t}}}, Else: args[0], T: t}, nil
 }
 
-// bindCommon binds the branches of CASE, COALESCE or NULLIF (what) to one
+// BindCommon binds the branches of CASE, COALESCE or NULLIF (what) to one
 // type, as PostgreSQL resolves them: the first typed branch sets it (want
 // only when every branch is an untyped literal or parameter), numeric
 // branches widen to the widest, untyped ones are read as it, and other
 // mixtures are 42804.
-func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]plantree.Expr, Type, error) {
+func (b *Binder) BindCommon(args []sql.Expr, want Type, what string) ([]plantree.Expr, Type, error) {
 	out := make([]plantree.Expr, len(args))
 	t := TUnknown
 	for i, a := range args {
@@ -46,10 +46,10 @@ func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]plantree
 			hint = want
 		}
 		var err error
-		if out[i], err = b.bind(a, hint); err != nil {
+		if out[i], err = b.Bind(a, hint); err != nil {
 			return nil, 0, err
 		}
-		if isUntyped(out[i]) {
+		if IsUntyped(out[i]) {
 			continue
 		}
 		switch at := out[i].Type(); {
@@ -70,8 +70,8 @@ func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]plantree
 	}
 	for i := range out {
 		var err error
-		if isUntyped(out[i]) {
-			out[i], err = coerce(out[i], t)
+		if IsUntyped(out[i]) {
+			out[i], err = Coerce(out[i], t)
 		} else if out[i].Type() != t {
 			out[i] = &plantree.CastExpr{X: out[i], T: t}
 		}
@@ -84,11 +84,11 @@ func (b *binder) bindCommon(args []sql.Expr, want Type, what string) ([]plantree
 
 // bindCase binds CASE [arg] WHEN ... THEN ... [ELSE ...] END: a WHEN
 // of a CASE with an argument is arg = value.
-func (b *binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
+func (b *Binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
 	var arg plantree.Expr
 	var err error
 	if x.Arg != nil {
-		if arg, err = b.bind(x.Arg, TUnknown); err != nil {
+		if arg, err = b.Bind(x.Arg, TUnknown); err != nil {
 			return nil, err
 		}
 	}
@@ -100,7 +100,7 @@ func (b *binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
 	for _, w := range x.Whens {
 		results = append(results, w.Result)
 	}
-	bound, t, err := b.bindCommon(results, want, "CASE")
+	bound, t, err := b.BindCommon(results, want, "CASE")
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +111,12 @@ func (b *binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
 	for i, w := range x.Whens {
 		var cond plantree.Expr
 		if arg != nil {
-			v, err := b.bind(w.Cond, arg.Type())
+			v, err := b.Bind(w.Cond, arg.Type())
 			if err != nil {
 				return nil, err
 			}
 			cond = &plantree.CmpExpr{Op: "=", L: arg, R: v}
-		} else if cond, err = b.bind(w.Cond, TBool); err != nil {
+		} else if cond, err = b.Bind(w.Cond, TBool); err != nil {
 			return nil, err
 		}
 		out.Whens = append(out.Whens, plantree.CaseWhen{Cond: cond, Result: bound[i]})

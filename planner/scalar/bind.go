@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"math"
@@ -10,26 +10,40 @@ import (
 	"topicgate/sql/values"
 )
 
-// binder type-checks AST expressions into planner expressions. It reaches
+// Binder type-checks the expressions of a statement's clauses into
+// plantree's bound expressions. The statement planner says, clause by
+// clause, what the expressions may call (aggregates, window functions,
+// set-returning functions) and reads back what they called. It reaches
 // the statement planner only through env: the columns a name may reach,
 // subqueries, the topics 'name'::regclass may name.
-type binder struct {
-	params      *[]Type
-	env         bindEnv
-	scope       *Scope // for the statement planner's own use (bindOrderRef), not binding's
-	allowAgg    bool
-	argAggs     bool // an aggregate's arguments may hold aggregates (a window aggregate's, over grouped rows)
-	aggs        []*plantree.AggExpr
-	allowWindow bool
-	wins        []*plantree.WindowExpr
-	allowSRF    bool                     // set-returning functions allowed (the select list, ORDER BY)
-	srfWhere    string                   // else the clause named in the error (srfError)
-	subs        []*plantree.SubqueryExpr // the subqueries bound, for SelectPlan.Subqueries
-	nsub        int
+type Binder struct {
+	// AllowAgg, AllowWindow and AllowSRF allow aggregates, window
+	// functions and set-returning functions (the select list and ORDER
+	// BY) in what is bound next; SRFWhere names the clause for the error
+	// of a set-returning function where they are not allowed (srfError).
+	AllowAgg, AllowWindow, AllowSRF bool
+	SRFWhere                        string
+	// Aggs, Windows and Subqueries collect the aggregate calls, the
+	// window calls and the uncorrelated subqueries bound (for the
+	// grouping's rewrite, the placing of windows and
+	// SelectPlan.Subqueries).
+	Aggs       []*plantree.AggExpr
+	Windows    []*plantree.WindowExpr
+	Subqueries []*plantree.SubqueryExpr
+
+	params  *[]Type
+	env     Env
+	argAggs bool // an aggregate's arguments may hold aggregates (a window aggregate's, over grouped rows)
+	nsub    int
 }
 
-// bindEnv is what binding needs from the statement planner around it.
-type bindEnv interface {
+// NewBinder returns a binder that types parameter $n as (*params)[n-1],
+// growing params as the expressions name more, and reaches the statement
+// planner through env (not nil).
+func NewBinder(params *[]Type, env Env) *Binder { return &Binder{params: params, env: env} }
+
+// Env is what binding needs from the statement planner around it.
+type Env interface {
 	// Column binds a column reference: a column of the row, or an
 	// OuterRef to the row around (a correlated subquery, a lateral item).
 	Column(x *sql.ColumnRef) (plantree.Expr, error)
@@ -46,25 +60,21 @@ type bindEnv interface {
 	Topics() catalog.Topics
 }
 
-// newBinder returns a binder over scope (nil for no columns); cat, when
-// not nil, lets the expressions hold subqueries.
-func newBinder(params *[]Type, scope *Scope, cat Catalog) *binder {
-	return &binder{params: params, env: &scopeEnv{scope: scope, cat: cat, params: params}, scope: scope}
-}
-
-func (b *binder) param(n int) *plantree.ParamExpr {
+// Param is parameter $n, its type inferred from where it is used unless
+// the client declared it.
+func (b *Binder) Param(n int) *plantree.ParamExpr {
 	for len(*b.params) < n {
 		*b.params = append(*b.params, TUnknown)
 	}
 	return plantree.NewParam(n-1, b.params)
 }
 
-// bind binds e; want (may be TUnknown) is the type the context expects,
+// Bind binds e; want (may be TUnknown) is the type the context expects,
 // used to type parameters and untyped literals.
-func (b *binder) bind(e sql.Expr, want Type) (plantree.Expr, error) {
+func (b *Binder) Bind(e sql.Expr, want Type) (plantree.Expr, error) {
 	x, err := b.bind0(e, want)
-	if err == nil && want != TUnknown && isUntyped(x) {
-		x, err = coerce(x, want)
+	if err == nil && want != TUnknown && IsUntyped(x) {
+		x, err = Coerce(x, want)
 	}
 	if err != nil {
 		return nil, pgerror.At(err, sql.ExprPos(e))
@@ -72,7 +82,9 @@ func (b *binder) bind(e sql.Expr, want Type) (plantree.Expr, error) {
 	return x, nil
 }
 
-func isUntyped(e plantree.Expr) bool {
+// IsUntyped reports whether e has no type yet: a string literal, NULL,
+// or a parameter whose type is still unknown.
+func IsUntyped(e plantree.Expr) bool {
 	switch x := e.(type) {
 	case *plantree.ParamExpr:
 		return x.Type() == TUnknown
@@ -82,8 +94,8 @@ func isUntyped(e plantree.Expr) bool {
 	return false
 }
 
-// coerce gives an untyped expression type t.
-func coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
+// Coerce gives an untyped expression type t.
+func Coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *plantree.ParamExpr:
 		if x.Type() == TUnknown {
@@ -112,14 +124,14 @@ func coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 
 // bind0 binds e by its kind; bind adds the context's type to untyped
 // results and the error position.
-func (b *binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
+func (b *Binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *sql.ColumnRef:
 		return b.env.Column(x)
 	case *sql.Const:
-		return constExpr(x.Lit)
+		return Const(x.Lit)
 	case *sql.ParamRef:
-		return b.param(x.N), nil
+		return b.Param(x.N), nil
 	case *sql.Cast:
 		return b.bindCast(x)
 	case *sql.Collate:
@@ -135,7 +147,7 @@ func (b *binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	case *sql.Between:
 		return b.bindBetween(x)
 	case *sql.IsNull:
-		inner, err := b.bind(x.X, TUnknown)
+		inner, err := b.Bind(x.X, TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +177,10 @@ func (b *binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", e)
 }
 
-func constExpr(l sql.Literal) (plantree.Expr, error) {
+// Const binds a literal: an integer is an int4 when it fits (else an
+// int8), a number with a fraction or exponent a numeric, a string is
+// untyped until its context types it.
+func Const(l sql.Literal) (plantree.Expr, error) {
 	switch l.Kind {
 	case sql.LitNull:
 		return &plantree.ConstExpr{V: nil, T: TNull}, nil
@@ -197,15 +212,18 @@ func constExpr(l sql.Literal) (plantree.Expr, error) {
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "literal kind %d is not supported here", l.Kind)
 }
 
-func wantType(e plantree.Expr, t Type, what string) error {
+// WantType is 42804 unless e is of type t (or NULL, or untyped); what
+// names e in the message ("argument of WHERE").
+func WantType(e plantree.Expr, t Type, what string) error {
 	if e.Type() == t || e.Type() == TNull || e.Type() == TUnknown {
 		return nil
 	}
 	return pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s must be type %s, not type %s", what, t, e.Type())
 }
 
-// comparable reports whether values of l's and r's types can be compared.
-func comparable(l, r plantree.Expr, op string) error {
+// Comparable is nil when values of l's and r's types can be compared
+// (by op, for the message), else 42883.
+func Comparable(l, r plantree.Expr, op string) error {
 	lt, rt := l.Type(), r.Type()
 	if lt == rt || lt == TUnknown || rt == TUnknown || lt == TNull || rt == TNull {
 		return nil

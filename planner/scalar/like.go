@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/catalog"
@@ -13,8 +13,8 @@ import (
 // bytea and bytea !~~ bytea; an untyped side takes the other's type, two
 // take text. LIKE p ESCAPE e arrives as the pattern like_escape(p, e),
 // resolved on its own arguments as PostgreSQL does.
-func (b *binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
-	l, err := b.bind(x.L, TUnknown)
+func (b *Binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
+	l, err := b.Bind(x.L, TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func (b *binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
 	if f, ok := x.R.(*sql.FuncCall); ok && f.Name == "like_escape" && len(f.Args) == 2 && f.Over == nil && f.Filter == nil && len(f.Order) == 0 && !f.Star && !f.Distinct {
 		r, err = b.bindLikeEscape(f)
 	} else {
-		r, err = b.bind(x.R, TUnknown)
+		r, err = b.Bind(x.R, TUnknown)
 	}
 	if err != nil {
 		return nil, err
@@ -33,8 +33,8 @@ func (b *binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
 			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 	}
 	for i, e := range []*plantree.Expr{&l, &r} {
-		if isUntyped(*e) {
-			if *e, err = coerce(*e, t); err != nil {
+		if IsUntyped(*e) {
+			if *e, err = Coerce(*e, t); err != nil {
 				return nil, pgerror.At(err, sql.ExprPos([]sql.Expr{x.L, x.R}[i]))
 			}
 		}
@@ -44,11 +44,11 @@ func (b *binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
 
 // bindLikeEscape binds like_escape(pattern, escape): text, or bytea when
 // an argument is (an untyped one takes the other's type).
-func (b *binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
+func (b *Binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
 	args := make([]plantree.Expr, 2)
 	for i, a := range f.Args {
 		var err error
-		if args[i], err = b.bind(a, TUnknown); err != nil {
+		if args[i], err = b.Bind(a, TUnknown); err != nil {
 			return nil, err
 		}
 	}
@@ -57,9 +57,9 @@ func (b *binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
 		return nil, undefinedFunc("like_escape", []string{argTypeName(args[0]), argTypeName(args[1])})
 	}
 	for i := range args {
-		if isUntyped(args[i]) {
+		if IsUntyped(args[i]) {
 			var err error
-			if args[i], err = coerce(args[i], t); err != nil {
+			if args[i], err = Coerce(args[i], t); err != nil {
 				return nil, err
 			}
 		}
@@ -72,7 +72,7 @@ func (b *binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
 func likeType(bytes bool, l, r plantree.Expr) (Type, bool) {
 	t := TUnknown
 	for _, e := range []plantree.Expr{l, r} {
-		if isUntyped(e) || e.Type() == TNull {
+		if IsUntyped(e) || e.Type() == TNull {
 			continue
 		}
 		et := e.Type()

@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 // Binary operators: comparison, arithmetic, concatenation, LIKE and the
 // jsonb tests, with PostgreSQL's operand types and result types.
@@ -14,33 +14,33 @@ import (
 	"github.com/cockroachdb/apd/v3"
 )
 
-func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
+func (b *Binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	op := strings.ToUpper(x.Op)
 	switch op {
 	case "AND", "OR":
-		l, err := b.bind(x.L, TBool)
+		l, err := b.Bind(x.L, TBool)
 		if err != nil {
 			return nil, err
 		}
-		r, err := b.bind(x.R, TBool)
+		r, err := b.Bind(x.R, TBool)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range []plantree.Expr{l, r} {
-			if err := wantType(e, TBool, "argument of "+op); err != nil {
+			if err := WantType(e, TBool, "argument of "+op); err != nil {
 				return nil, err
 			}
 		}
 		return &plantree.LogicExpr{And: op == "AND", Args: []plantree.Expr{l, r}}, nil
 	case "->", "->>":
-		l, err := b.bind(x.L, TJSONB)
+		l, err := b.Bind(x.L, TJSONB)
 		if err != nil {
 			return nil, err
 		}
 		if t := l.Type(); t != TJSONB && t != TJSON {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s unknown", t, op)
 		}
-		k, err := b.bind(x.R, TText)
+		k, err := b.Bind(x.R, TText)
 		if err != nil {
 			return nil, err
 		}
@@ -52,9 +52,9 @@ func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
 		return b.bindLike(x, normLikeOp(op))
 	case "#>", "#>>":
-		l, err := b.bind(x.L, TJSONB)
-		if err == nil && isUntyped(l) {
-			l, err = coerce(l, TJSONB)
+		l, err := b.Bind(x.L, TJSONB)
+		if err == nil && IsUntyped(l) {
+			l, err = Coerce(l, TJSONB)
 		}
 		if err != nil {
 			return nil, err
@@ -63,10 +63,10 @@ func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 		if lit, ok := x.R.(*sql.ArrayLit); ok {
 			path, err = b.bindArray(lit, TText)
 		} else {
-			path, err = b.bind(x.R, TTextArray)
+			path, err = b.Bind(x.R, TTextArray)
 		}
-		if err == nil && isUntyped(path) {
-			path, err = coerce(path, TTextArray)
+		if err == nil && IsUntyped(path) {
+			path, err = Coerce(path, TTextArray)
 		}
 		if err != nil {
 			return nil, err
@@ -78,7 +78,7 @@ func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	case "||":
 		return b.bindConcat(x)
 	}
-	l, err := b.bind(x.L, TUnknown)
+	l, err := b.Bind(x.L, TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -86,20 +86,20 @@ func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	if rWant == TNull { // NULL || 'b': the literal is not a null
 		rWant = TUnknown
 	}
-	r, err := b.bind(x.R, rWant)
+	r, err := b.Bind(x.R, rWant)
 	if err != nil {
 		return nil, err
 	}
-	if isUntyped(l) && !isUntyped(r) {
-		if l, err = coerce(l, r.Type()); err != nil {
+	if IsUntyped(l) && !IsUntyped(r) {
+		if l, err = Coerce(l, r.Type()); err != nil {
 			return nil, err
 		}
 	}
-	if isUntyped(l) && isUntyped(r) {
-		if l, err = coerce(l, TText); err != nil {
+	if IsUntyped(l) && IsUntyped(r) {
+		if l, err = Coerce(l, TText); err != nil {
 			return nil, err
 		}
-		if r, err = coerce(r, TText); err != nil {
+		if r, err = Coerce(r, TText); err != nil {
 			return nil, err
 		}
 	}
@@ -108,12 +108,12 @@ func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 		if op == "!=" {
 			op = "<>"
 		}
-		if err := comparable(l, r, op); err != nil {
+		if err := Comparable(l, r, op); err != nil {
 			return nil, err
 		}
 		return &plantree.CmpExpr{Op: op, L: l, R: r}, nil
 	case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
-		if err := comparable(l, r, op); err != nil {
+		if err := Comparable(l, r, op); err != nil {
 			return nil, err
 		}
 		return &plantree.CmpExpr{Op: op, L: l, R: r}, nil
@@ -129,19 +129,19 @@ func (b *binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 
 // bindUnaryOp binds NOT, unary minus (folded into a numeric constant) and
 // unary plus.
-func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
+func (b *Binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
 	switch x.Op {
 	case "NOT":
-		inner, err := b.bind(x.X, TBool)
+		inner, err := b.Bind(x.X, TBool)
 		if err != nil {
 			return nil, err
 		}
-		if err := wantType(inner, TBool, "argument of NOT"); err != nil {
+		if err := WantType(inner, TBool, "argument of NOT"); err != nil {
 			return nil, err
 		}
 		return &plantree.NotExpr{X: inner}, nil
 	case "-":
-		inner, err := b.bind(x.X, TInt8)
+		inner, err := b.Bind(x.X, TInt8)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +164,7 @@ func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
 		}
 		return &plantree.NegExpr{X: inner}, nil
 	case "+":
-		return b.bind(x.X, want)
+		return b.Bind(x.X, want)
 	}
 	return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "expression %T is not supported", x)
 }
@@ -172,12 +172,12 @@ func (b *binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
 // bindConcat binds a || b: bytea || bytea is bytea; anything else is text,
 // a non-text operand taking its text form ('x' || 1 is 'x1'), as
 // PostgreSQL's text || anynonarray.
-func (b *binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
-	l, err := b.bind(x.L, TUnknown)
+func (b *Binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
+	l, err := b.Bind(x.L, TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.bind(x.R, TUnknown)
+	r, err := b.Bind(x.R, TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -185,12 +185,12 @@ func (b *binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
 		return bindArrayConcat(x, l, r)
 	}
 	t := TText
-	if (l.Type() == TBytea || isUntyped(l)) && (r.Type() == TBytea || isUntyped(r)) && !(isUntyped(l) && isUntyped(r)) {
+	if (l.Type() == TBytea || IsUntyped(l)) && (r.Type() == TBytea || IsUntyped(r)) && !(IsUntyped(l) && IsUntyped(r)) {
 		t = TBytea
 	}
 	for _, e := range []*plantree.Expr{&l, &r} {
-		if isUntyped(*e) {
-			if *e, err = coerce(*e, t); err != nil {
+		if IsUntyped(*e) {
+			if *e, err = Coerce(*e, t); err != nil {
 				return nil, err
 			}
 		}
@@ -205,13 +205,13 @@ func (b *binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
 
 // bindJSONTest binds jsonb's key-existence (?, ?|, ?&) and containment
 // (@>, <@) operators.
-func (b *binder) bindJSONTest(x *sql.BinOp, op string) (plantree.Expr, error) {
-	l, err := b.bind(x.L, TJSONB)
+func (b *Binder) bindJSONTest(x *sql.BinOp, op string) (plantree.Expr, error) {
+	l, err := b.Bind(x.L, TJSONB)
 	if err != nil {
 		return nil, err
 	}
-	if isUntyped(l) {
-		if l, err = coerce(l, TJSONB); err != nil {
+	if IsUntyped(l) {
+		if l, err = Coerce(l, TJSONB); err != nil {
 			return nil, err
 		}
 	}
@@ -226,13 +226,13 @@ func (b *binder) bindJSONTest(x *sql.BinOp, op string) (plantree.Expr, error) {
 	if lit, ok := x.R.(*sql.ArrayLit); ok && rWant == TTextArray {
 		r, err = b.bindArray(lit, TText)
 	} else {
-		r, err = b.bind(x.R, rWant)
+		r, err = b.Bind(x.R, rWant)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if isUntyped(r) {
-		if r, err = coerce(r, rWant); err != nil {
+	if IsUntyped(r) {
+		if r, err = Coerce(r, rWant); err != nil {
 			return nil, err
 		}
 	}
@@ -299,11 +299,11 @@ func bindArrayConcat(x *sql.BinOp, l, r plantree.Expr) (plantree.Expr, error) {
 		at = r.Type()
 	}
 	for _, e := range []*plantree.Expr{&l, &r} {
-		if !isUntyped(*e) {
+		if !IsUntyped(*e) {
 			continue
 		}
 		var err error
-		if *e, err = coerce(*e, at); err != nil {
+		if *e, err = Coerce(*e, at); err != nil {
 			return nil, err
 		}
 	}

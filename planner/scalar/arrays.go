@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/plantree"
@@ -11,14 +11,14 @@ import (
 
 // bindArray binds ARRAY[...] or an array literal's elements to type elem:
 // when elem is unknown, the first typed element's, else text.
-func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
+func (b *Binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
 	elems := make([]plantree.Expr, len(x.Elems))
 	for i, e := range x.Elems {
 		var err error
-		if elems[i], err = b.bind(e, elem); err != nil {
+		if elems[i], err = b.Bind(e, elem); err != nil {
 			return nil, err
 		}
-		if elem == TUnknown && !isUntyped(elems[i]) { // ARRAY['a', NULL]: the first typed element's type
+		if elem == TUnknown && !IsUntyped(elems[i]) { // ARRAY['a', NULL]: the first typed element's type
 			elem = elems[i].Type()
 		}
 	}
@@ -31,9 +31,9 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
 	// the array holds what its type says (array_to_string, the wire).
 	asText := at == TTextArray && !elem.IsText()
 	for i, e := range elems {
-		if isUntyped(e) {
+		if IsUntyped(e) {
 			var err error
-			if elems[i], err = coerce(e, elem); err != nil {
+			if elems[i], err = Coerce(e, elem); err != nil {
 				return nil, pgerror.At(err, sql.ExprPos(x.Elems[i]))
 			}
 		}
@@ -45,8 +45,8 @@ func (b *binder) bindArray(x *sql.ArrayLit, elem Type) (plantree.Expr, error) {
 }
 
 // bindSubscript binds arr[i], an element of the array's type.
-func (b *binder) bindSubscript(x *sql.Subscript) (plantree.Expr, error) {
-	arr, err := b.bind(x.X, TUnknown)
+func (b *Binder) bindSubscript(x *sql.Subscript) (plantree.Expr, error) {
+	arr, err := b.Bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -54,12 +54,12 @@ func (b *binder) bindSubscript(x *sql.Subscript) (plantree.Expr, error) {
 	if et == TUnknown {
 		return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", arr.Type())
 	}
-	idx, err := b.bind(x.Index, TInt4)
+	idx, err := b.Bind(x.Index, TInt4)
 	if err != nil {
 		return nil, err
 	}
-	if isUntyped(idx) {
-		if idx, err = coerce(idx, TInt4); err != nil {
+	if IsUntyped(idx) {
+		if idx, err = Coerce(idx, TInt4); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/catalog"
@@ -11,7 +11,7 @@ import (
 // runs as oid: 'name'::regtype resolves the name (42704 if no such type),
 // and x::regtype::text names the type as regtypeout does (regtypeText).
 // ok is false for any other cast.
-func (b *binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err error) {
+func (b *Binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err error) {
 	if x.Type == "regtype" {
 		if c, isConst := x.X.(*sql.Const); isConst {
 			if c.Lit.Kind == sql.LitString {
@@ -36,8 +36,8 @@ func (b *binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err err
 // regtypeText binds x::regtype::t for a text type t: a regtype prints as
 // the type's name (asyncpg's introspection reads elemtype::regtype::text),
 // where regtype is otherwise an oid here.
-func (b *binder) regtypeText(x *sql.Cast, t Type) (plantree.Expr, error) {
-	oid, err := b.bind(x, TUnknown)
+func (b *Binder) regtypeText(x *sql.Cast, t Type) (plantree.Expr, error) {
+	oid, err := b.Bind(x, TUnknown)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"strings"
@@ -15,7 +15,10 @@ var volatileFuncs = map[string]bool{"clock_timestamp": true, "gen_random_uuid": 
 var aggregates = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true,
 	"string_agg": true, "bool_and": true, "bool_or": true, "every": true, "array_agg": true}
 
-func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
+// IsAggregate reports whether the function name is an aggregate.
+func IsAggregate(name string) bool { return aggregates[name] }
+
+func (b *Binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	if x.Over != nil {
 		return b.noSRF("!window function calls cannot contain set-returning function calls", func() (plantree.Expr, error) { return b.bindWindow(x) })
 	}
@@ -25,8 +28,8 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	if aggregates[x.Name] {
 		return b.noSRF("!aggregate function calls cannot contain set-returning function calls", func() (plantree.Expr, error) { return b.bindAgg(x) })
 	}
-	if SetReturning[x.Name] && x.Filter == nil && len(x.Order) == 0 {
-		return b.bindSRF(x)
+	if setReturning[x.Name] && x.Filter == nil && len(x.Order) == 0 {
+		return b.BindSRF(x)
 	}
 	if recordSRFs[x.Name] != nil {
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "%s returns records, which only FROM takes: SELECT ... FROM %s(...)", x.Name, x.Name)
@@ -38,7 +41,7 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "ORDER BY specified, but %s is not an aggregate function", x.Name)
 	}
 	if x.Name == "pg_typeof" && len(x.Args) == 1 { // known when planning
-		a, err := b.bind(x.Args[0], TUnknown)
+		a, err := b.Bind(x.Args[0], TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -53,12 +56,12 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 		// Named with its argument types, as PostgreSQL does.
 		var types []string
 		for _, a := range x.Args {
-			e, err := b.bind(a, TUnknown)
+			e, err := b.Bind(a, TUnknown)
 			if err != nil {
 				return nil, err
 			}
 			t := e.Type()
-			if isUntyped(e) {
+			if IsUntyped(e) {
 				t = TUnknown
 			}
 			types = append(types, t.String())
@@ -73,11 +76,11 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	for i, a := range x.Args {
 		want := sig.ArgType(i)
 		var err error
-		if args[i], err = b.bind(a, want); err != nil {
+		if args[i], err = b.Bind(a, want); err != nil {
 			return nil, err
 		}
-		if isUntyped(args[i]) {
-			if args[i], err = coerce(args[i], TText); err != nil {
+		if IsUntyped(args[i]) {
+			if args[i], err = Coerce(args[i], TText); err != nil {
 				return nil, err
 			}
 		}
@@ -119,27 +122,27 @@ func (b *binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	return &plantree.FuncExpr{Name: x.Name, Args: args, T: sig.Result(argTypes), Fn: sig}, nil
 }
 
-func (b *binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
-	if !b.allowAgg {
+func (b *Binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
+	if !b.AllowAgg {
 		return nil, pgerror.Newf(pgerror.CodeGroupingError, "aggregate functions are not allowed here")
 	}
 	agg := &plantree.AggExpr{Name: x.Name, Distinct: x.Distinct}
 	if x.Filter != nil {
-		b.allowAgg = false
-		f, err := b.bind(x.Filter, TBool)
-		b.allowAgg = true
+		b.AllowAgg = false
+		f, err := b.Bind(x.Filter, TBool)
+		b.AllowAgg = true
 		if err != nil {
 			return nil, err
 		}
-		if err := wantType(f, TBool, "argument of FILTER"); err != nil {
+		if err := WantType(f, TBool, "argument of FILTER"); err != nil {
 			return nil, err
 		}
 		agg.Filter = f
 	}
 	for i, o := range x.Order {
-		b.allowAgg = false
-		e, err := b.bind(o.Expr, TUnknown)
-		b.allowAgg = true
+		b.AllowAgg = false
+		e, err := b.Bind(o.Expr, TUnknown)
+		b.AllowAgg = true
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +158,7 @@ func (b *binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 			return nil, pgerror.Newf(pgerror.CodeSyntaxError, "%s(*) is not valid", x.Name)
 		}
 		agg.T = TInt8
-		b.aggs = append(b.aggs, agg)
+		b.Aggs = append(b.Aggs, agg)
 		return agg, nil
 	}
 	nargs := 1
@@ -172,30 +175,30 @@ func (b *binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	case "string_agg":
 		want = TText
 	}
-	b.allowAgg = b.argAggs
+	b.AllowAgg = b.argAggs
 	b.argAggs = false
-	arg, err := b.bind(x.Args[0], want)
-	if err == nil && isUntyped(arg) {
+	arg, err := b.Bind(x.Args[0], want)
+	if err == nil && IsUntyped(arg) {
 		target := want
 		if target == TUnknown {
 			target = TText
 		}
-		arg, err = coerce(arg, target)
+		arg, err = Coerce(arg, target)
 	}
 	if err == nil && nargs == 2 {
-		agg.Sep, err = b.bind(x.Args[1], arg.Type())
-		if err == nil && isUntyped(agg.Sep) {
-			agg.Sep, err = coerce(agg.Sep, arg.Type())
+		agg.Sep, err = b.Bind(x.Args[1], arg.Type())
+		if err == nil && IsUntyped(agg.Sep) {
+			agg.Sep, err = Coerce(agg.Sep, arg.Type())
 		}
 	}
-	b.allowAgg = true
+	b.AllowAgg = true
 	if err != nil {
 		return nil, err
 	}
 	agg.Arg = arg
 	switch x.Name {
 	case "bool_and", "bool_or", "every":
-		if err := wantType(arg, TBool, "argument of "+x.Name); err != nil {
+		if err := WantType(arg, TBool, "argument of "+x.Name); err != nil {
 			return nil, err
 		}
 		agg.T = TBool
@@ -247,6 +250,6 @@ func (b *binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	default:
 		agg.T = arg.Type()
 	}
-	b.aggs = append(b.aggs, agg)
+	b.Aggs = append(b.Aggs, agg)
 	return agg, nil
 }

@@ -1,4 +1,4 @@
-package planner
+package scalar
 
 import (
 	"topicgate/planner/catalog"
@@ -11,7 +11,7 @@ import (
 // bindCast binds CAST(x AS t) and x::t: an untyped literal or parameter
 // takes the type, 'name'::regclass and 'name'::regproc resolve the name to
 // an oid, and casts involving regtype are bindRegtypeCast's.
-func (b *binder) bindCast(x *sql.Cast) (plantree.Expr, error) {
+func (b *Binder) bindCast(x *sql.Cast) (plantree.Expr, error) {
 	if e, ok, err := b.bindRegtypeCast(x); ok {
 		return e, err
 	}
@@ -20,7 +20,7 @@ func (b *binder) bindCast(x *sql.Cast) (plantree.Expr, error) {
 		// The position is the type name's, as PostgreSQL's.
 		return nil, pgerror.At(pgerror.Newf(pgerror.CodeUndefinedObject, "type \"%s\" does not exist", x.Type), x.TypePos)
 	}
-	inner, err := b.bind(x.X, TUnknown)
+	inner, err := b.Bind(x.X, TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -39,22 +39,22 @@ func (b *binder) bindCast(x *sql.Cast) (plantree.Expr, error) {
 			}
 			return &plantree.ConstExpr{V: oid, T: TOid}, nil
 		}
-		return coerce(c, t)
+		return Coerce(c, t)
 	}
 	if p, ok := inner.(*plantree.ParamExpr); ok && p.Type() == TUnknown {
-		return coerce(p, t)
+		return Coerce(p, t)
 	}
 	return &plantree.CastExpr{X: inner, T: t}, nil
 }
 
 // bindCollate binds x COLLATE c: x must be text.
-func (b *binder) bindCollate(x *sql.Collate, want Type) (plantree.Expr, error) {
-	inner, err := b.bind(x.X, want)
+func (b *Binder) bindCollate(x *sql.Collate, want Type) (plantree.Expr, error) {
+	inner, err := b.Bind(x.X, want)
 	if err != nil {
 		return nil, err
 	}
-	if isUntyped(inner) {
-		if inner, err = coerce(inner, TText); err != nil {
+	if IsUntyped(inner) {
+		if inner, err = Coerce(inner, TText); err != nil {
 			return nil, err
 		}
 	}
