@@ -12,7 +12,7 @@ import (
 	"topicgate/sql/values"
 )
 
-// The set-returning functions (planner/srf.go declares them):
+// The set-returning functions (planner/scalar/srf.go declares them):
 // generate_series, generate_subscripts, unnest, jsonb_array_elements[_text],
 // jsonb_object_keys, jsonb_each[_text] and regexp_split_to_table. Package
 // rowexec steps them, in a select list (ProjectSet) or in FROM.

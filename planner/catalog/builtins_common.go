@@ -38,7 +38,7 @@ var commonBuiltins = map[string]funcSig{
 	"gen_random_uuid": {0, 0, nil, fixed(values.TText)},
 	"current_date":    {0, 0, nil, fixed(values.TDate)},
 	"to_char":         {2, 2, []values.Type{values.TUnknown, values.TText}, fixed(values.TText)},
-	"like_escape":     {2, 2, []values.Type{values.TUnknown, values.TUnknown}, sameAsFirst}, // LIKE ... ESCAPE (planner/like.go)
+	"like_escape":     {2, 2, []values.Type{values.TUnknown, values.TUnknown}, sameAsFirst}, // LIKE ... ESCAPE (planner/scalar/like.go)
 	"quote_literal":   {1, 1, []values.Type{values.TText}, fixed(values.TText)},
 	"quote_nullable":  {1, 1, []values.Type{values.TText}, fixed(values.TText)},
 	"quote_ident":     {1, 1, []values.Type{values.TText}, fixed(values.TText)},
