@@ -45,7 +45,7 @@ func (s *Session) copyIn(ctx context.Context, tx *txn.Txn, p *plantree.CopyPlan,
 		if err := b.build(&msgs[len(msgs)-1], vals, nil); err != nil {
 			return d.Wrap(err)
 		}
-		size += int64(len(msgs[len(msgs)-1].Body)) + 64
+		size += int64(msgs[len(msgs)-1].Size()) + 64
 		if size >= copySlice {
 			return flush()
 		}

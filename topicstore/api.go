@@ -26,7 +26,8 @@ const (
 // AllCodecs lists every codec, the default of supported_codecs.
 var AllCodecs = []Codec{CodecRaw, CodecGzip, CodecLzop, CodecZstd}
 
-// MaxMessageSize is the largest message body accepted (uncompressed), 12 MiB.
+// MaxMessageSize is the largest message accepted, 12 MiB: its body
+// (uncompressed) plus its Kafka key and headers (Message.Size).
 const MaxMessageSize = 12 << 20
 
 // Default values, as YDB's.
@@ -54,9 +55,12 @@ var (
 	ErrAutoPartitioning = errors.New("auto-partitioning")
 	// ErrProducerPartition: a message names an explicit partition other
 	// than the one its producer is bound to (ProducerPartitionError).
-	ErrProducerPartition  = errors.New("producer is bound to another partition")
-	ErrCodecNotSupported  = errors.New("codec not supported by topic")
-	ErrMessageTooLarge    = errors.New("message too large")
+	ErrProducerPartition = errors.New("producer is bound to another partition")
+	ErrCodecNotSupported = errors.New("codec not supported by topic")
+	ErrMessageTooLarge   = errors.New("message too large")
+	// ErrInvalidMessage: a message contradicts itself (a null body with
+	// bytes); CheckMessage.
+	ErrInvalidMessage     = errors.New("invalid message")
 	ErrPartitionsDecrease = errors.New("min_active_partitions cannot decrease")
 	ErrClosed             = errors.New("store closed")
 	ErrCorrupt            = errors.New("corrupt data")
@@ -226,8 +230,13 @@ type Message struct {
 	NullBody bool
 }
 
-// Decode returns the message's uncompressed data.
-func (m *Message) Decode() ([]byte, error) { return Decompress(m.Codec, m.Body) }
+// Decode returns the message's uncompressed data (nil for a null body).
+func (m *Message) Decode() ([]byte, error) {
+	if m.NullBody {
+		return nil, nil
+	}
+	return Decompress(m.Codec, m.Body)
+}
 
 // TopicWrite is a set of messages for one topic in a commit. Staged
 // batches (made by Stager.StageBatch) are committed with the same

@@ -15,12 +15,16 @@ func CodecOf(m *Message) Codec {
 }
 
 // EncodeTail appends m's stored form after the seqno (AppendTail of its
-// compressed body) to dst; a message without a created_at gets now.
+// compressed body) to dst; a message without a created_at gets now. A
+// null body is stored empty, whatever the codec.
 func EncodeTail(dst []byte, m *Message, now time.Time) ([]byte, Codec, error) {
 	c := CodecOf(m)
-	body, err := Compress(c, m.Body)
-	if err != nil {
-		return dst, c, err
+	var body []byte
+	if !m.NullBody {
+		var err error
+		if body, err = Compress(c, m.Body); err != nil {
+			return dst, c, err
+		}
 	}
 	created := m.CreatedAt
 	if created.IsZero() {

@@ -30,7 +30,8 @@
 //   - throttle.go: the write-speed token bucket (WriteBucket, ThrottleLimits, MaxThrottle): arithmetic only.
 //   - codec.go: the message codecs (ParseCodec, Compress, Decompress); readers decompress with Message.Decode.
 //   - lzo1x.go: an LZO1X-1 compressor for the lzop codec (github.com/anchore/go-lzo decompresses).
-//   - record.go: the record-batch format (header, message entries, reference records, CRC32C) and its decoder.
+//   - record.go: the record-batch format (header, message entries with their Kafka keys and headers, reference records, CRC32C) and its decoder.
+//   - message.go: a message's size as MaxMessageSize limits it, the checks every backend applies to it, Message.Clone.
 //   - chunks.go: a message's stored form (EncodeTail) and the Chunker that cuts a staging into StagedChunks.
 //   - refs.go: ReadRefs, which reads the messages a shared consumer picked, one Scan per partition.
 //
@@ -68,8 +69,9 @@
 // may be called again).
 //
 // Commits. A CommitRequest is validated whole before anything is written
-// (topic, partition, codec in supported_codecs, body at most
-// MaxMessageSize, position updates, acks) and is then applied atomically
+// (topic, partition, codec in supported_codecs, body, Kafka key
+// and headers at most MaxMessageSize together, a null body without
+// bytes, position updates, acks) and is then applied atomically
 // and durably: its writes, its position updates and its acknowledgements
 // all happen or none does, and once Commit returns nil nothing of it is
 // ever lost. A partition's offsets are contiguous from its start; a
@@ -107,7 +109,9 @@
 // added later start at 0 for every consumer.
 //
 // Reads. Scan returns the visible messages of a range in offset order,
-// clamped to [start, end); MinWrittenAt leaves out exactly the messages
+// clamped to [start, end), each with its Kafka key, headers and null body
+// as written (a nil key or header value told apart from an empty one;
+// the store keeps the key and does not route by it); MinWrittenAt leaves out exactly the messages
 // written before it. written_at never goes backwards within a partition,
 // and OffsetForTime(t) is, per partition, the first offset written at or
 // after t (the end if none). Changed's channel closes when new messages of

@@ -50,9 +50,12 @@ func TestRecordBatchRoundTrip(t *testing.T) {
 	require.Equal(t, []Attr{{Key: "k", Value: "w"}}, got[1].Attrs)
 	require.Nil(t, got[2].Attrs)
 
-	hasSeq, seq, tail, err := SplitEntry(AppendMessage(nil, true, -5, []byte("tail"))[1:])
+	hasSeq, seq, tail, err := SplitEntry(AppendMessage(nil, true, -5, []byte("\x06tail"))[1:])
 	require.NoError(t, err)
-	require.Equal(t, []any{true, int64(-5), "tail"}, []any{hasSeq, seq, string(tail)})
+	require.Equal(t, []any{true, int64(-5), "\x06tail"}, []any{hasSeq, seq, string(tail)})
+	hasSeq, _, tail, err = SplitEntry(AppendMessage(nil, false, 0, []byte("\x02tail"))[1:])
+	require.NoError(t, err)
+	require.Equal(t, []any{false, "\x02tail"}, []any{hasSeq, string(tail)})
 
 	buf[len(buf)-1] ^= 1
 	h, p, err = DecodeBatchHeader(buf)

@@ -1,7 +1,6 @@
 package topicstore
 
 import (
-	"bytes"
 	"context"
 	"slices"
 )
@@ -11,8 +10,8 @@ type Scanner interface {
 	Scan(ctx context.Context, topic string, r ScanRange, fn func(m *Message) bool) error
 }
 
-// ReadRefs reads the messages refs name (copies: Body and Attrs are the
-// caller's), one Scan per partition from its first to its last ref; a
+// ReadRefs reads the messages refs name (copies, Message.Clone: their
+// slices are the caller's), one Scan per partition from its first to its last ref; a
 // message that is not there (retention deleted it) is missing from the
 // result. Shared consumers use it to hand out what they picked.
 func ReadRefs(ctx context.Context, s Scanner, topic string, refs []MsgRef) (map[MsgRef]Message, error) {
@@ -29,9 +28,7 @@ func ReadRefs(ctx context.Context, s Scanner, topic string, refs []MsgRef) (map[
 				i++
 			}
 			if i < len(offs) && offs[i] == m.Offset {
-				c := *m
-				c.Body, c.Attrs = bytes.Clone(m.Body), slices.Clone(m.Attrs)
-				got[MsgRef{Partition: pi, Offset: m.Offset}] = c
+				got[MsgRef{Partition: pi, Offset: m.Offset}] = m.Clone()
 			}
 			return i < len(offs)
 		})

@@ -117,7 +117,7 @@ func (t *Txn) Fail() { t.state = Failed }
 func (t *Txn) Stage(topic string, msgs []topicstore.Message) error {
 	var size int64
 	for i := range msgs {
-		size += int64(len(msgs[i].Body)) + 64
+		size += int64(msgs[i].Size()) + 64
 	}
 	if t.bytes+size > t.maxStaged {
 		return pgerror.Newf(pgerror.CodeProgramLimitExceeded,

@@ -60,7 +60,7 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 			if err := validateMessage(t, w.Topic, m); err != nil {
 				return topicstore.CommitResult{}, err
 			}
-			size += len(m.Body) + 64 + len(m.ProducerID) + len(m.MessageGroupID)
+			size += len(m.Body) + 64 + len(m.ProducerID) + len(m.MessageGroupID) + topicstore.KafkaSize(m)
 			for _, a := range m.Attrs {
 				size += len(a.Key) + len(a.Value) + 4
 			}

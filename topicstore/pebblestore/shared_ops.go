@@ -439,7 +439,7 @@ func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv sharedcore.Ref
 		topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.Deliv))})
 	out := topicstore.Message{Partition: -1, ProducerID: fmt.Sprintf("dlq/%s/%s/%d/%d", topic, consumer, mv.Part, mv.Off),
 		SeqNo: 1, HasSeqNo: true, MessageGroupID: dm.MessageGroupID, CreatedAt: dm.CreatedAt,
-		Codec: dm.Codec, Attrs: attrs, Body: data}
+		Codec: dm.Codec, Attrs: attrs, Body: data, Key: dm.Key, Headers: dm.Headers, NullBody: dm.NullBody}
 	for _, codec := range []topicstore.Codec{dm.Codec, topicstore.CodecRaw} {
 		out.Codec = codec
 		_, err = s.Commit(bgCtx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: cc.DeadLetterQueue, Messages: []topicstore.Message{out}}}})

@@ -62,10 +62,7 @@ func validateMessage(t *topic, name string, m *topicstore.Message) error {
 	if c := topicstore.CodecOf(m); !c.Valid() || !t.codecs[c] {
 		return fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, name, c)
 	}
-	if len(m.Body) > topicstore.MaxMessageSize {
-		return fmt.Errorf("%w: %d bytes, the limit is %d", topicstore.ErrMessageTooLarge, len(m.Body), topicstore.MaxMessageSize)
-	}
-	return nil
+	return topicstore.CheckMessage(m)
 }
 
 // StageBatch implements Stager.

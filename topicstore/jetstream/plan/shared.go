@@ -481,7 +481,8 @@ func (sp *sharedPlan) deadLetter(sim *shSim, mv sharedcore.Ref) (Write, error) {
 			topicstore.Attr{Key: "dlq_source_topic", Value: topic},
 			topicstore.Attr{Key: "dlq_source_partition", Value: strconv.Itoa(int(mv.Part))},
 			topicstore.Attr{Key: "dlq_source_offset", Value: strconv.FormatInt(mv.Off, 10)},
-			topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.Deliv))})}
+			topicstore.Attr{Key: "dlq_attempts", Value: strconv.Itoa(int(mv.Deliv))}),
+		Key: dm.Key, Headers: dm.Headers, NullBody: dm.NullBody}
 	takes := func(c topicstore.Codec) bool {
 		return len(dt.Rec.Config.SupportedCodecs) == 0 || slices.Contains(dt.Rec.Config.SupportedCodecs, c)
 	}

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -92,9 +91,7 @@ func (q *Queue) readPicked(ctx context.Context, topic, consumer string, refs []t
 		if err == nil && r.Offset >= t.Parts[r.Partition].Start {
 			if m := c.Meta[r.Partition]; m != nil && r.Offset >= m.Base && r.Offset < m.End() {
 				if cm := m.Ents[r.Offset-m.Base].Msg; cm != nil {
-					cp := *cm
-					cp.Body, cp.Attrs = bytes.Clone(cm.Body), slices.Clone(cm.Attrs)
-					got[r] = cp
+					got[r] = cm.Clone()
 					continue
 				}
 			}

@@ -1,9 +1,7 @@
 package queue
 
 import (
-	"bytes"
 	"context"
-	"slices"
 	"sort"
 
 	"topicgate/topicstore"
@@ -62,8 +60,7 @@ func (q *Queue) fill(ctx context.Context, topic, consumer string) error {
 			e := plan.MetaEnt{Written: m.WrittenAt.UnixNano(), Delay: int64(m.Delay), Size: int64(len(m.Body)), Group: m.MessageGroupID}
 			if room >= e.Size {
 				room -= e.Size
-				c := *m
-				c.Body, c.Attrs = bytes.Clone(m.Body), slices.Clone(m.Attrs)
+				c := m.Clone()
 				e.Msg = &c
 			}
 			got = append(got, e)
