@@ -127,6 +127,7 @@ func RunWith(t *testing.T, base Config, open func(t *testing.T, cfg Config) topi
 		{"Retention", retentionTests},
 		{"AutoPartitioning", partitioningTests},
 		{"Staging", stagingTests},
+		{"Kafka", kafkaTests},
 		{"Conflicts", conflictTests},
 		{"Roles", roleTests},
 	} {
@@ -312,16 +313,16 @@ func (e *env) scan(topic string, r topicstore.ScanRange) []string {
 	return out
 }
 
-// scanMsgs returns copies of the messages of r, Body decoded.
+// scanMsgs returns copies of the messages of r (Message.Clone), Body
+// decoded.
 func (e *env) scanMsgs(topic string, r topicstore.ScanRange) []topicstore.Message {
 	e.t.Helper()
 	var out []topicstore.Message
 	require.NoError(e.t, e.s.Scan(ctx, topic, r, func(m *topicstore.Message) bool {
 		data, err := m.Decode()
 		require.NoError(e.t, err)
-		c := *m
+		c := m.Clone()
 		c.Body = bytes.Clone(data)
-		c.Attrs = append([]topicstore.Attr(nil), m.Attrs...)
 		out = append(out, c)
 		return true
 	}))
