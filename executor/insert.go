@@ -25,9 +25,12 @@ type msgBuilder struct {
 }
 
 // build fills m from vals (one per column, already of the column's type or
-// convertible to it).
+// convertible to it). A NULL data is a Kafka null value (a tombstone,
+// NullBody) when the message has a key, and 23502 otherwise: a message
+// without a key needs a body, as it did before Kafka records (issue 28).
 func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []values.Type) error {
 	*m = topicstore.Message{Partition: -1, Codec: topicstore.CodecRaw, CreatedAt: b.now}
+	nullData := false
 	for i, c := range b.cols {
 		v := vals[i]
 		col := plantree.MsgColumns[c]
@@ -39,20 +42,25 @@ func (b *msgBuilder) build(m *topicstore.Message, vals []any, types []values.Typ
 			v = cv
 		}
 		if v == nil {
-			if c == plantree.ColData {
-				return pgerror.Newf(pgerror.CodeNotNullViolation, "null value in column \"data\" of topic \"%s\" violates not-null constraint", b.topic)
-			}
+			nullData = nullData || c == plantree.ColData
 			continue
 		}
 		if err := setMsgCol(m, c, v); err != nil {
 			return err
 		}
 	}
+	if nullData {
+		if m.Key == nil {
+			return pgerror.Newf(pgerror.CodeNotNullViolation, "null value in column \"data\" of topic \"%s\" violates not-null constraint", b.topic).
+				WithHint("Only a message with a key may have a null data (a Kafka tombstone).")
+		}
+		m.NullBody = true
+	}
 	if m.HasSeqNo && m.ProducerID == "" {
 		return pgerror.Newf(pgerror.CodeInvalidParameterValue, "seqno %d given without producer_id: deduplication needs both", m.SeqNo)
 	}
-	if len(m.Body) > topicstore.MaxMessageSize {
-		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "message of %d bytes is larger than the limit of %d bytes (topic \"%s\")", len(m.Body), topicstore.MaxMessageSize, b.topic)
+	if n := m.Size(); n > topicstore.MaxMessageSize {
+		return pgerror.Newf(pgerror.CodeProgramLimitExceeded, "message of %d bytes is larger than the limit of %d bytes (topic \"%s\")", n, topicstore.MaxMessageSize, b.topic)
 	}
 	return nil
 }
@@ -94,6 +102,17 @@ func setMsgCol(m *topicstore.Message, c plantree.MsgCol, v any) error {
 		m.Attrs = attrs
 	case plantree.ColData:
 		m.Body = v.([]byte)
+	case plantree.ColKey:
+		m.Key = v.([]byte)
+		if m.Key == nil {
+			m.Key = []byte{}
+		}
+	case plantree.ColHeaders:
+		hs, err := rowexec.ParseHeaders(v.(string))
+		if err != nil {
+			return err
+		}
+		m.Headers = hs
 	case plantree.ColDelay:
 		d := v.(time.Duration)
 		if d < 0 {

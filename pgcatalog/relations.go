@@ -36,7 +36,7 @@ func catalogRels(topics []topicstore.TopicInfo) []catalogRel {
 	var rels []catalogRel
 	var names []string
 	var types []values.Type
-	for c := plantree.ColPartition; c <= plantree.ColDelay; c++ {
+	for c := plantree.ColPartition; int(c) < plantree.NumTopicCols; c++ {
 		names = append(names, plantree.MsgColumns[c].Name)
 		types = append(types, plantree.MsgColumns[c].Type)
 	}

@@ -155,7 +155,7 @@ func sharedScope(topic string) *Scope {
 
 // msgScope is the scope of a topic's message columns for stateless reads.
 func msgScope(topic string) *Scope {
-	n := int(plantree.ColDelay) + 1
+	n := plantree.NumTopicCols
 	s := &Scope{Names: make([]string, n), Types: make([]Type, n), Source: "topic \"" + topic + "\""}
 	for i := 0; i < n; i++ {
 		s.Names[i] = plantree.MsgColumns[i].Name

@@ -24,7 +24,9 @@
 //     it applied while scanning, each message a MsgRow whose columns are
 //     computed when read, so reading a few rows from a huge topic touches
 //     few messages. ordered.go reads partitions newest first or merged by
-//     offset for the orders the planner hands to the scan.
+//     offset for the orders the planner hands to the scan. headers.go:
+//     the headers column's jsonb form of a Kafka record's headers
+//     (HeadersJSON) and its parser for INSERT and COPY (ParseHeaders).
 //   - agg.go (aggregation), window.go (windows), topn.go (sorts, top-N,
 //     DISTINCT ON), join.go (hash and nested-loop joins), subquery.go
 //     (subquery expressions, an init plan running the uncorrelated ones

@@ -85,6 +85,9 @@ func (r *MsgRow) Col(i int) (any, error) {
 	case plantree.ColAttrs:
 		return attrsJSON(m.Attrs), nil
 	case plantree.ColData:
+		if m.NullBody {
+			return nil, nil
+		}
 		if !r.decoded {
 			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
 				if r.Arena != nil {
@@ -107,6 +110,16 @@ func (r *MsgRow) Col(i int) (any, error) {
 			return nil, nil
 		}
 		return m.Delay, nil
+	case plantree.ColKey:
+		if m.Key == nil {
+			return nil, nil
+		}
+		if r.Arena != nil {
+			return r.Arena.copy(m.Key), nil
+		}
+		return append([]byte{}, m.Key...), nil
+	case plantree.ColHeaders:
+		return HeadersJSON(m.Headers), nil
 	case plantree.ColDeliveryCount:
 		if r.Acquired == nil {
 			return nil, nil

@@ -3,7 +3,8 @@ package plantree
 // MsgCol identifies a message column of a topic.
 type MsgCol uint8
 
-// The message columns, in the order `SELECT *` returns them.
+// The message columns, in the order a topic's catalog entry lists them
+// (pg_attribute); SELECT * returns StarColumns.
 const (
 	ColPartition MsgCol = iota
 	ColOffset
@@ -16,10 +17,17 @@ const (
 	ColAttrs
 	ColData
 	ColDelay
+	ColKey           // a Kafka record's key (issue 28)
+	ColHeaders       // a Kafka record's headers (issue 28)
 	ColDeliveryCount // shared-consumer reads only
 	ColLockedUntil   // shared-consumer reads only
 	numMsgCols
 )
+
+// NumTopicCols is how many message columns every read of a topic has
+// (ColPartition through ColHeaders); shared-consumer reads add
+// ColDeliveryCount and ColLockedUntil after them.
+const NumTopicCols = int(ColHeaders) + 1
 
 // MsgColumn describes a message column.
 type MsgColumn struct {
@@ -41,11 +49,15 @@ var MsgColumns = [numMsgCols]MsgColumn{
 	ColAttrs:          {"attrs", TJSONB, true},
 	ColData:           {"data", TBytea, true},
 	ColDelay:          {"delay", TInterval, true},
+	ColKey:            {"key", TBytea, true},
+	ColHeaders:        {"headers", TJSONB, true},
 	ColDeliveryCount:  {"delivery_count", TInt4, false},
 	ColLockedUntil:    {"locked_until", TTimestamptz, false},
 }
 
 // StarColumns is what SELECT * returns from a stateless or streaming read.
+// It leaves out delay, key and headers, so that what SELECT * returned
+// before they existed stays as it was; a query names them.
 var StarColumns = []MsgCol{ColPartition, ColOffset, ColSeqNo, ColProducerID, ColMessageGroupID,
 	ColCreatedAt, ColWrittenAt, ColCodec, ColAttrs, ColData}
 

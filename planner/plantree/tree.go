@@ -272,7 +272,7 @@ var (
 )
 
 func newRawProjection(needData, shared bool) []Expr {
-	n := int(ColDelay) + 1
+	n := NumTopicCols
 	if shared {
 		n = int(ColLockedUntil) + 1
 	}
