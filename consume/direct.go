@@ -37,7 +37,7 @@ func directCols(n *plantree.ConsumerReadNode) []plantree.MsgCol {
 		}
 		switch mc := plantree.MsgCol(c.Idx); mc {
 		case plantree.ColPartition, plantree.ColOffset, plantree.ColSeqNo, plantree.ColProducerID,
-			plantree.ColMessageGroupID, plantree.ColCodec, plantree.ColData:
+			plantree.ColMessageGroupID, plantree.ColCodec, plantree.ColData, plantree.ColKey, plantree.ColHeaders:
 			out[i] = mc
 		default:
 			return nil
@@ -69,6 +69,10 @@ func encodeMsg(enc *wire.RowEncoder, cols []plantree.MsgCol, m *topicstore.Messa
 		case plantree.ColCodec:
 			enc.Text(m.Codec.String())
 		case plantree.ColData:
+			if m.NullBody {
+				enc.Null()
+				continue
+			}
 			if m.Codec == topicstore.CodecRaw || m.Codec == 0 {
 				enc.Bytes(m.Body)
 				continue
@@ -80,6 +84,14 @@ func encodeMsg(enc *wire.RowEncoder, cols []plantree.MsgCol, m *topicstore.Messa
 				return err
 			}
 			enc.Bytes(d)
+		case plantree.ColKey:
+			if m.Key == nil {
+				enc.Null()
+			} else {
+				enc.Bytes(m.Key)
+			}
+		case plantree.ColHeaders:
+			enc.Text(rowexec.HeadersJSON(m.Headers))
 		default:
 			return pgerror.AssertionFailed("column %d cannot be encoded directly", c)
 		}

@@ -44,6 +44,7 @@ func TestDirectCols(t *testing.T) {
 		"SELECT partition, offset, data FROM t WITH (CONSUMER = c) LIMIT 3":             "partition offset data",
 		"SELECT seqno, producer_id, message_group_id, codec FROM t WITH (CONSUMER = c)": "seqno producer_id message_group_id codec",
 		"SELECT data FROM t WITH (CONSUMER = c) ORDER BY partition, offset":             "data",
+		"SELECT key, headers, data FROM t WITH (CONSUMER = c)":                          "key headers data",
 		"SELECT data, attrs FROM t WITH (CONSUMER = c)":                                 "",
 		"SELECT offset + 1 FROM t WITH (CONSUMER = c)":                                  "",
 		"SELECT written_at FROM t WITH (CONSUMER = c, WAIT = '1s') LIMIT 1":             "",
