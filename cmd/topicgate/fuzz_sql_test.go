@@ -50,6 +50,7 @@ func FuzzSQL(f *testing.F) {
 	for _, q := range []string{
 		"CREATE TOPIC s (CONSUMER c, CONSUMER w WITH (type = 'shared')) WITH (min_active_partitions = 2)",
 		`INSERT INTO s (partition, data, attrs, producer_id, seqno) VALUES (0, 'alpha', '{"k": "a"}', 'p', 1), (1, 'delta', '{}', 'q', 2), (1, 'echo', '{"k": "e"}', NULL, NULL)`,
+		`INSERT INTO s (partition, key, headers, data) VALUES (0, 'k1', '[{"key": "h", "value": "\\x00ff"}, {"key": "h", "value": null}]', 'kafka'), (1, 'k1', '[]', NULL)`,
 	} {
 		if _, err := c.Exec(ctx, q).ReadAll(); err != nil {
 			f.Fatal(err)

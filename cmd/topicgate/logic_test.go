@@ -23,6 +23,10 @@ package main
 //	int8
 //	1
 //
+//	statement ok         (a COPY ... FROM STDIN: the lines after the
+//	COPY t FROM STDIN     statement are its data, sent as they are)
+//	a\tb
+//
 //	connection other     (switch to, or open, a named connection)
 //	user alice           (switch to, or open, a connection logged in as role
 //	                      alice: the files run with trust authentication)
@@ -140,6 +144,10 @@ func logicConnector(t *testing.T, dsn string) func(name string) *logicConn {
 func (lc *logicConn) run(ctx context.Context, sql string, extended, colnames bool) ([]string, error) {
 	lc.notices = nil
 	var out []string
+	if stmt, data, ok := copyFromStdin(sql); ok {
+		_, err := lc.c.CopyFrom(ctx, strings.NewReader(data), stmt)
+		return nil, err
+	}
 	header := func(fds []pgconn.FieldDescription) {
 		if !colnames {
 			return
@@ -184,6 +192,20 @@ func (lc *logicConn) run(ctx context.Context, sql string, extended, colnames boo
 		out = append(out, "NOTICE: "+n)
 	}
 	return out, nil
+}
+
+// copyFromStdin splits a record's SQL that is a COPY ... FROM STDIN into
+// the statement (its first line) and its data (the lines after it).
+func copyFromStdin(sql string) (stmt, data string, ok bool) {
+	stmt, data, _ = strings.Cut(sql, "\n")
+	u := strings.ToUpper(stmt)
+	if !strings.HasPrefix(u, "COPY ") || !strings.Contains(u, " FROM STDIN") {
+		return "", "", false
+	}
+	if data != "" {
+		data += "\n"
+	}
+	return stmt, data, true
 }
 
 func TestLogic(t *testing.T) {
