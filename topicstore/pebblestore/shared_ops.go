@@ -422,7 +422,7 @@ func (s *PebbleStore) sharedPublishDLQ(topic, consumer string, mv sharedcore.Ref
 	var dm topicstore.Message
 	found := false
 	err = s.Scan(bgCtx, topic, topicstore.ScanRange{Partition: mv.Part, Start: mv.Off, End: mv.Off + 1}, func(msg *topicstore.Message) bool {
-		dm, found = *msg, true
+		dm, found = msg.Clone(), true // its slices outlive the scan's iterator
 		return false
 	})
 	if err != nil || !found {

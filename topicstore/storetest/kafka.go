@@ -15,6 +15,7 @@ var kafkaTests = []subtest{
 	{"ProducerCommits", testKafkaProducer},
 	{"Staged", testKafkaStaged},
 	{"SharedConsumers", needs(Shared, testKafkaShared)},
+	{"DeadLetterMoves", needs(Shared, testKafkaDeadLetter)},
 	{"Size", testKafkaSize},
 }
 
@@ -156,6 +157,23 @@ func testKafkaShared(e *env) {
 		msgs[i].Body = data
 	}
 	require.Equal(t, kafkaViews(kafkaMsgs("c")), kafkaViews(msgs))
+}
+
+// testKafkaDeadLetter: a message moved to the dead-letter queue keeps
+// its key, headers and null body.
+func testKafkaDeadLetter(e *env) {
+	t := e.t
+	e.create("dlq", 1)
+	e.create("q", 1, sharedCfg("mv", func(c *topicstore.ConsumerConfig) {
+		c.DeadLetterPolicy, c.DeadLetterQueue = "move", "dlq"
+	}))
+	msgs := kafkaMsgs("d")
+	e.commit("q", msgs...)
+	for i := range msgs {
+		require.Len(t, e.acquire("q", "mv", 1, 1), 1)
+		require.Equal(t, outcomes(topicstore.OutcomeDone), e.act("q", "mv", 1, topicstore.ActionReject, r0(int64(i))))
+	}
+	require.Equal(t, kafkaViews(kafkaMsgs("d")), e.scanKafka("dlq", 0))
 }
 
 // testKafkaSize: the key and headers count in a message's size, which
