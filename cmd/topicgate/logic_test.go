@@ -24,8 +24,8 @@ package main
 //	1
 //
 //	statement ok         (a COPY ... FROM STDIN: the lines after the
-//	COPY t FROM STDIN     statement are its data, sent as they are)
-//	a\tb
+//	COPY t FROM STDIN     statement are its data, sent as they are, in
+//	a<TAB>b               COPY's text format here: fields split by tabs)
 //
 //	connection other     (switch to, or open, a named connection)
 //	user alice           (switch to, or open, a connection logged in as role
