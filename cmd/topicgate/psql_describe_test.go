@@ -43,6 +43,8 @@ func TestPsqlDescribe(t *testing.T) {
 		" attrs            | jsonb                    |           |          | ",
 		" data             | bytea                    |           |          | ",
 		" delay            | interval                 |           |          | ",
+		" key              | bytea                    |           |          | ",
+		" headers          | jsonb                    |           |          | ",
 		"",
 		"",
 	}, "\n"), r.stdout, `\d orders`)
