@@ -13,8 +13,10 @@
 // area: Topics, Commits (dedup, binding, atomicity, FIFO), Positions,
 // Scans, Consumers (read_from, OffsetForTime, Changed), Shared (locks,
 // delivery counts, dead-letter policies, ordering, Watch), Retention,
-// AutoPartitioning, Staging, Conflicts and Roles (the role catalog's
-// compare-and-set, and topics' owners and access lists). What must
+// AutoPartitioning, Staging, Kafka (a message's Kafka key, headers and
+// null body, issue 28, read back exactly however they were written),
+// Conflicts and Roles (the role catalog's compare-and-set, and topics'
+// owners and access lists). What must
 // survive a restart is checked by reopening the store (Config.Reopen: the
 // opener opens the data of the store it opened last for the same t
 // again).
