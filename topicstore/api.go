@@ -351,6 +351,33 @@ type CommitResult struct {
 	// wrote (0 when none is over its limit). The commit is already
 	// durable; the caller waits outside the store.
 	Throttle time.Duration
+	// Placed says where the commit's messages went: for each write and
+	// each partition it appended to, the offset of the first message and
+	// how many followed it (one write's messages in one partition get
+	// contiguous offsets), in the order they were appended. Duplicates
+	// are not placed. A store that cannot say (a cluster's wide
+	// transaction) leaves it empty; the Kafka door's Produce answers its
+	// base offset from it.
+	Placed []Placement
+}
+
+// Placement is where some of a commit's messages went: Count messages of
+// Writes[Write], at offsets First..First+Count-1 of Partition.
+type Placement struct {
+	Write     int
+	Partition int32
+	First     int64
+	Count     int
+}
+
+// AddPlacement records n messages of write w appended at offset first of
+// partition part, extending the last placement when they follow it.
+func AddPlacement(ps []Placement, w int, part int32, first int64, n int) []Placement {
+	if k := len(ps) - 1; k >= 0 && ps[k].Write == w && ps[k].Partition == part && ps[k].First+int64(ps[k].Count) == first {
+		ps[k].Count += n
+		return ps
+	}
+	return append(ps, Placement{Write: w, Partition: part, First: first, Count: n})
 }
 
 // ScanRange bounds a partition scan. End < 0 means "to the visible end".

@@ -23,6 +23,7 @@ var commitTests = []subtest{
 	{"ExplicitPartition", testExplicitPartition},
 	{"UnboundWriteOnePartition", testUnboundWrite},
 	{"ContiguousFIFO", testContiguous},
+	{"Placed", testPlaced},
 	{"WriteSpeed", needs(WriteSpeed, testWriteSpeed)},
 }
 
@@ -369,4 +370,27 @@ func testWriteSpeed(e *env) {
 	require.Equal(t, res.Throttle, info.Partitions[0].Throttled)
 	require.Equal(t, res.Throttle, info.Throttled)
 	require.Zero(t, e.info("free").Throttled)
+}
+
+// testPlaced: a commit says where its messages went (CommitResult.Placed):
+// per write and partition the first offset and the count, duplicates
+// left out, in the order appended.
+func testPlaced(e *env) {
+	t := e.t
+	e.create("a", 2)
+	e.create("b", 1)
+	e.commit("a", at(1, body("x"), body("y"))...)
+	res := e.commitReq(&topicstore.CommitRequest{Writes: []topicstore.TopicWrite{
+		{Topic: "a", Messages: append(at(1, body("1"), body("2")), at(0, body("3"))...)},
+		{Topic: "b", Messages: at(0, body("4"), body("5"), body("6"))},
+	}})
+	require.Equal(t, []topicstore.Placement{
+		{Write: 0, Partition: 1, First: 2, Count: 2},
+		{Write: 0, Partition: 0, First: 0, Count: 1},
+		{Write: 1, Partition: 0, First: 0, Count: 3},
+	}, res.Placed)
+	res = e.commitReq(&topicstore.CommitRequest{Writes: []topicstore.TopicWrite{
+		{Topic: "b", Messages: []topicstore.Message{pmsg("p", 1, "a"), pmsg("p", 1, "dup"), pmsg("p", 2, "b")}},
+	}})
+	require.Equal(t, []topicstore.Placement{{Write: 0, Partition: 0, First: 3, Count: 2}}, res.Placed)
 }

@@ -22,6 +22,9 @@ type simPart struct {
 	// written is the partition's payload bytes ever written, up to what
 	// the group appended so far (Tg-Cum).
 	written int64
+	// added counts the messages the group appended so far: the next one
+	// gets offset end+added.
+	added int64
 	// segs are what the group appends, in order: runs of message entries
 	// and staged chunks joined by reference.
 	segs []segment
@@ -50,6 +53,7 @@ func (sp *simPart) add(hasSeq bool, seq int64, tail []byte) {
 	g := &sp.segs[len(sp.segs)-1]
 	g.buf = topicstore.AppendMessage(g.buf, hasSeq, seq, tail)
 	g.count++
+	sp.added++
 }
 
 // msgs estimates how many stream messages the partition's part takes.
@@ -123,6 +127,10 @@ type groupBuild struct {
 	// single-row INSERTs coalesced into one batch append one record batch,
 	// not one per partition.
 	sticky map[uint64]int32
+	// wi is the index of the write being planned in its request, placed
+	// where its messages go (CommitResult.Placed).
+	wi     int
+	placed []topicstore.Placement
 }
 
 // guard puts t's guard in the batch, once, when t needs one.
@@ -242,7 +250,9 @@ func (b *groupBuild) write(i int, w *Write, res *topicstore.WriteResult) {
 			part = unbound
 		}
 		sp := b.partFor(i, t, part)
+		b.placed = topicstore.AddPlacement(b.placed, b.wi, part, sp.end+sp.added, c.Count)
 		sp.segs = append(sp.segs, segment{ref: &stagedRef{seq: c.Seq, count: int64(c.Count), bytes: c.Bytes, crc: c.CRC}})
+		sp.added += int64(c.Count)
 		b.msgCount++
 		res.Written += c.Count
 	}
@@ -269,6 +279,7 @@ func (b *groupBuild) write(i int, w *Write, res *topicstore.WriteResult) {
 			part = unbound
 		}
 		sp := b.partFor(i, t, part)
+		b.placed = topicstore.AddPlacement(b.placed, b.wi, part, sp.end+sp.added, 1)
 		before := sp.msgs()
 		sp.add(hasSeq, seq, m.Tail)
 		b.msgCount += sp.msgs() - before

@@ -201,10 +201,18 @@ func (pl *Planner) plan(group []*Request) *Batch {
 		}
 		b.positions(r)
 		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(writes))}
+		b.placed = nil
 		for wi := range writes {
+			b.wi = wi
 			b.write(i, &writes[wi], &res.Writes[wi])
 		}
 		res.Writes = res.Writes[:len(r.Writes)]
+		// Dead-letter copies (writes past r's own) are not the caller's.
+		for _, pl := range b.placed {
+			if pl.Write < len(r.Writes) {
+				res.Placed = append(res.Placed, pl)
+			}
+		}
 		p.Res[i] = res
 	}
 	b.messages(sh)

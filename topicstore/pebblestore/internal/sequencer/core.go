@@ -187,13 +187,15 @@ func (s *State) Apply(reqs []Request, now time.Time) Output {
 		}
 		g.out.Sets = s.applyPositions(g.out.Sets, r.Positions)
 		res := make([]topicstore.WriteResult, len(r.Writes))
+		g.placed = nil
 		for j, w := range r.Writes {
+			g.wi = j
 			if err := g.write(w, &res[j]); err != nil {
 				g.out.Err = err
 				return g.out
 			}
 		}
-		g.out.Outcomes[i].Result = topicstore.CommitResult{Writes: res, Throttle: s.thr.settle(now)}
+		g.out.Outcomes[i].Result = topicstore.CommitResult{Writes: res, Throttle: s.thr.settle(now), Placed: g.placed}
 	}
 	g.finish()
 	return g.out
@@ -223,6 +225,10 @@ type groupApply struct {
 	lastT  *Topic
 	lastID string
 	lastPS *ProducerState
+	// wi is the index of the write being applied in its request, placed
+	// where the request's messages went (CommitResult.Placed).
+	wi     int
+	placed []topicstore.Placement
 }
 
 // touch records that the group changed producer id's state.
@@ -248,6 +254,7 @@ func (g *groupApply) add(t *Topic, part int32, hasSeq bool, seq int64, tail []by
 	}
 	b.buf = topicstore.AppendMessage(b.buf, hasSeq, seq, tail)
 	b.count++
+	g.placed = topicstore.AddPlacement(g.placed, g.wi, part, t.Parts[part].End, 1)
 	if t.Throttle != nil {
 		g.s.thr.note(t.Throttle, part, len(tail))
 	}
@@ -288,6 +295,7 @@ func (g *groupApply) ref(t *Topic, part int32, c *Staged) {
 	k := PartKey{t.ID, part}
 	delete(g.bufs, k)
 	g.order = append(g.order, &partBuf{key: k, base: t.Parts[part].End, count: c.Count, ref: c})
+	g.placed = topicstore.AddPlacement(g.placed, g.wi, part, t.Parts[part].End, c.Count)
 	t.Parts[part].End += int64(c.Count)
 	g.refs = append(g.refs, refAdd{c.SID, k, t.Parts[part].End})
 	if t.Throttle != nil {
