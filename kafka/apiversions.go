@@ -1,0 +1,60 @@
+package kafka
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// API keys this door answers.
+const (
+	produceKey         int16 = 0
+	fetchKey           int16 = 1
+	listOffsetsKey     int16 = 2
+	metadataKey        int16 = 3
+	findCoordinatorKey int16 = 10
+	apiVersionsKey     int16 = 18
+)
+
+// Supported lists the APIs this door implements and their version ranges,
+// which ApiVersions advertises exactly. The ranges stop where a version
+// needs what the door does not have yet: Produce and Fetch from v3/v4
+// (record batches v2 only) to before topic IDs (Produce v13, Fetch v13);
+// Metadata up to v12 (topic IDs are answered as zero); ListOffsets from
+// v1 to v6 (v7's max-timestamp lookup is not implemented).
+var Supported = []kmsg.ApiVersionsResponseApiKey{
+	{ApiKey: produceKey, MinVersion: 3, MaxVersion: 9},
+	{ApiKey: fetchKey, MinVersion: 4, MaxVersion: 12},
+	{ApiKey: listOffsetsKey, MinVersion: 1, MaxVersion: 6},
+	{ApiKey: metadataKey, MinVersion: 0, MaxVersion: 12},
+	{ApiKey: findCoordinatorKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: apiVersionsKey, MinVersion: 0, MaxVersion: 4},
+}
+
+// supported reports whether version of key is in Supported.
+func supported(key, version int16) bool {
+	for _, k := range Supported {
+		if k.ApiKey == key {
+			return version >= k.MinVersion && version <= k.MaxVersion
+		}
+	}
+	return false
+}
+
+// apiVersions answers ApiVersions with Supported.
+func apiVersions(req *kmsg.ApiVersionsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	resp.ApiKeys = append([]kmsg.ApiVersionsResponseApiKey(nil), Supported...)
+	return resp
+}
+
+// unsupportedApiVersions is Kafka's answer to an ApiVersions request of
+// a version it does not know: UNSUPPORTED_VERSION and the supported list,
+// in a v0 response (which every client can read), so the client retries
+// with a version it finds there.
+func unsupportedApiVersions() kmsg.Response {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	resp.ApiKeys = append([]kmsg.ApiVersionsResponseApiKey(nil), Supported...)
+	return resp
+}

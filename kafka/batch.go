@@ -1,0 +1,194 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"topicgate/topicstore"
+)
+
+// Record batch (magic 2) layout: the fields before the CRC, and where
+// the CRC-32C's span starts (the attributes).
+const (
+	batchHeaderLen = 61 // FirstOffset .. NumRecords
+	batchCRCFrom   = 21 // FirstOffset(8) Length(4) PartitionLeaderEpoch(4) Magic(1) CRC(4)
+	batchLenFrom   = 12 // Length counts from here
+)
+
+// Attribute bits of a record batch.
+const (
+	attrCodec         = 0x07
+	attrLogAppendTime = 0x08
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// decodeBatch decodes a Produce partition's records: exactly one record
+// batch of magic 2 whose CRC-32C holds, not transactional and without a
+// producer id (no idempotence yet), compressed with one of Kafka's
+// codecs, each record at most topicstore.MaxMessageSize. The messages
+// have Partition part and may alias records. Every refusal is a
+// *doorError carrying its Kafka error: CORRUPT_MESSAGE for a bad CRC,
+// MESSAGE_TOO_LARGE for a record too large, INVALID_RECORD for the rest.
+func decodeBatch(records []byte, part int32) ([]topicstore.Message, error) {
+	if len(records) < batchHeaderLen {
+		return nil, refuse(kerr.InvalidRecord, "the records are %d bytes, shorter than a record batch header", len(records))
+	}
+	var b kmsg.RecordBatch
+	if err := b.ReadFrom(records); err != nil {
+		return nil, refuse(kerr.InvalidRecord, "the record batch does not decode: %v", err)
+	}
+	if b.Magic != 2 {
+		return nil, refuse(kerr.InvalidRecord, "record batch magic %d: only magic 2 (Kafka 0.11+) record batches are accepted", b.Magic)
+	}
+	if n := batchLenFrom + int(b.Length); n != len(records) {
+		return nil, refuse(kerr.InvalidRecord, "a partition's records must be exactly one record batch (%d bytes of batch, %d given)", n, len(records))
+	}
+	if crc32.Checksum(records[batchCRCFrom:], castagnoli) != uint32(b.CRC) {
+		return nil, refuse(kerr.CorruptMessage, "the record batch fails its CRC-32C check")
+	}
+	if b.Attributes&(attrTransactional|attrControl) != 0 {
+		return nil, refuse(kerr.InvalidRecord, "transactional and control batches are not supported by the Kafka door yet")
+	}
+	if b.ProducerID >= 0 {
+		return nil, refuse(kerr.InvalidRecord, "idempotent producers are not supported by the Kafka door yet (producer id %d): disable idempotence", b.ProducerID)
+	}
+	if b.NumRecords < 0 || b.LastOffsetDelta != b.NumRecords-1 {
+		return nil, refuse(kerr.InvalidRecord, "the record batch counts %d records with last offset delta %d", b.NumRecords, b.LastOffsetDelta)
+	}
+	raw, err := decompress(int(b.Attributes&attrCodec), b.Records)
+	if err != nil {
+		if _, ok := err.(*doorError); ok {
+			return nil, err
+		}
+		return nil, refuse(kerr.InvalidRecord, "the record batch does not decompress: %v", err)
+	}
+	return decodeRecords(&b, raw, part)
+}
+
+// decodeRecords decodes b's NumRecords records from raw (decompressed).
+func decodeRecords(b *kmsg.RecordBatch, raw []byte, part int32) ([]topicstore.Message, error) {
+	if int(b.NumRecords) > len(raw) {
+		// A record takes at least 7 bytes: a count past the data is a lie.
+		return nil, refuse(kerr.InvalidRecord, "the record batch counts %d records in %d bytes", b.NumRecords, len(raw))
+	}
+	msgs := make([]topicstore.Message, 0, b.NumRecords)
+	for i := int32(0); i < b.NumRecords; i++ {
+		r := kbin.Reader{Src: raw}
+		n := r.Varint()
+		if !r.Ok() || n < 0 || int(n) > len(r.Src) {
+			return nil, refuse(kerr.InvalidRecord, "record %d is truncated", i)
+		}
+		size := len(raw) - len(r.Src) + int(n)
+		var rec kmsg.Record
+		if err := rec.ReadFrom(raw[:size]); err != nil {
+			return nil, refuse(kerr.InvalidRecord, "record %d does not decode: %v", i, err)
+		}
+		raw = raw[size:]
+		if rec.OffsetDelta != i {
+			return nil, refuse(kerr.InvalidRecord, "record %d has offset delta %d: a batch's offset deltas count from 0", i, rec.OffsetDelta)
+		}
+		m, err := toMessage(b, &rec, part)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	if len(raw) != 0 {
+		return nil, refuse(kerr.InvalidRecord, "%d bytes follow the batch's %d records", len(raw), b.NumRecords)
+	}
+	return msgs, nil
+}
+
+// toMessage maps one record to a message: value to body (null to
+// NullBody), key and headers as they are, the record's timestamp
+// (CreateTime) to CreatedAt.
+func toMessage(b *kmsg.RecordBatch, rec *kmsg.Record, part int32) (topicstore.Message, error) {
+	size := len(rec.Key) + len(rec.Value)
+	for _, h := range rec.Headers {
+		size += len(h.Key) + len(h.Value)
+	}
+	if size > topicstore.MaxMessageSize {
+		return topicstore.Message{}, refuse(kerr.MessageTooLarge, "a record of %d bytes is larger than the largest message, %d bytes", size, topicstore.MaxMessageSize)
+	}
+	m := topicstore.Message{Partition: part, Body: rec.Value, NullBody: rec.Value == nil, Key: rec.Key}
+	if m.NullBody {
+		m.Body = []byte{}
+	}
+	if len(rec.Headers) > 0 {
+		m.Headers = make([]topicstore.Header, len(rec.Headers))
+		for i, h := range rec.Headers {
+			m.Headers[i] = topicstore.Header{Key: h.Key, Value: h.Value}
+		}
+	}
+	if b.Attributes&attrLogAppendTime == 0 && b.FirstTimestamp >= 0 {
+		m.CreatedAt = time.UnixMilli(b.FirstTimestamp + rec.TimestampDelta64)
+	}
+	return m, nil
+}
+
+// appendBatch appends msgs (stored messages of one partition, in offset
+// order) as one uncompressed record batch: timestamps are the messages'
+// CreatedAt (CreateTime), values their decoded bodies (null for a null
+// body), no producer id.
+func appendBatch(dst []byte, msgs []topicstore.Message) []byte {
+	if len(msgs) == 0 {
+		return dst
+	}
+	first, last := &msgs[0], &msgs[len(msgs)-1]
+	start := len(dst)
+	firstTS := first.CreatedAt.UnixMilli()
+	maxTS := firstTS
+	for i := range msgs {
+		maxTS = max(maxTS, msgs[i].CreatedAt.UnixMilli())
+	}
+	dst = binary.BigEndian.AppendUint64(dst, uint64(first.Offset))
+	dst = append(dst, 0, 0, 0, 0) // Length, below
+	dst = binary.BigEndian.AppendUint32(dst, 0)
+	dst = append(dst, 2)          // magic
+	dst = append(dst, 0, 0, 0, 0) // CRC, below
+	dst = binary.BigEndian.AppendUint16(dst, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(last.Offset-first.Offset))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(firstTS))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
+	dst = binary.BigEndian.AppendUint64(dst, ^uint64(0)) // producer id -1
+	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // producer epoch -1
+	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(msgs)))
+	var body []byte
+	for i := range msgs {
+		body = appendRecord(body[:0], &msgs[i], first.Offset, firstTS)
+		dst = kbin.AppendVarint(dst, int32(len(body)))
+		dst = append(dst, body...)
+	}
+	binary.BigEndian.PutUint32(dst[start+8:], uint32(len(dst)-start-batchLenFrom))
+	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+batchCRCFrom:], castagnoli))
+	return dst
+}
+
+// appendRecord appends m's record without its length prefix.
+func appendRecord(dst []byte, m *topicstore.Message, base, baseTS int64) []byte {
+	dst = append(dst, 0) // attributes
+	dst = kbin.AppendVarlong(dst, m.CreatedAt.UnixMilli()-baseTS)
+	dst = kbin.AppendVarint(dst, int32(m.Offset-base))
+	dst = kbin.AppendVarintBytes(dst, m.Key)
+	if m.NullBody {
+		dst = kbin.AppendVarint(dst, -1)
+	} else {
+		dst = kbin.AppendVarint(dst, int32(len(m.Body)))
+		dst = append(dst, m.Body...)
+	}
+	dst = kbin.AppendVarint(dst, int32(len(m.Headers)))
+	for _, h := range m.Headers {
+		dst = kbin.AppendVarintString(dst, h.Key)
+		dst = kbin.AppendVarintBytes(dst, h.Value)
+	}
+	return dst
+}

@@ -1,0 +1,135 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"topicgate/authz"
+)
+
+// conn is one client connection; it belongs to its goroutine.
+type conn struct {
+	s  *Server
+	nc net.Conn
+	// id is who the connection acts as (nil when the server has no
+	// Authority).
+	id *authz.Identity
+	// host and port are the address the client reached, which Metadata
+	// and FindCoordinator name as broker 0's: the client comes back to
+	// the gateway it found.
+	host string
+	port int32
+	in   []byte // the frame being answered
+	out  []byte // the answer being written
+}
+
+// serveConn runs one connection until its client leaves, it sends what
+// cannot be answered, or the server closes.
+func (s *Server) serveConn(nc net.Conn) {
+	defer nc.Close()
+	c := &conn{s: s, nc: nc}
+	c.host, c.port = brokerAddr(nc.LocalAddr())
+	if s.cfg.Auth != nil {
+		id, release, err := s.cfg.Auth.Admit(s.cfg.User)
+		if err != nil {
+			s.log.Warn("kafka: connection refused", "remote", nc.RemoteAddr(), "err", err)
+			return
+		}
+		defer release()
+		c.id = id
+	}
+	for {
+		var err error
+		if c.in, err = readFrame(nc, c.in, s.cfg.MaxFrameBytes); err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.log.Debug("kafka: connection closed", "remote", nc.RemoteAddr(), "err", err)
+			}
+			return
+		}
+		resp, err := c.answer()
+		if err != nil {
+			s.log.Debug("kafka: closing connection", "remote", nc.RemoteAddr(), "err", err)
+			return
+		}
+		if resp.kresp == nil {
+			continue // acks=0: no answer
+		}
+		c.out = appendResponse(c.out[:0], resp.corr, resp.kresp)
+		if _, err := nc.Write(c.out); err != nil {
+			return
+		}
+		if cap(c.out) > 1<<20 {
+			c.out = nil // do not keep a large fetch's buffer for an idle connection
+		}
+	}
+}
+
+// reply is the answer to one request: kresp nil means none (acks=0).
+type reply struct {
+	corr  int32
+	kresp kmsg.Response
+}
+
+// answer decodes the frame in c.in and answers it. An error closes the
+// connection: a request that does not decode, an API or version outside
+// Supported (but ApiVersions), a handler that panicked.
+func (c *conn) answer() (r reply, err error) {
+	h, req, err := decodeRequest(c.in)
+	r.corr = h.corr
+	var ue *unsupportedError
+	if errors.As(err, &ue) && h.key == apiVersionsKey {
+		r.kresp = unsupportedApiVersions()
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.log.Error("kafka: panic answering a request", "api", kmsg.NameForKey(h.key), "version", h.version,
+				"client", h.clientID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error answering %s: %v", kmsg.NameForKey(h.key), p)
+		}
+	}()
+	r.kresp = c.handle(c.s.ctx, req)
+	return r, nil
+}
+
+// handle answers one decoded request of a supported API and version.
+func (c *conn) handle(ctx context.Context, req kmsg.Request) kmsg.Response {
+	switch req := req.(type) {
+	case *kmsg.ApiVersionsRequest:
+		return apiVersions(req)
+	case *kmsg.MetadataRequest:
+		return c.metadata(ctx, req)
+	case *kmsg.ProduceRequest:
+		return c.produce(ctx, req)
+	case *kmsg.FetchRequest:
+		return c.fetch(ctx, req)
+	case *kmsg.ListOffsetsRequest:
+		return c.listOffsets(ctx, req)
+	case *kmsg.FindCoordinatorRequest:
+		return c.findCoordinator(req)
+	}
+	// decodeRequest lets through only keys of Supported, each handled
+	// above.
+	panic(fmt.Sprintf("no handler for %s", kmsg.NameForKey(req.Key())))
+}
+
+// brokerAddr splits the address a client reached into the host and port
+// the door names as broker 0's.
+func brokerAddr(a net.Addr) (string, int32) {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String(), 0
+	}
+	p, _ := strconv.Atoi(port)
+	return host, int32(p)
+}

@@ -1,0 +1,60 @@
+// Package kafka is topicgate's Kafka protocol door: it frames Kafka
+// requests, decodes and encodes them with github.com/twmb/franz-go/pkg/kmsg,
+// and answers them from the same topics the PostgreSQL door (package wire)
+// serves, through the topicstore contract and the authz checks. It sits
+// beside wire, not behind it: a Kafka request never becomes SQL text, and
+// the package knows no SQL, no plans and no store keys. What a Kafka client
+// sees of a topic (partitions, offsets, record batches) is the topic
+// itself: every gateway is broker 0 and the leader of every partition, and
+// a Kafka offset is the topic's offset.
+//
+// # Pieces
+//
+//   - server.go: Server owns its listeners and connections (one goroutine
+//     each); Close ends them all, Shutdown lets each finish the request it
+//     is answering. CheckListen refuses an address beyond loopback while
+//     the door has no authentication (no SASL yet).
+//   - frame.go: a request frame (a 4-byte big-endian size, then the
+//     request header v1 or v2 and the body) read from the socket and its
+//     header decoded; a response framed with its header (v0 for
+//     ApiVersions always, v1 with tagged fields for flexible versions).
+//   - conn.go: one connection's loop: read a frame, answer it, write the
+//     whole answer, read the next.
+//   - apiversions.go: the APIs and version ranges this door implements
+//     (Supported), which ApiVersions advertises and the loop enforces.
+//   - metadata.go, produce.go, fetch.go, listoffsets.go, coordinator.go:
+//     one file per API.
+//   - batch.go, compress.go: record batches (magic 2) decoded, their
+//     CRC-32C checked and their records decompressed (gzip, snappy framed
+//     or raw, lz4 frame, zstd), and messages encoded as uncompressed
+//     record batches for Fetch.
+//   - errors.go: store errors mapped to Kafka error codes.
+//
+// # Invariants
+//
+//   - Each connection's requests are answered in the order they came, one
+//     at a time, as a Kafka broker does (it mutes a connection while it
+//     answers a request): a long-polling Fetch holds the requests behind
+//     it on its connection.
+//   - A frame larger than Config.MaxFrameBytes, shorter than a request
+//     header, or a header that does not decode closes the connection
+//     without an answer; nothing of it was acted on.
+//   - A request for an API or version outside Supported is answered as a
+//     Kafka broker answers it: ApiVersions with UNSUPPORTED_VERSION and the
+//     supported list (in a v0 response every client can read); any other
+//     one closes the connection (Kafka's broker does the same: it cannot
+//     encode an answer in a version it does not know).
+//   - An answer is built whole before a byte of it is written: nothing is
+//     half-written, and a request whose handler panicked closes its
+//     connection (logged with the stack) while the server lives on.
+//   - A Produce commits each partition's batch durably (one synced
+//     topicstore commit for the request) before it answers acks=1 or -1;
+//     a batch that does not decode, fails its CRC or holds a record over
+//     topicstore.MaxMessageSize writes nothing of its partition.
+//   - The door keeps no state a restart loses: everything it answers
+//     comes from the store.
+//   - Every produce and fetch passes authz's checks (INSERT and SELECT on
+//     the topic) for the connection's identity. Without SASL that is the
+//     bootstrap superuser a PostgreSQL "trust" login gets, so the door
+//     listens on loopback only (CheckListen).
+package kafka

@@ -1,0 +1,187 @@
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"topicgate/authz"
+	"topicgate/topicstore"
+)
+
+// DefaultMaxFrameBytes is the largest request frame accepted when
+// Config.MaxFrameBytes is 0 (Kafka's socket.request.max.bytes).
+const DefaultMaxFrameBytes = 100 << 20
+
+// Config configures a Server.
+type Config struct {
+	// Store is where the topics are; it outlives the Server.
+	Store topicstore.Store
+	// Auth decides what the connections may do (INSERT for Produce,
+	// SELECT for Fetch and ListOffsets); nil allows everything.
+	Auth *authz.Authority
+	// User is the login every connection acts as until the door has
+	// SASL: "" is the bootstrap superuser of a PostgreSQL "trust" login
+	// that names no role.
+	User string
+	// TLS, when set, makes every connection TLS (Kafka's SSL listener:
+	// there is no upgrade in the protocol).
+	TLS *tls.Config
+	// MaxFrameBytes bounds a request frame; a larger one closes its
+	// connection. 0 means DefaultMaxFrameBytes.
+	MaxFrameBytes int
+	// Logger receives connection errors and recovered panics; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Server accepts Kafka protocol connections. It is safe for concurrent use.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	// ctx ends when the server closes: long-polling fetches wake on it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{}
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// ErrServerClosed is returned by Serve after Close or Shutdown.
+var ErrServerClosed = errors.New("kafka: server closed")
+
+// NewServer returns a Server for cfg.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("kafka: no store")
+	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// CheckListen refuses an address the door may not listen on: without SASL
+// a connection acts as the bootstrap superuser, so only loopback (as the
+// PostgreSQL door with "trust").
+func CheckListen(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--kafka-listen: invalid address %q: %w", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--kafka-listen: refusing to listen on %q: the Kafka door has no authentication yet (no SASL), so anyone who can reach it would act as the superuser; listen on 127.0.0.1 or ::1", addr)
+}
+
+// Serve accepts connections on l until Close or Shutdown (it returns
+// ErrServerClosed) or an accept error. With Config.TLS every connection
+// is TLS.
+func (s *Server) Serve(l net.Listener) error {
+	if s.cfg.TLS != nil {
+		l = tls.NewListener(l, s.cfg.TLS)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			delete(s.listeners, l)
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		s.conns[nc] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(nc)
+			s.mu.Lock()
+			delete(s.conns, nc)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// stop closes the listeners, marks the server closed and wakes every
+// long poll.
+func (s *Server) stop() {
+	s.mu.Lock()
+	s.closed = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+}
+
+// Shutdown stops accepting and ends each connection once it has answered
+// the request it is working on (a long-polling fetch answers at once with
+// what it has); it waits for that until ctx ends, then closes what is left.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	s.mu.Lock()
+	for nc := range s.conns {
+		// Wakes a connection waiting for its client's next request; one
+		// answering a request finishes it first (writes have no deadline).
+		_ = nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return s.Close()
+	}
+}
+
+// Close closes every listener and connection and waits for the
+// connections' goroutines to end.
+func (s *Server) Close() error {
+	s.stop()
+	s.mu.Lock()
+	for nc := range s.conns {
+		nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
