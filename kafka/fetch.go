@@ -34,6 +34,9 @@ func (c *conn) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response 
 		if done || size >= int(req.MinBytes) || deadline.IsZero() || !time.Now().Before(deadline) {
 			return resp
 		}
+		if c.s.cfg.OnWait != nil {
+			c.s.cfg.OnWait()
+		}
 		if !waitAny(ctx, changed, deadline) {
 			return resp
 		}

@@ -39,6 +39,9 @@ type Config struct {
 	// Logger receives connection errors and recovered panics; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// OnWait, when set, is called each time a Fetch starts waiting for new
+	// messages (tests: a long poll is waiting, so a write now wakes it).
+	OnWait func()
 }
 
 // Server accepts Kafka protocol connections. It is safe for concurrent use.

@@ -24,6 +24,7 @@ import (
 	"topicgate/audit"
 	"topicgate/authz"
 	"topicgate/executor"
+	"topicgate/kafka"
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream"
 	"topicgate/topicstore/pebblestore"
@@ -65,6 +66,11 @@ type config struct {
 	// for none; AuditClasses (--audit-classes) the classes it logs
 	// besides denials and failed logins ("": audit.DefaultClasses).
 	AuditLog, AuditClasses string
+	// KafkaListen (--kafka-listen) is the Kafka door's address, "" for
+	// none; loopback only until the door has SASL (kafka.CheckListen).
+	KafkaListen string
+	// KafkaOnWait is kafka.Config.OnWait (tests only).
+	KafkaOnWait func()
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
 	// Logger replaces the text logger on stderr at LogLevel (tests
@@ -129,6 +135,11 @@ type app struct {
 	closed   sync.Once // Close and Shutdown run once; a second call returns the first's result
 	err      error
 	audit    *audit.Log // --audit-log, nil when off
+	// kafka is the Kafka door (--kafka-listen), nil when off; kafkaLn is
+	// its listener and kafkaDone is closed when its Serve returned.
+	kafka     *kafka.Server
+	kafkaLn   net.Listener
+	kafkaDone chan struct{}
 }
 
 // start opens the store and starts serving; the listener is bound before
@@ -142,6 +153,11 @@ func start(cfg config) (*app, error) {
 	}
 	if err := wire.CheckListenSafety(cfg.Listen, cfg.Auth); err != nil {
 		return nil, err
+	}
+	if cfg.KafkaListen != "" {
+		if err := kafka.CheckListen(cfg.KafkaListen); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Auth != "trust" && len(cfg.Users) == 0 {
 		return nil, fmt.Errorf("--auth %s needs at least one user (--user name:password or --users-file)", cfg.Auth)
@@ -236,8 +252,12 @@ func (a *app) serve(cfg config, logger *slog.Logger) error {
 			_ = g.Tell(tellSignal, b)
 		})
 	}
+	if err := a.listenKafka(cfg, logger); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		a.closeKafka()
 		return err
 	}
 	a.server, a.ln = srv, ln
@@ -246,6 +266,65 @@ func (a *app) serve(cfg config, logger *slog.Logger) error {
 		close(a.done)
 	}()
 	return nil
+}
+
+// listenKafka starts the Kafka door on cfg.KafkaListen, if set: on the
+// same store, with the same authority and, given --tls-cert and
+// --tls-key, the same certificate (every Kafka connection is then TLS:
+// the protocol has no upgrade).
+func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
+	if cfg.KafkaListen == "" {
+		return nil
+	}
+	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Logger: logger, OnWait: cfg.KafkaOnWait}
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert and --tls-key for the Kafka door: %w", err)
+		}
+		kcfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ks, err := kafka.NewServer(kcfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.KafkaListen)
+	if err != nil {
+		return fmt.Errorf("--kafka-listen: %w", err)
+	}
+	a.kafka, a.kafkaLn, a.kafkaDone = ks, ln, make(chan struct{})
+	go func() {
+		_ = ks.Serve(ln)
+		close(a.kafkaDone)
+	}()
+	return nil
+}
+
+// stopKafka ends the Kafka door, if it runs: gracefully until ctx ends
+// (each connection finishes the request it answers), then at once.
+func (a *app) stopKafka(ctx context.Context) {
+	if a.kafka == nil {
+		return
+	}
+	_ = a.kafka.Shutdown(ctx)
+	<-a.kafkaDone
+}
+
+// closeKafka ends the Kafka door at once, if it runs.
+func (a *app) closeKafka() {
+	if a.kafka == nil {
+		return
+	}
+	_ = a.kafka.Close()
+	<-a.kafkaDone
+}
+
+// KafkaAddr is the Kafka door's address ("" when it is off).
+func (a *app) KafkaAddr() string {
+	if a.kafkaLn == nil {
+		return ""
+	}
+	return a.kafkaLn.Addr().String()
 }
 
 // openStore opens the embedded store in cfg.DataDir, or connects to the
@@ -393,6 +472,7 @@ func (a *app) Shutdown(grace time.Duration) error {
 		defer cancel()
 		_ = a.server.Shutdown(ctx)
 		<-a.done
+		a.stopKafka(ctx)
 		a.err = a.store.Close()
 		closeAudit(a.audit)
 	})
@@ -404,6 +484,7 @@ func (a *app) Close() error {
 	a.closed.Do(func() {
 		a.server.Close()
 		<-a.done
+		a.closeKafka()
 		a.err = a.store.Close()
 		closeAudit(a.audit)
 	})

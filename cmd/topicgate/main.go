@@ -4,12 +4,12 @@
 //
 //	topicgate serve [--listen 127.0.0.1:5433] [--data-dir ./data | --store nats://host:port,...] [--auth trust|password|md5|scram-sha-256]
 //	                [--user name:password]... [--users-file FILE] [--tls-cert FILE --tls-key FILE]
-//	                [--audit-log FILE|- [--audit-classes READ,WRITE,...]]
+//	                [--audit-log FILE|- [--audit-classes READ,WRITE,...]] [--kafka-listen 127.0.0.1:9092]
 //
 // Every flag may also be given as an environment variable: TOPICGATE_LISTEN,
 // TOPICGATE_DATA_DIR, TOPICGATE_AUTH, TOPICGATE_USERS_FILE,
 // TOPICGATE_TLS_CERT, TOPICGATE_TLS_KEY, TOPICGATE_AUDIT_LOG,
-// TOPICGATE_AUDIT_CLASSES. SIGHUP reopens the audit log.
+// TOPICGATE_AUDIT_CLASSES, TOPICGATE_KAFKA_LISTEN. SIGHUP reopens the audit log.
 package main
 
 import (
@@ -54,6 +54,7 @@ func main() {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	cfg := config{Users: map[string]string{}}
 	fs.StringVar(&cfg.Listen, "listen", env("TOPICGATE_LISTEN", "127.0.0.1:5433"), "address to listen on")
+	fs.StringVar(&cfg.KafkaListen, "kafka-listen", env("TOPICGATE_KAFKA_LISTEN", ""), "address of the Kafka protocol door on the same topics (docs/kafka.md); loopback only until it has authentication; off when empty")
 	fs.StringVar(&cfg.DataDir, "data-dir", env("TOPICGATE_DATA_DIR", "./data"), "directory of the embedded store")
 	fs.StringVar(&cfg.Store, "store", env("TOPICGATE_STORE", ""), "a NATS JetStream cluster to be a stateless gateway on, as nats://[user:password@]host:port,... (docs/cluster/running.md); --data-dir is then unused")
 	fs.IntVar(&cfg.NATS.Replicas, "replicas", 3, "with --store: the stream's replicas (acknowledged means stored on a majority of them)")
@@ -140,6 +141,9 @@ func main() {
 		where = "gateway on " + jsext.RedactURLs(strings.Split(cfg.Store, ","))
 	}
 	fmt.Fprintf(os.Stderr, "topicgate listening on %s (%s, auth %s)\n", a.Addr(), where, strings.ToLower(authName(cfg)))
+	if a.KafkaAddr() != "" {
+		fmt.Fprintf(os.Stderr, "topicgate: Kafka door on %s\n", a.KafkaAddr())
+	}
 	a.handleSIGHUP()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
