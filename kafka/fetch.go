@@ -118,6 +118,9 @@ func (c *conn) fetchOnce(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fet
 		for _, rp := range rt.Partitions {
 			p := kmsg.NewFetchResponseTopicPartition()
 			p.Partition = rp.Partition
+			// Empty, never null: librdkafka refuses a null record set
+			// ("invalid MessageSetSize -1").
+			p.RecordBatches = []byte{}
 			err := terr
 			if err == nil {
 				err = c.fetchPartition(ctx, &info, &rp, &p, &budget)
@@ -181,7 +184,7 @@ func (c *conn) fetchPartition(ctx context.Context, info *topicstore.TopicInfo, r
 	if err != nil {
 		return err
 	}
-	p.RecordBatches = appendBatch(nil, msgs)
+	p.RecordBatches = appendBatch(p.RecordBatches, msgs)
 	return nil
 }
 
