@@ -13,6 +13,7 @@ const (
 	metadataKey        int16 = 3
 	findCoordinatorKey int16 = 10
 	apiVersionsKey     int16 = 18
+	initProducerIDKey  int16 = 22
 )
 
 // Supported lists the APIs this door implements and their version ranges,
@@ -20,7 +21,8 @@ const (
 // needs what the door does not have yet: Produce and Fetch from v3/v4
 // (record batches v2 only) to before topic IDs (Produce v13, Fetch v13);
 // Metadata up to v12 (topic IDs are answered as zero); ListOffsets from
-// v1 to v6 (v7's max-timestamp lookup is not implemented).
+// v1 to v6 (v7's max-timestamp lookup is not implemented); InitProducerId
+// up to v4 for idempotent producers (v5's two-phase commit is not).
 var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: produceKey, MinVersion: 3, MaxVersion: 9},
 	{ApiKey: fetchKey, MinVersion: 4, MaxVersion: 12},
@@ -28,6 +30,7 @@ var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: metadataKey, MinVersion: 0, MaxVersion: 12},
 	{ApiKey: findCoordinatorKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: apiVersionsKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: initProducerIDKey, MinVersion: 0, MaxVersion: 4},
 }
 
 // supported reports whether version of key is in Supported.

@@ -30,18 +30,32 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// batchProducer is a record batch's idempotent producer: its id (-1:
+// none), epoch and the sequence number of its first record.
+type batchProducer struct {
+	id       int64
+	epoch    int16
+	firstSeq int32
+}
+
 // decodeBatch decodes a Produce partition's records: exactly one record
-// batch of magic 2 whose CRC-32C holds, not transactional and without a
-// producer id (no idempotence yet), compressed with one of Kafka's
-// codecs, each record at most topicstore.MaxMessageSize. The messages
-// have Partition part and may alias records. Every refusal is a
-// *doorError carrying its Kafka error: CORRUPT_MESSAGE for a bad CRC,
+// batch of magic 2 whose CRC-32C holds, not transactional, compressed
+// with one of Kafka's codecs, each record at most
+// topicstore.MaxMessageSize. The messages have Partition part and may
+// alias records; the batch's producer comes with them. Every refusal is
+// a *doorError carrying its Kafka error: CORRUPT_MESSAGE for a bad CRC,
 // MESSAGE_TOO_LARGE for a record too large, INVALID_RECORD for the rest.
-func decodeBatch(records []byte, part int32) ([]topicstore.Message, error) {
+func decodeBatch(records []byte, part int32) ([]topicstore.Message, batchProducer, error) {
 	if len(records) < batchHeaderLen {
-		return nil, refuse(kerr.InvalidRecord, "the records are %d bytes, shorter than a record batch header", len(records))
+		return nil, batchProducer{}, refuse(kerr.InvalidRecord, "the records are %d bytes, shorter than a record batch header", len(records))
 	}
 	var b kmsg.RecordBatch
+	msgs, err := decodeBatchInto(&b, records, part)
+	return msgs, batchProducer{id: b.ProducerID, epoch: b.ProducerEpoch, firstSeq: b.FirstSequence}, err
+}
+
+// decodeBatchInto is decodeBatch with the batch's header decoded into b.
+func decodeBatchInto(b *kmsg.RecordBatch, records []byte, part int32) ([]topicstore.Message, error) {
 	if err := b.ReadFrom(records); err != nil {
 		return nil, refuse(kerr.InvalidRecord, "the record batch does not decode: %v", err)
 	}
@@ -57,8 +71,8 @@ func decodeBatch(records []byte, part int32) ([]topicstore.Message, error) {
 	if b.Attributes&(attrTransactional|attrControl) != 0 {
 		return nil, refuse(kerr.InvalidRecord, "transactional and control batches are not supported by the Kafka door yet")
 	}
-	if b.ProducerID >= 0 {
-		return nil, refuse(kerr.InvalidRecord, "idempotent producers are not supported by the Kafka door yet (producer id %d): disable idempotence", b.ProducerID)
+	if b.ProducerID >= 0 && (b.ProducerEpoch < 0 || b.FirstSequence < 0) {
+		return nil, refuse(kerr.InvalidRecord, "producer %d's batch has epoch %d and first sequence %d", b.ProducerID, b.ProducerEpoch, b.FirstSequence)
 	}
 	if b.NumRecords < 0 || b.LastOffsetDelta != b.NumRecords-1 {
 		return nil, refuse(kerr.InvalidRecord, "the record batch counts %d records with last offset delta %d", b.NumRecords, b.LastOffsetDelta)
@@ -70,7 +84,7 @@ func decodeBatch(records []byte, part int32) ([]topicstore.Message, error) {
 		}
 		return nil, refuse(kerr.InvalidRecord, "the record batch does not decompress: %v", err)
 	}
-	return decodeRecords(&b, raw, part)
+	return decodeRecords(b, raw, part)
 }
 
 // decodeRecords decodes b's NumRecords records from raw (decompressed).

@@ -100,7 +100,7 @@ func TestDecodeBatchCodecs(t *testing.T) {
 	}{{"none", codecNone, false}, {"gzip", codecGzip, false}, {"snappy-raw", codecSnappy, false},
 		{"snappy-xerial", codecSnappy, true}, {"lz4", codecLZ4, false}, {"zstd", codecZstd, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			msgs, err := decodeBatch(encodeBatch(t, testRecords(), tc.codec, tc.framed, ts), 3)
+			msgs, _, err := decodeBatch(encodeBatch(t, testRecords(), tc.codec, tc.framed, ts), 3)
 			require.NoError(t, err)
 			require.Len(t, msgs, 3)
 			m := msgs[0]
@@ -116,7 +116,7 @@ func TestDecodeBatchCodecs(t *testing.T) {
 
 // codeOfBatch decodes b and returns the Kafka error code of its refusal.
 func codeOfBatch(b []byte) int16 {
-	_, err := decodeBatch(b, 0)
+	_, _, err := decodeBatch(b, 0)
 	return codeOf(err)
 }
 
@@ -147,14 +147,14 @@ func TestDecodeBatchRefusals(t *testing.T) {
 	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(txn)), "transactional")
 	idem := bytes.Clone(good)
 	binary.BigEndian.PutUint64(idem[43:], 7)
-	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(idem)), "producer id")
+	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(idem)), "producer id without an epoch")
 	count := bytes.Clone(good)
 	binary.BigEndian.PutUint32(count[57:], 1000)
 	binary.BigEndian.PutUint32(count[23:], 999)
 	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(count)), "record count")
 
 	big := encodeBatch(t, []kmsg.Record{{Value: make([]byte, topicstore.MaxMessageSize+1)}}, codecZstd, false, 1)
-	_, err := decodeBatch(big, 0)
+	_, _, err := decodeBatch(big, 0)
 	require.Equal(t, kerr.MessageTooLarge.Code, codeOf(err), "%v", err)
 	var de *doorError
 	require.True(t, errors.As(err, &de))

@@ -117,6 +117,8 @@ func (c *conn) handle(ctx context.Context, req kmsg.Request) kmsg.Response {
 		return c.listOffsets(ctx, req)
 	case *kmsg.FindCoordinatorRequest:
 		return c.findCoordinator(req)
+	case *kmsg.InitProducerIDRequest:
+		return c.initProducerID(ctx, req)
 	}
 	// decodeRequest lets through only keys of Supported, each handled
 	// above.

@@ -22,8 +22,15 @@
 //     whole answer, read the next.
 //   - apiversions.go: the APIs and version ranges this door implements
 //     (Supported), which ApiVersions advertises and the loop enforces.
-//   - metadata.go, produce.go, fetch.go, listoffsets.go, coordinator.go:
-//     one file per API.
+//   - metadata.go (with FindCoordinator), produce.go, fetch.go,
+//     listoffsets.go: the APIs.
+//   - producers.go: idempotent producers. InitProducerId hands out ids
+//     from a durable counter (the offsets of ProducerIDTopic); each
+//     (Kafka producer id, partition) is the topicgate producer
+//     "kafka/<id>/<partition>" with seqno epoch·2³² + sequence, so the
+//     store's dedup keeps Kafka's exactly-once rules, and the door answers
+//     DUPLICATE_SEQUENCE_NUMBER, OUT_OF_ORDER_SEQUENCE_NUMBER and
+//     INVALID_PRODUCER_EPOCH as a broker does.
 //   - batch.go, compress.go: record batches (magic 2) decoded, their
 //     CRC-32C checked and their records decompressed (gzip, snappy framed
 //     or raw, lz4 frame, zstd), and messages encoded as uncompressed

@@ -115,7 +115,7 @@ func FuzzRecordBatch(f *testing.F) {
 	}
 	f.Add(encodeBatch(f, nil, codecNone, false, -1))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		msgs, err := decodeBatch(b, 0)
+		msgs, _, err := decodeBatch(b, 0)
 		if err != nil {
 			if codeOf(err) <= 0 {
 				t.Fatalf("refusal without a Kafka error: %v", err)
@@ -129,7 +129,7 @@ func FuzzRecordBatch(f *testing.F) {
 		if len(msgs) == 0 {
 			return
 		}
-		back, err := decodeBatch(again, 0)
+		back, _, err := decodeBatch(again, 0)
 		if err != nil {
 			t.Fatalf("re-encoded batch does not decode: %v", err)
 		}

@@ -84,6 +84,7 @@ func (c *conn) metadata(ctx context.Context, req *kmsg.MetadataRequest) kmsg.Res
 func topicMetadata(name string, info *topicstore.TopicInfo, err error) kmsg.MetadataResponseTopic {
 	t := kmsg.NewMetadataResponseTopic()
 	t.Topic = &name
+	t.IsInternal = name == ProducerIDTopic
 	if err == nil {
 		err = servable(info)
 	}

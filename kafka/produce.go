@@ -17,6 +17,7 @@ type pendingWrite struct {
 	topic, part int // indexes into the response
 	write       int // index into CommitRequest.Writes
 	logStart    int64
+	idempotent  bool // an idempotent producer's batch
 }
 
 // produce answers Produce: each partition's record batch is decoded
@@ -50,8 +51,12 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 				}
 			}
 			var msgs []topicstore.Message
+			var bp batchProducer
 			if err == nil {
-				msgs, err = decodeBatch(rp.Records, rp.Partition)
+				msgs, bp, err = decodeBatch(rp.Records, rp.Partition)
+			}
+			if err == nil && bp.id >= 0 {
+				err = c.idempotent(ctx, rt.Topic, rp.Partition, bp, msgs)
 			}
 			if err != nil {
 				p.ErrorCode, p.ErrorMessage = codeOf(err), messageOf(err)
@@ -61,7 +66,8 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 			for i := range msgs {
 				msgs[i].Codec = codec
 			}
-			pending = append(pending, pendingWrite{topic: ti, part: len(t.Partitions), write: len(commit.Writes), logStart: pi.StartOffset})
+			pending = append(pending, pendingWrite{topic: ti, part: len(t.Partitions), write: len(commit.Writes),
+				logStart: pi.StartOffset, idempotent: bp.id >= 0})
 			commit.Writes = append(commit.Writes, topicstore.TopicWrite{Topic: rt.Topic, Messages: msgs})
 			t.Partitions = append(t.Partitions, p)
 		}
@@ -92,6 +98,13 @@ func (c *conn) commit(ctx context.Context, req *kmsg.ProduceRequest, commit *top
 			continue
 		}
 		p.LogStartOffset = pw.logStart
+		if pw.idempotent && res.Writes[pw.write].Written == 0 {
+			// The store found them all stored already (a retry that
+			// raced its first try): a duplicate, which clients take as
+			// success.
+			p.ErrorCode, p.ErrorMessage = codeOf(errDuplicate), messageOf(errDuplicate)
+			continue
+		}
 		for _, pl := range res.Placed {
 			if pl.Write == pw.write {
 				p.BaseOffset = pl.First
