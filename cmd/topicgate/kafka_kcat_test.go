@@ -31,7 +31,8 @@ func kcat(t *testing.T, a *app, stdin string, args ...string) string {
 
 // TestKafkaKcat: kcat -L lists the topics and their partitions led by
 // broker 0; kcat -P with -K, -H and -z snappy produces, and kcat -C -e
-// reads the values back in order, as SQL does.
+// reads the values back in order, as SQL does; SQL's INSERT is read by
+// kcat; an idempotent kcat producer (lz4) is a topicgate producer.
 func TestKafkaKcat(t *testing.T) {
 	a := startKafkaServer(t, nil)
 	c := connect(t, a)
@@ -60,6 +61,13 @@ func TestKafkaKcat(t *testing.T) {
 
 	exec(t, c, "INSERT INTO other (data) VALUES ('from sql')")
 	require.Equal(t, "0 0 from sql\n", kcat(t, a, "", "-C", "-e", "-t", "other", "-f", "%p %o %s\n"))
+
+	// librdkafka's idempotent producer: InitProducerId, then sequences.
+	kcat(t, a, "one\ntwo\n", "-t", "other", "-P", "-X", "enable.idempotence=true", "-z", "lz4")
+	require.Equal(t, "0 1 one\n0 2 two\n", kcat(t, a, "", "-C", "-e", "-t", "other", "-o", "1", "-f", "%p %o %s\n"))
+	var prod string
+	require.NoError(t, c.QueryRow(context.Background(), "SELECT producer_id FROM other WHERE offset = 2").Scan(&prod))
+	require.Regexp(t, `^kafka/\d+/0$`, prod)
 }
 
 // TestKafkaKcatKeysHeaders: kcat's keys, headers and null values (-Z)

@@ -96,11 +96,21 @@ func (r *rawKafka) closed() {
 // oneRecordBatch is a record batch of one record with value v, its CRC
 // right unless corrupt.
 func oneRecordBatch(v string, corrupt bool) []byte {
-	rec := kmsg.Record{Value: []byte(v)}
-	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
-	raw := rec.AppendTo(nil)
-	b := kmsg.RecordBatch{Magic: 2, FirstTimestamp: time.Now().UnixMilli(), ProducerID: -1, ProducerEpoch: -1,
-		FirstSequence: -1, NumRecords: 1, Records: raw}
+	return recordBatch([]string{v}, -1, -1, -1, corrupt)
+}
+
+// recordBatch is a record batch of one record per value, of producer pid
+// (-1: none) at epoch and first sequence seq, its CRC right unless
+// corrupt.
+func recordBatch(vals []string, pid int64, epoch int16, seq int32, corrupt bool) []byte {
+	var raw []byte
+	for i, v := range vals {
+		rec := kmsg.Record{Value: []byte(v), OffsetDelta: int32(i)}
+		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+		raw = rec.AppendTo(raw)
+	}
+	b := kmsg.RecordBatch{Magic: 2, FirstTimestamp: time.Now().UnixMilli(), ProducerID: pid, ProducerEpoch: epoch,
+		FirstSequence: seq, NumRecords: int32(len(vals)), LastOffsetDelta: int32(len(vals) - 1), Records: raw}
 	b.MaxTimestamp = b.FirstTimestamp
 	b.Length = int32(49 + len(raw))
 	out := b.AppendTo(nil)

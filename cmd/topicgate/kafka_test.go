@@ -25,12 +25,12 @@ func startKafkaServer(t testing.TB, onWait func()) *app {
 	return startServer(t, cfg)
 }
 
-// kafkaClient is a franz-go client of a's Kafka door, without idempotent
-// writes (not served yet), producing to the partition each record names.
+// kafkaClient is a franz-go client of a's Kafka door (an idempotent
+// producer, franz-go's default), producing to the partition each record
+// names.
 func kafkaClient(t testing.TB, a *app, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(a.KafkaAddr()), kgo.DisableIdempotentWrite(),
-		kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)
+	opts = append([]kgo.Opt{kgo.SeedBrokers(a.KafkaAddr()), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
