@@ -268,3 +268,41 @@ func writeTestCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool)
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
 }
+
+// TestKafkaShutdownEndsLongPoll: a shutdown answers a Fetch that waits
+// for messages at once (empty) and closes the connection; the server
+// does not wait out the fetch's MaxWait.
+func TestKafkaShutdownEndsLongPoll(t *testing.T) {
+	waiting := make(chan struct{}, 1)
+	a := startKafkaServer(t, func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	})
+	exec(t, connect(t, a), "CREATE TOPIC quiet")
+	r := dialKafka(t, a)
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 120_000, 1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "quiet"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	r.send(request(req, 11, 9))
+	select {
+	case <-waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fetch never waited")
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Shutdown(time.Minute) }()
+	corr, body := r.response()
+	require.Equal(t, int32(9), corr)
+	resp := kmsg.FetchResponse{Version: 11}
+	require.NoError(t, resp.ReadFrom(body))
+	require.Empty(t, resp.Topics[0].Partitions[0].RecordBatches)
+	r.closed()
+	require.NoError(t, <-done)
+}
