@@ -68,6 +68,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		if cap(c.out) > 1<<20 {
 			c.out = nil // do not keep a large fetch's buffer for an idle connection
 		}
+		if cap(c.in) > 1<<20 {
+			c.in = nil // nor a large produce's frame
+		}
 	}
 }
 
