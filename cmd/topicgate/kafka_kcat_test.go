@@ -71,8 +71,7 @@ func TestKafkaKcat(t *testing.T) {
 }
 
 // TestKafkaKcatKeysHeaders: kcat's keys, headers and null values (-Z)
-// come back through kcat -C as they were produced. It needs the record
-// format that stores them (branch h-kmodel).
+// come back through kcat -C as they were produced.
 func TestKafkaKcatKeysHeaders(t *testing.T) {
 	a := startKafkaServer(t, nil)
 	exec(t, connect(t, a), "CREATE TOPIC keyed")

@@ -9,8 +9,7 @@ import (
 
 // TestKafkaKeysHeadersRoundTrip: a record's key (null, empty or set),
 // its headers (in order, a repeated key, a null value) and a null value
-// (a tombstone) come back through Fetch as they were produced. It needs
-// the record format that stores them (branch h-kmodel).
+// (a tombstone) come back through Fetch as they were produced.
 func TestKafkaKeysHeadersRoundTrip(t *testing.T) {
 	a := startKafkaServer(t, nil)
 	exec(t, connect(t, a), "CREATE TOPIC kh")
