@@ -64,11 +64,12 @@
 //     (sim_test.go), which drives the same code through every order of
 //     lost acks, late proposals, crashes and stalls, with shared-consumer
 //     workers whose every hand-out is checked (sim_shared_test.go);
-//   - the route of a batch (leader.go): the committer publishes on a
-//     connection pinned to the node that leads the stream (one per node
-//     it reached, the leader told by the stream's info and its
-//     leader-elected advisories), so a batch is not forwarded over a route
-//     by another node; without a live one, on the store's own connection;
+//   - the route of a batch (the subpackage route): the committer
+//     publishes on a connection pinned to the node that leads the stream
+//     (one per node it reached, the leader told by the stream's info and
+//     its leader-elected advisories, which host.go asks for it), so a
+//     batch is not forwarded over a route by another node; without a live
+//     one, on the store's own connection;
 //   - gathering (gather.go): a question every live gateway answers over
 //     core NATS (topicstore.Gatherer: sys.sessions across gateways);
 //   - shared consumers' steps planned with the commits (plan/shared.go)
@@ -116,7 +117,7 @@
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
 // Subpackages: fold, plan, chain, catalog, reads, queue, retain, wide, groups,
-// maintain and jsext (above); natsnode runs real nats-server processes
+// maintain, route and jsext (above); natsnode runs real nats-server processes
 // built from the version go.mod pins (tool directive); jstest gives a test
 // its own cluster; jsbench measures the engine's ceiling (also
 // `tg-cluster bench`).

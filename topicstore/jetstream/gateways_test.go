@@ -69,9 +69,7 @@ func TestGatewaysContendForOnePartition(t *testing.T) {
 	}
 	for i, s := range stores {
 		// Refusals come from the leader: its connection stays in use.
-		s.leaders.mu.Lock()
-		forgot := s.leaders.forgot
-		s.leaders.mu.Unlock()
+		forgot := s.leaders.Forgot()
 		require.Zero(t, forgot, "store %d forgot the leader (%d re-plans)", i, s.commitReplans.Load())
 	}
 	require.Positive(t, stores[0].commitReplans.Load()+stores[1].commitReplans.Load(), "the gateways met")

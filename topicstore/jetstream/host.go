@@ -11,6 +11,7 @@ import (
 	"topicgate/topicstore/jetstream/maintain"
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
+	"topicgate/topicstore/jetstream/route"
 	"topicgate/topicstore/jetstream/wide"
 )
 
@@ -42,6 +43,17 @@ func (h host) LastFor(ctx context.Context, subject string) (uint64, nats.Header,
 
 func (h host) Purge(ctx context.Context, subject string, below uint64) error {
 	return h.s.io.purge(ctx, subject, below)
+}
+
+var _ route.Host = host{}
+
+func (h host) StreamLeader() string {
+	ctx, cancel := h.s.request(context.Background())
+	defer cancel()
+	if info, err := h.s.stream.Info(ctx); err == nil && info.Cluster != nil {
+		return info.Cluster.Leader
+	}
+	return ""
 }
 
 var _ reads.Host = host{}

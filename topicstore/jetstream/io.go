@@ -62,14 +62,14 @@ func (n natsIO) now() time.Time { return time.Now() }
 
 func (n natsIO) publishBatch(ctx context.Context, msgs []*nats.Msg) (*jsext.BatchAck, error) {
 	s := n.s
-	nc := s.leaders.conn(s.nc)
+	nc := s.leaders.Conn(s.nc)
 	ack, err := jsext.PublishAtomic(ctx, nc, msgs)
 	if err != nil && nc != s.nc && jsext.ErrorCode(err) == 0 {
 		// The leader's connection failed it, not the stream (its node
 		// went, the leader moved, a timeout): the store's own connection
 		// takes the next. A refusal (a wrong last sequence, 10071/10164)
 		// came from the leader: it stays.
-		s.forgetLeader()
+		s.leaders.Forget()
 	}
 	return ack, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream/jstest"
+	"topicgate/topicstore/jetstream/route"
 )
 
 // TestBatchesGoToTheLeader: a store's commits go out on its pinned
@@ -29,7 +30,7 @@ func TestBatchesGoToTheLeader(t *testing.T) {
 	// the store has already heard of; the test waits for the next
 	// advisory then, as the store does.
 	elected := make(chan *nats.Msg, 16)
-	sub, err := c.Connect().ChanSubscribe(leaderElectedSubject+stream, elected)
+	sub, err := c.Connect().ChanSubscribe(route.LeaderElectedSubject+stream, elected)
 	require.NoError(t, err)
 	defer sub.Unsubscribe()
 	streamLeader := func() string {
@@ -64,8 +65,8 @@ func TestBatchesGoToTheLeader(t *testing.T) {
 		t.Helper()
 		deadline := time.After(jstest.WaitTimeout)
 		for {
-			changed := s.leaders.wait()
-			if nc := s.leaders.conn(s.nc); nc != s.nc && nc.ConnectedServerName() != from {
+			changed := s.leaders.Wait()
+			if nc := s.leaders.Conn(s.nc); nc != s.nc && nc.ConnectedServerName() != from {
 				name := nc.ConnectedServerName()
 				require.Equal(t, streamLeader(), name, "batches go to the stream's leader")
 				before := nc.Stats().OutMsgs
@@ -85,14 +86,12 @@ func TestBatchesGoToTheLeader(t *testing.T) {
 	// A pinned connection that closes while its node still leads (a
 	// ping that timed out, the server closing it) is dialed again at
 	// once, with no election to say so.
-	s.leaders.mu.Lock()
-	lost := s.leaders.conns[first]
-	s.leaders.mu.Unlock()
+	lost := s.leaders.Pinned(first)
 	lost.Close()
 	deadline := time.After(jstest.WaitTimeout)
 	for {
-		changed := s.leaders.wait()
-		if nc := s.leaders.conn(s.nc); nc != s.nc && nc != lost && nc.ConnectedServerName() == first {
+		changed := s.leaders.Wait()
+		if nc := s.leaders.Conn(s.nc); nc != s.nc && nc != lost && nc.ConnectedServerName() == first {
 			break
 		}
 		select {

@@ -10,6 +10,7 @@ import (
 	"topicgate/topicstore/jetstream/queue"
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
+	"topicgate/topicstore/jetstream/route"
 	"topicgate/topicstore/jetstream/wide"
 
 	"context"
@@ -173,7 +174,7 @@ type Store struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
-	leaders leaderConns // pinned connections to the nodes; batches go to the leader's (leader.go)
+	leaders route.Leaders // pinned connections to the nodes; batches go to the leader's (jetstream/route)
 
 	durable *maintain.Durability // the nodes' sync settings as last read (jetstream/maintain)
 	// shWin is each partition's acquisition window (0:
@@ -352,7 +353,8 @@ func open(ctx context.Context, o Options) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	s.startLeaderConns()
+	s.leaders.Start(route.Config{URLs: s.opts.URLs, Need: minPayload, Options: append([]nats.Option{nats.Timeout(s.opts.Timeout),
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut)}, s.opts.NATS...)}, host{s}, s.nc, s.opts.Stream)
 	s.wg.Add(1)
 	go s.committer()
 	s.startGroups()
@@ -539,7 +541,7 @@ func (s *Store) Close() error {
 		case <-time.After(closeStopWait):
 		}
 	}
-	s.leaders.close()
+	s.leaders.Close()
 	s.nc.Close()
 	return nil
 }

@@ -1,7 +1,6 @@
-package jetstream
+package route
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -10,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// leaderConns sends the committer's batches to the node that leads the
+// Leaders sends the committer's batches to the node that leads the
 // stream, as a Kafka producer sends to a partition's leader. Through any
 // other node a batch takes one more hop each way: the node forwards every
 // message of it over its route to the leader and the ack back, which here
@@ -31,11 +30,11 @@ import (
 // It is safe for concurrent use; nothing of it outlives Close by more
 // than a dial or a question in progress (each bounded by the store's
 // timeout; one that ends after Close drops what it got).
-type leaderConns struct {
+type Leaders struct {
 	urls []string
 	opts []nats.Option
-	ask  func() string // the stream's leader from its info, "" if it has none or did not answer
-	need int64         // the max_payload a node must allow (as Open checks the store's own)
+	host Host
+	need int64 // the max_payload a node must allow (as Open checks the store's own)
 
 	mu      sync.Mutex
 	conns   map[string]*nats.Conn // pinned connections by server name
@@ -51,37 +50,45 @@ type leaderConns struct {
 	forgot  int           // times a failed batch made it forget the leader
 }
 
-// leaderElectedSubject is where the servers announce a stream's new
+// LeaderElectedSubject is where the servers announce a stream's new
 // leader (nats-server's JSAdvisoryStreamLeaderElectedPre).
-const leaderElectedSubject = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."
+const LeaderElectedSubject = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."
 
 // refreshEvery bounds how often batches without a live connection to the
 // leader start a refresh.
 const refreshEvery = time.Second
 
-// startLeaderConns subscribes to the stream's leader advisories and starts
+// Host is what Leaders needs of the store: the stream's leader as its
+// info names it.
+type Host interface {
+	// StreamLeader asks the stream for its leader's server name, bounded
+	// by the store's timeout; "" if it has none or did not answer.
+	StreamLeader() string
+}
+
+// Config is what Start needs: the nodes' URLs, the options of a pinned
+// connection (the caller's timeout, pings and credentials; Start adds no
+// reconnect and no randomizing) and the max_payload a node must allow.
+type Config struct {
+	URLs    []string
+	Options []nats.Option
+	Need    int64 // the max_payload a node must allow (as Open checks the store's own)
+}
+
+// Start subscribes on nc to the leader advisories of stream and starts
 // the first refresh in the background (a node that is down must not hold
 // up the start). Nothing of it can fail the store: a part that fails
-// leaves batches on s.nc.
-func (s *Store) startLeaderConns() {
-	l := &s.leaders
-	l.urls = s.opts.URLs
-	l.opts = append([]nats.Option{nats.NoReconnect(), nats.DontRandomize(), nats.Timeout(s.opts.Timeout),
-		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut)}, s.opts.NATS...)
-	l.need = minPayload
-	l.ask = func() string {
-		ctx, cancel := s.request(context.Background())
-		defer cancel()
-		if info, err := s.stream.Info(ctx); err == nil && info.Cluster != nil {
-			return info.Cluster.Leader
-		}
-		return ""
-	}
+// leaves batches on the store's own connection.
+func (l *Leaders) Start(cfg Config, h Host, nc *nats.Conn, stream string) {
+	l.urls = cfg.URLs
+	l.opts = append([]nats.Option{nats.NoReconnect(), nats.DontRandomize()}, cfg.Options...)
+	l.need = cfg.Need
+	l.host = h
 	l.conns = map[string]*nats.Conn{}
 	l.byURL = map[string]string{}
 	l.changed = make(chan struct{})
 	// Subscribe before asking, so a change between the two is not missed.
-	if sub, err := s.nc.Subscribe(leaderElectedSubject+s.opts.Stream, func(m *nats.Msg) {
+	if sub, err := nc.Subscribe(LeaderElectedSubject+stream, func(m *nats.Msg) {
 		var adv struct {
 			Leader string `json:"leader"`
 		}
@@ -96,10 +103,10 @@ func (s *Store) startLeaderConns() {
 	l.mu.Unlock()
 }
 
-// conn is the connection the next batch goes out on: the pinned one to
+// Conn is the connection the next batch goes out on: the pinned one to
 // the leader if it is live, else fallback (and, at most every
 // refreshEvery, a refresh looks for what is missing).
-func (l *leaderConns) conn(fallback *nats.Conn) *nats.Conn {
+func (l *Leaders) Conn(fallback *nats.Conn) *nats.Conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c := l.conns[l.leader]; c != nil && c.IsConnected() {
@@ -110,7 +117,7 @@ func (l *leaderConns) conn(fallback *nats.Conn) *nats.Conn {
 }
 
 // elected records the leader an advisory names.
-func (l *leaderConns) elected(name string) {
+func (l *Leaders) elected(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.heard++
@@ -119,7 +126,7 @@ func (l *leaderConns) elected(name string) {
 
 // setLocked makes name the leader; one this gateway has no live
 // connection to has its node dialed again (it may have restarted).
-func (l *leaderConns) setLocked(name string) {
+func (l *Leaders) setLocked(name string) {
 	if l.closed || name == "" {
 		return
 	}
@@ -130,12 +137,11 @@ func (l *leaderConns) setLocked(name string) {
 	}
 }
 
-// forgetLeader is told that a batch on the leader's connection failed:
+// Forget is told that a batch on the leader's connection failed:
 // batches take the store's own connection, which follows the cluster by
 // itself, until a refresh (started at once) or an advisory names the
 // leader again.
-func (s *Store) forgetLeader() {
-	l := &s.leaders
+func (l *Leaders) Forget() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || l.leader == "" {
@@ -149,7 +155,7 @@ func (s *Store) forgetLeader() {
 
 // kickLocked starts a refresh, or asks the running one for another round;
 // one not forced waits refreshEvery after the last.
-func (l *leaderConns) kickLocked(force bool) {
+func (l *Leaders) kickLocked(force bool) {
 	if l.closed {
 		return
 	}
@@ -168,7 +174,7 @@ func (l *leaderConns) kickLocked(force bool) {
 // refresh dials the nodes without a live connection and, if the leader
 // is unknown or still has none, asks the stream; again while it was
 // asked to meanwhile.
-func (l *leaderConns) refresh() {
+func (l *Leaders) refresh() {
 	for {
 		l.dial()
 		l.mu.Lock()
@@ -176,7 +182,7 @@ func (l *leaderConns) refresh() {
 		stale := l.leader == "" || c == nil || !c.IsConnected() // unknown, or its node unreachable: it may have moved
 		l.mu.Unlock()
 		if stale {
-			name := l.ask()
+			name := l.host.StreamLeader()
 			l.mu.Lock()
 			if l.heard == heard { // no advisory since the question: the answer is not stale
 				l.setLocked(name)
@@ -199,7 +205,7 @@ func (l *leaderConns) refresh() {
 // dial connects to every URL that has no live connection yet, one at a
 // time (a few milliseconds each here); failures are skipped, and so is a
 // node that allows smaller messages than the store's own.
-func (l *leaderConns) dial() {
+func (l *Leaders) dial() {
 	for _, u := range l.urls {
 		l.mu.Lock()
 		closed, known := l.closed, l.conns[l.byURL[u]]
@@ -235,7 +241,7 @@ func (l *leaderConns) dial() {
 // dropped forgets a pinned connection that closed (its node went, a
 // ping timed out, the server closed it) and, if it was the leader's,
 // looks for it again at once: the node may still lead.
-func (l *leaderConns) dropped(c *nats.Conn) {
+func (l *Leaders) dropped(c *nats.Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for name, have := range l.conns {
@@ -249,22 +255,22 @@ func (l *leaderConns) dropped(c *nats.Conn) {
 	}
 }
 
-func (l *leaderConns) notifyLocked() {
+func (l *Leaders) notifyLocked() {
 	close(l.changed)
 	l.changed = make(chan struct{})
 }
 
-// wait returns a channel closed at the next change (tests).
-func (l *leaderConns) wait() <-chan struct{} {
+// Wait returns a channel closed at the next change (tests).
+func (l *Leaders) Wait() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.changed
 }
 
-// close closes every pinned connection. A refresh in progress is not
+// Close closes every pinned connection. A refresh in progress is not
 // waited for (a dial to a node that drops packets takes the whole
 // timeout): it ends by itself, closing what it dials after this.
-func (l *leaderConns) close() {
+func (l *Leaders) Close() {
 	l.mu.Lock()
 	if l.conns == nil || l.closed {
 		l.closed = true
@@ -281,4 +287,20 @@ func (l *leaderConns) close() {
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+// Forgot is how many times a failed batch made it forget the leader
+// (tests).
+func (l *Leaders) Forgot() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.forgot
+}
+
+// Pinned is the pinned connection to the node named name, nil if none
+// (tests).
+func (l *Leaders) Pinned(name string) *nats.Conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conns[name]
 }
