@@ -23,7 +23,7 @@
 //     (fold_hooks.go); nothing else changes it, so every gateway
 //     converges on the same state and rebuilds it at start, from the
 //     newest snapshot of what record batches made of it when there is one
-//     (snapshot.go, snapshot_start.go: an object store bucket beside the
+//     (the subpackage snapshot: an object store bucket beside the
 //     stream; a digest at each snapshot's point checks that the gateways
 //     agree);
 //   - the commit: a request prepared (commit.go), grouped by one committer
@@ -117,7 +117,7 @@
 // codes, connecting and checking a cluster) are the subpackage jsext's.
 //
 // Subpackages: fold, plan, chain, catalog, reads, queue, retain, wide, groups,
-// maintain, route and jsext (above); natsnode runs real nats-server processes
+// maintain, route, snapshot and jsext (above); natsnode runs real nats-server processes
 // built from the version go.mod pins (tool directive); jstest gives a test
 // its own cluster; jsbench measures the engine's ceiling (also
 // `tg-cluster bench`).

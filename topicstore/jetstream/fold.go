@@ -26,7 +26,7 @@ import (
 
 // startFold starts the ordered consumer and waits until it has folded
 // everything the stream holds (sync); from the newest snapshot's sequence
-// on when there is one (snapshot.go).
+// on when there is one (jetstream/snapshot).
 func (s *Store) startFold(ctx context.Context) error {
 	cfg := natsjs.OrderedConsumerConfig{
 		FilterSubjects: []string{s.subj.All()},
@@ -34,7 +34,7 @@ func (s *Store) startFold(ctx context.Context) error {
 		DeliverPolicy:  natsjs.DeliverAllPolicy,
 	}
 	if !s.opts.IgnoreSnapshots {
-		from, err := s.startFromSnapshot(ctx) // snapshot.go
+		from, err := s.snap.Start(ctx) // jetstream/snapshot
 		if err != nil {
 			return err
 		}

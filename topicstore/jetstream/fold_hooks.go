@@ -41,10 +41,10 @@ func (h foldHooks) RetiredLate(gw string, n uint64, intents int) {
 }
 
 func (h foldHooks) SnapPoint(seq uint64, holder string, digest uint64) {
-	h.s.snapPoint(seq, holder, digest)
+	h.s.snap.Point(seq, holder, digest)
 }
 
-func (h foldHooks) SnapMismatch(at, digest, want uint64) { h.s.snapMismatch(at, digest, want) }
+func (h foldHooks) SnapMismatch(at, digest, want uint64) { h.s.snap.Mismatch(at, digest, want) }
 
 func (h foldHooks) SharedReset(id uint64, name string) { h.s.shc.Reset(id, name) }
 

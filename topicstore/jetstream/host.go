@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore/jetstream/groups"
 	"topicgate/topicstore/jetstream/jsext"
@@ -12,6 +13,7 @@ import (
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
 	"topicgate/topicstore/jetstream/route"
+	"topicgate/topicstore/jetstream/snapshot"
 	"topicgate/topicstore/jetstream/wide"
 )
 
@@ -56,6 +58,22 @@ func (h host) StreamLeader() string {
 	return ""
 }
 
+var _ snapshot.Host = host{}
+
+// Applied runs under the lock.
+func (h host) Applied() uint64 { return h.s.applied }
+
+// SetApplied runs under the lock.
+func (h host) SetApplied(seq uint64) { h.s.applied = seq }
+
+func (h host) FoldAt(seq uint64, subject string, hd nats.Header, ts time.Time) {
+	h.s.foldAt(seq, subject, hd, ts, false)
+}
+
+func (h host) JetStream() natsjs.JetStream { return h.s.js }
+
+func (h host) Stream() natsjs.Stream { return h.s.stream }
+
 var _ reads.Host = host{}
 
 func (h host) GetRecord(ctx context.Context, seq uint64) ([]byte, error) {
@@ -98,7 +116,7 @@ func (j maintJobs) Retention(ctx context.Context, now time.Time) error {
 
 func (j maintJobs) AbortDead() { j.s.wide.AbortDead() }
 
-func (j maintJobs) Snapshot(ctx context.Context) error { return j.s.maybeSnapshot(ctx) }
+func (j maintJobs) Snapshot(ctx context.Context) error { return j.s.snap.Maybe(ctx) }
 
 func (j maintJobs) RetireDecisions(ctx context.Context, now time.Time) error {
 	_, err := j.s.retire.Run(ctx, now)

@@ -149,7 +149,7 @@ func (s *Store) repairProducers(keys []plan.ProdKey) {
 		if seq > s.applied {
 			// The fold is behind the stream there: it will fold that
 			// message itself. Taking it now would make the fold hold a
-			// state its stream position does not (snapshot.go checks
+			// state its stream position does not (jetstream/snapshot checks
 			// that every gateway holds the same at the same position).
 			s.mu.Unlock()
 			continue

@@ -89,7 +89,7 @@ func TestRolesFromSnapshot(t *testing.T) {
 	big := bytes.Repeat([]byte{0, 1, 2, 0xff}, catalog.RolesPartBytes/2) // two messages
 	v2, err := a.SetRoles(ctx, v1, big)
 	require.NoError(t, err)
-	require.NoError(t, a.writeSnapshot(ctx))
+	require.NoError(t, a.snap.Write(ctx))
 
 	b := openStores(t, c, o, 1)[0]
 	b.mu.Lock()

@@ -303,7 +303,7 @@ type sim struct {
 	outageEnd time.Time
 	full      bool // keep the whole trace (a replayed seed)
 	// snaps are snapshots of gateways' folds taken during maintenance
-	// (snapshot.go); verify starts a fold from each.
+	// (jetstream/snapshot); verify starts a fold from each.
 	snaps []simSnap
 }
 

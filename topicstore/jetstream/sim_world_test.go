@@ -508,7 +508,7 @@ func (m *sim) verifyDigests() {
 }
 
 // verifySnapshots starts a fold from each snapshot taken, as a gateway
-// does (snapshot.go: every message up to the snapshot's sequence but
+// does (jetstream/snapshot: every message up to the snapshot's sequence but
 // record batches, the snapshot, the rest of the stream), and checks it
 // holds what a fold of the whole stream does (want).
 func (m *sim) verifySnapshots(want string) {

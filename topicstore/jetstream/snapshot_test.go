@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"topicgate/topicstore/jetstream/fold"
+	"topicgate/topicstore/jetstream/snapshot"
 
 	"context"
 	"encoding/binary"
@@ -71,7 +72,7 @@ func TestSnapshotStart(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, got)
 
-	require.NoError(t, a.writeSnapshot(ctx))
+	require.NoError(t, a.snap.Write(ctx))
 	a.mu.Lock()
 	point := a.fold.Snap.Last
 	a.mu.Unlock()
@@ -122,28 +123,28 @@ func TestSnapshotStart(t *testing.T) {
 
 	// A second snapshot, by b this time: every gateway folded its point
 	// and finds its digest equal to b's.
-	require.NoError(t, b.writeSnapshot(ctx))
+	require.NoError(t, b.snap.Write(ctx))
 	for _, s := range []*Store{a, b, f} {
 		require.NoError(t, s.sync(ctx))
-		require.Zero(t, s.snapMismatches.Load())
+		require.Zero(t, s.snap.Mismatches())
 		s.mu.Lock()
 		require.Equal(t, b.fold.Snap.Last, s.fold.Snap.Last)
 		s.mu.Unlock()
 	}
-	require.Equal(t, int64(1), b.snapWritten.Load())
+	require.Equal(t, int64(1), b.snap.Written())
 
 	// A gateway whose state differs (here a partition's byte count on a,
 	// changed by hand) says so at the next snapshot; the others do not.
 	a.mu.Lock()
 	a.fold.ByName["t"].Parts[0].Bytes++
 	a.mu.Unlock()
-	require.NoError(t, b.writeSnapshot(ctx))
+	require.NoError(t, b.snap.Write(ctx))
 	for _, s := range []*Store{a, f} {
 		require.NoError(t, s.sync(ctx))
 	}
-	require.Equal(t, int64(1), a.snapMismatches.Load(), "a's state differs from b's")
-	require.Zero(t, b.snapMismatches.Load())
-	require.Zero(t, f.snapMismatches.Load())
+	require.Equal(t, int64(1), a.snap.Mismatches(), "a's state differs from b's")
+	require.Zero(t, b.snap.Mismatches())
+	require.Zero(t, f.snap.Mismatches())
 	require.Equal(t, int64(1), a.ClusterStats(ctx).SnapshotMismatches)
 }
 
@@ -156,13 +157,13 @@ func TestSnapshotDue(t *testing.T) {
 	a := openStores(t, c, o, 1)[0]
 	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 4, Consumers: []topicstore.ConsumerConfig{{Name: "c"}}}))
 	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "u", MinActivePartitions: 1}))
-	require.NoError(t, a.maybeSnapshot(ctx))
-	require.Zero(t, a.snapWritten.Load(), "a few messages: not due")
+	require.NoError(t, a.snap.Maybe(ctx))
+	require.Zero(t, a.snap.Written(), "a few messages: not due")
 	snapWorkload(t, a, 0, 60)
-	require.NoError(t, a.maybeSnapshot(ctx))
-	require.Equal(t, int64(1), a.snapWritten.Load())
-	require.NoError(t, a.maybeSnapshot(ctx))
-	require.Equal(t, int64(1), a.snapWritten.Load(), "nothing new: not due")
+	require.NoError(t, a.snap.Maybe(ctx))
+	require.Equal(t, int64(1), a.snap.Written())
+	require.NoError(t, a.snap.Maybe(ctx))
+	require.Equal(t, int64(1), a.snap.Written(), "nothing new: not due")
 	cs := a.ClusterStats(ctx)
 	require.NotZero(t, cs.SnapshotSeq)
 }
@@ -179,7 +180,7 @@ func TestSnapshotFallback(t *testing.T) {
 		Consumers: []topicstore.ConsumerConfig{{Name: "c"}, {Name: "q", Shared: true}}}))
 	require.NoError(t, a.CreateTopic(ctx, topicstore.TopicConfig{Name: "u", MinActivePartitions: 2}))
 	snapWorkload(t, a, 0, 50)
-	require.NoError(t, a.writeSnapshot(ctx))
+	require.NoError(t, a.snap.Write(ctx))
 	// The digest without the last sequence applied: each gateway that
 	// opens publishes a heartbeat.
 	digest := func(s *Store) string {
@@ -188,16 +189,16 @@ func TestSnapshotFallback(t *testing.T) {
 	}
 	want := digest(a)
 
-	obs, err := a.js.ObjectStore(ctx, a.snapBucket())
+	obs, err := a.js.ObjectStore(ctx, a.snap.Bucket())
 	require.NoError(t, err)
-	good, err := obs.GetBytes(ctx, snapObject)
+	good, err := obs.GetBytes(ctx, snapshot.Object)
 	require.NoError(t, err)
 	for name, data := range map[string][]byte{
 		"newer format": append(append([]byte(nil), fold.SnapMagic...), 9),
 		"truncated":    good[:len(good)-3],
 		"garbage":      []byte("not a snapshot at all"),
 	} {
-		_, err := obs.PutBytes(ctx, snapObject, data)
+		_, err := obs.PutBytes(ctx, snapshot.Object, data)
 		require.NoError(t, err)
 		s := openStores(t, c, o, 1)[0]
 		s.mu.Lock()
@@ -208,7 +209,7 @@ func TestSnapshotFallback(t *testing.T) {
 
 	// A snapshot that does not fit the catalog (a topic the catalog
 	// lacks): Open starts again with a full replay.
-	_, err = obs.PutBytes(ctx, snapObject, reencode(t, good, func(m *fold.SnapMeta) { m.Topics[0].ID = 99999 }))
+	_, err = obs.PutBytes(ctx, snapshot.Object, reencode(t, good, func(m *fold.SnapMeta) { m.Topics[0].ID = 99999 }))
 	require.NoError(t, err)
 	s := openStores(t, c, o, 1)[0]
 	s.mu.Lock()

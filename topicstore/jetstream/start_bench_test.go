@@ -3,6 +3,7 @@ package jetstream
 import (
 	"topicgate/topicstore/jetstream/fold"
 	"topicgate/topicstore/jetstream/plan"
+	"topicgate/topicstore/jetstream/snapshot"
 
 	"context"
 	"fmt"
@@ -33,7 +34,7 @@ import (
 //     topic's retention: the fold indexes every one of them, so a start
 //     that replays the stream costs what is retained;
 //   - snapshot: the same, started from a snapshot of the fold written
-//     after the history (snapshot.go): a start reads the snapshot and
+//     after the history (jetstream/snapshot): a start reads the snapshot and
 //     replays what is not a record batch.
 //
 // Besides the time, it reports the heap a started gateway holds and the
@@ -118,14 +119,14 @@ func BenchmarkGatewayStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		t0 := time.Now()
-		if err := s.writeSnapshot(ctx); err != nil {
+		if err := s.snap.Write(ctx); err != nil {
 			b.Fatal(err)
 		}
-		obs, err := s.js.ObjectStore(ctx, s.snapBucket())
+		obs, err := s.js.ObjectStore(ctx, s.snap.Bucket())
 		if err != nil {
 			b.Fatal(err)
 		}
-		info, err := obs.GetInfo(ctx, snapObject)
+		info, err := obs.GetInfo(ctx, snapshot.Object)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"topicgate/topicstore/jetstream/reads"
 	"topicgate/topicstore/jetstream/retain"
 	"topicgate/topicstore/jetstream/route"
+	"topicgate/topicstore/jetstream/snapshot"
 	"topicgate/topicstore/jetstream/wide"
 
 	"context"
@@ -35,6 +36,9 @@ import (
 
 // DefaultStream is the stream a cluster's topicgate gateways share.
 const DefaultStream = "TOPICGATE"
+
+// DefaultSnapshotEvery is Options.SnapshotEvery's default.
+const DefaultSnapshotEvery = snapshot.DefaultEvery
 
 // Options configure a Store.
 type Options struct {
@@ -96,7 +100,7 @@ type Options struct {
 	CommitDelay time.Duration
 	// SnapshotEvery is how many stream messages the maintenance lease
 	// holder lets pass between snapshots of the fold, from which a gateway
-	// starts (snapshot.go; default DefaultSnapshotEvery, negative: never).
+	// starts (jetstream/snapshot; default DefaultSnapshotEvery, negative: never).
 	SnapshotEvery int
 	// IgnoreSnapshots makes the gateway start by replaying the whole
 	// stream, whatever snapshot there is.
@@ -196,12 +200,10 @@ type Store struct {
 
 	// Commit counters for ClusterStats (commit.go).
 	commitGroups, commitRequests, commitReplans atomic.Int64
-	commitHeld                                  atomic.Int64 // groups linger held back (pace.go)
-	expiredProducers                            atomic.Int64 // producers expireProducers removed (producers.go)
-	casBroken                                   atomic.Int64 // states stored over one they did not expect (fold_hooks.go: sharedCASBroken)
-	snapMismatches                              atomic.Int64 // snapshot.go
-	snapWritten                                 atomic.Int64 // snapshot.go
-	snapOut                                     snapCapture  // under mu (snapshot.go)
+	commitHeld                                  atomic.Int64        // groups linger held back (pace.go)
+	expiredProducers                            atomic.Int64        // producers expireProducers removed (producers.go)
+	casBroken                                   atomic.Int64        // states stored over one they did not expect (fold_hooks.go: sharedCASBroken)
+	snap                                        *snapshot.Snapshots // the fold's snapshots (jetstream/snapshot)
 	// onApplied, set by the simulation only, runs under mu after the fold
 	// applied each sequence.
 	onApplied     func(seq uint64)
@@ -228,7 +230,7 @@ func (s *Store) ClusterStats(ctx context.Context) topicstore.ClusterStats {
 	s.mu.Lock()
 	cs.DoubtsUnknown = s.chain.Unknown
 	cs.SnapshotSeq, cs.SnapshotAt, cs.SnapshotFrom = s.fold.Snap.Last, s.fold.Snap.LastAt, s.fold.Snap.From
-	cs.SnapshotsWritten, cs.SnapshotMismatches = s.snapWritten.Load(), s.snapMismatches.Load()
+	cs.SnapshotsWritten, cs.SnapshotMismatches = s.snap.Written(), s.snap.Mismatches()
 	now := s.opts.Clock()
 	if s.fold.Lease.Holder != "" && now.Before(s.fold.Lease.Until) {
 		cs.LeaseHolder = s.fold.Lease.Holder
@@ -449,6 +451,8 @@ func newStore(o Options, gw uint64) *Store {
 		Timeout: o.Timeout, TTL: o.GroupTTL, Fold: s.fold}, host{s})
 	s.maint = maintain.New(maintain.Config{Gateway: s.stage.gw, Subjects: s.subj, Clock: o.Clock, Timeout: o.Timeout,
 		TTL: s.groups.TTL(), Fold: s.fold, Logger: o.Logger}, host{s}, maintJobs{s})
+	s.snap = snapshot.New(snapshot.Config{Gateway: s.stage.gw, Stream: o.Stream, Replicas: o.Replicas, Subjects: s.subj,
+		Fold: s.fold, Every: o.SnapshotEvery, Timeout: o.Timeout, Pull: foldPull, Logger: o.Logger}, host{s})
 	s.durable = maintain.NewDurability(o.Monitor, o.Timeout, o.Logger)
 	return s
 }

@@ -22,7 +22,7 @@ type Hooks interface {
 	// (jetstream/wide).
 	RetiredLate(gw string, n uint64, intents int)
 	// SnapPoint: a snapshot point at seq, published by holder; digest
-	// is the fold's there (jetstream/snapshot.go).
+	// is the fold's there (jetstream/snapshot).
 	SnapPoint(seq uint64, holder string, digest uint64)
 	// SnapMismatch: the notice of the snapshot at at, whose writer's
 	// digest, want, is not the fold's there, digest.

@@ -20,7 +20,7 @@ import (
 // (EncodeSnapshot), decoded (DecodeSnapshot) and installed into a fold
 // that has applied every other message up to it (Install). When a
 // snapshot is written and how a gateway starts from one: the cluster
-// store's snapshot.go and snapshot_start.go.
+// store's subpackage jetstream/snapshot.
 
 // SnapVersion is the snapshot format this gateway writes and reads; a
 // gateway that finds a newer one replays the stream instead.

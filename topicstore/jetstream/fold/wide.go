@@ -33,7 +33,7 @@ type Wide struct {
 	// (jetstream/wide), by "<gateway> <number>".
 	Done map[string]*DoneTxn
 	// filtered is set while the fold replays the stream up to a snapshot
-	// without its record batches (jetstream/snapshot_start.go): the transactions
+	// without its record batches (jetstream/snapshot): the transactions
 	// decided then lack their record-batch intents until install.
 	Filtered bool
 }
