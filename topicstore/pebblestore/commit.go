@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cockroachdb/pebble"
 
@@ -30,6 +31,17 @@ type group struct {
 	ops []*op
 	out sequencer.Output
 	err error // set if the batch failed before the sync stage
+}
+
+// validateMessage applies Commit's checks to one message of topic t.
+func validateMessage(t *topic, name string, m *topicstore.Message) error {
+	if m.Partition >= int32(len(t.parts)) {
+		return fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, name, m.Partition)
+	}
+	if c := topicstore.CodecOf(m); !c.Valid() || !t.codecs[c] {
+		return fmt.Errorf("%w: topic %q does not accept codec %s", topicstore.ErrCodecNotSupported, name, c)
+	}
+	return topicstore.CheckMessage(m)
 }
 
 // Commit validates and encodes req on the caller's goroutine, then hands it
@@ -85,13 +97,13 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 		total += 32 * len(a.Refs)
 	}
 	o.size = total + 32*len(o.pos)
-	claimed, err := s.claimStaged(req)
+	claimed, err := s.stage.Claim(req)
 	if err != nil {
 		return topicstore.CommitResult{}, err
 	}
 	out, err := s.submit(ctx, o)
 	if claimed != nil {
-		s.settleStaged(claimed, err == nil)
+		s.stage.Settle(claimed, err == nil)
 	}
 	return out.Result, err
 }

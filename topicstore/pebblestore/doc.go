@@ -6,7 +6,8 @@
 // producers, positions, write meters and write-speed buckets; the state and
 // the group commit's deterministic core are internal/sequencer), the
 // shared-consumer windows (their records' format is internal/sharedrec),
-// retention, the splitting of partitions, staging by reference and the
+// retention, the splitting of partitions, staging by reference (the open
+// stagings and their staged data: internal/staging) and the
 // reclaiming of dropped topics' disk space, and the file system it hands
 // Pebble (sizedfs.go: write-ahead logs preallocated with their size set, so
 // a commit's fdatasync does not also journal a new file size). What it
@@ -65,7 +66,7 @@
 // # Large transactions: staging and commit by reference
 //
 // A transaction that stages more than a few MiB (txn.Txn spills past its
-// SpillBytes) calls StageBatch (stage.go): its messages are validated,
+// SpillBytes) calls StageBatch (internal/staging): its messages are validated,
 // compressed and encoded on the caller's goroutine into record-batch
 // payloads of ~32 KiB, one per (explicit partition, producer id) group, and
 // written unsynced under t/<stageID><seq>. The stage ID is the store's, not

@@ -17,6 +17,7 @@ import (
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
 	"topicgate/topicstore/pebblestore/internal/sequencer"
+	"topicgate/topicstore/pebblestore/internal/staging"
 )
 
 // Options configures a PebbleStore. Zero values mean defaults.
@@ -186,7 +187,7 @@ type PebbleStore struct {
 
 	reclaim reclaimer // dropped topics' ranges to compact (reclaim.go)
 
-	stage stageRegistry // open transactions' staged data (stage.go)
+	stage *staging.Stagings // open transactions' staged data (internal/staging)
 
 	roles roleCatalog // the role catalog (roles.go)
 
@@ -276,6 +277,7 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	s.stage = staging.New(db, opts.Clock, stageHost{s})
 	if err := s.recover(); err != nil {
 		db.Close()
 		cache.Unref()
@@ -379,7 +381,7 @@ func (s *PebbleStore) recover() error {
 	if err := s.recoverRoles(); err != nil {
 		return err
 	}
-	return s.recoverStaged()
+	return s.stage.Recover(&s.core)
 }
 
 func newTopic(rec catalogRecord) *topic {
@@ -424,10 +426,8 @@ func (s *PebbleStore) Close() error {
 		close(s.quit)
 		s.bg.Wait()
 		<-s.done
-		s.wakeAll()        // long-pollers return now rather than at their timeout
-		s.stage.use.Lock() // no StageBatch or DiscardStaged in progress
-		err = s.db.Close()
-		s.stage.use.Unlock() // later ones see ErrClosed
+		s.wakeAll()                     // long-pollers return now rather than at their timeout
+		err = s.stage.Close(s.db.Close) // waits for StageBatch and DiscardStaged; later ones see ErrClosed
 		s.cache.Unref()
 	})
 	return err
