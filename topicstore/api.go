@@ -500,7 +500,7 @@ type EngineStats struct {
 	WALSyncSeconds      float64 // time spent in those fsyncs
 	CommitGroups        int64   // batches the committer wrote (one per group commit)
 	CommitRequests      int64   // requests those batches carried: / CommitGroups is the group size
-	Reclaims            int64   // key ranges of dropped topics compacted away (pebblestore/reclaim.go)
+	Reclaims            int64   // key ranges of dropped topics compacted away (pebblestore/internal/reclaim)
 }
 
 // EngineStatter is implemented by stores that can report EngineStats. It is

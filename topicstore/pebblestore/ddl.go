@@ -219,7 +219,7 @@ func (s *PebbleStore) DropTopic(ctx context.Context, name string) error {
 		s.coreMu.Unlock()
 		s.wake(t.id)
 		s.meter.Forget(t.id, 0, true)
-		s.reclaimTopic(t.id) // return the disk space now (reclaim.go)
+		s.reclaim.Topic(t.id) // return the disk space now (internal/reclaim)
 		return nil
 	}})
 	return err

@@ -8,7 +8,8 @@
 // shared-consumer windows (their records' format is internal/sharedrec),
 // retention, the splitting of partitions, staging by reference (the open
 // stagings and their staged data: internal/staging) and the
-// reclaiming of dropped topics' disk space, and the file system it hands
+// reclaiming of dropped topics' disk space (the reclaimer is
+// internal/reclaim), and the file system it hands
 // Pebble (sizedfs.go: write-ahead logs preallocated with their size set, so
 // a commit's fdatasync does not also journal a new file size). What it
 // promises is the
@@ -24,7 +25,7 @@
 // letter is literal, the rest is fixed-width binary; internal/keys builds
 // every key the store writes. Data keys use the topic's ID, never its name,
 // so DROP TOPIC is a DeleteRange over the ID and a topic re-created with
-// the same name starts empty. The reclaimer goroutine (reclaim.go) then
+// the same name starts empty. The reclaimer goroutine (internal/reclaim) then
 // compacts that range so the space returns; it never writes a key, and
 // Close waits for it before it closes Pebble.
 //

@@ -61,7 +61,7 @@ func TestDropReclaimsDisk(t *testing.T) {
 	full := sstBytes(t, dir)
 	check(t, full > 20<<20, "expected > 20 MB of sstables, have", full)
 	must(t, s.DropTopic(context.Background(), "big"))
-	s.waitReclaimed()
+	s.reclaim.Wait()
 	check(t, s.EngineStats().Reclaims >= 1, "no reclaim counted")
 	must(t, s.Close())
 	if left := sstBytes(t, dir); left > full/10 {
@@ -91,7 +91,7 @@ func TestReclaimAfterRestart(t *testing.T) {
 
 	s, err = Open(dir, reclaimOpts())
 	must(t, err)
-	s.waitReclaimed()
+	s.reclaim.Wait()
 	must(t, s.Close())
 	if left := sstBytes(t, dir); left > full/10 {
 		t.Fatalf("after reopening %d of %d sstable bytes remain", left, full)

@@ -25,9 +25,7 @@ func (s *PebbleStore) EngineStats() topicstore.EngineStats {
 		CommitGroups:        s.groups.Load(),
 		CommitRequests:      s.groupedOps.Load(),
 	}
-	s.reclaim.mu.Lock()
-	es.Reclaims = s.reclaim.done
-	s.reclaim.mu.Unlock()
+	es.Reclaims = s.reclaim.Done()
 	if h := m.LogWriter.FsyncLatency; h != nil {
 		var pm dto.Metric
 		if h.Write(&pm) == nil && pm.Histogram != nil {

@@ -16,6 +16,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/reclaim"
 	"topicgate/topicstore/pebblestore/internal/sequencer"
 	"topicgate/topicstore/pebblestore/internal/staging"
 )
@@ -185,7 +186,7 @@ type PebbleStore struct {
 
 	bg sync.WaitGroup // background goroutines that use db (retention, reclaim)
 
-	reclaim reclaimer // dropped topics' ranges to compact (reclaim.go)
+	reclaim *reclaim.Reclaimer // dropped topics' ranges to compact (internal/reclaim)
 
 	stage *staging.Stagings // open transactions' staged data (internal/staging)
 
@@ -278,6 +279,7 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		done:   make(chan struct{}),
 	}
 	s.stage = staging.New(db, opts.Clock, stageHost{s})
+	s.reclaim = reclaim.New(compactor{db})
 	if err := s.recover(); err != nil {
 		db.Close()
 		cache.Unref()
@@ -285,11 +287,17 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 	}
 	go s.committer()
 	go s.syncer()
-	s.reclaim.init()
 	if !opts.noReclaim {
-		s.reclaimUnknown()
+		known := make([]uint64, 0, len(s.byID))
+		for id := range s.byID {
+			known = append(known, id)
+		}
+		s.reclaim.Unknown(known, s.nextID)
 		s.bg.Add(1)
-		go s.reclaimLoop()
+		go func() {
+			defer s.bg.Done()
+			s.reclaim.Run(s.quit)
+		}()
 	}
 	if opts.RetentionInterval > 0 {
 		s.bg.Add(1)
@@ -415,6 +423,12 @@ func (s *PebbleStore) fail(err error) {
 	err = fmt.Errorf("topicstore: fatal write error, store closed: %w", err)
 	s.failed.CompareAndSwap(nil, &err)
 }
+
+// compactor is what internal/reclaim needs of the store: a manual
+// compaction of a key range.
+type compactor struct{ db *pebble.DB }
+
+func (c compactor) Compact(start, end []byte) error { return c.db.Compact(start, end, false) }
 
 // Close stops the committer (waiting for in-flight commits) and closes
 // Pebble. Operations after Close return ErrClosed.

@@ -1,4 +1,4 @@
-package pebblestore
+package reclaim
 
 import (
 	"log"
@@ -27,11 +27,19 @@ import (
 // compaction run); for ranges already reclaimed that finds no files and
 // costs nothing.
 
+// Host is what the reclaimer needs of the store: a manual compaction of
+// a key range (pebble.DB.Compact, without parallelism).
+type Host interface {
+	Compact(start, end []byte) error
+}
+
 // keySpan is a key range [start, end).
 type keySpan struct{ start, end []byte }
 
-// reclaimer is the queue of key ranges to compact.
-type reclaimer struct {
+// Reclaimer is the queue of key ranges to compact.
+type Reclaimer struct {
+	host Host
+
 	mu    sync.Mutex
 	queue []keySpan
 	wake  chan struct{} // capacity 1: a pending wake-up
@@ -40,13 +48,15 @@ type reclaimer struct {
 	busy  bool
 }
 
-func (r *reclaimer) init() {
-	r.wake = make(chan struct{}, 1)
+// New returns an empty reclaimer on h.
+func New(h Host) *Reclaimer {
+	r := &Reclaimer{host: h, wake: make(chan struct{}, 1)}
 	r.idle = sync.NewCond(&r.mu)
+	return r
 }
 
 // add queues sp and wakes the loop.
-func (r *reclaimer) add(sp keySpan) {
+func (r *Reclaimer) add(sp keySpan) {
 	r.mu.Lock()
 	r.queue = append(r.queue, sp)
 	r.mu.Unlock()
@@ -56,32 +66,35 @@ func (r *reclaimer) add(sp keySpan) {
 	}
 }
 
-// reclaimTopic queues the message range of a dropped topic.
-func (s *PebbleStore) reclaimTopic(id uint64) {
-	s.reclaim.add(keySpan{keys.Topic(keys.PrefixMessages, id), keys.Topic(keys.PrefixMessages, id+1)})
+// Topic queues the message range of a dropped topic.
+func (r *Reclaimer) Topic(id uint64) {
+	r.add(keySpan{keys.Topic(keys.PrefixMessages, id), keys.Topic(keys.PrefixMessages, id+1)})
 }
 
-// reclaimUnknown queues the message ranges of the topic IDs below nextID
-// that have no catalog entry: contiguous runs of them as one range.
-func (s *PebbleStore) reclaimUnknown() {
-	ids := make([]uint64, 0, len(s.byID))
-	for id := range s.byID {
-		ids = append(ids, id)
-	}
+// Unknown queues the message ranges of the topic IDs below nextID that
+// are not in known (the catalog's): contiguous runs of them as one range.
+func (r *Reclaimer) Unknown(known []uint64, nextID uint64) {
+	ids := append([]uint64(nil), known...)
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	from := uint64(1)
-	for _, id := range append(ids, s.nextID) {
+	for _, id := range append(ids, nextID) {
 		if id > from {
-			s.reclaim.add(keySpan{keys.Topic(keys.PrefixMessages, from), keys.Topic(keys.PrefixMessages, id)})
+			r.add(keySpan{keys.Topic(keys.PrefixMessages, from), keys.Topic(keys.PrefixMessages, id)})
 		}
 		from = id + 1
 	}
 }
 
-// reclaimLoop compacts queued ranges until Close.
-func (s *PebbleStore) reclaimLoop() {
-	defer s.bg.Done()
-	r := &s.reclaim
+// Done is how many ranges have been compacted.
+func (r *Reclaimer) Done() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
+}
+
+// Run compacts queued ranges until quit is closed. The store runs it on
+// a goroutine it waits for before it closes the DB.
+func (r *Reclaimer) Run(quit <-chan struct{}) {
 	defer func() { // Close: what is left stays for the next start
 		r.mu.Lock()
 		r.queue, r.busy = nil, false
@@ -95,7 +108,7 @@ func (s *PebbleStore) reclaimLoop() {
 			r.idle.Broadcast()
 			r.mu.Unlock()
 			select {
-			case <-s.quit:
+			case <-quit:
 				return
 			case <-r.wake:
 			}
@@ -106,13 +119,13 @@ func (s *PebbleStore) reclaimLoop() {
 		r.busy = true
 		r.mu.Unlock()
 		select {
-		case <-s.quit:
+		case <-quit:
 			return
 		default:
 		}
-		// Close waits for this goroutine (bg) before it closes the DB, so
+		// Close waits for this goroutine before it closes the DB, so
 		// Compact never runs on a closed DB.
-		if err := s.db.Compact(sp.start, sp.end, false); err != nil {
+		if err := r.host.Compact(sp.start, sp.end); err != nil {
 			log.Printf("topicstore: reclaiming dropped data in %x..%x: %v", sp.start, sp.end, err)
 		}
 		r.mu.Lock()
@@ -121,10 +134,9 @@ func (s *PebbleStore) reclaimLoop() {
 	}
 }
 
-// waitReclaimed blocks until every queued range has been compacted, or
-// the store is closed (tests).
-func (s *PebbleStore) waitReclaimed() {
-	r := &s.reclaim
+// Wait blocks until every queued range has been compacted, or the store
+// is closed (tests).
+func (r *Reclaimer) Wait() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for len(r.queue) > 0 || r.busy {
