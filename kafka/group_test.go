@@ -1,0 +1,105 @@
+package kafka
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fakeTimers replaces the coordinator's time.AfterFunc: the test fires
+// the timers it wants, by their duration, and none fires by itself.
+type fakeTimers struct {
+	mu  sync.Mutex
+	fns map[time.Duration][]func()
+}
+
+func (f *fakeTimers) afterFunc(d time.Duration, fn func()) *time.Timer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fns[d] = append(f.fns[d], fn)
+	return time.NewTimer(time.Hour) // stopped or left: it never matters
+}
+
+// fire runs every timer of duration d set so far (stale ones too: the
+// coordinator must ignore a timer it replaced).
+func (f *fakeTimers) fire(d time.Duration) {
+	f.mu.Lock()
+	fns := f.fns[d]
+	f.fns[d] = nil
+	f.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+func testJoin(member string, session time.Duration) *joinRequest {
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name = "range"
+	return &joinRequest{group: "g", memberID: member, clientID: "c", protocolType: "consumer",
+		protocols: []kmsg.JoinGroupRequestProtocol{p}, session: session, rebalance: time.Minute}
+}
+
+// recv takes an answer that must be there already.
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	default:
+		t.Fatal("no answer yet")
+	}
+	var zero T
+	return zero
+}
+
+// TestGroupSessionTimeout: a member that stops heartbeating is removed
+// when its session times out, and the group rebalances without it; a
+// member that does not rejoin a rebalance is removed when the rebalance
+// times out.
+func TestGroupSessionTimeout(t *testing.T) {
+	ft := &fakeTimers{fns: map[time.Duration][]func(){}}
+	co := newCoordinator()
+	co.afterFunc = ft.afterFunc
+	const s1, s2 = 10 * time.Second, 20 * time.Second
+
+	a := recv(t, co.join(testJoin("", s1)))
+	if a.code != 0 || a.generation != 1 || a.leader != a.memberID {
+		t.Fatalf("first join: %+v", a)
+	}
+	b := co.join(testJoin("", s2)) // a rebalance: b waits for a
+	select {
+	case <-b:
+		t.Fatal("b answered before a rejoined")
+	default:
+	}
+	if code := co.heartbeat("g", a.memberID, 1); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("heartbeat during the rebalance: %d", code)
+	}
+	// a never rejoins: the rebalance times out and goes on without it.
+	ft.fire(time.Minute)
+	br := recv(t, b)
+	if br.code != 0 || br.generation != 2 || br.leader != br.memberID || len(br.members) != 1 {
+		t.Fatalf("b after the rebalance timeout: %+v", br)
+	}
+	if code := co.heartbeat("g", a.memberID, 2); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("a's heartbeat after removal: %d", code)
+	}
+	if sr := recv(t, co.sync("g", br.memberID, 2, nil, nil, nil)); sr.code != 0 {
+		t.Fatalf("b's sync: %+v", sr)
+	}
+	// b's session times out (the stale timers of s1 do nothing).
+	ft.fire(s1)
+	if code := co.heartbeat("g", br.memberID, 2); code != 0 {
+		t.Fatalf("b's heartbeat: %d", code)
+	}
+	ft.fire(s2)
+	if code := co.heartbeat("g", br.memberID, 2); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("b's heartbeat after its session timed out: %d", code)
+	}
+	if d := co.describe("g", false); d.State != "Dead" {
+		t.Fatalf("group after its last member expired: %+v", d)
+	}
+}
