@@ -11,7 +11,15 @@ const (
 	fetchKey           int16 = 1
 	listOffsetsKey     int16 = 2
 	metadataKey        int16 = 3
+	offsetCommitKey    int16 = 8
+	offsetFetchKey     int16 = 9
 	findCoordinatorKey int16 = 10
+	joinGroupKey       int16 = 11
+	heartbeatKey       int16 = 12
+	leaveGroupKey      int16 = 13
+	syncGroupKey       int16 = 14
+	describeGroupsKey  int16 = 15
+	listGroupsKey      int16 = 16
 	apiVersionsKey     int16 = 18
 	initProducerIDKey  int16 = 22
 )
@@ -22,13 +30,24 @@ const (
 // (record batches v2 only) to before topic IDs (Produce v13, Fetch v13);
 // Metadata up to v12 (topic IDs are answered as zero); ListOffsets from
 // v1 to v6 (v7's max-timestamp lookup is not implemented); InitProducerId
-// up to v4 for idempotent producers (v5's two-phase commit is not).
+// up to v4 for idempotent producers (v5's two-phase commit is not). The
+// classic group APIs stop before KIP-848's versions (OffsetCommit v9,
+// OffsetFetch v9, ListGroups v5) and OffsetCommit and OffsetFetch start
+// at v1 (v0 is ZooKeeper's).
 var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: produceKey, MinVersion: 3, MaxVersion: 9},
 	{ApiKey: fetchKey, MinVersion: 4, MaxVersion: 12},
 	{ApiKey: listOffsetsKey, MinVersion: 1, MaxVersion: 6},
 	{ApiKey: metadataKey, MinVersion: 0, MaxVersion: 12},
+	{ApiKey: offsetCommitKey, MinVersion: 1, MaxVersion: 8},
+	{ApiKey: offsetFetchKey, MinVersion: 1, MaxVersion: 8},
 	{ApiKey: findCoordinatorKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: joinGroupKey, MinVersion: 0, MaxVersion: 9},
+	{ApiKey: heartbeatKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: leaveGroupKey, MinVersion: 0, MaxVersion: 5},
+	{ApiKey: syncGroupKey, MinVersion: 0, MaxVersion: 5},
+	{ApiKey: describeGroupsKey, MinVersion: 0, MaxVersion: 5},
+	{ApiKey: listGroupsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: apiVersionsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: initProducerIDKey, MinVersion: 0, MaxVersion: 4},
 }

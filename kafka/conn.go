@@ -26,8 +26,10 @@ type conn struct {
 	// the gateway it found.
 	host string
 	port int32
-	in   []byte // the frame being answered
-	out  []byte // the answer being written
+	// clientID is the client id of the request being answered.
+	clientID string
+	in       []byte // the frame being answered
+	out      []byte // the answer being written
 }
 
 // serveConn runs one connection until its client leaves, it sends what
@@ -101,6 +103,7 @@ func (c *conn) answer() (r reply, err error) {
 			err = fmt.Errorf("internal error answering %s: %v", kmsg.NameForKey(h.key), p)
 		}
 	}()
+	c.clientID = h.clientID
 	r.kresp = c.handle(c.s.ctx, req)
 	return r, nil
 }
@@ -122,6 +125,29 @@ func (c *conn) handle(ctx context.Context, req kmsg.Request) kmsg.Response {
 		return c.findCoordinator(req)
 	case *kmsg.InitProducerIDRequest:
 		return c.initProducerID(ctx, req)
+	}
+	return c.handleGroup(ctx, req)
+}
+
+// handleGroup answers the group APIs.
+func (c *conn) handleGroup(ctx context.Context, req kmsg.Request) kmsg.Response {
+	switch req := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		return c.joinGroup(ctx, req, c.clientID)
+	case *kmsg.SyncGroupRequest:
+		return c.syncGroup(ctx, req)
+	case *kmsg.HeartbeatRequest:
+		return c.heartbeat(req)
+	case *kmsg.LeaveGroupRequest:
+		return c.leaveGroup(req)
+	case *kmsg.OffsetCommitRequest:
+		return c.offsetCommit(ctx, req)
+	case *kmsg.OffsetFetchRequest:
+		return c.offsetFetch(ctx, req)
+	case *kmsg.DescribeGroupsRequest:
+		return c.describeGroups(ctx, req)
+	case *kmsg.ListGroupsRequest:
+		return c.listGroups(ctx, req)
 	}
 	// decodeRequest lets through only keys of Supported, each handled
 	// above.

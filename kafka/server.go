@@ -53,6 +53,9 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// groups are the consumer groups this gateway coordinates.
+	groups *coordinator
+
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
@@ -71,7 +74,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxFrameBytes <= 0 {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+		groups: newCoordinator()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

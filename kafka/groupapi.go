@@ -1,0 +1,170 @@
+package kafka
+
+import (
+	"context"
+	"net"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// joinGroup answers JoinGroup once the rebalance it starts or joins
+// completes (or at once with an error or, v4+, MEMBER_ID_REQUIRED).
+func (c *conn) joinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, clientID string) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.Generation = -1
+	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
+	rebalance := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	if req.Version == 0 {
+		rebalance = session
+	}
+	if session <= 0 || rebalance <= 0 {
+		resp.ErrorCode = kerr.InvalidSessionTimeout.Code
+		return resp
+	}
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	jr := &joinRequest{group: req.Group, memberID: req.MemberID, clientID: clientID, clientHost: c.clientHost(),
+		protocolType: req.ProtocolType, protocols: req.Protocols, session: session, rebalance: rebalance,
+		requireKnownID: req.Version >= 4}
+	if req.InstanceID != nil {
+		jr.instanceID = *req.InstanceID
+	}
+	var res joinResult
+	select {
+	case res = <-c.s.groups.join(jr):
+	case <-ctx.Done():
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return resp
+	}
+	resp.ErrorCode, resp.Generation, resp.LeaderID, resp.MemberID = res.code, res.generation, res.leader, res.memberID
+	resp.Members = res.members
+	if res.code == 0 {
+		protocol := res.protocol
+		resp.Protocol = &protocol
+		pt := req.ProtocolType
+		resp.ProtocolType = &pt
+	}
+	return resp
+}
+
+// clientHost is the client's address as DescribeGroups shows it.
+func (c *conn) clientHost() string {
+	host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
+	if err != nil {
+		return c.nc.RemoteAddr().String()
+	}
+	return "/" + host
+}
+
+// syncGroup answers SyncGroup with the member's assignment once the
+// leader has sent them.
+func (c *conn) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	var res syncResult
+	select {
+	case res = <-c.s.groups.sync(req.Group, req.MemberID, req.Generation, req.ProtocolType, req.Protocol, req.GroupAssignment):
+	case <-ctx.Done():
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return resp
+	}
+	resp.ErrorCode, resp.MemberAssignment = res.code, res.assignment
+	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
+	if resp.MemberAssignment == nil {
+		resp.MemberAssignment = []byte{}
+	}
+	return resp
+}
+
+// heartbeat answers Heartbeat.
+func (c *conn) heartbeat(req *kmsg.HeartbeatRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	resp.ErrorCode = c.s.groups.heartbeat(req.Group, req.MemberID, req.Generation)
+	return resp
+}
+
+// leaveGroup answers LeaveGroup: one member (v0–v2) or a batch of them,
+// each by member id or instance id (v3+).
+func (c *conn) leaveGroup(req *kmsg.LeaveGroupRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if req.Version < 3 {
+		resp.ErrorCode = c.s.groups.leave(req.Group, req.MemberID, "")
+		return resp
+	}
+	for _, m := range req.Members {
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.MemberID, rm.InstanceID = m.MemberID, m.InstanceID
+		iid := ""
+		if m.InstanceID != nil {
+			iid = *m.InstanceID
+		}
+		rm.ErrorCode = c.s.groups.leave(req.Group, m.MemberID, iid)
+		resp.Members = append(resp.Members, rm)
+	}
+	return resp
+}
+
+// describeGroups answers DescribeGroups from this gateway's membership; a
+// group with no members here but a consumer in the store is Empty.
+func (c *conn) describeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	c.barrier(ctx)
+	stored := c.storedGroups(ctx)
+	for _, name := range req.Groups {
+		d := c.s.groups.describe(name, true)
+		if d.State == "Dead" && stored[name] {
+			d.State = stateEmpty
+		}
+		resp.Groups = append(resp.Groups, d)
+	}
+	return resp
+}
+
+// listGroups answers ListGroups: the groups with members on this gateway
+// and, Empty, every other consumer of a topic the connection may read
+// (a Kafka group is a topicgate consumer); v4's StatesFilter applies.
+func (c *conn) listGroups(ctx context.Context, req *kmsg.ListGroupsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	c.barrier(ctx)
+	live := c.s.groups.list()
+	seen := map[string]bool{}
+	for _, g := range live {
+		seen[g.Group] = true
+	}
+	for name := range c.storedGroups(ctx) {
+		if !seen[name] {
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group, lg.GroupState = name, stateEmpty
+			live = append(live, lg)
+		}
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].Group < live[j].Group })
+	for _, g := range live {
+		if len(req.StatesFilter) == 0 || slices.ContainsFunc(req.StatesFilter, func(s string) bool { return s == g.GroupState }) {
+			resp.Groups = append(resp.Groups, g)
+		}
+	}
+	return resp
+}
+
+// storedGroups are the names of the streaming consumers of the topics
+// the connection may read.
+func (c *conn) storedGroups(ctx context.Context) map[string]bool {
+	out := map[string]bool{}
+	for _, info := range c.s.cfg.Store.Topics() {
+		if servable(&info) != nil || c.authorize(ctx, info.Config.Name, false) != nil {
+			continue
+		}
+		for _, cc := range info.Config.Consumers {
+			if !cc.Shared {
+				out[cc.Name] = true
+			}
+		}
+	}
+	return out
+}
