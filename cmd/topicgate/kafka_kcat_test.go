@@ -79,3 +79,21 @@ func TestKafkaKcatKeysHeaders(t *testing.T) {
 	out := kcat(t, a, "", "-C", "-e", "-t", "keyed", "-Z", "-f", "%k|%S|%h\n")
 	require.Equal(t, "acct-17|11|source=web,source=retry\nacct-18|-1|source=web,source=retry\n", out)
 }
+
+// TestKafkaKcatGroup: kcat -G (librdkafka's balanced consumer) reads a
+// topic as a group and commits as it closes: SQL sees the group's
+// positions in sys.consumers, and a second kcat -G of the group reads
+// only what came after them.
+func TestKafkaKcatGroup(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	c := connect(t, a)
+	fillTopic(t, c, "orders", 2, 6)
+	group := []string{"-X", "auto.offset.reset=earliest", "-f", "%s\n", "-G", "billing", "orders"}
+	out := kcat(t, a, "", append([]string{"-c", "6"}, group...)...)
+	require.ElementsMatch(t, []string{"0", "1", "2", "3", "4", "5"}, strings.Fields(out))
+	require.Equal(t, []string{"0 3", "1 3"},
+		queryText(t, c, "SELECT partition, committed_offset FROM sys.consumers WHERE topic = 'orders' AND consumer = 'billing' ORDER BY partition"))
+
+	exec(t, c, "INSERT INTO orders (partition, data) VALUES (1, 'six')")
+	require.Equal(t, "six\n", kcat(t, a, "", append([]string{"-c", "1"}, group...)...))
+}

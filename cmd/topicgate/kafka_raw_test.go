@@ -182,7 +182,7 @@ func TestKafkaBadInput(t *testing.T) {
 	})
 	t.Run("API not implemented", func(t *testing.T) {
 		r := dialKafka(t, a)
-		r.send(request(kmsg.NewPtrJoinGroupRequest(), 5, 1))
+		r.send(request(kmsg.NewPtrCreateTopicsRequest(), 5, 1))
 		r.closed()
 	})
 	t.Run("ApiVersions version unknown", func(t *testing.T) {

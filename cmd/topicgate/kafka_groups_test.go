@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupConsumer is a franz-go group consumer of group on topics that
+// commits only when told (CommitUncommittedOffsets); assigned receives
+// each assignment it is given, revoked each set it loses.
+type groupConsumer struct {
+	cl       *kgo.Client
+	assigned chan map[string][]int32
+	revoked  chan map[string][]int32
+	// held is what the callbacks read so far say it holds of events.
+	held map[int32]bool
+}
+
+func newGroupConsumer(t *testing.T, a *app, group string, topics ...string) *groupConsumer {
+	t.Helper()
+	gc := &groupConsumer{held: map[int32]bool{}, assigned: make(chan map[string][]int32, 16), revoked: make(chan map[string][]int32, 16)}
+	gc.cl = kafkaClient(t, a, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { gc.assigned <- m }),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { gc.revoked <- m }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { gc.revoked <- m }))
+	return gc
+}
+
+// poll reads n records (failing on a fetch error or more than n).
+func (gc *groupConsumer) poll(t *testing.T, n int) []string {
+	t.Helper()
+	ctx := testCtx(t)
+	var out []string
+	for len(out) < n {
+		fs := gc.cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "waiting for %d records, have %d", n, len(out))
+		for _, e := range fs.Errors() {
+			t.Fatalf("fetch %s/%d: %v", e.Topic, e.Partition, e.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+	}
+	require.Len(t, out, n)
+	sort.Strings(out)
+	return out
+}
+
+// numbers are the decimal texts of from..to-1, sorted as strings.
+func numbers(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprint(i))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestKafkaGroupConsume: a franz-go group consumer reads every message
+// once and commits; OffsetFetch (kadm) and sys.consumers show the
+// committed positions; after a restart of the server a new consumer of
+// the group reads only what came after them; a SQL read WITH (CONSUMER =
+// group) continues where the group committed, and the group where SQL
+// committed.
+func TestKafkaGroupConsume(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.KafkaListen = "127.0.0.1:0"
+	a := startServer(t, cfg)
+	c := connect(t, a)
+	fillTopic(t, c, "orders", 3, 30)
+
+	gc := newGroupConsumer(t, a, "billing", "orders")
+	require.Equal(t, numbers(0, 30), gc.poll(t, 30))
+	require.NoError(t, gc.cl.CommitUncommittedOffsets(testCtx(t)))
+
+	adm := kadm.NewClient(kafkaClient(t, a))
+	offs, err := adm.FetchOffsets(testCtx(t), "billing")
+	require.NoError(t, err)
+	require.NoError(t, offs.Error())
+	for p := int32(0); p < 3; p++ {
+		o, ok := offs.Lookup("orders", p)
+		require.True(t, ok, "partition %d", p)
+		require.Equal(t, int64(10), o.At, "partition %d", p)
+	}
+	require.Equal(t, []string{"0 10", "1 10", "2 10"},
+		queryText(t, c, "SELECT partition, committed_offset FROM sys.consumers WHERE topic = 'orders' AND consumer = 'billing' ORDER BY partition"))
+	// The consumer is not important: it holds no retention back.
+	require.Equal(t, []string{"false"}, queryText(t, c, "SELECT important FROM sys.consumer_options WHERE topic = 'orders' AND consumer = 'billing'"))
+	gc.cl.Close()
+
+	// A restart: membership is gone, the offsets are not.
+	require.NoError(t, a.Close())
+	a = startServer(t, cfg)
+	c = connect(t, a)
+	for i := 30; i < 36; i++ {
+		exec(t, c, "INSERT INTO orders (partition, data) VALUES ($1, $2)", int32(i%3), []byte(fmt.Sprint(i)))
+	}
+	gc = newGroupConsumer(t, a, "billing", "orders")
+	require.Equal(t, numbers(30, 36), gc.poll(t, 6))
+	require.NoError(t, gc.cl.CommitUncommittedOffsets(testCtx(t)))
+	gc.cl.Close()
+
+	// SQL, as the same consumer, goes on from the group's offsets.
+	for i := 36; i < 39; i++ {
+		exec(t, c, "INSERT INTO orders (partition, data) VALUES ($1, $2)", int32(i%3), []byte(fmt.Sprint(i)))
+	}
+	got := queryText(t, c, "SELECT convert_from(data, 'UTF8') FROM orders WITH (CONSUMER = billing) LIMIT 100")
+	sort.Strings(got)
+	require.Equal(t, numbers(36, 39), got)
+	// And the group from SQL's.
+	exec(t, c, "INSERT INTO orders (partition, data) VALUES (0, '39')")
+	gc = newGroupConsumer(t, a, "billing", "orders")
+	require.Equal(t, []string{"39"}, gc.poll(t, 1))
+}
+
+// TestKafkaGroupRebalance: two members of one group share the
+// partitions (each partition to one of them, balanced); when one leaves,
+// the other takes them all; DescribeGroups and ListGroups (kadm) show
+// the group and its members.
+func TestKafkaGroupRebalance(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	c := connect(t, a)
+	fillTopic(t, c, "events", 4, 8)
+
+	g1 := newGroupConsumer(t, a, "workers", "events")
+	require.Len(t, waitAssigned(t, g1, 4), 4)
+
+	g2 := newGroupConsumer(t, a, "workers", "events")
+	a2 := waitAssigned(t, g2, 2)
+	require.Len(t, a2, 2)
+
+	adm := kadm.NewClient(kafkaClient(t, a))
+	described, err := adm.DescribeGroups(testCtx(t), "workers")
+	require.NoError(t, err)
+	dg := described["workers"]
+	require.NoError(t, dg.Err)
+	require.Equal(t, "consumer", dg.ProtocolType)
+	require.Len(t, dg.Members, 2)
+	held := map[int32]int{}
+	for _, m := range dg.Members {
+		ca, ok := m.Assigned.AsConsumer()
+		require.True(t, ok)
+		for _, tp := range ca.Topics {
+			for _, p := range tp.Partitions {
+				held[p]++
+			}
+		}
+	}
+	require.Equal(t, map[int32]int{0: 1, 1: 1, 2: 1, 3: 1}, held, "each partition to one member")
+	listed, err := adm.ListGroups(testCtx(t))
+	require.NoError(t, err)
+	require.Contains(t, listed.Groups(), "workers")
+
+	g2.cl.Close() // leaves the group
+	require.Len(t, waitAssigned(t, g1, 4), 4)
+}
+
+// waitAssigned waits until gc holds n partitions of events, as its
+// assigned and revoked callbacks report, and returns them (a copy).
+func waitAssigned(t *testing.T, gc *groupConsumer, n int) map[int32]bool {
+	t.Helper()
+	ctx := testCtx(t)
+	held := gc.held
+	for len(held) != n {
+		select {
+		case m := <-gc.assigned:
+			for _, p := range m["events"] {
+				held[p] = true
+			}
+		case m := <-gc.revoked:
+			for _, p := range m["events"] {
+				delete(held, p)
+			}
+		case <-ctx.Done():
+			t.Fatalf("waiting for %d partitions, holding %v", n, held)
+		}
+	}
+	out := map[int32]bool{}
+	for p := range held {
+		out[p] = true
+	}
+	return out
+}
+
+// TestKafkaGroupBadInput: a JoinGroup whose protocol type differs from
+// the group's is INCONSISTENT_GROUP_PROTOCOL; a Heartbeat of a stale
+// generation is ILLEGAL_GENERATION, of an unknown member
+// UNKNOWN_MEMBER_ID; a first JoinGroup (v4+) without a member id gets
+// MEMBER_ID_REQUIRED and an id to join with.
+func TestKafkaGroupBadInput(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	cl := kafkaClient(t, a)
+	ctx := testCtx(t)
+	join := func(member, protocolType string) *kmsg.JoinGroupResponse {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = "raw", member, protocolType
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 30000
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", []byte{0}
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp
+	}
+	first := join("", "consumer")
+	require.Equal(t, kerr.MemberIDRequired.Code, first.ErrorCode)
+	require.NotEmpty(t, first.MemberID)
+	joined := join(first.MemberID, "consumer")
+	require.Equal(t, int16(0), joined.ErrorCode)
+	require.Equal(t, []any{int32(1), first.MemberID, "range"}, []any{joined.Generation, joined.LeaderID, *joined.Protocol})
+	require.Len(t, joined.Members, 1)
+
+	require.Equal(t, kerr.InconsistentGroupProtocol.Code, join("", "connect").ErrorCode)
+
+	heartbeat := func(member string, gen int32) int16 {
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Group, req.MemberID, req.Generation = "raw", member, gen
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.ErrorCode
+	}
+	require.Equal(t, int16(0), heartbeat(first.MemberID, 1))
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(first.MemberID, 0))
+	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat("nobody", 1))
+
+	// A commit of a stale generation is refused, as is one of an unknown
+	// member; nothing is stored.
+	exec(t, connect(t, a), "CREATE TOPIC raw_t")
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.MemberID, commit.Generation = "raw", first.MemberID, 0
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "raw_t"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{cp}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{ct}
+	cresp, err := commit.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Equal(t, kerr.IllegalGeneration.Code, cresp.Topics[0].Partitions[0].ErrorCode)
+	commit.MemberID = "nobody"
+	cresp, err = commit.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Equal(t, kerr.UnknownMemberID.Code, cresp.Topics[0].Partitions[0].ErrorCode)
+	require.Empty(t, queryText(t, connect(t, a), "SELECT consumer FROM sys.consumers WHERE topic = 'raw_t'"))
+
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Group = "raw"
+	lm := kmsg.NewLeaveGroupRequestMember()
+	lm.MemberID = first.MemberID
+	leave.Members = []kmsg.LeaveGroupRequestMember{lm}
+	lresp, err := leave.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Equal(t, int16(0), lresp.Members[0].ErrorCode)
+	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat(first.MemberID, 1))
+}
