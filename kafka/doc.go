@@ -31,6 +31,16 @@
 //     store's dedup keeps Kafka's exactly-once rules, and the door answers
 //     DUPLICATE_SEQUENCE_NUMBER, OUT_OF_ORDER_SEQUENCE_NUMBER and
 //     INVALID_PRODUCER_EPOCH as a broker does.
+//   - group.go, groupops.go: the group coordinator of the classic
+//     protocol, in the gateway's memory: members, generations, leader,
+//     protocol, assignments, and rebalances on join, leave, session
+//     timeout (time.AfterFunc, injectable) and rebalance timeout.
+//   - groupapi.go: JoinGroup (KIP-394's MEMBER_ID_REQUIRED from v4),
+//     SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups.
+//   - offsets.go: OffsetCommit and OffsetFetch. A group G's offsets are
+//     the positions of the consumer G of each topic (created, not
+//     important, at the group's first commit to it, with ALTER TOPIC's
+//     checks), committed in one synced store commit.
 //   - batch.go, compress.go: record batches (magic 2) decoded, their
 //     CRC-32C checked and their records decompressed (gzip, snappy framed
 //     or raw, lz4 frame, zstd), and messages encoded as uncompressed
@@ -58,10 +68,14 @@
 //     topicstore commit for the request) before it answers acks=1 or -1;
 //     a batch that does not decode, fails its CRC or holds a record over
 //     topicstore.MaxMessageSize writes nothing of its partition.
-//   - The door keeps no state a restart loses: everything it answers
-//     comes from the store.
+//   - The door keeps no state a restart loses but group membership:
+//     everything else it answers comes from the store, and members
+//     rejoin a restarted coordinator as Kafka clients do. Membership is
+//     not shared across gateways: each coordinates its own members.
 //   - Every produce and fetch passes authz's checks (INSERT and SELECT on
-//     the topic) for the connection's identity. Without SASL that is the
+//     the topic) for the connection's identity; an offset commit or fetch
+//     also USAGE on the group's consumer, and creating that consumer
+//     ALTER TOPIC's (owning the topic). Without SASL that is the
 //     bootstrap superuser a PostgreSQL "trust" login gets, so the door
 //     listens on loopback only (CheckListen).
 package kafka
