@@ -78,6 +78,14 @@ func TestGroupSessionTimeout(t *testing.T) {
 	if code := co.heartbeat("g", a.memberID, 1); code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("heartbeat during the rebalance: %d", code)
 	}
+	// The generation ending still commits (eager clients commit what
+	// they revoke), a stale one does not.
+	if code := co.commitCheck("g", a.memberID, 1); code != 0 {
+		t.Fatalf("commit of the ending generation: %d", code)
+	}
+	if code := co.commitCheck("g", a.memberID, 0); code != kerr.IllegalGeneration.Code {
+		t.Fatalf("commit of a stale generation: %d", code)
+	}
 	// a never rejoins: the rebalance times out and goes on without it.
 	ft.fire(time.Minute)
 	br := recv(t, b)
@@ -86,6 +94,9 @@ func TestGroupSessionTimeout(t *testing.T) {
 	}
 	if code := co.heartbeat("g", a.memberID, 2); code != kerr.UnknownMemberID.Code {
 		t.Fatalf("a's heartbeat after removal: %d", code)
+	}
+	if code := co.commitCheck("g", br.memberID, 2); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("commit before SyncGroup: %d", code)
 	}
 	if sr := recv(t, co.sync("g", br.memberID, 2, nil, nil, nil)); sr.code != 0 {
 		t.Fatalf("b's sync: %+v", sr)

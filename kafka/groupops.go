@@ -98,8 +98,10 @@ func (co *coordinator) leave(name, id, instanceID string) int16 {
 
 // commitCheck decides whether member id of generation gen may commit
 // offsets for group name: a simple commit (generation -1, no member id)
-// when the group has no members here, else the member's own, in a group
-// that is not rebalancing.
+// when the group has no members here, else the member's own at the
+// group's generation. As in Kafka, a rebalance in preparation still takes
+// commits of the generation ending (eager clients commit what they
+// revoke before they rejoin); one waiting for SyncGroup does not.
 func (co *coordinator) commitCheck(name, id string, gen int32) int16 {
 	co.mu.Lock()
 	defer co.mu.Unlock()
@@ -114,7 +116,7 @@ func (co *coordinator) commitCheck(name, id string, gen int32) int16 {
 	if code != 0 {
 		return code
 	}
-	if g.state != stateStable {
+	if g.state == stateCompletingRebalance {
 		return kerr.RebalanceInProgress.Code
 	}
 	if m.join == nil {
