@@ -71,6 +71,9 @@ type config struct {
 	KafkaListen string
 	// KafkaOnWait is kafka.Config.OnWait (tests only).
 	KafkaOnWait func()
+	// KafkaUser is kafka.Config.User, the role every Kafka connection
+	// acts as ("" the bootstrap superuser; tests only until SASL).
+	KafkaUser string
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
 	// Logger replaces the text logger on stderr at LogLevel (tests
@@ -276,7 +279,7 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 	if cfg.KafkaListen == "" {
 		return nil
 	}
-	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Logger: logger, OnWait: cfg.KafkaOnWait}
+	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser}
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {

@@ -260,3 +260,49 @@ func TestKafkaGroupBadInput(t *testing.T) {
 	require.Equal(t, int16(0), lresp.Members[0].ErrorCode)
 	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat(first.MemberID, 1))
 }
+
+// TestKafkaGroupAuthz: the group APIs take SQL's privileges. A role
+// with SELECT on a topic but not owning it cannot create the group's
+// consumer (as ALTER TOPIC ... ADD CONSUMER) nor commit as an existing
+// consumer without USAGE on it (GROUP_AUTHORIZATION_FAILED, nothing
+// stored); with USAGE it commits and fetches the offsets.
+func TestKafkaGroupAuthz(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.KafkaListen, cfg.KafkaUser = "127.0.0.1:0", "reader"
+	a := startServer(t, cfg)
+	c := connect(t, a)
+	fillTopic(t, c, "orders", 1, 3)
+	exec(t, c, "CREATE ROLE reader LOGIN")
+	exec(t, c, "GRANT SELECT ON TOPIC orders TO reader")
+	cl := kafkaClient(t, a)
+	ctx := testCtx(t)
+	commit := func() int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Group, req.Generation = "audit", -1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "orders"
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Offset = 2
+		rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{rp}
+		req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	positions := "SELECT committed_offset FROM sys.consumers WHERE topic = 'orders' AND consumer = 'audit'"
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, commit())
+	require.Empty(t, queryText(t, c, positions))
+
+	exec(t, c, "ALTER TOPIC orders ADD CONSUMER audit")
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, commit())
+	require.Equal(t, []string{"0"}, queryText(t, c, positions))
+
+	exec(t, c, "GRANT USAGE ON CONSUMER orders.audit TO reader")
+	require.Equal(t, int16(0), commit())
+	require.Equal(t, []string{"2"}, queryText(t, c, positions))
+	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, "audit")
+	require.NoError(t, err)
+	o, ok := offs.Lookup("orders", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(2), o.At)
+}
