@@ -44,10 +44,12 @@ func (c *conn) joinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, client
 	}
 	resp.ErrorCode, resp.Generation, resp.LeaderID, resp.MemberID = res.code, res.generation, res.leader, res.memberID
 	resp.Members = res.members
-	if res.code == 0 {
-		protocol := res.protocol
+	protocol, pt := res.protocol, req.ProtocolType
+	if res.code == 0 || req.Version < 7 {
+		// Null only where the protocol has a null (v7+), on an error.
 		resp.Protocol = &protocol
-		pt := req.ProtocolType
+	}
+	if res.code == 0 {
 		resp.ProtocolType = &pt
 	}
 	return resp
