@@ -27,12 +27,19 @@ type groupConsumer struct {
 
 func newGroupConsumer(t *testing.T, a *app, group string, topics ...string) *groupConsumer {
 	t.Helper()
+	return newGroupConsumerOpts(t, a, group, topics)
+}
+
+// newGroupConsumerOpts is newGroupConsumer with more client options.
+func newGroupConsumerOpts(t *testing.T, a *app, group string, topics []string, opts ...kgo.Opt) *groupConsumer {
+	t.Helper()
 	gc := &groupConsumer{held: map[int32]bool{}, assigned: make(chan map[string][]int32, 16), revoked: make(chan map[string][]int32, 16)}
-	gc.cl = kafkaClient(t, a, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
+	opts = append(opts, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.HeartbeatInterval(100*time.Millisecond),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { gc.assigned <- m }),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { gc.revoked <- m }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { gc.revoked <- m }))
+	gc.cl = kafkaClient(t, a, opts...)
 	return gc
 }
 
@@ -160,6 +167,22 @@ func TestKafkaGroupRebalance(t *testing.T) {
 	require.Contains(t, listed.Groups(), "workers")
 
 	g2.cl.Close() // leaves the group
+	require.Len(t, waitAssigned(t, g1, 4), 4)
+}
+
+// TestKafkaGroupSessionTimeout: a member that stops heartbeating without
+// leaving (a static member closing, as a killed process) is removed when
+// its session times out, and the other member takes all the partitions.
+func TestKafkaGroupSessionTimeout(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	fillTopic(t, connect(t, a), "events", 4, 8)
+	g1 := newGroupConsumer(t, a, "workers", "events")
+	require.Len(t, waitAssigned(t, g1, 4), 4)
+	g2 := newGroupConsumerOpts(t, a, "workers", []string{"events"}, kgo.InstanceID("static-2"),
+		kgo.SessionTimeout(500*time.Millisecond))
+	require.Len(t, waitAssigned(t, g2, 2), 2)
+	require.Len(t, waitAssigned(t, g1, 2), 2)
+	g2.cl.Close() // a static member does not leave: its session times out
 	require.Len(t, waitAssigned(t, g1, 4), 4)
 }
 
