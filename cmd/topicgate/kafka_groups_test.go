@@ -72,7 +72,7 @@ func numbers(from, to int) []string {
 }
 
 // TestKafkaGroupConsume: a franz-go group consumer reads every message
-// once and commits; OffsetFetch (kadm) and sys.consumers show the
+// once (its fetches move no position) and commits; OffsetFetch (kadm) and sys.consumers show the
 // committed positions; after a restart of the server a new consumer of
 // the group reads only what came after them; a SQL read WITH (CONSUMER =
 // group) continues where the group committed, and the group where SQL
@@ -84,8 +84,11 @@ func TestKafkaGroupConsume(t *testing.T) {
 	c := connect(t, a)
 	fillTopic(t, c, "orders", 3, 30)
 
+	positions := "SELECT partition, committed_offset FROM sys.consumers WHERE topic = 'orders' AND consumer = 'billing' ORDER BY partition"
 	gc := newGroupConsumer(t, a, "billing", "orders")
 	require.Equal(t, numbers(0, 30), gc.poll(t, 30))
+	// Fetching moved nothing: the consumer is made by the first commit.
+	require.Empty(t, queryText(t, c, positions))
 	require.NoError(t, gc.cl.CommitUncommittedOffsets(testCtx(t)))
 
 	adm := kadm.NewClient(kafkaClient(t, a))
@@ -97,8 +100,7 @@ func TestKafkaGroupConsume(t *testing.T) {
 		require.True(t, ok, "partition %d", p)
 		require.Equal(t, int64(10), o.At, "partition %d", p)
 	}
-	require.Equal(t, []string{"0 10", "1 10", "2 10"},
-		queryText(t, c, "SELECT partition, committed_offset FROM sys.consumers WHERE topic = 'orders' AND consumer = 'billing' ORDER BY partition"))
+	require.Equal(t, []string{"0 10", "1 10", "2 10"}, queryText(t, c, positions))
 	// The consumer is not important: it holds no retention back.
 	require.Equal(t, []string{"false"}, queryText(t, c, "SELECT important FROM sys.consumer_options WHERE topic = 'orders' AND consumer = 'billing'"))
 	gc.cl.Close()
@@ -112,6 +114,7 @@ func TestKafkaGroupConsume(t *testing.T) {
 	}
 	gc = newGroupConsumer(t, a, "billing", "orders")
 	require.Equal(t, numbers(30, 36), gc.poll(t, 6))
+	require.Equal(t, []string{"0 10", "1 10", "2 10"}, queryText(t, c, positions), "a Kafka fetch moves no position")
 	require.NoError(t, gc.cl.CommitUncommittedOffsets(testCtx(t)))
 	gc.cl.Close()
 
