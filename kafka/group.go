@@ -170,6 +170,15 @@ func (co *coordinator) join(r *joinRequest) <-chan joinResult {
 	case m == nil:
 		return fail(kerr.UnknownMemberID.Code)
 	}
+	if r.instanceID != "" {
+		// A static member that comes back under a new member id replaces
+		// its old self (Kafka fences it the same way).
+		for id, old := range g.members {
+			if id != r.memberID && old.instanceID == r.instanceID {
+				g.remove(id)
+			}
+		}
+	}
 	if m == nil {
 		m = &member{id: r.memberID}
 		g.members[m.id] = m

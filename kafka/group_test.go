@@ -114,3 +114,27 @@ func TestGroupSessionTimeout(t *testing.T) {
 		t.Fatalf("group after its last member expired: %+v", d)
 	}
 }
+
+// TestGroupStaticMemberReplaced: a static member that joins again under a
+// new member id (a restarted process) replaces its old self at once,
+// without waiting for the old session to time out.
+func TestGroupStaticMemberReplaced(t *testing.T) {
+	ft := &fakeTimers{fns: map[time.Duration][]func(){}}
+	co := newCoordinator()
+	co.afterFunc = ft.afterFunc
+	first := testJoin("", time.Minute)
+	first.instanceID = "worker-1"
+	a := recv(t, co.join(first))
+	if a.code != 0 {
+		t.Fatalf("first join: %+v", a)
+	}
+	again := testJoin("", time.Minute)
+	again.instanceID = "worker-1"
+	b := recv(t, co.join(again))
+	if b.code != 0 || b.generation != 2 || b.memberID == a.memberID || len(b.members) != 1 {
+		t.Fatalf("rejoin of the static member: %+v", b)
+	}
+	if code := co.heartbeat("g", a.memberID, 2); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("the replaced member's heartbeat: %d", code)
+	}
+}
