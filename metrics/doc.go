@@ -13,10 +13,11 @@
 //
 // Files:
 //   - metrics.go: Metrics, the per-topic read and dedup counters, the
-//     statement kinds and the lock-free latency histograms.
-//   - write.go: Scrape (what the executor hands a scrape), Write, and the
-//     exposition format's writer (each family once, HELP and TYPE first,
-//     label values escaped).
+//     statement kinds and their latency histograms (internal/prom's
+//     lock-free Histogram).
+//   - write.go: Scrape (what the executor hands a scrape) and Write, in
+//     the exposition format internal/prom writes (each family once, HELP
+//     and TYPE first, label values escaped).
 //   - cluster.go: a cluster store's figures (stream, replicas, nodes'
 //     sync policy, this gateway's fold, commits and maintenance).
 //

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"topicgate/internal/prom"
 	"topicgate/planner/plantree"
 )
 
@@ -16,7 +17,7 @@ import (
 // per-partition positions and lag, shared-consumer windows) is computed
 // when /metrics is scraped, not maintained on the statement path.
 type Metrics struct {
-	latency [numKinds]histogram
+	latency [numKinds]prom.Histogram
 	topics  sync.Map // topic name → *topicCounters; pruned of dropped topics at scrape
 }
 
@@ -94,36 +95,9 @@ func KindOf(plan plantree.Plan) Kind {
 	return KindNone
 }
 
-// latencyBuckets are the histograms' upper bounds (Prometheus "le",
-// inclusive).
-var latencyBuckets = [...]time.Duration{
-	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
-	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
-	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
-	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
-	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second,
-}
-
-// histogram is a lock-free latency histogram: per bucket (the last one is
-// +Inf) the observations that fell in it, not cumulated; the count is
-// their sum, computed at scrape.
-type histogram struct {
-	buckets [len(latencyBuckets) + 1]atomic.Int64
-	sumNs   atomic.Int64
-}
-
-func (h *histogram) observe(d time.Duration) {
-	i := 0
-	for i < len(latencyBuckets) && d > latencyBuckets[i] {
-		i++
-	}
-	h.buckets[i].Add(1)
-	h.sumNs.Add(int64(d))
-}
-
 // Observe records a statement of kind k that took d.
 func (m *Metrics) Observe(k Kind, d time.Duration) {
 	if k != KindNone {
-		m.latency[k].observe(d)
+		m.latency[k].Observe(d)
 	}
 }

@@ -1,54 +1,14 @@
 package metrics
 
 import (
-	"bufio"
 	"io"
 	"strconv"
-	"strings"
-	"time"
 
+	"topicgate/internal/prom"
 	"topicgate/sysview"
 	"topicgate/topicstore"
 	"topicgate/txn"
 )
-
-// promWriter writes the Prometheus text exposition format (version 0.0.4):
-// each family once, its HELP and TYPE lines first, label values escaped.
-type promWriter struct {
-	w *bufio.Writer
-}
-
-var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-
-// family starts a metric family.
-func (p promWriter) family(name, kind, help string) {
-	p.w.WriteString("# HELP " + name + " " + helpEscaper.Replace(help) + "\n# TYPE " + name + " " + kind + "\n")
-}
-
-// sample writes one sample; labels alternate names and values.
-func (p promWriter) sample(name string, v float64, labels ...string) {
-	p.w.WriteString(name)
-	if len(labels) > 0 {
-		p.w.WriteByte('{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				p.w.WriteByte(',')
-			}
-			p.w.WriteString(labels[i] + `="` + labelEscaper.Replace(labels[i+1]) + `"`)
-		}
-		p.w.WriteByte('}')
-	}
-	p.w.WriteByte(' ')
-	p.w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-	p.w.WriteByte('\n')
-}
-
-// single writes a family of one unlabelled sample.
-func (p promWriter) single(name, kind, help string, v float64) {
-	p.family(name, kind, help)
-	p.sample(name, v)
-}
 
 func partLabel(id int32) string { return strconv.FormatInt(int64(id), 10) }
 
@@ -68,14 +28,14 @@ type Scrape struct {
 // its position, lag and (shared consumers) queue state. The per-partition
 // figures are computed now, from the store.
 func (m *Metrics) Write(w io.Writer, sc Scrape) {
-	p := promWriter{bufio.NewWriter(w)}
-	defer p.w.Flush()
+	p := prom.NewWriter(w)
+	defer p.Flush()
 	ts := sc.Txn
-	p.single("topicgate_txn_commits_total", "counter", "Transactions committed: blocks, and autocommit statements that published, moved a position or acknowledged.", float64(ts.Commits))
-	p.single("topicgate_txn_rollbacks_total", "counter", "Transactions that ended without committing: ROLLBACK, COMMIT of a failed block, a failed implicit transaction (multi-statement query, pipeline, autocommit statement), a commit that failed (conflicts included), a session closed inside a block.", float64(ts.Rollbacks))
-	p.single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(ts.Conflicts))
-	p.single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(ts.CommitErrors))
-	p.single("topicgate_sessions", "gauge", "Open client sessions.", float64(sc.Sessions))
+	p.Single("topicgate_txn_commits_total", "counter", "Transactions committed: blocks, and autocommit statements that published, moved a position or acknowledged.", float64(ts.Commits))
+	p.Single("topicgate_txn_rollbacks_total", "counter", "Transactions that ended without committing: ROLLBACK, COMMIT of a failed block, a failed implicit transaction (multi-statement query, pipeline, autocommit statement), a commit that failed (conflicts included), a session closed inside a block.", float64(ts.Rollbacks))
+	p.Single("topicgate_txn_conflicts_total", "counter", "Commits that failed with SQLSTATE 40001.", float64(ts.Conflicts))
+	p.Single("topicgate_txn_commit_errors_total", "counter", "Commits that failed with another error.", float64(ts.CommitErrors))
+	p.Single("topicgate_sessions", "gauge", "Open client sessions.", float64(sc.Sessions))
 	m.writeLatency(p)
 	if st, ok := sc.Store.(topicstore.EngineStatter); ok {
 		writeEngineStats(p, st.EngineStats())
@@ -85,59 +45,47 @@ func (m *Metrics) Write(w io.Writer, sc Scrape) {
 	}
 	topics := sc.Store.Topics()
 	m.writeTopics(p, topics)
-	p.family("topicgate_partition_end_offset", "gauge", "Next offset to be assigned.")
+	p.Family("topicgate_partition_end_offset", "gauge", "Next offset to be assigned.")
 	for _, t := range topics {
 		for _, pt := range t.Partitions {
-			p.sample("topicgate_partition_end_offset", float64(pt.EndOffset), "topic", t.Config.Name, "partition", partLabel(pt.ID))
+			p.Sample("topicgate_partition_end_offset", float64(pt.EndOffset), "topic", t.Config.Name, "partition", partLabel(pt.ID))
 		}
 	}
-	p.family("topicgate_partition_bytes", "gauge", "Stored bytes of retained messages.")
+	p.Family("topicgate_partition_bytes", "gauge", "Stored bytes of retained messages.")
 	for _, t := range topics {
 		for _, pt := range t.Partitions {
-			p.sample("topicgate_partition_bytes", float64(pt.Bytes), "topic", t.Config.Name, "partition", partLabel(pt.ID))
+			p.Sample("topicgate_partition_bytes", float64(pt.Bytes), "topic", t.Config.Name, "partition", partLabel(pt.ID))
 		}
 	}
 	writeConsumers(p, sc.Consumers(topics))
 }
 
-func writeEngineStats(p promWriter, es topicstore.EngineStats) {
-	p.single("topicgate_store_disk_bytes", "gauge", "On-disk size of the store.", float64(es.DiskBytes))
-	p.single("topicgate_store_memtable_bytes", "gauge", "Memory held by memtables.", float64(es.MemtableBytes))
-	p.single("topicgate_store_l0_files", "gauge", "Files in LSM level 0.", float64(es.L0Files))
-	p.single("topicgate_store_l0_sublevels", "gauge", "Overlapping layers in LSM level 0.", float64(es.L0Sublevels))
-	p.single("topicgate_store_flushes_total", "counter", "Memtables flushed.", float64(es.Flushes))
-	p.single("topicgate_store_compactions_total", "counter", "LSM compactions of every kind.", float64(es.Compactions))
-	p.single("topicgate_store_delete_only_compactions_total", "counter", "Compactions that dropped whole files without reading them.", float64(es.DeleteOnly))
-	p.single("topicgate_store_compaction_debt_bytes", "gauge", "Estimated bytes compactions still have to rewrite.", float64(es.CompactionDebtBytes))
-	p.single("topicgate_store_block_cache_bytes", "gauge", "Block cache in use.", float64(es.CacheBytes))
-	p.single("topicgate_store_block_cache_hits_total", "counter", "Block cache hits.", float64(es.CacheHits))
-	p.single("topicgate_store_block_cache_misses_total", "counter", "Block cache misses.", float64(es.CacheMisses))
-	p.single("topicgate_store_wal_syncs_total", "counter", "Fsyncs of the write-ahead log.", float64(es.WALSyncs))
-	p.single("topicgate_store_wal_sync_seconds_total", "counter", "Time spent in fsyncs of the write-ahead log.", es.WALSyncSeconds)
-	p.single("topicgate_store_commit_groups_total", "counter", "Batches written by group commit.", float64(es.CommitGroups))
-	p.single("topicgate_store_commit_requests_total", "counter", "Requests carried by those batches.", float64(es.CommitRequests))
-	p.single("topicgate_store_reclaims_total", "counter", "Dropped topics' key ranges compacted away.", float64(es.Reclaims))
+func writeEngineStats(p *prom.Writer, es topicstore.EngineStats) {
+	p.Single("topicgate_store_disk_bytes", "gauge", "On-disk size of the store.", float64(es.DiskBytes))
+	p.Single("topicgate_store_memtable_bytes", "gauge", "Memory held by memtables.", float64(es.MemtableBytes))
+	p.Single("topicgate_store_l0_files", "gauge", "Files in LSM level 0.", float64(es.L0Files))
+	p.Single("topicgate_store_l0_sublevels", "gauge", "Overlapping layers in LSM level 0.", float64(es.L0Sublevels))
+	p.Single("topicgate_store_flushes_total", "counter", "Memtables flushed.", float64(es.Flushes))
+	p.Single("topicgate_store_compactions_total", "counter", "LSM compactions of every kind.", float64(es.Compactions))
+	p.Single("topicgate_store_delete_only_compactions_total", "counter", "Compactions that dropped whole files without reading them.", float64(es.DeleteOnly))
+	p.Single("topicgate_store_compaction_debt_bytes", "gauge", "Estimated bytes compactions still have to rewrite.", float64(es.CompactionDebtBytes))
+	p.Single("topicgate_store_block_cache_bytes", "gauge", "Block cache in use.", float64(es.CacheBytes))
+	p.Single("topicgate_store_block_cache_hits_total", "counter", "Block cache hits.", float64(es.CacheHits))
+	p.Single("topicgate_store_block_cache_misses_total", "counter", "Block cache misses.", float64(es.CacheMisses))
+	p.Single("topicgate_store_wal_syncs_total", "counter", "Fsyncs of the write-ahead log.", float64(es.WALSyncs))
+	p.Single("topicgate_store_wal_sync_seconds_total", "counter", "Time spent in fsyncs of the write-ahead log.", es.WALSyncSeconds)
+	p.Single("topicgate_store_commit_groups_total", "counter", "Batches written by group commit.", float64(es.CommitGroups))
+	p.Single("topicgate_store_commit_requests_total", "counter", "Requests carried by those batches.", float64(es.CommitRequests))
+	p.Single("topicgate_store_reclaims_total", "counter", "Dropped topics' key ranges compacted away.", float64(es.Reclaims))
 }
 
 // writeLatency writes the statement latency histograms, one series per
 // statement kind.
-func (m *Metrics) writeLatency(p promWriter) {
+func (m *Metrics) writeLatency(p *prom.Writer) {
 	const name = "topicgate_statement_duration_seconds"
-	p.family(name, "histogram", "Statement latency by kind, from Execute to completion (a deferred pipeline INSERT to its commit; commit: a transaction block's commit).")
+	p.Family(name, "histogram", "Statement latency by kind, from Execute to completion (a deferred pipeline INSERT to its commit; commit: a transaction block's commit).")
 	for k := KindInsert; k < numKinds; k++ {
-		h := &m.latency[k]
-		kind := kindNames[k]
-		var cum int64
-		for i := range h.buckets {
-			cum += h.buckets[i].Load()
-			le := "+Inf"
-			if i < len(latencyBuckets) {
-				le = strconv.FormatFloat(latencyBuckets[i].Seconds(), 'g', -1, 64)
-			}
-			p.sample(name+"_bucket", float64(cum), "kind", kind, "le", le)
-		}
-		p.sample(name+"_sum", time.Duration(h.sumNs.Load()).Seconds(), "kind", kind)
-		p.sample(name+"_count", float64(cum), "kind", kind)
+		m.latency[k].Write(p, name, "kind", kindNames[k])
 	}
 }
 
@@ -146,7 +94,7 @@ func (m *Metrics) writeLatency(p promWriter) {
 // cumulative bytes: they survive restarts); reads and duplicates are the
 // engine's counters since it started. Counters of dropped topics are
 // forgotten here.
-func (m *Metrics) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
+func (m *Metrics) writeTopics(p *prom.Writer, topics []topicstore.TopicInfo) {
 	live := make(map[string]bool, len(topics))
 	for _, t := range topics {
 		live[t.Config.Name] = true
@@ -189,22 +137,22 @@ func (m *Metrics) writeTopics(p promWriter, topics []topicstore.TopicInfo) {
 			func(_ topicstore.TopicInfo, c *topicCounters) int64 { return c.dups.Load() }},
 	}
 	for _, f := range fams {
-		p.family(f.name, "counter", f.help)
+		p.Family(f.name, "counter", f.help)
 		for _, t := range topics {
-			p.sample(f.name, float64(f.value(t, counters(t.Config.Name))), "topic", t.Config.Name)
+			p.Sample(f.name, float64(f.value(t, counters(t.Config.Name))), "topic", t.Config.Name)
 		}
 	}
 	const throttled = "topicgate_topic_throttled_seconds_total"
-	p.family(throttled, "counter", "Write-speed delay imposed on the topic's writes since the server started, summed over writes.")
+	p.Family(throttled, "counter", "Write-speed delay imposed on the topic's writes since the server started, summed over writes.")
 	for _, t := range topics {
-		p.sample(throttled, t.Throttled.Seconds(), "topic", t.Config.Name)
+		p.Sample(throttled, t.Throttled.Seconds(), "topic", t.Config.Name)
 	}
 }
 
 // writeConsumers writes each consumer partition's position and lag, and
 // for shared consumers the state of the acquisition window and the
 // dead-letter counters.
-func writeConsumers(p promWriter, states []sysview.ConsumerState) {
+func writeConsumers(p *prom.Writer, states []sysview.ConsumerState) {
 	type fam struct {
 		name, kind, help string
 		shared           bool
@@ -233,13 +181,13 @@ func writeConsumers(p promWriter, states []sysview.ConsumerState) {
 			func(cs *sysview.ConsumerState) float64 { return float64(cs.Shared.DeadLetterFailures) }},
 	}
 	for _, f := range fams {
-		p.family(f.name, f.kind, f.help)
+		p.Family(f.name, f.kind, f.help)
 		for i := range states {
 			cs := &states[i]
 			if f.shared && cs.Shared == nil {
 				continue
 			}
-			p.sample(f.name, f.value(cs), "topic", cs.Topic, "consumer", cs.Consumer, "partition", partLabel(cs.Partition))
+			p.Sample(f.name, f.value(cs), "topic", cs.Topic, "consumer", cs.Consumer, "partition", partLabel(cs.Partition))
 		}
 	}
 }
