@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -36,6 +37,8 @@ type conn struct {
 // cannot be answered, or the server closes.
 func (s *Server) serveConn(nc net.Conn) {
 	defer nc.Close()
+	s.stats.conns.Add(1)
+	defer s.stats.conns.Add(-1)
 	c := &conn{s: s, nc: nc}
 	c.host, c.port = brokerAddr(nc.LocalAddr())
 	if s.cfg.Auth != nil {
@@ -55,7 +58,9 @@ func (s *Server) serveConn(nc net.Conn) {
 			}
 			return
 		}
+		start, key := time.Now(), requestKey(c.in)
 		resp, err := c.answer()
+		s.stats.observe(key, time.Since(start), resp.kresp, err != nil)
 		if err != nil {
 			s.log.Debug("kafka: closing connection", "remote", nc.RemoteAddr(), "err", err)
 			return

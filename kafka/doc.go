@@ -46,6 +46,9 @@
 //     or raw, lz4 frame, zstd), and messages encoded as uncompressed
 //     record batches for Fetch.
 //   - errors.go: store errors mapped to Kafka error codes.
+//   - metrics.go: the requests counted by API (requests, answers with an
+//     error code, connections closed on a request, latency) and
+//     WriteMetrics, their Prometheus text for /metrics.
 //
 // # Invariants
 //

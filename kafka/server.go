@@ -56,6 +56,9 @@ type Server struct {
 	// groups are the consumer groups this gateway coordinates.
 	groups *coordinator
 
+	// stats are the request counters /metrics shows (WriteMetrics).
+	stats stats
+
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}

@@ -457,11 +457,15 @@ func (a *app) ready(ctx context.Context) error {
 }
 
 // metricsHandler serves the engine's metrics in Prometheus text format
-// (`serve --http` mounts it at /metrics).
+// (`serve --http` mounts it at /metrics), then the Kafka door's when it
+// listens.
 func (a *app) metricsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		a.engine.WriteMetrics(w)
+		if a.kafka != nil {
+			a.kafka.WriteMetrics(w)
+		}
 	})
 }
 
