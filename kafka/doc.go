@@ -27,7 +27,8 @@
 //   - producers.go: idempotent producers. InitProducerId hands out ids
 //     from a durable counter (the offsets of ProducerIDTopic); each
 //     (Kafka producer id, partition) is the topicgate producer
-//     "kafka/<id>/<partition>" with seqno epoch·2³² + sequence, so the
+//     "kafka/<id>/<partition>" with seqno epoch·2³² + sequence (package
+//     kproducer spells the mapping), so the
 //     store's dedup keeps Kafka's exactly-once rules, and the door answers
 //     DUPLICATE_SEQUENCE_NUMBER, OUT_OF_ORDER_SEQUENCE_NUMBER and
 //     INVALID_PRODUCER_EPOCH as a broker does.

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"topicgate/kafka/kproducer"
 	"topicgate/topicstore"
 )
 
@@ -28,13 +29,6 @@ import (
 // dropped and created again, so no two producers get one id. Its
 // messages are kept an hour.
 const ProducerIDTopic = "__kafka_producer_ids"
-
-// producerName is the topicgate producer of Kafka producer id's writes to
-// partition part.
-func producerName(id int64, part int32) string { return fmt.Sprintf("kafka/%d/%d", id, part) }
-
-// seqNo is the topicgate seqno of a Kafka record's epoch and sequence.
-func seqNo(epoch int16, seq int32) int64 { return int64(epoch)<<32 | int64(uint32(seq)) }
 
 // initProducerID answers InitProducerId for an idempotent producer: a
 // new producer id with epoch 0, or for a producer that names its id and
@@ -102,7 +96,7 @@ var errDuplicate = refuse(kerr.DuplicateSequenceNumber, "the batch's records are
 // reads again after the store's read barrier before it is final, so a
 // gateway behind the cluster does not refuse what another one stored.
 func (c *conn) idempotent(ctx context.Context, topic string, part int32, bp batchProducer, msgs []topicstore.Message) error {
-	name := producerName(bp.id, part)
+	name := kproducer.Name(bp.id, part)
 	err := checkSequence(c.s.cfg.Store, topic, name, bp, len(msgs))
 	if err != nil && err != errDuplicate {
 		if _, ok := c.s.cfg.Store.(topicstore.ReadBarrier); ok {
@@ -115,7 +109,7 @@ func (c *conn) idempotent(ctx context.Context, topic string, part int32, bp batc
 	}
 	for i := range msgs {
 		msgs[i].ProducerID = name
-		msgs[i].SeqNo, msgs[i].HasSeqNo = seqNo(bp.epoch, bp.firstSeq+int32(i)), true
+		msgs[i].SeqNo, msgs[i].HasSeqNo = kproducer.SeqNo(bp.epoch, bp.firstSeq+int32(i)), true
 	}
 	return nil
 }
@@ -132,7 +126,7 @@ func checkSequence(st topicstore.Store, topic, name string, bp batchProducer, n 
 	if !ok {
 		return nil
 	}
-	epoch, last := int16(info.MaxSeqNo>>32), int32(uint32(info.MaxSeqNo))
+	epoch, last := kproducer.Split(info.MaxSeqNo)
 	switch {
 	case bp.epoch == epoch && bp.firstSeq == 0 && last == math.MaxInt32:
 		return refuse(kerr.OutOfOrderSequenceNumber, "producer %d epoch %d: the sequence wrapped; take a new epoch", bp.id, bp.epoch)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"topicgate/kafka/kproducer"
 	"topicgate/planner/catalog"
 	"topicgate/sql/pgerror"
 	"topicgate/topicstore"
@@ -73,7 +74,7 @@ func (v *Views) Rows(view string) ([][]any, error) {
 		rows = v.transactionRows()
 	case "cluster":
 		rows = v.clusterRows()
-	case "producers":
+	case "producers", "kafka_producers":
 		for _, t := range topics {
 			ps, err := v.store.Producers(t.Config.Name)
 			if err != nil {
@@ -81,7 +82,12 @@ func (v *Views) Rows(view string) ([][]any, error) {
 			}
 			sort.Slice(ps, func(i, j int) bool { return ps[i].ProducerID < ps[j].ProducerID })
 			for _, p := range ps {
-				rows = append(rows, []any{t.Config.Name, p.ProducerID, int64(p.Partition), p.MaxSeqNo, nullTime(p.LastWrite)})
+				if view == "producers" {
+					rows = append(rows, []any{t.Config.Name, p.ProducerID, int64(p.Partition), p.MaxSeqNo, nullTime(p.LastWrite)})
+				} else if id, part, ok := kproducer.Parse(p.ProducerID); ok {
+					epoch, seq := kproducer.Split(p.MaxSeqNo)
+					rows = append(rows, []any{t.Config.Name, id, int64(part), int64(epoch), int64(seq), nullTime(p.LastWrite)})
+				}
 			}
 		}
 	default:

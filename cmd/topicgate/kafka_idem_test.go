@@ -53,6 +53,24 @@ func TestKafkaIdempotentProducer(t *testing.T) {
 		fmt.Sprintf("0 kafka/%d/0 %d..%d 25", id, base, base+24),
 		fmt.Sprintf("1 kafka/%d/1 %d..%d 25", id, base, base+24),
 	}, got)
+
+	// sys.kafka_producers reads the mapping back: one row per partition,
+	// the producer's epoch and the last sequence the store holds.
+	rows, err = c.Query(context.Background(), "SELECT partition, producer_id, producer_epoch, last_sequence, last_write_at IS NOT NULL FROM sys.kafka_producers WHERE topic = 'idem' ORDER BY partition")
+	require.NoError(t, err)
+	got = nil
+	for rows.Next() {
+		var p, pid int64
+		var ep, last int32
+		var written bool
+		require.NoError(t, rows.Scan(&p, &pid, &ep, &last, &written))
+		got = append(got, fmt.Sprintf("%d %d %d %d %v", p, pid, ep, last, written))
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{
+		fmt.Sprintf("0 %d %d 24 true", id, epoch),
+		fmt.Sprintf("1 %d %d 24 true", id, epoch),
+	}, got)
 }
 
 // initProducer sends InitProducerId (v4) and returns the id and epoch;

@@ -223,6 +223,14 @@ var SysViews = map[string]SysView{
 		Names: []string{"topic", "producer_id", "partition", "max_seqno", "last_write_at"},
 		Types: []values.Type{values.TText, values.TText, values.TInt8, values.TInt8, values.TTimestamptz},
 	},
+	// kafka_producers are the Kafka door's idempotent producers, a row
+	// per (producer id, partition) the store still knows, with the epoch
+	// and sequence of the last record it stored (package kproducer's
+	// mapping read back from sys.producers' rows).
+	"kafka_producers": {
+		Names: []string{"topic", "producer_id", "partition", "producer_epoch", "last_sequence", "last_write_at"},
+		Types: []values.Type{values.TText, values.TInt8, values.TInt8, values.TInt4, values.TInt4, values.TTimestamptz},
+	},
 	// cluster is the cluster store as this gateway sees it, a row per
 	// member: the stream, its nodes (leader, replicas), the gateways
 	// alive (this one, the maintenance lease holder). Empty on the
