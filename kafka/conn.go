@@ -89,7 +89,8 @@ type reply struct {
 
 // answer decodes the frame in c.in and answers it. An error closes the
 // connection: a request that does not decode, an API or version outside
-// Supported (but ApiVersions), a handler that panicked.
+// Supported that has no error answer (unsupportedAnswer), a handler that
+// panicked.
 func (c *conn) answer() (r reply, err error) {
 	h, req, err := decodeRequest(c.in)
 	r.corr = h.corr
@@ -97,6 +98,13 @@ func (c *conn) answer() (r reply, err error) {
 	if errors.As(err, &ue) && h.key == apiVersionsKey {
 		r.kresp = unsupportedApiVersions()
 		return r, nil
+	}
+	if errors.As(err, &ue) {
+		// Another API outside Supported: its error answer where kmsg can
+		// encode one (admin_unsupported.go), else the connection closes.
+		if r.kresp = unsupportedAnswer(h.key, h.version); r.kresp != nil {
+			return r, nil
+		}
 	}
 	if err != nil {
 		return r, err

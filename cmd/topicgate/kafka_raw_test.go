@@ -138,9 +138,11 @@ func (r *rawKafka) produceRaw(topic string, records []byte, corr int32) kmsg.Pro
 }
 
 // TestKafkaBadInput: a truncated frame, a length past the limit or below
-// a header, an unknown API key and an unsupported version close the
-// connection (as a Kafka broker does); an unsupported ApiVersions version
-// is answered with UNSUPPORTED_VERSION and the list; a batch with a bad
+// a header, an unknown API key and a version past the protocol's close
+// the connection; an API or version outside Supported that kmsg can
+// encode is answered with its error response (UNSUPPORTED_VERSION) and
+// the connection goes on; an unsupported ApiVersions version is answered
+// with UNSUPPORTED_VERSION and the list; a batch with a bad
 // CRC, a truncated batch and a missing topic are refused per partition.
 // Nothing is written, and the server goes on serving.
 func TestKafkaBadInput(t *testing.T) {
@@ -175,15 +177,42 @@ func TestKafkaBadInput(t *testing.T) {
 		r.send(f)
 		r.closed()
 	})
-	t.Run("unsupported version", func(t *testing.T) {
+	t.Run("version past the protocol's", func(t *testing.T) {
 		r := dialKafka(t, a)
-		r.send(request(kmsg.NewPtrMetadataRequest(), 13, 1))
+		r.send(request(kmsg.NewPtrMetadataRequest(), 99, 1))
 		r.closed()
 	})
-	t.Run("API not implemented", func(t *testing.T) {
+	t.Run("unsupported version", func(t *testing.T) {
+		// Metadata v13 is past Supported: its error answer, with
+		// UNSUPPORTED_VERSION in v13's top-level error code, and the
+		// connection goes on.
 		r := dialKafka(t, a)
-		r.send(request(kmsg.NewPtrCreateTopicsRequest(), 5, 1))
-		r.closed()
+		r.send(request(kmsg.NewPtrMetadataRequest(), 13, 7))
+		corr, body := r.response()
+		require.Equal(t, int32(7), corr)
+		resp := kmsg.MetadataResponse{Version: 13}
+		require.NoError(t, resp.ReadFrom(body[1:])) // past the response header's tags
+		require.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
+		r.send(request(kmsg.NewPtrMetadataRequest(), 12, 8))
+		corr, body = r.response()
+		require.Equal(t, int32(8), corr)
+		next := kmsg.MetadataResponse{Version: 12}
+		require.NoError(t, next.ReadFrom(body[1:]))
+		require.Len(t, next.Brokers, 1)
+	})
+	t.Run("API not implemented", func(t *testing.T) {
+		// ElectLeaders is not in Supported: its error answer (v1+ has a
+		// top-level error code), and the connection goes on.
+		r := dialKafka(t, a)
+		r.send(request(kmsg.NewPtrElectLeadersRequest(), 2, 3))
+		corr, body := r.response()
+		require.Equal(t, int32(3), corr)
+		resp := kmsg.ElectLeadersResponse{Version: 2}
+		require.NoError(t, resp.ReadFrom(body[1:]))
+		require.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
+		require.Empty(t, resp.Topics)
+		p := r.produceRaw("bad", oneRecordBatch("x", true), 4)
+		require.Equal(t, kerr.CorruptMessage.Code, p.ErrorCode)
 	})
 	t.Run("ApiVersions version unknown", func(t *testing.T) {
 		r := dialKafka(t, a)
