@@ -7,21 +7,26 @@ import (
 
 // API keys this door answers.
 const (
-	produceKey         int16 = 0
-	fetchKey           int16 = 1
-	listOffsetsKey     int16 = 2
-	metadataKey        int16 = 3
-	offsetCommitKey    int16 = 8
-	offsetFetchKey     int16 = 9
-	findCoordinatorKey int16 = 10
-	joinGroupKey       int16 = 11
-	heartbeatKey       int16 = 12
-	leaveGroupKey      int16 = 13
-	syncGroupKey       int16 = 14
-	describeGroupsKey  int16 = 15
-	listGroupsKey      int16 = 16
-	apiVersionsKey     int16 = 18
-	initProducerIDKey  int16 = 22
+	produceKey          int16 = 0
+	fetchKey            int16 = 1
+	listOffsetsKey      int16 = 2
+	metadataKey         int16 = 3
+	offsetCommitKey     int16 = 8
+	offsetFetchKey      int16 = 9
+	findCoordinatorKey  int16 = 10
+	joinGroupKey        int16 = 11
+	heartbeatKey        int16 = 12
+	leaveGroupKey       int16 = 13
+	syncGroupKey        int16 = 14
+	describeGroupsKey   int16 = 15
+	listGroupsKey       int16 = 16
+	apiVersionsKey      int16 = 18
+	initProducerIDKey   int16 = 22
+	createTopicsKey     int16 = 19
+	deleteTopicsKey     int16 = 20
+	describeConfigsKey  int16 = 32
+	createPartitionsKey int16 = 37
+	describeClusterKey  int16 = 60
 )
 
 // Supported lists the APIs this door implements and their version ranges,
@@ -33,7 +38,9 @@ const (
 // up to v4 for idempotent producers (v5's two-phase commit is not). The
 // classic group APIs stop before KIP-848's versions (OffsetCommit v9,
 // OffsetFetch v9, ListGroups v5) and OffsetCommit and OffsetFetch start
-// at v1 (v0 is ZooKeeper's).
+// at v1 (v0 is ZooKeeper's). The admin APIs (admin*.go) go to kmsg's
+// newest versions; DeleteTopics v6 names topics by id, which the door
+// answers UNKNOWN_TOPIC_ID (ids are zero).
 var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: produceKey, MinVersion: 3, MaxVersion: 9},
 	{ApiKey: fetchKey, MinVersion: 4, MaxVersion: 12},
@@ -50,6 +57,11 @@ var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: listGroupsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: apiVersionsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: initProducerIDKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: createTopicsKey, MinVersion: 0, MaxVersion: 7},
+	{ApiKey: deleteTopicsKey, MinVersion: 0, MaxVersion: 6},
+	{ApiKey: describeConfigsKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: createPartitionsKey, MinVersion: 0, MaxVersion: 3},
+	{ApiKey: describeClusterKey, MinVersion: 0, MaxVersion: 2},
 }
 
 // supported reports whether version of key is in Supported.

@@ -162,8 +162,11 @@ func (c *conn) handleGroup(ctx context.Context, req kmsg.Request) kmsg.Response 
 	case *kmsg.ListGroupsRequest:
 		return c.listGroups(ctx, req)
 	}
+	if resp := c.handleAdmin(ctx, req); resp != nil {
+		return resp
+	}
 	// decodeRequest lets through only keys of Supported, each handled
-	// above.
+	// above or by handleAdmin.
 	panic(fmt.Sprintf("no handler for %s", kmsg.NameForKey(req.Key())))
 }
 
