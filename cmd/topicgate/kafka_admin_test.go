@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -242,4 +243,27 @@ func TestKafkaAdminAuthz(t *testing.T) {
 	deleted, err = adm.DeleteTopics(ctx, "mine")
 	require.NoError(t, err)
 	require.NoError(t, deleted["mine"].Err)
+}
+
+// TestKafkaSaramaClusterAdmin: sarama's ClusterAdmin creates a topic
+// (SQL sees its partitions), lists it with its configs (ListTopics reads
+// them with DescribeConfigs) and deletes it.
+func TestKafkaSaramaClusterAdmin(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V3_6_0_0
+	adm, err := sarama.NewClusterAdmin([]string{a.KafkaAddr()}, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { adm.Close() })
+	require.NoError(t, adm.CreateTopic("events", &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1,
+		ConfigEntries: map[string]*string{"retention.ms": kmsg.StringPtr("3600000")}}, false))
+	c := connect(t, a)
+	require.Equal(t, []string{"0", "1"}, queryText(t, c, "SELECT partition FROM sys.partitions WHERE topic = 'events' ORDER BY partition"))
+	topics, err := adm.ListTopics()
+	require.NoError(t, err)
+	require.Equal(t, int32(2), topics["events"].NumPartitions)
+	require.Equal(t, "3600000", *topics["events"].ConfigEntries["retention.ms"])
+	require.Error(t, adm.CreateTopic("events", &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false))
+	require.NoError(t, adm.DeleteTopic("events"))
+	require.Empty(t, queryText(t, c, "SELECT topic FROM sys.topics WHERE topic = 'events'"))
 }
