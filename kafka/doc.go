@@ -46,6 +46,16 @@
 //     CRC-32C checked and their records decompressed (gzip, snappy framed
 //     or raw, lz4 frame, zstd), and messages encoded as uncompressed
 //     record batches for Fetch.
+//   - admin.go, admin_ops.go, admin_configs.go: the admin APIs.
+//     CreateTopics is SQL's CREATE TOPIC (authz.PrepareCreate: CREATE on
+//     schema public, the creator owns the topic), DeleteTopics DROP TOPIC
+//     and CreatePartitions ALTER TOPIC's partition growth (the owner's,
+//     authz.CheckOwner); DescribeConfigs shows, read-only, the Kafka
+//     configs a topic maps to (retention.ms, retention.bytes,
+//     max.message.bytes, cleanup.policy, message.timestamp.type) and
+//     broker 0's; DescribeCluster names the one broker.
+//   - admin_unsupported.go: the error answer to an API or version outside
+//     Supported.
 //   - errors.go: store errors mapped to Kafka error codes.
 //   - metrics.go: the requests counted by API (requests, answers with an
 //     error code, connections closed on a request, latency) and
@@ -60,11 +70,13 @@
 //   - A frame larger than Config.MaxFrameBytes, shorter than a request
 //     header, or a header that does not decode closes the connection
 //     without an answer; nothing of it was acted on.
-//   - A request for an API or version outside Supported is answered as a
-//     Kafka broker answers it: ApiVersions with UNSUPPORTED_VERSION and the
-//     supported list (in a v0 response every client can read); any other
-//     one closes the connection (Kafka's broker does the same: it cannot
-//     encode an answer in a version it does not know).
+//   - A request for an API or version outside Supported is answered:
+//     ApiVersions with UNSUPPORTED_VERSION and the supported list (in a v0
+//     response every client can read), any other API kmsg can encode at
+//     that version with its response there, every error code
+//     UNSUPPORTED_VERSION and its lists empty; the connection goes on.
+//     An API key or version kmsg does not know closes the connection (no
+//     answer can be encoded).
 //   - An answer is built whole before a byte of it is written: nothing is
 //     half-written, and a request whose handler panicked closes its
 //     connection (logged with the stack) while the server lives on.
