@@ -79,6 +79,8 @@ func (s *Session) visibleRows(view string, rows [][]any, v authz.View) ([][]any,
 	case view == "sessions" && !v.Sessions:
 		user := slices.Index(names, "user")
 		return keep(func(r []any) bool { u, _ := r[user].(string); return v.Session(u) }), nil
+	case view == "kafka_groups" && !v.Sessions:
+		return nil, nil // who is connected is for pg_monitor, as sys.sessions
 	case view == "transactions" && !v.Sessions:
 		sess, err := s.visibleRows("sessions", mustRows(s.eng.views.Rows("sessions")), v)
 		if err != nil {
@@ -171,6 +173,10 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 	e.metrics.Write(w, metrics.Scrape{Txn: e.txm.Stats(), Sessions: sessions, Store: e.store,
 		Consumers: e.views.ConsumerStates})
 }
+
+// SetKafkaGroups makes sys.kafka_groups list the Kafka door's groups
+// (the process that runs the door hands them in; see sysview.Views).
+func (e *Engine) SetKafkaGroups(groups func() []sysview.KafkaGroup) { e.views.SetKafkaGroups(groups) }
 
 // viewsLocal is the engine as sysview.Local: this process's sessions and
 // its consumers' read groups.

@@ -1,7 +1,8 @@
 // Package sysview makes the rows of the sys schema's views: sys.topics,
 // sys.partitions, sys.consumers, sys.consumer_options, sys.producers
 // (and sys.kafka_producers, the Kafka door's read back through package
-// kafka/kproducer's names),
+// kafka/kproducer's names), sys.kafka_groups (the Kafka door's groups,
+// handed in with SetKafkaGroups: kafka.go),
 // sys.sessions, sys.transactions and sys.cluster, each materialized from
 // the store's state and this process's when it is read (Views.Rows). It
 // also computes every consumer partition's position and lag once for both

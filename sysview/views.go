@@ -24,6 +24,8 @@ type Views struct {
 	// gatewayID names this gateway in those views ("" on the embedded
 	// store).
 	gatewayID string
+	// kafka lists the Kafka door's groups (SetKafkaGroups).
+	kafka kafkaGroups
 }
 
 // Local is what the views show of this process besides the store: its
@@ -74,6 +76,8 @@ func (v *Views) Rows(view string) ([][]any, error) {
 		rows = v.transactionRows()
 	case "cluster":
 		rows = v.clusterRows()
+	case "kafka_groups":
+		rows = v.kafkaGroupRows()
 	case "producers", "kafka_producers":
 		for _, t := range topics {
 			ps, err := v.store.Producers(t.Config.Name)

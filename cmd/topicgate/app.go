@@ -25,6 +25,7 @@ import (
 	"topicgate/authz"
 	"topicgate/executor"
 	"topicgate/kafka"
+	"topicgate/sysview"
 	"topicgate/topicstore"
 	"topicgate/topicstore/jetstream"
 	"topicgate/topicstore/pebblestore"
@@ -296,11 +297,26 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 		return fmt.Errorf("--kafka-listen: %w", err)
 	}
 	a.kafka, a.kafkaLn, a.kafkaDone = ks, ln, make(chan struct{})
+	a.engine.SetKafkaGroups(func() []sysview.KafkaGroup { return kafkaGroupViews(ks.Groups()) })
 	go func() {
 		_ = ks.Serve(ln)
 		close(a.kafkaDone)
 	}()
 	return nil
+}
+
+// kafkaGroupViews copies the Kafka door's groups into sys.kafka_groups'
+// shape.
+func kafkaGroupViews(gs []kafka.GroupView) []sysview.KafkaGroup {
+	out := make([]sysview.KafkaGroup, len(gs))
+	for i, g := range gs {
+		out[i] = sysview.KafkaGroup{Group: g.Group, State: g.State, ProtocolType: g.ProtocolType, Protocol: g.Protocol,
+			Leader: g.Leader, Generation: int64(g.Generation)}
+		for _, m := range g.Members {
+			out[i].Members = append(out[i].Members, sysview.KafkaMember(m))
+		}
+	}
+	return out
 }
 
 // stopKafka ends the Kafka door, if it runs: gracefully until ctx ends

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -168,6 +170,38 @@ func TestKafkaGroupRebalance(t *testing.T) {
 	listed, err := adm.ListGroups(testCtx(t))
 	require.NoError(t, err)
 	require.Contains(t, listed.Groups(), "workers")
+
+	// sys.kafka_groups shows the same members, their partitions as text,
+	// to pg_monitor members and superusers only.
+	rows, err := c.Query(context.Background(), `SELECT state, protocol_type, generation > 0, leader IN (SELECT member_id FROM sys.kafka_groups), client_id IS NOT NULL, assignment FROM sys.kafka_groups WHERE "group" = 'workers' ORDER BY member_id`)
+	require.NoError(t, err)
+	var assigned []string
+	for rows.Next() {
+		var state, ptype, assignment string
+		var gen, leader, client bool
+		require.NoError(t, rows.Scan(&state, &ptype, &gen, &leader, &client, &assignment))
+		require.Equal(t, []any{"Stable", "consumer", true, true, true}, []any{state, ptype, gen, leader, client})
+		assigned = append(assigned, assignment)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, assigned, 2)
+	var parts []string
+	for _, a := range assigned {
+		inner, ok := strings.CutPrefix(a, "events[")
+		require.True(t, ok, "assignment %q", a)
+		parts = append(parts, strings.Split(strings.TrimSuffix(inner, "]"), ",")...)
+	}
+	require.ElementsMatch(t, []string{"0", "1", "2", "3"}, parts, "each partition once: %v", assigned)
+	exec(t, c, "CREATE ROLE watcher LOGIN")
+	w, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://watcher@%s/postgres?sslmode=disable", a.Addr()))
+	require.NoError(t, err)
+	defer w.Close(context.Background())
+	var n int
+	require.NoError(t, w.QueryRow(context.Background(), "SELECT count(*) FROM sys.kafka_groups").Scan(&n))
+	require.Equal(t, 0, n, "sys.kafka_groups is for pg_monitor")
+	exec(t, c, "GRANT pg_monitor TO watcher")
+	require.NoError(t, w.QueryRow(context.Background(), "SELECT count(*) FROM sys.kafka_groups WHERE \"group\" = 'workers'").Scan(&n))
+	require.Equal(t, 2, n)
 
 	g2.cl.Close() // leaves the group
 	require.Len(t, waitAssigned(t, g1, 4), 4)

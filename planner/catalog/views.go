@@ -231,6 +231,16 @@ var SysViews = map[string]SysView{
 		Names: []string{"topic", "producer_id", "partition", "producer_epoch", "last_sequence", "last_write_at"},
 		Types: []values.Type{values.TText, values.TInt8, values.TInt8, values.TInt4, values.TInt4, values.TTimestamptz},
 	},
+	// kafka_groups are the Kafka consumer groups this gateway coordinates
+	// (membership is a gateway's own; offsets are the store's consumer
+	// positions): a row per member, or one with NULL member columns for a
+	// group without members.
+	"kafka_groups": {
+		Names: []string{"group", "state", "protocol_type", "protocol", "generation", "leader",
+			"member_id", "instance_id", "client_id", "client_host", "assignment"},
+		Types: []values.Type{values.TText, values.TText, values.TText, values.TText, values.TInt8, values.TText,
+			values.TText, values.TText, values.TText, values.TText, values.TText},
+	},
 	// cluster is the cluster store as this gateway sees it, a row per
 	// member: the stream, its nodes (leader, replicas), the gateways
 	// alive (this one, the maintenance lease holder). Empty on the
