@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"topicgate/internal/scram"
 )
 
 // authenticate runs the configured authentication exchange: nil when the
@@ -77,9 +79,9 @@ func checkPassword(user, password string, cred Credential) bool {
 	case cred.Password != "":
 		return subtle.ConstantTimeCompare([]byte(password), []byte(cred.Password)) == 1
 	case cred.SCRAM != nil:
-		s := newSCRAMSecret(password, cred.SCRAM.Salt, cred.SCRAM.Iterations)
-		return subtle.ConstantTimeCompare(s.storedKey, cred.SCRAM.StoredKey) == 1 &&
-			subtle.ConstantTimeCompare(s.serverKey, cred.SCRAM.ServerKey) == 1
+		s := scram.Secret{Iterations: cred.SCRAM.Iterations, Salt: cred.SCRAM.Salt,
+			StoredKey: cred.SCRAM.StoredKey, ServerKey: cred.SCRAM.ServerKey}
+		return s.Matches(password)
 	case cred.MD5 != "":
 		inner := md5.Sum([]byte(password + user))
 		return subtle.ConstantTimeCompare([]byte("md5"+hex.EncodeToString(inner[:])), []byte(cred.MD5)) == 1

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"topicgate/internal/scram"
 )
 
 // TestAuthStoredVerifiers: users whose passwords the server knows only as
@@ -14,10 +16,10 @@ import (
 // md5 (which falls back to SCRAM), md5 hashes by md5 and password but not
 // by scram-sha-256.
 func TestAuthStoredVerifiers(t *testing.T) {
-	s := newSCRAMSecret("scram-pw", []byte("0123456789abcdef"), 4096)
+	s := scram.Derive("scram-pw", []byte("0123456789abcdef"), 4096)
 	inner := md5.Sum([]byte("md5-pw" + "hashed"))
 	creds := map[string]Credential{
-		"scrammed": {SCRAM: &SCRAMSecret{Iterations: 4096, Salt: s.salt, StoredKey: s.storedKey, ServerKey: s.serverKey}},
+		"scrammed": {SCRAM: &SCRAMSecret{Iterations: 4096, Salt: s.Salt, StoredKey: s.StoredKey, ServerKey: s.ServerKey}},
 		"hashed":   {MD5: "md5" + hex.EncodeToString(inner[:])},
 	}
 	lookup := func(user string) (Credential, bool) { c, ok := creds[user]; return c, ok }
