@@ -6,6 +6,7 @@ import (
 	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
@@ -207,6 +208,25 @@ func prohibited(r rune) bool {
 		return true
 	case r == 0xE0001, r >= 0xE0020 && r <= 0xE007F: // C.9
 		return true
+	}
+	return false
+}
+
+// CheckPassword reports whether password, sent in clear (PostgreSQL's
+// "password" method, Kafka's SASL PLAIN), matches user's stored verifier:
+// a SCRAM-SHA-256 verifier or an md5 hash.
+func CheckPassword(user, password, verifier string) bool {
+	if s, ok := ParseSCRAM(verifier); ok {
+		salted, err := SaltedPassword(password, s.Salt, s.Iterations)
+		if err != nil {
+			return false
+		}
+		stored := sha256.Sum256(hmacSHA256(salted, "Client Key"))
+		return subtle.ConstantTimeCompare(stored[:], s.StoredKey) == 1 &&
+			subtle.ConstantTimeCompare(hmacSHA256(salted, "Server Key"), s.ServerKey) == 1
+	}
+	if isMD5(verifier) {
+		return subtle.ConstantTimeCompare([]byte(MD5Verifier(user, password)), []byte(verifier)) == 1
 	}
 	return false
 }

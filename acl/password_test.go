@@ -122,3 +122,24 @@ func TestSASLprep(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPassword: a password in clear matches its SCRAM and md5
+// verifiers, and no other password or verifier matches.
+func TestCheckPassword(t *testing.T) {
+	v, err := SCRAMVerifier("sekrit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := MD5Verifier("alice", "sekrit")
+	for _, c := range []struct {
+		pw, verifier string
+		want         bool
+	}{
+		{"sekrit", v, true}, {"sekrit", m, true}, {"sekrit!", v, false}, {"sekrit!", m, false},
+		{"sekrit", "", false}, {"sekrit", "sekrit", false},
+	} {
+		if got := CheckPassword("alice", c.pw, c.verifier); got != c.want {
+			t.Errorf("CheckPassword(%q, %q) = %v, want %v", c.pw, c.verifier, got, c.want)
+		}
+	}
+}
