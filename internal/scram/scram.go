@@ -120,6 +120,14 @@ func ParseClientFirst(data []byte) (*ClientFirst, error) {
 
 // Exchange is one server-side exchange after the client-first-message.
 type Exchange struct {
+	// RepeatedNonce accepts a client-final nonce that repeats the
+	// client's nonce before the server-first one, as librdkafka sends
+	// (it prefixes the client nonce to the server's, which already
+	// starts with it) and Kafka's broker accepts (it checks that the
+	// nonce ends with the server's). The proof still covers the message
+	// as sent.
+	RepeatedNonce bool
+
 	first       *ClientFirst
 	secret      *Secret
 	nonce       string
@@ -161,7 +169,7 @@ func (x *Exchange) Finish(data []byte) (serverFinal string, ok bool, err error) 
 	if gotBinding != base64.StdEncoding.EncodeToString([]byte(x.first.GS2)) {
 		return "", false, malformed("unexpected channel-binding data")
 	}
-	if gotNonce != x.nonce {
+	if gotNonce != x.nonce && (!x.RepeatedNonce || gotNonce != x.first.Nonce+x.nonce) {
 		return "", false, malformed("nonce does not match")
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofB64)

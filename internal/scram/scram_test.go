@@ -74,3 +74,23 @@ func FuzzClientMessages(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatedNonce: librdkafka's client-final nonce (the client nonce,
+// then the server's whole nonce) passes only when the exchange allows
+// it.
+func TestRepeatedNonce(t *testing.T) {
+	s := Derive("pw", []byte("0123456789abcdef"), 4096)
+	first, err := ParseClientFirst([]byte("n,,n=u,r=cn"))
+	require.NoError(t, err)
+	for _, allow := range []bool{false, true} {
+		x, _, err := Start(first, s)
+		require.NoError(t, err)
+		x.RepeatedNonce = allow
+		_, _, err = x.Finish([]byte("c=biws,r=cn" + x.nonce + ",p=" + base64.StdEncoding.EncodeToString(make([]byte, sha256.Size))))
+		if allow {
+			require.NoError(t, err)
+		} else {
+			require.Error(t, err)
+		}
+	}
+}
