@@ -27,6 +27,9 @@ const (
 	describeConfigsKey  int16 = 32
 	createPartitionsKey int16 = 37
 	describeClusterKey  int16 = 60
+
+	saslHandshakeKey    int16 = 17
+	saslAuthenticateKey int16 = 36
 )
 
 // Supported lists the APIs this door implements and their version ranges,
@@ -62,6 +65,8 @@ var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: describeConfigsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: createPartitionsKey, MinVersion: 0, MaxVersion: 3},
 	{ApiKey: describeClusterKey, MinVersion: 0, MaxVersion: 2},
+	{ApiKey: saslHandshakeKey, MinVersion: 0, MaxVersion: 1},
+	{ApiKey: saslAuthenticateKey, MinVersion: 0, MaxVersion: 2},
 }
 
 // supported reports whether version of key is in Supported.

@@ -20,8 +20,16 @@ type conn struct {
 	s  *Server
 	nc net.Conn
 	// id is who the connection acts as (nil when the server has no
-	// Authority).
-	id *authz.Identity
+	// Authority, or before SASL authentication when it is required);
+	// release ends its session.
+	id      *authz.Identity
+	release func()
+	// authed: a SASL exchange succeeded; sasl is the exchange under
+	// way; closeAfter closes the connection once the answer is written
+	// (a failed authentication).
+	authed     bool
+	sasl       *saslState
+	closeAfter bool
 	// host and port are the address the client reached, which Metadata
 	// and FindCoordinator name as broker 0's: the client comes back to
 	// the gateway it found.
@@ -41,16 +49,26 @@ func (s *Server) serveConn(nc net.Conn) {
 	defer s.stats.conns.Add(-1)
 	c := &conn{s: s, nc: nc}
 	c.host, c.port = brokerAddr(nc.LocalAddr())
-	if s.cfg.Auth != nil {
+	defer func() {
+		if c.release != nil {
+			c.release()
+		}
+	}()
+	if s.cfg.Auth != nil && !s.cfg.RequireSASL {
 		id, release, err := s.cfg.Auth.Admit(s.cfg.User)
 		if err != nil {
 			s.log.Warn("kafka: connection refused", "remote", nc.RemoteAddr(), "err", err)
 			return
 		}
-		defer release()
-		c.id = id
+		c.setIdentity(id, release)
 	}
 	for {
+		if c.sasl != nil && c.sasl.raw {
+			if !c.serveRaw() {
+				return
+			}
+			continue
+		}
 		var err error
 		if c.in, err = readFrame(nc, c.in, s.cfg.MaxFrameBytes); err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -69,7 +87,7 @@ func (s *Server) serveConn(nc net.Conn) {
 			continue // acks=0: no answer
 		}
 		c.out = appendResponse(c.out[:0], resp.corr, resp.kresp)
-		if _, err := nc.Write(c.out); err != nil {
+		if _, err := nc.Write(c.out); err != nil || c.closeAfter {
 			return
 		}
 		if cap(c.out) > 1<<20 {
@@ -109,6 +127,9 @@ func (c *conn) answer() (r reply, err error) {
 	if err != nil {
 		return r, err
 	}
+	if c.needsAuth() && !saslAPI(h.key) {
+		return r, fmt.Errorf("%s before SASL authentication", kmsg.NameForKey(h.key))
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			c.s.log.Error("kafka: panic answering a request", "api", kmsg.NameForKey(h.key), "version", h.version,
@@ -138,6 +159,10 @@ func (c *conn) handle(ctx context.Context, req kmsg.Request) kmsg.Response {
 		return c.findCoordinator(req)
 	case *kmsg.InitProducerIDRequest:
 		return c.initProducerID(ctx, req)
+	case *kmsg.SASLHandshakeRequest:
+		return c.saslHandshake(req)
+	case *kmsg.SASLAuthenticateRequest:
+		return c.saslAuthenticate(req)
 	}
 	return c.handleGroup(ctx, req)
 }

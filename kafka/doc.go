@@ -12,8 +12,8 @@
 //
 //   - server.go: Server owns its listeners and connections (one goroutine
 //     each); Close ends them all, Shutdown lets each finish the request it
-//     is answering. CheckListen refuses an address beyond loopback while
-//     the door has no authentication (no SASL yet).
+//     is answering. CheckListen refuses an address beyond loopback
+//     unless SASL is required.
 //   - frame.go: a request frame (a 4-byte big-endian size, then the
 //     request header v1 or v2 and the body) read from the socket and its
 //     header decoded; a response framed with its header (v0 for
@@ -56,6 +56,11 @@
 //     broker 0's; DescribeCluster names the one broker.
 //   - admin_unsupported.go: the error answer to an API or version outside
 //     Supported.
+//   - sasl.go: SaslHandshake and SaslAuthenticate (and the raw tokens
+//     that follow a SaslHandshake v0): PLAIN checked against the role's
+//     stored verifier, SCRAM-SHA-256 through internal/scram (the
+//     PostgreSQL door's exchange), then authz's login checks (Admit).
+//     Once authenticated the connection acts as the role.
 //   - errors.go: store errors mapped to Kafka error codes.
 //   - metrics.go: the requests counted by API (requests, answers with an
 //     error code, connections closed on a request, latency) and
@@ -91,7 +96,11 @@
 //   - Every produce and fetch passes authz's checks (INSERT and SELECT on
 //     the topic) for the connection's identity; an offset commit or fetch
 //     also USAGE on the group's consumer, and creating that consumer
-//     ALTER TOPIC's (owning the topic). Without SASL that is the
-//     bootstrap superuser a PostgreSQL "trust" login gets, so the door
-//     listens on loopback only (CheckListen).
+//     ALTER TOPIC's (owning the topic). The identity is the role a SASL
+//     exchange authenticated; with Config.RequireSASL a connection sends
+//     nothing but ApiVersions and the SASL APIs before that (anything
+//     else closes it), without it a connection that does not
+//     authenticate acts as Config.User (the bootstrap superuser a
+//     PostgreSQL "trust" login gets), so the door then listens on
+//     loopback only (CheckListen).
 package kafka

@@ -80,6 +80,17 @@ func (c *conn) authorize(ctx context.Context, topic string, write bool) error {
 	return c.s.cfg.Auth.Check(ctx, c.id, []plantree.Access{acc})
 }
 
+// describable is Kafka's DESCRIBE check on topic, for Metadata: SELECT
+// or INSERT on it (Kafka's READ and WRITE each imply DESCRIBE), so a
+// role that may only produce finds the topic's partitions.
+func (c *conn) describable(ctx context.Context, topic string) error {
+	err := c.authorize(ctx, topic, false)
+	if err != nil && c.authorize(ctx, topic, true) == nil {
+		return nil
+	}
+	return err
+}
+
 // servable refuses a topic Kafka clients cannot be served: an
 // auto-partitioned one, whose splits a client's partitioner (a key's hash
 // modulo the partition count) cannot follow. YDB's Kafka API refuses them

@@ -55,7 +55,7 @@ func (c *conn) metadata(ctx context.Context, req *kmsg.MetadataRequest) kmsg.Res
 		infos := st.Topics()
 		sort.Slice(infos, func(i, j int) bool { return infos[i].Config.Name < infos[j].Config.Name })
 		for i := range infos {
-			if c.authorize(ctx, infos[i].Config.Name, false) != nil {
+			if c.describable(ctx, infos[i].Config.Name) != nil {
 				continue // as Kafka: a topic the client may not describe is not listed
 			}
 			resp.Topics = append(resp.Topics, topicMetadata(infos[i].Config.Name, &infos[i], nil))
@@ -73,7 +73,7 @@ func (c *conn) metadata(ctx context.Context, req *kmsg.MetadataRequest) kmsg.Res
 		name := *rt.Topic
 		info, err := st.Topic(name)
 		if err == nil {
-			err = c.authorize(ctx, name, false)
+			err = c.describable(ctx, name)
 		}
 		resp.Topics = append(resp.Topics, topicMetadata(name, &info, err))
 	}

@@ -26,10 +26,20 @@ type Config struct {
 	// Auth decides what the connections may do (INSERT for Produce,
 	// SELECT for Fetch and ListOffsets); nil allows everything.
 	Auth *authz.Authority
-	// User is the login every connection acts as until the door has
-	// SASL: "" is the bootstrap superuser of a PostgreSQL "trust" login
-	// that names no role.
+	// User is the login a connection acts as until it authenticates
+	// with SASL, when SASL is not required: "" is the bootstrap
+	// superuser of a PostgreSQL "trust" login that names no role.
 	User string
+	// RequireSASL makes every connection authenticate (SASL PLAIN or
+	// SCRAM-SHA-256, against Auth's roles) before it may send anything
+	// but ApiVersions, SaslHandshake and SaslAuthenticate; anything else
+	// closes it. Without it a connection acts as User, or as the role it
+	// authenticates as if it offers SASL.
+	RequireSASL bool
+	// OnAuth, when set, is told of each SASL authentication's outcome,
+	// on the connection's goroutine before the client is answered (the
+	// audit log). It must not block.
+	OnAuth func(AuthEvent)
 	// TLS, when set, makes every connection TLS (Kafka's SSL listener:
 	// there is no upgrade in the protocol).
 	TLS *tls.Config
@@ -86,21 +96,22 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// CheckListen refuses an address the door may not listen on: without SASL
-// a connection acts as the bootstrap superuser, so only loopback (as the
-// PostgreSQL door with "trust").
-func CheckListen(addr string) error {
+// CheckListen refuses an address the door may not listen on: when SASL is
+// not required a connection that does not offer it acts as the bootstrap
+// superuser, so only loopback (as the PostgreSQL door with "trust"); with
+// saslRequired any address.
+func CheckListen(addr string, saslRequired bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--kafka-listen: invalid address %q: %w", addr, err)
 	}
-	if strings.EqualFold(host, "localhost") {
+	if saslRequired || strings.EqualFold(host, "localhost") {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--kafka-listen: refusing to listen on %q: the Kafka door has no authentication yet (no SASL), so anyone who can reach it would act as the superuser; listen on 127.0.0.1 or ::1", addr)
+	return fmt.Errorf("--kafka-listen: refusing to listen on %q: with --auth trust the Kafka door requires no SASL authentication, so anyone who can reach it would act as the superuser; listen on 127.0.0.1 or ::1, or require passwords (--auth scram-sha-256 or md5), which makes the Kafka door require SASL", addr)
 }
 
 // Serve accepts connections on l until Close or Shutdown (it returns

@@ -68,12 +68,14 @@ type config struct {
 	// besides denials and failed logins ("": audit.DefaultClasses).
 	AuditLog, AuditClasses string
 	// KafkaListen (--kafka-listen) is the Kafka door's address, "" for
-	// none; loopback only until the door has SASL (kafka.CheckListen).
+	// none; loopback only with --auth trust, where the door does not
+	// require SASL (kafka.CheckListen).
 	KafkaListen string
 	// KafkaOnWait is kafka.Config.OnWait (tests only).
 	KafkaOnWait func()
-	// KafkaUser is kafka.Config.User, the role every Kafka connection
-	// acts as ("" the bootstrap superuser; tests only until SASL).
+	// KafkaUser is kafka.Config.User, the role a Kafka connection that
+	// does not authenticate acts as with --auth trust ("" the bootstrap
+	// superuser; tests only).
 	KafkaUser string
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
@@ -159,7 +161,7 @@ func start(cfg config) (*app, error) {
 		return nil, err
 	}
 	if cfg.KafkaListen != "" {
-		if err := kafka.CheckListen(cfg.KafkaListen); err != nil {
+		if err := kafka.CheckListen(cfg.KafkaListen, cfg.Auth != "trust"); err != nil {
 			return nil, err
 		}
 	}
@@ -280,7 +282,11 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 	if cfg.KafkaListen == "" {
 		return nil
 	}
-	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser}
+	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser,
+		RequireSASL: cfg.Auth != "trust"}
+	if a.audit != nil {
+		kcfg.OnAuth = auditKafkaLogin(a.audit)
+	}
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"topicgate/audit"
+	"topicgate/kafka"
 	"topicgate/wire"
 )
 
@@ -50,6 +51,19 @@ func auditLogin(l *audit.Log) func(wire.AuthEvent) {
 		}
 		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
 			Session: ev.ProcessID, Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
+	}
+}
+
+// auditKafkaLogin is kafka.Config.OnAuth writing a Kafka SASL
+// authentication to l as a PostgreSQL login's AUTH line.
+func auditKafkaLogin(l *audit.Log) func(kafka.AuthEvent) {
+	return func(ev kafka.AuthEvent) {
+		outcome := audit.OK
+		if ev.Code != "" {
+			outcome = ev.Code
+		}
+		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
+			Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
 	}
 }
 

@@ -247,13 +247,13 @@ func TestKafkaBadInput(t *testing.T) {
 	require.Equal(t, []any{int16(0), int64(0)}, []any{p.ErrorCode, p.BaseOffset}, "the server goes on")
 }
 
-// TestKafkaListenLoopbackOnly: without SASL the door refuses to listen
-// beyond loopback, with words that say why.
+// TestKafkaListenLoopbackOnly: with --auth trust (no SASL required) the
+// door refuses to listen beyond loopback, with words that say why.
 func TestKafkaListenLoopbackOnly(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.KafkaListen = "0.0.0.0:0"
 	_, err := start(cfg)
-	require.ErrorContains(t, err, "no authentication yet (no SASL)")
+	require.ErrorContains(t, err, "with --auth trust the Kafka door requires no SASL authentication")
 }
 
 // TestKafkaTLS: with --tls-cert and --tls-key the Kafka door is TLS

@@ -54,7 +54,7 @@ func main() {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	cfg := config{Users: map[string]string{}}
 	fs.StringVar(&cfg.Listen, "listen", env("TOPICGATE_LISTEN", "127.0.0.1:5433"), "address to listen on")
-	fs.StringVar(&cfg.KafkaListen, "kafka-listen", env("TOPICGATE_KAFKA_LISTEN", ""), "address of the Kafka protocol door on the same topics (docs/kafka.md); loopback only until it has authentication; off when empty")
+	fs.StringVar(&cfg.KafkaListen, "kafka-listen", env("TOPICGATE_KAFKA_LISTEN", ""), "address of the Kafka protocol door on the same topics (docs/kafka.md); SASL PLAIN or SCRAM-SHA-256 required unless --auth trust, which keeps it to loopback; off when empty")
 	fs.StringVar(&cfg.DataDir, "data-dir", env("TOPICGATE_DATA_DIR", "./data"), "directory of the embedded store")
 	fs.StringVar(&cfg.Store, "store", env("TOPICGATE_STORE", ""), "a NATS JetStream cluster to be a stateless gateway on, as nats://[user:password@]host:port,... (docs/cluster/running.md); --data-dir is then unused")
 	fs.IntVar(&cfg.NATS.Replicas, "replicas", 3, "with --store: the stream's replicas (acknowledged means stored on a majority of them)")
