@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -21,10 +22,14 @@ import (
 // Kafka door requires SASL), an audit log at the returned path, the
 // topic "t" and the roles: app (LOGIN, SELECT and INSERT on t), reader
 // (LOGIN, SELECT only), writer (LOGIN, INSERT only), nolog (a password
-// but no LOGIN).
-func startSASLServer(t *testing.T) (*app, string) {
+// but no LOGIN), old (its password expired), one (CONNECTION LIMIT 1).
+// Each of mods changes the configuration first.
+func startSASLServer(t *testing.T, mods ...func(*config)) (*app, string) {
 	t.Helper()
 	cfg := testConfig(t)
+	for _, m := range mods {
+		m(&cfg)
+	}
 	cfg.Auth, cfg.Users = "scram-sha-256", map[string]string{"boss": "bosspw"}
 	cfg.KafkaListen = "127.0.0.1:0"
 	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.log")
@@ -40,6 +45,8 @@ func startSASLServer(t *testing.T) (*app, string) {
 		"CREATE ROLE nolog PASSWORD 'nologpw'",
 		"CREATE ROLE writer LOGIN PASSWORD 'writerpw'",
 		"GRANT INSERT ON TOPIC t TO writer",
+		"CREATE ROLE old LOGIN PASSWORD 'oldpw' VALID UNTIL '2000-01-01'",
+		"CREATE ROLE one LOGIN PASSWORD 'onepw' CONNECTION LIMIT 1",
 		"GRANT SELECT, INSERT ON TOPIC t TO app",
 		"GRANT SELECT ON TOPIC t TO reader",
 	} {
@@ -59,7 +66,8 @@ func mechanism(name, user, pw string) sasl.Mechanism {
 // TestKafkaSASL: with --auth scram-sha-256 a franz-go client that
 // authenticates with PLAIN or SCRAM-SHA-256 acts as its role: app
 // produces and fetches, writer (INSERT only) produces; reader's produce is TOPIC_AUTHORIZATION_FAILED; a
-// wrong password, an unknown role and a role without LOGIN all get
+// wrong password, an unknown role, a role without LOGIN and an expired
+// password all get
 // SASL_AUTHENTICATION_FAILED with the same message, and the audit log
 // tells them apart as it does PostgreSQL logins.
 func TestKafkaSASL(t *testing.T) {
@@ -82,7 +90,7 @@ func TestKafkaSASL(t *testing.T) {
 			require.ErrorIs(t, err, kerr.TopicAuthorizationFailed)
 
 			var msgs []string
-			for _, c := range []struct{ user, pw string }{{"app", "wrong"}, {"ghost", "apppw"}, {"nolog", "nologpw"}} {
+			for _, c := range []struct{ user, pw string }{{"app", "wrong"}, {"ghost", "apppw"}, {"nolog", "nologpw"}, {"old", "oldpw"}} {
 				bad := kafkaClient(t, a, kgo.SASL(mechanism(mech, c.user, c.pw)))
 				_, err := bad.Request(ctx, kmsg.NewPtrMetadataRequest())
 				require.ErrorIs(t, err, kerr.SaslAuthenticationFailed, c.user)
@@ -90,6 +98,7 @@ func TestKafkaSASL(t *testing.T) {
 			}
 			require.Equal(t, msgs[0], msgs[1], "an unknown role fails as a wrong password")
 			require.Equal(t, msgs[0], msgs[2], "a role without LOGIN fails as a wrong password")
+			require.Equal(t, msgs[0], msgs[3], "an expired password fails as a wrong one")
 			require.NotContains(t, msgs[0], "app")
 		})
 	}
@@ -99,7 +108,8 @@ func TestKafkaSASL(t *testing.T) {
 			got = append(got, l.Role+" "+l.Outcome)
 		}
 	}
-	require.Equal(t, []string{"app 28P01", "ghost 28P01", "nolog 28000", "app 28P01", "ghost 28P01", "nolog 28000"}, got)
+	once := []string{"app 28P01", "ghost 28P01", "nolog 28000", "old 28P01"}
+	require.Equal(t, append(once, once...), got)
 }
 
 // TestKafkaSASLRequired: with SASL required an unauthenticated
@@ -125,8 +135,9 @@ func TestKafkaSASLRequired(t *testing.T) {
 }
 
 // TestKafkaSASLRawV0: a SaslHandshake v0 exchange (raw tokens after the
-// handshake, as old clients send) authenticates with PLAIN, and a wrong
-// password closes the connection without an answer.
+// handshake, as old clients send) authenticates with PLAIN; a wrong
+// password, and a second connection of a role with CONNECTION LIMIT 1,
+// close the connection without an answer.
 func TestKafkaSASLRawV0(t *testing.T) {
 	a, _ := startSASLServer(t)
 	raw := func(user, pw string) *rawKafka {
@@ -153,6 +164,24 @@ func TestKafkaSASLRawV0(t *testing.T) {
 	require.Equal(t, int32(3), corr)
 
 	raw("app", "wrong").closed()
+
+	first := raw("one", "onepw")
+	_, err = first.nc.Read(size[:])
+	require.NoError(t, err)
+	require.Equal(t, [4]byte{}, size)
+	raw("one", "onepw").closed()
+}
+
+// TestKafkaSASLTLS: with --tls-cert the door is SASL_SSL: franz-go
+// authenticates with SCRAM-SHA-256 over TLS and produces and fetches.
+func TestKafkaSASLTLS(t *testing.T) {
+	certFile, keyFile, pool := writeTestCert(t)
+	a, _ := startSASLServer(t, func(cfg *config) { cfg.TLSCert, cfg.TLSKey = certFile, keyFile })
+	opts := []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}),
+		kgo.SASL(mechanism("SCRAM-SHA-256", "app", "apppw"))}
+	cl := kafkaClient(t, a, opts...)
+	require.NoError(t, cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "t", Value: []byte("over tls")}).FirstErr())
+	require.Equal(t, "over tls", string(consumeN(t, a, "t", 0, 0, 1, opts...)[0].Value))
 }
 
 // TestKafkaSASLTrust: with --auth trust SASL is not required, but a
