@@ -108,3 +108,17 @@ func servable(info *topicstore.TopicInfo) error {
 	}
 	return nil
 }
+
+// servedTopic is topic as Produce (write), Fetch and ListOffsets serve
+// it: it exists, the door serves it (servable) and the connection may
+// write or read it (authorize); the first that fails is the error.
+func (c *conn) servedTopic(ctx context.Context, topic string, write bool) (topicstore.TopicInfo, error) {
+	info, err := c.s.cfg.Store.Topic(topic)
+	if err == nil {
+		err = servable(&info)
+	}
+	if err == nil {
+		err = c.authorize(ctx, topic, write)
+	}
+	return info, err
+}

@@ -108,13 +108,7 @@ func (c *conn) fetchOnce(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fet
 	for _, rt := range req.Topics {
 		t := kmsg.NewFetchResponseTopic()
 		t.Topic = rt.Topic
-		info, terr := c.s.cfg.Store.Topic(rt.Topic)
-		if terr == nil {
-			terr = servable(&info)
-		}
-		if terr == nil {
-			terr = c.authorize(ctx, rt.Topic, false)
-		}
+		info, terr := c.servedTopic(ctx, rt.Topic, false)
 		for _, rp := range rt.Partitions {
 			p := kmsg.NewFetchResponseTopicPartition()
 			p.Partition = rp.Partition

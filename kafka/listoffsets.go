@@ -28,13 +28,7 @@ func (c *conn) listOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) km
 	for _, rt := range req.Topics {
 		t := kmsg.NewListOffsetsResponseTopic()
 		t.Topic = rt.Topic
-		info, terr := c.s.cfg.Store.Topic(rt.Topic)
-		if terr == nil {
-			terr = servable(&info)
-		}
-		if terr == nil {
-			terr = c.authorize(ctx, rt.Topic, false)
-		}
+		info, terr := c.servedTopic(ctx, rt.Topic, false)
 		var byTime map[int32]int64
 		for _, rp := range rt.Partitions {
 			p := kmsg.NewListOffsetsResponseTopicPartition()

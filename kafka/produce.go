@@ -32,13 +32,7 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 	for ti, rt := range req.Topics {
 		t := kmsg.NewProduceResponseTopic()
 		t.Topic = rt.Topic
-		info, terr := c.s.cfg.Store.Topic(rt.Topic)
-		if terr == nil {
-			terr = servable(&info)
-		}
-		if terr == nil {
-			terr = c.authorize(ctx, rt.Topic, true)
-		}
+		info, terr := c.servedTopic(ctx, rt.Topic, true)
 		codec := storeCodec(info.Config.SupportedCodecs)
 		for _, rp := range rt.Partitions {
 			p := kmsg.NewProduceResponseTopicPartition()
