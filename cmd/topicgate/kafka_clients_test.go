@@ -73,6 +73,25 @@ func checkKafkaScenarioSQL(t *testing.T, a *app, topic string) {
 	}, got)
 }
 
+// TestKafkaKafkajs: kafkajs (npm, testdata/kafka/node, which .ci/run
+// installs with npm ci) runs testdata/kafka/node/scenario.js: an
+// idempotent producer with keys and headers, a read from the beginning,
+// and a consumer group that commits and resumes from its commit.
+func TestKafkaKafkajs(t *testing.T) {
+	dir := kafkaScenarioDir(t)
+	_, err := os.Stat(filepath.Join(dir, "node", "node_modules", "kafkajs", "package.json"))
+	require.NoError(t, err, "kafkajs is not installed: .ci/run installs it with `npm ci --prefix testdata/kafka/node`")
+	node, err := osexec.LookPath("node")
+	require.NoError(t, err, "node is not installed (.ci/run installs Debian's nodejs)")
+	a := startKafkaServer(t, nil)
+	lines := runKafkaScenario(t, a, "jsorders", "jsbilling", node, filepath.Join("node", "scenario.js"))
+	require.Regexp(t, `^version kafkajs 2\.2\.\d+$`, lines[0])
+	// kafkajs reports a send's batch by partition and base offset.
+	require.Equal(t, "produced 0:0", lines[1])
+	require.Equal(t, wantKafkaScenario, lines[2:])
+	checkKafkaScenarioSQL(t, a, "jsorders")
+}
+
 // TestKafkaConfluentPython: librdkafka's Python binding (Debian's
 // python3-confluent-kafka, which .ci/run installs) runs
 // testdata/kafka/confluent_scenario.py: an idempotent zstd producer with
