@@ -40,7 +40,7 @@
 // Values (types, parsing, formatting, casts, numeric arithmetic) are
 // sql/values'; scalar uses them to type expressions and fold constants,
 // and the planner aliases Type and its constants (valuetypes.go, as
-// plantree and scalar do) because its code names them everywhere. It
+// plantree does; scalar names values.T... itself) because its code names them everywhere. It
 // does not convert values at run time: the executor does, with the same
 // package.
 //

@@ -5,7 +5,7 @@ import "topicgate/sql/values"
 // Type and its constants are the values package's (sql/values owns types,
 // parsing, formatting and casts). They are aliased here, not re-declared,
 // because the planner names them in hundreds of places, as plantree's
-// plan structs do (plantree and scalar alias them too): planner.Type,
+// plan structs do (plantree aliases them too; scalar names values.Type): planner.Type,
 // plantree.Type and values.Type are the same type, so code outside may use
 // any, and the executor uses values directly. Everything else of values (ParseText,
 // Convert, FormatText, the numeric functions) the planner calls as values.X.

@@ -31,7 +31,7 @@ type Binder struct {
 	Windows    []*plantree.WindowExpr
 	Subqueries []*plantree.SubqueryExpr
 
-	params  *[]Type
+	params  *[]values.Type
 	env     Env
 	argAggs bool // an aggregate's arguments may hold aggregates (a window aggregate's, over grouped rows)
 	nsub    int
@@ -40,7 +40,7 @@ type Binder struct {
 // NewBinder returns a binder that types parameter $n as (*params)[n-1],
 // growing params as the expressions name more, and reaches the statement
 // planner through env (not nil).
-func NewBinder(params *[]Type, env Env) *Binder { return &Binder{params: params, env: env} }
+func NewBinder(params *[]values.Type, env Env) *Binder { return &Binder{params: params, env: env} }
 
 // Env is what binding needs from the statement planner around it.
 type Env interface {
@@ -64,16 +64,16 @@ type Env interface {
 // the client declared it.
 func (b *Binder) Param(n int) *plantree.ParamExpr {
 	for len(*b.params) < n {
-		*b.params = append(*b.params, TUnknown)
+		*b.params = append(*b.params, values.TUnknown)
 	}
 	return plantree.NewParam(n-1, b.params)
 }
 
-// Bind binds e; want (may be TUnknown) is the type the context expects,
+// Bind binds e; want (may be values.TUnknown) is the type the context expects,
 // used to type parameters and untyped literals.
-func (b *Binder) Bind(e sql.Expr, want Type) (plantree.Expr, error) {
+func (b *Binder) Bind(e sql.Expr, want values.Type) (plantree.Expr, error) {
 	x, err := b.bind0(e, want)
-	if err == nil && want != TUnknown && IsUntyped(x) {
+	if err == nil && want != values.TUnknown && IsUntyped(x) {
 		x, err = Coerce(x, want)
 	}
 	if err != nil {
@@ -87,18 +87,18 @@ func (b *Binder) Bind(e sql.Expr, want Type) (plantree.Expr, error) {
 func IsUntyped(e plantree.Expr) bool {
 	switch x := e.(type) {
 	case *plantree.ParamExpr:
-		return x.Type() == TUnknown
+		return x.Type() == values.TUnknown
 	case *plantree.ConstExpr:
-		return x.T == TUnknown || x.T == TNull
+		return x.T == values.TUnknown || x.T == values.TNull
 	}
 	return false
 }
 
 // Coerce gives an untyped expression type t.
-func Coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
+func Coerce(e plantree.Expr, t values.Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *plantree.ParamExpr:
-		if x.Type() == TUnknown {
+		if x.Type() == values.TUnknown {
 			x.Infer(t)
 		}
 		return x, nil
@@ -106,8 +106,8 @@ func Coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 		if x.V == nil {
 			return &plantree.ConstExpr{V: nil, T: t}, nil
 		}
-		if x.T == TUnknown {
-			if (t == TDate || t == TTimestamptz) && values.DateOrderMatters(x.V.(string)) {
+		if x.T == values.TUnknown {
+			if (t == values.TDate || t == values.TTimestamptz) && values.DateOrderMatters(x.V.(string)) {
 				// '01/02/2024' reads in the session's DateStyle, known
 				// when the statement runs.
 				return &plantree.CastExpr{X: x, T: t}, nil
@@ -124,7 +124,7 @@ func Coerce(e plantree.Expr, t Type) (plantree.Expr, error) {
 
 // bind0 binds e by its kind; bind adds the context's type to untyped
 // results and the error position.
-func (b *Binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
+func (b *Binder) bind0(e sql.Expr, want values.Type) (plantree.Expr, error) {
 	switch x := e.(type) {
 	case *sql.ColumnRef:
 		return b.env.Column(x)
@@ -147,7 +147,7 @@ func (b *Binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 	case *sql.Between:
 		return b.bindBetween(x)
 	case *sql.IsNull:
-		inner, err := b.Bind(x.X, TUnknown)
+		inner, err := b.Bind(x.X, values.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -183,29 +183,29 @@ func (b *Binder) bind0(e sql.Expr, want Type) (plantree.Expr, error) {
 func Const(l sql.Literal) (plantree.Expr, error) {
 	switch l.Kind {
 	case sql.LitNull:
-		return &plantree.ConstExpr{V: nil, T: TNull}, nil
+		return &plantree.ConstExpr{V: nil, T: values.TNull}, nil
 	case sql.LitInt:
 		// As in PostgreSQL, an integer literal is an integer (int4) when
 		// it fits, else a bigint.
 		if l.Int >= math.MinInt32 && l.Int <= math.MaxInt32 {
-			return &plantree.ConstExpr{V: l.Int, T: TInt4}, nil
+			return &plantree.ConstExpr{V: l.Int, T: values.TInt4}, nil
 		}
-		return &plantree.ConstExpr{V: l.Int, T: TInt8}, nil
+		return &plantree.ConstExpr{V: l.Int, T: values.TInt8}, nil
 	case sql.LitFloat:
 		// 1.5 and 1e3 are numeric in PostgreSQL.
 		d, err := values.ParseNumeric(l.Str)
 		if err != nil {
 			return nil, err
 		}
-		return &plantree.ConstExpr{V: d, T: TNumeric}, nil
+		return &plantree.ConstExpr{V: d, T: values.TNumeric}, nil
 	case sql.LitString:
-		return &plantree.ConstExpr{V: l.Str, T: TUnknown}, nil
+		return &plantree.ConstExpr{V: l.Str, T: values.TUnknown}, nil
 	case sql.LitBool:
-		return &plantree.ConstExpr{V: l.Bool, T: TBool}, nil
+		return &plantree.ConstExpr{V: l.Bool, T: values.TBool}, nil
 	case sql.LitInterval:
-		return &plantree.ConstExpr{V: l.Dur, T: TInterval}, nil
+		return &plantree.ConstExpr{V: l.Dur, T: values.TInterval}, nil
 	case sql.LitTime:
-		return &plantree.ConstExpr{V: l.Time, T: TTimestamptz}, nil
+		return &plantree.ConstExpr{V: l.Time, T: values.TTimestamptz}, nil
 	case sql.LitIdent:
 		return nil, pgerror.Newf(pgerror.CodeUndefinedColumn, "column \"%s\" does not exist", l.Str)
 	}
@@ -214,8 +214,8 @@ func Const(l sql.Literal) (plantree.Expr, error) {
 
 // WantType is 42804 unless e is of type t (or NULL, or untyped); what
 // names e in the message ("argument of WHERE").
-func WantType(e plantree.Expr, t Type, what string) error {
-	if e.Type() == t || e.Type() == TNull || e.Type() == TUnknown {
+func WantType(e plantree.Expr, t values.Type, what string) error {
+	if e.Type() == t || e.Type() == values.TNull || e.Type() == values.TUnknown {
 		return nil
 	}
 	return pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s must be type %s, not type %s", what, t, e.Type())
@@ -225,16 +225,16 @@ func WantType(e plantree.Expr, t Type, what string) error {
 // (by op, for the message), else 42883.
 func Comparable(l, r plantree.Expr, op string) error {
 	lt, rt := l.Type(), r.Type()
-	if lt == rt || lt == TUnknown || rt == TUnknown || lt == TNull || rt == TNull {
+	if lt == rt || lt == values.TUnknown || rt == values.TUnknown || lt == values.TNull || rt == values.TNull {
 		return nil
 	}
 	if lt.IsNumeric() && rt.IsNumeric() || lt.IsText() && rt.IsText() {
 		return nil
 	}
-	if (lt == TJSONB || lt == TJSON) && (rt == TJSONB || rt == TJSON) {
+	if (lt == values.TJSONB || lt == values.TJSON) && (rt == values.TJSONB || rt == values.TJSON) {
 		return nil
 	}
-	if (lt == TDate || lt == TTimestamptz) && (rt == TDate || rt == TTimestamptz) {
+	if (lt == values.TDate || lt == values.TTimestamptz) && (rt == values.TDate || rt == values.TTimestamptz) {
 		return nil // a date compares as its midnight (UTC)
 	}
 	return pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).

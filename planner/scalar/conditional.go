@@ -4,15 +4,16 @@ import (
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // Conditional expressions: CASE, COALESCE and NULLIF, whose branches
 // resolve to one type.
 
 // bindCoalesce binds COALESCE(args...).
-func (b *Binder) bindCoalesce(x *sql.Coalesce, want Type) (plantree.Expr, error) {
+func (b *Binder) bindCoalesce(x *sql.Coalesce, want values.Type) (plantree.Expr, error) {
 	var args []plantree.Expr
-	var t Type
+	var t values.Type
 	_, err := b.noSRF("COALESCE", func() (e plantree.Expr, err error) {
 		args, t, err = b.BindCommon(x.Args, want, "COALESCE")
 		return nil, err
@@ -24,7 +25,7 @@ func (b *Binder) bindCoalesce(x *sql.Coalesce, want Type) (plantree.Expr, error)
 }
 
 // bindNullIf binds NULLIF(a, b) as CASE WHEN a = b THEN NULL ELSE a END.
-func (b *Binder) bindNullIf(x *sql.NullIf, want Type) (plantree.Expr, error) {
+func (b *Binder) bindNullIf(x *sql.NullIf, want values.Type) (plantree.Expr, error) {
 	args, t, err := b.BindCommon([]sql.Expr{x.A, x.B}, want, "NULLIF")
 	if err != nil {
 		return nil, err
@@ -37,12 +38,12 @@ func (b *Binder) bindNullIf(x *sql.NullIf, want Type) (plantree.Expr, error) {
 // only when every branch is an untyped literal or parameter), numeric
 // branches widen to the widest, untyped ones are read as it, and other
 // mixtures are 42804.
-func (b *Binder) BindCommon(args []sql.Expr, want Type, what string) ([]plantree.Expr, Type, error) {
+func (b *Binder) BindCommon(args []sql.Expr, want values.Type, what string) ([]plantree.Expr, values.Type, error) {
 	out := make([]plantree.Expr, len(args))
-	t := TUnknown
+	t := values.TUnknown
 	for i, a := range args {
 		hint := t
-		if hint == TUnknown {
+		if hint == values.TUnknown {
 			hint = want
 		}
 		var err error
@@ -53,19 +54,19 @@ func (b *Binder) BindCommon(args []sql.Expr, want Type, what string) ([]plantree
 			continue
 		}
 		switch at := out[i].Type(); {
-		case t == TUnknown:
+		case t == values.TUnknown:
 			t = at
 		case at != t && at.IsNumeric() && t.IsNumeric():
 			t = max(plantree.RankOf(at), plantree.RankOf(t)).Type()
-		case (at == TDate || at == TTimestamptz) && (t == TDate || t == TTimestamptz):
-			t = TTimestamptz
+		case (at == values.TDate || at == values.TTimestamptz) && (t == values.TDate || t == values.TTimestamptz):
+			t = values.TTimestamptz
 		case at != t && !(at.IsText() && t.IsText()):
 			return nil, 0, pgerror.Newf(pgerror.CodeDatatypeMismatch, "%s types %s and %s cannot be matched", what, t, at)
 		}
 	}
-	if t == TUnknown {
-		if t = want; t == TUnknown || t == TNull {
-			t = TText
+	if t == values.TUnknown {
+		if t = want; t == values.TUnknown || t == values.TNull {
+			t = values.TText
 		}
 	}
 	for i := range out {
@@ -84,11 +85,11 @@ func (b *Binder) BindCommon(args []sql.Expr, want Type, what string) ([]plantree
 
 // bindCase binds CASE [arg] WHEN ... THEN ... [ELSE ...] END: a WHEN
 // of a CASE with an argument is arg = value.
-func (b *Binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
+func (b *Binder) bindCase(x *sql.Case, want values.Type) (plantree.Expr, error) {
 	var arg plantree.Expr
 	var err error
 	if x.Arg != nil {
-		if arg, err = b.Bind(x.Arg, TUnknown); err != nil {
+		if arg, err = b.Bind(x.Arg, values.TUnknown); err != nil {
 			return nil, err
 		}
 	}
@@ -116,7 +117,7 @@ func (b *Binder) bindCase(x *sql.Case, want Type) (plantree.Expr, error) {
 				return nil, err
 			}
 			cond = &plantree.CmpExpr{Op: "=", L: arg, R: v}
-		} else if cond, err = b.Bind(w.Cond, TBool); err != nil {
+		} else if cond, err = b.Bind(w.Cond, values.TBool); err != nil {
 			return nil, err
 		}
 		out.Whens = append(out.Whens, plantree.CaseWhen{Cond: cond, Result: bound[i]})

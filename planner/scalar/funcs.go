@@ -2,6 +2,7 @@ package scalar
 
 import (
 	"strings"
+	"topicgate/sql/values"
 
 	"topicgate/planner/catalog"
 	"topicgate/planner/plantree"
@@ -41,28 +42,28 @@ func (b *Binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 		return nil, pgerror.Newf(pgerror.CodeWrongObjectType, "ORDER BY specified, but %s is not an aggregate function", x.Name)
 	}
 	if x.Name == "pg_typeof" && len(x.Args) == 1 { // known when planning
-		a, err := b.Bind(x.Args[0], TUnknown)
+		a, err := b.Bind(x.Args[0], values.TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		name := a.Type().String()
-		if a.Type() == TNull {
-			name = TUnknown.String()
+		if a.Type() == values.TNull {
+			name = values.TUnknown.String()
 		}
-		return &plantree.ConstExpr{V: name, T: TText}, nil
+		return &plantree.ConstExpr{V: name, T: values.TText}, nil
 	}
 	sig, ok := catalog.Builtins[x.Name]
 	if !ok {
 		// Named with its argument types, as PostgreSQL does.
 		var types []string
 		for _, a := range x.Args {
-			e, err := b.Bind(a, TUnknown)
+			e, err := b.Bind(a, values.TUnknown)
 			if err != nil {
 				return nil, err
 			}
 			t := e.Type()
 			if IsUntyped(e) {
-				t = TUnknown
+				t = values.TUnknown
 			}
 			types = append(types, t.String())
 		}
@@ -80,14 +81,14 @@ func (b *Binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 			return nil, err
 		}
 		if IsUntyped(args[i]) {
-			if args[i], err = Coerce(args[i], TText); err != nil {
+			if args[i], err = Coerce(args[i], values.TText); err != nil {
 				return nil, err
 			}
 		}
-		if want != TUnknown && args[i].Type() != want && args[i].Type() != TNull {
+		if want != values.TUnknown && args[i].Type() != want && args[i].Type() != values.TNull {
 			at := args[i].Type()
-			okCast := (want.IsNumeric() && at.IsNumeric()) || (want.IsText() && at.IsText()) || want == TText ||
-				(want == TTimestamptz && at == TDate)
+			okCast := (want.IsNumeric() && at.IsNumeric()) || (want.IsText() && at.IsText()) || want == values.TText ||
+				(want == values.TTimestamptz && at == values.TDate)
 			if !okCast {
 				return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, at).
 					WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
@@ -101,13 +102,13 @@ func (b *Binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 		// format's values print as their type's output: a date as a date,
 		// a timestamptz in the session's TimeZone.
 		for i := 1; i < len(args); i++ {
-			if t := args[i].Type(); t == TDate || t == TTimestamptz {
-				args[i] = &plantree.CastExpr{X: args[i], T: TText}
+			if t := args[i].Type(); t == values.TDate || t == values.TTimestamptz {
+				args[i] = &plantree.CastExpr{X: args[i], T: values.TText}
 			}
 		}
 	}
 	if (x.Name == "substr" || x.Name == "substring") && len(args) > 0 {
-		if at := args[0].Type(); !at.IsText() && at != TBytea && at != TNull {
+		if at := args[0].Type(); !at.IsText() && at != values.TBytea && at != values.TNull {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s(%s) does not exist", x.Name, at).
 				WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
 		}
@@ -115,7 +116,7 @@ func (b *Binder) bindFunc(x *sql.FuncCall) (plantree.Expr, error) {
 	if volatileFuncs[x.Name] {
 		b.env.CallsVolatile()
 	}
-	argTypes := make([]Type, len(args))
+	argTypes := make([]values.Type, len(args))
 	for i, a := range args {
 		argTypes[i] = a.Type()
 	}
@@ -129,19 +130,19 @@ func (b *Binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	agg := &plantree.AggExpr{Name: x.Name, Distinct: x.Distinct}
 	if x.Filter != nil {
 		b.AllowAgg = false
-		f, err := b.Bind(x.Filter, TBool)
+		f, err := b.Bind(x.Filter, values.TBool)
 		b.AllowAgg = true
 		if err != nil {
 			return nil, err
 		}
-		if err := WantType(f, TBool, "argument of FILTER"); err != nil {
+		if err := WantType(f, values.TBool, "argument of FILTER"); err != nil {
 			return nil, err
 		}
 		agg.Filter = f
 	}
 	for i, o := range x.Order {
 		b.AllowAgg = false
-		e, err := b.Bind(o.Expr, TUnknown)
+		e, err := b.Bind(o.Expr, values.TUnknown)
 		b.AllowAgg = true
 		if err != nil {
 			return nil, err
@@ -157,7 +158,7 @@ func (b *Binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 		if x.Name != "count" {
 			return nil, pgerror.Newf(pgerror.CodeSyntaxError, "%s(*) is not valid", x.Name)
 		}
-		agg.T = TInt8
+		agg.T = values.TInt8
 		b.Aggs = append(b.Aggs, agg)
 		return agg, nil
 	}
@@ -168,20 +169,20 @@ func (b *Binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	if len(x.Args) != nargs {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
 	}
-	want := TUnknown
+	want := values.TUnknown
 	switch x.Name {
 	case "bool_and", "bool_or", "every":
-		want = TBool
+		want = values.TBool
 	case "string_agg":
-		want = TText
+		want = values.TText
 	}
 	b.AllowAgg = b.argAggs
 	b.argAggs = false
 	arg, err := b.Bind(x.Args[0], want)
 	if err == nil && IsUntyped(arg) {
 		target := want
-		if target == TUnknown {
-			target = TText
+		if target == values.TUnknown {
+			target = values.TText
 		}
 		arg, err = Coerce(arg, target)
 	}
@@ -198,54 +199,54 @@ func (b *Binder) bindAgg(x *sql.FuncCall) (plantree.Expr, error) {
 	agg.Arg = arg
 	switch x.Name {
 	case "bool_and", "bool_or", "every":
-		if err := WantType(arg, TBool, "argument of "+x.Name); err != nil {
+		if err := WantType(arg, values.TBool, "argument of "+x.Name); err != nil {
 			return nil, err
 		}
-		agg.T = TBool
+		agg.T = values.TBool
 	case "string_agg":
 		t := arg.Type()
-		if (t != TText && t != TBytea && !t.IsText()) || agg.Sep.Type() != t && agg.Sep.Type() != TNull {
+		if (t != values.TText && t != values.TBytea && !t.IsText()) || agg.Sep.Type() != t && agg.Sep.Type() != values.TNull {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function string_agg(%s, %s) does not exist", t, agg.Sep.Type())
 		}
 		agg.T = t
 		if t.IsText() {
-			agg.T = TText
+			agg.T = values.TText
 		}
 	case "array_agg":
 		switch {
-		case arg.Type() == TOid:
-			agg.T = TOidArray
+		case arg.Type() == values.TOid:
+			agg.T = values.TOidArray
 		case arg.Type().IsInt():
-			agg.T = TInt8Array
+			agg.T = values.TInt8Array
 		case arg.Type().IsText():
-			agg.T = TTextArray
-		case arg.Type() == TBool:
-			agg.T = TBoolArray
+			agg.T = values.TTextArray
+		case arg.Type() == values.TBool:
+			agg.T = values.TBoolArray
 		default:
 			return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "array_agg(%s) is not supported", arg.Type())
 		}
 	case "count":
-		agg.T = TInt8
+		agg.T = values.TInt8
 	case "sum":
-		if !arg.Type().IsNumeric() && arg.Type() != TInterval {
+		if !arg.Type().IsNumeric() && arg.Type() != values.TInterval {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function sum(%s) does not exist", arg.Type())
 		}
 		// As in PostgreSQL: sum(smallint|integer) is a bigint,
 		// sum(bigint) a numeric (it cannot overflow).
 		agg.T = arg.Type()
 		switch arg.Type() {
-		case TInt2, TInt4:
-			agg.T = TInt8
-		case TInt8:
-			agg.T = TNumeric
+		case values.TInt2, values.TInt4:
+			agg.T = values.TInt8
+		case values.TInt8:
+			agg.T = values.TNumeric
 		}
 	case "avg":
 		if !arg.Type().IsNumeric() {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function avg(%s) does not exist", arg.Type())
 		}
-		agg.T = TNumeric // of integers and numerics, as in PostgreSQL
-		if arg.Type() == TFloat8 {
-			agg.T = TFloat8
+		agg.T = values.TNumeric // of integers and numerics, as in PostgreSQL
+		if arg.Type() == values.TFloat8 {
+			agg.T = values.TFloat8
 		}
 	default:
 		agg.T = arg.Type()

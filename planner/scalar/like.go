@@ -5,6 +5,7 @@ import (
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 // bindLike binds LIKE, ILIKE, their negations and the regular expression
@@ -14,7 +15,7 @@ import (
 // take text. LIKE p ESCAPE e arrives as the pattern like_escape(p, e),
 // resolved on its own arguments as PostgreSQL does.
 func (b *Binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
-	l, err := b.Bind(x.L, TUnknown)
+	l, err := b.Bind(x.L, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +23,7 @@ func (b *Binder) bindLike(x *sql.BinOp, op string) (plantree.Expr, error) {
 	if f, ok := x.R.(*sql.FuncCall); ok && f.Name == "like_escape" && len(f.Args) == 2 && f.Over == nil && f.Filter == nil && len(f.Order) == 0 && !f.Star && !f.Distinct {
 		r, err = b.bindLikeEscape(f)
 	} else {
-		r, err = b.Bind(x.R, TUnknown)
+		r, err = b.Bind(x.R, values.TUnknown)
 	}
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func (b *Binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
 	args := make([]plantree.Expr, 2)
 	for i, a := range f.Args {
 		var err error
-		if args[i], err = b.Bind(a, TUnknown); err != nil {
+		if args[i], err = b.Bind(a, values.TUnknown); err != nil {
 			return nil, err
 		}
 	}
@@ -69,27 +70,27 @@ func (b *Binder) bindLikeEscape(f *sql.FuncCall) (plantree.Expr, error) {
 
 // likeType is the type two LIKE operands compare as: text, or bytea when
 // bytes (LIKE, not ILIKE) allows it; ok false when no operator takes them.
-func likeType(bytes bool, l, r plantree.Expr) (Type, bool) {
-	t := TUnknown
+func likeType(bytes bool, l, r plantree.Expr) (values.Type, bool) {
+	t := values.TUnknown
 	for _, e := range []plantree.Expr{l, r} {
-		if IsUntyped(e) || e.Type() == TNull {
+		if IsUntyped(e) || e.Type() == values.TNull {
 			continue
 		}
 		et := e.Type()
 		switch {
 		case et.IsText():
-			et = TText
-		case et == TBytea && bytes:
+			et = values.TText
+		case et == values.TBytea && bytes:
 		default:
 			return 0, false
 		}
-		if t != TUnknown && t != et {
+		if t != values.TUnknown && t != et {
 			return 0, false
 		}
 		t = et
 	}
-	if t == TUnknown {
-		t = TText
+	if t == values.TUnknown {
+		t = values.TText
 	}
 	return t, true
 }

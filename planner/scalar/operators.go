@@ -18,29 +18,29 @@ func (b *Binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	op := strings.ToUpper(x.Op)
 	switch op {
 	case "AND", "OR":
-		l, err := b.Bind(x.L, TBool)
+		l, err := b.Bind(x.L, values.TBool)
 		if err != nil {
 			return nil, err
 		}
-		r, err := b.Bind(x.R, TBool)
+		r, err := b.Bind(x.R, values.TBool)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range []plantree.Expr{l, r} {
-			if err := WantType(e, TBool, "argument of "+op); err != nil {
+			if err := WantType(e, values.TBool, "argument of "+op); err != nil {
 				return nil, err
 			}
 		}
 		return &plantree.LogicExpr{And: op == "AND", Args: []plantree.Expr{l, r}}, nil
 	case "->", "->>":
-		l, err := b.Bind(x.L, TJSONB)
+		l, err := b.Bind(x.L, values.TJSONB)
 		if err != nil {
 			return nil, err
 		}
-		if t := l.Type(); t != TJSONB && t != TJSON {
+		if t := l.Type(); t != values.TJSONB && t != values.TJSON {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s unknown", t, op)
 		}
-		k, err := b.Bind(x.R, TText)
+		k, err := b.Bind(x.R, values.TText)
 		if err != nil {
 			return nil, err
 		}
@@ -52,39 +52,39 @@ func (b *Binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 	case "~~", "~~*", "!~~", "!~~*", "LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE", "~", "~*", "!~", "!~*":
 		return b.bindLike(x, normLikeOp(op))
 	case "#>", "#>>":
-		l, err := b.Bind(x.L, TJSONB)
+		l, err := b.Bind(x.L, values.TJSONB)
 		if err == nil && IsUntyped(l) {
-			l, err = Coerce(l, TJSONB)
+			l, err = Coerce(l, values.TJSONB)
 		}
 		if err != nil {
 			return nil, err
 		}
 		var path plantree.Expr
 		if lit, ok := x.R.(*sql.ArrayLit); ok {
-			path, err = b.bindArray(lit, TText)
+			path, err = b.bindArray(lit, values.TText)
 		} else {
-			path, err = b.Bind(x.R, TTextArray)
+			path, err = b.Bind(x.R, values.TTextArray)
 		}
 		if err == nil && IsUntyped(path) {
-			path, err = Coerce(path, TTextArray)
+			path, err = Coerce(path, values.TTextArray)
 		}
 		if err != nil {
 			return nil, err
 		}
-		if lt, pt := l.Type(), path.Type(); lt != TJSONB || (pt != TTextArray && pt != TNull) {
+		if lt, pt := l.Type(), path.Type(); lt != values.TJSONB || (pt != values.TTextArray && pt != values.TNull) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, pt)
 		}
 		return &plantree.JSONPathExpr{X: l, Path: path, Text: op == "#>>"}, nil
 	case "||":
 		return b.bindConcat(x)
 	}
-	l, err := b.Bind(x.L, TUnknown)
+	l, err := b.Bind(x.L, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
 	rWant := l.Type()
-	if rWant == TNull { // NULL || 'b': the literal is not a null
-		rWant = TUnknown
+	if rWant == values.TNull { // NULL || 'b': the literal is not a null
+		rWant = values.TUnknown
 	}
 	r, err := b.Bind(x.R, rWant)
 	if err != nil {
@@ -96,10 +96,10 @@ func (b *Binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 		}
 	}
 	if IsUntyped(l) && IsUntyped(r) {
-		if l, err = Coerce(l, TText); err != nil {
+		if l, err = Coerce(l, values.TText); err != nil {
 			return nil, err
 		}
-		if r, err = Coerce(r, TText); err != nil {
+		if r, err = Coerce(r, values.TText); err != nil {
 			return nil, err
 		}
 	}
@@ -129,19 +129,19 @@ func (b *Binder) bindBinOp(x *sql.BinOp) (plantree.Expr, error) {
 
 // bindUnaryOp binds NOT, unary minus (folded into a numeric constant) and
 // unary plus.
-func (b *Binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
+func (b *Binder) bindUnaryOp(x *sql.UnaryOp, want values.Type) (plantree.Expr, error) {
 	switch x.Op {
 	case "NOT":
-		inner, err := b.Bind(x.X, TBool)
+		inner, err := b.Bind(x.X, values.TBool)
 		if err != nil {
 			return nil, err
 		}
-		if err := WantType(inner, TBool, "argument of NOT"); err != nil {
+		if err := WantType(inner, values.TBool, "argument of NOT"); err != nil {
 			return nil, err
 		}
 		return &plantree.NotExpr{X: inner}, nil
 	case "-":
-		inner, err := b.Bind(x.X, TInt8)
+		inner, err := b.Bind(x.X, values.TInt8)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func (b *Binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
 				return &plantree.ConstExpr{V: n, T: c.T}, nil
 			}
 		}
-		if !inner.Type().IsNumeric() && inner.Type() != TInterval {
+		if !inner.Type().IsNumeric() && inner.Type() != values.TInterval {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: - %s", inner.Type())
 		}
 		return &plantree.NegExpr{X: inner}, nil
@@ -173,20 +173,20 @@ func (b *Binder) bindUnaryOp(x *sql.UnaryOp, want Type) (plantree.Expr, error) {
 // a non-text operand taking its text form ('x' || 1 is 'x1'), as
 // PostgreSQL's text || anynonarray.
 func (b *Binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
-	l, err := b.Bind(x.L, TUnknown)
+	l, err := b.Bind(x.L, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.Bind(x.R, TUnknown)
+	r, err := b.Bind(x.R, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	if at := l.Type(); at.ElemType() != TUnknown || r.Type().ElemType() != TUnknown {
+	if at := l.Type(); at.ElemType() != values.TUnknown || r.Type().ElemType() != values.TUnknown {
 		return bindArrayConcat(x, l, r)
 	}
-	t := TText
-	if (l.Type() == TBytea || IsUntyped(l)) && (r.Type() == TBytea || IsUntyped(r)) && !(IsUntyped(l) && IsUntyped(r)) {
-		t = TBytea
+	t := values.TText
+	if (l.Type() == values.TBytea || IsUntyped(l)) && (r.Type() == values.TBytea || IsUntyped(r)) && !(IsUntyped(l) && IsUntyped(r)) {
+		t = values.TBytea
 	}
 	for _, e := range []*plantree.Expr{&l, &r} {
 		if IsUntyped(*e) {
@@ -196,8 +196,8 @@ func (b *Binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
 		}
 		// text || date: the operand prints as its type's output (a date
 		// as a date, a timestamptz in the session's TimeZone).
-		if et := (*e).Type(); t == TText && !et.IsText() && et != TNull {
-			*e = &plantree.CastExpr{X: *e, T: TText}
+		if et := (*e).Type(); t == values.TText && !et.IsText() && et != values.TNull {
+			*e = &plantree.CastExpr{X: *e, T: values.TText}
 		}
 	}
 	return &plantree.ArithExpr{Op: "||", L: l, R: r, T: t}, nil
@@ -206,25 +206,25 @@ func (b *Binder) bindConcat(x *sql.BinOp) (plantree.Expr, error) {
 // bindJSONTest binds jsonb's key-existence (?, ?|, ?&) and containment
 // (@>, <@) operators.
 func (b *Binder) bindJSONTest(x *sql.BinOp, op string) (plantree.Expr, error) {
-	l, err := b.Bind(x.L, TJSONB)
+	l, err := b.Bind(x.L, values.TJSONB)
 	if err != nil {
 		return nil, err
 	}
 	if IsUntyped(l) {
-		if l, err = Coerce(l, TJSONB); err != nil {
+		if l, err = Coerce(l, values.TJSONB); err != nil {
 			return nil, err
 		}
 	}
-	rWant := TJSONB
+	rWant := values.TJSONB
 	switch op {
 	case "?":
-		rWant = TText
+		rWant = values.TText
 	case "?|", "?&":
-		rWant = TTextArray
+		rWant = values.TTextArray
 	}
 	var r plantree.Expr
-	if lit, ok := x.R.(*sql.ArrayLit); ok && rWant == TTextArray {
-		r, err = b.bindArray(lit, TText)
+	if lit, ok := x.R.(*sql.ArrayLit); ok && rWant == values.TTextArray {
+		r, err = b.bindArray(lit, values.TText)
 	} else {
 		r, err = b.Bind(x.R, rWant)
 	}
@@ -236,7 +236,7 @@ func (b *Binder) bindJSONTest(x *sql.BinOp, op string) (plantree.Expr, error) {
 			return nil, err
 		}
 	}
-	if lt, rt := l.Type(), r.Type(); lt != TJSONB || (rt != rWant && rt != TNull) {
+	if lt, rt := l.Type(), r.Type(); lt != values.TJSONB || (rt != rWant && rt != values.TNull) {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
 			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 	}
@@ -257,33 +257,33 @@ func normLikeOp(op string) string {
 	return op
 }
 
-func arithType(l, r Type, op string) (Type, error) {
+func arithType(l, r values.Type, op string) (values.Type, error) {
 	switch {
 	case l.IsInt() && r.IsInt():
-		if l == TInt8 || r == TInt8 || l == TOid || r == TOid {
-			return TInt8, nil
+		if l == values.TInt8 || r == values.TInt8 || l == values.TOid || r == values.TOid {
+			return values.TInt8, nil
 		}
-		return TInt4, nil // int2/int4 arithmetic is integer, and overflows as one
-	case l.IsNumeric() && r.IsNumeric() && (l == TFloat8 || r == TFloat8):
-		return TFloat8, nil
+		return values.TInt4, nil // int2/int4 arithmetic is integer, and overflows as one
+	case l.IsNumeric() && r.IsNumeric() && (l == values.TFloat8 || r == values.TFloat8):
+		return values.TFloat8, nil
 	case l.IsNumeric() && r.IsNumeric(): // numeric with numeric or an integer
-		return TNumeric, nil
-	case l == TDate && r.IsInt() && (op == "+" || op == "-"), l.IsInt() && r == TDate && op == "+":
-		return TDate, nil // days
-	case l == TDate && r == TDate && op == "-":
-		return TInt4, nil // days between
-	case l == TDate && r == TInterval && (op == "+" || op == "-"), l == TInterval && r == TDate && op == "+":
-		return TTimestamptz, nil
-	case l == TTimestamptz && r == TInterval && (op == "+" || op == "-"):
-		return TTimestamptz, nil
-	case l == TInterval && r == TTimestamptz && op == "+":
-		return TTimestamptz, nil
-	case l == TTimestamptz && r == TTimestamptz && op == "-":
-		return TInterval, nil
-	case l == TInterval && r == TInterval && (op == "+" || op == "-"):
-		return TInterval, nil
-	case l == TInterval && r.IsNumeric() && (op == "*" || op == "/"):
-		return TInterval, nil
+		return values.TNumeric, nil
+	case l == values.TDate && r.IsInt() && (op == "+" || op == "-"), l.IsInt() && r == values.TDate && op == "+":
+		return values.TDate, nil // days
+	case l == values.TDate && r == values.TDate && op == "-":
+		return values.TInt4, nil // days between
+	case l == values.TDate && r == values.TInterval && (op == "+" || op == "-"), l == values.TInterval && r == values.TDate && op == "+":
+		return values.TTimestamptz, nil
+	case l == values.TTimestamptz && r == values.TInterval && (op == "+" || op == "-"):
+		return values.TTimestamptz, nil
+	case l == values.TInterval && r == values.TTimestamptz && op == "+":
+		return values.TTimestamptz, nil
+	case l == values.TTimestamptz && r == values.TTimestamptz && op == "-":
+		return values.TInterval, nil
+	case l == values.TInterval && r == values.TInterval && (op == "+" || op == "-"):
+		return values.TInterval, nil
+	case l == values.TInterval && r.IsNumeric() && (op == "*" || op == "/"):
+		return values.TInterval, nil
 	}
 	return 0, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s %s %s", l, op, r)
 }
@@ -295,7 +295,7 @@ func arithType(l, r Type, op string) (Type, error) {
 // array's when the other side is an array it could be ('{x}').
 func bindArrayConcat(x *sql.BinOp, l, r plantree.Expr) (plantree.Expr, error) {
 	at := l.Type()
-	if at.ElemType() == TUnknown {
+	if at.ElemType() == values.TUnknown {
 		at = r.Type()
 	}
 	for _, e := range []*plantree.Expr{&l, &r} {
@@ -308,8 +308,8 @@ func bindArrayConcat(x *sql.BinOp, l, r plantree.Expr) (plantree.Expr, error) {
 		}
 	}
 	lt, rt := l.Type(), r.Type()
-	ok := lt == at && (rt == at || rt == at.ElemType() || rt == TNull) ||
-		rt == at && (lt == at.ElemType() || lt == TNull)
+	ok := lt == at && (rt == at || rt == at.ElemType() || rt == values.TNull) ||
+		rt == at && (lt == at.ElemType() || lt == values.TNull)
 	if !ok {
 		return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s || %s", lt, rt)
 	}

@@ -12,7 +12,7 @@ import (
 // bindInList binds x [NOT] IN (list): the items take x's type, an untyped
 // x the first item's.
 func (b *Binder) bindInList(x *sql.InList) (plantree.Expr, error) {
-	l, err := b.Bind(x.X, TUnknown)
+	l, err := b.Bind(x.X, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (b *Binder) bindInList(x *sql.InList) (plantree.Expr, error) {
 
 // bindBetween binds x [NOT] BETWEEN lo AND hi as x >= lo AND x <= hi.
 func (b *Binder) bindBetween(x *sql.Between) (plantree.Expr, error) {
-	l, err := b.Bind(x.X, TUnknown)
+	l, err := b.Bind(x.X, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -57,17 +57,17 @@ func (b *Binder) bindBetween(x *sql.Between) (plantree.Expr, error) {
 // bindIsBool binds x IS [NOT] TRUE, FALSE or UNKNOWN (IS NULL of a
 // boolean).
 func (b *Binder) bindIsBool(x *sql.IsBool) (plantree.Expr, error) {
-	inner, err := b.Bind(x.X, TBool)
+	inner, err := b.Bind(x.X, values.TBool)
 	if err != nil {
 		return nil, err
 	}
 	if x.Unknown { // a boolean's third value is NULL
 		if IsUntyped(inner) {
-			if inner, err = Coerce(inner, TBool); err != nil {
+			if inner, err = Coerce(inner, values.TBool); err != nil {
 				return nil, err
 			}
 		}
-		if err := WantType(inner, TBool, "argument of IS UNKNOWN"); err != nil {
+		if err := WantType(inner, values.TBool, "argument of IS UNKNOWN"); err != nil {
 			return nil, err
 		}
 		return &plantree.IsNullExpr{X: inner, Not: x.Not}, nil
@@ -78,12 +78,12 @@ func (b *Binder) bindIsBool(x *sql.IsBool) (plantree.Expr, error) {
 // bindAnyAll binds x op ANY/ALL (array): the array is of x's type, an
 // untyped x takes the array's element type.
 func (b *Binder) bindAnyAll(x *sql.AnyAll) (plantree.Expr, error) {
-	l, err := b.Bind(x.X, TUnknown)
+	l, err := b.Bind(x.X, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	arrWant := TUnknown
-	if l.Type() != TUnknown {
+	arrWant := values.TUnknown
+	if l.Type() != values.TUnknown {
 		arrWant = values.ArrayOf(l.Type())
 	}
 	var arr plantree.Expr
@@ -95,7 +95,7 @@ func (b *Binder) bindAnyAll(x *sql.AnyAll) (plantree.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if IsUntyped(l) && arr.Type() != TUnknown {
+	if IsUntyped(l) && arr.Type() != values.TUnknown {
 		if l, err = Coerce(l, arr.Type().ElemType()); err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ func (b *Binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err err
 				if err != nil {
 					return nil, true, err
 				}
-				return &plantree.ConstExpr{V: oid, T: TOid}, true, nil
+				return &plantree.ConstExpr{V: oid, T: values.TOid}, true, nil
 			}
 		}
 		return nil, false, nil
@@ -36,13 +36,13 @@ func (b *Binder) bindRegtypeCast(x *sql.Cast) (e plantree.Expr, ok bool, err err
 // regtypeText binds x::regtype::t for a text type t: a regtype prints as
 // the type's name (asyncpg's introspection reads elemtype::regtype::text),
 // where regtype is otherwise an oid here.
-func (b *Binder) regtypeText(x *sql.Cast, t Type) (plantree.Expr, error) {
-	oid, err := b.Bind(x, TUnknown)
+func (b *Binder) regtypeText(x *sql.Cast, t values.Type) (plantree.Expr, error) {
+	oid, err := b.Bind(x, values.TUnknown)
 	if err != nil {
 		return nil, err
 	}
-	var out plantree.Expr = &plantree.FuncExpr{Name: "regtypeout", Args: []plantree.Expr{oid}, T: TText, Fn: catalog.Builtins["regtypeout"]}
-	if t != TText {
+	var out plantree.Expr = &plantree.FuncExpr{Name: "regtypeout", Args: []plantree.Expr{oid}, T: values.TText, Fn: catalog.Builtins["regtypeout"]}
+	if t != values.TText {
 		out = &plantree.CastExpr{X: out, T: t}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package scalar
 
 import (
 	"strings"
+	"topicgate/sql/values"
 
 	"topicgate/planner/plantree"
 	"topicgate/sql"
@@ -26,8 +27,8 @@ var setReturning = map[string]bool{
 // recordSRFs are the set-returning functions of several columns, which
 // only FROM takes (the select list has no record type): their columns.
 var recordSRFs = map[string][]plantree.Column{
-	"jsonb_each_text": {{Name: "key", T: TText}, {Name: "value", T: TText}},
-	"jsonb_each":      {{Name: "key", T: TText}, {Name: "value", T: TJSONB}},
+	"jsonb_each_text": {{Name: "key", T: values.TText}, {Name: "value", T: values.TText}},
+	"jsonb_each":      {{Name: "key", T: values.TText}, {Name: "value", T: values.TJSONB}},
 }
 
 // srfHint is PostgreSQL's hint for a set-returning function where only a
@@ -67,7 +68,7 @@ func (b *Binder) BindSRF(x *sql.FuncCall) (plantree.Expr, error) {
 	var args []plantree.Expr
 	_, err := b.noSRF("!set-returning function calls in the arguments of a set-returning function are not supported", func() (plantree.Expr, error) {
 		for _, a := range x.Args {
-			e, err := b.Bind(a, TUnknown)
+			e, err := b.Bind(a, values.TUnknown)
 			if err != nil {
 				return nil, err
 			}
@@ -86,7 +87,7 @@ func (b *Binder) BindSRF(x *sql.FuncCall) (plantree.Expr, error) {
 	noFunc := func() error { return undefinedFunc(x.Name, types) }
 	// cast converts argument i to t as a function argument: 42883 if no
 	// overload takes it, a literal's own error if it does not read as t.
-	cast := func(i int, t Type) error {
+	cast := func(i int, t values.Type) error {
 		e, err := argCast(args[i], t)
 		if err == errNoOverload {
 			return noFunc()
@@ -106,7 +107,7 @@ func (b *Binder) BindSRF(x *sql.FuncCall) (plantree.Expr, error) {
 			return nil, pgerror.New(pgerror.CodeAmbiguousFunction, "function unnest(unknown) is not unique").
 				WithHint("Could not choose a best candidate function. You might need to add explicit type casts.")
 		}
-		if f.T = args[0].Type().ElemType(); f.T == TUnknown {
+		if f.T = args[0].Type().ElemType(); f.T == values.TUnknown {
 			return nil, noFunc()
 		}
 	case "generate_series":
@@ -126,45 +127,45 @@ func (b *Binder) BindSRF(x *sql.FuncCall) (plantree.Expr, error) {
 		}
 		for i := range args {
 			want := f.T
-			if i == 2 && f.T == TTimestamptz {
-				want = TInterval
+			if i == 2 && f.T == values.TTimestamptz {
+				want = values.TInterval
 			}
 			if err := cast(i, want); err != nil {
 				return nil, err
 			}
 		}
 	case "generate_subscripts":
-		if len(args) < 2 || len(args) > 3 || IsUntyped(args[0]) || args[0].Type().ElemType() == TUnknown {
+		if len(args) < 2 || len(args) > 3 || IsUntyped(args[0]) || args[0].Type().ElemType() == values.TUnknown {
 			return nil, noFunc()
 		}
-		want := []Type{args[0].Type(), TInt4, TBool}
+		want := []values.Type{args[0].Type(), values.TInt4, values.TBool}
 		for i := 1; i < len(args); i++ {
 			if err := cast(i, want[i]); err != nil {
 				return nil, err
 			}
 		}
-		f.T = TInt4
+		f.T = values.TInt4
 	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys", "jsonb_each", "jsonb_each_text":
 		if len(args) != 1 {
 			return nil, noFunc()
 		}
-		if err := cast(0, TJSONB); err != nil {
+		if err := cast(0, values.TJSONB); err != nil {
 			return nil, err
 		}
-		f.T = TText // jsonb_each's: the value's type (FuncScan has both columns)
+		f.T = values.TText // jsonb_each's: the value's type (FuncScan has both columns)
 		if x.Name == "jsonb_array_elements" || x.Name == "jsonb_each" {
-			f.T = TJSONB
+			f.T = values.TJSONB
 		}
 	case "regexp_split_to_table":
 		if len(args) < 2 || len(args) > 3 {
 			return nil, noFunc()
 		}
 		for i := range args {
-			if err := cast(i, TText); err != nil {
+			if err := cast(i, values.TText); err != nil {
 				return nil, err
 			}
 		}
-		f.T = TText
+		f.T = values.TText
 	}
 	return f, nil
 }
@@ -172,49 +173,49 @@ func (b *Binder) BindSRF(x *sql.FuncCall) (plantree.Expr, error) {
 // seriesType resolves generate_series's overload from its arguments:
 // integers (int4, or int8 if any is), numeric, or timestamptz with an
 // interval step (dates take it too, as in PostgreSQL).
-func seriesType(args []plantree.Expr) (Type, error) {
-	t := TUnknown
+func seriesType(args []plantree.Expr) (values.Type, error) {
+	t := values.TUnknown
 	for i, a := range args {
-		if IsUntyped(a) || a.Type() == TNull {
+		if IsUntyped(a) || a.Type() == values.TNull {
 			continue
 		}
 		at := a.Type()
-		if at == TDate {
-			at = TTimestamptz
+		if at == values.TDate {
+			at = values.TTimestamptz
 		}
 		switch {
-		case i == 2 && t == TTimestamptz:
-			if at != TInterval {
+		case i == 2 && t == values.TTimestamptz:
+			if at != values.TInterval {
 				return 0, errNoOverload
 			}
-		case at == TTimestamptz:
-			if t != TUnknown && t != TTimestamptz {
+		case at == values.TTimestamptz:
+			if t != values.TUnknown && t != values.TTimestamptz {
 				return 0, errNoOverload
 			}
-			t = TTimestamptz
-		case at == TInt2 || at == TInt4:
-			if t == TUnknown {
-				t = TInt4
+			t = values.TTimestamptz
+		case at == values.TInt2 || at == values.TInt4:
+			if t == values.TUnknown {
+				t = values.TInt4
 			}
-		case at == TInt8:
-			if t == TUnknown || t == TInt4 {
-				t = TInt8
+		case at == values.TInt8:
+			if t == values.TUnknown || t == values.TInt4 {
+				t = values.TInt8
 			}
-		case at == TNumeric:
-			if t == TUnknown || t.IsInt() {
-				t = TNumeric
+		case at == values.TNumeric:
+			if t == values.TUnknown || t.IsInt() {
+				t = values.TNumeric
 			}
 		default:
 			return 0, errNoOverload
 		}
-		if t == TTimestamptz && at != TTimestamptz && at != TInterval {
+		if t == values.TTimestamptz && at != values.TTimestamptz && at != values.TInterval {
 			return 0, errNoOverload
 		}
 	}
-	if t == TUnknown {
-		t = TInt4 // generate_series(NULL, '3', 1) resolves to the integer overload
+	if t == values.TUnknown {
+		t = values.TInt4 // generate_series(NULL, '3', 1) resolves to the integer overload
 	}
-	if t == TTimestamptz && len(args) != 3 {
+	if t == values.TTimestamptz && len(args) != 3 {
 		return 0, errNoOverload
 	}
 	return t, nil
@@ -225,19 +226,19 @@ var errNoOverload = pgerror.New(pgerror.CodeUndefinedFunction, "no overload")
 // argCast converts a to t, implicitly as PostgreSQL would for a function
 // argument: an untyped literal or parameter takes t, a numeric widens, a
 // date becomes a timestamptz; anything else is an error.
-func argCast(a plantree.Expr, t Type) (plantree.Expr, error) {
+func argCast(a plantree.Expr, t values.Type) (plantree.Expr, error) {
 	if IsUntyped(a) {
 		return Coerce(a, t)
 	}
 	at := a.Type()
 	switch {
-	case at == t || at == TNull:
+	case at == t || at == values.TNull:
 		return a, nil
 	case at.IsNumeric() && t.IsNumeric() && plantree.RankOf(at) <= plantree.RankOf(t):
 		return &plantree.CastExpr{X: a, T: t}, nil
-	case at.IsText() && t == TText:
+	case at.IsText() && t == values.TText:
 		return &plantree.CastExpr{X: a, T: t}, nil
-	case at == TDate && t == TTimestamptz:
+	case at == values.TDate && t == values.TTimestamptz:
 		return &plantree.CastExpr{X: a, T: t}, nil
 	}
 	return nil, errNoOverload
@@ -247,7 +248,7 @@ func argCast(a plantree.Expr, t Type) (plantree.Expr, error) {
 // literal or NULL is unknown.
 func argTypeName(e plantree.Expr) string {
 	if IsUntyped(e) {
-		return TUnknown.String()
+		return values.TUnknown.String()
 	}
 	return e.Type().String()
 }

@@ -20,14 +20,14 @@ func (b *Binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
 	e.OuterCols = outerCols
 	switch x.Kind {
 	case sql.SubExists:
-		e.T = TBool
+		e.T = values.TBool
 	case sql.SubScalar, sql.SubIn, sql.SubArray:
 		if len(inner.Cols) != 1 {
 			return nil, pgerror.New(pgerror.CodeSyntaxError, "subquery must return only one column")
 		}
 		e.T = inner.Cols[0].T
 		if x.Kind == sql.SubArray {
-			if e.T.ElemType() != TUnknown {
+			if e.T.ElemType() != values.TUnknown {
 				return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "ARRAY (subquery) of %s is not supported", e.T)
 			}
 			e.T = values.ArrayOf(e.T)
@@ -44,10 +44,10 @@ func (b *Binder) bindSubLink(x *sql.SubLink) (plantree.Expr, error) {
 			}
 		}
 		xt := e.X.Type()
-		if !(xt == ct || xt.IsNumeric() && ct.IsNumeric() || xt.IsText() && ct.IsText() || xt == TNull || ct == TNull) {
+		if !(xt == ct || xt.IsNumeric() && ct.IsNumeric() || xt.IsText() && ct.IsText() || xt == values.TNull || ct == values.TNull) {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "operator does not exist: %s = %s", xt, ct)
 		}
-		e.T = TBool
+		e.T = values.TBool
 	}
 	if !correlated {
 		b.Subqueries = append(b.Subqueries, e)

@@ -4,6 +4,7 @@ import (
 	"topicgate/planner/plantree"
 	"topicgate/sql"
 	"topicgate/sql/pgerror"
+	"topicgate/sql/values"
 )
 
 var windowOnly = map[string]bool{"row_number": true, "rank": true, "dense_rank": true, "lag": true, "lead": true,
@@ -22,14 +23,14 @@ func (b *Binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 	b.AllowWindow = false
 	defer func() { b.AllowAgg, b.AllowWindow = saveAgg, saveWin }()
 	for _, p := range x.Over.PartitionBy {
-		e, err := b.Bind(p, TUnknown)
+		e, err := b.Bind(p, values.TUnknown)
 		if err != nil {
 			return nil, err
 		}
 		w.PartitionBy = append(w.PartitionBy, e)
 	}
 	for i, o := range x.Over.OrderBy {
-		e, err := b.Bind(o.Expr, TUnknown)
+		e, err := b.Bind(o.Expr, values.TUnknown)
 		if err != nil {
 			return nil, err
 		}
@@ -86,11 +87,11 @@ func (b *Binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 		if len(x.Args) < min || len(x.Args) > max {
 			return nil, pgerror.Newf(pgerror.CodeUndefinedFunction, "function %s does not accept %d arguments", x.Name, len(x.Args))
 		}
-		w.T = TInt8
+		w.T = values.TInt8
 		for i, a := range x.Args {
-			want := TUnknown
+			want := values.TUnknown
 			if i == 1 {
-				want = TInt8
+				want = values.TInt8
 			} else if i == 2 {
 				want = w.Args[0].Type()
 			}
@@ -99,8 +100,8 @@ func (b *Binder) bindWindow(x *sql.FuncCall) (plantree.Expr, error) {
 				return nil, err
 			}
 			if IsUntyped(e) {
-				if want == TUnknown {
-					want = TText
+				if want == values.TUnknown {
+					want = values.TText
 				}
 				if e, err = Coerce(e, want); err != nil {
 					return nil, err
@@ -157,8 +158,8 @@ func (b *Binder) bindFrame(f *sql.Frame, order []plantree.Expr) (*plantree.Windo
 		if f.Mode == sql.FrameRange {
 			e, err = b.bindRangeOffset(fb.Offset, order[0].Type())
 		} else {
-			e, err = b.bindOffset(fb.Offset, TInt8)
-			if err == nil && !e.Type().IsInt() && e.Type() != TNull {
+			e, err = b.bindOffset(fb.Offset, values.TInt8)
+			if err == nil && !e.Type().IsInt() && e.Type() != values.TNull {
 				err = pgerror.Newf(pgerror.CodeDatatypeMismatch, "argument of %s must be type bigint, not type %s", mode, e.Type())
 			}
 		}
@@ -170,7 +171,7 @@ func (b *Binder) bindFrame(f *sql.Frame, order []plantree.Expr) (*plantree.Windo
 	return wf, nil
 }
 
-func (b *Binder) bindOffset(x sql.Expr, want Type) (plantree.Expr, error) {
+func (b *Binder) bindOffset(x sql.Expr, want values.Type) (plantree.Expr, error) {
 	e, err := b.Bind(x, want)
 	if err == nil && IsUntyped(e) {
 		e, err = Coerce(e, want)
@@ -181,14 +182,14 @@ func (b *Binder) bindOffset(x sql.Expr, want Type) (plantree.Expr, error) {
 // bindRangeOffset binds a RANGE frame's offset for an ORDER BY column of
 // type ct: a number for a number, an interval for a timestamptz or an
 // interval (PostgreSQL's in_range support functions).
-func (b *Binder) bindRangeOffset(x sql.Expr, ct Type) (plantree.Expr, error) {
+func (b *Binder) bindRangeOffset(x sql.Expr, ct values.Type) (plantree.Expr, error) {
 	want := ct
 	switch {
 	case ct.IsInt():
-		want = TInt8
-	case ct == TFloat8, ct == TNumeric, ct == TInterval:
-	case ct == TTimestamptz:
-		want = TInterval
+		want = values.TInt8
+	case ct == values.TFloat8, ct == values.TNumeric, ct == values.TInterval:
+	case ct == values.TTimestamptz:
+		want = values.TInterval
 	default:
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", ct)
 	}
@@ -198,8 +199,8 @@ func (b *Binder) bindRangeOffset(x sql.Expr, ct Type) (plantree.Expr, error) {
 	}
 	ot := e.Type()
 	switch {
-	case ot == want || ot == TNull:
-	case ot.IsInt() && (want.IsInt() || want == TFloat8 || want == TNumeric):
+	case ot == want || ot == values.TNull:
+	case ot.IsInt() && (want.IsInt() || want == values.TFloat8 || want == values.TNumeric):
 		e = &plantree.CastExpr{X: e, T: want}
 	default:
 		return nil, pgerror.Newf(pgerror.CodeFeatureNotSupported, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", ct, ot)
