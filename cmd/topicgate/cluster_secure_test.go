@@ -147,7 +147,9 @@ func TestClusterSecureFailover(t *testing.T) {
 	c := jstest.Start(t, 3, jstest.WithOperator(op), jstest.WithTLS(f))
 	t.Logf("3 nodes up in %v", time.Since(ts).Round(time.Millisecond))
 	a, err := start(config{Listen: "127.0.0.1:0", Store: c.URLs()[0], LogLevel: slog.LevelError,
-		NATS: natsConfig{Replicas: 3, Creds: op.Creds(t, "gateway"), CA: f.CA, Timeout: 2 * time.Second}})
+		NATS: natsConfig{Replicas: 3, Creds: op.Creds(t, "gateway"), CA: f.CA, Timeout: 2 * time.Second,
+			// The nodes may still enable the account's JetStream.
+			StartTimeout: 30 * time.Second}})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	conn := connect(t, a)

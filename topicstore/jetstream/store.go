@@ -301,9 +301,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 // startTransient reports whether Open failed in a way that waiting may
 // cure: no node reachable, or the nodes up but not answering for
-// JetStream yet (no meta leader, no stream leader, no peers).
+// JetStream yet (no meta leader, no stream leader, no peers, or, in
+// operator mode, the account's JetStream not enabled while a node still
+// recovers its meta layer: a misconfigured account says the same, so its
+// error comes when StartTimeout ends).
 func startTransient(err error) bool {
 	switch {
+	case errors.Is(err, natsjs.ErrJetStreamNotEnabledForAccount):
+		return true
 	case errors.Is(err, jsext.ErrRefused), errors.Is(err, jsext.ErrTLS), errors.Is(err, jsext.ErrServerTooOld), errors.Is(err, jsext.ErrNoJetStream):
 		return false
 	case errors.Is(err, jsext.ErrUnreachable), errors.Is(err, topicstore.ErrUnavailable), transientCreate(err),

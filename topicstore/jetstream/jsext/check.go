@@ -104,7 +104,7 @@ func Check(ctx context.Context, nc *nats.Conn) error {
 	}
 	if _, err := js.AccountInfo(ctx); err != nil {
 		if errors.Is(err, natsjs.ErrJetStreamNotEnabled) || errors.Is(err, natsjs.ErrJetStreamNotEnabledForAccount) {
-			return fmt.Errorf("topicgate: the NATS server at %s (nats-server %s): %w (%v): start every node with -js, or give its config a jetstream { store_dir: ... } block (in operator mode: give the account JetStream limits in its JWT)",
+			return fmt.Errorf("topicgate: the NATS server at %s (nats-server %s): %w (%w): start every node with -js, or give its config a jetstream { store_dir: ... } block (in operator mode: give the account JetStream limits in its JWT)",
 				where, version, ErrNoJetStream, err)
 		}
 		return fmt.Errorf("topicgate: JetStream at %s (nats-server %s) did not answer: %w (are a majority of the cluster's nodes up?)", where, version, err)
