@@ -96,6 +96,10 @@ var (
 	ErrOffsetOutOfRange = errors.New("offset out of range")
 	// ErrNotShared: a shared-consumer operation named a streaming consumer.
 	ErrNotShared = errors.New("consumer is not a shared consumer")
+	// ErrFenced: a commit's ProducerFence found its producer past the
+	// fence (a newer instance of the writer took over); the commit wrote
+	// nothing.
+	ErrFenced = errors.New("producer fenced")
 )
 
 // ConsumerConfig is a consumer's definition.
@@ -324,10 +328,25 @@ type CommitRequest struct {
 	// holds, atomically with the writes and positions; a lock that expired
 	// (or is not held) fails the whole commit with ErrLockExpired.
 	Acks []SharedAck
+	// Fences make the commit conditional on producers it need not write:
+	// it fails whole with ErrFenced if one of them moved past its fence.
+	Fences []ProducerFence
 	// Session is the committing session (0: none given). A store may use
 	// it to pace group commit (jetstream: wait for the other sessions
 	// that commit steadily), never for what the commit means.
 	Session uint32
+}
+
+// ProducerFence is a commit's condition on a producer of a topic: the
+// producer's last accepted seqno must be below Below (a producer the
+// topic does not know, or whose state expired, passes). A writer that
+// registers each new instance of itself by writing a higher seqno as the
+// producer (the Kafka door's transactional ids: one seqno per epoch)
+// fences a commit of an older instance with it, atomically: the check
+// and the commit are one decision of the store, on every gateway.
+type ProducerFence struct {
+	Topic, Producer string
+	Below           int64
 }
 
 // SharedAck acknowledges messages of one shared consumer in a commit.

@@ -183,6 +183,17 @@ func CheckPosition(u Position, cur, start, end int64) error {
 	return nil
 }
 
+// CheckFence checks a commit's fence on a producer of topic whose state
+// is p (nil: unknown or expired, which passes): its last accepted seqno
+// must be below below.
+func CheckFence(topic, producer string, p *Producer, below int64) error {
+	if p == nil || p.Fresh || p.MaxSeqNo < below {
+		return nil
+	}
+	return fmt.Errorf("%w: topic %q producer %q: last seqno %d, the commit needs one below %d",
+		topicstore.ErrFenced, topic, producer, p.MaxSeqNo, below)
+}
+
 // Moved is where a checked update leaves the position for the request's
 // later updates: never below the partition's start.
 func Moved(u Position, start int64) int64 { return max(u.Offset, start) }

@@ -96,7 +96,7 @@ func (s *Store) expandAll(ctx context.Context, cr *plan.Request) error {
 func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exact bool) (*plan.Request, error) {
 	now := s.opts.Clock()
 	cr := s.newRequest(ctx, req.Session)
-	cr.Pos, cr.Exact = req.Positions, exact
+	cr.Pos, cr.Exact, cr.Fences = req.Positions, exact, req.Fences
 	claimed := map[uint64]bool{}
 	for _, w := range req.Writes {
 		t, err := s.topic(w.Topic)
@@ -145,7 +145,7 @@ func (s *Store) prepare(ctx context.Context, req *topicstore.CommitRequest, exac
 		return nil, err
 	}
 	cr.Steps = steps
-	if len(cr.Writes) == 0 && len(cr.Pos) == 0 && len(cr.Steps) == 0 {
+	if len(cr.Writes) == 0 && len(cr.Pos) == 0 && len(cr.Steps) == 0 && len(cr.Fences) == 0 {
 		return nil, nil
 	}
 	return cr, nil

@@ -14,6 +14,7 @@ import (
 type op struct {
 	writes []sequencer.Write
 	pos    []sequencer.PosUpdate
+	fences []sequencer.Fence
 	size   int
 	ddl    func() error // run by the committer, alone
 	res    chan sequencer.Outcome
@@ -90,6 +91,9 @@ func (s *PebbleStore) Commit(ctx context.Context, req *topicstore.CommitRequest)
 		total += encoded + 64*len(staged)
 	}
 	if o.pos, err = s.pendingPositions(req.Positions); err != nil {
+		return topicstore.CommitResult{}, err
+	}
+	if o.fences, err = s.pendingFences(req.Fences); err != nil {
 		return topicstore.CommitResult{}, err
 	}
 	o.acks = req.Acks
@@ -214,7 +218,7 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 	reqs := make([]sequencer.Request, len(ops))
 	ackErrs := make([]error, len(ops))
 	for i, o := range ops {
-		reqs[i] = sequencer.Request{Writes: o.writes, Positions: o.pos}
+		reqs[i] = sequencer.Request{Writes: o.writes, Positions: o.pos, Fences: o.fences}
 		if len(o.acks) == 0 {
 			continue
 		}

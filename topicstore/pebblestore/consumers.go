@@ -39,6 +39,23 @@ func (s *PebbleStore) pendingPositions(us []topicstore.PositionUpdate) ([]sequen
 	return out, nil
 }
 
+// pendingFences resolves a commit's producer fences' topics; the
+// committer checks them against its state.
+func (s *PebbleStore) pendingFences(fs []topicstore.ProducerFence) ([]sequencer.Fence, error) {
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	out := make([]sequencer.Fence, len(fs))
+	for i, f := range fs {
+		t, err := s.lookup(f.Topic)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sequencer.Fence{TopicID: t.id, Topic: f.Topic, Producer: f.Producer, Below: f.Below}
+	}
+	return out, nil
+}
+
 // Positions returns the consumer's committed offset per partition. It reads
 // the committer's state, so it may include a commit whose fsync is in
 // progress (a commit based on it is ordered after that one).

@@ -12,6 +12,7 @@ var positionTests = []subtest{
 	{"ConflictWritesNothing", testPositionConflict},
 	{"UpdatesSeeEarlierOnes", testPositionSequence},
 	{"SetPosition", testSetPosition},
+	{"ProducerFence", testProducerFence},
 }
 
 func posCommit(e *env, us ...topicstore.PositionUpdate) error {
@@ -119,4 +120,45 @@ func testSetPosition(e *env) {
 	require.ErrorIs(t, posCommit(e, topicstore.PositionUpdate{Topic: "in", Consumer: "c", Partition: 1, Offset: 1, Expect: 0}), topicstore.ErrPositionConflict)
 	require.NoError(t, e.s.SetPosition(ctx, "in", "c", 1, 0), "rewinding is allowed")
 	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("in", "c"))
+}
+
+// testProducerFence: a commit fenced on a producer commits while the
+// producer's last seqno is below the fence and fails whole (no writes, no
+// positions) once a newer instance wrote a seqno at or above it; a fence
+// on a producer the topic does not know passes, and a fenced producer is
+// not changed by the check.
+func testProducerFence(e *env) {
+	t := e.t
+	e.create("in", 1, topicstore.ConsumerConfig{Name: "c"})
+	e.create("reg", 1)
+	e.commit("in", body("a"), body("b"))
+	epoch := func(n int64) topicstore.Message {
+		return topicstore.Message{Partition: 0, ProducerID: "txn/x", SeqNo: n << 32, HasSeqNo: true}
+	}
+	fenced := func(below int64, out string) error {
+		_, err := e.s.Commit(ctx, &topicstore.CommitRequest{
+			Writes:    []topicstore.TopicWrite{{Topic: "in", Messages: []topicstore.Message{body(out)}}},
+			Positions: []topicstore.PositionUpdate{{Topic: "in", Consumer: "c", Partition: 0, Offset: 1, Expect: -1}},
+			Fences:    []topicstore.ProducerFence{{Topic: "reg", Producer: "txn/x", Below: below}},
+		})
+		return err
+	}
+	require.NoError(t, fenced(1<<32, "unknown"), "a producer the topic does not know passes")
+	e.commit("reg", epoch(0))
+	require.NoError(t, fenced(1<<32, "epoch0"))
+	e.commit("reg", epoch(1))
+	err := fenced(1<<32, "zombie")
+	require.ErrorIs(t, err, topicstore.ErrFenced)
+	require.Contains(t, err.Error(), `"txn/x"`, "the error names the producer")
+	require.Equal(t, []string{"0:a", "1:b", "2:unknown", "3:epoch0"}, e.scan("in", part(0)))
+	require.NoError(t, fenced(2<<32, "epoch1"))
+	require.Equal(t, map[int32]int64{0: 1}, e.positions("in", "c"))
+	info, ok := e.s.Producer("reg", "txn/x")
+	require.True(t, ok)
+	require.Equal(t, int64(1<<32), info.MaxSeqNo, "a fence does not move its producer")
+	e.reopen()
+	require.ErrorIs(t, fenced(1<<32, "after restart"), topicstore.ErrFenced)
+	require.ErrorIs(t, fenced(1<<32, "nope"), topicstore.ErrFenced)
+	_, err = e.s.Commit(ctx, &topicstore.CommitRequest{Fences: []topicstore.ProducerFence{{Topic: "gone", Producer: "p", Below: 1}}})
+	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
 }

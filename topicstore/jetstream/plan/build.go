@@ -162,6 +162,30 @@ func (b *groupBuild) producer(t *fold.Topic, id string, named int32) *simProd {
 	return sp
 }
 
+// fences takes r's checked producer fences into the group: a producer
+// the store knows is rewritten as it is, expecting its subject's last
+// sequence, so a write to it by another gateway before the batch lands
+// fails the batch (and the retry's check refuses the fence). A fence on
+// a producer the store does not know carries no expectation: the
+// subject cannot be expected empty and then written.
+func (b *groupBuild) fences(r *Request) {
+	for _, f := range r.Fences {
+		t := b.pl.Fold.ByName[f.Topic]
+		k := ProdKey{t.Rec.ID, f.Producer}
+		sp := b.prods[k]
+		if sp == nil {
+			sp = b.pl.simProducer(t, f.Producer, b.now)
+			if sp.fresh {
+				continue
+			}
+			b.prods[k] = sp
+		}
+		if !sp.d.Fresh {
+			b.touch(sp)
+		}
+	}
+}
+
 // touch puts a producer whose state the group changed in the batch.
 func (b *groupBuild) touch(sp *simProd) {
 	if !sp.touched {

@@ -70,6 +70,23 @@ func (pl *Planner) checkRequest(r *Request, now time.Time, prods map[ProdKey]*si
 			}
 		}
 	}
+	for _, f := range r.Fences {
+		t := pl.Fold.ByName[f.Topic]
+		if t == nil {
+			return decide.TopicGone(f.Topic)
+		}
+		sp := prods[ProdKey{t.Rec.ID, f.Producer}]
+		if sp == nil {
+			sp = pl.simProducer(t, f.Producer, now)
+		}
+		var d *decide.Producer
+		if !sp.d.Fresh {
+			d = &sp.d
+		}
+		if err := decide.CheckFence(f.Topic, f.Producer, d, f.Below); err != nil {
+			return err
+		}
+	}
 	moved := map[posKey]int64{} // this request's earlier updates
 	for _, u := range r.Pos {
 		t := pl.Fold.ByName[u.Topic]

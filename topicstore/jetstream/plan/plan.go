@@ -200,6 +200,7 @@ func (pl *Planner) plan(group []*Request) *Batch {
 			continue
 		}
 		b.positions(r)
+		b.fences(r)
 		res := topicstore.CommitResult{Writes: make([]topicstore.WriteResult, len(writes))}
 		b.placed = nil
 		for wi := range writes {

@@ -15,6 +15,11 @@ type Request struct {
 	Ctx    context.Context
 	Writes []Write
 	Pos    []topicstore.PositionUpdate
+	// Fences are the request's conditions on producers (checkRequest);
+	// a producer a fence holds is rewritten unchanged, expecting its
+	// subject's last sequence, so another gateway's write to it in
+	// between fails the batch.
+	Fences []topicstore.ProducerFence
 	Exact  bool    // SetPosition: the offset must lie in [start, end]
 	Steps  []*Step // shared-consumer steps: a commit's acks, or one SharedStore call (shared.go)
 	// Staged says the request joins staged chunks; OpenedAt is the fold

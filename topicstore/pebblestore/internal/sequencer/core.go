@@ -157,6 +157,7 @@ type partBuf struct {
 type Request struct {
 	Writes    []Write
 	Positions []PosUpdate
+	Fences    []Fence
 }
 
 // Apply processes reqs in order at time now. A request whose checks fail
@@ -182,6 +183,10 @@ func (s *State) Apply(reqs []Request, now time.Time) Output {
 		// Positions are checked against the state before this request's
 		// own writes, and applied before them (they never count them).
 		if err := s.checkPositions(r.Positions); err != nil {
+			g.out.Outcomes[i].Err = err
+			continue
+		}
+		if err := s.checkFences(r.Fences, now); err != nil {
 			g.out.Outcomes[i].Err = err
 			continue
 		}

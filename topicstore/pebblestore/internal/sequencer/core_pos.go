@@ -1,6 +1,8 @@
 package sequencer
 
 import (
+	"time"
+
 	"topicgate/topicstore/decide"
 	"topicgate/topicstore/pebblestore/internal/keys"
 )
@@ -79,4 +81,30 @@ func (s *State) applyPositions(sets []KV, ps []PosUpdate) []KV {
 		sets = append(sets, KV{keys.Position(u.TopicID, u.Partition, u.Consumer), keys.EncodePosition(u.Offset)})
 	}
 	return sets
+}
+
+// Fence is a validated topicstore.ProducerFence for the core.
+type Fence struct {
+	TopicID         uint64
+	Topic, Producer string // Topic for error messages
+	Below           int64
+}
+
+// checkFences checks a request's producer fences against the state
+// (earlier requests of the group already in it). It changes nothing.
+func (s *State) checkFences(fs []Fence, now time.Time) error {
+	for _, f := range fs {
+		t := s.Topics[f.TopicID]
+		if t == nil {
+			return decide.TopicGone(f.Topic)
+		}
+		var p *decide.Producer
+		if ps := s.LiveProducer(t, f.Producer, now); ps != nil {
+			p = &ps.Producer
+		}
+		if err := decide.CheckFence(f.Topic, f.Producer, p, f.Below); err != nil {
+			return err
+		}
+	}
+	return nil
 }
