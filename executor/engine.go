@@ -137,6 +137,10 @@ func (e *Engine) SetSignal(local func(pid uint32, terminate bool) bool, remote f
 // checks made from it.
 func (e *Engine) Authority() *authz.Authority { return e.authz }
 
+// Transactions returns the engine's transaction manager, which the Kafka
+// door's transactions run in too.
+func (e *Engine) Transactions() *txn.Manager { return e.txm }
+
 // NewSession implements wire.Handler.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Session, error) {
 	if err := settings.CheckStartup(info); err != nil {

@@ -22,6 +22,10 @@ const (
 	listGroupsKey       int16 = 16
 	apiVersionsKey      int16 = 18
 	initProducerIDKey   int16 = 22
+	addPartitionsTxnKey int16 = 24
+	addOffsetsTxnKey    int16 = 25
+	endTxnKey           int16 = 26
+	txnOffsetCommitKey  int16 = 28
 	createTopicsKey     int16 = 19
 	deleteTopicsKey     int16 = 20
 	describeConfigsKey  int16 = 32
@@ -38,7 +42,9 @@ const (
 // (record batches v2 only) to before topic IDs (Produce v13, Fetch v13);
 // Metadata up to v12 (topic IDs are answered as zero); ListOffsets from
 // v1 to v6 (v7's max-timestamp lookup is not implemented); InitProducerId
-// up to v4 for idempotent producers (v5's two-phase commit is not). The
+// up to v4 (v5's two-phase commit is not); the transaction APIs
+// (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) up to v3,
+// before KIP-890's server-side verification versions. The
 // classic group APIs stop before KIP-848's versions (OffsetCommit v9,
 // OffsetFetch v9, ListGroups v5) and OffsetCommit and OffsetFetch start
 // at v1 (v0 is ZooKeeper's). The admin APIs (admin*.go) go to kmsg's
@@ -60,6 +66,10 @@ var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: listGroupsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: apiVersionsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: initProducerIDKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: addPartitionsTxnKey, MinVersion: 0, MaxVersion: 3},
+	{ApiKey: addOffsetsTxnKey, MinVersion: 0, MaxVersion: 3},
+	{ApiKey: endTxnKey, MinVersion: 0, MaxVersion: 3},
+	{ApiKey: txnOffsetCommitKey, MinVersion: 0, MaxVersion: 3},
 	{ApiKey: createTopicsKey, MinVersion: 0, MaxVersion: 7},
 	{ApiKey: deleteTopicsKey, MinVersion: 0, MaxVersion: 6},
 	{ApiKey: describeConfigsKey, MinVersion: 0, MaxVersion: 4},

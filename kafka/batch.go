@@ -36,10 +36,13 @@ type batchProducer struct {
 	id       int64
 	epoch    int16
 	firstSeq int32
+	// transactional: the batch belongs to the producer's open
+	// transaction (staged until EndTxn), not written at once.
+	transactional bool
 }
 
 // decodeBatch decodes a Produce partition's records: exactly one record
-// batch of magic 2 whose CRC-32C holds, not transactional, compressed
+// batch of magic 2 whose CRC-32C holds, not a control batch, compressed
 // with one of Kafka's codecs, each record at most
 // topicstore.MaxMessageSize. The messages have Partition part and may
 // alias records; the batch's producer comes with them. Every refusal is
@@ -51,7 +54,8 @@ func decodeBatch(records []byte, part int32) ([]topicstore.Message, batchProduce
 	}
 	var b kmsg.RecordBatch
 	msgs, err := decodeBatchInto(&b, records, part)
-	return msgs, batchProducer{id: b.ProducerID, epoch: b.ProducerEpoch, firstSeq: b.FirstSequence}, err
+	return msgs, batchProducer{id: b.ProducerID, epoch: b.ProducerEpoch, firstSeq: b.FirstSequence,
+		transactional: b.Attributes&attrTransactional != 0}, err
 }
 
 // decodeBatchInto is decodeBatch with the batch's header decoded into b.
@@ -68,8 +72,11 @@ func decodeBatchInto(b *kmsg.RecordBatch, records []byte, part int32) ([]topicst
 	if crc32.Checksum(records[batchCRCFrom:], castagnoli) != uint32(b.CRC) {
 		return nil, refuse(kerr.CorruptMessage, "the record batch fails its CRC-32C check")
 	}
-	if b.Attributes&(attrTransactional|attrControl) != 0 {
-		return nil, refuse(kerr.InvalidRecord, "transactional and control batches are not supported by the Kafka door yet")
+	if b.Attributes&attrControl != 0 {
+		return nil, refuse(kerr.InvalidRecord, "a producer does not send control batches (the door writes none: a transaction's records are staged until it ends)")
+	}
+	if b.Attributes&attrTransactional != 0 && b.ProducerID < 0 {
+		return nil, refuse(kerr.InvalidRecord, "a transactional record batch without a producer id")
 	}
 	if b.ProducerID >= 0 && (b.ProducerEpoch < 0 || b.FirstSequence < 0) {
 		return nil, refuse(kerr.InvalidRecord, "producer %d's batch has epoch %d and first sequence %d", b.ProducerID, b.ProducerEpoch, b.FirstSequence)

@@ -121,7 +121,8 @@ func codeOfBatch(b []byte) int16 {
 }
 
 // TestDecodeBatchRefusals: a bad CRC is CORRUPT_MESSAGE; truncation, two
-// batches, a wrong magic, a transactional or idempotent batch and lying
+// batches, a wrong magic, a control batch, a transactional batch without
+// a producer id, an idempotent batch without an epoch and lying
 // counts are INVALID_RECORD; a record over 12 MiB is MESSAGE_TOO_LARGE.
 func TestDecodeBatchRefusals(t *testing.T) {
 	good := encodeBatch(t, testRecords(), codecNone, false, 1)
@@ -144,7 +145,10 @@ func TestDecodeBatchRefusals(t *testing.T) {
 	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(magic)), "magic 1")
 	txn := bytes.Clone(good)
 	binary.BigEndian.PutUint16(txn[21:], attrTransactional)
-	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(txn)), "transactional")
+	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(txn)), "transactional without a producer id")
+	control := bytes.Clone(good)
+	binary.BigEndian.PutUint16(control[21:], attrControl)
+	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(control)), "control")
 	idem := bytes.Clone(good)
 	binary.BigEndian.PutUint64(idem[43:], 7)
 	require.Equal(t, kerr.InvalidRecord.Code, codeOfBatch(resign(idem)), "producer id without an epoch")

@@ -159,6 +159,14 @@ func (c *conn) handle(ctx context.Context, req kmsg.Request) kmsg.Response {
 		return c.findCoordinator(req)
 	case *kmsg.InitProducerIDRequest:
 		return c.initProducerID(ctx, req)
+	case *kmsg.AddPartitionsToTxnRequest:
+		return c.addPartitionsToTxn(ctx, req)
+	case *kmsg.AddOffsetsToTxnRequest:
+		return c.addOffsetsToTxn(req)
+	case *kmsg.TxnOffsetCommitRequest:
+		return c.txnOffsetCommit(ctx, req)
+	case *kmsg.EndTxnRequest:
+		return c.endTxn(ctx, req)
 	case *kmsg.SASLHandshakeRequest:
 		return c.saslHandshake(req)
 	case *kmsg.SASLAuthenticateRequest:

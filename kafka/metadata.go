@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"fmt"
 	"context"
 	"sort"
 	"time"
@@ -106,15 +107,15 @@ func topicMetadata(name string, info *topicstore.TopicInfo, err error) kmsg.Meta
 }
 
 // findCoordinator answers FindCoordinator: this gateway coordinates
-// every group (group state will live in the store, so any gateway can);
-// transactional ids are not served yet (COORDINATOR_NOT_AVAILABLE).
+// every group and every transactional id it is asked for (group offsets
+// and transactional ids' epochs live in the store, so any gateway can).
 func (c *conn) findCoordinator(req *kmsg.FindCoordinatorRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	code := int16(0)
 	var msg *string
-	if req.CoordinatorType != 0 {
+	if req.CoordinatorType > 1 || (req.CoordinatorType == 1 && c.s.cfg.Txns == nil) {
 		code = kerr.CoordinatorNotAvailable.Code
-		s := "the Kafka door has no transactions yet"
+		s := fmt.Sprintf("the Kafka door does not coordinate keys of type %d", req.CoordinatorType)
 		msg = &s
 	}
 	if req.Version < 4 {

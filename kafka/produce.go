@@ -24,7 +24,9 @@ type pendingWrite struct {
 // (decodeBatch), the batches that decoded are committed together in one
 // synced store commit, and each partition is answered with the offset
 // its first record got, or its own error. A partition that fails writes
-// nothing; the others are not held back by it. acks=0 gets no answer.
+// nothing; the others are not held back by it. A transactional batch is
+// staged in its producer's transaction (stageTxn) and answered with
+// offset -1: its offsets are known at the commit. acks=0 gets no answer.
 func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	commit := &topicstore.CommitRequest{}
@@ -49,6 +51,19 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 			if err == nil {
 				msgs, bp, err = decodeBatch(rp.Records, rp.Partition)
 			}
+			for i := range msgs {
+				msgs[i].Codec = codec
+			}
+			if err == nil && bp.transactional {
+				// Staged in the producer's transaction, published at its
+				// commit: no offset yet (-1), LogStartOffset as usual.
+				if err = c.stageTxn(req.TransactionID, rt.Topic, rp.Partition, bp, msgs); err == nil {
+					p.LogStartOffset = pi.StartOffset
+				}
+				p.ErrorCode, p.ErrorMessage = codeOf(err), messageOf(err)
+				t.Partitions = append(t.Partitions, p)
+				continue
+			}
 			if err == nil && bp.id >= 0 {
 				err = c.idempotent(ctx, rt.Topic, rp.Partition, bp, msgs)
 			}
@@ -56,9 +71,6 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 				p.ErrorCode, p.ErrorMessage = codeOf(err), messageOf(err)
 				t.Partitions = append(t.Partitions, p)
 				continue
-			}
-			for i := range msgs {
-				msgs[i].Codec = codec
 			}
 			pending = append(pending, pendingWrite{topic: ti, part: len(t.Partitions), write: len(commit.Writes),
 				logStart: pi.StartOffset, idempotent: bp.id >= 0})

@@ -32,14 +32,13 @@ const ProducerIDTopic = "__kafka_producer_ids"
 
 // initProducerID answers InitProducerId for an idempotent producer: a
 // new producer id with epoch 0, or for a producer that names its id and
-// epoch (KIP-360, v3+) the same id with the next epoch. Transactional
-// ids are not served yet.
+// epoch (KIP-360, v3+) the same id with the next epoch. A transactional
+// id is initTransactional's.
 func (c *conn) initProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
+		return c.initTransactional(ctx, req, resp)
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < 1<<15-1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
@@ -55,9 +54,8 @@ func (c *conn) initProducerID(ctx context.Context, req *kmsg.InitProducerIDReque
 	return resp
 }
 
-// newProducerID takes the next producer id from ProducerIDTopic, creating
-// the topic the first time.
-func (c *conn) newProducerID(ctx context.Context) (int64, error) {
+// producerIDTopic returns ProducerIDTopic, creating it the first time.
+func (c *conn) producerIDTopic(ctx context.Context) (topicstore.TopicInfo, error) {
 	st := c.s.cfg.Store
 	info, err := st.Topic(ProducerIDTopic)
 	if errors.Is(err, topicstore.ErrTopicNotFound) {
@@ -66,6 +64,13 @@ func (c *conn) newProducerID(ctx context.Context) (int64, error) {
 			info, err = st.Topic(ProducerIDTopic)
 		}
 	}
+	return info, err
+}
+
+// newProducerID takes the next producer id from ProducerIDTopic.
+func (c *conn) newProducerID(ctx context.Context) (int64, error) {
+	st := c.s.cfg.Store
+	info, err := c.producerIDTopic(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"topicgate/authz"
 	"topicgate/topicstore"
+	"topicgate/txn"
 )
 
 // DefaultMaxFrameBytes is the largest request frame accepted when
@@ -49,6 +50,10 @@ type Config struct {
 	// Logger receives connection errors and recovered panics; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Txns is the transaction manager Kafka transactions run in (the
+	// SQL door's, so their commits take the one commit path); nil
+	// refuses transactional producers (COORDINATOR_NOT_AVAILABLE).
+	Txns *txn.Manager
 	// OnWait, when set, is called each time a Fetch starts waiting for new
 	// messages (tests: a long poll is waiting, so a write now wakes it).
 	OnWait func()
@@ -65,6 +70,8 @@ type Server struct {
 
 	// groups are the consumer groups this gateway coordinates.
 	groups *coordinator
+	// txns are the transactional ids this gateway serves.
+	txns txnTable
 
 	// stats are the request counters /metrics shows (WriteMetrics).
 	stats stats
@@ -204,5 +211,6 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.txns.closeAll()
 	return nil
 }

@@ -147,6 +147,9 @@ type Result struct {
 	topicstore.CommitResult
 	// Topics are the topics written, in the order of CommitResult.Writes.
 	Topics []string
+	// StoreErr is the store's own error when the commit failed, before
+	// its mapping to a SQLSTATE (the Kafka door maps it to Kafka's codes).
+	StoreErr error
 }
 
 // End ends the open block: it commits it when commit is true and the
@@ -269,6 +272,7 @@ func (c *Conn) commit(ctx context.Context, tx *Txn) (Result, error) {
 		o(time.Since(start))
 	}
 	res.CommitResult = cr
+	res.StoreErr = err
 	if err != nil {
 		if errors.Is(err, topicstore.ErrOutcomeUnknown) {
 			// The store keeps what the transaction staged until it learns

@@ -53,6 +53,8 @@ type Txn struct {
 	spills     int   // how many spills happened (Mark, RollbackTo)
 	// acks are the shared-consumer messages COMMIT acknowledges.
 	acks []topicstore.SharedAck
+	// fences are the producers the commit is conditional on (Fence).
+	fences []topicstore.ProducerFence
 	// seqnos are the highest seqno staged per producer (dedup.go).
 	seqnos map[producerKey]staged
 	// atLeastOnce: an autocommit consumer read whose rows reached the
@@ -78,6 +80,16 @@ func (t *Txn) restart(id uint64, now time.Time) {
 // SetAcks sets the shared-consumer messages COMMIT acknowledges, atomically
 // with the writes and positions.
 func (t *Txn) SetAcks(acks []topicstore.SharedAck) { t.acks = acks }
+
+// Fence makes the commit conditional on a producer (topicstore's
+// ProducerFence): a Kafka transactional producer's commit fails whole,
+// with topicstore.ErrFenced, once a newer instance of it registered.
+func (t *Txn) Fence(f topicstore.ProducerFence) { t.fences = append(t.fences, f) }
+
+// SetPosition sets where the commit moves a consumer's position in a
+// partition, whatever it is then (a Kafka transactional offset commit):
+// the last call for a partition wins.
+func (t *Txn) SetPosition(k ReadKey, offset int64) { t.RecordRead(k, -1, offset, 0) }
 
 // ReadKey names a consumer's partition the transaction read from.
 type ReadKey struct {
@@ -220,7 +232,7 @@ func (t *Txn) Reads() []ReadKey { return t.readOrder }
 // Request builds the commit request: staged writes and the positions of
 // everything read, each conditional on the position it started from.
 func (t *Txn) Request() *topicstore.CommitRequest {
-	req := &topicstore.CommitRequest{Writes: t.writes, Acks: t.acks}
+	req := &topicstore.CommitRequest{Writes: t.writes, Acks: t.acks, Fences: t.fences}
 	for _, k := range t.readOrder {
 		r := t.reads[k]
 		if r.next == r.expect {
@@ -243,6 +255,6 @@ func (t *Txn) discard() {
 	clear(t.byTopic) // kept for a restart
 	t.writes, t.messages, t.bytes = nil, 0, 0
 	t.reads, t.readOrder = nil, nil
-	t.acks, t.seqnos = nil, nil
+	t.acks, t.seqnos, t.fences = nil, nil, nil
 	t.state = Idle
 }

@@ -282,7 +282,7 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 	if cfg.KafkaListen == "" {
 		return nil
 	}
-	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser,
+	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Txns: a.engine.Transactions(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser,
 		RequireSASL: cfg.Auth != "trust"}
 	if a.audit != nil {
 		kcfg.OnAuth = auditKafkaLogin(a.audit)
