@@ -1,8 +1,8 @@
 package kafka
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
