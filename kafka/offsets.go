@@ -180,18 +180,29 @@ func (c *conn) addConsumer(ctx context.Context, topic, group string) error {
 
 // offsetFetch answers OffsetFetch for one group (v1–v7) or several (v8):
 // each partition's committed offset, -1 for a topic the group has no
-// consumer of. RequireStable (v7+) needs nothing: the door has no
-// transactional offsets pending.
+// consumer of. With RequireStable (v7+) a group whose offsets a
+// transaction open on this gateway stages is UNSTABLE_OFFSET_COMMIT (the
+// client retries once it ended); a transaction open on another gateway
+// is not seen.
 func (c *conn) offsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	c.barrier(ctx)
 	if req.Version < 8 {
+		if req.RequireStable && c.s.txns.pendingGroup(req.Group) {
+			resp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			return resp
+		}
 		resp.Topics = c.groupOffsets(ctx, req.Group, req.Topics)
 		return resp
 	}
 	for _, rg := range req.Groups {
 		g := kmsg.NewOffsetFetchResponseGroup()
 		g.Group = rg.Group
+		if req.RequireStable && c.s.txns.pendingGroup(rg.Group) {
+			g.ErrorCode = kerr.UnstableOffsetCommit.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		var topics []kmsg.OffsetFetchRequestTopic
 		if rg.Topics != nil {
 			topics = []kmsg.OffsetFetchRequestTopic{}
