@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"topicgate/internal/kafkaload"
+)
+
+// TestKafkaLoad runs cmd/kafkaload's workloads (package
+// internal/kafkaload) on the door, small: produce 3200 records from 4
+// idempotent producers in Produce requests of 100 and fetch every one
+// back (SQL counts them too), then produce again asynchronously with a
+// linger and lz4, and rpw, which needs transactions: it either runs
+// exactly once or, while the door has none, fails at once with
+// ErrNoTransactions.
+func TestKafkaLoad(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	ctx := testCtx(t)
+	cfg := &kafkaload.Config{Brokers: []string{a.KafkaAddr()}, Topic: "load", Partitions: 4,
+		Clients: 4, Messages: 3200, Size: 100, Batch: 100, Compression: "none", Timeout: time.Minute}
+
+	p := kafkaload.Run(ctx, cfg, "produce")
+	require.NoError(t, p.Err())
+	require.EqualValues(t, 3200, p.Messages)
+	require.EqualValues(t, 4*8, p.Ops, "Produce batches: 800 per client")
+	f := kafkaload.Run(ctx, cfg, "fetch")
+	require.NoError(t, f.Err())
+	require.EqualValues(t, p.Messages, f.Messages, "fetched = produced")
+	require.Zero(t, f.Duplicates)
+	var n int64
+	require.NoError(t, connect(t, a).QueryRow(ctx, "SELECT count(*) FROM load").Scan(&n))
+	require.EqualValues(t, 3200, n)
+
+	cfg.Linger, cfg.Compression = 5*time.Millisecond, "lz4"
+	p = kafkaload.Run(ctx, cfg, "produce")
+	require.NoError(t, p.Err())
+	require.EqualValues(t, 3200, p.Messages)
+	f = kafkaload.Run(ctx, cfg, "fetch")
+	require.NoError(t, f.Err())
+	require.EqualValues(t, 3200, f.Messages)
+
+	cfg.Messages = 1000
+	start := time.Now()
+	r := kafkaload.Run(ctx, cfg, "rpw")
+	if errors.Is(r.Err(), kafkaload.ErrNoTransactions) {
+		require.Less(t, time.Since(start), 5*time.Second, "rpw should fail fast: %v", r.Err())
+		t.Logf("rpw: %v", r.Err())
+		return
+	}
+	require.NoError(t, r.Err())
+	require.EqualValues(t, 1000, r.Messages)
+	require.Zero(t, r.Duplicates)
+}
