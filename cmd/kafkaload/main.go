@@ -40,6 +40,7 @@ func run() int {
 	flag.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the topics created (the bench's topics have 4)")
 	flag.IntVar(&cfg.Clients, "clients", 16, "concurrent clients, one franz-go client each")
 	flag.IntVar(&cfg.Messages, "messages", 200000, "messages produce writes and rpw prefills")
+	flag.DurationVar(&cfg.Duration, "duration", 0, "produce: above 0, produce for this long instead of --messages (as the bench's ingest-batch, whose --duration is 10s)")
 	flag.IntVar(&cfg.Size, "size", 100, "value bytes per message")
 	flag.IntVar(&cfg.Batch, "batch", 100, "produce: records per Produce request, each acknowledged before the next (the bench's ingest-batch: 100 rows per INSERT); rpw: records per transaction (the bench's rpw: 100)")
 	flag.DurationVar(&cfg.Linger, "linger", 0, "produce: 0 for batch-and-wait; above 0, produce asynchronously with this linger (franz-go batches and pipelines)")
@@ -54,8 +55,8 @@ func run() int {
 	if _, err := kafkaload.ParseCompression(cfg.Compression); err != nil {
 		return usage("%v", err)
 	}
-	if cfg.Clients < 1 || cfg.Messages < 1 || cfg.Size < 1 || cfg.Batch < 1 || cfg.Partitions < 1 || cfg.Linger < 0 {
-		return usage("--clients, --messages, --size, --batch and --partitions must be positive, --linger not negative")
+	if cfg.Clients < 1 || cfg.Messages < 1 || cfg.Size < 1 || cfg.Batch < 1 || cfg.Partitions < 1 || cfg.Linger < 0 || cfg.Duration < 0 {
+		return usage("--clients, --messages, --size, --batch and --partitions must be positive, --linger and --duration not negative")
 	}
 	workloads := kafkaload.Workloads
 	if *workload != "all" {
@@ -72,8 +73,8 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep := kafkaload.NewReport(&cfg, workloads)
-	fmt.Printf("kafkaload: brokers=%s clients=%d size=%dB messages=%d batch=%d linger=%s compression=%s partitions=%d\n\n",
-		*brokers, cfg.Clients, cfg.Size, cfg.Messages, cfg.Batch, cfg.Linger, cfg.Compression, cfg.Partitions)
+	fmt.Printf("kafkaload: brokers=%s clients=%d size=%dB messages=%d duration=%s batch=%d linger=%s compression=%s partitions=%d\n\n",
+		*brokers, cfg.Clients, cfg.Size, cfg.Messages, cfg.Duration, cfg.Batch, cfg.Linger, cfg.Compression, cfg.Partitions)
 	kafkaload.PrintHeader(os.Stdout)
 	failed := 0
 	for _, w := range workloads {

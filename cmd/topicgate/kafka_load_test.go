@@ -14,7 +14,7 @@ import (
 // internal/kafkaload) on the door, small: produce 3200 records from 4
 // idempotent producers in Produce requests of 100 and fetch every one
 // back (SQL counts them too), then produce again asynchronously with a
-// linger and lz4, and rpw, which needs transactions: it either runs
+// linger and lz4, and for 200 ms, and rpw, which needs transactions: it either runs
 // exactly once or, while the door has none, fails at once with
 // ErrNoTransactions.
 func TestKafkaLoad(t *testing.T) {
@@ -43,7 +43,16 @@ func TestKafkaLoad(t *testing.T) {
 	require.NoError(t, f.Err())
 	require.EqualValues(t, 3200, f.Messages)
 
-	cfg.Messages = 1000
+	cfg.Linger, cfg.Duration = 0, 200*time.Millisecond // as long as that takes, as ingest-batch
+	p = kafkaload.Run(ctx, cfg, "produce")
+	require.NoError(t, p.Err())
+	require.Positive(t, p.Messages)
+	require.Equal(t, p.Messages, 100*p.Ops)
+	f = kafkaload.Run(ctx, cfg, "fetch")
+	require.NoError(t, f.Err())
+	require.Equal(t, p.Messages, f.Messages)
+
+	cfg.Messages, cfg.Duration = 1000, 0
 	start := time.Now()
 	r := kafkaload.Run(ctx, cfg, "rpw")
 	if errors.Is(r.Err(), kafkaload.ErrNoTransactions) {

@@ -9,7 +9,8 @@
 //   - produce: each client an idempotent producer (acks=all), sending
 //     Batch records and waiting for their acknowledgement before the next
 //     batch (one Produce request each, as one INSERT of ingest-batch), or
-//     with Linger > 0 producing asynchronously with that linger;
+//     with Linger > 0 producing asynchronously with that linger; Messages
+//     in all, or as many as Duration allows;
 //   - fetch: reads the topic from its start to the end it had when the
 //     fetch began, its partitions spread over the clients;
 //   - rpw: read-process-write in Kafka transactions (kgo's
@@ -46,6 +47,7 @@ type Config struct {
 	Partitions  int           // of the topics produce and rpw create
 	Clients     int           // concurrent clients, one kgo.Client each
 	Messages    int           // produced by produce, prefilled by rpw
+	Duration    time.Duration // produce: above 0, produce for this long instead of Messages (as ingest-batch)
 	Size        int           // value bytes per message
 	Batch       int           // produce: records per Produce request (Linger 0); rpw: records per transaction
 	Linger      time.Duration // produce: 0 for batch-and-wait, else asynchronous with this linger
@@ -163,6 +165,7 @@ type Report struct {
 		Clients     int      `json:"clients"`
 		Size        int      `json:"size_bytes"`
 		Messages    int      `json:"messages"`
+		Duration    string   `json:"duration,omitempty"`
 		Batch       int      `json:"batch"`
 		Linger      string   `json:"linger"`
 		Compression string   `json:"compression"`
@@ -177,6 +180,9 @@ func NewReport(cfg *Config, workloads []string) *Report {
 	c.Workloads, c.Brokers, c.Topic, c.Partitions = workloads, cfg.Brokers, cfg.Topic, cfg.Partitions
 	c.Clients, c.Size, c.Messages, c.Batch = cfg.Clients, cfg.Size, cfg.Messages, cfg.Batch
 	c.Linger, c.Compression = cfg.Linger.String(), cfg.Compression
+	if cfg.Duration > 0 {
+		c.Duration = cfg.Duration.String()
+	}
 	return rep
 }
 

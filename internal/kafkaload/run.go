@@ -52,8 +52,8 @@ func (cfg *Config) check() error {
 		return errors.New("no topic")
 	case cfg.Clients < 1, cfg.Messages < 1, cfg.Size < 1, cfg.Batch < 1, cfg.Partitions < 1:
 		return errors.New("clients, messages, size, batch and partitions must be positive")
-	case cfg.Linger < 0:
-		return errors.New("linger must not be negative")
+	case cfg.Linger < 0, cfg.Duration < 0:
+		return errors.New("linger and duration must not be negative")
 	}
 	_, err := ParseCompression(cfg.Compression)
 	return err
@@ -196,8 +196,9 @@ func split(total, i, n int) int {
 // for their acknowledgement before the next batch, as an ingest-batch
 // client sends one INSERT of 100 rows at a time; latency is per batch.
 // With Linger > 0 it produces asynchronously, franz-go batching with that
-// linger and pipelining requests; latency is per record. The clock runs
-// from the first record to the last acknowledgement.
+// linger and pipelining requests; latency is per record. The clients
+// send Messages in all or, with Duration, as many as they can in it. The
+// clock runs from the first record to the last acknowledgement.
 func produce(ctx context.Context, cfg *Config, res *Result) error {
 	if err := recreate(ctx, cfg, cfg.Topic); err != nil {
 		return err
@@ -227,14 +228,17 @@ func produce(ctx context.Context, cfg *Config, res *Result) error {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, cl := range cls {
-		n := split(cfg.Messages, i, len(cls))
+		q := quota{n: split(cfg.Messages, i, len(cls))}
+		if cfg.Duration > 0 {
+			q.deadline = start.Add(cfg.Duration)
+		}
 		p := newPayloads("produce", i, cfg.Size)
 		wg.Go(func() {
 			var err error
 			if cfg.Linger == 0 {
-				err = produceBatches(ctx, cl, p, n, cfg.Batch, &lats[i], &acked, &ops)
+				err = produceBatches(ctx, cl, p, q, cfg.Batch, &lats[i], &acked, &ops)
 			} else {
-				err = produceAsync(ctx, cl, p, n, &lats[i], &acked, &ops)
+				err = produceAsync(ctx, cl, p, q, &lats[i], &acked, &ops)
 			}
 			if err != nil {
 				fe.set(fmt.Errorf("client %d: %w", i, err))
@@ -265,9 +269,31 @@ func produce(ctx context.Context, cfg *Config, res *Result) error {
 	return nil
 }
 
-func produceBatches(ctx context.Context, cl *kgo.Client, p *payloads, n, batch int, lats *[]time.Duration, acked, ops *atomic.Int64) error {
-	for sent := 0; sent < n; {
-		k := min(batch, n-sent)
+// quota is what one producing client sends: n records, or, with a
+// deadline, batches until then (an operation in flight at the deadline
+// completes and counts, as in the bench's timed workloads).
+type quota struct {
+	n        int
+	deadline time.Time
+}
+
+// next is how many records to send after sent, at most batch; 0 to stop.
+func (q quota) next(sent, batch int) int {
+	if !q.deadline.IsZero() {
+		if time.Now().Before(q.deadline) {
+			return batch
+		}
+		return 0
+	}
+	return min(batch, q.n-sent)
+}
+
+func produceBatches(ctx context.Context, cl *kgo.Client, p *payloads, q quota, batch int, lats *[]time.Duration, acked, ops *atomic.Int64) error {
+	for sent := 0; ; {
+		k := q.next(sent, batch)
+		if k <= 0 {
+			return nil
+		}
 		var e kgo.FirstErrPromise
 		t0 := time.Now()
 		for range k {
@@ -284,13 +310,12 @@ func produceBatches(ctx context.Context, cl *kgo.Client, p *payloads, n, batch i
 		acked.Add(int64(k))
 		ops.Add(1)
 	}
-	return nil
 }
 
-func produceAsync(ctx context.Context, cl *kgo.Client, p *payloads, n int, lats *[]time.Duration, acked, ops *atomic.Int64) error {
+func produceAsync(ctx context.Context, cl *kgo.Client, p *payloads, q quota, lats *[]time.Duration, acked, ops *atomic.Int64) error {
 	var mu sync.Mutex
 	var fe firstErr
-	for range n {
+	for sent := 0; q.next(sent, 1) > 0; sent++ {
 		t0 := time.Now()
 		cl.Produce(ctx, &kgo.Record{Value: p.take()}, func(_ *kgo.Record, err error) {
 			if err != nil {
