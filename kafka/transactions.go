@@ -225,7 +225,7 @@ func (c *conn) initTransactional(ctx context.Context, req *kmsg.InitProducerIDRe
 	ts.rollback()
 	epoch, err := c.registerEpoch(ctx, id, req)
 	if err != nil {
-		resp.ErrorCode = codeOf(err)
+		resp.ErrorCode = fencedFor(codeOf(err), req.Version, 4)
 		return resp
 	}
 	ts.epoch, ts.timeout, ts.timedOut, ts.ended, ts.used = epoch, timeout, false, false, time.Now()
@@ -291,6 +291,7 @@ func (c *conn) txnState(id string, pid int64, epoch int16) (*txnState, error) {
 func (c *conn) endTxn(ctx context.Context, req *kmsg.EndTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	defer func() { resp.ErrorCode = fencedFor(resp.ErrorCode, req.Version, 2) }()
 	ts, err := c.txnState(req.TransactionalID, req.ProducerID, req.ProducerEpoch)
 	if err != nil {
 		if !req.Commit && errors.Is(err, kerr.InvalidProducerEpoch) {
@@ -336,6 +337,16 @@ func (c *conn) endTxn(ctx context.Context, req *kmsg.EndTxnRequest) kmsg.Respons
 	}
 	ts.ended, ts.endedOK = true, true
 	return resp
+}
+
+// fencedFor is code as a client of a request version below since reads
+// it: PRODUCER_FENCED (KIP-588) is INVALID_PRODUCER_EPOCH for clients
+// that predate it, as Kafka answers them (kafkajs 2.2 does not know 90).
+func fencedFor(code, version, since int16) int16 {
+	if code == kerr.ProducerFenced.Code && version < since {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
 }
 
 // txnCommitCode is the answer to an EndTxn commit the store refused.

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,7 +47,7 @@ func (c *conn) addPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsTo
 				ts.begin(c.s)
 				ts.parts[txnPart{rt.Topic, part}] = true
 			}
-			p.ErrorCode = codeOf(perr)
+			p.ErrorCode = fencedFor(codeOf(perr), req.Version, 2)
 			t.Partitions = append(t.Partitions, p)
 		}
 		resp.Topics = append(resp.Topics, t)
@@ -60,7 +61,7 @@ func (c *conn) addOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	ts, err := c.txnState(req.TransactionalID, req.ProducerID, req.ProducerEpoch)
 	if err != nil {
-		resp.ErrorCode = codeOf(err)
+		resp.ErrorCode = fencedFor(codeOf(err), req.Version, 2)
 		return resp
 	}
 	defer ts.mu.Unlock()
@@ -106,7 +107,7 @@ func (c *conn) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitReq
 			if perr == nil {
 				ts.open.Block().SetPosition(txn.ReadKey{Topic: rt.Topic, Consumer: req.Group, Partition: rp.Partition}, rp.Offset)
 			}
-			p.ErrorCode = codeOf(perr)
+			p.ErrorCode = fencedFor(codeOf(perr), req.Version, 3)
 			t.Partitions = append(t.Partitions, p)
 		}
 		resp.Topics = append(resp.Topics, t)
@@ -128,6 +129,10 @@ func (c *conn) stageTxn(id *string, topic string, part int32, bp batchProducer, 
 		return refuse(kerr.InvalidRecord, "a transactional record batch in a Produce without a transactional id")
 	}
 	ts, err := c.txnState(*id, bp.id, bp.epoch)
+	if errors.Is(err, kerr.ProducerFenced) {
+		// A partition leader answers an old epoch so, in Kafka.
+		return refuse(kerr.InvalidProducerEpoch, "%v", err)
+	}
 	if err != nil {
 		return err
 	}
