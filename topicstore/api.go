@@ -317,6 +317,11 @@ type PositionUpdate struct {
 	// if the stored one differs at commit time the whole commit fails with
 	// ErrPositionConflict and writes nothing.
 	Expect int64
+	// Forget, instead of moving the position, forgets the partition's
+	// stored one (Offset is ignored): the consumer reads the partition
+	// from its start again, as a consumer created without read_from, and
+	// StoredPositions no longer lists it. Expect applies as to a move.
+	Forget bool
 }
 
 // CommitRequest is everything one atomic, synced commit does: its writes
@@ -451,6 +456,14 @@ type Store interface {
 	// the partition's start offset). A position below the partition's start
 	// offset (retention deleted what it pointed at) reads as the start.
 	Positions(topic, consumer string) (map[int32]int64, error)
+
+	// StoredPositions is Positions without the partitions where the
+	// consumer has no position of its own: it lists those a commit
+	// (PositionUpdate, SetPosition) set and, for a consumer given
+	// read_from, the initial ones of the partitions it had then; never
+	// one a PositionUpdate's Forget forgot since. (A Kafka group answers
+	// -1 for a partition it never committed.)
+	StoredPositions(topic, consumer string) (map[int32]int64, error)
 
 	// SetPosition sets a committed offset explicitly (synced). The offset
 	// must lie in [start offset, end offset], else ErrOffsetOutOfRange.

@@ -162,6 +162,10 @@ type Position struct {
 	// [Start, End]; a commit may name an offset retention passed (it
 	// reads as the start).
 	Exact bool
+	// Forget: the update forgets the stored position (PositionUpdate's
+	// Forget); its Offset is not checked, and the partition reads from
+	// its start after it.
+	Forget bool
 }
 
 // CheckPosition checks update u of a partition holding [start, end),
@@ -171,6 +175,9 @@ func CheckPosition(u Position, cur, start, end int64) error {
 	if u.Expect >= 0 && cur != u.Expect {
 		return fmt.Errorf("%w: topic %q consumer %q partition %d: committed offset is %d, expected %d",
 			topicstore.ErrPositionConflict, u.Topic, u.Consumer, u.Partition, cur, u.Expect)
+	}
+	if u.Forget {
+		return nil
 	}
 	lo := int64(0)
 	if u.Exact {
@@ -195,8 +202,14 @@ func CheckFence(topic, producer string, p *Producer, below int64) error {
 }
 
 // Moved is where a checked update leaves the position for the request's
-// later updates: never below the partition's start.
-func Moved(u Position, start int64) int64 { return max(u.Offset, start) }
+// later updates: never below the partition's start (the start itself
+// after a Forget).
+func Moved(u Position, start int64) int64 {
+	if u.Forget {
+		return start
+	}
+	return max(u.Offset, start)
+}
 
 // TopicGone is the refusal of a commit naming a topic that no longer
 // exists.

@@ -30,6 +30,11 @@ func (s *Store) Positions(topic, consumer string) (map[int32]int64, error) {
 	return s.reads.Positions(topic, consumer)
 }
 
+// StoredPositions implements topicstore.Store.
+func (s *Store) StoredPositions(topic, consumer string) (map[int32]int64, error) {
+	return s.reads.StoredPositions(topic, consumer)
+}
+
 // OffsetForTime implements topicstore.Store.
 func (s *Store) OffsetForTime(topic string, at time.Time) (map[int32]int64, error) {
 	return s.reads.OffsetForTime(topic, at)

@@ -267,7 +267,13 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		}
 	}
 	for _, kv := range g.out.Sets {
-		if err := b.Set(kv.Key, kv.Value, nil); err != nil {
+		var err error
+		if kv.Value == nil { // a forgotten position (sequencer.KV)
+			err = b.Delete(kv.Key, nil)
+		} else {
+			err = b.Set(kv.Key, kv.Value, nil)
+		}
+		if err != nil {
 			g.err = err
 		}
 	}

@@ -34,7 +34,7 @@ func (s *PebbleStore) pendingPositions(us []topicstore.PositionUpdate) ([]sequen
 			return nil, fmt.Errorf("%w: topic %q partition %d", topicstore.ErrPartitionNotFound, u.Topic, u.Partition)
 		}
 		out[i] = sequencer.PosUpdate{TopicID: t.id, Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
-			Offset: u.Offset, Expect: u.Expect}
+			Offset: u.Offset, Expect: u.Expect, Forget: u.Forget}
 	}
 	return out, nil
 }
@@ -77,6 +77,26 @@ func (s *PebbleStore) Positions(topic, consumer string) (map[int32]int64, error)
 	return out, nil
 }
 
+// StoredPositions returns the consumer's offsets of the partitions it has
+// a position record of: committed, or its initial one (read_from).
+func (s *PebbleStore) StoredPositions(topic, consumer string) (map[int32]int64, error) {
+	t, err := s.lookup(topic)
+	if err != nil {
+		return nil, err
+	}
+	s.coreMu.Lock()
+	defer s.coreMu.Unlock()
+	ct := s.core.Topics[t.id]
+	if ct == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	out := ct.Stored(consumer)
+	if out == nil {
+		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
+	}
+	return out, nil
+}
+
 // SetPosition moves a consumer's committed offset, through the committer
 // (ordered with commits) and synced. The offset must lie in [start, end].
 func (s *PebbleStore) SetPosition(ctx context.Context, topic, consumer string, partition int32, offset int64) error {
@@ -96,10 +116,14 @@ func (s *PebbleStore) SetPosition(ctx context.Context, topic, consumer string, p
 // (nil at CREATE) to cfg implies, for a topic of nparts partitions, and
 // returns the consumers' offsets for the core, to install after the sync:
 //   - a consumer added with read_from starts, per partition, at the first
-//     offset written at or after it; without read_from at the start;
+//     offset written at or after it (a record, even of offset 0, which
+//     StoredPositions lists); without read_from at the start (no record,
+//     sequencer.NoPosition);
 //   - a consumer whose read_from changed is repositioned the same way;
 //   - a dropped consumer's records are deleted;
-//   - partitions added later start at 0 (their start) for every consumer.
+//   - partitions added later have no record for any consumer (they start
+//     at their start), but those added with a consumer given read_from,
+//     empty, at 0.
 //
 // It runs on the committer goroutine, which owns ct.
 func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicstore.TopicConfig, ct *sequencer.Topic, nparts int) (map[string][]int64, error) {
@@ -118,6 +142,9 @@ func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicsto
 	out := make(map[string][]int64, len(cfg.Consumers))
 	for _, c := range cfg.Consumers {
 		pos := make([]int64, nparts)
+		for p := range pos {
+			pos[p] = sequencer.NoPosition
+		}
 		prev, existed := oldCfg[c.Name]
 		delete(oldCfg, c.Name)
 		if existed && prev.ReadFrom.Equal(c.ReadFrom) {
@@ -125,20 +152,23 @@ func (s *PebbleStore) consumerDDL(b *pebble.Batch, id uint64, old, cfg *topicsto
 			out[c.Name] = pos
 			continue
 		}
-		for p := range ct.Parts {
-			var off int64 // 0: from the start (no record)
-			if !c.ReadFrom.IsZero() {
+		for p := range pos {
+			k := keys.Position(id, int32(p), c.Name)
+			if c.ReadFrom.IsZero() {
+				if existed && p < len(ct.Parts) {
+					_ = b.Delete(k, nil)
+				}
+				continue
+			}
+			var off int64 // a partition added with the consumer is empty
+			if p < len(ct.Parts) {
 				cp := ct.Parts[p]
 				if off, err = offsetForTime(it, id, int32(p), cp.Start, cp.End, c.ReadFrom); err != nil {
 					return nil, err
 				}
 			}
 			pos[p] = off
-			if k := keys.Position(id, int32(p), c.Name); off > 0 {
-				_ = b.Set(k, keys.EncodePosition(off), nil)
-			} else if existed {
-				_ = b.Delete(k, nil)
-			}
+			_ = b.Set(k, keys.EncodePosition(off), nil)
 		}
 		out[c.Name] = pos
 	}

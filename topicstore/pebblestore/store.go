@@ -357,7 +357,11 @@ func (s *PebbleStore) recover() error {
 			ct.Parts = append(ct.Parts, cp)
 		}
 		for _, c := range rec.Config.Consumers {
-			ct.Consumers[c.Name] = make([]int64, len(ct.Parts))
+			pos := make([]int64, len(ct.Parts))
+			for p := range pos {
+				pos[p] = sequencer.NoPosition // until a record says otherwise
+			}
+			ct.Consumers[c.Name] = pos
 		}
 		ct.SetLayout(t.layout.Clone())
 		s.configureThrottle(t, ct)

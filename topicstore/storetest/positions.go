@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"time"
+
 	"github.com/stretchr/testify/require"
 
 	"topicgate/topicstore"
@@ -13,6 +15,7 @@ var positionTests = []subtest{
 	{"UpdatesSeeEarlierOnes", testPositionSequence},
 	{"SetPosition", testSetPosition},
 	{"ProducerFence", testProducerFence},
+	{"StoredAndForgotten", testStoredPositions},
 }
 
 func posCommit(e *env, us ...topicstore.PositionUpdate) error {
@@ -160,5 +163,68 @@ func testProducerFence(e *env) {
 	require.ErrorIs(t, fenced(1<<32, "after restart"), topicstore.ErrFenced)
 	require.ErrorIs(t, fenced(1<<32, "nope"), topicstore.ErrFenced)
 	_, err = e.s.Commit(ctx, &topicstore.CommitRequest{Fences: []topicstore.ProducerFence{{Topic: "gone", Producer: "p", Below: 1}}})
+	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
+}
+
+func (e *env) stored(topic, consumer string) map[int32]int64 {
+	e.t.Helper()
+	pos, err := e.s.StoredPositions(topic, consumer)
+	require.NoError(e.t, err)
+	return pos
+}
+
+// testStoredPositions: StoredPositions lists the partitions a commit set
+// (a committed 0 too) and a read_from consumer's initial ones, not those
+// read from the start; a Forget forgets one (in its place among the
+// request's updates), after which the partition reads from its start,
+// read_from or not; all of it survives a reopen.
+func testStoredPositions(e *env) {
+	t := e.t
+	threeHours(e, topicstore.ConsumerConfig{Name: "c"})
+	e.alter("t", func(c *topicstore.TopicConfig) {
+		c.Consumers = append(c.Consumers, topicstore.ConsumerConfig{Name: "late", ReadFrom: Start.Add(30 * time.Minute)})
+	})
+	require.Equal(t, map[int32]int64{}, e.stored("t", "c"), "never committed")
+	require.Equal(t, map[int32]int64{0: 2, 1: 0}, e.stored("t", "late"), "read_from's initial positions, 0 too")
+
+	require.NoError(t, posCommit(e, topicstore.PositionUpdate{Topic: "t", Consumer: "c", Partition: 1, Offset: 0, Expect: -1}))
+	require.Equal(t, map[int32]int64{1: 0}, e.stored("t", "c"), "a committed 0 is stored")
+	require.NoError(t, e.s.SetPosition(ctx, "t", "c", 0, 3))
+	require.Equal(t, map[int32]int64{0: 3, 1: 0}, e.stored("t", "c"))
+
+	forget := func(consumer string, part int32, expect int64) topicstore.PositionUpdate {
+		return topicstore.PositionUpdate{Topic: "t", Consumer: consumer, Partition: part, Expect: expect, Forget: true}
+	}
+	require.ErrorIs(t, posCommit(e, forget("c", 0, 2)), topicstore.ErrPositionConflict, "Expect applies")
+	require.ErrorIs(t, posCommit(e, forget("c", 2, -1)), topicstore.ErrPartitionNotFound)
+	require.ErrorIs(t, posCommit(e, forget("x", 0, -1)), topicstore.ErrConsumerNotFound)
+	require.Equal(t, map[int32]int64{0: 3, 1: 0}, e.stored("t", "c"), "refused forgets change nothing")
+
+	require.NoError(t, posCommit(e, forget("c", 0, 3)))
+	require.Equal(t, map[int32]int64{1: 0}, e.stored("t", "c"))
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("t", "c"), "forgotten: from the start")
+	require.NoError(t, posCommit(e, forget("c", 0, -1)), "forgetting what is not stored is fine")
+
+	// In order: a move after a forget stands, a forget after a move wins.
+	require.NoError(t, posCommit(e,
+		forget("c", 1, -1),
+		topicstore.PositionUpdate{Topic: "t", Consumer: "c", Partition: 1, Offset: 1, Expect: 0},
+		topicstore.PositionUpdate{Topic: "t", Consumer: "c", Partition: 0, Offset: 4, Expect: 0},
+		forget("c", 0, 4)))
+	require.Equal(t, map[int32]int64{1: 1}, e.stored("t", "c"))
+
+	// A read_from consumer forgets its initial position too.
+	require.NoError(t, posCommit(e, forget("late", 0, 2)))
+	require.Equal(t, map[int32]int64{1: 0}, e.stored("t", "late"))
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("t", "late"))
+
+	e.reopen()
+	require.Equal(t, map[int32]int64{1: 1}, e.stored("t", "c"), "after a reopen")
+	require.Equal(t, map[int32]int64{1: 0}, e.stored("t", "late"), "after a reopen")
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, e.positions("t", "late"), "after a reopen")
+
+	_, err := e.s.StoredPositions("t", "nope")
+	require.ErrorIs(t, err, topicstore.ErrConsumerNotFound)
+	_, err = e.s.StoredPositions("nope", "c")
 	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
 }

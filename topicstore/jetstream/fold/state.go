@@ -108,10 +108,15 @@ type Producer struct {
 	Void bool
 }
 
+// NoOffset is a position message's offset (Tg-Off) that forgets the
+// position (PositionUpdate.Forget): the partition reads from its start,
+// read_from or not, until the next commit.
+const NoOffset int64 = -1
+
 // Position is a committed position.
 type Position struct {
 	Seq uint64
-	Off int64
+	Off int64 // NoOffset: forgotten
 	// reset: the consumer was dropped and added again since; off is not
 	// its position (seq still is the subject's last sequence).
 	Reset bool
@@ -251,15 +256,21 @@ func (t *Topic) HasConsumer(name string) bool {
 // one, else its initial one (read_from), clamped up to the partition's
 // start.
 func (t *Topic) Position(consumer string, p int32) int64 {
-	ps := t.Parts[p]
-	off, ok := int64(0), false
+	if off, ok := t.StoredPosition(consumer, p); ok {
+		return off
+	}
+	return t.Parts[p].Start
+}
+
+// StoredPosition is the consumer's position of its own in partition p,
+// clamped up to the partition's start: the committed one, else its
+// initial one (read_from); ok is false when it has neither (it reads
+// from the start), or a forget (Off NoOffset) hides them.
+func (t *Topic) StoredPosition(consumer string, p int32) (off int64, ok bool) {
 	if st := t.Pos[consumer][p]; st != nil && !st.Reset {
-		off, ok = st.Off, true
-	} else if init, found := t.Initial[consumer][p]; found {
-		off, ok = init, true
+		off, ok = st.Off, st.Off != NoOffset
+	} else {
+		off, ok = t.Initial[consumer][p]
 	}
-	if !ok || off < ps.Start {
-		return ps.Start
-	}
-	return off
+	return max(off, t.Parts[p].Start), ok
 }

@@ -240,6 +240,9 @@ func (b *groupBuild) positions(r *Request) {
 			b.msgCount++
 		}
 		sp.off = u.Offset
+		if u.Forget {
+			sp.off = fold.NoOffset
+		}
 		b.guard(t)
 	}
 }

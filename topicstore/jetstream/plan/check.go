@@ -109,7 +109,7 @@ func (pl *Planner) checkRequest(r *Request, now time.Time, prods map[ProdKey]*si
 			cur = off
 		}
 		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
-			Offset: u.Offset, Expect: u.Expect, Exact: r.Exact}
+			Offset: u.Offset, Expect: u.Expect, Exact: r.Exact, Forget: u.Forget}
 		if err := decide.CheckPosition(d, cur, ps.Start, ps.End); err != nil {
 			return err
 		}

@@ -73,6 +73,26 @@ func (rd *Reads) Positions(topic, consumer string) (map[int32]int64, error) {
 	return out, nil
 }
 
+// StoredPositions answers topicstore.Store's StoredPositions.
+func (rd *Reads) StoredPositions(topic, consumer string) (map[int32]int64, error) {
+	rd.h.Lock()
+	defer rd.h.Unlock()
+	t := rd.cfg.Fold.ByName[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
+	}
+	if !t.HasConsumer(consumer) {
+		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
+	}
+	out := make(map[int32]int64, len(t.Parts))
+	for p := range t.Parts {
+		if off, ok := t.StoredPosition(consumer, int32(p)); ok {
+			out[int32(p)] = off
+		}
+	}
+	return out, nil
+}
+
 // OffsetForTime answers topicstore.Store's OffsetForTime.
 func (rd *Reads) OffsetForTime(topic string, at time.Time) (map[int32]int64, error) {
 	rd.h.Lock()

@@ -233,7 +233,7 @@ func Drained(t *fold.Topic) []int32 {
 		}
 		done := true
 		for _, pos := range t.Pos {
-			if st := pos[int32(i)]; st != nil && !st.Reset && st.Off < ps.End {
+			if st := pos[int32(i)]; st != nil && !st.Reset && st.Off != fold.NoOffset && st.Off < ps.End {
 				done = false
 			}
 		}

@@ -35,8 +35,10 @@ type Topic struct {
 	Parts     []Partition
 	Producers map[string]*ProducerState
 	RR        uint32 // round-robin cursor for new bindings and unbound writes
-	// Consumers holds each consumer's committed offset per partition; 0
-	// means none stored (reads clamp up to the partition's Start).
+	// Consumers holds each consumer's committed offset per partition;
+	// NoPosition means none stored (reads clamp up to the partition's
+	// Start). A stored 0 is a position: Kafka's OffsetFetch tells it
+	// from none.
 	Consumers map[string][]int64
 	// Layout is the partitions' place in the key space (topicstore/layout.go);
 	// ActiveIDs lists the active ones (nil: all are, as in a flat layout).
@@ -106,7 +108,7 @@ type Write struct {
 	Staged  []Staged // applied before Msgs
 }
 
-// KV is one Pebble write of a group.
+// KV is one Pebble write of a group: a nil Value deletes Key.
 type KV struct{ Key, Value []byte }
 
 // Published is a partition's new end, to make visible after the sync.

@@ -10,8 +10,12 @@ import (
 // Consumer positions in the deterministic core. A committed offset is the
 // next offset the consumer will read. The core keeps every consumer's
 // offsets (Topic.Consumers); a stored offset below the partition's start
-// reads as the start, and 0 (nothing stored) therefore means "from the
-// start".
+// reads as the start, and NoPosition (nothing stored, no record)
+// therefore means "from the start".
+
+// NoPosition is a partition's entry in Topic.Consumers when the consumer
+// has no position record there.
+const NoPosition int64 = -1
 
 // PosUpdate is a validated PositionUpdate (or SetPosition) for the core.
 type PosUpdate struct {
@@ -22,6 +26,7 @@ type PosUpdate struct {
 	Offset    int64
 	Expect    int64 // < 0: no expectation
 	Exact     bool  // SetPosition: Offset must lie in [start, end]
+	Forget    bool  // forget the stored position (its record is deleted)
 }
 
 type posRef struct {
@@ -62,7 +67,7 @@ func (s *State) checkPositions(ps []PosUpdate) error {
 			cur = t.Committed(pos, u.Partition)
 		}
 		d := decide.Position{Topic: u.Topic, Consumer: u.Consumer, Partition: u.Partition,
-			Offset: u.Offset, Expect: u.Expect, Exact: u.Exact}
+			Offset: u.Offset, Expect: u.Expect, Exact: u.Exact, Forget: u.Forget}
 		if err := decide.CheckPosition(d, cur, p.Start, p.End); err != nil {
 			return err
 		}
@@ -74,11 +79,18 @@ func (s *State) checkPositions(ps []PosUpdate) error {
 }
 
 // applyPositions applies checked updates to the state and appends their
-// records to sets.
+// records to sets (a forgotten position's with a nil value: its record is
+// deleted, in its place in the group's order).
 func (s *State) applyPositions(sets []KV, ps []PosUpdate) []KV {
 	for _, u := range ps {
+		k := keys.Position(u.TopicID, u.Partition, u.Consumer)
+		if u.Forget {
+			s.Topics[u.TopicID].Consumers[u.Consumer][u.Partition] = NoPosition
+			sets = append(sets, KV{k, nil})
+			continue
+		}
 		s.Topics[u.TopicID].Consumers[u.Consumer][u.Partition] = u.Offset
-		sets = append(sets, KV{keys.Position(u.TopicID, u.Partition, u.Consumer), keys.EncodePosition(u.Offset)})
+		sets = append(sets, KV{k, keys.EncodePosition(u.Offset)})
 	}
 	return sets
 }

@@ -99,6 +99,22 @@ func (t *Topic) Positions(consumer string) map[int32]int64 {
 	return out
 }
 
+// Stored returns consumer's offsets of the partitions it has a position
+// record of (as Positions reads them), nil if t has no such consumer.
+func (t *Topic) Stored(consumer string) map[int32]int64 {
+	pos := t.Consumers[consumer]
+	if pos == nil {
+		return nil
+	}
+	out := make(map[int32]int64, len(pos))
+	for p, off := range pos {
+		if off != NoPosition {
+			out[int32(p)] = t.Committed(pos, int32(p))
+		}
+	}
+	return out
+}
+
 // Drained reports whether partition p holds nothing any more (retention
 // removed all its messages) and every consumer has committed to its end.
 func (t *Topic) Drained(p int) bool {
@@ -107,7 +123,7 @@ func (t *Topic) Drained(p int) bool {
 		return false // retention has not emptied it yet
 	}
 	for _, pos := range t.Consumers {
-		if p < len(pos) && pos[p] != 0 && pos[p] < cp.End {
+		if p < len(pos) && pos[p] > 0 && pos[p] < cp.End { // none stored, or 0: nothing read to wait for
 			return false
 		}
 	}
