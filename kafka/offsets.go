@@ -14,8 +14,9 @@ import (
 // Offsets. A group's committed offset in a partition is the position of
 // the topic's consumer of the group's name, the same a SQL read WITH
 // (CONSUMER = group) moves: OffsetCommit is one synced store commit of
-// the positions, OffsetFetch reads them back. Kafka's per-offset
-// metadata string is not kept (it reads back empty).
+// the positions, OffsetFetch reads back the stored ones (-1 where the
+// consumer has none: the client applies auto.offset.reset). Kafka's per-offset metadata string is not kept (it reads
+// back empty).
 
 // offsetCommit answers OffsetCommit. The member must be one of the
 // group's at its generation (or, for a group without members here, a
@@ -179,8 +180,9 @@ func (c *conn) addConsumer(ctx context.Context, topic, group string) error {
 }
 
 // offsetFetch answers OffsetFetch for one group (v1–v7) or several (v8):
-// each partition's committed offset, -1 for a topic the group has no
-// consumer of. With RequireStable (v7+) a group whose offsets a
+// each partition's committed offset, -1 for a partition the consumer has
+// no stored position in (never committed) and for a topic the group has
+// no consumer of. With RequireStable (v7+) a group whose offsets a
 // transaction open on this gateway stages is UNSTABLE_OFFSET_COMMIT (the
 // client retries once it ended); a transaction open on another gateway
 // is not seen.
@@ -250,7 +252,10 @@ func (c *conn) groupOffsets(ctx context.Context, group string, topics []kmsg.Off
 		info, err := c.groupTopic(ctx, rt.Topic, group, false)
 		var pos map[int32]int64
 		if err == nil && consumerConfig(&info, group) != nil {
-			pos, err = c.s.cfg.Store.Positions(rt.Topic, group)
+			pos, err = c.s.cfg.Store.StoredPositions(rt.Topic, group)
+			if errors.Is(err, topicstore.ErrConsumerNotFound) {
+				err = nil // dropped meanwhile (DeleteGroups): nothing committed
+			}
 		}
 		for _, part := range rt.Partitions {
 			p := kmsg.NewOffsetFetchResponseTopicPartition()

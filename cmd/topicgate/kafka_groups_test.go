@@ -366,3 +366,70 @@ func TestKafkaGroupAuthz(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(2), o.At)
 }
+
+// listOffsetsRead is a kgo hook that tells, on done, each time the client
+// has read a ListOffsets answer: the offset it resets a partition to is
+// then decided, and a record produced after it is read.
+type listOffsetsRead struct{ done chan struct{} }
+
+func (h listOffsetsRead) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == 2 && err == nil {
+		h.done <- struct{}{}
+	}
+}
+
+// commitOffsets commits offsets of group (a simple commit, kadm's) and
+// fails the test on any error.
+func commitOffsets(t *testing.T, adm *kadm.Client, group string, os ...kadm.Offset) {
+	t.Helper()
+	var offs kadm.Offsets
+	for _, o := range os {
+		o.LeaderEpoch = -1
+		offs.Add(o)
+	}
+	resp, err := adm.CommitOffsets(testCtx(t), group, offs)
+	require.NoError(t, err)
+	require.NoError(t, resp.Error())
+}
+
+// fetchedOffsets are group's committed offsets as OffsetFetch (kadm)
+// answers them for every topic it is on: "topic/partition=offset".
+func fetchedOffsets(t *testing.T, adm *kadm.Client, group string) []string {
+	t.Helper()
+	offs, err := adm.FetchOffsets(testCtx(t), group)
+	require.NoError(t, err)
+	require.NoError(t, offs.Error())
+	var out []string
+	offs.Each(func(o kadm.OffsetResponse) { out = append(out, fmt.Sprintf("%s/%d=%d", o.Topic, o.Partition, o.At)) })
+	sort.Strings(out)
+	return out
+}
+
+// TestKafkaGroupUncommittedAtEnd: OffsetFetch answers -1 for a partition
+// the group never committed (a committed 0 is an offset), so a client
+// with auto.offset.reset = latest starts that partition at its end while
+// the committed one resumes where the group committed.
+func TestKafkaGroupUncommittedAtEnd(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	c := connect(t, a)
+	fillTopic(t, c, "events", 3, 15) // partition p holds p, p+3, ...: 5 each
+	adm := kadm.NewClient(kafkaClient(t, a))
+	commitOffsets(t, adm, "tail", kadm.Offset{Topic: "events", Partition: 0, At: 3}, kadm.Offset{Topic: "events", Partition: 2, At: 0})
+	require.Equal(t, []string{"events/0=3", "events/1=-1", "events/2=0"}, fetchedOffsets(t, adm, "tail"))
+	// SQL still reads the uncommitted partition from its start.
+	require.Equal(t, []string{"0 3", "1 0", "2 0"}, queryText(t, c,
+		"SELECT partition, committed_offset FROM sys.consumers WHERE topic = 'events' AND consumer = 'tail' ORDER BY partition"))
+
+	listed := listOffsetsRead{done: make(chan struct{}, 16)}
+	gc := &groupConsumer{cl: kafkaClient(t, a, kgo.ConsumerGroup("tail"), kgo.ConsumeTopics("events"), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.WithHooks(listed))}
+	// Partitions 0 and 2 resume at their commits; 1 waits for its reset.
+	require.Equal(t, []string{"11", "12", "14", "2", "5", "8", "9"}, gc.poll(t, 7))
+	select {
+	case <-listed.done:
+	case <-testCtx(t).Done():
+		t.Fatal("the client never listed partition 1's end")
+	}
+	exec(t, c, "INSERT INTO events (partition, data) VALUES (1, 'new1'), (0, 'new0')")
+	require.Equal(t, []string{"new0", "new1"}, gc.poll(t, 2), "partition 1 from its end, not its start")
+}
