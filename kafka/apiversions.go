@@ -30,6 +30,8 @@ const (
 	deleteTopicsKey     int16 = 20
 	describeConfigsKey  int16 = 32
 	createPartitionsKey int16 = 37
+	deleteGroupsKey     int16 = 42
+	offsetDeleteKey     int16 = 47
 	describeClusterKey  int16 = 60
 
 	saslHandshakeKey    int16 = 17
@@ -47,9 +49,10 @@ const (
 // before KIP-890's server-side verification versions. The
 // classic group APIs stop before KIP-848's versions (OffsetCommit v9,
 // OffsetFetch v9, ListGroups v5) and OffsetCommit and OffsetFetch start
-// at v1 (v0 is ZooKeeper's). The admin APIs (admin*.go) go to kmsg's
-// newest versions; DeleteTopics v6 names topics by id, which the door
-// answers UNKNOWN_TOPIC_ID (ids are zero).
+// at v1 (v0 is ZooKeeper's). The admin APIs (admin*.go, and the group
+// ones DeleteGroups and OffsetDelete) go to kmsg's newest versions;
+// DeleteTopics v6 names topics by id, which the door answers
+// UNKNOWN_TOPIC_ID (ids are zero).
 var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: produceKey, MinVersion: 3, MaxVersion: 9},
 	{ApiKey: fetchKey, MinVersion: 4, MaxVersion: 12},
@@ -64,6 +67,8 @@ var Supported = []kmsg.ApiVersionsResponseApiKey{
 	{ApiKey: syncGroupKey, MinVersion: 0, MaxVersion: 5},
 	{ApiKey: describeGroupsKey, MinVersion: 0, MaxVersion: 5},
 	{ApiKey: listGroupsKey, MinVersion: 0, MaxVersion: 4},
+	{ApiKey: deleteGroupsKey, MinVersion: 0, MaxVersion: 3},
+	{ApiKey: offsetDeleteKey, MinVersion: 0, MaxVersion: 0},
 	{ApiKey: apiVersionsKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: initProducerIDKey, MinVersion: 0, MaxVersion: 4},
 	{ApiKey: addPartitionsTxnKey, MinVersion: 0, MaxVersion: 3},

@@ -194,6 +194,10 @@ func (c *conn) handleGroup(ctx context.Context, req kmsg.Request) kmsg.Response 
 		return c.describeGroups(ctx, req)
 	case *kmsg.ListGroupsRequest:
 		return c.listGroups(ctx, req)
+	case *kmsg.DeleteGroupsRequest:
+		return c.deleteGroups(ctx, req)
+	case *kmsg.OffsetDeleteRequest:
+		return c.offsetDelete(ctx, req)
 	}
 	if resp := c.handleAdmin(ctx, req); resp != nil {
 		return resp

@@ -90,12 +90,15 @@ type group struct {
 type coordinator struct {
 	mu     sync.Mutex
 	groups map[string]*group
+	// deleting counts the DeleteGroups under way per group name: no member
+	// joins and nothing commits meanwhile (deleteBegin).
+	deleting map[string]int
 	// afterFunc is time.AfterFunc (tests could inject a clock here).
 	afterFunc func(time.Duration, func()) *time.Timer
 }
 
 func newCoordinator() *coordinator {
-	return &coordinator{groups: map[string]*group{}, afterFunc: time.AfterFunc}
+	return &coordinator{groups: map[string]*group{}, deleting: map[string]int{}, afterFunc: time.AfterFunc}
 }
 
 // newMemberID is a member id as Kafka makes them: the client id and a
@@ -147,6 +150,11 @@ func (co *coordinator) join(r *joinRequest) <-chan joinResult {
 		out <- joinResult{code: code, generation: -1, memberID: r.memberID}
 		co.forget(g)
 		return out
+	}
+	if co.deleting[r.group] > 0 {
+		// DeleteGroups is dropping the group's consumers: the member
+		// retries (a retriable code) and joins the group's next life.
+		return fail(kerr.CoordinatorLoadInProgress.Code)
 	}
 	if r.protocolType == "" || len(r.protocols) == 0 || !g.compatible(r) {
 		return fail(kerr.InconsistentGroupProtocol.Code)

@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"sort"
@@ -9,6 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"topicgate/sql/pgerror"
+	"topicgate/topicstore"
 )
 
 // joinGroup answers JoinGroup once the rebalance it starts or joins
@@ -169,4 +174,101 @@ func (c *conn) storedGroups(ctx context.Context) map[string]bool {
 		}
 	}
 	return out
+}
+
+// consumerTopics are the topics group is on, by name: those the door
+// serves with a streaming consumer of the group's name (what OffsetFetch
+// lists and ListGroups shows). A shared consumer is no Kafka group, and
+// the door never made a consumer on a topic it does not serve.
+func (c *conn) consumerTopics(group string) []string {
+	var out []string
+	for _, info := range c.s.cfg.Store.Topics() {
+		if cc := consumerConfig(&info, group); cc != nil && !cc.Shared && servable(&info) == nil {
+			out = append(out, info.Config.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// deleteGroups answers DeleteGroups, each group as deleteGroup decides;
+// v3 gives the error's words too.
+func (c *conn) deleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	c.barrier(ctx)
+	for _, name := range req.Groups {
+		g := kmsg.NewDeleteGroupsResponseGroup()
+		g.Group = name
+		err := c.deleteGroup(ctx, name)
+		g.ErrorCode = codeOf(err)
+		if req.Version >= 3 {
+			g.ErrorMessage = messageOf(err)
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp
+}
+
+// deleteGroup deletes group name: with no members here, its consumer is
+// dropped from every topic it is on (consumerTopics), as SQL's ALTER
+// TOPIC t DROP CONSUMER name with its checks (owning the topic). Every
+// topic's checks pass before anything is dropped: one that fails is
+// GROUP_AUTHORIZATION_FAILED, and nothing changed. The drops are one
+// store change per topic (no store change spans topics); one that fails
+// stops the rest, and the error says which topics were done and which
+// not: a retry finishes the job.
+func (c *conn) deleteGroup(ctx context.Context, name string) error {
+	if name == "" {
+		return refuse(kerr.InvalidGroupID, "the group id is empty")
+	}
+	if !c.s.groups.deleteBegin(name) {
+		return refuse(kerr.NonEmptyGroup, "group %s has members: it is deleted once they leave", name)
+	}
+	defer c.s.groups.deleteEnd(name)
+	topics := c.consumerTopics(name)
+	if len(topics) == 0 {
+		return refuse(kerr.GroupIDNotFound, "no topic the Kafka door serves has a consumer %s", name)
+	}
+	drop := func(cfg *topicstore.TopicConfig) error {
+		i := slices.IndexFunc(cfg.Consumers, func(cc topicstore.ConsumerConfig) bool { return cc.Name == name && !cc.Shared })
+		if i < 0 {
+			return topicstore.ErrConsumerNotFound
+		}
+		cfg.Consumers = slices.Delete(cfg.Consumers, i, i+1)
+		return nil
+	}
+	fixes := make([]func(old, cfg *topicstore.TopicConfig), len(topics))
+	for i, t := range topics {
+		fixes[i] = func(old, cfg *topicstore.TopicConfig) {}
+		a := c.s.cfg.Auth
+		if a == nil {
+			continue
+		}
+		err := a.CheckOwner(ctx, c.id, t)
+		if err == nil {
+			fixes[i], err = a.PrepareAlter(ctx, c.id, t, drop)
+		}
+		if pgerror.Code(err) == pgerror.CodeInsufficientPrivilege {
+			return refuse(kerr.GroupAuthorizationFailed, "dropping consumer %s of topic %s: %v", name, t, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i, t := range topics {
+		err := c.s.cfg.Store.AlterTopic(ctx, t, func(cfg *topicstore.TopicConfig) error {
+			old := topicstore.CloneConfig(*cfg)
+			if err := drop(cfg); err != nil {
+				return err
+			}
+			fixes[i](&old, cfg)
+			return nil
+		})
+		if err != nil && !errors.Is(err, topicstore.ErrConsumerNotFound) && !errors.Is(err, topicstore.ErrTopicNotFound) {
+			// (A consumer or topic gone meanwhile is as good as dropped.)
+			c.s.log.Warn("kafka: delete group stopped", "group", name, "dropped", topics[:i], "left", topics[i:], "err", err)
+			return fmt.Errorf("group %s: consumer dropped from topics %v, not from %v: %w", name, topics[:i], topics[i:], err)
+		}
+	}
+	return nil
 }

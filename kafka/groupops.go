@@ -105,6 +105,9 @@ func (co *coordinator) leave(name, id, instanceID string) int16 {
 func (co *coordinator) commitCheck(name, id string, gen int32) int16 {
 	co.mu.Lock()
 	defer co.mu.Unlock()
+	if co.deleting[name] > 0 {
+		return kerr.CoordinatorLoadInProgress.Code // retried once the group is deleted
+	}
 	g := co.groups[name]
 	if gen < 0 && id == "" {
 		if g != nil && len(g.members) > 0 {
@@ -173,4 +176,62 @@ func (co *coordinator) list() []kmsg.ListGroupsResponseGroup {
 		out = append(out, lg)
 	}
 	return out
+}
+
+// deleteBegin starts a DeleteGroups of group name unless it has members
+// here (false: Kafka's NON_EMPTY_GROUP). Until deleteEnd no member joins
+// and no offset is committed for it (COORDINATOR_LOAD_IN_PROGRESS, which
+// clients retry), so that nothing lands in a consumer as it is dropped.
+func (co *coordinator) deleteBegin(name string) bool {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if g := co.groups[name]; g != nil && len(g.members) > 0 {
+		return false
+	}
+	co.deleting[name]++
+	return true
+}
+
+// deleteEnd ends a DeleteGroups deleteBegin started.
+func (co *coordinator) deleteEnd(name string) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.deleting[name]--; co.deleting[name] <= 0 {
+		delete(co.deleting, name)
+	}
+}
+
+// subscribed describes group name's members here for OffsetDelete:
+// whether it has any, and the topics they consume when they speak
+// Kafka's consumer protocol (each member's subscription and assignment);
+// known is false when members speak another protocol, whose topics the
+// coordinator cannot read.
+func (co *coordinator) subscribed(name string) (live bool, topics map[string]bool, known bool) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	g := co.groups[name]
+	if g == nil || len(g.members) == 0 {
+		return false, nil, true
+	}
+	if g.protocolType != "consumer" {
+		return true, nil, false
+	}
+	topics = map[string]bool{}
+	for _, m := range g.members {
+		for _, p := range m.protocols {
+			var md kmsg.ConsumerMemberMetadata
+			if (g.protocol == "" || p.Name == g.protocol) && md.ReadFrom(p.Metadata) == nil {
+				for _, t := range md.Topics {
+					topics[t] = true
+				}
+			}
+		}
+		var a kmsg.ConsumerMemberAssignment
+		if len(m.assignment) > 0 && a.ReadFrom(m.assignment) == nil {
+			for _, t := range a.Topics {
+				topics[t.Topic] = true
+			}
+		}
+	}
+	return true, topics, true
 }

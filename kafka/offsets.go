@@ -15,7 +15,8 @@ import (
 // the topic's consumer of the group's name, the same a SQL read WITH
 // (CONSUMER = group) moves: OffsetCommit is one synced store commit of
 // the positions, OffsetFetch reads back the stored ones (-1 where the
-// consumer has none: the client applies auto.offset.reset). Kafka's per-offset metadata string is not kept (it reads
+// consumer has none: the client applies auto.offset.reset), OffsetDelete
+// forgets them. Kafka's per-offset metadata string is not kept (it reads
 // back empty).
 
 // offsetCommit answers OffsetCommit. The member must be one of the
@@ -181,11 +182,11 @@ func (c *conn) addConsumer(ctx context.Context, topic, group string) error {
 
 // offsetFetch answers OffsetFetch for one group (v1–v7) or several (v8):
 // each partition's committed offset, -1 for a partition the consumer has
-// no stored position in (never committed) and for a topic the group has
-// no consumer of. With RequireStable (v7+) a group whose offsets a
-// transaction open on this gateway stages is UNSTABLE_OFFSET_COMMIT (the
-// client retries once it ended); a transaction open on another gateway
-// is not seen.
+// no stored position in (never committed, or forgotten by OffsetDelete)
+// and for a topic the group has no consumer of. With RequireStable (v7+)
+// a group whose offsets a transaction open on this gateway stages is
+// UNSTABLE_OFFSET_COMMIT (the client retries once it ended); a
+// transaction open on another gateway is not seen.
 func (c *conn) offsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	c.barrier(ctx)
@@ -273,4 +274,70 @@ func (c *conn) groupOffsets(ctx context.Context, group string, topics []kmsg.Off
 		out = append(out, t)
 	}
 	return out
+}
+
+// offsetDelete answers OffsetDelete: the group's committed offsets of the
+// partitions named are forgotten (PositionUpdate.Forget), so OffsetFetch
+// answers -1 for them again and a SQL read as the consumer starts them
+// from the start; the consumer itself stays (DeleteGroups drops it). The
+// checks are OffsetCommit's (SELECT on the topic, USAGE on the
+// consumer); a topic members here subscribe to or are assigned is
+// GROUP_SUBSCRIBED_TO_TOPIC, and a group with members of another
+// protocol than Kafka's consumer one NON_EMPTY_GROUP (its topics are not
+// known), as Kafka answers. A partition the group has no offset in
+// (never committed, or no consumer on the topic) answers no error. The
+// forgets are one synced store commit.
+func (c *conn) offsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	c.barrier(ctx)
+	live, subscribed, known := c.s.groups.subscribed(req.Group)
+	switch {
+	case req.Group == "":
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	case live && !known:
+		resp.ErrorCode = kerr.NonEmptyGroup.Code
+		return resp
+	case !live && len(c.consumerTopics(req.Group)) == 0:
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		return resp
+	}
+	type forget struct{ topic, part int }
+	var ups []topicstore.PositionUpdate
+	var at []forget
+	for ti, rt := range req.Topics {
+		t := kmsg.NewOffsetDeleteResponseTopic()
+		t.Topic = rt.Topic
+		info, terr := c.groupTopic(ctx, rt.Topic, req.Group, false)
+		if terr == nil && subscribed[rt.Topic] {
+			terr = refuse(kerr.GroupSubscribedToTopic, "members of group %s consume topic %s", req.Group, rt.Topic)
+		}
+		cc := consumerConfig(&info, req.Group)
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewOffsetDeleteResponseTopicPartition()
+			p.Partition = rp.Partition
+			err := terr
+			if err == nil && partitionOf(&info, rp.Partition) == nil {
+				err = topicstore.ErrPartitionNotFound
+			}
+			p.ErrorCode = codeOf(err)
+			if err == nil && cc != nil && !cc.Shared {
+				ups = append(ups, topicstore.PositionUpdate{Topic: rt.Topic, Consumer: req.Group,
+					Partition: rp.Partition, Expect: -1, Forget: true})
+				at = append(at, forget{ti, len(t.Partitions)})
+			}
+			t.Partitions = append(t.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	if len(ups) == 0 {
+		return resp
+	}
+	if _, err := c.s.cfg.Store.Commit(ctx, &topicstore.CommitRequest{Positions: ups}); err != nil {
+		c.s.log.Warn("kafka: offset delete failed", "group", req.Group, "err", err)
+		for _, f := range at {
+			resp.Topics[f.topic].Partitions[f.part].ErrorCode = codeOf(err)
+		}
+	}
+	return resp
 }

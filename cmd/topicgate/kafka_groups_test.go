@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -432,4 +433,142 @@ func TestKafkaGroupUncommittedAtEnd(t *testing.T) {
 	}
 	exec(t, c, "INSERT INTO events (partition, data) VALUES (1, 'new1'), (0, 'new0')")
 	require.Equal(t, []string{"new0", "new1"}, gc.poll(t, 2), "partition 1 from its end, not its start")
+}
+
+// TestKafkaGroupDeleteOffsets: OffsetDelete (kadm and sarama) forgets a
+// group's committed offsets: OffsetFetch answers -1 for them again and
+// SQL reads them from the start; the consumer stays. A topic members
+// consume is GROUP_SUBSCRIBED_TO_TOPIC; an unknown partition or topic
+// UNKNOWN_TOPIC_OR_PARTITION, a group on no topic GROUP_ID_NOT_FOUND.
+func TestKafkaGroupDeleteOffsets(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	c := connect(t, a)
+	fillTopic(t, c, "events", 2, 4)
+	fillTopic(t, c, "other", 2, 4)
+	adm := kadm.NewClient(kafkaClient(t, a))
+	commitOffsets(t, adm, "g", kadm.Offset{Topic: "events", Partition: 0, At: 1}, kadm.Offset{Topic: "events", Partition: 1, At: 2},
+		kadm.Offset{Topic: "other", Partition: 0, At: 2}, kadm.Offset{Topic: "other", Partition: 1, At: 2})
+
+	var del kadm.TopicsSet
+	del.Add("events", 1, 7)
+	del.Add("nope", 0)
+	resp, err := adm.DeleteOffsets(testCtx(t), "g", del)
+	require.NoError(t, err)
+	require.NoError(t, resp["events"][1])
+	require.ErrorIs(t, resp["events"][7], kerr.UnknownTopicOrPartition)
+	require.ErrorIs(t, resp["nope"][0], kerr.UnknownTopicOrPartition)
+	require.Equal(t, []string{"events/0=1", "events/1=-1", "other/0=2", "other/1=2"}, fetchedOffsets(t, adm, "g"))
+	require.Equal(t, []string{"events 0 1", "events 1 0", "other 0 2", "other 1 2"}, queryText(t, c,
+		"SELECT topic, partition, committed_offset FROM sys.consumers WHERE consumer = 'g' ORDER BY topic, partition"))
+
+	_, err = adm.DeleteOffsets(testCtx(t), "nobody", del)
+	require.ErrorIs(t, err, kerr.GroupIDNotFound)
+
+	// A live member consuming events: its offsets stay, other's go.
+	gc := newGroupConsumer(t, a, "g", "events")
+	require.Len(t, waitAssigned(t, gc, 2), 2)
+	del = nil
+	del.Add("events", 0)
+	del.Add("other", 0)
+	resp, err = adm.DeleteOffsets(testCtx(t), "g", del)
+	require.NoError(t, err)
+	require.ErrorIs(t, resp["events"][0], kerr.GroupSubscribedToTopic)
+	require.NoError(t, resp["other"][0])
+	require.Equal(t, []string{"events/0=1", "events/1=-1", "other/0=-1", "other/1=2"}, fetchedOffsets(t, adm, "g"))
+
+	// sarama's ClusterAdmin too.
+	scfg := sarama.NewConfig()
+	scfg.Version = sarama.V3_6_0_0
+	sadm, err := sarama.NewClusterAdmin([]string{a.KafkaAddr()}, scfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sadm.Close() })
+	require.NoError(t, sadm.DeleteConsumerGroupOffset("g", "other", 1))
+	require.Equal(t, []string{"events/0=1", "events/1=-1", "other/0=-1", "other/1=-1"}, fetchedOffsets(t, adm, "g"))
+}
+
+// TestKafkaGroupDelete: DeleteGroups (kadm, sarama) refuses a group with
+// a live member (NON_EMPTY_GROUP) and one on no topic
+// (GROUP_ID_NOT_FOUND); an empty group loses its consumer on every
+// topic, so it is gone from OffsetFetch, ListGroups and SQL, and commits
+// again make it anew from nothing.
+func TestKafkaGroupDelete(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	c := connect(t, a)
+	fillTopic(t, c, "events", 2, 4)
+	fillTopic(t, c, "other", 1, 2)
+	adm := kadm.NewClient(kafkaClient(t, a))
+	commitOffsets(t, adm, "g", kadm.Offset{Topic: "events", Partition: 0, At: 2}, kadm.Offset{Topic: "other", Partition: 0, At: 1})
+	exec(t, c, "ALTER TOPIC other ADD CONSUMER sqlonly")
+
+	gc := newGroupConsumer(t, a, "g", "events")
+	require.Len(t, waitAssigned(t, gc, 2), 2)
+	_, err := adm.DeleteGroup(testCtx(t), "g")
+	require.ErrorIs(t, err, kerr.NonEmptyGroup)
+	require.Equal(t, []string{"events/0=2", "events/1=-1", "other/0=1"}, fetchedOffsets(t, adm, "g"))
+	gc.cl.Close() // leaves the group
+
+	deleted, err := adm.DeleteGroups(testCtx(t), "g", "nobody")
+	require.NoError(t, err)
+	require.NoError(t, deleted["g"].Err)
+	require.ErrorIs(t, deleted["nobody"].Err, kerr.GroupIDNotFound)
+	require.Contains(t, deleted["nobody"].ErrMessage, "nobody", "v3 says why")
+	require.Empty(t, fetchedOffsets(t, adm, "g"))
+	require.Equal(t, []string{"other sqlonly"}, queryText(t, c, "SELECT DISTINCT topic, consumer FROM sys.consumers ORDER BY 1, 2"))
+	listed, err := adm.ListGroups(testCtx(t))
+	require.NoError(t, err)
+	require.NotContains(t, listed.Groups(), "g")
+
+	// A new life of the group starts from nothing.
+	commitOffsets(t, adm, "g", kadm.Offset{Topic: "events", Partition: 1, At: 1})
+	require.Equal(t, []string{"events/0=-1", "events/1=1"}, fetchedOffsets(t, adm, "g"))
+
+	scfg := sarama.NewConfig()
+	scfg.Version = sarama.V3_6_0_0
+	sadm, err := sarama.NewClusterAdmin([]string{a.KafkaAddr()}, scfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sadm.Close() })
+	require.NoError(t, sadm.DeleteConsumerGroup("g"))
+	require.Empty(t, fetchedOffsets(t, adm, "g"))
+	require.ErrorIs(t, sadm.DeleteConsumerGroup("g"), sarama.ErrGroupIDNotFound)
+}
+
+// TestKafkaGroupDeleteAuthz: DeleteGroups takes what ALTER TOPIC ... DROP
+// CONSUMER takes on each topic (owning it): a role owning one of the
+// group's two topics gets GROUP_AUTHORIZATION_FAILED and nothing is
+// dropped; owning both it deletes the group. OffsetDelete takes
+// OffsetCommit's privileges (USAGE on the consumer).
+func TestKafkaGroupDeleteAuthz(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.KafkaListen, cfg.KafkaUser = "127.0.0.1:0", "keeper"
+	a := startServer(t, cfg)
+	c := connect(t, a)
+	exec(t, c, "CREATE ROLE keeper LOGIN")
+	fillTopic(t, c, "mine", 1, 2)
+	fillTopic(t, c, "theirs", 1, 2)
+	exec(t, c, "ALTER TOPIC mine OWNER TO keeper")
+	exec(t, c, "ALTER TOPIC mine ADD CONSUMER g")
+	exec(t, c, "ALTER TOPIC theirs ADD CONSUMER g")
+	exec(t, c, "GRANT SELECT ON TOPIC theirs TO keeper")
+	consumers := "SELECT DISTINCT topic FROM sys.consumers WHERE consumer = 'g' ORDER BY 1"
+	adm := kadm.NewClient(kafkaClient(t, a))
+	ctx := testCtx(t)
+
+	_, err := adm.DeleteGroup(ctx, "g")
+	require.ErrorIs(t, err, kerr.GroupAuthorizationFailed)
+	require.Equal(t, []string{"mine", "theirs"}, queryText(t, c, consumers), "nothing dropped")
+
+	var del kadm.TopicsSet
+	del.Add("theirs", 0)
+	resp, err := adm.DeleteOffsets(ctx, "g", del)
+	require.NoError(t, err)
+	require.ErrorIs(t, resp["theirs"][0], kerr.GroupAuthorizationFailed, "no USAGE on theirs.g")
+	exec(t, c, "GRANT USAGE ON CONSUMER theirs.g TO keeper")
+	resp, err = adm.DeleteOffsets(ctx, "g", del)
+	require.NoError(t, err)
+	require.NoError(t, resp["theirs"][0])
+
+	exec(t, c, "ALTER TOPIC theirs OWNER TO keeper")
+	_, err = adm.DeleteGroup(ctx, "g")
+	require.NoError(t, err)
+	require.Empty(t, queryText(t, c, consumers))
 }
