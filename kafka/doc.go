@@ -37,11 +37,17 @@
 //     protocol, assignments, and rebalances on join, leave, session
 //     timeout (time.AfterFunc, injectable) and rebalance timeout.
 //   - groupapi.go: JoinGroup (KIP-394's MEMBER_ID_REQUIRED from v4),
-//     SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups.
-//   - offsets.go: OffsetCommit and OffsetFetch. A group G's offsets are
-//     the positions of the consumer G of each topic (created, not
-//     important, at the group's first commit to it, with ALTER TOPIC's
-//     checks), committed in one synced store commit.
+//     SyncGroup, Heartbeat, LeaveGroup, DescribeGroups, ListGroups and
+//     DeleteGroups (ALTER TOPIC ... DROP CONSUMER on every topic of the
+//     group, each checked before any is dropped; one store change per
+//     topic, so a store failure midway is answered with what was done).
+//   - offsets.go: OffsetCommit, OffsetFetch and OffsetDelete. A group
+//     G's offsets are the positions of the consumer G of each topic
+//     (created, not important, at the group's first commit to it, with
+//     ALTER TOPIC's checks), committed in one synced store commit;
+//     OffsetFetch answers the stored ones (topicstore's
+//     StoredPositions), -1 where there is none, and OffsetDelete
+//     forgets them (PositionUpdate.Forget), so -1 is answered again.
 //   - batch.go, compress.go: record batches (magic 2) decoded, their
 //     CRC-32C checked and their records decompressed (gzip, snappy framed
 //     or raw, lz4 frame, zstd), and messages encoded as uncompressed
@@ -95,8 +101,9 @@
 //     not shared across gateways: each coordinates its own members.
 //   - Every produce and fetch passes authz's checks (INSERT and SELECT on
 //     the topic) for the connection's identity; an offset commit or fetch
-//     also USAGE on the group's consumer, and creating that consumer
-//     ALTER TOPIC's (owning the topic). The identity is the role a SASL
+//     also USAGE on the group's consumer (an offset delete too), and
+//     creating or dropping that consumer ALTER TOPIC's (owning the
+//     topic). The identity is the role a SASL
 //     exchange authenticated; with Config.RequireSASL a connection sends
 //     nothing but ApiVersions and the SASL APIs before that (anything
 //     else closes it), without it a connection that does not

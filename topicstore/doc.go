@@ -106,7 +106,11 @@
 // position below the partition's start reads as the start. A consumer
 // added with read_from starts at OffsetForTime(read_from); changing
 // read_from repositions it; dropping it deletes its positions; partitions
-// added later start at 0 for every consumer.
+// added later start at 0 for every consumer. StoredPositions lists only
+// the positions a consumer has of its own (committed, or read_from's
+// initial ones; a committed 0 is one), and a PositionUpdate with Forget
+// forgets one: the partition reads from its start and StoredPositions
+// omits it until the next commit (Kafka's OffsetFetch answers -1 there).
 //
 // Reads. Scan returns the visible messages of a range in offset order,
 // clamped to [start, end), each with its Kafka key, headers and null body

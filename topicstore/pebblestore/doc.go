@@ -193,7 +193,10 @@
 // it pointed at). A consumer added with read_from starts at the first batch
 // written at or after it (OffsetForTime, stored in the DDL batch); changing
 // read_from repositions it the same way; dropping a consumer or the topic
-// deletes its records; partitions added later start at 0 for everyone.
+// deletes its records; partitions added later start at 0 for everyone. A
+// record is a stored position (StoredPositions): in memory a partition
+// without one is sequencer.NoPosition (-1), so a committed (or read_from)
+// 0 is told from none; a Forget deletes the record in the commit's batch.
 //
 // # Retention
 //
