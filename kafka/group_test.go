@@ -138,3 +138,53 @@ func TestGroupStaticMemberReplaced(t *testing.T) {
 		t.Fatalf("the replaced member's heartbeat: %d", code)
 	}
 }
+
+// TestGroupDeleteGuard: a group with a member cannot be deleted; while a
+// delete of an empty one runs, nothing joins or commits for it (a
+// retriable code), and afterwards the group lives again. subscribed
+// reads the topics of members of the consumer protocol.
+func TestGroupDeleteGuard(t *testing.T) {
+	ft := &fakeTimers{fns: map[time.Duration][]func(){}}
+	co := newCoordinator()
+	co.afterFunc = ft.afterFunc
+	j := testJoin("", time.Minute)
+	j.protocols[0].Metadata = (&kmsg.ConsumerMemberMetadata{Topics: []string{"events"}}).AppendTo(nil)
+	a := recv(t, co.join(j))
+	if a.code != 0 {
+		t.Fatalf("join: %+v", a)
+	}
+	if live, topics, known := co.subscribed("g"); !live || !known || !topics["events"] || len(topics) != 1 {
+		t.Fatalf("subscribed: %v %v %v", live, topics, known)
+	}
+	if co.deleteBegin("g") {
+		t.Fatal("a group with a member was deleted")
+	}
+	if code := co.leave("g", a.memberID, ""); code != 0 {
+		t.Fatalf("leave: %d", code)
+	}
+	if live, _, known := co.subscribed("g"); live || !known {
+		t.Fatalf("subscribed after the leave: %v %v", live, known)
+	}
+	if !co.deleteBegin("g") {
+		t.Fatal("an empty group could not be deleted")
+	}
+	if r := recv(t, co.join(testJoin("", time.Minute))); r.code != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("join during the delete: %+v", r)
+	}
+	if code := co.commitCheck("g", "", -1); code != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("commit during the delete: %d", code)
+	}
+	co.deleteEnd("g")
+	if code := co.commitCheck("g", "", -1); code != 0 {
+		t.Fatalf("commit after the delete: %d", code)
+	}
+	if r := recv(t, co.join(testJoin("", time.Minute))); r.code != 0 {
+		t.Fatalf("join after the delete: %+v", r)
+	}
+	j = testJoin("", time.Minute)
+	j.group, j.protocolType = "other", "connect"
+	recv(t, co.join(j))
+	if live, _, known := co.subscribed("other"); !live || known {
+		t.Fatalf("a connect group's topics are not known: %v %v", live, known)
+	}
+}
