@@ -54,6 +54,9 @@ type Config struct {
 	// SQL door's, so their commits take the one commit path); nil
 	// refuses transactional producers (COORDINATOR_NOT_AVAILABLE).
 	Txns *txn.Manager
+	// OnTxnTimeout, when set, is told each time a transaction's timeout
+	// rolled it back (tests).
+	OnTxnTimeout func(transactionalID string)
 	// OnWait, when set, is called each time a Fetch starts waiting for new
 	// messages (tests: a long poll is waiting, so a write now wakes it).
 	OnWait func()

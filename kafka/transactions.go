@@ -195,6 +195,9 @@ func (ts *txnState) begin(s *Server) {
 			s.log.Info("kafka: transaction timed out", "transactional_id", ts.id, "timeout", ts.timeout)
 			ts.rollback()
 			ts.timedOut = true
+			if f := s.cfg.OnTxnTimeout; f != nil {
+				f(ts.id)
+			}
 		}
 	})
 }

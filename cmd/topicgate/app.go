@@ -73,6 +73,8 @@ type config struct {
 	KafkaListen string
 	// KafkaOnWait is kafka.Config.OnWait (tests only).
 	KafkaOnWait func()
+	// KafkaOnTxnTimeout is kafka.Config.OnTxnTimeout (tests only).
+	KafkaOnTxnTimeout func(string)
 	// KafkaUser is kafka.Config.User, the role a Kafka connection that
 	// does not authenticate acts as with --auth trust ("" the bootstrap
 	// superuser; tests only).
@@ -283,7 +285,8 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 		return nil
 	}
 	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Txns: a.engine.Transactions(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser,
-		RequireSASL: cfg.Auth != "trust"}
+		OnTxnTimeout: cfg.KafkaOnTxnTimeout,
+		RequireSASL:  cfg.Auth != "trust"}
 	if a.audit != nil {
 		kcfg.OnAuth = auditKafkaLogin(a.audit)
 	}

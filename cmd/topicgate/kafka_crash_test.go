@@ -118,7 +118,7 @@ func runKafkaJob(ctx context.Context, addr string, n int, commits chan<- struct{
 		}
 		sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(addr), kgo.TransactionalID("kjob"),
 			kgo.ConsumerGroup("kjob"), kgo.ConsumeTopics("jin"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-			kgo.RequireStableFetchOffsets(), kgo.DefaultProduceTopic("jout"),
+			kgo.DefaultProduceTopic("jout"),
 			kgo.SessionTimeout(6*time.Second), kgo.TransactionTimeout(20*time.Second), kgo.MaxBufferedRecords(2000),
 			kgo.FetchMaxBytes(64<<10))
 		if err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"sort"
 	"strconv"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // txnClient is a franz-go transactional producer of a's Kafka door.
@@ -125,7 +128,7 @@ func TestKafkaTransactionalReadProcessWrite(t *testing.T) {
 
 	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(a.KafkaAddr()), kgo.TransactionalID("etl-1"),
 		kgo.ConsumerGroup("etl"), kgo.ConsumeTopics("rin"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(), kgo.DefaultProduceTopic("rout"))
+		kgo.DefaultProduceTopic("rout"))
 	require.NoError(t, err)
 	defer sess.Close()
 	done := 0
@@ -160,4 +163,107 @@ func TestKafkaTransactionalReadProcessWrite(t *testing.T) {
 	sort.Strings(want)
 	require.Equal(t, want, outs, "every input answered exactly once")
 	require.Equal(t, n, countRows(t, a, "SELECT sum(committed_offset)::int FROM sys.consumers WHERE topic = 'rin' AND consumer = 'etl'"))
+}
+
+// TestKafkaTransactionRefusals: the transaction APIs' refusals, sent as
+// raw requests: an id this gateway never initialized, a timeout past the
+// maximum, offsets of a group not added, a batch for a partition not
+// added, a commit with nothing open; and a transaction whose timeout
+// passed is rolled back, its producer told INVALID_PRODUCER_EPOCH until
+// it aborts, and then goes on.
+func TestKafkaTransactionRefusals(t *testing.T) {
+	timedOut := make(chan string, 1)
+	cfg := testConfig(t)
+	cfg.KafkaListen = "127.0.0.1:0"
+	cfg.KafkaOnTxnTimeout = func(id string) { timedOut <- id }
+	a := startServer(t, cfg)
+	exec(t, connect(t, a), "CREATE TOPIC rt WITH (min_active_partitions = 2)")
+	ctx := testCtx(t)
+	cl := kafkaClient(t, a)
+
+	init := func(id string, timeoutMs int32) *kmsg.InitProducerIDResponse {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = &id, timeoutMs
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp
+	}
+	addParts := func(id string, pid int64, epoch int16, parts ...int32) int16 {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = "rt", parts
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	endTxn := func(id string, pid int64, epoch int16, commit bool) int16 {
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.ErrorCode
+	}
+
+	require.Equal(t, kerr.InvalidTransactionTimeout.Code, init("slow", 16*60*1000).ErrorCode)
+	require.Equal(t, kerr.InvalidProducerIDMapping.Code, addParts("never", 12345, 0, 0), "an id this gateway never initialized")
+
+	r := init("t1", 60000)
+	require.Zero(t, r.ErrorCode)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	require.Equal(t, kerr.InvalidTxnState.Code, endTxn("t1", pid, epoch, true), "a commit with nothing open")
+	require.Zero(t, endTxn("t1", pid, epoch, false), "an abort of nothing")
+	require.Equal(t, kerr.UnknownTopicOrPartition.Code, addParts("t1", pid, epoch, 7))
+
+	oc := kmsg.NewPtrTxnOffsetCommitRequest()
+	oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch = "t1", "g", pid, epoch
+	ot := kmsg.NewTxnOffsetCommitRequestTopic()
+	ot.Topic = "rt"
+	op := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	ot.Partitions = append(ot.Partitions, op)
+	oc.Topics = append(oc.Topics, ot)
+	ocr, err := oc.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Equal(t, kerr.InvalidTxnState.Code, ocr.Topics[0].Partitions[0].ErrorCode, "offsets of a group not added")
+
+	// A transactional batch for a partition not added.
+	require.Zero(t, addParts("t1", pid, epoch, 0))
+	prod := txnClient(t, a, "t2")
+	require.NoError(t, prod.BeginTransaction())
+	require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: "rt", Partition: 1, Value: []byte("x")}).FirstErr())
+	p2, e2, err := prod.ProducerID(ctx)
+	require.NoError(t, err)
+	require.Equal(t, kerr.InvalidTxnState.Code, produceTxnBatch(t, cl, "t2", p2, e2, 0), "partition 0 was not added")
+
+	// A timeout rolls back; the producer is told so until it aborts.
+	r = init("t3", 100)
+	require.Zero(t, r.ErrorCode)
+	require.Zero(t, addParts("t3", r.ProducerID, r.ProducerEpoch, 0))
+	require.Equal(t, "t3", <-timedOut)
+	require.Equal(t, kerr.InvalidProducerEpoch.Code, addParts("t3", r.ProducerID, r.ProducerEpoch, 1))
+	require.Equal(t, kerr.InvalidProducerEpoch.Code, endTxn("t3", r.ProducerID, r.ProducerEpoch, true))
+	require.Zero(t, endTxn("t3", r.ProducerID, r.ProducerEpoch, false))
+	require.Zero(t, addParts("t3", r.ProducerID, r.ProducerEpoch, 1), "after the abort it goes on")
+	require.Zero(t, endTxn("t3", r.ProducerID, r.ProducerEpoch, false))
+}
+
+// produceTxnBatch sends one transactional record batch of producer (pid,
+// epoch) for partition part of rt and returns the partition's error code.
+func produceTxnBatch(t *testing.T, cl *kgo.Client, id string, pid int64, epoch int16, part int32) int16 {
+	t.Helper()
+	raw := recordBatch([]string{"y"}, pid, epoch, 1, false)
+	binary.BigEndian.PutUint16(raw[21:], 0x10) // transactional
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	req := kmsg.NewPtrProduceRequest()
+	req.TransactionID, req.Acks, req.TimeoutMillis = &id, -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "rt"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = part, raw
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(testCtx(t), cl)
+	require.NoError(t, err)
+	return resp.Topics[0].Partitions[0].ErrorCode
 }
