@@ -32,6 +32,15 @@
 //     store's dedup keeps Kafka's exactly-once rules, and the door answers
 //     DUPLICATE_SEQUENCE_NUMBER, OUT_OF_ORDER_SEQUENCE_NUMBER and
 //     INVALID_PRODUCER_EPOCH as a broker does.
+//   - transactions.go, txnapi.go: transactional producers. A
+//     transactional id's epoch is registered in the store (the seqno of
+//     producer "txn/<id>" of ProducerIDTopic, raised by InitProducerId on
+//     any gateway) and its producer id derived from the id; an open
+//     transaction is a txn.Conn block of this gateway (Config.Txns, the
+//     SQL door's manager) that Produce stages transactional batches in and
+//     TxnOffsetCommit the group's positions; EndTxn commits it in one
+//     store commit fenced on the registration (topicstore.ProducerFence)
+//     or rolls it back; a timeout rolls it back.
 //   - group.go, groupops.go: the group coordinator of the classic
 //     protocol, in the gateway's memory: members, generations, leader,
 //     protocol, assignments, and rebalances on join, leave, session
@@ -95,10 +104,18 @@
 //     topicstore commit for the request) before it answers acks=1 or -1;
 //     a batch that does not decode, fails its CRC or holds a record over
 //     topicstore.MaxMessageSize writes nothing of its partition.
-//   - The door keeps no state a restart loses but group membership:
-//     everything else it answers comes from the store, and members
-//     rejoin a restarted coordinator as Kafka clients do. Membership is
-//     not shared across gateways: each coordinates its own members.
+//   - A transaction's records are in no partition before its EndTxn
+//     commit, which publishes them and moves its groups' positions in one
+//     synced store commit, or nothing of it (a newer epoch of its
+//     transactional id registered anywhere fails it whole): no control
+//     records, and a reader never waits behind an open transaction.
+//   - The door keeps no state a restart loses but group membership and
+//     open transactions: everything else it answers comes from the
+//     store. Members rejoin a restarted coordinator as Kafka clients do;
+//     a transactional producer whose transaction is gone is told
+//     INVALID_PRODUCER_ID_MAPPING, aborts and initializes again.
+//     Membership is not shared across gateways: each coordinates its own
+//     members.
 //   - Every produce and fetch passes authz's checks (INSERT and SELECT on
 //     the topic) for the connection's identity; an offset commit or fetch
 //     also USAGE on the group's consumer (an offset delete too), and

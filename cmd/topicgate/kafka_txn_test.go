@@ -47,6 +47,9 @@ func TestKafkaTransactionCommitAbort(t *testing.T) {
 		recs = append(recs, &kgo.Record{Topic: "tx", Partition: int32(i % 2), Key: []byte("k"), Value: []byte(strconv.Itoa(i))})
 	}
 	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+	for _, r := range recs {
+		require.Equal(t, int64(-1), r.Offset, "a staged record's offset is unknown until the commit")
+	}
 	require.Equal(t, 0, countRows(t, a, "SELECT count(*) FROM tx"), "staged records are invisible before the commit")
 	require.NoError(t, cl.EndTransaction(ctx, kgo.TryCommit))
 	require.Equal(t, 10, countRows(t, a, "SELECT count(*) FROM tx"))
