@@ -26,6 +26,16 @@ type Gatherer interface {
 	// wrong gateway travels this way.
 	Tell(kind string, data []byte) error
 	Hear(kind string, fn func(data []byte)) error
+	// Ask sends data to gateway gw's Answer of kind and returns its reply
+	// (a request that only that gateway can act on: the Kafka door's
+	// group coordinator). It fails with ErrUnavailable when gw does not
+	// answer within ctx (it is gone, or answers no such kind).
+	Ask(ctx context.Context, gw, kind string, data []byte) ([]byte, error)
+	// Answer makes fn this gateway's answer to Asks of kind, for the
+	// store's life. Each Ask runs fn on a goroutine of its own, which may
+	// wait (up to the context's deadline, the asker's) but must not call
+	// back into the store's Answer.
+	Answer(kind string, fn func(ctx context.Context, data []byte) []byte) error
 }
 
 // Gathered is what Gather collected.

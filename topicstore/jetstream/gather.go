@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -180,6 +181,55 @@ func (s *Store) Tell(kind string, data []byte) error {
 // Hear implements topicstore.Gatherer.
 func (s *Store) Hear(kind string, fn func(data []byte)) error {
 	sub, err := s.nc.Subscribe(s.tellSubject(kind), func(m *nats.Msg) { fn(m.Data) })
+	if err != nil {
+		return s.unavailable(err)
+	}
+	a := &s.answer
+	a.mu.Lock()
+	a.subs = append(a.subs, sub)
+	a.mu.Unlock()
+	return nil
+}
+
+func (s *Store) toSubject(gw, kind string) string {
+	return "_tg." + s.opts.Stream + ".to." + gw + "." + kind
+}
+
+// askDeadline carries an Ask's deadline to the answering gateway (Unix
+// microseconds), so its answer gives up when the asker does.
+const askDeadline = "Tg-Deadline"
+
+// Ask implements topicstore.Gatherer: one core NATS request to the
+// gateway's own subject; no responder, or none in time, is ErrUnavailable.
+func (s *Store) Ask(ctx context.Context, gw, kind string, data []byte) ([]byte, error) {
+	m := nats.NewMsg(s.toSubject(gw, kind))
+	m.Data = data
+	if d, ok := ctx.Deadline(); ok {
+		m.Header.Set(askDeadline, strconv.FormatInt(d.UnixMicro(), 10))
+	}
+	r, err := s.nc.RequestMsgWithContext(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: gateway %s did not answer %s: %v", topicstore.ErrUnavailable, gw, kind, err)
+	}
+	return r.Data, nil
+}
+
+// Answer implements topicstore.Gatherer.
+func (s *Store) Answer(kind string, fn func(ctx context.Context, data []byte) []byte) error {
+	sub, err := s.nc.Subscribe(s.toSubject(s.stage.gw, kind), func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if us, err := strconv.ParseInt(m.Header.Get(askDeadline), 10, 64); err == nil {
+				cancel()
+				ctx, cancel = context.WithDeadline(context.Background(), time.UnixMicro(us))
+			}
+			defer cancel()
+			_ = m.Respond(fn(ctx, m.Data))
+		}()
+	})
 	if err != nil {
 		return s.unavailable(err)
 	}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,4 +71,29 @@ func TestGather(t *testing.T) {
 	require.NoError(t, a.sync(ctx))
 	wait, _ = a.liveGateways()
 	require.Equal(t, map[string]bool{b.GatewayID(): true}, wait)
+}
+
+// TestAsk: an Ask reaches the one gateway it names, which answers it on
+// a goroutine of its own with the asker's deadline; a gateway that
+// answers no such kind, or is gone, is ErrUnavailable.
+func TestAsk(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGASK", Timeout: 2 * time.Second}
+	stores := openStores(t, c, o, 2)
+	a, b := stores[0], stores[1]
+	require.NoError(t, b.Answer("echo", func(ctx context.Context, data []byte) []byte {
+		_, ok := ctx.Deadline()
+		return append([]byte(fmt.Sprintf("%s deadline=%v: ", b.GatewayID(), ok)), data...)
+	}))
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	got, err := a.Ask(actx, b.GatewayID(), "echo", []byte("hi"))
+	require.NoError(t, err)
+	require.Equal(t, b.GatewayID()+" deadline=true: hi", string(got))
+	_, err = a.Ask(actx, a.GatewayID(), "echo", nil)
+	require.ErrorIs(t, err, topicstore.ErrUnavailable, "a has no answer of that kind")
+	require.NoError(t, b.Close())
+	_, err = a.Ask(actx, b.GatewayID(), "echo", nil)
+	require.ErrorIs(t, err, topicstore.ErrUnavailable, "b is gone")
 }
