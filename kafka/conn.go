@@ -183,9 +183,9 @@ func (c *conn) handleGroup(ctx context.Context, req kmsg.Request) kmsg.Response 
 	case *kmsg.SyncGroupRequest:
 		return c.syncGroup(ctx, req)
 	case *kmsg.HeartbeatRequest:
-		return c.heartbeat(req)
+		return c.heartbeat(ctx, req)
 	case *kmsg.LeaveGroupRequest:
-		return c.leaveGroup(req)
+		return c.leaveGroup(ctx, req)
 	case *kmsg.OffsetCommitRequest:
 		return c.offsetCommit(ctx, req)
 	case *kmsg.OffsetFetchRequest:

@@ -34,27 +34,21 @@ func (c *conn) joinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, client
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp
 	}
-	jr := &joinRequest{group: req.Group, memberID: req.MemberID, clientID: clientID, clientHost: c.clientHost(),
-		protocolType: req.ProtocolType, protocols: req.Protocols, session: session, rebalance: rebalance,
-		requireKnownID: req.Version >= 4}
+	jc := &groupCall{Op: "join", Group: req.Group, Member: req.MemberID, ClientID: clientID, ClientHost: c.clientHost(),
+		ProtocolType: req.ProtocolType, Protocols: req.Protocols, Session: session, Rebalance: rebalance,
+		RequireKnownID: req.Version >= 4}
 	if req.InstanceID != nil {
-		jr.instanceID = *req.InstanceID
+		jc.Instance = *req.InstanceID
 	}
-	var res joinResult
-	select {
-	case res = <-c.s.groups.join(jr):
-	case <-ctx.Done():
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
-	resp.ErrorCode, resp.Generation, resp.LeaderID, resp.MemberID = res.code, res.generation, res.leader, res.memberID
-	resp.Members = res.members
-	protocol, pt := res.protocol, req.ProtocolType
-	if res.code == 0 || req.Version < 7 {
+	res := c.s.route.call(ctx, jc)
+	resp.ErrorCode, resp.Generation, resp.LeaderID, resp.MemberID = res.Code, res.Generation, res.Leader, res.MemberID
+	resp.Members = res.Members
+	protocol, pt := res.Protocol, req.ProtocolType
+	if res.Code == 0 || req.Version < 7 {
 		// Null only where the protocol has a null (v7+), on an error.
 		resp.Protocol = &protocol
 	}
-	if res.code == 0 {
+	if res.Code == 0 {
 		resp.ProtocolType = &pt
 	}
 	return resp
@@ -73,14 +67,9 @@ func (c *conn) clientHost() string {
 // leader has sent them.
 func (c *conn) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	var res syncResult
-	select {
-	case res = <-c.s.groups.sync(req.Group, req.MemberID, req.Generation, req.ProtocolType, req.Protocol, req.GroupAssignment):
-	case <-ctx.Done():
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
-	resp.ErrorCode, resp.MemberAssignment = res.code, res.assignment
+	res := c.s.route.call(ctx, &groupCall{Op: "sync", Group: req.Group, Member: req.MemberID, Gen: req.Generation,
+		SyncProtocolType: req.ProtocolType, SyncProtocol: req.Protocol, Assignments: req.GroupAssignment})
+	resp.ErrorCode, resp.MemberAssignment = res.Code, res.Assignment
 	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
 	if resp.MemberAssignment == nil {
 		resp.MemberAssignment = []byte{}
@@ -89,18 +78,21 @@ func (c *conn) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) kmsg.R
 }
 
 // heartbeat answers Heartbeat.
-func (c *conn) heartbeat(req *kmsg.HeartbeatRequest) kmsg.Response {
+func (c *conn) heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	resp.ErrorCode = c.s.groups.heartbeat(req.Group, req.MemberID, req.Generation)
+	resp.ErrorCode = c.s.route.call(ctx, &groupCall{Op: "heartbeat", Group: req.Group, Member: req.MemberID, Gen: req.Generation}).Code
 	return resp
 }
 
 // leaveGroup answers LeaveGroup: one member (v0–v2) or a batch of them,
 // each by member id or instance id (v3+).
-func (c *conn) leaveGroup(req *kmsg.LeaveGroupRequest) kmsg.Response {
+func (c *conn) leaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	leave := func(member, instance string) int16 {
+		return c.s.route.call(ctx, &groupCall{Op: "leave", Group: req.Group, Member: member, Instance: instance}).Code
+	}
 	if req.Version < 3 {
-		resp.ErrorCode = c.s.groups.leave(req.Group, req.MemberID, "")
+		resp.ErrorCode = leave(req.MemberID, "")
 		return resp
 	}
 	for _, m := range req.Members {
@@ -110,7 +102,7 @@ func (c *conn) leaveGroup(req *kmsg.LeaveGroupRequest) kmsg.Response {
 		if m.InstanceID != nil {
 			iid = *m.InstanceID
 		}
-		rm.ErrorCode = c.s.groups.leave(req.Group, m.MemberID, iid)
+		rm.ErrorCode = leave(m.MemberID, iid)
 		resp.Members = append(resp.Members, rm)
 	}
 	return resp
@@ -123,7 +115,12 @@ func (c *conn) describeGroups(ctx context.Context, req *kmsg.DescribeGroupsReque
 	c.barrier(ctx)
 	stored := c.storedGroups(ctx)
 	for _, name := range req.Groups {
-		d := c.s.groups.describe(name, true)
+		d := kmsg.NewDescribeGroupsResponseGroup()
+		if rep := c.s.route.call(ctx, &groupCall{Op: "describe", Group: name}); rep.Describe != nil {
+			d = *rep.Describe
+		} else {
+			d.Group, d.ErrorCode = name, rep.Code
+		}
 		if d.State == "Dead" && stored[name] {
 			d.State = stateEmpty
 		}
@@ -138,7 +135,7 @@ func (c *conn) describeGroups(ctx context.Context, req *kmsg.DescribeGroupsReque
 func (c *conn) listGroups(ctx context.Context, req *kmsg.ListGroupsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	c.barrier(ctx)
-	live := c.s.groups.list()
+	live := c.s.route.listAll(ctx)
 	seen := map[string]bool{}
 	for _, g := range live {
 		seen[g.Group] = true
@@ -221,10 +218,13 @@ func (c *conn) deleteGroup(ctx context.Context, name string) error {
 	if name == "" {
 		return refuse(kerr.InvalidGroupID, "the group id is empty")
 	}
-	if !c.s.groups.deleteBegin(name) {
+	switch rep := c.s.route.call(ctx, &groupCall{Op: "deleteBegin", Group: name}); {
+	case rep.Code != 0:
+		return codeErr(rep.Code)
+	case rep.Live:
 		return refuse(kerr.NonEmptyGroup, "group %s has members: it is deleted once they leave", name)
 	}
-	defer c.s.groups.deleteEnd(name)
+	defer c.s.route.call(ctx, &groupCall{Op: "deleteEnd", Group: name})
 	topics := c.consumerTopics(name)
 	if len(topics) == 0 {
 		return refuse(kerr.GroupIDNotFound, "no topic the Kafka door serves has a consumer %s", name)

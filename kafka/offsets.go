@@ -30,7 +30,7 @@ func (c *conn) offsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) 
 	if req.Version == 0 {
 		gen = -1
 	}
-	code := c.s.groups.commitCheck(req.Group, req.MemberID, gen)
+	code := c.s.route.call(ctx, &groupCall{Op: "commitCheck", Group: req.Group, Member: req.MemberID, Gen: gen}).Code
 	c.barrier(ctx)
 	var ups []topicstore.PositionUpdate
 	var at []*kmsg.OffsetCommitResponseTopicPartition
@@ -290,7 +290,12 @@ func (c *conn) groupOffsets(ctx context.Context, group string, topics []kmsg.Off
 func (c *conn) offsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	c.barrier(ctx)
-	live, subscribed, known := c.s.groups.subscribed(req.Group)
+	sub := c.s.route.call(ctx, &groupCall{Op: "subscribed", Group: req.Group})
+	live, subscribed, known := sub.Live, sub.Topics, sub.Known
+	if sub.Code != 0 {
+		resp.ErrorCode = sub.Code
+		return resp
+	}
 	switch {
 	case req.Group == "":
 		resp.ErrorCode = kerr.InvalidGroupID.Code

@@ -71,8 +71,11 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// groups are the consumer groups this gateway coordinates.
+	// groups are the consumer groups this gateway coordinates; route
+	// runs a group's operations on its coordinator, here or, on a
+	// cluster, on another gateway (grouproute.go).
 	groups *coordinator
+	route  *router
 	// txns are the transactional ids this gateway serves.
 	txns txnTable
 
@@ -101,6 +104,13 @@ func NewServer(cfg Config) (*Server, error) {
 		groups: newCoordinator()}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	s.route = &router{s: s}
+	if g, ok := cfg.Store.(topicstore.Gatherer); ok {
+		s.route.g = g
+	}
+	if err := s.route.start(); err != nil {
+		return nil, fmt.Errorf("kafka: answering the other gateways: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil

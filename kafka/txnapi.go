@@ -86,7 +86,7 @@ func (c *conn) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitReq
 		}
 	}
 	if err == nil && req.Version >= 3 && req.MemberID != "" {
-		err = codeErr(c.s.groups.commitCheck(req.Group, req.MemberID, req.Generation))
+		err = codeErr(c.s.route.call(ctx, &groupCall{Op: "commitCheck", Group: req.Group, Member: req.MemberID, Gen: req.Generation}).Code)
 	}
 	c.barrier(ctx)
 	for _, rt := range req.Topics {

@@ -70,3 +70,49 @@ func TestClusterKafkaTransactionFencedAcrossGateways(t *testing.T) {
 	require.NoError(t, fresh.EndTransaction(ctx, kgo.TryCommit))
 	require.Equal(t, []string{"fresh"}, queryText(t, connect(t, gws[0]), "SELECT convert_from(data, 'UTF8') FROM fenced"))
 }
+
+// TestClusterKafkaGroupAcrossGateways: two members of one group that
+// reached two different gateways form one group: one gateway coordinates
+// it (sys.kafka_groups there lists both members) and the other runs its
+// member's requests there, so the partitions are shared, each to one
+// member. When the coordinating gateway stops, the member on the other
+// gateway rejoins there and takes every partition.
+func TestClusterKafkaGroupAcrossGateways(t *testing.T) {
+	g := startGateways(t, 0, 5*time.Second)
+	var gws []*app
+	for range 2 {
+		cfg := g.gatewayConfig()
+		cfg.KafkaListen = "127.0.0.1:0"
+		a, err := start(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { a.Close() })
+		gws = append(gws, a)
+	}
+	fillTopic(t, connect(t, gws[0]), "events", 4, 8)
+	m0 := newGroupConsumer(t, gws[0], "workers", "events")
+	require.Len(t, waitAssigned(t, m0, 4), 4)
+	m1 := newGroupConsumer(t, gws[1], "workers", "events")
+	require.Len(t, waitAssigned(t, m1, 2), 2)
+	require.Len(t, waitAssigned(t, m0, 2), 2)
+
+	coord := -1
+	for i, a := range gws {
+		n := queryText(t, connect(t, a), `SELECT count(*)::text FROM sys.kafka_groups WHERE "group" = 'workers'`)
+		switch n[0] {
+		case "2":
+			require.Equal(t, -1, coord, "one coordinator")
+			coord = i
+		case "0":
+		default:
+			t.Fatalf("gateway %d coordinates %s members of workers", i, n[0])
+		}
+	}
+	require.GreaterOrEqual(t, coord, 0, "a gateway coordinates both members")
+
+	// The coordinator goes first, so its member cannot leave: the
+	// survivor's next heartbeat finds no coordinator, and it rejoins on
+	// the one the remaining gateways name now.
+	survivor := []*groupConsumer{m0, m1}[1-coord]
+	require.NoError(t, gws[coord].Close())
+	require.Len(t, waitAssigned(t, survivor, 4), 4, "the other gateway's member takes every partition")
+}
