@@ -120,9 +120,9 @@ func pick(group string, view []string, self string) (string, bool) {
 
 // groupCall is one coordinator operation as Ask carries it.
 type groupCall struct {
-	Op                     string
+	Op                      string
 	Group, Member, Instance string
-	Gen                    int32
+	Gen                     int32
 	// join
 	ClientID, ClientHost, ProtocolType string
 	Protocols                          []kmsg.JoinGroupRequestProtocol
