@@ -41,6 +41,11 @@
 //     TxnOffsetCommit the group's positions; EndTxn commits it in one
 //     store commit fenced on the registration (topicstore.ProducerFence)
 //     or rolls it back; a timeout rolls it back.
+//   - grouproute.go: on a cluster (a topicstore.Gatherer store), the
+//     gateway that coordinates each group: rendezvous hashing of the
+//     group over the gateways with a Kafka door that answer a Gather;
+//     group operations run there, through the store's Ask, and an
+//     unreachable coordinator is NOT_COORDINATOR.
 //   - group.go, groupops.go: the group coordinator of the classic
 //     protocol, in the gateway's memory: members, generations, leader,
 //     protocol, assignments, and rebalances on join, leave, session
@@ -114,8 +119,8 @@
 //     store. Members rejoin a restarted coordinator as Kafka clients do;
 //     a transactional producer whose transaction is gone is told
 //     INVALID_PRODUCER_ID_MAPPING, aborts and initializes again.
-//     Membership is not shared across gateways: each coordinates its own
-//     members.
+//     On a cluster each group has one coordinating gateway (grouproute.go),
+//     which every other gateway runs its members' group requests on.
 //   - Every produce and fetch passes authz's checks (INSERT and SELECT on
 //     the topic) for the connection's identity; an offset commit or fetch
 //     also USAGE on the group's consumer (an offset delete too), and
