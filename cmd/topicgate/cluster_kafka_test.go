@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,4 +117,89 @@ func TestClusterKafkaGroupAcrossGateways(t *testing.T) {
 	survivor := []*groupConsumer{m0, m1}[1-coord]
 	require.NoError(t, gws[coord].Close())
 	require.Len(t, waitAssigned(t, survivor, 4), 4, "the other gateway's member takes every partition")
+}
+
+// TestClusterKafkaClientLosesGateway: a client given two gateways as
+// seeds goes on through the second when the first, the one it was using,
+// stops: every gateway is broker 0 at the address the client reached, so
+// the client's next metadata names broker 0 at the other address. Its
+// idempotent producer's records are all there once, and a consumer
+// reads on from where it was.
+func TestClusterKafkaClientLosesGateway(t *testing.T) {
+	g := startGateways(t, 0, 5*time.Second)
+	var gws []*app
+	for range 2 {
+		cfg := g.gatewayConfig()
+		cfg.KafkaListen = "127.0.0.1:0"
+		a, err := start(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { a.Close() })
+		gws = append(gws, a)
+	}
+	exec(t, connect(t, gws[1]), "CREATE TOPIC lose WITH (min_active_partitions = 2)")
+	ctx := testCtx(t)
+	// A short metadata minimum age: the clients ask again soon after the
+	// gateway goes (franz-go's default waits 5 s).
+	seeds := kgo.Opt(kgo.SeedBrokers(gws[0].KafkaAddr(), gws[1].KafkaAddr()))
+	fast := kgo.MetadataMinAge(100 * time.Millisecond)
+	reached := &brokerConnects{}
+	prod, err := kgo.NewClient(seeds, fast, kgo.DefaultProduceTopic("lose"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
+		kgo.WithHooks(reached))
+	require.NoError(t, err)
+	defer prod.Close()
+	cons, err := kgo.NewClient(seeds, fast, kgo.ConsumeTopics("lose"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cons.Close()
+	produce := func(from, to int) {
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Value: []byte(fmt.Sprint(i))})
+		}
+		require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr())
+	}
+	read := func(n int) []string {
+		var out []string
+		for len(out) < n {
+			fs := cons.PollFetches(ctx)
+			require.NoError(t, ctx.Err())
+			fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+		}
+		return out
+	}
+	produce(0, 50)
+	require.Len(t, read(50), 50)
+	// Stop the gateway the producer reached (a client picks a seed at
+	// random): it goes on through the other; the consumer too, if it
+	// had reached the same one.
+	require.NotEmpty(t, reached.addr())
+	gone, left := 0, 1
+	if reached.addr() == gws[1].KafkaAddr() {
+		gone, left = 1, 0
+	}
+	require.NoError(t, gws[gone].Close())
+	produce(50, 100)
+	got := read(50)
+	require.Len(t, got, 50)
+	require.Equal(t, []string{"100 100"}, queryText(t, connect(t, gws[left]), "SELECT count(DISTINCT data)::text || ' ' || count(*) FROM lose"))
+}
+
+// brokerConnects remembers the address of the last broker 0 (not a seed)
+// a client connected to.
+type brokerConnects struct {
+	mu   sync.Mutex
+	last string
+}
+
+func (b *brokerConnects) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err == nil && meta.NodeID == 0 {
+		b.mu.Lock()
+		b.last = net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port))
+		b.mu.Unlock()
+	}
+}
+
+func (b *brokerConnects) addr() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last
 }
