@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,6 +35,7 @@ func (c *conn) offsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) 
 	c.barrier(ctx)
 	var ups []topicstore.PositionUpdate
 	var at []*kmsg.OffsetCommitResponseTopicPartition
+	var used []topicstore.TopicInfo
 	for _, rt := range req.Topics {
 		t := kmsg.NewOffsetCommitResponseTopic()
 		t.Topic = rt.Topic
@@ -56,6 +58,9 @@ func (c *conn) offsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) 
 					Partition: rp.Partition, Offset: rp.Offset, Expect: -1})
 			}
 		}
+		if terr == nil {
+			used = append(used, info)
+		}
 		resp.Topics = append(resp.Topics, t)
 	}
 	for i := range resp.Topics {
@@ -73,6 +78,11 @@ func (c *conn) offsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) 
 		for _, p := range at {
 			p.ErrorCode = codeOf(err)
 		}
+		return resp
+	}
+	now := time.Now()
+	for i := range used {
+		c.s.touchGroup(ctx, &used[i], req.Group, now)
 	}
 	return resp
 }
@@ -153,7 +163,7 @@ func (c *conn) addConsumer(ctx context.Context, topic, group string) error {
 				return topicstore.ErrConsumerExists
 			}
 		}
-		cfg.Consumers = append(cfg.Consumers, topicstore.ConsumerConfig{Name: group})
+		cfg.Consumers = append(cfg.Consumers, topicstore.ConsumerConfig{Name: group, Origin: originKafka, UsedAt: time.Now()})
 		return nil
 	}
 	fix := func(old, cfg *topicstore.TopicConfig) {}

@@ -54,6 +54,11 @@ type Config struct {
 	// SQL door's, so their commits take the one commit path); nil
 	// refuses transactional producers (COORDINATOR_NOT_AVAILABLE).
 	Txns *txn.Manager
+	// OffsetsRetention is how long a group's consumers the door created
+	// stay unused (no offset commit) and without members before the door
+	// drops them (Kafka's offsets.retention.minutes): 0 means
+	// DefaultOffsetsRetention, < 0 never.
+	OffsetsRetention time.Duration
 	// OnTxnTimeout, when set, is told each time a transaction's timeout
 	// rolled it back (tests).
 	OnTxnTimeout func(transactionalID string)
@@ -113,6 +118,11 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("kafka: answering the other gateways: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.expireLoop()
+	}()
 	return s, nil
 }
 

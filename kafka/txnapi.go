@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -95,7 +96,9 @@ func (c *conn) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitReq
 		terr := err
 		var info topicstore.TopicInfo
 		if terr == nil {
-			info, terr = c.groupTopic(ctx, rt.Topic, req.Group, true)
+			if info, terr = c.groupTopic(ctx, rt.Topic, req.Group, true); terr == nil {
+				c.s.touchGroup(ctx, &info, req.Group, time.Now())
+			}
 		}
 		for _, rp := range rt.Partitions {
 			p := kmsg.NewTxnOffsetCommitResponseTopicPartition()

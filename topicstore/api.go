@@ -121,6 +121,13 @@ type ConsumerConfig struct {
 	// position (USAGE; package acl gives the bits meaning). The topic's
 	// owner needs no entry.
 	ACL []ACLItem
+	// Origin names what created the consumer when no DDL statement did
+	// ("kafka": the Kafka door, for a consumer group), and UsedAt when
+	// that creator last recorded a use of it (the door drops a group's
+	// consumers unused for its offsets retention). The store keeps both
+	// and gives them no meaning.
+	Origin string    `json:",omitempty"`
+	UsedAt time.Time `json:",omitempty"`
 }
 
 // TopicConfig is a topic's definition. Zero values mean "default".

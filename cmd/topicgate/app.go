@@ -73,6 +73,10 @@ type config struct {
 	KafkaListen string
 	// KafkaOnWait is kafka.Config.OnWait (tests only).
 	KafkaOnWait func()
+	// KafkaOffsetsRetention (--kafka-offsets-retention) is
+	// kafka.Config.OffsetsRetention; 0 or less: never (the flag's
+	// default is kafka.DefaultOffsetsRetention).
+	KafkaOffsetsRetention time.Duration
 	// KafkaOnTxnTimeout is kafka.Config.OnTxnTimeout (tests only).
 	KafkaOnTxnTimeout func(string)
 	// KafkaUser is kafka.Config.User, the role a Kafka connection that
@@ -285,8 +289,11 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 		return nil
 	}
 	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Txns: a.engine.Transactions(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser,
-		OnTxnTimeout: cfg.KafkaOnTxnTimeout,
-		RequireSASL:  cfg.Auth != "trust"}
+		OnTxnTimeout: cfg.KafkaOnTxnTimeout, OffsetsRetention: cfg.KafkaOffsetsRetention,
+		RequireSASL: cfg.Auth != "trust"}
+	if kcfg.OffsetsRetention <= 0 {
+		kcfg.OffsetsRetention = -1 // never
+	}
 	if a.audit != nil {
 		kcfg.OnAuth = auditKafkaLogin(a.audit)
 	}
