@@ -37,8 +37,10 @@ type conn struct {
 	port int32
 	// clientID is the client id of the request being answered.
 	clientID string
-	in       []byte // the frame being answered
-	out      []byte // the answer being written
+	// info is what sys.sessions shows of the connection (connview.go).
+	info *connInfo
+	in   []byte // the frame being answered
+	out  []byte // the answer being written
 }
 
 // serveConn runs one connection until its client leaves, it sends what
@@ -47,7 +49,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	defer nc.Close()
 	s.stats.conns.Add(1)
 	defer s.stats.conns.Add(-1)
-	c := &conn{s: s, nc: nc}
+	info, untrack := s.track(nc)
+	defer untrack()
+	c := &conn{s: s, nc: nc, info: info}
 	c.host, c.port = brokerAddr(nc.LocalAddr())
 	defer func() {
 		if c.release != nil {
@@ -77,7 +81,9 @@ func (s *Server) serveConn(nc net.Conn) {
 			return
 		}
 		start, key := time.Now(), requestKey(c.in)
+		c.info.begin(key)
 		resp, err := c.answer()
+		c.info.end(c.clientID)
 		s.stats.observe(key, time.Since(start), resp.kresp, err != nil)
 		if err != nil {
 			s.log.Debug("kafka: closing connection", "remote", nc.RemoteAddr(), "err", err)

@@ -20,6 +20,11 @@
 //     ApiVersions always, v1 with tagged fields for flexible versions).
 //   - conn.go: one connection's loop: read a frame, answer it, write the
 //     whole answer, read the next.
+//   - connview.go: the open connections as sys.sessions shows them
+//     (Conns: number, role, client id, address, since, the API answered
+//     or last answered) and CloseConn (pg_terminate_backend of one).
+//   - groupview.go: the groups as sys.kafka_groups shows them, each
+//     member's assignment decoded (sys.consumers.kafka_member).
 //   - apiversions.go: the APIs and version ranges this door implements
 //     (Supported), which ApiVersions advertises and the loop enforces.
 //   - metadata.go (with FindCoordinator), produce.go, fetch.go,

@@ -18,9 +18,11 @@ type GroupView struct {
 
 // MemberView is one member of a GroupView. Assignment is the member's
 // partitions ("orders[0,2] refunds[1]") when the group speaks Kafka's
-// consumer protocol, its size in bytes otherwise.
+// consumer protocol, its size in bytes otherwise; Assigned is the same
+// partitions by topic (nil for another protocol).
 type MemberView struct {
 	ID, InstanceID, ClientID, ClientHost, Assignment string
+	Assigned                                         map[string][]int32
 }
 
 // Groups lists the groups this gateway coordinates, by name, their
@@ -35,8 +37,9 @@ func (s *Server) Groups() []GroupView {
 			Leader: g.leader, Generation: g.generation}
 		for _, id := range g.memberIDs() {
 			m := g.members[id]
+			text, assigned := readAssignment(g.protocolType, m.assignment)
 			gv.Members = append(gv.Members, MemberView{ID: id, InstanceID: m.instanceID, ClientID: m.clientID,
-				ClientHost: m.clientHost, Assignment: assignmentText(g.protocolType, m.assignment)})
+				ClientHost: m.clientHost, Assignment: text, Assigned: assigned})
 		}
 		out = append(out, gv)
 	}
@@ -44,25 +47,27 @@ func (s *Server) Groups() []GroupView {
 	return out
 }
 
-// assignmentText reads a member's assignment: the consumer protocol's
-// topics and partitions, or for another protocol (or one that does not
-// decode) its size.
-func assignmentText(protocolType string, b []byte) string {
+// readAssignment reads a member's assignment: the consumer protocol's
+// topics and partitions, as text and by topic, or for another protocol
+// (or one that does not decode) its size.
+func readAssignment(protocolType string, b []byte) (string, map[string][]int32) {
 	if len(b) == 0 {
-		return ""
+		return "", nil
 	}
 	var a kmsg.ConsumerMemberAssignment
 	if protocolType != "consumer" || a.ReadFrom(b) != nil {
-		return fmt.Sprintf("%d bytes", len(b))
+		return fmt.Sprintf("%d bytes", len(b)), nil
 	}
 	parts := make([]string, 0, len(a.Topics))
+	byTopic := make(map[string][]int32, len(a.Topics))
 	for _, t := range a.Topics {
 		ps := make([]string, len(t.Partitions))
 		for i, p := range t.Partitions {
 			ps[i] = fmt.Sprint(p)
 		}
 		parts = append(parts, t.Topic+"["+strings.Join(ps, ",")+"]")
+		byTopic[t.Topic] = append(byTopic[t.Topic], t.Partitions...)
 	}
 	sort.Strings(parts)
-	return strings.Join(parts, " ")
+	return strings.Join(parts, " "), byTopic
 }

@@ -308,6 +308,10 @@ func (c *conn) setIdentity(id *authz.Identity, release func()) {
 		c.release()
 	}
 	c.id, c.release = id, release
+	if c.info != nil && id != nil {
+		user := id.Session
+		c.info.user.Store(&user)
+	}
 }
 
 // audit tells Config.OnAuth of an authentication's outcome.

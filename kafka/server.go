@@ -90,8 +90,12 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
-	closed    bool
-	wg        sync.WaitGroup
+	// infos are the open connections by number, what Conns shows;
+	// nextConn is the last number given (connview.go).
+	infos    map[int64]*connInfo
+	nextConn int64
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // ErrServerClosed is returned by Serve after Close or Shutdown.
@@ -106,7 +110,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
-		groups: newCoordinator()}
+		groups: newCoordinator(), infos: map[int64]*connInfo{}, nextConn: firstConnID()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
