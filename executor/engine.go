@@ -156,6 +156,7 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))
 	s.rd = consume.NewReader(consume.Config{PID: info.ProcessID, Conn: s.txc, Store: e.store, Groups: e.groups,
 		Idle: e.opts.ReadSessionIdle, NoteRead: e.metrics.NoteRead})
+	s.publishStatus() // its application_name, before its first statement
 	e.sessions.Store(info.ProcessID, s)
 	return s, nil
 }
