@@ -94,8 +94,13 @@ type Engine struct {
 	// store of one process). Both set by SetSignal.
 	signal       func(pid uint32, terminate bool) bool
 	remoteSignal func(pid uint32, terminate bool)
-	cache        parseCache
-	sessions     sync.Map // processID -> *Session
+	// kafkaConns lists the Kafka door's connections and kafkaClose closes
+	// one by its sys.sessions pid (SetKafkaSessions); nil without the
+	// door.
+	kafkaConns func() []sysview.SessionView
+	kafkaClose func(pid int64) bool
+	cache      parseCache
+	sessions   sync.Map // processID -> *Session
 	// groups are the consumer groups the sessions read in (package
 	// consume; each session's reads go through its consume.Reader).
 	groups *consume.Groups
@@ -150,7 +155,7 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Se
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, info: info, settings: settings.New(info), id: id, leave: leave}
+	s := &Session{eng: e, info: info, settings: settings.New(info), id: id, leave: leave, started: e.opts.Clock()}
 	s.settings.OnIdentity(s.identityApplied)
 	s.noteSuperuser()
 	s.txc = e.txm.Conn(info.ProcessID, (*txnListener)(s))

@@ -216,7 +216,11 @@ func (s *Session) RoleName(oid int64) (string, bool) {
 // pg_terminate_backend of a session of this gateway, with PostgreSQL's
 // permission rules (authz.CanSignal).
 func (s *Session) Signal(pid int64, terminate bool) (bool, error) {
-	if v, ok := s.eng.sessions.Load(uint32(pid)); ok && s.eng.signal != nil {
+	if pid < 0 {
+		if ok, local, err := s.signalKafka(pid, terminate); local || err != nil {
+			return ok, err
+		}
+	} else if v, ok := s.eng.sessions.Load(uint32(pid)); ok && s.eng.signal != nil {
 		if err := s.eng.authz.CanSignal(s.id, v.(*Session).id, terminate); err != nil {
 			return false, err
 		}
@@ -241,8 +245,39 @@ func (s *Session) Signal(pid int64, terminate bool) (bool, error) {
 		if err := s.eng.authz.CanSignal(s.id, s.eng.authz.SessionOf(user), terminate); err != nil {
 			return false, err
 		}
+		if pid < 0 && !terminate {
+			return false, nil // a Kafka request is not canceled
+		}
+		// A Kafka connection's negative pid goes as its 32 bits: the
+		// gateway that hears it tells it from a process id by its sign.
 		s.eng.remoteSignal(uint32(pid), terminate)
 		return true, nil
 	}
 	return false, nil
+}
+
+// signalKafka is pg_cancel_backend and pg_terminate_backend of the Kafka
+// connection of this gateway whose sys.sessions pid is pid (negative),
+// with the same permission rule as a PostgreSQL session of its role
+// (before SASL authentication it acts as nobody: only a superuser may).
+// Terminating closes the connection; canceling does nothing and answers
+// false (a Kafka request has no cancel). local is false when this
+// gateway has no such connection.
+func (s *Session) signalKafka(pid int64, terminate bool) (ok, local bool, err error) {
+	if s.eng.kafkaConns == nil {
+		return false, false, nil
+	}
+	for _, c := range s.eng.kafkaConns() {
+		if c.PID != pid {
+			continue
+		}
+		if err := s.eng.authz.CanSignal(s.id, s.eng.authz.SessionOf(c.User), terminate); err != nil {
+			return false, true, err
+		}
+		if !terminate {
+			return false, true, nil
+		}
+		return s.eng.kafkaClose(pid), true, nil
+	}
+	return false, false, nil
 }

@@ -53,6 +53,7 @@ type Session struct {
 	// transactions hold, the statement's delivery, shared messages'
 	// acknowledgements waiting to be durable.
 	rd      *consume.Reader
+	started time.Time   // when it connected (sys.sessions.backend_start)
 	active  atomic.Bool // a statement is running (sys.sessions)
 	status  atomic.Pointer[txStatus]
 	appName atomic.Pointer[string]

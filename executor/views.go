@@ -75,7 +75,16 @@ func (s *Session) visibleRows(view string, rows [][]any, v authz.View) ([][]any,
 	switch {
 	case len(names) > 0 && names[0] == "topic":
 		seen := s.visibleTopics(v)
-		return keep(func(r []any) bool { t, _ := r[0].(string); return seen[t] }), nil
+		rows = keep(func(r []any) bool { t, _ := r[0].(string); return seen[t] })
+		if view == "consumers" && !v.Sessions {
+			// Who is connected through the Kafka door is for
+			// pg_monitor, as sys.kafka_groups.
+			member := slices.Index(names, "kafka_member")
+			for _, r := range rows {
+				r[member] = nil
+			}
+		}
+		return rows, nil
 	case view == "sessions" && !v.Sessions:
 		user := slices.Index(names, "user")
 		return keep(func(r []any) bool { u, _ := r[user].(string); return v.Session(u) }), nil
@@ -174,6 +183,15 @@ func (e *Engine) WriteMetrics(w io.Writer) {
 		Consumers: e.views.ConsumerStates})
 }
 
+// SetKafkaSessions makes sys.sessions list the Kafka door's connections
+// too (conns, each with Protocol "kafka" and a negative pid: see
+// sysview.KafkaPID), and pg_terminate_backend of one of them call close
+// with its pid; call it before serving.
+func (e *Engine) SetKafkaSessions(conns func() []sysview.SessionView, close func(pid int64) bool) {
+	e.kafkaConns, e.kafkaClose = conns, close
+	e.views.SetKafkaSessions(conns)
+}
+
 // SetKafkaGroups makes sys.kafka_groups list the Kafka door's groups
 // (the process that runs the door hands them in; see sysview.Views).
 func (e *Engine) SetKafkaGroups(groups func() []sysview.KafkaGroup) { e.views.SetKafkaGroups(groups) }
@@ -201,7 +219,7 @@ func (l *viewsLocal) Sessions() []sysview.SessionView {
 	e.sessions.Range(func(_, v any) bool {
 		o := v.(*Session)
 		sv := sysview.SessionView{PID: int64(o.info.ProcessID), User: o.info.User, Database: o.info.Database,
-			Addr: o.info.RemoteAddr, State: "idle"}
+			Addr: o.info.RemoteAddr, State: "idle", Since: o.started}
 		if st := o.status.Load(); st != nil {
 			sv.State = "idle in transaction"
 			if st.failed {

@@ -73,13 +73,16 @@ func (v *Views) ConsumerStates(topics []topicstore.TopicInfo) []ConsumerState {
 }
 
 // consumerRows builds sys.consumers: one row per (topic, consumer,
-// partition) with the committed offset, the lag and the read session
-// holding the partition; a shared consumer's rows describe its
-// acquisition window and count what did not end in an ack.
+// partition) with the committed offset, the lag, the SQL read session
+// holding the partition and the Kafka group member (of the group named
+// as the consumer, on this gateway) assigned it; a shared consumer's
+// rows describe its acquisition window and count what did not end in an
+// ack.
 func (v *Views) consumerRows(topics []topicstore.TopicInfo) [][]any {
 	var rows [][]any
 	var remote map[heldKey]remoteHolder // asked for once a partition held by no session here shows up
 	asked := false
+	members := v.kafkaMembers()
 	for _, cs := range v.ConsumerStates(topics) {
 		var lagTime any
 		if cs.LagKnown {
@@ -95,7 +98,7 @@ func (v *Views) consumerRows(topics []topicstore.TopicInfo) [][]any {
 			}
 			rows = append(rows, []any{cs.Topic, cs.Consumer, "shared", cs.Important, int64(cs.Partition), cs.Committed,
 				cs.End, cs.End - cs.Committed, lagTime, nil, st.Available, st.Acquired, st.Delayed, st.Archived, oldest,
-				st.ArchivedTotal, st.DeadLettered, st.DeadLetterFailures, dlqErr, nil})
+				st.ArchivedTotal, st.DeadLettered, st.DeadLetterFailures, dlqErr, nil, nil})
 			continue
 		}
 		var holder, gateway any
@@ -111,8 +114,9 @@ func (v *Views) consumerRows(topics []topicstore.TopicInfo) [][]any {
 				holder, gateway = h.pid, h.gateway
 			}
 		}
+		member := nullText(members[heldKey{cs.Topic, cs.Consumer, cs.Partition}])
 		rows = append(rows, []any{cs.Topic, cs.Consumer, "streaming", cs.Important, int64(cs.Partition), cs.Committed,
-			cs.End, cs.End - cs.Committed, lagTime, holder, nil, nil, nil, nil, nil, nil, nil, nil, nil, gateway})
+			cs.End, cs.End - cs.Committed, lagTime, holder, nil, nil, nil, nil, nil, nil, nil, nil, nil, gateway, member})
 	}
 	return rows
 }

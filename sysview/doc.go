@@ -20,6 +20,11 @@
 // What only the executor knows it hands in through Local: this process's
 // sessions (their published state and the partitions their read sessions
 // hold) and which read session holds a streaming consumer's partition.
+// What only the Kafka door knows the process that runs it hands in as
+// functions, so that neither package imports the other: its groups
+// (SetKafkaGroups: sys.kafka_groups, and sys.consumers.kafka_member, the
+// member assigned a partition) and its connections (SetKafkaSessions:
+// sys.sessions rows with protocol 'kafka' and a negative pid, KafkaPID).
 // On a store several gateways share (topicstore.Gatherer), sys.sessions
 // and sys.transactions show every live gateway's sessions, each gateway
 // answering for its own, and sys.consumers names the gateway and session
@@ -33,6 +38,7 @@
 //   - sessions.go: SessionView (what one gateway sends another as JSON),
 //     sys.sessions and sys.transactions, the gathering across gateways.
 //   - cluster.go: sys.cluster and ClusterStats.
+//   - kafka.go: the Kafka door's groups and connections as handed in.
 //
 // Invariants: every row has its view's columns (catalog.SysViews), in
 // order, or Rows fails with an internal error; nothing here runs on a

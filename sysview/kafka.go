@@ -11,13 +11,25 @@ type KafkaGroup struct {
 	Members                                      []KafkaMember
 }
 
-// KafkaMember is one member of a KafkaGroup.
+// KafkaMember is one member of a KafkaGroup. Assigned is its assignment
+// decoded, partitions by topic (nil unless the group speaks Kafka's
+// consumer protocol).
 type KafkaMember struct {
 	ID, InstanceID, ClientID, ClientHost, Assignment string
+	Assigned                                         map[string][]int32
 }
 
 // kafkaGroups lists the Kafka door's groups; nil (no door) shows none.
 type kafkaGroups = atomic.Pointer[func() []KafkaGroup]
+
+// kafkaSessions lists the Kafka door's connections; nil shows none.
+type kafkaSessions = atomic.Pointer[func() []SessionView]
+
+// SetKafkaSessions makes sys.sessions list what conns returns besides
+// this process's PostgreSQL sessions: the Kafka door's connections
+// (SessionView.Protocol "kafka"), when the process runs one. They are
+// this gateway's answer to the others' questions too.
+func (v *Views) SetKafkaSessions(conns func() []SessionView) { v.kafkaConns.Store(&conns) }
 
 // SetKafkaGroups makes sys.kafka_groups list what groups returns: the
 // Kafka door's groups, when the process runs one.
@@ -43,4 +55,29 @@ func (v *Views) kafkaGroupRows() [][]any {
 		}
 	}
 	return rows
+}
+
+// kafkaMembers maps the partitions the Kafka door's group members are
+// assigned (the group being the consumer) to the members, for
+// sys.consumers.kafka_member: this gateway's members, as
+// sys.kafka_groups shows them.
+func (v *Views) kafkaMembers() map[heldKey]string {
+	f := v.kafka.Load()
+	if f == nil {
+		return nil
+	}
+	m := map[heldKey]string{}
+	for _, g := range (*f)() {
+		for _, mb := range g.Members { // by id: the first claim stays
+			for t, ps := range mb.Assigned {
+				for _, p := range ps {
+					k := heldKey{t, g.Group, p}
+					if _, ok := m[k]; !ok {
+						m[k] = mb.ID
+					}
+				}
+			}
+		}
+	}
+	return m
 }

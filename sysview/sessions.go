@@ -22,12 +22,19 @@ import (
 // names each row's gateway (NULL on the embedded store). A gateway that
 // is alive by the store's reckoning but does not answer within a second
 // is left out, and logged. sys.consumers.read_session and read_gateway
-// name the session that reads a partition, wherever it runs.
+// name the session that reads a partition, wherever it runs. A gateway's
+// sessions include its Kafka door's connections (SetKafkaSessions), so
+// they are shown cluster-wide too, and a gateway that knows nothing of
+// them answers without them.
 
 // gatherSessions is the kind of question Gather asks for sessions.
 const gatherSessions = "sessions"
 
-// SessionView is one session as sys.sessions and sys.transactions show it.
+// SessionView is one session as sys.sessions and sys.transactions show
+// it: a PostgreSQL session, or a Kafka connection (Protocol "kafka",
+// whose PID is minus its connection number, App its client id, API the
+// API of the request it answers or answered last, Database "", and no
+// Txn or Held).
 type SessionView struct {
 	PID      int64      `json:"pid"`
 	User     string     `json:"user"`
@@ -37,7 +44,20 @@ type SessionView struct {
 	State    string     `json:"state"`
 	Txn      *TxnView   `json:"txn,omitempty"`
 	Held     []HeldView `json:"held,omitempty"` // the partitions its read sessions hold
+	// Protocol is "kafka" for a Kafka connection, "" for a PostgreSQL
+	// session (and in an answer of a gateway that knows only those).
+	Protocol string    `json:"proto,omitempty"`
+	Since    time.Time `json:"since"` // when it connected (zero: not known)
+	API      string    `json:"api,omitempty"`
 }
+
+// ProtocolKafka is SessionView.Protocol of a Kafka connection.
+const ProtocolKafka = "kafka"
+
+// KafkaPID is sys.sessions' pid of the Kafka connection numbered n: its
+// negative, so that it is never a PostgreSQL session's process id (which
+// is positive); pg_terminate_backend takes it.
+func KafkaPID(n int64) int64 { return -n }
 
 // TxnView is a session's open transaction block.
 type TxnView struct {
@@ -68,13 +88,25 @@ type gatewaySessions struct {
 // partitions by topic and consumer.
 func (v *Views) localSessions() []SessionView {
 	out := v.local.Sessions()
+	if f := v.kafkaConns.Load(); f != nil {
+		out = append(out, (*f)()...)
+	}
 	for _, sv := range out {
 		sort.Slice(sv.Held, func(i, j int) bool {
 			a, b := sv.Held[i], sv.Held[j]
 			return a.Topic < b.Topic || a.Topic == b.Topic && a.Consumer < b.Consumer
 		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Protocol != b.Protocol {
+			return a.Protocol < b.Protocol // PostgreSQL's first
+		}
+		if a.PID < 0 {
+			return a.PID > b.PID // Kafka's by connection number
+		}
+		return a.PID < b.PID
+	})
 	return out
 }
 
@@ -139,8 +171,12 @@ func (v *Views) sessionRows() [][]any {
 				}
 				reading[i] = h.Topic + "/" + h.Consumer + ":" + strings.Join(parts, ",")
 			}
-			rows = append(rows, []any{sv.PID, sv.User, sv.Database, sv.App, sv.Addr, sv.State, txnID, age, msgs, bytes,
-				strings.Join(reading, " "), nullText(g.Gateway)})
+			proto, user, db, api := "postgres", any(sv.User), any(sv.Database), any(nil)
+			if sv.Protocol == ProtocolKafka {
+				proto, user, db, api = ProtocolKafka, nullText(sv.User), nil, nullText(sv.API)
+			}
+			rows = append(rows, []any{sv.PID, user, db, sv.App, sv.Addr, sv.State, txnID, age, msgs, bytes,
+				strings.Join(reading, " "), nullText(g.Gateway), proto, nullTime(sv.Since), api})
 		}
 	}
 	return rows

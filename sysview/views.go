@@ -24,8 +24,10 @@ type Views struct {
 	// gatewayID names this gateway in those views ("" on the embedded
 	// store).
 	gatewayID string
-	// kafka lists the Kafka door's groups (SetKafkaGroups).
-	kafka kafkaGroups
+	// kafka lists the Kafka door's groups (SetKafkaGroups), kafkaConns
+	// its connections (SetKafkaSessions).
+	kafka      kafkaGroups
+	kafkaConns kafkaSessions
 }
 
 // Local is what the views show of this process besides the store: its

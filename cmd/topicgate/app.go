@@ -152,6 +152,9 @@ type app struct {
 	kafka     *kafka.Server
 	kafkaLn   net.Listener
 	kafkaDone chan struct{}
+	// kafkaServer is kafka for the other gateways' pg_terminate_backend
+	// of its connections, which may be heard before it is set.
+	kafkaServer atomic.Pointer[kafka.Server]
 }
 
 // start opens the store and starts serving; the listener is bound before
@@ -247,9 +250,18 @@ func (a *app) serve(cfg config, logger *slog.Logger) error {
 		// pg_cancel_backend and pg_terminate_backend of a session of
 		// another gateway, once the caller's gateway allowed them.
 		err = g.Hear(tellSignal, func(b []byte) {
-			if len(b) == 5 {
-				srv.Signal(binary.BigEndian.Uint32(b), b[4] == 1)
+			if len(b) != 5 {
+				return
 			}
+			pid := binary.BigEndian.Uint32(b)
+			if int32(pid) < 0 {
+				// A Kafka connection's pid (negative); only terminated.
+				if ks := a.kafkaServer.Load(); b[4] == 1 && ks != nil {
+					ks.CloseConn(-int64(int32(pid)))
+				}
+				return
+			}
+			srv.Signal(pid, b[4] == 1)
 		})
 		if err != nil {
 			return err
@@ -313,7 +325,11 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 		return fmt.Errorf("--kafka-listen: %w", err)
 	}
 	a.kafka, a.kafkaLn, a.kafkaDone = ks, ln, make(chan struct{})
+	a.kafkaServer.Store(ks)
 	a.engine.SetKafkaGroups(func() []sysview.KafkaGroup { return kafkaGroupViews(ks.Groups()) })
+	auth := a.engine.Authority()
+	a.engine.SetKafkaSessions(func() []sysview.SessionView { return kafkaSessionViews(ks.Conns(), auth, kcfg.RequireSASL) },
+		func(pid int64) bool { return ks.CloseConn(-pid) })
 	go func() {
 		_ = ks.Serve(ln)
 		close(a.kafkaDone)
@@ -331,6 +347,34 @@ func kafkaGroupViews(gs []kafka.GroupView) []sysview.KafkaGroup {
 		for _, m := range g.Members {
 			out[i].Members = append(out[i].Members, sysview.KafkaMember(m))
 		}
+	}
+	return out
+}
+
+// kafkaSessionViews copies the Kafka door's connections into
+// sys.sessions' shape: pid the negative of the connection's number, the
+// bootstrap superuser's name for a connection that acts as it (no SASL,
+// no --kafka user), NULL (user "") for one that has not authenticated
+// yet where SASL is required.
+func kafkaSessionViews(cs []kafka.ConnView, auth *authz.Authority, requireSASL bool) []sysview.SessionView {
+	bootstrap := ""
+	if !requireSASL {
+		if d, err := auth.Doc(); err == nil {
+			bootstrap = d.Bootstrap()
+		}
+	}
+	out := make([]sysview.SessionView, len(cs))
+	for i, c := range cs {
+		user := c.User
+		if user == "" {
+			user = bootstrap
+		}
+		state := "idle"
+		if c.Active {
+			state = "active"
+		}
+		out[i] = sysview.SessionView{PID: sysview.KafkaPID(c.ID), User: user, App: c.ClientID, Addr: c.Remote, State: state,
+			Protocol: sysview.ProtocolKafka, Since: c.Since, API: c.API}
 	}
 	return out
 }

@@ -188,9 +188,9 @@ var SysViews = map[string]SysView{
 	"consumers": {
 		Names: []string{"topic", "consumer", "type", "important", "partition", "committed_offset", "end_offset",
 			"lag_messages", "lag_time", "read_session", "available", "acquired", "delayed", "archived", "oldest_unacked_age",
-			"archived_total", "dead_lettered", "dead_letter_failures", "dead_letter_error", "read_gateway"},
+			"archived_total", "dead_lettered", "dead_letter_failures", "dead_letter_error", "read_gateway", "kafka_member"},
 		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TInterval, values.TInt8,
-			values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TInterval, values.TInt8, values.TInt8, values.TInt8, values.TText, values.TText},
+			values.TInt8, values.TInt8, values.TInt8, values.TInt8, values.TInterval, values.TInt8, values.TInt8, values.TInt8, values.TText, values.TText, values.TText},
 	},
 	// consumer_options is one row per consumer with every consumer option
 	// as it is in effect (defaults filled in); the shared-only options are
@@ -210,10 +210,14 @@ var SysViews = map[string]SysView{
 		Names: []string{"topic", "consumer", "grantee", "grantor", "privilege_type", "is_grantable"},
 		Types: []values.Type{values.TText, values.TText, values.TText, values.TText, values.TText, values.TText},
 	},
+	// sessions are the PostgreSQL door's sessions and the Kafka door's
+	// connections (protocol 'postgres' or 'kafka'; a Kafka connection's
+	// pid is negative, kafka_api its current or last request's API).
 	"sessions": {
 		Names: []string{"pid", "user", "database", "application_name", "client_addr", "state", "txn_id", "txn_age",
-			"staged_messages", "staged_bytes", "reading", "gateway"},
-		Types: []values.Type{values.TInt8, values.TText, values.TText, values.TText, values.TText, values.TText, values.TInt8, values.TInterval, values.TInt8, values.TInt8, values.TText, values.TText},
+			"staged_messages", "staged_bytes", "reading", "gateway", "protocol", "backend_start", "kafka_api"},
+		Types: []values.Type{values.TInt8, values.TText, values.TText, values.TText, values.TText, values.TText, values.TInt8, values.TInterval, values.TInt8, values.TInt8, values.TText, values.TText,
+			values.TText, values.TTimestamptz, values.TText},
 	},
 	"transactions": {
 		Names: []string{"id", "pid", "state", "age", "staged_messages", "staged_bytes", "topics", "reads", "gateway"},
