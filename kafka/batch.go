@@ -160,42 +160,67 @@ func toMessage(b *kmsg.RecordBatch, rec *kmsg.Record, part int32) (topicstore.Me
 // CreatedAt (CreateTime), values their decoded bodies (null for a null
 // body), no producer id.
 func appendBatch(dst []byte, msgs []topicstore.Message) []byte {
-	if len(msgs) == 0 {
+	var w batchWriter
+	for i := range msgs {
+		dst = w.add(dst, &msgs[i], msgs[i].Body)
+	}
+	return w.finish(dst)
+}
+
+// batchWriter appends one uncompressed record batch to a buffer a record
+// at a time, as a scan yields them, and patches its header at the end:
+// nothing of a record is copied but into the batch.
+type batchWriter struct {
+	start          int   // where the batch begins in the buffer
+	n              int32 // records added
+	first, last    int64 // their offsets
+	firstTS, maxTS int64
+	rec            []byte // scratch for one record, reused
+}
+
+// add appends m's record with value body (m's decoded body).
+func (w *batchWriter) add(dst []byte, m *topicstore.Message, body []byte) []byte {
+	ts := m.CreatedAt.UnixMilli()
+	if w.n == 0 {
+		w.start, w.first, w.firstTS, w.maxTS = len(dst), m.Offset, ts, ts
+		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Offset))
+		dst = append(dst, 0, 0, 0, 0) // Length, at finish
+		dst = binary.BigEndian.AppendUint32(dst, 0)
+		dst = append(dst, 2)          // magic
+		dst = append(dst, 0, 0, 0, 0) // CRC, at finish
+		dst = binary.BigEndian.AppendUint16(dst, 0)
+		dst = append(dst, 0, 0, 0, 0)                        // LastOffsetDelta, at finish
+		dst = binary.BigEndian.AppendUint64(dst, uint64(ts)) // FirstTimestamp
+		dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)            // MaxTimestamp, at finish
+		dst = binary.BigEndian.AppendUint64(dst, ^uint64(0)) // producer id -1
+		dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // producer epoch -1
+		dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
+		dst = append(dst, 0, 0, 0, 0)                        // NumRecords, at finish
+	}
+	w.n++
+	w.last, w.maxTS = m.Offset, max(w.maxTS, ts)
+	w.rec = appendRecord(w.rec[:0], m, body, w.first, w.firstTS)
+	dst = kbin.AppendVarint(dst, int32(len(w.rec)))
+	return append(dst, w.rec...)
+}
+
+// finish patches the batch's header: nothing when no record was added.
+func (w *batchWriter) finish(dst []byte) []byte {
+	if w.n == 0 {
 		return dst
 	}
-	first, last := &msgs[0], &msgs[len(msgs)-1]
-	start := len(dst)
-	firstTS := first.CreatedAt.UnixMilli()
-	maxTS := firstTS
-	for i := range msgs {
-		maxTS = max(maxTS, msgs[i].CreatedAt.UnixMilli())
-	}
-	dst = binary.BigEndian.AppendUint64(dst, uint64(first.Offset))
-	dst = append(dst, 0, 0, 0, 0) // Length, below
-	dst = binary.BigEndian.AppendUint32(dst, 0)
-	dst = append(dst, 2)          // magic
-	dst = append(dst, 0, 0, 0, 0) // CRC, below
-	dst = binary.BigEndian.AppendUint16(dst, 0)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(last.Offset-first.Offset))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(firstTS))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
-	dst = binary.BigEndian.AppendUint64(dst, ^uint64(0)) // producer id -1
-	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // producer epoch -1
-	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(msgs)))
-	var body []byte
-	for i := range msgs {
-		body = appendRecord(body[:0], &msgs[i], first.Offset, firstTS)
-		dst = kbin.AppendVarint(dst, int32(len(body)))
-		dst = append(dst, body...)
-	}
-	binary.BigEndian.PutUint32(dst[start+8:], uint32(len(dst)-start-batchLenFrom))
-	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+batchCRCFrom:], castagnoli))
+	b := dst[w.start:]
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-batchLenFrom))
+	binary.BigEndian.PutUint32(b[23:], uint32(w.last-w.first))
+	binary.BigEndian.PutUint64(b[35:], uint64(w.maxTS))
+	binary.BigEndian.PutUint32(b[57:], uint32(w.n))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[batchCRCFrom:], castagnoli))
 	return dst
 }
 
-// appendRecord appends m's record without its length prefix.
-func appendRecord(dst []byte, m *topicstore.Message, base, baseTS int64) []byte {
+// appendRecord appends m's record, with value body, without its length
+// prefix.
+func appendRecord(dst []byte, m *topicstore.Message, body []byte, base, baseTS int64) []byte {
 	dst = append(dst, 0) // attributes
 	dst = kbin.AppendVarlong(dst, m.CreatedAt.UnixMilli()-baseTS)
 	dst = kbin.AppendVarint(dst, int32(m.Offset-base))
@@ -203,8 +228,8 @@ func appendRecord(dst []byte, m *topicstore.Message, base, baseTS int64) []byte 
 	if m.NullBody {
 		dst = kbin.AppendVarint(dst, -1)
 	} else {
-		dst = kbin.AppendVarint(dst, int32(len(m.Body)))
-		dst = append(dst, m.Body...)
+		dst = kbin.AppendVarint(dst, int32(len(body)))
+		dst = append(dst, body...)
 	}
 	dst = kbin.AppendVarint(dst, int32(len(m.Headers)))
 	for _, h := range m.Headers {

@@ -151,8 +151,9 @@ func (c *conn) fetchPartition(ctx context.Context, info *topicstore.TopicInfo, r
 	if partLeft <= 0 {
 		partLeft = int(^uint(0) >> 1)
 	}
-	var msgs []topicstore.Message
+	var w batchWriter
 	var derr error
+	out := p.RecordBatches
 	r := topicstore.ScanRange{Partition: pi.ID, Start: rp.FetchOffset, End: pi.EndOffset}
 	err := c.s.cfg.Store.Scan(ctx, info.Config.Name, r, func(m *topicstore.Message) bool {
 		size := len(m.Key) + len(m.Body) + recordOverhead
@@ -162,11 +163,11 @@ func (c *conn) fetchPartition(ctx context.Context, info *topicstore.TopicInfo, r
 		if budget.any && (size > partLeft || size > budget.left) {
 			return false
 		}
-		var out topicstore.Message
-		if out, derr = copyMessage(m); derr != nil {
+		var body []byte
+		if body, derr = m.Decode(); derr != nil {
 			return false
 		}
-		msgs = append(msgs, out)
+		out = w.add(out, m, body) // m is the scan's only during the call: copied into the batch now
 		partLeft -= size
 		budget.left -= size
 		budget.any = true
@@ -178,30 +179,6 @@ func (c *conn) fetchPartition(ctx context.Context, info *topicstore.TopicInfo, r
 	if err != nil {
 		return err
 	}
-	p.RecordBatches = appendBatch(p.RecordBatches, msgs)
+	p.RecordBatches = w.finish(out)
 	return nil
-}
-
-// copyMessage copies what a record batch needs of a scanned message
-// (valid only during the scan's callback), its body decoded.
-func copyMessage(m *topicstore.Message) (topicstore.Message, error) {
-	body, err := m.Decode()
-	if err != nil {
-		return topicstore.Message{}, err
-	}
-	out := topicstore.Message{Offset: m.Offset, CreatedAt: m.CreatedAt, NullBody: m.NullBody,
-		Body: append([]byte(nil), body...)}
-	if m.Key != nil {
-		out.Key = append([]byte{}, m.Key...)
-	}
-	if len(m.Headers) > 0 {
-		out.Headers = make([]topicstore.Header, len(m.Headers))
-		for i, h := range m.Headers {
-			out.Headers[i] = topicstore.Header{Key: h.Key}
-			if h.Value != nil {
-				out.Headers[i].Value = append([]byte{}, h.Value...)
-			}
-		}
-	}
-	return out, nil
 }
