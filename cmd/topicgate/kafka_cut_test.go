@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	osexec "os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -289,7 +294,7 @@ func checkCutTopic(t *testing.T, a *app, topic string, parts, n int) {
 
 // TestKafkaIdempotentProducerCut: franz-go's idempotent producer (its
 // defaults: idempotent, retrying without limit, several requests in
-// flight) produces 20,000 records to 3 partitions through a proxy that
+// flight; smaller batches and faster metadata refreshes) produces 20,000 records to 3 partitions through a proxy that
 // cuts its connections eight times, half of them in the middle of a
 // Produce request, half after the door stored a Produce but before its
 // answer reached the client. The client reconnects and resends what it
@@ -303,8 +308,11 @@ func TestKafkaIdempotentProducerCut(t *testing.T) {
 	exec(t, connect(t, a), fmt.Sprintf("CREATE TOPIC cut WITH (min_active_partitions = %d)", parts))
 	px := startCutProxy(t, a.KafkaAddr(), 6, 8)
 	// Batches of at most 8 KiB (a few hundred records): many Produce
-	// requests, so the cuts fall among them rather than on one.
-	cl := kafkaClient(t, a, kgo.SeedBrokers(px.addr()), kgo.ProducerBatchMaxBytes(8<<10))
+	// requests, so the cuts fall among them rather than on one. A failed
+	// Produce has franz-go refresh its metadata before it retries, and
+	// refreshes are at least MetadataMinAge apart (5 s by default): a
+	// shorter one keeps the test short.
+	cl := kafkaClient(t, a, kgo.SeedBrokers(px.addr()), kgo.ProducerBatchMaxBytes(8<<10), kgo.MetadataMinAge(100*time.Millisecond))
 	ctx := testCtx(t)
 	var failed atomic.Pointer[error]
 	for i := range n {
@@ -325,4 +333,34 @@ func TestKafkaIdempotentProducerCut(t *testing.T) {
 	require.Equal(t, 8, cuts)
 	require.Positive(t, dups, "a batch whose answer was dropped is sent again")
 	checkCutTopic(t, a, "cut", parts, n)
+}
+
+// TestKafkaIdempotentProducerCutConfluentPython: librdkafka's idempotent
+// producer (testdata/kafka/confluent_cut_producer.py, Debian's
+// python3-confluent-kafka) through the same proxy: 6,000 records in
+// batches of 200, eight cuts; SQL reads each value once, in order, with
+// contiguous offsets.
+func TestKafkaIdempotentProducerCutConfluentPython(t *testing.T) {
+	const parts, n = 3, 6000
+	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
+	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
+	a := startKafkaServer(t, nil)
+	exec(t, connect(t, a), fmt.Sprintf("CREATE TOPIC pycut WITH (min_active_partitions = %d)", parts))
+	px := startCutProxy(t, a.KafkaAddr(), 6, 8)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, debianPython, "-E", "-s", "confluent_cut_producer.py")
+	cmd.Dir = kafkaScenarioDir(t)
+	cmd.Env = append(os.Environ(), "TOPICGATE_KAFKA="+px.addr(), "TOPICGATE_TOPIC=pycut",
+		"TOPICGATE_RECORDS="+strconv.Itoa(n), "TOPICGATE_PARTITIONS="+strconv.Itoa(parts), "PYTHONDONTWRITEBYTECODE=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	o, err := cmd.Output()
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", o, stderr.String())
+	require.Equal(t, fmt.Sprintf("delivered %d\n", n), string(o))
+	cuts, dups := px.counts()
+	t.Logf("%d cuts, %d partitions answered DUPLICATE_SEQUENCE_NUMBER", cuts, dups)
+	require.Equal(t, 8, cuts)
+	require.Positive(t, dups, "a batch whose answer was dropped is sent again")
+	checkCutTopic(t, a, "pycut", parts, n)
 }
