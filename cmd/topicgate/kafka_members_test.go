@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -358,6 +359,22 @@ func TestKafkaMembersConfluentPython(t *testing.T) {
 	runMembersScenario(t, a, "pyevents", "pyworkers", func(_ string, commits int) *osexec.Cmd {
 		cmd := osexec.Command(debianPython, "-E", "-s", "confluent_member.py")
 		cmd.Dir, cmd.Env = dir, memberEnv(a, "pyevents", "pyworkers", commits)
+		return cmd
+	})
+}
+
+// TestKafkaMembersKafkajs: the scenario with kafkajs' group members
+// (testdata/kafka/node/member.js), its default round-robin assignor.
+func TestKafkaMembersKafkajs(t *testing.T) {
+	dir := kafkaScenarioDir(t)
+	_, err := os.Stat(filepath.Join(dir, "node", "node_modules", "kafkajs", "package.json"))
+	require.NoError(t, err, "kafkajs is not installed: .ci/run installs it with `npm ci --prefix testdata/kafka/node`")
+	node, err := osexec.LookPath("node")
+	require.NoError(t, err, "node is not installed (.ci/run installs Debian's nodejs)")
+	a := startKafkaServer(t, nil)
+	runMembersScenario(t, a, "jsevents", "jsworkers", func(_ string, commits int) *osexec.Cmd {
+		cmd := osexec.Command(node, filepath.Join("node", "member.js"))
+		cmd.Dir, cmd.Env = dir, memberEnv(a, "jsevents", "jsworkers", commits)
 		return cmd
 	})
 }
