@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -377,4 +379,129 @@ func TestKafkaMembersKafkajs(t *testing.T) {
 		cmd.Dir, cmd.Env = dir, memberEnv(a, "jsevents", "jsworkers", commits)
 		return cmd
 	})
+}
+
+// saramaMemberEnv makes the test binary, run with
+// -test.run=^TestKafkaSaramaMemberProcess$, a sarama group member.
+const saramaMemberEnv = "TOPICGATE_TEST_SARAMA_MEMBER"
+
+// TestKafkaMembersSarama: the scenario with sarama's group members, each
+// the test binary re-executed as TestKafkaSaramaMemberProcess; sarama's
+// default range assignor.
+func TestKafkaMembersSarama(t *testing.T) {
+	a := startKafkaServer(t, nil)
+	runMembersScenario(t, a, "smevents", "smworkers", func(_ string, commits int) *osexec.Cmd {
+		cmd := osexec.Command(os.Args[0], "-test.run=^TestKafkaSaramaMemberProcess$")
+		cmd.Env = append(memberEnv(a, "smevents", "smworkers", commits), saramaMemberEnv+"=1")
+		return cmd
+	})
+}
+
+// TestKafkaSaramaMemberProcess is the sarama member of
+// TestKafkaMembersSarama when saramaMemberEnv is set (and skipped
+// otherwise): it speaks confluent_member.py's line protocol on stdout
+// and exits, never returning to the test framework.
+func TestKafkaSaramaMemberProcess(t *testing.T) {
+	if os.Getenv(saramaMemberEnv) == "" {
+		t.Skip("the child process of TestKafkaMembersSarama")
+	}
+	if err := runSaramaMember(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// saramaMember is the handler of a sarama member: it prints its
+// assignment, each record and each commit. Commits are synchronous
+// (autocommit off, ConsumerGroupSession.Commit), one at a time.
+type saramaMember struct {
+	topic   string
+	mu      sync.Mutex
+	commits int // left to make; -1: no limit
+	errs    <-chan error
+}
+
+func saramaSay(format string, args ...any) {
+	fmt.Fprintf(os.Stdout, format+"\n", args...)
+}
+
+func (h *saramaMember) Setup(sess sarama.ConsumerGroupSession) error {
+	parts := slices.Clone(sess.Claims()[h.topic])
+	slices.Sort(parts)
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = strconv.Itoa(int(p))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	saramaSay("assigned %s", strings.Join(s, ","))
+	return nil
+}
+
+func (*saramaMember) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+
+func (h *saramaMember) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	for m := range claim.Messages() {
+		h.mu.Lock()
+		saramaSay("read %d %d %s", m.Partition, m.Offset, m.Value)
+		if h.commits != 0 {
+			h.commits--
+			sess.MarkMessage(m, "")
+			sess.Commit()
+			select {
+			case err := <-h.errs:
+				h.mu.Unlock()
+				return fmt.Errorf("commit: %w", err)
+			default:
+			}
+			saramaSay("committed %d %d", m.Partition, m.Offset+1)
+		}
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// runSaramaMember is the member: it consumes until its stdin closes,
+// then closes the group (leaving it) and prints closed.
+func runSaramaMember() error {
+	commits, err := strconv.Atoi(os.Getenv("TOPICGATE_COMMITS"))
+	if err != nil {
+		return err
+	}
+	deadline := time.AfterFunc(2*time.Minute, func() {
+		fmt.Fprintln(os.Stderr, "timeout: still running after 2m")
+		os.Exit(1)
+	})
+	defer deadline.Stop()
+	cfg := sarama.NewConfig()
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.Offsets.AutoCommit.Enable = false
+	cfg.Consumer.Return.Errors = true
+	cfg.Consumer.Group.Session.Timeout = 4 * time.Second
+	cfg.Consumer.Group.Heartbeat.Interval = 300 * time.Millisecond
+	cfg.Consumer.Group.Rebalance.Timeout = 10 * time.Second
+	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	g, err := sarama.NewConsumerGroup([]string{os.Getenv("TOPICGATE_KAFKA")}, os.Getenv("TOPICGATE_GROUP"), cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	h := &saramaMember{topic: os.Getenv("TOPICGATE_TOPIC"), commits: commits, errs: g.Errors()}
+	for ctx.Err() == nil {
+		// Consume returns at each rebalance; the loop joins again.
+		if err := g.Consume(ctx, []string{h.topic}, h); err != nil && !errors.Is(err, sarama.ErrClosedConsumerGroup) {
+			return err
+		}
+	}
+	if err := g.Close(); err != nil {
+		return err
+	}
+	saramaSay("closed")
+	return nil
 }
