@@ -53,6 +53,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	defer untrack()
 	c := &conn{s: s, nc: nc, info: info}
 	c.host, c.port = brokerAddr(nc.LocalAddr())
+	if s.cfg.Advertise != "" {
+		c.host, c.port = brokerAddr(advertised(s.cfg.Advertise))
+	}
 	defer func() {
 		if c.release != nil {
 			c.release()
@@ -213,8 +216,14 @@ func (c *conn) handleGroup(ctx context.Context, req kmsg.Request) kmsg.Response 
 	panic(fmt.Sprintf("no handler for %s", kmsg.NameForKey(req.Key())))
 }
 
-// brokerAddr splits the address a client reached into the host and port
-// the door names as broker 0's.
+// advertised is Config.Advertise as a net.Addr.
+type advertised string
+
+func (a advertised) Network() string { return "tcp" }
+func (a advertised) String() string  { return string(a) }
+
+// brokerAddr splits the address a client reached (or the advertised one)
+// into the host and port the door names as broker 0's.
 func brokerAddr(a net.Addr) (string, int32) {
 	host, port, err := net.SplitHostPort(a.String())
 	if err != nil {

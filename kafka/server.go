@@ -54,6 +54,12 @@ type Config struct {
 	// SQL door's, so their commits take the one commit path); nil
 	// refuses transactional producers (COORDINATOR_NOT_AVAILABLE).
 	Txns *txn.Manager
+	// Advertise, when set, is the host:port Metadata, FindCoordinator
+	// and DescribeCluster name as broker 0's (Kafka's
+	// advertised.listeners): the address clients reach this gateway at
+	// through a proxy, NAT or load balancer. Unset, it is the address
+	// each connection reached on this side (the listening address).
+	Advertise string
 	// OffsetsRetention is how long a group's consumers the door created
 	// stay unused (no offset commit) and without members before the door
 	// drops them (Kafka's offsets.retention.minutes): 0 means
@@ -105,6 +111,11 @@ var ErrServerClosed = errors.New("kafka: server closed")
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("kafka: no store")
+	}
+	if cfg.Advertise != "" {
+		if _, port, err := net.SplitHostPort(cfg.Advertise); err != nil || port == "" {
+			return nil, fmt.Errorf("kafka: the advertised address %q is not host:port", cfg.Advertise)
+		}
 	}
 	if cfg.MaxFrameBytes <= 0 {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes

@@ -73,6 +73,8 @@ type config struct {
 	KafkaListen string
 	// KafkaOnWait is kafka.Config.OnWait (tests only).
 	KafkaOnWait func()
+	// KafkaAdvertise (--kafka-advertise) is kafka.Config.Advertise.
+	KafkaAdvertise string
 	// KafkaOffsetsRetention (--kafka-offsets-retention) is
 	// kafka.Config.OffsetsRetention; 0 or less: never (the flag's
 	// default is kafka.DefaultOffsetsRetention).
@@ -301,7 +303,7 @@ func (a *app) listenKafka(cfg config, logger *slog.Logger) error {
 		return nil
 	}
 	kcfg := kafka.Config{Store: a.store, Auth: a.engine.Authority(), Txns: a.engine.Transactions(), Logger: logger, OnWait: cfg.KafkaOnWait, User: cfg.KafkaUser,
-		OnTxnTimeout: cfg.KafkaOnTxnTimeout, OffsetsRetention: cfg.KafkaOffsetsRetention,
+		OnTxnTimeout: cfg.KafkaOnTxnTimeout, OffsetsRetention: cfg.KafkaOffsetsRetention, Advertise: cfg.KafkaAdvertise,
 		RequireSASL: cfg.Auth != "trust"}
 	if kcfg.OffsetsRetention <= 0 {
 		kcfg.OffsetsRetention = -1 // never

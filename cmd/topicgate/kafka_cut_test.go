@@ -30,18 +30,14 @@ import (
 // it) and after the door answered a Produce but before the client
 // heard it (the door wrote the batch; the client sends it again).
 //
-// The door names as broker 0 the address the connection reached on its
-// side (brokerAddr in kafka/conn.go), which through a proxy is the
-// door's own listening address, not the proxy's: the door has no
-// advertised address. So the proxy rewrites the broker's host and port
-// in Metadata, FindCoordinator and DescribeCluster answers to its own,
-// or a client would go around it after its first Metadata.
+// The server behind it advertises the proxy's address
+// (--kafka-advertise): Metadata names broker 0 there, so clients keep
+// going through the proxy (without it they would go around it after
+// their first Metadata, to the address the door listens at).
 type cutProxy struct {
 	t      *testing.T
 	ln     net.Listener
 	target string
-	host   string
-	port   int32
 	// every: each every-th Produce request is torn, and each every-th
 	// Produce answer dropped (offset by half), until maxCuts cuts.
 	every, maxCuts int
@@ -55,15 +51,21 @@ type cutProxy struct {
 	wg       sync.WaitGroup
 }
 
-func startCutProxy(t *testing.T, target string, every, maxCuts int) *cutProxy {
+// startCutServer starts a test server whose Kafka door advertises a cut
+// proxy in front of it, and the proxy.
+func startCutServer(t *testing.T, every, maxCuts int) (*app, *cutProxy) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	host, port, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	p, err := strconv.Atoi(port)
-	require.NoError(t, err)
-	px := &cutProxy{t: t, ln: ln, target: target, host: host, port: int32(p), every: every, maxCuts: maxCuts, conns: map[net.Conn]bool{}}
+	cfg := testConfig(t)
+	cfg.KafkaListen, cfg.KafkaAdvertise = "127.0.0.1:0", ln.Addr().String()
+	a := startServer(t, cfg)
+	return a, startCutProxy(t, ln, a.KafkaAddr(), every, maxCuts)
+}
+
+func startCutProxy(t *testing.T, ln net.Listener, target string, every, maxCuts int) *cutProxy {
+	t.Helper()
+	px := &cutProxy{t: t, ln: ln, target: target, every: every, maxCuts: maxCuts, conns: map[net.Conn]bool{}}
 	px.wg.Add(1)
 	go px.accept()
 	t.Cleanup(func() {
@@ -189,7 +191,7 @@ func (px *cutProxy) answersTo(sc, cc net.Conn, inflight *sync.Map) {
 			return
 		}
 		req := v.(inflightReq)
-		f, resp, err := px.rewrite(req, f)
+		f, resp, err := px.inspect(req, f)
 		if err != nil {
 			px.t.Errorf("%s v%d answer: %v", kmsg.NameForKey(req.key), req.version, err)
 			return
@@ -217,13 +219,10 @@ func (px *cutProxy) answersTo(sc, cc net.Conn, inflight *sync.Map) {
 	}
 }
 
-// rewrite decodes an answer the proxy looks into (Produce, and those
-// naming the broker, which it rewrites to the proxy's address) and
-// returns the frame to forward.
-func (px *cutProxy) rewrite(req inflightReq, f []byte) ([]byte, kmsg.Response, error) {
-	switch req.key {
-	case 0, 3, 10, 60: // Produce, Metadata, FindCoordinator, DescribeCluster
-	default:
+// inspect decodes a Produce answer (the proxy counts its duplicates)
+// and returns the frame to forward, unchanged.
+func (px *cutProxy) inspect(req inflightReq, f []byte) ([]byte, kmsg.Response, error) {
+	if req.key != 0 {
 		return f, nil, nil
 	}
 	kreq := kmsg.RequestForKey(req.key)
@@ -240,28 +239,7 @@ func (px *cutProxy) rewrite(req inflightReq, f []byte) ([]byte, kmsg.Response, e
 	if err := resp.ReadFrom(f[hdr:]); err != nil {
 		return nil, nil, err
 	}
-	switch r := resp.(type) {
-	case *kmsg.ProduceResponse:
-		return f, resp, nil
-	case *kmsg.MetadataResponse:
-		for i := range r.Brokers {
-			r.Brokers[i].Host, r.Brokers[i].Port = px.host, px.port
-		}
-	case *kmsg.FindCoordinatorResponse:
-		if r.ErrorCode == 0 && r.Port > 0 {
-			r.Host, r.Port = px.host, px.port
-		}
-		for i := range r.Coordinators {
-			if r.Coordinators[i].Port > 0 {
-				r.Coordinators[i].Host, r.Coordinators[i].Port = px.host, px.port
-			}
-		}
-	case *kmsg.DescribeClusterResponse:
-		for i := range r.Brokers {
-			r.Brokers[i].Host, r.Brokers[i].Port = px.host, px.port
-		}
-	}
-	return resp.AppendTo(append([]byte(nil), f[:hdr]...)), resp, nil
+	return f, resp, nil
 }
 
 func (px *cutProxy) counts() (cuts, dups int) {
@@ -304,9 +282,8 @@ func checkCutTopic(t *testing.T, a *app, topic string, parts, n int) {
 // partition's values in produce order.
 func TestKafkaIdempotentProducerCut(t *testing.T) {
 	const parts, n = 3, 20000
-	a := startKafkaServer(t, nil)
+	a, px := startCutServer(t, 6, 8)
 	exec(t, connect(t, a), fmt.Sprintf("CREATE TOPIC cut WITH (min_active_partitions = %d)", parts))
-	px := startCutProxy(t, a.KafkaAddr(), 6, 8)
 	// Batches of at most 8 KiB (a few hundred records): many Produce
 	// requests, so the cuts fall among them rather than on one. A failed
 	// Produce has franz-go refresh its metadata before it retries, and
@@ -344,9 +321,8 @@ func TestKafkaIdempotentProducerCutConfluentPython(t *testing.T) {
 	const parts, n = 3, 6000
 	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
 	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
-	a := startKafkaServer(t, nil)
+	a, px := startCutServer(t, 6, 8)
 	exec(t, connect(t, a), fmt.Sprintf("CREATE TOPIC pycut WITH (min_active_partitions = %d)", parts))
-	px := startCutProxy(t, a.KafkaAddr(), 6, 8)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := osexec.CommandContext(ctx, debianPython, "-E", "-s", "confluent_cut_producer.py")

@@ -55,6 +55,7 @@ func main() {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	cfg := config{Users: map[string]string{}}
 	fs.StringVar(&cfg.Listen, "listen", env("TOPICGATE_LISTEN", "127.0.0.1:5433"), "address to listen on")
+	fs.StringVar(&cfg.KafkaAdvertise, "kafka-advertise", env("TOPICGATE_KAFKA_ADVERTISE", ""), "host:port the Kafka door names as its broker's address in Metadata and FindCoordinator (Kafka's advertised.listeners), for clients that reach it through a proxy, NAT or load balancer; default: the address each connection reached")
 	fs.DurationVar(&cfg.KafkaOffsetsRetention, "kafka-offsets-retention", kafka.DefaultOffsetsRetention, "how long a consumer group's consumers the Kafka door created stay with no offset commit and no members before the door drops them (Kafka's offsets.retention.minutes); 0 or less: never")
 	fs.StringVar(&cfg.KafkaListen, "kafka-listen", env("TOPICGATE_KAFKA_LISTEN", ""), "address of the Kafka protocol door on the same topics (docs/kafka.md); SASL PLAIN or SCRAM-SHA-256 required unless --auth trust, which keeps it to loopback; off when empty")
 	fs.StringVar(&cfg.DataDir, "data-dir", env("TOPICGATE_DATA_DIR", "./data"), "directory of the embedded store")
