@@ -67,10 +67,16 @@
 //     OffsetFetch answers the stored ones (topicstore's
 //     StoredPositions), -1 where there is none, and OffsetDelete
 //     forgets them (PositionUpdate.Forget), so -1 is answered again.
+//   - retention.go: offsets retention. The consumers the door creates
+//     for groups are marked (ConsumerConfig.Origin "kafka", UsedAt
+//     renewed by commits every tenth of the retention); ExpireGroups,
+//     run every tenth of Config.OffsetsRetention, drops those unused
+//     that long whose group has no members.
 //   - batch.go, compress.go: record batches (magic 2) decoded, their
 //     CRC-32C checked and their records decompressed (gzip, snappy framed
 //     or raw, lz4 frame, zstd), and messages encoded as uncompressed
-//     record batches for Fetch.
+//     record batches for Fetch, each record written into the batch as
+//     the store's scan yields it (batchWriter).
 //   - admin.go, admin_ops.go, admin_configs.go: the admin APIs.
 //     CreateTopics is SQL's CREATE TOPIC (authz.PrepareCreate: CREATE on
 //     schema public, the creator owns the topic), DeleteTopics DROP TOPIC
