@@ -12,14 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// TestClusterKafkaGroupGateways: a Kafka group's offsets are in the
-// cluster, so a group consumer on another gateway resumes where one on
-// the first gateway committed (membership is each gateway's own; offsets
-// are shared).
-func TestClusterKafkaGroupGateways(t *testing.T) {
+// kafkaGateways starts n gateways with a Kafka door each on one
+// cluster, closed when the test ends.
+func kafkaGateways(t *testing.T, n int) []*app {
+	t.Helper()
 	g := startGateways(t, 0, 5*time.Second)
 	var gws []*app
-	for range 2 {
+	for range n {
 		cfg := g.gatewayConfig()
 		cfg.KafkaListen = "127.0.0.1:0"
 		a, err := start(cfg)
@@ -27,6 +26,15 @@ func TestClusterKafkaGroupGateways(t *testing.T) {
 		t.Cleanup(func() { a.Close() })
 		gws = append(gws, a)
 	}
+	return gws
+}
+
+// TestClusterKafkaGroupGateways: a Kafka group's offsets are in the
+// cluster, so a group consumer on another gateway resumes where one on
+// the first gateway committed (membership is each gateway's own; offsets
+// are shared).
+func TestClusterKafkaGroupGateways(t *testing.T) {
+	gws := kafkaGateways(t, 2)
 	c := connect(t, gws[0])
 	fillTopic(t, c, "orders", 2, 10)
 
@@ -48,16 +56,7 @@ func TestClusterKafkaGroupGateways(t *testing.T) {
 // and its commit fails in the cluster (the store's producer fence), so
 // nothing of it is published; the new instance commits.
 func TestClusterKafkaTransactionFencedAcrossGateways(t *testing.T) {
-	g := startGateways(t, 0, 5*time.Second)
-	var gws []*app
-	for range 2 {
-		cfg := g.gatewayConfig()
-		cfg.KafkaListen = "127.0.0.1:0"
-		a, err := start(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { a.Close() })
-		gws = append(gws, a)
-	}
+	gws := kafkaGateways(t, 2)
 	exec(t, connect(t, gws[0]), "CREATE TOPIC fenced")
 	ctx := testCtx(t)
 	old := txnClient(t, gws[0], "job")
@@ -80,16 +79,7 @@ func TestClusterKafkaTransactionFencedAcrossGateways(t *testing.T) {
 // member. When the coordinating gateway stops, the member on the other
 // gateway rejoins there and takes every partition.
 func TestClusterKafkaGroupAcrossGateways(t *testing.T) {
-	g := startGateways(t, 0, 5*time.Second)
-	var gws []*app
-	for range 2 {
-		cfg := g.gatewayConfig()
-		cfg.KafkaListen = "127.0.0.1:0"
-		a, err := start(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { a.Close() })
-		gws = append(gws, a)
-	}
+	gws := kafkaGateways(t, 2)
 	fillTopic(t, connect(t, gws[0]), "events", 4, 8)
 	m0 := newGroupConsumer(t, gws[0], "workers", "events")
 	require.Len(t, waitAssigned(t, m0, 4), 4)
@@ -126,16 +116,7 @@ func TestClusterKafkaGroupAcrossGateways(t *testing.T) {
 // idempotent producer's records are all there once, and a consumer
 // reads on from where it was.
 func TestClusterKafkaClientLosesGateway(t *testing.T) {
-	g := startGateways(t, 0, 5*time.Second)
-	var gws []*app
-	for range 2 {
-		cfg := g.gatewayConfig()
-		cfg.KafkaListen = "127.0.0.1:0"
-		a, err := start(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { a.Close() })
-		gws = append(gws, a)
-	}
+	gws := kafkaGateways(t, 2)
 	exec(t, connect(t, gws[1]), "CREATE TOPIC lose WITH (min_active_partitions = 2)")
 	ctx := testCtx(t)
 	// A short metadata minimum age: the clients ask again soon after the

@@ -21,6 +21,25 @@ func kafkaScenarioDir(t *testing.T) string {
 	return d
 }
 
+// requireKafkajs fails the test unless kafkajs (testdata/kafka/node)
+// and node are installed, as .ci/run installs them, and returns node.
+func requireKafkajs(t *testing.T) string {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(kafkaScenarioDir(t), "node", "node_modules", "kafkajs", "package.json"))
+	require.NoError(t, err, "kafkajs is not installed: .ci/run installs it with `npm ci --prefix testdata/kafka/node`")
+	node, err := osexec.LookPath("node")
+	require.NoError(t, err, "node is not installed (.ci/run installs Debian's nodejs)")
+	return node
+}
+
+// requireConfluent fails the test unless Debian's python3-confluent-kafka
+// is installed, as .ci/run installs it.
+func requireConfluent(t *testing.T) {
+	t.Helper()
+	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
+	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
+}
+
 // runKafkaScenario creates topic on a, runs the client scenario argv (in
 // testdata/kafka) against a's Kafka door with TOPICGATE_KAFKA,
 // TOPICGATE_TOPIC and TOPICGATE_GROUP set, and returns its output lines.
@@ -78,11 +97,7 @@ func checkKafkaScenarioSQL(t *testing.T, a *app, topic string) {
 // idempotent producer with keys and headers, a read from the beginning,
 // and a consumer group that commits and resumes from its commit.
 func TestKafkaKafkajs(t *testing.T) {
-	dir := kafkaScenarioDir(t)
-	_, err := os.Stat(filepath.Join(dir, "node", "node_modules", "kafkajs", "package.json"))
-	require.NoError(t, err, "kafkajs is not installed: .ci/run installs it with `npm ci --prefix testdata/kafka/node`")
-	node, err := osexec.LookPath("node")
-	require.NoError(t, err, "node is not installed (.ci/run installs Debian's nodejs)")
+	node := requireKafkajs(t)
 	a := startKafkaServer(t, nil)
 	lines := runKafkaScenario(t, a, "jsorders", "jsbilling", node, filepath.Join("node", "scenario.js"))
 	require.Regexp(t, `^version kafkajs 2\.2\.\d+$`, lines[0])
@@ -98,8 +113,7 @@ func TestKafkaKafkajs(t *testing.T) {
 // keys and headers, a read from the beginning, and a consumer group that
 // commits and resumes from its commit.
 func TestKafkaConfluentPython(t *testing.T) {
-	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
-	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
+	requireConfluent(t)
 	a := startKafkaServer(t, nil)
 	lines := runKafkaScenario(t, a, "pyorders", "pybilling", debianPython, "-E", "-s", "confluent_scenario.py")
 	require.Regexp(t, `^version confluent-kafka \S+ librdkafka \S+$`, lines[0])

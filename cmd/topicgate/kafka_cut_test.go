@@ -319,8 +319,7 @@ func TestKafkaIdempotentProducerCut(t *testing.T) {
 // contiguous offsets.
 func TestKafkaIdempotentProducerCutConfluentPython(t *testing.T) {
 	const parts, n = 3, 6000
-	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
-	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
+	requireConfluent(t)
 	a, px := startCutServer(t, 6, 8)
 	exec(t, connect(t, a), fmt.Sprintf("CREATE TOPIC pycut WITH (min_active_partitions = %d)", parts))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

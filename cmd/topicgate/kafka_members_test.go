@@ -354,8 +354,7 @@ func memberEnv(a *app, topic, group string, commits int) []string {
 // python3-confluent-kafka), its default assignors (range, then
 // roundrobin).
 func TestKafkaMembersConfluentPython(t *testing.T) {
-	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
-	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
+	requireConfluent(t)
 	a := startKafkaServer(t, nil)
 	dir := kafkaScenarioDir(t)
 	runMembersScenario(t, a, "pyevents", "pyworkers", func(_ string, commits int) *osexec.Cmd {
@@ -368,15 +367,11 @@ func TestKafkaMembersConfluentPython(t *testing.T) {
 // TestKafkaMembersKafkajs: the scenario with kafkajs' group members
 // (testdata/kafka/node/member.js), its default round-robin assignor.
 func TestKafkaMembersKafkajs(t *testing.T) {
-	dir := kafkaScenarioDir(t)
-	_, err := os.Stat(filepath.Join(dir, "node", "node_modules", "kafkajs", "package.json"))
-	require.NoError(t, err, "kafkajs is not installed: .ci/run installs it with `npm ci --prefix testdata/kafka/node`")
-	node, err := osexec.LookPath("node")
-	require.NoError(t, err, "node is not installed (.ci/run installs Debian's nodejs)")
+	node := requireKafkajs(t)
 	a := startKafkaServer(t, nil)
 	runMembersScenario(t, a, "jsevents", "jsworkers", func(_ string, commits int) *osexec.Cmd {
 		cmd := osexec.Command(node, filepath.Join("node", "member.js"))
-		cmd.Dir, cmd.Env = dir, memberEnv(a, "jsevents", "jsworkers", commits)
+		cmd.Dir, cmd.Env = kafkaScenarioDir(t), memberEnv(a, "jsevents", "jsworkers", commits)
 		return cmd
 	})
 }

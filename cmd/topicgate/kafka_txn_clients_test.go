@@ -74,8 +74,7 @@ func checkTxnScenarioSQL(t *testing.T, a *app, in, out, group string) {
 // producer of the same transactional.id fencing the first (librdkafka
 // calls it fatal, as against Kafka).
 func TestKafkaConfluentPythonTransactions(t *testing.T) {
-	out, err := osexec.Command(debianPython, "-c", "import confluent_kafka").CombinedOutput()
-	require.NoError(t, err, "python3-confluent-kafka is not installed (.ci/run installs the Debian package): %s", out)
+	requireConfluent(t)
 	a := startKafkaServer(t, nil)
 	lines := runTxnScenario(t, a, "pyin", "pyout", "pyetl", debianPython, "-E", "-s", "confluent_txn.py")
 	require.Equal(t, []string{"aborted", "rpw 30 in several transactions", "zombie refused _FENCED fatal=True",
@@ -88,11 +87,7 @@ func TestKafkaConfluentPythonTransactions(t *testing.T) {
 // predates PRODUCER_FENCED and is told INVALID_PRODUCER_EPOCH, as Kafka
 // tells a client of its EndTxn version.
 func TestKafkaKafkajsTransactions(t *testing.T) {
-	dir := kafkaScenarioDir(t)
-	_, err := os.Stat(filepath.Join(dir, "node", "node_modules", "kafkajs", "package.json"))
-	require.NoError(t, err, "kafkajs is not installed: .ci/run installs it with `npm ci --prefix testdata/kafka/node`")
-	node, err := osexec.LookPath("node")
-	require.NoError(t, err, "node is not installed (.ci/run installs Debian's nodejs)")
+	node := requireKafkajs(t)
 	a := startKafkaServer(t, nil)
 	lines := runTxnScenario(t, a, "jsin", "jsout", "jsetl", node, filepath.Join("node", "transactions.js"))
 	require.Equal(t, []string{"aborted", "rpw 30 in several transactions", "zombie refused INVALID_PRODUCER_EPOCH",

@@ -124,16 +124,7 @@ func TestKafkaViewsSessionsAndConsumers(t *testing.T) {
 // pg_terminate_backend through A closes one (the other gateways tell a
 // Kafka connection's negative pid from a process id).
 func TestClusterKafkaViewsAcrossGateways(t *testing.T) {
-	g := startGateways(t, 0, 5*time.Second)
-	var gws []*app
-	for range 2 {
-		cfg := g.gatewayConfig()
-		cfg.KafkaListen = "127.0.0.1:0"
-		a, err := start(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { a.Close() })
-		gws = append(gws, a)
-	}
+	gws := kafkaGateways(t, 2)
 	ctx := testCtx(t)
 	ca, cb := connect(t, gws[0]), connect(t, gws[1])
 	var gwB string

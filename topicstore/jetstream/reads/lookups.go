@@ -57,24 +57,21 @@ func producerInfo(t *fold.Topic, id string, ps *fold.Producer) topicstore.Produc
 
 // Positions answers topicstore.Store's Positions.
 func (rd *Reads) Positions(topic, consumer string) (map[int32]int64, error) {
-	rd.h.Lock()
-	defer rd.h.Unlock()
-	t := rd.cfg.Fold.ByName[topic]
-	if t == nil {
-		return nil, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, topic)
-	}
-	if !t.HasConsumer(consumer) {
-		return nil, fmt.Errorf("%w: topic %q consumer %q", topicstore.ErrConsumerNotFound, topic, consumer)
-	}
-	out := make(map[int32]int64, len(t.Parts))
-	for p := range t.Parts {
-		out[int32(p)] = t.Position(consumer, int32(p))
-	}
-	return out, nil
+	return rd.positions(topic, consumer, func(t *fold.Topic, p int32) (int64, bool) {
+		return t.Position(consumer, p), true
+	})
 }
 
 // StoredPositions answers topicstore.Store's StoredPositions.
 func (rd *Reads) StoredPositions(topic, consumer string) (map[int32]int64, error) {
+	return rd.positions(topic, consumer, func(t *fold.Topic, p int32) (int64, bool) {
+		return t.StoredPosition(consumer, p)
+	})
+}
+
+// positions is consumer's position in each partition of topic that at
+// has one.
+func (rd *Reads) positions(topic, consumer string, at func(t *fold.Topic, p int32) (int64, bool)) (map[int32]int64, error) {
 	rd.h.Lock()
 	defer rd.h.Unlock()
 	t := rd.cfg.Fold.ByName[topic]
@@ -86,7 +83,7 @@ func (rd *Reads) StoredPositions(topic, consumer string) (map[int32]int64, error
 	}
 	out := make(map[int32]int64, len(t.Parts))
 	for p := range t.Parts {
-		if off, ok := t.StoredPosition(consumer, int32(p)); ok {
+		if off, ok := at(t, int32(p)); ok {
 			out[int32(p)] = off
 		}
 	}
