@@ -66,6 +66,9 @@ type txnState struct {
 	seqs    map[txnPart]int32
 	timeout time.Duration
 	timer   *time.Timer
+	// txns counts the transactions begun: a timeout fires for the one it
+	// was set for only (its Stop can lose the race with the firing).
+	txns uint64
 	// timedOut: the open transaction of this epoch was rolled back by
 	// its timeout; requests of the epoch get INVALID_PRODUCER_EPOCH until
 	// an abort acknowledges it.
@@ -83,23 +86,28 @@ type txnPart struct {
 
 // txnTable is the gateway's transactional ids.
 type txnTable struct {
-	mu  sync.Mutex
-	ids map[string]*txnState
+	mu    sync.Mutex
+	ids   map[string]*txnState
+	swept time.Time // the last sweep of idle ids
 }
 
-// get returns id's state, creating it; it drops ids idle past txnIdle.
+// get returns id's state, creating it; every txnIdle/10 it drops the ids
+// idle past txnIdle (a sweep of every id, so not on every request).
 func (tt *txnTable) get(id string, now time.Time) *txnState {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if tt.ids == nil {
 		tt.ids = map[string]*txnState{}
 	}
-	for k, ts := range tt.ids {
-		if k != id && ts.mu.TryLock() {
-			if ts.open == nil && now.Sub(ts.used) > txnIdle {
-				delete(tt.ids, k)
+	if now.Sub(tt.swept) > txnIdle/10 {
+		tt.swept = now
+		for k, ts := range tt.ids {
+			if k != id && ts.mu.TryLock() {
+				if ts.open == nil && now.Sub(ts.used) > txnIdle {
+					delete(tt.ids, k)
+				}
+				ts.mu.Unlock()
 			}
-			ts.mu.Unlock()
 		}
 	}
 	ts := tt.ids[id]
@@ -187,11 +195,12 @@ func (ts *txnState) begin(s *Server) {
 	ts.open.Begin(txn.ExplicitBlock)
 	ts.parts, ts.groups, ts.seqs = map[txnPart]bool{}, map[string]bool{}, map[txnPart]int32{}
 	ts.ended = false
-	epoch := ts.epoch
+	ts.txns++
+	epoch, n := ts.epoch, ts.txns
 	ts.timer = time.AfterFunc(ts.timeout, func() {
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
-		if ts.epoch == epoch && ts.open != nil {
+		if ts.epoch == epoch && ts.txns == n && ts.open != nil {
 			s.log.Info("kafka: transaction timed out", "transactional_id", ts.id, "timeout", ts.timeout)
 			ts.rollback()
 			ts.timedOut = true
