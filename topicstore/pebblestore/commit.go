@@ -338,13 +338,17 @@ func (s *PebbleStore) syncer() {
 	}
 }
 
-// publish advances the visible ends (in order: groups are published FIFO).
+// publish advances the visible ends (in order: groups are published FIFO),
+// then wakes the topics' long-pollers. It wakes them after releasing s.mu:
+// Changed takes s.mu.RLock while it holds notifyMu, so waking (notifyMu)
+// under s.mu.RLock deadlocks as soon as a writer (a DDL's install) queues
+// for s.mu between the two: the writer waits for publish's read lock,
+// publish for Changed's notifyMu, Changed's read lock for the writer.
 func (s *PebbleStore) publish(ps []sequencer.Published) {
 	if len(ps) == 0 {
 		return
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	for _, pb := range ps {
 		t := s.byID[pb.TopicID]
 		if t == nil || int(pb.Partition) >= len(t.parts) {
@@ -356,6 +360,10 @@ func (s *PebbleStore) publish(ps []sequencer.Published) {
 		p.lastWrite = pb.WrittenAt
 		p.visibleEnd.Store(pb.End)
 		p.mu.Unlock()
+	}
+	s.mu.RUnlock()
+	if s.opts.onWake != nil {
+		s.opts.onWake()
 	}
 	s.notifyTopics(ps)
 }

@@ -180,6 +180,35 @@ func TestChanged(t *testing.T) {
 	mustErrIs(t, err, topicstore.ErrTopicNotFound)
 }
 
+// TestPublishWakesWithoutLock: publish wakes a topic's long-pollers
+// with s.mu released. Changed holds notifyMu while it takes s.mu.RLock,
+// so a wake under publish's read lock deadlocked the store when a DDL
+// queued for s.mu in between (a Kafka Fetch long-polling, a Produce and
+// a CreateTopics at once: franz-go's kgo suite hit it).
+func TestPublishWakesWithoutLock(t *testing.T) {
+	free := make(chan bool, 1)
+	var s *PebbleStore
+	s, err := Open(t.TempDir(), Options{RetentionInterval: -1, onWake: func() {
+		ok := s.mu.TryLock() // a writer gets s.mu while publish wakes
+		if ok {
+			s.mu.Unlock()
+		}
+		select {
+		case free <- ok:
+		default:
+		}
+	}})
+	must(t, err)
+	defer s.Close()
+	createTopic(t, s, "t", 1)
+	ch, err := s.Changed("t")
+	must(t, err)
+	_, err = s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t", Messages: []topicstore.Message{body("x")}}}})
+	must(t, err)
+	<-ch
+	check(t, <-free, "publish wakes long-pollers while it holds s.mu")
+}
+
 func TestChangedClose(t *testing.T) {
 	s := openTest(t, t.TempDir(), nil)
 	createTopic(t, s, "t", 1)

@@ -69,6 +69,7 @@ type Options struct {
 	fs        vfs.FS // test hook: Pebble's file system
 	noReclaim bool   // test hook: no reclaimer goroutine (a crash before it ran)
 	noCompact bool   // test hook: no automatic compactions (only the reclaimer's)
+	onWake    func() // test hook: publish calls it just before it wakes long-pollers
 }
 
 // pebbleLogger adapts Options.Logf to pebble.Logger.
