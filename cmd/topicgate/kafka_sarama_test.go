@@ -90,8 +90,9 @@ func TestKafkaSaramaTransactions(t *testing.T) {
 	}
 	p := newProducer()
 	require.NoError(t, p.BeginTxn())
-	_, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: "sout", Value: sarama.StringEncoder("aborted")})
+	_, off, err := p.SendMessage(&sarama.ProducerMessage{Topic: "sout", Value: sarama.StringEncoder("aborted")})
 	require.NoError(t, err)
+	require.Equal(t, int64(-1), off, "a staged record's offset is unknown until the commit")
 	require.NoError(t, p.AbortTxn())
 
 	consumer, err := sarama.NewConsumer([]string{a.KafkaAddr()}, sarama.NewConfig())

@@ -37,10 +37,11 @@ def producer():
 def main():
     p = producer()
     p.begin_transaction()
-    p.produce(OUT, value=b"aborted", partition=0)
+    offsets = []
+    p.produce(OUT, value=b"aborted", partition=0, on_delivery=lambda err, m: offsets.append(m.offset()))
     p.flush(20)
     p.abort_transaction(30)
-    print("aborted")
+    print("aborted, delivered at offset %s" % offsets)
     sys.stdout.flush()
 
     c = Consumer({

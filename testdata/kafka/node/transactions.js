@@ -73,9 +73,9 @@ async function main () {
   const kafka = new Kafka({ clientId: 'topicgate-txn', brokers: [BROKER], logLevel: logLevel.NOTHING, connectionTimeout: 5000, requestTimeout: 15000, retry: { retries: 3 } })
   const p = await producer(kafka)
   let txn = await p.transaction()
-  await txn.send({ topic: OUT, messages: [{ value: 'aborted', partition: 0 }] })
+  const sent = await txn.send({ topic: OUT, messages: [{ value: 'aborted', partition: 0 }] })
   await txn.abort()
-  console.log('aborted')
+  console.log(`aborted, delivered at offset ${sent.map(r => r.baseOffset).join(',')}`)
 
   const { done, txns } = await rpw(kafka, p)
   console.log(`rpw ${done} in ${txns > 1 ? 'several' : 'one'} transactions`)
