@@ -23,6 +23,7 @@ import (
 	"topicgate/acl"
 	"topicgate/audit"
 	"topicgate/authz"
+	"topicgate/console"
 	"topicgate/executor"
 	"topicgate/kafka"
 	"topicgate/sysview"
@@ -157,6 +158,8 @@ type app struct {
 	// kafkaServer is kafka for the other gateways' pg_terminate_backend
 	// of its connections, which may be heard before it is set.
 	kafkaServer atomic.Pointer[kafka.Server]
+	// console is the web console `serve --http` serves at /.
+	console *console.Console
 }
 
 // start opens the store and starts serving; the listener is bound before
@@ -198,7 +201,13 @@ func start(cfg config) (*app, error) {
 		eopts.Auditor = alog
 	}
 	eng := executor.New(st, eopts)
-	a := &app{store: st, pebble: pst, engine: eng, done: make(chan struct{}), audit: alog}
+	con, err := console.New(console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust"})
+	if err != nil {
+		st.Close()
+		closeAudit(alog)
+		return nil, err
+	}
+	a := &app{store: st, pebble: pst, engine: eng, done: make(chan struct{}), audit: alog, console: con}
 	if err := a.serve(cfg, logger); err != nil {
 		st.Close()
 		closeAudit(alog)
@@ -489,8 +498,9 @@ func (a *app) Addr() string { return a.ln.Addr().String() }
 // (200 while the process serves HTTP: liveness), /readyz (200 once the
 // store is open and, on a cluster, reachable with this gateway's view
 // caught up with the stream; 503 with the reason otherwise), and what
-// net/http/pprof registered under /debug/pprof. a is nil until the server
-// started.
+// net/http/pprof registered under /debug/pprof, and the web console
+// (package console) at / (503 until the store is open). a is nil until
+// the server started.
 func httpHandler(a *atomic.Pointer[app]) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -519,6 +529,14 @@ func httpHandler(a *atomic.Pointer[app]) http.Handler {
 		cur.metricsHandler().ServeHTTP(w, r)
 	})
 	mux.Handle("/debug/pprof/", http.DefaultServeMux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		cur := a.Load()
+		if cur == nil {
+			http.Error(w, "starting: the store is not open yet", http.StatusServiceUnavailable)
+			return
+		}
+		cur.console.ServeHTTP(w, r)
+	})
 	return mux
 }
 

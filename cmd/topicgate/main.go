@@ -83,7 +83,7 @@ func main() {
 	fs.StringVar(&cfg.AuditLog, "audit-log", env("TOPICGATE_AUDIT_LOG", ""), "append the audit log (JSON lines, one per statement and login; docs/audit-log.md) to this file, - for stderr; reopened on SIGHUP; off when empty")
 	fs.StringVar(&cfg.AuditClasses, "audit-classes", env("TOPICGATE_AUDIT_CLASSES", ""), "with --audit-log: the classes logged, of READ, WRITE, CONSUME, DDL, ROLE, MISC, AUTH, ALL, -CLASS (default READ,WRITE,CONSUME,DDL,ROLE,AUTH); denials and failed logins are logged whatever it says")
 	verbose := fs.Bool("v", false, "log connection-level events")
-	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /healthz, /readyz, /debug/pprof); off when empty")
+	httpAddr := fs.String("http", env("TOPICGATE_HTTP", ""), "address for the HTTP endpoint (/metrics in Prometheus format, /healthz, /readyz, /debug/pprof, and the web console at / on loopback, docs/console.md); off when empty")
 	contention := fs.Bool("contention-profiles", false, "sample blocking and mutex contention for /debug/pprof/block and /debug/pprof/mutex (one sample per 10 µs blocked, one in 10 contended locks; off: those profiles stay empty)")
 	memLimit := fs.Int64("memory-limit-mib", 112, "soft limit of the Go heap in MiB (GOMEMLIMIT overrides it; Pebble's block cache and memtables, 64 MiB by default, come on top)")
 	gcPercent := fs.Int("gc-percent", 400, "Go GC target percentage (GOGC overrides it); the live heap is small, so the default GOGC of 100 collected every few MiB of message buffers; the memory limit caps the heap")

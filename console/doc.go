@@ -1,0 +1,39 @@
+// Package console is topicgate's web console: server-rendered HTML
+// (html/template) with htmx 2 for partial updates, mounted at / of the
+// `serve --http` endpoint beside /metrics, /healthz and /readyz.
+//
+// It owns the console's HTTP side: the login form, the session cookie, the
+// CSRF tokens, the pages (Topics, a topic's partitions and consumers, the
+// message browser) and their embedded assets (assets/: htmx.min.js as
+// npm's htmx.org 2.x ships it, with its license, and the stylesheet; no
+// JavaScript build, nothing downloaded at run time).
+//
+// Invariants:
+//   - Every figure a page shows comes from plain SQL run in an in-process
+//     session of the executor (Sessions.NewSession, the same wire.Handler
+//     the PostgreSQL port uses) as the logged-in role: the same parser,
+//     planner and privilege checks as psql. A topic the role may not see
+//     in sys.topics is not in the console either. The package imports no
+//     store backend and the wire package knows nothing of it.
+//   - A login is checked as a PostgreSQL password login: the role's stored
+//     verifier (SCRAM or md5; none or past VALID UNTIL fails), then the
+//     session's login checks (LOGIN, CONNECTION LIMIT). With --auth trust
+//     the form asks for a role name only, as the PostgreSQL port does.
+//   - The session is a cookie signed with HMAC-SHA256 under a per-process
+//     random key (a restart logs everyone out): role, expiry and a random
+//     nonce; HttpOnly, SameSite=Strict, Secure over TLS. Logging out
+//     refuses the cookie until its expiry.
+//   - Every request that may change something (any method but GET and
+//     HEAD) carries the session's CSRF token, an HMAC of its nonce (form
+//     field csrf or header X-CSRF-Token); the login form has one of its
+//     own, tied to a nonce cookie set when the form was shown. GET
+//     requests change nothing.
+//   - The message browser reads with stateless SELECTs bounded by
+//     partition and offset: it never names a consumer, so browsing
+//     creates no consumer and moves no position.
+//   - Plain HTTP is served on loopback only (the password and the cookie
+//     would cross the network in clear); elsewhere every request gets 403.
+//   - Bad input (an offset that is not a number, a partition the topic
+//     lacks) is answered with a message in the page and a 4xx status,
+//     before any statement runs.
+package console
