@@ -34,6 +34,19 @@ type browseQuery struct {
 	View         string // auto, text, json or hex
 }
 
+// Key is the request as one string ("partition=1 from=3 limit=4
+// view=auto", "... before=9 ..."): the table's data-q, which tells a
+// reader (a test) which request the table shows.
+func (b browseQuery) Key() string {
+	k := "partition=" + strconv.FormatInt(b.Partition, 10)
+	if b.From != nil {
+		k += " from=" + strconv.FormatInt(*b.From, 10)
+	} else if b.Before != nil {
+		k += " before=" + strconv.FormatInt(*b.Before, 10)
+	}
+	return k + " limit=" + strconv.FormatInt(b.Limit, 10) + " view=" + b.View
+}
+
 // inputError is a request value that is not valid.
 type inputError string
 

@@ -86,6 +86,9 @@ type config struct {
 	// does not authenticate acts as with --auth trust ("" the bootstrap
 	// superuser; tests only).
 	KafkaUser string
+	// ConsoleClock is the web console's time source, which its cookies
+	// expire by (tests only; nil: time.Now).
+	ConsoleClock func() time.Time
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
 	// Logger replaces the text logger on stderr at LogLevel (tests
@@ -201,7 +204,8 @@ func start(cfg config) (*app, error) {
 		eopts.Auditor = alog
 	}
 	eng := executor.New(st, eopts)
-	con, err := console.New(console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust"})
+	con, err := console.New(console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust",
+		Clock: cfg.ConsoleClock})
 	if err != nil {
 		st.Close()
 		closeAudit(alog)
