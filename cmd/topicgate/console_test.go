@@ -37,10 +37,18 @@ type consoleServer struct {
 
 func startConsoleServer(t *testing.T) *consoleServer {
 	t.Helper()
-	cs := &consoleServer{}
 	cfg := testConfig(t)
 	cfg.Auth = "scram-sha-256"
 	cfg.Users = map[string]string{"admin": "adminpw"}
+	cs := startConsoleWith(t, cfg)
+	cs.admin = cs.conn(t, "admin", "adminpw")
+	return cs
+}
+
+// startConsoleWith starts a server with cfg and --http on 127.0.0.1:0.
+func startConsoleWith(t *testing.T, cfg config) *consoleServer {
+	t.Helper()
+	cs := &consoleServer{}
 	cfg.ConsoleClock = func() time.Time { return time.Now().Add(time.Duration(cs.skew.Load())) }
 	cs.a = startServer(t, cfg)
 	var started atomic.Pointer[app]
@@ -51,7 +59,6 @@ func startConsoleServer(t *testing.T) *consoleServer {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	cs.base = "http://" + ln.Addr().String()
-	cs.admin = cs.conn(t, "admin", "adminpw")
 	return cs
 }
 
@@ -421,7 +428,14 @@ func TestConsoleRefusals(t *testing.T) {
 	before := positions(t, cs.admin)
 
 	c := consoleClient(t)
-	code, page := httpLogin(t, c, cs.base, "admin", "wrong")
+	// The endpoints beside the console answer as before.
+	code, page := get(t, c, cs.base, "/healthz")
+	require.Equal(t, http.StatusOK, code, page)
+	code, page = get(t, c, cs.base, "/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, page, "topicgate_")
+
+	code, page = httpLogin(t, c, cs.base, "admin", "wrong")
 	require.Equal(t, http.StatusUnauthorized, code)
 	require.Contains(t, page, `password authentication failed for user &#34;admin&#34;`)
 	code, page = httpLogin(t, c, cs.base, "ghost", "pw")
@@ -503,4 +517,31 @@ func TestConsoleRefusals(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, code)
 
 	require.Equal(t, before, positions(t, cs.admin))
+}
+
+// TestConsoleTrust: with --auth trust the form asks for a role name only,
+// as the PostgreSQL port does, and the role sees what it may.
+func TestConsoleTrust(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Auth = "trust"
+	cs := startConsoleWith(t, cfg)
+	admin := cs.conn(t, "postgres", "")
+	exec(t, admin, "CREATE TOPIC orders")
+	exec(t, admin, "CREATE ROLE nobody LOGIN")
+	c := consoleClient(t)
+	code, page := get(t, c, cs.base, "/login")
+	require.Equal(t, http.StatusOK, code)
+	require.NotContains(t, page, `name="password"`)
+	require.Contains(t, page, "--auth trust")
+	code, _ = httpLogin(t, c, cs.base, "postgres", "")
+	require.Equal(t, http.StatusOK, code)
+	_, page = get(t, c, cs.base, "/")
+	require.Contains(t, page, `data-topic="orders"`)
+	c = consoleClient(t)
+	code, _ = httpLogin(t, c, cs.base, "nobody", "")
+	require.Equal(t, http.StatusOK, code)
+	_, page = get(t, c, cs.base, "/")
+	require.Contains(t, page, `id="no-topics"`)
+	code, _ = httpLogin(t, consoleClient(t), cs.base, "", "")
+	require.Equal(t, http.StatusBadRequest, code)
 }
