@@ -63,7 +63,8 @@ func (s *signer) mac(parts ...string) []byte {
 	return m.Sum(nil)
 }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: a signature with other trailing bits is another cookie.
+var b64 = base64.RawURLEncoding.Strict()
 
 func randomNonce() (string, error) {
 	b := make([]byte, 16)

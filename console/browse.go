@@ -117,15 +117,16 @@ type message struct {
 
 // browsePage is the messages template's data.
 type browsePage struct {
-	Q            browseQuery
-	Partitions   []int64
-	Start, End   int64 // the partition's offsets
-	Messages     []message
-	ShowKey      bool
-	ShowHdrs     bool
-	Error        string
-	Older, Newer string // URLs of the next pages, "" when none
-	FromValue    string
+	Q          browseQuery
+	Partitions []int64
+	Start, End int64 // the partition's offsets
+	Messages   []message
+	// The optional columns, shown when a message of the page has them.
+	ShowProducer, ShowGroup, ShowKey bool
+	ShowHdrs                         bool
+	Error                            string
+	Older, Newer                     string // URLs of the next pages, "" when none
+	FromValue                        string
 }
 
 // messages is the message browser: the full page, or the table alone to
@@ -183,6 +184,8 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 			pg.Messages = append(pg.Messages, toMessage(row, b.View))
 		}
 		for _, m := range pg.Messages {
+			pg.ShowProducer = pg.ShowProducer || m.Producer != ""
+			pg.ShowGroup = pg.ShowGroup || m.Group != ""
 			pg.ShowKey = pg.ShowKey || m.HasKey
 			pg.ShowHdrs = pg.ShowHdrs || (m.Headers != "" && m.Headers != "[]")
 		}
