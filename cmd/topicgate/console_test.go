@@ -93,6 +93,8 @@ func seedConsole(t *testing.T, cs *consoleServer) {
 		if p == 1 {
 			exec(t, c, `INSERT INTO orders (partition, data, key, headers) VALUES ($1, $2::text::bytea, $3::text::bytea, $4::jsonb)`,
 				p, body, fmt.Sprintf("k%d", i), fmt.Sprintf(`[{"key":"h","value":"v%d"}]`, i))
+		} else if p == 2 {
+			exec(t, c, `INSERT INTO orders (partition, data, producer_id, seqno, message_group_id) VALUES ($1, $2::bytea, 'p2', $3, 'g2')`, p, body, i)
 		} else {
 			exec(t, c, `INSERT INTO orders (partition, data) VALUES ($1, $2::bytea)`, p, body)
 		}
@@ -236,6 +238,33 @@ func (b *browser) text(sel string) string {
 	return v
 }
 
+// screenshotsEnv names a directory where TestConsoleBrowser saves
+// screenshots of its pages (docs/console/ holds the ones the docs show).
+const screenshotsEnv = "TOPICGATE_CONSOLE_SCREENSHOTS"
+
+// shoot saves a screenshot of the page as name.png when screenshotsEnv
+// names a directory.
+func (b *browser) shoot(name string) {
+	b.t.Helper()
+	dir := os.Getenv(screenshotsEnv)
+	if dir == "" {
+		return
+	}
+	sctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	b.check("screenshot "+name, err)
+	require.NoError(b.t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+}
+
+// loadTime is how long the browser took to load the current page, by its
+// own Navigation Timing (request to load event end).
+func (b *browser) loadTime() time.Duration {
+	b.t.Helper()
+	ms := eval[float64](b, "load time", `(() => { const n = performance.getEntriesByType("navigation")[0]; return n.loadEventEnd - n.requestStart })()`)
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
 // login logs in through the form.
 func (b *browser) login(base, user, pw string) {
 	b.t.Helper()
@@ -266,6 +295,7 @@ func TestConsoleBrowser(t *testing.T) {
 	require.Equal(t, want, got)
 	require.Len(t, got, 2)
 	require.Equal(t, "30", got[0][3]) // orders
+	t.Logf("Topics page loaded in %v (the browser's timing)", b.loadTime())
 
 	// The topic page: partitions and consumers as sys.partitions and
 	// sys.consumers say.
@@ -290,6 +320,8 @@ func TestConsoleBrowser(t *testing.T) {
 		committed += n
 	}
 	require.Equal(t, 4, committed, "billing read and committed 4 messages")
+	t.Logf("topic page loaded in %v", b.loadTime())
+	b.shoot("topic")
 
 	// The message browser: partition 0, newest first, JSON pretty-printed.
 	b.run("browse", chromedp.Click(chromedp.CSS("#browse")),
@@ -299,6 +331,7 @@ func TestConsoleBrowser(t *testing.T) {
 	require.Len(t, got, 10)
 	require.Equal(t, "9", got[0][0])
 	require.Equal(t, "0", got[9][0])
+	t.Logf("message browser loaded in %v", b.loadTime())
 	var body string
 	require.NoError(t, cs.admin.QueryRow(context.Background(), `SELECT convert_from(data, 'UTF8') FROM orders WHERE partition = 0 AND "offset" = 9`).Scan(&body))
 	var pretty bytes.Buffer
@@ -320,6 +353,7 @@ func TestConsoleBrowser(t *testing.T) {
 		n := len(got[i])
 		require.Equal(t, r, []string{got[i][0], got[i][n-3], got[i][n-2], got[i][n-1]}, "row %d", i)
 	}
+	b.shoot("messages")
 	// The next page, by the pager.
 	b.run("next", chromedp.Click(chromedp.CSS("#newer")), chromedp.WaitVisible(chromedp.CSS(`#msgs[data-q="partition=1 from=7 limit=4 view=auto"]`)))
 	got = b.cells("#msgs tbody tr")
@@ -334,6 +368,8 @@ func TestConsoleBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#msgs[data-q="partition=2 from=0 limit=4 view=hex"]`)))
 	got = b.cells("#msgs tbody tr")
 	require.Equal(t, "00ff02", got[0][len(got[0])-1])
+	// Producer, seqno and group columns where the messages have them.
+	require.Equal(t, []string{"0", "p2", "2", "g2"}, []string{got[0][0], got[0][2], got[0][3], got[0][4]})
 
 	// A filter that is not valid: a message in the page.
 	b.run("bad-offset", chromedp.SetValue(chromedp.CSS("#f-from"), "abc"),
