@@ -323,6 +323,14 @@ func TestConsoleBrowser(t *testing.T) {
 	t.Logf("topic page loaded in %v", b.loadTime())
 	b.shoot("topic")
 
+	// A consumer's committed offset links to the messages it reads next.
+	b.run("next-for-consumer", chromedp.Click(chromedp.CSS(`#consumers tr[data-partition="1"] td.committed a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#msgs[data-q="partition=1 from=`+cons[1][3]+` limit=20 view=auto"]`)))
+	got = b.cells("#msgs tbody tr")
+	require.Equal(t, cons[1][3], got[0][0])
+	require.Equal(t, before, positions(t, cs.admin), "browsing moved a position")
+	b.run("back", chromedp.Click(chromedp.CSS("h1 a")), chromedp.WaitVisible(chromedp.CSS("#partitions")))
+
 	// The message browser: partition 0, newest first, JSON pretty-printed.
 	b.run("browse", chromedp.Click(chromedp.CSS("#browse")),
 		chromedp.WaitVisible(chromedp.CSS(`#msgs[data-q="partition=0 limit=20 view=auto"]`)))
