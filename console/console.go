@@ -37,6 +37,25 @@ type Config struct {
 	Key []byte
 	// Clock is the time source (nil: time.Now).
 	Clock func() time.Time
+	// OnLogin, when set, is told of each login's outcome (the audit
+	// log's AUTH lines, as for a login of the PostgreSQL port).
+	OnLogin func(LoginEvent)
+}
+
+// LoginEvent is one login's outcome (Config.OnLogin).
+type LoginEvent struct {
+	User, Remote string
+	// Code is "" when the login succeeded, else the SQLSTATE the
+	// PostgreSQL port would have refused it with (28P01 a wrong password,
+	// 28000 a role that may not log in, ...).
+	Code string
+}
+
+// noteLogin tells Config.OnLogin of a login's outcome.
+func (c *Console) noteLogin(r *http.Request, user, code string) {
+	if c.cfg.OnLogin != nil {
+		c.cfg.OnLogin(LoginEvent{User: user, Remote: r.RemoteAddr, Code: code})
+	}
 }
 
 // Console is the web console's http.Handler.
@@ -198,16 +217,23 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			v = c.dummy // as long as a wrong password takes
 		}
 		if !acl.CheckPassword(user, password, v) || !ok {
+			c.noteLogin(r, user, pgerror.CodeInvalidPassword)
 			c.showLogin(w, r, http.StatusUnauthorized, fmt.Sprintf("password authentication failed for user %q", user), user)
 			return
 		}
 	}
 	sc, err := c.open(r.Context(), user, r.RemoteAddr)
 	if err != nil {
+		code := pgerror.Code(err)
+		if code == "" {
+			code = pgerror.CodeInternal
+		}
+		c.noteLogin(r, user, code)
 		c.showLogin(w, r, http.StatusForbidden, errText(err), user)
 		return
 	}
 	sc.close()
+	c.noteLogin(r, user, "")
 	nonce, err := randomNonce()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -204,8 +204,12 @@ func start(cfg config) (*app, error) {
 		eopts.Auditor = alog
 	}
 	eng := executor.New(st, eopts)
-	con, err := console.New(console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust",
-		Clock: cfg.ConsoleClock})
+	ccfg := console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust",
+		Clock: cfg.ConsoleClock}
+	if alog != nil {
+		ccfg.OnLogin = auditConsoleLogin(alog)
+	}
+	con, err := console.New(ccfg)
 	if err != nil {
 		st.Close()
 		closeAudit(alog)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"topicgate/audit"
+	"topicgate/console"
 	"topicgate/kafka"
 	"topicgate/wire"
 )
@@ -58,6 +59,19 @@ func auditLogin(l *audit.Log) func(wire.AuthEvent) {
 // authentication to l as a PostgreSQL login's AUTH line.
 func auditKafkaLogin(l *audit.Log) func(kafka.AuthEvent) {
 	return func(ev kafka.AuthEvent) {
+		outcome := audit.OK
+		if ev.Code != "" {
+			outcome = ev.Code
+		}
+		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
+			Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
+	}
+}
+
+// auditConsoleLogin is console.Config.OnLogin writing a web console
+// login to l as a PostgreSQL login's AUTH line.
+func auditConsoleLogin(l *audit.Log) func(console.LoginEvent) {
+	return func(ev console.LoginEvent) {
 		outcome := audit.OK
 		if ev.Code != "" {
 			outcome = ev.Code

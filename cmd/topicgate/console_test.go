@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -329,7 +330,13 @@ func httpLogin(t *testing.T, c *http.Client, base, user, pw string) (int, string
 // forged or expired cookie, a missing CSRF token and bad input are
 // refused with a 4xx and change nothing.
 func TestConsoleRefusals(t *testing.T) {
-	cs := startConsoleServer(t)
+	cfg := testConfig(t)
+	cfg.Auth = "scram-sha-256"
+	cfg.Users = map[string]string{"admin": "adminpw"}
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	cfg.AuditLog = auditPath
+	cs := startConsoleWith(t, cfg)
+	cs.admin = cs.conn(t, "admin", "adminpw")
 	seedConsole(t, cs)
 	exec(t, cs.admin, "CREATE ROLE nologin PASSWORD 'pw'")
 	exec(t, cs.admin, "CREATE ROLE expired LOGIN PASSWORD 'pw' VALID UNTIL '2001-01-01'")
@@ -365,6 +372,15 @@ func TestConsoleRefusals(t *testing.T) {
 
 	code, csrf := httpLogin(t, c, cs.base, "admin", "adminpw")
 	require.Equal(t, http.StatusOK, code)
+	// Each login is in the audit log, as a PostgreSQL login is (those,
+	// of the SQL connections, have a session's pid).
+	var logins []string
+	for _, l := range readAudit(t, auditPath) {
+		if l.Command == "LOGIN" && l.Session == 0 {
+			logins = append(logins, l.SessionUser+" "+l.Outcome)
+		}
+	}
+	require.Equal(t, []string{"admin 28P01", "ghost 28P01", "expired 28P01", "nologin 28000", "admin ok"}, logins)
 	u, _ := url.Parse(cs.base)
 	var cookie *http.Cookie
 	for _, ck := range c.Jar.Cookies(u) {
