@@ -35,5 +35,9 @@
 //     would cross the network in clear); elsewhere every request gets 403.
 //   - Bad input (an offset that is not a number, a partition the topic
 //     lacks) is answered with a message in the page and a 4xx status,
-//     before any statement runs.
+//     before the topic is read.
+//   - Console sessions have process ids from 2^30 up (nextPID), apart from
+//     the PostgreSQL port's and the Kafka door's; with --audit-log each
+//     login is an AUTH line (Config.OnLogin) and each statement is
+//     audited as any session's.
 package console
