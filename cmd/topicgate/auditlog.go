@@ -42,43 +42,32 @@ func closeAudit(l *audit.Log) {
 	}
 }
 
+// authLine writes one AUTH line of the audit log for a login through any
+// door: outcome is the refusal's SQLSTATE, "" for a success.
+func authLine(l *audit.Log, user, remote, outcome string, session uint32) {
+	if outcome == "" {
+		outcome = audit.OK
+	}
+	l.Write(&audit.Record{Time: time.Now(), Role: user, SessionUser: user, Remote: remote,
+		Session: session, Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
+}
+
 // auditLogin is wire.Config.OnAuth writing the audit log's AUTH lines:
 // every refused login, and the ones that succeed when AUTH is enabled.
 func auditLogin(l *audit.Log) func(wire.AuthEvent) {
-	return func(ev wire.AuthEvent) {
-		outcome := audit.OK
-		if ev.Code != "" {
-			outcome = ev.Code
-		}
-		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
-			Session: ev.ProcessID, Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
-	}
+	return func(ev wire.AuthEvent) { authLine(l, ev.User, ev.Remote, ev.Code, ev.ProcessID) }
 }
 
 // auditKafkaLogin is kafka.Config.OnAuth writing a Kafka SASL
 // authentication to l as a PostgreSQL login's AUTH line.
 func auditKafkaLogin(l *audit.Log) func(kafka.AuthEvent) {
-	return func(ev kafka.AuthEvent) {
-		outcome := audit.OK
-		if ev.Code != "" {
-			outcome = ev.Code
-		}
-		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
-			Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
-	}
+	return func(ev kafka.AuthEvent) { authLine(l, ev.User, ev.Remote, ev.Code, 0) }
 }
 
 // auditConsoleLogin is console.Config.OnLogin writing a web console
 // login to l as a PostgreSQL login's AUTH line.
 func auditConsoleLogin(l *audit.Log) func(console.LoginEvent) {
-	return func(ev console.LoginEvent) {
-		outcome := audit.OK
-		if ev.Code != "" {
-			outcome = ev.Code
-		}
-		l.Write(&audit.Record{Time: time.Now(), Role: ev.User, SessionUser: ev.User, Remote: ev.Remote,
-			Class: audit.Auth, Command: "LOGIN", Outcome: outcome})
-	}
+	return func(ev console.LoginEvent) { authLine(l, ev.User, ev.Remote, ev.Code, 0) }
 }
 
 // handleSIGHUP reopens the audit log on SIGHUP: logrotate moves the file

@@ -181,6 +181,11 @@ func (s *Store) Tell(kind string, data []byte) error {
 // Hear implements topicstore.Gatherer.
 func (s *Store) Hear(kind string, fn func(data []byte)) error {
 	sub, err := s.nc.Subscribe(s.tellSubject(kind), func(m *nats.Msg) { fn(m.Data) })
+	return s.keep(sub, err)
+}
+
+// keep keeps sub (to end with the store) unless subscribing failed.
+func (s *Store) keep(sub *nats.Subscription, err error) error {
 	if err != nil {
 		return s.unavailable(err)
 	}
@@ -230,14 +235,7 @@ func (s *Store) Answer(kind string, fn func(ctx context.Context, data []byte) []
 			_ = m.Respond(fn(ctx, m.Data))
 		}()
 	})
-	if err != nil {
-		return s.unavailable(err)
-	}
-	a := &s.answer
-	a.mu.Lock()
-	a.subs = append(a.subs, sub)
-	a.mu.Unlock()
-	return nil
+	return s.keep(sub, err)
 }
 
 var _ topicstore.Gatherer = (*Store)(nil)
