@@ -51,6 +51,10 @@ func (sc *sqlConn) close() { sc.s.Close() }
 type result struct {
 	Cols []string
 	Rows [][]any
+	// Tag is the command tag ("SELECT 3", "DELETE 1"); Notices are the
+	// NOTICEs and WARNINGs the statement sent, as psql would show them.
+	Tag     string
+	Notices []string
 }
 
 // query runs one statement with $n parameters (int64 or string) in an
@@ -77,6 +81,11 @@ func (sc *sqlConn) query(ctx context.Context, q string, args ...any) (res *resul
 	if serr := sc.s.Sync(ctx, out); err == nil {
 		err = serr
 	}
+	if b, ok := sc.s.(wire.DurabilityBarrier); ok && err == nil {
+		// As the PostgreSQL port does before results leave: an ack the
+		// page reports is synced.
+		err = b.WaitDurable()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +108,7 @@ func (sc *sqlConn) run(ctx context.Context, q string, oids []uint32, args []any,
 	for _, c := range p.Columns() {
 		out.res.Cols = append(out.res.Cols, c.Name)
 	}
-	_, _, err = p.Execute(ctx, out, 0)
+	out.res.Tag, _, err = p.Execute(ctx, out, 0)
 	return err
 }
 
@@ -122,9 +131,9 @@ func (o *rowsOutput) WriteRow(vals []any) error {
 	return nil
 }
 
-// RowEncoder is only asked for by consumer reads (SELECT ... WITH
-// (CONSUMER = ...)), which the console never runs: browsing reads with
-// stateless SELECTs.
+// RowEncoder offers streaming consumer reads an encoder; the console
+// offers none (its only consumer read is a shared consumer's, which
+// writes rows), so every row comes through WriteRow.
 func (o *rowsOutput) RowEncoder() *wire.RowEncoder { return nil }
 
 func (o *rowsOutput) WriteRows(*wire.RowEncoder) error {
@@ -132,7 +141,7 @@ func (o *rowsOutput) WriteRows(*wire.RowEncoder) error {
 }
 
 func (o *rowsOutput) Flush() error                                { return nil }
-func (o *rowsOutput) Notice(string, string)                       {}
-func (o *rowsOutput) Warning(string, string)                      {}
+func (o *rowsOutput) Notice(_, msg string)                        { o.res.Notices = append(o.res.Notices, msg) }
+func (o *rowsOutput) Warning(_, msg string)                       { o.res.Notices = append(o.res.Notices, msg) }
 func (o *rowsOutput) CopyIn(int16, int) (wire.CopyReader, error)  { return nil, errNoCopy }
 func (o *rowsOutput) CopyOut(int16, int) (wire.CopyWriter, error) { return nil, errNoCopy }
