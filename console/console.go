@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"topicgate/acl"
@@ -64,6 +65,9 @@ type Console struct {
 	sign  *signer
 	mux   *http.ServeMux
 	dummy string // a verifier a missing role's password is checked against
+	// desks are the logins' queue sessions (queue.go), by login nonce.
+	desksMu sync.Mutex
+	desks   map[string]*desk
 }
 
 // New returns the console.
@@ -85,7 +89,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, sign: s, mux: http.NewServeMux(), dummy: dummy}
+	c := &Console{cfg: cfg, sign: s, mux: http.NewServeMux(), dummy: dummy, desks: make(map[string]*desk)}
 	assets, _ := fs.Sub(assetFS, "assets")
 	c.mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(http.FileServerFS(assets))))
 	c.mux.HandleFunc("GET /login", c.loginForm)
@@ -94,6 +98,8 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("GET /{$}", c.authed(c.topics))
 	c.mux.HandleFunc("GET /topic", c.authed(c.topic))
 	c.mux.HandleFunc("GET /messages", c.authed(c.messages))
+	c.mux.HandleFunc("POST /queue/take", c.authed(c.queueTake))
+	c.mux.HandleFunc("POST /queue/act", c.authed(c.queueAct))
 	return c, nil
 }
 
@@ -248,6 +254,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session: its cookie is refused from now on.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	c.sign.logout(sessionOf(r), c.cfg.Clock())
+	if d, _ := c.deskOf(r, false); d != nil {
+		c.closeDesk(sessionOf(r).nonce, d)
+	}
 	setCookie(w, r, sessionCookie, "", time.Time{})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }

@@ -3,8 +3,8 @@
 // `serve --http` endpoint beside /metrics, /healthz and /readyz.
 //
 // It owns the console's HTTP side: the login form, the session cookie, the
-// CSRF tokens, the pages (Topics, a topic's partitions and consumers, the
-// message browser) and their embedded assets (assets/: htmx.min.js as
+// CSRF tokens, the pages (Topics, a topic's partitions, consumers and
+// shared consumers' queues, the message browser) and their embedded assets (assets/: htmx.min.js as
 // npm's htmx.org 2.x ships it, with its license, and the stylesheet; no
 // JavaScript build, nothing downloaded at run time).
 //
@@ -31,6 +31,14 @@
 //   - The message browser reads with stateless SELECTs bounded by
 //     partition and offset: it never names a consumer, so browsing
 //     creates no consumer and moves no position.
+//   - A shared consumer's message is acted on (ack, release, reject) only
+//     by the session holding it, as in SQL: each login has at most one
+//     queue session kept open across requests (its desk, queue.go), which
+//     takes messages one at a time and runs the actions on them; it
+//     closes when its locks expire, when it holds nothing more, or at
+//     logout, and what it held goes back to the queue. An action on a
+//     message the desk does not hold runs the same statement, which acts
+//     on nothing: 409 with the statement's NOTICE.
 //   - Plain HTTP is served on loopback only (the password and the cookie
 //     would cross the network in clear); elsewhere every request gets 403.
 //   - Bad input (an offset that is not a number, a partition the topic

@@ -17,7 +17,7 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell}).ParseFS(templateFS, "templates/*.html"))
+var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "actions": func() []string { return []string{"ack", "release", "reject"} }}).ParseFS(templateFS, "templates/*.html"))
 
 // page is what every full page's layout needs.
 type page struct {
@@ -116,6 +116,9 @@ const (
 type topicPage struct {
 	Name                         string
 	Topic, Partitions, Consumers *result
+	Queues                       []*queueView // the shared consumers'
+	Desk                         *deskPage    // what this login holds
+	CSRF                         string
 	MessagesURL                  string
 }
 
@@ -139,8 +142,12 @@ func (c *Console) topic(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		c.show(w, r, http.StatusOK, "topic", name, &topicPage{Name: name, Topic: t, Partitions: p, Consumers: cs,
-			MessagesURL: "/messages?" + url.Values{"topic": {name}}.Encode()})
+		qs, err := queues(ctx, sc, name)
+		if err != nil {
+			return err
+		}
+		c.show(w, r, http.StatusOK, "topic", name, &topicPage{Name: name, Topic: t, Partitions: p, Consumers: cs, Queues: qs,
+			Desk: c.heldBy(r), CSRF: c.sign.csrf(sessionOf(r).nonce), MessagesURL: "/messages?" + url.Values{"topic": {name}}.Encode()})
 		return nil
 	})
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// The console's actions (console/queue.go and the pages after it): each
+// done in chromium and checked with SQL, and refused over plain HTTP.
+
+// seedQueue creates topic jobs (one partition, three messages) with
+// shared consumer workers, whose rejected messages move to jobs_dlq.
+func seedQueue(t *testing.T, c *pgx.Conn) {
+	exec(t, c, "CREATE TOPIC jobs_dlq")
+	exec(t, c, `CREATE TOPIC jobs (CONSUMER workers WITH (type = 'shared', max_processing_attempts = 5,
+		dead_letter_policy = 'move', dead_letter_queue = 'jobs_dlq'))`)
+	for _, body := range []string{"job a", "job b", "job c"} {
+		exec(t, c, `INSERT INTO jobs (data) VALUES ($1::text::bytea)`, body)
+	}
+}
+
+// queueFigure is one figure of sys.consumers, summed over partitions.
+func queueFigure(t *testing.T, c *pgx.Conn, col string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, c.QueryRow(context.Background(),
+		`SELECT sum(`+col+`)::int8 FROM sys.consumers WHERE topic = 'jobs' AND consumer = 'workers'`).Scan(&n))
+	return n
+}
+
+// TestConsoleQueue takes a shared consumer's message on the topic's page
+// and acknowledges it, takes the next and rejects it, and checks each
+// with SQL: the acked one is never handed out again, the rejected one is
+// in the dead-letter topic.
+func TestConsoleQueue(t *testing.T) {
+	cs := startConsoleServer(t)
+	seedQueue(t, cs.admin)
+	b := newBrowser(t)
+	b.login(cs.base, "admin", "adminpw")
+
+	b.run("jobs", chromedp.Navigate(cs.base+"/topic?name=jobs"), chromedp.WaitVisible(chromedp.CSS("#queue-workers")))
+	require.Equal(t, "3", b.text("#queue-workers .q-available"))
+	require.Equal(t, strconv.FormatInt(queueFigure(t, cs.admin, "available"), 10), b.text("#queue-workers .q-available"))
+	require.Equal(t, "0", b.text("#queue-workers .q-dlq-depth"))
+
+	// Take: the console's desk holds it, as sys.consumers says.
+	b.run("take", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS("#held tbody tr")))
+	got := b.cells("#held tbody tr")
+	require.Len(t, got, 1)
+	require.Equal(t, []string{"workers", "0", "0", "1"}, got[0][:4])
+	require.Equal(t, "job a", got[0][5])
+	require.Equal(t, int64(1), queueFigure(t, cs.admin, "acquired"))
+
+	// Ack it from the page.
+	b.run("ack", chromedp.Click(chromedp.CSS(`#held tr[data-offset="0"] .act-ack`)), chromedp.WaitVisible(chromedp.CSS("#none-held")))
+	require.Contains(t, b.text("#desk-done"), "ack of message 0:0: DELETE 1")
+	require.Equal(t, int64(0), queueFigure(t, cs.admin, "acquired"))
+	require.Equal(t, int64(1), queueFigure(t, cs.admin, "committed_offset"), "offset 0 is finished")
+	b.shoot("queue")
+
+	// Take the next and reject it: it moves to the dead-letter topic.
+	b.run("take-2", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS(`#held tr[data-offset="1"]`)))
+	b.run("reject", chromedp.Click(chromedp.CSS(`#held tr[data-offset="1"] .act-reject`)), chromedp.WaitVisible(chromedp.CSS("#none-held")))
+	require.Contains(t, b.text("#desk-done"), "reject of message 0:1: UPDATE 1")
+	rows := sqlTable(t, cs.admin, `SELECT convert_from(data, 'UTF8'), attrs->>'dlq_source_offset' FROM jobs_dlq`)
+	require.Equal(t, [][]string{{"job b", "1"}}, rows)
+	b.run("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#queue-workers")))
+	require.Equal(t, "1", b.text("#queue-workers .q-dlq-depth"))
+	require.Equal(t, "1", b.text("#queue-workers .q-available"))
+
+	// A worker gets only what is left: neither the acked nor the
+	// rejected message comes back.
+	rows = sqlTable(t, cs.admin, `SELECT "offset" FROM jobs WITH (CONSUMER = workers) LIMIT 10`)
+	require.Equal(t, [][]string{{"2"}}, rows)
+}
+
+// TestConsoleQueueRefusals: acting on a message the console does not hold
+// (a worker holds it), taking from an empty queue, a missing CSRF token,
+// a bad action and a role without privileges are refused with a 4xx and
+// change nothing.
+func TestConsoleQueueRefusals(t *testing.T) {
+	cs := startConsoleServer(t)
+	seedQueue(t, cs.admin)
+	exec(t, cs.admin, "CREATE ROLE nobody LOGIN PASSWORD 'nobodypw'")
+	worker := cs.conn(t, "admin", "adminpw")
+	held := sqlTable(t, worker, `SELECT "offset" FROM jobs WITH (CONSUMER = workers, PROCESSING_TIMEOUT = '5m') LIMIT 3`)
+	require.Len(t, held, 3)
+
+	c := consoleClient(t)
+	code, csrf := httpLogin(t, c, cs.base, "admin", "adminpw")
+	require.Equal(t, http.StatusOK, code)
+	act := url.Values{"csrf": {csrf}, "topic": {"jobs"}, "consumer": {"workers"}, "partition": {"0"}, "offset": {"0"}, "action": {"ack"}}
+	code, page := post(t, c, cs.base, "/queue/act", act)
+	require.Equal(t, http.StatusConflict, code, page)
+	require.Contains(t, page, "not held by this session")
+	code, page = post(t, c, cs.base, "/queue/take", url.Values{"csrf": {csrf}, "topic": {"jobs"}, "consumer": {"workers"}})
+	require.Equal(t, http.StatusConflict, code, page)
+	require.Contains(t, page, "no message of consumer &#34;workers&#34; is available now")
+	require.Equal(t, int64(3), queueFigure(t, cs.admin, "acquired"), "the worker still holds all three")
+
+	// Without the CSRF token: 403, and nothing is done.
+	noCSRF := url.Values{}
+	for k, v := range act {
+		if k != "csrf" {
+			noCSRF[k] = v
+		}
+	}
+	code, _ = post(t, c, cs.base, "/queue/act", noCSRF)
+	require.Equal(t, http.StatusForbidden, code)
+	bad := url.Values{"csrf": {csrf}, "topic": {"jobs"}, "consumer": {"workers"}, "partition": {"0"}, "offset": {"x"}, "action": {"ack"}}
+	code, _ = post(t, c, cs.base, "/queue/act", bad)
+	require.Equal(t, http.StatusBadRequest, code)
+	bad.Set("offset", "0")
+	bad.Set("action", "drop")
+	code, _ = post(t, c, cs.base, "/queue/act", bad)
+	require.Equal(t, http.StatusBadRequest, code)
+
+	// A role without privileges on jobs: SQL refuses, 403.
+	n := consoleClient(t)
+	code, ncsrf := httpLogin(t, n, cs.base, "nobody", "nobodypw")
+	require.Equal(t, http.StatusOK, code)
+	act.Set("csrf", ncsrf)
+	code, page = post(t, n, cs.base, "/queue/act", act)
+	require.Equal(t, http.StatusForbidden, code, page)
+	code, _ = post(t, n, cs.base, "/queue/take", url.Values{"csrf": {ncsrf}, "topic": {"jobs"}, "consumer": {"workers"}})
+	require.Equal(t, http.StatusForbidden, code)
+
+	// The worker's locks were untouched: its ack acts on all three.
+	require.Equal(t, int64(3), exec(t, worker, `DELETE FROM jobs WITH (CONSUMER = workers) WHERE partition = 0 AND "offset" IN (0, 1, 2)`).RowsAffected())
+}
