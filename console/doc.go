@@ -4,7 +4,7 @@
 //
 // It owns the console's HTTP side: the login form, the session cookie, the
 // CSRF tokens, the pages (Topics, a topic's partitions, consumers and
-// shared consumers' queues, the message browser) and their embedded assets (assets/: htmx.min.js as
+// shared consumers' queues, the message browser, Sessions) and their embedded assets (assets/: htmx.min.js as
 // npm's htmx.org 2.x ships it, with its license, and the stylesheet; no
 // JavaScript build, nothing downloaded at run time).
 //
@@ -39,6 +39,9 @@
 //     logout, and what it held goes back to the queue. An action on a
 //     message the desk does not hold runs the same statement, which acts
 //     on nothing: 409 with the statement's NOTICE.
+//   - Cancel and terminate (the Sessions page) are SELECT
+//     pg_cancel_backend($1) / pg_terminate_backend($1): SQL decides who
+//     may; the page shows the buttons to superusers only.
 //   - Plain HTTP is served on loopback only (the password and the cookie
 //     would cross the network in clear); elsewhere every request gets 403.
 //   - Bad input (an offset that is not a number, a partition the topic

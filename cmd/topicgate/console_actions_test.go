@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -134,4 +135,81 @@ func TestConsoleQueueRefusals(t *testing.T) {
 
 	// The worker's locks were untouched: its ack acts on all three.
 	require.Equal(t, int64(3), exec(t, worker, `DELETE FROM jobs WITH (CONSUMER = workers) WHERE partition = 0 AND "offset" IN (0, 1, 2)`).RowsAffected())
+}
+
+// connApp connects as user with application_name app.
+func connApp(t *testing.T, cs *consoleServer, user, pw, app string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable&application_name=%s",
+		user, pw, cs.a.Addr(), app))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// TestConsoleSessions: the Sessions page shows a pgx session and its open
+// transaction as sys.sessions and sys.transactions do, and a superuser
+// terminates it from the page.
+func TestConsoleSessions(t *testing.T) {
+	cs := startConsoleServer(t)
+	exec(t, cs.admin, "CREATE TOPIC orders")
+	victim := connApp(t, cs, "admin", "adminpw", "victim")
+	pid := strconv.FormatInt(int64(victim.PgConn().PID()), 10)
+	exec(t, victim, "BEGIN")
+	exec(t, victim, `INSERT INTO orders (data) VALUES ('open')`)
+
+	b := newBrowser(t)
+	b.login(cs.base, "admin", "adminpw")
+	b.run("sessions", chromedp.Click(chromedp.CSS("#nav-sessions")), chromedp.WaitVisible(chromedp.CSS(`#sessions tr[data-pid="`+pid+`"]`)))
+	got := b.cells(`#sessions tr[data-pid="` + pid + `"]`)
+	want := sqlTable(t, cs.admin, `SELECT pid, "user", application_name, client_addr, protocol, state FROM sys.sessions WHERE pid = $1`, victim.PgConn().PID())
+	require.Len(t, want, 1)
+	require.Equal(t, want[0], got[0][:6])
+	require.Equal(t, "idle in transaction", got[0][5])
+	tx := b.cells(`#transactions tr[data-pid="` + pid + `"]`)
+	require.Len(t, tx, 1)
+	require.Equal(t, "1", tx[0][4], "one staged message")
+	// The console's own page session is there too.
+	require.Contains(t, b.text("#sessions"), "topicgate console")
+	b.shoot("sessions")
+
+	b.run("terminate", chromedp.Click(chromedp.CSS(`#sessions tr[data-pid="`+pid+`"] .terminate`)), chromedp.WaitVisible(chromedp.CSS("#signal-done")))
+	require.Contains(t, b.text("#signal-done"), "pg_terminate_backend("+pid+"): done")
+	require.Error(t, victim.Ping(context.Background()), "the terminated session is gone")
+	require.Empty(t, sqlTable(t, cs.admin, `SELECT pid FROM sys.transactions WHERE pid = $1`, victim.PgConn().PID()))
+	require.Empty(t, sqlTable(t, cs.admin, `SELECT "offset" FROM orders`), "its transaction rolled back")
+}
+
+// TestConsoleSessionsRefusals: a pg_monitor member sees every session but
+// no buttons, and its POST is refused as SQL refuses it; a missing CSRF
+// token or a bad op is refused too, and every session lives on.
+func TestConsoleSessionsRefusals(t *testing.T) {
+	cs := startConsoleServer(t)
+	exec(t, cs.admin, "CREATE ROLE monitor LOGIN PASSWORD 'monitorpw'")
+	exec(t, cs.admin, "GRANT pg_monitor TO monitor")
+	victim := connApp(t, cs, "admin", "adminpw", "victim")
+	pid := strconv.FormatInt(int64(victim.PgConn().PID()), 10)
+
+	c := consoleClient(t)
+	code, csrf := httpLogin(t, c, cs.base, "monitor", "monitorpw")
+	require.Equal(t, http.StatusOK, code)
+	code, page := get(t, c, cs.base, "/sessions")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, page, `data-pid="`+pid+`"`)
+	require.NotContains(t, page, `class="terminate"`)
+	require.Contains(t, page, `id="no-signals"`)
+	code, page = post(t, c, cs.base, "/sessions/signal", url.Values{"csrf": {csrf}, "pid": {pid}, "op": {"terminate"}})
+	require.Equal(t, http.StatusForbidden, code, page)
+	require.Contains(t, page, "42501")
+	code, _ = post(t, c, cs.base, "/sessions/signal", url.Values{"csrf": {csrf}, "pid": {pid}, "op": {"kill"}})
+	require.Equal(t, http.StatusBadRequest, code)
+
+	a := consoleClient(t)
+	code, acsrf := httpLogin(t, a, cs.base, "admin", "adminpw")
+	require.Equal(t, http.StatusOK, code)
+	code, _ = post(t, a, cs.base, "/sessions/signal", url.Values{"pid": {pid}, "op": {"terminate"}})
+	require.Equal(t, http.StatusForbidden, code, "no CSRF token")
+	code, page = post(t, a, cs.base, "/sessions/signal", url.Values{"csrf": {acsrf}, "pid": {"999999"}, "op": {"terminate"}})
+	require.Equal(t, http.StatusConflict, code, page)
+	require.NoError(t, victim.Ping(context.Background()), "nothing was terminated")
 }
