@@ -4,7 +4,8 @@
 //
 // It owns the console's HTTP side: the login form, the session cookie, the
 // CSRF tokens, the pages (Topics, a topic's partitions, consumers and
-// shared consumers' queues, the message browser, Sessions) and their embedded assets (assets/: htmx.min.js as
+// shared consumers' queues, producing a test message, the message
+// browser, Sessions) and their embedded assets (assets/: htmx.min.js as
 // npm's htmx.org 2.x ships it, with its license, and the stylesheet; no
 // JavaScript build, nothing downloaded at run time).
 //
@@ -39,6 +40,9 @@
 //     logout, and what it held goes back to the queue. An action on a
 //     message the desk does not hold runs the same statement, which acts
 //     on nothing: 409 with the statement's NOTICE.
+//   - A test message is one INSERT whose parameters are the form's fields
+//     (produce.go); it always names a producer_id, so that sys.producers
+//     says where it went (INSERT has no RETURNING on topics).
 //   - Cancel and terminate (the Sessions page) are SELECT
 //     pg_cancel_backend($1) / pg_terminate_backend($1): SQL decides who
 //     may; the page shows the buttons to superusers only.

@@ -61,14 +61,24 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, msg s
 // failSQL answers a statement's error: 403 for a privilege the role
 // lacks, 400 for anything the request asked wrong, else 500.
 func (c *Console) failSQL(w http.ResponseWriter, r *http.Request, err error) {
-	status := http.StatusInternalServerError
-	switch code := pgerror.Code(err); {
-	case code == pgerror.CodeInsufficientPrivilege:
-		status = http.StatusForbidden
-	case strings.HasPrefix(code, "22"), strings.HasPrefix(code, "42"):
-		status = http.StatusBadRequest
+	status := sqlStatus(err)
+	if status == 0 {
+		status = http.StatusInternalServerError
 	}
 	c.fail(w, r, status, errText(err))
+}
+
+// sqlStatus is the 4xx status of a statement's error: 403 for a privilege
+// the role lacks, 400 for anything the request asked wrong (classes 22,
+// 42, 0A, 25); 0 for other errors.
+func sqlStatus(err error) int {
+	switch code := pgerror.Code(err); {
+	case code == pgerror.CodeInsufficientPrivilege:
+		return http.StatusForbidden
+	case strings.HasPrefix(code, "22"), strings.HasPrefix(code, "42"), strings.HasPrefix(code, "0A"), strings.HasPrefix(code, "25"):
+		return http.StatusBadRequest
+	}
+	return 0
 }
 
 // withSQL runs fn in a SQL session of the logged-in role, answering the
@@ -119,6 +129,7 @@ type topicPage struct {
 	Queues                       []*queueView // the shared consumers'
 	Desk                         *deskPage    // what this login holds
 	CSRF                         string
+	Producer                     string // the produce form's default producer_id
 	MessagesURL                  string
 }
 
@@ -147,7 +158,8 @@ func (c *Console) topic(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		c.show(w, r, http.StatusOK, "topic", name, &topicPage{Name: name, Topic: t, Partitions: p, Consumers: cs, Queues: qs,
-			Desk: c.heldBy(r), CSRF: c.sign.csrf(sessionOf(r).nonce), MessagesURL: "/messages?" + url.Values{"topic": {name}}.Encode()})
+			Desk: c.heldBy(r), CSRF: c.sign.csrf(sessionOf(r).nonce),
+			Producer: "console:" + sessionOf(r).user, MessagesURL: "/messages?" + url.Values{"topic": {name}}.Encode()})
 		return nil
 	})
 }
