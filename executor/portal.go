@@ -131,6 +131,11 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 	if err := s.txc.Guard(endsTxn(p.st.ast)); err != nil {
 		return "", true, err
 	}
+	if s.readOnly && s.txc.Mode() == txn.ExplicitBlock {
+		if err := readOnlyCheck(p.st.plan, p.st.accesses); err != nil {
+			return "", true, err
+		}
+	}
 	if !p.checked {
 		if err := s.eng.authz.Check(ctx, s.id, p.st.accesses); err != nil {
 			return "", true, err
@@ -350,8 +355,10 @@ func (s *Session) execUtility(ctx context.Context, plan *plantree.UtilityPlan, o
 			out.Warning(pgerror.CodeActiveSQLTransaction, "there is already a transaction in progress")
 		case txn.ImplicitBlock: // BEGIN inside a multi-statement query: its block becomes explicit
 			s.txc.MakeExplicit()
+			s.readOnly = st.ReadOnly
 		default:
 			s.beginBlock(txn.ExplicitBlock)
+			s.readOnly = st.ReadOnly
 		}
 		return tag, nil, nil
 	case *sql.Commit, *sql.Rollback:

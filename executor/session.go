@@ -33,6 +33,9 @@ type Session struct {
 	// explicit or implicit, or autocommit; the shared messages the block
 	// holds; the one commit path.
 	txc *txn.Conn
+	// readOnly: the explicit block was opened with BEGIN READ ONLY
+	// (readonly.go); meaningless outside one.
+	readOnly bool
 	// multi: a multi-statement query or a pipeline is running (until
 	// Sync); pipe: an extended-protocol Execute ran since the last Sync
 	// (pipeline.go).

@@ -41,6 +41,7 @@ const (
 	CodeCheckViolation               = "23514"
 	CodeInvalidTransactionState      = "25000"
 	CodeActiveSQLTransaction         = "25001"
+	CodeReadOnlySQLTransaction       = "25006"
 	CodeNoActiveSQLTransaction       = "25P01"
 	CodeCantChangeRuntimeParam       = "55P02"
 	CodeInvalidSavepointSpec         = "3B001"
