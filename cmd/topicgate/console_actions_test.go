@@ -52,7 +52,9 @@ func TestConsoleQueue(t *testing.T) {
 	require.Equal(t, "0", b.text("#queue-workers .q-dlq-depth"))
 
 	// Take: the console's desk holds it, as sys.consumers says.
-	b.run("take", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS("#held tbody tr")))
+	// htmx removes htmx-added from what it swapped in once it has bound
+	// its hx- attributes: only then do the row's buttons post with htmx.
+	b.run("take", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS("#held:not(.htmx-added) tbody tr")))
 	got := b.cells("#held tbody tr")
 	require.Len(t, got, 1)
 	require.Equal(t, []string{"workers", "0", "0", "1"}, got[0][:4])
@@ -67,7 +69,7 @@ func TestConsoleQueue(t *testing.T) {
 	b.shoot("queue")
 
 	// Take the next and reject it: it moves to the dead-letter topic.
-	b.run("take-2", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS(`#held tr[data-offset="1"]`)))
+	b.run("take-2", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS(`#held:not(.htmx-added) tr[data-offset="1"]`)))
 	b.run("reject", chromedp.Click(chromedp.CSS(`#held tr[data-offset="1"] .act-reject`)), chromedp.WaitVisible(chromedp.CSS("#none-held")))
 	require.Contains(t, b.text("#desk-done"), "reject of message 0:1: UPDATE 1")
 	rows := sqlTable(t, cs.admin, `SELECT convert_from(data, 'UTF8'), attrs->>'dlq_source_offset' FROM jobs_dlq`)
