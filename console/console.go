@@ -101,6 +101,8 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("GET /sessions", c.authed(c.sessions))
 	c.mux.HandleFunc("POST /sessions/signal", c.authed(c.signal))
 	c.mux.HandleFunc("POST /produce", c.authed(c.produce))
+	c.mux.HandleFunc("GET /sql", c.authed(c.sqlForm))
+	c.mux.HandleFunc("POST /sql", c.authed(c.sqlRun))
 	c.mux.HandleFunc("POST /queue/take", c.authed(c.queueTake))
 	c.mux.HandleFunc("POST /queue/act", c.authed(c.queueAct))
 	return c, nil

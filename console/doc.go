@@ -5,7 +5,7 @@
 // It owns the console's HTTP side: the login form, the session cookie, the
 // CSRF tokens, the pages (Topics, a topic's partitions, consumers and
 // shared consumers' queues, producing a test message, the message
-// browser, Sessions) and their embedded assets (assets/: htmx.min.js as
+// browser, Sessions, the SQL box) and their embedded assets (assets/: htmx.min.js as
 // npm's htmx.org 2.x ships it, with its license, and the stylesheet; no
 // JavaScript build, nothing downloaded at run time).
 //
@@ -43,6 +43,9 @@
 //   - A test message is one INSERT whose parameters are the form's fields
 //     (produce.go); it always names a producer_id, so that sys.producers
 //     says where it went (INSERT has no RETURNING on topics).
+//   - The SQL box (sqlbox.go) runs one statement inside BEGIN READ ONLY,
+//     then rolls back: a write is refused by SQL (25006), never by
+//     looking at the text; at most sqlMaxRows rows are kept.
 //   - Cancel and terminate (the Sessions page) are SELECT
 //     pg_cancel_backend($1) / pg_terminate_backend($1): SQL decides who
 //     may; the page shows the buttons to superusers only.

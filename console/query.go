@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"topicgate/sql/pgerror"
 	"topicgate/wire"
 )
 
@@ -55,11 +56,19 @@ type result struct {
 	// NOTICEs and WARNINGs the statement sent, as psql would show them.
 	Tag     string
 	Notices []string
+	// Done is false when queryMax stopped at its bound with rows left.
+	Done bool
 }
 
 // query runs one statement with $n parameters (int64 or string) in an
 // implicit transaction of its own, as the extended protocol does.
 func (sc *sqlConn) query(ctx context.Context, q string, args ...any) (res *result, err error) {
+	return sc.queryMax(ctx, 0, q, args...)
+}
+
+// queryMax is query returning at most maxRows rows (0: all); Done is
+// false when more remained.
+func (sc *sqlConn) queryMax(ctx context.Context, maxRows int, q string, args ...any) (res *result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: %v", p)
@@ -77,7 +86,7 @@ func (sc *sqlConn) query(ctx context.Context, q string, args ...any) (res *resul
 		}
 	}
 	out := &rowsOutput{}
-	err = sc.run(ctx, q, oids, args, out)
+	err = sc.run(ctx, q, oids, args, out, maxRows)
 	if serr := sc.s.Sync(ctx, out); err == nil {
 		err = serr
 	}
@@ -92,13 +101,14 @@ func (sc *sqlConn) query(ctx context.Context, q string, args ...any) (res *resul
 	return &out.res, nil
 }
 
-func (sc *sqlConn) run(ctx context.Context, q string, oids []uint32, args []any, out *rowsOutput) error {
+func (sc *sqlConn) run(ctx context.Context, q string, oids []uint32, args []any, out *rowsOutput, maxRows int) error {
 	stmts, err := sc.s.Parse(ctx, q, oids)
 	if err != nil {
 		return err
 	}
 	if len(stmts) != 1 {
-		return fmt.Errorf("console: %d statements in one query", len(stmts))
+		// As PostgreSQL's extended protocol answers it.
+		return pgerror.New(pgerror.CodeSyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
 	p, err := stmts[0].Bind(ctx, args)
 	if err != nil {
@@ -108,7 +118,7 @@ func (sc *sqlConn) run(ctx context.Context, q string, oids []uint32, args []any,
 	for _, c := range p.Columns() {
 		out.res.Cols = append(out.res.Cols, c.Name)
 	}
-	out.res.Tag, _, err = p.Execute(ctx, out, 0)
+	out.res.Tag, out.res.Done, err = p.Execute(ctx, out, maxRows)
 	return err
 }
 

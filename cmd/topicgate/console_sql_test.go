@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -48,4 +49,51 @@ func TestConsoleProduce(t *testing.T) {
 	var n int64
 	require.NoError(t, cs.admin.QueryRow(context.Background(), `SELECT messages FROM sys.topics WHERE topic = 'orders'`).Scan(&n))
 	require.Equal(t, int64(2), n)
+}
+
+// TestConsoleSQL runs a SELECT in the SQL box and compares its rows with
+// SQL's, shows its plan, and has an INSERT refused by SQL (25006) with
+// nothing written; a statement that is not valid SQL gets its SQLSTATE
+// and 400, a POST without the CSRF token 403.
+func TestConsoleSQL(t *testing.T) {
+	cs := startConsoleServer(t)
+	exec(t, cs.admin, "CREATE TOPIC orders WITH (min_active_partitions = 2)")
+	exec(t, cs.admin, "CREATE TOPIC invoices")
+	exec(t, cs.admin, `INSERT INTO orders (data) VALUES ('a'), ('b')`)
+	const q = `SELECT topic, partitions, messages FROM sys.topics ORDER BY topic`
+
+	b := newBrowser(t)
+	b.login(cs.base, "admin", "adminpw")
+	b.run("sql", chromedp.Click(chromedp.CSS("#nav-sql")), chromedp.WaitVisible(chromedp.CSS("#sql-q")),
+		chromedp.SetValue(chromedp.CSS("#sql-q"), q),
+		chromedp.Click(chromedp.CSS("#sql-run")),
+		chromedp.WaitVisible(chromedp.CSS("#sql-rows")))
+	require.Equal(t, sqlTable(t, cs.admin, q), b.cells("#sql-rows tbody tr"))
+	require.Equal(t, "SELECT 2", b.text("#sql-tag"))
+	require.Contains(t, b.text("#sql-plan"), "sys.topics")
+	b.shoot("sql")
+
+	b.run("insert", chromedp.SetValue(chromedp.CSS("#sql-q"), `INSERT INTO orders (data) VALUES ('nope')`),
+		chromedp.Click(chromedp.CSS("#sql-run")),
+		chromedp.WaitVisible(chromedp.CSS("#error")))
+	require.Contains(t, b.text("#error"), "cannot execute INSERT in a read-only transaction (SQLSTATE 25006)")
+	var n int64
+	require.NoError(t, cs.admin.QueryRow(context.Background(), `SELECT messages FROM sys.topics WHERE topic = 'orders'`).Scan(&n))
+	require.Equal(t, int64(2), n, "nothing written")
+
+	c := consoleClient(t)
+	code, csrf := httpLogin(t, c, cs.base, "admin", "adminpw")
+	require.Equal(t, http.StatusOK, code)
+	code, page := post(t, c, cs.base, "/sql", url.Values{"csrf": {csrf}, "q": {"SELEC 1"}})
+	require.Equal(t, http.StatusBadRequest, code, page)
+	require.Contains(t, page, "42601")
+	code, page = post(t, c, cs.base, "/sql", url.Values{"csrf": {csrf}, "q": {"SELECT data FROM orders WITH (CONSUMER = nobody_reads)"}})
+	require.Equal(t, http.StatusBadRequest, code, page)
+	code, _ = post(t, c, cs.base, "/sql", url.Values{"q": {"SELECT 1"}})
+	require.Equal(t, http.StatusForbidden, code, "no CSRF token")
+	// At most 500 rows.
+	code, page = post(t, c, cs.base, "/sql", url.Values{"csrf": {csrf}, "q": {"SELECT g FROM generate_series(1, 600) g"}})
+	require.Equal(t, http.StatusOK, code, page)
+	require.Contains(t, page, "first 500 rows shown")
+	require.Equal(t, 501, strings.Count(page, "<tr>"), "500 rows and the header")
 }
