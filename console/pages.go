@@ -17,7 +17,8 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "actions": func() []string { return []string{"ack", "release", "reject"} }}).ParseFS(templateFS, "templates/*.html"))
+var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "actions": func() []string { return []string{"ack", "release", "reject"} },
+	"section": func(tp *topicPage, q *queueView) queueSection { return queueSection{Q: q, Name: tp.Name, CSRF: tp.CSRF} }}).ParseFS(templateFS, "templates/*.html"))
 
 // page is what every full page's layout needs.
 type page struct {

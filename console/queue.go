@@ -131,6 +131,30 @@ func parseQueueForm(r *http.Request, action bool) (queueForm, error) {
 type deskPage struct {
 	Held          []heldMsg
 	Done, Refused string
+	// Sections are the topic's queues as they are after the take or
+	// action, swapped into the page out of band (htmx hx-swap-oob).
+	Sections []queueSection
+}
+
+// queueSection is one shared consumer's section of a topic's page.
+type queueSection struct {
+	Q          *queueView
+	Name, CSRF string // the topic; the session's CSRF token
+	OOB        bool
+}
+
+// sections are topic's queues after a take or action, read in sc: a
+// page whose figures cannot be read keeps the ones it shows.
+func (c *Console) sections(ctx context.Context, r *http.Request, sc *sqlConn, topic string) []queueSection {
+	qs, err := queues(ctx, sc, topic)
+	if err != nil {
+		return nil
+	}
+	out := make([]queueSection, len(qs))
+	for i, q := range qs {
+		out[i] = queueSection{Q: q, Name: topic, CSRF: c.sign.csrf(sessionOf(r).nonce), OOB: true}
+	}
+	return out
 }
 
 // queueTake acquires the next message of a shared consumer into the
@@ -173,6 +197,7 @@ func (c *Console) queueTake(w http.ResponseWriter, r *http.Request) {
 		pg.Done = fmt.Sprintf("took message %d:%d (delivery %d)", m.Partition, m.Offset, m.Count)
 	}
 	pg.Held = d.held
+	pg.Sections = c.sections(r.Context(), r, d.sc, f.Topic)
 	c.render(w, status, "desk", pg)
 }
 
@@ -193,27 +218,31 @@ func (c *Console) queueAct(w http.ResponseWriter, r *http.Request) {
 	}
 	pg := &deskPage{}
 	var res *result
+	var sc *sqlConn
 	if d != nil {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 	}
 	if d != nil && d.sc != nil {
+		sc = d.sc
 		res, err = d.sc.query(r.Context(), q, f.Partition, f.Offset)
 	} else {
 		// Nothing taken: the statement runs in a session of its own, and
 		// SQL says why it acted on nothing.
-		sc, oerr := c.open(r.Context(), sessionOf(r).user, r.RemoteAddr)
+		own, oerr := c.open(r.Context(), sessionOf(r).user, r.RemoteAddr)
 		if oerr != nil {
 			c.fail(w, r, http.StatusForbidden, errText(oerr))
 			return
 		}
-		defer sc.close()
+		defer own.close()
+		sc = own
 		res, err = sc.query(r.Context(), q, f.Partition, f.Offset)
 	}
 	if err != nil {
 		c.failSQL(w, r, err)
 		return
 	}
+	pg.Sections = c.sections(r.Context(), r, sc, f.Topic)
 	status := http.StatusOK
 	if strings.HasSuffix(res.Tag, " 0") {
 		status = http.StatusConflict

@@ -60,16 +60,19 @@ func TestConsoleQueue(t *testing.T) {
 	require.Equal(t, []string{"workers", "0", "0", "1"}, got[0][:4])
 	require.Equal(t, "job a", got[0][5])
 	require.Equal(t, int64(1), queueFigure(t, cs.admin, "acquired"))
+	require.Equal(t, "1", b.text("#queue-workers .q-acquired"), "the figures follow the take")
 
 	// Ack it from the page.
 	b.run("ack", chromedp.Click(chromedp.CSS(`#held tr[data-offset="0"] .act-ack`)), chromedp.WaitVisible(chromedp.CSS("#none-held")))
 	require.Contains(t, b.text("#desk-done"), "ack of message 0:0: DELETE 1")
 	require.Equal(t, int64(0), queueFigure(t, cs.admin, "acquired"))
 	require.Equal(t, int64(1), queueFigure(t, cs.admin, "committed_offset"), "offset 0 is finished")
+	require.Equal(t, "0", b.text("#queue-workers .q-acquired"))
+	require.Equal(t, "2", b.text("#queue-workers .q-available"))
 	b.shoot("queue")
 
 	// Take the next and reject it: it moves to the dead-letter topic.
-	b.run("take-2", chromedp.Click(chromedp.CSS("#queue-workers .take-next")), chromedp.WaitVisible(chromedp.CSS(`#held:not(.htmx-added) tr[data-offset="1"]`)))
+	b.run("take-2", chromedp.Click(chromedp.CSS("#queue-workers:not(.htmx-added) .take-next")), chromedp.WaitVisible(chromedp.CSS(`#held:not(.htmx-added) tr[data-offset="1"]`)))
 	b.run("reject", chromedp.Click(chromedp.CSS(`#held tr[data-offset="1"] .act-reject`)), chromedp.WaitVisible(chromedp.CSS("#none-held")))
 	require.Contains(t, b.text("#desk-done"), "reject of message 0:1: UPDATE 1")
 	rows := sqlTable(t, cs.admin, `SELECT convert_from(data, 'UTF8'), attrs->>'dlq_source_offset' FROM jobs_dlq`)
