@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,6 +135,7 @@ type deskPage struct {
 	// Sections are the topic's queues as they are after the take or
 	// action, swapped into the page out of band (htmx hx-swap-oob).
 	Sections []queueSection
+	CSRF     string // for the row forms' plain posts
 }
 
 // queueSection is one shared consumer's section of a topic's page.
@@ -183,7 +185,7 @@ func (c *Console) queueTake(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.timer.Reset(deskTTL)
-	pg := &deskPage{}
+	pg := &deskPage{CSRF: c.sign.csrf(sessionOf(r).nonce)}
 	status := http.StatusOK
 	if len(res.Rows) == 0 {
 		status, pg.Refused = http.StatusConflict, fmt.Sprintf("no message of consumer %q is available now", f.Consumer)
@@ -198,7 +200,7 @@ func (c *Console) queueTake(w http.ResponseWriter, r *http.Request) {
 	}
 	pg.Held = d.held
 	pg.Sections = c.sections(r.Context(), r, d.sc, f.Topic)
-	c.render(w, status, "desk", pg)
+	c.deskShow(w, r, status, pg, f.Topic)
 }
 
 // queueAct acknowledges, releases or rejects one message: in the login's
@@ -216,7 +218,7 @@ func (c *Console) queueAct(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusForbidden, errText(err))
 		return
 	}
-	pg := &deskPage{}
+	pg := &deskPage{CSRF: c.sign.csrf(sessionOf(r).nonce)}
 	var res *result
 	var sc *sqlConn
 	if d != nil {
@@ -263,7 +265,7 @@ func (c *Console) queueAct(w http.ResponseWriter, r *http.Request) {
 			c.dropDesk(sessionOf(r).nonce, d)
 		}
 	}
-	c.render(w, status, "desk", pg)
+	c.deskShow(w, r, status, pg, f.Topic)
 }
 
 const (
@@ -332,5 +334,19 @@ func (c *Console) heldBy(r *http.Request) *deskPage {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return &deskPage{Held: append([]heldMsg(nil), d.held...)}
+	return &deskPage{Held: append([]heldMsg(nil), d.held...), CSRF: c.sign.csrf(sessionOf(r).nonce)}
+}
+
+// deskShow answers a take or action: the desk fragment (and the queues'
+// figures) to htmx; to a plain form post, the topic's page again (303) or
+// the refusal's error page.
+func (c *Console) deskShow(w http.ResponseWriter, r *http.Request, status int, pg *deskPage, topic string) {
+	switch {
+	case r.Header.Get("HX-Request") != "":
+		c.render(w, status, "desk", pg)
+	case pg.Refused != "":
+		c.fail(w, r, status, pg.Refused)
+	default:
+		http.Redirect(w, r, "/topic?"+url.Values{"name": {topic}}.Encode(), http.StatusSeeOther)
+	}
 }

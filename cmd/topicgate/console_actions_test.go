@@ -140,6 +140,20 @@ func TestConsoleQueueRefusals(t *testing.T) {
 
 	// The worker's locks were untouched: its ack acts on all three.
 	require.Equal(t, int64(3), exec(t, worker, `DELETE FROM jobs WITH (CONSUMER = workers) WHERE partition = 0 AND "offset" IN (0, 1, 2)`).RowsAffected())
+
+	// Without htmx (a plain form post): take and ack send the topic's
+	// page again (303), where the held message is listed.
+	exec(t, cs.admin, `INSERT INTO jobs (data) VALUES ('job d')`)
+	take := url.Values{"csrf": {csrf}, "topic": {"jobs"}, "consumer": {"workers"}}
+	code, page = post(t, c, cs.base, "/queue/take", take)
+	require.Equal(t, http.StatusSeeOther, code, page)
+	_, page = get(t, c, cs.base, "/topic?name=jobs")
+	require.Contains(t, page, `data-offset="3"`)
+	act.Set("csrf", csrf)
+	act.Set("offset", "3")
+	code, page = post(t, c, cs.base, "/queue/act", act)
+	require.Equal(t, http.StatusSeeOther, code, page)
+	require.Equal(t, int64(4), queueFigure(t, cs.admin, "committed_offset"), "all four finished")
 }
 
 // connApp connects as user with application_name app.
