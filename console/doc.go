@@ -5,9 +5,15 @@
 // It owns the console's HTTP side: the login form, the session cookie, the
 // CSRF tokens, the pages (Topics, a topic's partitions, consumers and
 // shared consumers' queues, producing a test message, the message
-// browser, Sessions, the SQL box) and their embedded assets (assets/: htmx.min.js as
-// npm's htmx.org 2.x ships it, with its license, and the stylesheet; no
-// JavaScript build, nothing downloaded at run time).
+// browser, Sessions, the SQL box) and their embedded assets (assets/:
+// htmx.min.js as npm's htmx.org 2.x ships it, with its license, and the
+// stylesheet; no JavaScript build, nothing downloaded at run time).
+//
+// Files: console.go (the handler, routes, authentication wrapper),
+// auth.go (cookies, CSRF), query.go (the in-process SQL sessions),
+// pages.go (rendering, Topics, a topic's page), browse.go (the message
+// browser), queue.go (queues and their actions), produce.go, sessions.go,
+// sqlbox.go; templates/ one file per page.
 //
 // Invariants:
 //   - Every figure a page shows comes from plain SQL run in an in-process
