@@ -18,7 +18,9 @@ import (
 var templateFS embed.FS
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "actions": func() []string { return []string{"ack", "release", "reject"} },
-	"section": func(tp *topicPage, q *queueView) queueSection { return queueSection{Q: q, Name: tp.Name, CSRF: tp.CSRF} }}).ParseFS(templateFS, "templates/*.html"))
+	"section": func(tp *topicPage, q *queueView) queueSection {
+		return queueSection{Q: q, Name: tp.Name, CSRF: tp.CSRF}
+	}}).ParseFS(templateFS, "templates/*.html"))
 
 // page is what every full page's layout needs.
 type page struct {
