@@ -184,9 +184,18 @@ func (s *Store) Hear(kind string, fn func(data []byte)) error {
 	return s.keep(sub, err)
 }
 
-// keep keeps sub (to end with the store) unless subscribing failed.
+// keep keeps sub (to end with the store) unless subscribing failed. It
+// returns once the server has the subscription (a flush), so an Ask or
+// Tell from another gateway right after reaches it: a subscription is
+// registered asynchronously, and until then a request has no responder.
 func (s *Store) keep(sub *nats.Subscription, err error) error {
+	if err == nil {
+		err = s.nc.Flush()
+	}
 	if err != nil {
+		if sub != nil {
+			_ = sub.Unsubscribe()
+		}
 		return s.unavailable(err)
 	}
 	a := &s.answer
