@@ -189,7 +189,11 @@ func createStream(ctx context.Context, js natsjs.JetStream, cfg natsjs.StreamCon
 	pause := 50 * time.Millisecond
 	for try := 1; ; try++ {
 		_, err := js.CreateStream(ctx, cfg)
-		if err == nil || jsext.ErrorCode(err) != jsext.ErrCodeNoSuitablePeers || try == createTries {
+		// No peers yet, or no answer in the API's timeout (a cluster
+		// still forming its routes): ask again; a create of the same
+		// config that did land answers with the stream.
+		again := jsext.ErrorCode(err) == jsext.ErrCodeNoSuitablePeers || errors.Is(err, context.DeadlineExceeded)
+		if err == nil || !again || try == createTries {
 			return err
 		}
 		select {
@@ -201,7 +205,8 @@ func createStream(ctx context.Context, js natsjs.JetStream, cfg natsjs.StreamCon
 	}
 }
 
-// createTries bounds createStream's tries (about 1.5 s of pauses).
+// createTries bounds createStream's tries (about 1.5 s of pauses, and
+// the API timeout of each try that was not answered).
 const createTries = 5
 
 func subject(partition int) string { return fmt.Sprintf("tgbench.%d", partition) }
