@@ -51,6 +51,8 @@ const (
 	WriteSpeed Feature = "write-speed limits"
 	// Roles: the role catalog (topicstore.RoleStore).
 	Roles Feature = "role catalog"
+	// Docs: named documents (topicstore.Documents).
+	Docs Feature = "documents"
 )
 
 // needs wraps a subtest of an optional part: it is skipped, with the
@@ -130,6 +132,7 @@ func RunWith(t *testing.T, base Config, open func(t *testing.T, cfg Config) topi
 		{"Kafka", kafkaTests},
 		{"Conflicts", conflictTests},
 		{"Roles", roleTests},
+		{"Documents", documentTests},
 	} {
 		t.Run(area.name, func(t *testing.T) {
 			for _, st := range area.tests {

@@ -49,8 +49,8 @@ func (f *State) Apply(subject string, h nats.Header, seq uint64, ts time.Time) e
 		return f.applyChain(tok, h, seq) // gateways' chains and sweep fences (sweep.go)
 	case KindDecision:
 		return f.applyDecision(tok, h, seq, ts) // wide transactions' decisions (wide.go)
-	case KindGuard, KindProbe:
-		return nil // commit guards, readiness probes
+	case KindGuard, KindProbe, KindDocument:
+		return nil // commit guards, readiness probes, documents (read from the stream, not folded)
 	case KindMember, KindBeat:
 		return f.applyGroup(tok, h, seq) // read-session groups (groups.go)
 	}

@@ -78,6 +78,12 @@ const HCreated = "Tg-Created"
 // written before it are forgotten.
 const HBefore = "Tg-Before"
 
+// Headers of a document's messages (KindDocument; jetstream/documents.go).
+const (
+	HDocID      = "Tg-Doc-Id"      // the change's random id: its gateway learns from it whether a change whose answer it lost was stored
+	HDocDeleted = "Tg-Doc-Deleted" // set: the key was deleted (a tombstone, purged once stored)
+)
+
 // Headers of the role catalog's messages (KindRoles: a document's parts,
 // the last one's stream sequence its version; roles.go).
 const (

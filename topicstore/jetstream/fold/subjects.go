@@ -32,6 +32,7 @@ const (
 	KindLease    = "l"  // l: the maintenance lease
 	KindSnap     = "n"  // n: snapshot points and notices
 	KindRoles    = "a"  // a: the role catalog (jetstream/catalog)
+	KindDocument = "y"  // y.<keyHex>: a document (topicstore.Documents), not folded
 )
 
 // Subjects spells the subjects of a stream; its value is the stream's
@@ -116,6 +117,22 @@ func (p Subjects) Member(k GroupKey, gw string) string {
 
 // Members matches every member record of gateway gw.
 func (p Subjects) Members(gw string) string { return string(p) + "." + KindMember + ".*.*." + gw }
+
+// Document is document key's subject (topicstore.Documents).
+func (p Subjects) Document(key string) string {
+	return string(p) + "." + KindDocument + "." + hex.EncodeToString([]byte(key))
+}
+
+// DocumentKey is the key of a document's subject ("" with false when
+// subject is none).
+func (p Subjects) DocumentKey(subject string) (string, bool) {
+	tok := p.Tokens(subject)
+	if len(tok) != 2 || tok[0] != KindDocument {
+		return "", false
+	}
+	b, err := hex.DecodeString(tok[1])
+	return string(b), err == nil
+}
 
 // Beat is gateway gw's heartbeats.
 func (p Subjects) Beat(gw string) string { return string(p) + "." + KindBeat + "." + gw }

@@ -17,7 +17,11 @@ const (
 	PrefixRefs      = "r/" // r/<stageID u64> -> partitions still referencing the staged data
 	PrefixShared    = "k/" // k/<topicID u64><consumer>\x00<partition u32>[<offset u64>] -> shared consumer records
 	PrefixRoles     = "u/" // u/roles -> the role catalog: <version u64><document>
+	PrefixDocuments = "d/" // d/<key> -> a document (topicstore.Documents): <version u64><document>
 	NextTopicID     = "x/next_topic_id"
+	// NextDocVersion holds the next version a document change is given
+	// (u64): store-wide, so that no version is ever given twice.
+	NextDocVersion = "x/next_document_version"
 )
 
 // Catalog is the key of topic name's catalog record.
@@ -106,6 +110,21 @@ func EncodeRoles(version uint64, doc []byte) []byte {
 func ParseRoles(v []byte) (version uint64, doc []byte, err error) {
 	if len(v) < 8 || binary.BigEndian.Uint64(v) == 0 {
 		return 0, nil, fmt.Errorf("%w: role catalog record", topicstore.ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(v), append([]byte{}, v[8:]...), nil
+}
+
+// Document is the key of document key (topicstore.Documents).
+func Document(key string) []byte { return append([]byte(PrefixDocuments), key...) }
+
+// EncodeDocument is a document's record: its version, then the document.
+func EncodeDocument(version uint64, doc []byte) []byte { return EncodeRoles(version, doc) }
+
+// ParseDocument splits a document's record; the document it returns is a
+// copy (v may be Pebble's buffer).
+func ParseDocument(v []byte) (version uint64, doc []byte, err error) {
+	if len(v) < 8 || binary.BigEndian.Uint64(v) == 0 {
+		return 0, nil, fmt.Errorf("%w: document record", topicstore.ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), append([]byte{}, v[8:]...), nil
 }
