@@ -22,17 +22,7 @@ var documentTests = []subtest{
 // backend says it does not claim them.
 func (e *env) documents() topicstore.Documents {
 	e.t.Helper()
-	why, unclaimed := e.suite.base.Unclaimed[Docs]
-	ds, ok := e.s.(topicstore.Documents)
-	switch {
-	case ok && unclaimed:
-		e.t.Fatalf("the store implements topicstore.Documents, but Config.Unclaimed says it does not: %s", why)
-	case !ok && !unclaimed:
-		e.t.Fatalf("the store (%T) does not implement topicstore.Documents and Config.Unclaimed does not say so", e.s)
-	case !ok:
-		e.t.Skipf("documents not claimed: %s", why)
-	}
-	return ds
+	return claimed[topicstore.Documents](e, Docs, "topicstore.Documents")
 }
 
 // doc reads key's document.

@@ -176,15 +176,23 @@ func (s *suite) env(t *testing.T) *env {
 // states that it does not claim staging.
 func (e *env) stager() topicstore.Stager {
 	e.t.Helper()
-	why, unclaimed := e.suite.base.Unclaimed[Staging]
-	st, ok := e.s.(topicstore.Stager)
+	return claimed[topicstore.Stager](e, Staging, "topicstore.Stager")
+}
+
+// claimed returns the store as the optional interface T of feature f
+// (named iface), or skips the test if the backend states that it does
+// not claim f; a claim that does not match the store fails the test.
+func claimed[T any](e *env, f Feature, iface string) T {
+	e.t.Helper()
+	why, unclaimed := e.suite.base.Unclaimed[f]
+	st, ok := e.s.(T)
 	switch {
 	case ok && unclaimed:
-		e.t.Fatalf("the store implements topicstore.Stager, but Config.Unclaimed says it does not: %s", why)
+		e.t.Fatalf("the store implements %s, but Config.Unclaimed says it does not: %s", iface, why)
 	case !ok && !unclaimed:
-		e.t.Fatalf("the store (%T) does not implement topicstore.Stager and Config.Unclaimed does not say so", e.s)
+		e.t.Fatalf("the store (%T) does not implement %s and Config.Unclaimed does not say so", e.s, iface)
 	case !ok:
-		e.t.Skipf("staging not claimed: %s", why)
+		e.t.Skipf("%s not claimed: %s", f, why)
 	}
 	return st
 }
@@ -206,17 +214,7 @@ func (e *env) reopen() {
 // backend states that it does not claim the role catalog.
 func (e *env) roleStore() topicstore.RoleStore {
 	e.t.Helper()
-	why, unclaimed := e.suite.base.Unclaimed[Roles]
-	rs, ok := e.s.(topicstore.RoleStore)
-	switch {
-	case ok && unclaimed:
-		e.t.Fatalf("the store implements topicstore.RoleStore, but Config.Unclaimed says it does not: %s", why)
-	case !ok && !unclaimed:
-		e.t.Fatalf("the store (%T) does not implement topicstore.RoleStore and Config.Unclaimed does not say so", e.s)
-	case !ok:
-		e.t.Skipf("role catalog not claimed: %s", why)
-	}
-	return rs
+	return claimed[topicstore.RoleStore](e, Roles, "topicstore.RoleStore")
 }
 
 // create creates topic name with parts partitions and consumers.
