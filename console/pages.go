@@ -17,7 +17,7 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "actions": func() []string { return []string{"ack", "release", "reject"} },
+var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "rate": rate, "percent": percent, "actions": func() []string { return []string{"ack", "release", "reject"} },
 	"section": func(tp *topicPage, q *queueView) queueSection {
 		return queueSection{Q: q, Name: tp.Name, CSRF: tp.CSRF}
 	}}).ParseFS(templateFS, "templates/*.html"))
@@ -119,10 +119,17 @@ const (
 	topicSQL = `SELECT topic, partitions, active_partitions, messages, bytes, retention_period::text AS retention,
 	retention_storage_mb, supported_codecs, auto_partitioning_strategy, created_at::text AS created_at
 	FROM sys.topics WHERE topic = $1`
-	partitionsSQL = `SELECT partition, state, start_offset, end_offset, messages, bytes, last_write_at::text AS last_write_at
+	partitionsSQL = `SELECT partition, state, start_offset, end_offset, messages, bytes, last_write_at::text AS last_write_at,
+	parent, children, key_from, key_to, write_rate, utilization, throttled_seconds
 	FROM sys.partitions WHERE topic = $1 ORDER BY partition`
+	// consumersSQL is read once for a topic's page: its first
+	// consumerCols columns are the consumers' table, and the shared
+	// consumers' rows give the queues' figures (queueStats).
 	consumersSQL = `SELECT consumer, type, partition, committed_offset, end_offset, lag_messages, lag_time::text AS lag_time,
-	read_session FROM sys.consumers WHERE topic = $1 ORDER BY consumer, partition`
+	read_session, available, acquired, delayed, archived, oldest_unacked_age::text AS oldest_unacked_age,
+	archived_total, dead_lettered, dead_letter_failures, dead_letter_error
+	FROM sys.consumers WHERE topic = $1 ORDER BY consumer, partition`
+	consumerCols = 8
 )
 
 // topicPage is the topic template's data.
@@ -130,6 +137,7 @@ type topicPage struct {
 	Name                         string
 	Topic, Partitions, Consumers *result
 	Queues                       []*queueView // the shared consumers'
+	Tree                         []*partNode  // the partitions by parent (partitionTree)
 	Desk                         *deskPage    // what this login holds
 	CSRF                         string
 	Producer                     string // the produce form's default producer_id
@@ -152,15 +160,20 @@ func (c *Console) topic(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		cs, err := sc.query(ctx, consumersSQL, name)
+		all, err := sc.query(ctx, consumersSQL, name)
 		if err != nil {
 			return err
 		}
-		qs, err := queues(ctx, sc, name)
+		cs := &result{Cols: all.Cols[:consumerCols]}
+		for _, row := range all.Rows {
+			cs.Rows = append(cs.Rows, row[:consumerCols])
+		}
+		qs, err := queuesOf(ctx, sc, name, queueStats(all))
 		if err != nil {
 			return err
 		}
 		c.show(w, r, http.StatusOK, "topic", name, &topicPage{Name: name, Topic: t, Partitions: p, Consumers: cs, Queues: qs,
+			Tree: partitionTree(p),
 			Desk: c.heldBy(r), CSRF: c.sign.csrf(sessionOf(r).nonce),
 			Producer: "console:" + sessionOf(r).user, MessagesURL: "/messages?" + url.Values{"topic": {name}}.Encode()})
 		return nil
@@ -193,4 +206,72 @@ func cell(v any) string {
 		return strings.Join(s, ", ")
 	}
 	return fmt.Sprint(v)
+}
+
+// partNode is one partition of a topic's partition tree: its
+// partitionsSQL row, its depth below the partitions without a parent, and
+// its key range and parent as the tree shows them.
+type partNode struct {
+	Row      []any
+	Depth    int
+	Parent   string // "" for a partition the topic started with
+	Children string // the partitions it split into
+	Keys     string // "from – to" in a topic with a key space, else ""
+}
+
+// partitionTree orders the partitions of p (partitionsSQL's rows) as
+// their splits made them: each partition the topic started with, then its
+// children below it, depth first. A partition whose parent is not listed
+// stays at the top.
+func partitionTree(p *result) []*partNode {
+	byID := map[int64][]any{}
+	kids := map[int64][]int64{}
+	var roots []int64
+	for _, row := range p.Rows {
+		id := row[0].(int64)
+		byID[id] = row
+	}
+	for _, row := range p.Rows {
+		id := row[0].(int64)
+		if parent, ok := row[7].(int64); ok && byID[parent] != nil {
+			kids[parent] = append(kids[parent], id)
+		} else {
+			roots = append(roots, id)
+		}
+	}
+	var out []*partNode
+	var walk func(id int64, depth int)
+	walk = func(id int64, depth int) {
+		row := byID[id]
+		n := &partNode{Row: row, Depth: depth, Parent: cell(row[7]), Children: cell(row[8])}
+		if row[9] != nil {
+			n.Keys = cell(row[9]) + " – " + cell(row[10])
+		}
+		out = append(out, n)
+		for _, k := range kids[id] {
+			walk(k, depth+1)
+		}
+	}
+	for _, id := range roots {
+		walk(id, 0)
+	}
+	return out
+}
+
+// rate is a write rate in bytes per second, rounded.
+func rate(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return cell(v)
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}
+
+// percent is a utilization as a percentage with one decimal.
+func percent(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return cell(v)
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64)
 }

@@ -289,13 +289,37 @@ type queueView struct {
 	Rows                                   [][]any // queueStatsSQL's, of this consumer
 }
 
+// queueStats is queueStatsSQL's rows taken from consumersSQL's (the
+// shared consumers' rows, their columns in queueStatsSQL's order), so
+// that a topic's page reads sys.consumers once: each read of it costs a
+// read from the store per lagging partition (the lag in time).
+func queueStats(cons *result) *result {
+	out := &result{}
+	for _, row := range cons.Rows {
+		if cell(row[1]) != "shared" {
+			continue
+		}
+		out.Rows = append(out.Rows, append([]any{row[0], row[2], row[3]}, row[consumerCols:]...))
+	}
+	return out
+}
+
 // queues reads the figures of topic's shared consumers.
 func queues(ctx context.Context, sc *sqlConn, topic string) ([]*queueView, error) {
-	opts, err := sc.query(ctx, queueOptionsSQL, topic)
+	stats, err := sc.query(ctx, queueStatsSQL, topic)
 	if err != nil {
 		return nil, err
 	}
-	stats, err := sc.query(ctx, queueStatsSQL, topic)
+	return queuesOf(ctx, sc, topic, stats)
+}
+
+// queuesOf is queues with the consumers' figures already read (stats,
+// queueStatsSQL's rows).
+func queuesOf(ctx context.Context, sc *sqlConn, topic string, stats *result) ([]*queueView, error) {
+	if len(stats.Rows) == 0 {
+		return nil, nil // no shared consumer (each has a row per partition)
+	}
+	opts, err := sc.query(ctx, queueOptionsSQL, topic)
 	if err != nil {
 		return nil, err
 	}
