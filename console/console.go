@@ -105,6 +105,8 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("POST /sql", c.authed(c.sqlRun))
 	c.mux.HandleFunc("POST /queue/take", c.authed(c.queueTake))
 	c.mux.HandleFunc("POST /queue/act", c.authed(c.queueAct))
+	// The message browser's export (export.go).
+	c.mux.HandleFunc("GET /messages/export", c.authed(c.messagesExport))
 	return c, nil
 }
 
