@@ -119,7 +119,10 @@ func (f filters) conds(args *[]any) []string {
 		cs = append(cs, "headers @> "+param(string(js))+"::jsonb")
 	}
 	if f.Text != "" {
-		cs = append(cs, "position(convert_to("+param(f.Text)+", 'UTF8') in data) > 0")
+		// The body's bytes, as hex, hold the text's at an even place:
+		// bodies that are not UTF-8 are searched too (convert_from would
+		// fail on them), and position() compares text, not bytes.
+		cs = append(cs, "encode(data, 'hex') ~ ('^(..)*' || encode(convert_to("+param(f.Text)+", 'UTF8'), 'hex'))")
 	}
 	return cs
 }
@@ -323,8 +326,10 @@ type browsePage struct {
 	// ScanHi): every message there that the filters select is shown.
 	ScanLo, ScanHi int64
 	Filtered       bool
-	// SinceOffset is the first offset written at or after Since.
-	SinceOffset            *int64
+	// SinceOffset is the first offset written at or after the Since
+	// filter's time (HasSince: there is one).
+	SinceOffset            int64
+	HasSince               bool
 	ExportJSONL, ExportCSV string // this page's offsets, exported
 	MaxExport              int64
 }
@@ -368,7 +373,7 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			pg.SinceOffset = &at
+			pg.SinceOffset, pg.HasSince = at, true
 			if b.From == nil || *b.From < at {
 				b.From = &at
 				pg.Q.From = &at
