@@ -17,7 +17,7 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "rate": rate, "percent": percent, "actions": func() []string { return []string{"ack", "release", "reject"} },
+var templates = template.Must(template.New("").Funcs(template.FuncMap{"cell": cell, "actions": func() []string { return []string{"ack", "release", "reject"} },
 	"section": func(tp *topicPage, q *queueView) queueSection {
 		return queueSection{Q: q, Name: tp.Name, CSRF: tp.CSRF}
 	}}).ParseFS(templateFS, "templates/*.html"))
@@ -212,11 +212,14 @@ func cell(v any) string {
 // partitionsSQL row, its depth below the partitions without a parent, and
 // its key range and parent as the tree shows them.
 type partNode struct {
-	Row      []any
-	Depth    int
-	Parent   string // "" for a partition the topic started with
-	Children string // the partitions it split into
-	Keys     string // "from – to" in a topic with a key space, else ""
+	Depth int
+	// The row's cells as the page shows them, formatted here rather than
+	// in the template (64 partitions are 800 cells).
+	ID, State, Start, End, Messages, Bytes, LastWrite string
+	Parent                                            string // "" for a partition the topic started with
+	Children                                          string // the partitions it split into
+	Keys                                              string // "from – to" in a topic with a key space, else ""
+	Rate, Util, Throttled                             string
 }
 
 // partitionTree orders the partitions of p (partitionsSQL's rows) as
@@ -243,7 +246,9 @@ func partitionTree(p *result) []*partNode {
 	var walk func(id int64, depth int)
 	walk = func(id int64, depth int) {
 		row := byID[id]
-		n := &partNode{Row: row, Depth: depth, Parent: cell(row[7]), Children: cell(row[8])}
+		n := &partNode{Depth: depth, ID: cell(row[0]), State: cell(row[1]), Start: cell(row[2]), End: cell(row[3]),
+			Messages: cell(row[4]), Bytes: cell(row[5]), LastWrite: cell(row[6]), Parent: cell(row[7]), Children: cell(row[8]),
+			Rate: rate(row[11]), Util: percent(row[12]), Throttled: percent(row[13])}
 		if row[9] != nil {
 			n.Keys = cell(row[9]) + " – " + cell(row[10])
 		}
