@@ -12,8 +12,8 @@
 // Files: console.go (the handler, routes, authentication wrapper),
 // auth.go (cookies, CSRF), query.go (the in-process SQL sessions),
 // pages.go (rendering, Topics, a topic's page), browse.go (the message
-// browser), queue.go (queues and their actions), produce.go, sessions.go,
-// sqlbox.go; templates/ one file per page.
+// browser), export.go (its export), queue.go (queues and their actions),
+// produce.go, sessions.go, sqlbox.go; templates/ one file per page.
 //
 // Invariants:
 //   - Every figure a page shows comes from plain SQL run in an in-process
@@ -35,9 +35,14 @@
 //     field csrf or header X-CSRF-Token); the login form has one of its
 //     own, tied to a nonce cookie set when the form was shown. GET
 //     requests change nothing.
-//   - The message browser reads with stateless SELECTs bounded by
-//     partition and offset: it never names a consumer, so browsing
-//     creates no consumer and moves no position.
+//   - The message browser and its export read with stateless SELECTs
+//     bounded by partition and offset: they never name a consumer, so
+//     browsing creates no consumer and moves no position. Filter values
+//     are bind parameters; the free-form WHERE expression filters a
+//     subquery already so bounded, as one statement inside BEGIN READ
+//     ONLY as the role (SQL, not the text, decides what it may do). A
+//     filtered page scans at most its scan window of offsets; an export
+//     covers at most maxExport offsets and is streamed a chunk at a time.
 //   - A shared consumer's message is acted on (ack, release, reject) only
 //     by the session holding it, as in SQL: each login has at most one
 //     queue session kept open across requests (its desk, queue.go), which
