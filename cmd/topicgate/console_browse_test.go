@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -343,4 +344,75 @@ func TestConsolePartitionTree(t *testing.T) {
 		require.NotEmpty(t, r[10], "write rate")
 		require.NotEmpty(t, r[12], "throttled")
 	}
+}
+
+// TestConsoleQueueFigures: a shared consumer's queue on its topic's page,
+// now derived from the one read of sys.consumers the page makes, shows
+// sys.consumers' figures per partition and in total, and the dead-letter
+// queue's name and depth as sys.consumer_options and sys.topics have them;
+// beside it a streaming consumer's rows are in the consumers' table.
+func TestConsoleQueueFigures(t *testing.T) {
+	cs := startConsoleServer(t)
+	c := cs.admin
+	exec(t, c, "CREATE TOPIC tasks_dlq")
+	exec(t, c, `CREATE TOPIC tasks (CONSUMER workers WITH (type = 'shared', max_processing_attempts = 3,
+		dead_letter_policy = 'move', dead_letter_queue = 'tasks_dlq'), CONSUMER tail) WITH (min_active_partitions = 3)`)
+	for i := range 12 {
+		exec(t, c, `INSERT INTO tasks (partition, data) VALUES ($1, $2::text::bytea)`, i%3, fmt.Sprintf("task %d", i))
+	}
+	// A worker's session holds two messages and rejects one of them:
+	// acquired 1, dead-lettered 1, the DLQ 1 deep.
+	worker := cs.conn(t, "admin", "adminpw")
+	rows := sqlTable(t, worker, `SELECT partition, "offset" FROM tasks WITH (CONSUMER = workers, PROCESSING_TIMEOUT = '300s') LIMIT 2`)
+	require.Len(t, rows, 2)
+	exec(t, worker, `UPDATE tasks WITH (CONSUMER = workers) SET state = 'rejected' WHERE partition = `+rows[0][0]+` AND "offset" = `+rows[0][1])
+
+	b := newBrowser(t)
+	b.login(cs.base, "admin", "adminpw")
+	b.run("tasks", chromedp.Navigate(cs.base+"/topic?name=tasks"), chromedp.WaitVisible(chromedp.CSS("#queue-workers")))
+	want := sqlTable(t, c, `SELECT partition, committed_offset, available, acquired, delayed, archived, archived_total, dead_lettered,
+		dead_letter_failures FROM sys.consumers WHERE topic = 'tasks' AND consumer = 'workers' ORDER BY partition`)
+	got := b.cells("#queue-workers .queue-partitions tbody tr")
+	require.Len(t, got, 3)
+	for i, w := range want {
+		// The page's columns: partition, first unfinished, available,
+		// acquired, delayed, archived, oldest unacked, archived since
+		// start, dead-lettered, DLQ failures, last DLQ error.
+		g := got[i]
+		require.Equal(t, w, []string{g[0], g[1], g[2], g[3], g[4], g[5], g[7], g[8], g[9]}, "partition %d", i)
+	}
+	for _, f := range []string{"available", "acquired", "delayed", "archived"} {
+		require.Equal(t, strconv.FormatInt(sumOf(t, c, f), 10), b.text("#queue-workers .q-"+f), f)
+	}
+	require.Equal(t, "1", b.text("#queue-workers .q-acquired"))
+	dead := 0
+	for _, g := range got {
+		n, err := strconv.Atoi(g[8])
+		require.NoError(t, err)
+		dead += n
+	}
+	require.Equal(t, 1, dead, "dead-lettered")
+	var dlqName, dlqDepth string
+	require.NoError(t, c.QueryRow(context.Background(), `SELECT o.dead_letter_queue, t.messages::text FROM sys.consumer_options o
+		JOIN sys.topics t ON t.topic = o.dead_letter_queue WHERE o.topic = 'tasks' AND o.consumer = 'workers'`).Scan(&dlqName, &dlqDepth))
+	require.Equal(t, "1", dlqDepth)
+	require.Contains(t, b.text("#queue-workers .q-dlq"), dlqName)
+	require.Equal(t, dlqDepth, b.text("#queue-workers .q-dlq-depth"))
+	// The consumers' table: both consumers' rows, as sys.consumers.
+	got = b.cells("#consumers tbody tr")
+	cons := sqlTable(t, c, `SELECT consumer, type, partition, committed_offset, end_offset, lag_messages FROM sys.consumers
+		WHERE topic = 'tasks' ORDER BY consumer, partition`)
+	require.Len(t, got, 6)
+	for i := range cons {
+		require.Equal(t, cons[i], got[i][:6], "consumer row %d", i)
+	}
+}
+
+// sumOf is a shared consumer's figure of tasks summed over partitions.
+func sumOf(t *testing.T, c *pgx.Conn, col string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, c.QueryRow(context.Background(),
+		`SELECT sum(`+col+`)::int8 FROM sys.consumers WHERE topic = 'tasks' AND consumer = 'workers'`).Scan(&n))
+	return n
 }
