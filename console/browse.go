@@ -368,13 +368,29 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 			c.browseFail(w, r, b, http.StatusBadRequest, fmt.Sprintf("topic %q has no partition %d", b.Topic, b.Partition))
 			return nil
 		}
+		// refused answers a statement's 4xx error in the page.
+		refused := func(err error) error {
+			if status := sqlStatus(err); status != 0 {
+				c.browseFail(w, r, b, status, errText(err))
+				return nil
+			}
+			return err
+		}
+		if b.From != nil {
+			pg.FromValue = strconv.FormatInt(*b.From, 10)
+		}
+		// floor is the lowest offset the page reads: the partition's
+		// start, or the first offset written since the Since filter's
+		// time. Since alone reads up from there.
+		floor := pg.Start
 		if b.F.Since != "" {
 			at, err := sinceOffset(ctx, sc, b.Topic, b.Partition, b.F.Since, pg.End)
 			if err != nil {
-				return err
+				return refused(err)
 			}
 			pg.SinceOffset, pg.HasSince = at, true
-			if b.From == nil || *b.From < at {
+			floor = max(floor, at)
+			if b.From == nil && b.Before == nil {
 				b.From = &at
 				pg.Q.From = &at
 			}
@@ -390,10 +406,9 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 			if b.Before != nil && *b.Before < hi {
 				hi = *b.Before
 			}
-			lo = max(hi-window, pg.Start, 0)
+			lo = max(hi-window, floor, 0)
 		} else {
-			pg.FromValue = strconv.FormatInt(*b.From, 10)
-			lo = max(*b.From, pg.Start)
+			lo = max(*b.From, floor)
 			hi = min(lo+window, pg.End)
 		}
 		q, args := selectSQL(b.Topic, msgCols, b.Partition, lo, max(hi, lo), b.F, desc, b.Limit)
@@ -402,11 +417,7 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 			res, err = sc.query(ctx, q, args...)
 			return err
 		}); err != nil {
-			if status := sqlStatus(err); status != 0 {
-				c.browseFail(w, r, b, status, errText(err))
-				return nil
-			}
-			return err
+			return refused(err)
 		}
 		for _, row := range res.Rows {
 			pg.Messages = append(pg.Messages, toMessage(row, b.View))
@@ -428,7 +439,7 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 		}
 		pg.ScanLo, pg.ScanHi = lo, max(hi, lo)
 		base := "/messages?" + b.values().Encode()
-		if lo > pg.Start {
+		if lo > floor {
 			pg.Older = base + "&before=" + strconv.FormatInt(lo, 10)
 		}
 		if hi < pg.End {

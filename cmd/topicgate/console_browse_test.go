@@ -132,6 +132,11 @@ func TestConsoleBrowseFilters(t *testing.T) {
 	require.Equal(t, "30", want[0])
 	require.Equal(t, want, offsets(got))
 	require.Equal(t, "30", b.text("#since-offset"))
+	// Since is a floor for the pages below an offset too.
+	got = show("since-before", url.Values{"since": {since}, "before": {"40"}})
+	require.Equal(t, []string{"39", "38", "37", "36", "35", "34", "33", "32", "31", "30"}, offsets(got))
+	require.Zero(t, eval[int](b, "no-older", `document.querySelectorAll("#older").length`))
+	require.NotZero(t, eval[int](b, "newer", `document.querySelectorAll("#newer").length`))
 
 	// Through the form (htmx replaces the table): the attribute filter.
 	b.run("form", chromedp.Navigate(cs.base+"/messages?topic=events&partition=0"), chromedp.WaitVisible(chromedp.CSS("#msgs")),
