@@ -165,6 +165,7 @@ func TestConsoleBrowseFilters(t *testing.T) {
 	want = offsets(sqlTable(t, cs.admin, `SELECT "offset" FROM events WHERE partition = 0 AND strpos(convert_from(data, 'UTF8'), 'needle') > 0`))
 	require.Equal(t, []string{"3"}, want)
 	require.Equal(t, want, offsets(b.cells("#msgs tbody tr")))
+	b.shoot("filters")
 	// Upwards from offset 0 the same needle is on the first page, and the
 	// next scan continues after the window.
 	show("needle-up", url.Values{"text": {"needle"}, "scan": {"10"}, "from": {"0"}})
@@ -332,6 +333,7 @@ func TestConsolePartitionTree(t *testing.T) {
 	// 0 split into 2 and 3: the tree lists them under it.
 	require.Equal(t, []string{"0", "2", "3", "1"}, offsets(got))
 	require.Equal(t, []string{"0", "1", "1", "0"}, depths)
+	b.shoot("partition-tree")
 	want := sqlTable(t, cs.admin, `SELECT partition, state, start_offset, end_offset, messages, bytes, coalesce(parent::text, ''),
 		array_to_string(children, ', '), coalesce(key_from || ' – ' || key_to, ''), round(write_rate)::text, round(throttled_seconds::numeric, 1)::text
 		FROM sys.partitions WHERE topic = 'clicks' ORDER BY partition`)
