@@ -138,6 +138,9 @@ type topicPage struct {
 	Topic, Partitions, Consumers *result
 	Queues                       []*queueView // the shared consumers'
 	Tree                         []*partNode  // the partitions by parent (partitionTree)
+	// ShowTree is set when a partition has a parent, children or a key
+	// range: else those columns would be empty and are left out.
+	ShowTree bool
 	Desk                         *deskPage    // what this login holds
 	CSRF                         string
 	Producer                     string // the produce form's default producer_id
@@ -160,6 +163,7 @@ func (c *Console) topic(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
+		tree := partitionTree(p)
 		all, err := sc.query(ctx, consumersSQL, name)
 		if err != nil {
 			return err
@@ -173,7 +177,7 @@ func (c *Console) topic(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		c.show(w, r, http.StatusOK, "topic", name, &topicPage{Name: name, Topic: t, Partitions: p, Consumers: cs, Queues: qs,
-			Tree: partitionTree(p),
+			Tree: tree, ShowTree: showTree(tree),
 			Desk: c.heldBy(r), CSRF: c.sign.csrf(sessionOf(r).nonce),
 			Producer: "console:" + sessionOf(r).user, MessagesURL: "/messages?" + url.Values{"topic": {name}}.Encode()})
 		return nil
@@ -261,6 +265,17 @@ func partitionTree(p *result) []*partNode {
 		walk(id, 0)
 	}
 	return out
+}
+
+// showTree reports whether a partition of tree has a parent, children
+// or a key range.
+func showTree(tree []*partNode) bool {
+	for _, n := range tree {
+		if n.Parent != "" || n.Children != "" || n.Keys != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // rate is a write rate in bytes per second, rounded.

@@ -405,6 +405,8 @@ func TestConsoleQueueFigures(t *testing.T) {
 	require.Equal(t, "1", dlqDepth)
 	require.Contains(t, b.text("#queue-workers .q-dlq"), dlqName)
 	require.Equal(t, dlqDepth, b.text("#queue-workers .q-dlq-depth"))
+	// A topic without a key space or splits has no tree columns.
+	require.Zero(t, eval[int](b, "no-tree", `document.querySelectorAll("#partitions td.parent, #partitions td.keys").length`))
 	// The consumers' table: both consumers' rows, as sys.consumers.
 	got = b.cells("#consumers tbody tr")
 	cons := sqlTable(t, c, `SELECT consumer, type, partition, committed_offset, end_offset, lag_messages FROM sys.consumers
