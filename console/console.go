@@ -98,6 +98,8 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("GET /{$}", c.authed(c.topics))
 	c.mux.HandleFunc("GET /topic", c.authed(c.topic))
 	c.mux.HandleFunc("GET /messages", c.authed(c.messages))
+	// The message browser's export (export.go).
+	c.mux.HandleFunc("GET /messages/export", c.authed(c.messagesExport))
 	c.mux.HandleFunc("GET /sessions", c.authed(c.sessions))
 	c.mux.HandleFunc("POST /sessions/signal", c.authed(c.signal))
 	c.mux.HandleFunc("POST /produce", c.authed(c.produce))
@@ -105,8 +107,6 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("POST /sql", c.authed(c.sqlRun))
 	c.mux.HandleFunc("POST /queue/take", c.authed(c.queueTake))
 	c.mux.HandleFunc("POST /queue/act", c.authed(c.queueAct))
-	// The message browser's export (export.go).
-	c.mux.HandleFunc("GET /messages/export", c.authed(c.messagesExport))
 	return c, nil
 }
 
