@@ -119,10 +119,9 @@ func (f filters) conds(args *[]any) []string {
 		cs = append(cs, "headers @> "+param(string(js))+"::jsonb")
 	}
 	if f.Text != "" {
-		// The body's bytes, as hex, hold the text's at an even place:
-		// bodies that are not UTF-8 are searched too (convert_from would
-		// fail on them), and position() compares text, not bytes.
-		cs = append(cs, "encode(data, 'hex') ~ ('^(..)*' || encode(convert_to("+param(f.Text)+", 'UTF8'), 'hex'))")
+		// Bytes in bytes: bodies that are not UTF-8 are searched too
+		// (convert_from would fail on them).
+		cs = append(cs, "position(convert_to("+param(f.Text)+", 'UTF8') IN data) > 0")
 	}
 	return cs
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
@@ -57,7 +58,7 @@ var stringBuiltins = map[string]Func{
 		return hex.EncodeToString(s[:]), nil
 	},
 	"to_hex":        func(_ Context, a []any) (any, error) { return fmt.Sprintf("%x", a[0].(int64)), nil },
-	"position":      fnStrpos,
+	"position":      fnPosition,
 	"strpos":        fnStrpos,
 	"replace":       fnReplace,
 	"btrim":         trimmer(strings.Trim),
@@ -216,6 +217,28 @@ func fnStrpos(_ Context, a []any) (any, error) {
 		return int64(0), nil
 	}
 	return int64(utf8.RuneCountInString(s[:i]) + 1), nil
+}
+
+// fnPosition is position(sub IN s), arriving as (s, sub): on text the
+// 1-based character position of sub in s, on bytea the 1-based byte
+// position (a text argument beside a bytea one is read as bytea input,
+// as PostgreSQL resolves an untyped literal); 0 if absent.
+func fnPosition(c Context, a []any) (any, error) {
+	s, sok := a[0].([]byte)
+	sub, subok := a[1].([]byte)
+	if !sok && !subok {
+		return fnStrpos(c, []any{values.FormatText(a[0]), values.FormatText(a[1])})
+	}
+	var err error
+	if !sok {
+		s, err = values.ParseBytea(values.FormatText(a[0]))
+	} else if !subok {
+		sub, err = values.ParseBytea(values.FormatText(a[1]))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return int64(bytes.Index(s, sub) + 1), nil
 }
 
 func fnReplace(_ Context, a []any) (any, error) {

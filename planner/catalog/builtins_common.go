@@ -6,7 +6,7 @@ import "topicgate/sql/values"
 // declareBuiltins merges them with builtinSigs into Builtins. String functions count characters, not
 // bytes, as PostgreSQL does for UTF8.
 var commonBuiltins = map[string]funcSig{
-	"position":        {2, 2, []values.Type{values.TText, values.TText}, fixed(values.TInt4)}, // position(sub IN s) arrives as (s, sub)
+	"position":        {2, 2, []values.Type{values.TUnknown}, fixed(values.TInt4)}, // position(sub IN s) arrives as (s, sub); text or bytea
 	"strpos":          {2, 2, []values.Type{values.TText, values.TText}, fixed(values.TInt4)},
 	"replace":         {3, 3, []values.Type{values.TText}, fixed(values.TText)},
 	"btrim":           {1, 2, []values.Type{values.TText}, fixed(values.TText)},
