@@ -184,6 +184,9 @@ func consumerOptionRows(topics []topicstore.TopicInfo) [][]any {
 
 // writtenAt returns the write time of the message at offset.
 func (v *Views) writtenAt(topic string, part int32, offset int64) (time.Time, bool) {
+	if wa, ok := v.store.(topicstore.WrittenAter); ok {
+		return wa.WrittenAt(topic, part, offset)
+	}
 	var t time.Time
 	found := false
 	_ = v.store.Scan(context.Background(), topic, topicstore.ScanRange{Partition: part, Start: offset, End: -1}, func(m *topicstore.Message) bool {

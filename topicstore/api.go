@@ -571,3 +571,13 @@ type ReadBarrier interface {
 	// from "cannot know yet".
 	Sync(ctx context.Context) error
 }
+
+// WrittenAter is implemented by stores that tell when a partition's
+// message was written without reading it (the cluster store, from its
+// index of record batches): sys.consumers asks it for each lagging
+// partition. WrittenAt is the WrittenAt of the message Scan would yield
+// first from offset (the first retained at or after it), false when
+// there is none.
+type WrittenAter interface {
+	WrittenAt(topic string, part int32, offset int64) (time.Time, bool)
+}

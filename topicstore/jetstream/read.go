@@ -52,3 +52,11 @@ func (s *Store) SetPosition(ctx context.Context, topic, consumer string, partiti
 		{Topic: topic, Consumer: consumer, Partition: partition, Offset: offset, Expect: -1}}}, true)
 	return err
 }
+
+var _ topicstore.WrittenAter = (*Store)(nil)
+
+// WrittenAt implements topicstore.WrittenAter from the fold's index of
+// record batches (reads.Reads.WrittenAt): no read from the stream.
+func (s *Store) WrittenAt(topic string, part int32, offset int64) (time.Time, bool) {
+	return s.reads.WrittenAt(topic, part, offset)
+}

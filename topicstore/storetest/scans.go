@@ -13,6 +13,7 @@ var scanTests = []subtest{
 	{"Bounds", testScanBounds},
 	{"MinWrittenAt", testScanMinWrittenAt},
 	{"Errors", testScanErrors},
+	{"WrittenAt", testScanWrittenAt},
 }
 
 // fourCommits writes offsets 0-9 of topic "t" in commits of 3, 1, 4 and 2
@@ -82,4 +83,34 @@ func testScanErrors(e *env) {
 	require.ErrorIs(t, e.s.Scan(ctx, "t", topicstore.ScanRange{Partition: -1, End: -1}, none), topicstore.ErrPartitionNotFound)
 	require.ErrorIs(t, e.s.Scan(ctx, "nope", part(0), none), topicstore.ErrTopicNotFound)
 	require.NoError(t, e.s.Scan(ctx, "t", part(1), none), "an empty partition calls fn never")
+}
+
+// testScanWrittenAt: a store that tells when a message was written
+// without reading it (topicstore.WrittenAter) tells what Scan's first
+// message from that offset says; nothing past the
+// end. (Stores without it are not asked.)
+func testScanWrittenAt(e *env) {
+	t := e.t
+	wa, ok := e.s.(topicstore.WrittenAter)
+	if !ok {
+		t.Skip("the store reads messages to tell when they were written")
+	}
+	fourCommits(e)
+	check := func() {
+		for off := int64(0); off < 11; off++ {
+			want, wantOK := time.Time{}, false
+			for _, m := range e.scanMsgs("t", topicstore.ScanRange{Start: off, End: -1}) {
+				want, wantOK = m.WrittenAt, true
+				break
+			}
+			got, gotOK := wa.WrittenAt("t", 0, off)
+			require.Equal(t, wantOK, gotOK, "offset %d", off)
+			require.True(t, want.Equal(got), "offset %d: %v, Scan says %v", off, got, want)
+		}
+	}
+	check()
+	_, ok = wa.WrittenAt("t", 1, 0)
+	require.False(t, ok, "a partition the topic lacks")
+	_, ok = wa.WrittenAt("nope", 0, 0)
+	require.False(t, ok, "a topic that does not exist")
 }

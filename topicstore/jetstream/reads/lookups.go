@@ -105,6 +105,28 @@ func (rd *Reads) OffsetForTime(topic string, at time.Time) (map[int32]int64, err
 	return out, nil
 }
 
+// WrittenAt answers topicstore.WrittenAter's WrittenAt from the fold's
+// index: the written time of the batch holding the first retained
+// message at or after offset.
+func (rd *Reads) WrittenAt(topic string, part int32, offset int64) (time.Time, bool) {
+	rd.h.Lock()
+	defer rd.h.Unlock()
+	t := rd.cfg.Fold.ByName[topic]
+	if t == nil || part < 0 || int(part) >= len(t.Parts) {
+		return time.Time{}, false
+	}
+	ps := t.Parts[part]
+	off := max(offset, ps.Start)
+	if off >= ps.End {
+		return time.Time{}, false
+	}
+	i := sort.Search(len(ps.Recs), func(i int) bool { return ps.Recs[i].Base > off }) - 1
+	if i < 0 {
+		return time.Time{}, false
+	}
+	return fold.TimeMicros(ps.Recs[i].WrittenAt), true
+}
+
 // Changed answers topicstore.Store's Changed: the channel is closed when the
 // fold applies the topic's next record batch (from any gateway) or its
 // drop or alteration.
