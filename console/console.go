@@ -41,6 +41,12 @@ type Config struct {
 	// OnLogin, when set, is told of each login's outcome (the audit
 	// log's AUTH lines, as for a login of the PostgreSQL port).
 	OnLogin func(LoginEvent)
+	// Figures, when set, is what the live charts' sampler reads (the
+	// store); nil: no charts.
+	Figures Figures
+	// SampleInterval is how often the sampler samples (0:
+	// DefaultSampleInterval).
+	SampleInterval time.Duration
 }
 
 // LoginEvent is one login's outcome (Config.OnLogin).
@@ -68,6 +74,9 @@ type Console struct {
 	// desks are the logins' queue sessions (queue.go), by login nonce.
 	desksMu sync.Mutex
 	desks   map[string]*desk
+	// samples is the live charts' sampler (samples.go), started by the
+	// first request; nil without Config.Figures.
+	samples *sampler
 }
 
 // New returns the console.
@@ -90,6 +99,9 @@ func New(cfg Config) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{cfg: cfg, sign: s, mux: http.NewServeMux(), dummy: dummy, desks: make(map[string]*desk)}
+	if cfg.Figures != nil {
+		c.samples = newSampler(cfg.Figures, cfg.Clock, cfg.SampleInterval)
+	}
 	assets, _ := fs.Sub(assetFS, "assets")
 	c.mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(http.FileServerFS(assets))))
 	c.mux.HandleFunc("GET /login", c.loginForm)
@@ -107,6 +119,7 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("POST /sql", c.authed(c.sqlRun))
 	c.mux.HandleFunc("POST /queue/take", c.authed(c.queueTake))
 	c.mux.HandleFunc("POST /queue/act", c.authed(c.queueAct))
+	c.mux.HandleFunc("GET /live", c.authed(c.live))
 	return c, nil
 }
 
@@ -131,6 +144,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	if c.samples != nil {
+		c.samples.start()
+	}
 	c.mux.ServeHTTP(w, r)
 }
 

@@ -205,7 +205,7 @@ func start(cfg config) (*app, error) {
 	}
 	eng := executor.New(st, eopts)
 	ccfg := console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust",
-		Clock: cfg.ConsoleClock}
+		Clock: cfg.ConsoleClock, Figures: st}
 	if alog != nil {
 		ccfg.OnLogin = auditConsoleLogin(alog)
 	}
@@ -583,6 +583,7 @@ func (a *app) Shutdown(grace time.Duration) error {
 		defer cancel()
 		_ = a.server.Shutdown(ctx)
 		<-a.done
+		a.console.Close()
 		a.stopKafka(ctx)
 		a.err = a.store.Close()
 		closeAudit(a.audit)
@@ -595,6 +596,7 @@ func (a *app) Close() error {
 	a.closed.Do(func() {
 		a.server.Close()
 		<-a.done
+		a.console.Close()
 		a.closeKafka()
 		a.err = a.store.Close()
 		closeAudit(a.audit)
