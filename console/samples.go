@@ -60,6 +60,13 @@ type series struct {
 	seen uint64
 }
 
+// consumerFigures is a consumer's figures in one sample.
+type consumerFigures struct {
+	key       seriesKey
+	committed int64 // summed over partitions
+	lag       int64
+}
+
 // sampler keeps the last hour of the charts' figures in fixed-size rings:
 // one timestamp ring and one float32 ring per series, all of capacity
 // sampleHistory/interval (720 at 5 s: 2.8 KiB per series, at most
@@ -80,6 +87,12 @@ type sampler struct {
 	// cost is the time the last sample took (Stats).
 	cost time.Duration
 	subs map[chan struct{}]struct{}
+
+	// sampleMu serializes samples (the ticker's, SampleNow's) and guards
+	// their reused buffers.
+	sampleMu sync.Mutex
+	consBuf  []consumerFigures
+	out      map[string]float64 // messages consumed by topic, this sample
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -142,19 +155,15 @@ func (s *sampler) close() {
 func (s *sampler) sample() (seq uint64, at time.Time) {
 	began := time.Now()
 	topics := s.src.Topics()
-	type cons struct {
-		key       seriesKey
-		committed int64 // summed over partitions
-		lag       int64
-	}
-	var cs []cons
+	// Only sample runs these lines, one call at a time (sampleMu): the
+	// buffers are reused, so that a sample allocates nothing of its own
+	// but new series.
+	s.sampleMu.Lock()
+	defer s.sampleMu.Unlock()
+	cs := s.consBuf[:0]
 	for _, t := range topics {
-		end := make(map[int32]int64, len(t.Partitions))
-		for _, p := range t.Partitions {
-			end[p.ID] = p.EndOffset
-		}
 		for _, c := range t.Config.Consumers {
-			k := cons{key: seriesKey{kind: kindLag, topic: t.Config.Name, consumer: c.Name}}
+			k := consumerFigures{key: seriesKey{kind: kindLag, topic: t.Config.Name, consumer: c.Name}}
 			if c.Shared {
 				stats, err := s.src.SharedStats(t.Config.Name, c.Name)
 				if err != nil {
@@ -162,7 +171,11 @@ func (s *sampler) sample() (seq uint64, at time.Time) {
 				}
 				for _, st := range stats {
 					k.committed += st.StartOffset
-					k.lag += max(end[st.Partition]-st.StartOffset, 0)
+					for _, p := range t.Partitions {
+						if p.ID == st.Partition {
+							k.lag += max(p.EndOffset-st.StartOffset, 0)
+						}
+					}
 				}
 			} else {
 				pos, err := s.src.Positions(t.Config.Name, c.Name)
@@ -177,6 +190,7 @@ func (s *sampler) sample() (seq uint64, at time.Time) {
 			cs = append(cs, k)
 		}
 	}
+	s.consBuf = cs
 	now := s.clock()
 
 	s.mu.Lock()
@@ -201,8 +215,11 @@ func (s *sampler) sample() (seq uint64, at time.Time) {
 		sr.last = counter
 		return v
 	}
-	out := make(map[string]float64)
-	outKnown := make(map[string]bool)
+	if s.out == nil {
+		s.out = make(map[string]float64)
+	}
+	out := s.out
+	clear(out)
 	for _, c := range cs {
 		sr, fresh := s.get(c.key)
 		if sr == nil {
@@ -210,7 +227,6 @@ func (s *sampler) sample() (seq uint64, at time.Time) {
 		}
 		if !fresh && c.committed >= sr.last && dt > 0 {
 			out[c.key.topic] += float64(c.committed - sr.last)
-			outKnown[c.key.topic] = true
 		}
 		sr.last = c.committed
 		sr.vals[slot] = float32(c.lag)
@@ -230,8 +246,8 @@ func (s *sampler) sample() (seq uint64, at time.Time) {
 		}
 		if sr, _ := s.get(seriesKey{kind: kindOut, topic: name}); sr != nil {
 			sr.vals[slot] = float32(math.NaN())
-			if outKnown[name] || (dt > 0 && len(t.Config.Consumers) == 0) {
-				sr.vals[slot] = float32(out[name] / dt)
+			if n, ok := out[name]; ok || (dt > 0 && len(t.Config.Consumers) == 0) {
+				sr.vals[slot] = float32(n / dt)
 			}
 		}
 	}
