@@ -5,23 +5,32 @@
 // It owns the console's HTTP side: the login form, the session cookie, the
 // CSRF tokens, the pages (Topics, a topic's partitions, consumers and
 // shared consumers' queues, producing a test message, the message
-// browser, Sessions, the SQL box) and their embedded assets (assets/:
-// htmx.min.js as npm's htmx.org 2.x ships it, with its license, and the
-// stylesheet; no JavaScript build, nothing downloaded at run time).
+// browser, Sessions, the SQL box, a consumer's page, the Cluster page and
+// their live charts) and their embedded assets (assets/: htmx.min.js as
+// npm's htmx.org 2.x ships it, htmx-ext-sse.min.js (htmx-ext-sse 2.2.4:
+// htmx 2's bundled sse.js is the old extension and does not work) and
+// uPlot.iife.min.js with uPlot.min.css (uPlot 1.6.32), each with its
+// license; charts.js, hand-written, wires uPlot to the SSE events; the
+// stylesheet. No JavaScript build, nothing downloaded at run time).
 //
 // Files: console.go (the handler, routes, authentication wrapper),
 // auth.go (cookies, CSRF), query.go (the in-process SQL sessions),
 // pages.go (rendering, Topics, a topic's page), browse.go (the message
 // browser), export.go (its export), queue.go (queues and their actions),
-// produce.go, sessions.go, sqlbox.go; templates/ one file per page.
+// produce.go, sessions.go, sqlbox.go, consumer.go (a consumer's page),
+// cluster.go (the Cluster page), samples.go (the live charts' sampler and
+// its rings), live.go (GET /live, the charts' server-sent events);
+// templates/ one file per page.
 //
 // Invariants:
-//   - Every figure a page shows comes from plain SQL run in an in-process
-//     session of the executor (Sessions.NewSession, the same wire.Handler
-//     the PostgreSQL port uses) as the logged-in role: the same parser,
-//     planner and privilege checks as psql. A topic the role may not see
-//     in sys.topics is not in the console either. The package imports no
-//     store backend and the wire package knows nothing of it.
+//   - Every figure a page shows (but the live charts': below) comes from
+//     plain SQL run in an in-process session of the executor
+//     (Sessions.NewSession, the same wire.Handler the PostgreSQL port
+//     uses) as the logged-in role: the same parser, planner and privilege
+//     checks as psql. A topic the role may not see in sys.topics is not in
+//     the console either. The package imports no store backend (only
+//     topicstore's interfaces, for the sampler) and the wire package knows
+//     nothing of it.
 //   - A login is checked as a PostgreSQL password login: the role's stored
 //     verifier (SCRAM or md5; none or past VALID UNTIL fails), then the
 //     session's login checks (LOGIN, CONNECTION LIMIT). With --auth trust
@@ -65,6 +74,23 @@
 //   - Bad input (an offset that is not a number, a partition the topic
 //     lacks) is answered with a message in the page and a 4xx status,
 //     before the topic is read.
+//   - The live charts' figures are the one exception to the first
+//     invariant: a sampler (samples.go) reads them from the store as
+//     /metrics does (Config.Figures: the catalog's end offsets and written
+//     bytes, consumers' positions; no SQL, so no session and no audit
+//     line every few seconds) every SampleInterval (5 s), from the
+//     console's first request on (a server whose console no one opened
+//     samples nothing). It keeps an hour in fixed-size rings: one
+//     timestamp ring and one float32 ring per series (3 per topic:
+//     messages/s and bytes/s written, messages/s consumed; 1 per
+//     consumer: its lag in messages), 720 slots each, at most maxSeries
+//     (1000) series, about 2.9 MB at the cap; series of topics and
+//     consumers gone are dropped at the next sample.
+//   - GET /live streams only series of topics the logged-in role sees:
+//     which is found by SQL as that role (sys.topics for throughput,
+//     sys.consumers for a consumer's lag: 404 when it shows nothing),
+//     when the stream opens and again every minute, with the cookie
+//     checked again (an expired or logged-out login ends the stream).
 //   - Console sessions have process ids from 2^30 up (nextPID), apart from
 //     the PostgreSQL port's and the Kafka door's; with --audit-log each
 //     login is an AUTH line (Config.OnLogin) and each statement is

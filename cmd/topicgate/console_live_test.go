@@ -180,7 +180,6 @@ func TestConsoleLive(t *testing.T) {
 	v, ok := b.sample(cs, "lag-chart", 1)
 	require.True(t, ok)
 	require.Equal(t, float64(lag), v)
-	b.shoot("consumer")
 
 	// A producer runs: the chart grows and its last value climbs.
 	prod := cs.conn(t, "admin", "adminpw")
@@ -217,6 +216,7 @@ func TestConsoleLive(t *testing.T) {
 		require.Greater(t, now, prev, "the lag chart's last value climbs while the producer runs")
 		prev = now
 	}
+	b.shoot("consumer")
 	after := b.chart("lag-chart")
 	require.Greater(t, len(after[0]), len(before[0]), "the lag chart grew")
 	close(stop)
