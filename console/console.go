@@ -119,6 +119,7 @@ func New(cfg Config) (*Console, error) {
 	c.mux.HandleFunc("POST /sql", c.authed(c.sqlRun))
 	c.mux.HandleFunc("POST /queue/take", c.authed(c.queueTake))
 	c.mux.HandleFunc("POST /queue/act", c.authed(c.queueAct))
+	c.mux.HandleFunc("GET /consumers", c.authed(c.consumers))
 	c.mux.HandleFunc("GET /consumer", c.authed(c.consumer))
 	c.mux.HandleFunc("GET /cluster", c.authed(c.cluster))
 	c.mux.HandleFunc("GET /live", c.authed(c.live))

@@ -48,3 +48,22 @@ func (c *Console) consumer(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 }
+
+// consumersListSQL lists the consumers of the topics the role may see, their
+// lag summed over partitions.
+const consumersListSQL = `SELECT topic, consumer, min(type) AS type, count(*) AS partitions,
+	sum(lag_messages)::bigint AS lag, max(lag_time)::text AS lag_time
+	FROM sys.consumers GROUP BY topic, consumer ORDER BY topic, consumer`
+
+// consumers is the Consumers page: every consumer the role may see, each
+// linking to its page.
+func (c *Console) consumers(w http.ResponseWriter, r *http.Request) {
+	c.withSQL(w, r, func(ctx context.Context, sc *sqlConn) error {
+		res, err := sc.query(ctx, consumersListSQL)
+		if err != nil {
+			return err
+		}
+		c.show(w, r, http.StatusOK, "consumers", "Consumers", res)
+		return nil
+	})
+}

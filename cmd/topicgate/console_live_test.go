@@ -134,6 +134,15 @@ func historyAt(d map[string]any, i int, at float64) float64 {
 	return -1
 }
 
+// colsOf is the first n cells of each row.
+func colsOf(rows [][]string, n int) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = r[:min(n, len(r))]
+	}
+	return out
+}
+
 // lastOfLine is the last non-null value of line i of a history event.
 func lastOfLine(d map[string]any, i int) float64 {
 	lines := d["v"].([]any)
@@ -158,6 +167,11 @@ func TestConsoleLive(t *testing.T) {
 	exec(t, cs.admin, `INSERT INTO hidden (data) VALUES ('x')`)
 	b := newBrowser(t)
 	b.login(cs.base, "admin", "adminpw")
+
+	// Consumers (in the nav): every consumer, its lag summed.
+	b.run("consumers", chromedp.Click(chromedp.CSS("#nav-consumers")), chromedp.WaitVisible(chromedp.CSS("#consumer-list")))
+	require.Equal(t, sqlTable(t, cs.admin, `SELECT topic, consumer, min(type), count(*), sum(lag_messages)::bigint
+		FROM sys.consumers GROUP BY topic, consumer ORDER BY topic, consumer`), colsOf(b.cells("#consumer-list tbody tr"), 5))
 
 	// The consumer's page, from the topic page's consumer table.
 	b.run("topic", chromedp.Navigate(cs.base+"/topic?name=orders"), chromedp.WaitVisible(chromedp.CSS("#consumers")))
@@ -275,7 +289,9 @@ func TestConsoleLive(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Greater(t, historyAt(d, 0, float64(at.UnixMilli())/1000), 0.0, "the admin's chart counts hidden's writes")
 
-	// Nor may it open hidden's consumer's page or its lag's stream.
+	// Nor list hidden's consumer, or open its page or its lag's stream.
+	b.run("viewer-consumers", chromedp.Click(chromedp.CSS("#nav-consumers")), chromedp.WaitVisible(chromedp.CSS("#consumer-list")))
+	require.Equal(t, [][]string{{"orders", "billing"}}, colsOf(b.cells("#consumer-list tbody tr"), 2))
 	b.run("viewer-hidden-consumer", chromedp.Navigate(cs.base+"/consumer?topic=hidden&name=watcher"), chromedp.WaitVisible(chromedp.CSS("#error")))
 	require.Contains(t, b.text("#error"), `no consumer "watcher" of topic "hidden" that you may see`)
 	viewer := consoleClient(t)
