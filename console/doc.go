@@ -78,9 +78,9 @@
 //     invariant: a sampler (samples.go) reads them from the store as
 //     /metrics does (Config.Figures: the catalog's end offsets and written
 //     bytes, consumers' positions; no SQL, so no session and no audit
-//     line every few seconds) every SampleInterval (5 s), from the
-//     console's first request on (a server whose console no one opened
-//     samples nothing). It keeps an hour in fixed-size rings: one
+//     line every few seconds) every SampleInterval (5 s) while a chart
+//     is open and once a minute otherwise, from the console's first
+//     request on (a server whose console no one opened samples nothing). It keeps an hour in fixed-size rings: one
 //     timestamp ring and one float32 ring per series (3 per topic:
 //     messages/s and bytes/s written, messages/s consumed; 1 per
 //     consumer: its lag in messages), 720 slots each, at most maxSeries

@@ -25,6 +25,11 @@ const (
 	DefaultSampleInterval = 5 * time.Second
 	// sampleHistory is how far back the charts go.
 	sampleHistory = time.Hour
+	// idleInterval is how often the sampler samples while no chart is
+	// open: one sample a minute instead of twelve, so that a console no
+	// one looks at costs next to nothing, and the hour it shows when a
+	// chart opens has a point a minute until then.
+	idleInterval = time.Minute
 	// maxSeries bounds the series the sampler keeps: past it, the series
 	// of new topics and consumers are not recorded (logged once).
 	maxSeries = 1000
@@ -132,9 +137,23 @@ func (s *sampler) loop() {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.sample()
+			if s.due() {
+				s.sample()
+			}
 		}
 	}
+}
+
+// due reports whether a tick samples: always while a chart is open (a
+// live stream subscribed), else once every idleInterval.
+func (s *sampler) due() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.subs) > 0 || s.prevAt.IsZero() {
+		return true
+	}
+	// A tick may come a little early: within half an interval is due.
+	return s.clock().Sub(s.prevAt) >= idleInterval-s.interval/2
 }
 
 // close stops sampling.
@@ -324,6 +343,15 @@ func (s *sampler) read(since uint64, lines ...line) chartData {
 	n := s.count
 	if since > 0 && s.seq-since < uint64(n) {
 		n = int(s.seq - since)
+	}
+	// The last hour only: idle samples are further apart, so the rings
+	// may hold more.
+	if n > 0 {
+		newest := s.times[(s.head-1+len(s.times))%len(s.times)]
+		from := newest - sampleHistory.Milliseconds()
+		for n > 0 && s.times[(s.head-n+len(s.times))%len(s.times)] < from {
+			n--
+		}
 	}
 	d := chartData{Times: make([]float64, n), Lines: make([][]*float64, len(lines)), Seq: s.seq}
 	first := (s.head - n + len(s.times)) % len(s.times)

@@ -171,3 +171,36 @@ func TestSamplerSubscribe(t *testing.T) {
 	s.close()
 	s.close()
 }
+
+// TestSamplerIdle: with no chart open the ticks sample once a minute;
+// with one open, every tick; a chart gets the last hour only.
+func TestSamplerIdle(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	f := &fakeFigures{topics: []topicstore.TopicInfo{topic("a", 0, 0)}}
+	s := newSampler(f, func() time.Time { return now }, 5*time.Second)
+	if !s.due() {
+		t.Fatal("the first tick does not sample")
+	}
+	s.sample()
+	now = now.Add(5 * time.Second)
+	if s.due() {
+		t.Error("a tick 5 s after the last sample samples, no chart open")
+	}
+	now = now.Add(55 * time.Second)
+	if !s.due() {
+		t.Error("a tick a minute after the last sample does not sample")
+	}
+	s.sample()
+	now = now.Add(5 * time.Second)
+	_, cancel := s.subscribe()
+	if !s.due() {
+		t.Error("a tick with a chart open does not sample")
+	}
+	cancel()
+	// Two hours on: the chart shows the newest sample only.
+	now = now.Add(2 * time.Hour)
+	s.sample()
+	if d := s.read(0, line{{kind: kindIn, topic: "a"}}); len(d.Times) != 1 {
+		t.Errorf("%d samples in the last hour, want 1", len(d.Times))
+	}
+}
