@@ -11,7 +11,9 @@ const clusterSQL = `SELECT kind, name, role, alive, lag, sequence, detail FROM s
 // clusterPage is the cluster template's data.
 type clusterPage struct {
 	Cluster *result
-	LiveURL string
+	// LiveURL and BytesURL are the throughput charts' streams: messages
+	// and bytes per second.
+	LiveURL, BytesURL string
 }
 
 // cluster is the Cluster page: sys.cluster's rows (or that the store is
@@ -23,7 +25,8 @@ func (c *Console) cluster(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		c.show(w, r, http.StatusOK, "cluster", "Cluster", &clusterPage{Cluster: res, LiveURL: "/live?chart=throughput"})
+		c.show(w, r, http.StatusOK, "cluster", "Cluster", &clusterPage{Cluster: res, LiveURL: "/live?chart=throughput",
+			BytesURL: "/live?chart=bytes"})
 		return nil
 	})
 }

@@ -62,21 +62,23 @@ func lagChart(topic, consumer string) chartSpec {
 	}}
 }
 
-// throughputChart is messages per second written and consumed, summed
-// over the topics sys.topics shows the role.
-func throughputChart() chartSpec {
+// topicsChart is one line per kind, each the sum of that kind's series
+// over the topics sys.topics shows the role: messages per second
+// written and consumed (throughput), bytes per second written (bytes).
+func topicsChart(kinds ...seriesKind) chartSpec {
 	return chartSpec{visible: func(ctx context.Context, sc *sqlConn) ([]line, error) {
 		res, err := sc.query(ctx, `SELECT topic FROM sys.topics ORDER BY topic`)
 		if err != nil {
 			return nil, err
 		}
-		in, out := line{}, line{}
-		for _, r := range res.Rows {
-			name := cell(r[0])
-			in = append(in, seriesKey{kind: kindIn, topic: name})
-			out = append(out, seriesKey{kind: kindOut, topic: name})
+		lines := make([]line, len(kinds))
+		for i, k := range kinds {
+			lines[i] = line{}
+			for _, r := range res.Rows {
+				lines[i] = append(lines[i], seriesKey{kind: k, topic: cell(r[0])})
+			}
 		}
-		return []line{in, out}, nil
+		return lines, nil
 	}}
 }
 
@@ -87,7 +89,7 @@ func (notVisible) Error() string { return "not visible" }
 var errNotVisible error = notVisible{}
 
 // live is GET /live: a stream of server-sent events for one chart
-// (chart=lag&topic=T&consumer=C, or chart=throughput): first "history"
+// (chart=lag&topic=T&consumer=C, chart=throughput or chart=bytes): first "history"
 // (the hour held), then "point" after each sample with what it added.
 // Only series of topics the role sees in sys.topics / sys.consumers are
 // sent; a consumer it may not see is 404 before the stream starts.
@@ -98,9 +100,11 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request) {
 	case "lag":
 		spec = lagChart(q.Get("topic"), q.Get("consumer"))
 	case "throughput":
-		spec = throughputChart()
+		spec = topicsChart(kindIn, kindOut)
+	case "bytes":
+		spec = topicsChart(kindInBytes)
 	default:
-		c.fail(w, r, http.StatusBadRequest, fmt.Sprintf("no chart %q: chart=lag&topic=...&consumer=... or chart=throughput", q.Get("chart")))
+		c.fail(w, r, http.StatusBadRequest, fmt.Sprintf("no chart %q: chart=lag&topic=...&consumer=..., chart=throughput or chart=bytes", q.Get("chart")))
 		return
 	}
 	if c.samples == nil {

@@ -262,10 +262,18 @@ func TestConsoleLive(t *testing.T) {
 		}
 	}
 	b.waitJS("throughput-history", `document.getElementById("throughput-chart").chartData[0].length > 0`)
+	b.waitJS("bytes-history", `document.getElementById("bytes-chart").chartData[0].length > 0`)
 	exec(t, cs.admin, `INSERT INTO orders (data) VALUES ('one more')`)
-	in, ok := b.sample(cs, "throughput-chart", 1)
+	seq, at := cs.a.console.SampleNow()
+	for _, id := range []string{"throughput-chart", "bytes-chart"} {
+		b.waitJS("sample "+id, fmt.Sprintf(`Number(document.getElementById(%q).dataset.seq) >= %d`, id, seq))
+	}
+	in, ok := valueAt(b.chart("throughput-chart"), 1, float64(at.UnixMilli())/1000)
 	require.True(t, ok)
 	require.Greater(t, in, 0.0, "messages written per second")
+	bytesIn, ok := valueAt(b.chart("bytes-chart"), 1, float64(at.UnixMilli())/1000)
+	require.True(t, ok)
+	require.Greater(t, bytesIn, 0.0, "bytes written per second")
 	b.shoot("cluster")
 
 	// The viewer (SELECT on orders only) gets no series of hidden: its
@@ -277,7 +285,7 @@ func TestConsoleLive(t *testing.T) {
 	b.waitJS("viewer-history", `document.getElementById("throughput-chart").chartData[0].length > 0`)
 	b.sample(cs, "throughput-chart", 1) // orders unwritten since the last
 	exec(t, cs.admin, `INSERT INTO hidden (data) VALUES ('a'), ('b'), ('c')`)
-	seq, at := cs.a.console.SampleNow()
+	seq, at = cs.a.console.SampleNow()
 	b.waitJS("viewer-sample", fmt.Sprintf(`Number(document.getElementById("throughput-chart").dataset.seq) >= %d`, seq))
 	in, ok = valueAt(b.chart("throughput-chart"), 1, float64(at.UnixMilli())/1000)
 	require.True(t, ok)
