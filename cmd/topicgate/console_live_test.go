@@ -44,15 +44,6 @@ func (b *browser) chart(id string) [][]*float64 {
 	return eval[[][]*float64](b, "chart "+id, fmt.Sprintf(`document.getElementById(%q).chartData || []`, id))
 }
 
-// chartSeq is the sample number of the last event the chart received.
-func (b *browser) chartSeq(id string) uint64 {
-	b.t.Helper()
-	s := eval[string](b, "chart seq "+id, fmt.Sprintf(`document.getElementById(%q).dataset.seq || "0"`, id))
-	n, err := strconv.ParseUint(s, 10, 64)
-	require.NoError(b.t, err)
-	return n
-}
-
 // sample takes a sample, waits until chart id received it and returns
 // the value of its line i at that sample (the sampler's own ticks may
 // add others after it).
