@@ -47,6 +47,9 @@ type Config struct {
 	// SampleInterval is how often the sampler samples (0:
 	// DefaultSampleInterval).
 	SampleInterval time.Duration
+	// LiveRecheck is how often a live stream checks again that its login
+	// is valid and what its role may see (0: DefaultLiveRecheck).
+	LiveRecheck time.Duration
 }
 
 // LoginEvent is one login's outcome (Config.OnLogin).
@@ -89,6 +92,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	if cfg.LiveRecheck <= 0 {
+		cfg.LiveRecheck = DefaultLiveRecheck
 	}
 	s, err := newSigner(cfg.Key)
 	if err != nil {

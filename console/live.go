@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// liveRecheck is how often a live stream checks again that its login is
-// valid and what its role may see (one SELECT).
-const liveRecheck = time.Minute
+// DefaultLiveRecheck is how often a live stream checks again that its
+// login is valid and what its role may see (one SELECT;
+// Config.LiveRecheck).
+const DefaultLiveRecheck = time.Minute
 
 // SampleNow takes one sample now and tells the live streams (tests:
 // instead of waiting for the next tick), and returns its number and time.
@@ -42,7 +43,7 @@ func (c *Console) Close() {
 
 // chartSpec is what one live stream charts: its lines' series, which it
 // found visible to the role by SQL (visible), checked again every
-// liveRecheck.
+// Config.LiveRecheck.
 type chartSpec struct {
 	visible func(ctx context.Context, sc *sqlConn) ([]line, error)
 }
@@ -145,7 +146,7 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seq := d.Seq
-	recheck := time.NewTicker(liveRecheck)
+	recheck := time.NewTicker(c.cfg.LiveRecheck)
 	defer recheck.Stop()
 	for {
 		select {

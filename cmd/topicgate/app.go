@@ -89,6 +89,9 @@ type config struct {
 	// ConsoleClock is the web console's time source, which its cookies
 	// expire by (tests only; nil: time.Now).
 	ConsoleClock func() time.Time
+	// ConsoleRecheck is how often a console's live chart stream checks
+	// its login and what its role may see again (tests only; 0: a minute).
+	ConsoleRecheck time.Duration
 	// Trace observes sessions and statements (tests only).
 	Trace func(executor.Event)
 	// Logger replaces the text logger on stderr at LogLevel (tests
@@ -205,7 +208,7 @@ func start(cfg config) (*app, error) {
 	}
 	eng := executor.New(st, eopts)
 	ccfg := console.Config{Sessions: eng, Verifier: eng.Authority().Verifier, Trust: cfg.Auth == "trust",
-		Clock: cfg.ConsoleClock, Figures: st}
+		Clock: cfg.ConsoleClock, Figures: st, LiveRecheck: cfg.ConsoleRecheck}
 	if alog != nil {
 		ccfg.OnLogin = auditConsoleLogin(alog)
 	}

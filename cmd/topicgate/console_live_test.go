@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,4 +323,109 @@ func TestConsoleLive(t *testing.T) {
 
 	st := cs.a.console.SamplerStats()
 	t.Logf("sampler: %d series, %d slots, rings %d bytes, last sample took %v", st.Series, st.Slots, st.RingBytes, st.LastSample)
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	name string
+	data map[string]any
+}
+
+// liveStream opens a live stream with c: its events, the channel closed
+// when the server ends the stream.
+func liveStream(t *testing.T, c *http.Client, base, path string) <-chan sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	require.NoError(t, err)
+	// The client's Timeout would cut the stream: the same jar, none.
+	resp, err := (&http.Client{Jar: c.Jar}).Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	body := resp.Body
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	ch := make(chan sseEvent, 16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(nil, 1<<20)
+		name := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				var d map[string]any
+				if json.Unmarshal([]byte(v), &d) == nil {
+					ch <- sseEvent{name: name, data: d}
+				}
+			}
+		}
+	}()
+	return ch
+}
+
+// nextEvent is the stream's next event of name, skipping others; ok is
+// false when the stream ended first.
+func nextEvent(t *testing.T, ch <-chan sseEvent, name string) (sseEvent, bool) {
+	t.Helper()
+	timeout := time.After(stepTimeout)
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				return e, false
+			}
+			if e.name == name {
+				return e, true
+			}
+		case <-timeout:
+			t.Fatalf("no %s event in %v", name, stepTimeout)
+		}
+	}
+}
+
+// TestConsoleLiveRevoke: a live stream checks its role's privileges
+// again as it runs: once SELECT on the topic is revoked, the throughput
+// stream sends a history without the topic's series and the consumer's
+// lag stream ends; a logout ends a stream too.
+func TestConsoleLiveRevoke(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Auth = "scram-sha-256"
+	cfg.Users = map[string]string{"admin": "adminpw"}
+	cfg.ConsoleRecheck = 100 * time.Millisecond
+	cs := startConsoleWith(t, cfg)
+	cs.admin = cs.conn(t, "admin", "adminpw")
+	seedConsole(t, cs)
+	viewer := consoleClient(t)
+	code, csrf := httpLogin(t, viewer, cs.base, "viewer", "viewerpw")
+	require.Equal(t, http.StatusOK, code)
+	cs.a.console.SampleNow()
+	throughput := liveStream(t, viewer, cs.base, "/live?chart=throughput")
+	lag := liveStream(t, viewer, cs.base, "/live?chart=lag&topic=orders&consumer=billing")
+	e, ok := nextEvent(t, throughput, "history")
+	require.True(t, ok)
+	require.NotEqual(t, -1.0, lastOfLine(e.data, 0), "orders' writes are charted")
+	e, ok = nextEvent(t, lag, "history")
+	require.True(t, ok)
+	require.Equal(t, 26.0, lastOfLine(e.data, 0))
+
+	exec(t, cs.admin, "REVOKE SELECT ON TOPIC orders FROM viewer")
+	// The lag stream ends; the throughput stream starts over without
+	// orders' series.
+	_, ok = nextEvent(t, lag, "never sent")
+	require.False(t, ok, "the lag stream of a topic no longer visible goes on")
+	e, ok = nextEvent(t, throughput, "history")
+	require.True(t, ok)
+	require.Equal(t, -1.0, lastOfLine(e.data, 0), "a topic no longer visible is still charted")
+	code, _ = get(t, viewer, cs.base, "/live?chart=lag&topic=orders&consumer=billing")
+	require.Equal(t, http.StatusNotFound, code)
+
+	// Logging out ends the streams.
+	code, _ = post(t, viewer, cs.base, "/logout", url.Values{"csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, code)
+	_, ok = nextEvent(t, throughput, "never sent")
+	require.False(t, ok, "a logged-out login's stream goes on")
 }
