@@ -274,8 +274,17 @@ const (
 	FROM sys.consumers WHERE topic = $1 AND type = 'shared' ORDER BY consumer, partition`
 	queueOptionsSQL = `SELECT consumer, default_processing_timeout::text, max_processing_attempts, dead_letter_policy,
 	dead_letter_queue FROM sys.consumer_options WHERE topic = $1 AND type = 'shared' ORDER BY consumer`
-	dlqDepthSQL = `SELECT messages FROM sys.topics WHERE topic = $1`
+	dlqDepthSQL   = `SELECT messages FROM sys.topics WHERE topic = $1`
+	deliveriesSQL = `SELECT consumer, deliveries, sum(messages) FROM sys.consumer_deliveries WHERE topic = $1
+	GROUP BY consumer, deliveries ORDER BY consumer, deliveries`
 )
+
+// deliveryBar is one bar of a queue's delivery-count histogram.
+type deliveryBar struct {
+	Deliveries, Messages int64
+	// Width is the bar's length, a percentage of the tallest bar's.
+	Width int64
+}
 
 // queueView is one shared consumer's queue as a topic's page shows it.
 type queueView struct {
@@ -287,6 +296,9 @@ type queueView struct {
 	// Totals over the partitions: available, acquired, delayed, archived.
 	Available, Acquired, Delayed, Archived int64
 	Rows                                   [][]any // queueStatsSQL's, of this consumer
+	// Deliveries is the delivery-count histogram of the unfinished
+	// messages (sys.consumer_deliveries summed over the partitions).
+	Deliveries []deliveryBar
 }
 
 // queueStats is queueStatsSQL's rows taken from consumersSQL's (the
@@ -323,6 +335,10 @@ func queuesOf(ctx context.Context, sc *sqlConn, topic string, stats *result) ([]
 	if err != nil {
 		return nil, err
 	}
+	dels, err := sc.query(ctx, deliveriesSQL, topic)
+	if err != nil {
+		return nil, err
+	}
 	var out []*queueView
 	for _, o := range opts.Rows {
 		q := &queueView{Consumer: cell(o[0]), Timeout: cell(o[1]), Attempts: cell(o[2]), Policy: cell(o[3]), DLQ: cell(o[4])}
@@ -345,6 +361,7 @@ func queuesOf(ctx context.Context, sc *sqlConn, topic string, stats *result) ([]
 				*dst += n
 			}
 		}
+		q.Deliveries = deliveryBars(dels, q.Consumer)
 		out = append(out, q)
 	}
 	return out, nil
@@ -373,4 +390,35 @@ func (c *Console) deskShow(w http.ResponseWriter, r *http.Request, status int, p
 	default:
 		http.Redirect(w, r, "/topic?"+url.Values{"name": {topic}}.Encode(), http.StatusSeeOther)
 	}
+}
+
+// deliveryBars is consumer's histogram of deliveriesSQL's rows.
+func deliveryBars(dels *result, consumer string) []deliveryBar {
+	var out []deliveryBar
+	var top int64
+	for _, row := range dels.Rows {
+		if cell(row[0]) != consumer {
+			continue
+		}
+		d, _ := row[1].(int64)
+		n := numeric(row[2])
+		out = append(out, deliveryBar{Deliveries: d, Messages: n})
+		top = max(top, n)
+	}
+	for i := range out {
+		if top > 0 {
+			out[i].Width = max(1, out[i].Messages*100/top)
+		}
+	}
+	return out
+}
+
+// numeric is an integer cell that may come as int64 or as a numeric
+// (sum over bigint is numeric in PostgreSQL).
+func numeric(v any) int64 {
+	if n, ok := v.(int64); ok {
+		return n
+	}
+	n, _ := strconv.ParseInt(cell(v), 10, 64)
+	return n
 }

@@ -2,6 +2,7 @@ package sysview
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,4 +195,32 @@ func (v *Views) writtenAt(topic string, part int32, offset int64) (time.Time, bo
 		return false
 	})
 	return t, found
+}
+
+// deliveryRows builds sys.consumer_deliveries: each shared consumer's
+// partitions' unfinished messages by delivery count, in order.
+func (v *Views) deliveryRows(topics []topicstore.TopicInfo) [][]any {
+	var rows [][]any
+	for _, t := range topics {
+		for _, c := range t.Config.Consumers {
+			if !c.Shared {
+				continue
+			}
+			stats, err := v.store.SharedStats(t.Config.Name, c.Name)
+			if err != nil {
+				continue
+			}
+			for _, st := range stats {
+				counts := make([]int32, 0, len(st.Deliveries))
+				for d := range st.Deliveries {
+					counts = append(counts, d)
+				}
+				slices.Sort(counts)
+				for _, d := range counts {
+					rows = append(rows, []any{t.Config.Name, c.Name, int64(st.Partition), int64(d), st.Deliveries[d]})
+				}
+			}
+		}
+	}
+	return rows
 }

@@ -72,6 +72,8 @@ func (v *Views) Rows(view string) ([][]any, error) {
 		rows = v.consumerRows(topics)
 	case "consumer_options":
 		rows = consumerOptionRows(topics)
+	case "consumer_deliveries":
+		rows = v.deliveryRows(topics)
 	case "sessions":
 		rows = v.sessionRows()
 	case "transactions":

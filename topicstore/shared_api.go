@@ -97,6 +97,11 @@ type SharedPartitionStats struct {
 	StartOffset                            int64 // first offset not yet finished (acked/archived)
 	Available, Acquired, Delayed, Archived int64
 	OldestUnacked                          time.Time // written_at of the oldest unfinished message; zero if none
+	// Deliveries counts the window's unfinished messages (available,
+	// delayed and acquired) by how many times each was delivered (an
+	// acquired message's count includes its current delivery); nil when
+	// none is unfinished.
+	Deliveries map[int32]int64
 	// Counters since the consumer's state was loaded in this process:
 	// messages finished without an ack (rejected,
 	// out of attempts under the delete policy, or moved), messages moved

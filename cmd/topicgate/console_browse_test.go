@@ -405,6 +405,16 @@ func TestConsoleQueueFigures(t *testing.T) {
 	require.Equal(t, "1", dlqDepth)
 	require.Contains(t, b.text("#queue-workers .q-dlq"), dlqName)
 	require.Equal(t, dlqDepth, b.text("#queue-workers .q-dlq-depth"))
+	// The delivery-count histogram: the held message delivered once, the
+	// others never, as sys.consumer_deliveries sums them.
+	hist := sqlTable(t, c, `SELECT deliveries, sum(messages)::text FROM sys.consumer_deliveries
+		WHERE topic = 'tasks' AND consumer = 'workers' GROUP BY deliveries ORDER BY deliveries`)
+	require.Equal(t, []string{"1", "1"}, hist[len(hist)-1], "one message delivered once")
+	bars := b.cells("#queue-workers table.deliveries tbody tr")
+	require.Len(t, bars, len(hist))
+	for i := range hist {
+		require.Equal(t, hist[i], bars[i][:2], "deliveries %s", hist[i][0])
+	}
 	// A topic without a key space or splits has no tree columns.
 	require.Zero(t, eval[int](b, "no-tree", `document.querySelectorAll("#partitions td.parent, #partitions td.keys").length`))
 	// The consumers' table: both consumers' rows, as sys.consumers.

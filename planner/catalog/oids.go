@@ -40,7 +40,7 @@ var PgCatalogOIDs = map[string]int64{
 // sysViewsAdded are the sys views added after the first set, in the
 // order they were added: they are numbered after it, so that a view's OID
 // never changes when another view is added.
-var sysViewsAdded = []string{"consumer_options", "cluster", "consumer_privileges", "kafka_producers", "kafka_groups"}
+var sysViewsAdded = []string{"consumer_options", "cluster", "consumer_privileges", "kafka_producers", "kafka_groups", "consumer_deliveries"}
 
 // SysViewNames are the sys views in OID order: the first set by name,
 // then sysViewsAdded.

@@ -202,6 +202,14 @@ var SysViews = map[string]SysView{
 		Types: []values.Type{values.TText, values.TText, values.TText, values.TBool, values.TTimestamptz, values.TInterval, values.TText,
 			values.TInterval, values.TInt8, values.TText, values.TText, values.TBool, values.TBool, values.TInterval},
 	},
+	// consumer_deliveries is a shared consumer's delivery-count
+	// histogram: per partition, how many unfinished messages of its
+	// window (available, delayed or acquired) were delivered how many
+	// times (0: never), a row per count that has messages.
+	"consumer_deliveries": {
+		Names: []string{"topic", "consumer", "partition", "deliveries", "messages"},
+		Types: []values.Type{values.TText, values.TText, values.TInt8, values.TInt8, values.TInt8},
+	},
 	// consumer_privileges is information_schema.table_privileges for
 	// consumers: a row per privilege of each entry of a consumer's access
 	// list (its owner's USAGE while it has none), grantee PUBLIC for

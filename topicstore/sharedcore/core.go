@@ -522,9 +522,16 @@ func (c *Core) Stats(pi int, now int64) topicstore.SharedPartitionStats {
 		case e.State == Avail:
 			st.Available++
 		}
-		if !e.Finished() && st.OldestUnacked.IsZero() {
+		if e.Finished() {
+			continue
+		}
+		if st.OldestUnacked.IsZero() {
 			st.OldestUnacked = time.Unix(0, e.Written).UTC()
 		}
+		if st.Deliveries == nil {
+			st.Deliveries = map[int32]int64{}
+		}
+		st.Deliveries[e.Deliveries]++
 	}
 	return st
 }

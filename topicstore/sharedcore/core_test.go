@@ -134,7 +134,7 @@ func TestClone(t *testing.T) {
 func TestStatsAndNextReady(t *testing.T) {
 	c := &Core{Cfg: Config{Timeout: time.Second, RecvDelay: 50}, Window: 10}
 	c.Parts = []*Part{{Ents: []Entry{{Written: 10}, {Written: 10, Delay: 200}, {State: Archived}}}}
-	eq(t, c.Stats(0, 20), topicstore.SharedPartitionStats{Delayed: 2, Archived: 1, OldestUnacked: time.Unix(0, 10).UTC()})
+	eq(t, c.Stats(0, 20), topicstore.SharedPartitionStats{Delayed: 2, Archived: 1, OldestUnacked: time.Unix(0, 10).UTC(), Deliveries: map[int32]int64{0: 2}})
 	eq(t, c.NextReady(20), int64(60))
 	eq(t, c.Pick(60, 5, h1, 100), []topicstore.MsgRef{{Offset: 0}})
 	eq(t, c.NextReady(60), int64(100))

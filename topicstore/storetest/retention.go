@@ -145,7 +145,7 @@ func testRetentionShared(e *env) {
 	e.clk.Advance(2 * time.Hour)
 	e.commit("q", body("c"))
 	require.Equal(t, int64(2), e.retain(e.clk.Now()))
-	require.Equal(t, topicstore.SharedPartitionStats{StartOffset: 2, Available: 1, OldestUnacked: e.clk.Now()}, e.stats0("q", "w"))
+	require.Equal(t, topicstore.SharedPartitionStats{StartOffset: 2, Available: 1, OldestUnacked: e.clk.Now(), Deliveries: map[int32]int64{0: 1}}, e.stats0("q", "w"))
 	require.Equal(t, outcomes(topicstore.OutcomeUnknown), e.act("q", "w", 1, topicstore.ActionAck, r0(0)), "deleted")
 	require.Equal(t, []string{"0:2:c:1"}, e.acq("q", "w", 2, 10))
 }

@@ -86,7 +86,7 @@ func testSharedTransitions(e *env) {
 	require.True(t, a[0].LockedUntil.Equal(t0.Add(10*time.Second)), "LockedUntil %v", a[0].LockedUntil)
 	require.Equal(t, []string{"0:2:c:1", "0:3:d:1", "0:4:e:1"}, e.acq("q", "w", 2, 10))
 	require.Empty(t, e.acquire("q", "w", 1, 10))
-	require.Equal(t, topicstore.SharedPartitionStats{Acquired: 5, OldestUnacked: t0}, e.stats0("q", "w"))
+	require.Equal(t, topicstore.SharedPartitionStats{Acquired: 5, OldestUnacked: t0, Deliveries: map[int32]int64{1: 5}}, e.stats0("q", "w"))
 
 	require.Equal(t, outcomes(topicstore.OutcomeNotHeld), e.act("q", "w", 2, topicstore.ActionAck, r0(0)), "held by another session")
 	require.Equal(t, outcomes(topicstore.OutcomeDone), e.act("q", "w", 1, topicstore.ActionAck, r0(0)))
@@ -107,7 +107,9 @@ func testSharedTransitions(e *env) {
 	require.Equal(t, outcomes(topicstore.OutcomeDone, topicstore.OutcomeExpired, topicstore.OutcomeUnknown, topicstore.OutcomeUnknown, topicstore.OutcomeUnknown),
 		e.act("q", "w", 2, topicstore.ActionAck, r0(3), r0(4), r0(5), topicstore.MsgRef{Partition: 1}, r0(-1)))
 	// 1 (session 3's lock expired too) and 4 are available again.
-	require.Equal(t, topicstore.SharedPartitionStats{StartOffset: 1, Available: 2, Archived: 1, OldestUnacked: t0, ArchivedTotal: 1}, e.stats0("q", "w"))
+	// Their delivery counts: 1 was delivered twice, 4 once.
+	require.Equal(t, topicstore.SharedPartitionStats{StartOffset: 1, Available: 2, Archived: 1, OldestUnacked: t0, ArchivedTotal: 1,
+		Deliveries: map[int32]int64{1: 1, 2: 1}}, e.stats0("q", "w"))
 	require.Equal(t, []string{"0:1:b:3", "0:4:e:2"}, e.acq("q", "w", 1, 10))
 	require.Equal(t, outcomes(topicstore.OutcomeExpired), e.act("q", "w", 2, topicstore.ActionAck, r0(4)), "the old holder learns its lock expired")
 	require.Equal(t, outcomes(topicstore.OutcomeDone, topicstore.OutcomeDone), e.act("q", "w", 1, topicstore.ActionAck, r0(1), r0(4)))
@@ -148,10 +150,10 @@ func testSharedTimeouts(e *env) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"0:2:c:1"}, e.refsOf(a))
 	require.True(t, a[0].LockedUntil.Equal(t0.Add(time.Second)), "LockedUntil %v", a[0].LockedUntil)
-	require.Equal(t, topicstore.SharedPartitionStats{Acquired: 2, Delayed: 1, OldestUnacked: t0}, e.stats0("q", "def"))
+	require.Equal(t, topicstore.SharedPartitionStats{Acquired: 2, Delayed: 1, OldestUnacked: t0, Deliveries: map[int32]int64{0: 1, 1: 2}}, e.stats0("q", "def"))
 
 	require.Empty(t, e.acquire("q", "late", 1, 10), "nothing before the receive delay")
-	require.Equal(t, topicstore.SharedPartitionStats{Delayed: 3, OldestUnacked: t0}, e.stats0("q", "late"))
+	require.Equal(t, topicstore.SharedPartitionStats{Delayed: 3, OldestUnacked: t0, Deliveries: map[int32]int64{0: 3}}, e.stats0("q", "late"))
 	e.clk.Advance(10 * time.Second)
 	require.Equal(t, []string{"0:1:b:1", "0:2:c:1"}, e.acq("q", "late", 1, 10))
 	e.act("q", "late", 1, topicstore.ActionAck, r0(1), r0(2))
@@ -258,7 +260,7 @@ func testSharedDeadLetter(e *env) {
 	st = e.stats0("q", "mv")
 	require.NotEmpty(t, st.DeadLetterError)
 	st.DeadLetterError = ""
-	require.Equal(t, topicstore.SharedPartitionStats{Available: 2, OldestUnacked: Start, DeadLetterFailures: 1}, st)
+	require.Equal(t, topicstore.SharedPartitionStats{Available: 2, OldestUnacked: Start, DeadLetterFailures: 1, Deliveries: map[int32]int64{0: 1, 2: 1}}, st)
 	require.Equal(t, []string{"0:0:a:3"}, e.acq("q", "mv", 1, 1))
 	e.create("dlq", 1)
 	e.clk.Advance(11 * time.Second) // the lock expires: another failure, moved now
@@ -315,7 +317,7 @@ func testSharedMaxBytes(e *env) {
 	as, err = e.s.Acquire(ctx, topicstore.AcquireRequest{Topic: "q", Consumer: "w", Session: 1, Max: 10, MaxBytes: 5})
 	require.NoError(t, err)
 	require.Equal(t, []string{"0:2:ABCDEFGHIJ:1"}, e.refsOf(as))
-	require.Equal(t, topicstore.SharedPartitionStats{Acquired: 3, OldestUnacked: Start}, e.stats0("q", "w"))
+	require.Equal(t, topicstore.SharedPartitionStats{Acquired: 3, OldestUnacked: Start, Deliveries: map[int32]int64{1: 3}}, e.stats0("q", "w"))
 }
 
 // testSharedCommitAcks: acknowledgements in a commit are atomic with its
