@@ -188,7 +188,10 @@ func (c *Console) authed(h http.HandlerFunc) http.HandlerFunc {
 			ss, err = c.sign.decode(ck.Value, c.cfg.Clock())
 		}
 		if err != nil {
-			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
+			// A page is sent to the login form; htmx's requests and an
+			// event stream (which a browser does not follow to a form)
+			// get 401.
+			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 				http.Redirect(w, r, "/login", http.StatusSeeOther)
 				return
 			}

@@ -428,4 +428,13 @@ func TestConsoleLiveRevoke(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, code)
 	_, ok = nextEvent(t, throughput, "never sent")
 	require.False(t, ok, "a logged-out login's stream goes on")
+	// An event stream without a login is 401 (a browser's EventSource
+	// does not follow the pages' redirect to the login form).
+	req, err := http.NewRequest(http.MethodGet, cs.base+"/live?chart=throughput", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := viewer.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }
