@@ -43,11 +43,11 @@ func TestFilterParams(t *testing.T) {
 
 func TestExportBytes(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain":        "plain",
-		"":             "",
-		"\x00a":        `\x0061`,
-		"\xff":         `\xff`,
-		`\xnot hex`:    `\x5c786e6f7420686578`,
+		"plain":         "plain",
+		"":              "",
+		"\x00a":         `\x0061`,
+		"\xff":          `\xff`,
+		`\xnot hex`:     `\x5c786e6f7420686578`,
 		"é, \"quoted\"": "é, \"quoted\"",
 	} {
 		if got := exportBytes([]byte(in)); got != want {

@@ -110,6 +110,18 @@ func (c *Console) topics(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
+		// Each topic's write rate: the sampler's latest (what the live
+		// charts show), "" before it has one.
+		for i, row := range res.Rows {
+			name := cell(row[0])
+			msgs, ok := c.samples.latest(seriesKey{kind: kindIn, topic: name})
+			rate := ""
+			if ok {
+				bytes, _ := c.samples.latest(seriesKey{kind: kindInBytes, topic: name})
+				rate = fmt.Sprintf("%.0f msg/s, %s/s", msgs, humanBytes(bytes))
+			}
+			res.Rows[i] = append(row, rate)
+		}
 		c.show(w, r, http.StatusOK, "topics", "Topics", res)
 		return nil
 	})
@@ -140,11 +152,11 @@ type topicPage struct {
 	Tree                         []*partNode  // the partitions by parent (partitionTree)
 	// ShowTree is set when a partition has a parent, children or a key
 	// range: else those columns would be empty and are left out.
-	ShowTree bool
-	Desk                         *deskPage    // what this login holds
-	CSRF                         string
-	Producer                     string // the produce form's default producer_id
-	MessagesURL                  string
+	ShowTree    bool
+	Desk        *deskPage // what this login holds
+	CSRF        string
+	Producer    string // the produce form's default producer_id
+	MessagesURL string
 }
 
 // topic is a topic's page: its options, partitions and consumers.

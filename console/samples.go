@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"sync"
@@ -379,6 +380,39 @@ func (s *sampler) read(since uint64, lines ...line) chartData {
 		d.Lines[l] = vals
 	}
 	return d
+}
+
+// latest is series k's newest value, false when it has none (no sampler,
+// no such series, or its newest sample gave it no value).
+func (s *sampler) latest(k seriesKey) (float64, bool) {
+	if s == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sr := s.series[k]
+	if sr == nil || s.count == 0 {
+		return 0, false
+	}
+	v := sr.vals[(s.head-1+len(s.times))%len(s.times)]
+	if math.IsNaN(float64(v)) {
+		return 0, false
+	}
+	return float64(v), true
+}
+
+// humanBytes is n bytes with a binary unit.
+func humanBytes(n float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB"}
+	i := 0
+	for n >= 1024 && i < len(units)-1 {
+		n /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f %s", n, units[i])
+	}
+	return fmt.Sprintf("%.1f %s", n, units[i])
 }
 
 // SamplerStats is what the sampler holds (docs/console.md's figures).

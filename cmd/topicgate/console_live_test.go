@@ -267,6 +267,9 @@ func TestConsoleLive(t *testing.T) {
 	require.True(t, ok)
 	require.Greater(t, bytesIn, 0.0, "bytes written per second")
 	b.shoot("cluster")
+	// The Topics page shows each topic's write rate from the same sample.
+	b.run("topics-rate", chromedp.Navigate(cs.base+"/"), chromedp.WaitVisible(chromedp.CSS("#topics")))
+	require.Equal(t, fmt.Sprintf("%.0f msg/s", in), strings.SplitN(b.text(`#topics tr[data-topic="orders"] td.rate`), ",", 2)[0])
 
 	// The viewer (SELECT on orders only) gets no series of hidden: its
 	// throughput chart shows nothing written while only hidden is
