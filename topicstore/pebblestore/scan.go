@@ -38,6 +38,34 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 	if start >= end {
 		return nil
 	}
+	var minWA int64
+	if !r.MinWrittenAt.IsZero() {
+		minWA = r.MinWrittenAt.UnixMicro()
+	}
+	var d topicstore.MsgDecoder
+	first := true // no batch given to fn yet
+	// The batch holding start, when it was read lately: no seek, no CRC.
+	base, hinted := p.hints.find(start)
+	if hinted && p.cached.Load() > 0 {
+		if v, ok := s.batches.get(batchKey{t.id, r.Partition, base}); ok {
+			h, payload, err := topicstore.DecodeBatchHeader(v)
+			if err != nil {
+				return err
+			}
+			if minWA == 0 || h.WrittenAt >= minWA {
+				_, more, err := emitBatch(h, payload, start, end, r.Partition, &d, fn)
+				if err != nil || !more {
+					return err
+				}
+				first = false
+			}
+			start = h.Base + int64(h.Count)
+			if start >= end {
+				return nil
+			}
+			base, hinted = p.hints.find(start)
+		}
+	}
 	// Batches with a base offset below end hold everything visible we need;
 	// batches at or above it may be unsynced and are never read.
 	it, err := s.db.NewIter(&pebble.IterOptions{
@@ -48,11 +76,6 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 		return err
 	}
 	defer it.Close()
-	var minWA int64
-	if !r.MinWrittenAt.IsZero() {
-		minWA = r.MinWrittenAt.UnixMicro()
-	}
-	var d topicstore.MsgDecoder
 	var held io.Closer // a referenced staged payload, closed after its batch
 	defer func() {
 		if held != nil {
@@ -60,7 +83,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 		}
 	}()
 	var ok bool
-	if base, hit := p.hints.find(start); hit {
+	if hinted {
 		ok = it.SeekGE(keys.Batch(t.id, r.Partition, base)) // forward: no value copy
 	} else {
 		ok = it.SeekLT(keys.Batch(t.id, r.Partition, start+1)) // the batch holding start
@@ -99,30 +122,51 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 		if err := topicstore.CheckCRC(h, payload); err != nil {
 			return err
 		}
-		wa := time.UnixMicro(h.WrittenAt).UTC()
-		off := h.Base
-		for i := 0; i < h.Count && off < end; i, off = i+1, off+1 {
-			var entry []byte
-			if entry, payload, err = topicstore.NextEntry(payload); err != nil {
-				return err
-			}
-			if off < start {
-				continue
-			}
-			m, err := d.Decode(entry)
-			if err != nil {
-				return err
-			}
-			m.Partition, m.Offset, m.WrittenAt = r.Partition, off, wa
-			if !fn(m) {
-				return nil
-			}
+		next, more, err := emitBatch(h, payload, start, end, r.Partition, &d, fn)
+		if err != nil {
+			return err
 		}
-		if off >= end {
-			break
+		if !more {
+			if first && !h.Ref && next < h.Base+int64(h.Count) {
+				// Began and stopped inside this batch: a reader
+				// taking less than a batch at a time, whose next read
+				// likely starts here too. (One that reads across
+				// batches gains nothing from it: it seeks for the
+				// rest anyway.)
+				s.batches.put(batchKey{t.id, r.Partition, h.Base}, v, &p.cached)
+			}
+			return nil
 		}
+		first = false
 	}
 	return it.Error()
+}
+
+// emitBatch calls fn for the messages of batch h (payload checked) of
+// partition part from start up to end; more is false once fn stopped or
+// end is reached, next is the offset after the last message given to fn.
+func emitBatch(h topicstore.BatchHeader, payload []byte, start, end int64, part int32, d *topicstore.MsgDecoder,
+	fn func(m *topicstore.Message) bool) (next int64, more bool, err error) {
+	wa := time.UnixMicro(h.WrittenAt).UTC()
+	off := h.Base
+	for i := 0; i < h.Count && off < end; i, off = i+1, off+1 {
+		var entry []byte
+		if entry, payload, err = topicstore.NextEntry(payload); err != nil {
+			return off, false, err
+		}
+		if off < start {
+			continue
+		}
+		m, err := d.Decode(entry)
+		if err != nil {
+			return off, false, err
+		}
+		m.Partition, m.Offset, m.WrittenAt = part, off, wa
+		if !fn(m) {
+			return off + 1, false, nil
+		}
+	}
+	return off, off < end, nil
 }
 
 // stagedPayload reads the payload a reference record points to. A nil

@@ -119,6 +119,9 @@ type partition struct {
 	endCum     int64 // cumulative bytes at visibleEnd
 	lastWrite  time.Time
 	hints      seekHints // recently read batches, for forward seeks
+	// cached counts the store's batchCache entries of this partition: a
+	// Scan looks there only when it has some.
+	cached atomic.Int32
 }
 
 // topic is a topic's catalog entry and partitions. Replaced, never mutated,
@@ -163,6 +166,8 @@ type PebbleStore struct {
 	db    *pebble.DB
 	cache *pebble.Cache
 	opts  Options
+	// batches are recently read record batches (batchcache.go).
+	batches batchCache
 
 	// meter meters partitions' write rates for auto-partitioning and
 	// sys.partitions (split.go); splits counts the splits it caused.
