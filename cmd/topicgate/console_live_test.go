@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -94,23 +95,35 @@ func liveHistory(t *testing.T, c *http.Client, base, path string) (int, map[stri
 		return resp.StatusCode, nil
 	}
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	sc := bufio.NewScanner(resp.Body)
+	var first *sseEvent
+	err = readEvents(resp.Body, func(e sseEvent) bool { first = &e; return false })
+	if first == nil {
+		t.Fatalf("the stream %s ended without an event: %v", path, err)
+	}
+	require.Equal(t, "history", first.name)
+	return resp.StatusCode, first.data
+}
+
+// readEvents reads server-sent events from body, each to fn until it
+// returns false or the stream ends; an event whose data is not a JSON
+// object is skipped.
+func readEvents(body io.Reader, fn func(sseEvent) bool) error {
+	sc := bufio.NewScanner(body)
 	sc.Buffer(nil, 1<<20)
-	event := ""
+	name := ""
 	for sc.Scan() {
 		line := sc.Text()
 		if v, ok := strings.CutPrefix(line, "event: "); ok {
-			event = v
+			name = v
 		}
 		if v, ok := strings.CutPrefix(line, "data: "); ok {
-			require.Equal(t, "history", event)
 			var d map[string]any
-			require.NoError(t, json.Unmarshal([]byte(v), &d))
-			return resp.StatusCode, d
+			if json.Unmarshal([]byte(v), &d) == nil && !fn(sseEvent{name: name, data: d}) {
+				return nil
+			}
 		}
 	}
-	t.Fatalf("the stream %s ended without an event: %v", path, sc.Err())
-	return 0, nil
+	return sc.Err()
 }
 
 // historyAt is the value of line i of a history event at time at, -1
@@ -351,21 +364,7 @@ func liveStream(t *testing.T, c *http.Client, base, path string) <-chan sseEvent
 	ch := make(chan sseEvent, 16)
 	go func() {
 		defer close(ch)
-		sc := bufio.NewScanner(body)
-		sc.Buffer(nil, 1<<20)
-		name := ""
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				name = v
-			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				var d map[string]any
-				if json.Unmarshal([]byte(v), &d) == nil {
-					ch <- sseEvent{name: name, data: d}
-				}
-			}
-		}
+		_ = readEvents(body, func(e sseEvent) bool { ch <- e; return true })
 	}()
 	return ch
 }
