@@ -1,57 +1,52 @@
 package pebblestore
 
 import (
-	"context"
-	"os"
+	"bytes"
+	"io"
 	"path/filepath"
 	"testing"
 
-	"topicgate/topicstore"
+	"github.com/cockroachdb/pebble/vfs"
 )
 
-// TestLogsSizedUpFront checks that a write-ahead log is preallocated with
-// its size set (sizedFS), and that a copy of the directory taken while
-// the store is open (the files a kill -9 leaves, zeros past the last
-// record) opens with every acknowledged message.
-func TestLogsSizedUpFront(t *testing.T) {
+// TestBufferedTable: a table written through sizedFS in small and large
+// pieces reads back whole, and Stat, a sync and Close each see every
+// byte written before them; other files are written through as they come.
+func TestBufferedTable(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{RetentionInterval: -1, MemTableSize: 4 << 20, CacheSize: 8 << 20})
+	fs := sizedFS{vfs.Default}
+	f, err := fs.Create(filepath.Join(dir, "000001.sst"))
 	must(t, err)
-	ctx := context.Background()
-	must(t, s.CreateTopic(ctx, topicstore.TopicConfig{Name: "t", MinActivePartitions: 1}))
-	for i := 0; i < 10; i++ {
-		_, err := s.Commit(ctx, &topicstore.CommitRequest{Writes: []topicstore.TopicWrite{{Topic: "t",
-			Messages: []topicstore.Message{{Partition: 0, Body: []byte("m")}}}}})
+	_, ok := f.(*bufferedFile)
+	check(t, ok, "a table is buffered")
+	var want []byte
+	for i := range 300 {
+		p := bytes.Repeat([]byte{byte(i)}, 1000+i*13)
+		if i == 150 {
+			p = bytes.Repeat([]byte{'L'}, sstBufferBytes+7) // larger than the buffer
+		}
+		n, err := f.Write(p)
 		must(t, err)
-	}
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(logs) == 0 {
-		t.Fatal("no write-ahead log")
-	}
-	var sized bool
-	for _, l := range logs {
-		if st, err := os.Stat(l); err == nil && st.Size() >= 4<<20 {
-			sized = true
+		eq(t, n, len(p))
+		want = append(want, p...)
+		if i == 100 {
+			st, err := f.Stat()
+			must(t, err)
+			eq(t, st.Size(), int64(len(want)), "Stat sees what was written")
+			must(t, f.Sync())
 		}
 	}
-	if !sized {
-		t.Fatalf("no log has its preallocated size: %v", logs)
-	}
-	crash := t.TempDir()
-	entries, err := os.ReadDir(dir)
+	must(t, f.Close())
+	r, err := fs.Open(filepath.Join(dir, "000001.sst"))
 	must(t, err)
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(crash, e.Name()), b, 0o644))
-	}
-	must(t, s.Close())
-	c, err := Open(crash, Options{RetentionInterval: -1, MemTableSize: 4 << 20, CacheSize: 8 << 20})
+	got, err := io.ReadAll(r)
 	must(t, err)
-	defer c.Close()
-	info, err := c.Topic("t")
+	must(t, r.Close())
+	check(t, bytes.Equal(got, want), "the table reads back as written")
+
+	g, err := fs.Create(filepath.Join(dir, "000002.log"))
 	must(t, err)
-	if got := info.Partitions[0].EndOffset; got != 10 {
-		t.Fatalf("after the crash copy, partition 0 ends at %d, want 10", got)
-	}
+	_, buffered := g.(*bufferedFile)
+	check(t, !buffered, "a log is not buffered")
+	must(t, g.Close())
 }
