@@ -11,7 +11,9 @@
 // reclaiming of dropped topics' disk space (the reclaimer is
 // internal/reclaim), and the file system it hands
 // Pebble (sizedfs.go: write-ahead logs preallocated with their size set, so
-// a commit's fdatasync does not also journal a new file size). What it
+// a commit's fdatasync does not also journal a new file size; tables being
+// written go out 256 KiB at a time), and a cache of the batches short reads
+// stop in (batchcache.go). What it
 // promises is the
 // contract's (topicstore's doc.go), checked by TestContract with
 // topicstore/storetest; this page says how it keeps those promises. It uses
