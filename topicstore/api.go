@@ -572,10 +572,9 @@ type ReadBarrier interface {
 	Sync(ctx context.Context) error
 }
 
-// WrittenAter is implemented by stores that tell when a partition's
-// message was written without reading it (the cluster store, from its
-// index of record batches): sys.consumers asks it for each lagging
-// partition. WrittenAt is the WrittenAt of the message Scan would yield
+// WrittenAter tells when a partition's message was written: the cluster
+// store from its index of record batches, without a read from the stream;
+// sys.consumers asks it for each lagging partition. WrittenAt is the WrittenAt of the message Scan would yield
 // first from offset (the first retained at or after it), false when
 // there is none.
 type WrittenAter interface {

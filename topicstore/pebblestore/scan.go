@@ -191,3 +191,18 @@ func (s *PebbleStore) stagedPayload(t *topic, p *partition, h topicstore.BatchHe
 	}
 	return nil, nil, fmt.Errorf("%w: batch at offset %d: staged data %d/%d is missing", topicstore.ErrCorrupt, h.Base, h.SID, h.Seq)
 }
+
+var _ topicstore.WrittenAter = (*PebbleStore)(nil)
+
+// WrittenAt implements topicstore.WrittenAter: the first message Scan
+// yields from offset (the store keeps no index of batch times apart from
+// the batches, so this reads one, from the batch cache when it is there).
+func (s *PebbleStore) WrittenAt(topic string, part int32, offset int64) (time.Time, bool) {
+	var at time.Time
+	found := false
+	_ = s.Scan(context.Background(), topic, topicstore.ScanRange{Partition: part, Start: offset, End: -1}, func(m *topicstore.Message) bool {
+		at, found = m.WrittenAt, true
+		return false
+	})
+	return at, found
+}

@@ -85,16 +85,13 @@ func testScanErrors(e *env) {
 	require.NoError(t, e.s.Scan(ctx, "t", part(1), none), "an empty partition calls fn never")
 }
 
-// testScanWrittenAt: a store that tells when a message was written
-// without reading it (topicstore.WrittenAter) tells what Scan's first
-// message from that offset says; nothing past the
-// end. (Stores without it are not asked.)
+// testScanWrittenAt: topicstore.WrittenAter (the cluster store answers
+// it from its index, the embedded store by reading) tells what Scan's
+// first message from that offset says; nothing past the end.
 func testScanWrittenAt(e *env) {
 	t := e.t
 	wa, ok := e.s.(topicstore.WrittenAter)
-	if !ok {
-		t.Skip("the store reads messages to tell when they were written")
-	}
+	require.True(t, ok, "the store (%T) tells when a message was written (topicstore.WrittenAter)", e.s)
 	fourCommits(e)
 	check := func() {
 		for off := int64(0); off < 11; off++ {
