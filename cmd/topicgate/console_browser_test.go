@@ -99,14 +99,22 @@ func (b *browser) cells(sel string) [][]string {
 		fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(r => Array.from(r.cells).map(c => c.innerText.trim()))`, sel))
 }
 
-// text is the text of the first element matching sel.
+// text is the text (innerText) of the first element matching sel, once
+// there is one. It is read in the page by one expression, so a page that
+// replaces its nodes meanwhile (a navigation finishing, an htmx swap) does
+// not fail it with a stale node id, as a query then a read of the node did.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
 	sctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
-	v, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+	v, err := chromedp.Run(sctx, chromedp.Poll[[]string](fmt.Sprintf(
+		`(() => { const e = document.querySelector(%q); return e ? [e.innerText] : null })()`, sel),
+		chromedp.WithPollingTimeout(stepTimeout)))
 	b.check("text "+sel, err)
-	return v
+	if len(v) != 1 {
+		b.check("text "+sel, fmt.Errorf("no text read"))
+	}
+	return v[0]
 }
 
 // screenshotsEnv names a directory where TestConsoleBrowser saves
