@@ -1,6 +1,7 @@
 // Package jetstream is topicgate's store on a NATS JetStream cluster
 // (nats-server 2.12+, client nats.go v1.55; docs/cluster/): Store
-// implements topicstore.Store, Stager, GroupCoordinator and RoleStore and
+// implements topicstore.Store, Stager, GroupCoordinator, RoleStore and
+// Documents and
 // passes the whole contract suite (storetest). It owns:
 //
 //   - the layout: one stream (DefaultStream, R3 by default) holding the
@@ -11,8 +12,10 @@
 //     staged chunks (t), shared-consumer windows (s), read-session members
 //     and heartbeats (m, h), each gateway's chain of commit markers,
 //     resolutions and sweep fences (f), wide transactions' decisions (x),
-//     the maintenance lease (l), snapshot points and notices (n) and the
-//     role catalog (a, the subpackage catalog), each
+//     the maintenance lease (l), snapshot points and notices (n), the
+//     role catalog (a, the subpackage catalog) and documents (y, one
+//     subject per key, read from the stream and never folded:
+//     documents.go), each
 //     on its own subjects (fold/subjects.go; the headers they carry:
 //     fold/layout.go);
 //   - the fold: a gateway's whole state (the subpackage fold: the state,
