@@ -30,32 +30,28 @@ import (
 
 var _ topicstore.Documents = (*Store)(nil)
 
-// Document implements topicstore.Documents: the subject's last message.
+// Document implements topicstore.Documents: the subject's last message,
+// as the stream's leader has it. A direct get, which any replica answers,
+// could return a version a change or a deletion already replaced (what
+// the version a caller then writes against would refuse, or bring a
+// deleted document back).
 func (s *Store) Document(ctx context.Context, key string) ([]byte, uint64, error) {
 	if err := topicstore.CheckDocument(key, nil); err != nil {
 		return nil, 0, err
 	}
-	subj := s.subj.Document(key)
-	for attempt := 0; ; attempt++ {
-		rctx, cancel := s.request(ctx)
-		seq, h, err := s.io.lastFor(rctx, subj)
-		var doc []byte
-		if err == nil && seq != 0 && h.Get(fold.HDocDeleted) == "" {
-			doc, err = s.io.getMsg(rctx, seq)
-			if errors.Is(err, natsjs.ErrMsgNotFound) && attempt < 3 {
-				cancel()
-				continue // replaced between the two reads
-			}
-			if doc == nil {
-				doc = []byte{}
-			}
-		}
-		cancel()
-		if err != nil {
-			return nil, 0, fmt.Errorf("reading document %q: %w", key, s.unavailable(err))
-		}
-		return doc, seq, nil
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	seq, h, doc, err := s.io.lastOnLeader(rctx, s.subj.Document(key))
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading document %q: %w", key, s.unavailable(err))
 	}
+	if seq == 0 || h.Get(fold.HDocDeleted) != "" {
+		return nil, seq, nil
+	}
+	if doc == nil {
+		doc = []byte{}
+	}
+	return doc, seq, nil
 }
 
 // SetDocument implements topicstore.Documents: one message conditional

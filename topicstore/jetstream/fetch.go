@@ -97,29 +97,52 @@ func (s *Store) missing(ctx context.Context, seq uint64, err error) error {
 // leaderGet fetches the data of the message at seq from the stream's
 // leader ($JS.API.STREAM.MSG.GET, which only the leader answers).
 func (s *Store) leaderGet(ctx context.Context, seq uint64) ([]byte, error) {
-	req, err := json.Marshal(map[string]uint64{"seq": seq})
-	if err != nil {
-		return nil, err
+	_, _, data, err := s.leaderMsg(ctx, map[string]any{"seq": seq})
+	var apiErr *natsjs.APIError
+	if errors.Is(err, natsjs.ErrMsgNotFound) || errors.As(err, &apiErr) {
+		err = fmt.Errorf("stream %s message %d, which the fold holds, is gone from the leader too: %w", s.opts.Stream, seq, err)
 	}
-	resp, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+s.opts.Stream, req)
+	return data, err
+}
+
+// leaderMsg asks the stream's leader for the message req names (by
+// "seq", or "last_by_subj"): its sequence, headers and data, or
+// ErrMsgNotFound. Unlike a direct get, which any replica answers from
+// what it has applied, the leader has every message it acknowledged.
+func (s *Store) leaderMsg(ctx context.Context, req map[string]any) (uint64, nats.Header, []byte, error) {
+	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, nil, err
+	}
+	resp, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+s.opts.Stream, body)
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	var r struct {
 		Error   *natsjs.APIError `json:"error"`
 		Message *struct {
-			Data []byte `json:"data"`
+			Seq    uint64 `json:"seq"`
+			Header []byte `json:"hdrs"`
+			Data   []byte `json:"data"`
 		} `json:"message"`
 	}
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return nil, fmt.Errorf("stream %s message %d: %w", s.opts.Stream, seq, err)
+		return 0, nil, nil, fmt.Errorf("stream %s: a message's answer: %w", s.opts.Stream, err)
 	}
-	if r.Error != nil || r.Message == nil {
-		err := error(natsjs.ErrMsgNotFound)
-		if r.Error != nil && r.Error.ErrorCode != natsjs.JSErrCodeMessageNotFound {
-			err = r.Error
+	if r.Error != nil {
+		if r.Error.ErrorCode == natsjs.JSErrCodeMessageNotFound {
+			return 0, nil, nil, natsjs.ErrMsgNotFound
 		}
-		return nil, fmt.Errorf("stream %s message %d, which the fold holds, is gone from the leader too: %w", s.opts.Stream, seq, err)
+		return 0, nil, nil, r.Error
 	}
-	return r.Message.Data, nil
+	if r.Message == nil {
+		return 0, nil, nil, natsjs.ErrInvalidJetStreamResponse
+	}
+	var h nats.Header
+	if len(r.Message.Header) > 0 {
+		if h, err = nats.DecodeHeadersMsg(r.Message.Header); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	return r.Message.Seq, h, r.Message.Data, nil
 }

@@ -43,6 +43,10 @@ type clusterIO interface {
 	// lastFor returns the last message on subject: its sequence and
 	// headers, or 0 when the subject holds none.
 	lastFor(ctx context.Context, subject string) (uint64, nats.Header, error)
+	// lastOnLeader returns the last message on subject as the stream's
+	// leader has it (every message it acknowledged): its sequence,
+	// headers and data, or 0 when the subject holds none.
+	lastOnLeader(ctx context.Context, subject string) (uint64, nats.Header, []byte, error)
 	// deleteMsg deletes message seq; one already gone is no error.
 	deleteMsg(ctx context.Context, seq uint64) error
 	// waitApplied blocks until the fold has applied seq; it fails with
@@ -134,6 +138,14 @@ func (n natsIO) lastFor(ctx context.Context, subject string) (uint64, nats.Heade
 		return 0, nil, err
 	}
 	return msg.Sequence, msg.Header, nil
+}
+
+func (n natsIO) lastOnLeader(ctx context.Context, subject string) (uint64, nats.Header, []byte, error) {
+	seq, h, data, err := n.s.leaderMsg(ctx, map[string]any{"last_by_subj": subject})
+	if errors.Is(err, natsjs.ErrMsgNotFound) {
+		return 0, nil, nil, nil
+	}
+	return seq, h, data, err
 }
 
 func (n natsIO) deleteMsg(ctx context.Context, seq uint64) error {

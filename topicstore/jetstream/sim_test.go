@@ -266,6 +266,15 @@ func (io simIO) lastFor(_ context.Context, subject string) (uint64, nats.Header,
 	return r.last, r.h, r.err
 }
 
+func (io simIO) lastOnLeader(ctx context.Context, subject string) (uint64, nats.Header, []byte, error) {
+	seq, h, err := io.lastFor(ctx, subject)
+	if err != nil || seq == 0 {
+		return seq, h, nil, err
+	}
+	data, err := io.getMsg(ctx, seq)
+	return seq, h, data, err
+}
+
 func (io simIO) deleteMsg(_ context.Context, seq uint64) error {
 	return io.ask(&simCall{kind: callDelete, seq: seq}).err
 }
