@@ -111,6 +111,8 @@ type keeper struct {
 	dirty    map[string]*groupDoc
 	busy     map[string]bool
 	wake     chan struct{}
+	// written counts the writes completed (load's reads check it).
+	written uint64
 }
 
 func newKeeper(docs topicstore.Documents) *keeper {
@@ -216,6 +218,7 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	delete(k.busy, name)
+	k.written++
 	switch {
 	case err == nil:
 		if v == 0 {
@@ -314,49 +317,84 @@ func (co *coordinator) unloadWhere(gone func(group string) bool) {
 // any); one in memory since an older view is kept only if the stored
 // version is still the one this coordinator read or wrote last. A store
 // that does not answer leaves memory as it is.
+//
+// A read races this coordinator's own writes: one that completes while
+// the document is being read makes what was read older than memory (a
+// deleted group's document, read just before its deletion, would bring
+// back members that left). So a read during which a write completed is
+// not used; it is read again, at most loadAttempts times.
 func (co *coordinator) load(ctx context.Context, name string, epoch uint64) {
 	k := co.keep
 	if k.docs == nil {
 		return
 	}
-	co.mu.Lock()
-	co.epoch = epoch
-	g := co.groups[name]
-	_, queued := k.dirty[name]
-	switch {
-	case g != nil && g.epoch == epoch:
+	for range loadAttempts {
+		co.mu.Lock()
+		co.epoch = epoch
+		if co.settled(name, epoch) {
+			co.mu.Unlock()
+			return
+		}
+		written := k.written
+		co.mu.Unlock()
+
+		body, v, err := k.docs.Document(ctx, groupDocKey(name))
+		if err != nil {
+			co.log.Info("kafka: reading a group's membership from the store", "group", name, "err", err)
+			return
+		}
+		var d *groupDoc
+		if body != nil {
+			d = &groupDoc{}
+			if err := json.Unmarshal(body, d); err != nil {
+				co.log.Warn("kafka: a group's stored membership is unreadable; the group starts empty", "group", name, "err", err)
+				d = nil
+			}
+		}
+
+		co.mu.Lock()
+		if co.settled(name, epoch) {
+			co.mu.Unlock()
+			return
+		}
+		if k.written != written {
+			co.mu.Unlock()
+			continue // a write completed meanwhile: read again
+		}
+		co.install(name, epoch, d, v)
 		co.mu.Unlock()
 		return
-	case queued || k.busy[name]:
-		// This coordinator is writing the group: memory is newer than
-		// the store, and a conflict, if any, unloads it.
+	}
+}
+
+// loadAttempts bounds the reads of one load.
+const loadAttempts = 3
+
+// settled reports whether memory decides group name without a read (under
+// the coordinator's mutex): it is held since view epoch, or this
+// coordinator is writing it (memory is newer than the store, and a
+// conflict, if any, unloads it).
+func (co *coordinator) settled(name string, epoch uint64) bool {
+	k := co.keep
+	g := co.groups[name]
+	if g != nil && g.epoch == epoch {
+		return true
+	}
+	if _, queued := k.dirty[name]; queued || k.busy[name] {
 		if g != nil {
 			g.epoch = epoch
 		}
-		co.mu.Unlock()
-		return
+		return true
 	}
-	co.mu.Unlock()
+	return false
+}
 
-	body, v, err := k.docs.Document(ctx, groupDocKey(name))
-	if err != nil {
-		co.log.Info("kafka: reading a group's membership from the store", "group", name, "err", err)
-		return
-	}
-	var d *groupDoc
-	if body != nil {
-		d = &groupDoc{}
-		if err := json.Unmarshal(body, d); err != nil {
-			co.log.Warn("kafka: a group's stored membership is unreadable; the group starts empty", "group", name, "err", err)
-			d = nil
-		}
-	}
-
-	co.mu.Lock()
-	defer co.mu.Unlock()
-	if _, queued := k.dirty[name]; queued || k.busy[name] {
-		return // written meanwhile: memory is newer
-	}
+// install makes the coordinator hold group name as document d at version
+// v says (nil: none stored), at view epoch (under the coordinator's
+// mutex): a group in memory at that version stays; one at another is
+// replaced.
+func (co *coordinator) install(name string, epoch uint64, d *groupDoc, v uint64) {
+	k := co.keep
 	if g := co.groups[name]; g != nil {
 		if k.versions[name] == v {
 			g.epoch = epoch
@@ -373,7 +411,7 @@ func (co *coordinator) load(ctx context.Context, name string, epoch uint64) {
 	if d == nil || len(d.Members) == 0 {
 		return
 	}
-	g = restore(name, d)
+	g := restore(name, d)
 	g.epoch = epoch
 	co.groups[name] = g
 	for _, m := range g.members {

@@ -252,3 +252,60 @@ func TestGroupSweep(t *testing.T) {
 		t.Fatalf("documents left after the members' sessions ended: %v", keys)
 	}
 }
+
+// slowDocs is memDocs whose reads see the store as it was when they
+// began and run during, the first time, what the test sets: the other
+// requests a slow read lets through.
+type slowDocs struct {
+	*memDocs
+	during func()
+}
+
+func (s *slowDocs) Document(ctx context.Context, key string) ([]byte, uint64, error) {
+	doc, v, err := s.memDocs.Document(ctx, key)
+	if f := s.during; f != nil {
+		s.during = nil
+		f()
+	}
+	return doc, v, err
+}
+
+// TestGroupLoadRacesWrite: a read of a group's document that other
+// requests overtake (they create the group, complete a rebalance, and its
+// write completes) answers what the store held before: the group in
+// memory is newer and stays, members and assignments, rather than being
+// dropped for the older document (which, for a deleted group, brings back
+// members that left).
+func TestGroupLoadRacesWrite(t *testing.T) {
+	docs := &slowDocs{memDocs: newMemDocs()}
+	co, _ := storedCoordinator(docs)
+	var a, b string
+	docs.during = func() {
+		a, b = stableGroup(t, co)
+		flush(co)
+	}
+	co.load(context.Background(), "g", 0)
+	if _, v, _ := docs.memDocs.Document(context.Background(), groupDocKey("g")); v == 0 {
+		t.Fatal("the stable group was not written")
+	}
+	if r := recv(t, co.sync("g", b, 2, nil, nil, nil)); r.code != 0 || string(r.assignment) != "B" {
+		t.Fatalf("b's sync after the slow read: %+v", r)
+	}
+	if code := co.heartbeat("g", a, 2); code != 0 {
+		t.Fatalf("a's heartbeat after the slow read: %d", code)
+	}
+
+	// The same with a group written at a view of the gateways older than
+	// the read's: the read started before the write completed, so it
+	// cannot tell memory is stale, and memory stays.
+	docs.during = func() {
+		co.leave("g", b, "")
+		ar := recv(t, co.join(testJoin(a, time.Minute)))
+		recv(t, co.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+		flush(co)
+	}
+	co.load(context.Background(), "g", 1)
+	if d := co.describe("g", true); d.State != stateStable || len(d.Members) != 1 {
+		t.Fatalf("the group after a slow read at a new view: %+v", d)
+	}
+}
