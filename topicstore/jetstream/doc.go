@@ -14,7 +14,7 @@
 //     resolutions and sweep fences (f), wide transactions' decisions (x),
 //     the maintenance lease (l), snapshot points and notices (n), the
 //     role catalog (a, the subpackage catalog) and documents (y, one
-//     subject per key, read from the stream and never folded:
+//     subject per key, read from the stream's leader and never folded:
 //     documents.go), each
 //     on its own subjects (fold/subjects.go; the headers they carry:
 //     fold/layout.go);
