@@ -99,7 +99,7 @@ func (s *Store) SetDocument(ctx context.Context, key string, expect uint64, doc 
 		default:
 			// No answer: stored if the subject's last message is this change.
 			lctx, cancel := s.request(context.WithoutCancel(ctx))
-			last, h, lerr := s.io.lastFor(lctx, subj)
+			last, h, _, lerr := s.io.lastOnLeader(lctx, subj)
 			cancel()
 			if lerr == nil && last != 0 && h.Get(fold.HDocID) == id {
 				return s.documentStored(ctx, subj, last, doc == nil)

@@ -43,7 +43,10 @@
 //	t/<stageID u64><seq u64>               staged record batch payload of a transaction
 //	u/roles                                the role catalog: version (u64), then the
 //	                                       document (opaque; roles.go)
+//	d/<key>                                a document (topicstore.Documents): version
+//	                                       (u64), then the document (documents.go)
 //	x/next_topic_id                        next topic ID (u64)
+//	x/next_document_version                the next version a document change gets (u64)
 //
 // Planned prefixes (not written yet):
 //
