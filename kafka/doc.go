@@ -19,7 +19,10 @@
 //     header decoded; a response framed with its header (v0 for
 //     ApiVersions always, v1 with tagged fields for flexible versions).
 //   - conn.go: one connection's loop: read a frame, answer it, write the
-//     whole answer, read the next.
+//     whole answer, read the next. The frame's buffer is read into again
+//     by the next request, and a decoded request's byte fields alias it:
+//     a handler copies what it keeps past its answer (a group's member
+//     metadata and assignments, a transaction's staged records).
 //   - connview.go: the open connections as sys.sessions shows them
 //     (Conns: number, role, client id, address, since, the API answered
 //     or last answered) and CloseConn (pg_terminate_backend of one).

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ func (c *conn) joinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, client
 		return resp
 	}
 	jc := &groupCall{Op: "join", Group: req.Group, Member: req.MemberID, ClientID: clientID, ClientHost: c.clientHost(),
-		ProtocolType: req.ProtocolType, Protocols: req.Protocols, Session: session, Rebalance: rebalance,
+		ProtocolType: req.ProtocolType, Protocols: ownProtocols(req.Protocols), Session: session, Rebalance: rebalance,
 		RequireKnownID: req.Version >= 4}
 	if req.InstanceID != nil {
 		jc.Instance = *req.InstanceID
@@ -54,6 +55,29 @@ func (c *conn) joinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, client
 	return resp
 }
 
+// ownProtocols copies a JoinGroup's protocols. A request's bytes alias
+// the connection's frame buffer, which the next request is read into,
+// and a group keeps a member's metadata as long as the member.
+func ownProtocols(ps []kmsg.JoinGroupRequestProtocol) []kmsg.JoinGroupRequestProtocol {
+	own := make([]kmsg.JoinGroupRequestProtocol, len(ps))
+	for i, p := range ps {
+		own[i] = p
+		own[i].Metadata = bytes.Clone(p.Metadata)
+	}
+	return own
+}
+
+// ownAssignments copies a SyncGroup's assignments (the group keeps them
+// for members that sync later, and for DescribeGroups).
+func ownAssignments(as []kmsg.SyncGroupRequestGroupAssignment) []kmsg.SyncGroupRequestGroupAssignment {
+	own := make([]kmsg.SyncGroupRequestGroupAssignment, len(as))
+	for i, a := range as {
+		own[i] = a
+		own[i].MemberAssignment = bytes.Clone(a.MemberAssignment)
+	}
+	return own
+}
+
 // clientHost is the client's address as DescribeGroups shows it.
 func (c *conn) clientHost() string {
 	host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
@@ -68,7 +92,7 @@ func (c *conn) clientHost() string {
 func (c *conn) syncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 	res := c.s.route.call(ctx, &groupCall{Op: "sync", Group: req.Group, Member: req.MemberID, Gen: req.Generation,
-		SyncProtocolType: req.ProtocolType, SyncProtocol: req.Protocol, Assignments: req.GroupAssignment})
+		SyncProtocolType: req.ProtocolType, SyncProtocol: req.Protocol, Assignments: ownAssignments(req.GroupAssignment)})
 	resp.ErrorCode, resp.MemberAssignment = res.Code, res.Assignment
 	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
 	if resp.MemberAssignment == nil {
