@@ -58,6 +58,13 @@
 //     protocol, in the gateway's memory: members, generations, leader,
 //     protocol, assignments, and rebalances on join, leave, session
 //     timeout (time.AfterFunc, injectable) and rebalance timeout.
+//   - groupstore.go: each group's membership as a document of the store
+//     (topicstore.Documents), written in the background after each
+//     completed rebalance and deleted when the group empties, each write
+//     conditional on the version the coordinator read or wrote last;
+//     loaded by a coordinator that does not hold the group (a restart, a
+//     coordinator move) at its first request, and by a sweep for groups
+//     nobody asks for any more.
 //   - groupapi.go: JoinGroup (KIP-394's MEMBER_ID_REQUIRED from v4),
 //     SyncGroup, Heartbeat, LeaveGroup, DescribeGroups, ListGroups and
 //     DeleteGroups (ALTER TOPIC ... DROP CONSUMER on every topic of the
@@ -128,10 +135,12 @@
 //     synced store commit, or nothing of it (a newer epoch of its
 //     transactional id registered anywhere fails it whole): no control
 //     records, and a reader never waits behind an open transaction.
-//   - The door keeps no state a restart loses but group membership and
-//     open transactions: everything else it answers comes from the
-//     store. Members rejoin a restarted coordinator as Kafka clients do;
-//     a transactional producer whose transaction is gone is told
+//   - The door keeps no state a restart loses but open transactions and
+//     a rebalance completed in the last moment before a crash:
+//     everything else it answers comes from the store. Members of a
+//     restarted or moved coordinator go on at their generation (the
+//     group is loaded); those of a generation the store missed rejoin
+//     once; a transactional producer whose transaction is gone is told
 //     INVALID_PRODUCER_ID_MAPPING, aborts and initializes again.
 //     On a cluster each group has one coordinating gateway (grouproute.go),
 //     which every other gateway runs its members' group requests on.

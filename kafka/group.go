@@ -3,19 +3,23 @@ package kafka
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"topicgate/topicstore"
 )
 
 // Consumer groups, the classic protocol. A group's membership (members,
-// generation, leader, the protocol chosen, the assignments) lives in this
-// gateway's memory: a restart forgets it and the members rejoin, as Kafka
-// clients do when their coordinator moves. Offsets are the group's
-// consumer positions in the store (offsets.go), which outlive both.
+// generation, leader, the protocol chosen, the assignments) lives in its
+// coordinator's memory and, from each completed rebalance on, in a
+// document of the store (groupstore.go), from which a restarted or new
+// coordinator loads it. Offsets are the group's consumer positions in
+// the store (offsets.go).
 
 // Group states, as Kafka names them in DescribeGroups and ListGroups.
 const (
@@ -84,6 +88,9 @@ type group struct {
 	// rebalances, so that a timer of an earlier one does nothing.
 	rebalanceTimer *time.Timer
 	rebalances     uint64
+	// epoch is the router's view of the gateways (router.epoch) the
+	// group was last loaded or checked against the store at.
+	epoch uint64
 }
 
 // coordinator holds the groups this gateway coordinates.
@@ -95,10 +102,19 @@ type coordinator struct {
 	deleting map[string]int
 	// afterFunc is time.AfterFunc (tests could inject a clock here).
 	afterFunc func(time.Duration, func()) *time.Timer
+	// keep writes the groups to the store and remembers their versions
+	// (groupstore.go); epoch is the last view a request came with.
+	keep  *keeper
+	epoch uint64
+	// owns reports whether this gateway still coordinates a group (nil:
+	// always); a timer asks it before it changes a group.
+	owns func(group string) bool
+	log  *slog.Logger
 }
 
-func newCoordinator() *coordinator {
-	return &coordinator{groups: map[string]*group{}, deleting: map[string]int{}, afterFunc: time.AfterFunc}
+func newCoordinator(docs topicstore.Documents, log *slog.Logger) *coordinator {
+	return &coordinator{groups: map[string]*group{}, deleting: map[string]int{}, afterFunc: time.AfterFunc,
+		keep: newKeeper(docs), log: log}
 }
 
 // newMemberID is a member id as Kafka makes them: the client id and a
@@ -114,7 +130,7 @@ func newMemberID(clientID string) string {
 func (co *coordinator) get(name string, create bool) *group {
 	g := co.groups[name]
 	if g == nil && create {
-		g = &group{name: name, state: stateEmpty, members: map[string]*member{}, pending: map[string]*time.Timer{}}
+		g = &group{name: name, state: stateEmpty, members: map[string]*member{}, pending: map[string]*time.Timer{}, epoch: co.epoch}
 		co.groups[name] = g
 	}
 	return g
@@ -278,6 +294,9 @@ func (co *coordinator) prepareRebalance(g *group) {
 // rebalanceExpired ends rebalance n of g whose members did not all
 // rejoin in time: those that did not are removed, and the rest go on.
 func (co *coordinator) rebalanceExpired(g *group, n uint64) {
+	if !co.stillOwns(g.name) {
+		return
+	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if co.groups[g.name] != g || g.state != statePreparingRebalance || g.rebalances != n {
@@ -356,6 +375,7 @@ func (co *coordinator) tryCompleteJoin(g *group) {
 
 // empty makes g Empty: no members, no rebalance.
 func (co *coordinator) empty(g *group) {
+	co.saveEmpty(g)
 	g.state = stateEmpty
 	g.protocol, g.leader = "", ""
 	if g.rebalanceTimer != nil {
@@ -389,6 +409,9 @@ func (co *coordinator) touch(g *group, m *member) {
 // heartbeat (beat is the restart its timer was set at) and rebalances
 // the rest.
 func (co *coordinator) expireMember(name, id string, m *member, beat uint64) {
+	if !co.stillOwns(name) {
+		return
+	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	g := co.groups[name]
@@ -396,6 +419,21 @@ func (co *coordinator) expireMember(name, id string, m *member, beat uint64) {
 		return
 	}
 	co.removeAndRebalance(g, id)
+}
+
+// stillOwns reports whether this gateway still coordinates group name;
+// when it does not, the group leaves memory unchanged in the store (its
+// members went to the new coordinator, which loads it).
+func (co *coordinator) stillOwns(name string) bool {
+	if co.owns == nil || co.owns(name) {
+		return true
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if g := co.groups[name]; g != nil {
+		co.unload(g)
+	}
+	return false
 }
 
 // expirePending forgets a member id handed out with MEMBER_ID_REQUIRED

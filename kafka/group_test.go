@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 // times out.
 func TestGroupSessionTimeout(t *testing.T) {
 	ft := &fakeTimers{fns: map[time.Duration][]func(){}}
-	co := newCoordinator()
+	co := newCoordinator(nil, slog.Default())
 	co.afterFunc = ft.afterFunc
 	const s1, s2 = 10 * time.Second, 20 * time.Second
 
@@ -120,7 +121,7 @@ func TestGroupSessionTimeout(t *testing.T) {
 // without waiting for the old session to time out.
 func TestGroupStaticMemberReplaced(t *testing.T) {
 	ft := &fakeTimers{fns: map[time.Duration][]func(){}}
-	co := newCoordinator()
+	co := newCoordinator(nil, slog.Default())
 	co.afterFunc = ft.afterFunc
 	first := testJoin("", time.Minute)
 	first.instanceID = "worker-1"
@@ -145,7 +146,7 @@ func TestGroupStaticMemberReplaced(t *testing.T) {
 // reads the topics of members of the consumer protocol.
 func TestGroupDeleteGuard(t *testing.T) {
 	ft := &fakeTimers{fns: map[time.Duration][]func(){}}
-	co := newCoordinator()
+	co := newCoordinator(nil, slog.Default())
 	co.afterFunc = ft.afterFunc
 	j := testJoin("", time.Minute)
 	j.protocols[0].Metadata = (&kmsg.ConsumerMemberMetadata{Topics: []string{"events"}}).AppendTo(nil)

@@ -41,6 +41,7 @@ func (co *coordinator) sync(name, id string, gen int32, protocolType, protocol *
 			}
 		}
 		g.state = stateStable
+		co.save(g)
 		for _, am := range g.members {
 			if am.sync != nil {
 				am.sync <- syncResult{assignment: am.assignment}

@@ -52,6 +52,9 @@ type router struct {
 	self string
 	view []string
 	at   time.Time
+	// views counts the views that differed from the one before: a group
+	// held since an older view is checked against the store (groupstore.go).
+	views uint64
 }
 
 // start makes this gateway answer the others (when on a cluster).
@@ -75,19 +78,69 @@ func (r *router) start() error {
 // gathered at most doorViewTTL ago.
 func (r *router) gateways(ctx context.Context) (string, []string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.self != "" && time.Since(r.at) < doorViewTTL {
+		defer r.mu.Unlock()
 		return r.self, r.view
 	}
 	got, err := r.g.Gather(ctx, kindDoor)
 	if err != nil || len(got.Answers) == 0 {
+		defer r.mu.Unlock()
 		return r.self, r.view // the last view, if any
 	}
-	r.self, r.view, r.at = got.Answers[0].Gateway, nil, time.Now()
+	var view []string
 	for _, a := range got.Answers {
-		r.view = append(r.view, a.Gateway)
+		view = append(view, a.Gateway)
 	}
-	return r.self, r.view
+	changed := !sameSet(view, r.view)
+	if changed {
+		r.views++
+	}
+	r.self, r.view, r.at = got.Answers[0].Gateway, view, time.Now()
+	self := r.self
+	r.mu.Unlock()
+	if changed {
+		// Groups this gateway no longer coordinates leave its memory
+		// (their members go to the new coordinator, which loads them).
+		r.s.groups.unloadWhere(func(group string) bool {
+			_, local := pick(group, view, self)
+			return !local
+		})
+	}
+	return self, view
+}
+
+// sameSet reports whether a and b hold the same gateways.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	in := make(map[string]bool, len(a))
+	for _, x := range a {
+		in[x] = true
+	}
+	for _, x := range b {
+		if !in[x] {
+			return false
+		}
+	}
+	return true
+}
+
+// epoch is the number of the view of the gateways in force (0 when not
+// on a cluster).
+func (r *router) epoch() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.views
+}
+
+// ownsNow reports whether this gateway coordinates group by a view at
+// most doorViewTTL old (what a group's timers ask before they change it).
+func (r *router) ownsNow(group string) bool {
+	ctx, cancel := context.WithTimeout(r.s.ctx, askTimeout)
+	defer cancel()
+	_, local := r.owner(ctx, group)
+	return local
 }
 
 // owner is the gateway coordinating group ("" with local true: this one).
@@ -206,6 +259,7 @@ func (r *router) answer(ctx context.Context, data []byte) []byte {
 // run runs c on this gateway's coordinator.
 func (r *router) run(ctx context.Context, c *groupCall) groupReply {
 	co := r.s.groups
+	co.load(ctx, c.Group, r.epoch())
 	switch c.Op {
 	case "join":
 		jr := &joinRequest{group: c.Group, memberID: c.Member, instanceID: c.Instance, clientID: c.ClientID,

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -26,8 +27,15 @@ type MemberView struct {
 }
 
 // Groups lists the groups this gateway coordinates, by name, their
-// members by id.
+// members by id: those it holds and, loaded first, those stored that it
+// coordinates and does not hold (dropped from memory a moment ago, when
+// its view of the gateways or a write's version disagreed, and not asked
+// for since), so that the view does not depend on when a member last
+// sent a request.
 func (s *Server) Groups() []GroupView {
+	ctx, cancel := context.WithTimeout(s.ctx, askTimeout)
+	s.sweepGroupDocs(ctx)
+	cancel()
 	co := s.groups
 	co.mu.Lock()
 	defer co.mu.Unlock()

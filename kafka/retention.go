@@ -123,3 +123,22 @@ func (s *Server) expireLoop() {
 		}
 	}
 }
+
+// groupSweepEvery is how often a gateway loads the stored groups it
+// coordinates and does not hold (sweepGroupDocs).
+const groupSweepEvery = time.Minute
+
+// sweepLoop runs sweepGroupDocs every groupSweepEvery until the server
+// closes.
+func (s *Server) sweepLoop() {
+	t := time.NewTicker(groupSweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.sweepGroupDocs(s.ctx)
+		}
+	}
+}

@@ -121,22 +121,33 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
-		groups: newCoordinator(), infos: map[int64]*connInfo{}, nextConn: firstConnID()}
+		infos: map[int64]*connInfo{}, nextConn: firstConnID()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	docs, _ := cfg.Store.(topicstore.Documents)
+	s.groups = newCoordinator(docs, s.log)
 	s.route = &router{s: s}
 	if g, ok := cfg.Store.(topicstore.Gatherer); ok {
 		s.route.g = g
+		s.groups.owns = s.route.ownsNow
 	}
 	if err := s.route.start(); err != nil {
 		return nil, fmt.Errorf("kafka: answering the other gateways: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.wg.Add(1)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.groups.writeLoop(s.ctx.Done())
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.sweepLoop()
 	}()
 	return s, nil
 }

@@ -23,7 +23,7 @@
 //   - shared_api.go: SharedStore, a shared consumer's acquire, ack, release and reject, and their types.
 //   - groups.go: the optional GroupCoordinator, through which gateways divide a streaming consumer's partitions.
 //   - gather.go: the optional Gatherer: a question every live gateway answers (sys.sessions), and cancels.
-//   - documents.go: the optional Documents: small named documents replaced by compare-and-set (meant for Kafka groups' membership; no caller yet).
+//   - documents.go: the optional Documents: small named documents replaced by compare-and-set (Kafka groups' membership).
 //   - cluster_stats.go: the optional ClusterStatter and ClusterStats, a cluster store's figures for /metrics.
 //   - config.go: what a valid TopicConfig is and what its fields mean (NormalizeConfig, SplitThreshold, ...).
 //   - layout.go: a topic's partition layout, its splits, and KeyHash, which routes a key to a partition.

@@ -76,14 +76,19 @@ func TestClusterKafkaTransactionFencedAcrossGateways(t *testing.T) {
 // reached two different gateways form one group: one gateway coordinates
 // it (sys.kafka_groups there lists both members) and the other runs its
 // member's requests there, so the partitions are shared, each to one
-// member. When the coordinating gateway stops, the member on the other
-// gateway rejoins there and takes every partition.
+// member. When the coordinating gateway stops, the other gateway
+// coordinates the group and loads it from the store: the survivor goes
+// on as the member of the same generation (its commit is taken, the view
+// lists both members as they were), and once the member that went with
+// the first gateway misses its session timeout, the survivor takes every
+// partition.
 func TestClusterKafkaGroupAcrossGateways(t *testing.T) {
 	gws := kafkaGateways(t, 2)
 	fillTopic(t, connect(t, gws[0]), "events", 4, 8)
-	m0 := newGroupConsumer(t, gws[0], "workers", "events")
+	session := kgo.SessionTimeout(3 * time.Second)
+	m0 := newGroupConsumerOpts(t, gws[0], "workers", []string{"events"}, session)
 	require.Len(t, waitAssigned(t, m0, 4), 4)
-	m1 := newGroupConsumer(t, gws[1], "workers", "events")
+	m1 := newGroupConsumerOpts(t, gws[1], "workers", []string{"events"}, session)
 	require.Len(t, waitAssigned(t, m1, 2), 2)
 	require.Len(t, waitAssigned(t, m0, 2), 2)
 
@@ -102,11 +107,16 @@ func TestClusterKafkaGroupAcrossGateways(t *testing.T) {
 	require.GreaterOrEqual(t, coord, 0, "a gateway coordinates both members")
 
 	// The coordinator goes first, so its member cannot leave: the
-	// survivor's next heartbeat finds no coordinator, and it rejoins on
-	// the one the remaining gateways name now.
+	// survivor's requests go to the gateway the remaining ones name now,
+	// which loads the group as stored.
 	survivor := []*groupConsumer{m0, m1}[1-coord]
+	require.Len(t, survivor.poll(t, 4), 4) // its two partitions' records, to commit below
+	before := groupMembers(t, gws[coord], "workers")
+	require.Len(t, before, 2)
 	require.NoError(t, gws[coord].Close())
-	require.Len(t, waitAssigned(t, survivor, 4), 4, "the other gateway's member takes every partition")
+	require.NoError(t, survivor.cl.CommitUncommittedOffsets(testCtx(t)), "the survivor commits as the member it was")
+	require.Equal(t, before, groupMembers(t, gws[1-coord], "workers"), "the group as it was, loaded by the other gateway")
+	require.Len(t, waitAssigned(t, survivor, 4), 4, "the other gateway's member takes every partition once the gone one's session expires")
 }
 
 // TestClusterKafkaClientLosesGateway: a client given two gateways as

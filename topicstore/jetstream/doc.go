@@ -1,6 +1,7 @@
 // Package jetstream is topicgate's store on a NATS JetStream cluster
 // (nats-server 2.12+, client nats.go v1.55; docs/cluster/): Store
-// implements topicstore.Store, Stager, GroupCoordinator and RoleStore and
+// implements topicstore.Store, Stager, GroupCoordinator, RoleStore and
+// Documents and
 // passes the whole contract suite (storetest). It owns:
 //
 //   - the layout: one stream (DefaultStream, R3 by default) holding the
