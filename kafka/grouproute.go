@@ -259,7 +259,9 @@ func (r *router) answer(ctx context.Context, data []byte) []byte {
 // run runs c on this gateway's coordinator.
 func (r *router) run(ctx context.Context, c *groupCall) groupReply {
 	co := r.s.groups
-	co.load(ctx, c.Group, r.epoch())
+	if c.Op != "deleteEnd" && !co.load(ctx, c.Group, r.epoch()) {
+		return groupReply{Code: kerr.CoordinatorLoadInProgress.Code, Generation: -1, MemberID: c.Member}
+	}
 	switch c.Op {
 	case "join":
 		jr := &joinRequest{group: c.Group, memberID: c.Member, instanceID: c.Instance, clientID: c.ClientID,

@@ -38,6 +38,11 @@ import (
 // its members' next requests load the stored one. A coordinator also
 // re-reads the version of a group it holds when its view of the gateways
 // changed, and drops a group whose stored version moved on meanwhile.
+// A coordinator that cannot read a group it does not hold answers
+// COORDINATOR_LOAD_IN_PROGRESS (load); a write that fails is retried, and
+// only a stored version other than the one expected, written by another
+// coordinator, counts as a conflict (adopt); a group too large for a
+// document lives in memory only, its older document deleted.
 // Bounds: one document per group with members; a document whose members
 // all went with their coordinator is loaded by the sweep
 // (sweepGroupDocs) on the group's coordinator, whose session timers
@@ -111,15 +116,28 @@ type keeper struct {
 	dirty    map[string]*groupDoc
 	busy     map[string]bool
 	wake     chan struct{}
-	// written counts the writes completed (load's reads check it).
-	written uint64
+	// loading counts the loads reading each group's document, and wrote
+	// the writes of that group completed meanwhile (an entry lives while
+	// a load of its group does); absent holds the groups found with no
+	// stored members, each at the view it was read at (so a group only
+	// ever committed to, generation -1, is not read at each request;
+	// at most maxAbsent, then forgotten all at once).
+	loading map[string]int
+	wrote   map[string]uint64
+	absent  map[string]uint64
+	// removing holds the groups whose deletion is being written.
+	removing map[string]bool
 }
+
+// maxAbsent bounds keeper.absent.
+const maxAbsent = 4096
 
 func newKeeper(docs topicstore.Documents) *keeper {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return &keeper{docs: docs, self: hex.EncodeToString(b[:]), versions: map[string]uint64{},
-		dirty: map[string]*groupDoc{}, busy: map[string]bool{}, wake: make(chan struct{}, 1)}
+		dirty: map[string]*groupDoc{}, busy: map[string]bool{}, wake: make(chan struct{}, 1),
+		loading: map[string]int{}, wrote: map[string]uint64{}, absent: map[string]uint64{}, removing: map[string]bool{}}
 }
 
 // save queues g's state to be written (under the coordinator's mutex).
@@ -195,7 +213,11 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	}
 	delete(k.dirty, name)
 	k.busy[name] = true
+	if d == nil {
+		k.removing[name] = true
+	}
 	expect := k.versions[name]
+	held := co.groups[name]
 	co.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), askTimeout)
@@ -204,6 +226,15 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	if d != nil {
 		d.Writer = k.self
 		body, _ = json.Marshal(d)
+		if len(body) > topicstore.MaxDocumentBytes {
+			// Too large to store (hundreds of members with long
+			// subscriptions): the group is kept in memory only, and the
+			// stored one, now older, is deleted, so a coordinator that
+			// takes the group over starts it anew (its members rejoin).
+			co.log.Warn("kafka: a group's membership is too large to store; kept in memory only",
+				"group", name, "bytes", len(body), "limit", topicstore.MaxDocumentBytes)
+			d, body = nil, nil
+		}
 	}
 	var v uint64
 	var err error
@@ -212,19 +243,23 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	}
 	if err != nil && !errors.Is(err, topicstore.ErrDocumentConflict) {
 		// Not stored, or not known to be: what the store holds says.
-		err = co.adopt(ctx, name, err)
+		err = co.adopt(ctx, name, expect, err)
 	}
 
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	delete(k.busy, name)
-	k.written++
+	delete(k.removing, name)
+	if k.loading[name] > 0 {
+		k.wrote[name]++
+	}
 	switch {
 	case err == nil:
 		if v == 0 {
 			delete(k.versions, name)
 		} else {
 			k.versions[name] = v
+			delete(k.absent, name)
 		}
 	case errors.Is(err, topicstore.ErrDocumentConflict):
 		// Another coordinator wrote the group: this one's is stale.
@@ -240,7 +275,7 @@ func (co *coordinator) writeOne(stopping bool) bool {
 			co.afterFunc(retryWrite, func() {
 				co.mu.Lock()
 				defer co.mu.Unlock()
-				if _, newer := k.dirty[name]; !newer && (d == nil || co.groups[name] != nil) {
+				if _, newer := k.dirty[name]; !newer && co.current(name, held, d == nil) {
 					co.queueDoc(name, d)
 				}
 			})
@@ -249,18 +284,30 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	return true
 }
 
-// adopt decides after a write of group name that failed with cause: a
-// document this coordinator wrote (its write, or an earlier one, stored)
-// or none is this coordinator's to go on from, with its version (cause
-// stands, so the write is tried again); another coordinator's is a
-// conflict.
-func (co *coordinator) adopt(ctx context.Context, name string, cause error) error {
+// current reports whether a failed write of group name, made while held
+// was in memory, is still worth trying again (under the coordinator's
+// mutex): the same group is held, or, for a deletion, none with members.
+func (co *coordinator) current(name string, held *group, deletion bool) bool {
+	g := co.groups[name]
+	if deletion {
+		return g == nil || len(g.members) == 0
+	}
+	return g != nil && g == held
+}
+
+// adopt decides after a write of group name, expected at version expect,
+// that failed with cause: the version expected (the write was not
+// stored), a document this coordinator wrote (its write, or an earlier
+// one, stored) or none is this coordinator's to go on from, with its
+// version (cause stands, so the write is tried again); another
+// coordinator's newer one is a conflict.
+func (co *coordinator) adopt(ctx context.Context, name string, expect uint64, cause error) error {
 	body, v, err := co.keep.docs.Document(ctx, groupDocKey(name))
 	if err != nil {
 		return cause
 	}
 	var d groupDoc
-	if body != nil && (json.Unmarshal(body, &d) != nil || d.Writer != co.keep.self) {
+	if v != expect && body != nil && (json.Unmarshal(body, &d) != nil || d.Writer != co.keep.self) {
 		return topicstore.ErrDocumentConflict
 	}
 	co.mu.Lock()
@@ -298,6 +345,7 @@ func (co *coordinator) unload(g *group) {
 	delete(co.groups, g.name)
 	delete(co.keep.dirty, g.name) // not this gateway's to write any more
 	delete(co.keep.versions, g.name)
+	delete(co.keep.absent, g.name)
 }
 
 // unloadWhere unloads the groups gone says this gateway no longer
@@ -315,33 +363,50 @@ func (co *coordinator) unloadWhere(gone func(group string) bool) {
 // load makes sure the coordinator holds group name as the store has it,
 // at view epoch: a group not in memory is loaded from its document (if
 // any); one in memory since an older view is kept only if the stored
-// version is still the one this coordinator read or wrote last. A store
-// that does not answer leaves memory as it is.
+// version is still the one this coordinator read or wrote last. It
+// reports false when it could not say (the store did not answer) for a
+// group not in memory: the request is answered
+// COORDINATOR_LOAD_IN_PROGRESS, which clients retry, rather than run on
+// a group that may be stored with members. A group in memory goes on as
+// it is when the store does not answer.
 //
 // A read races this coordinator's own writes: one that completes while
 // the document is being read makes what was read older than memory (a
 // deleted group's document, read just before its deletion, would bring
-// back members that left). So a read during which a write completed is
-// not used; it is read again, at most loadAttempts times.
-func (co *coordinator) load(ctx context.Context, name string, epoch uint64) {
+// back members that left). So a read during which a write of the group
+// completed is not used; it is read again, at most loadAttempts times.
+func (co *coordinator) load(ctx context.Context, name string, epoch uint64) bool {
 	k := co.keep
 	if k.docs == nil {
-		return
+		return true
 	}
-	for range loadAttempts {
-		co.mu.Lock()
-		co.epoch = epoch
-		if co.settled(name, epoch) {
-			co.mu.Unlock()
-			return
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	co.epoch = epoch
+	if co.settled(name, epoch) {
+		return true
+	}
+	k.loading[name]++
+	defer func() {
+		if k.loading[name]--; k.loading[name] == 0 {
+			delete(k.loading, name)
+			delete(k.wrote, name)
 		}
-		written := k.written
+	}()
+	for range loadAttempts {
+		wrote := k.wrote[name]
 		co.mu.Unlock()
-
 		body, v, err := k.docs.Document(ctx, groupDocKey(name))
+		co.mu.Lock()
 		if err != nil {
 			co.log.Info("kafka: reading a group's membership from the store", "group", name, "err", err)
-			return
+			return co.groups[name] != nil
+		}
+		if co.settled(name, epoch) {
+			return true
+		}
+		if k.wrote[name] != wrote {
+			continue // a write of the group completed meanwhile: read again
 		}
 		var d *groupDoc
 		if body != nil {
@@ -351,42 +416,36 @@ func (co *coordinator) load(ctx context.Context, name string, epoch uint64) {
 				d = nil
 			}
 		}
-
-		co.mu.Lock()
-		if co.settled(name, epoch) {
-			co.mu.Unlock()
-			return
-		}
-		if k.written != written {
-			co.mu.Unlock()
-			continue // a write completed meanwhile: read again
-		}
 		co.install(name, epoch, d, v)
-		co.mu.Unlock()
-		return
+		return true
 	}
+	return co.groups[name] != nil
 }
 
 // loadAttempts bounds the reads of one load.
-const loadAttempts = 3
+const loadAttempts = 5
 
 // settled reports whether memory decides group name without a read (under
-// the coordinator's mutex): it is held since view epoch, or this
+// the coordinator's mutex): it is held since view epoch; or this
 // coordinator is writing it (memory is newer than the store, and a
-// conflict, if any, unloads it).
+// conflict, if any, unloads it), or deleting it (it emptied here); or
+// it was found with no stored members at view epoch.
 func (co *coordinator) settled(name string, epoch uint64) bool {
 	k := co.keep
 	g := co.groups[name]
 	if g != nil && g.epoch == epoch {
 		return true
 	}
-	if _, queued := k.dirty[name]; queued || k.busy[name] {
-		if g != nil {
-			g.epoch = epoch
-		}
+	doc, queued := k.dirty[name]
+	if g != nil && (queued || k.busy[name]) {
+		g.epoch = epoch
 		return true
 	}
-	return false
+	if g == nil && (queued && doc == nil || k.removing[name]) {
+		return true
+	}
+	at, absent := k.absent[name]
+	return g == nil && absent && at == epoch
 }
 
 // install makes the coordinator hold group name as document d at version
@@ -409,8 +468,13 @@ func (co *coordinator) install(name string, epoch uint64, d *groupDoc, v uint64)
 		k.versions[name] = v
 	}
 	if d == nil || len(d.Members) == 0 {
+		if len(k.absent) >= maxAbsent {
+			clear(k.absent)
+		}
+		k.absent[name] = epoch
 		return
 	}
+	delete(k.absent, name)
 	g := restore(name, d)
 	g.epoch = epoch
 	co.groups[name] = g

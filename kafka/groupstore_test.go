@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"sort"
 	"strings"
@@ -15,15 +17,22 @@ import (
 	"topicgate/topicstore"
 )
 
-// memDocs is topicstore.Documents in memory; fail, when set, makes the
-// next SetDocument store its change and then answer ErrOutcomeUnknown.
+// memDocs is topicstore.Documents in memory. lost, when set, makes the
+// next SetDocument store its change and then answer ErrOutcomeUnknown;
+// refuse makes it answer errDown without storing anything; down makes
+// every read answer errDown; reads counts the reads.
 type memDocs struct {
-	mu   sync.Mutex
-	docs map[string][]byte
-	vers map[string]uint64
-	next uint64
-	lost bool
+	mu     sync.Mutex
+	docs   map[string][]byte
+	vers   map[string]uint64
+	next   uint64
+	lost   bool
+	refuse bool
+	down   bool
+	reads  int
 }
+
+var errDown = errors.New("the store is unavailable")
 
 func newMemDocs() *memDocs {
 	return &memDocs{docs: map[string][]byte{}, vers: map[string]uint64{}}
@@ -32,12 +41,20 @@ func newMemDocs() *memDocs {
 func (m *memDocs) Document(_ context.Context, key string) ([]byte, uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.reads++
+	if m.down {
+		return nil, 0, errDown
+	}
 	return m.docs[key], m.vers[key], nil
 }
 
 func (m *memDocs) SetDocument(_ context.Context, key string, expect uint64, doc []byte) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.refuse {
+		m.refuse = false
+		return 0, errDown
+	}
 	if m.vers[key] != expect {
 		return 0, topicstore.ErrDocumentConflict
 	}
@@ -307,5 +324,117 @@ func TestGroupLoadRacesWrite(t *testing.T) {
 	co.load(context.Background(), "g", 1)
 	if d := co.describe("g", true); d.State != stateStable || len(d.Members) != 1 {
 		t.Fatalf("the group after a slow read at a new view: %+v", d)
+	}
+}
+
+// storedDoc is the group document docs holds for g.
+func storedDoc(t *testing.T, docs *memDocs) groupDoc {
+	t.Helper()
+	body, _, _ := docs.Document(context.Background(), groupDocKey("g"))
+	var d groupDoc
+	if err := json.Unmarshal(body, &d); err != nil {
+		t.Fatalf("the stored group: %v", err)
+	}
+	return d
+}
+
+// TestGroupWriteFailsAfterMove: a coordinator that loaded a group
+// another one wrote, and whose first write of it fails without being
+// stored, keeps the group (the version it expected is still the stored
+// one: nothing moved on) and writes it again.
+func TestGroupWriteFailsAfterMove(t *testing.T) {
+	docs := newMemDocs()
+	ctx := context.Background()
+	co1, _ := storedCoordinator(docs)
+	a, b := stableGroup(t, co1)
+	flush(co1)
+
+	co2, ft := storedCoordinator(docs)
+	co2.load(ctx, "g", 0)
+	co2.leave("g", b, "")
+	ar := recv(t, co2.join(testJoin(a, time.Minute)))
+	recv(t, co2.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+	docs.refuse = true
+	co2.writeOne(false) // not stopping: a failed write is tried again
+	if d := co2.describe("g", false); d.State != stateStable || len(d.Members) != 1 {
+		t.Fatalf("the group after a failed write: %+v", d)
+	}
+	if code := co2.heartbeat("g", a, ar.generation); code != 0 {
+		t.Fatalf("a's heartbeat after the failed write: %d", code)
+	}
+	ft.fire(retryWrite)
+	flush(co2)
+	if d := storedDoc(t, docs); d.Writer != co2.keep.self || d.Generation != ar.generation {
+		t.Fatalf("the stored group after the retry: writer %s generation %d", d.Writer, d.Generation)
+	}
+}
+
+// TestGroupLoadUnavailable: a coordinator that cannot read a group it
+// does not hold says so (the request is answered
+// COORDINATOR_LOAD_IN_PROGRESS) instead of starting the group anew; one
+// it holds goes on.
+func TestGroupLoadUnavailable(t *testing.T) {
+	docs := newMemDocs()
+	ctx := context.Background()
+	co1, _ := storedCoordinator(docs)
+	a, _ := stableGroup(t, co1)
+	flush(co1)
+
+	co2, _ := storedCoordinator(docs)
+	docs.down = true
+	if co2.load(ctx, "g", 0) {
+		t.Fatal("a load the store did not answer succeeded")
+	}
+	if d := co2.describe("g", false); d.State != "Dead" {
+		t.Fatalf("a group was made up: %+v", d)
+	}
+	docs.down = false
+	if !co2.load(ctx, "g", 0) || co2.heartbeat("g", a, 2) != 0 {
+		t.Fatal("the group was not loaded once the store answered")
+	}
+	docs.down = true
+	if !co2.load(ctx, "g", 1) {
+		t.Fatal("a group held in memory did not go on when the store did not answer")
+	}
+}
+
+// TestGroupAbsentReadOnce: a group with nothing stored (one only ever
+// committed to, generation -1) is read once per view of the gateways,
+// not at each request.
+func TestGroupAbsentReadOnce(t *testing.T) {
+	docs := newMemDocs()
+	ctx := context.Background()
+	co, _ := storedCoordinator(docs)
+	for range 3 {
+		co.load(ctx, "simple", 0)
+	}
+	if docs.reads != 1 {
+		t.Fatalf("%d reads at one view, want 1", docs.reads)
+	}
+	co.load(ctx, "simple", 1)
+	if docs.reads != 2 {
+		t.Fatalf("%d reads after a new view, want 2", docs.reads)
+	}
+}
+
+// TestGroupTooLarge: a group whose document would pass the store's limit
+// is kept in memory only, and the older document is deleted (a new
+// coordinator must not load a generation that is no longer the group's).
+func TestGroupTooLarge(t *testing.T) {
+	docs := newMemDocs()
+	co, _ := storedCoordinator(docs)
+	a, b := stableGroup(t, co)
+	flush(co)
+	co.leave("g", b, "")
+	join := testJoin(a, time.Minute)
+	join.protocols[0].Metadata = make([]byte, topicstore.MaxDocumentBytes)
+	ar := recv(t, co.join(join))
+	recv(t, co.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+	flush(co)
+	if keys, _ := docs.DocumentKeys(context.Background(), ""); len(keys) != 0 {
+		t.Fatalf("documents left: %v", keys)
+	}
+	if code := co.heartbeat("g", a, ar.generation); code != 0 {
+		t.Fatalf("a's heartbeat: %d", code)
 	}
 }

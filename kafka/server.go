@@ -102,6 +102,12 @@ type Server struct {
 	nextConn int64
 	closed   bool
 	wg       sync.WaitGroup
+	// stopWrites ends the groups' writer (groupstore.go) once the
+	// connections have ended, so a rebalance they completed while
+	// shutting down is written too; writesDone closes when it has.
+	stopWrites     chan struct{}
+	stopWritesOnce sync.Once
+	writesDone     chan struct{}
 }
 
 // ErrServerClosed is returned by Serve after Close or Shutdown.
@@ -136,14 +142,15 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("kafka: answering the other gateways: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.wg.Add(3)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
 	}()
+	s.stopWrites, s.writesDone = make(chan struct{}), make(chan struct{})
 	go func() {
-		defer s.wg.Done()
-		s.groups.writeLoop(s.ctx.Done())
+		defer close(s.writesDone)
+		s.groups.writeLoop(s.stopWrites)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -244,10 +251,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		s.endWrites()
 		return nil
 	case <-ctx.Done():
 		return s.Close()
 	}
+}
+
+// endWrites writes the groups' queued documents and ends the writer
+// (after the connections ended: nothing queues more).
+func (s *Server) endWrites() {
+	s.stopWritesOnce.Do(func() { close(s.stopWrites) })
+	<-s.writesDone
 }
 
 // Close closes every listener and connection and waits for the
@@ -260,6 +275,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.endWrites()
 	s.txns.closeAll()
 	return nil
 }
