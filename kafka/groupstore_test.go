@@ -122,6 +122,30 @@ func stableGroup(t *testing.T, co *coordinator) (string, string) {
 	return ar.memberID, br.memberID
 }
 
+// writtenGroup makes the stable group of stableGroup on a coordinator
+// of docs and writes it; it returns the coordinator and the members.
+func writtenGroup(t *testing.T, docs topicstore.Documents) (*coordinator, string, string) {
+	t.Helper()
+	co, _ := storedCoordinator(docs)
+	a, b := stableGroup(t, co)
+	flush(co)
+	return co, a, b
+}
+
+// aloneAfterLeave makes b leave the stable group of a and b on co, and a
+// rejoin (with join, or testJoin's) and sync alone, assigned "AB"; it
+// returns a's join answer.
+func aloneAfterLeave(t *testing.T, co *coordinator, a, b string, join *joinRequest) joinResult {
+	t.Helper()
+	co.leave("g", b, "")
+	if join == nil {
+		join = testJoin(a, time.Minute)
+	}
+	ar := recv(t, co.join(join))
+	recv(t, co.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+	return ar
+}
+
 // TestGroupReloaded: a coordinator that starts on the store a group was
 // written to (a restart, or another gateway) loads it at its first
 // request: the members go on at their generation with their
@@ -129,9 +153,7 @@ func stableGroup(t *testing.T, co *coordinator) (string, string) {
 // session times out.
 func TestGroupReloaded(t *testing.T) {
 	docs := newMemDocs()
-	co1, _ := storedCoordinator(docs)
-	a, b := stableGroup(t, co1)
-	flush(co1)
+	_, a, b := writtenGroup(t, docs)
 	if _, v, _ := docs.Document(context.Background(), groupDocKey("g")); v == 0 {
 		t.Fatal("the stable group was not written")
 	}
@@ -187,15 +209,11 @@ func TestGroupEmptyDeleted(t *testing.T) {
 func TestGroupTakenOver(t *testing.T) {
 	docs := newMemDocs()
 	ctx := context.Background()
-	co1, _ := storedCoordinator(docs)
-	a, b := stableGroup(t, co1)
-	flush(co1)
+	co1, a, b := writtenGroup(t, docs)
 
 	co2, _ := storedCoordinator(docs)
 	co2.load(ctx, "g", 0)
-	co2.leave("g", b, "") // a rebalance on co2: a rejoins, syncs, co2 writes
-	ar := recv(t, co2.join(testJoin(a, time.Minute)))
-	recv(t, co2.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+	aloneAfterLeave(t, co2, a, b, nil) // a rebalance on co2: a rejoins, syncs, co2 writes
 	flush(co2)
 	stored, _, _ := docs.Document(ctx, groupDocKey("g"))
 
@@ -316,9 +334,7 @@ func TestGroupLoadRacesWrite(t *testing.T) {
 	// the read's: the read started before the write completed, so it
 	// cannot tell memory is stale, and memory stays.
 	docs.during = func() {
-		co.leave("g", b, "")
-		ar := recv(t, co.join(testJoin(a, time.Minute)))
-		recv(t, co.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+		aloneAfterLeave(t, co, a, b, nil)
 		flush(co)
 	}
 	co.load(context.Background(), "g", 1)
@@ -345,15 +361,11 @@ func storedDoc(t *testing.T, docs *memDocs) groupDoc {
 func TestGroupWriteFailsAfterMove(t *testing.T) {
 	docs := newMemDocs()
 	ctx := context.Background()
-	co1, _ := storedCoordinator(docs)
-	a, b := stableGroup(t, co1)
-	flush(co1)
+	_, a, b := writtenGroup(t, docs)
 
 	co2, ft := storedCoordinator(docs)
 	co2.load(ctx, "g", 0)
-	co2.leave("g", b, "")
-	ar := recv(t, co2.join(testJoin(a, time.Minute)))
-	recv(t, co2.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+	ar := aloneAfterLeave(t, co2, a, b, nil)
 	docs.refuse = true
 	co2.writeOne(false) // not stopping: a failed write is tried again
 	if d := co2.describe("g", false); d.State != stateStable || len(d.Members) != 1 {
@@ -376,9 +388,7 @@ func TestGroupWriteFailsAfterMove(t *testing.T) {
 func TestGroupLoadUnavailable(t *testing.T) {
 	docs := newMemDocs()
 	ctx := context.Background()
-	co1, _ := storedCoordinator(docs)
-	a, _ := stableGroup(t, co1)
-	flush(co1)
+	_, a, _ := writtenGroup(t, docs)
 
 	co2, _ := storedCoordinator(docs)
 	docs.down = true
@@ -425,11 +435,9 @@ func TestGroupTooLarge(t *testing.T) {
 	co, _ := storedCoordinator(docs)
 	a, b := stableGroup(t, co)
 	flush(co)
-	co.leave("g", b, "")
 	join := testJoin(a, time.Minute)
 	join.protocols[0].Metadata = make([]byte, topicstore.MaxDocumentBytes)
-	ar := recv(t, co.join(join))
-	recv(t, co.sync("g", a, ar.generation, nil, nil, []kmsg.SyncGroupRequestGroupAssignment{{MemberID: a, MemberAssignment: []byte("AB")}}))
+	ar := aloneAfterLeave(t, co, a, b, join)
 	flush(co)
 	if keys, _ := docs.DocumentKeys(context.Background(), ""); len(keys) != 0 {
 		t.Fatalf("documents left: %v", keys)
