@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -424,6 +425,14 @@ func TestGroupAbsentReadOnce(t *testing.T) {
 	co.load(ctx, "simple", 1)
 	if docs.reads != 2 {
 		t.Fatalf("%d reads after a new view, want 2", docs.reads)
+	}
+	// Bounded: however many names are asked for, at most maxAbsent are
+	// remembered.
+	for i := range maxAbsent + 10 {
+		co.load(ctx, fmt.Sprint("simple-", i), 1)
+	}
+	if n := len(co.keep.absent); n > maxAbsent {
+		t.Fatalf("%d absent groups remembered, at most %d", n, maxAbsent)
 	}
 }
 
