@@ -110,7 +110,8 @@ type keeper struct {
 
 	// versions are the versions of the documents this coordinator read
 	// or wrote last (absent: none stored); dirty the newest state of each
-	// group not written yet (nil: delete), busy the groups being written.
+	// group not written yet (nil: delete), busy the groups being written
+	// (true: a deletion).
 	// Guarded by the coordinator's mutex.
 	versions map[string]uint64
 	dirty    map[string]*groupDoc
@@ -125,19 +126,23 @@ type keeper struct {
 	loading map[string]int
 	wrote   map[string]uint64
 	absent  map[string]uint64
-	// removing holds the groups whose deletion is being written.
-	removing map[string]bool
 }
 
 // maxAbsent bounds keeper.absent.
 const maxAbsent = 4096
+
+// writing reports whether group name is being written.
+func (k *keeper) writing(name string) bool {
+	_, ok := k.busy[name]
+	return ok
+}
 
 func newKeeper(docs topicstore.Documents) *keeper {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return &keeper{docs: docs, self: hex.EncodeToString(b[:]), versions: map[string]uint64{},
 		dirty: map[string]*groupDoc{}, busy: map[string]bool{}, wake: make(chan struct{}, 1),
-		loading: map[string]int{}, wrote: map[string]uint64{}, absent: map[string]uint64{}, removing: map[string]bool{}}
+		loading: map[string]int{}, wrote: map[string]uint64{}, absent: map[string]uint64{}}
 }
 
 // save queues g's state to be written (under the coordinator's mutex).
@@ -152,7 +157,7 @@ func (co *coordinator) saveEmpty(g *group) {
 	if k.docs == nil {
 		return
 	}
-	if _, stored := k.versions[g.name]; !stored && !k.busy[g.name] {
+	if _, stored := k.versions[g.name]; !stored && !k.writing(g.name) {
 		delete(k.dirty, g.name) // nothing stored, nothing being stored
 		return
 	}
@@ -202,7 +207,7 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	var d *groupDoc
 	found := false
 	for n, doc := range k.dirty {
-		if !k.busy[n] {
+		if !k.writing(n) {
 			name, d, found = n, doc, true
 			break
 		}
@@ -212,10 +217,7 @@ func (co *coordinator) writeOne(stopping bool) bool {
 		return false
 	}
 	delete(k.dirty, name)
-	k.busy[name] = true
-	if d == nil {
-		k.removing[name] = true
-	}
+	k.busy[name] = d == nil
 	expect := k.versions[name]
 	held := co.groups[name]
 	co.mu.Unlock()
@@ -249,7 +251,6 @@ func (co *coordinator) writeOne(stopping bool) bool {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	delete(k.busy, name)
-	delete(k.removing, name)
 	if k.loading[name] > 0 {
 		k.wrote[name]++
 	}
@@ -437,11 +438,11 @@ func (co *coordinator) settled(name string, epoch uint64) bool {
 		return true
 	}
 	doc, queued := k.dirty[name]
-	if g != nil && (queued || k.busy[name]) {
+	if g != nil && (queued || k.writing(name)) {
 		g.epoch = epoch
 		return true
 	}
-	if g == nil && (queued && doc == nil || k.removing[name]) {
+	if g == nil && (queued && doc == nil || k.busy[name]) {
 		return true
 	}
 	at, absent := k.absent[name]
