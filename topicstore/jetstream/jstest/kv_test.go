@@ -28,6 +28,9 @@ func TestKVRevisionsTTLAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bucket's stream answers once its replicas elected a leader (a
+	// publish before that has no responder: "no response from stream").
+	c.StreamLeader("KV_leases")
 	kvB, err := jsB.KeyValue(ctx, "leases")
 	if err != nil {
 		t.Fatal(err)
