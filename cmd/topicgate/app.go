@@ -458,7 +458,8 @@ func openStore(cfg config, logger *slog.Logger) (topicstore.Store, *pebblestore.
 		return nil, nil, fmt.Errorf("data dir: %w", err)
 	}
 	st, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Clock: cfg.Clock, SharedWindow: cfg.SharedWindow,
-		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20, Logger: logger})
+		MemTableSize: uint64(cfg.MemTableMiB) << 20, BlockCacheSize: cfg.CacheMiB << 20, Logger: logger,
+		OnRelease: releaseCMemory})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}

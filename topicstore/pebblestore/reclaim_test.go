@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"topicgate/topicstore"
@@ -104,4 +105,23 @@ func TestReclaimAfterRestart(t *testing.T) {
 	createTopic(t, s, "big", 1) // a new topic with the old name starts empty
 	got, _ = scanAll(t, s, "big", part(0))
 	eq(t, len(got), 0)
+}
+
+// TestOnReleaseAfterFlushAndDeletion: the OnRelease hook is called when a
+// flush frees a memtable and when a compaction's deleted tables leave the
+// block cache, the two moments Pebble frees memory in bulk.
+func TestOnReleaseAfterFlushAndDeletion(t *testing.T) {
+	var calls atomic.Int64
+	opts := reclaimOpts()
+	opts.OnRelease = func() { calls.Add(1) }
+	s, err := Open(t.TempDir(), opts)
+	must(t, err)
+	fillForReclaim(t, s)
+	must(t, s.db.Flush())
+	flushed := calls.Load()
+	check(t, flushed >= 1, "no call after a flush:", flushed)
+	must(t, s.DropTopic(context.Background(), "big"))
+	s.reclaim.Wait()
+	must(t, s.Close()) // waits for the deletion of the compacted tables
+	check(t, calls.Load() > flushed, "no call after the dropped topic's tables were deleted:", calls.Load(), flushed)
 }

@@ -63,6 +63,15 @@ type Options struct {
 	// means slog.Default().
 	Logger *slog.Logger
 
+	// OnRelease, when set, is called each time Pebble has let go of
+	// memory in bulk: a flush ended (its memtable is freed) or a table was
+	// deleted (its blocks leave the block cache). Pebble allocates both
+	// with C malloc, which keeps freed memory resident until asked to give
+	// it back; the server uses the call to ask. It runs on Pebble's
+	// goroutines, some of them holding the database's mutex, so it must
+	// only signal and return.
+	OnRelease func()
+
 	// SharedWindow is the per-partition acquisition window of shared consumers (offsets from the first unfinished one); default sharedcore.DefaultWindow (1000).
 	SharedWindow int
 
@@ -70,6 +79,18 @@ type Options struct {
 	noReclaim bool   // test hook: no reclaimer goroutine (a crash before it ran)
 	noCompact bool   // test hook: no automatic compactions (only the reclaimer's)
 	onWake    func() // test hook: publish calls it just before it wakes long-pollers
+}
+
+// releaseListener returns a Pebble event listener that calls release after
+// each flush and table deletion, or nil when release is nil.
+func releaseListener(release func()) *pebble.EventListener {
+	if release == nil {
+		return nil
+	}
+	return &pebble.EventListener{
+		FlushEnd:     func(pebble.FlushInfo) { release() },
+		TableDeleted: func(pebble.TableDeleteInfo) { release() },
+	}
 }
 
 // pebbleLogger adapts Options.Logf to pebble.Logger.
@@ -260,9 +281,10 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// ingest-copy +11%, rpw +3%), but raised the server's peak RSS over
 		// the bench's workloads from 251-273 MB to 262-298 MB (four runs
 		// each, alternating binaries): too close to the 300 MB budget.
-		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
-		Logger: pebbleLogger{opts.Logf},
-		FS:     fsys,
+		Levels:        []pebble.LevelOptions{{Compression: pebble.NoCompression}},
+		Logger:        pebbleLogger{opts.Logf},
+		FS:            fsys,
+		EventListener: releaseListener(opts.OnRelease),
 
 		DisableAutomaticCompactions: opts.noCompact,
 	}
