@@ -276,12 +276,15 @@ func Open(dir string, opts Options) (*PebbleStore, error) {
 		// of the server's CPU on write-heavy loads for random payloads. The
 		// deeper levels use the last level configured (Options.Level).
 		//
-		// Blocks stay at Pebble's 4 KiB. 32 KiB blocks read a 100-message
-		// consumer read in one block instead of four (BenchmarkScan +5-15%,
-		// ingest-copy +11%, rpw +3%), but raised the server's peak RSS over
-		// the bench's workloads from 251-273 MB to 262-298 MB (four runs
-		// each, alternating binaries): too close to the 300 MB budget.
-		Levels:        []pebble.LevelOptions{{Compression: pebble.NoCompression}},
+		// Blocks are 32 KiB, not Pebble's 4 KiB: a 100-message consumer
+		// read takes one block instead of four (BenchmarkScan +5-15%).
+		// They were first measured on 2026-11-30 (ingest-copy +11%, rpw
+		// +3%) and not kept for their peak RSS (262-298 MB against
+		// 251-273); with malloc's free memory handed back after each
+		// flush (Options.OnRelease) they fit: ab.sh over three rounds gave
+		// rpw 1.13, ingest-batch 1.06, no workload slower, peak 272 MB
+		// against 244 MB.
+		Levels:        []pebble.LevelOptions{{Compression: pebble.NoCompression, BlockSize: 32 << 10}},
 		Logger:        pebbleLogger{opts.Logf},
 		FS:            fsys,
 		EventListener: releaseListener(opts.OnRelease),
