@@ -30,6 +30,16 @@ import (
 // gatherTimeout bounds a Gather (a live gateway answers in milliseconds).
 const gatherTimeout = time.Second
 
+// gatherReask is how long a Gather waits for the next answer before it
+// asks again. A question is core NATS, delivered only to subscriptions the
+// node it went through knows of, and a gateway publishes its heartbeat (so
+// others wait for it) before its answers subscribe, and their interest
+// reaches the other nodes a moment later still: a question asked in that
+// moment is lost, and without asking again the gateway would be taken for
+// silent until it renewed its heartbeat (seen: sys.sessions just after a
+// gateway started did not show it). Answers to either question count once.
+const gatherReask = 200 * time.Millisecond
+
 type answerers struct {
 	mu   sync.Mutex
 	fns  map[string]func() []byte
@@ -39,6 +49,8 @@ type answerers struct {
 	// again until they renew it (a gateway killed a moment ago shows
 	// alive for a TTL, and every view would otherwise wait a second).
 	silent map[string]uint64
+	// onAsk, set by tests only, runs after each question is published.
+	onAsk func(n int)
 }
 
 func (s *Store) askSubject(kind string) string { return "_tg." + s.opts.Stream + ".ask." + kind }
@@ -93,14 +105,30 @@ func (s *Store) Gather(ctx context.Context, kind string) (topicstore.Gathered, e
 		return out, s.unavailable(err)
 	}
 	defer sub.Unsubscribe()
-	if err := s.nc.PublishRequest(s.askSubject(kind), inbox, nil); err != nil {
-		return out, s.unavailable(err)
+	asked := 0
+	ask := func() error {
+		if err := s.nc.PublishRequest(s.askSubject(kind), inbox, nil); err != nil {
+			return s.unavailable(err)
+		}
+		asked++
+		if s.answer.onAsk != nil {
+			s.answer.onAsk(asked)
+		}
+		return nil
+	}
+	if err := ask(); err != nil {
+		return out, err
 	}
 	got := map[string]bool{self: true}
 	for len(pending) > 0 {
-		m, err := sub.NextMsgWithContext(ctx)
+		wctx, wcancel := context.WithTimeout(ctx, gatherReask)
+		m, err := sub.NextMsgWithContext(wctx)
+		wcancel()
 		if err != nil {
-			break // the timeout: whoever has not answered is missing
+			if ctx.Err() != nil || ask() != nil {
+				break // the timeout: whoever has not answered is missing
+			}
+			continue // asked again (gatherReask says why)
 		}
 		gw := m.Header.Get(fold.HGw)
 		if gw == "" || got[gw] {

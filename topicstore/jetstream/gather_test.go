@@ -97,3 +97,37 @@ func TestAsk(t *testing.T) {
 	_, err = a.Ask(actx, b.GatewayID(), "echo", nil)
 	require.ErrorIs(t, err, topicstore.ErrUnavailable, "b is gone")
 }
+
+// TestGatherAsksAgain: a gateway whose answers subscribe only after the
+// first question went out (it published its heartbeat first, as every
+// gateway does when it starts) is heard through the question asked again,
+// and is not taken for silent.
+func TestGatherAsksAgain(t *testing.T) {
+	c := jstest.Start(t, 1)
+	ctx := context.Background()
+	o := Options{Replicas: 1, Stream: "TGREASK", Timeout: 2 * time.Second}
+	stores := openStores(t, c, o, 2)
+	a, b := stores[0], stores[1]
+	require.NoError(t, a.Serve("who", func() []byte { return []byte("a") }))
+	require.NoError(t, a.sync(ctx))
+	wait, _ := a.liveGateways()
+	require.Equal(t, map[string]bool{b.GatewayID(): true}, wait, "a knows b before b answers anything")
+	var asks []int
+	a.answer.onAsk = func(n int) {
+		asks = append(asks, n)
+		if n == 1 { // b starts answering just after the first question
+			require.NoError(t, a.nc.Flush()) // the question has reached the node, and no one
+			require.NoError(t, b.Serve("who", func() []byte { return []byte("b") }))
+			require.NoError(t, b.nc.Flush())
+		}
+	}
+	g, err := a.Gather(ctx, "who")
+	require.NoError(t, err)
+	require.Len(t, g.Answers, 2)
+	require.Equal(t, b.GatewayID(), g.Answers[1].Gateway)
+	require.Equal(t, "b", string(g.Answers[1].Data))
+	require.Empty(t, g.Missing)
+	require.Equal(t, []int{1, 2}, asks, "asked twice")
+	_, silent := a.liveGateways()
+	require.Empty(t, silent)
+}
