@@ -31,7 +31,9 @@
 //     ancestors the consumer has committed to their end are readable
 //     (children follow their parent's session); handoff.go: a partition
 //     pinned by its holder's open transaction or unsettled read moves
-//     only when that ends or after the handoff grace; cluster.go: on a
+//     only when that ends or after the handoff grace, and a read that
+//     finds nothing while its share waits only for another session's
+//     read waits for that read (at most pinHandoffWait); cluster.go: on a
 //     store several gateways share, each group's partitions divided
 //     among the gateways first.
 //   - delivery.go: an autocommit read commits its positions only once its

@@ -48,9 +48,9 @@ type Group struct {
 	// txHeld are the partitions read by their owner's open transaction:
 	// they stay with it until the transaction ends (handoff.go).
 	txHeld map[int32]txHold
-	// waiting are the pinned partitions a rebalance wants to move, since
-	// when: after the grace they move anyway.
-	waiting map[int32]time.Time
+	// waiting are the pinned partitions a rebalance wants to move: since
+	// when (after the grace they move anyway) and to whom.
+	waiting map[int32]heldMove
 	// parents maps a split's child to its parent, for affinity.
 	parents map[int32]int32
 	// parts is the (sorted) partition list of the last reassignment, kept

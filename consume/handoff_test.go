@@ -50,3 +50,31 @@ func TestHandoffHoldBack(t *testing.T) {
 	g.releaseTx(1, 8) // the late end of the transaction changes nothing
 	require.Equal(t, []int32{2, 3}, join(g, 2, 0))
 }
+
+// TestHandoffAwaitsRead: a move held back by another session's autocommit
+// read in flight (a pin) is one the new owner waits for (awaitsRead),
+// until the read ends; one held back by an open transaction is not.
+func TestHandoffAwaitsRead(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var r Groups
+	r.clock, r.grace = func() time.Time { return now }, 10*time.Second
+	parts := []int32{0, 1, 2, 3}
+
+	g := r.Get("t", "pinned")
+	held, _ := g.join(joinReq{pid: 1, partitions: parts, now: now, idle: time.Hour, pin: true})
+	require.Equal(t, parts, held, "A's read pins every partition")
+	held, _ = g.join(joinReq{pid: 2, partitions: parts, now: now, idle: time.Hour})
+	require.Empty(t, held)
+	require.True(t, g.awaitsRead(2), "B's share waits only for A's read")
+	require.False(t, g.awaitsRead(1))
+	g.unpin(1, parts)
+	require.False(t, g.awaitsRead(2))
+	held, _ = g.join(joinReq{pid: 2, partitions: parts, now: now, idle: time.Hour})
+	require.Equal(t, []int32{2, 3}, held, "the move happened when A's read ended")
+
+	g = r.Get("t", "tx")
+	g.join(joinReq{pid: 1, partitions: parts, now: now, idle: time.Hour, txID: 9})
+	held, _ = g.join(joinReq{pid: 2, partitions: parts, now: now, idle: time.Hour})
+	require.Empty(t, held)
+	require.False(t, g.awaitsRead(2), "an open transaction is not waited for")
+}

@@ -180,6 +180,10 @@ func (rd *Reader) read(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.Con
 	var settleTimer *time.Timer
 	var settleFrom time.Time
 	settled := false
+	// A read that finds nothing while its share is still pinned by
+	// another session's autocommit read waits for that read (handoff.go).
+	var handoff <-chan time.Time
+	handedOff := false
 	for {
 		ti, err := st.Topic(cr.Topic)
 		if err != nil {
@@ -223,6 +227,14 @@ func (rd *Reader) read(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.Con
 				settleTimer = time.NewTimer(clusterSettle)
 				defer settleTimer.Stop()
 				settle, settleFrom = settleTimer.C, time.Now()
+			}
+			wait = true
+		}
+		if !wait && !handedOff && rows.len() == 0 && o.limit != 0 && g.awaitsRead(rd.cfg.PID) {
+			if handoff == nil {
+				t := time.NewTimer(pinHandoffWait)
+				defer t.Stop()
+				handoff = t.C
 			}
 			wait = true
 		}
@@ -274,6 +286,8 @@ func (rd *Reader) read(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.Con
 			deadline = nil // one last look, then return what there is
 		case <-settle:
 			settled = true
+		case <-handoff:
+			handedOff = true // one last look, then return what there is
 		case <-ctx.Done():
 			return nil, pgerror.New(pgerror.CodeQueryCanceled, "canceling statement due to user request")
 		}

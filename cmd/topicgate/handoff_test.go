@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 )
 
@@ -65,6 +66,61 @@ func TestHandoffWaitsForTransaction(t *testing.T) {
 	var holder int64
 	require.NoError(t, ca.QueryRow(ctx, "SELECT read_session FROM sys.consumers WHERE topic = 'ho' AND partition = 1").Scan(&holder))
 	require.Equal(t, int64(cb.PgConn().PID()), holder)
+}
+
+// TestHandoffWaitsForRead: A's autocommit read is in flight (its client
+// took the first row, then stopped reading, so the read is stuck sending
+// 24 MiB) and pins both partitions; B joins with a read without WAIT. B
+// does not return at once with nothing: it waits for A's read to hand its
+// share over, at most pinHandoffWait (100 ms), then returns what there is.
+// Once A's read is done B reads its share.
+func TestHandoffWaitsForRead(t *testing.T) {
+	a := startHandoffServer(t, time.Minute)
+	ctx := context.Background()
+	setup, ca, cb := connect(t, a), connect(t, a), connect(t, a)
+	exec(t, setup, "CREATE TOPIC hr (CONSUMER c) WITH (min_active_partitions = 2)")
+	big := make([]byte, 1<<20)
+	for range 24 {
+		_, err := setup.Exec(ctx, "INSERT INTO hr (partition, data) VALUES (0, $1)", big)
+		require.NoError(t, err)
+	}
+	exec(t, setup, "INSERT INTO hr (partition, data) VALUES (1, 'b')")
+
+	fe := ca.PgConn().Frontend()
+	fe.Send(&pgproto3.Query{String: "SELECT partition, offset, data FROM hr WITH (CONSUMER = c) LIMIT 100"})
+	require.NoError(t, fe.Flush())
+	for { // the first row: A's read has joined and pinned both partitions
+		msg, err := ca.PgConn().ReceiveMessage(ctx)
+		require.NoError(t, err)
+		if _, ok := msg.(*pgproto3.DataRow); ok {
+			break
+		}
+	}
+
+	start := time.Now()
+	ps, err := readBatch(ctx, cb, "SELECT partition, offset FROM hr WITH (CONSUMER = c) LIMIT 10")
+	waited := time.Since(start)
+	require.NoError(t, err)
+	require.Empty(t, ps, "partition 1 is still A's: its read is not over")
+	require.GreaterOrEqual(t, waited, 100*time.Millisecond, "B waited for A's read")
+	require.Less(t, waited, 10*time.Second, "but not for the handoff grace")
+
+	rows := 0
+	for { // A's client reads the rest: the read ends, partition 1 moves
+		msg, err := ca.PgConn().ReceiveMessage(ctx)
+		require.NoError(t, err)
+		if _, ok := msg.(*pgproto3.DataRow); ok {
+			rows++
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	require.Equal(t, 25, rows+1, "A read both partitions whole")
+	exec(t, setup, "INSERT INTO hr (partition, data) VALUES (1, 'c')")
+	ps, err = readBatch(ctx, cb, "SELECT partition, offset FROM hr WITH (CONSUMER = c) LIMIT 10")
+	require.NoError(t, err)
+	require.Equal(t, []pos{{1, 1}}, ps, "B reads its share from A's committed position")
 }
 
 // TestHandoffGraceExpires: A's transaction holds partition 1 past the
