@@ -51,10 +51,10 @@ type conn struct {
 	raw syscall.RawConn // the plain TCP socket, for readNow; nil with TLS or before startup ends
 	hup syscall.RawConn // the TCP socket, also under TLS, for the hangup watch (hangup.go)
 
-	// watch is the running statement's hangup watch (nil when none); gone
+	// hang watches for the client's hangup while a statement runs; gone
 	// is set once a watch saw the client disconnect.
-	watch *hangupWatch
-	gone  atomic.Bool
+	hang hangup
+	gone atomic.Bool
 
 	ignoreTillSync bool
 	// deferred is set while the last Execute's CommandComplete waits for
@@ -133,6 +133,7 @@ func (s *Server) serveConn(nc net.Conn) {
 			s.log.Error("wire: panic in connection", "remote", nc.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
 		}
 		c.closeAll()
+		c.hang.close()
 		if c.pid != 0 {
 			s.unregister(c)
 		}
@@ -414,9 +415,9 @@ func (c *conn) runCtx() (context.Context, func()) {
 func (c *conn) stmtCtx() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.setCancel(cancel)
-	c.watch = c.armHangup(cancel)
+	c.hang.begin(c, cancel)
 	return ctx, func() {
-		c.pauseWatch()
+		c.hang.end(c)
 		c.setCancel(nil)
 		cancel()
 	}
@@ -428,27 +429,14 @@ func (c *conn) setCancel(f context.CancelFunc) {
 	c.cancelMu.Unlock()
 }
 
-// rearmWatch arms the statement's hangup watch again once a COPY FROM
+// rearmWatch watches the statement for a hangup again once a COPY FROM
 // STDIN has read its last message: the rest of the statement (and of a
 // multi-statement query) is watched as before.
-func (c *conn) rearmWatch() {
-	if c.watch != nil {
-		return
-	}
-	c.cancelMu.Lock()
-	cancel := c.cancelFn
-	c.cancelMu.Unlock()
-	if cancel != nil {
-		c.watch = c.armHangup(cancel)
-	}
-}
+func (c *conn) rearmWatch() { c.hang.resume(c) }
 
 // pauseWatch stops the running statement's hangup watch, for a statement
 // that reads the socket itself (COPY FROM STDIN).
-func (c *conn) pauseWatch() {
-	c.watch.stop()
-	c.watch = nil
-}
+func (c *conn) pauseWatch() { c.hang.pause(c) }
 
 func (c *conn) cancelRunning() {
 	c.cancelMu.Lock()
