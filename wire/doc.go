@@ -59,10 +59,11 @@
 //   - errors.go: any error with SQLState() becomes an ErrorResponse with that
 //     code (and ErrorDetail/ErrorHint/ErrorPosition/ErrorWhere when
 //     present); others are XX000.
-//   - hangup.go: a statement that runs past 20 ms arms a hangup watch that
-//     waits on the socket's readiness without reading and cancels the
-//     statement when the peer has closed (POLLRDHUP); the loop stops it
-//     before it reads the socket again, and COPY FROM STDIN pauses it.
+//   - hangup.go: a statement that runs past 20 ms gets a hangup watch
+//     (started by the connection's one timer, not a timer per statement)
+//     that waits on the socket's readiness without reading and cancels
+//     the statement when the peer has closed (POLLRDHUP); the loop stops
+//     it before it reads the socket again, and COPY FROM STDIN pauses it.
 //     Output.Flush reports a client that is gone, so a consumer read
 //     commits only positions whose rows reached the socket.
 //   - Optional Session interfaces (handler.go): ParameterReporter
