@@ -118,26 +118,24 @@ func (h *hangup) fire(c *conn) {
 
 // end notes that the engine call ended; when it returns, no watch
 // touches the socket any more.
-func (h *hangup) end(c *conn) {
-	if c.hup == nil {
-		return
-	}
-	h.mu.Lock()
-	h.running, h.cancel = false, nil
-	w := h.active
-	h.active = nil
-	h.mu.Unlock()
-	w.stop()
-}
+func (h *hangup) end(c *conn) { h.stopWatch(c, true) }
 
 // pause stops the running call's watch and starts none until resume,
 // for a call that reads the socket itself.
-func (h *hangup) pause(c *conn) {
+func (h *hangup) pause(c *conn) { h.stopWatch(c, false) }
+
+// stopWatch notes the call's end (ended) or pause, takes its started
+// watch, if any, and stops it.
+func (h *hangup) stopWatch(c *conn, ended bool) {
 	if c.hup == nil {
 		return
 	}
 	h.mu.Lock()
-	h.paused = true
+	if ended {
+		h.running, h.cancel = false, nil
+	} else {
+		h.paused = true
+	}
 	w := h.active
 	h.active = nil
 	h.mu.Unlock()
