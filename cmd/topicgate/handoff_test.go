@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// startHandoffServer starts a test server with the given handoff grace.
+// startHandoffServer starts a test server (on the store the test binary
+// runs against) with the given handoff grace.
 func startHandoffServer(t *testing.T, grace time.Duration) *app {
 	t.Helper()
-	a, err := start(config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: slog.LevelError, HandoffGrace: grace})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, a.Close()) })
-	return a
+	cfg := testConfig(t)
+	cfg.HandoffGrace = grace
+	return startServer(t, cfg)
 }
 
 // TestHandoffWaitsForTransaction: session A is in BEGIN and has read both

@@ -73,15 +73,19 @@ func TestGather(t *testing.T) {
 	require.Equal(t, map[string]bool{b.GatewayID(): true}, wait)
 }
 
+// twoGateways opens two stores on a one-node cluster, sharing stream.
+func twoGateways(t *testing.T, stream string) (a, b *Store) {
+	t.Helper()
+	stores := openStores(t, jstest.Start(t, 1), Options{Replicas: 1, Stream: stream, Timeout: 2 * time.Second}, 2)
+	return stores[0], stores[1]
+}
+
 // TestAsk: an Ask reaches the one gateway it names, which answers it on
 // a goroutine of its own with the asker's deadline; a gateway that
 // answers no such kind, or is gone, is ErrUnavailable.
 func TestAsk(t *testing.T) {
-	c := jstest.Start(t, 1)
 	ctx := context.Background()
-	o := Options{Replicas: 1, Stream: "TGASK", Timeout: 2 * time.Second}
-	stores := openStores(t, c, o, 2)
-	a, b := stores[0], stores[1]
+	a, b := twoGateways(t, "TGASK")
 	require.NoError(t, b.Answer("echo", func(ctx context.Context, data []byte) []byte {
 		_, ok := ctx.Deadline()
 		return append([]byte(fmt.Sprintf("%s deadline=%v: ", b.GatewayID(), ok)), data...)
@@ -103,11 +107,8 @@ func TestAsk(t *testing.T) {
 // gateway does when it starts) is heard through the question asked again,
 // and is not taken for silent.
 func TestGatherAsksAgain(t *testing.T) {
-	c := jstest.Start(t, 1)
 	ctx := context.Background()
-	o := Options{Replicas: 1, Stream: "TGREASK", Timeout: 2 * time.Second}
-	stores := openStores(t, c, o, 2)
-	a, b := stores[0], stores[1]
+	a, b := twoGateways(t, "TGREASK")
 	require.NoError(t, a.Serve("who", func() []byte { return []byte("a") }))
 	require.NoError(t, a.sync(ctx))
 	wait, _ := a.liveGateways()
