@@ -1,0 +1,372 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// state is what the checking queries need: the messages stored since the
+// last DROP, and the producers' stored seqnos.
+type state struct {
+	log interface{ write(msgs [][]byte) } // returns once msgs are durable
+
+	mu     sync.Mutex
+	stored int64
+	pairs  []pair
+	last   map[string]int64
+}
+
+type pair struct {
+	producer string
+	seqno    int64
+}
+
+// stmt is a prepared statement: an INSERT (cols: its column list) or a
+// SELECT (cols: its result columns), and its parameters' types.
+type stmt struct {
+	insert bool
+	cols   []string
+	params []uint32
+}
+
+// portal is a bound statement.
+type portal struct {
+	stmt
+	args    [][]byte
+	formats []int16
+}
+
+// Type OIDs of the columns the bench names.
+const (
+	oidInt8  = 20
+	oidText  = 25
+	oidBytea = 17
+)
+
+func oidOf(col string) uint32 {
+	switch col {
+	case "partition", "offset", "seqno":
+		return oidInt8
+	case "data":
+		return oidBytea
+	}
+	return oidText
+}
+
+func parse(query string) stmt {
+	q := strings.TrimSpace(query)
+	upper := strings.ToUpper(q)
+	var s stmt
+	switch {
+	case strings.HasPrefix(upper, "INSERT"):
+		s.insert = true
+		if i, j := strings.Index(q, "("), strings.Index(q, ")"); i >= 0 && j > i {
+			s.cols = splitCols(q[i+1 : j])
+		}
+		n := strings.Count(q, "$")
+		for i := 0; i < n && len(s.cols) > 0; i++ {
+			s.params = append(s.params, oidOf(s.cols[i%len(s.cols)]))
+		}
+	case strings.HasPrefix(upper, "SELECT"):
+		if j := strings.Index(upper, " FROM "); j > 0 {
+			s.cols = splitCols(q[len("SELECT"):j])
+		}
+	}
+	return s
+}
+
+func splitCols(list string) []string {
+	var cols []string
+	for _, c := range strings.Split(list, ",") {
+		cols = append(cols, strings.Trim(strings.TrimSpace(c), `"`))
+	}
+	return cols
+}
+
+func (s stmt) rowDescription(formats []int16) pgproto3.BackendMessage {
+	if s.insert || len(s.cols) == 0 {
+		return &pgproto3.NoData{}
+	}
+	rd := &pgproto3.RowDescription{}
+	for i, c := range s.cols {
+		f := pgproto3.FieldDescription{Name: []byte(c), DataTypeOID: oidOf(c), DataTypeSize: -1, TypeModifier: -1}
+		if f.DataTypeOID == oidInt8 {
+			f.DataTypeSize = 8
+		}
+		f.Format = format(formats, i)
+		rd.Fields = append(rd.Fields, f)
+	}
+	return rd
+}
+
+// format is column i's format under a Bind's result format codes.
+func format(formats []int16, i int) int16 {
+	switch {
+	case len(formats) == 0:
+		return 0
+	case len(formats) == 1:
+		return formats[0]
+	case i < len(formats):
+		return formats[i]
+	}
+	return 0
+}
+
+func serve(c net.Conn, st *state) {
+	defer c.Close()
+	be := pgproto3.NewBackend(c, c)
+	if !startup(c, be) {
+		return
+	}
+	stmts := map[string]stmt{}
+	var p portal
+	for {
+		m, err := be.Receive()
+		if err != nil {
+			return
+		}
+		switch m := m.(type) {
+		case *pgproto3.Query:
+			st.simple(be, m.String)
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+			if be.Flush() != nil {
+				return
+			}
+		case *pgproto3.Parse:
+			stmts[m.Name] = parse(m.Query)
+			be.Send(&pgproto3.ParseComplete{})
+		case *pgproto3.Describe:
+			if m.ObjectType == 'P' {
+				be.Send(p.rowDescription(p.formats))
+				continue
+			}
+			s := stmts[m.Name]
+			be.Send(&pgproto3.ParameterDescription{ParameterOIDs: s.params})
+			be.Send(s.rowDescription(nil))
+		case *pgproto3.Bind:
+			p = portal{stmt: stmts[m.PreparedStatement], args: m.Parameters, formats: m.ResultFormatCodes}
+			be.Send(&pgproto3.BindComplete{})
+		case *pgproto3.Execute:
+			if p.insert {
+				n := st.insert(p)
+				be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("INSERT 0 %d", n))})
+			} else {
+				st.selectRows(be, p)
+			}
+		case *pgproto3.Sync:
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+			if be.Flush() != nil {
+				return
+			}
+		case *pgproto3.Terminate:
+			return
+		}
+	}
+}
+
+// insert stores the portal's rows (a producer's seqno at most once) and
+// returns how many it stored, once they are synced.
+func (st *state) insert(p portal) int {
+	width := len(p.cols)
+	if width == 0 {
+		return 0
+	}
+	prod, seq := -1, -1
+	for i, c := range p.cols {
+		switch c {
+		case "producer_id":
+			prod = i
+		case "seqno":
+			seq = i
+		}
+	}
+	var msgs [][]byte
+	st.mu.Lock()
+	for r := 0; r+width <= len(p.args); r += width {
+		row := p.args[r : r+width]
+		if prod >= 0 && seq >= 0 && len(row[seq]) == 8 {
+			producer, seqno := string(row[prod]), int64(binary.BigEndian.Uint64(row[seq]))
+			if seqno <= st.last[producer] {
+				continue // a duplicate: acknowledged, not stored
+			}
+			st.last[producer] = seqno
+			st.pairs = append(st.pairs, pair{producer, seqno})
+		}
+		msgs = append(msgs, row[width-1]) // the data column, last in the bench's lists
+	}
+	st.stored += int64(len(msgs))
+	st.mu.Unlock()
+	if len(msgs) > 0 {
+		st.log.write(msgs)
+	}
+	return len(msgs)
+}
+
+// selectRows answers a checking query: (producer_id, seqno) pairs, or a
+// (partition, offset) row per stored message.
+func (st *state) selectRows(be *pgproto3.Backend, p portal) {
+	st.mu.Lock()
+	stored, pairs := st.stored, st.pairs
+	st.mu.Unlock()
+	n := int64(0)
+	if len(p.cols) > 0 && p.cols[0] == "producer_id" {
+		for _, pr := range pairs {
+			be.Send(&pgproto3.DataRow{Values: [][]byte{[]byte(pr.producer), int8Value(pr.seqno, format(p.formats, 1))}})
+		}
+		n = int64(len(pairs))
+	} else {
+		for i := int64(0); i < stored; i++ {
+			vals := make([][]byte, len(p.cols))
+			for j, c := range p.cols {
+				v := i / 4 // the offset in partition i%4
+				if c == "partition" {
+					v = i % 4
+				}
+				vals[j] = int8Value(v, format(p.formats, j))
+			}
+			be.Send(&pgproto3.DataRow{Values: vals})
+		}
+		n = stored
+	}
+	be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("SELECT %d", n))})
+}
+
+func int8Value(v int64, f int16) []byte {
+	if f == 1 {
+		return binary.BigEndian.AppendUint64(nil, uint64(v))
+	}
+	return strconv.AppendInt(nil, v, 10)
+}
+
+// simple answers a simple-protocol statement: a COPY FROM STDIN, a DROP
+// (which forgets what was stored), or anything else with its command tag.
+func (st *state) simple(be *pgproto3.Backend, q string) {
+	words := strings.Fields(strings.ToUpper(q))
+	if len(words) == 0 {
+		be.Send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	switch words[0] {
+	case "COPY":
+		n, err := st.copyIn(be, q)
+		if err != nil {
+			be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: "22P04", Message: err.Error()})
+			return
+		}
+		be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("COPY %d", n))})
+		return
+	case "DROP":
+		st.mu.Lock()
+		st.stored, st.pairs, st.last = 0, nil, map[string]int64{}
+		st.mu.Unlock()
+	}
+	be.Send(&pgproto3.CommandComplete{CommandTag: []byte(strings.Join(words[:min(2, len(words))], " "))})
+}
+
+// copyIn receives a binary COPY's data, stores it as one record and
+// returns its row count once it is synced.
+func (st *state) copyIn(be *pgproto3.Backend, q string) (int, error) {
+	cols := 1
+	if i, j := strings.Index(q, "("), strings.Index(q, ")"); i >= 0 && j > i {
+		cols = len(splitCols(q[i+1 : j]))
+	}
+	be.Send(&pgproto3.CopyInResponse{OverallFormat: 1, ColumnFormatCodes: make([]uint16, cols)})
+	if err := be.Flush(); err != nil {
+		return 0, err
+	}
+	var data []byte
+	for {
+		m, err := be.Receive()
+		if err != nil {
+			return 0, err
+		}
+		switch m := m.(type) {
+		case *pgproto3.CopyData:
+			data = append(data, m.Data...)
+		case *pgproto3.CopyFail:
+			return 0, errors.New("COPY failed: " + m.Message)
+		case *pgproto3.CopyDone:
+			rows, err := binaryRows(data)
+			if err != nil {
+				return 0, err
+			}
+			st.mu.Lock()
+			st.stored += int64(len(rows))
+			st.mu.Unlock()
+			st.log.write(rows)
+			return len(rows), nil
+		}
+	}
+}
+
+// binaryRows splits binary COPY data into its tuples: a header, the
+// tuples, and a trailer that may be left out (pgx leaves it out;
+// PostgreSQL takes the end of the data as its end).
+func binaryRows(b []byte) ([][]byte, error) {
+	const header = 11 + 4 + 4
+	if len(b) < header {
+		return nil, errors.New("binary COPY: short header")
+	}
+	b = b[header:]
+	var rows [][]byte
+	for len(b) > 0 {
+		if len(b) < 2 {
+			return nil, errors.New("binary COPY: short tuple")
+		}
+		tuple := b
+		fields := int16(binary.BigEndian.Uint16(b))
+		b = b[2:]
+		if fields == -1 {
+			break
+		}
+		for range fields {
+			if len(b) < 4 {
+				return nil, errors.New("binary COPY: short field")
+			}
+			l := int32(binary.BigEndian.Uint32(b))
+			b = b[4:]
+			if l > 0 {
+				if int(l) > len(b) {
+					return nil, errors.New("binary COPY: short field")
+				}
+				b = b[l:]
+			}
+		}
+		rows = append(rows, tuple[:len(tuple)-len(b)])
+	}
+	return rows, nil
+}
+
+// startup answers the startup exchange (refusing SSL) and reports whether
+// the session may go on.
+func startup(c net.Conn, be *pgproto3.Backend) bool {
+	for {
+		m, err := be.ReceiveStartupMessage()
+		if err != nil {
+			return false
+		}
+		switch m.(type) {
+		case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+			if _, err := c.Write([]byte{'N'}); err != nil {
+				return false
+			}
+		case *pgproto3.StartupMessage:
+			be.Send(&pgproto3.AuthenticationOk{})
+			for _, kv := range [][2]string{{"server_version", "15.0"}, {"client_encoding", "UTF8"}, {"standard_conforming_strings", "on"}} {
+				be.Send(&pgproto3.ParameterStatus{Name: kv[0], Value: kv[1]})
+			}
+			be.Send(&pgproto3.BackendKeyData{ProcessID: 1, SecretKey: []byte{0, 0, 0, 1}})
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+			return be.Flush() == nil
+		default:
+			return false
+		}
+	}
+}
