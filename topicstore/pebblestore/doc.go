@@ -122,7 +122,9 @@
 //  1. Commit (caller's goroutine) validates everything — topic, partition,
 //     codec in supported_codecs, body size — then compresses and encodes
 //     the messages. Nothing is enqueued if any check fails.
-//  2. One committer goroutine drains all queued requests (a group) and runs
+//  2. One committer goroutine drains all queued requests (a group; when it
+//     finds only one, it first yields once so that sessions already
+//     runnable can join it) and runs
 //     the deterministic core (internal/sequencer, State.Apply): offsets, and
 //     the decisions of topicstore/decide (producer bindings, round robin on
 //     first use, expiring after ProducerExpiry without writes; seqno dedup);
