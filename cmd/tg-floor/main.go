@@ -1,6 +1,7 @@
-// Command tg-floor measures the floor under the bench's ingest workloads on
-// a machine: the fastest a Go server can acknowledge INSERTs and COPYs over
-// the PostgreSQL protocol when every acknowledged message must be on disk.
+// Command tg-floor measures the floor under the bench's ingest and queue
+// workloads on a machine: the fastest a Go server can acknowledge INSERTs
+// and COPYs over the PostgreSQL protocol when every acknowledged message
+// must be on disk.
 // It does only what any such server must: read the statement, append the
 // messages to a log file, fdatasync it (one sync at a time, with everything
 // that arrived meanwhile grouped into the next one, as Pebble's WAL does),
@@ -11,11 +12,15 @@
 // rows they expect (a (partition, offset) row per stored message, and the
 // stored (producer_id, seqno) pairs, duplicates skipped as topicgate does).
 //
+// For the queue workload it keeps a shared consumer's promises and no
+// more (queue.go): an acquisition's delivery counts are synced before its
+// rows go out, a pipeline's acknowledgements are synced once, at its Sync.
+//
 // The bench runs it in place of the server (docs/performance/limits.md):
 //
 //	go build -o /tmp/tg-floor ./cmd/tg-floor
 //	TG_CMD="/tmp/tg-floor --listen \$TG_LISTEN --data-dir \$TG_DATA_DIR" \
-//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup
+//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue
 //
 // The log is one file pre-written with zeros and written over from its
 // start when full, so a sync costs what overwriting a recycled WAL costs.

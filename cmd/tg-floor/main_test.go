@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -14,26 +15,8 @@ import (
 // logs: what it stores is what the checking queries return.
 func TestBenchStatements(t *testing.T) {
 	for _, usePebble := range []bool{false, true} {
-		st := &state{last: map[string]int64{}}
-		var err error
-		if usePebble {
-			st.log, err = openPebble(filepath.Join(t.TempDir(), "pebble"))
-		} else {
-			st.log, err = openLog(filepath.Join(t.TempDir(), "floor.log"), 1<<20, false)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = st.accept(ln) }()
+		c := floorConn(t, usePebble)
 		ctx := context.Background()
-		c, err := pgx.Connect(ctx, "postgres://u@"+ln.Addr().String()+"/db?sslmode=disable")
-		if err != nil {
-			t.Fatal(err)
-		}
 		mustExec := func(sql string, args ...any) {
 			t.Helper()
 			if _, err := c.Exec(ctx, sql, args...); err != nil {
@@ -81,6 +64,100 @@ func TestBenchStatements(t *testing.T) {
 			t.Fatalf("pebble %v: stored seqnos %v (%v), want [1 2 3]", usePebble, pairs, rows.Err())
 		}
 		c.Close(ctx)
-		ln.Close()
 	}
+}
+
+// TestQueueStatements drives the queue floor with the bench's queue
+// statements (tg.go's tgQueueWorker): a prefill COPY of (partition, data),
+// acquisitions of ten, acknowledgements as one pipelined DELETE per
+// partition. Every message is handed out exactly once, and nothing is left.
+func TestQueueStatements(t *testing.T) {
+	for _, usePebble := range []bool{false, true} {
+		c := floorConn(t, usePebble)
+		ctx := context.Background()
+		if _, err := c.Exec(ctx, "CREATE TOPIC bench_queue (CONSUMER w WITH (type = 'shared')) WITH (min_active_partitions = 4)"); err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]any
+		for i := range 25 {
+			rows = append(rows, []any{int64(i % 4), []byte(fmt.Sprint("m", i))})
+		}
+		if n, err := c.CopyFrom(ctx, pgx.Identifier{"bench_queue"}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || n != 25 {
+			t.Fatalf("prefill: %d rows, %v", n, err)
+		}
+		seen := map[string]bool{}
+		for {
+			got, err := pgx.CollectRows(mustQuery(t, c, "SELECT partition, offset, data FROM bench_queue WITH (CONSUMER = w) LIMIT 10"),
+				func(r pgx.CollectableRow) (qrow, error) {
+					var m qrow
+					return m, r.Scan(&m.part, &m.off, &m.data)
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 {
+				break
+			}
+			offsets := map[int64][]int64{}
+			for _, m := range got {
+				if want := fmt.Sprint("m", m.off*4+m.part); string(m.data) != want || seen[want] {
+					t.Fatalf("pebble %v: acquired %s at %d/%d (seen before: %v)", usePebble, m.data, m.part, m.off, seen[want])
+				}
+				seen[string(m.data)] = true
+				offsets[m.part] = append(offsets[m.part], m.off)
+			}
+			b := &pgx.Batch{}
+			for p, offs := range offsets {
+				b.Queue("DELETE FROM bench_queue WITH (CONSUMER = w) WHERE partition = $1 AND offset = ANY($2)", p, offs)
+			}
+			if err := c.SendBatch(ctx, b).Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(seen) != 25 {
+			t.Fatalf("pebble %v: %d of 25 messages acquired", usePebble, len(seen))
+		}
+		c.Close(ctx)
+	}
+}
+
+type qrow struct {
+	part, off int64
+	data      []byte
+}
+
+func mustQuery(t *testing.T, c *pgx.Conn, sql string) pgx.Rows {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// floorConn starts a floor on a fresh log (Pebble or the file) and
+// connects to it; the listener closes with the test.
+func floorConn(t *testing.T, usePebble bool) *pgx.Conn {
+	t.Helper()
+	st := &state{last: map[string]int64{}}
+	var err error
+	if usePebble {
+		st.log, err = openPebble(filepath.Join(t.TempDir(), "pebble"))
+	} else {
+		st.log, err = openLog(filepath.Join(t.TempDir(), "floor.log"), 1<<20, false)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { _ = st.accept(ln) }()
+	c, err := pgx.Connect(context.Background(), "postgres://u@"+ln.Addr().String()+"/db?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

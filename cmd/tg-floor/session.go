@@ -13,9 +13,11 @@ import (
 )
 
 // state is what the checking queries need: the messages stored since the
-// last DROP, and the producers' stored seqnos.
+// last DROP, and the producers' stored seqnos; and the queue workload's
+// messages (queue.go).
 type state struct {
-	log interface{ write(msgs [][]byte) } // returns once msgs are durable
+	log   interface{ write(msgs [][]byte) } // returns once msgs are durable
+	queue queue
 
 	mu     sync.Mutex
 	stored int64
@@ -28,12 +30,17 @@ type pair struct {
 	seqno    int64
 }
 
-// stmt is a prepared statement: an INSERT (cols: its column list) or a
-// SELECT (cols: its result columns), and its parameters' types.
+// stmt is a prepared statement: an INSERT (cols: its column list), a
+// SELECT (cols: its result columns; consumer and limit for a shared
+// consumer's read) or a DELETE (an acknowledgement), and its parameters'
+// types.
 type stmt struct {
-	insert bool
-	cols   []string
-	params []uint32
+	insert   bool
+	del      bool
+	consumer bool
+	limit    int
+	cols     []string
+	params   []uint32
 }
 
 // portal is a bound statement.
@@ -78,6 +85,15 @@ func parse(query string) stmt {
 		if j := strings.Index(upper, " FROM "); j > 0 {
 			s.cols = splitCols(q[len("SELECT"):j])
 		}
+		if strings.Contains(upper, "WITH (CONSUMER") {
+			s.consumer = true
+			if i := strings.Index(upper, " LIMIT "); i > 0 {
+				s.limit, _ = strconv.Atoi(strings.Fields(q[i+len(" LIMIT "):])[0])
+			}
+		}
+	case strings.HasPrefix(upper, "DELETE"):
+		s.del = true
+		s.params = []uint32{oidInt8, oidInt8Array}
 	}
 	return s
 }
@@ -91,7 +107,7 @@ func splitCols(list string) []string {
 }
 
 func (s stmt) rowDescription(formats []int16) pgproto3.BackendMessage {
-	if s.insert || len(s.cols) == 0 {
+	if s.insert || s.del || len(s.cols) == 0 {
 		return &pgproto3.NoData{}
 	}
 	rd := &pgproto3.RowDescription{}
@@ -127,6 +143,7 @@ func serve(c net.Conn, st *state) {
 	}
 	stmts := map[string]stmt{}
 	var p portal
+	var acks [][]byte // the pipeline's acknowledgements, made durable at Sync
 	for {
 		m, err := be.Receive()
 		if err != nil {
@@ -154,13 +171,27 @@ func serve(c net.Conn, st *state) {
 			p = portal{stmt: stmts[m.PreparedStatement], args: m.Parameters, formats: m.ResultFormatCodes}
 			be.Send(&pgproto3.BindComplete{})
 		case *pgproto3.Execute:
-			if p.insert {
+			switch {
+			case p.insert:
 				n := st.insert(p)
 				be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("INSERT 0 %d", n))})
-			} else {
+			case p.del:
+				var n int
+				if acks, n, err = ack(p, acks); err != nil {
+					be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: "22P03", Message: err.Error()})
+					continue
+				}
+				be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "DELETE %d", n)})
+			case p.consumer:
+				st.acquire(be, p)
+			default:
 				st.selectRows(be, p)
 			}
 		case *pgproto3.Sync:
+			if len(acks) > 0 {
+				st.log.write(acks)
+				acks = nil
+			}
 			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 			if be.Flush() != nil {
 				return
@@ -266,6 +297,7 @@ func (st *state) simple(be *pgproto3.Backend, q string) {
 		st.mu.Lock()
 		st.stored, st.pairs, st.last = 0, nil, map[string]int64{}
 		st.mu.Unlock()
+		st.queue.reset()
 	}
 	be.Send(&pgproto3.CommandComplete{CommandTag: []byte(strings.Join(words[:min(2, len(words))], " "))})
 }
@@ -273,9 +305,10 @@ func (st *state) simple(be *pgproto3.Backend, q string) {
 // copyIn receives a binary COPY's data, stores it as one record and
 // returns its row count once it is synced.
 func (st *state) copyIn(be *pgproto3.Backend, q string) (int, error) {
-	cols := 1
+	cols, partCol := 1, false
 	if i, j := strings.Index(q, "("), strings.Index(q, ")"); i >= 0 && j > i {
-		cols = len(splitCols(q[i+1 : j]))
+		list := splitCols(q[i+1 : j])
+		cols, partCol = len(list), len(list) == 2 && list[0] == "partition"
 	}
 	be.Send(&pgproto3.CopyInResponse{OverallFormat: 1, ColumnFormatCodes: make([]uint16, cols)})
 	if err := be.Flush(); err != nil {
@@ -301,6 +334,14 @@ func (st *state) copyIn(be *pgproto3.Backend, q string) (int, error) {
 			st.stored += int64(len(rows))
 			st.mu.Unlock()
 			st.log.write(rows)
+			if partCol { // a drain workload's prefill: (partition, data)
+				for _, r := range rows {
+					if len(r) < 2+4+8+4 {
+						return 0, errors.New("binary COPY: short (partition, data) tuple")
+					}
+					st.queue.add(int(binary.BigEndian.Uint64(r[6:])), r[2+4+8+4:])
+				}
+			}
 			return len(rows), nil
 		}
 	}
