@@ -1,8 +1,10 @@
 package sharedrec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble"
 
@@ -78,7 +80,14 @@ func WritePart(batch Batch, id uint64, consumer string, pi int, p *sharedcore.Pa
 // delivered at least once gets a count record, one handed back
 // undelivered loses the record it had; finished messages are left to
 // WriteFinished.
+//
+// counts is sorted by key first (stably: a message's later change stays
+// later): an acquisition picks round robin over the partitions, and the
+// memtable inserts a run of adjacent keys almost for free (its inserter
+// starts each search where the last one ended) where keys alternating
+// between partitions each search the skiplist from its top.
 func WriteCounts(batch Batch, id uint64, consumer string, c *sharedcore.Core, counts []sharedcore.Ref) {
+	slices.SortStableFunc(counts, byKey)
 	for _, r := range counts {
 		e := c.Parts[r.Part].At(r.Off)
 		switch {
@@ -96,12 +105,21 @@ func WriteCounts(batch Batch, id uint64, consumer string, c *sharedcore.Core, co
 // WriteFinished writes the finished state (acked or archived) of the
 // messages a step finished that are still in their window.
 func WriteFinished(batch Batch, id uint64, consumer string, c *sharedcore.Core, finished []sharedcore.Ref) {
+	slices.SortStableFunc(finished, byKey) // as WriteCounts
 	for _, r := range finished {
 		if e := c.Parts[r.Part].At(r.Off); e != nil {
 			e.Stored = true
 			_ = batch().Set(keys.SharedDone(id, consumer, r.Part, r.Off), []byte{byte(r.State)}, nil)
 		}
 	}
+}
+
+// byKey orders refs as their records' keys: by partition, then offset.
+func byKey(a, b sharedcore.Ref) int {
+	if c := cmp.Compare(a.Part, b.Part); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Off, b.Off)
 }
 
 // Acked is the record of a message acknowledged in a transaction.
