@@ -1,8 +1,7 @@
-// Command tg-floor measures the floor under the bench's ingest and queue
-// workloads on a machine: the fastest a Go server can acknowledge INSERTs
-// and COPYs over the PostgreSQL protocol when every acknowledged message
-// must be on disk.
-// It does only what any such server must: read the statement, append the
+// Command tg-floor measures the floor under the bench's ingest, queue and
+// consume workloads on a machine: the fastest a Go server can acknowledge
+// INSERTs and COPYs over the PostgreSQL protocol when every acknowledged
+// message must be on disk. It does only what any such server must: read the statement, append the
 // messages to a log file, fdatasync it (one sync at a time, with everything
 // that arrived meanwhile grouped into the next one, as Pebble's WAL does),
 // and reply. It skips what topicgate adds on top: SQL, topics, partitions,
@@ -15,12 +14,15 @@
 // For the queue workload it keeps a shared consumer's promises and no
 // more (queue.go): an acquisition's delivery counts are synced before its
 // rows go out, a pipeline's acknowledgements are synced once, at its Sync.
+// For the consume workload it keeps a streaming consumer's (consume.go):
+// a partition is one session's, and a read's new position is synced
+// before the read completes.
 //
 // The bench runs it in place of the server (docs/performance/limits.md):
 //
 //	go build -o /tmp/tg-floor ./cmd/tg-floor
 //	TG_CMD="/tmp/tg-floor --listen \$TG_LISTEN --data-dir \$TG_DATA_DIR" \
-//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue
+//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue,consume
 //
 // The log is one file pre-written with zeros and written over from its
 // start when full, so a sync costs what overwriting a recycled WAL costs.

@@ -139,7 +139,14 @@ func mustQuery(t *testing.T, c *pgx.Conn, sql string) pgx.Rows {
 // connects to it; the listener closes with the test.
 func floorConn(t *testing.T, usePebble bool) *pgx.Conn {
 	t.Helper()
-	st := &state{last: map[string]int64{}}
+	c, _ := floorState(t, usePebble)
+	return c
+}
+
+// floorState is floorConn, also returning the floor's state.
+func floorState(t *testing.T, usePebble bool) (*pgx.Conn, *state) {
+	t.Helper()
+	st := &state{last: map[string]int64{}, queue: queue{freed: make(chan int, 16)}}
 	var err error
 	if usePebble {
 		st.log, err = openPebble(filepath.Join(t.TempDir(), "pebble"))
@@ -159,5 +166,80 @@ func floorConn(t *testing.T, usePebble bool) *pgx.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, st
+}
+
+// TestConsumeStatements drives the consume floor as the bench's consume
+// workload does (tg.go's tgReader): a partition is one session's, a read
+// returns the next rows of it, and a session that ends frees its partition
+// for another to go on from where it stopped.
+func TestConsumeStatements(t *testing.T) {
+	for _, usePebble := range []bool{false, true} {
+		a, st := floorState(t, usePebble)
+		ctx := context.Background()
+		if _, err := a.Exec(ctx, "CREATE TOPIC bench_log (CONSUMER c) WITH (min_active_partitions = 2)"); err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]any
+		for i := range 20 {
+			rows = append(rows, []any{int64(i % 2), []byte(fmt.Sprint("m", i))})
+		}
+		if n, err := a.CopyFrom(ctx, pgx.Identifier{"bench_log"}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || n != 20 {
+			t.Fatalf("prefill: %d rows, %v", n, err)
+		}
+		b, c := connectAgain(t, a), connectAgain(t, a)
+		read := func(conn *pgx.Conn) []qrow {
+			t.Helper()
+			got, err := pgx.CollectRows(mustQuery(t, conn, "SELECT partition, offset, data FROM bench_log WITH (CONSUMER = c) LIMIT 3"),
+				func(r pgx.CollectableRow) (qrow, error) {
+					var m qrow
+					return m, r.Scan(&m.part, &m.off, &m.data)
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		seen := map[string]bool{}
+		note := func(got []qrow, part int64) {
+			t.Helper()
+			for _, m := range got {
+				if want := fmt.Sprint("m", m.off*2+m.part); m.part != part || string(m.data) != want || seen[want] {
+					t.Fatalf("pebble %v: read %s at %d/%d, want partition %d, each once", usePebble, m.data, m.part, m.off, part)
+				}
+				seen[string(m.data)] = true
+			}
+		}
+		note(read(a), 0)
+		note(read(b), 1)
+		if got := read(c); len(got) != 0 {
+			t.Fatalf("pebble %v: a third session read %d rows with both partitions taken", usePebble, len(got))
+		}
+		note(read(a), 0)
+		a.Close(ctx)
+		if p := <-st.queue.freed; p != 0 {
+			t.Fatalf("pebble %v: partition %d freed, want 0", usePebble, p)
+		}
+		for got := read(c); len(got) > 0; got = read(c) { // c takes partition 0 where a stopped
+			note(got, 0)
+		}
+		for got := read(b); len(got) > 0; got = read(b) {
+			note(got, 1)
+		}
+		if len(seen) != 20 {
+			t.Fatalf("pebble %v: %d of 20 messages read", usePebble, len(seen))
+		}
+	}
+}
+
+// connectAgain opens another connection to the floor c is connected to.
+func connectAgain(t *testing.T, c *pgx.Conn) *pgx.Conn {
+	t.Helper()
+	cfg := c.Config()
+	d, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://u@%s:%d/db?sslmode=disable", cfg.Host, cfg.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	return d
 }

@@ -30,8 +30,11 @@ const maxParts = 1024
 type queue struct {
 	mu     sync.Mutex
 	parts  [][][]byte // bodies by partition and offset
-	next   []int      // the first offset not handed out, per partition
+	next   []int      // the first offset not handed out (or read), per partition
 	cursor int        // the partition the next acquisition starts at
+	owned  []bool     // partitions a session reads as a streaming consumer (consume.go)
+	shared bool       // the topic's consumer is shared (a queue), else streaming
+	freed  chan int   // if set (tests), told each partition a session's end frees
 }
 
 // add appends a prefilled message to partition p (< maxParts).
@@ -51,7 +54,7 @@ func (q *queue) add(p int, body []byte) {
 // reset forgets every message (a DROP).
 func (q *queue) reset() {
 	q.mu.Lock()
-	q.parts, q.next, q.cursor = nil, nil, 0
+	q.parts, q.next, q.cursor, q.owned = nil, nil, 0, nil
 	q.mu.Unlock()
 }
 
@@ -82,7 +85,8 @@ func (q *queue) take(n int) []taken {
 }
 
 // record is the durable trace of a delivery (count 1) or an
-// acknowledgement (count 0) of one message.
+// acknowledgement (count 0) of one message, or of a streaming consumer's
+// position (2: off is the next offset to read).
 func record(part, off int, count byte) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(part))
 	b = binary.BigEndian.AppendUint64(b, uint64(off))
@@ -100,6 +104,12 @@ func (st *state) acquire(be *pgproto3.Backend, p portal) {
 		}
 		st.log.write(recs)
 	}
+	sendRows(be, p, got)
+	be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", len(got))})
+}
+
+// sendRows sends a DataRow per message, with the portal's columns.
+func sendRows(be *pgproto3.Backend, p portal, got []taken) {
 	for _, m := range got {
 		vals := make([][]byte, len(p.cols))
 		for j, c := range p.cols {
@@ -114,7 +124,6 @@ func (st *state) acquire(be *pgproto3.Backend, p portal) {
 		}
 		be.Send(&pgproto3.DataRow{Values: vals})
 	}
-	be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", len(got))})
 }
 
 // ack answers an acknowledgement (DELETE ... WHERE partition = $1 AND

@@ -144,6 +144,9 @@ func serve(c net.Conn, st *state) {
 	stmts := map[string]stmt{}
 	var p portal
 	var acks [][]byte // the pipeline's acknowledgements, made durable at Sync
+	claimed := -1     // the partition this session reads as a streaming consumer
+	var rowBuf []byte // its rows, encoded
+	defer func() { st.queue.unclaim(claimed) }()
 	for {
 		m, err := be.Receive()
 		if err != nil {
@@ -182,8 +185,12 @@ func serve(c net.Conn, st *state) {
 					continue
 				}
 				be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "DELETE %d", n)})
-			case p.consumer:
+			case p.consumer && st.queue.shared:
 				st.acquire(be, p)
+			case p.consumer:
+				if st.consumeRead(c, be, p, &claimed, &rowBuf) != nil {
+					return
+				}
 			default:
 				st.selectRows(be, p)
 			}
@@ -298,6 +305,11 @@ func (st *state) simple(be *pgproto3.Backend, q string) {
 		st.stored, st.pairs, st.last = 0, nil, map[string]int64{}
 		st.mu.Unlock()
 		st.queue.reset()
+	case "CREATE":
+		// CREATE TOPIC t (CONSUMER c [WITH (type = 'shared')]) ...
+		st.queue.mu.Lock()
+		st.queue.shared = strings.Contains(strings.ToLower(q), "'shared'")
+		st.queue.mu.Unlock()
 	}
 	be.Send(&pgproto3.CommandComplete{CommandTag: []byte(strings.Join(words[:min(2, len(words))], " "))})
 }

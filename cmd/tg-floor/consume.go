@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// The consume floor: what any server must do for the bench's consume
+// workload under topicgate's promises for a streaming consumer. A
+// partition is read by one session at a time (a session takes a free
+// partition at its first read and keeps it until it disconnects; with none
+// free it reads nothing, as topicgate's consumer group gives each
+// partition to one session). A read sends the next rows of the session's
+// partition, then makes the consumer's new position durable (one synced
+// record) before it completes. It skips the consumer group's rebalancing
+// and reading the bodies from disk (they stay in memory from the
+// prefill).
+
+// claim returns the partition the session reads (claimed, or -1), taking
+// a free one if it holds none.
+func (q *queue) claim(claimed int) int {
+	if claimed >= 0 {
+		return claimed
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.owned) < len(q.parts) {
+		q.owned = append(q.owned, false)
+	}
+	for p := range q.parts {
+		if !q.owned[p] {
+			q.owned[p] = true
+			return p
+		}
+	}
+	return -1
+}
+
+// unclaim frees partition p (the session ended).
+func (q *queue) unclaim(p int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if p >= 0 && p < len(q.owned) {
+		q.owned[p] = false
+		if q.freed != nil {
+			q.freed <- p
+		}
+	}
+}
+
+// readNext returns up to n messages of partition p after its position,
+// and moves the position past them.
+func (q *queue) readNext(p, n int) []taken {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []taken
+	for len(out) < n && q.next[p] < len(q.parts[p]) {
+		out = append(out, taken{p, q.next[p], q.parts[p][q.next[p]]})
+		q.next[p]++
+	}
+	return out
+}
+
+// consumeRead answers a streaming consumer's read for the session holding
+// *claimed: its rows first (written to conn, encoded in *buf, the
+// session's), then the position's synced record, then the command's
+// completion.
+func (st *state) consumeRead(conn net.Conn, be *pgproto3.Backend, p portal, claimed *int, buf *[]byte) error {
+	*claimed = st.queue.claim(*claimed)
+	var got []taken
+	if *claimed >= 0 {
+		got = st.queue.readNext(*claimed, p.limit)
+	}
+	if len(got) > 0 {
+		// The rows, encoded straight into one buffer and written at once
+		// (building a pgproto3.DataRow per row allocates per column).
+		if err := be.Flush(); err != nil {
+			return err
+		}
+		*buf = appendRows((*buf)[:0], p, got)
+		if _, err := conn.Write(*buf); err != nil {
+			return err
+		}
+		last := got[len(got)-1]
+		st.log.write([][]byte{record(last.part, last.off+1, 2)})
+	}
+	be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", len(got))})
+	return nil
+}
+
+// appendRows appends a DataRow message per message to b, with the
+// portal's columns and result formats.
+func appendRows(b []byte, p portal, got []taken) []byte {
+	for _, m := range got {
+		start := len(b)
+		b = append(b, 'D', 0, 0, 0, 0)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(p.cols)))
+		for j, c := range p.cols {
+			var v int64
+			switch c {
+			case "partition":
+				v = int64(m.part)
+			case "offset":
+				v = int64(m.off)
+			default:
+				b = binary.BigEndian.AppendUint32(b, uint32(len(m.body)))
+				b = append(b, m.body...)
+				continue
+			}
+			if format(p.formats, j) == 1 {
+				b = binary.BigEndian.AppendUint32(b, 8)
+				b = binary.BigEndian.AppendUint64(b, uint64(v))
+				continue
+			}
+			lenAt := len(b)
+			b = strconv.AppendInt(append(b, 0, 0, 0, 0), v, 10)
+			binary.BigEndian.PutUint32(b[lenAt:], uint32(len(b)-lenAt-4))
+		}
+		binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-1))
+	}
+	return b
+}
