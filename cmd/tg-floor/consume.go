@@ -12,32 +12,36 @@ import (
 // The consume floor: what any server must do for the bench's consume
 // workload under topicgate's promises for a streaming consumer. A
 // partition is read by one session at a time (a session takes a free
-// partition at its first read and keeps it until it disconnects; with none
-// free it reads nothing, as topicgate's consumer group gives each
-// partition to one session). A read sends the next rows of the session's
+// partition at its first read and keeps it until it disconnects or has
+// read it all; with none free it reads nothing, as topicgate's consumer
+// group gives each partition to one session). A read sends the next rows of the session's
 // partition, then makes the consumer's new position durable (one synced
 // record) before it completes. It skips the consumer group's rebalancing
 // and reading the bodies from disk (they stay in memory from the
 // prefill).
 
-// claim returns the partition the session reads (claimed, or -1), taking
-// a free one if it holds none.
+// claim returns the partition the session reads (claimed, or -1): the one
+// it holds while that has messages left, else a free one that has (the
+// drained one is let go), else the one it holds.
 func (q *queue) claim(claimed int) int {
-	if claimed >= 0 {
-		return claimed
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if claimed >= 0 && claimed < len(q.parts) && q.next[claimed] < len(q.parts[claimed]) {
+		return claimed
+	}
 	for len(q.owned) < len(q.parts) {
 		q.owned = append(q.owned, false)
 	}
 	for p := range q.parts {
-		if !q.owned[p] {
+		if !q.owned[p] && q.next[p] < len(q.parts[p]) {
 			q.owned[p] = true
+			if claimed >= 0 && claimed < len(q.owned) {
+				q.owned[claimed] = false
+			}
 			return p
 		}
 	}
-	return -1
+	return claimed
 }
 
 // unclaim frees partition p (the session ended).
@@ -65,15 +69,20 @@ func (q *queue) readNext(p, n int) []taken {
 	return out
 }
 
-// consumeRead answers a streaming consumer's read for the session holding
-// *claimed: its rows first (written to conn, encoded in *buf, the
-// session's), then the position's synced record, then the command's
-// completion.
-func (st *state) consumeRead(conn net.Conn, be *pgproto3.Backend, p portal, claimed *int, buf *[]byte) error {
-	*claimed = st.queue.claim(*claimed)
+// consumeRead answers a streaming consumer's read for session ss: its
+// rows first (encoded into the session's buffer and written to conn), then
+// in autocommit the new position's synced record, then the command's
+// completion. In a transaction the position's record waits for COMMIT.
+func (st *state) consumeRead(conn net.Conn, be *pgproto3.Backend, p portal, ss *session) error {
+	if ss.tx == nil || ss.tx.from < 0 { // a transaction reads one partition
+		ss.claimed = st.queue.claim(ss.claimed)
+	}
 	var got []taken
-	if *claimed >= 0 {
-		got = st.queue.readNext(*claimed, p.limit)
+	if ss.claimed >= 0 {
+		if ss.tx != nil && ss.tx.from < 0 {
+			ss.tx.from = st.queue.position(ss.claimed)
+		}
+		got = st.queue.readNext(ss.claimed, p.limit)
 	}
 	if len(got) > 0 {
 		// The rows, encoded straight into one buffer and written at once
@@ -81,12 +90,17 @@ func (st *state) consumeRead(conn net.Conn, be *pgproto3.Backend, p portal, clai
 		if err := be.Flush(); err != nil {
 			return err
 		}
-		*buf = appendRows((*buf)[:0], p, got)
-		if _, err := conn.Write(*buf); err != nil {
+		ss.rowBuf = appendRows(ss.rowBuf[:0], p, got)
+		if _, err := conn.Write(ss.rowBuf); err != nil {
 			return err
 		}
 		last := got[len(got)-1]
-		st.log.write([][]byte{record(last.part, last.off+1, 2)})
+		pos := record(last.part, last.off+1, 2)
+		if ss.tx != nil {
+			ss.tx.pos = pos
+		} else {
+			st.log.write([][]byte{pos})
+		}
 	}
 	be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", len(got))})
 	return nil

@@ -1,28 +1,31 @@
-// Command tg-floor measures the floor under the bench's ingest, queue and
-// consume workloads on a machine: the fastest a Go server can acknowledge
-// INSERTs and COPYs over the PostgreSQL protocol when every acknowledged
-// message must be on disk. It does only what any such server must: read the statement, append the
-// messages to a log file, fdatasync it (one sync at a time, with everything
-// that arrived meanwhile grouped into the next one, as Pebble's WAL does),
-// and reply. It skips what topicgate adds on top: SQL, topics, partitions,
+// Command tg-floor measures the floor under the bench's workloads (all but
+// latency) on a machine: the fastest a Go server can answer them over the
+// PostgreSQL protocol when everything it acknowledges must be on disk. It
+// does only what any such server must: read the statement, append the
+// messages to a log file, fdatasync it (one sync at a time, with
+// everything that arrived meanwhile grouped into the next one, as Pebble's
+// WAL does), and reply. It skips what topicgate adds on top: SQL, topics,
 // keys, the memtable, flushes, recovery. It answers the bench's DDL with a
 // command tag, its INSERTs by their parameters, its COPYs by their rows
 // (counted in the binary COPY data), and its checking queries with the
-// rows they expect (a (partition, offset) row per stored message, and the
-// stored (producer_id, seqno) pairs, duplicates skipped as topicgate does).
+// rows they expect (a (partition, offset) row per stored message, the
+// stored (producer_id, seqno) pairs, duplicates skipped as topicgate does,
+// and what committed transactions wrote).
 //
 // For the queue workload it keeps a shared consumer's promises and no
 // more (queue.go): an acquisition's delivery counts are synced before its
 // rows go out, a pipeline's acknowledgements are synced once, at its Sync.
 // For the consume workload it keeps a streaming consumer's (consume.go):
 // a partition is one session's, and a read's new position is synced
-// before the read completes.
+// before the read completes. For rpw it keeps a transaction's (txn.go):
+// what a transaction wrote and the position it read to are synced
+// together at COMMIT.
 //
 // The bench runs it in place of the server (docs/performance/limits.md):
 //
 //	go build -o /tmp/tg-floor ./cmd/tg-floor
 //	TG_CMD="/tmp/tg-floor --listen \$TG_LISTEN --data-dir \$TG_DATA_DIR" \
-//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue,consume
+//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue,consume,rpw
 //
 // The log is one file pre-written with zeros and written over from its
 // start when full, so a sync costs what overwriting a recycled WAL costs.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -242,4 +243,94 @@ func connectAgain(t *testing.T, c *pgx.Conn) *pgx.Conn {
 	}
 	t.Cleanup(func() { d.Close(context.Background()) })
 	return d
+}
+
+// TestRPWStatements drives the read-process-write floor as the bench's rpw
+// workload does (tg.go's tgProcessor): BEGIN, a consumer read, an INSERT
+// of what it read, COMMIT. A rolled-back transaction's read is read again;
+// a committed one's output is counted and read back.
+func TestRPWStatements(t *testing.T) {
+	for _, usePebble := range []bool{false, true} {
+		a := floorConn(t, usePebble)
+		ctx := context.Background()
+		for _, q := range []string{"CREATE TOPIC rpw_in (CONSUMER c) WITH (min_active_partitions = 2)", "CREATE TOPIC rpw_out WITH (min_active_partitions = 2)"} {
+			if _, err := a.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var rows [][]any
+		for i := range 10 {
+			rows = append(rows, []any{int64(i % 2), []byte(fmt.Sprint("m", i))})
+		}
+		if n, err := a.CopyFrom(ctx, pgx.Identifier{"rpw_in"}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || n != 10 {
+			t.Fatalf("prefill: %d rows, %v", n, err)
+		}
+		process := func(commit bool) []string {
+			t.Helper()
+			tx, err := a.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			var bodies []string
+			var args []any
+			got, err := tx.Query(ctx, "SELECT partition, offset, data FROM rpw_in WITH (CONSUMER = c) LIMIT 3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for got.Next() {
+				var p, o int64
+				var d []byte
+				if err := got.Scan(&p, &o, &d); err != nil {
+					t.Fatal(err)
+				}
+				bodies, args = append(bodies, string(d)), append(args, d)
+			}
+			if len(args) == 0 {
+				return nil
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO rpw_out (data) VALUES "+strings.Repeat("($1),", len(args)-1)+fmt.Sprintf("($%d)", len(args)), args...); err != nil {
+				t.Fatal(err)
+			}
+			if commit {
+				err = tx.Commit(ctx)
+			} else {
+				err = tx.Rollback(ctx)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return bodies
+		}
+		first := process(true)
+		undone := process(false)
+		again := process(true)
+		if strings.Join(undone, ",") != strings.Join(again, ",") || len(first) != 3 || first[0] == again[0] {
+			t.Fatalf("pebble %v: read %v, rolled back %v, then read %v", usePebble, first, undone, again)
+		}
+		for process(true) != nil {
+		}
+		var out []string
+		got, err := a.Query(ctx, "SELECT data FROM rpw_out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for got.Next() {
+			var d []byte
+			if err := got.Scan(&d); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(d))
+		}
+		// Partition 0, then (drained) partition 1, each message once.
+		if strings.Join(out, ",") != "m0,m2,m4,m6,m8,m1,m3,m5,m7,m9" {
+			t.Fatalf("pebble %v: rpw_out holds %v, want each message once, partition 0 first", usePebble, out)
+		}
+		for name, want := range map[string]int{"rpw_in": 10, "rpw_out": 10} {
+			rows, err := pgx.CollectRows(mustQuery(t, a, "SELECT partition, offset FROM "+name), func(pgx.CollectableRow) (bool, error) { return true, nil })
+			if err != nil || len(rows) != want {
+				t.Fatalf("pebble %v: %s counts %d (%v), want %d", usePebble, name, len(rows), err, want)
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,9 +21,55 @@ type state struct {
 	queue queue
 
 	mu     sync.Mutex
-	stored int64
+	tables map[string]*table // by name, since the last DROP
 	pairs  []pair
 	last   map[string]int64
+}
+
+// table is what a checking query of one topic needs: how many messages
+// it holds, and the bodies of those a transaction published (rpw's
+// output, read back whole).
+type table struct {
+	stored int64
+	bodies [][]byte
+}
+
+// table returns the named table's state, created on first use; st.mu is
+// held.
+func (st *state) table(name string) *table {
+	if st.tables == nil {
+		st.tables = map[string]*table{}
+	}
+	t := st.tables[name]
+	if t == nil {
+		t = &table{}
+		st.tables[name] = t
+	}
+	return t
+}
+
+// session is one connection's state between statements.
+type session struct {
+	acks    [][]byte // the pipeline's acknowledgements, made durable at Sync
+	claimed int      // the partition it reads as a streaming consumer, or -1
+	rowBuf  []byte   // a read's rows, encoded
+	tx      *txn     // the open transaction (BEGIN ... COMMIT), or nil
+}
+
+// txn is an open transaction (txn.go).
+type txn struct {
+	from   int      // the read partition's position at its first read, or -1
+	pos    []byte   // the position record a read left, written at COMMIT
+	table  string   // where the staged bodies go
+	staged [][]byte // INSERTed bodies, published at COMMIT
+}
+
+// status is the session's ReadyForQuery status: in a transaction or idle.
+func (s *session) status() byte {
+	if s.tx != nil {
+		return 'T'
+	}
+	return 'I'
 }
 
 type pair struct {
@@ -35,6 +82,7 @@ type pair struct {
 // consumer's read) or a DELETE (an acknowledgement), and its parameters'
 // types.
 type stmt struct {
+	table    string // the topic it names
 	insert   bool
 	del      bool
 	consumer bool
@@ -70,7 +118,7 @@ func oidOf(col string) uint32 {
 func parse(query string) stmt {
 	q := strings.TrimSpace(query)
 	upper := strings.ToUpper(q)
-	var s stmt
+	s := stmt{table: tableName(q)}
 	switch {
 	case strings.HasPrefix(upper, "INSERT"):
 		s.insert = true
@@ -96,6 +144,37 @@ func parse(query string) stmt {
 		s.params = []uint32{oidInt8, oidInt8Array}
 	}
 	return s
+}
+
+// tableName is the topic a statement names: the word after INTO, FROM or
+// COPY, unquoted.
+func tableName(q string) string {
+	words := strings.Fields(q)
+	for i, w := range words[:max(len(words)-1, 0)] {
+		switch strings.ToUpper(w) {
+		case "INTO", "FROM", "COPY":
+			name, _, _ := strings.Cut(words[i+1], "(")
+			return strings.Trim(name, `"`)
+		}
+	}
+	return ""
+}
+
+// copyArgs copies a Bind's parameters into one buffer.
+func copyArgs(params [][]byte) [][]byte {
+	n := 0
+	for _, a := range params {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(params))
+	for i, a := range params {
+		if a != nil {
+			buf = append(buf, a...)
+			out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+		}
+	}
+	return out
 }
 
 func splitCols(list string) []string {
@@ -143,10 +222,11 @@ func serve(c net.Conn, st *state) {
 	}
 	stmts := map[string]stmt{}
 	var p portal
-	var acks [][]byte // the pipeline's acknowledgements, made durable at Sync
-	claimed := -1     // the partition this session reads as a streaming consumer
-	var rowBuf []byte // its rows, encoded
-	defer func() { st.queue.unclaim(claimed) }()
+	ss := &session{claimed: -1}
+	defer func() {
+		st.txnStatement("ROLLBACK", ss) // an open transaction ends with the session
+		st.queue.unclaim(ss.claimed)
+	}()
 	for {
 		m, err := be.Receive()
 		if err != nil {
@@ -154,8 +234,8 @@ func serve(c net.Conn, st *state) {
 		}
 		switch m := m.(type) {
 		case *pgproto3.Query:
-			st.simple(be, m.String)
-			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+			st.simple(be, m.String, ss)
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: ss.status()})
 			if be.Flush() != nil {
 				return
 			}
@@ -171,16 +251,21 @@ func serve(c net.Conn, st *state) {
 			be.Send(&pgproto3.ParameterDescription{ParameterOIDs: s.params})
 			be.Send(s.rowDescription(nil))
 		case *pgproto3.Bind:
-			p = portal{stmt: stmts[m.PreparedStatement], args: m.Parameters, formats: m.ResultFormatCodes}
+			// Copied: a Receive's message is only valid until the next
+			// Receive, and Execute comes in another.
+			p = portal{stmt: stmts[m.PreparedStatement], args: copyArgs(m.Parameters), formats: slices.Clone(m.ResultFormatCodes)}
 			be.Send(&pgproto3.BindComplete{})
 		case *pgproto3.Execute:
 			switch {
+			case p.insert && ss.tx != nil:
+				n := ss.tx.stage(p)
+				be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "INSERT 0 %d", n)})
 			case p.insert:
 				n := st.insert(p)
 				be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("INSERT 0 %d", n))})
 			case p.del:
 				var n int
-				if acks, n, err = ack(p, acks); err != nil {
+				if ss.acks, n, err = ack(p, ss.acks); err != nil {
 					be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: "22P03", Message: err.Error()})
 					continue
 				}
@@ -188,18 +273,18 @@ func serve(c net.Conn, st *state) {
 			case p.consumer && st.queue.shared:
 				st.acquire(be, p)
 			case p.consumer:
-				if st.consumeRead(c, be, p, &claimed, &rowBuf) != nil {
+				if st.consumeRead(c, be, p, ss) != nil {
 					return
 				}
 			default:
 				st.selectRows(be, p)
 			}
 		case *pgproto3.Sync:
-			if len(acks) > 0 {
-				st.log.write(acks)
-				acks = nil
+			if len(ss.acks) > 0 {
+				st.log.write(ss.acks)
+				ss.acks = nil
 			}
-			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: ss.status()})
 			if be.Flush() != nil {
 				return
 			}
@@ -239,7 +324,7 @@ func (st *state) insert(p portal) int {
 		}
 		msgs = append(msgs, row[width-1]) // the data column, last in the bench's lists
 	}
-	st.stored += int64(len(msgs))
+	st.table(p.table).stored += int64(len(msgs))
 	st.mu.Unlock()
 	if len(msgs) > 0 {
 		st.log.write(msgs)
@@ -251,10 +336,16 @@ func (st *state) insert(p portal) int {
 // (partition, offset) row per stored message.
 func (st *state) selectRows(be *pgproto3.Backend, p portal) {
 	st.mu.Lock()
-	stored, pairs := st.stored, st.pairs
+	t := st.table(p.table)
+	stored, bodies, pairs := t.stored, t.bodies, st.pairs
 	st.mu.Unlock()
 	n := int64(0)
-	if len(p.cols) > 0 && p.cols[0] == "producer_id" {
+	if len(p.cols) == 1 && p.cols[0] == "data" { // a transaction's output, read back
+		for _, b := range bodies {
+			be.Send(&pgproto3.DataRow{Values: [][]byte{b}})
+		}
+		n = int64(len(bodies))
+	} else if len(p.cols) > 0 && p.cols[0] == "producer_id" {
 		for _, pr := range pairs {
 			be.Send(&pgproto3.DataRow{Values: [][]byte{[]byte(pr.producer), int8Value(pr.seqno, format(p.formats, 1))}})
 		}
@@ -285,13 +376,16 @@ func int8Value(v int64, f int16) []byte {
 
 // simple answers a simple-protocol statement: a COPY FROM STDIN, a DROP
 // (which forgets what was stored), or anything else with its command tag.
-func (st *state) simple(be *pgproto3.Backend, q string) {
+func (st *state) simple(be *pgproto3.Backend, q string, ss *session) {
 	words := strings.Fields(strings.ToUpper(q))
 	if len(words) == 0 {
 		be.Send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
 	switch words[0] {
+	case "BEGIN", "COMMIT", "ROLLBACK":
+		be.Send(&pgproto3.CommandComplete{CommandTag: []byte(st.txnStatement(words[0], ss))})
+		return
 	case "COPY":
 		n, err := st.copyIn(be, q)
 		if err != nil {
@@ -302,7 +396,7 @@ func (st *state) simple(be *pgproto3.Backend, q string) {
 		return
 	case "DROP":
 		st.mu.Lock()
-		st.stored, st.pairs, st.last = 0, nil, map[string]int64{}
+		st.tables, st.pairs, st.last = nil, nil, map[string]int64{}
 		st.mu.Unlock()
 		st.queue.reset()
 	case "CREATE":
@@ -343,7 +437,7 @@ func (st *state) copyIn(be *pgproto3.Backend, q string) (int, error) {
 				return 0, err
 			}
 			st.mu.Lock()
-			st.stored += int64(len(rows))
+			st.table(tableName(q)).stored += int64(len(rows))
 			st.mu.Unlock()
 			st.log.write(rows)
 			if partCol { // a drain workload's prefill: (partition, data)
