@@ -79,23 +79,10 @@ func TestQueueStatements(t *testing.T) {
 		if _, err := c.Exec(ctx, "CREATE TOPIC bench_queue (CONSUMER w WITH (type = 'shared')) WITH (min_active_partitions = 4)"); err != nil {
 			t.Fatal(err)
 		}
-		var rows [][]any
-		for i := range 25 {
-			rows = append(rows, []any{int64(i % 4), []byte(fmt.Sprint("m", i))})
-		}
-		if n, err := c.CopyFrom(ctx, pgx.Identifier{"bench_queue"}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || n != 25 {
-			t.Fatalf("prefill: %d rows, %v", n, err)
-		}
+		prefill(t, c, "bench_queue", 4, 25)
 		seen := map[string]bool{}
 		for {
-			got, err := pgx.CollectRows(mustQuery(t, c, "SELECT partition, offset, data FROM bench_queue WITH (CONSUMER = w) LIMIT 10"),
-				func(r pgx.CollectableRow) (qrow, error) {
-					var m qrow
-					return m, r.Scan(&m.part, &m.off, &m.data)
-				})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := readRows(t, c, "SELECT partition, offset, data FROM bench_queue WITH (CONSUMER = w) LIMIT 10")
 			if len(got) == 0 {
 				break
 			}
@@ -120,6 +107,32 @@ func TestQueueStatements(t *testing.T) {
 		}
 		c.Close(ctx)
 	}
+}
+
+// prefill copies n messages m0, m1, ... into topic, message i into
+// partition i%parts, as the bench's drain workloads prefill.
+func prefill(t *testing.T, c *pgx.Conn, topic string, parts, n int) {
+	t.Helper()
+	var rows [][]any
+	for i := range n {
+		rows = append(rows, []any{int64(i % parts), []byte(fmt.Sprint("m", i))})
+	}
+	if got, err := c.CopyFrom(context.Background(), pgx.Identifier{topic}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || got != int64(n) {
+		t.Fatalf("prefill: %d rows, %v", got, err)
+	}
+}
+
+// readRows runs a (partition, offset, data) query.
+func readRows(t *testing.T, c *pgx.Conn, sql string) []qrow {
+	t.Helper()
+	got, err := pgx.CollectRows(mustQuery(t, c, sql), func(r pgx.CollectableRow) (qrow, error) {
+		var m qrow
+		return m, r.Scan(&m.part, &m.off, &m.data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 type qrow struct {
@@ -181,25 +194,11 @@ func TestConsumeStatements(t *testing.T) {
 		if _, err := a.Exec(ctx, "CREATE TOPIC bench_log (CONSUMER c) WITH (min_active_partitions = 2)"); err != nil {
 			t.Fatal(err)
 		}
-		var rows [][]any
-		for i := range 20 {
-			rows = append(rows, []any{int64(i % 2), []byte(fmt.Sprint("m", i))})
-		}
-		if n, err := a.CopyFrom(ctx, pgx.Identifier{"bench_log"}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || n != 20 {
-			t.Fatalf("prefill: %d rows, %v", n, err)
-		}
+		prefill(t, a, "bench_log", 2, 20)
 		b, c := connectAgain(t, a), connectAgain(t, a)
 		read := func(conn *pgx.Conn) []qrow {
 			t.Helper()
-			got, err := pgx.CollectRows(mustQuery(t, conn, "SELECT partition, offset, data FROM bench_log WITH (CONSUMER = c) LIMIT 3"),
-				func(r pgx.CollectableRow) (qrow, error) {
-					var m qrow
-					return m, r.Scan(&m.part, &m.off, &m.data)
-				})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return got
+			return readRows(t, conn, "SELECT partition, offset, data FROM bench_log WITH (CONSUMER = c) LIMIT 3")
 		}
 		seen := map[string]bool{}
 		note := func(got []qrow, part int64) {
@@ -258,13 +257,7 @@ func TestRPWStatements(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var rows [][]any
-		for i := range 10 {
-			rows = append(rows, []any{int64(i % 2), []byte(fmt.Sprint("m", i))})
-		}
-		if n, err := a.CopyFrom(ctx, pgx.Identifier{"rpw_in"}, []string{"partition", "data"}, pgx.CopyFromRows(rows)); err != nil || n != 10 {
-			t.Fatalf("prefill: %d rows, %v", n, err)
-		}
+		prefill(t, a, "rpw_in", 2, 10)
 		process := func(commit bool) []string {
 			t.Helper()
 			tx, err := a.Begin(ctx)
