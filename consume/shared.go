@@ -162,11 +162,11 @@ func (rd *Reader) SharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *plan
 	if p.Action == topicstore.ActionAck {
 		verb = "DELETE"
 	}
-	ti, err := rd.cfg.Store.Topic(p.Topic)
+	parts, err := partitionCount(rd.cfg.Store, p.Topic)
 	if err != nil {
 		return "", txn.StoreError(err, p.Topic)
 	}
-	refs, err := evalRefs(ec, p.Refs, ti)
+	refs, err := evalRefs(ec, p.Refs, p.Topic, parts)
 	if err != nil {
 		return "", err
 	}
@@ -247,7 +247,20 @@ func reportOutcomes(out wire.Output, verb string, refs []topicstore.MsgRef, outc
 	return done
 }
 
-func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, ti topicstore.TopicInfo) ([]topicstore.MsgRef, error) {
+// partitionCount is how many partitions topic has, without gathering
+// their state when the store can tell (topicstore.PartitionCounter): an
+// acknowledgement checks its partitions on every execution.
+func partitionCount(s topicstore.Store, topic string) (int, error) {
+	if pc, ok := s.(topicstore.PartitionCounter); ok {
+		return pc.PartitionCount(topic)
+	}
+	ti, err := s.Topic(topic)
+	return len(ti.Partitions), err
+}
+
+// evalRefs evaluates an action's message references against topic's
+// parts partitions.
+func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, topic string, parts int) ([]topicstore.MsgRef, error) {
 	var refs []topicstore.MsgRef
 	seen := map[topicstore.MsgRef]bool{}
 	add := func(part int64, v any) error {
@@ -268,8 +281,8 @@ func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, ti topicstore.Top
 			return nil, err
 		}
 		part, ok := pv.(int64)
-		if !ok || part < 0 || int(part) >= len(ti.Partitions) {
-			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "partition %v does not exist in topic \"%s\"", pv, ti.Config.Name)
+		if !ok || part < 0 || int(part) >= parts {
+			return nil, pgerror.Newf(pgerror.CodeInvalidParameterValue, "partition %v does not exist in topic \"%s\"", pv, topic)
 		}
 		for _, e := range g.Offsets {
 			v, err := ec.Eval(e, nil)

@@ -63,6 +63,14 @@ type Configer interface {
 	TopicConfig(name string) (TopicConfig, error)
 }
 
+// PartitionCounter is implemented by stores that tell how many
+// partitions a topic has (inactive ones included: the length of
+// TopicInfo.Partitions) without gathering their state: what a statement
+// that names partitions checks them against, on every execution.
+type PartitionCounter interface {
+	PartitionCount(name string) (int, error)
+}
+
 // cloneACL deep-copies an access list.
 func cloneACL(acl []ACLItem) []ACLItem { return slices.Clone(acl) }
 

@@ -32,6 +32,11 @@ func (s *Store) Topic(name string) (topicstore.TopicInfo, error) {
 	return s.catalog.Topic(name)
 }
 
+// PartitionCount implements topicstore.PartitionCounter.
+func (s *Store) PartitionCount(name string) (int, error) {
+	return s.catalog.PartitionCount(name)
+}
+
 // TopicConfig implements topicstore.Configer.
 func (s *Store) TopicConfig(name string) (topicstore.TopicConfig, error) {
 	return s.catalog.TopicConfig(name)

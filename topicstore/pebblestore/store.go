@@ -502,6 +502,15 @@ func (s *PebbleStore) TopicConfig(name string) (topicstore.TopicConfig, error) {
 	return t.cfg, nil
 }
 
+// PartitionCount implements topicstore.PartitionCounter.
+func (s *PebbleStore) PartitionCount(name string) (int, error) {
+	t, err := s.lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	return len(t.parts), nil
+}
+
 // Topic returns a topic's definition and state.
 func (s *PebbleStore) Topic(name string) (topicstore.TopicInfo, error) {
 	t, err := s.lookup(name)

@@ -244,10 +244,17 @@ func setConsumer(name string, fn func(*topicstore.ConsumerConfig)) func(*topicst
 	}
 }
 
+// A store that counts partitions (topicstore.PartitionCounter) agrees
+// with it each time.
 func (e *env) info(name string) topicstore.TopicInfo {
 	e.t.Helper()
 	info, err := e.s.Topic(name)
 	require.NoError(e.t, err)
+	if pc, ok := e.s.(topicstore.PartitionCounter); ok {
+		n, err := pc.PartitionCount(name)
+		require.NoError(e.t, err)
+		require.Equal(e.t, len(info.Partitions), n, "PartitionCount of %q", name)
+	}
 	return info
 }
 

@@ -37,6 +37,10 @@ func testCreate(e *env) {
 
 	_, err = e.s.Topic("nope")
 	require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
+	if pc, ok := e.s.(topicstore.PartitionCounter); ok {
+		_, err = pc.PartitionCount("nope")
+		require.ErrorIs(t, err, topicstore.ErrTopicNotFound)
+	}
 }
 
 func testCreateInvalid(e *env) {

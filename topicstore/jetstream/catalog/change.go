@@ -286,6 +286,21 @@ func (c *Catalog) Topic(name string) (topicstore.TopicInfo, error) {
 	return t.Info(), nil
 }
 
+// PartitionCount implements topicstore.PartitionCounter, with Topic's
+// view of the catalog.
+func (c *Catalog) PartitionCount(name string) (int, error) {
+	if err := c.Known(name); err != nil {
+		return 0, err
+	}
+	c.h.Lock()
+	defer c.h.Unlock()
+	t := c.cfg.Fold.ByName[name]
+	if t == nil {
+		return 0, fmt.Errorf("%w: %q", topicstore.ErrTopicNotFound, name)
+	}
+	return len(t.Parts), nil
+}
+
 // TopicConfig implements topicstore.Configer: the topic's definition
 // without its partitions.
 func (c *Catalog) TopicConfig(name string) (topicstore.TopicConfig, error) {
