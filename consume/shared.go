@@ -3,6 +3,7 @@ package consume
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,26 +215,26 @@ func (rd *Reader) SharedAction(ctx context.Context, ec *rowexec.EvalCtx, p *plan
 		rd.cfg.Conn.Unhold(k, refs)
 	}
 	done := reportOutcomes(out, verb, refs, outcomes)
-	return fmt.Sprintf("%s %d", verb, done+inTx), nil
+	return verb + " " + strconv.Itoa(done+inTx), nil
 }
 
 // reportOutcomes counts the messages acted on and sends one NOTICE per kind
 // of failure, naming the first few messages.
 func reportOutcomes(out wire.Output, verb string, refs []topicstore.MsgRef, outcomes []topicstore.SharedOutcome) int {
 	done := 0
-	failed := map[topicstore.SharedOutcome][]string{}
+	var failed map[topicstore.SharedOutcome][]string // made for the first failure
 	for i, o := range outcomes {
 		if o == topicstore.OutcomeDone {
 			done++
 			continue
 		}
+		if failed == nil {
+			failed = map[topicstore.SharedOutcome][]string{}
+		}
 		failed[o] = append(failed[o], fmt.Sprintf("%d:%d", refs[i].Partition, refs[i].Offset))
 	}
-	why := map[topicstore.SharedOutcome]string{
-		topicstore.OutcomeNotHeld:  "not held by this session (never acquired, or held by another session)",
-		topicstore.OutcomeExpired:  "lock expired; the message went back to the queue",
-		topicstore.OutcomeFinished: "already acknowledged or archived",
-		topicstore.OutcomeUnknown:  "no such message",
+	if failed == nil {
+		return done
 	}
 	for _, o := range []topicstore.SharedOutcome{topicstore.OutcomeExpired, topicstore.OutcomeNotHeld, topicstore.OutcomeFinished, topicstore.OutcomeUnknown} {
 		if ms := failed[o]; len(ms) > 0 {
@@ -241,10 +242,18 @@ func reportOutcomes(out wire.Output, verb string, refs []topicstore.MsgRef, outc
 			if len(shown) > 10 {
 				shown = append(shown[:10:10], "...")
 			}
-			out.Notice(pgerror.CodeWarning, fmt.Sprintf("%s skipped %d message(s), %s: %s", verb, len(ms), why[o], strings.Join(shown, ", ")))
+			out.Notice(pgerror.CodeWarning, fmt.Sprintf("%s skipped %d message(s), %s: %s", verb, len(ms), outcomeWhy[o], strings.Join(shown, ", ")))
 		}
 	}
 	return done
+}
+
+// outcomeWhy says why an action skipped a message, by outcome.
+var outcomeWhy = map[topicstore.SharedOutcome]string{
+	topicstore.OutcomeNotHeld:  "not held by this session (never acquired, or held by another session)",
+	topicstore.OutcomeExpired:  "lock expired; the message went back to the queue",
+	topicstore.OutcomeFinished: "already acknowledged or archived",
+	topicstore.OutcomeUnknown:  "no such message",
 }
 
 // partitionCount is how many partitions topic has, without gathering
