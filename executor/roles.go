@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"slices"
 	"strings"
 
 	"topicgate/acl"
@@ -231,29 +230,20 @@ func (s *Session) Signal(pid int64, terminate bool) (bool, error) {
 	}
 	// A session of another gateway: sys.sessions (which asks them) says
 	// whose it is; this gateway decides, that one acts.
-	rows, err := s.eng.views.Rows("sessions")
-	if err != nil {
+	sv, _, found, err := s.eng.views.FindSession(pid)
+	if err != nil || !found {
 		return false, err
 	}
-	names := catalog.SysViews["sessions"].Names
-	pidCol, userCol := slices.Index(names, "pid"), slices.Index(names, "user")
-	for _, r := range rows {
-		if r[pidCol] != pid {
-			continue
-		}
-		user, _ := r[userCol].(string)
-		if err := s.eng.authz.CanSignal(s.id, s.eng.authz.SessionOf(user), terminate); err != nil {
-			return false, err
-		}
-		if pid < 0 && !terminate {
-			return false, nil // a Kafka request is not canceled
-		}
-		// A Kafka connection's negative pid goes as its 32 bits: the
-		// gateway that hears it tells it from a process id by its sign.
-		s.eng.remoteSignal(uint32(pid), terminate)
-		return true, nil
+	if err := s.eng.authz.CanSignal(s.id, s.eng.authz.SessionOf(sv.User), terminate); err != nil {
+		return false, err
 	}
-	return false, nil
+	if pid < 0 && !terminate {
+		return false, nil // a Kafka request is not canceled
+	}
+	// A Kafka connection's negative pid goes as its 32 bits: the
+	// gateway that hears it tells it from a process id by its sign.
+	s.eng.remoteSignal(uint32(pid), terminate)
+	return true, nil
 }
 
 // signalKafka is pg_cancel_backend and pg_terminate_backend of the Kafka

@@ -28,7 +28,9 @@
 // On a store several gateways share (topicstore.Gatherer), sys.sessions
 // and sys.transactions show every live gateway's sessions, each gateway
 // answering for its own, and sys.consumers names the gateway and session
-// reading a partition wherever it runs.
+// reading a partition wherever it runs. FindSession finds one session by
+// pid for a signal: it asks a gateway that missed the gathering alone,
+// and reports an outcome it cannot know as an error, not as "none".
 //
 // Files:
 //   - views.go: Views, Local, Rows (the one switch over the views),

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"topicgate/sql/pgerror"
 	"topicgate/sql/values"
 	"topicgate/topicstore"
 )
@@ -29,6 +31,15 @@ import (
 
 // gatherSessions is the kind of question Gather asks for sessions.
 const gatherSessions = "sessions"
+
+// askSession is the kind of Ask that asks one gateway for one of its
+// sessions by pid (FindSession), and askSessionWait how long FindSession
+// waits for the gateways that a Gather missed: much longer than the
+// Gather's second, since its answer decides a signal's outcome.
+const (
+	askSession     = "session"
+	askSessionWait = 5 * time.Second
+)
 
 // SessionView is one session as sys.sessions and sys.transactions show
 // it: a PostgreSQL session, or a Kafka connection (Protocol "kafka",
@@ -127,13 +138,69 @@ func (v *Views) serveSessions() {
 	}); err != nil {
 		slog.Warn("sys.sessions will show only this gateway's sessions", "err", err)
 	}
+	if err := g.Answer(askSession, func(_ context.Context, data []byte) []byte {
+		pid, err := strconv.ParseInt(string(data), 10, 64)
+		if err == nil {
+			for _, sv := range v.localSessions() {
+				if sv.PID == pid {
+					b, _ := json.Marshal(sv)
+					return b
+				}
+			}
+		}
+		return []byte("null")
+	}); err != nil {
+		slog.Warn("other gateways cannot signal this gateway's sessions", "err", err)
+	}
 }
 
-// allSessions returns every gateway's sessions, this one's first. On a
-// cluster, gateways that did not answer are logged.
-func (v *Views) allSessions() []gatewaySessions {
+// FindSession returns the session whose sys.sessions pid is pid, on any
+// gateway, and the gateway that holds it ("" on the embedded store). When
+// no gateway that answered has it but some did not answer the Gather
+// within its second, each of those is asked for that pid alone, for up to
+// askSessionWait: a signal must not answer "no such process" for a
+// session that a slow gateway holds. If one still does not answer, the
+// outcome is not known, and the error (57P03) names it.
+func (v *Views) FindSession(pid int64) (sv SessionView, gateway string, found bool, err error) {
+	all, missing := v.allSessions()
+	for _, g := range all {
+		for _, sv := range g.Sessions {
+			if sv.PID == pid {
+				return sv, g.Gateway, true, nil
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return SessionView{}, "", false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), askSessionWait)
+	defer cancel()
+	var silent []string
+	for _, gw := range missing {
+		b, err := v.gather.Ask(ctx, gw, askSession, strconv.AppendInt(nil, pid, 10))
+		if err != nil {
+			silent = append(silent, gw)
+			continue
+		}
+		var got *SessionView
+		if json.Unmarshal(b, &got) == nil && got != nil {
+			return *got, gw, true, nil
+		}
+	}
+	if len(silent) > 0 {
+		return SessionView{}, "", false, pgerror.Newf(pgerror.CodeCannotConnectNow,
+			"gateway %s did not answer within %v: whether process %d is a session of theirs is not known",
+			strings.Join(silent, ", "), askSessionWait, pid).
+			WithHint("Nothing was signaled. Retry once the gateway answers, or once its heartbeat expires if it is gone.")
+	}
+	return SessionView{}, "", false, nil
+}
+
+// allSessions returns every gateway's sessions, this one's first, and
+// the gateways that did not answer (on a cluster; they are logged).
+func (v *Views) allSessions() ([]gatewaySessions, []string) {
 	if v.gather == nil {
-		return []gatewaySessions{{Sessions: v.localSessions()}}
+		return []gatewaySessions{{Sessions: v.localSessions()}}, nil
 	}
 	got, err := v.gather.Gather(context.Background(), gatherSessions)
 	var res []gatewaySessions
@@ -151,13 +218,14 @@ func (v *Views) allSessions() []gatewaySessions {
 	if err != nil {
 		slog.Warn("sys.sessions: only this gateway's sessions are shown", "err", err)
 	}
-	return res
+	return res, got.Missing
 }
 
 // sessionRows builds sys.sessions.
 func (v *Views) sessionRows() [][]any {
 	var rows [][]any
-	for _, g := range v.allSessions() {
+	all, _ := v.allSessions()
+	for _, g := range all {
 		for _, sv := range g.Sessions {
 			var txnID, age, msgs, bytes any
 			if t := sv.Txn; t != nil {
@@ -187,7 +255,8 @@ func (v *Views) sessionRows() [][]any {
 // transaction included, as of its previous statement).
 func (v *Views) transactionRows() [][]any {
 	var rows [][]any
-	for _, g := range v.allSessions() {
+	all, _ := v.allSessions()
+	for _, g := range all {
 		for _, sv := range g.Sessions {
 			t := sv.Txn
 			if t == nil {
@@ -211,7 +280,8 @@ func (v *Views) remoteHolders() map[heldKey]remoteHolder {
 		return nil
 	}
 	m := map[heldKey]remoteHolder{}
-	for _, g := range v.allSessions() {
+	all, _ := v.allSessions()
+	for _, g := range all {
 		for _, sv := range g.Sessions {
 			for _, h := range sv.Held {
 				for _, p := range h.Partitions {
