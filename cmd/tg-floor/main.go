@@ -42,6 +42,8 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"net/http"
+	_ "net/http/pprof" // -http: profiles comparable with topicgate's
 	"os"
 	"path/filepath"
 )
@@ -52,7 +54,11 @@ func main() {
 	logSize := flag.Int64("log-size", 256<<20, "log file size; writes wrap to its start")
 	usePebble := flag.Bool("pebble", false, "store each message under its own key in a Pebble database instead of appending to one file")
 	hops := flag.Bool("hops", false, "pass each append through a committer goroutine and each sync's answers through a syncer goroutine, as topicgate's embedded store does")
+	httpAddr := flag.String("http", "", "address for /debug/pprof (off when empty), to profile the floor as docs/performance/profile.sh profiles topicgate")
 	flag.Parse()
+	if *httpAddr != "" {
+		go func() { log.Print(http.ListenAndServe(*httpAddr, nil)) }()
+	}
 	if *dir == "" {
 		log.Fatal("tg-floor: --data-dir is required")
 	}
