@@ -15,7 +15,9 @@ import (
 // bare message column, the read encodes each message's DataRow straight
 // from the store's memory during the Scan callback (wire.RowEncoder),
 // instead of boxing every value into a []any row and copying the body to
-// outlive the callback. The rows are sent only after the read's positions
+// outlive the callback. A shared consumer's read encodes its acquired
+// messages the same way (sharedRows) unless it projects delivery_count or
+// locked_until. The rows are sent only after the read's positions
 // were committed (or recorded in the transaction), so a read retried after
 // a conflict simply drops what it encoded.
 

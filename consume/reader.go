@@ -68,9 +68,9 @@ func NewReader(cfg Config) *Reader {
 // Open opens a read as a consumer: a streaming consumer's read from its
 // held partitions (read.go) or a shared consumer's acquisition
 // (shared.go), or under EXPLAIN ANALYZE a read that moves and locks
-// nothing. direct, when not nil, offers an encoder a streaming read
-// without a filter may encode its rows into (direct.go; Encoded finds
-// them).
+// nothing. direct, when not nil, offers an encoder a read without a
+// filter (streaming or shared) may encode its rows into (direct.go;
+// Encoded finds them).
 func (rd *Reader) Open(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
 	if !n.Fused {
 		return nil, pgerror.AssertionFailed("a read as consumer \"%s\" without its projection (rule fuseConsumerRead)", n.Read.Consumer)
@@ -79,7 +79,7 @@ func (rd *Reader) Open(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.Con
 	case ec.Analyzing():
 		return rd.analyze(ctx, ec, n)
 	case n.Read.Shared:
-		return rd.readShared(ctx, ec, n)
+		return rd.readShared(ctx, ec, n, direct)
 	}
 	return rd.read(ctx, ec, n, direct)
 }

@@ -24,7 +24,7 @@ type sharedKey = txn.SharedKey
 const defaultSharedLimit = 1000
 
 // readShared acquires up to LIMIT available messages under a lock.
-func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode) (rowexec.Iter, error) {
+func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
 	cr := n.Read
 	if n.Filter != nil {
 		// Every message acquired is locked and returned: the planner
@@ -82,7 +82,7 @@ func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantr
 			// (WaitDurable), so a crash cannot undo a delivery's count; the
 			// fsync is shared with the session's other pending work.
 			rd.pendingDurable = append(rd.pendingDurable, res.Wait)
-			rows, err := rd.sharedRows(ec, n, acq)
+			rows, err := rd.sharedRows(ec, n, acq, direct)
 			if err != nil {
 				refs := make([]topicstore.MsgRef, len(acq))
 				for i, a := range acq {
@@ -101,7 +101,7 @@ func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantr
 					rd.deliver.acquired = append(rd.deliver.acquired, sharedAcquired{k, refs})
 				}
 			}
-			return rowexec.Rows(rows), nil
+			return rows, nil
 		}
 		if err := res.Wait(); err != nil {
 			return nil, txn.StoreError(err, cr.Topic)
@@ -131,13 +131,29 @@ func (rd *Reader) readShared(ctx context.Context, ec *rowexec.EvalCtx, n *plantr
 	}
 }
 
-// sharedRows projects the acquired messages, every one a row.
-func (rd *Reader) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, acq []topicstore.Acquired) ([][]any, error) {
+// sharedRows projects the acquired messages, every one a row: encoded
+// straight into direct's encoder when it offers one and every column is a
+// bare message column (direct.go), as a streaming read's are. The rows
+// leave only after the delivery counts are durable either way: the
+// session's output waits for them (WaitDurable).
+func (rd *Reader) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, acq []topicstore.Acquired, direct func() *wire.RowEncoder) (rowexec.Iter, error) {
 	var nb int64
 	for i := range acq {
 		nb += int64(len(acq[i].Message.Body))
 	}
 	rd.noteRead(n.Read.Topic, int64(len(acq)), nb)
+	if direct != nil {
+		if cols := directCols(n); cols != nil {
+			enc := direct()
+			enc.Reset()
+			for i := range acq {
+				if err := encodeMsg(enc, cols, &acq[i].Message); err != nil {
+					return nil, err
+				}
+			}
+			return &encodedIter{enc: enc}, nil
+		}
+	}
 	rows := make([][]any, 0, len(acq))
 	mr := &rowexec.MsgRow{}
 	for i := range acq {
@@ -153,7 +169,7 @@ func (rd *Reader) sharedRows(ec *rowexec.EvalCtx, n *plantree.ConsumerReadNode, 
 		}
 		rows = append(rows, out)
 	}
-	return rows, nil
+	return rowexec.Rows(rows), nil
 }
 
 // SharedAction runs an ack (DELETE), release, reject or extend (UPDATE)
