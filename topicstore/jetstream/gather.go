@@ -24,8 +24,10 @@ import (
 // Every gateway renews its heartbeat for as long as it runs, and a
 // gateway that stops gracefully publishes one that has expired already,
 // so a gateway that left is not waited for; one that died is waited for
-// until gatherTimeout and named in Missing. An answer from a gateway not
-// yet known (it started a moment ago) is taken if it comes first.
+// until gatherTimeout and named in Missing. A Gather passes a read
+// barrier first, so a gateway whose Open returned before it is known; an
+// answer from a gateway not yet known (it started a moment ago) is taken
+// if it comes first.
 
 // gatherTimeout bounds a Gather (a live gateway answers in milliseconds).
 const gatherTimeout = time.Second
@@ -92,6 +94,17 @@ func (s *Store) Gather(ctx context.Context, kind string) (topicstore.Gathered, e
 	if fn != nil {
 		out.Answers = append(out.Answers, topicstore.GatewayAnswer{Gateway: self, Data: fn()})
 	}
+	// Whom to wait for is read from the fold, which trails the stream: a
+	// gateway that started a moment ago is known to the stream (its Open
+	// stored its first heartbeat) before this gateway's fold has applied
+	// it. A barrier first, bounded as the gathering is (on a miss the fold
+	// is read as it is, as a read would), so that a gateway whose Open
+	// returned is waited for (seen: pg_terminate_backend through A of a
+	// session B had just accepted answered false, no such process, while
+	// A's fold had not yet applied B's heartbeat and asked no one).
+	bctx, bcancel := context.WithTimeout(ctx, min(s.opts.Timeout, gatherTimeout))
+	_ = s.Barrier(bctx)
+	bcancel()
 	pending, silent := s.liveGateways()
 	if len(pending) == 0 {
 		out.Missing = silent

@@ -132,3 +132,25 @@ func TestGatherAsksAgain(t *testing.T) {
 	_, silent := a.liveGateways()
 	require.Empty(t, silent)
 }
+
+// TestGatherKnowsWhoStarted: a gateway whose Open has returned is waited
+// for by a Gather through another gateway, even while that one's fold has
+// not yet applied its first heartbeat (the read barrier fills it in).
+func TestGatherKnowsWhoStarted(t *testing.T) {
+	ctx := context.Background()
+	c := jstest.Start(t, 1)
+	o := Options{Replicas: 1, Stream: "TGSTARTED", Timeout: 2 * time.Second}
+	a := openStores(t, c, o, 1)[0]
+	require.NoError(t, a.Serve("who", func() []byte { return []byte("a") }))
+	a.cons.Stop() // a's fold learns nothing more unless asked to catch up
+	b := openStores(t, c, o, 1)[0]
+	require.NoError(t, b.Serve("who", func() []byte { return []byte("b") }))
+	require.NoError(t, b.nc.Flush())
+	wait, _ := a.liveGateways()
+	require.Empty(t, wait, "a's fold has not seen b's heartbeat")
+	g, err := a.Gather(ctx, "who")
+	require.NoError(t, err)
+	require.Len(t, g.Answers, 2)
+	require.Equal(t, b.GatewayID(), g.Answers[1].Gateway)
+	require.Empty(t, g.Missing)
+}
