@@ -182,17 +182,26 @@ func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicsto
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	got, err := topicstore.ReadRefs(ctx, s, t.cfg.Name, refs)
+	out := make([]topicstore.Acquired, len(refs))
+	have := make([]bool, len(refs))
+	var arena []byte // the bodies share it (Message.CloneIn)
+	left := len(refs)
+	err := topicstore.ScanRefs(ctx, s, t.cfg.Name, refs, func(i int, m *topicstore.Message) {
+		out[i] = topicstore.Acquired{Message: m.CloneIn(&arena, len(m.Body)*left), DeliveryCount: deliveries[i], LockedUntil: until}
+		have[i] = true
+		left--
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]topicstore.Acquired, 0, len(refs))
-	for i, r := range refs {
-		if msg, ok := got[r]; ok {
-			out = append(out, topicstore.Acquired{Message: msg, DeliveryCount: deliveries[i], LockedUntil: until})
+	n := 0
+	for i := range out {
+		if have[i] {
+			out[n] = out[i]
+			n++
 		}
 	}
-	return out, nil
+	return out[:n], nil
 }
 
 // SharedAction applies an action to messages the session holds; one
