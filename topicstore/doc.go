@@ -32,12 +32,12 @@
 //   - codec.go: the message codecs (ParseCodec, Compress, Decompress); readers decompress with Message.Decode.
 //   - lzo1x.go: an LZO1X-1 compressor for the lzop codec (github.com/anchore/go-lzo decompresses).
 //   - record.go: the record-batch format (header, message entries with their Kafka keys and headers, reference records, CRC32C) and its decoder.
-//   - message.go: a message's size as MaxMessageSize limits it, the checks every backend applies to it, Message.Clone.
+//   - message.go: a message's size as MaxMessageSize limits it, the checks every backend applies to it, Message.Clone and CloneIn (bodies copied into a shared arena).
 //   - chunks.go: a message's stored form (EncodeTail) and the Chunker that cuts a staging into StagedChunks.
-//   - refs.go: ReadRefs, which reads the messages a shared consumer picked, one Scan per partition.
+//   - refs.go: ScanRefs and ReadRefs, which read the messages a shared consumer picked, one Scan per partition.
 //
 // Why these are here and not in a backend: each is a contract type, or
-// code that keeps no backend state and reads no clock (ReadRefs reads
+// code that keeps no backend state and reads no clock (ScanRefs reads
 // only through the Store's own Scan), that both backends must apply the
 // same way, so there is one copy. Every backend must refuse the
 // same configs with the same errors (config.go); a key must land in the
