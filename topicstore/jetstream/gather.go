@@ -29,7 +29,8 @@ import (
 // answer from a gateway not yet known (it started a moment ago) is taken
 // if it comes first.
 
-// gatherTimeout bounds a Gather (a live gateway answers in milliseconds).
+// gatherTimeout bounds each of a Gather's two waits, its read barrier
+// and the answers (a live gateway answers in milliseconds).
 const gatherTimeout = time.Second
 
 // gatherReask is how long a Gather waits for the next answer before it
