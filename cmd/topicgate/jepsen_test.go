@@ -271,6 +271,10 @@ type jepsenState struct {
 	// stop, once set, ends the producer after its current INSERT (the
 	// cluster crash test stops its load so, with the gateways alive).
 	stop atomic.Bool
+	// committed receives (without blocking its sender) when a COMMIT is
+	// answered COMMIT: the cluster crash test waits for one before each
+	// fault.
+	committed chan struct{}
 
 	doubtCommitted, doubtAborted int
 	consumed                     int
@@ -280,7 +284,8 @@ type jepsenState struct {
 }
 
 func newJepsenState(workers int) *jepsenState {
-	st := &jepsenState{txns: map[string]*jTxn{}, ackedInputs: map[string]bool{}, pendingInputs: map[string]bool{}, prevPos: map[int64]int64{}}
+	st := &jepsenState{txns: map[string]*jTxn{}, ackedInputs: map[string]bool{}, pendingInputs: map[string]bool{}, prevPos: map[int64]int64{},
+		committed: make(chan struct{}, 1)}
 	for k := 0; k < workers; k++ {
 		st.workers = append(st.workers, &jWorker{k: k})
 	}
@@ -550,6 +555,10 @@ func jepsenTxn(ctx context.Context, dsn string, c *pgx.Conn, w *jWorker, st *jep
 			return c, true
 		}
 		setOutcome(jCommitted)
+		select {
+		case st.committed <- struct{}{}:
+		default:
+		}
 		return c, true
 	case pgCode(err) == "40001":
 		setOutcome(jConflict)
