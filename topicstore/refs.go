@@ -11,8 +11,9 @@ type Scanner interface {
 	Scan(ctx context.Context, topic string, r ScanRange, fn func(m *Message) bool) error
 }
 
-// ReadRefs reads the messages refs name (copies, Message.Clone: their
-// slices are the caller's), as ScanRefs does; a message that is not there
+// ReadRefs reads the messages refs name (copies, Message.CloneIn: their
+// slices are the caller's, the bodies of one call in shared arenas), as
+// ScanRefs does; a message that is not there
 // (retention deleted it) is missing from the result. Shared consumers use
 // it to hand out what they picked.
 func ReadRefs(ctx context.Context, s Scanner, topic string, refs []MsgRef) (map[MsgRef]Message, error) {
