@@ -310,7 +310,7 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects, la
 		next := from
 		err := s.Scan(bgCtx, t.cfg.Name, topicstore.ScanRange{Partition: int32(pi), Start: from, End: end}, func(msg *topicstore.Message) bool {
 			for next < msg.Offset { // a gap (should not happen): count it as finished
-				p.Ents = append(p.Ents, sharedcore.Entry{State: sharedcore.Archived})
+				p.Append(sharedcore.Entry{State: sharedcore.Archived})
 				next++
 			}
 			e := sharedcore.Entry{Written: msg.WrittenAt.UnixNano(), Delay: int64(msg.Delay), Group: msg.MessageGroupID}
@@ -318,7 +318,7 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects, la
 				e.State, e.Deliveries, e.Stored = rec.State, rec.Deliv, true
 				delete(p.Done, msg.Offset)
 			}
-			p.Ents = append(p.Ents, e)
+			p.Append(e)
 			next++
 			return true
 		})

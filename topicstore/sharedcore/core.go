@@ -70,6 +70,11 @@ type Part struct {
 	Done      map[int64]Disk
 	Persisted int64
 	Stale     []int64
+	// base is the array Ents was last placed in by Append, from its first
+	// element: Advance only reslices Ents from the front, so Append finds
+	// the room Advance freed there and moves the window back into it
+	// instead of growing a new array.
+	base []Entry
 }
 
 // Disk is a per-message record as a backend read it: a finished state
@@ -85,6 +90,35 @@ func (p *Part) At(off int64) *Entry {
 		return nil
 	}
 	return &p.Ents[off-p.Start]
+}
+
+// Append adds e at the window's end (offset LoadedEnd). A window slides
+// along its partition without allocating: once Ents reaches the end of
+// its array while at most half of the array is in use, its entries move
+// back to the array's front (each move paid for by an entry Advance
+// dropped since), and only a window that outgrew half its array grows a
+// new one.
+func (p *Part) Append(e Entry) {
+	if len(p.Ents) == cap(p.Ents) && len(p.Ents) <= cap(p.base)/2 && p.inBase() {
+		arr := p.base[:cap(p.base)]
+		n := copy(arr, p.Ents)
+		clear(arr[n:]) // the moved and dropped entries' strings
+		p.Ents = arr[:n]
+	}
+	p.Ents = append(p.Ents, e)
+	if cap(p.Ents) > cap(p.base) {
+		p.base = p.Ents[:0] // a new array
+	}
+}
+
+// inBase reports whether Ents lies in base (an embedder may have set Ents
+// to an array of its own): an empty Ents trivially does, as it holds
+// nothing to move.
+func (p *Part) inBase() bool {
+	if cap(p.Ents) == 0 {
+		return true
+	}
+	return &p.Ents[:cap(p.Ents)][cap(p.Ents)-1] == &p.base[:cap(p.base)][cap(p.base)-1]
 }
 
 // LoadedEnd is the first offset not in the window yet.
@@ -169,6 +203,12 @@ type Core struct {
 	MinDeadline int64 // earliest lock deadline, 0 = no locks (may be stale-early: Expire recomputes it)
 	Freed       bool  // a step may have made a message available: wake the waiters
 	Tree        Tree  // the split tree, for keep_messages_order (order.go)
+
+	// Pick's scratch, kept between steps so that a step allocates only
+	// what it returns: the candidates of all partitions, and each
+	// partition's slice of them.
+	scratch []int64
+	cands   [][]int64
 }
 
 // Ready is when e may be handed out: its written_at plus the longer of its
@@ -278,8 +318,12 @@ func (c *Core) NoteDeadline(d int64) {
 // its group back; so does an unfinished message of the group in a parent
 // partition, see order.go, and with allHeld every group is held);
 // otherwise every ready message, round robin over groups.
-func (c *Core) candidates(p *Part, now int64, held map[string]bool, allHeld bool, limit int) []int64 {
-	var out []int64
+//
+// The candidates are appended to buf; it returns buf with them and the
+// candidates alone (buf's tail).
+func (c *Core) candidates(buf []int64, p *Part, now int64, held map[string]bool, allHeld bool, limit int) (_, cands []int64) {
+	from := len(buf)
+	out := buf
 	var seen map[string]int // keep order: groups met; else: messages per group so far
 	var rank map[int64]int
 	first := 0 // candidates of rank 0 (first of their group, or ungrouped)
@@ -320,12 +364,12 @@ func (c *Core) candidates(p *Part, now int64, held map[string]bool, allHeld bool
 		seen[e.Group]++
 	}
 	if rank != nil {
-		slices.SortStableFunc(out, func(a, b int64) int { return rank[a] - rank[b] })
+		slices.SortStableFunc(out[from:], func(a, b int64) int { return rank[a] - rank[b] })
 	}
-	if len(out) > limit {
-		out = out[:limit]
+	if len(out)-from > limit {
+		out = out[:from+limit]
 	}
-	return out
+	return out, out[from:]
 }
 
 // Pick hands out up to max available messages to h, locked until
@@ -348,13 +392,20 @@ func (c *Core) Pick(now int64, max int, h Holder, deadline int64) []topicstore.M
 			}
 		}
 	}
-	cands := make([][]int64, n)
+	if cap(c.cands) < n {
+		c.cands = make([][]int64, n)
+	}
+	cands, buf := c.cands[:n], c.scratch[:0]
 	for k := 0; k < n; k++ {
 		pi := (c.RR + k) % n
 		ph, all := c.orderHeld(pi, held)
-		cands[pi] = c.candidates(c.Parts[pi], now, ph, all, max)
+		buf, cands[pi] = c.candidates(buf, c.Parts[pi], now, ph, all, max)
 	}
+	c.scratch = buf[:0]
 	var out []topicstore.MsgRef
+	if len(buf) > 0 {
+		out = make([]topicstore.MsgRef, 0, min(max, len(buf)))
+	}
 	for len(out) < max {
 		progress := false
 		for k := 0; k < n && len(out) < max; k++ {
@@ -541,6 +592,7 @@ func (c *Core) Stats(pi int, now int64) topicstore.SharedPartitionStats {
 // step and may have to take it back.
 func (c *Core) Clone() *Core {
 	out := *c
+	out.scratch, out.cands = nil, nil // Pick's, not to be shared
 	out.Parts = make([]*Part, len(c.Parts))
 	for i, p := range c.Parts {
 		out.Parts[i] = &Part{Start: p.Start, Ents: slices.Clone(p.Ents), Persisted: p.Persisted}

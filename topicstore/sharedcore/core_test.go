@@ -140,3 +140,55 @@ func TestStatsAndNextReady(t *testing.T) {
 	eq(t, c.NextReady(60), int64(100))
 	eq(t, c.NextReady(100), int64(210))
 }
+
+// TestAppendSlides: a window that slides along its partition (entries
+// appended at its end, finished ones dropped by Advance at its front)
+// keeps its entries in offset order and, once its array is as large as
+// it needs, allocates no more; a window set by an embedder to an array
+// of its own is appended to as a plain slice.
+func TestAppendSlides(t *testing.T) {
+	p := &Part{}
+	next := int64(0)
+	slide := func(add, finish int) {
+		for range add {
+			p.Append(Entry{Written: next})
+			next++
+		}
+		for i := range finish {
+			p.Ents[i].State = Acked
+		}
+		p.Advance()
+	}
+	check := func() {
+		t.Helper()
+		for i, e := range p.Ents {
+			if e.Written != p.Start+int64(i) {
+				t.Fatalf("entry %d of the window from %d holds offset %d", i, p.Start, e.Written)
+			}
+		}
+	}
+	for range 100 { // grow to a window of ~300 while sliding
+		slide(7, 4)
+		check()
+	}
+	steps := func() {
+		for range 1000 {
+			slide(5, 5)
+		}
+	}
+	if allocs := testing.AllocsPerRun(1, steps); allocs != 0 {
+		t.Fatalf("a window sliding 5000 offsets allocated %v times", allocs)
+	}
+	check()
+	eq(t, len(p.Ents), 300)
+
+	own := make([]Entry, 0, 8)
+	for i := range 8 {
+		own = append(own, Entry{Written: p.Start + int64(i)})
+	}
+	p.Ents = own
+	p.Append(Entry{Written: p.LoadedEnd()})
+	check()
+	eq(t, len(p.Ents), 9)
+	eq(t, own[0].Written, p.Start) // the embedder's array was left as it was
+}
