@@ -223,6 +223,16 @@ type MsgDecoder struct {
 	headers []Header
 }
 
+// Release drops what d holds of the last payload it decoded (the byte
+// slices into it), keeping its strings and slices for reuse: a decoder
+// kept between scans (in a sync.Pool) then pins no payload.
+func (d *MsgDecoder) Release() {
+	d.m.Body, d.m.Key, d.m.Headers, d.m.Attrs = nil, nil, nil, nil
+	for i := range d.headers {
+		d.headers[i].Value = nil
+	}
+}
+
 // NextEntry splits the first message entry off p.
 func NextEntry(p []byte) (entry, rest []byte, err error) {
 	n, k := binary.Uvarint(p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -11,6 +12,11 @@ import (
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
 )
+
+// decoders keeps Scan's message decoders between scans: a decoder is
+// ~300 bytes that every scan would otherwise allocate, and its strings
+// (producer and group ids) are often the next scan's too.
+var decoders = sync.Pool{New: func() any { return new(topicstore.MsgDecoder) }}
 
 // Scan calls fn for each visible message of r in offset order. The range is
 // clamped to [partition start, visible end). m, its Body and its Attrs slice
@@ -42,7 +48,11 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 	if !r.MinWrittenAt.IsZero() {
 		minWA = r.MinWrittenAt.UnixMicro()
 	}
-	var d topicstore.MsgDecoder
+	d := decoders.Get().(*topicstore.MsgDecoder)
+	defer func() {
+		d.Release()
+		decoders.Put(d)
+	}()
 	first := true // no batch given to fn yet
 	// The batch holding start, when it was read lately: no seek, no CRC.
 	base, hinted := p.hints.find(start)
@@ -53,7 +63,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 				return err
 			}
 			if minWA == 0 || h.WrittenAt >= minWA {
-				_, more, err := emitBatch(h, payload, start, end, r.Partition, &d, fn)
+				_, more, err := emitBatch(h, payload, start, end, r.Partition, d, fn)
 				if err != nil || !more {
 					return err
 				}
@@ -122,7 +132,7 @@ func (s *PebbleStore) Scan(ctx context.Context, name string, r topicstore.ScanRa
 		if err := topicstore.CheckCRC(h, payload); err != nil {
 			return err
 		}
-		next, more, err := emitBatch(h, payload, start, end, r.Partition, &d, fn)
+		next, more, err := emitBatch(h, payload, start, end, r.Partition, d, fn)
 		if err != nil {
 			return err
 		}

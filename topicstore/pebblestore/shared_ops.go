@@ -75,6 +75,7 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 			}
 		}
 		deliveries = make([]int, len(refs))
+		eff.Counts = slices.Grow(eff.Counts, len(refs))
 		for i, r := range refs {
 			e := m.core.Parts[r.Partition].At(r.Offset)
 			deliveries[i] = int(e.Deliveries)
@@ -230,6 +231,7 @@ func (s *PebbleStore) SharedActionAsync(ctx context.Context, req topicstore.Shar
 		until = time.Unix(0, now).Add(m.core.Cfg.Timeout)
 	}
 	outs := make([]topicstore.SharedOutcome, len(req.Refs))
+	eff.Finished = slices.Grow(eff.Finished, len(req.Refs))
 	for i, r := range req.Refs {
 		if r.Partition < 0 || int(r.Partition) >= len(t.parts) || r.Offset < t.parts[r.Partition].startOffset() ||
 			r.Offset >= t.parts[r.Partition].visibleEnd.Load() {

@@ -125,10 +125,22 @@ func byKey(a, b sharedcore.Ref) int {
 // Acked is the record of a message acknowledged in a transaction.
 func Acked() []byte { return []byte{byte(sharedcore.Acked)} }
 
-// countValue is the record of a message delivered n times.
+// countValue is the record of a message delivered n times. The batch
+// copies it, so the common small counts share one array.
 func countValue(n int32) []byte {
+	if int(n) < len(smallCounts) {
+		return smallCounts[n][:]
+	}
 	return binary.AppendUvarint([]byte{byte(sharedcore.Avail)}, uint64(n))
 }
+
+// smallCounts holds the records of the counts below 128 (one varint byte).
+var smallCounts = func() (v [128][2]byte) {
+	for n := range v {
+		v[n] = [2]byte{byte(sharedcore.Avail), byte(n)}
+	}
+	return v
+}()
 
 // parse decodes a per-message record: a finished state, or a delivery
 // count.
