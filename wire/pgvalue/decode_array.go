@@ -28,6 +28,15 @@ func decodeArrayBinary(oid uint32, data []byte) (any, error) {
 		return nil, fmt.Errorf("invalid array length %d", n)
 	}
 	p := data[20:]
+	if ints, ok := intArrayBinary(oid, elemOID, n, p); ok {
+		return ints, nil
+	}
+	return decodeArrayElems(oid, elemOID, n, p)
+}
+
+// decodeArrayElems decodes the n elements p holds of a one-dimensional
+// array of type oid whose elements the client sent as elemOID.
+func decodeArrayElems(oid, elemOID uint32, n int, p []byte) (any, error) {
 	elems := make([]any, n)
 	hasNull := false
 	for i := range n {
@@ -57,6 +66,48 @@ func decodeArrayBinary(oid uint32, data []byte) (any, error) {
 		return nil, fmt.Errorf("trailing bytes after array")
 	}
 	return makeArray(oid, elems, hasNull), nil
+}
+
+// intArrayBinary decodes the n elements p holds of an integer array
+// straight into the []int64 makeArray would build, without an interface
+// value per element (a pipeline of acknowledgements binds one array of
+// offsets per statement). It reports false for anything else, a NULL or a
+// malformed element included, leaving those to the general decoder and
+// its errors.
+func intArrayBinary(oid, elemOID uint32, n int, p []byte) ([]int64, bool) {
+	var size int
+	switch elemOID {
+	case values.OIDInt8:
+		size = 8
+	case values.OIDInt4, values.OIDOid:
+		size = 4
+	case values.OIDInt2:
+		size = 2
+	default:
+		return nil, false
+	}
+	if !arrayElemOK(oid, int64(0)) || len(p) != n*(4+size) {
+		return nil, false
+	}
+	out := make([]int64, n)
+	for i := range out {
+		if int(int32(binary.BigEndian.Uint32(p))) != size {
+			return nil, false
+		}
+		e := p[4 : 4+size]
+		switch elemOID {
+		case values.OIDInt8:
+			out[i] = int64(binary.BigEndian.Uint64(e))
+		case values.OIDInt4:
+			out[i] = int64(int32(binary.BigEndian.Uint32(e)))
+		case values.OIDOid:
+			out[i] = int64(binary.BigEndian.Uint32(e))
+		case values.OIDInt2:
+			out[i] = int64(int16(binary.BigEndian.Uint16(e)))
+		}
+		p = p[4+size:]
+	}
+	return out, true
 }
 
 func arrayElemOK(oid uint32, v any) bool {
