@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -39,9 +40,12 @@ type conn struct {
 	// statement's context derives from it, so registering and
 	// unregistering statement contexts contends on this connection's
 	// lock, not on the server's.
-	ctx      context.Context
-	cancelMu sync.Mutex
-	cancelFn context.CancelFunc
+	ctx context.Context
+	cc  callCtx // the engine calls' (runCtx)
+
+	paramFmts []int16 // a Bind's parameter formats (formatCodes), reused
+	cancelMu  sync.Mutex
+	cancelFn  context.CancelFunc
 
 	info    SessionInfo
 	sess    Session
@@ -379,6 +383,17 @@ func (c *conn) send(msg pgproto3.BackendMessage) {
 	_, _ = c.bw.Write(buf)
 }
 
+// sendComplete sends CommandComplete with tag, encoded in place: the
+// message every statement ends with costs no allocation.
+func (c *conn) sendComplete(tag string) {
+	b := append(c.wbuf[:0], 'C', 0, 0, 0, 0)
+	b = append(b, tag...)
+	b = append(b, 0)
+	binary.BigEndian.PutUint32(b[1:], uint32(len(b)-1))
+	c.wbuf = b
+	_, _ = c.bw.Write(b)
+}
+
 func (c *conn) sendError(err error) { c.sendErrorSeverity("ERROR", err) }
 
 func (c *conn) sendErrorSeverity(sev string, err error) {
@@ -399,28 +414,55 @@ func (c *conn) sendErrorSeverity(sev string, err error) {
 	c.send(er)
 }
 
-// runCtx returns a context for one engine call that CancelRequest cancels.
+// runCtx returns a context for one engine call that CancelRequest
+// cancels, and the done to call when the call returns.
+//
+// Calls share one context until a call is canceled: a context is spent
+// only by its cancellation, and one per call cost every statement two
+// allocations of the context and its registration with the
+// connection's. Nothing a call starts outlives it on the context (the
+// engine's waits select on it while the call runs, and its timeouts
+// are cancelled by their own defers), and a call's context is
+// cancellable only while it runs (setCancel), so a late CancelRequest
+// cancels nothing, as PostgreSQL's does when no query runs.
 func (c *conn) runCtx() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.setCancel(cancel)
-	return ctx, func() {
-		c.setCancel(nil)
-		cancel()
-	}
+	c.setCancel(c.callCancel())
+	return c.cc.ctx, c.cc.endRun
 }
 
 // stmtCtx is runCtx for a call that runs a statement: the client's
 // disconnect cancels it too (hangup.go). Its done stops the watch before
 // the loop reads the socket again.
 func (c *conn) stmtCtx() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(c.ctx)
+	cancel := c.callCancel()
 	c.setCancel(cancel)
 	c.hang.begin(c, cancel)
-	return ctx, func() {
-		c.hang.end(c)
-		c.setCancel(nil)
-		cancel()
+	return c.cc.ctx, c.cc.endStmt
+}
+
+// callCtx is the context engine calls share (runCtx) and its cancel;
+// endRun and endStmt are the dones runCtx and stmtCtx return, made once
+// (newCallCtx) so that returning them allocates nothing.
+type callCtx struct {
+	ctx             context.Context
+	cancel          context.CancelFunc
+	endRun, endStmt func()
+}
+
+// callCancel makes the shared context anew if the last call's was
+// cancelled, and returns its cancel.
+func (c *conn) callCancel() context.CancelFunc {
+	if c.cc.ctx == nil || c.cc.ctx.Err() != nil {
+		c.cc.ctx, c.cc.cancel = context.WithCancel(c.ctx)
 	}
+	if c.cc.endRun == nil {
+		c.cc.endRun = func() { c.setCancel(nil) }
+		c.cc.endStmt = func() {
+			c.hang.end(c)
+			c.setCancel(nil)
+		}
+	}
+	return c.cc.cancel
 }
 
 func (c *conn) setCancel(f context.CancelFunc) {

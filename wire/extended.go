@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,8 @@ type prepared struct {
 type portal struct {
 	p       Portal
 	cols    []Column
-	formats []int16
+	formats []int16 // in fmtBuf when they fit
+	fmtBuf  [4]int16
 	done    bool
 	tag     string
 }
@@ -97,12 +99,13 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	return nil
 }
 
-// formatCodes expands Bind format codes to one per value (nil = all text),
+// formatCodes expands Bind format codes to one per value (nil = all text)
+// into dst (overwritten; grown if short),
 // checking them as PostgreSQL does: first their number (one for all, or
 // one each), then, for parameters, each code applied (22023 but 0 or 1;
 // a code that applies to no parameter is not looked at). Result format
 // codes are checked at Execute, where PostgreSQL checks them.
-func formatCodes(codes []int16, n int, what string) ([]int16, error) {
+func formatCodes(dst, codes []int16, n int, what string) ([]int16, error) {
 	if len(codes) > 1 && len(codes) != n {
 		if what == "result" {
 			return nil, newError("08P01", fmt.Sprintf("bind message has %d result formats but query has %d columns", len(codes), n))
@@ -114,12 +117,12 @@ func formatCodes(codes []int16, n int, what string) ([]int16, error) {
 	case len(codes) == 0:
 		return nil, nil
 	case len(codes) == 1:
-		out = make([]int16, n)
+		out = slices.Grow(dst[:0], n)[:n]
 		for i := range out {
 			out[i] = codes[0]
 		}
 	default:
-		out = append([]int16(nil), codes...)
+		out = append(dst[:0], codes...)
 	}
 	if what == "parameter" {
 		for _, f := range out {
@@ -142,7 +145,10 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	if len(m.Parameters) != len(ps.params) {
 		return newError("08P01", fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, len(ps.params)))
 	}
-	pf, err := formatCodes(m.ParameterFormatCodes, len(m.Parameters), "parameter")
+	pf, err := formatCodes(c.paramFmts, m.ParameterFormatCodes, len(m.Parameters), "parameter")
+	if cap(pf) > cap(c.paramFmts) {
+		c.paramFmts = pf[:0] // used during this Bind only: kept for the next
+	}
 	if err != nil {
 		return err
 	}
@@ -197,7 +203,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			return err
 		}
 	}
-	if pt.formats, err = formatCodes(m.ResultFormatCodes, len(pt.cols), "result"); err != nil {
+	if pt.formats, err = formatCodes(pt.fmtBuf[:0], m.ResultFormatCodes, len(pt.cols), "result"); err != nil {
 		c.closePortal(pt)
 		return err
 	}
@@ -273,7 +279,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		if strings.HasPrefix(tag, "SELECT ") {
 			tag = "SELECT 0"
 		}
-		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		c.sendComplete(tag)
 		return nil
 	}
 	if pl, ok := c.sess.(Pipeliner); ok {
@@ -305,7 +311,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		c.deferred = true
 		return nil
 	}
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	c.sendComplete(tag)
 	return nil
 }
 

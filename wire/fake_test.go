@@ -24,6 +24,7 @@ import (
 //	COPY [BINARY]     COPY FROM STDIN, counts lines (text) or tuples (binary)
 //	COPYERR           reads one CopyData, then fails with 22P04
 //	SLEEP             blocks until the context is canceled
+//	LIVE              fails with 57014 if its context is canceled already
 //	PANIC             panics
 //	NOTICE            sends a notice
 //	BEGIN / COMMIT    move TxStatus between 'I' and 'T'
@@ -122,7 +123,7 @@ func (s *fakeSession) Parse(ctx context.Context, query string, oids []uint32) ([
 		case up == "TYPES":
 			st.cols = typesCols
 		case strings.HasPrefix(up, "COPY"), up == "NOTICE", strings.HasPrefix(up, "ERR"),
-			up == "SLEEP", up == "PANIC", up == "BEGIN", up == "COMMIT", up == "COPYERR":
+			up == "SLEEP", up == "LIVE", up == "PANIC", up == "BEGIN", up == "COMMIT", up == "COPYERR":
 		default:
 			return nil, &fakeErr{code: "42601", msg: fmt.Sprintf("syntax error at or near %q", q), hint: "fake engine", detail: "fake detail"}
 		}
@@ -202,6 +203,11 @@ func (p *fakePortal) Execute(ctx context.Context, out Output, maxRows int) (stri
 	case strings.HasPrefix(q, "ERR"):
 		code := strings.TrimSpace(p.st.q[3:])
 		return "", false, &fakeErr{code: code, msg: "fake error " + code, detail: "some detail", hint: "some hint"}
+	case q == "LIVE": // fails if its context was cancelled before it ran
+		if ctx.Err() != nil {
+			return "", false, &fakeErr{code: "57014", msg: "canceling statement due to user request"}
+		}
+		return "LIVE", true, nil
 	case q == "SLEEP":
 		if h.noHazards {
 			return "SLEEP", true, nil

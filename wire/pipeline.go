@@ -42,6 +42,6 @@ func (c *conn) resolveDeferred(msg pgproto3.FrontendMessage) bool {
 		}
 		return true
 	}
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	c.sendComplete(tag)
 	return true
 }

@@ -92,6 +92,6 @@ func (c *conn) runSimple(ctx context.Context, st Statement) error {
 		return err
 	}
 	c.out.sendDesc()
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	c.sendComplete(tag)
 	return nil
 }

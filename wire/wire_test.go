@@ -196,7 +196,7 @@ func TestPanicIsRecovered(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	h := &fakeHandler{sleeping: make(chan struct{}, 1)}
-	_, addr := startServer(t, Config{}, h)
+	s, addr := startServer(t, Config{}, h)
 	c := connect(t, addr, "u", "", "")
 	ctx := testCtx(t)
 	errc := make(chan error, 1)
@@ -210,6 +210,16 @@ func TestCancel(t *testing.T) {
 	err := <-errc
 	require.Equal(t, "57014", pgCode(err))
 	require.NoError(t, c.Ping(ctx))
+	// The next statement runs in a context of its own (calls share one
+	// until it is cancelled), and a CancelRequest while no statement runs
+	// cancels nothing, in either protocol.
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		_, err = c.Exec(ctx, "LIVE", mode)
+		require.NoError(t, err)
+		s.cancelRequest(c.PgConn().PID(), c.PgConn().SecretKey())
+		_, err = c.Exec(ctx, "LIVE", mode)
+		require.NoError(t, err)
+	}
 }
 
 func TestCancelWrongSecretIgnored(t *testing.T) {
