@@ -3,6 +3,7 @@ package consume
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -287,17 +288,31 @@ func partitionCount(s topicstore.Store, topic string) (int, error) {
 // parts partitions.
 func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, topic string, parts int) ([]topicstore.MsgRef, error) {
 	var refs []topicstore.MsgRef
-	seen := map[topicstore.MsgRef]bool{}
+	var seen map[topicstore.MsgRef]bool // once refs outgrow a linear search
 	add := func(part int64, v any) error {
 		off, ok := v.(int64)
 		if !ok {
 			return pgerror.New(pgerror.CodeNullValueNotAllowed, "offset must not be NULL")
 		}
 		r := topicstore.MsgRef{Partition: int32(part), Offset: off}
-		if !seen[r] {
+		switch {
+		case seen == nil && len(refs) < 16:
+			if slices.Contains(refs, r) {
+				return nil
+			}
+		case seen == nil:
+			seen = make(map[topicstore.MsgRef]bool, 2*len(refs))
+			for _, x := range refs {
+				seen[x] = true
+			}
+			fallthrough
+		default:
+			if seen[r] {
+				return nil
+			}
 			seen[r] = true
-			refs = append(refs, r)
 		}
+		refs = append(refs, r)
 		return nil
 	}
 	for _, g := range groups {
@@ -324,6 +339,7 @@ func evalRefs(ec *rowexec.EvalCtx, groups []plantree.RefGroup, topic string, par
 				return nil, err
 			}
 			arr, _ := v.([]int64)
+			refs = slices.Grow(refs, len(arr))
 			for _, off := range arr {
 				if err := add(part, off); err != nil {
 					return nil, err

@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +24,8 @@ import (
 type portal struct {
 	st     *statement
 	params []any
-	ec     *rowexec.EvalCtx
+	ec     *rowexec.EvalCtx // &ecv once the portal first runs
+	ecv    rowexec.EvalCtx
 	it     rowexec.Iter
 	sent   int64
 	done   bool
@@ -152,7 +153,8 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 		defer func() { s.settings.End(err == nil) }()
 	}
 	if p.ec == nil {
-		p.ec = rowexec.NewEvalCtx(sessionHost{s}, p.params, s.eng.opts.Clock().UTC())
+		p.ecv.Init(sessionHost{s}, p.params, s.eng.opts.Clock().UTC())
+		p.ec = &p.ecv
 	}
 	switch plan := p.st.plan.(type) {
 	case *plantree.SelectPlan:
@@ -187,7 +189,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 		if err != nil {
 			return "", true, err
 		}
-		return fmt.Sprintf("COPY %d", n), true, nil
+		return "COPY " + strconv.FormatInt(int64(n), 10), true, nil
 	case *plantree.CopyOutPlan:
 		p.deliver = &p.dlv
 		var n int64
@@ -199,7 +201,7 @@ func (p *portal) run(ctx context.Context, out wire.Output, maxRows int, kind *me
 		if err = p.settle(ctx, out, n, err); err != nil {
 			return "", true, err
 		}
-		return fmt.Sprintf("COPY %d", n), true, nil
+		return "COPY " + strconv.FormatInt(int64(n), 10), true, nil
 	case *plantree.SharedActionPlan:
 		tag, err := s.rd.SharedAction(ctx, p.ec, plan, out)
 		return tag, true, err
@@ -309,7 +311,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		p.sent += int64(enc.Rows())
 		p.done = true
 		p.it = rowexec.Rows(nil)
-		return fmt.Sprintf("SELECT %d", enc.Rows()), true, nil
+		return "SELECT " + strconv.Itoa(enc.Rows()), true, nil
 	}
 	// The tag counts the rows of this Execute only, as PostgreSQL's does:
 	// after row-limited Executes it is the rows of the last one.
@@ -327,7 +329,7 @@ func (p *portal) stream(ctx context.Context, out wire.Output, maxRows int) (stri
 		}
 		if r == nil {
 			p.done = true
-			return fmt.Sprintf("SELECT %d", n), true, nil
+			return "SELECT " + strconv.Itoa(n), true, nil
 		}
 		if len(r) > len(p.st.cols) {
 			r = r[:len(p.st.cols)]

@@ -101,7 +101,8 @@ func (l *txnListener) Ended(tx *txn.Txn, committed bool) {
 // publishStatus refreshes the snapshot after a statement.
 func (s *Session) publishStatus() {
 	if app, _ := s.settings.Get("application_name"); s.appName.Load() == nil || *s.appName.Load() != app {
-		s.appName.Store(&app)
+		changed := app // its own variable: app escaping would cost every statement an allocation
+		s.appName.Store(&changed)
 	}
 	tx := s.txc.Block()
 	if tx == nil {

@@ -56,7 +56,16 @@ type EvalCtx struct {
 // NewEvalCtx is one execution of a statement by host's session, with its
 // bound parameters and its time (now()).
 func NewEvalCtx(host Host, params []any, now time.Time) *EvalCtx {
-	return &EvalCtx{host: host, params: params, now: now}
+	ec := &EvalCtx{}
+	ec.Init(host, params, now)
+	return ec
+}
+
+// Init makes ec what NewEvalCtx returns, in place: a caller that keeps
+// one execution's context inside its own struct (a portal) saves an
+// allocation per statement.
+func (ec *EvalCtx) Init(host Host, params []any, now time.Time) {
+	*ec = EvalCtx{host: host, params: params, now: now}
 }
 
 // SetContext makes ctx the running statement's: a cursor's iterators run

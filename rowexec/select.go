@@ -20,8 +20,21 @@ type Iter interface {
 }
 
 // Rows is an Iter over rows already materialized; it lets go of each row
-// as it yields it.
-func Rows(rows [][]any) Iter { return &sliceIter{rows: rows} }
+// as it yields it. Rows(nil) is Empty.
+func Rows(rows [][]any) Iter {
+	if len(rows) == 0 {
+		return Empty
+	}
+	return &sliceIter{rows: rows}
+}
+
+// Empty is an Iter that yields no row; it holds no state, so every
+// statement with nothing to return shares it.
+var Empty Iter = emptyIter{}
+
+type emptyIter struct{}
+
+func (emptyIter) Next(context.Context) ([]any, error) { return nil, nil }
 
 // sliceIter yields materialized rows.
 type sliceIter struct {
