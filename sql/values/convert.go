@@ -149,7 +149,7 @@ func NormalizeParam(v any, t Type) (any, error) {
 		v = float64(x)
 	case []byte:
 		if t == TBytea {
-			return x, nil
+			return v, nil // v, not x: boxing x again would allocate
 		}
 		if t == TJSONB || t == TJSON || t.IsText() {
 			v = string(x)
@@ -162,23 +162,23 @@ func NormalizeParam(v any, t Type) (any, error) {
 		if t == TBytea {
 			return ParseBytea(x)
 		}
-		return Convert(x, TUnknown, t)
+		return Convert(v, TUnknown, t)
 	case int64:
-		return Convert(x, TInt8, t)
+		return Convert(v, TInt8, t)
 	case float64:
-		return Convert(x, TFloat8, t)
+		return Convert(v, TFloat8, t)
 	case bool:
-		return Convert(x, TBool, t)
+		return Convert(v, TBool, t)
 	case time.Time:
-		return Convert(x, TTimestamptz, t)
+		return Convert(v, TTimestamptz, t)
 	case time.Duration:
-		return Convert(x, TInterval, t)
+		return Convert(v, TInterval, t)
 	case []int64:
-		return Convert(x, TInt8Array, t)
+		return Convert(v, TInt8Array, t)
 	case []string:
-		return Convert(x, TTextArray, t)
+		return Convert(v, TTextArray, t)
 	case []bool:
-		return x, nil
+		return v, nil
 	}
 	return nil, pgerror.Newf(pgerror.CodeDatatypeMismatch, "unsupported parameter value %T for type %s", v, t)
 }
