@@ -155,13 +155,15 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	params := make([]any, len(m.Parameters))
 	// Binary bytea values (message bodies) become slices of one copy of
 	// their bytes rather than a copy each: a 100-row INSERT binds 100.
-	total := 0
+	total, nb := 0, 0
 	for i, raw := range m.Parameters {
 		if pf != nil && pf[i] == 1 && ps.params[i] == OIDBytea {
 			total += len(raw)
+			nb++
 		}
 	}
 	bodies := make([]byte, 0, total)
+	hdrs := make([][]byte, 0, nb) // never grown: anyBytes points into it
 	for i, raw := range m.Parameters {
 		var f int16
 		if pf != nil {
@@ -170,7 +172,8 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		if f == 1 && ps.params[i] == OIDBytea && raw != nil {
 			at := len(bodies)
 			bodies = append(bodies, raw...)
-			params[i] = bodies[at:len(bodies):len(bodies)]
+			hdrs = append(hdrs, bodies[at:len(bodies):len(bodies)])
+			params[i] = anyBytes(&hdrs[len(hdrs)-1])
 			continue
 		}
 		if params[i], err = pgvalue.DecodeParam(i+1, ps.params[i], f, raw); err != nil {
