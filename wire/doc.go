@@ -99,6 +99,9 @@
 //   - Closing a connection closes its portals and calls Session.Close.
 //   - A client that disconnects is noticed within milliseconds also while a
 //     statement runs: its context is cancelled and the session closed.
+//   - CancelRequest cancels only an engine call that is running: calls
+//     share one context until a call is cancelled (conn.runCtx), and it is
+//     registered for cancelling only while a call runs.
 //   - Only the connection's goroutine reads the socket; a hangup watch
 //     never reads, and is stopped (its read deadline reset) before the
 //     loop or a COPY reads.
