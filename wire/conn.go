@@ -36,10 +36,9 @@ type conn struct {
 	pid    uint32
 	secret [4]byte
 
-	// ctx is the connection's context, a child of the server's: each
-	// statement's context derives from it, so registering and
-	// unregistering statement contexts contends on this connection's
-	// lock, not on the server's.
+	// ctx is the connection's context, a child of the server's: the
+	// engine calls' context (cc) derives from it, so registering it
+	// contends on this connection's lock, not on the server's.
 	ctx context.Context
 	cc  callCtx // the engine calls' (runCtx)
 
@@ -442,7 +441,7 @@ func (c *conn) stmtCtx() (context.Context, func()) {
 
 // callCtx is the context engine calls share (runCtx) and its cancel;
 // endRun and endStmt are the dones runCtx and stmtCtx return, made once
-// (newCallCtx) so that returning them allocates nothing.
+// (callCancel) so that returning them allocates nothing.
 type callCtx struct {
 	ctx             context.Context
 	cancel          context.CancelFunc

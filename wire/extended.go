@@ -100,8 +100,8 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 }
 
 // formatCodes expands Bind format codes to one per value (nil = all text)
-// into dst (overwritten; grown if short),
-// checking them as PostgreSQL does: first their number (one for all, or
+// into dst (overwritten; grown if short), checking them as PostgreSQL
+// does: first their number (one for all, or
 // one each), then, for parameters, each code applied (22023 but 0 or 1;
 // a code that applies to no parameter is not looked at). Result format
 // codes are checked at Execute, where PostgreSQL checks them.
