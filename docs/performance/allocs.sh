@@ -14,18 +14,8 @@
 # sampled (one sample per 512 KiB), so they move more between runs than
 # objects do.
 set -euo pipefail
-w=${1:?workload}; shift
-delay=5 secs=5
-if [[ ${1:-} =~ ^[0-9]+$ ]]; then delay=$1; shift; fi
-if [[ ${1:-} =~ ^[0-9]+$ ]]; then secs=$1; shift; fi
-out=profiles/$w
-mkdir -p "$out"
-go build -o "$out/server" ./cmd/topicgate
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-http=127.0.0.1:$port
-TG_CMD="$PWD/$out/server serve --listen \$TG_LISTEN --data-dir \$TG_DATA_DIR --http $http" \
-	../shared/bench/run.sh --target tg --workload "$w" "$@" >"$out/bench.txt" 2>&1 &
-bench=$!
+DEFAULT_DELAY=5 DEFAULT_SECS=5
+source "$(dirname "$0")/benchserver.sh"
 sleep "$delay"
 curl -sf "http://$http/debug/pprof/allocs" -o "$out/allocs0.pb.gz"
 curl -sf "http://$http/metrics" -o "$out/metrics0.txt"

@@ -13,18 +13,8 @@
 # (the last for an INSERT workload). Run from the checkout; bench flags after
 # the numbers go to run.sh, e.g.: profile.sh queue 4 8 --messages 400000
 set -euo pipefail
-w=${1:?workload}; shift
-delay=4 secs=8
-if [[ ${1:-} =~ ^[0-9]+$ ]]; then delay=$1; shift; fi
-if [[ ${1:-} =~ ^[0-9]+$ ]]; then secs=$1; shift; fi
-out=profiles/$w
-mkdir -p "$out"
-go build -o "$out/server" ./cmd/topicgate
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-http=127.0.0.1:$port
-TG_CMD="$PWD/$out/server serve --listen \$TG_LISTEN --data-dir \$TG_DATA_DIR --http $http --contention-profiles" \
-	../shared/bench/run.sh --target tg --workload "$w" "$@" >"$out/bench.txt" 2>&1 &
-bench=$!
+DEFAULT_DELAY=4 DEFAULT_SECS=8 SERVER_FLAGS=--contention-profiles
+source "$(dirname "$0")/benchserver.sh"
 sleep "$delay"
 curl -sf "http://$http/debug/pprof/profile?seconds=$secs" -o "$out/cpu.pb.gz" &
 cpu=$!
