@@ -396,6 +396,16 @@ func (rd *Reader) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *
 	mr := &rowexec.MsgRow{Arena: &rd.arena}
 	var slab []any
 	sr := topicstore.ScanRange{Partition: r.key.Partition, Start: r.next, End: -1}
+	bounded := q >= 0 && node.Filter == nil
+	if bounded {
+		// Without a filter every message is a row, so the quota's
+		// messages are the next q offsets (a partition's offsets have no
+		// gaps). The store stops at them instead of being asked for
+		// message q+1 only to be told to stop: when q ended a record
+		// batch, that question cost a seek into the next batch (half of
+		// a read-process-write job's scans were such seeks).
+		sr.End = r.next + q
+	}
 	err := rd.cfg.Store.Scan(ctx, r.key.Topic, sr, func(m *topicstore.Message) bool {
 		if q >= 0 && n >= q {
 			full = true
@@ -456,6 +466,9 @@ func (rd *Reader) readPartition(ctx context.Context, ec *rowexec.EvalCtx, node *
 	}
 	if err != nil {
 		return 0, false, txn.StoreError(err, r.key.Topic)
+	}
+	if bounded && n == q {
+		full = true // the partition may have more
 	}
 	return n, full, nil
 }
