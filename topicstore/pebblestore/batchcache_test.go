@@ -33,6 +33,18 @@ func TestScanBatchCache(t *testing.T) {
 	// A scan past the cached batch goes on into the next one.
 	got, _ := scanAll(t, s, "t", topicstore.ScanRange{Partition: 0, Start: 95, End: 105})
 	eq(t, got, []string{"95:m095", "96:m096", "97:m097", "98:m098", "99:m099", "100:m100", "101:m101", "102:m102", "103:m103", "104:m104"})
+	// A scan that ends at a batch's end leaves a hint for the next
+	// batch's start; a scan from there reads that batch from its first
+	// message (seeking forward to it).
+	got, _ = scanAll(t, s, "t", topicstore.ScanRange{Partition: 0, Start: 190, End: 200})
+	eq(t, len(got), 10)
+	got, _ = scanAll(t, s, "t", topicstore.ScanRange{Partition: 0, Start: 90, End: 100})
+	eq(t, got[9], "99:m099")
+	if base, ok := s.topics["t"].parts[0].hints.find(100); !ok || base != 100 {
+		t.Fatalf("hint for offset 100: %d, %v", base, ok)
+	}
+	got, _ = scanAll(t, s, "t", topicstore.ScanRange{Partition: 0, Start: 100, End: 103})
+	eq(t, got, []string{"100:m100", "101:m101", "102:m102"})
 	// Retention deletes the first batch: a scan from 0 starts at 100.
 	retain(t, s, clk.Now().Add(time.Hour-90*time.Second))
 	got, _ = scanAll(t, s, "t", topicstore.ScanRange{Partition: 0, Start: 0, End: 102})

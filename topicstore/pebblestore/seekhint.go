@@ -19,12 +19,19 @@ type seekHints struct {
 
 const seekHintSlots = 16
 
-// find returns the base of a remembered batch holding offset off.
+// find returns the base of the batch holding offset off when a reader saw
+// it, or saw the batch just before it: a partition's batches are
+// contiguous, so the one after [base, base+count) starts at base+count.
+// (A read bounded by its quota often stops at a batch's end, and the
+// next read starts there; the batch it starts in has not been seen.)
 func (h *seekHints) find(off int64) (int64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range h.base {
-		if c := h.count[i]; c > 0 && h.base[i] <= off && off < h.base[i]+int64(c) {
+		if c := h.count[i]; c > 0 && h.base[i] <= off && off <= h.base[i]+int64(c) {
+			if off == h.base[i]+int64(c) {
+				return off, true
+			}
 			return h.base[i], true
 		}
 	}
