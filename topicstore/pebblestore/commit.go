@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 
@@ -266,7 +267,12 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 		s.syncq <- g
 		return
 	}
-	b := s.db.NewBatch()
+	var b *pebble.Batch
+	if n := groupBatchSize(ops, &g.out); n > pebbleRetainedBatch {
+		b = s.db.NewBatchWithSize(n)
+	} else {
+		b = s.db.NewBatch() // from Pebble's pool, grown by earlier groups
+	}
 	for _, o := range ops {
 		if o.ackB != nil {
 			if err := b.Apply(o.ackB, nil); err != nil {
@@ -314,6 +320,31 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 	if g.err == nil {
 		s.meterGroup(g.out.Publish, now)
 	}
+}
+
+// groupBatchSize is the size of the Pebble batch commitGroup builds for
+// ops and out. A group above pebbleRetainedBatch gets a batch made at
+// that size: Pebble's pool does not keep such buffers, so each such
+// group (sixteen 1000-row COPYs are ~2 MB) regrew one from empty by
+// doubling, copying it each time.
+// pebbleRetainedBatch is the largest batch buffer Pebble's pool keeps
+// (batchMaxRetainedSize in Pebble 1.1).
+const pebbleRetainedBatch = 1 << 20
+
+func groupBatchSize(ops []*op, out *sequencer.Output) int {
+	n := 12 // the batch header
+	for _, o := range ops {
+		if o.ackB != nil {
+			n += len(o.ackB.Repr())
+		}
+	}
+	for _, kv := range out.Sets {
+		n += len(kv.Key) + len(kv.Value) + 1 + 2*binary.MaxVarintLen32
+	}
+	for _, k := range out.Dels {
+		n += len(k) + 1 + binary.MaxVarintLen32
+	}
+	return n
 }
 
 // syncer completes groups in commit order: waits for the fsync, publishes
