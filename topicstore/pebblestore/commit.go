@@ -322,15 +322,15 @@ func (s *PebbleStore) commitGroup(ops []*op) {
 	}
 }
 
+// pebbleRetainedBatch is the largest batch buffer Pebble's pool keeps
+// (batchMaxRetainedSize in Pebble 1.1).
+const pebbleRetainedBatch = 1 << 20
+
 // groupBatchSize is the size of the Pebble batch commitGroup builds for
 // ops and out. A group above pebbleRetainedBatch gets a batch made at
 // that size: Pebble's pool does not keep such buffers, so each such
 // group (sixteen 1000-row COPYs are ~2 MB) regrew one from empty by
 // doubling, copying it each time.
-// pebbleRetainedBatch is the largest batch buffer Pebble's pool keeps
-// (batchMaxRetainedSize in Pebble 1.1).
-const pebbleRetainedBatch = 1 << 20
-
 func groupBatchSize(ops []*op, out *sequencer.Output) int {
 	n := 12 // the batch header
 	for _, o := range ops {
