@@ -8,6 +8,7 @@ import (
 
 	"topicgate/topicstore"
 	"topicgate/topicstore/pebblestore/internal/keys"
+	"topicgate/topicstore/pebblestore/internal/sharedrec"
 	"topicgate/topicstore/storetest"
 )
 
@@ -72,10 +73,16 @@ func TestSharedDeliveryCountsSurviveCrash(t *testing.T) {
 	eq(t, stats0(t, c.s, "q", "w").StartOffset, int64(2))
 	c.crash()
 	eq(t, len(acquire(t, c.s, "q", "w", 1, 10)), 0)
-	// Finished records of passed offsets are deleted, counts included.
+	// Records of passed offsets wait for a bulk deletion (StaleBatch of
+	// them), across the crash too, and are not loaded.
+	eq(t, sharedRecords(t, c.s, 1, "w"), 3, "per-message records left")
+}
+
+// sharedRecords counts the per-message records of topic id's consumer.
+func sharedRecords(t *testing.T, s *PebbleStore, id uint64, consumer string) int {
 	n := 0
-	pre := keys.SharedPrefix(1, "w")
-	it, err := c.s.db.NewIter(nil)
+	pre := keys.SharedPrefix(id, consumer)
+	it, err := s.db.NewIter(nil)
 	must(t, err)
 	for ok := it.First(); ok; ok = it.Next() {
 		if len(it.Key()) == len(pre)+12 && string(it.Key()[:len(pre)]) == string(pre) {
@@ -83,7 +90,52 @@ func TestSharedDeliveryCountsSurviveCrash(t *testing.T) {
 		}
 	}
 	must(t, it.Close())
-	eq(t, n, 0, "per-message records left")
+	return n
+}
+
+// The records of messages the start has passed are deleted together,
+// with one range deletion, once a partition has StaleBatch of them: a
+// consumer that acknowledged any number of messages keeps fewer than
+// StaleBatch records per partition below its start, before and after a
+// crash, and none of them comes back.
+func TestSharedStaleRecordsDeletedInBulk(t *testing.T) {
+	clk := newTestClock()
+	c := newCrashStore(t, clk)
+	defer func() { c.s.Close() }()
+	consumerTopic(t, c.s, "q", 1, sharedCfg("w", nil))
+	drain := func(n int) {
+		t.Helper()
+		msgs := make([]topicstore.Message, n)
+		for i := range msgs {
+			msgs[i] = body(fmt.Sprint(i))
+		}
+		commit(t, c.s, "q", at(0, msgs...)...)
+		for got := 0; got < n; {
+			a := acquire(t, c.s, "q", "w", 1, 100)
+			if len(a) == 0 {
+				t.Fatalf("nothing to acquire after %d of %d", got, n)
+			}
+			refs := make([]topicstore.MsgRef, len(a))
+			for i := range a {
+				refs[i] = topicstore.MsgRef{Partition: a[i].Message.Partition, Offset: a[i].Message.Offset}
+			}
+			act(t, c.s, "q", "w", 1, topicstore.ActionAck, refs...)
+			got += len(a)
+		}
+	}
+	total := 0
+	for _, n := range []int{sharedrec.StaleBatch - 1, 1, 2*sharedrec.StaleBatch + 7} {
+		drain(n)
+		total += n
+		left := sharedRecords(t, c.s, 1, "w")
+		if left >= sharedrec.StaleBatch {
+			t.Fatalf("after %d acknowledged: %d records left, want fewer than %d", total, left, sharedrec.StaleBatch)
+		}
+		c.crash()
+		eq(t, stats0(t, c.s, "q", "w").StartOffset, int64(total))
+		eq(t, len(acquire(t, c.s, "q", "w", 1, 10)), 0, "after", total)
+		eq(t, sharedRecords(t, c.s, 1, "w"), left, "records after the crash")
+	}
 }
 
 // max_processing_attempts and the dead-letter policies hold across

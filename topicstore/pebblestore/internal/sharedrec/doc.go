@@ -15,8 +15,12 @@
 //
 //   - Load rebuilds exactly what the Write functions wrote: a partition's
 //     start, and the finished states and delivery counts from the start
-//     on; a message record below the start (a crash before its delete)
-//     is queued for deletion, never loaded.
+//     on; a message record below the start is queued for deletion, never
+//     loaded.
+//   - Records below a partition's start are deleted together, by one
+//     range deletion once the partition has StaleBatch of them, so each
+//     partition keeps fewer than StaleBatch of them after each step,
+//     across crashes too.
 //   - A step writes only what changed: a batch is created on the first
 //     record it sets or deletes (Batch), and an entry's Stored flag says
 //     whether it has a record to delete when it is handed back.

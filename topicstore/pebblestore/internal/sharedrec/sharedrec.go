@@ -62,14 +62,26 @@ func Load(it *pebble.Iterator, pre []byte, parts []*sharedcore.Part) error {
 // record builds none.
 type Batch func() *pebble.Batch
 
+// StaleBatch is how many stale records (below its start) a partition
+// gathers before WritePart deletes them, with one range deletion from
+// the lowest of them to the start. A message's record was deleted as soon
+// as the start passed it: a third of a shared consumer's memtable inserts
+// under the bench's queue (a count record at delivery, a finished record
+// at its acknowledgement, the delete). Records below the start are never
+// loaded (Load), so leaving up to StaleBatch of them per partition only
+// costs their keys; a range over offsets below the start covers no live
+// record.
+const StaleBatch = 1024
+
 // WritePart writes partition pi's record changes after its window
-// advanced: the deletion of its stale records and, if its start moved
-// past what is persisted, the new start.
+// advanced: the deletion of its stale records once there are StaleBatch
+// of them and, if its start moved past what is persisted, the new start.
 func WritePart(batch Batch, id uint64, consumer string, pi int, p *sharedcore.Part) {
-	for _, off := range p.Stale {
-		_ = batch().Delete(keys.SharedDone(id, consumer, int32(pi), off), nil)
+	if len(p.Stale) >= StaleBatch {
+		lo := slices.Min(p.Stale)
+		_ = batch().DeleteRange(keys.SharedDone(id, consumer, int32(pi), lo), keys.SharedDone(id, consumer, int32(pi), p.Start), nil)
+		p.Stale = p.Stale[:0]
 	}
-	p.Stale = p.Stale[:0]
 	if p.Start > p.Persisted {
 		_ = batch().Set(keys.SharedStart(id, consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.Start)), nil)
 		p.Persisted = p.Start
