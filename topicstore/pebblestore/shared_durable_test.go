@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 
 	"topicgate/topicstore"
@@ -135,6 +136,20 @@ func TestSharedStaleRecordsDeletedInBulk(t *testing.T) {
 		eq(t, stats0(t, c.s, "q", "w").StartOffset, int64(total))
 		eq(t, len(acquire(t, c.s, "q", "w", 1, 10)), 0, "after", total)
 		eq(t, sharedRecords(t, c.s, 1, "w"), left, "records after the crash")
+	}
+	// A record below the start that no step listed (written behind the
+	// loaded consumer's back) goes with the next bulk deletion too.
+	orphan := keys.SharedDone(1, "w", 0, 5)
+	must(t, c.s.db.Set(orphan, sharedrec.Acked(), pebble.Sync))
+	drain(sharedrec.StaleBatch)
+	if _, closer, err := c.s.db.Get(orphan); err != pebble.ErrNotFound {
+		if closer != nil {
+			closer.Close()
+		}
+		t.Fatalf("orphan record below the start: %v, want it deleted", err)
+	}
+	if left := sharedRecords(t, c.s, 1, "w"); left >= sharedrec.StaleBatch {
+		t.Fatalf("%d records left, want fewer than %d", left, sharedrec.StaleBatch)
 	}
 }
 

@@ -66,10 +66,12 @@ type Part struct {
 	// The backend's bookkeeping of persisted per-message records (unused
 	// by a backend that persists whole windows): Done holds records read
 	// at load beyond the loaded window, Persisted the start as stored,
-	// Stale the offsets of stored records below Start, to delete.
+	// Stale the offsets of stored records below Start, to delete, and
+	// Cleaned the offset below which the backend deleted every record.
 	Done      map[int64]Disk
 	Persisted int64
 	Stale     []int64
+	Cleaned   int64
 	// base is the array Ents was last placed in by Append, from its first
 	// element: Advance only reslices Ents from the front, so Append finds
 	// the room Advance freed there and moves the window back into it

@@ -18,7 +18,8 @@
 //     on; a message record below the start is queued for deletion, never
 //     loaded.
 //   - Records below a partition's start are deleted together, by one
-//     range deletion once the partition has StaleBatch of them, so each
+//     range deletion from where the last one ended (from 0 after a load)
+//     once the partition has StaleBatch of them, so each
 //     partition keeps fewer than StaleBatch of them after each step,
 //     across crashes too.
 //   - A step writes only what changed: a batch is created on the first

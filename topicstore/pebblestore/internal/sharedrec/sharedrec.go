@@ -70,7 +70,9 @@ type Batch func() *pebble.Batch
 // at its acknowledgement, the delete). Records below the start are never
 // loaded (Load), so leaving up to StaleBatch of them per partition only
 // costs their keys; a range over offsets below the start covers no live
-// record.
+// record. The range starts where the last one ended (Part.Cleaned, 0
+// after a load), so it also takes any record left below the start that
+// no step listed.
 const StaleBatch = 1024
 
 // WritePart writes partition pi's record changes after its window
@@ -78,9 +80,9 @@ const StaleBatch = 1024
 // of them and, if its start moved past what is persisted, the new start.
 func WritePart(batch Batch, id uint64, consumer string, pi int, p *sharedcore.Part) {
 	if len(p.Stale) >= StaleBatch {
-		lo := slices.Min(p.Stale)
+		lo := min(p.Cleaned, slices.Min(p.Stale))
 		_ = batch().DeleteRange(keys.SharedDone(id, consumer, int32(pi), lo), keys.SharedDone(id, consumer, int32(pi), p.Start), nil)
-		p.Stale = p.Stale[:0]
+		p.Stale, p.Cleaned = p.Stale[:0], p.Start
 	}
 	if p.Start > p.Persisted {
 		_ = batch().Set(keys.SharedStart(id, consumer, int32(pi)), binary.AppendUvarint(nil, uint64(p.Start)), nil)
