@@ -185,13 +185,26 @@ func TestChanged(t *testing.T) {
 // so a wake under publish's read lock deadlocked the store when a DDL
 // queued for s.mu in between (a Kafka Fetch long-polling, a Produce and
 // a CreateTopics at once: franz-go's kgo suite hit it).
+//
+// The hook has a writer take s.mu while publish wakes, and waits for it:
+// a publish holding s.mu would keep the writer out until the hook gave
+// up. (A TryLock failed now and then on CI: any reader of the moment,
+// such as a Pebble event's, makes it fail, where a writer only waits.)
 func TestPublishWakesWithoutLock(t *testing.T) {
 	free := make(chan bool, 1)
 	var s *PebbleStore
 	s, err := Open(t.TempDir(), Options{RetentionInterval: -1, onWake: func() {
-		ok := s.mu.TryLock() // a writer gets s.mu while publish wakes
-		if ok {
+		got := make(chan struct{})
+		go func() {
+			s.mu.Lock()
+			close(got) // under s.mu: the writer is in
 			s.mu.Unlock()
+		}()
+		ok := true
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			ok = false
 		}
 		select {
 		case free <- ok:
