@@ -19,9 +19,9 @@
 //     loaded.
 //   - Records below a partition's start are deleted together, by one
 //     range deletion from where the last one ended (from 0 after a load)
-//     once the partition has StaleBatch of them, so each
-//     partition keeps fewer than StaleBatch of them after each step,
-//     across crashes too.
+//     once the partition has StaleBatch of them, so each partition
+//     keeps fewer than StaleBatch of them after each step, across
+//     crashes too.
 //   - A step writes only what changed: a batch is created on the first
 //     record it sets or deletes (Batch), and an entry's Stored flag says
 //     whether it has a record to delete when it is handed back.

@@ -63,16 +63,16 @@ func Load(it *pebble.Iterator, pre []byte, parts []*sharedcore.Part) error {
 type Batch func() *pebble.Batch
 
 // StaleBatch is how many stale records (below its start) a partition
-// gathers before WritePart deletes them, with one range deletion from
-// the lowest of them to the start. A message's record was deleted as soon
+// gathers before WritePart deletes them, with one range deletion up to
+// the start. A message's record was deleted as soon
 // as the start passed it: a third of a shared consumer's memtable inserts
 // under the bench's queue (a count record at delivery, a finished record
 // at its acknowledgement, the delete). Records below the start are never
 // loaded (Load), so leaving up to StaleBatch of them per partition only
 // costs their keys; a range over offsets below the start covers no live
 // record. The range starts where the last one ended (Part.Cleaned, 0
-// after a load), so it also takes any record left below the start that
-// no step listed.
+// after a load) or at the lowest listed record if that is lower, so it
+// also takes any record left below the start that no step listed.
 const StaleBatch = 1024
 
 // WritePart writes partition pi's record changes after its window
