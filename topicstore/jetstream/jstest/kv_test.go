@@ -1,7 +1,9 @@
 package jstest_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -34,6 +36,19 @@ func TestKVRevisionsTTLAndWatch(t *testing.T) {
 	kvB, err := jsB.KeyValue(ctx, "leases")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A publish through a node reaches the leader only once that node's
+	// routes carry the stream's interest, which right after the cluster
+	// formed may still be on its way (CI saw "no response from stream"
+	// through node 2 here, its routes being set up again). Both
+	// connections publish until the stream answers them.
+	for i, kv := range []natsjs.KeyValue{kvA, kvB} {
+		jstest.Eventually(t, jstest.WaitTimeout, func() error {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			_, err := kv.Put(pctx, fmt.Sprintf("ready.%d", i), nil)
+			return err
+		})
 	}
 
 	rev, err := kvA.Create(ctx, "pos.c1", []byte("10"))
