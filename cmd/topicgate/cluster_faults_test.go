@@ -199,7 +199,7 @@ func dedupWriter(ctx context.Context, stop *atomic.Bool, p *crashProducer, dsn f
 // dialGateway connects to dsn, or returns nil after a short pause if the
 // gateway does not answer (it is down: the caller tries again).
 func dialGateway(ctx context.Context, dsn string) *pgx.Conn {
-	c, err := pgx.Connect(ctx, dsn)
+	c, err := connectNoting(ctx, dsn)
 	if err != nil {
 		time.Sleep(20 * time.Millisecond)
 		return nil

@@ -133,6 +133,31 @@ func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 }
 
 // expiredBy reports whether a lock of ms had ended at now.
+// lastNotice holds the last NOTICE each connection of the crash tests
+// received (by *pgconn.PgConn), so that an acknowledgement whose tag
+// counts fewer messages than it named can report why the server skipped
+// them (reportOutcomes: not held, lock expired, already finished).
+var lastNotice sync.Map
+
+// connectNoting is pgx.Connect with the connection's notices kept in
+// lastNotice.
+func connectNoting(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.OnNotice = func(pc *pgconn.PgConn, n *pgconn.Notice) { lastNotice.Store(pc, n.Message) }
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// noticeOf is the last NOTICE c received, or "none".
+func noticeOf(c *pgx.Conn) string {
+	if v, ok := lastNotice.Load(c.PgConn()); ok {
+		return v.(string)
+	}
+	return "none"
+}
+
 func expiredBy(ms []shMsg, now time.Time) bool {
 	for _, m := range ms {
 		if !now.Before(m.lockedUntil) {
@@ -519,7 +544,8 @@ func crashSharedStep(ctx context.Context, c *pgx.Conn, l *crashSharedLedger, cyc
 					continue
 				}
 				l.mu.Lock()
-				l.violation(fmt.Sprintf("cycle %d worker %d: ack of %d messages of partition %d: tag %q", cycle, w, len(byPart[p]), p, tag))
+				l.violation(fmt.Sprintf("cycle %d worker %d: ack of %d messages of partition %d locked until %s: tag %q at %s, last notice: %s",
+					cycle, w, len(byPart[p]), p, byPart[p][0].lockedUntil.Format("15:04:05.000"), tag, time.Now().Format("15:04:05.000"), noticeOf(c)))
 				l.mu.Unlock()
 			}
 			l.confirm(cycle, byPart[p], fmt.Sprintf("worker %d's %s", w, tag))

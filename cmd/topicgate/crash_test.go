@@ -254,7 +254,7 @@ func (s *crashServer) stop(timeout time.Duration) error {
 
 func (s *crashServer) connect(ctx context.Context) *pgx.Conn {
 	s.t.Helper()
-	c, err := pgx.Connect(ctx, s.dsn())
+	c, err := connectNoting(ctx, s.dsn())
 	if err != nil {
 		s.t.Fatalf("connect: %v", err)
 	}
