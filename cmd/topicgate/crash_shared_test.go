@@ -132,11 +132,12 @@ func (l *crashSharedLedger) got(cycle, w int, ms []shMsg) {
 	}
 }
 
-// expiredBy reports whether a lock of ms had ended at now.
 // lastNotice holds the last NOTICE each connection of the crash tests
 // received (by *pgconn.PgConn), so that an acknowledgement whose tag
 // counts fewer messages than it named can report why the server skipped
-// them (reportOutcomes: not held, lock expired, already finished).
+// them (reportOutcomes: not held, lock expired, already finished). It
+// keeps an entry per connection that received a notice, for the test
+// binary's life: the crash tests open some hundreds.
 var lastNotice sync.Map
 
 // connectNoting is pgx.Connect with the connection's notices kept in
@@ -158,6 +159,7 @@ func noticeOf(c *pgx.Conn) string {
 	return "none"
 }
 
+// expiredBy reports whether a lock of ms had ended at now.
 func expiredBy(ms []shMsg, now time.Time) bool {
 	for _, m := range ms {
 		if !now.Before(m.lockedUntil) {
