@@ -10,7 +10,10 @@
 //     a system package (Debian's 2.9 predates atomic batch publish), unless
 //     $TG_NATS_SERVER names a binary.
 //   - Node i keeps its directory, config and ports for the cluster's life, so
-//     Restart brings back the same server with its store.
+//     Restart brings back the same server with its store. Picked ports are
+//     reserved (an flock per port under the temporary directory, held for
+//     the process's life, ports_linux.go), so no other cluster of this or
+//     another test process takes the port of a node that is down.
 //   - Start and Restart return only once the node's /healthz answers 200
 //     (it follows a meta leader and is current; for a restart its streams
 //     have caught up too) and /jsz shows a meta group of all nodes with every

@@ -289,7 +289,9 @@ func poll(ctx context.Context, f func() error) error {
 // range is what any outgoing connection, or a listener on port 0 (a
 // test's gateway), may be given while the node is down (seen in
 // TestClusterCrash: a restarted node exiting with "address already in
-// use"). Another process may still take a port before the node binds it.
+// use"), and each is reserved (reservePort) against the clusters of this
+// and other test processes, which would otherwise pick the port of a node
+// that is down. A process that reserves nothing may still take it.
 func allocatePorts(base, nodes int) ([]int, error) {
 	ports := make([]int, 0, 3*nodes)
 	if base != 0 {
@@ -318,6 +320,9 @@ func allocatePorts(base, nodes int) ([]int, error) {
 			return nil, fmt.Errorf("natsnode: free port: %w", err)
 		}
 		ls = append(ls, l)
+		if hi > lo && !reservePort(l.Addr().(*net.TCPAddr).Port) && tries < 1000 {
+			continue // a node that is down owns it
+		}
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
