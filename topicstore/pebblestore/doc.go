@@ -5,7 +5,9 @@
 // committer and its group commit, the in-memory sequencer state (offsets,
 // producers, positions, write meters and write-speed buckets; the state and
 // the group commit's deterministic core are internal/sequencer), the
-// shared-consumer windows (their records' format is internal/sharedrec),
+// shared-consumer windows (their records' format is internal/sharedrec;
+// each window's body cache, shared_bodies.go, keeps the messages its fill
+// read until an acquisition takes them, at most 2 MiB a consumer),
 // retention, the splitting of partitions, staging by reference (the open
 // stagings and their staged data: internal/staging) and the
 // reclaiming of dropped topics' disk space (the reclaimer is

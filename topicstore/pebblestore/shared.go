@@ -111,6 +111,7 @@ type shMgr struct {
 	posMu    sync.Mutex // serializes position updates (sharedSyncPositions)
 	posSent  []int64    // per partition: the start last stored as the position
 	counts   shCounters // archived / dead-lettered counters (shared_counts.go), under mu
+	bodies   bodyCache  // copies of window messages the fill read (shared_bodies.go), under mu
 
 	wakeMu sync.Mutex
 	wakeCh chan struct{} // closed (and reset) by signal; nil: nobody waits
@@ -280,7 +281,8 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 }
 
 // fill drops what retention deleted from each window and loads message
-// metadata up to start + window (and the visible end). A message loaded
+// metadata up to start + window (and the visible end), keeping a copy of
+// each unfinished message it loads in the body cache as far as it fits. A message loaded
 // with a durable delivery count may get the dead-letter policy at once
 // (sharedcore.Core.Loaded): its effects land in eff.
 //
@@ -298,6 +300,7 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects, la
 		tp.mu.Unlock()
 		p.DropBelow(pstart)
 		p.Advance()
+		m.bodies.trim(pi, p.Start)
 		end := min(p.Start+int64(c.Window), tp.visibleEnd.Load())
 		from := p.LoadedEnd()
 		if from >= end {
@@ -317,6 +320,9 @@ func (s *PebbleStore) sharedFill(t *topic, m *shMgr, eff *sharedcore.Effects, la
 			if rec, ok := p.Done[msg.Offset]; ok {
 				e.State, e.Deliveries, e.Stored = rec.State, rec.Deliv, true
 				delete(p.Done, msg.Offset)
+			}
+			if !e.Finished() {
+				m.bodies.keep(pi, msg, c.Window)
 			}
 			p.Append(e)
 			next++

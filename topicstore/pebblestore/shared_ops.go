@@ -61,6 +61,7 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 	h := holder(req.Session)
 	var refs []topicstore.MsgRef
 	var deliveries []int
+	var kept []*topicstore.Message // from the body cache, by pick
 	more, err := s.sharedFill(t, m, &eff, true)
 	if err == nil { // else: still persist eff, do the moves
 		refs = m.core.Pick(now.UnixNano(), req.Max, h, until.UnixNano())
@@ -75,8 +76,10 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 			}
 		}
 		deliveries = make([]int, len(refs))
+		kept = make([]*topicstore.Message, len(refs))
 		eff.Counts = slices.Grow(eff.Counts, len(refs))
 		for i, r := range refs {
+			kept[i], _ = m.bodies.take(r)
 			e := m.core.Parts[r.Partition].At(r.Offset)
 			deliveries[i] = int(e.Deliveries)
 			eff.Counts = append(eff.Counts, sharedcore.Ref{Part: r.Partition, Off: r.Offset, State: sharedcore.Avail, Deliv: e.Deliveries})
@@ -100,7 +103,7 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 	}
 	var out []topicstore.Acquired
 	if err == nil {
-		out, err = s.sharedFetch(ctx, t, refs, deliveries, until)
+		out, err = s.sharedFetch(ctx, t, refs, kept, deliveries, until)
 	}
 	var give []topicstore.MsgRef // picked and not handed out after all
 	if err != nil {
@@ -175,32 +178,53 @@ func (p *partition) startOffset() int64 {
 	return p.start
 }
 
-// sharedFetch reads the picked messages (copies, in pick order), with
-// the delivery count each was picked with and their lock's deadline. A
-// message retention deleted meanwhile is left out (and unpicked by the
-// next fill, which drops it).
-func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicstore.MsgRef, deliveries []int, until time.Time) ([]topicstore.Acquired, error) {
+// sharedFetch returns the picked messages (in pick order), with the
+// delivery count each was picked with and their lock's deadline: those
+// the consumer's body cache held (kept[i], or nil), and copies of the
+// others, read. A message retention deleted meanwhile is left out (and
+// unpicked by the next fill, which drops it).
+func (s *PebbleStore) sharedFetch(ctx context.Context, t *topic, refs []topicstore.MsgRef, kept []*topicstore.Message, deliveries []int, until time.Time) ([]topicstore.Acquired, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
 	out := make([]topicstore.Acquired, len(refs))
-	have := make([]bool, len(refs))
-	var arena []byte // the bodies share it (Message.CloneIn)
-	left := len(refs)
-	err := topicstore.ScanRefs(ctx, s, t.cfg.Name, refs, func(i int, m *topicstore.Message) {
-		out[i] = topicstore.Acquired{Message: m.CloneIn(&arena, len(m.Body)*left), DeliveryCount: deliveries[i], LockedUntil: until}
-		have[i] = true
+	var missing []topicstore.MsgRef // and their indexes in refs
+	var at []int
+	for i, m := range kept {
+		if m != nil {
+			out[i] = topicstore.Acquired{Message: *m, DeliveryCount: deliveries[i], LockedUntil: until}
+		} else {
+			missing, at = append(missing, refs[i]), append(at, i)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	var arena []byte // the bodies read share it (Message.CloneIn)
+	got := make([]bool, len(missing))
+	left := len(missing)
+	err := topicstore.ScanRefs(ctx, s, t.cfg.Name, missing, func(j int, m *topicstore.Message) {
+		out[at[j]] = topicstore.Acquired{Message: m.CloneIn(&arena, len(m.Body)*left), DeliveryCount: deliveries[at[j]], LockedUntil: until}
+		got[j] = true
 		left--
 	})
 	if err != nil {
 		return nil, err
 	}
-	n := 0
+	if left == 0 {
+		return out, nil
+	}
+	n, j := 0, 0
 	for i := range out {
-		if have[i] {
-			out[n] = out[i]
-			n++
+		if kept[i] == nil {
+			if !got[j] {
+				j++
+				continue
+			}
+			j++
 		}
+		out[n] = out[i]
+		n++
 	}
 	return out[:n], nil
 }
