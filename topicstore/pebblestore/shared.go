@@ -282,9 +282,9 @@ func (s *PebbleStore) loadShared(t *topic, cc *topicstore.ConsumerConfig) (*shMg
 
 // fill drops what retention deleted from each window and loads message
 // metadata up to start + window (and the visible end), keeping a copy of
-// each unfinished message it loads in the body cache as far as it fits. A message loaded
-// with a durable delivery count may get the dead-letter policy at once
-// (sharedcore.Core.Loaded): its effects land in eff.
+// each unfinished message it loads in the body cache as far as it fits.
+// A message loaded with a durable delivery count may get the dead-letter
+// policy at once (sharedcore.Core.Loaded): its effects land in eff.
 //
 // With lazy, a partition whose window is at least half loaded is left as
 // it is, so that a partition is read in runs of half a window rather than
