@@ -132,7 +132,13 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		s.sharedMoves(req.Topic, req.Consumer, moves)
 		return topicstore.AcquireResult{Wait: noWait}, err
 	}
-	res.Messages = sortAcquired(out)
+	slices.SortFunc(out, func(a, b topicstore.Acquired) int {
+		if c := cmp.Compare(a.Message.Partition, b.Message.Partition); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Message.Offset, b.Message.Offset)
+	})
+	res.Messages = out
 	res.Wait = func() error {
 		err := wait()
 		if err2 := giveWait(); err == nil {
@@ -142,29 +148,6 @@ func (s *PebbleStore) AcquireAsync(ctx context.Context, req topicstore.AcquireRe
 		return err
 	}
 	return res, nil
-}
-
-// sortAcquired returns out sorted by (partition, offset): the indexes are
-// sorted and the messages, large structs, moved once.
-func sortAcquired(out []topicstore.Acquired) []topicstore.Acquired {
-	if len(out) < 2 {
-		return out
-	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(out[a].Message.Partition, out[b].Message.Partition); c != 0 {
-			return c
-		}
-		return cmp.Compare(out[a].Message.Offset, out[b].Message.Offset)
-	})
-	sorted := make([]topicstore.Acquired, len(out))
-	for i, j := range idx {
-		sorted[i] = out[j]
-	}
-	return sorted
 }
 
 // sharedGiveBack makes messages h picked and did not hand out available
