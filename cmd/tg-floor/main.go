@@ -1,5 +1,5 @@
-// Command tg-floor measures the floor under the bench's workloads (all but
-// latency) on a machine: the fastest a Go server can answer them over the
+// Command tg-floor measures the floor under the bench's workloads on a
+// machine: the fastest a Go server can answer them over the
 // PostgreSQL protocol when everything it acknowledges must be on disk. It
 // does only what any such server must: read the statement, append the
 // messages to a log file, fdatasync it (one sync at a time, with
@@ -19,13 +19,15 @@
 // a partition is one session's, and a read's new position is synced
 // before the read completes. For rpw it keeps a transaction's (txn.go):
 // what a transaction wrote and the position it read to are synced
-// together at COMMIT.
+// together at COMMIT. For latency it keeps a waiting reader's
+// (latency.go): an INSERTed message is readable once synced, a read with
+// WAIT wakes for it, and its new position is synced before it completes.
 //
 // The bench runs it in place of the server (docs/performance/limits.md):
 //
 //	go build -o /tmp/tg-floor ./cmd/tg-floor
 //	TG_CMD="/tmp/tg-floor --listen \$TG_LISTEN --data-dir \$TG_DATA_DIR" \
-//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue,consume,rpw
+//	  ../shared/bench/run.sh --target tg --workload ingest-1,ingest-batch,ingest-copy,ingest-dedup,queue,consume,rpw,latency
 //
 // The log is one file pre-written with zeros and written over from its
 // start when full, so a sync costs what overwriting a recycled WAL costs.

@@ -327,3 +327,49 @@ func TestRPWStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencyStatements drives the latency floor as the bench's latency
+// workload does (tg.go's Publish and NewTailer): a read with WAIT returns
+// what an INSERT made durable, whether it was waiting already or not, each
+// message once, and an empty read returns when its wait ends.
+func TestLatencyStatements(t *testing.T) {
+	const wait = "SELECT partition, offset, data FROM bench_latency WITH (CONSUMER = c, WAIT = '%s') LIMIT 1000"
+	for _, usePebble := range []bool{false, true} {
+		a := floorConn(t, usePebble)
+		ctx := context.Background()
+		if _, err := a.Exec(ctx, "CREATE TOPIC bench_latency (CONSUMER c) WITH (min_active_partitions = 4)"); err != nil {
+			t.Fatal(err)
+		}
+		r := connectAgain(t, a)
+		var got []qrow
+		for i := range 3 {
+			done := make(chan error)
+			go func() { // the read, waiting unless the INSERT came first
+				rows, _ := r.Query(ctx, fmt.Sprintf(wait, "10s"))
+				more, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (qrow, error) {
+					var m qrow
+					return m, row.Scan(&m.part, &m.off, &m.data)
+				})
+				got = append(got, more...)
+				done <- err
+			}()
+			if _, err := a.Exec(ctx, "INSERT INTO bench_latency (data) VALUES ($1)", []byte(fmt.Sprint("m", i))); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got) != 3 {
+			t.Fatalf("pebble %v: %d of 3 messages read", usePebble, len(got))
+		}
+		for i, m := range got {
+			if string(m.data) != fmt.Sprint("m", i) || m.part != int64(i%4) || m.off != int64(i/4) {
+				t.Fatalf("pebble %v: read %s at %d/%d as message %d", usePebble, m.data, m.part, m.off, i)
+			}
+		}
+		if rest := readRows(t, r, fmt.Sprintf(wait, "10ms")); len(rest) != 0 {
+			t.Fatalf("pebble %v: %d messages read again", usePebble, len(rest))
+		}
+	}
+}

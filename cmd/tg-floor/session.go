@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -19,6 +20,7 @@ import (
 type state struct {
 	log   interface{ write(msgs [][]byte) } // returns once msgs are durable
 	queue queue
+	tail  tail
 
 	mu     sync.Mutex
 	tables map[string]*table // by name, since the last DROP
@@ -87,6 +89,7 @@ type stmt struct {
 	del      bool
 	consumer bool
 	limit    int
+	wait     time.Duration // a streaming consumer's read's WAIT, or 0
 	cols     []string
 	params   []uint32
 }
@@ -137,6 +140,10 @@ func parse(query string) stmt {
 			s.consumer = true
 			if i := strings.Index(upper, " LIMIT "); i > 0 {
 				s.limit, _ = strconv.Atoi(strings.Fields(q[i+len(" LIMIT "):])[0])
+			}
+			if i := strings.Index(upper, "WAIT = '"); i > 0 {
+				v, _, _ := strings.Cut(q[i+len("WAIT = '"):], "'")
+				s.wait, _ = time.ParseDuration(v)
 			}
 		}
 	case strings.HasPrefix(upper, "DELETE"):
@@ -272,6 +279,10 @@ func serve(c net.Conn, st *state) {
 				be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "DELETE %d", n)})
 			case p.consumer && st.queue.shared:
 				st.acquire(be, p)
+			case p.consumer && p.wait > 0:
+				if st.waitRead(c, be, p, ss) != nil {
+					return
+				}
 			case p.consumer:
 				if st.consumeRead(c, be, p, ss) != nil {
 					return
@@ -328,6 +339,7 @@ func (st *state) insert(p portal) int {
 	st.mu.Unlock()
 	if len(msgs) > 0 {
 		st.log.write(msgs)
+		st.tail.appended(p.table, msgs)
 	}
 	return len(msgs)
 }
@@ -399,7 +411,9 @@ func (st *state) simple(be *pgproto3.Backend, q string, ss *session) {
 		st.tables, st.pairs, st.last = nil, nil, map[string]int64{}
 		st.mu.Unlock()
 		st.queue.reset()
+		st.tail.reset()
 	case "CREATE":
+		st.tail.created(q)
 		// CREATE TOPIC t (CONSUMER c [WITH (type = 'shared')]) ...
 		st.queue.mu.Lock()
 		st.queue.shared = strings.Contains(strings.ToLower(q), "'shared'")
