@@ -85,13 +85,7 @@ func (st *state) consumeRead(conn net.Conn, be *pgproto3.Backend, p portal, ss *
 		got = st.queue.readNext(ss.claimed, p.limit)
 	}
 	if len(got) > 0 {
-		// The rows, encoded straight into one buffer and written at once
-		// (building a pgproto3.DataRow per row allocates per column).
-		if err := be.Flush(); err != nil {
-			return err
-		}
-		ss.rowBuf = appendRows(ss.rowBuf[:0], p, got)
-		if _, err := conn.Write(ss.rowBuf); err != nil {
+		if err := ss.writeRows(conn, be, p, got); err != nil {
 			return err
 		}
 		last := got[len(got)-1]
@@ -104,6 +98,18 @@ func (st *state) consumeRead(conn net.Conn, be *pgproto3.Backend, p portal, ss *
 	}
 	be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", len(got))})
 	return nil
+}
+
+// writeRows writes got's rows to conn after what be holds, encoded
+// straight into the session's buffer and written at once (building a
+// pgproto3.DataRow per row allocates per column).
+func (ss *session) writeRows(conn net.Conn, be *pgproto3.Backend, p portal, got []taken) error {
+	if err := be.Flush(); err != nil {
+		return err
+	}
+	ss.rowBuf = appendRows(ss.rowBuf[:0], p, got)
+	_, err := conn.Write(ss.rowBuf)
+	return err
 }
 
 // appendRows appends a DataRow message per message to b, with the

@@ -105,11 +105,7 @@ func (st *state) waitRead(conn net.Conn, be *pgproto3.Backend, p portal, ss *ses
 		timer.Stop()
 	}
 	if len(got) > 0 {
-		if err := be.Flush(); err != nil {
-			return err
-		}
-		ss.rowBuf = appendRows(ss.rowBuf[:0], p, got)
-		if _, err := conn.Write(ss.rowBuf); err != nil {
+		if err := ss.writeRows(conn, be, p, got); err != nil {
 			return err
 		}
 		last := got[len(got)-1]
