@@ -39,7 +39,11 @@
 //     they were read; the batch is the whole commit, so there is nothing to
 //     roll forward; a commit returns once the fold has applied it (read
 //     your writes), which the committer does itself from the batch it
-//     published once the fold has everything before it (waitOwn); a
+//     published once the fold has everything before it (waitOwn), and
+//     otherwise, when a later message replaced one of the batch's on its
+//     subject before the fold got it (another gateway's state of the same
+//     partition: the fold skips the deleted message and shows the subject
+//     as before the batch), after the fold reached the stream's end; a
 //     group's messages without a producer share one partition per topic
 //     (sticky), and the committer may hold a group up to
 //     Options.CommitDelay for the sessions that commit steadily and have

@@ -13,6 +13,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"topicgate/topicstore"
+	"topicgate/topicstore/jetstream/fold"
 )
 
 // The state of a gateway is a fold of the stream's message headers, in
@@ -176,7 +177,10 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 // deliver it: that saves a commit the push from the server (0.5-0.9 ms a
 // commit here). If the message before the batch is gone from the stream
 // (a rollup, a purge) the fold cannot tell it has everything before, and
-// the consumer's delivery is waited for as before.
+// the consumer's delivery is waited for as before; and if the fold got
+// past the batch without one of its messages (a later message on the
+// same subject deleted it first: ownSuperseded), it waits for the stream's
+// end, so that the subject shows the batch's effect or a later one.
 func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error {
 	n := uint64(len(msgs))
 	if n == 0 || ack < n {
@@ -192,7 +196,8 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 		}
 	}
 	s.mu.Lock()
-	if s.applied == first-1 && s.foldErr == nil && !s.closed {
+	own := s.applied == first-1 && s.foldErr == nil && !s.closed
+	if own {
 		for i, m := range msgs {
 			seq := first + uint64(i)
 			if err := s.fold.Apply(m.Subject, m.Header, seq, time.Time{}); err != nil && s.foldErr == nil {
@@ -205,7 +210,39 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 		s.cond.Broadcast()
 	}
 	s.mu.Unlock()
-	return s.io.waitApplied(ctx, ack)
+	if err := s.io.waitApplied(ctx, ack); err != nil || own {
+		return err
+	}
+	if s.ownSuperseded(first, msgs) {
+		// A message of the batch was rolled up by a later one (another
+		// gateway's state of the same partition, say) before this fold
+		// got it: the fold skipped it, and shows its subject as it was
+		// before the batch until it applies that later message, which
+		// the stream already holds. Read-your-writes: wait for it.
+		return s.io.sync(ctx)
+	}
+	return nil
+}
+
+// ownSuperseded reports whether the fold, having applied past a batch of
+// this gateway (msgs, at first, first+1, ...), lacks one of its
+// messages on a subject that keeps its last message (a shared-consumer
+// state, a position, a producer): a later message on that subject
+// deleted it before the fold got it.
+func (s *Store) ownSuperseded(first uint64, msgs []*nats.Msg) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range msgs {
+		tok := s.subj.Tokens(m.Subject)
+		if len(tok) == 0 || m.Header.Get(fold.HTxn) != "" ||
+			tok[0] != fold.KindShared && tok[0] != fold.KindPosition && tok[0] != fold.KindProducer {
+			continue
+		}
+		if last, _, ok := s.fold.SubjectLast(tok); !ok || last < first+uint64(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // watchFold fills up to seq (fill) once the ordered consumer has

@@ -24,7 +24,10 @@ import (
 //   - a message is never handed out after an acknowledgement of it was
 //     confirmed;
 //   - each confirmed hand-out of a message counts a higher delivery than
-//     every confirmed hand-out planned before it.
+//     every confirmed hand-out planned before it;
+//   - an ack or release by the session a message was last handed to,
+//     answered before that lock's deadline, acts on it (unless another
+//     action on it was in flight, or one failed: it may have acted).
 //
 // At the end, every confirmed acknowledgement is finished in the fold of
 // the whole stream.
@@ -57,6 +60,9 @@ type simLedger struct {
 	acked   map[topicstore.MsgRef]time.Time // confirmed acknowledgements, when answered
 	release map[simHoldKey]time.Time        // release asked (whatever the answer), when asked
 	held    []simHeld
+	// uncertain: actions whose answer was an error (they may be stored)
+	uncertain map[simHoldKey]bool
+	pending   map[simHoldKey]int
 	// counters for the summary
 	acquires, hands, acks, releases int
 }
@@ -71,6 +77,8 @@ func (l *simLedger) init() {
 	l.handed = map[topicstore.MsgRef][]simHand{}
 	l.acked = map[topicstore.MsgRef]time.Time{}
 	l.release = map[simHoldKey]time.Time{}
+	l.uncertain = map[simHoldKey]bool{}
+	l.pending = map[simHoldKey]int{}
 }
 
 // simConsumers are the consumers of a simulated topic: "c" everywhere,
@@ -107,6 +115,13 @@ func (m *sim) sharedRequest(g *simGW) *simReq {
 		}
 	}
 	r := &simReq{req: &topicstore.CommitRequest{}, session: h.session, refs: refs}
+	for _, ref := range refs {
+		k := simHoldKey{g.name, h.session, ref}
+		if l.pending[k] > 0 {
+			l.uncertain[k] = true // two actions on it at once: the second may find it finished
+		}
+		l.pending[k]++
+	}
 	switch {
 	case k < 7:
 		r.kind = "ack-commit"
@@ -155,11 +170,23 @@ func (m *sim) sharedCall(g *simGW, r *simReq) {
 		}
 	}
 	outs, err := g.s.SharedAction(ctx, topicstore.SharedActionRequest{Topic: "t", Consumer: simShared, Session: r.session, Action: r.action, Refs: r.refs})
+	for _, ref := range r.refs {
+		l.pending[simHoldKey{g.name, r.session, ref}]--
+	}
 	m.logf("%s: %s %v for session %d: %v %v", g.name, r.kind, r.refs, r.session, outs, err)
 	if err != nil {
+		for _, ref := range r.refs {
+			l.uncertain[simHoldKey{g.name, r.session, ref}] = true
+		}
 		return
 	}
 	for i, ref := range r.refs {
+		if hs := l.handed[ref]; outs[i] != topicstore.OutcomeDone && len(hs) > 0 && !l.uncertain[simHoldKey{g.name, r.session, ref}] {
+			if h := hs[len(hs)-1]; h.gw == g.name && h.session == r.session && m.now.Before(h.until) {
+				m.fail(fmt.Errorf("shared consumer: %s of %d/%d by %s session %d, held until %s, answered %v at %s",
+					r.kind, ref.Partition, ref.Offset, g.name, r.session, h.until.Format("15:04:05.000"), outs[i], m.now.Format("15:04:05.000")))
+			}
+		}
 		if outs[i] == topicstore.OutcomeDone && r.action == topicstore.ActionAck {
 			m.ackConfirmed(ref)
 		}
@@ -224,6 +251,10 @@ func (m *sim) settleShared(g *simGW, r *simReq) {
 		return
 	}
 	for _, ref := range r.refs {
+		m.w.sh.pending[simHoldKey{g.name, r.session, ref}]--
+		if r.outcome != simAcked {
+			m.w.sh.uncertain[simHoldKey{g.name, r.session, ref}] = true
+		}
 		if r.outcome == simAcked {
 			m.ackConfirmed(ref)
 		}
