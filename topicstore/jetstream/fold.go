@@ -219,7 +219,17 @@ func (s *Store) waitOwn(ctx context.Context, ack uint64, msgs []*nats.Msg) error
 		// got it: the fold skipped it, and shows its subject as it was
 		// before the batch until it applies that later message, which
 		// the stream already holds. Read-your-writes: wait for it.
-		return s.io.sync(ctx)
+		err := s.io.sync(ctx)
+		if err != nil {
+			// No answer from the stream (an election, a reconnect, which
+			// fail at once): let the fold go on for up to the store's
+			// timeout before the caller asks again (waitStored).
+			s.mu.Lock()
+			next := s.applied + 1
+			s.mu.Unlock()
+			_ = s.io.waitApplied(ctx, next)
+		}
+		return err
 	}
 	return nil
 }
