@@ -28,8 +28,8 @@ import (
 type tail struct {
 	mu       sync.Mutex
 	consumed map[string]bool // topics created with a streaming consumer
-	bodies   [][]byte        // the tailed topic's synced messages, in order
-	pos      int             // the consumer's position in bodies
+	bodies   [][]byte        // the tailed topic's synced messages past the position, in order
+	pos      int             // the consumer's position: the index of bodies[0]
 	grew     chan struct{}   // closed (and replaced) when bodies grow
 }
 
@@ -78,8 +78,9 @@ func (t *tail) next(n int) ([]taken, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []taken
-	for ; len(out) < n && t.pos < len(t.bodies); t.pos++ {
-		out = append(out, taken{t.pos % 4, t.pos / 4, t.bodies[t.pos]})
+	for ; len(out) < n && len(t.bodies) > 0; t.pos++ {
+		out = append(out, taken{t.pos % 4, t.pos / 4, t.bodies[0]})
+		t.bodies = t.bodies[1:] // read: the floor keeps only what is past the position
 	}
 	if len(out) > 0 {
 		return out, nil
