@@ -243,12 +243,15 @@ func (s *Store) ownSuperseded(first uint64, msgs []*nats.Msg) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, m := range msgs {
-		tok := s.subj.Tokens(m.Subject)
-		if len(tok) == 0 || m.Header.Get(fold.HTxn) != "" ||
-			tok[0] != fold.KindShared && tok[0] != fold.KindPosition && tok[0] != fold.KindProducer {
+		switch s.subj.Kind(m.Subject) { // record batches, the bulk of a batch, pass without allocating
+		case fold.KindShared, fold.KindPosition, fold.KindProducer:
+		default:
 			continue
 		}
-		if last, _, ok := s.fold.SubjectLast(tok); !ok || last < first+uint64(i) {
+		if m.Header.Get(fold.HTxn) != "" {
+			continue
+		}
+		if last, _, ok := s.fold.SubjectLast(s.subj.Tokens(m.Subject)); !ok || last < first+uint64(i) {
 			return true
 		}
 	}

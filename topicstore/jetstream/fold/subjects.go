@@ -53,6 +53,17 @@ func (p Subjects) TopicFilter(kind string, id uint64) string {
 	return string(p) + "." + kind + "." + strconv.FormatUint(id, 10) + ".>"
 }
 
+// Kind is a subject's kind (its first token after the prefix), or "" if
+// the subject is not under p; it does not allocate.
+func (p Subjects) Kind(subject string) string {
+	rest, ok := strings.CutPrefix(subject, string(p))
+	if !ok || !strings.HasPrefix(rest, ".") {
+		return ""
+	}
+	kind, _, _ := strings.Cut(rest[1:], ".")
+	return kind
+}
+
 // Tokens splits a subject into its kind and the tokens after it.
 func (p Subjects) Tokens(subject string) []string {
 	return strings.Split(strings.TrimPrefix(subject, string(p)+"."), ".")
